@@ -22,7 +22,8 @@ export function createClients(): AwsClients {
     ddb: DynamoDBDocumentClient.from(new DynamoDBClient({}), {
       marshallOptions: { removeUndefinedValues: true },
     }),
-    rekognition: new RekognitionClient({}),
+    // Throttling is retried by the SDK's standard strategy: exponential backoff with full jitter.
+    rekognition: new RekognitionClient({ maxAttempts: Number(process.env.REKOGNITION_MAX_ATTEMPTS ?? 6) }),
   };
 }
 

@@ -1,0 +1,95 @@
+import sharp from 'sharp';
+import { fingerprint, hammingDistance } from '../../lib/ingest/fingerprint';
+
+const OPTS = { maxInputPixels: 50_000_000 };
+
+/** A deterministic 160x120 RGB picture with structure (gradients and a block), so hashes mean something. */
+function pixels(width = 160, height = 120): Buffer {
+  const buf = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const o = (y * width + x) * 3;
+      const inBlock = x > 40 && x < 90 && y > 30 && y < 80;
+      buf[o] = inBlock ? 250 : (x * 255) / width;
+      buf[o + 1] = (y * 255) / height;
+      buf[o + 2] = inBlock ? 20 : ((x + y) * 7) % 256;
+    }
+  }
+  return buf;
+}
+const raw = (width = 160, height = 120) => ({ raw: { width, height, channels: 3 as const } });
+
+describe('fingerprint', () => {
+  it('gives a PNG and a lossless WebP of the same pixels the same fingerprint', async () => {
+    const png = await sharp(pixels(), raw()).png().toBuffer();
+    const webp = await sharp(pixels(), raw()).webp({ lossless: true }).toBuffer();
+
+    const [a, b] = await Promise.all([fingerprint(png, OPTS), fingerprint(webp, OPTS)]);
+
+    expect(a.format).toBe('png');
+    expect(b.format).toBe('webp');
+    expect(a.fprint).toBe(b.fprint);
+  });
+
+  it('changes when one pixel changes', async () => {
+    const changed = pixels();
+    changed[3 * (60 * 160 + 10)] ^= 1;
+    const a = await fingerprint(await sharp(pixels(), raw()).png().toBuffer(), OPTS);
+    const b = await fingerprint(await sharp(changed, raw()).png().toBuffer(), OPTS);
+
+    expect(a.fprint).not.toBe(b.fprint);
+    expect(hammingDistance(a.phash, b.phash)).toBeLessThanOrEqual(2);
+  });
+
+  it('gives an EXIF-rotated image and its pre-rotated copy the same fingerprint', async () => {
+    const upright = await sharp(pixels(), raw()).png().toBuffer();
+    // Stored sideways (rotated 90° counter-clockwise) with EXIF orientation 6 telling viewers to turn it clockwise.
+    const sideways = await sharp(upright).rotate(-90).png().toBuffer();
+    const tagged = await sharp(sideways).withMetadata({ orientation: 6 }).png().toBuffer();
+
+    const [a, b] = await Promise.all([fingerprint(upright, OPTS), fingerprint(tagged, OPTS)]);
+
+    expect(b.width).toBe(160);
+    expect(b.height).toBe(120);
+    expect(a.fprint).toBe(b.fprint);
+  });
+
+  it('includes the dimensions: the same bytes as a different shape differ', async () => {
+    const a = await fingerprint(await sharp(pixels(), raw()).png().toBuffer(), OPTS);
+    const b = await fingerprint(await sharp(pixels(), raw(120, 160)).png().toBuffer(), OPTS);
+
+    expect(a.fprint).not.toBe(b.fprint);
+  });
+
+  it('keeps a near-identical re-encode perceptually close but exactly different', async () => {
+    const png = await sharp(pixels(), raw()).png().toBuffer();
+    const jpeg = await sharp(pixels(), raw()).jpeg({ quality: 70 }).toBuffer();
+
+    const [a, b] = await Promise.all([fingerprint(png, OPTS), fingerprint(jpeg, OPTS)]);
+
+    expect(a.fprint).not.toBe(b.fprint);
+    expect(hammingDistance(a.phash, b.phash)).toBeLessThanOrEqual(6);
+  });
+
+  it('rejects a file that is not an image as NotAnImage', async () => {
+    await expect(fingerprint(Buffer.from('hello, I am text named cat.jpg'), OPTS)).rejects.toMatchObject({ code: 'NotAnImage' });
+  });
+
+  it('rejects a truncated JPEG as CorruptImage', async () => {
+    const jpeg = await sharp(pixels(), raw()).jpeg().toBuffer();
+
+    await expect(fingerprint(jpeg.subarray(0, Math.floor(jpeg.length / 2)), OPTS)).rejects.toMatchObject({ code: 'CorruptImage' });
+  });
+
+  it('rejects an image declaring more pixels than the limit as TooManyPixels, before decoding', async () => {
+    const big = await sharp({ create: { width: 3000, height: 3000, channels: 3, background: '#000' } }).png().toBuffer();
+
+    await expect(fingerprint(big, { maxInputPixels: 1_000_000 })).rejects.toMatchObject({ code: 'TooManyPixels' });
+  });
+
+  it('rejects a format Rekognition and the pipeline do not take as UnsupportedFormat', async () => {
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><rect width="100" height="100"/></svg>');
+
+    await expect(fingerprint(svg, OPTS)).rejects.toMatchObject({ code: 'UnsupportedFormat' });
+  });
+});
