@@ -1,0 +1,231 @@
+// The local DynamoDB: dynalite persisting under <dataDir>/dynamodb (or an external endpoint such as DynamoDB
+// Local), with the IceCatWrangler table created from resources/table.yml, the same definition serverless.yml deploys.
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  ResourceNotFoundException,
+  waitUntilTableExists,
+  type CreateTableCommandInput,
+  type GlobalSecondaryIndex,
+  type LocalSecondaryIndex,
+} from '@aws-sdk/client-dynamodb';
+import { mkdir, readFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { LOCAL_NAMES } from './env';
+
+export const TABLE_DEFINITION_FILE = path.join(__dirname, '..', 'resources', 'table.yml');
+
+export class TableDefinitionError extends Error {
+  override name = 'TableDefinitionError';
+}
+
+/** CloudFormation `AWS::DynamoDB::Table` Properties, as much of them as CreateTable has a meaning for. */
+export type CfnTableProperties = Record<string, unknown>;
+
+// Deployment-only settings: the stack sets the name itself; TTL and PITR are separate APIs (and dynalite has neither).
+const DEPLOY_ONLY = new Set([
+  'TableName',
+  'TimeToLiveSpecification',
+  'PointInTimeRecoverySpecification',
+  'ContributorInsightsSpecification',
+  'KinesisStreamSpecification',
+  'ResourcePolicy',
+  'ImportSourceSpecification',
+  'WarmThroughput',
+]);
+// Same shape in CloudFormation and in CreateTable.
+const PASS_THROUGH = new Set([
+  'AttributeDefinitions',
+  'KeySchema',
+  'BillingMode',
+  'ProvisionedThroughput',
+  'OnDemandThroughput',
+  'TableClass',
+  'DeletionProtectionEnabled',
+  'Tags',
+]);
+
+/**
+ * CreateTable input for `tableName` from the table's CloudFormation Properties. Pure: the conversion the
+ * local stack relies on to build the very indexes serverless.yml deploys. Unknown properties are refused
+ * rather than dropped, so a new setting cannot silently go missing locally.
+ */
+export function createTableInput(properties: CfnTableProperties, tableName: string): CreateTableCommandInput {
+  assertResolved(properties, 'Properties');
+  const input: Record<string, unknown> = { TableName: tableName };
+  for (const [name, value] of Object.entries(properties)) {
+    if (DEPLOY_ONLY.has(name)) continue;
+    if (PASS_THROUGH.has(name)) input[name] = value;
+    else if (name === 'LocalSecondaryIndexes') input[name] = (value as LocalSecondaryIndex[]).map(localIndex);
+    else if (name === 'GlobalSecondaryIndexes') input[name] = (value as Record<string, unknown>[]).map(globalIndex);
+    else if (name === 'StreamSpecification') {
+      input[name] = { StreamEnabled: true, StreamViewType: (value as { StreamViewType: string }).StreamViewType };
+    } else if (name === 'SSESpecification') {
+      const sse = value as { SSEEnabled?: boolean; SSEType?: string; KMSMasterKeyId?: string };
+      input[name] = { Enabled: sse.SSEEnabled, SSEType: sse.SSEType, KMSMasterKeyId: sse.KMSMasterKeyId };
+    } else {
+      throw new TableDefinitionError(`table property ${name} has no CreateTable conversion`);
+    }
+  }
+  if (!input.KeySchema || !input.AttributeDefinitions) {
+    throw new TableDefinitionError('table definition needs KeySchema and AttributeDefinitions');
+  }
+  return input as unknown as CreateTableCommandInput;
+}
+
+function localIndex(index: LocalSecondaryIndex): LocalSecondaryIndex {
+  return { IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: index.Projection };
+}
+
+function globalIndex(index: Record<string, unknown>): GlobalSecondaryIndex {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(index)) {
+    // Per-index contributor insights is a CloudFormation-only setting.
+    if (name !== 'ContributorInsightsSpecification') out[name] = value;
+  }
+  return out as unknown as GlobalSecondaryIndex;
+}
+
+function assertResolved(value: unknown, where: string): void {
+  if (typeof value === 'string' && value.includes('${')) {
+    throw new TableDefinitionError(`${where} holds an unresolved variable "${value}": the local table needs literals`);
+  }
+  if (Array.isArray(value)) value.forEach((v, i) => assertResolved(v, `${where}[${i}]`));
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) if (k !== 'TableName') assertResolved(v, `${where}.${k}`);
+  }
+}
+
+/** The Properties of the one AWS::DynamoDB::Table in a CloudFormation resources document. */
+export function tablePropertiesFromYaml(text: string): CfnTableProperties {
+  const doc = parse(text) as { Resources?: Record<string, { Type?: string; Properties?: CfnTableProperties }> };
+  const tables = Object.entries(doc?.Resources ?? {}).filter(([, r]) => r?.Type === 'AWS::DynamoDB::Table');
+  if (tables.length !== 1 || !tables[0]?.[1].Properties) {
+    throw new TableDefinitionError(`expected exactly one AWS::DynamoDB::Table with Properties, found ${tables.length}`);
+  }
+  return tables[0][1].Properties;
+}
+
+export async function loadTableInput(
+  tableName: string = LOCAL_NAMES.table,
+  file: string = TABLE_DEFINITION_FILE,
+): Promise<CreateTableCommandInput> {
+  return createTableInput(tablePropertiesFromYaml(await readFile(file, 'utf8')), tableName);
+}
+
+export interface EnsureTableResult {
+  created: boolean;
+  /** Indexes in the definition that an existing table lacks (its data predates a definition change). */
+  missingIndexes: string[];
+}
+
+/** Creates the table when it does not exist and waits until it is ACTIVE. */
+export async function ensureTable(client: DynamoDBClient, input: CreateTableCommandInput): Promise<EnsureTableResult> {
+  const wanted = [...(input.LocalSecondaryIndexes ?? []), ...(input.GlobalSecondaryIndexes ?? [])].map(
+    (i) => i.IndexName ?? '',
+  );
+  try {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: input.TableName }));
+    const existing = new Set(
+      [...(Table?.LocalSecondaryIndexes ?? []), ...(Table?.GlobalSecondaryIndexes ?? [])].map((i) => i.IndexName),
+    );
+    return { created: false, missingIndexes: wanted.filter((name) => !existing.has(name)) };
+  } catch (err) {
+    if (!(err instanceof ResourceNotFoundException)) throw err;
+  }
+  let created = true;
+  try {
+    await client.send(new CreateTableCommand(input));
+  } catch (err) {
+    // Another process created it between our DescribeTable and CreateTable.
+    if (!(err instanceof ResourceInUseException)) throw err;
+    created = false;
+  }
+  await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: input.TableName });
+  return { created, missingIndexes: [] };
+}
+
+interface DynaliteServer extends Server {
+  close(callback?: (err?: Error) => void): this;
+}
+// dynalite ships no type declarations.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const dynalite = require('dynalite') as (options: Record<string, unknown>) => DynaliteServer;
+
+export interface LocalDynamoDBOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Use this endpoint (e.g. DynamoDB Local) instead of starting dynalite. */
+  endpoint?: string;
+  tableName?: string;
+  region?: string;
+  quiet?: boolean;
+}
+
+export interface LocalDynamoDB {
+  url: string;
+  /** 0 when the endpoint is external. */
+  port: number;
+  external: boolean;
+  directory?: string;
+  table: EnsureTableResult & { name: string };
+  close(): Promise<void>;
+}
+
+export async function startLocalDynamoDB(opts: LocalDynamoDBOptions): Promise<LocalDynamoDB> {
+  const tableName = opts.tableName ?? LOCAL_NAMES.table;
+  let server: DynaliteServer | undefined;
+  let url = opts.endpoint;
+  let port = 0;
+  const directory = opts.endpoint ? undefined : path.join(opts.dataDir, 'dynamodb');
+  if (directory) {
+    await mkdir(directory, { recursive: true });
+    // Tables stay CREATING for createTableMs in dynalite: the local stack has no reason to wait.
+    server = dynalite({ path: directory, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    const running = server;
+    await new Promise<void>((resolve, reject) => {
+      running.once('error', reject);
+      running.listen(opts.port, opts.host, () => {
+        running.off('error', reject);
+        resolve();
+      });
+    });
+    port = (server.address() as AddressInfo).port;
+    url = `http://${opts.host}:${port}`;
+  }
+  const close = async () => {
+    if (!server) return;
+    const running = server;
+    server = undefined;
+    const closing = new Promise<void>((resolve, reject) => running.close((err) => (err ? reject(err) : resolve())));
+    running.closeIdleConnections();
+    setTimeout(() => running.closeAllConnections(), 1000).unref();
+    await closing;
+  };
+  const client = new DynamoDBClient({
+    endpoint: url,
+    region: opts.region ?? LOCAL_NAMES.region,
+    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+  });
+  try {
+    const result = await ensureTable(client, await loadTableInput(tableName));
+    if (result.missingIndexes.length > 0 && !opts.quiet) {
+      console.warn(
+        `[dynamodb] table ${tableName} lacks indexes ${result.missingIndexes.join(', ')} of resources/table.yml;` +
+          (directory ? ` delete ${directory} to recreate it` : ' delete the table to recreate it'),
+      );
+    }
+    return { url: url as string, port, external: !directory, directory, table: { name: tableName, ...result }, close };
+  } catch (err) {
+    await close();
+    throw err;
+  } finally {
+    client.destroy();
+  }
+}

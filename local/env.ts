@@ -1,0 +1,113 @@
+// The local environment contract: what the handlers, the AWS CLI and the tests need to reach the local stack.
+// One function builds it so that `npm start`, the jest global setup and the benches agree.
+import type { Context } from 'aws-lambda';
+
+export interface StackPorts {
+  api: number;
+  s3: number;
+  dynamodb: number;
+  rekognition: number;
+  /** The bridge's status endpoint (idle wait, dead letters) for tests and benches in other processes. */
+  bridge: number;
+}
+
+export const DEFAULT_PORTS: StackPorts = { api: 3000, s3: 4569, dynamodb: 8000, rekognition: 4575, bridge: 4570 };
+
+export const LOCAL_NAMES = {
+  region: 'us-east-1',
+  /** s3rver's built-in account answers InvalidAccessKeyId to any other key; dynalite takes any. */
+  accessKeyId: 'S3RVER',
+  secretAccessKey: 'S3RVER',
+  bucket: 'icecat-images',
+  table: 'IceCatWrangler',
+  host: '127.0.0.1',
+} as const;
+
+/**
+ * The local detector's confidence scale (its heatmap peaks are not Rekognition percentages), so the cat
+ * threshold and the label floor are its own.
+ */
+export const LOCAL_DETECTOR_CONFIDENCE = { catMin: 20, labelMin: 10 } as const;
+
+const PORT_VARS: Record<keyof StackPorts, string> = {
+  api: 'ICECAT_API_PORT',
+  s3: 'ICECAT_S3_PORT',
+  dynamodb: 'ICECAT_DYNAMODB_PORT',
+  rekognition: 'ICECAT_REKOGNITION_PORT',
+  bridge: 'ICECAT_BRIDGE_PORT',
+};
+
+export class LocalEnvError extends Error {
+  override name = 'LocalEnvError';
+}
+
+/** Ports from ICECAT_*_PORT variables, each falling back to its default. */
+export function portsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: StackPorts = DEFAULT_PORTS): StackPorts {
+  const ports = { ...defaults };
+  for (const [name, variable] of Object.entries(PORT_VARS) as [keyof StackPorts, string][]) {
+    const raw = env[variable];
+    if (raw === undefined || raw === '') continue;
+    const port = Number(raw);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new LocalEnvError(`${variable} must be a port number (0-65535), got "${raw}"`);
+    }
+    ports[name] = port;
+  }
+  return ports;
+}
+
+export interface LocalEnvOptions {
+  dataDir: string;
+  host?: string;
+  /** An external DynamoDB (DynamoDB Local) used instead of dynalite. */
+  dynamodbEndpoint?: string;
+}
+
+/** The environment of the local stack listening on the given (already bound) ports. */
+export function buildLocalEnv(ports: StackPorts, opts: LocalEnvOptions): Record<string, string> {
+  const host = opts.host ?? LOCAL_NAMES.host;
+  const url = (port: number) => `http://${host}:${port}`;
+  return {
+    AWS_REGION: LOCAL_NAMES.region,
+    AWS_ACCESS_KEY_ID: LOCAL_NAMES.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_NAMES.secretAccessKey,
+    AWS_ENDPOINT_URL_S3: url(ports.s3),
+    AWS_ENDPOINT_URL_DYNAMODB: opts.dynamodbEndpoint ?? url(ports.dynamodb),
+    AWS_ENDPOINT_URL_REKOGNITION: url(ports.rekognition),
+    S3_FORCE_PATH_STYLE: 'true',
+    TABLE_NAME: LOCAL_NAMES.table,
+    BUCKET_NAME: LOCAL_NAMES.bucket,
+    CAT_MIN_CONFIDENCE: String(LOCAL_DETECTOR_CONFIDENCE.catMin),
+    REKOGNITION_MIN_CONFIDENCE: String(LOCAL_DETECTOR_CONFIDENCE.labelMin),
+    ICECAT_API_PORT: String(ports.api),
+    ICECAT_S3_PORT: String(ports.s3),
+    ICECAT_DYNAMODB_PORT: String(ports.dynamodb),
+    ICECAT_REKOGNITION_PORT: String(ports.rekognition),
+    ICECAT_BRIDGE_PORT: String(ports.bridge),
+    ICECAT_API_URL: url(ports.api),
+    ICECAT_BRIDGE_URL: url(ports.bridge),
+    ICECAT_DATA_DIR: opts.dataDir,
+  };
+}
+
+/** The account id the local stand-ins report (s3rver's built-in account). */
+export const LOCAL_ACCOUNT_ID = '123456789000';
+
+/** A Lambda context for handlers invoked in-process (middy reads getRemainingTimeInMillis). */
+export function createLambdaContext(functionName: string, timeoutMs: number, requestId: string): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_NAMES.region}:${LOCAL_ACCOUNT_ID}:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: `local/${functionName}`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}

@@ -1,0 +1,181 @@
+// The local S3: s3rver on loopback with the project's bucket, persisting under <dataDir>/s3.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import crypto from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { LOCAL_NAMES } from './env';
+
+/** What s3rver emits on 'event' (its own, AWS-unlike S3 event: raw key, version 2.0). */
+export interface S3rverEvent {
+  Records: {
+    eventName: string;
+    eventTime: string;
+    requestParameters: { sourceIPAddress: string };
+    s3: {
+      bucket: { name: string };
+      object: { key: string; size?: number; eTag?: string; sequencer: string };
+    };
+  }[];
+}
+
+/** One object change, as the bridge needs it: s3rver's raw key and the S3 operation that made it. */
+export interface LocalObjectEvent {
+  operation: 'Put' | 'Post' | 'Copy' | 'CompleteMultipartUpload' | 'Delete';
+  bucket: string;
+  key: string;
+  size: number;
+  eTag?: string;
+  sourceIp: string;
+  time: Date;
+}
+
+interface KoaContext {
+  method: string;
+  query: Record<string, unknown>;
+}
+interface S3rverInstance extends EventEmitter {
+  run(): Promise<AddressInfo>;
+  close(): Promise<void>;
+  httpServer?: Server;
+  middleware: ((ctx: KoaContext, next: () => Promise<void>) => Promise<void>)[];
+  store: { getMetadata(bucket: string, key: string): Promise<Record<string, string>> };
+}
+type S3rverConstructor = new (options: Record<string, unknown>) => S3rverInstance;
+
+// s3rver ships no type declarations.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const S3rver = require('s3rver') as S3rverConstructor;
+
+export interface LocalS3Options {
+  host: string;
+  port: number;
+  dataDir: string;
+  bucket?: string;
+  silent?: boolean;
+}
+
+export interface LocalS3 {
+  url: string;
+  port: number;
+  bucket: string;
+  directory: string;
+  /**
+   * Subscribe to object changes (the bridge turns them into AWS-exact records). Called synchronously
+   * while the request that made the change is still open, so an upload's event exists before its answer.
+   */
+  onObjectEvent(listener: (event: LocalObjectEvent) => void): () => void;
+  /** The stored ETag (MD5 hex) of an object. */
+  eTagOf(bucket: string, key: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * s3rver encrypts ListObjectsV2 continuation tokens with single DES ('des', i.e. DES-CBC), which OpenSSL 3
+ * moved to its legacy provider: without `--openssl-legacy-provider` the second page of any paged listing
+ * fails with ERR_OSSL_EVP_UNSUPPORTED. Three-key DES-EDE3-CBC with K1 = K2 = K3 is, by construction,
+ * exactly single DES and is in OpenSSL's default provider, so 'des' is mapped to it: tokens are
+ * byte-identical, and no process (npm start, jest workers, benches) needs a Node flag.
+ */
+export function enableSingleDesForS3rver(): void {
+  if (singleDesSupported()) return;
+  const marker = Symbol.for('icecat.singleDes');
+  const patched = crypto as unknown as Record<symbol, boolean>;
+  if (patched[marker]) return;
+  const { createCipheriv, createDecipheriv } = crypto;
+  const asTripleDes = (key: crypto.CipherKey): Buffer => {
+    const k = Buffer.from(key as Buffer);
+    return Buffer.concat([k, k, k]);
+  };
+  const c = crypto as unknown as {
+    createCipheriv: (...args: unknown[]) => unknown;
+    createDecipheriv: (...args: unknown[]) => unknown;
+  };
+  c.createCipheriv = (algorithm: unknown, key: unknown, iv: unknown, options?: unknown) =>
+    algorithm === 'des'
+      ? createCipheriv('des-ede3-cbc', asTripleDes(key as Buffer), iv as Buffer)
+      : (createCipheriv as (...a: unknown[]) => unknown)(algorithm, key, iv, options);
+  c.createDecipheriv = (algorithm: unknown, key: unknown, iv: unknown, options?: unknown) =>
+    algorithm === 'des'
+      ? createDecipheriv('des-ede3-cbc', asTripleDes(key as Buffer), iv as Buffer)
+      : (createDecipheriv as (...a: unknown[]) => unknown)(algorithm, key, iv, options);
+  patched[marker] = true;
+}
+
+function singleDesSupported(): boolean {
+  try {
+    crypto.createCipheriv('des', Buffer.alloc(8), Buffer.alloc(8));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
+  enableSingleDesForS3rver();
+  const bucket = opts.bucket ?? LOCAL_NAMES.bucket;
+  const silent = opts.silent ?? true;
+  const directory = path.join(opts.dataDir, 's3');
+  const server = new S3rver({
+    address: opts.host,
+    port: opts.port,
+    directory,
+    silent,
+    // Path-style only: virtual-host detection would treat a hostname like "localhost.localdomain" as a bucket.
+    vhostBuckets: false,
+    configureBuckets: [{ name: bucket }],
+  });
+  // s3rver emits multipart completions as 'Post'; the request that caused the event tells them apart.
+  const currentRequest = new AsyncLocalStorage<KoaContext>();
+  server.middleware.unshift((ctx, next) => currentRequest.run(ctx, next));
+  // Koa's default error listener prints every failed request; keep only server faults, and only when not silent.
+  server.on('error', (err: Error & { status?: number }) => {
+    if (!silent && (err.status ?? 500) >= 500) console.error('[s3] request failed:', err);
+  });
+  const address = await server.run();
+  const url = `http://${opts.host}:${address.port}`;
+  return {
+    url,
+    port: address.port,
+    bucket,
+    directory,
+    onObjectEvent(listener) {
+      const onEvent = (event: S3rverEvent) => {
+        const request = currentRequest.getStore();
+        for (const record of event.Records) listener(toObjectEvent(record, request));
+      };
+      server.on('event', onEvent);
+      return () => server.off('event', onEvent);
+    },
+    async eTagOf(bucketName, key) {
+      const metadata = await server.store.getMetadata(bucketName, key);
+      return JSON.parse(metadata.etag ?? '""') as string;
+    },
+    async close() {
+      const http = server.httpServer;
+      const closing = server.close();
+      // Keep-alive sockets from SDK clients would hold close() open until they time out.
+      http?.closeIdleConnections();
+      setTimeout(() => http?.closeAllConnections(), 1000).unref();
+      await closing;
+    },
+  };
+}
+
+function toObjectEvent(record: S3rverEvent['Records'][number], request: KoaContext | undefined): LocalObjectEvent {
+  const [, kind = ''] = record.eventName.split(':');
+  const operation =
+    kind === 'Post' && request?.query.uploadId !== undefined
+      ? 'CompleteMultipartUpload'
+      : (kind as LocalObjectEvent['operation']);
+  return {
+    operation,
+    bucket: record.s3.bucket.name,
+    key: record.s3.object.key,
+    size: Number(record.s3.object.size ?? 0),
+    eTag: record.s3.object.eTag,
+    sourceIp: record.requestParameters.sourceIPAddress.replace(/^::ffff:/, ''),
+    time: new Date(record.eventTime),
+  };
+}

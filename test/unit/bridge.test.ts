@@ -1,0 +1,305 @@
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { encodeS3EventKey, QueueBridge, s3EventRecord, type QueueBridgeOptions } from '../../local/bridge';
+
+/** The form decoding AWS documents for event keys (what a handler does with them). */
+const formDecode = (key: string) => decodeURIComponent(key.replace(/\+/g, ' '));
+
+describe('encodeS3EventKey', () => {
+  it.each([
+    ['a space', 'uploads/c/b/red flower.jpg', 'uploads/c/b/red+flower.jpg'],
+    ['a plus', 'uploads/c/b/a+b.jpg', 'uploads/c/b/a%2Bb.jpg'],
+    ['a percent sign', 'uploads/c/b/100%.jpg', 'uploads/c/b/100%25.jpg'],
+    ['an encoded-looking %2B', 'uploads/c/b/x%2B.jpg', 'uploads/c/b/x%252B.jpg'],
+    ['parentheses', 'uploads/c/b/cat (1).jpg', 'uploads/c/b/cat+%281%29.jpg'],
+    ['unicode as UTF-8 bytes', 'uploads/c/b/café 猫.png', 'uploads/c/b/caf%C3%A9+%E7%8C%AB.png'],
+    ['an emoji (4 bytes)', 'uploads/c/b/😺.jpg', 'uploads/c/b/%F0%9F%98%BA.jpg'],
+    ['reserved characters', 'uploads/c/b/a=b&c;d:e,f?g@h$i#j~k!l\'m.jpg',
+      'uploads/c/b/a%3Db%26c%3Bd%3Ae%2Cf%3Fg%40h%24i%23j%7Ek%21l%27m.jpg'],
+  ])('encodes %s as S3 event notifications do', (_name, key, expected) => {
+    // Act
+    const encoded = encodeS3EventKey(key);
+
+    // Assert
+    expect(encoded).toBe(expected);
+  });
+
+  it('keeps slashes and the form-safe characters * - . _ as they are', () => {
+    expect(encodeS3EventKey('uploads/A-z_0.9*/x.jpg')).toBe('uploads/A-z_0.9*/x.jpg');
+  });
+
+  it('round-trips through form decoding for space, plus, percent and unicode together', () => {
+    // Arrange
+    const key = 'uploads/demo/b1/a +%2B (ü) 猫.jpg';
+
+    // Act
+    const decoded = formDecode(encodeS3EventKey(key));
+
+    // Assert
+    expect(decoded).toBe(key);
+  });
+});
+
+describe('s3EventRecord', () => {
+  it('builds an eventVersion 2.1 ObjectCreated record with the encoded key, bucket ARN and ETag', () => {
+    // Arrange
+    const event = {
+      operation: 'Put' as const,
+      bucket: 'icecat-images',
+      key: 'uploads/demo/b1/my cat+.jpg',
+      size: 1234,
+      eTag: 'd41d8cd98f00b204e9800998ecf8427e',
+      sourceIp: '127.0.0.1',
+      time: new Date('2024-05-01T12:00:00.000Z'),
+    };
+
+    // Act
+    const record = s3EventRecord(event, { sequencer: '0055AED6DCD90281E5', region: 'us-east-1' });
+
+    // Assert
+    expect(record).toMatchObject({
+      eventVersion: '2.1',
+      eventSource: 'aws:s3',
+      awsRegion: 'us-east-1',
+      eventTime: '2024-05-01T12:00:00.000Z',
+      eventName: 'ObjectCreated:Put',
+      requestParameters: { sourceIPAddress: '127.0.0.1' },
+      s3: {
+        s3SchemaVersion: '1.0',
+        bucket: { name: 'icecat-images', arn: 'arn:aws:s3:::icecat-images' },
+        object: { key: 'uploads/demo/b1/my+cat%2B.jpg', size: 1234, eTag: event.eTag, sequencer: '0055AED6DCD90281E5' },
+      },
+    });
+  });
+
+  it('names multipart completions ObjectCreated:CompleteMultipartUpload', () => {
+    const record = s3EventRecord({
+      operation: 'CompleteMultipartUpload',
+      bucket: 'b',
+      key: 'uploads/x',
+      size: 1,
+      eTag: 'e',
+      sourceIp: '127.0.0.1',
+      time: new Date(),
+    });
+
+    expect(record.eventName).toBe('ObjectCreated:CompleteMultipartUpload');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+
+type FakeHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+
+function recordingBridge(handle: FakeHandler, options: Partial<QueueBridgeOptions> = {}) {
+  const batches: SQSRecord[][] = [];
+  const logs: string[] = [];
+  const bridge = new QueueBridge({
+    handler: async (event) => {
+      batches.push(event.Records);
+      return handle(event);
+    },
+    batchWindowMs: 5,
+    retryBaseMs: 5,
+    retryMaxMs: 20,
+    log: (line) => logs.push(line),
+    ...options,
+  });
+  const deliveries = (body: string) => batches.flat().filter((r) => r.body === body);
+  return { bridge, batches, logs, deliveries };
+}
+
+const succeedAll: FakeHandler = async () => ({ batchItemFailures: [] });
+
+describe('QueueBridge', () => {
+  it('delivers every message exactly once in batches of at most batchSize', async () => {
+    // Arrange
+    const { bridge, batches } = recordingBridge(succeedAll, { batchSize: 10 });
+
+    // Act
+    for (let i = 0; i < 25; i += 1) bridge.send(`m${i}`);
+    await bridge.whenIdle(5000);
+
+    // Assert
+    expect(batches.every((b) => b.length <= 10)).toBe(true);
+    expect(batches.flat().map((r) => r.body).sort()).toEqual(Array.from({ length: 25 }, (_, i) => `m${i}`).sort());
+  });
+
+  it('gives each record the SQS shape: ids, md5 of the body, receive count, source ARN', async () => {
+    // Arrange
+    const { bridge, batches } = recordingBridge(succeedAll, { queueArn: 'arn:aws:sqs:us-east-1:123456789000:q' });
+
+    // Act
+    const messageId = bridge.send('{"Records":[]}');
+    await bridge.whenIdle(5000);
+
+    // Assert
+    const record = batches[0]?.[0];
+    expect(record).toMatchObject({
+      messageId,
+      body: '{"Records":[]}',
+      md5OfBody: createHash('md5').update('{"Records":[]}').digest('hex'),
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:123456789000:q',
+      awsRegion: 'us-east-1',
+      messageAttributes: {},
+      attributes: { ApproximateReceiveCount: '1' },
+    });
+    expect(record?.receiptHandle).toEqual(expect.any(String));
+    expect(record?.attributes.SentTimestamp).toMatch(/^\d+$/);
+  });
+
+  it('retries only the messages named in batchItemFailures, with a higher receive count', async () => {
+    // Arrange
+    let failedOnce = false;
+    const { bridge, deliveries } = recordingBridge(async (event) => {
+      const flaky = event.Records.find((r) => r.body === 'flaky');
+      if (flaky && !failedOnce) {
+        failedOnce = true;
+        return { batchItemFailures: [{ itemIdentifier: flaky.messageId }] };
+      }
+      return { batchItemFailures: [] };
+    });
+
+    // Act
+    bridge.send('steady');
+    bridge.send('flaky');
+    await bridge.whenIdle(5000);
+
+    // Assert
+    expect(deliveries('steady')).toHaveLength(1);
+    expect(deliveries('flaky').map((r) => r.attributes.ApproximateReceiveCount)).toEqual(['1', '2']);
+    expect(bridge.stats()).toMatchObject({ succeeded: 2, retried: 1, deadLettered: 0 });
+  });
+
+  it('retries the whole batch when the handler throws', async () => {
+    // Arrange
+    let calls = 0;
+    const { bridge, deliveries } = recordingBridge(async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('boom');
+    });
+
+    // Act
+    bridge.send('a');
+    bridge.send('b');
+    await bridge.whenIdle(5000);
+
+    // Assert
+    expect(deliveries('a')).toHaveLength(2);
+    expect(deliveries('b')).toHaveLength(2);
+  });
+
+  it('fails the whole batch when batchItemFailures names an unknown message, as Lambda does', async () => {
+    // Arrange
+    let calls = 0;
+    const { bridge, deliveries } = recordingBridge(async () => {
+      calls += 1;
+      return calls === 1 ? { batchItemFailures: [{ itemIdentifier: 'not-in-this-batch' }] } : undefined;
+    });
+
+    // Act
+    bridge.send('a');
+    bridge.send('b');
+    await bridge.whenIdle(5000);
+
+    // Assert
+    expect(deliveries('a')).toHaveLength(2);
+    expect(deliveries('b')).toHaveLength(2);
+  });
+
+  it('moves a message that keeps failing to the dead-letter list and file after maxReceiveCount receives', async () => {
+    // Arrange
+    const dlqFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'dlq.jsonl');
+    const { bridge, deliveries, logs } = recordingBridge(
+      async (event) => ({
+        batchItemFailures: event.Records.filter((r) => r.body === 'poison').map((r) => ({ itemIdentifier: r.messageId })),
+      }),
+      { maxReceiveCount: 3, dlqFile },
+    );
+
+    // Act
+    const poisonId = bridge.send('poison');
+    bridge.send('fine');
+    await bridge.whenIdle(5000);
+
+    // Assert
+    expect(deliveries('poison')).toHaveLength(3);
+    expect(bridge.deadLetters()).toEqual([
+      expect.objectContaining({ messageId: poisonId, body: 'poison', receiveCount: 3, lastError: 'reported in batchItemFailures' }),
+    ]);
+    const persisted = readFileSync(dlqFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(persisted).toEqual([expect.objectContaining({ messageId: poisonId })]);
+    expect(logs.some((l) => l.includes('dead-lettered'))).toBe(true);
+  });
+
+  it('shows earlier runs\' dead letters read back from the dead-letter file', async () => {
+    // Arrange
+    const dlqFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'dlq.jsonl');
+    const first = recordingBridge(async () => Promise.reject(new Error('always')), { maxReceiveCount: 1, dlqFile });
+    first.bridge.send('lost');
+    await first.bridge.whenIdle(5000);
+
+    // Act
+    const second = recordingBridge(succeedAll, { dlqFile });
+
+    // Assert
+    expect(second.bridge.deadLetters()).toEqual([expect.objectContaining({ body: 'lost', lastError: 'Error: always' })]);
+  });
+
+  it('never runs more batches at once than maxConcurrency', async () => {
+    // Arrange
+    let running = 0;
+    let mostAtOnce = 0;
+    const { bridge } = recordingBridge(
+      async () => {
+        running += 1;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        running -= 1;
+      },
+      { batchSize: 1, maxConcurrency: 2 },
+    );
+
+    // Act
+    for (let i = 0; i < 8; i += 1) bridge.send(`m${i}`);
+    await bridge.whenIdle(5000);
+
+    // Assert
+    expect(mostAtOnce).toBe(2);
+  });
+
+  it('saves undelivered messages at stop and delivers them from the next bridge', async () => {
+    // Arrange
+    const queueFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'queue.jsonl');
+    const first = recordingBridge(succeedAll, { queueFile, batchWindowMs: 60_000, batchSize: 10 });
+    first.bridge.send('pending');
+
+    // Act
+    await first.bridge.stop();
+    const second = recordingBridge(succeedAll, { queueFile });
+    await second.bridge.whenIdle(5000);
+
+    // Assert
+    expect(first.deliveries('pending')).toHaveLength(0);
+    expect(second.deliveries('pending')).toHaveLength(1);
+    expect(existsSync(queueFile)).toBe(false);
+  });
+
+  it('stays busy while held and reports idle once released', async () => {
+    // Arrange
+    const { bridge } = recordingBridge(succeedAll);
+    const release = bridge.hold();
+
+    // Act
+    const idleBefore = bridge.idle;
+    release();
+
+    // Assert
+    expect(idleBefore).toBe(false);
+    expect(bridge.idle).toBe(true);
+  });
+});
