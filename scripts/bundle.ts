@@ -1,0 +1,249 @@
+// Builds one Lambda deployment artifact: the handler bundled by esbuild, plus the native packages it keeps
+// external (sharp) installed for the Lambda platform (linux, glibc, the function's architecture), zipped.
+import { build, type Metafile } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ZipFile } from 'yazl';
+
+export type LambdaArchitecture = 'x86_64' | 'arm64';
+
+/** Packages that cannot be bundled (native binaries): shipped as node_modules for the target platform. */
+export const NATIVE_PACKAGES = ['sharp'] as const;
+
+/** What Lambda runs: always linux with glibc (Amazon Linux 2023). */
+export interface LambdaPlatform {
+  os: 'linux';
+  cpu: 'x64' | 'arm64';
+  libc: 'glibc';
+}
+
+export const lambdaPlatform = (architecture: LambdaArchitecture): LambdaPlatform => ({
+  os: 'linux',
+  cpu: architecture === 'arm64' ? 'arm64' : 'x64',
+  libc: 'glibc',
+});
+
+export class BundleError extends Error {
+  override name = 'BundleError';
+}
+
+export interface BundleRequest {
+  /** The function's name, used for the artifact's file name. */
+  name: string;
+  /** osls handler string, e.g. functions/ingest/handler.handler. */
+  handler: string;
+  architecture: LambdaArchitecture;
+  /** Node version the bundle targets, e.g. node20. */
+  nodeTarget: string;
+  projectDir: string;
+  outDir: string;
+}
+
+export interface BundleResult {
+  name: string;
+  artifact: string;
+  /** Bytes of the bundled JavaScript (what Lambda parses at cold start). */
+  bundleBytes: number;
+  /** Bytes of the zip. */
+  artifactBytes: number;
+  nativePackages: string[];
+}
+
+/** functions/api/handler.handler → functions/api/handler.ts (the source) and functions/api/handler.js (in the zip). */
+export function handlerPaths(handler: string): { source: string; output: string } {
+  const dot = handler.lastIndexOf('.');
+  if (dot <= 0) throw new BundleError(`handler "${handler}" must look like path/to/file.exportName`);
+  const modulePath = handler.slice(0, dot);
+  return { source: `${modulePath}.ts`, output: `${modulePath}.js` };
+}
+
+/** The externals a bundle actually imports, read from esbuild's metafile. */
+export function importedExternals(metafile: Metafile): string[] {
+  const found = new Set<string>();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const imp of output.imports) {
+      if (!imp.external) continue;
+      const name = NATIVE_PACKAGES.find((p) => imp.path === p || imp.path.startsWith(`${p}/`));
+      if (name) found.add(name);
+    }
+  }
+  return [...found].sort();
+}
+
+interface PackageJson {
+  name: string;
+  version: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  os?: string[];
+  cpu?: string[];
+  libc?: string[];
+}
+
+const readPackageJson = (dir: string): PackageJson =>
+  JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as PackageJson;
+
+/** npm's rule for os/cpu/libc fields: absent means any; '!x' excludes x. */
+function fieldAccepts(field: string[] | undefined, value: string): boolean {
+  if (!field || field.length === 0) return true;
+  if (field.includes(`!${value}`)) return false;
+  const positives = field.filter((v) => !v.startsWith('!'));
+  return positives.length === 0 || positives.includes(value);
+}
+
+export function packageRunsOn(pkg: PackageJson, platform: LambdaPlatform): boolean {
+  return fieldAccepts(pkg.os, platform.os) && fieldAccepts(pkg.cpu, platform.cpu) && fieldAccepts(pkg.libc, platform.libc);
+}
+
+class MissingPlatformPackage extends BundleError {
+  override name = 'MissingPlatformPackage';
+}
+
+/**
+ * The package directories a native package needs at run time on the platform: its dependencies, and those of
+ * its optional dependencies that run there (sharp's @img/sharp-linux-x64 and @img/sharp-libvips-linux-x64).
+ * Throws MissingPlatformPackage when one that runs there is not installed under nodeModules.
+ */
+export function runtimeClosure(nodeModules: string, roots: string[], platform: LambdaPlatform): Map<string, string> {
+  const found = new Map<string, string>();
+  const visit = (name: string, optional: boolean): void => {
+    if (found.has(name)) return;
+    const dir = path.join(nodeModules, name);
+    if (!existsSync(path.join(dir, 'package.json'))) {
+      if (optional) return;
+      throw new MissingPlatformPackage(`${name} is not installed in ${nodeModules}`);
+    }
+    const pkg = readPackageJson(dir);
+    if (!packageRunsOn(pkg, platform)) return;
+    found.set(name, dir);
+    for (const dep of Object.keys(pkg.dependencies ?? {})) visit(dep, false);
+    for (const dep of Object.keys(pkg.optionalDependencies ?? {})) visit(dep, true);
+  };
+  for (const root of roots) visit(root, false);
+  // An optional dependency for this platform that npm skipped (another build machine) must be fetched.
+  for (const [name, dir] of [...found]) {
+    for (const dep of Object.keys(readPackageJson(dir).optionalDependencies ?? {})) {
+      if (found.has(dep) || existsSync(path.join(nodeModules, dep, 'package.json'))) continue;
+      if (platformSpecificFor(dep, platform)) throw new MissingPlatformPackage(`${name} needs ${dep} for ${describe(platform)}`);
+    }
+  }
+  return found;
+}
+
+/** sharp names its platform packages @img/sharp-<os><libc?>-<cpu> and @img/sharp-libvips-<os><libc?>-<cpu>. */
+function platformSpecificFor(name: string, platform: LambdaPlatform): boolean {
+  return name.endsWith(`-${platform.os}-${platform.cpu}`);
+}
+
+const describe = (p: LambdaPlatform): string => `${p.os}-${p.cpu}-${p.libc}`;
+
+/**
+ * node_modules holding the native packages for the platform. The project's own node_modules when it already has
+ * them (a linux glibc build machine of the same architecture), otherwise an `npm install --os --cpu --libc` of
+ * the same versions into a cache directory, so a macOS or arm64 machine builds the same artifact.
+ */
+export function nativeModulesFor(packages: string[], platform: LambdaPlatform, projectDir: string): Map<string, string> {
+  const projectModules = path.join(projectDir, 'node_modules');
+  try {
+    return runtimeClosure(projectModules, packages, platform);
+  } catch (error) {
+    if (!(error instanceof MissingPlatformPackage)) throw error;
+  }
+  const specs = packages.map((name) => `${name}@${readPackageJson(path.join(projectModules, name)).version}`);
+  const cacheDir = path.join(projectDir, '.build', 'native', `${describe(platform)}-${specs.join('+').replace(/[@/]/g, '_')}`);
+  const cachedModules = path.join(cacheDir, 'node_modules');
+  if (!existsSync(path.join(cacheDir, '.complete'))) {
+    rmSync(cacheDir, { recursive: true, force: true });
+    mkdirSync(cacheDir, { recursive: true });
+    execFileSync(
+      process.platform === 'win32' ? 'npm.cmd' : 'npm',
+      [
+        'install', '--no-save', '--no-package-lock', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund',
+        `--os=${platform.os}`, `--cpu=${platform.cpu}`, `--libc=${platform.libc}`, '--prefix', cacheDir, ...specs,
+      ],
+      { stdio: 'inherit' },
+    );
+    writeFileSync(path.join(cacheDir, '.complete'), specs.join('\n'));
+  }
+  return runtimeClosure(cachedModules, packages, platform);
+}
+
+/** Files of an installed package that a Lambda never reads: docs, type declarations, C++ sources. */
+const SKIPPED = /\.(md|markdown|d\.ts|d\.mts|d\.cts|map|cc|cpp|h|gyp)$/i;
+
+function listFiles(dir: string, base = ''): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(path.join(dir, base), { withFileTypes: true })) {
+    const rel = base ? `${base}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) out.push(...listFiles(dir, rel));
+    else if (entry.isFile() && !SKIPPED.test(rel)) out.push(rel);
+  }
+  return out;
+}
+
+// A fixed timestamp keeps the zip byte-identical for identical inputs, so CloudFormation sees no change.
+const ZIP_MTIME = new Date('2000-01-01T00:00:00Z');
+
+async function writeZip(zipPath: string, entries: { name: string; data: Buffer }[]): Promise<void> {
+  const zip = new ZipFile();
+  for (const { name, data } of [...entries].sort((a, b) => a.name.localeCompare(b.name))) {
+    zip.addBuffer(data, name, { mtime: ZIP_MTIME, mode: 0o100644 });
+  }
+  zip.end();
+  await new Promise<void>((resolve, reject) => {
+    const out = createWriteStream(zipPath);
+    out.on('close', resolve);
+    out.on('error', reject);
+    zip.outputStream.on('error', reject).pipe(out);
+  });
+}
+
+export async function bundleFunction(req: BundleRequest): Promise<BundleResult> {
+  const { source, output } = handlerPaths(req.handler);
+  const entry = path.join(req.projectDir, source);
+  if (!existsSync(entry)) throw new BundleError(`function ${req.name}: handler source ${source} does not exist`);
+
+  const result = await build({
+    absWorkingDir: req.projectDir,
+    entryPoints: [entry],
+    outfile: path.join(req.outDir, req.name, output),
+    bundle: true,
+    platform: 'node',
+    target: req.nodeTarget,
+    format: 'cjs',
+    // ESM entry points first: the AWS SDK and middy tree-shake far better than their CJS builds.
+    mainFields: ['module', 'main'],
+    minify: true,
+    keepNames: true,
+    legalComments: 'none',
+    external: [...NATIVE_PACKAGES],
+    metafile: true,
+    write: false,
+    logLevel: 'warning',
+  });
+  const js = result.outputFiles.find((f) => f.path.endsWith('.js'));
+  if (!js) throw new BundleError(`function ${req.name}: esbuild produced no JavaScript`);
+
+  const natives = importedExternals(result.metafile);
+  const entries: { name: string; data: Buffer }[] = [{ name: output, data: Buffer.from(js.contents) }];
+  if (natives.length > 0) {
+    const modules = nativeModulesFor(natives, lambdaPlatform(req.architecture), req.projectDir);
+    for (const [name, dir] of modules) {
+      for (const file of listFiles(dir)) {
+        entries.push({ name: `node_modules/${name}/${file}`, data: readFileSync(path.join(dir, file)) });
+      }
+    }
+  }
+
+  mkdirSync(req.outDir, { recursive: true });
+  const artifact = path.join(req.outDir, `${req.name}.zip`);
+  await writeZip(artifact, entries);
+  return {
+    name: req.name,
+    artifact,
+    bundleBytes: js.contents.byteLength,
+    artifactBytes: statSync(artifact).size,
+    nativePackages: natives,
+  };
+}
