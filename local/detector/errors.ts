@@ -1,0 +1,84 @@
+// Rekognition's errors as the detector answers them: the `__type` the SDK turns into its exception
+// classes, and the HTTP status Rekognition uses (ThrottlingException is a server fault there: 500).
+
+export type RekognitionErrorType =
+  | 'InvalidImageFormatException'
+  | 'ImageTooLargeException'
+  | 'InvalidParameterException'
+  | 'InvalidS3ObjectException'
+  | 'ThrottlingException'
+  | 'ProvisionedThroughputExceededException'
+  | 'InternalServerError'
+  | 'UnknownOperationException'
+  | 'SerializationException';
+
+const STATUS: Record<RekognitionErrorType, number> = {
+  InvalidImageFormatException: 400,
+  ImageTooLargeException: 400,
+  InvalidParameterException: 400,
+  InvalidS3ObjectException: 400,
+  ThrottlingException: 500,
+  ProvisionedThroughputExceededException: 400,
+  InternalServerError: 500,
+  UnknownOperationException: 400,
+  SerializationException: 400,
+};
+
+export class DetectorError extends Error {
+  override name = 'DetectorError';
+  readonly status: number;
+
+  constructor(
+    readonly type: RekognitionErrorType,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.status = STATUS[type];
+  }
+}
+
+export class InvalidImageFormatError extends DetectorError {
+  override name = 'InvalidImageFormatError';
+  constructor(message = 'Request has invalid image format', options?: { cause?: unknown }) {
+    super('InvalidImageFormatException', message, options);
+  }
+}
+
+export class ImageTooLargeError extends DetectorError {
+  override name = 'ImageTooLargeError';
+  constructor(message = 'Image size is too large.') {
+    super('ImageTooLargeException', message);
+  }
+}
+
+export class InvalidParameterError extends DetectorError {
+  override name = 'InvalidParameterError';
+  constructor(message = 'Request has invalid parameters') {
+    super('InvalidParameterException', message);
+  }
+}
+
+export class InvalidS3ObjectError extends DetectorError {
+  override name = 'InvalidS3ObjectError';
+  constructor(
+    message = 'Unable to get object metadata from S3. Check object key, region and/or access permissions.',
+    options?: { cause?: unknown },
+  ) {
+    super('InvalidS3ObjectException', message, options);
+  }
+}
+
+export class ThrottlingError extends DetectorError {
+  override name = 'ThrottlingError';
+  constructor(message = 'Slow down! Rate exceeded (injected by the local detector).') {
+    super('ThrottlingException', message);
+  }
+}
+
+export class ThroughputExceededError extends DetectorError {
+  override name = 'ThroughputExceededError';
+  constructor(message = 'Provisioned rate exceeded: the local detector has too many requests waiting.') {
+    super('ProvisionedThroughputExceededException', message);
+  }
+}

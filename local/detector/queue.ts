@@ -1,0 +1,31 @@
+// Runs tasks one at a time in arrival order, so one decoded image and one inference are in memory at a
+// time however many requests arrive; a bounded backlog turns overload into a refusal instead of growth.
+
+export class QueueFullError extends Error {
+  override name = 'QueueFullError';
+}
+
+export class SerialQueue {
+  private tail: Promise<unknown> = Promise.resolve();
+  private waiting = 0;
+
+  constructor(private readonly maxPending: number) {}
+
+  /** Tasks accepted and not finished, the running one included. */
+  get pending(): number {
+    return this.waiting;
+  }
+
+  run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.waiting >= this.maxPending) {
+      return Promise.reject(new QueueFullError(`more than ${this.maxPending} tasks waiting`));
+    }
+    this.waiting += 1;
+    const result = this.tail.then(task).finally(() => {
+      this.waiting -= 1;
+    });
+    // The chain must go on after a failed task; the caller still sees the failure through `result`.
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
