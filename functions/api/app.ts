@@ -1,0 +1,63 @@
+// The API as one middy handler: errors mapped in one place around @middy/http-router, and per route the
+// authentication, JSON body parsing and zod validation its definition asks for.
+import middy from '@middy/core';
+import httpErrorHandler from '@middy/http-error-handler';
+import httpRouterHandler, { type Method } from '@middy/http-router';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
+import { RouteNotFoundError } from '../../lib/api/errors';
+import { buildOpenApiDocument } from '../../lib/api/openapi';
+import type { Route } from '../../lib/api/routes';
+import type { ApiService } from '../../lib/api/service';
+import { authenticate, jsonBody, mapErrors, responseHeaders, validate, type ApiContext, type ErrorLogger } from './middleware';
+
+export interface ApiDeps {
+  routes: Route[];
+  service: ApiService;
+  authenticator: ApiKeyAuthenticator;
+  logError?: ErrorLogger;
+}
+
+export type ApiHandler = (event: APIGatewayProxyEventV2, context?: Partial<ApiContext>) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export function createApiHandler(deps: ApiDeps): ApiHandler {
+  let openApi: unknown;
+  const openApiDocument = () => (openApi ??= buildOpenApiDocument(deps.routes));
+
+  const routes = deps.routes.map((route) => {
+    const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>();
+    if (route.authenticated) handler.use(authenticate(deps.authenticator));
+    if (route.body) handler.use(jsonBody());
+    handler.use(validate(route));
+    return {
+      method: route.method as Method,
+      path: route.path,
+      handler: handler.handler(async (_event, context) => {
+        const input = context.input as NonNullable<ApiContext['input']>;
+        const result = await route.run({
+          service: deps.service,
+          clientId: context.clientId ?? '',
+          params: input.params as never,
+          query: input.query as never,
+          body: input.body as never,
+          openApiDocument,
+        });
+        return { statusCode: route.status, body: JSON.stringify(result) };
+      }),
+    };
+  });
+
+  const app = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>()
+    .use(responseHeaders())
+    .use(httpErrorHandler({ logger: false }))
+    .use(mapErrors(deps.logError))
+    .handler(
+      httpRouterHandler<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>({
+        routes,
+        notFoundResponse: ({ method, path }) => {
+          throw new RouteNotFoundError(method, path);
+        },
+      }) as never,
+    );
+  return (event, context) => app(event, (context ?? {}) as ApiContext);
+}

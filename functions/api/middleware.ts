@@ -1,0 +1,134 @@
+// The API's middy middlewares: what turns API Gateway v2 events into validated input for lib/api and errors into
+// HTTP answers. Operations themselves never see an event.
+import type { MiddlewareObj, Request } from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import { createError } from '@middy/util';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import type { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
+import { InvalidParameterError, MalformedBodyError } from '../../lib/api/errors';
+import { errorBody, toHttpError } from '../../lib/api/http-errors';
+import type { Route } from '../../lib/api/routes';
+
+export interface ValidInput {
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
+/** The Lambda context plus what the middlewares established for the operation. */
+export interface ApiContext extends Context {
+  clientId?: string;
+  input?: ValidInput;
+}
+
+type ApiRequest = Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>;
+type ApiMiddleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>;
+
+const header = (event: APIGatewayProxyEventV2, name: string): string | undefined =>
+  event.headers?.[name] ?? Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === name)?.[1];
+
+/** Authorization: Bearer <key> → the key's client, or 401. */
+export function authenticate(authenticator: ApiKeyAuthenticator): ApiMiddleware {
+  return {
+    name: 'authenticate',
+    before: async (request: ApiRequest) => {
+      request.context.clientId = await authenticator.authenticate(header(request.event, 'authorization'));
+    },
+  };
+}
+
+/** JSON bodies through @middy/http-json-body-parser; an absent body is `{}`; anything unparsable is a 400. */
+export function jsonBody(): ApiMiddleware {
+  const parser = httpJsonBodyParser();
+  return {
+    name: 'jsonBody',
+    before: async (request: ApiRequest) => {
+      const body = request.event.body;
+      if (body === undefined || body === null || body === '') {
+        (request.event as { body: unknown }).body = {};
+        return;
+      }
+      try {
+        await parser.before?.(request as never);
+      } catch (cause) {
+        throw new MalformedBodyError('body must be a JSON document sent with Content-Type: application/json', { cause });
+      }
+    },
+  };
+}
+
+function describeIssue(issue: z.core.$ZodIssue): { where: string[]; message: string } {
+  if (issue.code === 'unrecognized_keys') return { where: issue.keys.slice(0, 1), message: 'is not a known field' };
+  return { where: issue.path.map(String), message: issue.message };
+}
+
+/** The first problem in zod's terms, naming the parameter: `limit`, `body.files[2].size`. */
+function firstIssue(error: z.ZodError, location: 'path' | 'query' | 'body'): InvalidParameterError {
+  const issue = error.issues[0] as z.core.$ZodIssue;
+  const { where, message } = describeIssue(issue);
+  const path = where.map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('');
+  const parameter = location === 'body' ? `body${path}` : path.replace(/^\./, '') || location;
+  const known = location === 'query' && issue.code === 'unrecognized_keys' ? 'is not a known query parameter' : message;
+  return new InvalidParameterError(parameter, known, { cause: error });
+}
+
+function parse(schema: z.ZodType, value: unknown, location: 'path' | 'query' | 'body'): unknown {
+  const result = schema.safeParse(value);
+  if (!result.success) throw firstIssue(result.error, location);
+  return result.data;
+}
+
+/** Path parameters, query string and body checked against the route's schemas. */
+export function validate(route: Route): ApiMiddleware {
+  return {
+    name: 'validate',
+    before: async (request: ApiRequest) => {
+      const { event } = request;
+      request.context.input = {
+        params: parse(route.params, event.pathParameters ?? {}, 'path'),
+        query: parse(route.query, event.queryStringParameters ?? {}, 'query'),
+        body: route.body ? parse(route.body, (event as { body: unknown }).body, 'body') : undefined,
+      };
+    },
+  };
+}
+
+export type ErrorLogger = (message: string, details: Record<string, unknown>) => void;
+
+const defaultLogger: ErrorLogger = (message, details) => console.error(JSON.stringify({ level: 'ERROR', message, ...details }));
+
+/**
+ * Maps any error to a middy HTTP error carrying the JSON body, for @middy/http-error-handler to answer with.
+ * Internals of a 500 are logged, never returned.
+ */
+export function mapErrors(log: ErrorLogger = defaultLogger): ApiMiddleware {
+  return {
+    name: 'mapErrors',
+    onError: async (request: ApiRequest) => {
+      const answer = toHttpError(request.error);
+      if (answer.status >= 500) {
+        const err = request.error;
+        log('unhandled error', {
+          method: request.event.requestContext?.http?.method,
+          path: request.event.rawPath,
+          error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+        });
+      }
+      request.error = createError(answer.status, errorBody(answer), { expose: true });
+    },
+  };
+}
+
+/** Headers every JSON answer carries, errors included. */
+export function responseHeaders(): ApiMiddleware {
+  const set = (request: ApiRequest) => {
+    if (!request.response) return;
+    request.response.headers = {
+      ...request.response.headers,
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'no-store',
+    };
+  };
+  return { name: 'responseHeaders', after: set, onError: set };
+}

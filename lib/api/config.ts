@@ -1,0 +1,41 @@
+// The API's configuration: the shared settings of lib/config.ts plus what only the API needs. Required values fail
+// fast at cold start, naming the variable.
+import { ConfigError, loadConfig, type Config } from '../config';
+import { MIN_CURSOR_SECRET_LENGTH } from '../store/cursor';
+
+export interface ApiConfig extends Config {
+  /** HMAC key of paging cursors (CURSOR_SECRET; on AWS a generated Secrets Manager secret, see serverless.yml). */
+  cursorSecret: string;
+  /** Lifetime of the presigned POST forms POST /v1/batches hands out. */
+  uploadExpiresSeconds: number;
+  /** Most files one POST /v1/batches may declare. */
+  maxFilesPerBatch: number;
+  /** How long a container trusts an API key it has looked up. */
+  apiKeyCacheMs: number;
+}
+
+function integer(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`environment variable ${name} must be an integer in ${min}..${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+export function loadApiConfig(): ApiConfig {
+  const cursorSecret = process.env.CURSOR_SECRET ?? '';
+  if (cursorSecret === '') throw new ConfigError('missing required environment variable CURSOR_SECRET');
+  if (cursorSecret.length < MIN_CURSOR_SECRET_LENGTH) {
+    throw new ConfigError(`environment variable CURSOR_SECRET must be at least ${MIN_CURSOR_SECRET_LENGTH} characters`);
+  }
+  return {
+    ...loadConfig(),
+    cursorSecret,
+    // S3 caps a presigned POST policy at 7 days.
+    uploadExpiresSeconds: integer('UPLOAD_EXPIRES_SECONDS', 900, 60, 7 * 86400),
+    maxFilesPerBatch: integer('MAX_FILES_PER_BATCH', 500, 1, 1000),
+    apiKeyCacheMs: integer('API_KEY_CACHE_MS', 60_000, 0, 3_600_000),
+  };
+}

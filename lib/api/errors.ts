@@ -1,0 +1,73 @@
+// Failures the API's operations report. They name what went wrong in the domain; lib/api/http-errors.ts is the one
+// place that turns them (and every other error) into an HTTP status and body.
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  /** Stable, machine-readable code shown to the client. */
+  readonly code: string = 'api_error';
+}
+
+/** A request parameter, path segment or body field is malformed; `parameter` names it. */
+export class InvalidParameterError extends ApiError {
+  override name = 'InvalidParameterError';
+  override readonly code = 'invalid_parameter';
+  constructor(
+    readonly parameter: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${parameter}: ${message}`, options);
+  }
+}
+
+/** The body is not a JSON document. */
+export class MalformedBodyError extends ApiError {
+  override name = 'MalformedBodyError';
+  override readonly code = 'malformed_body';
+}
+
+/** A batch or image the client cannot see: missing, expired, or another client's (the same answer for all three). */
+export class NotFoundError extends ApiError {
+  override name = 'NotFoundError';
+  override readonly code = 'not_found';
+}
+
+export class BatchNotFoundError extends NotFoundError {
+  override name = 'BatchNotFoundError';
+  constructor(batchId: string) {
+    super(`batch ${batchId} not found`);
+  }
+}
+
+export class ImageNotFoundError extends NotFoundError {
+  override name = 'ImageNotFoundError';
+  constructor(batchId: string, fprint: string) {
+    super(`image ${fprint} not found in batch ${batchId}`);
+  }
+}
+
+export class RouteNotFoundError extends NotFoundError {
+  override name = 'RouteNotFoundError';
+  constructor(method: string, path: string) {
+    super(`no route ${method} ${path}`);
+  }
+}
+
+/** A declared upload is larger than the service accepts. */
+export class FileTooLargeError extends ApiError {
+  override name = 'FileTooLargeError';
+  override readonly code = 'file_too_large';
+  constructor(
+    readonly parameter: string,
+    size: number,
+    max: number,
+  ) {
+    super(`${parameter}: ${size} bytes is more than the ${max} bytes accepted per file`);
+  }
+}
+
+/** A batch id generated for a new batch already exists (a ULID collision: practically never). */
+export class BatchExistsError extends ApiError {
+  override name = 'BatchExistsError';
+  override readonly code = 'batch_exists';
+}

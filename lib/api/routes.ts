@@ -1,0 +1,191 @@
+// The route table of DESIGN §3: for each route its schemas (validation and the OpenAPI document both read them),
+// its success status, the errors it can answer, and the operation it runs.
+import { z } from 'zod';
+import type { ApiService } from './service';
+import {
+  batchGetBodySchema,
+  batchGetResultSchema,
+  batchIdSchema,
+  batchImagesQuerySchema,
+  batchSummarySchema,
+  clientImagesQuerySchema,
+  createBatchBodySchema,
+  createdBatchSchema,
+  fprintSchema,
+  imageListSchema,
+  imageSchema,
+  logListSchema,
+  logsQuerySchema,
+  noQuerySchema,
+  type SchemaLimits,
+} from './schemas';
+
+export type HttpMethod = 'GET' | 'POST';
+
+/** Error statuses a route may answer; 400, 401 (when authenticated), 429 and 500 apply to every route. */
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
+
+export interface RouteInput<P, Q, B> {
+  service: ApiService;
+  /** Absent only on routes without authentication. */
+  clientId: string;
+  params: P;
+  query: Q;
+  body: B;
+  openApiDocument: () => unknown;
+}
+
+type AnySchema = z.ZodType;
+type ObjectSchema = z.ZodObject;
+
+export interface Route<P extends ObjectSchema = ObjectSchema, Q extends ObjectSchema = ObjectSchema, B extends AnySchema = AnySchema> {
+  method: HttpMethod;
+  /** OpenAPI path template; the router matches the same template. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** Patterns of DESIGN §2 this route serves. */
+  accessPatterns?: string[];
+  authenticated: boolean;
+  params: P;
+  query: Q;
+  body?: B;
+  status: 200 | 201;
+  response: AnySchema;
+  errors: ErrorStatus[];
+  run(input: RouteInput<z.output<P>, z.output<Q>, B extends AnySchema ? z.output<B> : undefined>): Promise<unknown>;
+}
+
+/** Keeps each route's schema types tied to its operation, then erases them for the table. */
+const route = <P extends ObjectSchema, Q extends ObjectSchema, B extends AnySchema>(r: Route<P, Q, B>): Route =>
+  r as unknown as Route;
+
+const noParams = z.strictObject({});
+const batchParams = z.strictObject({ batchId: batchIdSchema });
+const imageParams = z.strictObject({ batchId: batchIdSchema, fprint: fprintSchema });
+
+const BATCH_ERRORS: ErrorStatus[] = [400, 401, 404, 429, 500];
+
+export function apiRoutes(limits: SchemaLimits): Route[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/v1/batches',
+      operationId: 'createBatch',
+      summary: 'Create a batch and get one presigned upload form per declared file',
+      description:
+        'Each form is an S3 presigned POST restricted to uploads/{clientId}/{batchId}/{file name}, the declared ' +
+        'image/* content type, 1 byte up to the declared size, and an expiry. Uploading with any S3 client to the ' +
+        'same key is equally valid.',
+      authenticated: true,
+      params: noParams,
+      query: noQuerySchema,
+      body: createBatchBodySchema(limits),
+      status: 201,
+      response: createdBatchSchema,
+      errors: [400, 401, 409, 413, 429, 500],
+      run: ({ service, clientId, body }) => service.createBatch(clientId, body),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/batches/{batchId}',
+      operationId: 'getBatch',
+      summary: "A batch's summary: counters and status (open / processing / done)",
+      authenticated: true,
+      params: batchParams,
+      query: noQuerySchema,
+      status: 200,
+      response: batchSummarySchema,
+      errors: BATCH_ERRORS,
+      run: ({ service, clientId, params }) => service.getBatch(clientId, params.batchId),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/batches/{batchId}/images',
+      operationId: 'listBatchImages',
+      summary: "A batch's images, optionally by status and upload time, paged",
+      accessPatterns: ['1', '2', '7'],
+      authenticated: true,
+      params: batchParams,
+      query: batchImagesQuerySchema,
+      status: 200,
+      response: imageListSchema,
+      errors: BATCH_ERRORS,
+      run: ({ service, clientId, params, query }) => service.listBatchImages(clientId, params.batchId, query),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/batches/{batchId}/images/{fprint}',
+      operationId: 'getImage',
+      summary: "One image's result",
+      accessPatterns: ['5'],
+      authenticated: true,
+      params: imageParams,
+      query: noQuerySchema,
+      status: 200,
+      response: imageSchema,
+      errors: BATCH_ERRORS,
+      run: ({ service, clientId, params }) => service.getBatchImage(clientId, params.batchId, params.fprint),
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/batches/{batchId}/images:batchGet',
+      operationId: 'batchGetImages',
+      summary: 'Many images of a batch by fingerprint (at most 100)',
+      accessPatterns: ['6'],
+      authenticated: true,
+      params: batchParams,
+      query: noQuerySchema,
+      body: batchGetBodySchema,
+      status: 200,
+      response: batchGetResultSchema,
+      errors: BATCH_ERRORS,
+      run: ({ service, clientId, params, body }) => service.batchGetImages(clientId, params.batchId, body.fprints),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/batches/{batchId}/logs',
+      operationId: 'listBatchLogs',
+      summary: "A debug batch's per-image processing logs, paged",
+      accessPatterns: ['4'],
+      authenticated: true,
+      params: batchParams,
+      query: logsQuerySchema,
+      status: 200,
+      response: logListSchema,
+      errors: BATCH_ERRORS,
+      run: ({ service, clientId, params, query }) => service.listBatchLogs(clientId, params.batchId, query),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/images',
+      operationId: 'listImages',
+      summary: "The client's images across batches: by status, cats, fingerprint or upload time, paged",
+      description:
+        'fprint selects one image across batches; cat=true the cats; status one status; otherwise all images by ' +
+        'upload time. Filters combine.',
+      accessPatterns: ['3', '5b', '8', '9'],
+      authenticated: true,
+      params: noParams,
+      query: clientImagesQuerySchema,
+      status: 200,
+      response: imageListSchema,
+      errors: [400, 401, 429, 500],
+      run: ({ service, clientId, query }) => service.listClientImages(clientId, query),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/openapi.json',
+      operationId: 'getOpenApi',
+      summary: 'This document',
+      authenticated: false,
+      params: noParams,
+      query: noQuerySchema,
+      status: 200,
+      response: z.looseObject({ openapi: z.string() }).meta({ description: 'OpenAPI 3.1 document.' }),
+      errors: [400, 500],
+      run: async ({ openApiDocument }) => openApiDocument(),
+    }),
+  ];
+}

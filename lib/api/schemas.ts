@@ -1,0 +1,289 @@
+// The API's request and response schemas (DESIGN §3). The handlers validate with them and GET /v1/openapi.json is
+// generated from them, so the document cannot drift from what the API accepts and answers.
+import { z } from 'zod';
+
+export const OP_STATUSES = ['pending', 'processing', 'success', 'fail', 'duplicate'] as const;
+export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;
+export const PAGE_LIMIT_MAX = 100;
+export const PAGE_LIMIT_DEFAULT = 50;
+export const BATCH_GET_MAX = 100;
+
+export interface SchemaLimits {
+  maxRetentionDays: number;
+  defaultRetentionDays: number;
+  maxFilesPerBatch: number;
+  maxUploadBytes: number;
+}
+
+export interface ComponentMeta {
+  id?: string;
+  description?: string;
+}
+
+// Path segments ------------------------------------------------------------------------------------------------
+
+export const batchIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ -')
+  .meta({ description: 'Batch id (a ULID for batches made by POST /v1/batches).' });
+
+/** Fingerprints are hex digests; the batch summary's '#BATCH' and other '#' keys can never match. */
+export const fprintSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:=-]{1,128}$/, 'must be 1-128 of A-Z a-z 0-9 _ . : = -')
+  .meta({ description: 'Image fingerprint: hash of the decoded pixels and dimensions.' });
+
+// Query parameters ---------------------------------------------------------------------------------------------
+
+const EPOCH_SECONDS = /^\d{1,12}(\.\d{1,3})?$/;
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** A time as ISO-8601 (a zone-less time is UTC) or epoch seconds, to epoch ms. */
+export function parseTime(raw: string): number | undefined {
+  if (EPOCH_SECONDS.test(raw)) return Math.round(Number(raw) * 1000);
+  if (!ISO_8601.test(raw)) return undefined;
+  const zoned = raw.length > 10 && !/(Z|[+-]\d{2}:?\d{2})$/.test(raw) ? `${raw}Z` : raw;
+  const ms = Date.parse(zoned);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+export const timeSchema = z
+  .string()
+  .meta({
+    description: 'ISO-8601 (e.g. 2024-05-01T12:00:00Z; without a zone, UTC) or epoch seconds (e.g. 1714564800).',
+    examples: ['2024-05-01T12:00:00Z', '1714564800'],
+  })
+  .transform((raw, ctx) => {
+    const ms = parseTime(raw);
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'must be an ISO-8601 time or epoch seconds' });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const limitSchema = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(PAGE_LIMIT_MAX)
+  .default(PAGE_LIMIT_DEFAULT)
+  .meta({ description: `Most items in the page (1-${PAGE_LIMIT_MAX}).` });
+
+const cursorSchema = z
+  .string()
+  .min(1)
+  .max(2048)
+  .meta({ description: 'The `cursor` of the previous page, with the same filters; absent for the first page.' });
+
+const statusSchema = z.enum(OP_STATUSES).meta({ description: 'Only images in this processing status.' });
+
+const rangeCheck = (q: { from?: number; to?: number }, ctx: z.RefinementCtx) => {
+  if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
+    ctx.addIssue({ code: 'custom', path: ['from'], message: 'must not be after `to`' });
+  }
+};
+
+export const batchImagesQuerySchema = z
+  .strictObject({
+    status: statusSchema.optional(),
+    from: timeSchema.optional().meta({ description: 'Uploaded at or after this time.' }),
+    to: timeSchema.optional().meta({ description: 'Uploaded at or before this time.' }),
+    limit: limitSchema,
+    cursor: cursorSchema.optional(),
+  })
+  .superRefine(rangeCheck);
+
+export const clientImagesQuerySchema = z
+  .strictObject({
+    status: statusSchema.optional(),
+    cat: z
+      .enum(['true', 'false'])
+      .transform((v) => v === 'true')
+      .optional()
+      .meta({ description: '`true`: only cats (classified, cat found); `false`: only classified non-cats.' }),
+    fprint: fprintSchema.optional().meta({ description: 'Only this image, across all the client’s batches.' }),
+    from: timeSchema.optional().meta({ description: 'Uploaded at or after this time.' }),
+    to: timeSchema.optional().meta({ description: 'Uploaded at or before this time.' }),
+    limit: limitSchema,
+    cursor: cursorSchema.optional(),
+  })
+  .superRefine(rangeCheck);
+
+export const logsQuerySchema = z
+  .strictObject({
+    from: timeSchema.optional().meta({ description: 'Logged at or after this time.' }),
+    to: timeSchema.optional().meta({ description: 'Logged at or before this time.' }),
+    limit: limitSchema,
+    cursor: cursorSchema.optional(),
+  })
+  .superRefine(rangeCheck);
+
+export const noQuerySchema = z.strictObject({});
+
+// Bodies -------------------------------------------------------------------------------------------------------
+
+/** A file name becomes the last part of uploads/{clientId}/{batchId}/{fileName}: folders allowed, no escaping them. */
+export const fileNameSchema = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === '\u007f' || c === '\\'), 'must not contain control characters or backslashes')
+  .refine(
+    (n) => n.split('/').every((part) => part !== '' && part !== '.' && part !== '..'),
+    'must be a relative path without empty, "." or ".." segments',
+  );
+
+export function createBatchBodySchema(limits: SchemaLimits) {
+  return z
+    .strictObject({
+      debug: z.boolean().optional().meta({ description: 'Record per-image processing logs (GET .../logs). Default false.' }),
+      retentionDays: z
+        .number()
+        .int()
+        .min(1)
+        .max(limits.maxRetentionDays)
+        .optional()
+        .meta({ description: `Days the batch's results are kept. Default ${limits.defaultRetentionDays}.` }),
+      files: z
+        .array(
+          z.strictObject({
+            name: fileNameSchema,
+            contentType: z
+              .string()
+              .regex(/^image\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/, 'must be an image/* media type'),
+            size: z
+              .number()
+              .int()
+              .min(1)
+              .meta({ description: `Bytes; at most ${limits.maxUploadBytes} (413 above).` }),
+          }),
+        )
+        .max(limits.maxFilesPerBatch)
+        .optional()
+        .meta({ description: 'Files to upload: one presigned POST form each. Names must be distinct.' })
+        .superRefine((files, ctx) => {
+          const seen = new Map<string, number>();
+          files?.forEach((f, i) => {
+            const first = seen.get(f.name);
+            if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `repeats files[${first}].name` });
+            else seen.set(f.name, i);
+          });
+        }),
+    })
+    .meta({ id: 'CreateBatchRequest' });
+}
+
+export const batchGetBodySchema = z
+  .strictObject({
+    fprints: z.array(fprintSchema).min(1).max(BATCH_GET_MAX),
+  })
+  .meta({ id: 'BatchGetRequest' });
+
+// Responses ----------------------------------------------------------------------------------------------------
+
+const isoTime = z.iso.datetime();
+
+export const labelSchema = z.object({ name: z.string(), confidence: z.number() }).meta({ id: 'Label' });
+
+export const imageSchema = z
+  .object({
+    batchId: z.string(),
+    fprint: z.string(),
+    fileName: z.string().nullable(),
+    status: z.enum(OP_STATUSES),
+    isCat: z.boolean().nullable().meta({ description: 'null until classified.' }),
+    labels: z.array(labelSchema),
+    uploadedAt: isoTime.nullable(),
+    classifiedAt: isoTime.nullable(),
+    duplicates: z.number().int().meta({ description: 'Later uploads of the same pixels to this batch.' }),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  })
+  .meta({ id: 'Image' });
+
+export const imageListSchema = z
+  .object({
+    items: z.array(imageSchema),
+    cursor: z.string().optional().meta({ description: 'Pass as `cursor` for the next page; absent on the last page.' }),
+  })
+  .meta({ id: 'ImageList' });
+
+export const logEntrySchema = z
+  .object({
+    batchId: z.string(),
+    fprint: z.string(),
+    fileName: z.string().nullable(),
+    status: z.enum(OP_STATUSES).nullable(),
+    loggedAt: isoTime.nullable(),
+    lines: z.array(z.string()),
+  })
+  .meta({ id: 'LogEntry' });
+
+export const logListSchema = z
+  .object({ items: z.array(logEntrySchema), cursor: z.string().optional() })
+  .meta({ id: 'LogList' });
+
+export const batchSummarySchema = z
+  .object({
+    batchId: z.string(),
+    status: z.enum(BATCH_STATUSES).meta({
+      description: 'open: declared files not all arrived; processing: an image pending or processing; done: all handled.',
+    }),
+    counts: z.object({
+      total: z.number().int(),
+      success: z.number().int(),
+      fail: z.number().int(),
+      duplicate: z.number().int(),
+      cats: z.number().int(),
+    }),
+    expected: z.number().int().nullable().meta({ description: 'Files declared at creation; null when none were.' }),
+    debug: z.boolean(),
+    retentionDays: z.number(),
+    createdAt: isoTime,
+    expiresAt: isoTime,
+  })
+  .meta({ id: 'BatchSummary' });
+
+export const uploadFormSchema = z
+  .object({
+    file: z.string(),
+    url: z.url(),
+    fields: z.record(z.string(), z.string()).meta({
+      description: 'Form fields to send, in order, before the file field (multipart/form-data POST to url).',
+    }),
+  })
+  .meta({ id: 'UploadForm' });
+
+export const createdBatchSchema = z
+  .object({
+    batchId: z.string(),
+    uploads: z.array(uploadFormSchema),
+    expiresAt: isoTime.meta({ description: 'When the upload forms stop working.' }),
+    batch: batchSummarySchema,
+  })
+  .meta({ id: 'CreatedBatch' });
+
+export const batchGetResultSchema = z
+  .object({
+    items: z.array(imageSchema),
+    notFound: z.array(z.string()).meta({ description: 'Requested fingerprints with no visible image.' }),
+  })
+  .meta({ id: 'BatchGetResult' });
+
+export const errorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ description: 'Machine-readable, e.g. invalid_parameter, unauthorized, not_found.' }),
+      message: z.string(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+export type Image = z.infer<typeof imageSchema>;
+export type LogEntry = z.infer<typeof logEntrySchema>;
+export type BatchSummary = z.infer<typeof batchSummarySchema>;
+export type UploadForm = z.infer<typeof uploadFormSchema>;
+export type CreateBatchBody = z.infer<ReturnType<typeof createBatchBodySchema>>;
+export type BatchImagesQuery = z.infer<typeof batchImagesQuerySchema>;
+export type ClientImagesQuery = z.infer<typeof clientImagesQuerySchema>;
+export type LogsQuery = z.infer<typeof logsQuerySchema>;

@@ -1,0 +1,133 @@
+// API keys: each key belongs to one client and is stored only as its SHA-256 hash, in the images table under a
+// partition prefix that no batch id can take ('#' is outside the batch id alphabet). The key item has no client_id,
+// upload_ts or other index attribute, so it appears in no index.
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient, type GetCommandInput, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
+import { createHash, randomBytes } from 'node:crypto';
+
+export class AuthError extends Error {
+  override name = 'AuthError';
+}
+export class MissingApiKeyError extends AuthError {
+  override name = 'MissingApiKeyError';
+}
+export class InvalidApiKeyError extends AuthError {
+  override name = 'InvalidApiKeyError';
+}
+/** A key (given, as the demo key is) is already registered to another client. */
+export class ApiKeyConflictError extends AuthError {
+  override name = 'ApiKeyConflictError';
+}
+export class InvalidClientIdError extends AuthError {
+  override name = 'InvalidClientIdError';
+}
+
+/** Client ids become S3 key segments: uploads/{clientId}/... */
+export const CLIENT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export const API_KEY_PREFIX = 'icw_';
+/** Keys are `icw_` + 32 random bytes in base64url: a fast hash is enough, nothing to brute-force. */
+const API_KEY_PATTERN = /^[A-Za-z0-9_-]{16,256}$/;
+const KEY_PARTITION_PREFIX = 'APIKEY#';
+const KEY_SORT = '#KEY' as const;
+
+export interface ApiKeyItem {
+  batch_id: string;
+  img_fprint: typeof KEY_SORT;
+  owner_id: string;
+  created_ts: number;
+}
+
+export const generateApiKey = (): string => API_KEY_PREFIX + randomBytes(32).toString('base64url');
+
+export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+
+export const apiKeyItemKey = (keyHash: string): Pick<ApiKeyItem, 'batch_id' | 'img_fprint'> => ({
+  batch_id: KEY_PARTITION_PREFIX + keyHash,
+  img_fprint: KEY_SORT,
+});
+
+export function assertClientId(clientId: string): void {
+  if (!CLIENT_ID_PATTERN.test(clientId)) {
+    throw new InvalidClientIdError(`client id "${clientId}" must be 1-64 of A-Z a-z 0-9 _ -`);
+  }
+}
+
+/** The key from an `Authorization: Bearer <key>` header. */
+export function bearerKey(header: string | undefined): string {
+  if (header === undefined || header.trim() === '') throw new MissingApiKeyError('missing Authorization: Bearer <api key>');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header.trim());
+  if (!match?.[1]) throw new InvalidApiKeyError('Authorization must be "Bearer <api key>"');
+  return match[1];
+}
+
+/** PutItem that stores a key's hash for a client. Without `overwrite` an existing hash is never replaced. */
+export function putApiKeyRequest(tableName: string, clientId: string, key: string, nowMs: number): PutCommandInput {
+  const item: ApiKeyItem = { ...apiKeyItemKey(hashApiKey(key)), owner_id: clientId, created_ts: nowMs };
+  return {
+    TableName: tableName,
+    Item: item,
+    // A re-registration of the same key for the same client (the demo key at every start) is allowed.
+    ConditionExpression: 'attribute_not_exists(batch_id) OR owner_id = :owner',
+    ExpressionAttributeValues: { ':owner': clientId },
+  };
+}
+
+export function getApiKeyRequest(tableName: string, key: string): GetCommandInput {
+  return { TableName: tableName, Key: apiKeyItemKey(hashApiKey(key)), ProjectionExpression: 'owner_id' };
+}
+
+/** Stores `key` (or a new one) for `clientId` and returns it. */
+export async function registerApiKey(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+  clientId: string,
+  key: string = generateApiKey(),
+  nowMs: number = Date.now(),
+): Promise<string> {
+  assertClientId(clientId);
+  if (!API_KEY_PATTERN.test(key)) throw new InvalidApiKeyError('an API key is 16-256 of A-Z a-z 0-9 _ -');
+  try {
+    await ddb.send(new PutCommand(putApiKeyRequest(tableName, clientId, key, nowMs)));
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) {
+      throw new ApiKeyConflictError('this API key already belongs to another client', { cause: err });
+    }
+    throw err;
+  }
+  return key;
+}
+
+export interface AuthenticatorOptions {
+  ddb: DynamoDBDocumentClient;
+  tableName: string;
+  /** How long a container trusts a key it has looked up. */
+  cacheMs?: number;
+  now?: () => number;
+}
+
+/** Resolves bearer keys to client ids, remembering good keys for a while so most requests cost no read. */
+export class ApiKeyAuthenticator {
+  private readonly cache = new Map<string, { clientId: string; until: number }>();
+  private readonly cacheMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: AuthenticatorOptions) {
+    this.cacheMs = opts.cacheMs ?? 60_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The client of an Authorization header; AuthError when there is no key or it is unknown. */
+  async authenticate(authorization: string | undefined): Promise<string> {
+    const key = bearerKey(authorization);
+    if (!API_KEY_PATTERN.test(key)) throw new InvalidApiKeyError('unknown API key');
+    const hash = hashApiKey(key);
+    const cached = this.cache.get(hash);
+    if (cached && cached.until > this.now()) return cached.clientId;
+    const out = await this.opts.ddb.send(new GetCommand(getApiKeyRequest(this.opts.tableName, key)));
+    const owner = (out.Item as Partial<ApiKeyItem> | undefined)?.owner_id;
+    if (typeof owner !== 'string') throw new InvalidApiKeyError('unknown API key');
+    if (this.cache.size >= 10_000) this.cache.clear();
+    this.cache.set(hash, { clientId: owner, until: this.now() + this.cacheMs });
+    return owner;
+  }
+}
