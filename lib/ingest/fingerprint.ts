@@ -77,10 +77,16 @@ function decodeFailure(cause: unknown): RejectedUpload {
   if (/pixel limit/i.test(message)) {
     return new RejectedUpload('TooManyPixels', 'the image has more pixels than the limit', { cause });
   }
-  return new RejectedUpload('CorruptImage', `the image could not be decoded: ${firstLine(message)}`, { cause });
+  return new RejectedUpload('CorruptImage', `the image is truncated or corrupt: ${decoderSays(message)}`, { cause });
 }
 
-const firstLine = (s: string): string => s.split('\n')[0]?.slice(0, 200) ?? '';
+/** libvips' own words, without sharp's note that a warning was treated as an error. */
+const decoderSays = (message: string): string =>
+  message
+    .split('\n')
+    .filter((line) => line && !/treated as error/i.test(line))
+    .join('; ')
+    .slice(0, 200) || 'the decoder reported a problem';
 
 const N = 32;
 

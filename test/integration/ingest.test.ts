@@ -1,0 +1,395 @@
+// The ingest pipeline end to end on the local stack: uploads go to the local S3, the bridge delivers AWS-shaped
+// S3-in-SQS events to the real handler, which talks to dynalite and the offline detector through the AWS SDK.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { SQSEvent } from 'aws-lambda';
+import sharp from 'sharp';
+import { createClients } from '../../lib/aws/clients';
+import { fingerprint } from '../../lib/ingest/fingerprint';
+import { BATCH_SK, statusTs, type BatchItem, type ImageItem } from '../../lib/store/schema';
+
+const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
+const CAT = fixture('chelsea.png');
+const NOT_CAT = fixture('coffee.png');
+
+const aws = createClients();
+const TABLE = () => process.env.TABLE_NAME!;
+const BUCKET = () => process.env.BUCKET_NAME!;
+let seq = 0;
+const newBatch = () => `it-${Date.now().toString(36)}-${(seq++).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+
+async function put(key: string, body: Buffer | string) {
+  await aws.s3.send(new PutObjectCommand({ Bucket: BUCKET(), Key: key, Body: body }));
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 45_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+async function summary(batchId: string): Promise<BatchItem | undefined> {
+  const out = await aws.ddb.send(new GetCommand({ TableName: TABLE(), Key: { batch_id: batchId, img_fprint: BATCH_SK }, ConsistentRead: true }));
+  return out.Item as BatchItem | undefined;
+}
+
+/** Waits until the batch has seen `uploads` uploads and each has settled. */
+async function settled(batchId: string, uploads: number): Promise<BatchItem> {
+  return waitFor(async () => {
+    const s = await summary(batchId);
+    return s && s.n_total >= uploads && s.n_success + s.n_fail + s.n_duplicate === s.n_total ? s : undefined;
+  }, `batch ${batchId} to settle ${uploads} uploads`);
+}
+
+async function images(batchId: string): Promise<ImageItem[]> {
+  const out = await aws.ddb.send(
+    new QueryCommand({
+      TableName: TABLE(),
+      KeyConditionExpression: 'batch_id = :b',
+      ExpressionAttributeValues: { ':b': batchId },
+      ConsistentRead: true,
+    }),
+  );
+  return (out.Items ?? []).filter((i) => i.img_fprint !== BATCH_SK) as ImageItem[];
+}
+
+async function keysUnder(prefix: string): Promise<string[]> {
+  const out = await aws.s3.send(new ListObjectsV2Command({ Bucket: BUCKET(), Prefix: prefix }));
+  return (out.Contents ?? []).map((o) => o.Key!).sort();
+}
+
+async function detectCalls(): Promise<number> {
+  const res = await fetch(`${process.env.AWS_ENDPOINT_URL_REKOGNITION}/__stats`);
+  return ((await res.json()) as { detectLabels: number }).detectLabels;
+}
+
+/** Waits for the bridge to have nothing in flight, so counts read after it are final. */
+async function bridgeIdle(): Promise<void> {
+  const url = process.env.ICECAT_BRIDGE_URL;
+  if (!url) return;
+  await waitFor(async () => {
+    const res = await fetch(`${url}/status`);
+    const s = (await res.json()) as { idle?: boolean };
+    return s.idle ? true : undefined;
+  }, 'the bridge to be idle');
+}
+
+describe('ingest on the local stack', () => {
+  it('records a cat photo as a successful cat and moves it under processed/', async () => {
+    const batch = newBatch();
+
+    await put(`uploads/demo/${batch}/chelsea the cat.png`, CAT);
+    const s = await settled(batch, 1);
+
+    const [item] = await images(batch);
+    expect(s).toMatchObject({ n_total: 1, n_success: 1, n_cats: 1, owner_id: 'demo' });
+    expect(item).toMatchObject({ op_status: 'success', rek_iscat: true, file_name: 'chelsea the cat.png', client_id: 'demo' });
+    expect(item!.labels!.map((l) => l.name)).toContain('Cat');
+    expect(item!.cat_ts).toBe(item!.upload_ts);
+    expect(item!.ttl).toBeGreaterThan(Date.now() / 1000);
+    expect(await keysUnder(`processed/demo/${batch}/`)).toEqual([`processed/demo/${batch}/${item!.img_fprint}.png`]);
+    expect(await keysUnder(`uploads/demo/${batch}/`)).toEqual([]);
+  });
+
+  it('records a photo without a cat as not a cat', async () => {
+    const batch = newBatch();
+
+    await put(`uploads/demo/${batch}/coffee.png`, NOT_CAT);
+    const s = await settled(batch, 1);
+
+    const [item] = await images(batch);
+    expect(s).toMatchObject({ n_success: 1, n_cats: 0 });
+    expect(item).toMatchObject({ op_status: 'success', rek_iscat: false });
+    expect(item).not.toHaveProperty('cat_ts');
+  });
+
+  it('classifies the same image uploaded twice once and counts the second as a duplicate', async () => {
+    const batch = newBatch();
+    const before = await detectCalls();
+
+    await put(`uploads/demo/${batch}/first.png`, CAT);
+    await settled(batch, 1);
+    await put(`uploads/demo/${batch}/again.png`, CAT);
+    const s = await settled(batch, 2);
+
+    const items = await images(batch);
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ op_status: 'success', file_name: 'first.png', dup_count: 1 });
+    expect([...(items[0]!.dup_files as unknown as Set<string>)]).toEqual(['again.png']);
+    expect(s).toMatchObject({ n_total: 2, n_success: 1, n_duplicate: 1 });
+    expect((await detectCalls()) - before).toBe(1);
+    expect(await keysUnder(`duplicates/demo/${batch}/`)).toEqual([`duplicates/demo/${batch}/${items[0]!.img_fprint}/again.png`]);
+  });
+
+  it('classifies 20 simultaneous copies once: one success, 19 duplicates, one DetectLabels call', async () => {
+    const batch = newBatch();
+    await bridgeIdle();
+    const before = await detectCalls();
+
+    await Promise.all(Array.from({ length: 20 }, (_, i) => put(`uploads/demo/${batch}/copy-${i}.png`, NOT_CAT)));
+    const s = await settled(batch, 20);
+    await bridgeIdle();
+
+    const items = await images(batch);
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ op_status: 'success', dup_count: 19 });
+    expect(s).toMatchObject({ n_total: 20, n_success: 1, n_duplicate: 19, n_fail: 0 });
+    expect((await detectCalls()) - before).toBe(1);
+    expect(await keysUnder(`duplicates/demo/${batch}/`)).toHaveLength(19);
+    expect(await keysUnder(`uploads/demo/${batch}/`)).toEqual([]);
+  });
+
+  it('ignores the same S3 event delivered twice: no second classification, counters unchanged', async () => {
+    const batch = newBatch();
+    const key = `uploads/demo/${batch}/once+only.png`;
+    await put(key, NOT_CAT);
+    const first = await settled(batch, 1);
+    await bridgeIdle();
+    const before = await detectCalls();
+    const { handler } = await import('../../functions/ingest/handler');
+    const redelivery = sqsEvent(BUCKET(), 'uploads/demo/' + batch + '/once%2Bonly.png', NOT_CAT.length);
+
+    const out = await handler(redelivery);
+
+    expect(out.batchItemFailures).toEqual([]);
+    expect(await summary(batch)).toEqual(first);
+    expect((await detectCalls()) - before).toBe(0);
+    expect(await images(batch)).toHaveLength(1);
+  });
+
+  it('classifies a WebP by sending converted JPEG bytes', async () => {
+    const batch = newBatch();
+    const webp = await sharp(CAT).webp({ quality: 90 }).toBuffer();
+
+    await put(`uploads/demo/${batch}/cat.webp`, webp);
+    await settled(batch, 1);
+
+    const [item] = await images(batch);
+    expect(item).toMatchObject({ op_status: 'success', format: 'webp', rek_iscat: true });
+    expect(await keysUnder(`processed/demo/${batch}/`)).toEqual([`processed/demo/${batch}/${item!.img_fprint}.webp`]);
+  });
+
+  it('writes bounded debug logs and the sparse log key only for a batch in debug mode', async () => {
+    const batch = newBatch();
+    const now = Date.now();
+    await aws.ddb.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: {
+          batch_id: batch, img_fprint: BATCH_SK, owner_id: 'demo', created_ts: now, debug: true, retention_days: 7,
+          ttl: Math.floor(now / 1000) + 7 * 86400, n_total: 0, n_success: 0, n_fail: 0, n_duplicate: 0, n_cats: 0,
+        },
+      }),
+    );
+
+    await put(`uploads/demo/${batch}/cat.png`, CAT);
+    await settled(batch, 1);
+
+    const [item] = await images(batch);
+    expect(item!.log_ts).toBe(item!.upload_ts);
+    expect(item!.logs!.join('\n')).toMatch(/DetectLabels by S3Object/);
+    expect(item!.ttl).toBeLessThanOrEqual(Math.floor(now / 1000) + 7 * 86400 + 60);
+  });
+
+  it('writes no logs for a batch not in debug mode', async () => {
+    const batch = newBatch();
+
+    await put(`uploads/demo/${batch}/coffee.png`, NOT_CAT);
+    await settled(batch, 1);
+
+    const [item] = await images(batch);
+    expect(item).not.toHaveProperty('logs');
+    expect(item).not.toHaveProperty('log_ts');
+  });
+});
+
+describe('ingest under faults and crashes', () => {
+  async function faults(patch: Record<string, number>) {
+    await fetch(`${process.env.AWS_ENDPOINT_URL_REKOGNITION}/__faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(patch),
+    });
+  }
+  afterEach(() => faults({ throttleNext: 0, throttleRate: 0 }));
+
+  it('retries DetectLabels throttling (injected at the local detector) with backoff and classifies once', async () => {
+    const batch = newBatch();
+    await bridgeIdle();
+    await faults({ throttleNext: 2 });
+
+    await put(`uploads/demo/${batch}/cat.png`, CAT);
+    const s = await settled(batch, 1);
+
+    expect(s).toMatchObject({ n_total: 1, n_success: 1, n_cats: 1 });
+    const stats = (await (await fetch(`${process.env.AWS_ENDPOINT_URL_REKOGNITION}/__faults`)).json()) as { throttleNext: number };
+    expect(stats.throttleNext).toBe(0);
+  });
+
+  it('releases the claim when throttling outlasts the retries, and the redelivered message classifies the image', async () => {
+    const batch = newBatch();
+    await bridgeIdle();
+    await faults({ throttleNext: Number(process.env.REKOGNITION_MAX_ATTEMPTS ?? 6) });
+
+    await put(`uploads/demo/${batch}/coffee.png`, NOT_CAT);
+    const s = await settled(batch, 1);
+
+    const [item] = await images(batch);
+    expect(s).toMatchObject({ n_total: 1, n_success: 1, n_fail: 0 });
+    expect(item).toMatchObject({ op_status: 'success' });
+    expect(item).not.toHaveProperty('claim_id');
+  });
+
+  it('takes over a processing claim left by a crashed run once its lease has expired', async () => {
+    const batch = newBatch();
+    const key = `uploads/demo/${batch}/crashed.png`;
+    const fp = await fingerprint(NOT_CAT, { maxInputPixels: 100_000_000 });
+    const then = Date.now() - 10 * 60_000;
+    await seedBatch(batch, 'demo', { n_total: 1 });
+    await aws.ddb.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: {
+          batch_id: batch, img_fprint: fp.fprint, client_id: 'demo', s3img_key: key, file_name: 'crashed.png',
+          op_status: 'processing', status_ts: statusTs('processing', then), upload_ts: then, ttl: Math.floor(then / 1000) + 86400,
+          claim_id: 'crashed-run', lease_until: then + 1000,
+        },
+      }),
+    );
+
+    await put(key, NOT_CAT);
+    const s = await settled(batch, 1);
+
+    const [item] = await images(batch);
+    expect(item).toMatchObject({ op_status: 'success', upload_ts: then });
+    expect(item).not.toHaveProperty('claim_id');
+    expect(s).toMatchObject({ n_total: 1, n_success: 1 });
+  });
+
+  it('counts an upload of an image another upload is still classifying as a duplicate, without waiting', async () => {
+    const batch = newBatch();
+    const fp = await fingerprint(NOT_CAT, { maxInputPixels: 100_000_000 });
+    const now = Date.now();
+    await seedBatch(batch, 'demo', { n_total: 1 });
+    await aws.ddb.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: {
+          batch_id: batch, img_fprint: fp.fprint, client_id: 'demo', s3img_key: `uploads/demo/${batch}/first.png`, file_name: 'first.png',
+          op_status: 'processing', status_ts: statusTs('processing', now), upload_ts: now, ttl: Math.floor(now / 1000) + 86400,
+          claim_id: 'live-run', lease_until: now + 10 * 60_000,
+        },
+      }),
+    );
+
+    await put(`uploads/demo/${batch}/second.png`, NOT_CAT);
+    const s = await waitFor(async () => ((await summary(batch))?.n_duplicate === 1 ? summary(batch) : undefined), 'the duplicate count');
+
+    expect(s).toMatchObject({ n_total: 2, n_duplicate: 1, n_success: 0 });
+    expect((await images(batch))[0]).toMatchObject({ op_status: 'processing', claim_id: 'live-run', dup_count: 1 });
+  });
+
+  it("moves an upload into another client's batch under failed/ and leaves that batch untouched", async () => {
+    const batch = newBatch();
+    const owned = await seedBatch(batch, 'alice', {});
+
+    await put(`uploads/mallory/${batch}/sneaky.png`, NOT_CAT);
+    await waitFor(async () => ((await keysUnder(`failed/mallory/${batch}/`)).length ? true : undefined), 'the foreign upload to move');
+
+    expect(await images(batch)).toEqual([]);
+    expect(await summary(batch)).toEqual(owned);
+  });
+});
+
+describe('bad input ends as a fail record and an object under failed/, never a crash', () => {
+  const cases: [string, string, () => Promise<Buffer | string>, string][] = [
+    ['a zero-byte file', 'empty.jpg', async () => Buffer.alloc(0), 'EmptyFile'],
+    ['text named .jpg', 'notes.jpg', async () => 'this is not a picture of a cat', 'NotAnImage'],
+    ['a truncated JPEG', 'cut.jpg', async () => (await sharp(CAT).jpeg().toBuffer()).subarray(0, 4000), 'CorruptImage'],
+    ['an image below 80 px', 'tiny.png', async () => sharp(CAT).resize(60, 40).png().toBuffer(), 'ImageTooSmall'],
+    ['a decompression bomb (a tiny PNG declaring 50,000x50,000)', 'bomb.png', async () => pngBomb(50_000, 50_000), 'TooManyPixels'],
+    ['a file over the size cap', 'huge.png', async () => Buffer.alloc(Number(process.env.MAX_UPLOAD_BYTES) + 1, 1), 'FileTooLarge'],
+    ['an unsupported format (SVG)', 'vector.svg', async () => '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><rect width="200" height="200"/></svg>', 'UnsupportedFormat'],
+  ];
+
+  it.each(cases)('%s', async (_what, name, body, code) => {
+    const batch = newBatch();
+    await put(`uploads/demo/${batch}/good.png`, NOT_CAT);
+
+    await put(`uploads/demo/${batch}/${name}`, await body());
+    const s = await settled(batch, 2);
+
+    const items = await images(batch);
+    const failed = items.find((i) => i.op_status === 'fail');
+    expect(failed).toMatchObject({ file_name: name, err_code: code });
+    expect(failed!.err_msg).toEqual(expect.any(String));
+    expect(items.find((i) => i.file_name === 'good.png')).toMatchObject({ op_status: 'success' });
+    expect(s).toMatchObject({ n_total: 2, n_success: 1, n_fail: 1 });
+    expect(await keysUnder(`failed/demo/${batch}/`)).toEqual([`failed/demo/${batch}/${name}`]);
+    expect(await keysUnder(`uploads/demo/${batch}/`)).toEqual([]);
+  });
+
+  it('moves a key outside the layout under failed/_invalid/ without a record', async () => {
+    const stray = `uploads/${newBatch()}-stray.png`;
+
+    await put(stray, NOT_CAT);
+    await waitFor(async () => ((await keysUnder(`failed/_invalid/${stray}`)).length ? true : undefined), 'the stray upload to move');
+
+    await expect(aws.s3.send(new HeadObjectCommand({ Bucket: BUCKET(), Key: stray }))).rejects.toMatchObject({ name: 'NotFound' });
+  });
+});
+
+async function seedBatch(batchId: string, owner: string, counts: Partial<BatchItem>): Promise<BatchItem> {
+  const now = Date.now();
+  const item: BatchItem = {
+    batch_id: batchId, img_fprint: BATCH_SK, owner_id: owner, created_ts: now, debug: false, retention_days: 30,
+    ttl: Math.floor(now / 1000) + 30 * 86400, n_total: 0, n_success: 0, n_fail: 0, n_duplicate: 0, n_cats: 0, ...counts,
+  };
+  await aws.ddb.send(new PutCommand({ TableName: TABLE(), Item: item }));
+  return item;
+}
+
+/** An S3-in-SQS event as AWS delivers it, for invoking the handler directly. */
+function sqsEvent(bucket: string, encodedKey: string, size: number): SQSEvent {
+  const body = {
+    Records: [
+      {
+        eventVersion: '2.1', eventSource: 'aws:s3', awsRegion: 'us-east-1', eventTime: new Date().toISOString(),
+        eventName: 'ObjectCreated:Put', s3: { s3SchemaVersion: '1.0', bucket: { name: bucket, arn: `arn:aws:s3:::${bucket}` }, object: { key: encodedKey, size } },
+      },
+    ],
+  };
+  return {
+    Records: [
+      {
+        messageId: 'redelivered-1', receiptHandle: 'r', body: JSON.stringify(body), attributes: {} as never,
+        messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q', awsRegion: 'us-east-1',
+      },
+    ],
+  };
+}
+
+/** A valid PNG header and IHDR declaring width x height, with one tiny IDAT: a decompression bomb's shape. */
+function pngBomb(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type), data]);
+    const c = Buffer.alloc(4);
+    c.writeUInt32BE(crc32(td) >>> 0);
+    return Buffer.concat([len, td, c]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const idat = deflateSync(Buffer.alloc(1024));
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+}
