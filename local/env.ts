@@ -61,6 +61,8 @@ export interface LocalEnvOptions {
   host?: string;
   /** An external DynamoDB (DynamoDB Local) used instead of dynalite. */
   dynamodbEndpoint?: string;
+  /** HMAC key of the API's paging cursors (kept in the data dir so cursors survive a restart). */
+  cursorSecret: string;
 }
 
 /** The environment of the local stack listening on the given (already bound) ports. */
@@ -69,12 +71,17 @@ export function buildLocalEnv(ports: StackPorts, opts: LocalEnvOptions): Record<
   const url = (port: number) => `http://${host}:${port}`;
   return {
     AWS_REGION: LOCAL_NAMES.region,
+    // The AWS CLI v1 and Python SDKs read only this one.
+    AWS_DEFAULT_REGION: LOCAL_NAMES.region,
     AWS_ACCESS_KEY_ID: LOCAL_NAMES.accessKeyId,
     AWS_SECRET_ACCESS_KEY: LOCAL_NAMES.secretAccessKey,
     AWS_ENDPOINT_URL_S3: url(ports.s3),
     AWS_ENDPOINT_URL_DYNAMODB: opts.dynamodbEndpoint ?? url(ports.dynamodb),
     AWS_ENDPOINT_URL_REKOGNITION: url(ports.rekognition),
     S3_FORCE_PATH_STYLE: 'true',
+    // s3rver cannot read aws-chunked bodies with trailing checksums, which SDKs and the AWS CLI send by default.
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
     TABLE_NAME: LOCAL_NAMES.table,
     BUCKET_NAME: LOCAL_NAMES.bucket,
     CAT_MIN_CONFIDENCE: String(LOCAL_DETECTOR_CONFIDENCE.catMin),
@@ -87,6 +94,7 @@ export function buildLocalEnv(ports: StackPorts, opts: LocalEnvOptions): Record<
     ICECAT_API_URL: url(ports.api),
     ICECAT_BRIDGE_URL: url(ports.bridge),
     ICECAT_DATA_DIR: opts.dataDir,
+    CURSOR_SECRET: opts.cursorSecret,
   };
 }
 

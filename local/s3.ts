@@ -34,6 +34,7 @@ export interface LocalObjectEvent {
 interface KoaContext {
   method: string;
   query: Record<string, unknown>;
+  headers: Record<string, string | string[] | undefined>;
 }
 interface S3rverInstance extends EventEmitter {
   run(): Promise<AddressInfo>;
@@ -126,6 +127,11 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     vhostBuckets: false,
     configureBuckets: [{ name: bucket }],
   });
+  server.middleware.unshift((ctx, next) => {
+    const source = ctx.headers['x-amz-copy-source'];
+    if (typeof source === 'string') ctx.headers['x-amz-copy-source'] = copySourceForS3rver(source);
+    return next();
+  });
   // s3rver emits multipart completions as 'Post'; the request that caused the event tells them apart.
   const currentRequest = new AsyncLocalStorage<KoaContext>();
   server.middleware.unshift((ctx, next) => currentRequest.run(ctx, next));
@@ -161,6 +167,24 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
       await closing;
     },
   };
+}
+
+/**
+ * s3rver reads x-amz-copy-source with decodeURI, which leaves %2B, %26, %3D, %2C, %3A, %3B, %3F, %40, %23 and
+ * %24 encoded: copying a key holding '+', '&', '=', … answers NoSuchKey. The header is rewritten so that
+ * decodeURI yields the real "bucket/key" (S3 itself URL-decodes it fully); a ?versionId suffix is dropped,
+ * as s3rver keeps no versions.
+ */
+export function copySourceForS3rver(header: string): string {
+  const queryAt = header.indexOf('?');
+  const encoded = queryAt === -1 ? header : header.slice(0, queryAt);
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(encoded);
+  } catch {
+    return header;
+  }
+  return encodeURI(decoded);
 }
 
 function toObjectEvent(record: S3rverEvent['Records'][number], request: KoaContext | undefined): LocalObjectEvent {

@@ -1,0 +1,301 @@
+// The local stack (DESIGN §4): s3rver, dynalite, the offline detector, the S3 → SQS → ingest bridge and the
+// HTTP API, all on loopback, running the very handlers that Lambda runs. Used by `npm start`, the jest global
+// setup and the benches.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import {
+  connectS3Notifications,
+  describeS3Body,
+  QueueBridge,
+  startBridgeStatusServer,
+  type BatchHandler,
+  type BridgeStatusServer,
+  type QueueBridgeOptions,
+} from './bridge';
+import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
+import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
+import { startHttpGateway, type HttpApiHandler, type HttpGateway } from './http-gateway';
+import { startLocalS3, type LocalS3 } from './s3';
+
+export interface StackOptions {
+  /** Where S3 objects, DynamoDB data and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
+  dataDir?: string;
+  /** Ports to bind; 0 picks a free one. Unset ones come from ICECAT_*_PORT or the defaults. */
+  ports?: Partial<StackPorts>;
+  quiet?: boolean;
+  /** The SQS handler the bridge invokes (default: functions/ingest/handler). */
+  ingestHandler?: BatchHandler;
+  /** The HTTP API handler (default: functions/api/handler); false serves no API. */
+  apiHandler?: HttpApiHandler | false;
+  /** Start the local Rekognition endpoint (default true). */
+  detector?: boolean | { throttleRate?: number; latencyMs?: number };
+  /** An external DynamoDB (e.g. DynamoDB Local) instead of dynalite (default ICECAT_DYNAMODB_ENDPOINT). */
+  dynamodbEndpoint?: string;
+  /** Bridge tuning (batch size, window, concurrency, retries). */
+  bridge?: Partial<Omit<QueueBridgeOptions, 'handler'>>;
+  /** Set the stack's environment on process.env for in-process handlers (default true; restored at stop). */
+  applyEnv?: boolean;
+}
+
+export interface StackEndpoints {
+  api?: string;
+  s3: string;
+  dynamodb: string;
+  rekognition?: string;
+  bridge: string;
+}
+
+export interface Stack {
+  env: Record<string, string>;
+  endpoints: StackEndpoints;
+  dataDir: string;
+  bucket: string;
+  table: string;
+  dlqFile: string;
+  /** The demo client's API key, when the stack provisioned one (DESIGN §4). */
+  demoApiKey?: string;
+  bridge: QueueBridge;
+  /** Resolves once every upload event so far has been handled (or dead-lettered). */
+  whenIdle(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The deployed names this stack stands in for (serverless.yml: service icecat-wrangler, stage local). */
+export const LOCAL_QUEUE_ARN = `arn:aws:sqs:${LOCAL_NAMES.region}:${LOCAL_ACCOUNT_ID}:icecat-wrangler-local-uploads`;
+
+// Local event source mapping: as serverless.yml's (batch 10) but a shorter window so a lone upload is handled
+// at once, 2 batches at a time (this machine's cores), and a quicker path to the dead-letter list.
+const BRIDGE_DEFAULTS: Partial<QueueBridgeOptions> = {
+  batchSize: 10,
+  batchWindowMs: 100,
+  maxConcurrency: 2,
+  maxReceiveCount: 3,
+  retryBaseMs: 1000,
+  retryMaxMs: 10_000,
+  invocationTimeoutMs: 120_000,
+  queueArn: LOCAL_QUEUE_ARN,
+  functionName: 'icecat-wrangler-local-ingest',
+};
+
+interface Closable {
+  name: string;
+  close(): Promise<void>;
+}
+
+interface DetectorServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export class StackStartError extends Error {
+  override name = 'StackStartError';
+}
+
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const dataDir = path.resolve(opts.dataDir ?? process.env.ICECAT_DATA_DIR ?? '.data');
+  const ports: StackPorts = { ...portsFromEnv(), ...opts.ports };
+  const host = LOCAL_NAMES.host;
+  const quiet = opts.quiet ?? false;
+  const log = quiet ? () => undefined : (line: string) => console.log(line);
+  const dynamodbEndpoint = opts.dynamodbEndpoint ?? (process.env.ICECAT_DYNAMODB_ENDPOINT || undefined);
+  const dlqFile = path.join(dataDir, 'dlq.jsonl');
+  const started: Closable[] = [];
+  const previousEnv = new Map<string, string | undefined>();
+
+  // Handlers are loaded only once process.env holds the stack's endpoints (they read it at import).
+  let ingest: BatchHandler | undefined;
+  let api: HttpApiHandler | undefined;
+
+  try {
+    await mkdir(dataDir, { recursive: true });
+
+    const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true });
+    started.push({ name: 's3', close: () => s3.close() });
+
+    const dynamodb: LocalDynamoDB = await startLocalDynamoDB({
+      host,
+      port: ports.dynamodb,
+      dataDir,
+      endpoint: dynamodbEndpoint,
+      quiet,
+    });
+    started.push({ name: 'dynamodb', close: () => dynamodb.close() });
+
+    let detector: DetectorServer | undefined;
+    if (opts.detector !== false) {
+      detector = await startDetector(host, ports.rekognition, typeof opts.detector === 'object' ? opts.detector : {});
+      if (detector) {
+        const running = detector;
+        started.push({ name: 'detector', close: () => running.close() });
+      } else if (!quiet) {
+        console.warn('[stack] local/detector/server.ts is missing: no local Rekognition endpoint');
+      }
+    }
+
+    const bridge = new QueueBridge({
+      ...BRIDGE_DEFAULTS,
+      dlqFile,
+      queueFile: path.join(dataDir, 'queue.jsonl'),
+      describe: describeS3Body,
+      log: quiet ? () => undefined : (line) => console.warn(line),
+      ...opts.bridge,
+      handler: (event, context) => {
+        if (!ingest) return Promise.reject(new StackStartError('the ingest handler is not loaded yet'));
+        return ingest(event, context);
+      },
+    });
+    started.push({ name: 'bridge', close: () => bridge.stop() });
+
+    const status: BridgeStatusServer = await startBridgeStatusServer(bridge, { host, port: ports.bridge });
+    started.push({ name: 'bridge status', close: () => status.close() });
+
+    let gateway: HttpGateway | undefined;
+    if (opts.apiHandler !== false) {
+      gateway = await startHttpGateway({
+        host,
+        port: ports.api,
+        functionName: 'icecat-wrangler-local-api',
+        handler: (event, context) => {
+          if (!api) {
+            return Promise.resolve({
+              statusCode: 503,
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ error: { code: 'unavailable', message: 'the API handler is not available' } }),
+            });
+          }
+          return api(event, context);
+        },
+      });
+      const running = gateway;
+      started.push({ name: 'api', close: () => running.close() });
+    }
+
+    const bound: StackPorts = {
+      api: gateway?.port ?? ports.api,
+      s3: s3.port,
+      dynamodb: dynamodb.port,
+      rekognition: detector?.port ?? ports.rekognition,
+      bridge: status.port,
+    };
+    const env = buildLocalEnv(bound, {
+      dataDir,
+      host,
+      dynamodbEndpoint: dynamodb.external ? dynamodb.url : undefined,
+      cursorSecret: process.env.CURSOR_SECRET || (await localSecret(path.join(dataDir, 'cursor-secret'))),
+    });
+    if (opts.applyEnv !== false) {
+      for (const [name, value] of Object.entries(env)) {
+        previousEnv.set(name, process.env[name]);
+        process.env[name] = value;
+      }
+      if (quiet && process.env.POWERTOOLS_LOG_LEVEL === undefined) {
+        previousEnv.set('POWERTOOLS_LOG_LEVEL', undefined);
+        process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
+      }
+    }
+
+    ingest = opts.ingestHandler ?? (await loadIngestHandler());
+    if (opts.apiHandler !== false) api = opts.apiHandler ?? (await loadApiHandler(quiet));
+
+    // ---- Clients (DESIGN §4: a client `demo` exists from the start). The API helper provisions it here. ----
+    const demoApiKey: string | undefined = undefined;
+
+    const disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
+    started.push({ name: 'notifications', close: async () => disconnect() });
+
+    let stopping: Promise<void> | undefined;
+    const stop = () =>
+      (stopping ??= (async () => {
+        await closeAll(started);
+        for (const [name, value] of previousEnv) {
+          if (value === undefined) delete process.env[name];
+          else process.env[name] = value;
+        }
+      })());
+
+    return {
+      env,
+      endpoints: {
+        api: gateway?.url,
+        s3: s3.url,
+        dynamodb: dynamodb.url,
+        rekognition: detector?.url,
+        bridge: status.url,
+      },
+      dataDir,
+      bucket: s3.bucket,
+      table: dynamodb.table.name,
+      dlqFile,
+      demoApiKey,
+      bridge,
+      whenIdle: (timeoutMs) => bridge.whenIdle(timeoutMs),
+      stop,
+    };
+  } catch (err) {
+    await closeAll(started);
+    for (const [name, value] of previousEnv) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    throw err;
+  }
+}
+
+/** A random secret made once per data dir, so that what it signs stays valid across restarts. */
+async function localSecret(file: string): Promise<string> {
+  try {
+    const existing = (await readFile(file, 'utf8')).trim();
+    if (existing) return existing;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const secret = randomBytes(32).toString('hex');
+  await writeFile(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+/** Closes in reverse start order: intake first (notifications, API), the stores last. */
+async function closeAll(started: Closable[]): Promise<void> {
+  for (const service of started.splice(0).reverse()) {
+    try {
+      await service.close();
+    } catch (err) {
+      console.warn(`[stack] closing ${service.name} failed: ${String(err)}`);
+    }
+  }
+}
+
+// Modules other engineers write; resolved by path so the stack runs (and type-checks) before they exist.
+const ROOT = path.join(__dirname, '..');
+const moduleExists = (relative: string) => ['.ts', '.js'].some((ext) => existsSync(path.join(ROOT, relative + ext)));
+
+async function loadIngestHandler(): Promise<BatchHandler> {
+  const mod = (await import('../functions/ingest/handler')) as { handler: BatchHandler };
+  return mod.handler;
+}
+
+async function loadApiHandler(quiet: boolean): Promise<HttpApiHandler | undefined> {
+  const relative = 'functions/api/handler';
+  if (!moduleExists(relative)) {
+    if (!quiet) console.warn(`[stack] ${relative}.ts is missing: the API answers 503`);
+    return undefined;
+  }
+  const mod = (await import(path.join(ROOT, relative))) as { handler: HttpApiHandler };
+  return mod.handler;
+}
+
+async function startDetector(
+  host: string,
+  port: number,
+  tuning: { throttleRate?: number; latencyMs?: number },
+): Promise<DetectorServer | undefined> {
+  const relative = 'local/detector/server';
+  if (!moduleExists(relative)) return undefined;
+  const mod = (await import(path.join(ROOT, relative))) as {
+    startDetectorServer(opts: { host: string; port: number; throttleRate?: number; latencyMs?: number }): Promise<DetectorServer>;
+  };
+  return mod.startDetectorServer({ host, port, ...tuning });
+}
