@@ -78,7 +78,7 @@ export class ThrottlingError extends DetectorError {
 
 export class ThroughputExceededError extends DetectorError {
   override name = 'ThroughputExceededError';
-  constructor(message = 'Provisioned rate exceeded: the local detector has too many requests waiting.') {
+  constructor(message = 'Provisioned rate exceeded: the local detector has too many requests in progress.') {
     super('ProvisionedThroughputExceededException', message);
   }
 }

@@ -1,6 +1,6 @@
 // The offline object detector: the COCO-80 CenterNet (MobileNetV3) that @vladmandic/human ships in its
 // tarball, run on tfjs-core with the WebAssembly backend. Loaded once per process; every detection runs
-// through one serial queue, so memory stays at one decoded image and one inference at a time.
+// through one serial queue, so one decoded image and one inference are in memory at a time.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
@@ -134,9 +134,8 @@ class CenterNetDetector implements ObjectDetector {
   constructor(
     private readonly model: GraphModel,
     readonly version: string,
-    maxPending: number,
   ) {
-    this.queue = new SerialQueue(maxPending);
+    this.queue = new SerialQueue();
   }
 
   get pending(): number {
@@ -160,20 +159,15 @@ class CenterNetDetector implements ObjectDetector {
   }
 }
 
-export interface LoadOptions {
-  /** Detections accepted beyond which `detect` refuses with QueueFullError. */
-  maxPending?: number;
-}
-
 let loading: Promise<ObjectDetector> | undefined;
 
 /** The process's detector, loaded on first use and shared by every caller. */
-export function loadDetector(opts: LoadOptions = {}): Promise<ObjectDetector> {
+export function loadDetector(): Promise<ObjectDetector> {
   loading ??= (async () => {
     const files = locateModelFiles();
     await initBackend();
     const model = await loadGraph(files);
-    return new CenterNetDetector(model, `centernet-mobilenetv3-coco80 (@vladmandic/human ${files.packageVersion}, local)`, opts.maxPending ?? 64);
+    return new CenterNetDetector(model, `centernet-mobilenetv3-coco80 (@vladmandic/human ${files.packageVersion}, local)`);
   })();
   // A failed load is not cached, so a later call can try again.
   loading.catch(() => {

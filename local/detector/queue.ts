@@ -1,5 +1,5 @@
-// Runs tasks one at a time in arrival order, so one decoded image and one inference are in memory at a
-// time however many requests arrive; a bounded backlog turns overload into a refusal instead of growth.
+// Runs tasks one at a time in arrival order; with a bound, a full backlog refuses new tasks instead of
+// growing.
 
 export class QueueFullError extends Error {
   override name = 'QueueFullError';
@@ -9,7 +9,7 @@ export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();
   private waiting = 0;
 
-  constructor(private readonly maxPending: number) {}
+  constructor(private readonly maxPending: number = Number.POSITIVE_INFINITY) {}
 
   /** Tasks accepted and not finished, the running one included. */
   get pending(): number {

@@ -11,7 +11,6 @@ import sharp, { type Metadata } from 'sharp';
 import { z } from 'zod';
 import { loadDetector, liveTensors } from './model';
 import { toLabels, type Label } from './labels';
-import { QueueFullError } from './queue';
 import {
   DetectorError,
   ImageTooLargeError,
@@ -47,7 +46,10 @@ export interface DetectorServerOptions {
   latencyMs?: number;
   /** Reads Image.S3Object; by default a client for AWS_ENDPOINT_URL_S3 (path-style when S3_FORCE_PATH_STYLE=true). */
   s3?: S3Client;
-  /** Detections queued at most before calls are refused with ProvisionedThroughputExceededException. */
+  /**
+   * DetectLabels calls in progress at most (each holds its image in memory); more are refused with
+   * ProvisionedThroughputExceededException, as Rekognition refuses calls beyond its rate. Default 64.
+   */
   maxPending?: number;
 }
 
@@ -234,20 +236,32 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     throttleNext: 0,
   };
   FaultsPatch.parse({ throttleRate: faults.throttleRate, latencyMs: faults.latencyMs });
-  const detector = await loadDetector({ maxPending: opts.maxPending });
+  const detector = await loadDetector();
+  const maxPending = opts.maxPending ?? 64;
+  let inFlight = 0;
   let s3 = opts.s3;
   const counters = { detectLabels: 0, throttled: 0, succeeded: 0, errors: {} as Record<string, number> };
 
   const stats = (): DetectorStats => ({
     ...counters,
     errors: { ...counters.errors },
-    pending: detector.pending,
+    pending: inFlight,
     tensors: liveTensors(),
     model: detector.version,
   });
 
   async function detectLabels(body: Buffer | null): Promise<{ Labels: Label[]; LabelModelVersion: string }> {
     counters.detectLabels += 1;
+    if (inFlight >= maxPending) throw new ThroughputExceededError();
+    inFlight += 1;
+    try {
+      return await detectLabelsWithin(body);
+    } finally {
+      inFlight -= 1;
+    }
+  }
+
+  async function detectLabelsWithin(body: Buffer | null): Promise<{ Labels: Label[]; LabelModelVersion: string }> {
     if (faults.latencyMs > 0) await sleep(faults.latencyMs);
     if (faults.throttleNext > 0 || (faults.throttleRate > 0 && Math.random() < faults.throttleRate)) {
       faults.throttleNext = Math.max(0, faults.throttleNext - 1);
@@ -280,13 +294,7 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     const wantsLabels = request.Features === undefined || request.Features.includes('GENERAL_LABELS');
     let labels: Label[] = [];
     if (wantsLabels) {
-      let detections;
-      try {
-        detections = await detector.detect(image);
-      } catch (err) {
-        if (err instanceof QueueFullError) throw new ThroughputExceededError();
-        throw err;
-      }
+      const detections = await detector.detect(image);
       labels = toLabels(detections, {
         minConfidence: request.MinConfidence ?? LIMITS.defaultMinConfidence,
         maxLabels: request.MaxLabels ?? LIMITS.defaultMaxLabels,
