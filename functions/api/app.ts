@@ -4,17 +4,25 @@ import middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import httpRouterHandler, { type Method } from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { RouteNotFoundError } from '../../lib/api/errors';
 import { buildOpenApiDocument } from '../../lib/api/openapi';
 import type { Route } from '../../lib/api/routes';
 import type { ApiService } from '../../lib/api/service';
-import { authenticate, jsonBody, mapErrors, responseHeaders, validate, type ApiContext, type ErrorLogger } from './middleware';
+import {
+  authenticate,
+  jsonBody,
+  mapErrors,
+  responseHeaders,
+  validate,
+  type ApiContext,
+  type Authenticator,
+  type ErrorLogger,
+} from './middleware';
 
 export interface ApiDeps {
   routes: Route[];
   service: ApiService;
-  authenticator: ApiKeyAuthenticator;
+  authenticator: Authenticator;
   logError?: ErrorLogger;
 }
 

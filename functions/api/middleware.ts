@@ -5,7 +5,6 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { createError } from '@middy/util';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import type { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { InvalidParameterError, MalformedBodyError } from '../../lib/api/errors';
 import { errorBody, toHttpError } from '../../lib/api/http-errors';
 import type { Route } from '../../lib/api/routes';
@@ -28,8 +27,13 @@ type ApiMiddleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStruct
 const header = (event: APIGatewayProxyEventV2, name: string): string | undefined =>
   event.headers?.[name] ?? Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === name)?.[1];
 
+/** What resolves an Authorization header to a client id (lib/auth's ApiKeyAuthenticator). */
+export interface Authenticator {
+  authenticate(authorization: string | undefined): Promise<string>;
+}
+
 /** Authorization: Bearer <key> → the key's client, or 401. */
-export function authenticate(authenticator: ApiKeyAuthenticator): ApiMiddleware {
+export function authenticate(authenticator: Authenticator): ApiMiddleware {
   return {
     name: 'authenticate',
     before: async (request: ApiRequest) => {

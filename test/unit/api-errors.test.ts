@@ -1,0 +1,75 @@
+import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { createApiHandler } from '../../functions/api/app';
+import { InvalidApiKeyError, MissingApiKeyError } from '../../lib/auth/api-keys';
+import { BatchNotFoundError, FileTooLargeError, ImageNotFoundError, InvalidParameterError } from '../../lib/api/errors';
+import { toHttpError } from '../../lib/api/http-errors';
+import { apiRoutes } from '../../lib/api/routes';
+import type { ApiService } from '../../lib/api/service';
+import { CursorError } from '../../lib/store/cursor';
+import { StoreThrottledError } from '../../lib/store/queries';
+import { apiEvent } from './api-event';
+
+const LIMITS = { maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 10, maxUploadBytes: 1000 };
+
+function handlerThrowing(err: unknown) {
+  const logged: { message: string; details: Record<string, unknown> }[] = [];
+  const service = { listClientImages: async () => Promise.reject(err) } as unknown as ApiService;
+  const handler = createApiHandler({
+    routes: apiRoutes(LIMITS),
+    service,
+    authenticator: { authenticate: async () => 'acme' },
+    logError: (message, details) => logged.push({ message, details }),
+  });
+  return { handler, logged };
+}
+
+describe('toHttpError', () => {
+  it.each([
+    [new InvalidParameterError('limit', 'too big'), 400, 'invalid_parameter'],
+    [new CursorError('forged'), 400, 'invalid_cursor'],
+    [new MissingApiKeyError('no key'), 401, 'unauthorized'],
+    [new InvalidApiKeyError('bad key'), 401, 'unauthorized'],
+    [new BatchNotFoundError('B'), 404, 'not_found'],
+    [new ImageNotFoundError('B', 'f'), 404, 'not_found'],
+    [new FileTooLargeError('files[0].size', 10, 5), 413, 'file_too_large'],
+    [new StoreThrottledError('slow down'), 429, 'throttled'],
+    [new Error('boom'), 500, 'internal_error'],
+    ['a string', 500, 'internal_error'],
+  ])('maps %p to %i %s', (err, status, code) => {
+    expect(toHttpError(err)).toMatchObject({ status, code });
+  });
+
+  it('gives a foreign batch and a missing one the same answer', () => {
+    expect(toHttpError(new BatchNotFoundError('B'))).toEqual(toHttpError(new BatchNotFoundError('B')));
+  });
+});
+
+describe('API error answers', () => {
+  it('never shows the message of an unexpected error', async () => {
+    const { handler } = handlerThrowing(new Error('connect ECONNREFUSED 10.0.0.7:8000 table IceCatWrangler'));
+
+    const res = await handler(apiEvent('GET', '/v1/images'));
+
+    expect(res.statusCode).toBe(500);
+    expect(JSON.parse(res.body ?? '')).toEqual({ error: { code: 'internal_error', message: 'internal error' } });
+  });
+
+  it('logs an unexpected error with its stack', async () => {
+    const { handler, logged } = handlerThrowing(new Error('boom'));
+
+    await handler(apiEvent('GET', '/v1/images'));
+
+    expect(logged[0]?.details).toMatchObject({ path: '/v1/images', error: { name: 'Error', message: 'boom' } });
+  });
+
+  it('answers 429 when DynamoDB throttling outlasts the retries', async () => {
+    const throttled = new StoreThrottledError('the table is throttling reads', {
+      cause: new ProvisionedThroughputExceededException({ message: 'throttled', $metadata: {} }),
+    });
+    const { handler } = handlerThrowing(throttled);
+
+    const res = await handler(apiEvent('GET', '/v1/images'));
+
+    expect(res.statusCode).toBe(429);
+  });
+});
