@@ -1,0 +1,131 @@
+// The local detector's cost: model load, per-image latency at 640 px and 12 MP, the endpoint's round
+// trip through the SDK, peak RSS, and the cat scores behind the local thresholds. Measured in a fresh
+// child process, so the load is a cold one and the peak RSS is the detector's own.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+
+const ROOT = path.join(__dirname, '..');
+const FIXTURES = path.join(ROOT, 'test', 'fixtures');
+const RUNS_640 = 20;
+const RUNS_12MP = 8;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return Math.round((sorted[rank] ?? Number.NaN) * 10) / 10;
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
+  const start = process.hrtime.bigint();
+  const value = await fn();
+  return [value, Number(process.hrtime.bigint() - start) / 1e6];
+}
+
+/** Runs in the child: everything measured, printed as one JSON line. */
+async function measure(): Promise<Record<string, unknown>> {
+  const { loadDetector, liveTensors } = await import('../local/detector/model');
+  const { startDetectorServer } = await import('../local/detector/server');
+  const { RekognitionClient, DetectLabelsCommand } = await import('@aws-sdk/client-rekognition');
+  const rssBeforeMb = process.memoryUsage().rss / 2 ** 20;
+
+  const [detector, modelLoadMs] = await timed(() => loadDetector());
+  const chelsea = readFileSync(path.join(FIXTURES, 'chelsea.png'));
+  const catScore = async (image: Buffer): Promise<number> =>
+    Math.max(0, ...(await detector.detect(image)).filter((d) => d.classIndex === 15).map((d) => d.score));
+
+  const [, firstInferenceMs] = await timed(() => detector.detect(chelsea));
+  const tensorsBefore = liveTensors();
+
+  const img640 = await sharp(chelsea).resize(640).jpeg({ quality: 90 }).toBuffer();
+  const server = await startDetectorServer({ port: 0 });
+  const client = new RekognitionClient({
+    endpoint: server.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+  });
+  // In-process and through the endpoint alternately, so both see the same machine load.
+  const lat640: number[] = [];
+  const roundTrip: number[] = [];
+  for (let i = 0; i < RUNS_640; i++) {
+    lat640.push((await timed(() => detector.detect(img640)))[1]);
+    roundTrip.push((await timed(() => client.send(new DetectLabelsCommand({ Image: { Bytes: img640 }, MinConfidence: 15 }))))[1]);
+  }
+  client.destroy();
+  await server.close();
+
+  // 4240 x 2830 = 12.0 MP, the size of a phone photo.
+  const img12mp = await sharp(chelsea).resize(4240, 2830).jpeg({ quality: 90 }).toBuffer();
+  const lat12mp: number[] = [];
+  for (let i = 0; i < RUNS_12MP; i++) lat12mp.push((await timed(() => detector.detect(img12mp)))[1]);
+
+  const colour = await catScore(chelsea);
+  const scores = {
+    catScoreChelsea: colour,
+    catScoreChelseaGreyscale: await catScore(await sharp(chelsea).greyscale().png().toBuffer()),
+    catScoreChelseaRotated90: await catScore(await sharp(chelsea).rotate(90).png().toBuffer()),
+    catScoreChelseaRotated180: await catScore(await sharp(chelsea).rotate(180).png().toBuffer()),
+    catScoreChelsea120px: await catScore(await sharp(chelsea).resize(120).png().toBuffer()),
+    catScoreChelsea12MP: await catScore(img12mp),
+    catScoreCoffee: await catScore(readFileSync(path.join(FIXTURES, 'coffee.png'))),
+    catScoreAstronaut: await catScore(readFileSync(path.join(FIXTURES, 'astronaut.png'))),
+    catScoreRocket: await catScore(readFileSync(path.join(FIXTURES, 'rocket.jpg'))),
+  };
+  const round3 = (v: number): number => Math.round(v * 1000) / 1000;
+
+  const median640 = percentile(lat640, 50);
+  const median12mp = percentile(lat12mp, 50);
+  return {
+    modelLoadMs: Math.round(modelLoadMs),
+    firstInferenceMs: Math.round(firstInferenceMs),
+    latency640Runs: RUNS_640,
+    latency640MedianMs: median640,
+    latency640P95Ms: percentile(lat640, 95),
+    latency12mpRuns: RUNS_12MP,
+    latency12mpMedianMs: median12mp,
+    latency12mpP95Ms: percentile(lat12mp, 95),
+    latency12mpOver640: Math.round((median12mp / median640) * 100) / 100,
+    endpointRoundTrip640MedianMs: percentile(roundTrip, 50),
+    endpointRoundTrip640P95Ms: percentile(roundTrip, 95),
+    endpointOverheadMs: Math.round((percentile(roundTrip, 50) - median640) * 10) / 10,
+    image12mpBytes: img12mp.length,
+    rssBeforeLoadMb: Math.round(rssBeforeMb),
+    // resourceUsage().maxRSS is in kilobytes: the process's high-water mark over the whole run.
+    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    tensorsLeaked: liveTensors() - tensorsBefore,
+    ...Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, round3(v)])),
+    catGreyscaleOverColour: round3(scores.catScoreChelseaGreyscale / colour),
+    catRotated90OverColour: round3(scores.catScoreChelseaRotated90 / colour),
+    model: detector.version,
+  };
+}
+
+export default async function run(): Promise<Record<string, unknown>> {
+  const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--measure'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const line = stdout.trim().split('\n').pop() ?? '';
+  if (code !== 0 || !line.startsWith('{')) throw new Error(`detector bench child failed (${code}): ${stderr.slice(-2000)}`);
+  return JSON.parse(line) as Record<string, unknown>;
+}
+
+if (require.main === module) {
+  const measuring = process.argv.includes('--measure');
+  (measuring ? measure() : run()).then(
+    (result) => {
+      console.log(measuring ? JSON.stringify(result) : JSON.stringify(result, null, 2));
+      process.exit(0);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
