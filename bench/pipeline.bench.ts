@@ -55,7 +55,7 @@ export default async function run(): Promise<Record<string, unknown>> {
     const aws = createClients();
     const bucket = stack.bucket;
     const put = (key: string, body: Buffer) => aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
-    const deliver = (key: string, size: number) => handler(sqsEvent(bucket, key, size), {} as Context);
+    const deliver = (key: string, size: number) => handler(sqsEvent(bucket, key, size));
 
     // ---- duplicate vs first upload, handler time per upload ----
     const images = await distinctImages(PAIRS + 1);
