@@ -2,7 +2,7 @@
 // function at its zip through package.artifact. `osls package`, `osls deploy` and `osls deploy function`
 // all go through it, so no step can ship unbundled sources.
 import path from 'node:path';
-import { bundleFunction, BundleError, type LambdaArchitecture } from './bundle';
+import { ARTIFACT_DIR, bundleFunction, BundleError, type LambdaArchitecture } from './bundle';
 
 interface FunctionConfig {
   handler?: string;
@@ -23,9 +23,6 @@ interface Serverless {
 interface PluginUtils {
   log: { notice(msg: string): void; info(msg: string): void };
 }
-
-/** Where artifacts go, relative to the service directory. */
-export const ARTIFACT_DIR = '.build/artifacts';
 
 /** nodejs22.x → node22: the syntax level esbuild may emit. */
 export function nodeTargetFor(runtime: string): string {

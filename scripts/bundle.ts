@@ -199,6 +199,11 @@ async function writeZip(zipPath: string, entries: { name: string; data: Buffer }
   });
 }
 
+/** Where the osls plugin writes artifacts, relative to the service directory. */
+export const ARTIFACT_DIR = '.build/artifacts';
+
+export const metafilePath = (outDir: string, name: string): string => path.join(outDir, `${name}.meta.json`);
+
 export async function bundleFunction(req: BundleRequest): Promise<BundleResult> {
   const { source, output } = handlerPaths(req.handler);
   const entry = path.join(req.projectDir, source);
@@ -239,6 +244,8 @@ export async function bundleFunction(req: BundleRequest): Promise<BundleResult> 
   mkdirSync(req.outDir, { recursive: true });
   const artifact = path.join(req.outDir, `${req.name}.zip`);
   await writeZip(artifact, entries);
+  // What went into the bundle: the deploy tests read it to check the function's IAM role against its code.
+  writeFileSync(metafilePath(req.outDir, req.name), JSON.stringify(result.metafile));
   return {
     name: req.name,
     artifact,

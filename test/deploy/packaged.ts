@@ -1,0 +1,102 @@
+// The packaged service for the deploy tests: `osls package` runs once (with no AWS credentials at all) and its output
+// is reused while it is newer than every input, so the suites share one build.
+import type { Metafile } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ARTIFACT_DIR, metafilePath } from '../../scripts/bundle';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+const TEMPLATE = path.join(ROOT, '.serverless', 'cloudformation-template-update-stack.json');
+const STATE = path.join(ROOT, '.serverless', 'serverless-state.json');
+const INPUTS = ['serverless.yml', 'resources', 'scripts', 'functions', 'lib', 'package-lock.json'];
+const LOCK = path.join(ROOT, '.build', 'package.lock');
+
+export interface CfnResource {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DependsOn?: string | string[];
+}
+
+export interface Template {
+  Resources: Record<string, CfnResource>;
+  Outputs?: Record<string, unknown>;
+}
+
+export interface Packaged {
+  template: Template;
+  /** The service configuration as osls resolved it (custom settings included). */
+  service: { custom: Record<string, unknown>; provider: Record<string, unknown> };
+  artifact(functionName: string): string;
+  metafile(functionName: string): Metafile;
+}
+
+function newestMtime(target: string): number {
+  if (!existsSync(target)) return 0;
+  const stat = statSync(target);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return Math.max(0, ...readdirSync(target).map((entry) => newestMtime(path.join(target, entry))));
+}
+
+const artifactPath = (name: string) => path.join(ROOT, ARTIFACT_DIR, `${name}.zip`);
+
+function isFresh(functionNames: string[]): boolean {
+  if (!existsSync(TEMPLATE)) return false;
+  const built = Math.min(
+    statSync(TEMPLATE).mtimeMs,
+    ...functionNames.map((n) => (existsSync(artifactPath(n)) ? statSync(artifactPath(n)).mtimeMs : 0)),
+  );
+  return built > Math.max(...INPUTS.map((i) => newestMtime(path.join(ROOT, i))));
+}
+
+/** The environment minus anything that could give osls AWS credentials. */
+export function credentialFreeEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (!k.startsWith('AWS_')) clean[k] = v;
+  const nowhere = path.join(os.tmpdir(), 'icecat-no-aws-config');
+  return { ...clean, AWS_SHARED_CREDENTIALS_FILE: nowhere, AWS_CONFIG_FILE: nowhere };
+}
+
+async function withLock<T>(fn: () => T): Promise<T> {
+  mkdirSync(path.dirname(LOCK), { recursive: true });
+  const deadline = Date.now() + 5 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch {
+      // A lock older than any packaging run was left by a killed process.
+      if (existsSync(LOCK) && Date.now() - statSync(LOCK).mtimeMs > 5 * 60_000) rmdirSync(LOCK);
+      if (Date.now() > deadline) throw new Error(`waited 5 minutes for ${LOCK}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmdirSync(LOCK);
+  }
+}
+
+/** Runs `osls package` exactly as `npm run package` does, offline and without credentials. */
+export function runPackage(): void {
+  execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'), 'package'], {
+    cwd: ROOT,
+    env: credentialFreeEnv(),
+    stdio: 'pipe',
+  });
+}
+
+export async function ensurePackaged(functionNames: string[] = ['ingest', 'api']): Promise<Packaged> {
+  await withLock(() => {
+    if (!isFresh(functionNames)) runPackage();
+  });
+  const state = JSON.parse(readFileSync(STATE, 'utf8')) as { service: Packaged['service'] };
+  return {
+    template: JSON.parse(readFileSync(TEMPLATE, 'utf8')) as Template,
+    service: state.service,
+    artifact: artifactPath,
+    metafile: (name) => JSON.parse(readFileSync(metafilePath(path.join(ROOT, ARTIFACT_DIR), name), 'utf8')) as Metafile,
+  };
+}

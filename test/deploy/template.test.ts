@@ -1,0 +1,404 @@
+// The compiled CloudFormation template (`osls package`, offline) against what the code assumes: the indexes it
+// queries, the AWS calls each function's bundle makes, the event source, queue, bucket and HTTP routes.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { apiRoutes } from '../../lib/api/routes';
+import {
+  LISTING_ATTRIBUTES,
+  batchByStatusRequest,
+  batchLogsRequest,
+  batchResultsRequest,
+  batchTimeRangeRequest,
+  clientByStatusRequest,
+  clientCatsRequest,
+  clientTimeRangeRequest,
+  imageAcrossBatchesRequest,
+  type QueryPlan,
+} from '../../lib/store/queries';
+import { INDEX } from '../../lib/store/schema';
+import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { rules } = require('../../scripts/sizing.cjs') as {
+  rules: { maximumConcurrency(tps: number, seconds: number, inFlight: number): number };
+};
+
+// ---- reading the template -------------------------------------------------------------------------------------
+
+/** An intrinsic rendered readable: Ref X → {X}, GetAtt X.Arn → {X.Arn}, Sub → its string with ${X.Arn} → {X.Arn}. */
+function render(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as Record<string, unknown>;
+  if (typeof v.Ref === 'string') return `{${v.Ref}}`;
+  if (Array.isArray(v['Fn::GetAtt'])) return `{${(v['Fn::GetAtt'] as string[]).join('.')}}`;
+  if (typeof v['Fn::Sub'] === 'string') {
+    return (v['Fn::Sub'] as string).replace(/\$\{(?!AWS::)([A-Za-z0-9]+(?:\.[A-Za-z]+)?)\}/g, '{$1}');
+  }
+  return JSON.stringify(value);
+}
+
+const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+interface Statement {
+  Sid?: string;
+  Effect: string;
+  Action: string[];
+  Resource: string[];
+}
+
+function roleStatements(role: CfnResource): Statement[] {
+  const policies = (role.Properties.Policies ?? []) as { PolicyDocument: { Statement: Record<string, unknown>[] } }[];
+  return policies.flatMap((p) =>
+    p.PolicyDocument.Statement.map((s) => ({
+      Sid: s.Sid as string | undefined,
+      Effect: s.Effect as string,
+      Action: list(s.Action as string | string[]),
+      Resource: list(s.Resource as unknown).map(render),
+    })),
+  );
+}
+
+const FUNCTIONS = { ingest: 'IngestLambdaFunction', api: 'ApiLambdaFunction' } as const;
+
+// ---- what the code assumes --------------------------------------------------------------------------------------
+
+const Q = { tableName: 'T', batchId: 'b', clientId: 'c', nowS: 1, from: 1, to: 2 };
+/** Every Query the store sends, with every optional filter set so each attribute it may name appears. */
+const QUERY_PLANS: QueryPlan[] = [
+  batchResultsRequest(Q),
+  batchByStatusRequest({ ...Q, status: 'success' }),
+  batchTimeRangeRequest(Q),
+  batchLogsRequest(Q),
+  clientByStatusRequest({ ...Q, status: 'success', cat: true }),
+  imageAcrossBatchesRequest({ ...Q, fprint: 'f', status: 'success', cat: true }),
+  clientTimeRangeRequest({ ...Q, status: 'success', cat: false }),
+  clientCatsRequest({ ...Q, status: 'success' }),
+];
+const INDEX_PLANS = QUERY_PLANS.filter((p) => p.input.IndexName);
+
+/** Attribute names an expression mentions, in order, through its #placeholders. */
+function attributesIn(expression: string | undefined, names: Record<string, string> | undefined): string[] {
+  const found = (expression ?? '').match(/#[A-Za-z0-9_]+/g) ?? [];
+  return [...new Set(found.map((p) => names?.[p] ?? p))];
+}
+
+/** The SDK commands (and presigned POST) a function's own source files in its bundle send, as IAM actions. */
+const COMMAND_ACTIONS: Record<string, string[]> = {
+  GetCommand: ['dynamodb:GetItem'],
+  GetItemCommand: ['dynamodb:GetItem'],
+  PutCommand: ['dynamodb:PutItem'],
+  PutItemCommand: ['dynamodb:PutItem'],
+  UpdateCommand: ['dynamodb:UpdateItem'],
+  UpdateItemCommand: ['dynamodb:UpdateItem'],
+  DeleteCommand: ['dynamodb:DeleteItem'],
+  QueryCommand: ['dynamodb:Query'],
+  BatchGetCommand: ['dynamodb:BatchGetItem'],
+  BatchWriteCommand: ['dynamodb:BatchWriteItem'],
+  GetObjectCommand: ['s3:GetObject'],
+  HeadObjectCommand: ['s3:GetObject'],
+  PutObjectCommand: ['s3:PutObject'],
+  CopyObjectCommand: ['s3:GetObject', 's3:PutObject'],
+  DeleteObjectCommand: ['s3:DeleteObject'],
+  ListObjectsV2Command: ['s3:ListBucket'],
+  DetectLabelsCommand: ['rekognition:DetectLabels'],
+  createPresignedPost: ['s3:PutObject'],
+};
+
+/** What Lambda itself needs beyond the code's calls. */
+const PLATFORM_ACTIONS: Record<keyof typeof FUNCTIONS, string[]> = {
+  // Logging; the SQS event source polls with the function's role; ListBucket makes a missing object a 404.
+  ingest: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 's3:ListBucket'],
+  api: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+};
+
+function actionsSentBy(pkg: Packaged, fn: keyof typeof FUNCTIONS): { actions: Set<string>; unknown: string[] } {
+  const sources = Object.keys(pkg.metafile(fn).inputs).filter((f) => !f.includes('node_modules/'));
+  const actions = new Set<string>();
+  const unknown: string[] = [];
+  for (const file of sources) {
+    const text = readFileSync(path.join(ROOT, file), 'utf8');
+    const calls = [...text.matchAll(/new\s+([A-Z][A-Za-z0-9]*Command)\s*\(/g)].map((m) => m[1] as string);
+    if (/\bcreatePresignedPost\s*\(/.test(text)) calls.push('createPresignedPost');
+    for (const call of calls) {
+      const mapped = COMMAND_ACTIONS[call];
+      if (mapped) mapped.forEach((a) => actions.add(a));
+      else unknown.push(`${call} in ${file}`);
+    }
+  }
+  return { actions, unknown };
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+
+let pkg: Packaged;
+let resources: Record<string, CfnResource>;
+const resourcesOfType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const props = (logicalId: string) => {
+  const r = resources[logicalId];
+  if (!r) throw new Error(`template has no resource ${logicalId}`);
+  return r.Properties;
+};
+
+beforeAll(async () => {
+  pkg = await ensurePackaged();
+  resources = pkg.template.Resources;
+}, 300_000);
+
+describe('table and indexes', () => {
+  type KeyElement = { AttributeName: string; KeyType: 'HASH' | 'RANGE' };
+  type IndexDef = { IndexName: string; KeySchema: KeyElement[]; Projection: { ProjectionType: string; NonKeyAttributes?: string[] } };
+  const table = () => props('ImagesTable');
+  const indexes = (): Map<string, IndexDef> =>
+    new Map(
+      [...((table().LocalSecondaryIndexes ?? []) as IndexDef[]), ...((table().GlobalSecondaryIndexes ?? []) as IndexDef[])].map(
+        (i) => [i.IndexName, i],
+      ),
+    );
+  const keyOf = (schema: KeyElement[]) => [
+    schema.find((k) => k.KeyType === 'HASH')?.AttributeName,
+    ...schema.filter((k) => k.KeyType === 'RANGE').map((k) => k.AttributeName),
+  ];
+
+  it('defines every index named in the schema module', () => {
+    expect([...indexes().keys()].sort()).toEqual(Object.values(INDEX).sort());
+  });
+
+  it('has every index queried by some store query', () => {
+    expect(new Set(INDEX_PLANS.map((p) => p.input.IndexName))).toEqual(new Set(Object.values(INDEX)));
+  });
+
+  it.each(INDEX_PLANS.map((p) => [p.pattern, p] as const))('gives %s the key its key condition uses', (_, plan) => {
+    const index = indexes().get(plan.input.IndexName as string);
+    const used = attributesIn(plan.input.KeyConditionExpression, plan.input.ExpressionAttributeNames);
+    expect(index && keyOf(index.KeySchema).slice(0, used.length)).toEqual(used);
+  });
+
+  it.each(INDEX_PLANS.map((p) => [p.pattern, p] as const))('makes %s cursors from exactly its index and table keys', (_, plan) => {
+    const index = indexes().get(plan.input.IndexName as string) as IndexDef;
+    const expected = new Set([...keyOf(index.KeySchema), ...keyOf(table().KeySchema as KeyElement[])]);
+    expect(new Set(plan.keyAttributes)).toEqual(expected);
+  });
+
+  it.each(INDEX_PLANS.map((p) => [p.pattern, p] as const))('projects into %s every attribute its query filters on or lists', (_, plan) => {
+    const index = indexes().get(plan.input.IndexName as string) as IndexDef;
+    const available = new Set([
+      ...keyOf(index.KeySchema),
+      ...keyOf(table().KeySchema as KeyElement[]),
+      ...(index.Projection.NonKeyAttributes ?? []),
+    ]);
+    const needed = [
+      ...attributesIn(plan.input.FilterExpression, plan.input.ExpressionAttributeNames),
+      ...attributesIn(plan.input.ProjectionExpression, plan.input.ExpressionAttributeNames),
+      ...(plan.input.IndexName === INDEX.batchLogs ? [] : LISTING_ATTRIBUTES),
+    ];
+    const missing = index.Projection.ProjectionType === 'ALL' ? [] : needed.filter((a) => !available.has(a));
+    expect(missing).toEqual([]);
+  });
+
+  it('is billed on demand', () => {
+    expect(table().BillingMode).toBe('PAY_PER_REQUEST');
+  });
+
+  it('expires items on ttl', () => {
+    expect(table().TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
+  });
+
+  it('keeps point-in-time recovery on', () => {
+    expect(table().PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+  });
+});
+
+describe('IAM', () => {
+  const roleOf = (fn: keyof typeof FUNCTIONS) => render(props(FUNCTIONS[fn]).Role).replace(/^\{(.+)\.Arn\}$/, '$1');
+  const statementsOf = (fn: keyof typeof FUNCTIONS) => roleStatements(resources[roleOf(fn)] as CfnResource);
+  const allStatements = () => resourcesOfType('AWS::IAM::Role').flatMap(([, r]) => roleStatements(r));
+
+  it('gives each function a role of its own', () => {
+    expect(new Set([roleOf('ingest'), roleOf('api')]).size).toBe(2);
+  });
+
+  it('creates no shared default role', () => {
+    expect(resources.IamRoleLambdaExecution).toBeUndefined();
+  });
+
+  it('uses no wildcard action', () => {
+    expect(allStatements().flatMap((s) => s.Action.filter((a) => a.includes('*')))).toEqual([]);
+  });
+
+  it('allows only, never denies through, identity statements', () => {
+    expect(allStatements().filter((s) => s.Effect !== 'Allow')).toEqual([]);
+  });
+
+  it("scopes every statement to named resources, '*' only for DetectLabels", () => {
+    const unscoped = allStatements().filter(
+      (s) => s.Resource.some((r) => r === '*' || r.endsWith(':*:*')) && !(s.Action.length === 1 && s.Action[0] === 'rekognition:DetectLabels'),
+    );
+    expect(unscoped).toEqual([]);
+  });
+
+  it.each(['ingest', 'api'] as const)('maps every AWS call in the %s bundle to an IAM action', (fn) => {
+    expect(actionsSentBy(pkg, fn).unknown).toEqual([]);
+  });
+
+  it.each(['ingest', 'api'] as const)('allows the %s role exactly the actions its code sends', (fn) => {
+    const granted = new Set(statementsOf(fn).flatMap((s) => s.Action));
+    const needed = new Set([...actionsSentBy(pkg, fn).actions, ...PLATFORM_ACTIONS[fn]]);
+    expect([...granted].sort()).toEqual([...needed].sort());
+  });
+
+  it.each([
+    ['ingest', 's3:GetObject', ['{ImagesBucket.Arn}/uploads/*']],
+    ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/uploads/*']],
+    ['ingest', 's3:PutObject', ['{ImagesBucket.Arn}/duplicates/*', '{ImagesBucket.Arn}/failed/*', '{ImagesBucket.Arn}/processed/*']],
+    ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
+    ['api', 's3:PutObject', ['{ImagesBucket.Arn}/uploads/*']],
+  ] as const)('lets %s use %s only on %j', (fn, action, expected) => {
+    const on = statementsOf(fn).filter((s) => s.Action.includes(action)).flatMap((s) => s.Resource);
+    expect([...new Set(on)].sort()).toEqual([...expected]);
+  });
+
+  it.each(['ingest', 'api'] as const)('lets %s use DynamoDB only on the table and its indexes', (fn) => {
+    const on = statementsOf(fn).filter((s) => s.Action.some((a) => a.startsWith('dynamodb:'))).flatMap((s) => s.Resource);
+    expect(on.filter((r) => r !== '{ImagesTable.Arn}' && r !== '{ImagesTable.Arn}/index/*')).toEqual([]);
+  });
+
+  it.each(['ingest', 'api'] as const)('lets %s write logs only to its own log group', (fn) => {
+    const on = statementsOf(fn).filter((s) => s.Action.some((a) => a.startsWith('logs:'))).flatMap((s) => s.Resource);
+    const name = props(FUNCTIONS[fn]).FunctionName as string;
+    expect(on).toEqual([`arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${name}:*`]);
+  });
+
+  it('lets ingest use SQS only on the upload queue', () => {
+    const on = statementsOf('ingest').filter((s) => s.Action.some((a) => a.startsWith('sqs:'))).flatMap((s) => s.Resource);
+    expect(on).toEqual(['{IngestQueue.Arn}']);
+  });
+});
+
+describe('upload events: bucket → queue → ingest', () => {
+  const mapping = () => {
+    const found = resourcesOfType('AWS::Lambda::EventSourceMapping');
+    expect(found).toHaveLength(1);
+    return (found[0] as [string, CfnResource])[1].Properties;
+  };
+  const custom = () => pkg.service.custom as { rekognition: Record<string, number>; ingest: Record<string, number>; retention: Record<string, number> };
+
+  it('feeds ingest from the upload queue', () => {
+    expect([render(mapping().EventSourceArn), render(mapping().FunctionName)]).toEqual(['{IngestQueue.Arn}', '{IngestLambdaFunction.Arn}']);
+  });
+
+  it('reports partial batch failures', () => {
+    expect(mapping().FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+  });
+
+  it('caps concurrency at what the configured Rekognition TPS allows', () => {
+    const { tps, secondsPerImage } = custom().rekognition as { tps: number; secondsPerImage: number };
+    const expected = rules.maximumConcurrency(tps, secondsPerImage, custom().ingest.imagesInFlight as number);
+    expect((mapping().ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency).toBe(expected);
+  });
+
+  it('runs as many images at once per invocation as the concurrency cap assumes', () => {
+    const env = (props('IngestLambdaFunction').Environment as { Variables: Record<string, string> }).Variables;
+    expect(Number(env.INGEST_PARALLELISM)).toBe(custom().ingest.imagesInFlight);
+  });
+
+  it('hides a message for at least six times the ingest timeout', () => {
+    const timeout = props('IngestLambdaFunction').Timeout as number;
+    expect(props('IngestQueue').VisibilityTimeout as number).toBeGreaterThanOrEqual(6 * timeout + (mapping().MaximumBatchingWindowInSeconds as number));
+  });
+
+  it('moves a message that keeps failing to a dead-letter queue', () => {
+    const redrive = props('IngestQueue').RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number };
+    const dlq = render(redrive.deadLetterTargetArn).replace(/^\{(.+)\.Arn\}$/, '$1');
+    expect([resources[dlq]?.Type, redrive.maxReceiveCount >= 2]).toEqual(['AWS::SQS::Queue', true]);
+  });
+
+  it('lets only S3, for this bucket and account, send to the upload queue', () => {
+    const policy = props('IngestQueuePolicy');
+    const statements = (policy.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
+    expect(statements.map((s) => ({ ...s, Resource: render(s.Resource), Condition: JSON.parse(JSON.stringify(s.Condition)) }))).toEqual([
+      {
+        Sid: expect.any(String),
+        Effect: 'Allow',
+        Principal: { Service: 's3.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Resource: '{IngestQueue.Arn}',
+        Condition: {
+          ArnEquals: { 'aws:SourceArn': { 'Fn::Sub': expect.stringMatching(/^arn:\$\{AWS::Partition\}:s3:::/) } },
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+        },
+      },
+    ]);
+  });
+
+  it('names the same bucket in the queue policy as the bucket it creates', () => {
+    const statement = (props('IngestQueuePolicy').PolicyDocument as { Statement: { Condition: { ArnEquals: Record<string, { 'Fn::Sub': string }> } }[] }).Statement[0];
+    const arn = statement?.Condition.ArnEquals['aws:SourceArn']?.['Fn::Sub'];
+    expect(arn).toBe(`arn:\${AWS::Partition}:s3:::${(props('ImagesBucket').BucketName as { 'Fn::Sub': string })['Fn::Sub']}`);
+  });
+
+  it('notifies the queue of objects created under uploads/ only', () => {
+    const config = props('ImagesBucket').NotificationConfiguration as { QueueConfigurations: Record<string, unknown>[] };
+    expect(config.QueueConfigurations.map((c) => ({ ...c, Queue: render(c.Queue) }))).toEqual([
+      { Event: 's3:ObjectCreated:*', Queue: '{IngestQueue.Arn}', Filter: { S3Key: { Rules: [{ Name: 'prefix', Value: 'uploads/' }] } } },
+    ]);
+  });
+
+  it('sets the bucket notification only once the queue policy exists', () => {
+    expect(list(resources.ImagesBucket?.DependsOn)).toContain('IngestQueuePolicy');
+  });
+});
+
+describe('images bucket', () => {
+  it('blocks every kind of public access', () => {
+    expect(props('ImagesBucket').PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+  });
+
+  it('encrypts objects at rest', () => {
+    const sse = props('ImagesBucket').BucketEncryption as { ServerSideEncryptionConfiguration: { ServerSideEncryptionByDefault: { SSEAlgorithm: string } }[] };
+    expect(sse.ServerSideEncryptionConfiguration[0]?.ServerSideEncryptionByDefault.SSEAlgorithm).toMatch(/^(AES256|aws:kms)$/);
+  });
+
+  it('expires each prefix by a lifecycle rule', () => {
+    const rules = (props('ImagesBucket').LifecycleConfiguration as { Rules: { Prefix: string; Status: string; ExpirationInDays: number }[] }).Rules;
+    const enabled = rules.filter((r) => r.Status === 'Enabled' && r.ExpirationInDays > 0).map((r) => r.Prefix);
+    expect(enabled.sort()).toEqual(['duplicates/', 'failed/', 'processed/', 'uploads/']);
+  });
+
+  it('keeps processed, duplicate and failed objects as long as the longest retention a batch may ask for', () => {
+    const rules = (props('ImagesBucket').LifecycleConfiguration as { Rules: { Prefix: string; ExpirationInDays: number }[] }).Rules;
+    const env = (props('ApiLambdaFunction').Environment as { Variables: Record<string, string> } | undefined)?.Variables ?? {};
+    const maxRetention = Number(env.MAX_RETENTION_DAYS);
+    const short = rules.filter((r) => r.Prefix !== 'uploads/' && r.ExpirationInDays < maxRetention);
+    expect([maxRetention > 0, short]).toEqual([true, []]);
+  });
+});
+
+describe('HTTP API', () => {
+  const awsRoutes = () =>
+    resourcesOfType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties.RouteKey as string);
+  /** API Gateway's matching: a {var} is one whole segment, {var+} the rest of the path. */
+  const matches = (routeKey: string, method: string, samplePath: string) => {
+    const [m, template] = routeKey.split(' ') as [string, string];
+    if (m !== method && m !== 'ANY') return false;
+    const want = template.split('/');
+    const got = samplePath.split('/');
+    for (let i = 0; i < want.length; i++) {
+      const w = want[i] as string;
+      if (/^\{.+\+\}$/.test(w)) return i < got.length;
+      if (got[i] === undefined || (w.startsWith('{') ? got[i] === '' : got[i] !== w)) return false;
+    }
+    return want.length === got.length;
+  };
+
+  it.each(
+    apiRoutes({ maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 10, maxUploadBytes: 1 }).map((r) => [r.method, r.path] as const),
+  )('routes %s %s to the api function', (method, template) => {
+    const sample = template.replace(/\{[^}]+\}/g, 'x1');
+    expect(awsRoutes().filter((key) => matches(key, method, sample))).toHaveLength(1);
+  });
+});
