@@ -1,11 +1,29 @@
 /** @type {import('jest').Config} */
 // ESM-only packages (middy) are transpiled to CommonJS by swc like our own TypeScript.
 const esmPackages = ['@middy'].join('|');
-module.exports = {
+const shared = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest'] },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages})/)`],
+};
+// Two projects so that the local stack starts only when an integration test runs: jest runs a project's
+// globalSetup only if at least one of its tests is selected.
+module.exports = {
   testTimeout: 60000,
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      roots: ['<rootDir>/test'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/'],
+    },
+    {
+      ...shared,
+      displayName: 'integration',
+      roots: ['<rootDir>/test/integration'],
+      globalSetup: '<rootDir>/test/global-setup.ts',
+      globalTeardown: '<rootDir>/test/global-teardown.ts',
+    },
+  ],
 };

@@ -26,7 +26,7 @@ describe('createTableInput from resources/table.yml', () => {
   });
 
   it('leaves out TTL and point-in-time recovery, which CreateTable does not take', () => {
-    const input = createTableInput(definition(), 'T') as Record<string, unknown>;
+    const input = createTableInput(definition(), 'T') as unknown as Record<string, unknown>;
 
     expect(input).not.toHaveProperty('TimeToLiveSpecification');
     expect(input).not.toHaveProperty('PointInTimeRecoverySpecification');

@@ -1,0 +1,25 @@
+// Starts the local stack once for the integration tests: free ports, a fresh data dir, the real handlers.
+// Its environment is set on process.env before jest forks its workers, so every test file inherits it.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startStack, type Stack } from '../local/stack';
+
+declare global {
+  var __ICECAT_STACK__: Stack | undefined;
+}
+
+/** Test-run settings the handlers read at import: a 10 MiB upload cap keeps the too-large case cheap. */
+const TEST_SETTINGS: Record<string, string> = {
+  MAX_UPLOAD_BYTES: String(10 * 1024 * 1024),
+};
+
+export default async function globalSetup(): Promise<void> {
+  for (const [name, value] of Object.entries(TEST_SETTINGS)) process.env[name] ??= value;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'icecat-test-'));
+  globalThis.__ICECAT_STACK__ = await startStack({
+    dataDir,
+    ports: { api: 0, s3: 0, dynamodb: 0, rekognition: 0, bridge: 0 },
+    quiet: true,
+  });
+}
