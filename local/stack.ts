@@ -1,6 +1,8 @@
 // The local stack (DESIGN §4): s3rver, dynalite, the offline detector, the S3 → SQS → ingest bridge and the
 // HTTP API, all on loopback, running the very handlers that Lambda runs. Used by `npm start`, the jest global
 // setup and the benches.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { startHttpGateway, type HttpApiHandler, type HttpGateway } from './http-gateway';
 import { startLocalS3, type LocalS3 } from './s3';
+import { registerApiKey } from '../lib/auth/api-keys';
 
 export interface StackOptions {
   /** Where S3 objects, DynamoDB data and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
@@ -200,8 +203,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ingest = opts.ingestHandler ?? (await loadIngestHandler());
     if (opts.apiHandler !== false) api = opts.apiHandler ?? (await loadApiHandler(quiet));
 
-    // ---- Clients (DESIGN §4: a client `demo` exists from the start). The API helper provisions it here. ----
-    const demoApiKey: string | undefined = undefined;
+    // ---- Clients (DESIGN §4: a client `demo` exists from the start): ICECAT_DEMO_API_KEY, else a new key. ----
+    const demoApiKey = await provisionDemoClient(dynamodb.url, dynamodb.table.name);
 
     const disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
     started.push({ name: 'notifications', close: async () => disconnect() });
@@ -241,6 +244,20 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       else process.env[name] = value;
     }
     throw err;
+  }
+}
+
+/** Registers the demo client's key (only its hash is stored) and returns the key. */
+async function provisionDemoClient(endpoint: string, tableName: string): Promise<string> {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: LOCAL_NAMES.region,
+    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+  });
+  try {
+    return await registerApiKey(DynamoDBDocumentClient.from(client), tableName, 'demo', process.env.ICECAT_DEMO_API_KEY || undefined);
+  } finally {
+    client.destroy();
   }
 }
 
