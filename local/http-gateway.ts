@@ -72,6 +72,7 @@ export function httpApiEvent(req: {
   const isBase64Encoded = req.body.length > 0 && !TEXT_TYPES.test(contentType);
   const requestId = req.requestId ?? randomBytes(8).toString('base64url');
   const path = safeDecodePath(rawPath);
+  const domainName = req.host.replace(/:\d+$/, '');
 
   const event: APIGatewayProxyEventV2 = {
     version: '2.0',
@@ -82,8 +83,8 @@ export function httpApiEvent(req: {
     requestContext: {
       accountId: LOCAL_ACCOUNT_ID,
       apiId: API_ID,
-      domainName: req.host,
-      domainPrefix: req.host.split('.')[0] ?? req.host,
+      domainName,
+      domainPrefix: domainName.split('.')[0] ?? domainName,
       http: {
         method: req.method,
         path,

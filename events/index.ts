@@ -1,0 +1,21 @@
+// Real sample events, captured from the local stack by events/capture.ts (S3 → bridge → handler, and the HTTP
+// gateway). Tests and `osls invoke local --path events/...` use them.
+import type { APIGatewayProxyEventV2, S3Event, SQSEvent } from 'aws-lambda';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** The upload captured in the samples: uploads/demo/{SAMPLE_BATCH_ID}/{SAMPLE_FILE_NAME}. */
+export const SAMPLE_BATCH_ID = '01JB4W6ZK3Q8V2N5R7T9X1Y3Z5';
+export const SAMPLE_FILE_NAME = 'my cat+1 (café) 猫.png';
+/** Its key as S3 writes it into the event (form-encoded). */
+export const SAMPLE_ENCODED_KEY = `uploads/demo/${SAMPLE_BATCH_ID}/my+cat%2B1+%28caf%C3%A9%29+%E7%8C%AB.png`;
+
+// A fresh copy per call, so that a test changing its event does not change another's.
+const load = <T>(name: string): T => JSON.parse(readFileSync(path.join(__dirname, name), 'utf8')) as T;
+
+/** The S3 notification (eventVersion 2.1) for the sample upload. */
+export const s3ObjectCreatedEvent = (): S3Event => load('s3-object-created.json');
+/** The SQS event carrying that notification, as the ingest handler receives it. */
+export const sqsS3ObjectCreatedEvent = (): SQSEvent => load('sqs-s3-object-created.json');
+/** GET /v1/batches/{SAMPLE_BATCH_ID}/images?limit=2 as the API handler receives it (payload 2.0). */
+export const apiGetBatchImagesEvent = (): APIGatewayProxyEventV2 => load('api-get-batch-images.json');
