@@ -1,0 +1,154 @@
+// The ingest artifact is complete: unzipped alone into an empty folder and run with plain `node` (no project
+// node_modules within reach), its handler loads sharp from the zip and processes a real upload on a local stack.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { execFile } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import yauzl from 'yauzl';
+import type { Stack } from '../../local/stack';
+import { BATCH_SK, type ImageItem } from '../../lib/store/schema';
+import { startTestStack, uniqueId } from '../helpers';
+import { ensurePackaged, ROOT } from './packaged';
+
+async function unzip(zipFile: string, into: string): Promise<void> {
+  const zip = await promisify<string, yauzl.Options, yauzl.ZipFile>(yauzl.open)(zipFile, { lazyEntries: true });
+  await new Promise<void>((resolve, reject) => {
+    zip.on('error', reject);
+    zip.on('end', resolve);
+    zip.on('entry', (entry: yauzl.Entry) => {
+      const target = path.join(into, entry.fileName);
+      if (!target.startsWith(into + path.sep)) return reject(new Error(`zip entry escapes the folder: ${entry.fileName}`));
+      if (entry.fileName.endsWith('/')) {
+        mkdirSync(target, { recursive: true });
+        return zip.readEntry();
+      }
+      mkdirSync(path.dirname(target), { recursive: true });
+      zip.openReadStream(entry, (err, stream) => {
+        if (err) return reject(err);
+        stream.pipe(createWriteStream(target)).on('finish', () => zip.readEntry()).on('error', reject);
+      });
+    });
+    zip.readEntry();
+  });
+}
+
+/** Runs in the unzipped folder: the handler on the event from stdin; reports its answer and where sharp came from. */
+const RUNNER = `
+let input = '';
+process.stdin.on('data', (d) => (input += d)).on('end', async () => {
+  const { handler } = require('./functions/ingest/handler.js');
+  const response = await handler(JSON.parse(input));
+  const nativeFiles = Object.keys(require.cache).filter((f) => f.endsWith('.node'));
+  process.stdout.write(JSON.stringify({ response, nativeFiles }));
+});
+`;
+
+interface RunResult {
+  response: SQSBatchResponse;
+  nativeFiles: string[];
+}
+
+async function runArtifactHandler(dir: string, event: SQSEvent, env: Record<string, string>): Promise<RunResult> {
+  const child = execFile(process.execPath, ['-e', RUNNER], {
+    cwd: dir,
+    // Only the stack's contract and a PATH: nothing of the test process (NODE_PATH, NODE_OPTIONS) leaks in.
+    env: { ...env, PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: 'ERROR' },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  child.stdin?.end(JSON.stringify(event));
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the artifact's handler exited with ${code}:\n${stderr}`);
+  return JSON.parse(stdout) as RunResult;
+}
+
+let stack: Stack;
+let dir: string;
+let run: RunResult;
+let s3: S3Client;
+let ddb: DynamoDBDocumentClient;
+const batchId = uniqueId('artifact');
+const uploadKey = `uploads/deploy-test/${batchId}/chelsea.png`;
+
+beforeAll(async () => {
+  const packaged = await ensurePackaged();
+  dir = mkdtempSync(path.join(tmpdir(), 'icecat-artifact-'));
+  await unzip(packaged.artifact('ingest'), dir);
+
+  // The stack's bridge hands over the exact SQS event it builds from the upload, instead of processing it.
+  let deliver: (event: SQSEvent) => void = () => undefined;
+  const delivered = new Promise<SQSEvent>((resolve) => (deliver = resolve));
+  stack = await startTestStack({
+    detector: true,
+    // The in-process detector reads S3Object images with clients built from process.env.
+    applyEnv: true,
+    ingestHandler: async (event) => {
+      deliver(event);
+      return { batchItemFailures: [] };
+    },
+  });
+  const credentials = { accessKeyId: stack.env.AWS_ACCESS_KEY_ID as string, secretAccessKey: stack.env.AWS_SECRET_ACCESS_KEY as string };
+  s3 = new S3Client({
+    endpoint: stack.endpoints.s3,
+    region: stack.env.AWS_REGION,
+    credentials,
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.endpoints.dynamodb, region: stack.env.AWS_REGION, credentials }));
+
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: stack.bucket,
+      Key: uploadKey,
+      Body: readFileSync(path.join(ROOT, 'test', 'fixtures', 'chelsea.png')),
+      ContentType: 'image/png',
+    }),
+  );
+  run = await runArtifactHandler(dir, await delivered, stack.env);
+}, 300_000);
+
+afterAll(async () => {
+  s3?.destroy();
+  ddb?.destroy();
+  await stack?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+it('loads sharp from the native binaries inside the artifact', () => {
+  expect(run.nativeFiles.filter((f) => f.includes(`${path.sep}sharp-`)).map((f) => f.startsWith(dir + path.sep))).toEqual([true]);
+});
+
+it('answers the SQS batch with no failed messages', () => {
+  expect(run.response).toEqual({ batchItemFailures: [] });
+});
+
+it('records the upload as classified', async () => {
+  const out = await ddb.send(
+    new QueryCommand({
+      TableName: stack.table,
+      KeyConditionExpression: 'batch_id = :b AND img_fprint > :summary',
+      ExpressionAttributeValues: { ':b': batchId, ':summary': BATCH_SK },
+      ConsistentRead: true,
+    }),
+  );
+  expect((out.Items as ImageItem[]).map((i) => [i.file_name, i.op_status])).toEqual([['chelsea.png', 'success']]);
+});
+
+it('moves the upload out of uploads/ into processed/', async () => {
+  const processed = await s3.send(new ListObjectsV2Command({ Bucket: stack.bucket, Prefix: `processed/deploy-test/${batchId}/` }));
+  const stillUploaded = await s3.send(new HeadObjectCommand({ Bucket: stack.bucket, Key: uploadKey })).then(
+    () => true,
+    () => false,
+  );
+  expect([processed.KeyCount, stillUploaded]).toEqual([1, false]);
+});
