@@ -1,0 +1,250 @@
+// Every query function of lib/store/queries.ts against real items in the local DynamoDB, through the AWS SDK.
+import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { cursorCodec, CursorError } from '../../lib/store/cursor';
+import {
+  getBatchSummary,
+  getImage,
+  getImages,
+  queryBatchByStatus,
+  queryBatchLogs,
+  queryBatchResults,
+  queryBatchTimeRange,
+  queryClientByStatus,
+  queryClientCats,
+  queryClientTimeRange,
+  queryImageAcrossBatches,
+  StoreThrottledError,
+  type ImageListing,
+  type StoreContext,
+} from '../../lib/store/queries';
+import { aws, stackEnv, uniqueId } from '../helpers';
+import { DAY_S, fprints, seedBatch, type SeedImage } from './api-support';
+
+const T0 = Date.UTC(2024, 0, 1);
+const nowS = () => Math.floor(Date.now() / 1000);
+const ctx = (): StoreContext => ({
+  ddb: aws().ddb,
+  tableName: stackEnv('TABLE_NAME'),
+  cursors: cursorCodec(stackEnv('CURSOR_SECRET')),
+});
+const ids = (items: { img_fprint: string }[]) => items.map((i) => i.img_fprint);
+
+async function allPages<T>(read: (cursor?: string) => Promise<{ items: T[]; cursor?: string }>) {
+  const items: T[] = [];
+  const sizes: number[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await read(cursor);
+    items.push(...page.items);
+    sizes.push(page.items.length);
+    cursor = page.cursor;
+  } while (cursor);
+  return { items, sizes };
+}
+
+/**
+ * One client, two batches. Batch A: 6 images a minute apart (a0..a5): a0 a cat, a1 a cat, a2 fail, a3 with logs,
+ * a4 expired, a5 pending. Batch B: b0 (a cat) and a copy of a0's fingerprint.
+ */
+const clientId = uniqueId('q');
+let batchA: string;
+let batchB: string;
+const at = (minute: number) => T0 + minute * 60_000;
+
+beforeAll(async () => {
+  const a: SeedImage[] = [
+    { fprint: 'a0', uploadTs: at(0), isCat: true },
+    { fprint: 'a1', uploadTs: at(1), isCat: true },
+    { fprint: 'a2', uploadTs: at(2), status: 'fail', error: { code: 'NotAnImage', message: 'not an image' } },
+    { fprint: 'a3', uploadTs: at(3), logs: ['+0ms received', '+5ms claimed'] },
+    { fprint: 'a4', uploadTs: at(4), isCat: true, logs: ['old'], ttl: nowS() - DAY_S },
+    { fprint: 'a5', uploadTs: at(5), status: 'pending' },
+  ];
+  batchA = await seedBatch(clientId, a);
+  batchB = await seedBatch(clientId, [
+    { fprint: 'b0', uploadTs: at(10), isCat: true },
+    { fprint: 'a0', uploadTs: at(11), isCat: true },
+  ]);
+});
+
+describe('batch queries', () => {
+  it('1: lists a batch’s images without its summary or expired items', async () => {
+    const page = await queryBatchResults(ctx(), batchA, clientId, { limit: 50 });
+
+    expect(ids(page.items)).toEqual(['a0', 'a1', 'a2', 'a3', 'a5']);
+  });
+
+  it('1: shows nothing of the batch to another client', async () => {
+    const page = await queryBatchResults(ctx(), batchA, 'someone-else', { limit: 50 });
+
+    expect(page.items).toEqual([]);
+  });
+
+  it('2: lists a batch by status', async () => {
+    const page = await queryBatchByStatus(ctx(), batchA, clientId, 'success', {}, { limit: 50 });
+
+    expect(ids(page.items)).toEqual(['a0', 'a1', 'a3']);
+  });
+
+  it('2: narrows a status to a time range', async () => {
+    const page = await queryBatchByStatus(ctx(), batchA, clientId, 'success', { from: at(1), to: at(3) }, { limit: 50 });
+
+    expect(ids(page.items)).toEqual(['a1', 'a3']);
+  });
+
+  it('4: lists only the images with logs, leaving out expired ones', async () => {
+    const page = await queryBatchLogs(ctx(), batchA, {}, { limit: 50 });
+
+    expect(page.items.map((i) => [i.img_fprint, i.logs])).toEqual([['a3', ['+0ms received', '+5ms claimed']]]);
+  });
+
+  it('7: lists a batch in a time range, oldest first', async () => {
+    const page = await queryBatchTimeRange(ctx(), batchA, clientId, { from: at(2), to: at(5) }, { limit: 50 });
+
+    expect(ids(page.items)).toEqual(['a2', 'a3', 'a5']);
+  });
+});
+
+describe('client queries', () => {
+  it('3: lists a client’s images by status across batches', async () => {
+    const page = await queryClientByStatus(ctx(), clientId, 'success', {}, { limit: 50 });
+
+    expect(page.items.map((i) => `${i.batch_id === batchA ? 'A' : 'B'}:${i.img_fprint}`)).toEqual(['A:a0', 'A:a1', 'A:a3', 'B:b0', 'B:a0']);
+  });
+
+  it('5b: finds one image across the client’s batches', async () => {
+    const page = await queryImageAcrossBatches(ctx(), clientId, 'a0', {}, { limit: 50 });
+
+    expect(page.items.map((i) => i.batch_id).sort()).toEqual([batchA, batchB].sort());
+  });
+
+  it('8: lists a client’s images in a time range', async () => {
+    const page = await queryClientTimeRange(ctx(), clientId, { from: at(5), to: at(10) }, { limit: 50 });
+
+    expect(ids(page.items)).toEqual(['a5', 'b0']);
+  });
+
+  it('9: lists a client’s cats in a time range, leaving out expired ones', async () => {
+    const page = await queryClientCats(ctx(), clientId, { from: at(1) }, { limit: 50 });
+
+    expect(ids(page.items)).toEqual(['a1', 'b0', 'a0']);
+  });
+
+  it('9: lists nothing for a client without cats', async () => {
+    const page = await queryClientCats(ctx(), uniqueId('nobody'), {}, { limit: 50 });
+
+    expect(page).toEqual({ items: [] });
+  });
+});
+
+describe('key reads', () => {
+  it('5: reads one image', async () => {
+    const item = await getImage(ctx(), batchA, 'a2', clientId);
+
+    expect(item).toMatchObject({ img_fprint: 'a2', op_status: 'fail', err_code: 'NotAnImage' });
+  });
+
+  it('5: leaves out an expired image', async () => {
+    expect(await getImage(ctx(), batchA, 'a4', clientId)).toBeUndefined();
+  });
+
+  it('5: leaves out another client’s image', async () => {
+    expect(await getImage(ctx(), batchA, 'a0', 'someone-else')).toBeUndefined();
+  });
+
+  it('5: never returns the summary as an image', async () => {
+    expect(await getImage(ctx(), batchA, '#BATCH', clientId)).toBeUndefined();
+  });
+
+  it('6: reads many images in the order asked, leaving out missing and expired ones', async () => {
+    const items = await getImages(ctx(), batchA, ['a3', 'nope', 'a0', 'a4', 'a0'], clientId);
+
+    expect(ids(items)).toEqual(['a3', 'a0']);
+  });
+
+  it('reads the batch summary', async () => {
+    const summary = await getBatchSummary(ctx(), batchA);
+
+    expect(summary).toMatchObject({ batch_id: batchA, owner_id: clientId });
+  });
+});
+
+describe('paging', () => {
+  let big: string;
+  const bigClient = uniqueId('p');
+  beforeAll(async () => {
+    // 120 images; every third one expired so that the ttl filter leaves DynamoDB pages short.
+    big = await seedBatch(
+      bigClient,
+      fprints(120).map((fprint, i) => ({ fprint, uploadTs: at(i), ttl: i % 3 === 2 ? nowS() - 60 : undefined, isCat: i % 2 === 0 })),
+    );
+  });
+
+  it('reads every live item exactly once across pages', async () => {
+    const { items } = await allPages((cursor) => queryBatchResults(ctx(), big, bigClient, { limit: 7, cursor }));
+
+    expect(ids(items)).toEqual(fprints(120).filter((_, i) => i % 3 !== 2));
+  });
+
+  it('fills every page but the last despite the filter', async () => {
+    const { sizes } = await allPages((cursor) => queryBatchResults(ctx(), big, bigClient, { limit: 7, cursor }));
+
+    expect(sizes.slice(0, -1).every((n) => n === 7)).toBe(true);
+    expect(sizes[sizes.length - 1]).toBeGreaterThan(0);
+  });
+
+  it('gives no cursor when the last page ends exactly at the end', async () => {
+    const { sizes } = await allPages((cursor) => queryBatchResults(ctx(), big, bigClient, { limit: 80, cursor }));
+
+    expect(sizes).toEqual([80]);
+  });
+
+  it('pages a GSI query (9) too', async () => {
+    const { items } = await allPages((cursor) => queryClientCats(ctx(), bigClient, {}, { limit: 9, cursor }));
+
+    expect(ids(items)).toEqual(fprints(120).filter((_, i) => i % 2 === 0 && i % 3 !== 2));
+  });
+
+  it('refuses a cursor from another batch', async () => {
+    const first = await queryBatchResults(ctx(), big, bigClient, { limit: 5 });
+
+    await expect(queryBatchResults(ctx(), batchA, clientId, { limit: 5, cursor: first.cursor })).rejects.toThrow(CursorError);
+  });
+
+  it('refuses a cursor from another index of the same batch', async () => {
+    const first = await queryBatchResults(ctx(), big, bigClient, { limit: 5 });
+
+    await expect(queryBatchTimeRange(ctx(), big, bigClient, {}, { limit: 5, cursor: first.cursor })).rejects.toThrow(CursorError);
+  });
+});
+
+describe('BatchGetItem retries', () => {
+  /** Answers the first `times` calls with every key unprocessed, then lets the real table answer. */
+  function throttlingContext(times: number): { store: StoreContext; calls: () => number } {
+    const real = ctx();
+    let calls = 0;
+    const ddb = {
+      send: async (command: BatchGetCommand): Promise<BatchGetCommandOutput> => {
+        calls++;
+        if (calls <= times) return { UnprocessedKeys: command.input.RequestItems, Responses: {}, $metadata: {} };
+        return real.ddb.send(command);
+      },
+    } as unknown as StoreContext['ddb'];
+    return { store: { ...real, ddb }, calls: () => calls };
+  }
+  const fast = { attempts: 4, baseDelayMs: 1, maxDelayMs: 5 };
+
+  it('6: retries UnprocessedKeys under throttling until they are read', async () => {
+    const { store, calls } = throttlingContext(2);
+
+    const items: ImageListing[] = await getImages(store, batchA, ['a0', 'a1'], clientId, fast);
+
+    expect([ids(items), calls()]).toEqual([['a0', 'a1'], 3]);
+  });
+
+  it('6: gives up with StoreThrottledError when throttling outlasts the retries', async () => {
+    const { store } = throttlingContext(10);
+
+    await expect(getImages(store, batchA, ['a0'], clientId, fast)).rejects.toThrow(StoreThrottledError);
+  });
+});
