@@ -34,6 +34,11 @@ function banner(stack: Stack): string {
     `  aws s3 cp ./photos s3://${stack.bucket}/uploads/demo/first-batch/ --recursive`,
     `  aws dynamodb query --table-name ${stack.table} --key-condition-expression 'batch_id = :b' \\`,
     `      --expression-attribute-values '{":b":{"S":"first-batch"}}'`,
+  );
+  if (stack.demoApiKey && endpoints.api) {
+    lines.push(`  curl -H 'Authorization: Bearer ${stack.demoApiKey}' ${endpoints.api}/v1/batches/first-batch/images`);
+  }
+  lines.push(
     '',
     'Ctrl-C stops everything.',
     '',
