@@ -65,7 +65,7 @@ describe('an upload through the presigned forms', () => {
   it('1: lists the two distinct images, the cat flagged and labelled', async () => {
     const res = await call('GET', `/v1/batches/${batchId}/images`, { key: client.key });
 
-    const byName = Object.fromEntries(imageListSchema.parse(res.body).items.map((i) => [i.fileName, i]));
+    const byName = Object.fromEntries(imageListSchema.parse(res.body).items.map((i): [string, Image] => [i.fileName ?? '', i]));
     expect(Object.keys(byName).sort()).toEqual(['chelsea.png', 'coffee.png']);
     expect(byName['chelsea.png']).toMatchObject({ status: 'success', isCat: true, duplicates: 1 });
     expect(byName['chelsea.png']?.labels.map((l) => l.name)).toContain('Cat');
