@@ -1,6 +1,7 @@
 // The local environment contract: what the handlers, the AWS CLI and the tests need to reach the local stack.
 // One function builds it so that `npm start`, the jest global setup and the benches agree.
 import type { Context } from 'aws-lambda';
+import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from './detector/thresholds';
 
 export interface StackPorts {
   api: number;
@@ -25,9 +26,12 @@ export const LOCAL_NAMES = {
 
 /**
  * The local detector's confidence scale (its heatmap peaks are not Rekognition percentages), so the cat
- * threshold and the label floor are its own.
+ * threshold and the label floor are its own (measured in local/detector/thresholds.ts).
  */
-export const LOCAL_DETECTOR_CONFIDENCE = { catMin: 20, labelMin: 10 } as const;
+export const LOCAL_DETECTOR_CONFIDENCE = {
+  catMin: LOCAL_CAT_MIN_CONFIDENCE,
+  labelMin: LOCAL_REKOGNITION_MIN_CONFIDENCE,
+} as const;
 
 const PORT_VARS: Record<keyof StackPorts, string> = {
   api: 'ICECAT_API_PORT',

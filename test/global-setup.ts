@@ -9,9 +9,13 @@ declare global {
   var __ICECAT_STACK__: Stack | undefined;
 }
 
-/** Test-run settings the handlers read at import: a 10 MiB upload cap keeps the too-large case cheap. */
+/**
+ * Test-run settings the handlers read at import: a 10 MiB upload cap keeps the too-large case cheap, and three
+ * DetectLabels attempts keep the throttling-outlasts-retries case short.
+ */
 const TEST_SETTINGS: Record<string, string> = {
   MAX_UPLOAD_BYTES: String(10 * 1024 * 1024),
+  REKOGNITION_MAX_ATTEMPTS: '3',
 };
 
 export default async function globalSetup(): Promise<void> {

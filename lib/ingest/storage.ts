@@ -3,7 +3,9 @@ import {
   CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   NoSuchKey,
+  NotFound,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { RejectedUpload } from './errors';
@@ -56,8 +58,20 @@ export async function moveObject(s3: S3Client, bucket: string, from: string, to:
       new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: `${bucket}/${encodeURIComponent(from).replace(/%2F/g, '/')}` }),
     );
   } catch (err) {
-    if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') return; // moved by an earlier delivery
+    // Source gone: fine only if an earlier delivery put it where it belongs; otherwise let SQS retry and,
+    // in the end, dead-letter it where someone will see it.
+    if ((err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') && (await exists(s3, bucket, to))) return;
     throw err;
   }
   await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: from }));
+}
+
+async function exists(s3: S3Client, bucket: string, key: string): Promise<boolean> {
+  try {
+    await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    return true;
+  } catch (err) {
+    if (err instanceof NotFound || (err as { name?: string }).name === 'NotFound') return false;
+    throw err;
+  }
 }

@@ -4,36 +4,22 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
 import sharp from 'sharp';
-import { createClients } from '../../lib/aws/clients';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { BATCH_SK, statusTs, type BatchItem, type ImageItem } from '../../lib/store/schema';
+import { aws as stackClients, uniqueId, uploadFile as put, waitFor as poll, waitForBridgeIdle as bridgeIdle } from '../helpers';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');
 const NOT_CAT = fixture('coffee.png');
 
-const aws = createClients();
+const aws = stackClients();
 const TABLE = () => process.env.TABLE_NAME!;
 const BUCKET = () => process.env.BUCKET_NAME!;
-let seq = 0;
-const newBatch = () => `it-${Date.now().toString(36)}-${(seq++).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-
-async function put(key: string, body: Buffer | string) {
-  await aws.s3.send(new PutObjectCommand({ Bucket: BUCKET(), Key: key, Body: body }));
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 45_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const newBatch = () => uniqueId('ingest');
+const waitFor = <T>(probe: () => Promise<T | undefined>, what: string) => poll(probe, { what, timeoutMs: 45_000 });
 
 async function summary(batchId: string): Promise<BatchItem | undefined> {
   const out = await aws.ddb.send(new GetCommand({ TableName: TABLE(), Key: { batch_id: batchId, img_fprint: BATCH_SK }, ConsistentRead: true }));
@@ -68,17 +54,6 @@ async function keysUnder(prefix: string): Promise<string[]> {
 async function detectCalls(): Promise<number> {
   const res = await fetch(`${process.env.AWS_ENDPOINT_URL_REKOGNITION}/__stats`);
   return ((await res.json()) as { detectLabels: number }).detectLabels;
-}
-
-/** Waits for the bridge to have nothing in flight, so counts read after it are final. */
-async function bridgeIdle(): Promise<void> {
-  const url = process.env.ICECAT_BRIDGE_URL;
-  if (!url) return;
-  await waitFor(async () => {
-    const res = await fetch(`${url}/status`);
-    const s = (await res.json()) as { idle?: boolean };
-    return s.idle ? true : undefined;
-  }, 'the bridge to be idle');
 }
 
 describe('ingest on the local stack', () => {
