@@ -83,6 +83,11 @@ function parse(schema: z.ZodType, value: unknown, location: 'path' | 'query' | '
   return result.data;
 }
 
+/** Only the route's own path parameters: a catch-all API Gateway route (ANY /v1/{proxy+}) adds `proxy`. */
+function declaredParams(route: Route, given: APIGatewayProxyEventV2['pathParameters']): Record<string, string | undefined> {
+  return Object.fromEntries(Object.keys(route.params.shape).map((name) => [name, given?.[name]]));
+}
+
 /** Path parameters, query string and body checked against the route's schemas. */
 export function validate(route: Route): ApiMiddleware {
   return {
@@ -90,7 +95,7 @@ export function validate(route: Route): ApiMiddleware {
     before: async (request: ApiRequest) => {
       const { event } = request;
       request.context.input = {
-        params: parse(route.params, event.pathParameters ?? {}, 'path'),
+        params: parse(route.params, declaredParams(route, event.pathParameters), 'path'),
         query: parse(route.query, event.queryStringParameters ?? {}, 'query'),
         body: route.body ? parse(route.body, (event as { body: unknown }).body, 'body') : undefined,
       };

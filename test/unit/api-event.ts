@@ -6,6 +6,8 @@ export interface EventOptions {
   body?: unknown;
   headers?: Record<string, string>;
   authorization?: string | null;
+  /** As API Gateway sets them for the matched route, e.g. `{ proxy }` for ANY /v1/{proxy+}. */
+  pathParameters?: Record<string, string>;
 }
 
 export function apiEvent(method: string, path: string, opts: EventOptions = {}): APIGatewayProxyEventV2 {
@@ -20,6 +22,7 @@ export function apiEvent(method: string, path: string, opts: EventOptions = {}):
     rawQueryString,
     headers,
     ...(opts.query ? { queryStringParameters: opts.query } : {}),
+    ...(opts.pathParameters ? { pathParameters: opts.pathParameters } : {}),
     ...(opts.body !== undefined ? { body: typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body) } : {}),
     isBase64Encoded: false,
     requestContext: {

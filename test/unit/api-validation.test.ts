@@ -148,6 +148,14 @@ describe('API validation', () => {
     expect(res.status).toBe(401);
   });
 
+  it('routes an event from a catch-all API Gateway route (ANY /v1/{proxy+})', async () => {
+    const { call, calls } = setup();
+
+    const res = await call('GET', `/v1/batches/${BATCH}/images`, { pathParameters: { proxy: `batches/${BATCH}/images` } });
+
+    expect([res.status, calls[0]?.args[1]]).toEqual([200, BATCH]);
+  });
+
   it('answers 404 not_found to an unknown route', async () => {
     const { call } = setup();
 
