@@ -2,9 +2,9 @@
 // external (sharp) installed for the Lambda platform (linux, glibc, the function's architecture), zipped.
 import { build, type Metafile } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ZipFile } from 'yazl';
+import { writeZip } from './zip';
 
 export type LambdaArchitecture = 'x86_64' | 'arm64';
 
@@ -180,23 +180,6 @@ function listFiles(dir: string, base = ''): string[] {
     else if (entry.isFile() && !SKIPPED.test(rel)) out.push(rel);
   }
   return out;
-}
-
-// A fixed timestamp keeps the zip byte-identical for identical inputs, so CloudFormation sees no change.
-const ZIP_MTIME = new Date('2000-01-01T00:00:00Z');
-
-async function writeZip(zipPath: string, entries: { name: string; data: Buffer }[]): Promise<void> {
-  const zip = new ZipFile();
-  for (const { name, data } of [...entries].sort((a, b) => a.name.localeCompare(b.name))) {
-    zip.addBuffer(data, name, { mtime: ZIP_MTIME, mode: 0o100644 });
-  }
-  zip.end();
-  await new Promise<void>((resolve, reject) => {
-    const out = createWriteStream(zipPath);
-    out.on('close', resolve);
-    out.on('error', reject);
-    zip.outputStream.on('error', reject).pipe(out);
-  });
 }
 
 /** Where the osls plugin writes artifacts, relative to the service directory. */

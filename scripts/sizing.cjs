@@ -1,6 +1,5 @@
 // Settings that serverless.yml derives from others (osls variables cannot do arithmetic).
 // osls resolves each as ${file(./scripts/sizing.cjs):<name>}; the pure rules are exported for tests.
-/* global module */
 
 /**
  * One ingest invocation works on `imagesInFlight` images at a time, each taking `secondsPerImage` and making at

@@ -5,37 +5,14 @@ import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } f
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { execFile } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import yauzl from 'yauzl';
 import type { Stack } from '../../local/stack';
 import { BATCH_SK, type ImageItem } from '../../lib/store/schema';
+import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
 import { ensurePackaged, ROOT } from './packaged';
-
-async function unzip(zipFile: string, into: string): Promise<void> {
-  const zip = await promisify<string, yauzl.Options, yauzl.ZipFile>(yauzl.open)(zipFile, { lazyEntries: true });
-  await new Promise<void>((resolve, reject) => {
-    zip.on('error', reject);
-    zip.on('end', resolve);
-    zip.on('entry', (entry: yauzl.Entry) => {
-      const target = path.join(into, entry.fileName);
-      if (!target.startsWith(into + path.sep)) return reject(new Error(`zip entry escapes the folder: ${entry.fileName}`));
-      if (entry.fileName.endsWith('/')) {
-        mkdirSync(target, { recursive: true });
-        return zip.readEntry();
-      }
-      mkdirSync(path.dirname(target), { recursive: true });
-      zip.openReadStream(entry, (err, stream) => {
-        if (err) return reject(err);
-        stream.pipe(createWriteStream(target)).on('finish', () => zip.readEntry()).on('error', reject);
-      });
-    });
-    zip.readEntry();
-  });
-}
 
 /** Runs in the unzipped folder: the handler on the event from stdin; reports its answer and where sharp came from. */
 const RUNNER = `
@@ -81,7 +58,7 @@ const uploadKey = `uploads/deploy-test/${batchId}/chelsea.png`;
 beforeAll(async () => {
   const packaged = await ensurePackaged();
   dir = mkdtempSync(path.join(tmpdir(), 'icecat-artifact-'));
-  await unzip(packaged.artifact('ingest'), dir);
+  await extractZip(packaged.artifact('ingest'), dir);
 
   // The stack's bridge hands over the exact SQS event it builds from the upload, instead of processing it.
   let deliver: (event: SQSEvent) => void = () => undefined;

@@ -1,0 +1,83 @@
+// Bundle size and cold import time of each function, built as `npm run package` builds it (scripts/bundle.ts):
+// each artifact is unzipped alone and its handler module required by a fresh `node` process, several times.
+// Goal for the API handler: ≤ 500 KB of JavaScript and ≤ 150 ms to import.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { bundleFunction, handlerPaths, type LambdaArchitecture } from '../scripts/bundle';
+import { nodeTargetFor } from '../scripts/bundle-plugin';
+import { extractZip } from '../scripts/zip';
+
+const ROOT = path.resolve(__dirname, '..');
+const RUNS = 7;
+const GOAL = { apiBundleKB: 500, apiColdImportMs: 150 };
+
+/** Functions, runtime and architecture as serverless.yml declares them. */
+function serviceFunctions(): { runtime: string; architecture: LambdaArchitecture; handlers: Record<string, string> } {
+  const yml = readFileSync(path.join(ROOT, 'serverless.yml'), 'utf8');
+  const runtime = /^ {2}runtime: (\S+)/m.exec(yml)?.[1];
+  const architecture = /^ {2}architecture: (\S+)/m.exec(yml)?.[1] as LambdaArchitecture | undefined;
+  const functions = yml.slice(yml.indexOf('\nfunctions:'));
+  const handlers = Object.fromEntries([...functions.matchAll(/^ {2}(\w+):\n {4}handler: (\S+)/gm)].map((m) => [m[1], m[2]]));
+  if (!runtime || !architecture || Object.keys(handlers).length === 0) throw new Error('cannot read serverless.yml');
+  return { runtime, architecture, handlers: handlers as Record<string, string> };
+}
+
+// What the handlers need at import (configuration fails fast), with values that reach no service.
+const IMPORT_ENV = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'bench',
+  AWS_SECRET_ACCESS_KEY: 'bench',
+  TABLE_NAME: 'IceCatWrangler-bench',
+  BUCKET_NAME: 'icecat-bench',
+  CURSOR_SECRET: 'b'.repeat(64),
+};
+
+/** Milliseconds a fresh node process spends in require() of the handler module. */
+function coldImportMs(dir: string, modulePath: string): number {
+  const script = `const t=process.hrtime.bigint();require(${JSON.stringify(modulePath)});` +
+    'process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))';
+  const out = execFileSync(process.execPath, ['-e', script], {
+    cwd: dir,
+    env: { ...IMPORT_ENV, PATH: process.env.PATH ?? '' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  return Number(out.toString());
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+export default async function run(): Promise<Record<string, unknown>> {
+  const { runtime, architecture, handlers } = serviceFunctions();
+  const outDir = mkdtempSync(path.join(tmpdir(), 'icecat-bundle-bench-'));
+  const results: Record<string, unknown> = { runtime, architecture, runs: RUNS };
+  try {
+    for (const [name, handler] of Object.entries(handlers)) {
+      const built = await bundleFunction({ name, handler, architecture, nodeTarget: nodeTargetFor(runtime), projectDir: ROOT, outDir });
+      const dir = path.join(outDir, `${name}-unzipped`);
+      await extractZip(built.artifact, dir);
+      const modulePath = `./${handlerPaths(handler).output}`;
+      coldImportMs(dir, modulePath); // the first run also warms the OS file cache
+      const times = Array.from({ length: RUNS }, () => coldImportMs(dir, modulePath));
+      results[name] = {
+        bundleKB: round(built.bundleBytes / 1024),
+        artifactMB: round(built.artifactBytes / 1024 / 1024, 2),
+        nativePackages: built.nativePackages,
+        coldImportMs: { median: round(median(times)), min: round(Math.min(...times)), max: round(Math.max(...times)) },
+      };
+      if (name === 'api') {
+        results.apiGoal = {
+          ...GOAL,
+          bundleRatio: round(built.bundleBytes / 1024 / GOAL.apiBundleKB, 2),
+          coldImportRatio: round(median(times) / GOAL.apiColdImportMs, 2),
+          met: built.bundleBytes / 1024 <= GOAL.apiBundleKB && median(times) <= GOAL.apiColdImportMs,
+        };
+      }
+    }
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+  return results;
+}
