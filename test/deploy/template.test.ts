@@ -395,6 +395,19 @@ describe('HTTP API', () => {
     return want.length === got.length;
   };
 
+  it('sends requests no route matches to the api function, which answers them in its own error shape', () => {
+    expect(awsRoutes()).toContain('$default');
+  });
+
+  it('integrates every route with the api function, payload 2.0', () => {
+    const targets = resourcesOfType('AWS::ApiGatewayV2::Route').map(([, r]) => {
+      const join = (r.Properties.Target as { 'Fn::Join': [string, [string, { Ref: string }]] })['Fn::Join'];
+      const integration = props(join[1][1].Ref);
+      return `${render(integration.IntegrationUri)} ${integration.PayloadFormatVersion as string}`;
+    });
+    expect(new Set(targets)).toEqual(new Set(['{ApiLambdaFunction.Arn} 2.0']));
+  });
+
   it.each(
     apiRoutes({ maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 10, maxUploadBytes: 1 }).map((r) => [r.method, r.path] as const),
   )('routes %s %s to the api function', (method, template) => {
