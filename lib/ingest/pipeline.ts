@@ -161,7 +161,8 @@ export async function processUpload(deps: IngestDeps, event: UploadEvent): Promi
     // 6. record
     const finished = await records.finish(upload.batchId, fp.fprint, claimId, {
       status: 'success',
-      uploadTs: started,
+      clientId: upload.clientId,
+      uploadTs: claim.receivedTs,
       now: now(),
       processedKey,
       isCat: detection.isCat,
@@ -180,7 +181,8 @@ export async function processUpload(deps: IngestDeps, event: UploadEvent): Promi
     const failedKey = restingKey('failed', upload);
     const finished = await records.finish(upload.batchId, fp.fprint, claimId, {
       status: 'fail',
-      uploadTs: started,
+      clientId: upload.clientId,
+      uploadTs: claim.receivedTs,
       now: now(),
       processedKey: failedKey,
       error: { code: err.code, message: err.message },

@@ -79,24 +79,24 @@ export interface ClaimInput {
 
 /**
  * Claims (batch_id, img_fprint) for classification: creates the item, or takes over a 'processing' claim whose lease
- * has expired. Fails the condition when the image is already claimed or done.
+ * has expired. Fails the condition when the image is already claimed or done. The claim writes no index key
+ * (client_id, status_ts, upload_ts): an image enters the indexes once, with its result, which halves its index
+ * writes; while it is processing it is visible in the batch (table) and in the summary's counters.
  */
 export function buildClaim(table: string, c: ClaimInput): UpdateCommandInput {
   return {
     TableName: table,
     Key: imageKey(c.batchId, c.fprint),
     UpdateExpression:
-      'SET op_status = :processing, status_ts = :status_ts, claim_id = :claim, lease_until = :lease, ' +
-      'client_id = :client, s3img_key = :key, file_name = :file, phash = :phash, #format = :format, ' +
-      'width = :w, height = :h, upload_ts = if_not_exists(upload_ts, :now), #ttl = if_not_exists(#ttl, :ttl)',
+      'SET op_status = :processing, claim_id = :claim, lease_until = :lease, ' +
+      's3img_key = :key, file_name = :file, phash = :phash, #format = :format, ' +
+      'width = :w, height = :h, received_ts = if_not_exists(received_ts, :now), #ttl = if_not_exists(#ttl, :ttl)',
     ConditionExpression: 'attribute_not_exists(img_fprint) OR (op_status = :processing AND lease_until < :now)',
     ExpressionAttributeNames: { '#format': 'format', '#ttl': 'ttl' },
     ExpressionAttributeValues: {
       ':processing': 'processing',
-      ':status_ts': statusTs('processing', c.now),
       ':claim': c.claimId,
       ':lease': c.now + c.leaseMs,
-      ':client': c.clientId,
       ':key': c.key,
       ':file': c.fileName,
       ':phash': c.phash,
@@ -112,6 +112,8 @@ export function buildClaim(table: string, c: ClaimInput): UpdateCommandInput {
 
 export interface Outcome {
   status: 'success' | 'fail';
+  clientId: string;
+  /** When the image was first received (the claim's received_ts): its upload time in every index. */
   uploadTs: number;
   now: number;
   processedKey: string;
@@ -124,9 +126,18 @@ export interface Outcome {
 
 /** Final state of a claimed image; only the claim's holder may write it. */
 export function buildFinish(table: string, batchId: string, fprint: string, claimId: string, o: Outcome): UpdateCommandInput {
-  const set = ['op_status = :status', 'status_ts = :status_ts', 'rek_ts = :now', 'processed_key = :processed'];
+  const set = [
+    'op_status = :status',
+    'client_id = :client',
+    'upload_ts = :upload_ts',
+    'status_ts = :status_ts',
+    'rek_ts = :now',
+    'processed_key = :processed',
+  ];
   const values: Record<string, unknown> = {
     ':status': o.status,
+    ':client': o.clientId,
+    ':upload_ts': o.uploadTs,
     ':status_ts': statusTs(o.status, o.uploadTs),
     ':now': o.now,
     ':processed': o.processedKey,
@@ -135,10 +146,7 @@ export function buildFinish(table: string, batchId: string, fprint: string, clai
   if (o.status === 'success') {
     set.push('rek_iscat = :cat', 'labels = :labels', 'rek_resp = :resp');
     Object.assign(values, { ':cat': o.isCat ?? false, ':labels': o.labels ?? [], ':resp': o.trimmed });
-    if (o.isCat) {
-      set.push('cat_ts = :upload_ts');
-      values[':upload_ts'] = o.uploadTs;
-    }
+    if (o.isCat) set.push('cat_ts = :upload_ts');
   }
   if (o.error) {
     set.push('err_code = :err_code', 'err_msg = :err_msg');
@@ -146,7 +154,7 @@ export function buildFinish(table: string, batchId: string, fprint: string, clai
   }
   if (o.logs?.length) {
     set.push('logs = :logs', 'log_ts = :upload_ts');
-    Object.assign(values, { ':logs': o.logs, ':upload_ts': o.uploadTs });
+    values[':logs'] = o.logs;
   }
   return {
     TableName: table,
@@ -261,11 +269,14 @@ export class Records {
     return out.Item as ImageItem | undefined;
   }
 
-  /** 'new' or 'takeover' when this run holds the claim; otherwise the item that holds it. */
-  async claim(c: ClaimInput): Promise<{ won: 'new' | 'takeover' } | { won: false; existing: ImageItem }> {
+  /** 'new' or 'takeover', with the image's first receipt time, when this run holds the claim; otherwise the item that holds it. */
+  async claim(
+    c: ClaimInput,
+  ): Promise<{ won: 'new' | 'takeover'; receivedTs: number } | { won: false; existing: ImageItem }> {
     try {
       const out = await this.ddb.send(new UpdateCommand(buildClaim(this.table, c)));
-      return { won: out.Attributes ? 'takeover' : 'new' };
+      const previous = out.Attributes as ImageItem | undefined;
+      return previous ? { won: 'takeover', receivedTs: previous.received_ts ?? c.now } : { won: 'new', receivedTs: c.now };
     } catch (err) {
       if (!conditionFailed(err)) throw err;
       const existing = await this.getImage(c.batchId, c.fprint);

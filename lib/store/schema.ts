@@ -38,13 +38,18 @@ export interface TrimmedLabels {
 export interface ImageItem {
   batch_id: string;
   img_fprint: string;
-  client_id: string;
+  client_id?: string;
   s3img_key: string;
   file_name: string;
   op_status: OpStatus;
-  /** `${op_status}#${upload_ts zero-padded}`: sort key of batch-status and client-status. */
-  status_ts: string;
-  upload_ts: number;
+  /** When the first upload of this image arrived; set by the claim, which writes no index key. */
+  received_ts?: number;
+  /**
+   * `${op_status}#${upload_ts zero-padded}`: sort key of batch-status and client-status. Like client_id and
+   * upload_ts, written with the result only, so an image enters the indexes once.
+   */
+  status_ts?: string;
+  upload_ts?: number;
   ttl: number;
   lease_until?: number;
   rek_ts?: number;

@@ -8,7 +8,7 @@ import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
 import sharp from 'sharp';
 import { fingerprint } from '../../lib/ingest/fingerprint';
-import { BATCH_SK, statusTs, type BatchItem, type ImageItem } from '../../lib/store/schema';
+import { BATCH_SK, type BatchItem, type ImageItem } from '../../lib/store/schema';
 import { aws as stackClients, uniqueId, uploadFile as put, waitFor as poll, waitForBridgeIdle as bridgeIdle } from '../helpers';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
@@ -232,8 +232,8 @@ describe('ingest under faults and crashes', () => {
       new PutCommand({
         TableName: TABLE(),
         Item: {
-          batch_id: batch, img_fprint: fp.fprint, client_id: 'demo', s3img_key: key, file_name: 'crashed.png',
-          op_status: 'processing', status_ts: statusTs('processing', then), upload_ts: then, ttl: Math.floor(then / 1000) + 86400,
+          batch_id: batch, img_fprint: fp.fprint, s3img_key: key, file_name: 'crashed.png',
+          op_status: 'processing', received_ts: then, ttl: Math.floor(then / 1000) + 86400,
           claim_id: 'crashed-run', lease_until: then + 1000,
         },
       }),
@@ -257,8 +257,8 @@ describe('ingest under faults and crashes', () => {
       new PutCommand({
         TableName: TABLE(),
         Item: {
-          batch_id: batch, img_fprint: fp.fprint, client_id: 'demo', s3img_key: `uploads/demo/${batch}/first.png`, file_name: 'first.png',
-          op_status: 'processing', status_ts: statusTs('processing', now), upload_ts: now, ttl: Math.floor(now / 1000) + 86400,
+          batch_id: batch, img_fprint: fp.fprint, s3img_key: `uploads/demo/${batch}/first.png`, file_name: 'first.png',
+          op_status: 'processing', received_ts: now, ttl: Math.floor(now / 1000) + 86400,
           claim_id: 'live-run', lease_until: now + 10 * 60_000,
         },
       }),

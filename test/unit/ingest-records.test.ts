@@ -26,17 +26,30 @@ describe('buildClaim', () => {
     expect(req.ExpressionAttributeValues).toMatchObject({ ':lease': claim.now + 120_000, ':now': claim.now, ':claim': 'claim-1' });
   });
 
-  it('keeps the first upload time and expiry when taking over', () => {
-    expect(buildClaim('T', claim).UpdateExpression).toContain('upload_ts = if_not_exists(upload_ts, :now)');
+  it('keeps the first receipt time and expiry when taking over', () => {
+    expect(buildClaim('T', claim).UpdateExpression).toContain('received_ts = if_not_exists(received_ts, :now)');
+    expect(buildClaim('T', claim).UpdateExpression).toContain('#ttl = if_not_exists(#ttl, :ttl)');
   });
 
-  it('writes the status sort key the status indexes read', () => {
-    expect(buildClaim('T', claim).ExpressionAttributeValues?.[':status_ts']).toBe('processing#001700000000000');
+  it('writes no index key, so a claimed image enters no index until its result', () => {
+    const set = buildClaim('T', claim).UpdateExpression!;
+
+    for (const key of ['client_id', 'status_ts', 'upload_ts', 'cat_ts', 'log_ts']) expect(set).not.toContain(`${key} =`);
   });
 });
 
 describe('buildFinish', () => {
-  const base = { uploadTs: 1_700_000_000_000, now: 1_700_000_001_000, processedKey: 'processed/demo/b1/f.jpg' };
+  const base = { clientId: 'demo', uploadTs: 1_700_000_000_000, now: 1_700_000_001_000, processedKey: 'processed/demo/b1/f.jpg' };
+
+  it('writes the index keys with the result: client, upload time and status sort key', () => {
+    const req = buildFinish('T', 'b1', 'f', 'claim-1', { ...base, status: 'success', isCat: false, labels: [] });
+
+    expect(req.ExpressionAttributeValues).toMatchObject({
+      ':client': 'demo',
+      ':upload_ts': base.uploadTs,
+      ':status_ts': 'success#001700000000000',
+    });
+  });
 
   it('only lets the claim holder write, and ends the claim', () => {
     const req = buildFinish('T', 'b1', 'f', 'claim-1', { ...base, status: 'success', isCat: false, labels: [] });
