@@ -13,7 +13,7 @@ export function presentImage(item: ImageListing): Image {
     status: item.op_status,
     isCat: typeof item.rek_iscat === 'boolean' ? item.rek_iscat : null,
     labels: (item.labels ?? []).map((l) => ({ name: l.name, confidence: l.confidence })),
-    uploadedAt: iso(item.upload_ts),
+    uploadedAt: iso(item.upload_ts ?? item.received_ts),
     classifiedAt: iso(item.rek_ts),
     duplicates: item.dup_count ?? 0,
     error: item.err_code ? { code: item.err_code, message: item.err_msg ?? '' } : null,

@@ -161,7 +161,6 @@ export async function processUpload(deps: IngestDeps, event: UploadEvent): Promi
     // 6. record
     const finished = await records.finish(upload.batchId, fp.fprint, claimId, {
       status: 'success',
-      clientId: upload.clientId,
       uploadTs: claim.receivedTs,
       now: now(),
       processedKey,
@@ -181,7 +180,6 @@ export async function processUpload(deps: IngestDeps, event: UploadEvent): Promi
     const failedKey = restingKey('failed', upload);
     const finished = await records.finish(upload.batchId, fp.fprint, claimId, {
       status: 'fail',
-      clientId: upload.clientId,
       uploadTs: claim.receivedTs,
       now: now(),
       processedKey: failedKey,

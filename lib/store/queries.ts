@@ -32,7 +32,16 @@ export type ImageListing = Pick<ImageItem, 'batch_id' | 'img_fprint' | 'op_statu
   Partial<
     Pick<
       ImageItem,
-      'client_id' | 'file_name' | 'rek_iscat' | 'labels' | 'upload_ts' | 'rek_ts' | 'dup_count' | 'err_code' | 'err_msg'
+      | 'client_id'
+      | 'file_name'
+      | 'rek_iscat'
+      | 'labels'
+      | 'upload_ts'
+      | 'received_ts'
+      | 'rek_ts'
+      | 'dup_count'
+      | 'err_code'
+      | 'err_msg'
     >
   >;
 
@@ -49,6 +58,7 @@ export const LISTING_ATTRIBUTES = [
   'rek_iscat',
   'labels',
   'upload_ts',
+  'received_ts',
   'rek_ts',
   'ttl',
   'dup_count',
@@ -228,8 +238,24 @@ export interface BatchImagesFilter extends TimeRange {
   status?: OpStatus;
 }
 
-/** GET /v1/batches/{id}/images: status → 2, a time range alone → 7, nothing → 1. */
+/**
+ * 1 filtered: images not yet classified. They get their status and time index keys only with their result, so
+ * the batch's own partition is read, and the time range applies to when they were received.
+ */
+export function batchInProgressRequest(q: BatchQuery & { status: OpStatus } & TimeRange): QueryPlan {
+  const e = batchExpression(q);
+  e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
+  e.filter(`${e.name('op_status')} = ${e.value(':status', q.status)}`);
+  const range = e.range('received_ts', q);
+  if (range) e.filter(range);
+  return e.build('batch-in-progress', q.tableName, undefined, TABLE_KEY, q.nowS, LISTING_ATTRIBUTES);
+}
+
+const IN_PROGRESS: ReadonlySet<OpStatus> = new Set(['pending', 'processing']);
+
+/** GET /v1/batches/{id}/images: pending/processing → 1 filtered, another status → 2, a time range alone → 7, nothing → 1. */
 export function batchImagesRequest(q: BatchQuery & BatchImagesFilter): QueryPlan {
+  if (q.status && IN_PROGRESS.has(q.status)) return batchInProgressRequest({ ...q, status: q.status });
   if (q.status) return batchByStatusRequest({ ...q, status: q.status });
   if (q.from !== undefined || q.to !== undefined) return batchTimeRangeRequest(q);
   return batchResultsRequest(q);

@@ -38,15 +38,15 @@ export interface TrimmedLabels {
 export interface ImageItem {
   batch_id: string;
   img_fprint: string;
-  client_id?: string;
+  client_id: string;
   s3img_key: string;
   file_name: string;
   op_status: OpStatus;
   /** When the first upload of this image arrived; set by the claim, which writes no index key. */
   received_ts?: number;
   /**
-   * `${op_status}#${upload_ts zero-padded}`: sort key of batch-status and client-status. Like client_id and
-   * upload_ts, written with the result only, so an image enters the indexes once.
+   * `${op_status}#${upload_ts zero-padded}`: sort key of batch-status and client-status. Like upload_ts, written
+   * with the result only, so a claimed image enters no status or time index until it has one.
    */
   status_ts?: string;
   upload_ts?: number;

@@ -232,7 +232,7 @@ describe('ingest under faults and crashes', () => {
       new PutCommand({
         TableName: TABLE(),
         Item: {
-          batch_id: batch, img_fprint: fp.fprint, s3img_key: key, file_name: 'crashed.png',
+          batch_id: batch, img_fprint: fp.fprint, client_id: 'demo', s3img_key: key, file_name: 'crashed.png',
           op_status: 'processing', received_ts: then, ttl: Math.floor(then / 1000) + 86400,
           claim_id: 'crashed-run', lease_until: then + 1000,
         },
@@ -257,7 +257,7 @@ describe('ingest under faults and crashes', () => {
       new PutCommand({
         TableName: TABLE(),
         Item: {
-          batch_id: batch, img_fprint: fp.fprint, s3img_key: `uploads/demo/${batch}/first.png`, file_name: 'first.png',
+          batch_id: batch, img_fprint: fp.fprint, client_id: 'demo', s3img_key: `uploads/demo/${batch}/first.png`, file_name: 'first.png',
           op_status: 'processing', received_ts: now, ttl: Math.floor(now / 1000) + 86400,
           claim_id: 'live-run', lease_until: now + 10 * 60_000,
         },

@@ -6,6 +6,7 @@ import {
   getImage,
   getImages,
   queryBatchByStatus,
+  queryBatchImages,
   queryBatchLogs,
   queryBatchResults,
   queryBatchTimeRange,
@@ -17,6 +18,7 @@ import {
   type ImageListing,
   type StoreContext,
 } from '../../lib/store/queries';
+import { Records } from '../../lib/store/records';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import { DAY_S, fprints, seedBatch, type SeedImage } from './api-support';
 
@@ -102,6 +104,25 @@ describe('batch queries', () => {
     const page = await queryBatchTimeRange(ctx(), batchA, clientId, { from: at(2), to: at(5) }, { limit: 50 });
 
     expect(ids(page.items)).toEqual(['a2', 'a3', 'a5']);
+  });
+});
+
+describe('an image still being classified', () => {
+  it('is listed by status processing from the batch itself, with its receipt time, before it has status keys', async () => {
+    const owner = uniqueId('busy');
+    const now = Date.now();
+    const batch = await seedBatch(owner, [{ fprint: 'done', uploadTs: now - 1000 }]);
+    const claimed = await new Records(aws().ddb, stackEnv('TABLE_NAME')).claim({
+      batchId: batch, fprint: 'busy', clientId: owner, key: `uploads/${owner}/${batch}/busy.png`, fileName: 'busy.png',
+      phash: '0'.repeat(16), format: 'png', width: 100, height: 100, claimId: 'c1', now, leaseMs: 60_000, retentionDays: 1,
+    });
+
+    const processing = await queryBatchImages(ctx(), batch, owner, { status: 'processing' }, { limit: 50 });
+    const succeeded = await queryBatchImages(ctx(), batch, owner, { status: 'success' }, { limit: 50 });
+
+    expect(claimed).toEqual({ won: 'new', receivedTs: now });
+    expect(processing.items.map((i) => [i.img_fprint, i.received_ts, i.upload_ts])).toEqual([['busy', now, undefined]]);
+    expect(ids(succeeded.items)).toEqual(['done']);
   });
 });
 

@@ -31,21 +31,21 @@ describe('buildClaim', () => {
     expect(buildClaim('T', claim).UpdateExpression).toContain('#ttl = if_not_exists(#ttl, :ttl)');
   });
 
-  it('writes no index key, so a claimed image enters no index until its result', () => {
+  it('writes no status, time, cat or log index key: a claimed image enters only client-fprint until its result', () => {
     const set = buildClaim('T', claim).UpdateExpression!;
 
-    for (const key of ['client_id', 'status_ts', 'upload_ts', 'cat_ts', 'log_ts']) expect(set).not.toContain(`${key} =`);
+    expect(set).toContain('client_id = :client');
+    for (const key of ['status_ts', 'upload_ts', 'cat_ts', 'log_ts']) expect(set).not.toContain(`${key} =`);
   });
 });
 
 describe('buildFinish', () => {
-  const base = { clientId: 'demo', uploadTs: 1_700_000_000_000, now: 1_700_000_001_000, processedKey: 'processed/demo/b1/f.jpg' };
+  const base = { uploadTs: 1_700_000_000_000, now: 1_700_000_001_000, processedKey: 'processed/demo/b1/f.jpg' };
 
-  it('writes the index keys with the result: client, upload time and status sort key', () => {
+  it('writes the time and status index keys with the result', () => {
     const req = buildFinish('T', 'b1', 'f', 'claim-1', { ...base, status: 'success', isCat: false, labels: [] });
 
     expect(req.ExpressionAttributeValues).toMatchObject({
-      ':client': 'demo',
       ':upload_ts': base.uploadTs,
       ':status_ts': 'success#001700000000000',
     });

@@ -102,6 +102,14 @@ describe('batch request builders', () => {
     expect(batchImagesRequest({ ...batch, to: 1 }).pattern).toBe('batch-time');
     expect(batchImagesRequest(batch).pattern).toBe('batch-results');
   });
+
+  it('reads images still in progress from the batch itself, since status keys come with the result', () => {
+    const plan = batchImagesRequest({ ...batch, status: 'processing', from: 5 });
+
+    expect(plan.pattern).toBe('batch-in-progress');
+    expect(plan.input.IndexName).toBeUndefined();
+    expect(expand(plan, 'FilterExpression')).toBe(`client_id = "acme" AND op_status = "processing" AND received_ts >= 5 AND ttl > ${NOW_S}`);
+  });
 });
 
 describe('client request builders', () => {
