@@ -5,12 +5,13 @@ import { loadApiConfig } from '../../lib/api/config';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiService } from '../../lib/api/service';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
-import { clients } from '../../lib/aws/clients';
+import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
 import { cursorCodec } from '../../lib/store/cursor';
 import { createApiHandler } from './app';
 
 const config = loadApiConfig();
-const { ddb, s3 } = clients();
+const ddb = createDocumentClient();
+const s3 = createS3Client();
 
 const app = createApiHandler({
   routes: apiRoutes(config),

@@ -1,5 +1,5 @@
 // GET /v1/openapi.json, generated from the route table and the very zod schemas the handlers validate with.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ErrorStatus, Route } from './routes';
 import { errorSchema } from './schemas';
 

@@ -1,6 +1,6 @@
 // The route table of DESIGN §3: for each route its schemas (validation and the OpenAPI document both read them),
 // its success status, the errors it can answer, and the operation it runs.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ApiService } from './service';
 import {
   batchGetBodySchema,

@@ -1,6 +1,6 @@
 // The API's request and response schemas (DESIGN §3). The handlers validate with them and GET /v1/openapi.json is
 // generated from them, so the document cannot drift from what the API accepts and answers.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const OP_STATUSES = ['pending', 'processing', 'success', 'fail', 'duplicate'] as const;
 export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;

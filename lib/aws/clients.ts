@@ -1,5 +1,6 @@
 // AWS clients, built once per container and reused. Endpoints come from the SDK's own
 // AWS_ENDPOINT_URL_<SERVICE> variables, so the same code talks to AWS or to the local stack.
+// One factory per service, so a function's bundle carries only the clients it uses.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
@@ -11,22 +12,25 @@ export interface AwsClients {
   rekognition: RekognitionClient;
 }
 
+export const createS3Client = (): S3Client =>
+  new S3Client({
+    // Local S3 stand-ins answer path-style only; checksums only when an operation requires them (s3rver).
+    forcePathStyle: process.env.S3_FORCE_PATH_STYLE === 'true',
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+
+export const createDocumentClient = (): DynamoDBDocumentClient =>
+  DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });
+
+// Throttling is retried by the SDK's standard strategy: exponential backoff with full jitter.
+export const createRekognitionClient = (): RekognitionClient =>
+  new RekognitionClient({ maxAttempts: Number(process.env.REKOGNITION_MAX_ATTEMPTS ?? 6) });
+
 export function createClients(): AwsClients {
-  return {
-    s3: new S3Client({
-      // Local S3 stand-ins answer path-style only; checksums only when an operation requires them (s3rver).
-      forcePathStyle: process.env.S3_FORCE_PATH_STYLE === 'true',
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    }),
-    ddb: DynamoDBDocumentClient.from(new DynamoDBClient({}), {
-      marshallOptions: { removeUndefinedValues: true },
-    }),
-    // Throttling is retried by the SDK's standard strategy: exponential backoff with full jitter.
-    rekognition: new RekognitionClient({ maxAttempts: Number(process.env.REKOGNITION_MAX_ATTEMPTS ?? 6) }),
-  };
+  return { s3: createS3Client(), ddb: createDocumentClient(), rekognition: createRekognitionClient() };
 }
 
 let cached: AwsClients | undefined;
-/** The container's shared clients. */
+/** The container's shared clients (all three: the ingest uses each). */
 export const clients = (): AwsClients => (cached ??= createClients());
