@@ -20,7 +20,8 @@ import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { startHttpGateway, type HttpApiHandler, type HttpGateway } from './http-gateway';
 import { startLocalS3, type LocalS3 } from './s3';
-import { registerApiKey } from '../lib/auth/api-keys';
+import { S3Client } from '@aws-sdk/client-s3';
+import { generateApiKey, registerApiKey } from '../lib/auth/api-keys';
 
 export interface StackOptions {
   /** Where S3 objects, DynamoDB data and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
@@ -129,7 +130,19 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
     let detector: DetectorServer | undefined;
     if (opts.detector !== false) {
-      detector = await startDetector(host, ports.rekognition, typeof opts.detector === 'object' ? opts.detector : {});
+      // Its own S3 client for S3Object input, so it reads this stack's S3 whatever process.env holds.
+      const detectorS3 = new S3Client({
+        endpoint: s3.url,
+        region: LOCAL_NAMES.region,
+        credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+        forcePathStyle: true,
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+      });
+      detector = await startDetector(host, ports.rekognition, {
+        ...(typeof opts.detector === 'object' ? opts.detector : {}),
+        s3: detectorS3,
+      });
       if (detector) {
         const running = detector;
         started.push({ name: 'detector', close: () => running.close() });
@@ -203,8 +216,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ingest = opts.ingestHandler ?? (await loadIngestHandler());
     if (opts.apiHandler !== false) api = opts.apiHandler ?? (await loadApiHandler(quiet));
 
-    // ---- Clients (DESIGN §4: a client `demo` exists from the start): ICECAT_DEMO_API_KEY, else a new key. ----
-    const demoApiKey = await provisionDemoClient(dynamodb.url, dynamodb.table.name);
+    // ---- Clients (DESIGN §4: a client `demo` exists from the start): ICECAT_DEMO_API_KEY, else the data dir's own
+    // key, made at the first start and kept, so a restart does not hand out (and leave valid) a new one each time.
+    const demoApiKey = await provisionDemoClient(
+      dynamodb.url,
+      dynamodb.table.name,
+      process.env.ICECAT_DEMO_API_KEY || (await localSecret(path.join(dataDir, 'demo-api-key'), generateApiKey)),
+    );
 
     const disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
     started.push({ name: 'notifications', close: async () => disconnect() });
@@ -248,28 +266,28 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 }
 
 /** Registers the demo client's key (only its hash is stored) and returns the key. */
-async function provisionDemoClient(endpoint: string, tableName: string): Promise<string> {
+async function provisionDemoClient(endpoint: string, tableName: string, key: string): Promise<string> {
   const client = new DynamoDBClient({
     endpoint,
     region: LOCAL_NAMES.region,
     credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
   });
   try {
-    return await registerApiKey(DynamoDBDocumentClient.from(client), tableName, 'demo', process.env.ICECAT_DEMO_API_KEY || undefined);
+    return await registerApiKey(DynamoDBDocumentClient.from(client), tableName, 'demo', key);
   } finally {
     client.destroy();
   }
 }
 
-/** A random secret made once per data dir, so that what it signs stays valid across restarts. */
-async function localSecret(file: string): Promise<string> {
+/** A random secret made once per data dir, so that what it signs (or opens) stays valid across restarts. */
+async function localSecret(file: string, make: () => string = () => randomBytes(32).toString('hex')): Promise<string> {
   try {
     const existing = (await readFile(file, 'utf8')).trim();
     if (existing) return existing;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const secret = randomBytes(32).toString('hex');
+  const secret = make();
   await writeFile(file, secret + '\n', { mode: 0o600 });
   return secret;
 }
@@ -307,12 +325,18 @@ async function loadApiHandler(quiet: boolean): Promise<HttpApiHandler | undefine
 async function startDetector(
   host: string,
   port: number,
-  tuning: { throttleRate?: number; latencyMs?: number },
+  tuning: { throttleRate?: number; latencyMs?: number; s3: S3Client },
 ): Promise<DetectorServer | undefined> {
   const relative = 'local/detector/server';
   if (!moduleExists(relative)) return undefined;
   const mod = (await import(path.join(ROOT, relative))) as {
-    startDetectorServer(opts: { host: string; port: number; throttleRate?: number; latencyMs?: number }): Promise<DetectorServer>;
+    startDetectorServer(opts: {
+      host: string;
+      port: number;
+      throttleRate?: number;
+      latencyMs?: number;
+      s3: S3Client;
+    }): Promise<DetectorServer>;
   };
   return mod.startDetectorServer({ host, port, ...tuning });
 }
