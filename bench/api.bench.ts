@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { batchResultsRequest, pageRequest } from '../lib/store/queries';
 import { BATCH_SK, statusTs } from '../lib/store/schema';
+import { median, percentile, round as round3 } from './stats';
 
 const CONNECTIONS = 64;
 const BATCH_ITEMS = 20;
@@ -87,9 +88,6 @@ interface Sampled {
   errors: number;
 }
 
-const percentile = (sorted: number[], p: number): number => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-const round3 = (n: number): number => Math.round(n * 1000) / 1000;
-const median = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 50);
 
 function summarise(samples: Sampled[]) {
   const all = samples.flatMap((s) => s.latencies).sort((a, b) => a - b);

@@ -5,17 +5,14 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
+import { percentile as percentileOf, round } from './stats';
 
 const ROOT = path.join(__dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 const RUNS_640 = 20;
 const RUNS_12MP = 8;
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return Math.round((sorted[rank] ?? Number.NaN) * 10) / 10;
-}
+const percentile = (values: number[], p: number): number => round(percentileOf(values, p), 1);
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
   const start = process.hrtime.bigint();
@@ -72,7 +69,6 @@ async function measure(): Promise<Record<string, unknown>> {
     catScoreAstronaut: await catScore(readFileSync(path.join(FIXTURES, 'astronaut.png'))),
     catScoreRocket: await catScore(readFileSync(path.join(FIXTURES, 'rocket.jpg'))),
   };
-  const round3 = (v: number): number => Math.round(v * 1000) / 1000;
 
   const median640 = percentile(lat640, 50);
   const median12mp = percentile(lat12mp, 50);
@@ -94,9 +90,9 @@ async function measure(): Promise<Record<string, unknown>> {
     // resourceUsage().maxRSS is in kilobytes: the process's high-water mark over the whole run.
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     tensorsLeaked: liveTensors() - tensorsBefore,
-    ...Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, round3(v)])),
-    catGreyscaleOverColour: round3(scores.catScoreChelseaGreyscale / colour),
-    catRotated90OverColour: round3(scores.catScoreChelseaRotated90 / colour),
+    ...Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, round(v)])),
+    catGreyscaleOverColour: round(scores.catScoreChelseaGreyscale / colour),
+    catRotated90OverColour: round(scores.catScoreChelseaRotated90 / colour),
     model: detector.version,
   };
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createXXHash128, md5, xxhash128 } from 'hash-wasm';
 import sharp from 'sharp';
 import { fingerprint } from '../lib/ingest/fingerprint';
+import { median, round, timeMs as time } from './stats';
 
 const ROUNDS = 15;
 
@@ -24,13 +25,6 @@ export async function twelveMegapixelJpeg(): Promise<Buffer> {
   return sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-async function time(fn: () => Promise<unknown>): Promise<number> {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
-}
 
 export default async function run(): Promise<Record<string, unknown>> {
   const jpeg = await twelveMegapixelJpeg();
@@ -68,5 +62,3 @@ export default async function run(): Promise<Record<string, unknown>> {
     chosenHash: 'xxh3_128',
   };
 }
-
-const round = (n: number): number => Math.round(n * 1000) / 1000;

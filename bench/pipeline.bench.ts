@@ -10,6 +10,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import sharp from 'sharp';
 import { startStack } from '../local/stack';
 import { BATCH_SK, type BatchItem } from '../lib/store/schema';
+import { median, round } from './stats';
 
 const FIXTURES = ['chelsea.png', 'coffee.png', 'astronaut.png', 'rocket.jpg'].map((f) =>
   readFileSync(join(__dirname, '..', 'test', 'fixtures', f)),
@@ -32,8 +33,6 @@ async function distinctImages(n: number): Promise<Buffer[]> {
   return out;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const round = (n: number): number => Math.round(n * 1000) / 1000;
 
 export default async function run(): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'icecat-bench-'));
