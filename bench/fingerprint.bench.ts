@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import { fingerprint } from '../lib/ingest/fingerprint';
 import { median, round, timeMs as time } from './stats';
 
-const ROUNDS = 15;
+const ROUNDS = 25;
 
 /** A 4000x3000 photo JPEG: the skimage cat upscaled with film grain, so it decodes like a real camera file. */
 export async function twelveMegapixelJpeg(): Promise<Buffer> {
