@@ -5,7 +5,8 @@
 // `-- --aws <clientId>` writes to a deployed table instead: the SDK's own region and credentials, TABLE_NAME required.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { AuthError, registerApiKey } from '../lib/auth/api-keys';
+import { AuthError } from '../lib/auth/api-keys';
+import { registerApiKey } from '../lib/auth/register';
 import { LOCAL_NAMES, portsFromEnv } from './env';
 
 interface Target {

@@ -1,5 +1,5 @@
-// The local API Gateway HTTP API: each request becomes a payload version 2.0 event for the API handler,
-// and the handler's result is written back as API Gateway would.
+// The local API Gateway HTTP API: each request becomes a payload version 2.0 event for the function its route
+// integrates, and the function's result is written back as API Gateway would.
 import type {
   APIGatewayProxyEventV2,
   APIGatewayProxyResultV2,
@@ -13,11 +13,20 @@ import { createLambdaContext, LOCAL_ACCOUNT_ID } from './env';
 
 export type HttpApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
+/** A Lambda function behind a route: its name (for the context) and its handler. */
+export interface HttpGatewayTarget {
+  functionName: string;
+  handler: HttpApiHandler;
+}
+
 export interface HttpGatewayOptions {
   host: string;
   port: number;
-  handler: HttpApiHandler;
+  /** The function every request reaches, unless `selectFunction` picks one per request. */
+  handler?: HttpApiHandler;
   functionName?: string;
+  /** API Gateway's route selection: the function a request's method and raw path reach. */
+  selectFunction?: (method: string, rawPath: string) => HttpGatewayTarget;
   timeoutMs?: number;
   /** Largest request body accepted (API Gateway's payload limit is 10 MB). */
   maxBodyBytes?: number;
@@ -151,9 +160,16 @@ export function httpResponseOf(result: APIGatewayProxyResultV2): {
   return { statusCode: structured.statusCode ?? 200, headers, body };
 }
 
+function targetSelector(opts: HttpGatewayOptions): (method: string, rawPath: string) => HttpGatewayTarget {
+  if (opts.selectFunction) return opts.selectFunction;
+  if (!opts.handler) throw new TypeError('startHttpGateway needs a handler or selectFunction');
+  const single: HttpGatewayTarget = { functionName: opts.functionName ?? 'icecat-api', handler: opts.handler };
+  return () => single;
+}
+
 export async function startHttpGateway(opts: HttpGatewayOptions): Promise<HttpGateway> {
   const maxBodyBytes = opts.maxBodyBytes ?? 10 * 1024 * 1024;
-  const functionName = opts.functionName ?? 'icecat-api';
+  const select = targetSelector(opts);
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const log = opts.log ?? ((line: string) => console.error(line));
 
@@ -184,8 +200,9 @@ export async function startHttpGateway(opts: HttpGatewayOptions): Promise<HttpGa
       sourceIp: (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
       host: req.headers.host ?? `${opts.host}:${opts.port}`,
     });
-    const context = createLambdaContext(functionName, timeoutMs, event.requestContext.requestId);
-    const result = await opts.handler(event, context);
+    const target = select(event.requestContext.http.method, event.rawPath);
+    const context = createLambdaContext(target.functionName, timeoutMs, event.requestContext.requestId);
+    const result = await target.handler(event, context);
     const response = httpResponseOf(result);
     send(res, response.statusCode, response.headers, response.body);
   }

@@ -18,10 +18,12 @@ import {
 } from './bridge';
 import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
+import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
 import { startHttpGateway, type HttpApiHandler, type HttpGateway } from './http-gateway';
 import { startLocalS3, type LocalS3 } from './s3';
 import { S3Client } from '@aws-sdk/client-s3';
-import { generateApiKey, registerApiKey } from '../lib/auth/api-keys';
+import { generateApiKey } from '../lib/auth/api-keys';
+import { registerApiKey } from '../lib/auth/register';
 
 export interface StackOptions {
   /** Where S3 objects, DynamoDB data and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
@@ -31,7 +33,10 @@ export interface StackOptions {
   quiet?: boolean;
   /** The SQS handler the bridge invokes (default: functions/ingest/handler). */
   ingestHandler?: BatchHandler;
-  /** The HTTP API handler (default: functions/api/handler); false serves no API. */
+  /**
+   * One handler for every HTTP API request (default: each API function's own handler, chosen per request as API
+   * Gateway routes it; lib/api/functions.ts); false serves no API.
+   */
   apiHandler?: HttpApiHandler | false;
   /** Start the local Rekognition endpoint (default true). */
   detector?: boolean | { throttleRate?: number; latencyMs?: number };
@@ -111,7 +116,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
   // Handlers are loaded only once process.env holds the stack's endpoints (they read it at import).
   let ingest: BatchHandler | undefined;
-  let api: HttpApiHandler | undefined;
+  let apiFunctions: ApiFunctionHandlers | undefined;
 
   try {
     await mkdir(dataDir, { recursive: true });
@@ -173,17 +178,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       gateway = await startHttpGateway({
         host,
         port: ports.api,
-        functionName: 'icecat-wrangler-local-api',
-        handler: (event, context) => {
-          if (!api) {
-            return Promise.resolve({
-              statusCode: 503,
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ error: { code: 'unavailable', message: 'the API handler is not available' } }),
-            });
-          }
-          return api(event, context);
-        },
+        selectFunction: apiFunctionSelector(() => apiFunctions, 'icecat-wrangler-local'),
       });
       const running = gateway;
       started.push({ name: 'api', close: () => running.close() });
@@ -214,7 +209,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
 
     ingest = opts.ingestHandler ?? (await loadIngestHandler());
-    if (opts.apiHandler !== false) api = opts.apiHandler ?? (await loadApiHandler(quiet));
+    if (opts.apiHandler !== false) {
+      apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT);
+    }
 
     // ---- Clients (DESIGN §4: a client `demo` exists from the start): ICECAT_DEMO_API_KEY, else the data dir's own
     // key, made at the first start and kept, so a restart does not hand out (and leave valid) a new one each time.
@@ -309,16 +306,6 @@ const moduleExists = (relative: string) => ['.ts', '.js'].some((ext) => existsSy
 
 async function loadIngestHandler(): Promise<BatchHandler> {
   const mod = (await import('../functions/ingest/handler')) as { handler: BatchHandler };
-  return mod.handler;
-}
-
-async function loadApiHandler(quiet: boolean): Promise<HttpApiHandler | undefined> {
-  const relative = 'functions/api/handler';
-  if (!moduleExists(relative)) {
-    if (!quiet) console.warn(`[stack] ${relative}.ts is missing: the API answers 503`);
-    return undefined;
-  }
-  const mod = (await import(path.join(ROOT, relative))) as { handler: HttpApiHandler };
   return mod.handler;
 }
 

@@ -1,6 +1,6 @@
 // Builds one Lambda deployment artifact: the handler bundled by esbuild, plus the native packages it keeps
 // external (sharp) installed for the Lambda platform (linux, glibc, the function's architecture), zipped.
-import { build, type Metafile } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -182,6 +182,21 @@ function listFiles(dir: string, base = ''): string[] {
   return out;
 }
 
+/**
+ * The AWS SDK's default credential chain, cut to its first link for Lambda (lib/aws/lambda-credentials.ts says why):
+ * the chain's other providers and the STS/SSO clients they load are ~140 KB of every function's bundle.
+ */
+export const LAMBDA_CREDENTIALS_MODULE = 'lib/aws/lambda-credentials.ts';
+
+const lambdaCredentials = (projectDir: string): Plugin => ({
+  name: 'lambda-credentials',
+  setup(b) {
+    b.onResolve({ filter: /^@aws-sdk\/credential-provider-node$/ }, () => ({
+      path: path.join(projectDir, LAMBDA_CREDENTIALS_MODULE),
+    }));
+  },
+});
+
 /** Where the osls plugin writes artifacts, relative to the service directory. */
 export const ARTIFACT_DIR = '.build/artifacts';
 
@@ -206,6 +221,7 @@ export async function bundleFunction(req: BundleRequest): Promise<BundleResult> 
     keepNames: true,
     legalComments: 'none',
     external: [...NATIVE_PACKAGES],
+    plugins: [lambdaCredentials(req.projectDir)],
     metafile: true,
     write: false,
     logLevel: 'warning',

@@ -1,13 +1,12 @@
 // The API as one middy handler: errors mapped in one place around @middy/http-router, and per route the
-// authentication, JSON body parsing and zod validation its definition asks for.
+// authentication, JSON body parsing and zod validation its definition asks for. Each API function (lib/api/functions.ts)
+// builds it with the routes it serves and only their services; any other request answers 404.
 import middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import httpRouterHandler, { type Method } from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { RouteNotFoundError } from '../../lib/api/errors';
-import { buildOpenApiDocument } from '../../lib/api/openapi';
-import type { Route } from '../../lib/api/routes';
-import type { ApiService } from '../../lib/api/service';
+import type { ApiServices, Route } from '../../lib/api/routes';
 import {
   authenticate,
   jsonBody,
@@ -20,19 +19,32 @@ import {
 } from './middleware';
 
 export interface ApiDeps {
+  /** The routes this function serves. */
   routes: Route[];
-  service: ApiService;
+  /** The operations behind them, by the function each route names. */
+  services: Partial<ApiServices>;
   authenticator: Authenticator;
+  /** What GET /v1/openapi.json answers, when this function serves it (the document describes every route). */
+  openApiDocument?: () => unknown;
   logError?: ErrorLogger;
+}
+
+export class ApiWiringError extends Error {
+  override name = 'ApiWiringError';
 }
 
 export type ApiHandler = (event: APIGatewayProxyEventV2, context?: Partial<ApiContext>) => Promise<APIGatewayProxyStructuredResultV2>;
 
 export function createApiHandler(deps: ApiDeps): ApiHandler {
   let openApi: unknown;
-  const openApiDocument = () => (openApi ??= buildOpenApiDocument(deps.routes));
+  const openApiDocument = () => {
+    if (!deps.openApiDocument) throw new ApiWiringError('this function has no OpenAPI document');
+    return (openApi ??= deps.openApiDocument());
+  };
 
   const routes = deps.routes.map((route) => {
+    const service = deps.services[route.function];
+    if (!service) throw new ApiWiringError(`${route.method} ${route.path} needs the ${route.function} function's service`);
     const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>();
     if (route.authenticated) handler.use(authenticate(deps.authenticator));
     if (route.body) handler.use(jsonBody());
@@ -43,7 +55,7 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
       handler: handler.handler(async (_event, context) => {
         const input = context.input as NonNullable<ApiContext['input']>;
         const result = await route.run({
-          service: deps.service,
+          service,
           clientId: context.clientId ?? '',
           params: input.params as never,
           query: input.query as never,

@@ -4,8 +4,6 @@ import { ConfigError, loadConfig, type Config } from '../config';
 import { MIN_CURSOR_SECRET_LENGTH } from '../store/cursor';
 
 export interface ApiConfig extends Config {
-  /** HMAC key of paging cursors (CURSOR_SECRET; on AWS a generated Secrets Manager secret, see serverless.yml). */
-  cursorSecret: string;
   /** Lifetime of the presigned POST forms POST /v1/batches hands out. */
   uploadExpiresSeconds: number;
   /** Most files one POST /v1/batches may declare. */
@@ -24,15 +22,22 @@ function integer(name: string, fallback: number, min: number, max: number): numb
   return n;
 }
 
-export function loadApiConfig(): ApiConfig {
+/**
+ * The HMAC key of paging cursors (CURSOR_SECRET; on AWS a generated Secrets Manager secret, see serverless.yml). Only
+ * the read function pages, so only it is given the secret.
+ */
+export function loadCursorSecret(): string {
   const cursorSecret = process.env.CURSOR_SECRET ?? '';
   if (cursorSecret === '') throw new ConfigError('missing required environment variable CURSOR_SECRET');
   if (cursorSecret.length < MIN_CURSOR_SECRET_LENGTH) {
     throw new ConfigError(`environment variable CURSOR_SECRET must be at least ${MIN_CURSOR_SECRET_LENGTH} characters`);
   }
+  return cursorSecret;
+}
+
+export function loadApiConfig(): ApiConfig {
   return {
     ...loadConfig(),
-    cursorSecret,
     // S3 caps a presigned POST policy at 7 days.
     uploadExpiresSeconds: integer('UPLOAD_EXPIRES_SECONDS', 900, 60, 7 * 86400),
     maxFilesPerBatch: integer('MAX_FILES_PER_BATCH', 500, 1, 1000),

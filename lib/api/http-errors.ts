@@ -2,7 +2,7 @@
 // 500; anything unrecognised is a bug, answered 500 with a fixed message and logged by the caller.
 import { AuthError } from '../auth/api-keys';
 import { CursorError } from '../store/cursor';
-import { StoreThrottledError } from '../store/queries';
+import { StoreThrottledError } from '../store/errors';
 import {
   ApiError,
   BatchExistsError,

@@ -1,6 +1,9 @@
 // The route table of DESIGN §3: for each route its schemas (validation and the OpenAPI document both read them),
-// its success status, the errors it can answer, and the operation it runs.
+// its success status, the errors it can answer, the operation it runs, and the Lambda function that serves it
+// (serverless.yml's routes and the local gateway both follow it; test/deploy checks the former).
 import * as z from 'zod';
+import type { BatchCreationService } from './batch-creation';
+import type { ApiFunctionName, RouteTarget } from './functions';
 import type { ApiService } from './service';
 import {
   batchGetBodySchema,
@@ -25,8 +28,14 @@ export type HttpMethod = 'GET' | 'POST';
 /** Error statuses a route may answer; 400, 401 (when authenticated), 429 and 500 apply to every route. */
 export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
 
-export interface RouteInput<P, Q, B> {
-  service: ApiService;
+/** The operations each function's handler builds, by function. */
+export interface ApiServices {
+  api: ApiService;
+  batches: BatchCreationService;
+}
+
+export interface RouteInput<S, P, Q, B> {
+  service: S;
   /** Absent only on routes without authentication. */
   clientId: string;
   params: P;
@@ -38,7 +47,14 @@ export interface RouteInput<P, Q, B> {
 type AnySchema = z.ZodType;
 type ObjectSchema = z.ZodObject;
 
-export interface Route<P extends ObjectSchema = ObjectSchema, Q extends ObjectSchema = ObjectSchema, B extends AnySchema = AnySchema> {
+export interface Route<
+  F extends ApiFunctionName = ApiFunctionName,
+  P extends ObjectSchema = ObjectSchema,
+  Q extends ObjectSchema = ObjectSchema,
+  B extends AnySchema = AnySchema,
+> {
+  /** The Lambda function serving the route (serverless.yml). */
+  function: F;
   method: HttpMethod;
   /** OpenAPI path template; the router matches the same template. */
   path: string;
@@ -54,12 +70,13 @@ export interface Route<P extends ObjectSchema = ObjectSchema, Q extends ObjectSc
   status: 200 | 201;
   response: AnySchema;
   errors: ErrorStatus[];
-  run(input: RouteInput<z.output<P>, z.output<Q>, B extends AnySchema ? z.output<B> : undefined>): Promise<unknown>;
+  run(input: RouteInput<ApiServices[F], z.output<P>, z.output<Q>, B extends AnySchema ? z.output<B> : undefined>): Promise<unknown>;
 }
 
 /** Keeps each route's schema types tied to its operation, then erases them for the table. */
-const route = <P extends ObjectSchema, Q extends ObjectSchema, B extends AnySchema>(r: Route<P, Q, B>): Route =>
-  r as unknown as Route;
+const route = <F extends ApiFunctionName, P extends ObjectSchema, Q extends ObjectSchema, B extends AnySchema>(
+  r: Route<F, P, Q, B>,
+): Route => r as unknown as Route;
 
 const noParams = z.strictObject({});
 const batchParams = z.strictObject({ batchId: batchIdSchema });
@@ -70,6 +87,7 @@ const BATCH_ERRORS: ErrorStatus[] = [400, 401, 404, 429, 500];
 export function apiRoutes(limits: SchemaLimits): Route[] {
   return [
     route({
+      function: 'batches',
       method: 'POST',
       path: '/v1/batches',
       operationId: 'createBatch',
@@ -88,6 +106,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       run: ({ service, clientId, body }) => service.createBatch(clientId, body),
     }),
     route({
+      function: 'api',
       method: 'GET',
       path: '/v1/batches/{batchId}',
       operationId: 'getBatch',
@@ -101,6 +120,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       run: ({ service, clientId, params }) => service.getBatch(clientId, params.batchId),
     }),
     route({
+      function: 'api',
       method: 'GET',
       path: '/v1/batches/{batchId}/images',
       operationId: 'listBatchImages',
@@ -115,6 +135,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       run: ({ service, clientId, params, query }) => service.listBatchImages(clientId, params.batchId, query),
     }),
     route({
+      function: 'api',
       method: 'GET',
       path: '/v1/batches/{batchId}/images/{fprint}',
       operationId: 'getImage',
@@ -129,6 +150,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       run: ({ service, clientId, params }) => service.getBatchImage(clientId, params.batchId, params.fprint),
     }),
     route({
+      function: 'api',
       method: 'POST',
       path: '/v1/batches/{batchId}/images:batchGet',
       operationId: 'batchGetImages',
@@ -144,6 +166,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       run: ({ service, clientId, params, body }) => service.batchGetImages(clientId, params.batchId, body.fprints),
     }),
     route({
+      function: 'api',
       method: 'GET',
       path: '/v1/batches/{batchId}/logs',
       operationId: 'listBatchLogs',
@@ -158,6 +181,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       run: ({ service, clientId, params, query }) => service.listBatchLogs(clientId, params.batchId, query),
     }),
     route({
+      function: 'api',
       method: 'GET',
       path: '/v1/images',
       operationId: 'listImages',
@@ -175,6 +199,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       run: ({ service, clientId, query }) => service.listClientImages(clientId, query),
     }),
     route({
+      function: 'api',
       method: 'GET',
       path: '/v1/openapi.json',
       operationId: 'getOpenApi',
@@ -189,3 +214,10 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
     }),
   ];
 }
+
+// Limits shape only the schemas, never where a route goes.
+const ANY_LIMITS: SchemaLimits = { maxRetentionDays: 1, defaultRetentionDays: 1, maxFilesPerBatch: 1, maxUploadBytes: 1 };
+
+/** Method, path and function of every route: what API Gateway and the local gateway route requests by. */
+export const routeTargets = (): RouteTarget[] =>
+  apiRoutes(ANY_LIMITS).map(({ method, path, function: fn }) => ({ method, path, function: fn }));

@@ -1,9 +1,6 @@
-// The API's operations (DESIGN §3), free of HTTP: a client id and validated input in, response shapes out. Batch
-// reads check the batch's owner first, so another client's batch is answered exactly like a missing one.
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import type { S3Client } from '@aws-sdk/client-s3';
-import { PutCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ulid } from 'ulid';
+// The API's read operations (DESIGN §3), free of HTTP: a client id and validated input in, response shapes out. Batch
+// reads check the batch's owner first, so another client's batch is answered exactly like a missing one. Creating a
+// batch is batch-creation.ts (the only operation that needs S3).
 import {
   getBatchSummary,
   getImage,
@@ -13,70 +10,17 @@ import {
   queryClientImages,
   type StoreContext,
 } from '../store/queries';
-import { BATCH_SK, ttlFor, type BatchItem } from '../store/schema';
-import { BatchExistsError, BatchNotFoundError, FileTooLargeError, ImageNotFoundError } from './errors';
+import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type {
-  BatchImagesQuery,
-  BatchSummary,
-  ClientImagesQuery,
-  CreateBatchBody,
-  Image,
-  LogEntry,
-  LogsQuery,
-  UploadForm,
-} from './schemas';
-import { presignUploads } from './uploads';
+import type { BatchImagesQuery, BatchSummary, ClientImagesQuery, Image, LogEntry, LogsQuery } from './schemas';
 
 export interface ApiServiceOptions {
   store: StoreContext;
-  s3: S3Client;
-  bucketName: string;
-  defaultRetentionDays: number;
-  maxUploadBytes: number;
-  uploadExpiresSeconds: number;
 }
 
 export interface List<T> {
   items: T[];
   cursor?: string;
-}
-
-export interface CreatedBatch {
-  batchId: string;
-  uploads: UploadForm[];
-  expiresAt: string;
-  batch: BatchSummary;
-}
-
-/** The summary item a new batch starts with (pure). */
-export function newBatchItem(
-  batchId: string,
-  clientId: string,
-  body: CreateBatchBody,
-  nowMs: number,
-  defaultRetentionDays: number,
-): BatchItem {
-  const retentionDays = body.retentionDays ?? defaultRetentionDays;
-  return {
-    batch_id: batchId,
-    img_fprint: BATCH_SK,
-    owner_id: clientId,
-    created_ts: nowMs,
-    debug: body.debug ?? false,
-    retention_days: retentionDays,
-    ttl: ttlFor(nowMs, retentionDays),
-    ...(body.files && body.files.length > 0 ? { expected: body.files.length } : {}),
-    n_total: 0,
-    n_success: 0,
-    n_fail: 0,
-    n_duplicate: 0,
-    n_cats: 0,
-  };
-}
-
-export function createBatchRequest(tableName: string, item: BatchItem): PutCommandInput {
-  return { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(batch_id)' };
 }
 
 /** Batch owners never change: a container remembers them (bounded) so most batch reads cost one request. */
@@ -99,29 +43,6 @@ export class ApiService {
 
   private now(): number {
     return (this.opts.store.now ?? Date.now)();
-  }
-
-  async createBatch(clientId: string, body: CreateBatchBody): Promise<CreatedBatch> {
-    const files = body.files ?? [];
-    files.forEach((f, i) => {
-      if (f.size > this.opts.maxUploadBytes) throw new FileTooLargeError(`files[${i}].size`, f.size, this.opts.maxUploadBytes);
-    });
-    const nowMs = this.now();
-    const item = newBatchItem(ulid(nowMs), clientId, body, nowMs, this.opts.defaultRetentionDays);
-    try {
-      await this.opts.store.ddb.send(new PutCommand(createBatchRequest(this.opts.store.tableName, item)));
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) throw new BatchExistsError('batch id already taken; retry', { cause: err });
-      throw err;
-    }
-    this.owners.set(item.batch_id, clientId, item.ttl);
-    const uploads = await presignUploads(this.opts.s3, this.opts.bucketName, clientId, item.batch_id, files, this.opts.uploadExpiresSeconds);
-    return {
-      batchId: item.batch_id,
-      uploads,
-      expiresAt: new Date(nowMs + this.opts.uploadExpiresSeconds * 1000).toISOString(),
-      batch: presentBatch(item),
-    };
   }
 
   async getBatch(clientId: string, batchId: string): Promise<BatchSummary> {

@@ -1,8 +1,8 @@
 // API keys: each key belongs to one client and is stored only as its SHA-256 hash, in the images table under a
 // partition prefix that no batch id can take ('#' is outside the batch id alphabet). The key item has no client_id,
-// upload_ts or other index attribute, so it appears in no index.
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient, type GetCommandInput, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
+// upload_ts or other index attribute, so it appears in no index. This module reads keys; registering one is
+// register.ts, so the API functions, which only authenticate, carry no key-writing code.
+import { GetCommand, type DynamoDBDocumentClient, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
 
 export class AuthError extends Error {
@@ -26,7 +26,7 @@ export class InvalidClientIdError extends AuthError {
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 export const API_KEY_PREFIX = 'icw_';
 /** Keys are `icw_` + 32 random bytes in base64url: a fast hash is enough, nothing to brute-force. */
-const API_KEY_PATTERN = /^[A-Za-z0-9_-]{16,256}$/;
+export const API_KEY_PATTERN = /^[A-Za-z0-9_-]{16,256}$/;
 const KEY_PARTITION_PREFIX = 'APIKEY#';
 const KEY_SORT = '#KEY' as const;
 
@@ -60,41 +60,8 @@ export function bearerKey(header: string | undefined): string {
   return match[1];
 }
 
-/** PutItem that stores a key's hash for a client. Without `overwrite` an existing hash is never replaced. */
-export function putApiKeyRequest(tableName: string, clientId: string, key: string, nowMs: number): PutCommandInput {
-  const item: ApiKeyItem = { ...apiKeyItemKey(hashApiKey(key)), owner_id: clientId, created_ts: nowMs };
-  return {
-    TableName: tableName,
-    Item: item,
-    // A re-registration of the same key for the same client (the demo key at every start) is allowed.
-    ConditionExpression: 'attribute_not_exists(batch_id) OR owner_id = :owner',
-    ExpressionAttributeValues: { ':owner': clientId },
-  };
-}
-
 export function getApiKeyRequest(tableName: string, key: string): GetCommandInput {
   return { TableName: tableName, Key: apiKeyItemKey(hashApiKey(key)), ProjectionExpression: 'owner_id' };
-}
-
-/** Stores `key` (or a new one) for `clientId` and returns it. */
-export async function registerApiKey(
-  ddb: DynamoDBDocumentClient,
-  tableName: string,
-  clientId: string,
-  key: string = generateApiKey(),
-  nowMs: number = Date.now(),
-): Promise<string> {
-  assertClientId(clientId);
-  if (!API_KEY_PATTERN.test(key)) throw new InvalidApiKeyError('an API key is 16-256 of A-Z a-z 0-9 _ -');
-  try {
-    await ddb.send(new PutCommand(putApiKeyRequest(tableName, clientId, key, nowMs)));
-  } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) {
-      throw new ApiKeyConflictError('this API key already belongs to another client', { cause: err });
-    }
-    throw err;
-  }
-  return key;
 }
 
 export interface AuthenticatorOptions {

@@ -17,15 +17,10 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CursorCodec, StartKey } from './cursor';
+import { QueryError, StoreThrottledError } from './errors';
 import { BATCH_SK, INDEX, batchKey, imageKey, nowSeconds, statusTs, type BatchItem, type ImageItem, type OpStatus } from './schema';
 
-export class QueryError extends Error {
-  override name = 'QueryError';
-}
-/** DynamoDB kept refusing for lack of capacity after the SDK's and our own retries. */
-export class StoreThrottledError extends QueryError {
-  override name = 'StoreThrottledError';
-}
+export { QueryError, StoreThrottledError };
 
 /** What a listing shows of an image: the attributes every index projects (resources/table.yml). */
 export type ImageListing = Pick<ImageItem, 'batch_id' | 'img_fprint' | 'op_status' | 'ttl'> &

@@ -88,7 +88,7 @@ export function runPackage(): void {
   });
 }
 
-export async function ensurePackaged(functionNames: string[] = ['ingest', 'api']): Promise<Packaged> {
+export async function ensurePackaged(functionNames: string[] = ['ingest', 'api', 'batches']): Promise<Packaged> {
   await withLock(() => {
     if (!isFresh(functionNames)) runPackage();
   });

@@ -2,7 +2,8 @@
 // queries, the AWS calls each function's bundle makes, the event source, queue, bucket and HTTP routes.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { apiRoutes } from '../../lib/api/routes';
+import { API_FUNCTIONS, DEFAULT_API_FUNCTION, apiHandlerModule, type ApiFunctionName } from '../../lib/api/functions';
+import { routeTargets } from '../../lib/api/routes';
 import {
   LISTING_ATTRIBUTES,
   batchByStatusRequest,
@@ -58,7 +59,9 @@ function roleStatements(role: CfnResource): Statement[] {
   );
 }
 
-const FUNCTIONS = { ingest: 'IngestLambdaFunction', api: 'ApiLambdaFunction' } as const;
+const FUNCTIONS = { ingest: 'IngestLambdaFunction', api: 'ApiLambdaFunction', batches: 'BatchesLambdaFunction' } as const;
+type FunctionName = keyof typeof FUNCTIONS;
+const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
 
 // ---- what the code assumes --------------------------------------------------------------------------------------
 
@@ -109,10 +112,19 @@ const PLATFORM_ACTIONS: Record<keyof typeof FUNCTIONS, string[]> = {
   // Logging; the SQS event source polls with the function's role; ListBucket makes a missing object a 404.
   ingest: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 's3:ListBucket'],
   api: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+  batches: ['logs:CreateLogStream', 'logs:PutLogEvents'],
 };
 
-function actionsSentBy(pkg: Packaged, fn: keyof typeof FUNCTIONS): { actions: Set<string>; unknown: string[] } {
-  const sources = Object.keys(pkg.metafile(fn).inputs).filter((f) => !f.includes('node_modules/'));
+/** The package and project files that put code into a function's bundle (not those esbuild read and shook out). */
+const bundledInputs = (pkg: Packaged, fn: FunctionName): string[] =>
+  Object.values(pkg.metafile(fn).outputs).flatMap((output) =>
+    Object.entries(output.inputs)
+      .filter(([, input]) => input.bytesInOutput > 0)
+      .map(([file]) => file),
+  );
+
+function actionsSentBy(pkg: Packaged, fn: FunctionName): { actions: Set<string>; unknown: string[] } {
+  const sources = bundledInputs(pkg, fn).filter((f) => !f.includes('node_modules/'));
   const actions = new Set<string>();
   const unknown: string[] = [];
   for (const file of sources) {
@@ -140,7 +152,7 @@ const props = (logicalId: string) => {
 };
 
 beforeAll(async () => {
-  pkg = await ensurePackaged();
+  pkg = await ensurePackaged(FUNCTION_NAMES);
   resources = pkg.template.Resources;
 }, 300_000);
 
@@ -209,12 +221,12 @@ describe('table and indexes', () => {
 });
 
 describe('IAM', () => {
-  const roleOf = (fn: keyof typeof FUNCTIONS) => render(props(FUNCTIONS[fn]).Role).replace(/^\{(.+)\.Arn\}$/, '$1');
-  const statementsOf = (fn: keyof typeof FUNCTIONS) => roleStatements(resources[roleOf(fn)] as CfnResource);
+  const roleOf = (fn: FunctionName) => render(props(FUNCTIONS[fn]).Role).replace(/^\{(.+)\.Arn\}$/, '$1');
+  const statementsOf = (fn: FunctionName) => roleStatements(resources[roleOf(fn)] as CfnResource);
   const allStatements = () => resourcesOfType('AWS::IAM::Role').flatMap(([, r]) => roleStatements(r));
 
   it('gives each function a role of its own', () => {
-    expect(new Set([roleOf('ingest'), roleOf('api')]).size).toBe(2);
+    expect(new Set(FUNCTION_NAMES.map(roleOf)).size).toBe(FUNCTION_NAMES.length);
   });
 
   it('creates no shared default role', () => {
@@ -236,11 +248,11 @@ describe('IAM', () => {
     expect(unscoped).toEqual([]);
   });
 
-  it.each(['ingest', 'api'] as const)('maps every AWS call in the %s bundle to an IAM action', (fn) => {
+  it.each(FUNCTION_NAMES)('maps every AWS call in the %s bundle to an IAM action', (fn) => {
     expect(actionsSentBy(pkg, fn).unknown).toEqual([]);
   });
 
-  it.each(['ingest', 'api'] as const)('allows the %s role exactly the actions its code sends', (fn) => {
+  it.each(FUNCTION_NAMES)('allows the %s role exactly the actions its code sends', (fn) => {
     const granted = new Set(statementsOf(fn).flatMap((s) => s.Action));
     const needed = new Set([...actionsSentBy(pkg, fn).actions, ...PLATFORM_ACTIONS[fn]]);
     expect([...granted].sort()).toEqual([...needed].sort());
@@ -251,21 +263,26 @@ describe('IAM', () => {
     ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/uploads/*']],
     ['ingest', 's3:PutObject', ['{ImagesBucket.Arn}/duplicates/*', '{ImagesBucket.Arn}/failed/*', '{ImagesBucket.Arn}/processed/*']],
     ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
-    ['api', 's3:PutObject', ['{ImagesBucket.Arn}/uploads/*']],
+    ['batches', 's3:PutObject', ['{ImagesBucket.Arn}/uploads/*']],
   ] as const)('lets %s use %s only on %j', (fn, action, expected) => {
     const on = statementsOf(fn).filter((s) => s.Action.includes(action)).flatMap((s) => s.Resource);
     expect([...new Set(on)].sort()).toEqual([...expected]);
   });
 
-  it.each(['ingest', 'api'] as const)('lets %s use DynamoDB only on the table and its indexes', (fn) => {
+  it.each(FUNCTION_NAMES)('lets %s use DynamoDB only on the table and its indexes', (fn) => {
     const on = statementsOf(fn).filter((s) => s.Action.some((a) => a.startsWith('dynamodb:'))).flatMap((s) => s.Resource);
     expect(on.filter((r) => r !== '{ImagesTable.Arn}' && r !== '{ImagesTable.Arn}/index/*')).toEqual([]);
   });
 
-  it.each(['ingest', 'api'] as const)('lets %s write logs only to its own log group', (fn) => {
+  it.each(FUNCTION_NAMES)('lets %s write logs only to its own log group', (fn) => {
     const on = statementsOf(fn).filter((s) => s.Action.some((a) => a.startsWith('logs:'))).flatMap((s) => s.Resource);
     const name = props(FUNCTIONS[fn]).FunctionName as string;
     expect(on).toEqual([`arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${name}:*`]);
+  });
+
+  it('gives the api function reads only', () => {
+    const granted = statementsOf('api').flatMap((s) => s.Action).filter((a) => !a.startsWith('logs:'));
+    expect([...new Set(granted)].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
   });
 
   it('lets ingest use SQS only on the upload queue', () => {
@@ -379,8 +396,18 @@ describe('images bucket', () => {
 });
 
 describe('HTTP API', () => {
+  const LOGICAL_IDS: Record<ApiFunctionName, string> = { api: FUNCTIONS.api, batches: FUNCTIONS.batches };
+  /** Each route key with the function and payload version its integration invokes. */
   const awsRoutes = () =>
-    resourcesOfType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties.RouteKey as string);
+    resourcesOfType('AWS::ApiGatewayV2::Route').map(([, r]) => {
+      const join = (r.Properties.Target as { 'Fn::Join': [string, [string, { Ref: string }]] })['Fn::Join'];
+      const integration = props(join[1][1].Ref);
+      return {
+        key: r.Properties.RouteKey as string,
+        target: render(integration.IntegrationUri),
+        payload: integration.PayloadFormatVersion as string,
+      };
+    });
   /** API Gateway's matching: a {var} is one whole segment, {var+} the rest of the path. */
   const matches = (routeKey: string, method: string, samplePath: string) => {
     const [m, template] = routeKey.split(' ') as [string, string];
@@ -394,24 +421,39 @@ describe('HTTP API', () => {
     }
     return want.length === got.length;
   };
+  const sampleOf = (template: string) => template.replace(/\{[^}]+\}/g, 'x1');
+  const arnOf = (fn: ApiFunctionName) => `{${LOGICAL_IDS[fn]}.Arn}`;
 
-  it('sends requests no route matches to the api function, which answers them in its own error shape', () => {
-    expect(awsRoutes()).toContain('$default');
+  it('sends requests no route matches to the default function, which answers them in its own error shape', () => {
+    expect(awsRoutes().find((r) => r.key === '$default')?.target).toBe(arnOf(DEFAULT_API_FUNCTION));
   });
 
-  it('integrates every route with the api function, payload 2.0', () => {
-    const targets = resourcesOfType('AWS::ApiGatewayV2::Route').map(([, r]) => {
-      const join = (r.Properties.Target as { 'Fn::Join': [string, [string, { Ref: string }]] })['Fn::Join'];
-      const integration = props(join[1][1].Ref);
-      return `${render(integration.IntegrationUri)} ${integration.PayloadFormatVersion as string}`;
-    });
-    expect(new Set(targets)).toEqual(new Set(['{ApiLambdaFunction.Arn} 2.0']));
+  it('integrates every route with an API function, payload 2.0', () => {
+    expect(new Set(awsRoutes().map((r) => `${r.target} ${r.payload}`))).toEqual(new Set(API_FUNCTIONS.map((fn) => `${arnOf(fn)} 2.0`)));
   });
 
-  it.each(
-    apiRoutes({ maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 10, maxUploadBytes: 1 }).map((r) => [r.method, r.path] as const),
-  )('routes %s %s to the api function', (method, template) => {
-    const sample = template.replace(/\{[^}]+\}/g, 'x1');
-    expect(awsRoutes().filter((key) => matches(key, method, sample))).toHaveLength(1);
+  it.each(routeTargets().map((r) => [r.method, r.path, r.function] as const))('routes %s %s to the %s function', (method, template, fn) => {
+    const reached = awsRoutes().filter((r) => matches(r.key, method, sampleOf(template)));
+    expect(reached.map((r) => r.target)).toEqual([arnOf(fn)]);
+  });
+
+  it('has no route that serves none of the route table', () => {
+    const stale = awsRoutes().filter((r) => r.key !== '$default' && !routeTargets().some((t) => matches(r.key, t.method, sampleOf(t.path))));
+    expect(stale.map((r) => r.key)).toEqual([]);
+  });
+
+  it.each([...API_FUNCTIONS])('points the %s function at the handler module the local stack runs', (fn) => {
+    expect(props(LOGICAL_IDS[fn]).Handler).toBe(`${apiHandlerModule(fn)}.handler`);
+  });
+});
+
+describe('bundles', () => {
+  it('keeps the S3 client out of the api bundle', () => {
+    expect(bundledInputs(pkg, 'api').filter((f) => /@aws-sdk\/(client-s3|s3-presigned-post)\//.test(f))).toEqual([]);
+  });
+
+  it.each(FUNCTION_NAMES)('bundles only the environment credential provider into %s (Lambda passes credentials in it)', (fn) => {
+    const chain = bundledInputs(pkg, fn).filter((f) => /@aws-sdk\/(credential-provider-(?!env\/)|nested-clients\/)/.test(f));
+    expect(chain).toEqual([]);
   });
 });

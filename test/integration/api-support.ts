@@ -1,7 +1,7 @@
 // Support for the API's integration tests: HTTP calls to the local stack's API, clients with fresh keys, and items
 // seeded directly in the ingest's item shape (lib/store/schema.ts) when a test needs volume, not classification.
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { registerApiKey } from '../../lib/auth/api-keys';
+import { registerApiKey } from '../../lib/auth/register';
 import { BATCH_SK, LIMITS, statusTs, type BatchItem, type ImageItem, type OpStatus } from '../../lib/store/schema';
 import { aws, stackEnv, uniqueId } from '../helpers';
 

@@ -1,5 +1,6 @@
 // The local HTTP API gateway: requests in as API Gateway HTTP API payload 2.0 events, structured results out.
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { apiFunctionSelector } from '../../local/api-functions';
 import { startHttpGateway, type HttpGateway } from '../../local/http-gateway';
 
 describe('local HTTP API gateway', () => {
@@ -121,5 +122,45 @@ describe('local HTTP API gateway', () => {
 
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({ message: 'Internal Server Error' });
+  });
+});
+
+describe('local HTTP API gateway with the API functions', () => {
+  let gateway: HttpGateway;
+  let reached: { functionName: string; path: string }[];
+
+  beforeAll(async () => {
+    const recorder = (name: string) => async (event: APIGatewayProxyEventV2, context: Context) => {
+      reached.push({ functionName: context.functionName, path: `${name} ${event.requestContext.http.method} ${event.rawPath}` });
+      return { statusCode: 200, body: '{}' };
+    };
+    gateway = await startHttpGateway({
+      host: '127.0.0.1',
+      port: 0,
+      log: () => undefined,
+      selectFunction: apiFunctionSelector(() => ({ api: recorder('api'), batches: recorder('batches') }), 'icecat-wrangler-local'),
+    });
+  });
+  afterAll(() => gateway.close());
+  beforeEach(() => {
+    reached = [];
+  });
+
+  it('sends POST /v1/batches to the batches function, as the deployed route does', async () => {
+    await fetch(`${gateway.url}/v1/batches`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+
+    expect(reached).toEqual([{ functionName: 'icecat-wrangler-local-batches', path: 'batches POST /v1/batches' }]);
+  });
+
+  it('sends a read route to the api function', async () => {
+    await fetch(`${gateway.url}/v1/batches/b1/images?limit=2`);
+
+    expect(reached).toEqual([{ functionName: 'icecat-wrangler-local-api', path: 'api GET /v1/batches/b1/images' }]);
+  });
+
+  it('sends a request no route matches to the api function ($default)', async () => {
+    await fetch(`${gateway.url}/v1/batches`);
+
+    expect(reached.map((r) => r.functionName)).toEqual(['icecat-wrangler-local-api']);
   });
 });

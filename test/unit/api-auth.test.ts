@@ -8,8 +8,8 @@ import {
   bearerKey,
   generateApiKey,
   hashApiKey,
-  putApiKeyRequest,
 } from '../../lib/auth/api-keys';
+import { putApiKeyRequest } from '../../lib/auth/register';
 
 describe('API keys', () => {
   it('are long, random and URL-safe', () => {

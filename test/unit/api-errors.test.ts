@@ -15,8 +15,8 @@ function handlerThrowing(err: unknown) {
   const logged: { message: string; details: Record<string, unknown> }[] = [];
   const service = { listClientImages: async () => Promise.reject(err) } as unknown as ApiService;
   const handler = createApiHandler({
-    routes: apiRoutes(LIMITS),
-    service,
+    routes: apiRoutes(LIMITS).filter((route) => route.function === 'api'),
+    services: { api: service },
     authenticator: { authenticate: async () => 'acme' },
     logError: (message, details) => logged.push({ message, details }),
   });

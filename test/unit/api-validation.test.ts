@@ -1,6 +1,7 @@
 import { createApiHandler } from '../../functions/api/app';
 import { InvalidApiKeyError } from '../../lib/auth/api-keys';
 import { apiRoutes } from '../../lib/api/routes';
+import type { BatchCreationService } from '../../lib/api/batch-creation';
 import type { ApiService } from '../../lib/api/service';
 import { apiEvent, type EventOptions } from './api-event';
 
@@ -32,7 +33,12 @@ function setup() {
     },
   };
   const logged: unknown[] = [];
-  const handler = createApiHandler({ routes: apiRoutes(LIMITS), service, authenticator, logError: (m, d) => logged.push({ m, d }) });
+  const handler = createApiHandler({
+    routes: apiRoutes(LIMITS),
+    services: { api: service, batches: service as unknown as BatchCreationService },
+    authenticator,
+    logError: (m, d) => logged.push({ m, d }),
+  });
   const call = async (method: string, path: string, opts?: EventOptions) => {
     const res = await handler(apiEvent(method, path, opts));
     return { status: res.statusCode, body: JSON.parse(res.body ?? 'null'), headers: res.headers ?? {} };

@@ -1,0 +1,11 @@
+// Failures of the store's reads, in their own module so that code which only maps them (lib/api/http-errors.ts) does
+// not pull the queries, and the IAM actions they need, into a function's bundle.
+
+export class QueryError extends Error {
+  override name = 'QueryError';
+}
+
+/** DynamoDB kept refusing for lack of capacity after the SDK's and our own retries. */
+export class StoreThrottledError extends QueryError {
+  override name = 'StoreThrottledError';
+}

@@ -1,0 +1,87 @@
+import { ApiWiringError, createApiHandler } from '../../functions/api/app';
+import type { BatchCreationService } from '../../lib/api/batch-creation';
+import { API_FUNCTIONS, DEFAULT_API_FUNCTION, functionFor, pathMatches } from '../../lib/api/functions';
+import { apiRoutes, routeTargets } from '../../lib/api/routes';
+import type { ApiService } from '../../lib/api/service';
+import { apiEvent } from './api-event';
+
+const LIMITS = { maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 3, maxUploadBytes: 1000 };
+const BATCH = '01HXYZABCDEFGHJKMNPQRSTVWX';
+const authenticator = { authenticate: async () => 'acme' };
+
+describe('which function serves a request', () => {
+  it.each([
+    ['POST', '/v1/batches', 'batches'],
+    ['GET', '/v1/openapi.json', 'api'],
+    ['GET', `/v1/batches/${BATCH}`, 'api'],
+    ['GET', `/v1/batches/${BATCH}/images`, 'api'],
+    ['GET', `/v1/batches/${BATCH}/images/f00d`, 'api'],
+    ['POST', `/v1/batches/${BATCH}/images:batchGet`, 'api'],
+    ['GET', `/v1/batches/${BATCH}/logs`, 'api'],
+    ['GET', '/v1/images', 'api'],
+  ])('sends %s %s to %s', (method, path, expected) => {
+    expect(functionFor(routeTargets(), method, path)).toBe(expected);
+  });
+
+  it.each([
+    ['GET', '/v1/batches'],
+    ['DELETE', '/v1/batches'],
+    ['POST', '/v1/batches/'],
+    ['POST', `/v1/batches/${BATCH}`],
+    ['GET', '/v1/cats'],
+    ['GET', '/'],
+  ])('sends %s %s, which no route matches, to the default function', (method, path) => {
+    expect(functionFor(routeTargets(), method, path)).toBe(DEFAULT_API_FUNCTION);
+  });
+
+  it('matches a path variable only to a whole, non-empty segment', () => {
+    expect([pathMatches('/v1/batches/{batchId}', '/v1/batches/b1'), pathMatches('/v1/batches/{batchId}', '/v1/batches/'), pathMatches('/v1/batches/{batchId}', '/v1/batches/b1/images')]).toEqual([true, false, false]);
+  });
+
+  it('gives every route one of the API functions', () => {
+    expect(routeTargets().filter((t) => !API_FUNCTIONS.includes(t.function))).toEqual([]);
+  });
+
+  it('gives the batches function POST /v1/batches alone', () => {
+    expect(routeTargets().filter((t) => t.function === 'batches').map((t) => `${t.method} ${t.path}`)).toEqual(['POST /v1/batches']);
+  });
+});
+
+describe('one function of the API', () => {
+  const readOnly = () =>
+    createApiHandler({
+      routes: apiRoutes(LIMITS).filter((route) => route.function === 'api'),
+      services: { api: { listClientImages: async () => ({ items: [] }) } as unknown as ApiService },
+      authenticator,
+      openApiDocument: () => ({ openapi: '3.1.0' }),
+    });
+
+  it('serves its own routes', async () => {
+    const res = await readOnly()(apiEvent('GET', '/v1/images'));
+
+    expect(res.statusCode).toBe(200);
+  });
+
+  it("answers 404 not_found to another function's route", async () => {
+    const res = await readOnly()(apiEvent('POST', '/v1/batches', { body: {} }));
+
+    expect([res.statusCode, JSON.parse(res.body ?? '').error.code]).toEqual([404, 'not_found']);
+  });
+
+  it('answers GET /v1/openapi.json with the document it was given', async () => {
+    const res = await readOnly()(apiEvent('GET', '/v1/openapi.json', { authorization: null }));
+
+    expect(JSON.parse(res.body ?? '')).toEqual({ openapi: '3.1.0' });
+  });
+
+  it('cannot be built without the service one of its routes runs on', () => {
+    const build = () =>
+      createApiHandler({
+        routes: apiRoutes(LIMITS),
+        services: { batches: {} as BatchCreationService },
+        authenticator,
+      });
+
+    expect(build).toThrow(ApiWiringError);
+  });
+});
