@@ -8,10 +8,10 @@ import type { Context, S3EventRecord, SQSBatchResponse, SQSEvent, SQSRecord } fr
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createLambdaContext, LOCAL_ACCOUNT_ID, LOCAL_NAMES } from './env';
 import type { LocalObjectEvent } from './s3';
+import { listen } from './listen';
 
 // ---------------------------------------------------------------------------------------------------------
 // S3 event records
@@ -556,18 +556,6 @@ export async function startBridgeStatusServer(
     }
     reply(404, { error: 'unknown path: /status, /idle?timeoutMs=, /dead-letters' });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://${opts.host}:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  // Long polls on /idle would hold a graceful close: end them at once.
+  return listen(server, opts.host, opts.port, { graceMs: 0 });
 }

@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { LOCAL_NAMES } from './env';
+import { closeServer } from './listen';
 
 export const TABLE_DEFINITION_FILE = path.join(__dirname, '..', 'resources', 'table.yml');
 
@@ -203,10 +204,7 @@ export async function startLocalDynamoDB(opts: LocalDynamoDBOptions): Promise<Lo
     if (!server) return;
     const running = server;
     server = undefined;
-    const closing = new Promise<void>((resolve, reject) => running.close((err) => (err ? reject(err) : resolve())));
-    running.closeIdleConnections();
-    setTimeout(() => running.closeAllConnections(), 1000).unref();
-    await closing;
+    await closeServer(running);
   };
   const client = new DynamoDBClient({
     endpoint: url,

@@ -8,8 +8,8 @@ import type {
 } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createLambdaContext, LOCAL_ACCOUNT_ID } from './env';
+import { listen } from './listen';
 
 export type HttpApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
@@ -207,21 +207,7 @@ export async function startHttpGateway(opts: HttpGatewayOptions): Promise<HttpGa
     send(res, response.statusCode, response.headers, response.body);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://${opts.host}:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), 1000).unref();
-      }),
-  };
+  return listen(server, opts.host, opts.port);
 }
 
 function send(res: ServerResponse, status: number, headers: Record<string, string | string[]>, body: Buffer | string): void {

@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { LOCAL_NAMES } from './env';
+import { dropConnections } from './listen';
 
 /** What s3rver emits on 'event' (its own, AWS-unlike S3 event: raw key, version 2.0). */
 export interface S3rverEvent {
@@ -161,9 +162,7 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     async close() {
       const http = server.httpServer;
       const closing = server.close();
-      // Keep-alive sockets from SDK clients would hold close() open until they time out.
-      http?.closeIdleConnections();
-      setTimeout(() => http?.closeAllConnections(), 1000).unref();
+      if (http) dropConnections(http);
       await closing;
     },
   };

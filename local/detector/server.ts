@@ -4,7 +4,6 @@
 // Test hooks beside the API: GET /__stats (call counters), GET|POST /__faults (throttling, latency),
 // GET /__health.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import sharp, { type Metadata } from 'sharp';
@@ -20,6 +19,7 @@ import {
   ThrottlingError,
   ThroughputExceededError,
 } from './errors';
+import { listen } from '../listen';
 
 /** Rekognition's limits for DetectLabels. */
 export const LIMITS = {
@@ -361,24 +361,5 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     });
   });
 
-  const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
-
-  return {
-    url: `http://${urlHost}:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
+  return listen(server, opts.host ?? '127.0.0.1', opts.port ?? 0, { graceMs: 0 });
 }
