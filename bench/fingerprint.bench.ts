@@ -50,14 +50,18 @@ export default async function run(): Promise<Record<string, unknown>> {
 
   const decodeMs = median(decode);
   const fingerprintMs = median(fp);
+  // Each round's fingerprint over the decode that ran just before it: load on this shared machine drifts between
+  // rounds, and a paired ratio cancels it where a ratio of two medians does not.
+  const paired = median(fp.map((f, i) => f / decode[i]!));
   return {
     input: { width: 4000, height: 3000, jpegBytes: jpeg.length, decodedBytes: pixels.length },
     rounds: ROUNDS,
     bareDecodeMedianMs: round(decodeMs),
     fingerprintMedianMs: round(fingerprintMs),
     fingerprintOverDecode: round(fingerprintMs / decodeMs),
-    goal: 'fingerprintOverDecode <= 1.25',
-    goalMet: fingerprintMs / decodeMs <= 1.25,
+    fingerprintOverDecodePairedMedian: round(paired),
+    goal: 'fingerprintOverDecodePairedMedian <= 1.25',
+    goalMet: paired <= 1.25,
     hashOfDecodedPixelsMedianMs: Object.fromEntries(Object.entries(hashes).map(([k, v]) => [k, round(median(v))])),
     chosenHash: 'xxh3_128',
   };

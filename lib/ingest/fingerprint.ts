@@ -3,7 +3,7 @@ import sharp, { type Metadata, type OutputInfo } from 'sharp';
 import { RejectedUpload } from './errors';
 
 export interface Fingerprint {
-  /** 128-bit XXH3 of the canonical decoded pixels and their dimensions (32 hex): the exact dedupe key. */
+  /** 128-bit XXH3 of the dimensions and the XXH3 of the canonical decoded pixels (32 hex): the exact dedupe key. */
   fprint: string;
   /** 64-bit DCT perceptual hash, hex: a near-duplicate hint, never a key. */
   phash: string;
@@ -51,9 +51,12 @@ export async function fingerprint(image: Buffer, opts: FingerprintOptions): Prom
   if (decoded instanceof RejectedUpload) throw decoded;
   const { data, info } = decoded;
   const hasher = await xxh128;
+  // Pixels first and alone: a short header before them would misalign XXH3's 64-byte stripes for all 36 MB.
   hasher.init();
-  hasher.update(`${info.width}x${info.height}x${info.channels}:`);
   hasher.update(data);
+  const pixels = hasher.digest('hex');
+  hasher.init();
+  hasher.update(`${info.width}x${info.height}x${info.channels}:${pixels}`);
   const fprint = hasher.digest('hex');
   const phash = perceptualHash(luminanceThumbnail(data, info));
   return { fprint, phash, format, width: info.width, height: info.height };
