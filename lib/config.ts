@@ -10,13 +10,25 @@ function required(name: string): string {
   return v;
 }
 
-function numberOr(name: string, fallback: number): number {
+/** A number from the environment, or `fallback` when unset; anything else out of bounds fails, naming the variable. */
+export function envNumber(
+  name: string,
+  fallback: number,
+  bounds: { min?: number; max?: number; integer?: boolean } = {},
+): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
+  const { min = -Infinity, max = Infinity, integer = false } = bounds;
   const n = Number(raw);
-  if (!Number.isFinite(n)) throw new ConfigError(`environment variable ${name} must be a number, got "${raw}"`);
+  if (!Number.isFinite(n) || (integer && !Number.isInteger(n)) || n < min || n > max) {
+    const kind = integer ? 'an integer' : 'a number';
+    const range = Number.isFinite(min) || Number.isFinite(max) ? ` in ${min}..${max}` : '';
+    throw new ConfigError(`environment variable ${name} must be ${kind}${range}, got "${raw}"`);
+  }
   return n;
 }
+
+const numberOr = (name: string, fallback: number): number => envNumber(name, fallback);
 
 export interface Config {
   tableName: string;

@@ -1,6 +1,6 @@
 // The API's configuration: the shared settings of lib/config.ts plus what only the API needs. Required values fail
 // fast at cold start, naming the variable.
-import { ConfigError, loadConfig, type Config } from '../config';
+import { ConfigError, envNumber, loadConfig, type Config } from '../config';
 import { MIN_CURSOR_SECRET_LENGTH } from '../store/cursor';
 
 export interface ApiConfig extends Config {
@@ -12,15 +12,8 @@ export interface ApiConfig extends Config {
   apiKeyCacheMs: number;
 }
 
-function integer(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new ConfigError(`environment variable ${name} must be an integer in ${min}..${max}, got "${raw}"`);
-  }
-  return n;
-}
+const integer = (name: string, fallback: number, min: number, max: number): number =>
+  envNumber(name, fallback, { min, max, integer: true });
 
 /**
  * The HMAC key of paging cursors (CURSOR_SECRET; on AWS a generated Secrets Manager secret, see serverless.yml). Only

@@ -20,6 +20,8 @@ import {
   ThroughputExceededError,
 } from './errors';
 import { listen } from '../listen';
+import { createS3Client } from '../../lib/aws/clients';
+import { envNumber } from '../../lib/config';
 
 /** Rekognition's limits for DetectLabels. */
 export const LIMITS = {
@@ -124,24 +126,6 @@ const DetectLabelsRequest = z.object({
 });
 type DetectLabelsRequest = z.infer<typeof DetectLabelsRequest>;
 
-function envNumber(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min || n > max) {
-    throw new Error(`environment variable ${name} must be a number in ${min}..${max}, got "${raw}"`);
-  }
-  return n;
-}
-
-function defaultS3(): S3Client {
-  return new S3Client({
-    // Local S3 stand-ins answer path-style only; checksums only when an operation requires them (s3rver).
-    forcePathStyle: process.env.S3_FORCE_PATH_STYLE === 'true',
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-}
 
 /** The body, or null when it exceeds `limit` (the rest is still read so the client sees the answer). */
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
@@ -231,8 +215,8 @@ function toInvalidParameter(error: z.ZodError): InvalidParameterError {
 /** Starts the endpoint once the model is loaded; each server keeps its own faults and counters. */
 export async function startDetectorServer(opts: DetectorServerOptions = {}): Promise<DetectorServer> {
   const faults: Faults = {
-    throttleRate: opts.throttleRate ?? envNumber('ICECAT_DETECTOR_THROTTLE_RATE', 0, 0, 1),
-    latencyMs: opts.latencyMs ?? envNumber('ICECAT_DETECTOR_LATENCY_MS', 0, 0, 600_000),
+    throttleRate: opts.throttleRate ?? envNumber('ICECAT_DETECTOR_THROTTLE_RATE', 0, { min: 0, max: 1 }),
+    latencyMs: opts.latencyMs ?? envNumber('ICECAT_DETECTOR_LATENCY_MS', 0, { min: 0, max: 600_000 }),
     throttleNext: 0,
   };
   FaultsPatch.parse({ throttleRate: faults.throttleRate, latencyMs: faults.latencyMs });
@@ -286,7 +270,7 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
       if (image.length === 0) throw new InvalidParameterError('Request has invalid parameters (Image.Bytes is empty)');
       if (image.length > LIMITS.maxBytes) throw new ImageTooLargeError();
     } else {
-      s3 ??= defaultS3();
+      s3 ??= createS3Client();
       image = await readS3Image(s3, request.Image.S3Object as { Bucket: string; Name: string; Version?: string });
     }
     await checkImage(image);
