@@ -1,0 +1,119 @@
+// The API artifacts are complete and behave as the sources do: each zip, unzipped alone into an empty folder and
+// run with plain `node` (no project node_modules within reach), answers API Gateway v2 events built from the real
+// sample in events/ against a private local stack, errors included (their mapping must survive minification).
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { apiGetBatchImagesEvent } from '../../events';
+import { registerApiKey } from '../../lib/auth/register';
+import type { Stack } from '../../local/stack';
+import { extractZip } from '../../scripts/zip';
+import { startTestStack, uniqueId } from '../helpers';
+import { ensurePackaged } from './packaged';
+
+const RUNNER = (handlerFile: string) => `
+let input = '';
+process.stdin.on('data', (d) => (input += d)).on('end', async () => {
+  const { handler } = require(${JSON.stringify(handlerFile)});
+  process.stdout.write(JSON.stringify(await handler(JSON.parse(input))));
+});
+`;
+
+const dirs: Record<string, string> = {};
+let stack: Stack;
+let key: string;
+const clientId = uniqueId('artifact-api');
+
+/** The sample event with another method, path and body, carrying this test's key. */
+function request(method: string, rawPath: string, body?: unknown): APIGatewayProxyEventV2 {
+  const sample = apiGetBatchImagesEvent();
+  return {
+    ...sample,
+    rawPath,
+    rawQueryString: '',
+    queryStringParameters: undefined,
+    headers: { ...sample.headers, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    requestContext: { ...sample.requestContext, http: { ...sample.requestContext.http, method, path: rawPath } },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  };
+}
+
+async function invoke(fn: 'api' | 'batches', event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
+  const handlerFile = `./functions/${fn}/handler.js`;
+  const child = execFile(process.execPath, ['-e', RUNNER(handlerFile)], {
+    cwd: dirs[fn],
+    env: { ...stack.env, PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: 'ERROR' },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  child.stdin?.end(JSON.stringify(event));
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the ${fn} artifact exited with ${code}:\n${stderr}`);
+  return JSON.parse(stdout) as APIGatewayProxyStructuredResultV2;
+}
+
+const json = (res: APIGatewayProxyStructuredResultV2) => JSON.parse(String(res.body)) as Record<string, unknown>;
+
+beforeAll(async () => {
+  const packaged = await ensurePackaged();
+  for (const fn of ['api', 'batches']) {
+    dirs[fn] = mkdtempSync(path.join(tmpdir(), `icecat-${fn}-`));
+    await extractZip(packaged.artifact(fn), dirs[fn]);
+  }
+  stack = await startTestStack({ ingestHandler: async () => ({ batchItemFailures: [] }) });
+  const ddb = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: stack.endpoints.dynamodb,
+      region: stack.env.AWS_REGION,
+      credentials: { accessKeyId: stack.env.AWS_ACCESS_KEY_ID!, secretAccessKey: stack.env.AWS_SECRET_ACCESS_KEY! },
+    }),
+  );
+  key = await registerApiKey(ddb, stack.table, clientId);
+  ddb.destroy();
+}, 300_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
+});
+
+it('creates a batch with presigned upload forms (batches artifact), then reads its summary (api artifact)', async () => {
+  const created = await invoke('batches', request('POST', '/v1/batches', { files: [{ name: 'cat.jpg', contentType: 'image/jpeg', size: 1000 }] }));
+  const batchId = json(created).batchId as string;
+
+  const summary = await invoke('api', request('GET', `/v1/batches/${batchId}`));
+
+  expect(created.statusCode).toBe(201);
+  expect((json(created).uploads as { fields: Record<string, string> }[])[0]!.fields.key).toBe(`uploads/${clientId}/${batchId}/cat.jpg`);
+  expect([summary.statusCode, json(summary).status]).toEqual([200, 'open']);
+});
+
+it('maps a missing batch to a 404 in the API error shape', async () => {
+  const res = await invoke('api', request('GET', '/v1/batches/no-such-batch'));
+
+  expect(res.statusCode).toBe(404);
+  expect(json(res)).toEqual({ error: { code: expect.any(String), message: expect.any(String) } });
+});
+
+it('maps an invalid body to a 400 naming the field', async () => {
+  const res = await invoke('batches', request('POST', '/v1/batches', { retentionDays: 'forever' }));
+
+  expect(res.statusCode).toBe(400);
+  expect((json(res).error as { message: string }).message).toContain('retentionDays');
+});
+
+it('maps an unknown key to a 401', async () => {
+  const event = request('GET', '/v1/images');
+
+  const res = await invoke('api', { ...event, headers: { ...event.headers, authorization: 'Bearer icw_not_a_real_key_0000000000' } });
+
+  expect(res.statusCode).toBe(401);
+  expect(json(res)).toEqual({ error: { code: expect.any(String), message: expect.any(String) } });
+});
