@@ -9,6 +9,7 @@ import { API_FUNCTIONS } from '../lib/api/functions';
 import { bundleFunction, handlerPaths, type LambdaArchitecture } from '../scripts/bundle';
 import { nodeTargetFor } from '../scripts/bundle-plugin';
 import { extractZip } from '../scripts/zip';
+import { median, round as roundTo } from './stats';
 
 const ROOT = path.resolve(__dirname, '..');
 const RUNS = 7;
@@ -35,20 +36,25 @@ const IMPORT_ENV = {
   CURSOR_SECRET: 'b'.repeat(64),
 };
 
-/** Milliseconds a fresh node process spends in require() of the handler module. */
+/** NODE_OPTIONS as serverless.yml gives every function (e.g. --enable-source-maps, which loads the bundle's map). */
+function lambdaNodeOptions(): string {
+  const yml = readFileSync(path.join(ROOT, 'serverless.yml'), 'utf8');
+  return /^ {4}NODE_OPTIONS: (.+)$/m.exec(yml)?.[1]?.trim() ?? '';
+}
+
+/** Milliseconds a fresh node process, started as Lambda starts it, spends in require() of the handler module. */
 function coldImportMs(dir: string, modulePath: string): number {
   const script = `const t=process.hrtime.bigint();require(${JSON.stringify(modulePath)});` +
     'process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))';
   const out = execFileSync(process.execPath, ['-e', script], {
     cwd: dir,
-    env: { ...IMPORT_ENV, PATH: process.env.PATH ?? '' },
+    env: { ...IMPORT_ENV, PATH: process.env.PATH ?? '', NODE_OPTIONS: lambdaNodeOptions() },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   return Number(out.toString());
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+const round = (x: number, digits = 1) => roundTo(x, digits);
 
 export default async function run(): Promise<Record<string, unknown>> {
   const { runtime, architecture, handlers } = serviceFunctions();

@@ -218,7 +218,10 @@ export async function bundleFunction(req: BundleRequest): Promise<BundleResult> 
     // ESM entry points first: the AWS SDK and middy tree-shake far better than their CJS builds.
     mainFields: ['module', 'main'],
     minify: true,
-    keepNames: true,
+    // No keepNames (it costs ~7% of a bundle): readable stack traces come from the linked source map instead, which
+    // Lambda's Node applies with --enable-source-maps (serverless.yml). Error classes name themselves explicitly.
+    sourcemap: 'linked',
+    sourcesContent: false,
     legalComments: 'none',
     external: [...NATIVE_PACKAGES],
     plugins: [lambdaCredentials(req.projectDir)],
@@ -230,7 +233,9 @@ export async function bundleFunction(req: BundleRequest): Promise<BundleResult> 
   if (!js) throw new BundleError(`function ${req.name}: esbuild produced no JavaScript`);
 
   const natives = importedExternals(result.metafile);
+  const map = result.outputFiles.find((f) => f.path.endsWith('.js.map'));
   const entries: { name: string; data: Buffer }[] = [{ name: output, data: Buffer.from(js.contents) }];
+  if (map) entries.push({ name: `${output}.map`, data: Buffer.from(map.contents) });
   if (natives.length > 0) {
     const modules = nativeModulesFor(natives, lambdaPlatform(req.architecture), req.projectDir);
     for (const [name, dir] of modules) {
