@@ -267,6 +267,18 @@ export class QueueBridge {
   }
 
   /**
+   * Sends every dead letter back to the queue as a new message (as SQS's dead-letter redrive does), once the cause is
+   * fixed, and empties the list and its file. Returns how many were sent.
+   */
+  redrive(): number {
+    const letters = this.dead.splice(0);
+    if (this.opts.dlqFile && existsSync(this.opts.dlqFile)) writeFileSync(this.opts.dlqFile, '');
+    for (const letter of letters) this.send(letter.body);
+    if (letters.length) this.opts.log(`[bridge] redrove ${letters.length} dead letter(s) to the queue`);
+    return letters.length;
+  }
+
+  /**
    * Stops polling, waits up to drainTimeoutMs for batches in flight, and saves what is left (queued, waiting for
    * a retry, or still running) to queueFile so that the next start delivers it.
    */
@@ -531,7 +543,7 @@ export interface BridgeStatusServer {
 
 /**
  * GET /status → stats; GET /idle?timeoutMs=N → 200 once idle, 504 if not within N ms;
- * GET /dead-letters → the dead-letter list.
+ * GET /dead-letters → the dead-letter list; POST /dead-letters/redrive → sends them back to the queue.
  */
 export async function startBridgeStatusServer(
   bridge: QueueBridge,
@@ -543,7 +555,8 @@ export async function startBridgeStatusServer(
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (req.method !== 'GET') return reply(405, { error: 'GET only' });
+    if (req.method === 'POST' && url.pathname === '/dead-letters/redrive') return reply(200, { redriven: bridge.redrive() });
+    if (req.method !== 'GET') return reply(405, { error: 'GET only, but POST /dead-letters/redrive' });
     if (url.pathname === '/status') return reply(200, bridge.stats());
     if (url.pathname === '/dead-letters') return reply(200, { items: bridge.deadLetters() });
     if (url.pathname === '/idle') {
@@ -554,7 +567,7 @@ export async function startBridgeStatusServer(
       );
       return;
     }
-    reply(404, { error: 'unknown path: /status, /idle?timeoutMs=, /dead-letters' });
+    reply(404, { error: 'unknown path: /status, /idle?timeoutMs=, /dead-letters, POST /dead-letters/redrive' });
   });
   // Long polls on /idle would hold a graceful close: end them at once.
   return listen(server, opts.host, opts.port, { graceMs: 0 });

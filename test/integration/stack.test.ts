@@ -220,6 +220,38 @@ describe('local stack: failures', () => {
   });
 });
 
+describe('local stack: dead-letter redrive', () => {
+  it('sends dead letters back through the real handler when asked over HTTP, and they are processed', async () => {
+    // Arrange: the first deliveries fail (a broken dependency), then the handler works.
+    let broken = true;
+    const handled: string[] = [];
+    const stack = await startTestStack({
+      ingestHandler: async (event) => {
+        if (broken) return { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
+        handled.push(...event.Records.map((r) => JSON.parse(r.body).Records[0].s3.object.key as string));
+        return { batchItemFailures: [] };
+      },
+      bridge: { maxReceiveCount: 1, retryBaseMs: 10, retryMaxMs: 20 },
+    });
+    try {
+      await s3For(stack).send(new PutObjectCommand({ Bucket: stack.bucket, Key: 'uploads/demo/b-redrive/late cat.jpg', Body: 'x' }));
+      await waitForBridgeIdle({ bridgeUrl: stack.endpoints.bridge, timeoutMs: 10_000 });
+      broken = false;
+
+      // Act
+      const res = await fetch(`${stack.endpoints.bridge}/dead-letters/redrive`, { method: 'POST' });
+      await waitForBridgeIdle({ bridgeUrl: stack.endpoints.bridge, timeoutMs: 10_000 });
+
+      // Assert
+      expect(await res.json()).toEqual({ redriven: 1 });
+      expect(handled).toEqual(['uploads/demo/b-redrive/late+cat.jpg']);
+      expect(await deadLetters(stack.endpoints.bridge)).toEqual([]);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
 describe('local stack: persistence', () => {
   it('keeps S3 objects and DynamoDB items across a restart on the same data dir', async () => {
     // Arrange

@@ -236,6 +236,30 @@ describe('QueueBridge', () => {
     expect(logs.some((l) => l.includes('dead-lettered'))).toBe(true);
   });
 
+  it('redrives dead letters to the queue once the cause is fixed, emptying the list and its file', async () => {
+    // Arrange
+    const dlqFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'dlq.jsonl');
+    let broken = true;
+    const { bridge, deliveries } = recordingBridge(
+      async () => (broken ? Promise.reject(new Error('detector down')) : { batchItemFailures: [] }),
+      { maxReceiveCount: 2, dlqFile },
+    );
+    bridge.send('stuck');
+    await bridge.whenIdle(5000);
+    broken = false;
+
+    // Act
+    const redriven = bridge.redrive();
+    await bridge.whenIdle(5000);
+
+    // Assert
+    expect(redriven).toBe(1);
+    expect(deliveries('stuck')).toHaveLength(3);
+    expect(bridge.deadLetters()).toEqual([]);
+    expect(readFileSync(dlqFile, 'utf8')).toBe('');
+    expect(bridge.stats()).toMatchObject({ succeeded: 1, deadLettered: 1 });
+  });
+
   it('shows earlier runs\' dead letters read back from the dead-letter file', async () => {
     // Arrange
     const dlqFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'dlq.jsonl');

@@ -1,0 +1,20 @@
+// `npm run dead-letters` lists the running local stack's dead letters; `npm run dead-letters -- redrive` sends them
+// back to the queue once their cause is fixed (as SQS's dead-letter redrive does).
+import { LOCAL_NAMES, portsFromEnv } from './env';
+
+async function main(): Promise<void> {
+  const base = process.env.ICECAT_BRIDGE_URL ?? `http://${LOCAL_NAMES.host}:${portsFromEnv().bridge}`;
+  const redrive = process.argv.includes('redrive');
+  const res = await fetch(`${base}/dead-letters${redrive ? '/redrive' : ''}`, { method: redrive ? 'POST' : 'GET' }).catch(
+    (err: unknown) => {
+      throw new Error(`cannot reach the local stack's bridge at ${base} (is \`npm start\` running?): ${String(err)}`);
+    },
+  );
+  if (!res.ok) throw new Error(`the bridge answered ${res.status}: ${await res.text()}`);
+  console.log(JSON.stringify(await res.json(), null, 2));
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});
