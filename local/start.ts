@@ -19,7 +19,7 @@ function banner(stack: Stack): string {
     `  Bridge        ${endpoints.bridge}/status   (S3 uploads/ → SQS records → ingest handler)`,
     '',
     `Data            ${stack.dataDir}`,
-    `Dead letters    ${dlq}   (also ${endpoints.bridge}/dead-letters)`,
+    `Dead letters    ${dlq}   (also ${endpoints.bridge}/dead-letters; npm run dead-letters -- redrive re-sends them)`,
   ];
   if (stack.demoApiKey) lines.push(`Demo API key    ${stack.demoApiKey}   (client "demo")`);
   lines.push(
