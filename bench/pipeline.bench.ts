@@ -8,7 +8,9 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import sharp from 'sharp';
+import { encodeS3EventKey } from '../local/bridge';
 import { startStack } from '../local/stack';
+import { sqsEventFor } from '../events';
 import { BATCH_SK, type BatchItem } from '../lib/store/schema';
 import { median, round } from './stats';
 
@@ -54,7 +56,8 @@ export default async function run(): Promise<Record<string, unknown>> {
     const aws = createClients();
     const bucket = stack.bucket;
     const put = (key: string, body: Buffer) => aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
-    const deliver = (key: string, size: number) => handler(sqsEvent(bucket, key, size));
+    const deliver = (key: string, size: number) =>
+      handler(sqsEventFor(bucket, encodeS3EventKey(key), size, `bench-${key}`));
 
     // ---- duplicate vs first upload, handler time per upload ----
     const images = await distinctImages(PAIRS + 1);
@@ -113,19 +116,4 @@ export default async function run(): Promise<Record<string, unknown>> {
 async function summary(aws: { ddb: import('@aws-sdk/lib-dynamodb').DynamoDBDocumentClient }, table: string, batchId: string) {
   const out = await aws.ddb.send(new GetCommand({ TableName: table, Key: { batch_id: batchId, img_fprint: BATCH_SK }, ConsistentRead: true }));
   return out.Item as BatchItem | undefined;
-}
-
-function sqsEvent(bucket: string, key: string, size: number): SQSEvent {
-  const record = {
-    eventVersion: '2.1', eventSource: 'aws:s3', awsRegion: 'us-east-1', eventTime: new Date().toISOString(), eventName: 'ObjectCreated:Put',
-    s3: { s3SchemaVersion: '1.0', bucket: { name: bucket }, object: { key: encodeURIComponent(key).replace(/%2F/g, '/'), size } },
-  };
-  return {
-    Records: [
-      {
-        messageId: `bench-${key}`, receiptHandle: 'r', body: JSON.stringify({ Records: [record] }), attributes: {} as never,
-        messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q', awsRegion: 'us-east-1',
-      },
-    ],
-  };
 }

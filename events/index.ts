@@ -1,6 +1,7 @@
 // Real sample events, captured from the local stack by events/capture.ts (S3 → bridge → handler, and the HTTP
 // gateway). Tests and `osls invoke local --path events/...` use them.
 import type { APIGatewayProxyEventV2, S3Event, SQSEvent } from 'aws-lambda';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -19,3 +20,22 @@ export const s3ObjectCreatedEvent = (): S3Event => load('s3-object-created.json'
 export const sqsS3ObjectCreatedEvent = (): SQSEvent => load('sqs-s3-object-created.json');
 /** GET /v1/batches/{SAMPLE_BATCH_ID}/images?limit=2 as the API handler receives it (payload 2.0). */
 export const apiGetBatchImagesEvent = (): APIGatewayProxyEventV2 => load('api-get-batch-images.json');
+
+/**
+ * The sample SQS event re-aimed at another object: the captured shapes, with this bucket, key (form-encoded, as S3
+ * writes it) and size, and the body's MD5 to match.
+ */
+export function sqsEventFor(bucket: string, encodedKey: string, size: number, messageId?: string): SQSEvent {
+  const event = sqsS3ObjectCreatedEvent();
+  const record = event.Records[0]!;
+  const body = JSON.parse(record.body) as S3Event;
+  const s3 = body.Records[0]!.s3;
+  s3.bucket.name = bucket;
+  s3.bucket.arn = `arn:aws:s3:::${bucket}`;
+  s3.object.key = encodedKey;
+  s3.object.size = size;
+  record.body = JSON.stringify(body);
+  record.md5OfBody = createHash('md5').update(record.body).digest('hex');
+  if (messageId) record.messageId = messageId;
+  return event;
+}

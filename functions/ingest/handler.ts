@@ -1,9 +1,10 @@
 // SQS batch of S3 events in, partial batch failures out. The work is lib/ingest/pipeline.ts.
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { S3Event, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { clients } from '../../lib/aws/clients';
 import { loadConfig } from '../../lib/config';
-import { processUpload, type IngestDeps, type UploadEvent } from '../../lib/ingest/pipeline';
+import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
+import { uploadsIn } from './events';
 
 const logger = new Logger({ serviceName: 'icecat-ingest' });
 const deps: IngestDeps = { clients: clients(), config: loadConfig(), logger };
@@ -28,11 +29,3 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker));
   return { batchItemFailures: failed };
 };
-
-/** The S3 records in an SQS message; S3's s3:TestEvent and non-creation events carry none. */
-export function uploadsIn(record: SQSRecord): UploadEvent[] {
-  const body = JSON.parse(record.body) as Partial<S3Event>;
-  return (body.Records ?? [])
-    .filter((r) => r.eventSource === 'aws:s3' && r.eventName.startsWith('ObjectCreated:'))
-    .map((r) => ({ bucket: r.s3.bucket.name, encodedKey: r.s3.object.key, size: r.s3.object.size }));
-}

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import type { SQSEvent } from 'aws-lambda';
 import sharp from 'sharp';
+import { sqsEventFor } from '../../events';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { BATCH_SK, type BatchItem, type ImageItem } from '../../lib/store/schema';
 import { aws as stackClients, uniqueId, uploadFile as put, waitFor as poll, waitForBridgeIdle as bridgeIdle } from '../helpers';
@@ -129,7 +129,7 @@ describe('ingest on the local stack', () => {
     await bridgeIdle();
     const before = await detectCalls();
     const { handler } = await import('../../functions/ingest/handler');
-    const redelivery = sqsEvent(BUCKET(), 'uploads/demo/' + batch + '/once%2Bonly.png', NOT_CAT.length);
+    const redelivery = sqsEventFor(BUCKET(), `uploads/demo/${batch}/once%2Bonly.png`, NOT_CAT.length);
 
     const out = await handler(redelivery);
 
@@ -329,26 +329,6 @@ async function seedBatch(batchId: string, owner: string, counts: Partial<BatchIt
   };
   await aws.ddb.send(new PutCommand({ TableName: TABLE(), Item: item }));
   return item;
-}
-
-/** An S3-in-SQS event as AWS delivers it, for invoking the handler directly. */
-function sqsEvent(bucket: string, encodedKey: string, size: number): SQSEvent {
-  const body = {
-    Records: [
-      {
-        eventVersion: '2.1', eventSource: 'aws:s3', awsRegion: 'us-east-1', eventTime: new Date().toISOString(),
-        eventName: 'ObjectCreated:Put', s3: { s3SchemaVersion: '1.0', bucket: { name: bucket, arn: `arn:aws:s3:::${bucket}` }, object: { key: encodedKey, size } },
-      },
-    ],
-  };
-  return {
-    Records: [
-      {
-        messageId: 'redelivered-1', receiptHandle: 'r', body: JSON.stringify(body), attributes: {} as never,
-        messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:q', awsRegion: 'us-east-1',
-      },
-    ],
-  };
 }
 
 /** A valid PNG header and IHDR declaring width x height, with one tiny IDAT: a decompression bomb's shape. */
