@@ -4,7 +4,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,15 +12,7 @@ import { registerApiKey } from '../../lib/auth/register';
 import type { Stack } from '../../local/stack';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
-import { ensurePackaged } from './packaged';
-
-const RUNNER = (handlerFile: string) => `
-let input = '';
-process.stdin.on('data', (d) => (input += d)).on('end', async () => {
-  const { handler } = require(${JSON.stringify(handlerFile)});
-  process.stdout.write(JSON.stringify(await handler(JSON.parse(input))));
-});
-`;
+import { ensurePackaged, runUnzippedHandler } from './packaged';
 
 const dirs: Record<string, string> = {};
 let stack: Stack;
@@ -43,20 +34,8 @@ function request(method: string, rawPath: string, body?: unknown): APIGatewayPro
 }
 
 async function invoke(fn: 'api' | 'batches', event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
-  const handlerFile = `./functions/${fn}/handler.js`;
-  const child = execFile(process.execPath, ['-e', RUNNER(handlerFile)], {
-    cwd: dirs[fn],
-    env: { ...stack.env, PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: 'ERROR' },
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  child.stdin?.end(JSON.stringify(event));
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`the ${fn} artifact exited with ${code}:\n${stderr}`);
-  return JSON.parse(stdout) as APIGatewayProxyStructuredResultV2;
+  const run = await runUnzippedHandler<APIGatewayProxyStructuredResultV2>(dirs[fn]!, `./functions/${fn}/handler.js`, event, stack.env);
+  return run.response;
 }
 
 const json = (res: APIGatewayProxyStructuredResultV2) => JSON.parse(String(res.body)) as Record<string, unknown>;

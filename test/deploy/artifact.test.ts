@@ -4,7 +4,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,40 +11,12 @@ import type { Stack } from '../../local/stack';
 import { BATCH_SK, type ImageItem } from '../../lib/store/schema';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
-import { ensurePackaged, ROOT } from './packaged';
+import { ensurePackaged, ROOT, runUnzippedHandler, type ArtifactRun } from './packaged';
 
-/** Runs in the unzipped folder: the handler on the event from stdin; reports its answer and where sharp came from. */
-const RUNNER = `
-let input = '';
-process.stdin.on('data', (d) => (input += d)).on('end', async () => {
-  const { handler } = require('./functions/ingest/handler.js');
-  const response = await handler(JSON.parse(input));
-  const nativeFiles = Object.keys(require.cache).filter((f) => f.endsWith('.node'));
-  process.stdout.write(JSON.stringify({ response, nativeFiles }));
-});
-`;
+type RunResult = ArtifactRun<SQSBatchResponse>;
 
-interface RunResult {
-  response: SQSBatchResponse;
-  nativeFiles: string[];
-}
-
-async function runArtifactHandler(dir: string, event: SQSEvent, env: Record<string, string>): Promise<RunResult> {
-  const child = execFile(process.execPath, ['-e', RUNNER], {
-    cwd: dir,
-    // Only the stack's contract and a PATH: nothing of the test process (NODE_PATH, NODE_OPTIONS) leaks in.
-    env: { ...env, PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: 'ERROR' },
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  child.stdin?.end(JSON.stringify(event));
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`the artifact's handler exited with ${code}:\n${stderr}`);
-  return JSON.parse(stdout) as RunResult;
-}
+const runArtifactHandler = (dir: string, event: SQSEvent, env: Record<string, string>): Promise<RunResult> =>
+  runUnzippedHandler(dir, './functions/ingest/handler.js', event, env);
 
 let stack: Stack;
 let dir: string;

@@ -1,7 +1,7 @@
 // The packaged service for the deploy tests: `osls package` runs once (with no AWS credentials at all) and its output
 // is reused while it is newer than every input, so the suites share one build.
 import type { Metafile } from 'esbuild';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -99,4 +99,41 @@ export async function ensurePackaged(functionNames: string[] = ['ingest', 'api',
     artifact: artifactPath,
     metafile: (name) => JSON.parse(readFileSync(metafilePath(path.join(ROOT, ARTIFACT_DIR), name), 'utf8')) as Metafile,
   };
+}
+
+/** Runs in an unzipped artifact: its handler on the event from stdin; reports the answer and the native modules loaded. */
+const RUNNER = (handlerFile: string) => `
+let input = '';
+process.stdin.on('data', (d) => (input += d)).on('end', async () => {
+  const { handler } = require(${JSON.stringify(handlerFile)});
+  const response = await handler(JSON.parse(input));
+  const nativeFiles = Object.keys(require.cache).filter((f) => f.endsWith('.node'));
+  process.stdout.write(JSON.stringify({ response, nativeFiles }));
+});
+`;
+
+export interface ArtifactRun<R> {
+  response: R;
+  /** Native modules the handler loaded (sharp's binary, for the ingest). */
+  nativeFiles: string[];
+}
+
+/**
+ * A function's handler, from the folder its artifact was unzipped into, run on `event` with plain `node`. Only the
+ * given environment and a PATH reach it: nothing of the test process (NODE_PATH, NODE_OPTIONS) leaks in.
+ */
+export async function runUnzippedHandler<R>(dir: string, handlerFile: string, event: unknown, env: Record<string, string>): Promise<ArtifactRun<R>> {
+  const child = execFile(process.execPath, ['-e', RUNNER(handlerFile)], {
+    cwd: dir,
+    env: { ...env, PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: 'ERROR' },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  child.stdin?.end(JSON.stringify(event));
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`${handlerFile} in ${dir} exited with ${code}:\n${stderr}`);
+  return JSON.parse(stdout) as ArtifactRun<R>;
 }
