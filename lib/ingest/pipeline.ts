@@ -13,7 +13,7 @@ import { REKOGNITION, detectLabels } from './detect';
 import { RejectedUpload } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
 import { decodeS3Key, invalidKeyDestination, parseUploadKey, restingKey, type UploadKey } from './s3-key';
-import { UploadGone, moveObject, readUpload } from './storage';
+import { UploadGone, moveObject, readUpload, tooLarge } from './storage';
 
 /** What the handler hands over from one S3 event record. */
 export interface UploadEvent {
@@ -93,9 +93,8 @@ export async function processUpload(deps: IngestDeps, event: UploadEvent): Promi
   // 2. read the object (size cap; one buffer)
   let image: Buffer;
   try {
-    if (event.size !== undefined && event.size > config.maxUploadBytes) {
-      throw new RejectedUpload('FileTooLarge', `the file is ${event.size} bytes, above the limit of ${config.maxUploadBytes}`);
-    }
+    // The event already tells the size: refuse before reading anything.
+    if (event.size !== undefined && event.size > config.maxUploadBytes) throw tooLarge(event.size, config.maxUploadBytes);
     image = await readUpload(clients.s3, bucket, key, config.maxUploadBytes);
   } catch (err) {
     if (err instanceof UploadGone) {

@@ -15,6 +15,9 @@ export class UploadGone extends Error {
   override name = 'UploadGone';
 }
 
+export const tooLarge = (bytes: number, maxBytes: number): RejectedUpload =>
+  new RejectedUpload('FileTooLarge', `the file is ${bytes} bytes, above the limit of ${maxBytes}`);
+
 /**
  * Streams the object into a single buffer sized from Content-Length (no second copy), refusing anything over
  * the cap before reading it.
@@ -31,7 +34,7 @@ export async function readUpload(s3: S3Client, bucket: string, key: string, maxB
   const length = out.ContentLength ?? 0;
   if (length > maxBytes) {
     body.destroy?.();
-    throw new RejectedUpload('FileTooLarge', `the file is ${length} bytes, above the limit of ${maxBytes}`);
+    throw tooLarge(length, maxBytes);
   }
   if (length === 0) {
     body.destroy?.();
