@@ -25,5 +25,13 @@ module.exports = {
       globalSetup: '<rootDir>/test/global-setup.ts',
       globalTeardown: '<rootDir>/test/global-teardown.ts',
     },
+    {
+      // The web app in Debian's Chromium, against the same local stack.
+      ...shared,
+      displayName: 'browser',
+      roots: ['<rootDir>/test/browser'],
+      globalSetup: '<rootDir>/test/global-setup.ts',
+      globalTeardown: '<rootDir>/test/global-teardown.ts',
+    },
   ],
 };

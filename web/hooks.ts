@@ -1,4 +1,5 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { capabilities, type Capabilities } from './capabilities';
 
 /** Calls `tick` every `ms` while `active` and the tab is visible (live progress without polling hidden tabs). */
 export function usePoll(tick: () => void | Promise<void>, ms: number, active: boolean): void {
@@ -35,4 +36,17 @@ export function useNearViewport(load: () => void, enabled: boolean, deps: unknow
     return () => observer.disconnect();
   }, [enabled, margin, ...deps]);
   return ref;
+}
+
+/** The API's capabilities, once read (null until then). */
+export function useCapabilities(): Capabilities | null {
+  const [caps, setCaps] = useState<Capabilities | null>(null);
+  useEffect(() => {
+    let live = true;
+    void capabilities().then((c) => live && setCaps(c));
+    return () => {
+      live = false;
+    };
+  }, []);
+  return caps;
 }

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { batchPath, isNotFound, type Api, type BatchSummary, type Page } from '../api';
+import { capabilities } from '../capabilities';
 import { when } from '../format';
 import { usePoll } from '../hooks';
 import { href } from '../route';
@@ -13,10 +14,12 @@ const PAGE = 50;
  * in this tab instead, each read by its own GET.
  */
 async function loadBatches(api: Api, cursor?: string): Promise<{ page: Page<BatchSummary>; listed: boolean }> {
-  try {
-    return { page: await api.get<Page<BatchSummary>>('/v1/batches', { limit: PAGE, cursor }), listed: true };
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
+  if ((await capabilities()).serves('GET', '/v1/batches')) {
+    try {
+      return { page: await api.get<Page<BatchSummary>>('/v1/batches', { limit: PAGE, cursor }), listed: true };
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
   }
   const items: BatchSummary[] = [];
   for (const batchId of knownBatches()) {

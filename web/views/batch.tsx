@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, batchPath, isNotFound, type Api, type BatchSummary, type Image, type Page, type Query, type SimilarGroups } from '../api';
+import { capabilities } from '../capabilities';
 import { catConfidence, percent, plural, topLabels, when } from '../format';
-import { useNearViewport, usePoll } from '../hooks';
+import { useCapabilities, useNearViewport, usePoll } from '../hooks';
 import { href } from '../route';
 import { rememberBatch } from '../session';
 import { BatchProgress, Counts, ErrorNote, StatusChip } from './common';
@@ -31,6 +32,7 @@ const SCREENFUL = 48;
 let catFilterRefused = false;
 
 async function fetchPage(api: Api, batchId: string, filter: Filter, cursor?: string): Promise<{ items: Image[]; cursor?: string }> {
+  if (filter.fallback && !(await capabilities()).takes('GET', `${batchPath(batchId)}/images`, 'cat')) catFilterRefused = true;
   const useFallback = filter.fallback && catFilterRefused;
   const query = useFallback ? filter.fallback!.query : filter.query;
   const keep = useFallback ? filter.fallback!.keep : filter.keep;
@@ -229,6 +231,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
   const { images, done, error: listError, loadMore } = useImages(api, batchId, filterName, generation);
   const seen = useRef<string | null>(null);
   const [stale, setStale] = useState(false);
+  const caps = useCapabilities();
   const shownCount = useRef(0);
   shownCount.current = images.length;
 
@@ -288,7 +291,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
         </div>
       )}
       <div class="toolbar">
-        <ExportButtons api={api} batchId={batchId} />
+        {caps?.serves('GET', `${batchPath(batchId)}/export`) && <ExportButtons api={api} batchId={batchId} />}
         {batch?.debug && (
           <a class="button" href={href.logs(batchId)}>
             Logs
@@ -325,7 +328,9 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
           Loading images…
         </p>
       )}
-      <Similar api={api} batchId={batchId} generation={batch?.status === 'done' ? 1 : 0} />
+      {caps?.serves('GET', `${batchPath(batchId)}/similar`) && (
+        <Similar api={api} batchId={batchId} generation={batch?.status === 'done' ? 1 : 0} />
+      )}
     </section>
   );
 }

@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, batchPath, isNotFound, type Api, type CreatedBatch, type UploadForm } from '../api';
 import { plural } from '../format';
+import { useCapabilities } from '../hooks';
 import { href } from '../route';
 import { rememberBatch } from '../session';
 import { chosenFiles, droppedFiles, eachLimited, imageType, postForm, type PickedFile } from '../upload';
@@ -13,13 +14,15 @@ const FILES_PER_REQUEST = 500;
 const PARALLEL_UPLOADS = 4;
 const ATTEMPTS = 3;
 
-async function formsFor(api: Api, batchName: string, debug: boolean, files: PickedFile[]): Promise<{ batchId: string; forms: UploadForm[] }> {
+async function formsFor(
+  api: Api,
+  batchName: string,
+  debug: boolean,
+  files: PickedFile[],
+): Promise<{ batchId: string; forms: UploadForm[] }> {
   const declare = (chunk: PickedFile[]) => chunk.map((f) => ({ name: f.name, contentType: f.contentType, size: f.file.size }));
-  const created = await api.post<CreatedBatch>('/v1/batches', {
-    ...(batchName ? { batchId: batchName } : {}),
-    ...(debug ? { debug: true } : {}),
-    files: declare(files.slice(0, FILES_PER_REQUEST)),
-  });
+  const body = { ...(debug ? { debug: true } : {}), files: declare(files.slice(0, FILES_PER_REQUEST)) };
+  const created = await api.post<CreatedBatch>('/v1/batches', batchName ? { batchId: batchName, ...body } : body);
   const forms = [...created.uploads];
   for (let i = FILES_PER_REQUEST; i < files.length; i += FILES_PER_REQUEST) {
     const more = await api.post<{ uploads: UploadForm[] }>(`${batchPath(created.batchId)}/uploads`, {
@@ -44,6 +47,7 @@ export function NewBatch({ api }: { api: Api }) {
   const frame = useRef(0);
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
+  const caps = useCapabilities();
 
   // Progress events come far more often than frames: render at most once a frame.
   const repaint = () => {
@@ -85,7 +89,7 @@ export function NewBatch({ api }: { api: Api }) {
     setResult(null);
     progress.current = files.map(() => ({ sent: 0, state: 'waiting' }));
     try {
-      const { batchId, forms } = await formsFor(api, batchName.trim(), debug, files);
+      const { batchId, forms } = await formsFor(api, caps?.namesBatches ? batchName.trim() : '', debug, files);
       rememberBatch(batchId);
       let uploaded = 0;
       await eachLimited(files, PARALLEL_UPLOADS, async (file, i) => {
@@ -113,10 +117,12 @@ export function NewBatch({ api }: { api: Api }) {
       });
       // No more uploads: the batch is done once these are processed. An API without :close closes the batch when the
       // declared files have all arrived.
-      try {
-        await api.post(`${batchPath(batchId)}:close`, { expected: uploaded });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
+      if (caps?.serves('POST', `${batchPath(batchId)}:close`)) {
+        try {
+          await api.post(`${batchPath(batchId)}:close`, { expected: uploaded });
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
       }
       const failed = files.length - uploaded;
       setResult(failed === 0 ? `Uploaded ${plural(uploaded, 'file')} into ${batchId}.` : `Uploaded ${uploaded}; ${failed} failed.`);
@@ -190,15 +196,19 @@ export function NewBatch({ api }: { api: Api }) {
           if (!running && files.length > 0) void upload();
         }}
       >
-        <label for="batch-name">Batch name (optional)</label>
-        <input
-          id="batch-name"
-          value={batchName}
-          pattern="[A-Za-z0-9_\-]{1,64}"
-          title="1 to 64 letters, digits, - or _"
-          disabled={running}
-          onInput={(e) => setBatchName((e.target as HTMLInputElement).value)}
-        />
+        {caps?.namesBatches && (
+          <>
+            <label for="batch-name">Batch name (optional)</label>
+            <input
+              id="batch-name"
+              value={batchName}
+              pattern="[A-Za-z0-9_\-]{1,64}"
+              title="1 to 64 letters, digits, - or _"
+              disabled={running}
+              onInput={(e) => setBatchName((e.target as HTMLInputElement).value)}
+            />
+          </>
+        )}
         <label class="check">
           <input type="checkbox" checked={debug} disabled={running} onChange={(e) => setDebug((e.target as HTMLInputElement).checked)} /> Keep
           debug logs
