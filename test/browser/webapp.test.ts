@@ -167,8 +167,7 @@ describe('the web app', () => {
     const images = await imagesOf(owner.key, batchId);
     const shown = async (label: string) => {
       await page.getByRole('link', { name: label, exact: true }).click();
-      await page.locator(`.grid[aria-label="${label} images"]`).waitFor();
-      await page.locator('.loading').waitFor({ state: 'detached' });
+      await page.locator(`.grid[aria-label="${label} images"][aria-busy="false"]`).waitFor();
       await expectFits(`filter-${label.toLowerCase().replace(' ', '-')}`);
       return page.locator('a.card').evaluateAll((links) => links.map((a) => ({ fprint: (a as HTMLElement).dataset.fprint, text: a.textContent ?? '' })));
     };

@@ -52,7 +52,10 @@ async function fetchPage(api: Api, batchId: string, filter: Filter, cursor?: str
 function useImages(api: Api, batchId: string, filterName: string, generation: number) {
   const filter = FILTERS[filterName] ?? FILTERS.all!;
   const [images, setImages] = useState<Image[]>([]);
-  const [done, setDone] = useState(false);
+  // Done for one view only: a render of a new filter never shows the previous one's "all loaded".
+  const view = `${batchId}/${filterName}/${generation}`;
+  const [doneFor, setDoneFor] = useState<string | null>(null);
+  const done = doneFor === view;
   const [error, setError] = useState<unknown>(null);
   const state = useRef({ cursor: undefined as string | undefined, loading: false, run: 0, replace: false });
   const shownFor = useRef(`${batchId}/${filterName}`);
@@ -62,7 +65,6 @@ function useImages(api: Api, batchId: string, filterName: string, generation: nu
     state.current = { cursor: undefined, loading: false, run: state.current.run + 1, replace: true };
     if (shownFor.current !== `${batchId}/${filterName}`) setImages([]);
     shownFor.current = `${batchId}/${filterName}`;
-    setDone(false);
     setError(null);
   }, [batchId, filterName, generation]);
 
@@ -86,13 +88,18 @@ function useImages(api: Api, batchId: string, filterName: string, generation: nu
       const replace = s.replace;
       s.replace = false;
       setImages((old) => (replace ? added : [...old, ...added]));
-      setDone(end);
+      if (end) setDoneFor(view);
     } catch (err) {
       if (run === state.current.run) setError(err);
     } finally {
       if (run === state.current.run) s.loading = false;
     }
-  }, [api, batchId, filter]);
+  }, [api, batchId, filter, view]);
+
+  // Each view's first screenful is read at once, wherever the reader has scrolled to; the rest as they scroll.
+  useEffect(() => {
+    void loadMore();
+  }, [loadMore]);
 
   return { images, done, error, loadMore };
 }
@@ -317,7 +324,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
           New results: show them
         </button>
       )}
-      <ul class="grid" aria-label={`${FILTERS[filterName]!.label} images`} onKeyDown={onGridKey}>
+      <ul class="grid" aria-label={`${FILTERS[filterName]!.label} images`} aria-busy={!done} onKeyDown={onGridKey}>
         {images.map((image, i) => (
           <Card key={image.fprint} image={image} batchId={batchId} index={i} />
         ))}
