@@ -39,10 +39,12 @@ export function keyRefusal(key: string): S3Refusal | undefined {
   for (const [i, segment] of segments.entries()) {
     const last = i === segments.length - 1;
     if (segment === '.' || segment === '..') {
-      return invalidKey(key, `the local S3 cannot store a key with a "${segment}" segment (its files would leave or alias the bucket's directory)`);
+      const why = `a "${segment}" segment (its files would leave or alias the bucket's directory)`;
+      return invalidKey(key, `the local S3 cannot store a key with ${why}`);
     }
     if (segment === '' && !last) {
-      return invalidKey(key, 'the local S3 cannot store a key with an empty segment (a leading "/" or "//"): it would alias another key');
+      const why = 'an empty segment (a leading "/" or "//"): it would alias another key';
+      return invalidKey(key, `the local S3 cannot store a key with ${why}`);
     }
     const max = last ? MAX_LAST_SEGMENT_BYTES : MAX_FILE_NAME_BYTES;
     if (bytes(segment) > max) {

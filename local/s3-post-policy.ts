@@ -92,7 +92,11 @@ function signatureRefusal(policy: string, fields: Map<string, string>, ctx: Poli
   const algorithm = fields.get('x-amz-algorithm');
   if (algorithm !== undefined) {
     if (algorithm !== 'AWS4-HMAC-SHA256') {
-      return { code: 'InvalidArgument', message: 'The algorithm is not supported', detail: { ArgumentName: 'x-amz-algorithm', ArgumentValue: algorithm } };
+      return {
+        code: 'InvalidArgument',
+        message: 'The algorithm is not supported',
+        detail: { ArgumentName: 'x-amz-algorithm', ArgumentValue: algorithm },
+      };
     }
     const credential = fields.get('x-amz-credential');
     if (credential === undefined) return missingField('X-Amz-Credential');
@@ -100,7 +104,11 @@ function signatureRefusal(policy: string, fields: Map<string, string>, ctx: Poli
     if (provided === undefined) return missingField('X-Amz-Signature');
     const [id = '', date = '', region = '', service = '', terminator = ''] = credential.split('/');
     if (!/^\d{8}$/.test(date) || !region || service !== 's3' || terminator !== 'aws4_request') {
-      return { code: 'InvalidArgument', message: 'Invalid credential', detail: { ArgumentName: 'x-amz-credential', ArgumentValue: credential } };
+      return {
+        code: 'InvalidArgument',
+        message: 'Invalid credential',
+        detail: { ArgumentName: 'x-amz-credential', ArgumentValue: credential },
+      };
     }
     accessKeyId = id;
     expected = (secret) => hmac(sigV4SigningKey(secret, date, region, 's3'), policy).toString('hex');
@@ -160,7 +168,10 @@ function parsePolicy(policy: string): { expiration: Date; conditions: Condition[
   return { expiration: expiresAt, conditions: parsed };
 }
 
-/** One policy condition as S3 writes them: {"field": "value"}, ["eq"|"starts-with", "$field", "value"], ["content-length-range", min, max]. */
+/**
+ * One policy condition as S3 writes them: {"field": "value"}, ["eq"|"starts-with", "$field", "value"] or
+ * ["content-length-range", min, max].
+ */
 function parseCondition(source: unknown): Condition[] | undefined {
   if (Array.isArray(source)) {
     const [op, a, b] = source as unknown[];
@@ -180,7 +191,12 @@ function parseCondition(source: unknown): Condition[] | undefined {
   if (typeof source === 'object' && source !== null) {
     const entries = Object.entries(source as Record<string, unknown>);
     if (entries.length === 0 || entries.some(([, v]) => typeof v !== 'string')) return undefined;
-    return entries.map(([field, value]) => ({ kind: 'eq', field: field.toLowerCase(), value: value as string, source: { [field]: value } }));
+    return entries.map(([field, value]) => ({
+      kind: 'eq',
+      field: field.toLowerCase(),
+      value: value as string,
+      source: { [field]: value },
+    }));
   }
   return undefined;
 }

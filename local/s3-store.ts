@@ -15,7 +15,11 @@ export interface S3ErrorInstance extends Error {
   code: string;
   status: number;
 }
-export type S3ErrorConstructor = new (code: string, message?: string, detail?: Record<string, string | number>) => S3ErrorInstance;
+export type S3ErrorConstructor = new (
+  code: string,
+  message?: string,
+  detail?: Record<string, string | number>,
+) => S3ErrorInstance;
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 export const S3Error = require('s3rver/lib/models/error') as S3ErrorConstructor;
@@ -143,7 +147,9 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
         return await original.copyObject(srcBucket, srcKey, destBucket, destKey, metadata);
       } catch (err) {
         // The source went away between s3rver's existence check and the copy.
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: srcKey });
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+          throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: srcKey });
+        }
         throw err;
       }
     });
@@ -186,7 +192,8 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
       if (!fs.existsSync(path.join(directory, String(part.number)))) {
         throw new S3Error(
           'InvalidPart',
-          'One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part\'s entity tag.',
+          'One or more of the specified parts could not be found.  The part may not have been uploaded, or the ' +
+            "specified entity tag may not match the part's entity tag.",
           { PartNumber: part.number },
         );
       }

@@ -19,7 +19,9 @@ import path from 'node:path';
 import { uploadPolicy, type DeclaredFile } from '../../lib/api/uploads';
 import { startLocalS3, type LocalS3 } from '../../local/s3';
 import { MAX_LAST_SEGMENT_BYTES } from '../../local/s3-keys';
-import { tempDataDir, uniqueId } from '../helpers';
+import type { S3Event, SQSEvent } from 'aws-lambda';
+import type { Stack } from '../../local/stack';
+import { startTestStack, tempDataDir, uniqueId } from '../helpers';
 
 let s3: LocalS3;
 let client: S3Client;
@@ -398,5 +400,52 @@ describe('presigned POST forms', () => {
     const res = await post(await formFor({ ...FILE, name: `${'n'.repeat(250)}.jpg` }), IMAGE);
 
     expect(res).toMatchObject({ status: 400, code: 'KeyTooLongError' });
+  });
+});
+
+describe('the whole local stack, given names the local S3 cannot store', () => {
+  let stack: Stack;
+  let stackClient: S3Client;
+  const delivered: string[] = [];
+  beforeAll(async () => {
+    stack = await startTestStack({
+      ingestHandler: async (event: SQSEvent) => {
+        for (const record of event.Records) {
+          for (const s3Record of (JSON.parse(record.body) as S3Event).Records) delivered.push(decodeURIComponent(s3Record.s3.object.key.replace(/\+/g, ' ')));
+        }
+        return { batchItemFailures: [] };
+      },
+    });
+    stackClient = clientFor(stack.endpoints.s3);
+  });
+  afterAll(async () => {
+    stackClient.destroy();
+    await stack.stop();
+  });
+
+  it('answers a 1,000-byte file name with KeyTooLongError to the uploader, and keeps delivering the next upload', async () => {
+    // Arrange
+    const batch = uniqueId('b');
+    const longName = `${'n'.repeat(996)}.jpg`;
+    const form = await createPresignedPost(stackClient, uploadPolicy(stack.bucket, 'demo', batch, { name: `${'p'.repeat(246)}.jpg`, contentType: 'image/jpeg', size: 5 }, 300));
+    const data = new FormData();
+    for (const [name, value] of Object.entries(form.fields)) data.append(name, value);
+    data.append('file', new Blob([Buffer.from('bytes')], { type: 'image/jpeg' }), 'cat.jpg');
+
+    // Act
+    const put = await s3ErrorOf(stackClient.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/demo/${batch}/${longName}`, Body: 'bytes' })));
+    const posted = await fetch(form.url, { method: 'POST', body: data });
+    const postedBody = await posted.text();
+    const escaping = await s3ErrorOf(stackClient.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/demo/${batch}/../../../../outside.jpg`, Body: 'bytes' })));
+    const fine = `uploads/demo/${batch}/fine.jpg`;
+    await stackClient.send(new PutObjectCommand({ Bucket: stack.bucket, Key: fine, Body: 'bytes' }));
+    await stack.whenIdle(10_000);
+
+    // Assert
+    expect(put).toMatchObject({ name: 'KeyTooLongError', status: 400 });
+    expect(posted.status).toBe(400);
+    expect(postedBody).toContain('<Code>KeyTooLongError</Code>');
+    expect(escaping).toMatchObject({ name: 'InvalidArgument', status: 400 });
+    expect(delivered.filter((key) => key.includes(batch))).toEqual([fine]);
   });
 });
