@@ -108,7 +108,7 @@ export function createApi(key: string, onUnauthorized: () => void): Api {
   async function request(method: string, path: string, body?: unknown): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${key}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     if (res.ok) return res;
     let code = 'http_error';
     let message = `${method} ${path.split('?')[0]} answered ${res.status}`;
@@ -123,7 +123,7 @@ export function createApi(key: string, onUnauthorized: () => void): Api {
     throw new ApiError(res.status, code, message);
   }
   return {
-    get: async (path, query) => (await request('GET', withQuery(path, query))).json(),
+    get: async <T>(path: string, query?: Query) => (await request('GET', withQuery(path, query))).json() as Promise<T>,
     post: async (path, body) => {
       const res = await request('POST', path, body ?? {});
       const text = await res.text();

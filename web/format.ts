@@ -1,5 +1,5 @@
 // How numbers, times and labels read on the page.
-import type { BatchSummary, Image } from './api';
+import type { BatchSummary, Box, Image } from './api';
 
 export const percent = (confidence: number): string => `${Math.round(confidence)}%`;
 
@@ -38,4 +38,15 @@ export function describeImage(image: Image): string {
   if (image.isCat) return `${name}: a cat${topLabels(image) ? `; ${topLabels(image)}` : ''}`;
   const labels = topLabels(image);
   return labels ? `${name}: ${labels}` : name;
+}
+
+/**
+ * A cat's box in the overlay's 0..100 viewBox. Rekognition's BoundingBox is relative to the image (0..1 from the
+ * top-left) and may reach past its edges; the drawn box is cut at them.
+ */
+export function boxRect(box: Box): { x: number; y: number; width: number; height: number } {
+  const clamp = (v: number) => Math.min(100, Math.max(0, v * 100));
+  const x = clamp(box.left);
+  const y = clamp(box.top);
+  return { x, y, width: clamp(box.left + box.width) - x, height: clamp(box.top + box.height) - y };
 }

@@ -2,22 +2,9 @@
 // Each page records every request URL, console error and page error, so tests can assert on all of them.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// A fresh profile comes with launch(); these keep the browser off the network and quiet.
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-export const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+export { launchChromium } from './chromium';
 
 /** Where screenshots go (git-ignored): test-output/webapp/. */
 export const SCREENSHOTS = path.resolve(__dirname, '..', '..', 'test-output', 'webapp');

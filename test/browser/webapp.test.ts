@@ -5,8 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Image, UploadForm } from '../../lib/api/schemas';
-import { stackEnv, uniqueId, waitForBridgeIdle } from '../helpers';
-import { call, newClient, readAllPages, type TestClient } from '../integration/api-support';
+import { call, newClient, readAll, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
 import { launchChromium, phoneContext, screenshot, scrollWidth, type Recorder } from './browser';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
@@ -50,7 +49,7 @@ async function expectFits(name: string): Promise<void> {
 }
 
 async function imagesOf(key: string, id: string): Promise<Image[]> {
-  return (await readAllPages<Image>(`/v1/batches/${id}/images`, key)).items;
+  return readAll<Image>(`/v1/batches/${id}/images`, key);
 }
 
 /** A presigned POST from outside the page, as another uploader would send it. */
@@ -120,9 +119,9 @@ describe('the web app', () => {
     await page.locator('#batch-title').waitFor({ timeout: 60_000 });
     batchId = (await page.locator('#batch-title').textContent()) as string;
     if (namesBatches) expect(batchId).toBe(name);
-    await waitForBridgeIdle({ timeoutMs: 120_000 });
+    await waitForBridgeIdle(120_000);
     await page.locator('.title-row .chip-done').waitFor({ timeout: 30_000 });
-    const summary = await call('GET', `/v1/batches/${batchId}`, { key: owner.key });
+    const summary = await call('GET', `/v1/batches/${batchId}`, owner.key);
     expect(summary.body).toMatchObject({ status: 'done', counts: { total: FILES.length, fail: 1, duplicate: 1 }, debug: true });
   }, 180_000);
 
@@ -246,9 +245,8 @@ describe('the web app', () => {
   });
 
   it('shows a batch turning from open to done in the batch list, live (no reload)', async () => {
-    const created = await call('POST', '/v1/batches', {
-      key: owner.key,
-      body: { files: ['one.png', 'two.png'].map((name) => ({ name, contentType: 'image/png', size: CAT.length })) },
+    const created = await call('POST', '/v1/batches', owner.key, {
+      files: ['one.png', 'two.png'].map((name) => ({ name, contentType: 'image/png', size: CAT.length })),
     });
     const live = created.body.batchId as string;
     const forms = created.body.uploads as UploadForm[];

@@ -1,16 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { batchPath, isNotFound, type Api, type Box, type Image } from '../api';
-import { catConfidence, describeImage, percent, when } from '../format';
+import { boxRect, catConfidence, describeImage, percent, when } from '../format';
 import { href } from '../route';
 import { ErrorNote, StatusChip } from './common';
-
-/** Rekognition's BoundingBox is relative to the image (0..1 from the top-left); the overlay's viewBox is 0..100. */
-export function boxRect(box: Box): { x: number; y: number; width: number; height: number } {
-  const clamp = (v: number) => Math.min(100, Math.max(0, v * 100));
-  const x = clamp(box.left);
-  const y = clamp(box.top);
-  return { x, y, width: clamp(box.left + box.width) - x, height: clamp(box.top + box.height) - y };
-}
 
 function Picture({ image }: { image: Image }) {
   const boxes = (image.cats ?? []).filter((c) => c.box);
