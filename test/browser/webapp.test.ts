@@ -245,8 +245,12 @@ describe('the web app', () => {
   });
 
   it('shows a batch turning from open to done in the batch list, live (no reload)', async () => {
+    const coffee = fixture('coffee.png');
     const created = await call('POST', '/v1/batches', owner.key, {
-      files: ['one.png', 'two.png'].map((name) => ({ name, contentType: 'image/png', size: CAT.length })),
+      files: [
+        { name: 'one.png', contentType: 'image/png', size: CAT.length },
+        { name: 'two.png', contentType: 'image/png', size: coffee.length },
+      ],
     });
     const live = created.body.batchId as string;
     const forms = created.body.uploads as UploadForm[];
@@ -269,7 +273,7 @@ describe('the web app', () => {
     }, live);
     await expectFits('batches-live');
 
-    await postForm(forms[1]!, fixture('coffee.png'), 'image/png');
+    await postForm(forms[1]!, coffee, 'image/png');
     await page.locator(`.batch-row[data-batch="${live}"][data-status="done"]`).waitFor({ timeout: 60_000 });
 
     const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
