@@ -4,6 +4,7 @@ import { build, type Metafile, type Plugin } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { buildWebBundle } from './build-web';
 import { writeZip } from './zip';
 
 export type LambdaArchitecture = 'x86_64' | 'arm64';
@@ -206,7 +207,6 @@ const embeddedWebApp = (projectDir: string): Plugin => ({
     const modulePath = path.join(projectDir, WEB_BUNDLE_MODULE);
     b.onLoad({ filter: /[\\/]lib[\\/]web[\\/]bundle\.ts$/ }, async (args) => {
       if (path.resolve(args.path) !== modulePath) return undefined;
-      const { buildWebBundle } = await import('./build-web');
       const bundle = await buildWebBundle(projectDir);
       return { contents: `const bundle = ${JSON.stringify(bundle)};\nexport const loadWebBundle = async () => bundle;\n`, loader: 'js' };
     });
