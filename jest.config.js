@@ -16,7 +16,7 @@ module.exports = {
       ...shared,
       displayName: 'unit',
       roots: ['<rootDir>/test'],
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/', '<rootDir>/test/browser/'],
     },
     {
       ...shared,
