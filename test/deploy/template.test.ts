@@ -383,14 +383,15 @@ describe('images bucket', () => {
   it('expires each prefix by a lifecycle rule', () => {
     const rules = (props('ImagesBucket').LifecycleConfiguration as { Rules: { Prefix: string; Status: string; ExpirationInDays: number }[] }).Rules;
     const enabled = rules.filter((r) => r.Status === 'Enabled' && r.ExpirationInDays > 0).map((r) => r.Prefix);
-    expect(enabled.sort()).toEqual(['duplicates/', 'failed/', 'processed/', 'uploads/']);
+    expect(enabled.sort()).toEqual(['duplicates/', 'exports/', 'failed/', 'processed/', 'uploads/']);
   });
 
   it('keeps processed, duplicate and failed objects as long as the longest retention a batch may ask for', () => {
     const rules = (props('ImagesBucket').LifecycleConfiguration as { Rules: { Prefix: string; ExpirationInDays: number }[] }).Rules;
     const env = (props('ApiLambdaFunction').Environment as { Variables: Record<string, string> } | undefined)?.Variables ?? {};
     const maxRetention = Number(env.MAX_RETENTION_DAYS);
-    const short = rules.filter((r) => r.Prefix !== 'uploads/' && r.ExpirationInDays < maxRetention);
+    // uploads/ holds only what ingest has not moved yet, exports/ only files fetched within the hour: both are transient.
+    const short = rules.filter((r) => !['uploads/', 'exports/'].includes(r.Prefix) && r.ExpirationInDays < maxRetention);
     expect([maxRetention > 0, short]).toEqual([true, []]);
   });
 });
