@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { nextRetryDelay } from '../../lib/notify/schedule';
+import { CallbackMessageError, decodeCallbackMessage, encodeCallbackMessage, jobOf, nextMessage } from '../../lib/notify/job';
 import { deriveCallbackSecret, signatureHeader, verifySignature } from '../../lib/notify/signature';
 
 describe('IceCat-Signature', () => {
@@ -70,5 +71,30 @@ describe('nextRetryDelay', () => {
     expect(elapsed).toBeLessThanOrEqual(86_400);
     expect(elapsed).toBeGreaterThan(86_400 - 900);
     expect(attempts).toBeGreaterThan(100);
+  });
+});
+
+describe('callback messages', () => {
+  const message = {
+    type: 'callback' as const,
+    clientId: 'c1',
+    batchId: 'b1',
+    createdAt: 1714564800000,
+    url: 'https://hooks.example.com/x',
+    body: '{"batchId":"b1"}',
+    attempts: 0,
+  };
+
+  it('round-trip, and carry the retry count and first attempt time forward', () => {
+    const decoded = decodeCallbackMessage(encodeCallbackMessage(message));
+    expect(decoded).toEqual(message);
+    const next = nextMessage(decoded, { ...jobOf(decoded), attempts: 1, firstAttemptAt: 5 });
+    expect(decodeCallbackMessage(encodeCallbackMessage(next))).toMatchObject({ attempts: 1, firstAttemptAt: 5, body: message.body });
+  });
+
+  it('refuse anything else, and never carry a secret', () => {
+    expect(() => decodeCallbackMessage('nope')).toThrow(CallbackMessageError);
+    expect(() => decodeCallbackMessage(JSON.stringify({ ...message, type: 'erase' }))).toThrow(CallbackMessageError);
+    expect(() => decodeCallbackMessage(JSON.stringify({ ...message, secret: 'whsec_x' }))).toThrow(CallbackMessageError);
   });
 });
