@@ -235,9 +235,15 @@ describe('GET /v1/images', () => {
   });
 
   it('3: filters by status across batches', async () => {
-    const res = await call('GET', '/v1/images', { key: owner.key, query: { status: 'pending' } });
+    const res = await call('GET', '/v1/images', { key: owner.key, query: { status: 'fail' } });
 
-    expect(fp(res.body.items)).toEqual(['a5']);
+    expect(fp(res.body.items)).toEqual(['a2']);
+  });
+
+  it.each(['pending', 'processing', 'duplicate'])('refuses status=%s, which no client-wide listing can match', async (status) => {
+    const res = await call('GET', '/v1/images', { key: owner.key, query: { status } });
+
+    expect([res.status, res.body.error.message]).toEqual([400, expect.stringMatching(/^status: /)]);
   });
 
   it('5b: finds one image across the client’s batches', async () => {
@@ -380,7 +386,7 @@ describe('authentication', () => {
   it('serves the OpenAPI document without a key', async () => {
     const res = await call('GET', '/v1/openapi.json', { key: null });
 
-    expect([res.status, res.body.openapi, Object.keys(res.body.paths).length]).toEqual([200, '3.1.0', 8]);
+    expect([res.status, res.body.openapi, Object.keys(res.body.paths).length]).toEqual([200, '3.1.0', 10]);
   });
 });
 
