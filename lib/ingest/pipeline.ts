@@ -165,7 +165,7 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
     leaseMs: deps.config.claimLeaseSeconds * 1000,
     retentionDays: upload.batch.retentionDays,
   };
-  if (upload.batch.closed) {
+  if (takesNoMoreUploads(upload.batch)) {
     const existing = await deps.store.getImage(upload.clientId, upload.batchId, image.fprint);
     if (existing && isSameUpload(existing, object)) return { existing };
     throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`);
@@ -175,6 +175,9 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
   upload.log.add(outcome.takeover ? 'took over an expired claim' : 'claimed');
   return { claim, uploadedAt: outcome.uploadedAt };
 }
+
+/** Closed, and every file it was told of arrived: uploads still in flight when it closed are still taken. */
+const takesNoMoreUploads = (batch: Batch): boolean => batch.closed && (batch.expected === undefined || batch.counts.total >= batch.expected);
 
 const isSameUpload = (record: Image, object: StoredUpload): boolean =>
   record.key === object.key && (record.etag === undefined || object.etag === undefined || record.etag === object.etag);

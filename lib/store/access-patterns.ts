@@ -196,11 +196,9 @@ export function clientBatchesRequest(q: ClientQuery & ClientBatchesFilter): Quer
   const e = clientExpression(q, 'owner_id');
   const range = e.range('created_ts', q);
   if (range) e.keyCondition(range);
-  const closed = e.name('closed');
-  const done = e.name('done_ts');
-  if (q.status === 'open') e.filter(`(attribute_not_exists(${closed}) OR ${closed} = ${e.value(':false', false)})`);
-  if (q.status === 'processing') e.filter(`${closed} = ${e.value(':true', true)} AND attribute_not_exists(${done})`);
-  if (q.status === 'done') e.filter(`attribute_exists(${done})`);
+  if (q.status === 'open') e.filter(`(attribute_not_exists(${e.name('closed')}) OR ${e.name('closed')} = ${e.value(':false', false)})`);
+  if (q.status === 'processing') e.filter(`${e.name('closed')} = ${e.value(':true', true)} AND attribute_not_exists(${e.name('done_ts')})`);
+  if (q.status === 'done') e.filter(`attribute_exists(${e.name('done_ts')})`);
   return e.build({
     pattern: 'client-batches',
     tableName: q.tableName,

@@ -166,6 +166,8 @@ describe('client request builders', () => {
       clientImagesRequest({ ...client, fprint: 'x' }),
       batchLogsRequest({ ...batch, nowS: 1 }),
       clientBatchesRequest({ ...client, status: 'processing', from: 1 }),
+      clientBatchesRequest({ ...client, status: 'open' }),
+      clientBatchesRequest(client),
     ];
     for (const plan of plans) {
       const used = [plan.input.KeyConditionExpression, plan.input.FilterExpression, plan.input.ProjectionExpression].join(' ');
