@@ -29,12 +29,14 @@ async function summary(batchId: string, clientId = 'demo'): Promise<BatchItem | 
   return out.Item as BatchItem | undefined;
 }
 
-/** Waits until the batch has seen `uploads` uploads and each has settled. */
+/** Waits until the batch has seen `uploads` uploads, each has settled, and the queue is idle (objects moved). */
 async function settled(batchId: string, uploads: number, clientId = 'demo'): Promise<BatchItem> {
-  return waitFor(async () => {
+  await waitFor(async () => {
     const s = await summary(batchId, clientId);
     return s && s.n_total >= uploads && s.n_success + s.n_fail + s.n_duplicate === s.n_total ? s : undefined;
   }, `batch ${batchId} to settle ${uploads} uploads`);
+  await bridgeIdle();
+  return (await summary(batchId, clientId))!;
 }
 
 async function images(batchId: string, clientId = 'demo'): Promise<ImageItem[]> {
