@@ -3,9 +3,10 @@ import { ConfigError, envBoolean, loadIngestConfig } from '../../lib/config';
 
 const BASE = { TABLE_NAME: 'T', BUCKET_NAME: 'B' };
 
+/** Runs with only the required variables and `env` set (not the local stack's, which a test run may have applied). */
 function withEnv<T>(env: Record<string, string>, run: () => T): T {
-  const saved = { ...process.env };
-  Object.assign(process.env, BASE, env);
+  const saved = process.env;
+  process.env = { PATH: saved.PATH, ...BASE, ...env };
   try {
     return run();
   } finally {
