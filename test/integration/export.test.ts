@@ -9,25 +9,28 @@ import { type ExportFormat } from '../../lib/export/encode';
 import type { ExportImage } from '../../lib/export/rows';
 import { storeExport } from '../../lib/export/s3-export';
 import { exportChunks, writeExport } from '../../lib/export/writer';
-import { Records } from '../../lib/store/records';
-import type { ImageItem } from '../../lib/store/schema';
+import { toImage } from '../../lib/store/attributes';
+import { cursorCodec } from '../../lib/store/cursor';
+import type { Image } from '../../lib/store/model';
+import { getBatch } from '../../lib/store/reader';
+import { batchPartition, type ImageItem } from '../../lib/store/schema';
 import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
-import { newClient } from './api-support';
+import { newClient } from '../helpers/api';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 
-// The store's item shape to the export's input; the store's own image reader replaces this once it speaks domain types.
-const exportImageOf = (item: ImageItem): ExportImage => ({
-  fprint: item.img_fprint,
-  fileName: item.file_name,
-  status: item.op_status,
-  isCat: typeof item.rek_iscat === 'boolean' ? item.rek_iscat : null,
-  labels: item.labels ?? [],
-  uploadedAt: item.upload_ts ?? item.received_ts ?? null,
-  classifiedAt: item.rek_ts ?? null,
-  duplicates: item.dup_count ?? 0,
-  duplicateFiles: [...(item.dup_files ?? [])].sort(),
-  error: item.err_code ? { code: item.err_code } : null,
+// The domain image to the export's input (the export route does the same).
+const exportImageOf = (image: Image): ExportImage => ({
+  fprint: image.fprint,
+  fileName: image.fileName ?? null,
+  status: image.status,
+  isCat: typeof image.isCat === 'boolean' ? image.isCat : null,
+  labels: image.labels ?? [],
+  uploadedAt: image.uploadedAt ?? null,
+  classifiedAt: image.classifiedAt ?? null,
+  duplicates: image.duplicates ?? 0,
+  duplicateFiles: [...(image.duplicateFiles ?? [])].sort(),
+  error: image.errorCode ? { code: image.errorCode } : null,
 });
 
 /** The batch's images a page at a time (2 per page, so several pages), as the export route reads them. */
@@ -43,7 +46,7 @@ async function* imagePages(partitionKey: string): AsyncGenerator<ExportImage[]> 
         ExclusiveStartKey: startKey,
       }),
     );
-    yield (page.Items ?? []).map((item) => exportImageOf(item as ImageItem));
+    yield (page.Items ?? []).map((item) => exportImageOf(toImage(item as ImageItem)));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
 }
@@ -75,12 +78,12 @@ describe('export of an ingested batch', () => {
     await waitForBridgeIdle();
     for (const [name, bytes] of files.slice(1)) await uploadFile(`uploads/${clientId}/${batchId}/${name}`, bytes, 'image/png');
     await waitForBridgeIdle();
-    const summary = await new Records(aws().ddb, stackEnv('TABLE_NAME')).getBatch(batchId);
-    total = summary?.n_total ?? 0;
+    const ctx = { ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), cursors: cursorCodec(stackEnv('CURSOR_SECRET')) };
+    total = (await getBatch(ctx, clientId, batchId))?.counts.total ?? 0;
   }, 120_000);
 
   it('has as many CSV rows as the batch has uploads (counts.total), duplicates and failures included', async () => {
-    const out = await exportBatch(batchId, clientId, batchId, 'csv', 1 << 20);
+    const out = await exportBatch(batchPartition(clientId, batchId), clientId, batchId, 'csv', 1 << 20);
 
     expect(total).toBe(6);
     expect(out.kind).toBe('inline');
@@ -96,7 +99,7 @@ describe('export of an ingested batch', () => {
   });
 
   it('streams a large export to S3 and hands back a presigned GET that reads the same rows', async () => {
-    const out = await exportBatch(batchId, clientId, batchId, 'jsonl', 100);
+    const out = await exportBatch(batchPartition(clientId, batchId), clientId, batchId, 'jsonl', 100);
 
     expect(out.kind).toBe('stored');
     if (out.kind !== 'stored') return;
