@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildWebBundle, scriptSize } from '../scripts/build-web';
 import { startStack } from '../local/stack';
-import { seedBatch, type SeedImage } from '../test/integration/api-support';
+import { seedBatch, type SeedImage } from '../test/helpers/api';
 import { launchChromium } from '../test/browser/chromium';
 import { median, percentile, round } from './stats';
 
