@@ -1,93 +1,17 @@
-// The local stand-in for S3 notifications → SQS → Lambda event source mapping.
-// - encodeS3EventKey / s3EventRecord: the AWS-exact S3 event record (s3rver's own is version 2.0 with a raw key).
-// - QueueBridge: an in-memory SQS queue with the Lambda poller's behaviour (batches, partial batch failures,
-//   retries with backoff, a dead-letter list after maxReceiveCount), independent of S3 so it is unit-testable.
-// - connectS3Notifications: the bucket notification (ObjectCreated:* under a prefix) feeding the queue.
-// - startBridgeStatusServer: idle wait and dead letters over HTTP, for tests and benches in other processes.
-import type { Context, S3EventRecord, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+// The local stand-in for an SQS queue and the Lambda event source mapping that polls it, in one process: batches,
+// partial batch failures, retries with backoff, a dead-letter list after maxReceiveCount receives. With a journal
+// (queue-journal.ts) it is durable as SQS is: a message is on disk before `send` returns and leaves only when it is
+// deleted (handled, or dead-lettered), so whatever was not deleted is delivered again by the next queue on the file.
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { createLambdaContext, LOCAL_ACCOUNT_ID, LOCAL_NAMES } from './env';
-import type { LocalObjectEvent } from './s3';
-import { listen } from './listen';
-
-// ---------------------------------------------------------------------------------------------------------
-// S3 event records
-
-const FORM_SAFE = /^[A-Za-z0-9*\-._/]$/;
-
-/**
- * An object key as S3 writes it into event notifications: application/x-www-form-urlencoded over the UTF-8
- * bytes (space → '+', '+' → %2B, everything but A–Z a–z 0–9 * - . _ percent-encoded, upper-case hex),
- * except that '/' is kept.
- */
-export function encodeS3EventKey(key: string): string {
-  let out = '';
-  for (const byte of Buffer.from(key, 'utf8')) {
-    const char = String.fromCharCode(byte);
-    if (byte === 0x20) out += '+';
-    else if (byte < 0x80 && FORM_SAFE.test(char)) out += char;
-    else out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
-let lastSequencer = 0n;
-/** A hexadecimal sequencer that grows with every event, as S3's does for one key. */
-export function nextSequencer(now: number = Date.now()): string {
-  const candidate = BigInt(now) << 20n;
-  lastSequencer = candidate > lastSequencer ? candidate : lastSequencer + 1n;
-  return lastSequencer.toString(16).toUpperCase().padStart(18, '0');
-}
-
-export interface S3RecordOptions {
-  region?: string;
-  configurationId?: string;
-  requestId?: string;
-  sequencer?: string;
-}
-
-/** The eventVersion 2.1 record S3 sends for an ObjectCreated event. */
-export function s3EventRecord(event: LocalObjectEvent, opts: S3RecordOptions = {}): S3EventRecord {
-  const object: S3EventRecord['s3']['object'] = {
-    key: encodeS3EventKey(event.key),
-    size: event.size,
-    eTag: event.eTag ?? '',
-    sequencer: opts.sequencer ?? nextSequencer(event.time.getTime()),
-  };
-  return {
-    eventVersion: '2.1',
-    eventSource: 'aws:s3',
-    awsRegion: opts.region ?? LOCAL_NAMES.region,
-    eventTime: event.time.toISOString(),
-    eventName: `ObjectCreated:${event.operation}`,
-    userIdentity: { principalId: `AWS:AIDA${LOCAL_NAMES.accessKeyId}LOCALUSER` },
-    requestParameters: { sourceIPAddress: event.sourceIp },
-    responseElements: {
-      'x-amz-request-id': opts.requestId ?? randomBytes(8).toString('hex').toUpperCase(),
-      'x-amz-id-2': randomBytes(48).toString('base64'),
-    },
-    s3: {
-      s3SchemaVersion: '1.0',
-      configurationId: opts.configurationId ?? 'icecat-uploads',
-      bucket: {
-        name: event.bucket,
-        ownerIdentity: { principalId: `A${LOCAL_ACCOUNT_ID}LOCAL` },
-        arn: `arn:aws:s3:::${event.bucket}`,
-      },
-      object,
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// The queue and its Lambda poller
+import { QueueJournal, type JournalOptions, type JournalStats } from './queue-journal';
 
 export type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
-export interface QueueBridgeOptions {
+export interface LocalQueueOptions {
   handler: BatchHandler;
   /** Lambda's BatchSize (SQS allows 1–10 without a batching window). */
   batchSize?: number;
@@ -107,10 +31,13 @@ export interface QueueBridgeOptions {
   functionName?: string;
   /** Dead letters are appended here as JSON lines (and read back at start). */
   dlqFile?: string;
-  /** Messages still queued at stop() are written here and re-queued by the next bridge using the file. */
-  queueFile?: string;
+  /** The journal that makes the queue durable; without one, messages live in memory only. */
+  journalFile?: string;
+  journal?: JournalOptions;
   /** A short human description of a message body for logs (e.g. its S3 keys). */
   describe?: (body: string) => string;
+  /** The object keys a message body is about, so that hasMessageFor can answer (e.g. the S3 keys of a notification). */
+  keysOf?: (body: string) => string[];
   log?: (line: string) => void;
   random?: () => number;
 }
@@ -125,7 +52,7 @@ export interface DeadLetter {
   lastError: string;
 }
 
-export interface BridgeStats {
+export interface QueueStats {
   sent: number;
   /** Messages deleted after a successful receive. */
   succeeded: number;
@@ -134,10 +61,13 @@ export interface BridgeStats {
   deadLettered: number;
   invocations: number;
   failedInvocations: number;
+  /** Messages found in the journal at start, not deleted by the previous run. */
+  recovered: number;
   queued: number;
   delayed: number;
   inFlight: number;
   idle: boolean;
+  journal?: JournalStats;
 }
 
 interface Message {
@@ -151,28 +81,32 @@ interface Message {
   lastError?: string;
 }
 
-export class BridgeStoppedError extends Error {
-  override name = 'BridgeStoppedError';
+export class QueueStoppedError extends Error {
+  override name = 'QueueStoppedError';
 }
 
+type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf'>> &
+  Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf'>;
+
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
-export class QueueBridge {
-  private readonly opts: Required<Omit<QueueBridgeOptions, 'dlqFile' | 'queueFile'>> &
-    Pick<QueueBridgeOptions, 'dlqFile' | 'queueFile'>;
+export class LocalQueue {
+  private readonly opts: Settings;
+  private readonly journal: QueueJournal | undefined;
   private readonly ready: Message[] = [];
   private readonly delayed = new Set<Message>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private windowTimer: NodeJS.Timeout | undefined;
   private inFlightBatches = 0;
-  private inFlightMessages = new Set<Message>();
+  private readonly inFlightMessages = new Set<Message>();
+  private readonly keyCounts = new Map<string, number>();
   private holds = 0;
   private stopped = false;
   private readonly idleWaiters = new Set<() => void>();
   private readonly dead: DeadLetter[] = [];
   private readonly running = new Set<Promise<void>>();
-  private readonly counters = { sent: 0, succeeded: 0, retried: 0, deadLettered: 0, invocations: 0, failedInvocations: 0 };
+  private readonly counters = { sent: 0, succeeded: 0, retried: 0, deadLettered: 0, invocations: 0, failedInvocations: 0, recovered: 0 };
 
-  constructor(options: QueueBridgeOptions) {
+  constructor(options: LocalQueueOptions) {
     this.opts = {
       batchSize: 10,
       batchWindowMs: 100,
@@ -192,18 +126,15 @@ export class QueueBridge {
     if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
     if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
     if (this.opts.dlqFile && existsSync(this.opts.dlqFile)) this.dead.push(...readJsonLines<DeadLetter>(this.opts.dlqFile));
-    if (this.opts.queueFile && existsSync(this.opts.queueFile)) {
-      const saved = readJsonLines<Message>(this.opts.queueFile);
-      rmSync(this.opts.queueFile);
-      for (const message of saved) this.ready.push({ ...message, availableAt: Date.now() });
-      if (saved.length > 0) this.opts.log(`[bridge] re-queued ${saved.length} message(s) saved at the last stop`);
-      this.schedulePump();
+    if (this.opts.journalFile) {
+      this.journal = new QueueJournal(this.opts.journalFile, this.opts.journal);
+      this.recover();
     }
   }
 
-  /** SendMessage: queues a body and returns its message id. */
+  /** SendMessage: queues a body, durably when the queue has a journal, and returns its message id. */
   send(body: string): string {
-    if (this.stopped) throw new BridgeStoppedError('the bridge is stopped');
+    if (this.stopped) throw new QueueStoppedError('the queue is stopped');
     const now = Date.now();
     const message: Message = {
       messageId: randomUUID(),
@@ -213,13 +144,15 @@ export class QueueBridge {
       receiveCount: 0,
       availableAt: now,
     };
+    this.journal?.sent(message);
     this.counters.sent += 1;
+    this.track(message, +1);
     this.ready.push(message);
     this.pump();
     return message.messageId;
   }
 
-  /** Keeps the bridge busy until the returned release is called (work about to be sent, e.g. a lookup). */
+  /** Keeps the queue busy until the returned release is called (work about to be sent, e.g. a lookup). */
   hold(): () => void {
     this.holds += 1;
     let released = false;
@@ -229,6 +162,11 @@ export class QueueBridge {
       this.holds -= 1;
       this.notifyIfIdle();
     };
+  }
+
+  /** Whether a message not yet deleted (queued, waiting for a retry or in flight) is about this key (see keysOf). */
+  hasMessageFor(key: string): boolean {
+    return (this.keyCounts.get(key) ?? 0) > 0;
   }
 
   get idle(): boolean {
@@ -241,7 +179,7 @@ export class QueueBridge {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.idleWaiters.delete(done);
-        reject(new Error(`bridge not idle after ${timeoutMs} ms: ${JSON.stringify(this.stats())}`));
+        reject(new Error(`queue not idle after ${timeoutMs} ms: ${JSON.stringify(this.stats())}`));
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);
@@ -251,13 +189,14 @@ export class QueueBridge {
     });
   }
 
-  stats(): BridgeStats {
+  stats(): QueueStats {
     return {
       ...this.counters,
       queued: this.ready.length,
       delayed: this.delayed.size,
       inFlight: this.inFlightMessages.size,
       idle: this.idle,
+      ...(this.journal ? { journal: this.journal.stats() } : {}),
     };
   }
 
@@ -272,15 +211,28 @@ export class QueueBridge {
    */
   redrive(): number {
     const letters = this.dead.splice(0);
-    if (this.opts.dlqFile && existsSync(this.opts.dlqFile)) writeFileSync(this.opts.dlqFile, '');
+    this.saveDeadLetters();
     for (const letter of letters) this.send(letter.body);
-    if (letters.length) this.opts.log(`[bridge] redrove ${letters.length} dead letter(s) to the queue`);
+    if (letters.length) this.opts.log(`[queue] redrove ${letters.length} dead letter(s) to the queue`);
     return letters.length;
   }
 
+  /** Removes the dead letters about `key` (see keysOf), e.g. once the object was queued again; returns how many. */
+  forgetDeadLettersFor(key: string): number {
+    const keysOf = this.opts.keysOf;
+    if (!keysOf) return 0;
+    const kept = this.dead.filter((letter) => !keysOf(letter.body).includes(key));
+    const removed = this.dead.length - kept.length;
+    if (removed > 0) {
+      this.dead.splice(0, this.dead.length, ...kept);
+      this.saveDeadLetters();
+    }
+    return removed;
+  }
+
   /**
-   * Stops polling, waits up to drainTimeoutMs for batches in flight, and saves what is left (queued, waiting for
-   * a retry, or still running) to queueFile so that the next start delivers it.
+   * Stops polling and waits up to drainTimeoutMs for the batches in flight. Whatever is not deleted by then (queued,
+   * waiting for a retry, or still running) stays in the journal for the next queue on the file.
    */
   async stop(drainTimeoutMs = 10_000): Promise<void> {
     if (this.stopped) return;
@@ -296,14 +248,49 @@ export class QueueBridge {
       ]);
       clearTimeout(timeout);
     }
-    const left = [...this.ready, ...this.delayed, ...this.inFlightMessages];
+    const left = this.ready.length + this.delayed.size + this.inFlightMessages.size;
     this.ready.length = 0;
     this.delayed.clear();
-    if (left.length > 0 && this.opts.queueFile) {
-      mkdirSync(path.dirname(this.opts.queueFile), { recursive: true });
-      writeFileSync(this.opts.queueFile, left.map((m) => JSON.stringify(m)).join('\n') + '\n');
-      this.opts.log(`[bridge] saved ${left.length} undelivered message(s) to ${this.opts.queueFile}`);
+    this.journal?.close();
+    if (left > 0 && this.journal) this.opts.log(`[queue] ${left} message(s) not yet handled stay in ${this.journal.file}`);
+    this.notifyIfIdle();
+  }
+
+  /** Delivers again what the journal holds; a message already received maxReceiveCount times goes to the dead letters. */
+  private recover(): void {
+    const messages = this.journal?.messages() ?? [];
+    const now = Date.now();
+    for (const saved of messages) {
+      const message: Message = { ...saved, availableAt: now };
+      this.track(message, +1);
+      if (message.receiveCount >= this.opts.maxReceiveCount) {
+        message.lastError = `still in flight when the queue stopped, at receive ${message.receiveCount}`;
+        this.deadLetter(message);
+      } else {
+        this.ready.push(message);
+      }
     }
+    this.counters.recovered = messages.length;
+    if (this.journal && this.journal.skippedAtOpen > 0) {
+      this.opts.log(`[queue] skipped ${this.journal.skippedAtOpen} torn line(s) of ${this.journal.file}`);
+    }
+    if (messages.length > 0) {
+      this.opts.log(`[queue] delivering again ${messages.length} message(s) not deleted before the last stop`);
+      this.schedulePump();
+    }
+  }
+
+  private track(message: Message, delta: 1 | -1): void {
+    for (const key of this.opts.keysOf?.(message.body) ?? []) {
+      const count = (this.keyCounts.get(key) ?? 0) + delta;
+      if (count > 0) this.keyCounts.set(key, count);
+      else this.keyCounts.delete(key);
+    }
+  }
+
+  private deleteMessage(message: Message): void {
+    this.journal?.deleted(message.messageId);
+    this.track(message, -1);
   }
 
   private schedulePump(): void {
@@ -342,6 +329,7 @@ export class QueueBridge {
       message.receiveCount += 1;
       message.firstReceiveAt ??= now;
       this.inFlightMessages.add(message);
+      this.journal?.received(message.messageId, message.receiveCount, now);
     }
     const event: SQSEvent = { Records: batch.map((m) => this.toRecord(m)) };
     const context = createLambdaContext(this.opts.functionName, this.opts.invocationTimeoutMs, randomUUID());
@@ -352,14 +340,18 @@ export class QueueBridge {
     } catch (err) {
       this.counters.failedInvocations += 1;
       const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-      this.opts.log(`[bridge] handler failed for a batch of ${batch.length}: ${reason}`);
+      this.opts.log(`[queue] handler failed for a batch of ${batch.length}: ${reason}`);
       failed = new Map(batch.map((m) => [m, reason]));
     }
     for (const message of batch) {
       this.inFlightMessages.delete(message);
       const reason = failed.get(message);
-      if (reason === undefined) this.counters.succeeded += 1;
-      else this.retryOrDeadLetter(message, reason);
+      if (reason === undefined) {
+        this.counters.succeeded += 1;
+        this.deleteMessage(message);
+      } else {
+        this.retryOrDeadLetter(message, reason);
+      }
     }
     this.inFlightBatches -= 1;
     this.pump();
@@ -374,7 +366,7 @@ export class QueueBridge {
     for (const item of items) {
       const message = item?.itemIdentifier ? byId.get(item.itemIdentifier) : undefined;
       if (!message) {
-        this.opts.log(`[bridge] invalid batchItemFailures identifier ${JSON.stringify(item)}: the whole batch fails`);
+        this.opts.log(`[queue] invalid batchItemFailures identifier ${JSON.stringify(item)}: the whole batch fails`);
         return new Map(batch.map((m) => [m, 'invalid batchItemFailures identifier']));
       }
       failed.set(message, 'reported in batchItemFailures');
@@ -389,11 +381,8 @@ export class QueueBridge {
       return;
     }
     this.counters.retried += 1;
-    if (this.stopped) {
-      // Finished after stop(): kept for the queue file rather than retried by a timer.
-      this.delayed.add(message);
-      return;
-    }
+    // Finished after stop(): the journal keeps it for the next start.
+    if (this.stopped) return;
     const ceiling = Math.min(this.opts.retryMaxMs, this.opts.retryBaseMs * 2 ** (message.receiveCount - 1));
     const delay = Math.round(ceiling / 2 + (this.opts.random() * ceiling) / 2);
     message.availableAt = Date.now() + delay;
@@ -408,6 +397,7 @@ export class QueueBridge {
     this.timers.add(timer);
   }
 
+  /** Moves a message to the dead-letter list: the letter is on disk before the message leaves the journal. */
   private deadLetter(message: Message): void {
     const letter: DeadLetter = {
       messageId: message.messageId,
@@ -420,14 +410,17 @@ export class QueueBridge {
     };
     this.dead.push(letter);
     this.counters.deadLettered += 1;
-    if (this.opts.dlqFile) {
-      mkdirSync(path.dirname(this.opts.dlqFile), { recursive: true });
-      appendFileSync(this.opts.dlqFile, JSON.stringify(letter) + '\n');
-    }
+    if (this.opts.dlqFile) appendDurably(this.opts.dlqFile, JSON.stringify(letter) + '\n');
+    this.deleteMessage(message);
     this.opts.log(
-      `[bridge] dead-lettered ${letter.description} after ${letter.receiveCount} receives (${letter.lastError})` +
+      `[queue] dead-lettered ${letter.description} after ${letter.receiveCount} receives (${letter.lastError})` +
         (this.opts.dlqFile ? ` → ${this.opts.dlqFile}` : ''),
     );
+  }
+
+  private saveDeadLetters(): void {
+    if (!this.opts.dlqFile || !existsSync(this.opts.dlqFile)) return;
+    writeFileSync(this.opts.dlqFile, this.dead.map((letter) => JSON.stringify(letter) + '\n').join(''));
   }
 
   private toRecord(message: Message): SQSRecord {
@@ -472,6 +465,17 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
+function appendDurably(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const fd = openSync(file, 'a');
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function readJsonLines<T>(file: string): T[] {
   return readFileSync(file, 'utf8')
     .split('\n')
@@ -483,92 +487,4 @@ function readJsonLines<T>(file: string): T[] {
         return [];
       }
     });
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// The bucket notification
-
-export interface ObjectEventSource {
-  onObjectEvent(listener: (event: LocalObjectEvent) => void): () => void;
-  eTagOf(bucket: string, key: string): Promise<string>;
-}
-
-export interface NotificationOptions {
-  bucket: string;
-  /** The notification's prefix filter: objects the ingest moves elsewhere must not trigger it again. */
-  prefix?: string;
-  region?: string;
-  log?: (line: string) => void;
-}
-
-/** The decoded keys of the S3 records in an SQS body, for logs and dead letters. */
-export function describeS3Body(body: string): string {
-  try {
-    const parsed = JSON.parse(body) as { Records?: S3EventRecord[] };
-    const keys = (parsed.Records ?? []).map((r) => decodeURIComponent(r.s3.object.key.replace(/\+/g, ' ')));
-    return keys.length > 0 ? keys.map((k) => `s3://${parsed.Records?.[0]?.s3.bucket.name}/${k}`).join(', ') : body;
-  } catch {
-    return body.slice(0, 200);
-  }
-}
-
-/** Sends one SQS message per ObjectCreated event under the prefix, as an S3 → SQS notification does. */
-export function connectS3Notifications(source: ObjectEventSource, bridge: QueueBridge, opts: NotificationOptions): () => void {
-  const prefix = opts.prefix ?? 'uploads/';
-  return source.onObjectEvent((event) => {
-    if (event.bucket !== opts.bucket || event.operation === 'Delete' || !event.key.startsWith(prefix)) return;
-    const send = (e: LocalObjectEvent) => bridge.send(JSON.stringify({ Records: [s3EventRecord(e, { region: opts.region })] }));
-    if (event.eTag !== undefined) {
-      send(event);
-      return;
-    }
-    // s3rver's copy events carry no ETag: read it from the store, keeping the bridge busy meanwhile.
-    const release = bridge.hold();
-    source
-      .eTagOf(event.bucket, event.key)
-      .then((eTag) => send({ ...event, eTag }))
-      .catch((err: unknown) => (opts.log ?? console.warn)(`[bridge] no ETag for ${event.key}: ${String(err)}`))
-      .finally(release);
-  });
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Status over HTTP
-
-export interface BridgeStatusServer {
-  url: string;
-  port: number;
-  close(): Promise<void>;
-}
-
-/**
- * GET /status → stats; GET /idle?timeoutMs=N → 200 once idle, 504 if not within N ms;
- * GET /dead-letters → the dead-letter list; POST /dead-letters/redrive → sends them back to the queue.
- */
-export async function startBridgeStatusServer(
-  bridge: QueueBridge,
-  opts: { host: string; port: number },
-): Promise<BridgeStatusServer> {
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://local');
-    const reply = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    if (req.method === 'POST' && url.pathname === '/dead-letters/redrive') return reply(200, { redriven: bridge.redrive() });
-    if (req.method !== 'GET') return reply(405, { error: 'GET only, but POST /dead-letters/redrive' });
-    if (url.pathname === '/status') return reply(200, bridge.stats());
-    if (url.pathname === '/dead-letters') return reply(200, { items: bridge.deadLetters() });
-    if (url.pathname === '/idle') {
-      const timeoutMs = Number(url.searchParams.get('timeoutMs') ?? 60_000);
-      bridge.whenIdle(timeoutMs).then(
-        () => reply(200, bridge.stats()),
-        () => reply(504, bridge.stats()),
-      );
-      return;
-    }
-    reply(404, { error: 'unknown path: /status, /idle?timeoutMs=, /dead-letters, POST /dead-letters/redrive' });
-  });
-  // Long polls on /idle would hold a graceful close: end them at once.
-  return listen(server, opts.host, opts.port, { graceMs: 0 });
 }

@@ -7,15 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import {
-  connectS3Notifications,
-  describeS3Body,
-  QueueBridge,
-  startBridgeStatusServer,
-  type BatchHandler,
-  type BridgeStatusServer,
-  type QueueBridgeOptions,
-} from './bridge';
+import { connectS3Notifications } from './bridge';
+import { startLocalReconciler, type LocalReconciler } from './bridge-reconcile';
+import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
+import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
+import { describeS3Message, keysInS3Message } from '../lib/reconcile/s3-event';
 import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
@@ -26,7 +22,7 @@ import { generateApiKey } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
 
 export interface StackOptions {
-  /** Where S3 objects, DynamoDB data and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
+  /** Where S3 objects, DynamoDB data, the queue's journal and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
   dataDir?: string;
   /** Ports to bind; 0 picks a free one. Unset ones come from ICECAT_*_PORT or the defaults. */
   ports?: Partial<StackPorts>;
@@ -43,7 +39,17 @@ export interface StackOptions {
   /** An external DynamoDB (e.g. DynamoDB Local) instead of dynalite (default ICECAT_DYNAMODB_ENDPOINT). */
   dynamodbEndpoint?: string;
   /** Bridge tuning (batch size, window, concurrency, retries). */
-  bridge?: Partial<Omit<QueueBridgeOptions, 'handler'>>;
+  bridge?: Partial<Omit<LocalQueueOptions, 'handler'>>;
+  /**
+   * The reconciliation sweep: at start, then every intervalMs (default ICECAT_RECONCILE_INTERVAL_SECONDS, 60 s),
+   * objects under uploads/ older than graceMs (ICECAT_RECONCILE_GRACE_SECONDS, 10 s) and not in the queue are queued
+   * again; false runs none.
+   */
+  reconcile?: false | { intervalMs?: number; graceMs?: number };
+  /** Called for each batch the sweep queued objects of again: its counters may need a recount. */
+  onStaleBatch?(clientId: string, batchId: string): Promise<void> | void;
+  /** How long stop() lets batches in flight finish before leaving them to the journal (default 5 s). */
+  drainTimeoutMs?: number;
   /** Set the stack's environment on process.env for in-process handlers (default true; restored at stop). */
   applyEnv?: boolean;
 }
@@ -63,9 +69,13 @@ export interface Stack {
   bucket: string;
   table: string;
   dlqFile: string;
+  /** The queue's journal: every message sent and not yet deleted. */
+  journalFile: string;
   /** The demo client's API key, when the stack provisioned one (DESIGN §4). */
   demoApiKey?: string;
-  bridge: QueueBridge;
+  bridge: LocalQueue;
+  /** Runs a reconciliation sweep now (undefined when the stack runs none). */
+  reconcile?: LocalReconciler;
   /** Resolves once every upload event so far has been handled (or dead-lettered). */
   whenIdle(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -76,7 +86,7 @@ export const LOCAL_QUEUE_ARN = `arn:aws:sqs:${LOCAL_NAMES.region}:${LOCAL_ACCOUN
 
 // Local event source mapping: as serverless.yml's (batch 10) but a shorter window so a lone upload is handled
 // at once, 2 batches at a time (this machine's cores), and a quicker path to the dead-letter list.
-const BRIDGE_DEFAULTS: Partial<QueueBridgeOptions> = {
+const BRIDGE_DEFAULTS: Partial<LocalQueueOptions> = {
   batchSize: 10,
   batchWindowMs: 100,
   maxConcurrency: 2,
@@ -111,6 +121,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const log = quiet ? () => undefined : (line: string) => console.log(line);
   const dynamodbEndpoint = opts.dynamodbEndpoint ?? (process.env.ICECAT_DYNAMODB_ENDPOINT || undefined);
   const dlqFile = path.join(dataDir, 'dlq.jsonl');
+  const journalFile = path.join(dataDir, 'queue.journal');
   const started: Closable[] = [];
   const previousEnv = new Map<string, string | undefined>();
 
@@ -136,17 +147,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     let detector: DetectorServer | undefined;
     if (opts.detector !== false) {
       // Its own S3 client for S3Object input, so it reads this stack's S3 whatever process.env holds.
-      const detectorS3 = new S3Client({
-        endpoint: s3.url,
-        region: LOCAL_NAMES.region,
-        credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
-        forcePathStyle: true,
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-      });
       detector = await startDetector(host, ports.rekognition, {
         ...(typeof opts.detector === 'object' ? opts.detector : {}),
-        s3: detectorS3,
+        s3: localS3Client(s3.url),
       });
       if (detector) {
         const running = detector;
@@ -156,11 +159,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       }
     }
 
-    const bridge = new QueueBridge({
+    const bridge = new LocalQueue({
       ...BRIDGE_DEFAULTS,
       dlqFile,
-      queueFile: path.join(dataDir, 'queue.jsonl'),
-      describe: describeS3Body,
+      journalFile,
+      describe: describeS3Message,
+      keysOf: (body) => keysInS3Message(body).map((object) => object.key),
       log: quiet ? () => undefined : (line) => console.warn(line),
       ...opts.bridge,
       handler: (event, context) => {
@@ -168,9 +172,18 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         return ingest(event, context);
       },
     });
-    started.push({ name: 'bridge', close: () => bridge.stop() });
+    started.push({ name: 'bridge', close: () => bridge.stop(opts.drainTimeoutMs ?? 5000) });
 
-    const status: BridgeStatusServer = await startBridgeStatusServer(bridge, { host, port: ports.bridge });
+    // The sweep starts last (below); the status server can ask for one before that.
+    let reconciler: LocalReconciler | undefined;
+    const status: BridgeStatusServer = await startBridgeStatusServer(bridge, {
+      host,
+      port: ports.bridge,
+      reconcile: async () => {
+        if (!reconciler) throw new StackStartError('the reconciliation sweep is not running');
+        return reconciler.sweep();
+      },
+    });
     started.push({ name: 'bridge status', close: () => status.close() });
 
     let gateway: HttpGateway | undefined;
@@ -224,6 +237,20 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
     started.push({ name: 'notifications', close: async () => disconnect() });
 
+    if (opts.reconcile !== false) {
+      reconciler = startLocalReconciler({
+        s3: localS3Client(s3.url),
+        bucket: s3.bucket,
+        region: LOCAL_NAMES.region,
+        queue: bridge,
+        ...opts.reconcile,
+        onStaleBatch: opts.onStaleBatch,
+        log: quiet ? () => undefined : (line) => console.warn(line),
+      });
+      const running = reconciler;
+      started.push({ name: 'reconcile', close: () => running.stop() });
+    }
+
     let stopping: Promise<void> | undefined;
     const stop = () =>
       (stopping ??= (async () => {
@@ -247,8 +274,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       bucket: s3.bucket,
       table: dynamodb.table.name,
       dlqFile,
+      journalFile,
       demoApiKey,
       bridge,
+      reconcile: reconciler,
       whenIdle: (timeoutMs) => bridge.whenIdle(timeoutMs),
       stop,
     };
@@ -260,6 +289,18 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
     throw err;
   }
+}
+
+/** A client of this stack's S3, whatever process.env holds. */
+function localS3Client(endpoint: string): S3Client {
+  return new S3Client({
+    endpoint,
+    region: LOCAL_NAMES.region,
+    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
 }
 
 /** Registers the demo client's key (only its hash is stored) and returns the key. */
