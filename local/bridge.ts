@@ -35,7 +35,14 @@ export function connectS3Notifications(source: ObjectEventSource, queue: LocalQu
   return source.onObjectEvent((event) => {
     const { operation } = event;
     if (event.bucket !== opts.bucket || operation === 'Delete' || !event.key.startsWith(prefix)) return;
-    const send = (eTag: string | undefined) => queue.send(localS3EventMessage({ ...event, operation, eTag }, opts.region));
+    const send = (eTag: string | undefined) => {
+      try {
+        queue.send(localS3EventMessage({ ...event, operation, eTag }, opts.region));
+      } catch (err) {
+        // Only while the stack stops: the object stays under uploads/ and the sweep queues it after the next start.
+        (opts.log ?? console.warn)(`[bridge] ${event.key} not queued (${String(err)}): the sweep will find it`);
+      }
+    };
     if (event.eTag !== undefined) {
       send(event.eTag);
       return;

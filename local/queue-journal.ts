@@ -91,6 +91,10 @@ export class QueueJournal {
     this.compactIfMostlyDead();
   }
 
+  get isOpen(): boolean {
+    return this.fd !== undefined;
+  }
+
   stats(): JournalStats {
     return { file: this.file, lines: this.lines, live: this.live.size, compactions: this.compactions, skippedAtOpen: this.skippedAtOpen };
   }

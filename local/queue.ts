@@ -132,9 +132,12 @@ export class LocalQueue {
     }
   }
 
-  /** SendMessage: queues a body, durably when the queue has a journal, and returns its message id. */
+  /**
+   * SendMessage: queues a body, durably when the queue has a journal, and returns its message id. While the queue
+   * stops, a message is still accepted into the journal (for the next start) until the journal closes.
+   */
   send(body: string): string {
-    if (this.stopped) throw new QueueStoppedError('the queue is stopped');
+    if (this.stopped && !this.journal?.isOpen) throw new QueueStoppedError('the queue is stopped');
     const now = Date.now();
     const message: Message = {
       messageId: randomUUID(),

@@ -172,6 +172,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         return ingest(event, context);
       },
     });
+    // Closed after the queue (closing runs in reverse): an upload while batches drain is still journaled.
+    let disconnect: (() => void) | undefined;
+    started.push({ name: 'notifications', close: async () => disconnect?.() });
     started.push({ name: 'bridge', close: () => bridge.stop(opts.drainTimeoutMs ?? 5000) });
 
     // The sweep starts last (below); the status server can ask for one before that.
@@ -234,8 +237,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       process.env.ICECAT_DEMO_API_KEY || (await localSecret(path.join(dataDir, 'demo-api-key'), generateApiKey)),
     );
 
-    const disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
-    started.push({ name: 'notifications', close: async () => disconnect() });
+    disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
 
     if (opts.reconcile !== false) {
       reconciler = startLocalReconciler({
