@@ -38,6 +38,8 @@ export interface LocalQueueOptions {
   describe?: (body: string) => string;
   /** The object keys a message body is about, so that hasMessageFor can answer (e.g. the S3 keys of a notification). */
   keysOf?: (body: string) => string[];
+  /** Accept and journal messages but deliver none until resume() (e.g. while the handler loads). */
+  paused?: boolean;
   log?: (line: string) => void;
   random?: () => number;
 }
@@ -85,7 +87,7 @@ export class QueueStoppedError extends Error {
   override name = 'QueueStoppedError';
 }
 
-type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf'>> &
+type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused'>> &
   Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf'>;
 
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
@@ -101,6 +103,7 @@ export class LocalQueue {
   private readonly keyCounts = new Map<string, number>();
   private holds = 0;
   private stopped = false;
+  private paused: boolean;
   private readonly idleWaiters = new Set<() => void>();
   private readonly dead: DeadLetter[] = [];
   private readonly running = new Set<Promise<void>>();
@@ -123,6 +126,7 @@ export class LocalQueue {
       random: Math.random,
       ...options,
     };
+    this.paused = options.paused ?? false;
     if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
     if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
     if (this.opts.dlqFile && existsSync(this.opts.dlqFile)) this.dead.push(...readJsonLines<DeadLetter>(this.opts.dlqFile));
@@ -153,6 +157,12 @@ export class LocalQueue {
     this.ready.push(message);
     this.pump();
     return message.messageId;
+  }
+
+  /** Starts delivering (see the paused option). */
+  resume(): void {
+    this.paused = false;
+    this.pump();
   }
 
   /** Keeps the queue busy until the returned release is called (work about to be sent, e.g. a lookup). */
@@ -259,6 +269,17 @@ export class LocalQueue {
     this.notifyIfIdle();
   }
 
+  /** Resolves once no handler invocation is running any more (after stop, those that outlived the drain), or after timeoutMs. */
+  async settled(timeoutMs: number): Promise<void> {
+    if (this.running.size === 0) return;
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.running]),
+      new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs))),
+    ]);
+    clearTimeout(timeout);
+  }
+
   /** Delivers again what the journal holds; a message already received maxReceiveCount times goes to the dead letters. */
   private recover(): void {
     const messages = this.journal?.messages() ?? [];
@@ -305,7 +326,7 @@ export class LocalQueue {
   }
 
   private pump(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.paused) return;
     while (this.inFlightBatches < this.opts.maxConcurrency && this.ready.length > 0) {
       const oldest = this.ready[0] as Message;
       const windowEnds = oldest.availableAt + this.opts.batchWindowMs;

@@ -143,6 +143,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       quiet,
     });
     started.push({ name: 'dynamodb', close: () => dynamodb.close() });
+    // Closed after the detector and before the stores: invocations that outlived the queue's drain fail fast once the
+    // detector is gone, and must be over before DynamoDB closes (dynalite throws, uncaught, under a running operation).
+    let queue: LocalQueue | undefined;
+    started.push({ name: 'ingest in flight', close: async () => queue?.settled(10_000) });
 
     let detector: DetectorServer | undefined;
     if (opts.detector !== false) {
@@ -159,23 +163,23 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       }
     }
 
+    // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
     const bridge = new LocalQueue({
       ...BRIDGE_DEFAULTS,
+      paused: true,
       dlqFile,
       journalFile,
       describe: describeS3Message,
       keysOf: (body) => keysInS3Message(body).map((object) => object.key),
       log: quiet ? () => undefined : (line) => console.warn(line),
       ...opts.bridge,
-      handler: (event, context) => {
-        if (!ingest) return Promise.reject(new StackStartError('the ingest handler is not loaded yet'));
-        return ingest(event, context);
-      },
+      handler: (event, context) => (ingest as BatchHandler)(event, context),
     });
     // Closed after the queue (closing runs in reverse): an upload while batches drain is still journaled.
     let disconnect: (() => void) | undefined;
     started.push({ name: 'notifications', close: async () => disconnect?.() });
     started.push({ name: 'bridge', close: () => bridge.stop(opts.drainTimeoutMs ?? 5000) });
+    queue = bridge;
 
     // The sweep starts last (below); the status server can ask for one before that.
     let reconciler: LocalReconciler | undefined;
@@ -225,6 +229,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
 
     ingest = opts.ingestHandler ?? (await loadIngestHandler());
+    bridge.resume();
     if (opts.apiHandler !== false) {
       apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT);
     }

@@ -2,6 +2,7 @@
 // (ICECAT_DATA_DIR), until Ctrl-C, SIGTERM or SIGHUP. `npm start` runs this file with `node --import tsx`, in this
 // one process: the tsx command would run it in a child and SIGKILL that child when it does not answer a signal within
 // ~60 ms, which a busy stack (the detector holds the event loop for a few hundred ms per image) often cannot.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { envNumber } from '../lib/config';
 import { startStack, type Stack } from './stack';
@@ -56,7 +57,38 @@ function banner(stack: Stack): string {
   return lines.join('\n');
 }
 
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * One stack per data dir: npm itself exits at the first SIGTERM without waiting for the stack it runs, so a restart
+ * right after a stop can find the previous stack still finishing; it waits for it rather than share its files.
+ */
+async function claimDataDir(dataDir: string): Promise<() => void> {
+  const pidFile = path.join(dataDir, 'stack.pid');
+  const previous = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : NaN;
+  if (Number.isInteger(previous) && previous !== process.pid && isRunning(previous)) {
+    console.log(`Waiting for the stack already running on ${dataDir} (pid ${previous}) to stop…`);
+    const until = Date.now() + STOP_DEADLINE_MS + 5000;
+    while (isRunning(previous)) {
+      if (Date.now() > until) throw new Error(`the stack with pid ${previous} still runs on ${dataDir}; stop it first`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(pidFile, `${process.pid}\n`);
+  return () => rmSync(pidFile, { force: true });
+}
+
 async function main(): Promise<void> {
+  const release = await claimDataDir(path.resolve(process.env.ICECAT_DATA_DIR ?? '.data'));
+  process.on('exit', release);
   // Signals are handled from the first moment: a stop asked for during the start waits for it, then stops.
   const starting = startStack({ drainTimeoutMs: STOP_GRACE_MS });
   let stoppingSince: number | undefined;

@@ -1,5 +1,6 @@
-// `npm start` as a user runs it, in a process group of its own, for tests that kill it: started on free ports and a
-// given data dir, reached over loopback, stopped with any signal.
+// The command `npm start` runs (package.json's start script, without npm, which exits at once on SIGTERM instead of
+// waiting for the stack), in a process group of its own, for tests that kill it: started on free ports and a given
+// data dir, reached over loopback, stopped with any signal.
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ export interface StackProcess {
   apiUrl: string;
   bridgeUrl: string;
   bucket: string;
-  /** Sends the signal to the whole process group (npm, and the stack it runs). */
+  /** Sends the signal to the whole process group. */
   signal(signal: NodeJS.Signals): void;
   log(): string;
 }
@@ -29,13 +30,22 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `npm start` on `dataDir` and resolves once the stack says it is up. */
+/** package.json's start script as argv, its `node` being this very node. */
+function startCommand(): string[] {
+  const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const argv = (scripts.start as string).split(/\s+/);
+  if (argv[0] !== 'node') throw new Error(`the start script no longer starts with node: ${scripts.start}`);
+  return [process.execPath, ...argv.slice(1)];
+}
+
+/** Starts `npm start`'s command on `dataDir` and resolves once the stack says it is up. */
 export async function startStackProcess(dataDir: string, logFile: string, env: Record<string, string> = {}): Promise<StackProcess> {
   const ports = { API: 0, S3: 0, DYNAMODB: 0, REKOGNITION: 0, BRIDGE: 0 };
   for (const name of Object.keys(ports) as (keyof typeof ports)[]) ports[name] = await freePort();
   const out = openSync(logFile, 'a');
   const logStart = readFileSync(logFile, 'utf8').length;
-  const child = spawn('npm', ['start', '--silent'], {
+  const [command, ...args] = startCommand();
+  const child = spawn(command as string, args, {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', out, out],
