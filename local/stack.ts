@@ -145,8 +145,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     started.push({ name: 'dynamodb', close: () => dynamodb.close() });
     // Closed after the detector and before the stores: invocations that outlived the queue's drain fail fast once the
     // detector is gone, and must be over before DynamoDB closes (dynalite throws, uncaught, under a running operation).
-    let queue: LocalQueue | undefined;
-    started.push({ name: 'ingest in flight', close: async () => queue?.settled(10_000) });
+    const inFlight: { queue?: LocalQueue } = {};
+    started.push({ name: 'ingest in flight', close: async () => inFlight.queue?.settled(10_000) });
 
     let detector: DetectorServer | undefined;
     if (opts.detector !== false) {
@@ -176,10 +176,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       handler: (event, context) => (ingest as BatchHandler)(event, context),
     });
     // Closed after the queue (closing runs in reverse): an upload while batches drain is still journaled.
-    let disconnect: (() => void) | undefined;
-    started.push({ name: 'notifications', close: async () => disconnect?.() });
+    const notifications: { disconnect?: () => void } = {};
+    started.push({ name: 'notifications', close: async () => notifications.disconnect?.() });
     started.push({ name: 'bridge', close: () => bridge.stop(opts.drainTimeoutMs ?? 5000) });
-    queue = bridge;
+    inFlight.queue = bridge;
 
     // The sweep starts last (below); the status server can ask for one before that.
     let reconciler: LocalReconciler | undefined;
@@ -242,7 +242,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       process.env.ICECAT_DEMO_API_KEY || (await localSecret(path.join(dataDir, 'demo-api-key'), generateApiKey)),
     );
 
-    disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
+    notifications.disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
 
     if (opts.reconcile !== false) {
       reconciler = startLocalReconciler({

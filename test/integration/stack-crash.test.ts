@@ -120,7 +120,7 @@ async function crashTrials(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise
     }
     return { problems: await settle(stack, apiKey, batchIds, 120_000), stops };
   } catch (err) {
-    throw new Error(`${String(err)}\n--- stack log (tail) ---\n${readFileSync(logFile, 'utf8').slice(-4000)}`);
+    throw new Error(`${String(err)}\n--- stack log (tail) ---\n${readFileSync(logFile, 'utf8').slice(-4000)}`, { cause: err });
   } finally {
     stack.signal('SIGKILL');
     await stack.exited;
