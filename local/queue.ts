@@ -107,6 +107,7 @@ export class LocalQueue {
   private readonly idleWaiters = new Set<() => void>();
   private readonly dead: DeadLetter[] = [];
   private readonly running = new Set<Promise<void>>();
+  private interrupted: string[] = [];
   private readonly counters = { sent: 0, succeeded: 0, retried: 0, deadLettered: 0, invocations: 0, failedInvocations: 0, recovered: 0 };
 
   constructor(options: LocalQueueOptions) {
@@ -269,6 +270,11 @@ export class LocalQueue {
     this.notifyIfIdle();
   }
 
+  /** The bodies of the messages found in the journal that had already been received: their handling was cut short. */
+  interruptedBodies(): string[] {
+    return [...this.interrupted];
+  }
+
   /** Resolves once no handler invocation is running any more (after stop, those that outlived the drain), or after timeoutMs. */
   async settled(timeoutMs: number): Promise<void> {
     if (this.running.size === 0) return;
@@ -284,6 +290,7 @@ export class LocalQueue {
   private recover(): void {
     const messages = this.journal?.messages() ?? [];
     const now = Date.now();
+    this.interrupted = messages.filter((m) => m.receiveCount > 0).map((m) => m.body);
     for (const saved of messages) {
       const message: Message = { ...saved, availableAt: now };
       this.track(message, +1);

@@ -12,6 +12,7 @@ import { startLocalReconciler, type LocalReconciler } from './bridge-reconcile';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
 import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
 import { describeS3Message, keysInS3Message } from '../lib/reconcile/s3-event';
+import { parseUploadKey } from '../lib/ingest/s3-key';
 import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
@@ -46,7 +47,10 @@ export interface StackOptions {
    * again; false runs none.
    */
   reconcile?: false | { intervalMs?: number; graceMs?: number };
-  /** Called for each batch the sweep queued objects of again: its counters may need a recount. */
+  /**
+   * Called for each batch the sweep queued objects of again, and for each batch whose handling the previous run's
+   * death cut short (once the journal's messages are handled): its counters may need a recount.
+   */
   onStaleBatch?(clientId: string, batchId: string): Promise<void> | void;
   /** How long stop() lets batches in flight finish before leaving them to the journal (default 5 s). */
   drainTimeoutMs?: number;
@@ -230,6 +234,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
     ingest = opts.ingestHandler ?? (await loadIngestHandler());
     bridge.resume();
+    recountInterrupted(bridge, opts.onStaleBatch, log);
     if (opts.apiHandler !== false) {
       apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT);
     }
@@ -296,6 +301,32 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
     throw err;
   }
+}
+
+/**
+ * A message the previous run was handling when it died may have left its batch's counters behind its records (a crash
+ * between the two writes); its redelivery finds the record done and counts nothing. Once the queue has handled what
+ * the journal gave back, each such batch goes to onStaleBatch, as the sweep's batches do.
+ */
+function recountInterrupted(queue: LocalQueue, onStaleBatch: StackOptions['onStaleBatch'], log: (line: string) => void): void {
+  const batches = new Map<string, { clientId: string; batchId: string }>();
+  for (const body of queue.interruptedBodies()) {
+    for (const { key } of keysInS3Message(body)) {
+      try {
+        const { clientId, batchId } = parseUploadKey(key);
+        batches.set(`${clientId}/${batchId}`, { clientId, batchId });
+      } catch {
+        // Outside the layout: no batch.
+      }
+    }
+  }
+  if (!onStaleBatch || batches.size === 0) return;
+  queue
+    .whenIdle(10 * 60_000)
+    .then(async () => {
+      for (const { clientId, batchId } of batches.values()) await onStaleBatch(clientId, batchId);
+    })
+    .catch((err: unknown) => log(`[stack] recounting interrupted batches failed: ${String(err)}`));
 }
 
 /** A client of this stack's S3, whatever process.env holds. */

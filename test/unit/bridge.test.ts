@@ -385,6 +385,22 @@ describe('LocalQueue', () => {
     expect([whileInFlight, bridge.hasMessageFor(key), bridge.hasMessageFor('uploads/demo/b/other.jpg')]).toEqual([true, false, false]);
   });
 
+  it('journals but delivers nothing while paused, then delivers on resume', async () => {
+    // Arrange
+    const journalFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'queue.journal');
+    const { bridge, deliveries } = recordingBridge(succeedAll, { journalFile, paused: true, batchWindowMs: 0 });
+    bridge.send('early');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const whilePaused = deliveries('early').length;
+
+    // Act
+    bridge.resume();
+    await bridge.whenIdle(5000);
+
+    // Assert
+    expect([whilePaused, deliveries('early').length]).toEqual([0, 1]);
+  });
+
   it('stays busy while held and reports idle once released', async () => {
     // Arrange
     const { bridge } = recordingBridge(succeedAll);
