@@ -145,7 +145,7 @@ async function crashTrials(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise
 }
 
 describe(`npm start killed at random moments of 40-image uploads (seed ${SEED})`, () => {
-  it(`loses no upload to SIGKILL of its process group, ${TRIALS} times, and its counters match its records`, async () => {
+  it(`loses no upload to SIGKILL of its process group, ${TRIALS} times, and no counter exceeds its records (exact once repaired)`, async () => {
     // Act
     const { problems } = await crashTrials('SIGKILL', SEED);
 
