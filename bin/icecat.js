@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// The `icecat` command: the CLI is TypeScript, loaded through tsx's require hook so Node 20 runs it without a build.
+'use strict';
+require('tsx/cjs/api').register();
+require('../lib/cli/main.ts').runCli();
