@@ -18,7 +18,7 @@ import {
   table,
 } from './output';
 import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
-import type { GlobalOptions, Handlers, JsonOption, UploadCommandOptions } from './program';
+import type { GlobalOptions, Handlers, UploadCommandOptions } from './program';
 import type { BatchSummary, Image } from './types';
 import { checkFile, countFiles, isProblem, uploadFolder, type CandidateFile, type FileProblem, type UploadResult } from './uploader';
 import { walkFiles } from './walker';
@@ -191,12 +191,11 @@ async function upload(
     return problems.length ? EXIT.someFailed : EXIT.failure;
   }
 
-  let summary: BatchSummary | undefined = result.created;
   let closeSupported = true;
   if (!result.abortedBy) {
     const expected = (result.resumed ? (result.created?.counts.total ?? 0) : 0) + result.uploadedFiles;
     try {
-      summary = await client.closeBatch(batchId, expected);
+      await client.closeBatch(batchId, expected);
     } catch (e) {
       if (!(e instanceof RouteMissingError)) throw e;
       closeSupported = false;
@@ -204,7 +203,8 @@ async function upload(
     }
   }
 
-  let settled = false;
+  let summary: BatchSummary;
+  let settled: boolean;
   if (o.wait && !result.abortedBy) {
     summary = await waitUntilDone(client, batchId, result, closeSupported, progress, ctx.pollMs ?? 1_000);
     settled = true;

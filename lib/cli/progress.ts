@@ -109,14 +109,14 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
   const uploadPayload = () => {
     const { rate, etaMs } = rateAndEta(bytes, totalBytes, Date.now() - started);
     const filesRate = rateAndEta(files, totalFiles, Date.now() - started).rate;
-    return { bytes: formatBytes(bytes), totalBytes: formatBytes(totalBytes), rate: `${filesRate.toFixed(1)} files/s, ${formatBytes(rate)}/s`, eta: eta(etaMs) };
+    return { bytes: formatBytes(bytes), totalBytes: formatBytes(totalBytes), rate: `${filesRate.toFixed(1)} files/s, ${formatBytes(rate)}/s`, left: eta(etaMs) };
   };
   return {
     uploadStarted(f, b) {
       started = Date.now();
       totalFiles = f;
       totalBytes = b;
-      bar = newBar('uploading   {bar} {value}/{total} files | {bytes}/{totalBytes} | {rate} | ETA {eta}');
+      bar = newBar('uploading   {bar} {value}/{total} files | {bytes}/{totalBytes} | {rate} | ETA {left}');
       bar.start(f, 0, uploadPayload());
     },
     fileUploaded(b) {
@@ -142,13 +142,13 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
     },
     classifyStarted(total) {
       started = Date.now();
-      bar = newBar('classifying {bar} {value}/{total} files | {rate} files/s | ETA {eta}');
-      bar.start(total, 0, { rate: '0.0', eta: '--' });
+      bar = newBar('classifying {bar} {value}/{total} files | {rate} files/s | ETA {left}');
+      bar.start(total, 0, { rate: '0.0', left: '--' });
     },
     classified(done, total) {
       const { rate, etaMs } = rateAndEta(done, total, Date.now() - started);
       bar?.setTotal(total);
-      bar?.update(done, { rate: rate.toFixed(1), eta: eta(etaMs) });
+      bar?.update(done, { rate: rate.toFixed(1), left: eta(etaMs) });
     },
     classifyEnded() {
       bar?.stop();

@@ -103,12 +103,12 @@ export async function checkFile(file: WalkedFile, seen: ReadonlySet<string>): Pr
 
 export const isProblem = (v: CandidateFile | FileProblem): v is FileProblem => 'code' in v;
 
-/** Counts what a walk would offer, holding nothing (the progress totals). */
+/** Counts the non-empty images a walk offers, holding nothing (the progress totals). */
 export async function countFiles(inputs: readonly string[], includeHidden = false): Promise<{ files: number; bytes: number }> {
   let files = 0;
   let bytes = 0;
   for await (const f of walkFiles(inputs, { includeHidden })) {
-    if (f.size === 0) continue;
+    if (f.size === 0 || !(await imageTypeOf(f.path).catch(() => undefined))) continue;
     files++;
     bytes += f.size;
   }
