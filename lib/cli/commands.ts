@@ -183,7 +183,7 @@ async function upload(
     progress.uploadEnded();
   }
   const batchId = result.batchId;
-  const problems = [...result.rejected, ...result.unsent.map((p) => ({ ...p, unsent: true }))];
+  const problems = [...result.rejected, ...result.unsent.map((p) => ({ ...p, unsent: true }))].sort((a, b) => (a.file < b.file ? -1 : 1));
   if (batchId === undefined) {
     if (o.json) out(json({ batch: null, images: [], notUploaded: problems.map(problemJson) }));
     else if (problems.length) out(fileTable(fileRows([], [], problems, false)));

@@ -78,6 +78,9 @@ export function plainProgress(opts: PlainProgressOptions): ProgressReporter {
     },
     note: (line) => opts.write(line),
     uploadEnded() {
+      // Files refused on the way (by the API's size cap, by S3) leave the estimate: end on what was sent.
+      totalFiles = files;
+      totalBytes = bytes;
       uploadLine();
     },
     classifyStarted(total) {
@@ -136,6 +139,9 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
       }
     },
     uploadEnded() {
+      totalFiles = files;
+      totalBytes = bytes;
+      bar?.setTotal(files);
       bar?.update(files, uploadPayload());
       bar?.stop();
       bar = undefined;

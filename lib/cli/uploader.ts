@@ -129,8 +129,11 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   let alreadyInBatch = new Set<string>();
   let maxBytes = Infinity;
   let consecutiveNetworkFailures = 0;
+  /** Names refused for good, so a file dropped from a declaration is not reported twice. */
+  const refused = new Set<string>();
 
   const reject = (p: FileProblem) => {
+    refused.add(p.file);
     result.rejected.push(p);
     events.failed?.(p);
   };
@@ -272,7 +275,7 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
     for (const file of chunk) {
       const form = forms.get(file.name);
       if (form) await pool.add(() => send(file, form));
-      else if (result.sent.has(file.name)) continue;
+      else if (result.sent.has(file.name) || refused.has(file.name)) continue;
       else if (result.abortedBy) unsend(notSent(file));
       else reject({ file: file.name, path: file.path, code: 'NoUploadForm', message: 'the API handed out no upload form for this file' });
     }
