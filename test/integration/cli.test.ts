@@ -172,8 +172,8 @@ describe('icecat upload --wait on a terminal', () => {
   });
 
   it('draws live progress bars: files and bytes uploaded, then files classified', () => {
-    expect(run.stdout).toMatch(/uploading +[█░=\-]+ 4\/4 files \| [\d.]+ [KM]B\/[\d.]+ [KM]B \| [\d.]+ files\/s/);
-    expect(run.stdout).toMatch(/classifying +[█░=\-]+ 4\/4 files/);
+    expect(run.stdout).toMatch(/uploading +[█░=-]+ 4\/4 files \| [\d.]+ [KM]B\/[\d.]+ [KM]B \| [\d.]+ files\/s/);
+    expect(run.stdout).toMatch(/classifying +[█░=-]+ 4\/4 files/);
     expect(run.stdout).toContain('\x1b[');
   });
 
