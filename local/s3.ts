@@ -1,4 +1,6 @@
-// The local S3: s3rver on loopback with the project's bucket, persisting under <dataDir>/s3.
+// The local S3: s3rver on loopback with the project's bucket, persisting under <dataDir>/s3. It refuses what S3
+// refuses, or what it cannot store, with S3's XML errors (s3-keys.ts), checks presigned POST forms and conditional
+// requests (s3-requests.ts), and never lets a failed write take the process down (s3-store.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -7,6 +9,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { LOCAL_NAMES } from './env';
 import { dropConnections } from './listen';
+import { conditionalRequests, keyGuard, postFormGuard, type S3RequestContext } from './s3-requests';
+import { hardenStore, type FilesystemStore } from './s3-store';
 
 /** What s3rver emits on 'event' (its own, AWS-unlike S3 event: raw key, version 2.0). */
 export interface S3rverEvent {
@@ -32,23 +36,26 @@ export interface LocalObjectEvent {
   time: Date;
 }
 
-interface KoaContext {
-  method: string;
-  query: Record<string, unknown>;
-  headers: Record<string, string | string[] | undefined>;
-}
+type KoaContext = S3RequestContext;
 interface S3rverInstance extends EventEmitter {
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
   httpServer?: Server;
   middleware: ((ctx: KoaContext, next: () => Promise<void>) => Promise<void>)[];
-  store: { getMetadata(bucket: string, key: string): Promise<Record<string, string>> };
+  store: FilesystemStore;
 }
 type S3rverConstructor = new (options: Record<string, unknown>) => S3rverInstance;
+interface S3rverAccount {
+  accessKeys: Map<string, string>;
+}
 
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require('s3rver') as S3rverConstructor;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const accounts = (require('s3rver/lib/models/account') as { registry: Map<string, S3rverAccount> }).registry;
+/** The secret of an access key s3rver's accounts hold (S3RVER/S3RVER), as its own header checks use it. */
+const secretFor = (accessKeyId: string): string | undefined => accounts.get(accessKeyId)?.accessKeys.get(accessKeyId);
 
 export interface LocalS3Options {
   host: string;
@@ -128,6 +135,12 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     vhostBuckets: false,
     configureBuckets: [{ name: bucket }],
   });
+  const locks = hardenStore(server.store);
+  // In array order: the request context, the copy-source rewrite, the key check, the POST form check, the
+  // conditions, then s3rver's own.
+  server.middleware.unshift(conditionalRequests(server.store, locks));
+  server.middleware.unshift(postFormGuard(secretFor));
+  server.middleware.unshift(keyGuard);
   server.middleware.unshift((ctx, next) => {
     const source = ctx.headers['x-amz-copy-source'];
     if (typeof source === 'string') ctx.headers['x-amz-copy-source'] = copySourceForS3rver(source);

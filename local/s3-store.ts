@@ -1,0 +1,248 @@
+// Hardens s3rver's filesystem store in place: names it cannot store answer S3 errors instead of touching the disk,
+// every write goes through a temporary file renamed into place (a failed write rejects its request and leaves the
+// previous object whole), and operations on one key are serialized so that a conditional request's check and its
+// action are atomic, as on S3.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { bucketNameRefusal, keyRefusal, type S3Refusal } from './s3-keys';
+
+/** s3rver's S3Error: thrown from the store or a middleware, s3rver answers it as S3's XML error. */
+export interface S3ErrorInstance extends Error {
+  code: string;
+  status: number;
+}
+export type S3ErrorConstructor = new (
+  code: string,
+  message?: string,
+  detail?: Record<string, string | number>,
+) => S3ErrorInstance;
+// s3rver ships no type declarations.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const S3Error = require('s3rver/lib/models/error') as S3ErrorConstructor;
+
+export const s3Error = (refusal: S3Refusal): S3ErrorInstance => new S3Error(refusal.code, refusal.message, refusal.detail);
+
+interface StoredObject {
+  bucket: string;
+  key: string;
+  content: Readable | Buffer;
+  metadata: Record<string, string>;
+}
+/** The parts of s3rver's FilesystemStore this module wraps. */
+export interface FilesystemStore {
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  getBucket(bucket: string): Promise<unknown>;
+  putBucket(bucket: string): Promise<unknown>;
+  getMetadata(bucket: string, key: string): Promise<Record<string, string>>;
+  putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5?: string): Promise<void>;
+  getObject(bucket: string, key: string, options?: unknown): Promise<unknown>;
+  putObject(object: StoredObject): Promise<{ size: number; md5: string }>;
+  copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, metadata: unknown): Promise<Record<string, string>>;
+  deleteObject(bucket: string, key: string): Promise<void>;
+  initiateUpload(bucket: string, key: string, uploadId: string, metadata: unknown): Promise<void>;
+  putPart(bucket: string, uploadId: string, partNumber: string | number, content: Readable): Promise<{ size: number; md5: string }>;
+  putObjectMultipart(bucket: string, uploadId: string, parts: { number: number; etag: string }[]): Promise<{ size: number; md5: string }>;
+}
+
+/** Longest path the OS opens (PATH_MAX, terminating NUL included). */
+const MAX_PATH_BYTES = 4095;
+const UPLOAD_ID = /^[0-9a-f]{32}$/;
+
+/** Serializes work on the same names; reentrant within one async flow, so a guarded request can call guarded store methods. */
+export class KeyLocks {
+  private readonly tails = new Map<string, Promise<void>>();
+  private readonly held = new AsyncLocalStorage<ReadonlySet<string>>();
+
+  async with<T>(names: readonly string[], work: () => Promise<T>): Promise<T> {
+    const mine = this.held.getStore() ?? new Set<string>();
+    // Always in sorted order, so that two requests locking the same two names cannot wait on each other.
+    const needed = [...new Set(names)].filter((n) => !mine.has(n)).sort();
+    if (needed.length === 0) return work();
+    const releases: (() => void)[] = [];
+    try {
+      for (const name of needed) releases.push(await this.acquire(name));
+      return await this.held.run(new Set([...mine, ...needed]), work);
+    } finally {
+      for (const release of releases) release();
+    }
+  }
+
+  private async acquire(name: string): Promise<() => void> {
+    const previous = this.tails.get(name) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const tail = previous.then(() => mine);
+    this.tails.set(name, tail);
+    await previous;
+    return () => {
+      release();
+      if (this.tails.get(name) === tail) this.tails.delete(name);
+    };
+  }
+}
+
+export const objectName = (bucket: string, key: string): string => `${bucket}/${key}`;
+
+/** Patches `store` (s3rver's instance) in place; returns the locks its requests share. */
+export function hardenStore(store: FilesystemStore): KeyLocks {
+  const locks = new KeyLocks();
+  const original = {
+    getResourcePath: store.getResourcePath.bind(store),
+    getBucket: store.getBucket.bind(store),
+    putBucket: store.putBucket.bind(store),
+    getObject: store.getObject.bind(store),
+    copyObject: store.copyObject.bind(store),
+    deleteObject: store.deleteObject.bind(store),
+    initiateUpload: store.initiateUpload.bind(store),
+    putObjectMultipart: store.putObjectMultipart.bind(store),
+  };
+
+  store.getResourcePath = (bucket, key = '', resource) => {
+    const refusal = bucketNameRefusal(bucket) ?? (key === '' ? undefined : keyRefusal(key));
+    if (refusal) throw s3Error(refusal);
+    const resourcePath = original.getResourcePath(bucket, key, resource);
+    if (Buffer.byteLength(resourcePath) > MAX_PATH_BYTES) {
+      throw new S3Error('KeyTooLongError', 'Your key is too long for the local S3: its path in the data directory exceeds the OS limit', {
+        Size: Buffer.byteLength(key),
+      });
+    }
+    return resourcePath;
+  };
+  // An invalid name is not a bucket (NoSuchBucket), and cannot become one.
+  store.getBucket = (bucket) => (bucketNameRefusal(bucket) ? Promise.resolve(null) : original.getBucket(bucket));
+  store.putBucket = (bucket) => {
+    const refusal = bucketNameRefusal(bucket);
+    return refusal ? Promise.reject(s3Error(refusal)) : original.putBucket(bucket);
+  };
+
+  store.putObject = async (object) => {
+    const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
+    await mkdir(path.dirname(objectPath), { recursive: true });
+    // Fits a file name: the last segment is at most 233 bytes, "._S3rver_object" 15, this suffix 7.
+    const temporary = `${objectPath}.${crypto.randomBytes(3).toString('hex')}`;
+    try {
+      const { size, md5 } = await writeContent(temporary, object.content);
+      await locks.with([objectName(object.bucket, object.key)], async () => {
+        await store.putMetadata(object.bucket, object.key, object.metadata, md5);
+        await rename(temporary, objectPath);
+      });
+      return { size, md5 };
+    } catch (err) {
+      await rm(temporary, { force: true });
+      throw err;
+    }
+  };
+
+  store.getObject = (bucket, key, options) => locks.with([objectName(bucket, key)], () => original.getObject(bucket, key, options));
+
+  store.deleteObject = (bucket, key) => locks.with([objectName(bucket, key)], () => original.deleteObject(bucket, key));
+
+  store.copyObject = (srcBucket, srcKey, destBucket, destKey, metadata) =>
+    locks.with([objectName(srcBucket, srcKey), objectName(destBucket, destKey)], async () => {
+      try {
+        return await original.copyObject(srcBucket, srcKey, destBucket, destKey, metadata);
+      } catch (err) {
+        // The source went away between s3rver's existence check and the copy.
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+          throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: srcKey });
+        }
+        throw err;
+      }
+    });
+
+  store.initiateUpload = (bucket, key, uploadId, metadata) => {
+    store.getResourcePath(bucket, key, 'object');
+    return original.initiateUpload(bucket, key, uploadId, metadata);
+  };
+
+  const uploadDirectory = async (bucket: string, uploadId: string): Promise<string> => {
+    const directory = path.join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId);
+    const found = UPLOAD_ID.test(uploadId) && (await stat(directory).catch(() => undefined))?.isDirectory();
+    if (!found) {
+      throw new S3Error(
+        'NoSuchUpload',
+        'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.',
+        { UploadId: uploadId },
+      );
+    }
+    return directory;
+  };
+
+  store.putPart = async (bucket, uploadId, partNumber, content) => {
+    const number = Number(partNumber);
+    if (!Number.isInteger(number) || number < 1 || number > 10_000) {
+      throw new S3Error('InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive', {
+        ArgumentName: 'partNumber',
+        ArgumentValue: String(partNumber),
+      });
+    }
+    const partPath = path.join(await uploadDirectory(bucket, uploadId), String(number));
+    const written = await writeContent(partPath, content);
+    await fs.promises.writeFile(`${partPath}.md5`, written.md5);
+    return written;
+  };
+
+  store.putObjectMultipart = async (bucket, uploadId, parts) => {
+    const directory = await uploadDirectory(bucket, uploadId);
+    for (const part of parts) {
+      if (!fs.existsSync(path.join(directory, String(part.number)))) {
+        throw new S3Error(
+          'InvalidPart',
+          'One or more of the specified parts could not be found.  The part may not have been uploaded, or the ' +
+            "specified entity tag may not match the part's entity tag.",
+          { PartNumber: part.number },
+        );
+      }
+    }
+    return original.putObjectMultipart(bucket, uploadId, parts);
+  };
+
+  return locks;
+}
+
+/**
+ * Streams `content` into `file`, hashing it. An error on either side rejects (s3rver's own version left the file
+ * stream's errors unhandled, so an ENAMETOOLONG ended the process). The request is drained rather than destroyed,
+ * so that its connection can still carry the error answer.
+ */
+function writeContent(file: string, content: Readable | Buffer): Promise<{ size: number; md5: string }> {
+  return new Promise((resolve, reject) => {
+    const md5 = crypto.createHash('md5');
+    let size = 0;
+    const out = fs.createWriteStream(file);
+    let failed = false;
+    const fail = (err: Error) => {
+      if (failed) return;
+      failed = true;
+      if (!Buffer.isBuffer(content)) {
+        content.unpipe();
+        content.resume();
+      }
+      out.destroy();
+      reject(err);
+    };
+    out.on('error', fail);
+    out.on('close', () => {
+      if (!failed) resolve({ size, md5: md5.digest('hex') });
+    });
+    if (Buffer.isBuffer(content)) {
+      md5.update(content);
+      size = content.length;
+      out.end(content);
+      return;
+    }
+    const hasher = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        md5.update(chunk);
+        size += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    content.on('error', fail);
+    content.pipe(hasher).pipe(out);
+  });
+}
