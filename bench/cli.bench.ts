@@ -105,15 +105,17 @@ export default async function run(): Promise<Record<string, unknown>> {
     const withAwsCli = awsCliAvailable();
     const awsConfig = join(work, 'aws-config');
     writeFileSync(awsConfig, `[default]\nregion = us-east-1\ns3 =\n  max_concurrent_requests = ${CONCURRENCY}\n`);
-    const awsCliRound = (round: number): number => {
+    // Asynchronously: the local S3 answers from this very process.
+    const awsCliRound = (round: number): Promise<number> => {
       const started = performance.now();
-      const out = spawnSync(
-        'aws',
-        ['s3', 'cp', folder, `s3://${stack.bucket}/bench-awscli/${round}/`, '--recursive', '--only-show-errors', '--endpoint-url', stack.endpoints.s3],
-        { env: { ...process.env, AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_CONFIG_FILE: awsConfig }, encoding: 'utf8' },
+      return new Promise((resolve, reject) =>
+        execFile(
+          'aws',
+          ['s3', 'cp', folder, `s3://${stack.bucket}/bench-awscli/${round}/`, '--recursive', '--only-show-errors', '--endpoint-url', stack.endpoints.s3],
+          { env: { ...process.env, AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_CONFIG_FILE: awsConfig } },
+          (err, _out, stderr) => (err ? reject(new Error(`aws s3 cp failed: ${stderr}`)) : resolve((performance.now() - started) / 1000)),
+        ),
       );
-      if (out.status !== 0) throw new Error(`aws s3 cp failed: ${out.stderr}`);
-      return (performance.now() - started) / 1000;
     };
 
     // Warm-up: the local S3's first writes and the SDK's first connections.
@@ -128,7 +130,7 @@ export default async function run(): Promise<Record<string, unknown>> {
       cli.push(c.seconds);
       cliRss.push(c.peakRssMb);
       sdk.push(await sdkRound(r));
-      if (withAwsCli) awsCli.push(awsCliRound(r));
+      if (withAwsCli) awsCli.push(await awsCliRound(r));
     }
     const filesPerS = (seconds: number[]) => round(FILES / median(seconds), 1);
 

@@ -237,7 +237,7 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       return;
     }
     try {
-      await withRetry(() => postForm(form, file.path, file.contentType), policy, {
+      await withRetry(() => postForm(form, file.path, file.contentType, file.size), policy, {
         onRetry: (err, _attempt, waitMs) => events.retrying?.(`${file.name}: ${err.message}`, waitMs),
       });
       consecutiveNetworkFailures = 0;

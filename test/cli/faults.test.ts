@@ -118,7 +118,7 @@ describe('postForm against faults', () => {
     const slowDown: Answer = (_q, r) => r.writeHead(503).end('<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>');
     answers.push(slowDown, (_q, r) => r.writeHead(204).end());
 
-    await withRetry(() => postForm(form(), file(), 'image/jpeg'), { attempts: 3, baseMs: 1, maxMs: 2 });
+    await withRetry(() => postForm(form(), file(), 'image/jpeg', 3000), { attempts: 3, baseMs: 1, maxMs: 2 });
 
     expect(requests).toHaveLength(2);
     const sent = requests[1]!;
@@ -132,7 +132,7 @@ describe('postForm against faults', () => {
   it('does not retry a refused policy, reporting S3’s code and message', async () => {
     answers.push((_q, r) => r.writeHead(403).end('<Error><Code>AccessDenied</Code><Message>Policy expired</Message></Error>'));
 
-    const run = withRetry(() => postForm(form(), file(), 'image/jpeg'), { attempts: 3, baseMs: 1, maxMs: 2 });
+    const run = withRetry(() => postForm(form(), file(), 'image/jpeg', 3000), { attempts: 3, baseMs: 1, maxMs: 2 });
 
     await expect(run).rejects.toEqual(new UploadRefusedError(403, 'AccessDenied', 'Policy expired'));
     expect(requests).toHaveLength(1);
