@@ -17,8 +17,9 @@ import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { batchResultsRequest, pageRequest } from '../lib/store/queries';
-import { BATCH_SK, statusTs } from '../lib/store/schema';
+import { batchResultsRequest } from '../lib/store/access-patterns';
+import { pageRequest } from '../lib/store/reader';
+import { BATCH_SK, batchPartition, statusTs } from '../lib/store/schema';
 import { median, percentile, round as round3 } from './stats';
 
 const CONNECTIONS = 64;
@@ -147,7 +148,7 @@ function image(clientId: string, batchId: string, i: number, uploadTs: number): 
   const fprint = `${batchId.slice(-6)}${i.toString(16).padStart(26, '0')}`;
   const cat = i % 3 === 0;
   return {
-    batch_id: batchId,
+    batch_id: batchPartition(clientId, batchId),
     img_fprint: fprint,
     client_id: clientId,
     s3img_key: `uploads/${clientId}/${batchId}/img-${i}.jpg`,
@@ -165,7 +166,7 @@ function image(clientId: string, batchId: string, i: number, uploadTs: number): 
 
 function summary(clientId: string, batchId: string, n: number): Record<string, unknown> {
   return {
-    batch_id: batchId,
+    batch_id: batchPartition(clientId, batchId),
     img_fprint: BATCH_SK,
     owner_id: clientId,
     created_ts: Date.now(),
@@ -178,6 +179,9 @@ function summary(clientId: string, batchId: string, n: number): Record<string, u
     n_fail: 0,
     n_duplicate: 0,
     n_cats: Math.ceil(n / 3),
+    n_pending: 0,
+    n_reused: 0,
+    closed: true,
   };
 }
 

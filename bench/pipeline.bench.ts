@@ -11,7 +11,8 @@ import sharp from 'sharp';
 import { encodeS3EventKey } from '../local/bridge';
 import { startStack } from '../local/stack';
 import { sqsEventFor } from '../events';
-import { BATCH_SK, type BatchItem } from '../lib/store/schema';
+import { registerClient } from '../lib/auth/register';
+import { batchKey, type BatchItem } from '../lib/store/schema';
 import { median, round } from './stats';
 
 const FIXTURES = ['chelsea.png', 'coffee.png', 'astronaut.png', 'rocket.jpg'].map((f) =>
@@ -54,6 +55,7 @@ export default async function run(): Promise<Record<string, unknown>> {
     real = handler;
     const { createClients } = await import('../lib/aws/clients');
     const aws = createClients();
+    await registerClient(aws.ddb, stack.table, 'bench');
     const bucket = stack.bucket;
     const put = (key: string, body: Buffer) => aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
     const deliver = (key: string, size: number) =>
@@ -114,6 +116,6 @@ export default async function run(): Promise<Record<string, unknown>> {
 }
 
 async function summary(aws: { ddb: import('@aws-sdk/lib-dynamodb').DynamoDBDocumentClient }, table: string, batchId: string) {
-  const out = await aws.ddb.send(new GetCommand({ TableName: table, Key: { batch_id: batchId, img_fprint: BATCH_SK }, ConsistentRead: true }));
+  const out = await aws.ddb.send(new GetCommand({ TableName: table, Key: batchKey('bench', batchId), ConsistentRead: true }));
   return out.Item as BatchItem | undefined;
 }

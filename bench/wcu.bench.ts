@@ -21,7 +21,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { clients } from '../lib/aws/clients';
-import { BATCH_SK, type ImageItem } from '../lib/store/schema';
+import { registerClient } from '../lib/auth/register';
+import { BATCH_SK, batchPartition, type ImageItem } from '../lib/store/schema';
 import { startDynamoDBLocal } from '../local/dynamodb-local';
 import { LOCAL_NAMES } from '../local/env';
 import { startStack } from '../local/stack';
@@ -151,6 +152,7 @@ export default async function run(): Promise<Record<string, unknown>> {
   const raw = new DocumentSink();
   try {
     // The handler's own clients (built when the stack loaded it): measure its writes, keep Rekognition's answers.
+    await registerClient(clients().ddb, stack.table, 'bench');
     const ours = new WriteUnits();
     const writes: RecordedWrite[] = [];
     measureWrites(clients().ddb, ours, writes);
@@ -176,7 +178,7 @@ export default async function run(): Promise<Record<string, unknown>> {
       new QueryCommand({
         TableName: stack.table,
         KeyConditionExpression: 'batch_id = :b AND img_fprint > :s',
-        ExpressionAttributeValues: { ':b': batchId, ':s': BATCH_SK },
+        ExpressionAttributeValues: { ':b': batchPartition('bench', batchId), ':s': BATCH_SK },
         ConsistentRead: true,
       }),
     );

@@ -28,7 +28,16 @@ export function envNumber(
   return n;
 }
 
-const numberOr = (name: string, fallback: number): number => envNumber(name, fallback);
+/** `true`/`false` from the environment, or `fallback` when unset; anything else fails, naming the variable. */
+export function envBoolean(name: string, fallback: boolean): boolean {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new ConfigError(`environment variable ${name} must be true or false, got "${raw}"`);
+}
+
+const count = (name: string, fallback: number, min: number, max: number): number => envNumber(name, fallback, { min, max, integer: true });
+const percent = (name: string, fallback: number): number => envNumber(name, fallback, { min: 0, max: 100 });
 
 export interface Config {
   tableName: string;
@@ -46,19 +55,36 @@ export interface Config {
   claimLeaseSeconds: number;
   defaultRetentionDays: number;
   maxRetentionDays: number;
+  /** Record and counter writes in one TransactWriteItems (DynamoDB); false where the backend has none (dynalite). */
+  transactions: boolean;
 }
 
 export function loadConfig(): Config {
+  const defaultRetentionDays = envNumber('DEFAULT_RETENTION_DAYS', 30, { min: 1, max: 3650 });
   return {
     tableName: required('TABLE_NAME'),
     bucketName: required('BUCKET_NAME'),
-    catMinConfidence: numberOr('CAT_MIN_CONFIDENCE', 80),
-    minConfidence: numberOr('REKOGNITION_MIN_CONFIDENCE', 50),
-    maxLabels: numberOr('REKOGNITION_MAX_LABELS', 25),
-    maxUploadBytes: numberOr('MAX_UPLOAD_BYTES', 50 * 1024 * 1024),
-    maxInputPixels: numberOr('MAX_INPUT_PIXELS', 100_000_000),
-    claimLeaseSeconds: numberOr('CLAIM_LEASE_SECONDS', 120),
-    defaultRetentionDays: numberOr('DEFAULT_RETENTION_DAYS', 30),
-    maxRetentionDays: numberOr('MAX_RETENTION_DAYS', 365),
+    catMinConfidence: percent('CAT_MIN_CONFIDENCE', 80),
+    minConfidence: percent('REKOGNITION_MIN_CONFIDENCE', 50),
+    maxLabels: count('REKOGNITION_MAX_LABELS', 25, 1, 1000),
+    maxUploadBytes: count('MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 5 * 1024 ** 3),
+    maxInputPixels: count('MAX_INPUT_PIXELS', 100_000_000, 1, 2 ** 32),
+    claimLeaseSeconds: envNumber('CLAIM_LEASE_SECONDS', 120, { min: 1, max: 86_400 }),
+    defaultRetentionDays,
+    maxRetentionDays: envNumber('MAX_RETENTION_DAYS', 365, { min: defaultRetentionDays, max: 3650 }),
+    transactions: envBoolean('DDB_TRANSACTIONS', true),
   };
 }
+
+/** What only the ingest function reads. */
+export interface IngestConfig extends Config {
+  /** Images one invocation works on at once. */
+  parallelism: number;
+}
+
+export function loadIngestConfig(): IngestConfig {
+  return { ...loadConfig(), parallelism: count('INGEST_PARALLELISM', 4, 1, 64) };
+}
+
+/** DetectLabels attempts, throttling retries included (the SDK's standard jittered backoff). */
+export const rekognitionMaxAttempts = (): number => count('REKOGNITION_MAX_ATTEMPTS', 6, 1, 20);

@@ -99,6 +99,8 @@ export function buildLocalEnv(ports: StackPorts, opts: LocalEnvOptions): Record<
     ICECAT_BRIDGE_URL: url(ports.bridge),
     ICECAT_DATA_DIR: opts.dataDir,
     CURSOR_SECRET: opts.cursorSecret,
+    // dynalite has no transactions: record and counter writes go one after the other, repaired by recount.
+    DDB_TRANSACTIONS: opts.dynamodbEndpoint ? 'true' : 'false',
   };
 }
 

@@ -4,7 +4,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -16,6 +16,7 @@ import {
   type BridgeStatusServer,
   type QueueBridgeOptions,
 } from './bridge';
+import { prepareDataDir } from './data-layout';
 import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
@@ -119,7 +120,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   let apiFunctions: ApiFunctionHandlers | undefined;
 
   try {
-    await mkdir(dataDir, { recursive: true });
+    await prepareDataDir(dataDir, log);
 
     const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true });
     started.push({ name: 's3', close: () => s3.close() });

@@ -1,5 +1,5 @@
 // API Gateway HTTP API (payload v2) entry point of the `api` function: every read route, GET /v1/openapi.json and the
-// $default route (unknown paths answer 404 here). No S3 client: creating batches is functions/batches.
+// $default route (unknown paths answer 404 here). No S3 client: writing batches is functions/batches.
 // Configuration, clients and caches are built once per container; a missing CURSOR_SECRET, TABLE_NAME or BUCKET_NAME
 // fails the cold start, naming the variable.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
@@ -9,8 +9,8 @@ import { apiRoutes } from '../../lib/api/routes';
 import { ApiService } from '../../lib/api/service';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient } from '../../lib/aws/clients';
+import { createApiHandler } from '../../lib/http/app';
 import { cursorCodec } from '../../lib/store/cursor';
-import { createApiHandler } from './app';
 
 const config = loadApiConfig();
 const cursors = cursorCodec(loadCursorSecret());

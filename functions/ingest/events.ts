@@ -7,5 +7,10 @@ export function uploadsIn(record: SQSRecord): UploadEvent[] {
   const body = JSON.parse(record.body) as Partial<S3Event>;
   return (body.Records ?? [])
     .filter((r) => r.eventSource === 'aws:s3' && r.eventName.startsWith('ObjectCreated:'))
-    .map((r) => ({ bucket: r.s3.bucket.name, encodedKey: r.s3.object.key, size: r.s3.object.size }));
+    .map((r) => ({
+      bucket: r.s3.bucket.name,
+      encodedKey: r.s3.object.key,
+      size: r.s3.object.size,
+      ...(r.s3.object.eTag ? { etag: r.s3.object.eTag } : {}),
+    }));
 }

@@ -1,14 +1,25 @@
-// SQS batch of S3 events in, partial batch failures out. The work is lib/ingest/pipeline.ts.
+// SQS batch of S3 events in, partial batch failures out. The work is lib/ingest/pipeline.ts. Configuration is
+// checked at cold start: a bad number stops the function there, naming the variable, before any message is taken.
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { clients } from '../../lib/aws/clients';
-import { loadConfig } from '../../lib/config';
+import { loadIngestConfig } from '../../lib/config';
+import { emfMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
+import { BatchStore } from '../../lib/store/batch-store';
 import { uploadsIn } from './events';
 
+const config = loadIngestConfig();
 const logger = new Logger({ serviceName: 'icecat-ingest' });
-const deps: IngestDeps = { clients: clients(), config: loadConfig(), logger };
-const PARALLEL = Number(process.env.INGEST_PARALLELISM ?? 4);
+const { s3, ddb, rekognition } = clients();
+const deps: IngestDeps = {
+  s3,
+  rekognition,
+  store: new BatchStore({ ddb, tableName: config.tableName, transactions: config.transactions }),
+  config,
+  logger,
+  metrics: emfMetrics,
+};
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failed: SQSBatchResponse['batchItemFailures'] = [];
@@ -26,6 +37,6 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(config.parallelism, queue.length) }, worker));
   return { batchItemFailures: failed };
 };

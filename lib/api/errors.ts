@@ -66,8 +66,29 @@ export class FileTooLargeError extends ApiError {
   }
 }
 
-/** A batch id generated for a new batch already exists (a ULID collision: practically never). */
+/** The client already has a batch of that name (or, for a generated ULID, practically never). */
 export class BatchExistsError extends ApiError {
   override name = 'BatchExistsError';
   override readonly code = 'batch_exists';
+  constructor(batchId: string) {
+    super(`you already have a batch ${batchId}`);
+  }
+}
+
+/** The batch takes no more uploads or declarations. */
+export class BatchClosedError extends ApiError {
+  override name = 'BatchClosedError';
+  override readonly code = 'batch_closed';
+  constructor(batchId: string) {
+    super(`batch ${batchId} is closed`);
+  }
+}
+
+/** :close said fewer files than have already arrived. */
+export class ExpectedBelowTotalError extends ApiError {
+  override name = 'ExpectedBelowTotalError';
+  override readonly code = 'expected_below_total';
+  constructor(expected: number, total: number) {
+    super(`expected: ${expected} is fewer than the ${total} uploads that already arrived`);
+  }
 }

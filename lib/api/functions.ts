@@ -18,11 +18,14 @@ export interface RouteTarget {
   function: ApiFunctionName;
 }
 
-/** API Gateway's matching: a {variable} is one whole, non-empty path segment; everything else matches literally. */
+/**
+ * API Gateway's matching: a {variable} is one whole, non-empty path segment; everything else matches literally. A
+ * segment with a custom method (`{batchId}:close`) deploys as its variable alone, which takes the whole segment.
+ */
 export function pathMatches(template: string, path: string): boolean {
   const want = template.split('/');
   const got = path.split('/');
-  return want.length === got.length && want.every((w, i) => (/^\{[^}]+\}$/.test(w) ? got[i] !== '' : got[i] === w));
+  return want.length === got.length && want.every((w, i) => (w.startsWith('{') ? got[i] !== '' : got[i] === w));
 }
 
 /** The function a request reaches: the one behind the matching route, else the $default one. */

@@ -5,7 +5,9 @@ import { CursorError } from '../store/cursor';
 import { StoreThrottledError } from '../store/errors';
 import {
   ApiError,
+  BatchClosedError,
   BatchExistsError,
+  ExpectedBelowTotalError,
   FileTooLargeError,
   InvalidParameterError,
   MalformedBodyError,
@@ -27,7 +29,9 @@ export function toHttpError(err: unknown): HttpErrorAnswer {
   if (err instanceof CursorError) return { status: 400, code: 'invalid_cursor', message: `cursor: ${err.message}` };
   if (err instanceof AuthError) return { status: 401, code: 'unauthorized', message: err.message };
   if (err instanceof NotFoundError) return { status: 404, code: err.code, message: err.message };
-  if (err instanceof BatchExistsError) return { status: 409, code: err.code, message: err.message };
+  if (err instanceof BatchExistsError || err instanceof BatchClosedError || err instanceof ExpectedBelowTotalError) {
+    return { status: 409, code: err.code, message: err.message };
+  }
   if (err instanceof FileTooLargeError) return { status: 413, code: err.code, message: err.message };
   if (err instanceof StoreThrottledError) return { status: 429, code: 'throttled', message: 'too many requests; retry later' };
   if (err instanceof ApiError) return { status: 400, code: err.code, message: err.message };

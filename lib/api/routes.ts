@@ -1,17 +1,21 @@
-// The route table of DESIGN §3: for each route its schemas (validation and the OpenAPI document both read them),
+// The route table of docs/design.md §3: for each route its schemas (validation and the OpenAPI document both read them),
 // its success status, the errors it can answer, the operation it runs, and the Lambda function that serves it
 // (serverless.yml's routes and the local gateway both follow it; test/deploy checks the former).
 import * as z from 'zod';
-import type { BatchCreationService } from './batch-creation';
+import type { BatchLifecycleService } from './batch-lifecycle';
 import type { ApiFunctionName, RouteTarget } from './functions';
 import type { ApiService } from './service';
 import {
+  addUploadsBodySchema,
   batchGetBodySchema,
   batchGetResultSchema,
   batchIdSchema,
   batchImagesQuerySchema,
+  batchListSchema,
   batchSummarySchema,
+  clientBatchesQuerySchema,
   clientImagesQuerySchema,
+  closeBatchBodySchema,
   createBatchBodySchema,
   createdBatchSchema,
   fprintSchema,
@@ -20,6 +24,7 @@ import {
   logListSchema,
   logsQuerySchema,
   noQuerySchema,
+  uploadFormsSchema,
   type SchemaLimits,
 } from './schemas';
 
@@ -31,7 +36,7 @@ export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
 /** The operations each function's handler builds, by function. */
 export interface ApiServices {
   api: ApiService;
-  batches: BatchCreationService;
+  batches: BatchLifecycleService;
 }
 
 export interface RouteInput<S, P, Q, B> {
@@ -61,7 +66,7 @@ export interface Route<
   operationId: string;
   summary: string;
   description?: string;
-  /** Patterns of DESIGN §2 this route serves. */
+  /** Access patterns of docs/design.md §2 this route serves. */
   accessPatterns?: string[];
   authenticated: boolean;
   params: P;
@@ -104,6 +109,56 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: createdBatchSchema,
       errors: [400, 401, 409, 413, 429, 500],
       run: ({ service, clientId, body }) => service.createBatch(clientId, body),
+    }),
+    route({
+      function: 'batches',
+      method: 'POST',
+      path: '/v1/batches/{batchId}/uploads',
+      operationId: 'addUploads',
+      summary: 'More presigned upload forms for an open batch',
+      description: "The batch's `expected` grows by the number of files; a closed batch answers 409.",
+      authenticated: true,
+      params: batchParams,
+      query: noQuerySchema,
+      body: addUploadsBodySchema(limits),
+      status: 200,
+      response: uploadFormsSchema,
+      errors: [400, 401, 404, 409, 413, 429, 500],
+      run: ({ service, clientId, params, body }) => service.addUploads(clientId, params.batchId, body),
+    }),
+    route({
+      function: 'batches',
+      method: 'POST',
+      path: '/v1/batches/{batchId}:close',
+      operationId: 'closeBatch',
+      summary: 'Close a batch: no more uploads; it is done once nothing is pending',
+      description:
+        'Optionally says how many files were uploaded in all (`expected`), since uploads still in flight are not yet ' +
+        'visible: the batch stays processing until that many arrived. Fewer than already arrived answers 409; ' +
+        'closing a closed batch again answers its summary.',
+      authenticated: true,
+      params: batchParams,
+      query: noQuerySchema,
+      body: closeBatchBodySchema,
+      status: 200,
+      response: batchSummarySchema,
+      errors: [400, 401, 404, 409, 429, 500],
+      run: ({ service, clientId, params, body }) => service.closeBatch(clientId, params.batchId, body),
+    }),
+    route({
+      function: 'api',
+      method: 'GET',
+      path: '/v1/batches',
+      operationId: 'listBatches',
+      summary: "The client's batches, newest first, optionally by status and creation time, paged",
+      description: 'Served by the sparse client-batches index (a key condition, never a Scan); the status filter applies on top.',
+      authenticated: true,
+      params: noParams,
+      query: clientBatchesQuerySchema,
+      status: 200,
+      response: batchListSchema,
+      errors: [400, 401, 429, 500],
+      run: ({ service, clientId, query }) => service.listBatches(clientId, query),
     }),
     route({
       function: 'api',

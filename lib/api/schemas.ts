@@ -1,9 +1,12 @@
-// The API's request and response schemas (DESIGN §3). The handlers validate with them and GET /v1/openapi.json is
+// The API's request and response schemas (docs/design.md §3). The handlers validate with them and GET /v1/openapi.json is
 // generated from them, so the document cannot drift from what the API accepts and answers.
 import * as z from 'zod';
+import { ID_PATTERN, ID_RULE } from '../ids';
+import { BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
+import { BATCH_STATUSES } from '../store/model';
 
-export const OP_STATUSES = ['pending', 'processing', 'success', 'fail', 'duplicate'] as const;
-export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;
+/** A record's status: duplicates are counted on the record of the image they repeat, not recorded apart. */
+export const IMAGE_STATUSES = ['processing', 'success', 'fail'] as const;
 export const PAGE_LIMIT_MAX = 100;
 export const PAGE_LIMIT_DEFAULT = 50;
 export const BATCH_GET_MAX = 100;
@@ -24,8 +27,8 @@ export interface ComponentMeta {
 
 export const batchIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ -')
-  .meta({ description: 'Batch id (a ULID for batches made by POST /v1/batches).' });
+  .regex(ID_PATTERN, `must be ${ID_RULE}`)
+  .meta({ description: "The client's own name for the batch (a ULID when POST /v1/batches was given none)." });
 
 /** Fingerprints are hex digests; the batch summary's '#BATCH' and other '#' keys can never match. */
 export const fprintSchema = z
@@ -76,7 +79,12 @@ const cursorSchema = z
   .max(2048)
   .meta({ description: 'The `cursor` of the previous page, with the same filters; absent for the first page.' });
 
-const statusSchema = z.enum(OP_STATUSES).meta({ description: 'Only images in this processing status.' });
+const batchImageStatusSchema = z
+  .enum(BATCH_IMAGE_STATUSES)
+  .meta({ description: 'Only images in this status (processing: still being classified).' });
+const clientImageStatusSchema = z
+  .enum(CLIENT_IMAGE_STATUSES)
+  .meta({ description: 'Only images with this result (images still being classified are listed per batch).' });
 
 const rangeCheck = (q: { from?: number; to?: number }, ctx: z.RefinementCtx) => {
   if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
@@ -86,7 +94,7 @@ const rangeCheck = (q: { from?: number; to?: number }, ctx: z.RefinementCtx) => 
 
 export const batchImagesQuerySchema = z
   .strictObject({
-    status: statusSchema.optional(),
+    status: batchImageStatusSchema.optional(),
     from: timeSchema.optional().meta({ description: 'Uploaded at or after this time.' }),
     to: timeSchema.optional().meta({ description: 'Uploaded at or before this time.' }),
     limit: limitSchema,
@@ -96,7 +104,7 @@ export const batchImagesQuerySchema = z
 
 export const clientImagesQuerySchema = z
   .strictObject({
-    status: statusSchema.optional(),
+    status: clientImageStatusSchema.optional(),
     cat: z
       .enum(['true', 'false'])
       .transform((v) => v === 'true')
@@ -119,6 +127,16 @@ export const logsQuerySchema = z
   })
   .superRefine(rangeCheck);
 
+export const clientBatchesQuerySchema = z
+  .strictObject({
+    status: z.enum(BATCH_STATUSES).optional().meta({ description: 'Only batches in this status.' }),
+    from: timeSchema.optional().meta({ description: 'Created at or after this time.' }),
+    to: timeSchema.optional().meta({ description: 'Created at or before this time.' }),
+    limit: limitSchema,
+    cursor: cursorSchema.optional(),
+  })
+  .superRefine(rangeCheck);
+
 export const noQuerySchema = z.strictObject({});
 
 // Bodies -------------------------------------------------------------------------------------------------------
@@ -134,6 +152,51 @@ export const fileNameSchema = z
     'must be a relative path without empty, "." or ".." segments',
   );
 
+/** Files to upload: one presigned POST form each. */
+function filesSchema(limits: SchemaLimits, min = 0) {
+  return z
+    .array(
+      z.strictObject({
+        name: fileNameSchema,
+        contentType: z.string().regex(/^image\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/, 'must be an image/* media type'),
+        size: z
+          .number()
+          .int()
+          .min(1)
+          .meta({ description: `Bytes; at most ${limits.maxUploadBytes} (413 above).` }),
+      }),
+    )
+    .min(min)
+    .max(limits.maxFilesPerBatch)
+    .superRefine((files, ctx) => {
+      const seen = new Map<string, number>();
+      files.forEach((f, i) => {
+        const first = seen.get(f.name);
+        if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `repeats files[${first}].name` });
+        else seen.set(f.name, i);
+      });
+    });
+}
+
+export function addUploadsBodySchema(limits: SchemaLimits) {
+  return z
+    .strictObject({
+      files: filesSchema(limits, 1).meta({ description: 'More files to upload: `expected` grows by their number.' }),
+    })
+    .meta({ id: 'AddUploadsRequest' });
+}
+
+export const closeBatchBodySchema = z
+  .strictObject({
+    expected: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'How many files you uploaded in all (409 if fewer than have arrived); uploads still in flight count once they arrive.' }),
+  })
+  .meta({ id: 'CloseBatchRequest' });
+
 export function createBatchBodySchema(limits: SchemaLimits) {
   return z
     .strictObject({
@@ -145,31 +208,12 @@ export function createBatchBodySchema(limits: SchemaLimits) {
         .max(limits.maxRetentionDays)
         .optional()
         .meta({ description: `Days the batch's results are kept. Default ${limits.defaultRetentionDays}.` }),
-      files: z
-        .array(
-          z.strictObject({
-            name: fileNameSchema,
-            contentType: z
-              .string()
-              .regex(/^image\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/, 'must be an image/* media type'),
-            size: z
-              .number()
-              .int()
-              .min(1)
-              .meta({ description: `Bytes; at most ${limits.maxUploadBytes} (413 above).` }),
-          }),
-        )
-        .max(limits.maxFilesPerBatch)
+      batchId: batchIdSchema
         .optional()
-        .meta({ description: 'Files to upload: one presigned POST form each. Names must be distinct.' })
-        .superRefine((files, ctx) => {
-          const seen = new Map<string, number>();
-          files?.forEach((f, i) => {
-            const first = seen.get(f.name);
-            if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `repeats files[${first}].name` });
-            else seen.set(f.name, i);
-          });
-        }),
+        .meta({ description: 'Your own name for the batch (409 if you already have one of that name); a ULID when absent.' }),
+      files: filesSchema(limits)
+        .optional()
+        .meta({ description: 'Files to upload: one presigned POST form each; their number is `expected`. Names must be distinct.' }),
     })
     .meta({ id: 'CreateBatchRequest' });
 }
@@ -191,7 +235,7 @@ export const imageSchema = z
     batchId: z.string(),
     fprint: z.string(),
     fileName: z.string().nullable(),
-    status: z.enum(OP_STATUSES),
+    status: z.enum(IMAGE_STATUSES),
     isCat: z.boolean().nullable().meta({ description: 'null until classified.' }),
     labels: z.array(labelSchema),
     uploadedAt: isoTime.nullable(),
@@ -213,7 +257,7 @@ export const logEntrySchema = z
     batchId: z.string(),
     fprint: z.string(),
     fileName: z.string().nullable(),
-    status: z.enum(OP_STATUSES).nullable(),
+    status: z.enum(IMAGE_STATUSES).nullable(),
     loggedAt: isoTime.nullable(),
     lines: z.array(z.string()),
   })
@@ -227,22 +271,39 @@ export const batchSummarySchema = z
   .object({
     batchId: z.string(),
     status: z.enum(BATCH_STATUSES).meta({
-      description: 'open: declared files not all arrived; processing: an image pending or processing; done: all handled.',
+      description:
+        'open: not closed yet; processing: closed, and an image is pending or declared files have not all arrived; ' +
+        'done: closed, nothing pending, every declared file arrived.',
     }),
-    counts: z.object({
-      total: z.number().int(),
-      success: z.number().int(),
-      fail: z.number().int(),
-      duplicate: z.number().int(),
-      cats: z.number().int(),
-    }),
-    expected: z.number().int().nullable().meta({ description: 'Files declared at creation; null when none were.' }),
+    closed: z.boolean().meta({ description: 'No more uploads: by POST …:close, or once `expected` uploads arrived.' }),
+    expected: z.number().int().nullable().meta({ description: 'Files declared (created with, added, or given at close); null when never said.' }),
+    counts: z
+      .object({
+        total: z.number().int(),
+        pending: z.number().int(),
+        success: z.number().int(),
+        fail: z.number().int(),
+        duplicate: z.number().int(),
+        reused: z.number().int(),
+        cats: z.number().int(),
+      })
+      .meta({ description: 'total = pending + success + fail + duplicate, always.' }),
     debug: z.boolean(),
     retentionDays: z.number(),
     createdAt: isoTime,
+    closedAt: isoTime.nullable(),
+    doneAt: isoTime.nullable().meta({ description: 'When the batch became done; set once.' }),
     expiresAt: isoTime,
   })
   .meta({ id: 'BatchSummary' });
+
+export const batchListSchema = z
+  .object({
+    items: z.array(batchSummarySchema),
+    cursor: z.string().optional().meta({ description: 'Pass as `cursor` for the next page; absent on the last page.' }),
+  })
+  .meta({ id: 'BatchList' });
+
 
 export const uploadFormSchema = z
   .object({
@@ -253,6 +314,14 @@ export const uploadFormSchema = z
     }),
   })
   .meta({ id: 'UploadForm' });
+
+export const uploadFormsSchema = z
+  .object({
+    uploads: z.array(uploadFormSchema),
+    expiresAt: isoTime.meta({ description: 'When the upload forms stop working.' }),
+    batch: batchSummarySchema,
+  })
+  .meta({ id: 'UploadForms' });
 
 export const createdBatchSchema = z
   .object({
@@ -284,6 +353,9 @@ export type LogEntry = z.infer<typeof logEntrySchema>;
 export type BatchSummary = z.infer<typeof batchSummarySchema>;
 export type UploadForm = z.infer<typeof uploadFormSchema>;
 export type CreateBatchBody = z.infer<ReturnType<typeof createBatchBodySchema>>;
+export type AddUploadsBody = z.infer<ReturnType<typeof addUploadsBodySchema>>;
+export type CloseBatchBody = z.infer<typeof closeBatchBodySchema>;
+export type ClientBatchesQuery = z.infer<typeof clientBatchesQuerySchema>;
 export type BatchImagesQuery = z.infer<typeof batchImagesQuerySchema>;
 export type ClientImagesQuery = z.infer<typeof clientImagesQuerySchema>;
 export type LogsQuery = z.infer<typeof logsQuerySchema>;

@@ -1,9 +1,11 @@
-// API keys: each key belongs to one client and is stored only as its SHA-256 hash, in the images table under a
-// partition prefix that no batch id can take ('#' is outside the batch id alphabet). The key item has no client_id,
-// upload_ts or other index attribute, so it appears in no index. This module reads keys; registering one is
+// API keys: each key belongs to one client and is stored only as its SHA-256 hash, in the images table under the
+// APIKEY# partition prefix, which no batch partition ({clientId}#{batchId}) can take: the client id APIKEY is reserved.
+// The key item has no client_id, created_ts or other index attribute, so it appears in no index. This module reads keys; registering one is
 // register.ts, so the API functions, which only authenticate, carry no key-writing code.
 import { GetCommand, type DynamoDBDocumentClient, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
+import { ID_PATTERN, ID_RULE } from '../ids';
+import { API_KEY_PREFIX as KEY_PARTITION_PREFIX, RESERVED_CLIENT_IDS } from '../store/schema';
 
 export class AuthError extends Error {
   override name = 'AuthError';
@@ -22,19 +24,16 @@ export class InvalidClientIdError extends AuthError {
   override name = 'InvalidClientIdError';
 }
 
-/** Client ids become S3 key segments: uploads/{clientId}/... */
-export const CLIENT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 export const API_KEY_PREFIX = 'icw_';
 /** Keys are `icw_` + 32 random bytes in base64url: a fast hash is enough, nothing to brute-force. */
 export const API_KEY_PATTERN = /^[A-Za-z0-9_-]{16,256}$/;
-const KEY_PARTITION_PREFIX = 'APIKEY#';
 const KEY_SORT = '#KEY' as const;
 
 export interface ApiKeyItem {
   batch_id: string;
   img_fprint: typeof KEY_SORT;
   owner_id: string;
-  created_ts: number;
+  registered_ts: number;
 }
 
 export const generateApiKey = (): string => API_KEY_PREFIX + randomBytes(32).toString('base64url');
@@ -47,9 +46,8 @@ export const apiKeyItemKey = (keyHash: string): Pick<ApiKeyItem, 'batch_id' | 'i
 });
 
 export function assertClientId(clientId: string): void {
-  if (!CLIENT_ID_PATTERN.test(clientId)) {
-    throw new InvalidClientIdError(`client id "${clientId}" must be 1-64 of A-Z a-z 0-9 _ -`);
-  }
+  if (!ID_PATTERN.test(clientId)) throw new InvalidClientIdError(`client id "${clientId}" must be ${ID_RULE}`);
+  if (RESERVED_CLIENT_IDS.has(clientId)) throw new InvalidClientIdError(`client id "${clientId}" is reserved`);
 }
 
 /** The key from an `Authorization: Bearer <key>` header. */

@@ -5,6 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { S3Client } from '@aws-sdk/client-s3';
+import { rekognitionMaxAttempts } from '../config';
 
 export interface AwsClients {
   s3: S3Client;
@@ -25,7 +26,7 @@ export const createDocumentClient = (): DynamoDBDocumentClient =>
 
 // Throttling is retried by the SDK's standard strategy: exponential backoff with full jitter.
 export const createRekognitionClient = (): RekognitionClient =>
-  new RekognitionClient({ maxAttempts: Number(process.env.REKOGNITION_MAX_ATTEMPTS ?? 6) });
+  new RekognitionClient({ maxAttempts: rekognitionMaxAttempts() });
 
 export function createClients(): AwsClients {
   return { s3: createS3Client(), ddb: createDocumentClient(), rekognition: createRekognitionClient() };

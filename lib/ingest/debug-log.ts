@@ -5,13 +5,9 @@ export class DebugLog {
   private readonly lines: string[] = [];
   private dropped = 0;
   constructor(
-    private enabled: boolean,
+    private readonly enabled: boolean,
     private readonly start: number = Date.now(),
   ) {}
-
-  enable(on: boolean): void {
-    this.enabled = on;
-  }
 
   add(message: string): void {
     if (!this.enabled) return;

@@ -10,16 +10,9 @@ import {
 } from '@aws-sdk/client-rekognition';
 import sharp from 'sharp';
 import { RejectedUpload } from './errors';
-import { LIMITS, type Label, type TrimmedLabels } from '../store/schema';
-
-/** Rekognition's image limits (DetectLabels). */
-export const REKOGNITION = {
-  maxBytes: 5 * 1024 * 1024,
-  maxS3Bytes: 15 * 1024 * 1024,
-  minSide: 80,
-  maxSide: 10_000,
-  byReference: new Set(['jpeg', 'png']),
-} as const;
+import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
+import type { Label, TrimmedLabels } from '../store/model';
+import { LIMITS } from '../store/schema';
 
 export interface ImageFacts {
   bucket: string;

@@ -1,9 +1,18 @@
 // Why an upload could not be classified. A RejectedUpload is the upload's fault and ends in a `fail` record;
 // anything else is treated as transient and retried by SQS.
+import type { Claim } from '../store/writes';
+
+/** A claim this run holds, with the upload time it keeps (a takeover keeps the first receipt's). */
+export interface HeldClaim {
+  claim: Claim;
+  uploadedAt: number;
+}
 
 export type RejectionCode =
   | 'InvalidKey'
-  | 'ForeignBatch'
+  | 'UnknownClient'
+  | 'BatchClosed'
+  | 'Overwritten'
   | 'EmptyFile'
   | 'FileTooLarge'
   | 'NotAnImage'
@@ -13,23 +22,18 @@ export type RejectionCode =
   | 'ImageTooSmall'
   | 'DetectionRejected';
 
-export class IngestError extends Error {
-  override name = 'IngestError';
-}
-
 /** The upload itself is bad: recorded as `fail` with this code, never retried. */
-export class RejectedUpload extends IngestError {
+export class RejectedUpload extends Error {
   override name = 'RejectedUpload';
   constructor(
     readonly code: RejectionCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; claim?: HeldClaim },
   ) {
     super(message, options);
+    this.claim = options?.claim;
   }
-}
 
-/** Another run owns the claim now (its lease expired and was taken over): this run's writes are void. */
-export class ClaimLost extends IngestError {
-  override name = 'ClaimLost';
+  /** Set when the upload held a claim on its image: its record is that claimed record, finished as `fail`. */
+  readonly claim: HeldClaim | undefined;
 }

@@ -1,19 +1,24 @@
-// One upload, start to end: the steps of DESIGN §1 in order. Every upload ends as a record and an object under
-// processed/, duplicates/ or failed/; only transient faults (throttling past retries, network) escape as errors,
-// for SQS to redeliver.
+// One upload, start to end: the seven steps of docs/design.md §1, each a named function, in order. Every upload ends
+// as a record (or, when no batch of its uploader can hold one, a logged refusal) and an object under processed/,
+// duplicates/ or failed/; only transient faults (throttling past retries, network) escape as errors, for SQS to
+// redeliver.
 import { randomUUID } from 'node:crypto';
 import { createXXHash128 } from 'hash-wasm';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { AwsClients } from '../aws/clients';
+import type { RekognitionClient } from '@aws-sdk/client-rekognition';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { REKOGNITION_LIMITS } from '../ids';
 import type { Config } from '../config';
-import { Records } from '../store/records';
-import type { ImageItem } from '../store/schema';
+import type { BatchStore } from '../store/batch-store';
+import type { Batch, Image, Outcome } from '../store/model';
+import type { Claim } from '../store/writes';
 import { DebugLog } from './debug-log';
-import { REKOGNITION, detectLabels } from './detect';
-import { RejectedUpload } from './errors';
+import { detectLabels, type Detection } from './detect';
+import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
+import type { MetricSink } from './metrics';
 import { decodeS3Key, invalidKeyDestination, parseUploadKey, restingKey, type UploadKey } from './s3-key';
-import { UploadGone, moveObject, readUpload, tooLarge } from './storage';
+import { UploadGone, moveUpload, readUpload, tooLarge, type StoredUpload } from './storage';
 
 /** What the handler hands over from one S3 event record. */
 export interface UploadEvent {
@@ -21,132 +26,204 @@ export interface UploadEvent {
   /** As it arrives in the event: URL-encoded. */
   encodedKey: string;
   size?: number;
+  /** The ETag of the object the event announces: same key and ETag is the same upload. */
+  etag?: string;
 }
 
 export type IngestResult =
-  | { outcome: 'success' | 'fail' | 'duplicate'; batchId: string; fprint: string }
-  /** Not recordable in any batch of the uploader's (outside the layout, or someone else's batch): under failed/. */
-  | { outcome: 'invalid-key'; key: string }
-  /** A redelivered event: the work was done, or is being done, by another delivery. */
-  | { outcome: 'already-handled' | 'in-flight'; key: string };
+  | { outcome: Outcome; batchId: string; fprint: string }
+  /** No batch of the uploader's can hold it (a key outside the layout, an unknown client): moved under failed/. */
+  | { outcome: 'refused'; key: string; code: 'InvalidKey' | 'UnknownClient' }
+  /** A redelivered event: the work was done, or is being done (`inFlight`), by another delivery. */
+  | { outcome: 'redelivered'; key: string; inFlight: boolean };
 
 export interface IngestDeps {
-  clients: AwsClients;
+  s3: S3Client;
+  rekognition: RekognitionClient;
+  store: BatchStore;
   config: Config;
   logger: Logger;
+  metrics: MetricSink;
   now?: () => number;
 }
 
+/** An upload placed in its client's batch (step 1). */
+export interface Upload extends UploadKey {
+  bucket: string;
+  key: string;
+  etag?: string;
+  size?: number;
+  batch: Batch;
+  receivedAt: number;
+  log: DebugLog;
+}
+
 export async function processUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
-  const { clients, config, logger } = deps;
-  const now = deps.now ?? Date.now;
-  const records = new Records(clients.ddb, config.tableName);
-  const bucket = event.bucket;
-
-  // 1. decode the key as AWS encodes it, and place it in the layout
-  let key: string;
-  let upload: UploadKey;
+  const upload = await placeUpload(deps, event);
+  if ('outcome' in upload) return upload;
   try {
-    key = decodeS3Key(event.encodedKey);
-    upload = parseUploadKey(key);
+    const object = await readObject(deps, upload);
+    const image = await fingerprintImage(deps, upload, object);
+    const claim = await claimImage(deps, upload, object, image);
+    if ('existing' in claim) return settleClaimed(deps, upload, object, claim.existing);
+    const detection = await detectInClaim(deps, upload, object, image, claim);
+    const processedKey = restingKey('processed', upload, image.fprint, image.format);
+    await recordResult(deps, upload, claim, detection, processedKey);
+    await moveUpload(deps.s3, object, processedKey);
+    return { outcome: 'success', batchId: upload.batchId, fprint: image.fprint };
   } catch (err) {
-    if (!(err instanceof RejectedUpload)) throw err;
-    const raw = safeDecode(event.encodedKey);
-    logger.error('upload rejected: key outside the layout', { key: raw, code: err.code, reason: err.message });
-    await moveObject(clients.s3, bucket, raw, invalidKeyDestination(raw));
-    return { outcome: 'invalid-key', key: raw };
-  }
-  const started = now();
-  const batch = await records.openBatch(upload.batchId, upload.clientId, started, config.defaultRetentionDays);
-  const log = new DebugLog(batch.debug, started);
-  log.add(`received s3://${bucket}/${key} (${event.size ?? '?'} bytes)`);
-
-  const reject = async (err: RejectedUpload): Promise<IngestResult> => {
-    log.add(`rejected: ${err.code}: ${err.message}`);
-    logger.warn('upload rejected', { key, code: err.code, reason: err.message });
-    const recordKey = await rejectionKey(upload.fileName);
-    const failedKey = restingKey('failed', upload);
-    const recorded = await records.reject({
-      batchId: upload.batchId,
-      recordKey,
-      clientId: upload.clientId,
-      key,
-      fileName: upload.fileName,
-      now: started,
-      retentionDays: batch.retention_days,
-      error: { code: err.code, message: err.message },
-      processedKey: failedKey,
-      logs: log.entries(),
-    });
-    if (recorded) await records.count(upload.batchId, { n_total: 1, n_fail: 1 });
-    await moveObject(clients.s3, bucket, key, failedKey);
-    return { outcome: 'fail', batchId: upload.batchId, fprint: recordKey };
-  };
-
-  if (batch.owner_id !== upload.clientId) {
-    // Recording it would put a stranger's upload into the owner's batch: it rests under failed/ with a log line.
-    logger.error('upload rejected: batch belongs to another client', { key, code: 'ForeignBatch' });
-    await moveObject(clients.s3, bucket, key, restingKey('failed', upload));
-    return { outcome: 'invalid-key', key };
-  }
-
-  // 2. read the object (size cap; one buffer)
-  let image: Buffer;
-  try {
-    // The event already tells the size: refuse before reading anything.
-    if (event.size !== undefined && event.size > config.maxUploadBytes) throw tooLarge(event.size, config.maxUploadBytes);
-    image = await readUpload(clients.s3, bucket, key, config.maxUploadBytes);
-  } catch (err) {
-    if (err instanceof UploadGone) {
-      logger.info('upload already moved by an earlier delivery; nothing to do', { key });
-      return { outcome: 'already-handled', key };
-    }
-    if (err instanceof RejectedUpload) return reject(err);
+    if (err instanceof UploadGone) return redelivered(deps, upload);
+    if (err instanceof RejectedUpload) return recordRejection(deps, upload, err);
     throw err;
   }
-  log.add(`read ${image.length} bytes`);
+}
 
-  // 3. fingerprint: exact key + perceptual hint
-  let fp: Fingerprint;
-  try {
-    fp = await fingerprint(image, { maxInputPixels: config.maxInputPixels });
-    if (Math.min(fp.width, fp.height) < REKOGNITION.minSide) {
-      throw new RejectedUpload('ImageTooSmall', `the image is ${fp.width}x${fp.height}; both sides must be at least ${REKOGNITION.minSide} px`);
-    }
-  } catch (err) {
-    if (err instanceof RejectedUpload) return reject(err);
-    throw err;
+// ---- 1. decode the key and place the upload in a batch of a known client ---------------------------------------
+
+async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload | IngestResult> {
+  const key = safeDecode(event.encodedKey);
+  const parsed = parseKey(key);
+  if (!parsed) return refuse(deps, { bucket: event.bucket, key, etag: event.etag }, invalidKeyDestination(key), 'InvalidKey');
+  if (!(await deps.store.isRegisteredClient(parsed.clientId))) {
+    return refuse(deps, { bucket: event.bucket, key, etag: event.etag }, restingKey('failed', parsed), 'UnknownClient');
   }
-  log.add(`fingerprint ${fp.fprint} phash ${fp.phash} ${fp.format} ${fp.width}x${fp.height}`);
-
-  // 4. claim (batch_id, img_fprint)
-  const claimId = randomUUID();
-  const claim = await records.claim({
-    batchId: upload.batchId,
-    fprint: fp.fprint,
-    clientId: upload.clientId,
-    key,
-    fileName: upload.fileName,
-    phash: fp.phash,
-    format: fp.format,
-    width: fp.width,
-    height: fp.height,
-    claimId,
-    now: started,
-    leaseMs: config.claimLeaseSeconds * 1000,
-    retentionDays: batch.retention_days,
+  const receivedAt = (deps.now ?? Date.now)();
+  const batch = await deps.store.openBatch({
+    clientId: parsed.clientId,
+    batchId: parsed.batchId,
+    now: receivedAt,
+    retentionDays: deps.config.defaultRetentionDays,
   });
-  if (!claim.won) return settleUnclaimed(deps, records, claim.existing, upload, key, bucket, log);
-  if (claim.won === 'new') await records.count(upload.batchId, { n_total: 1 });
-  log.add(claim.won === 'new' ? 'claimed' : 'took over an expired claim');
+  const log = new DebugLog(batch.debug, receivedAt);
+  log.add(`received s3://${event.bucket}/${key} (${event.size ?? '?'} bytes, ETag ${event.etag ?? '?'})`);
+  return { ...parsed, bucket: event.bucket, key, etag: event.etag, size: event.size, batch, receivedAt, log };
+}
 
-  // 5. DetectLabels
-  const processedKey = restingKey('processed', upload, fp.fprint, fp.format);
+function parseKey(key: string): UploadKey | undefined {
+  try {
+    return parseUploadKey(key);
+  } catch (err) {
+    if (err instanceof RejectedUpload) return undefined;
+    throw err;
+  }
+}
+
+/** Nothing can record it: a log line, a metric, and the object under failed/. */
+async function refuse(deps: IngestDeps, object: StoredUpload, to: string, code: 'InvalidKey' | 'UnknownClient'): Promise<IngestResult> {
+  deps.logger.error('upload refused: no batch of its uploader can hold it', { key: object.key, code });
+  deps.metrics(code === 'InvalidKey' ? 'InvalidKeyUploads' : 'UnknownClientUploads');
+  await moveUpload(deps.s3, object, to);
+  return { outcome: 'refused', key: object.key, code };
+}
+
+// ---- 2. read the object (size cap; one buffer; this upload's bytes only) ---------------------------------------
+
+async function readObject(deps: IngestDeps, upload: Upload): Promise<StoredUpload & { bytes: Buffer }> {
+  const { maxUploadBytes } = deps.config;
+  // The event already tells the size: refuse before reading anything.
+  if (upload.size !== undefined && upload.size > maxUploadBytes) throw tooLarge(upload.size, maxUploadBytes);
+  const object = await readUpload(deps.s3, upload.bucket, upload.key, maxUploadBytes);
+  if (upload.etag !== undefined && object.etag !== undefined && object.etag !== upload.etag) {
+    // S3 keeps only the newer object, which its own event will process: this upload's bytes are gone.
+    throw new RejectedUpload('Overwritten', `the file was replaced by a newer upload (ETag ${object.etag}) before it could be read`);
+  }
+  upload.log.add(`read ${object.bytes.length} bytes`);
+  return object;
+}
+
+// ---- 3. fingerprint: exact key + perceptual hint ----------------------------------------------------------------
+
+async function fingerprintImage(deps: IngestDeps, upload: Upload, object: { bytes: Buffer }): Promise<Fingerprint> {
+  const image = await fingerprint(object.bytes, { maxInputPixels: deps.config.maxInputPixels });
+  if (Math.min(image.width, image.height) < REKOGNITION_LIMITS.minSide) {
+    throw new RejectedUpload(
+      'ImageTooSmall',
+      `the image is ${image.width}x${image.height}; both sides must be at least ${REKOGNITION_LIMITS.minSide} px`,
+    );
+  }
+  upload.log.add(`fingerprint ${image.fprint} phash ${image.phash} ${image.format} ${image.width}x${image.height}`);
+  return image;
+}
+
+// ---- 4. claim (batch, fingerprint) ----------------------------------------------------------------------------
+
+/** This run's claim, or the record of whoever claimed the image before. A closed batch takes no new upload. */
+async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload, image: Fingerprint): Promise<HeldClaim | { existing: Image }> {
+  const claim: Claim = {
+    clientId: upload.clientId,
+    batchId: upload.batchId,
+    fprint: image.fprint,
+    claimId: randomUUID(),
+    key: upload.key,
+    etag: object.etag,
+    fileName: upload.fileName,
+    phash: image.phash,
+    format: image.format,
+    width: image.width,
+    height: image.height,
+    now: upload.receivedAt,
+    leaseMs: deps.config.claimLeaseSeconds * 1000,
+    retentionDays: upload.batch.retentionDays,
+  };
+  if (takesNoMoreUploads(upload.batch)) {
+    const existing = await deps.store.getImage(upload.clientId, upload.batchId, image.fprint);
+    if (existing && isSameUpload(existing, object)) return { existing };
+    throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`);
+  }
+  const outcome = await deps.store.claim(claim);
+  if (!outcome.held) return { existing: outcome.existing };
+  upload.log.add(outcome.takeover ? 'took over an expired claim' : 'claimed');
+  return { claim, uploadedAt: outcome.uploadedAt };
+}
+
+/** Closed, and every file it was told of arrived: uploads still in flight when it closed are still taken. */
+const takesNoMoreUploads = (batch: Batch): boolean => batch.closed && (batch.expected === undefined || batch.counts.total >= batch.expected);
+
+const isSameUpload = (record: Image, object: StoredUpload): boolean =>
+  record.key === object.key && (record.etag === undefined || object.etag === undefined || record.etag === object.etag);
+
+/** The image is recorded already: by this very upload (a redelivered event) or by another (a duplicate). */
+async function settleClaimed(deps: IngestDeps, upload: Upload, object: StoredUpload, existing: Image): Promise<IngestResult> {
+  const { store, logger } = deps;
+  if (isSameUpload(existing, object)) {
+    if (existing.status === 'processing') {
+      logger.info('same upload is being processed by another delivery', { key: upload.key });
+      return { outcome: 'redelivered', key: upload.key, inFlight: true };
+    }
+    // Recorded by an earlier delivery that stopped before the move: its counters may be short too.
+    await store.recount(upload.clientId, upload.batchId);
+    if (existing.restingKey) await moveUpload(deps.s3, object, existing.restingKey);
+    return redelivered(deps, upload);
+  }
+  const counted = await store.addDuplicate(existing, upload.fileName);
+  if (!counted) await store.recount(upload.clientId, upload.batchId);
+  upload.log.add(`duplicate of ${existing.fileName}`);
+  logger.info('duplicate upload', { key: upload.key, original: existing.key, fprint: existing.fprint });
+  await moveUpload(deps.s3, object, restingKey('duplicates', upload, existing.fprint));
+  return { outcome: 'duplicate', batchId: upload.batchId, fprint: existing.fprint };
+}
+
+function redelivered(deps: IngestDeps, upload: Upload): IngestResult {
+  deps.logger.info('upload already handled by an earlier delivery; nothing to do', { key: upload.key });
+  return { outcome: 'redelivered', key: upload.key, inFlight: false };
+}
+
+// ---- 5. DetectLabels ------------------------------------------------------------------------------------------
+
+/** Classifies the claimed image; a transient failure gives the claim back so the retry can take it at once. */
+async function detectInClaim(
+  deps: IngestDeps,
+  upload: Upload,
+  object: { bytes: Buffer },
+  image: Fingerprint,
+  held: HeldClaim,
+): Promise<Detection> {
+  const { config } = deps;
   try {
     const detection = await detectLabels(
-      clients.rekognition,
-      { bucket, key, bytes: image.length, format: fp.format, width: fp.width, height: fp.height },
-      () => image,
+      deps.rekognition,
+      { bucket: upload.bucket, key: upload.key, bytes: object.bytes.length, format: image.format, width: image.width, height: image.height },
+      () => object.bytes,
       {
         minConfidence: config.minConfidence,
         maxLabels: config.maxLabels,
@@ -154,90 +231,84 @@ export async function processUpload(deps: IngestDeps, event: UploadEvent): Promi
         maxInputPixels: config.maxInputPixels,
       },
     );
-    log.add(`DetectLabels by ${detection.sentAs}: ${detection.labels.slice(0, 5).map((l) => `${l.name} ${l.confidence}`).join(', ')}`);
-    log.add(detection.isCat ? 'a cat' : 'not a cat');
-
-    // 6. record
-    const finished = await records.finish(upload.batchId, fp.fprint, claimId, {
-      status: 'success',
-      uploadTs: claim.receivedTs,
-      now: now(),
-      processedKey,
-      isCat: detection.isCat,
-      labels: detection.labels,
-      trimmed: detection.trimmed,
-      logs: log.entries(),
-    });
-    if (!finished) return lostClaim(logger, upload, fp);
-    await records.count(upload.batchId, detection.isCat ? { n_success: 1, n_cats: 1 } : { n_success: 1 });
+    upload.log.add(`DetectLabels by ${detection.sentAs}: ${detection.labels.slice(0, 5).map((l) => `${l.name} ${l.confidence}`).join(', ')}`);
+    upload.log.add(detection.isCat ? 'a cat' : 'not a cat');
+    return detection;
   } catch (err) {
-    if (!(err instanceof RejectedUpload)) {
-      await records.release(upload.batchId, fp.fprint, claimId);
-      throw err;
-    }
-    log.add(`rejected: ${err.code}: ${err.message}`);
-    const failedKey = restingKey('failed', upload);
-    const finished = await records.finish(upload.batchId, fp.fprint, claimId, {
-      status: 'fail',
-      uploadTs: claim.receivedTs,
-      now: now(),
-      processedKey: failedKey,
-      error: { code: err.code, message: err.message },
-      logs: log.entries(),
-    });
-    if (!finished) return lostClaim(logger, upload, fp);
-    await records.count(upload.batchId, { n_fail: 1 });
-    await moveObject(clients.s3, bucket, key, failedKey);
-    return { outcome: 'fail', batchId: upload.batchId, fprint: fp.fprint };
+    if (err instanceof RejectedUpload) throw new RejectedUpload(err.code, err.message, { cause: err, claim: held });
+    await deps.store.release(held.claim);
+    throw err;
   }
-
-  // 7. move to processed/
-  await moveObject(clients.s3, bucket, key, processedKey);
-  return { outcome: 'success', batchId: upload.batchId, fprint: fp.fprint };
 }
 
-/** The image is claimed already: by this very upload (a redelivered event) or by another (a duplicate). */
-async function settleUnclaimed(
-  deps: IngestDeps,
-  records: Records,
-  existing: ImageItem,
-  upload: UploadKey,
-  key: string,
-  bucket: string,
-  log: DebugLog,
-): Promise<IngestResult> {
-  const { clients, logger } = deps;
-  if (existing.s3img_key === key) {
-    if (existing.op_status === 'processing') {
-      logger.info('same upload is being processed by another delivery', { key });
-      return { outcome: 'in-flight', key };
-    }
-    // Recorded by an earlier delivery that stopped before the move: finish the move.
-    if (existing.processed_key) await moveObject(clients.s3, bucket, key, existing.processed_key);
-    return { outcome: 'already-handled', key };
-  }
-  const counted = await records.addDuplicate(upload.batchId, existing.img_fprint, upload.fileName, existing.dup_files?.length ?? 0);
-  if (counted) await records.count(upload.batchId, { n_total: 1, n_duplicate: 1 });
-  log.add(`duplicate of ${existing.file_name}`);
-  logger.info('duplicate upload', { key, original: existing.s3img_key, fprint: existing.img_fprint });
-  await moveObject(clients.s3, bucket, key, restingKey('duplicates', upload, existing.img_fprint));
-  return { outcome: 'duplicate', batchId: upload.batchId, fprint: existing.img_fprint };
-}
+// ---- 6. record ------------------------------------------------------------------------------------------------
 
-function lostClaim(logger: Logger, upload: UploadKey, fp: Fingerprint): never {
-  logger.warn('claim was taken over while classifying; leaving the result to the new holder', {
-    batchId: upload.batchId,
-    fprint: fp.fprint,
+async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, detection: Detection, processedKey: string): Promise<void> {
+  const finished = await deps.store.finish(held.claim, {
+    result: { status: 'success', isCat: detection.isCat, labels: detection.labels, detection: detection.trimmed },
+    uploadedAt: held.uploadedAt,
+    now: (deps.now ?? Date.now)(),
+    restingKey: processedKey,
+    logs: upload.log.entries(),
   });
-  throw new Error(`claim on ${upload.batchId}/${fp.fprint} was lost`);
+  if (!finished) throw lostClaim(deps, held.claim);
 }
 
-/** Rejected uploads have no pixel fingerprint: their record is keyed by the file name instead. */
-async function rejectionKey(fileName: string): Promise<string> {
+// ---- the one place a rejected upload becomes a `fail` record --------------------------------------------------
+
+async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUpload): Promise<IngestResult> {
+  const { store, logger } = deps;
+  upload.log.add(`rejected: ${err.code}: ${err.message}`);
+  logger.warn('upload rejected', { key: upload.key, code: err.code, reason: err.message });
+  const failedKey = restingKey('failed', upload);
+  const error = { code: err.code, message: err.message };
+  const now = (deps.now ?? Date.now)();
+  const fprint = err.claim?.claim.fprint ?? (await rejectionKey(upload.fileName, upload.etag));
+  const recorded = err.claim
+    ? await store.finish(err.claim.claim, { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() })
+    : await store.reject(rejectionRecord(upload, fprint, failedKey, err, now));
+  if (!recorded) {
+    if (err.claim) throw lostClaim(deps, err.claim.claim);
+    await store.recount(upload.clientId, upload.batchId); // recorded by an earlier delivery that may not have counted it
+  }
+  // Overwritten: the key holds a newer upload, which stays for its own event.
+  if (err.code !== 'Overwritten') await moveUpload(deps.s3, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, failedKey);
+  return { outcome: 'fail', batchId: upload.batchId, fprint };
+}
+
+function rejectionRecord(upload: Upload, fprint: string, failedKey: string, err: RejectedUpload, now: number): Image {
+  return {
+    clientId: upload.clientId,
+    batchId: upload.batchId,
+    fprint,
+    status: 'fail',
+    key: upload.key,
+    ...(upload.etag !== undefined ? { etag: upload.etag } : {}),
+    fileName: upload.fileName,
+    uploadedAt: upload.receivedAt,
+    classifiedAt: now,
+    expiresAt: upload.batch.expiresAt,
+    restingKey: failedKey,
+    errorCode: err.code,
+    errorMessage: err.message,
+    ...(upload.log.entries()?.length ? { logs: upload.log.entries(), loggedAt: upload.receivedAt } : {}),
+  };
+}
+
+/**
+ * A refused upload has no pixel fingerprint: its record is keyed by its name and ETag, so a later bad upload under
+ * the same name gets a record of its own and a redelivery of the same one writes nothing.
+ */
+async function rejectionKey(fileName: string, etag: string | undefined): Promise<string> {
   const h = await createXXHash128();
   h.init();
-  h.update(fileName);
+  h.update(etag === undefined ? fileName : `${fileName}\u0000${etag}`);
   return `fail-${h.digest('hex')}`;
+}
+
+function lostClaim(deps: IngestDeps, claim: Claim): Error {
+  deps.logger.warn('claim was taken over while classifying; leaving the result to the new holder', { batchId: claim.batchId, fprint: claim.fprint });
+  return new Error(`claim on ${claim.batchId}/${claim.fprint} was lost`);
 }
 
 function safeDecode(encoded: string): string {

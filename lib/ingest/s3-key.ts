@@ -1,3 +1,4 @@
+import { ID_PATTERN, ID_RULE } from '../ids';
 import { RejectedUpload } from './errors';
 
 export interface UploadKey {
@@ -8,7 +9,6 @@ export interface UploadKey {
 }
 
 export const UPLOAD_PREFIX = 'uploads/';
-const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** S3 event keys are form-encoded: spaces arrive as '+', a '+' as %2B, UTF-8 percent-encoded. */
 export function decodeS3Key(encoded: string): string {
@@ -24,24 +24,25 @@ export function parseUploadKey(key: string): UploadKey {
   const rest = key.startsWith(UPLOAD_PREFIX) ? key.slice(UPLOAD_PREFIX.length) : undefined;
   const [clientId = '', batchId = '', ...name] = rest?.split('/') ?? [];
   const fileName = name.join('/');
-  if (rest === undefined || !ID.test(clientId) || !ID.test(batchId) || fileName === '' || fileName.endsWith('/')) {
+  if (rest === undefined || !ID_PATTERN.test(clientId) || !ID_PATTERN.test(batchId) || fileName === '' || fileName.endsWith('/')) {
     throw new RejectedUpload(
       'InvalidKey',
-      `object key "${key}" is outside the layout uploads/{clientId}/{batchId}/{fileName} (ids: 1-64 of A-Z a-z 0-9 _ -)`,
+      `object key "${key}" is outside the layout uploads/{clientId}/{batchId}/{fileName} (ids: ${ID_RULE})`,
     );
   }
   return { clientId, batchId, fileName };
 }
 
-export type Outcome = 'processed' | 'duplicates' | 'failed';
+/** Where a handled upload rests. */
+export type RestingPlace = 'processed' | 'duplicates' | 'failed';
 
 const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', gif: 'gif', tiff: 'tif', heif: 'heic', avif: 'avif' };
 
-/** Where an upload rests once handled (DESIGN §1 step 7). */
-export function restingKey(outcome: Outcome, upload: UploadKey, fprint?: string, format?: string): string {
-  const base = `${outcome}/${upload.clientId}/${upload.batchId}`;
-  if (outcome === 'processed' && fprint) return `${base}/${fprint}.${(format && EXTENSIONS[format]) ?? 'bin'}`;
-  if (outcome === 'duplicates' && fprint) return `${base}/${fprint}/${upload.fileName}`;
+/** Where an upload rests once handled (docs/design.md §1 step 7). */
+export function restingKey(place: RestingPlace, upload: UploadKey, fprint?: string, format?: string): string {
+  const base = `${place}/${upload.clientId}/${upload.batchId}`;
+  if (place === 'processed' && fprint) return `${base}/${fprint}.${(format && EXTENSIONS[format]) ?? 'bin'}`;
+  if (place === 'duplicates' && fprint) return `${base}/${fprint}/${upload.fileName}`;
   return `${base}/${upload.fileName}`;
 }
 

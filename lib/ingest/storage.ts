@@ -1,4 +1,5 @@
-// The ingest's S3 adapter: read an upload once into one buffer, and move it to where it rests.
+// The ingest's S3 adapter: read an upload once into one buffer, with the ETag that names this very upload, and move
+// it to where it rests by that ETag, so a newer upload to the same key is never moved or deleted in its place.
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -6,6 +7,8 @@ import {
   HeadObjectCommand,
   NoSuchKey,
   NotFound,
+  PutObjectCommand,
+  S3ServiceException,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { RejectedUpload } from './errors';
@@ -15,19 +18,33 @@ export class UploadGone extends Error {
   override name = 'UploadGone';
 }
 
+export interface StoredUpload {
+  bucket: string;
+  key: string;
+  /** ETag without quotes, as S3 events carry it. */
+  etag?: string;
+  bytes?: Buffer;
+}
+
 export const tooLarge = (bytes: number, maxBytes: number): RejectedUpload =>
   new RejectedUpload('FileTooLarge', `the file is ${bytes} bytes, above the limit of ${maxBytes}`);
 
+const unquote = (etag: string | undefined): string | undefined => etag?.replace(/^"|"$/g, '');
+
+const named = (err: unknown, ...names: string[]): boolean => names.includes((err as { name?: string }).name ?? '');
+const preconditionFailed = (err: unknown): boolean =>
+  named(err, 'PreconditionFailed') || (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 412);
+
 /**
- * Streams the object into a single buffer sized from Content-Length (no second copy), refusing anything over
- * the cap before reading it.
+ * Streams the object into a single buffer sized from Content-Length (no second copy), refusing anything over the
+ * cap before reading it. Answers the bytes with the ETag of the object they came from.
  */
-export async function readUpload(s3: S3Client, bucket: string, key: string, maxBytes: number): Promise<Buffer> {
+export async function readUpload(s3: S3Client, bucket: string, key: string, maxBytes: number): Promise<StoredUpload & { bytes: Buffer }> {
   let out;
   try {
     out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   } catch (err) {
-    if (err instanceof NoSuchKey) throw new UploadGone(`s3://${bucket}/${key} no longer exists`, { cause: err });
+    if (err instanceof NoSuchKey || named(err, 'NoSuchKey')) throw new UploadGone(`s3://${bucket}/${key} no longer exists`, { cause: err });
     throw err;
   }
   const body = out.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
@@ -51,22 +68,42 @@ export async function readUpload(s3: S3Client, bucket: string, key: string, maxB
     offset += chunk.length;
   }
   if (offset !== length) throw new Error(`s3://${bucket}/${key} ended after ${offset} of ${length} bytes`);
-  return buffer;
+  return { bucket, key, etag: unquote(out.ETag), bytes: buffer };
 }
 
-/** Copy then delete: the object is never absent from both places. Idempotent when already moved. */
-export async function moveObject(s3: S3Client, bucket: string, from: string, to: string): Promise<void> {
+const copySource = (bucket: string, key: string): string => `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`;
+
+/**
+ * Copy then delete, both only while the key still holds this upload (its ETag): the object is never absent from
+ * both places. When the key was overwritten since it was read, the bytes held are written instead of copied, and the
+ * newer object stays for its own event. Idempotent when already moved.
+ */
+export async function moveUpload(s3: S3Client, upload: StoredUpload, to: string): Promise<void> {
+  const { bucket, key, etag } = upload;
   try {
-    await s3.send(
-      new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: `${bucket}/${encodeURIComponent(from).replace(/%2F/g, '/')}` }),
-    );
+    await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: copySource(bucket, key), ...(etag ? { CopySourceIfMatch: etag } : {}) }));
   } catch (err) {
+    if (preconditionFailed(err)) {
+      // Overwritten since read: rest the bytes held, or (not read, e.g. a refused key) leave the newer upload alone.
+      if (upload.bytes) await s3.send(new PutObjectCommand({ Bucket: bucket, Key: to, Body: upload.bytes }));
+      return;
+    }
     // Source gone: fine only if an earlier delivery put it where it belongs; otherwise let SQS retry and,
     // in the end, dead-letter it where someone will see it.
-    if ((err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') && (await exists(s3, bucket, to))) return;
+    if ((err instanceof NoSuchKey || named(err, 'NoSuchKey')) && (await exists(s3, bucket, to))) return;
     throw err;
   }
-  await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: from }));
+  await removeUpload(s3, upload);
+}
+
+/** Deletes the upload if the key still holds it; a newer upload under the same key stays. */
+async function removeUpload(s3: S3Client, { bucket, key, etag }: StoredUpload): Promise<void> {
+  try {
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key, ...(etag ? { IfMatch: etag } : {}) }));
+  } catch (err) {
+    if (preconditionFailed(err) || named(err, 'NoSuchKey')) return;
+    throw err;
+  }
 }
 
 async function exists(s3: S3Client, bucket: string, key: string): Promise<boolean> {
@@ -74,7 +111,7 @@ async function exists(s3: S3Client, bucket: string, key: string): Promise<boolea
     await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
     return true;
   } catch (err) {
-    if (err instanceof NotFound || (err as { name?: string }).name === 'NotFound') return false;
+    if (err instanceof NotFound || named(err, 'NotFound')) return false;
     throw err;
   }
 }

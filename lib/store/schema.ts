@@ -1,7 +1,18 @@
-// The shape of the IceCatWrangler table (DESIGN §2): key builders, index names and item types.
-// resources/table.yml is the deployed definition; this file is how the code names what it holds.
+// The shape of the IceCatWrangler table (docs/design.md §2): keys, index names, the stored items and their bounds.
+// resources/table.yml is the deployed definition; this file is how the store names what it holds. Nothing outside
+// lib/store reads a stored attribute name.
+import type { ImageStatus, Label, TrimmedLabels } from './model';
 
 export const BATCH_SK = '#BATCH';
+export const CLIENT_SK = '#CLIENT';
+/** Partition prefixes of the items that are not batches. */
+export const API_KEY_PREFIX = 'APIKEY#';
+export const CLIENT_PREFIX = 'CLIENT#';
+/**
+ * A batch partition is `{clientId}#{batchId}`; a client named like a prefix above would share its partitions with the
+ * key or client items, so these ids are refused at registration (and no upload under them is ever accepted).
+ */
+export const RESERVED_CLIENT_IDS: ReadonlySet<string> = new Set([API_KEY_PREFIX.slice(0, -1), CLIENT_PREFIX.slice(0, -1)]);
 
 export const INDEX = {
   batchStatus: 'batch-status',
@@ -11,9 +22,8 @@ export const INDEX = {
   clientFprint: 'client-fprint',
   clientTime: 'client-time',
   clientCats: 'client-cats',
+  clientBatches: 'client-batches',
 } as const;
-
-export type OpStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
 
 /** Bounds that keep an item far below DynamoDB's 400 KB. */
 export const LIMITS = {
@@ -24,33 +34,22 @@ export const LIMITS = {
   errMessageChars: 500,
 } as const;
 
-export interface Label {
-  name: string;
-  confidence: number;
-}
-
-/** Trimmed DetectLabels answer: what a debugger needs, without boxes or raw payload. */
-export interface TrimmedLabels {
-  model: string;
-  labels: { name: string; confidence: number; parents: string[]; instances: number }[];
-}
-
+/** A stored image record (docs/design.md §2). */
 export interface ImageItem {
   batch_id: string;
   img_fprint: string;
   client_id: string;
-  s3img_key: string;
-  file_name: string;
-  op_status: OpStatus;
-  /** When the first upload of this image arrived; set by the claim, which writes no index key. */
+  s3img_key?: string;
+  etag?: string;
+  file_name?: string;
+  op_status: ImageStatus;
+  /** When the upload arrived, while being classified: the claim writes no index key, so not upload_ts yet. */
   received_ts?: number;
-  /**
-   * `${op_status}#${upload_ts zero-padded}`: sort key of batch-status and client-status. Like upload_ts, written
-   * with the result only, so a claimed image enters no status or time index until it has one.
-   */
+  /** `${op_status}#${upload_ts zero-padded}`: sort key of batch-status and client-status, written with the result. */
   status_ts?: string;
   upload_ts?: number;
   ttl: number;
+  claim_id?: string;
   lease_until?: number;
   rek_ts?: number;
   rek_iscat?: boolean;
@@ -69,10 +68,13 @@ export interface ImageItem {
   err_code?: string;
   err_msg?: string;
   dup_count?: number;
-  dup_files?: string[];
+  dup_files?: Set<string> | string[];
 }
 
-/** The batch summary: one GetItem answers a batch's state. No client_id/upload_ts, so it stays out of every index. */
+/**
+ * The batch summary: one GetItem answers a batch's state. owner_id + created_ts put it (alone) in the sparse
+ * client-batches index; it has no client_id or upload_ts, so it stays out of every image index.
+ */
 export interface BatchItem {
   batch_id: string;
   img_fprint: typeof BATCH_SK;
@@ -81,21 +83,36 @@ export interface BatchItem {
   debug: boolean;
   retention_days: number;
   ttl: number;
-  /** Files declared at creation (POST /v1/batches); absent for batches opened by an upload. */
   expected?: number;
+  closed?: boolean;
+  closed_ts?: number;
+  done_ts?: number;
   n_total: number;
+  n_pending?: number;
   n_success: number;
   n_fail: number;
   n_duplicate: number;
+  n_reused?: number;
   n_cats: number;
 }
 
-export const statusTs = (status: OpStatus, uploadTs: number): string =>
-  `${status}#${String(uploadTs).padStart(15, '0')}`;
+/** The partition of a client's batch: batch names are the client's own, so two clients may share one. */
+export const batchPartition = (clientId: string, batchId: string): string => `${clientId}#${batchId}`;
 
-export const batchKey = (batchId: string) => ({ batch_id: batchId, img_fprint: BATCH_SK });
-export const imageKey = (batchId: string, fprint: string) => ({ batch_id: batchId, img_fprint: fprint });
+/** The client and batch of a batch partition (client ids hold no '#'). */
+export function splitPartition(partition: string): { clientId: string; batchId: string } {
+  const at = partition.indexOf('#');
+  return { clientId: partition.slice(0, at), batchId: partition.slice(at + 1) };
+}
+
+export const batchKey = (clientId: string, batchId: string) => ({ batch_id: batchPartition(clientId, batchId), img_fprint: BATCH_SK });
+export const imageKey = (clientId: string, batchId: string, fprint: string) => ({
+  batch_id: batchPartition(clientId, batchId),
+  img_fprint: fprint,
+});
+export const clientKey = (clientId: string) => ({ batch_id: CLIENT_PREFIX + clientId, img_fprint: CLIENT_SK });
+
+export const statusTs = (status: ImageStatus, uploadedAt: number): string => `${status}#${String(uploadedAt).padStart(15, '0')}`;
 
 export const nowSeconds = (ms: number = Date.now()): number => Math.floor(ms / 1000);
-export const ttlFor = (fromMs: number, retentionDays: number): number =>
-  nowSeconds(fromMs) + Math.round(retentionDays * 86400);
+export const ttlFor = (fromMs: number, retentionDays: number): number => nowSeconds(fromMs) + Math.round(retentionDays * 86400);

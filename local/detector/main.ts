@@ -1,15 +1,8 @@
 // `npm run detector`: the local Rekognition DetectLabels endpoint on its own.
+import { envNumber } from '../../lib/config';
 import { startDetectorServer } from './server';
 
-function portFromEnv(): number {
-  const raw = process.env.ICECAT_REKOGNITION_PORT;
-  if (raw === undefined || raw === '') return 4575;
-  const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`environment variable ICECAT_REKOGNITION_PORT must be a port number, got "${raw}"`);
-  }
-  return port;
-}
+const portFromEnv = (): number => envNumber('ICECAT_REKOGNITION_PORT', 4575, { min: 0, max: 65535, integer: true });
 
 async function main(): Promise<void> {
   const server = await startDetectorServer({ host: '127.0.0.1', port: portFromEnv() });

@@ -22,16 +22,10 @@ import {
 import { listen } from '../listen';
 import { createS3Client } from '../../lib/aws/clients';
 import { envNumber } from '../../lib/config';
+import { REKOGNITION_LIMITS } from '../../lib/ids';
 
 /** Rekognition's limits for DetectLabels. */
-export const LIMITS = {
-  maxBytes: 5 * 1024 * 1024,
-  maxS3Bytes: 15 * 1024 * 1024,
-  minSide: 80,
-  maxSide: 10_000,
-  defaultMinConfidence: 55,
-  defaultMaxLabels: 1000,
-} as const;
+export const LIMITS = REKOGNITION_LIMITS;
 
 /** Largest request body read; the base64 of a 5 MB image is ~7 MB, anything larger is refused as too large. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;

@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Stack } from '../../local/stack';
-import { BATCH_SK, type ImageItem } from '../../lib/store/schema';
+import { registerClient } from '../../lib/auth/register';
+import { BATCH_SK, batchPartition, type ImageItem } from '../../lib/store/schema';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
 import { ensurePackaged, ROOT, runUnzippedHandler, type ArtifactRun } from './packaged';
@@ -53,6 +54,7 @@ beforeAll(async () => {
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
   ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.endpoints.dynamodb, region: stack.env.AWS_REGION, credentials }));
+  await registerClient(ddb, stack.table, 'deploy-test');
 
   await s3.send(
     new PutObjectCommand({
@@ -85,7 +87,7 @@ it('records the upload as classified', async () => {
     new QueryCommand({
       TableName: stack.table,
       KeyConditionExpression: 'batch_id = :b AND img_fprint > :summary',
-      ExpressionAttributeValues: { ':b': batchId, ':summary': BATCH_SK },
+      ExpressionAttributeValues: { ':b': batchPartition('deploy-test', batchId), ':summary': BATCH_SK },
       ConsistentRead: true,
     }),
   );

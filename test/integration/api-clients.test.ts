@@ -1,5 +1,5 @@
 // Clients of the local stack: `npm run --silent client:create -- <id>` prints only a working key, and the stack
-// provisions the `demo` client with ICECAT_DEMO_API_KEY (DESIGN §4).
+// provisions the `demo` client with ICECAT_DEMO_API_KEY (docs/design.md §4).
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { execFile } from 'node:child_process';
@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ApiKeyAuthenticator, generateApiKey } from '../../lib/auth/api-keys';
 import { startTestStack, uniqueId } from '../helpers';
-import { call } from './api-support';
+import { call } from '../helpers/api';
 
 const ROOT = path.join(__dirname, '..', '..');
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batchSummarySchema, imageListSchema, logListSchema, type Image, type UploadForm } from '../../lib/api/schemas';
 import { uploadFile, waitForBridgeIdle } from '../helpers';
-import { call, newClient, type TestClient } from './api-support';
+import { call, newClient, type TestClient } from '../helpers/api';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');

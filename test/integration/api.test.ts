@@ -11,7 +11,7 @@ import {
   type Image,
 } from '../../lib/api/schemas';
 import { uniqueId } from '../helpers';
-import { DAY_S, call, fprints, newClient, readAllPages, seedBatch, type TestClient } from './api-support';
+import { DAY_S, call, fprints, newClient, readAllPages, seedBatch, type TestClient } from '../helpers/api';
 
 const T0 = Date.UTC(2024, 2, 1);
 const at = (minute: number) => T0 + minute * 60_000;
@@ -26,7 +26,7 @@ let otherBatch: string;
 
 beforeAll(async () => {
   [owner, stranger] = await Promise.all([newClient('own'), newClient('str')]);
-  // a0 cat, a1 cat, a2 fail, a3 with logs, a4 expired cat, a5 pending, a6 a duplicate-bearing non-cat.
+  // a0 cat, a1 cat, a2 fail, a3 with logs, a4 expired cat, a5 still processing, a6 a duplicate-bearing non-cat.
   batch = await seedBatch(
     owner.clientId,
     [
@@ -35,10 +35,10 @@ beforeAll(async () => {
       { fprint: 'a2', uploadTs: at(2), status: 'fail', error: { code: 'NotAnImage', message: 'the file is not an image' } },
       { fprint: 'a3', uploadTs: at(3), logs: ['+0ms received', '+9ms a cat? no'] },
       { fprint: 'a4', uploadTs: at(4), isCat: true, ttl: nowS() - DAY_S, logs: ['expired'] },
-      { fprint: 'a5', uploadTs: at(5), status: 'pending' },
+      { fprint: 'a5', uploadTs: at(5), status: 'processing' },
       { fprint: 'a6', uploadTs: at(6), dupCount: 2 },
     ],
-    { debug: true, expected: 8, n_total: 8, n_success: 5, n_fail: 1, n_duplicate: 1, n_cats: 3 },
+    { debug: true, expected: 8, closed: true, n_total: 8, n_pending: 1, n_success: 5, n_fail: 1, n_duplicate: 1, n_cats: 3 },
   );
   otherBatch = await seedBatch(owner.clientId, [
     { fprint: 'b0', uploadTs: at(10), isCat: true },
@@ -96,13 +96,13 @@ describe('GET /v1/batches/{batchId}', () => {
     expect(batchSummarySchema.parse(res.body)).toMatchObject({
       batchId: batch,
       status: 'processing',
-      counts: { total: 8, success: 5, fail: 1, duplicate: 1, cats: 3 },
+      counts: { total: 8, pending: 1, success: 5, fail: 1, duplicate: 1, reused: 0, cats: 3 },
       debug: true,
     });
   });
 
-  it('answers done once every arrived file is finished', async () => {
-    const done = await seedBatch(owner.clientId, [], { expected: 2, n_total: 2, n_success: 1, n_duplicate: 1 });
+  it('answers done once closed and every declared file is finished', async () => {
+    const done = await seedBatch(owner.clientId, [], { expected: 2, closed: true, n_total: 2, n_success: 1, n_duplicate: 1 });
 
     const res = await call('GET', `/v1/batches/${done}`, { key: owner.key });
 
@@ -125,7 +125,7 @@ describe('GET /v1/batches/{batchId}/images', () => {
     expect(fp(imageListSchema.parse(res.body).items)).toEqual(['a0', 'a1', 'a2', 'a3', 'a5', 'a6']);
   });
 
-  it('answers images in the DESIGN §3 shape', async () => {
+  it('answers images in the docs/design.md §3 shape', async () => {
     const res = await call('GET', `/v1/batches/${batch}/images`, { key: owner.key });
 
     expect(res.body.items[0]).toEqual({
@@ -235,9 +235,15 @@ describe('GET /v1/images', () => {
   });
 
   it('3: filters by status across batches', async () => {
-    const res = await call('GET', '/v1/images', { key: owner.key, query: { status: 'pending' } });
+    const res = await call('GET', '/v1/images', { key: owner.key, query: { status: 'fail' } });
 
-    expect(fp(res.body.items)).toEqual(['a5']);
+    expect(fp(res.body.items)).toEqual(['a2']);
+  });
+
+  it.each(['pending', 'processing', 'duplicate'])('refuses status=%s, which no client-wide listing can match', async (status) => {
+    const res = await call('GET', '/v1/images', { key: owner.key, query: { status } });
+
+    expect([res.status, res.body.error.message]).toEqual([400, expect.stringMatching(/^status: /)]);
   });
 
   it('5b: finds one image across the client’s batches', async () => {
@@ -380,7 +386,7 @@ describe('authentication', () => {
   it('serves the OpenAPI document without a key', async () => {
     const res = await call('GET', '/v1/openapi.json', { key: null });
 
-    expect([res.status, res.body.openapi, Object.keys(res.body.paths).length]).toEqual([200, '3.1.0', 8]);
+    expect([res.status, res.body.openapi, Object.keys(res.body.paths).length]).toEqual([200, '3.1.0', 10]);
   });
 });
 

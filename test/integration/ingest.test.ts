@@ -8,7 +8,10 @@ import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { sqsEventFor } from '../../events';
 import { fingerprint } from '../../lib/ingest/fingerprint';
-import { BATCH_SK, type BatchItem, type ImageItem } from '../../lib/store/schema';
+import { registerClient } from '../../lib/auth/register';
+import { toBatchItem } from '../../lib/store/attributes';
+import { BATCH_SK, batchKey, batchPartition, type BatchItem, type ImageItem } from '../../lib/store/schema';
+import { newBatch as batchSummary } from '../../lib/store/writes';
 import { aws as stackClients, uniqueId, uploadFile as put, waitFor as poll, waitForBridgeIdle as bridgeIdle } from '../helpers';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
@@ -21,25 +24,27 @@ const BUCKET = () => process.env.BUCKET_NAME!;
 const newBatch = () => uniqueId('ingest');
 const waitFor = <T>(probe: () => Promise<T | undefined>, what: string) => poll(probe, { what, timeoutMs: 45_000 });
 
-async function summary(batchId: string): Promise<BatchItem | undefined> {
-  const out = await aws.ddb.send(new GetCommand({ TableName: TABLE(), Key: { batch_id: batchId, img_fprint: BATCH_SK }, ConsistentRead: true }));
+async function summary(batchId: string, clientId = 'demo'): Promise<BatchItem | undefined> {
+  const out = await aws.ddb.send(new GetCommand({ TableName: TABLE(), Key: batchKey(clientId, batchId), ConsistentRead: true }));
   return out.Item as BatchItem | undefined;
 }
 
-/** Waits until the batch has seen `uploads` uploads and each has settled. */
-async function settled(batchId: string, uploads: number): Promise<BatchItem> {
-  return waitFor(async () => {
-    const s = await summary(batchId);
+/** Waits until the batch has seen `uploads` uploads, each has settled, and the queue is idle (objects moved). */
+async function settled(batchId: string, uploads: number, clientId = 'demo'): Promise<BatchItem> {
+  await waitFor(async () => {
+    const s = await summary(batchId, clientId);
     return s && s.n_total >= uploads && s.n_success + s.n_fail + s.n_duplicate === s.n_total ? s : undefined;
   }, `batch ${batchId} to settle ${uploads} uploads`);
+  await bridgeIdle();
+  return (await summary(batchId, clientId))!;
 }
 
-async function images(batchId: string): Promise<ImageItem[]> {
+async function images(batchId: string, clientId = 'demo'): Promise<ImageItem[]> {
   const out = await aws.ddb.send(
     new QueryCommand({
       TableName: TABLE(),
       KeyConditionExpression: 'batch_id = :b',
-      ExpressionAttributeValues: { ':b': batchId },
+      ExpressionAttributeValues: { ':b': batchPartition(clientId, batchId) },
       ConsistentRead: true,
     }),
   );
@@ -64,7 +69,7 @@ describe('ingest on the local stack', () => {
     const s = await settled(batch, 1);
 
     const [item] = await images(batch);
-    expect(s).toMatchObject({ n_total: 1, n_success: 1, n_cats: 1, owner_id: 'demo' });
+    expect(s).toMatchObject({ n_total: 1, n_pending: 0, n_success: 1, n_cats: 1, owner_id: 'demo' });
     expect(item).toMatchObject({ op_status: 'success', rek_iscat: true, file_name: 'chelsea the cat.png', client_id: 'demo' });
     expect(item!.labels!.map((l) => l.name)).toContain('Cat');
     expect(item!.cat_ts).toBe(item!.upload_ts);
@@ -130,6 +135,10 @@ describe('ingest on the local stack', () => {
     const before = await detectCalls();
     const { handler } = await import('../../functions/ingest/handler');
     const redelivery = sqsEventFor(BUCKET(), `uploads/demo/${batch}/once%2Bonly.png`, NOT_CAT.length);
+    const { ETag } = await aws.s3.send(new HeadObjectCommand({ Bucket: BUCKET(), Key: `processed/demo/${batch}/${(await images(batch))[0]!.img_fprint}.png` }));
+    const record = JSON.parse(redelivery.Records[0]!.body) as { Records: { s3: { object: { eTag: string } } }[] };
+    record.Records[0]!.s3.object.eTag = ETag!.replace(/"/g, '');
+    redelivery.Records[0]!.body = JSON.stringify(record);
 
     const out = await handler(redelivery);
 
@@ -155,13 +164,7 @@ describe('ingest on the local stack', () => {
     const batch = newBatch();
     const now = Date.now();
     await aws.ddb.send(
-      new PutCommand({
-        TableName: TABLE(),
-        Item: {
-          batch_id: batch, img_fprint: BATCH_SK, owner_id: 'demo', created_ts: now, debug: true, retention_days: 7,
-          ttl: Math.floor(now / 1000) + 7 * 86400, n_total: 0, n_success: 0, n_fail: 0, n_duplicate: 0, n_cats: 0,
-        },
-      }),
+      new PutCommand({ TableName: TABLE(), Item: toBatchItem(batchSummary({ clientId: 'demo', batchId: batch, now, debug: true, retentionDays: 7 })) }),
     );
 
     await put(`uploads/demo/${batch}/cat.png`, CAT);
@@ -227,12 +230,12 @@ describe('ingest under faults and crashes', () => {
     const key = `uploads/demo/${batch}/crashed.png`;
     const fp = await fingerprint(NOT_CAT, { maxInputPixels: 100_000_000 });
     const then = Date.now() - 10 * 60_000;
-    await seedBatch(batch, 'demo', { n_total: 1 });
+    await seedBatch(batch, 'demo', { n_total: 1, n_pending: 1 });
     await aws.ddb.send(
       new PutCommand({
         TableName: TABLE(),
         Item: {
-          batch_id: batch, img_fprint: fp.fprint, client_id: 'demo', s3img_key: key, file_name: 'crashed.png',
+          batch_id: batchPartition('demo', batch), img_fprint: fp.fprint, client_id: 'demo', s3img_key: key, file_name: 'crashed.png',
           op_status: 'processing', received_ts: then, ttl: Math.floor(then / 1000) + 86400,
           claim_id: 'crashed-run', lease_until: then + 1000,
         },
@@ -252,12 +255,12 @@ describe('ingest under faults and crashes', () => {
     const batch = newBatch();
     const fp = await fingerprint(NOT_CAT, { maxInputPixels: 100_000_000 });
     const now = Date.now();
-    await seedBatch(batch, 'demo', { n_total: 1 });
+    await seedBatch(batch, 'demo', { n_total: 1, n_pending: 1 });
     await aws.ddb.send(
       new PutCommand({
         TableName: TABLE(),
         Item: {
-          batch_id: batch, img_fprint: fp.fprint, client_id: 'demo', s3img_key: `uploads/demo/${batch}/first.png`, file_name: 'first.png',
+          batch_id: batchPartition('demo', batch), img_fprint: fp.fprint, client_id: 'demo', s3img_key: `uploads/demo/${batch}/first.png`, file_name: 'first.png',
           op_status: 'processing', received_ts: now, ttl: Math.floor(now / 1000) + 86400,
           claim_id: 'live-run', lease_until: now + 10 * 60_000,
         },
@@ -267,19 +270,40 @@ describe('ingest under faults and crashes', () => {
     await put(`uploads/demo/${batch}/second.png`, NOT_CAT);
     const s = await waitFor(async () => ((await summary(batch))?.n_duplicate === 1 ? summary(batch) : undefined), 'the duplicate count');
 
-    expect(s).toMatchObject({ n_total: 2, n_duplicate: 1, n_success: 0 });
+    expect(s).toMatchObject({ n_total: 2, n_pending: 1, n_duplicate: 1, n_success: 0 });
     expect((await images(batch))[0]).toMatchObject({ op_status: 'processing', claim_id: 'live-run', dup_count: 1 });
   });
 
-  it("moves an upload into another client's batch under failed/ and leaves that batch untouched", async () => {
+  it('keeps two clients with the same batch name apart: each upload lands in its own client\'s batch', async () => {
     const batch = newBatch();
-    const owned = await seedBatch(batch, 'alice', {});
+    const other = uniqueId('other');
+    await registerClient(aws.ddb, TABLE(), other);
 
-    await put(`uploads/mallory/${batch}/sneaky.png`, NOT_CAT);
-    await waitFor(async () => ((await keysUnder(`failed/mallory/${batch}/`)).length ? true : undefined), 'the foreign upload to move');
+    await put(`uploads/${other}/${batch}/cat.png`, CAT);
+    await put(`uploads/demo/${batch}/coffee.png`, NOT_CAT);
+    const [mine, theirs] = [await settled(batch, 1), await settled(batch, 1, other)];
 
-    expect(await images(batch)).toEqual([]);
-    expect(await summary(batch)).toEqual(owned);
+    expect([mine.n_cats, theirs.n_cats]).toEqual([0, 1]);
+    expect((await images(batch)).map((i) => i.file_name)).toEqual(['coffee.png']);
+    expect((await images(batch, other)).map((i) => i.file_name)).toEqual(['cat.png']);
+    expect(await keysUnder(`processed/demo/${batch}/`)).toHaveLength(1);
+    expect(await keysUnder(`processed/${other}/${batch}/`)).toHaveLength(1);
+  });
+
+  it('refuses an unknown client: moved under failed/, no batch, no record, no DetectLabels call', async () => {
+    const batch = newBatch();
+    const ghost = uniqueId('ghost');
+    await bridgeIdle();
+    const before = await detectCalls();
+
+    await put(`uploads/${ghost}/${batch}/cat.png`, CAT);
+    await waitFor(async () => ((await keysUnder(`failed/${ghost}/${batch}/`)).length ? true : undefined), 'the refused upload to move');
+    await bridgeIdle();
+
+    expect(await summary(batch, ghost)).toBeUndefined();
+    expect(await images(batch, ghost)).toEqual([]);
+    expect((await detectCalls()) - before).toBe(0);
+    expect(await keysUnder(`uploads/${ghost}/`)).toEqual([]);
   });
 });
 
@@ -322,11 +346,7 @@ describe('bad input ends as a fail record and an object under failed/, never a c
 });
 
 async function seedBatch(batchId: string, owner: string, counts: Partial<BatchItem>): Promise<BatchItem> {
-  const now = Date.now();
-  const item: BatchItem = {
-    batch_id: batchId, img_fprint: BATCH_SK, owner_id: owner, created_ts: now, debug: false, retention_days: 30,
-    ttl: Math.floor(now / 1000) + 30 * 86400, n_total: 0, n_success: 0, n_fail: 0, n_duplicate: 0, n_cats: 0, ...counts,
-  };
+  const item: BatchItem = { ...toBatchItem(batchSummary({ clientId: owner, batchId, now: Date.now(), debug: false, retentionDays: 30 })), ...counts };
   await aws.ddb.send(new PutCommand({ TableName: TABLE(), Item: item }));
   return item;
 }

@@ -1,26 +1,21 @@
-// Every query function of lib/store/queries.ts against real items in the local DynamoDB, through the AWS SDK.
+// The store's reads (lib/store/reader.ts) against real items in the local DynamoDB, through the AWS SDK: each access
+// pattern is reached through the query function that chooses it from the filters, as the API calls them.
 import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { cursorCodec, CursorError } from '../../lib/store/cursor';
+import { BatchStore } from '../../lib/store/batch-store';
+import { StoreThrottledError } from '../../lib/store/errors';
+import type { Image } from '../../lib/store/model';
 import {
-  getBatchSummary,
+  getBatch,
   getImage,
   getImages,
-  queryBatchByStatus,
   queryBatchImages,
   queryBatchLogs,
-  queryBatchResults,
-  queryBatchTimeRange,
-  queryClientByStatus,
-  queryClientCats,
-  queryClientTimeRange,
-  queryImageAcrossBatches,
-  StoreThrottledError,
-  type ImageListing,
+  queryClientImages,
   type StoreContext,
-} from '../../lib/store/queries';
-import { Records } from '../../lib/store/records';
+} from '../../lib/store/reader';
 import { aws, stackEnv, uniqueId } from '../helpers';
-import { DAY_S, fprints, seedBatch, type SeedImage } from './api-support';
+import { DAY_S, fprints, seedBatch, type SeedImage } from '../helpers/api';
 
 const T0 = Date.UTC(2024, 0, 1);
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -29,7 +24,7 @@ const ctx = (): StoreContext => ({
   tableName: stackEnv('TABLE_NAME'),
   cursors: cursorCodec(stackEnv('CURSOR_SECRET')),
 });
-const ids = (items: { img_fprint: string }[]) => items.map((i) => i.img_fprint);
+const ids = (items: Image[]) => items.map((i) => i.fprint);
 
 async function allPages<T>(read: (cursor?: string) => Promise<{ items: T[]; cursor?: string }>) {
   const items: T[] = [];
@@ -46,7 +41,7 @@ async function allPages<T>(read: (cursor?: string) => Promise<{ items: T[]; curs
 
 /**
  * One client, two batches. Batch A: 6 images a minute apart (a0..a5): a0 a cat, a1 a cat, a2 fail, a3 with logs,
- * a4 expired, a5 pending. Batch B: b0 (a cat) and a copy of a0's fingerprint.
+ * a4 expired, a5 still processing. Batch B: b0 (a cat) and a copy of a0's fingerprint.
  */
 const clientId = uniqueId('q');
 let batchA: string;
@@ -60,7 +55,7 @@ beforeAll(async () => {
     { fprint: 'a2', uploadTs: at(2), status: 'fail', error: { code: 'NotAnImage', message: 'not an image' } },
     { fprint: 'a3', uploadTs: at(3), logs: ['+0ms received', '+5ms claimed'] },
     { fprint: 'a4', uploadTs: at(4), isCat: true, logs: ['old'], ttl: nowS() - DAY_S },
-    { fprint: 'a5', uploadTs: at(5), status: 'pending' },
+    { fprint: 'a5', uploadTs: at(5), status: 'processing' },
   ];
   batchA = await seedBatch(clientId, a);
   batchB = await seedBatch(clientId, [
@@ -71,37 +66,37 @@ beforeAll(async () => {
 
 describe('batch queries', () => {
   it('1: lists a batch’s images without its summary or expired items', async () => {
-    const page = await queryBatchResults(ctx(), batchA, clientId, { limit: 50 });
+    const page = await queryBatchImages(ctx(), clientId, batchA, {}, { limit: 50 });
 
     expect(ids(page.items)).toEqual(['a0', 'a1', 'a2', 'a3', 'a5']);
   });
 
   it('1: shows nothing of the batch to another client', async () => {
-    const page = await queryBatchResults(ctx(), batchA, 'someone-else', { limit: 50 });
+    const page = await queryBatchImages(ctx(), 'someone-else', batchA, {}, { limit: 50 });
 
     expect(page.items).toEqual([]);
   });
 
   it('2: lists a batch by status', async () => {
-    const page = await queryBatchByStatus(ctx(), batchA, clientId, 'success', {}, { limit: 50 });
+    const page = await queryBatchImages(ctx(), clientId, batchA, { status: 'success' }, { limit: 50 });
 
     expect(ids(page.items)).toEqual(['a0', 'a1', 'a3']);
   });
 
   it('2: narrows a status to a time range', async () => {
-    const page = await queryBatchByStatus(ctx(), batchA, clientId, 'success', { from: at(1), to: at(3) }, { limit: 50 });
+    const page = await queryBatchImages(ctx(), clientId, batchA, { status: 'success', from: at(1), to: at(3) }, { limit: 50 });
 
     expect(ids(page.items)).toEqual(['a1', 'a3']);
   });
 
   it('4: lists only the images with logs, leaving out expired ones', async () => {
-    const page = await queryBatchLogs(ctx(), batchA, {}, { limit: 50 });
+    const page = await queryBatchLogs(ctx(), clientId, batchA, {}, { limit: 50 });
 
-    expect(page.items.map((i) => [i.img_fprint, i.logs])).toEqual([['a3', ['+0ms received', '+5ms claimed']]]);
+    expect(page.items.map((i) => [i.fprint, i.logs])).toEqual([['a3', ['+0ms received', '+5ms claimed']]]);
   });
 
   it('7: lists a batch in a time range, oldest first', async () => {
-    const page = await queryBatchTimeRange(ctx(), batchA, clientId, { from: at(2), to: at(5) }, { limit: 50 });
+    const page = await queryBatchImages(ctx(), clientId, batchA, { from: at(2), to: at(5) }, { limit: 50 });
 
     expect(ids(page.items)).toEqual(['a2', 'a3', 'a5']);
   });
@@ -112,47 +107,48 @@ describe('an image still being classified', () => {
     const owner = uniqueId('busy');
     const now = Date.now();
     const batch = await seedBatch(owner, [{ fprint: 'done', uploadTs: now - 1000 }]);
-    const claimed = await new Records(aws().ddb, stackEnv('TABLE_NAME')).claim({
+    const store = new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: process.env.DDB_TRANSACTIONS === 'true' });
+    const claimed = await store.claim({
       batchId: batch, fprint: 'busy', clientId: owner, key: `uploads/${owner}/${batch}/busy.png`, fileName: 'busy.png',
       phash: '0'.repeat(16), format: 'png', width: 100, height: 100, claimId: 'c1', now, leaseMs: 60_000, retentionDays: 1,
     });
 
-    const processing = await queryBatchImages(ctx(), batch, owner, { status: 'processing' }, { limit: 50 });
-    const succeeded = await queryBatchImages(ctx(), batch, owner, { status: 'success' }, { limit: 50 });
+    const processing = await queryBatchImages(ctx(), owner, batch, { status: 'processing' }, { limit: 50 });
+    const succeeded = await queryBatchImages(ctx(), owner, batch, { status: 'success' }, { limit: 50 });
 
-    expect(claimed).toEqual({ won: 'new', receivedTs: now });
-    expect(processing.items.map((i) => [i.img_fprint, i.received_ts, i.upload_ts])).toEqual([['busy', now, undefined]]);
+    expect(claimed).toEqual({ held: true, takeover: false, uploadedAt: now });
+    expect(processing.items.map((i) => [i.fprint, i.uploadedAt, i.status])).toEqual([['busy', now, 'processing']]);
     expect(ids(succeeded.items)).toEqual(['done']);
   });
 });
 
 describe('client queries', () => {
   it('3: lists a client’s images by status across batches', async () => {
-    const page = await queryClientByStatus(ctx(), clientId, 'success', {}, { limit: 50 });
+    const page = await queryClientImages(ctx(), clientId, { status: 'success' }, { limit: 50 });
 
-    expect(page.items.map((i) => `${i.batch_id === batchA ? 'A' : 'B'}:${i.img_fprint}`)).toEqual(['A:a0', 'A:a1', 'A:a3', 'B:b0', 'B:a0']);
+    expect(page.items.map((i) => `${i.batchId === batchA ? 'A' : 'B'}:${i.fprint}`)).toEqual(['A:a0', 'A:a1', 'A:a3', 'B:b0', 'B:a0']);
   });
 
   it('5b: finds one image across the client’s batches', async () => {
-    const page = await queryImageAcrossBatches(ctx(), clientId, 'a0', {}, { limit: 50 });
+    const page = await queryClientImages(ctx(), clientId, { fprint: 'a0' }, { limit: 50 });
 
-    expect(page.items.map((i) => i.batch_id).sort()).toEqual([batchA, batchB].sort());
+    expect(page.items.map((i) => i.batchId).sort()).toEqual([batchA, batchB].sort());
   });
 
   it('8: lists a client’s images in a time range', async () => {
-    const page = await queryClientTimeRange(ctx(), clientId, { from: at(5), to: at(10) }, { limit: 50 });
+    const page = await queryClientImages(ctx(), clientId, { from: at(5), to: at(10) }, { limit: 50 });
 
     expect(ids(page.items)).toEqual(['a5', 'b0']);
   });
 
   it('9: lists a client’s cats in a time range, leaving out expired ones', async () => {
-    const page = await queryClientCats(ctx(), clientId, { from: at(1) }, { limit: 50 });
+    const page = await queryClientImages(ctx(), clientId, { cat: true, from: at(1) }, { limit: 50 });
 
     expect(ids(page.items)).toEqual(['a1', 'b0', 'a0']);
   });
 
   it('9: lists nothing for a client without cats', async () => {
-    const page = await queryClientCats(ctx(), uniqueId('nobody'), {}, { limit: 50 });
+    const page = await queryClientImages(ctx(), uniqueId('nobody'), { cat: true }, { limit: 50 });
 
     expect(page).toEqual({ items: [] });
   });
@@ -160,33 +156,33 @@ describe('client queries', () => {
 
 describe('key reads', () => {
   it('5: reads one image', async () => {
-    const item = await getImage(ctx(), batchA, 'a2', clientId);
+    const item = await getImage(ctx(), clientId, batchA, 'a2');
 
-    expect(item).toMatchObject({ img_fprint: 'a2', op_status: 'fail', err_code: 'NotAnImage' });
+    expect(item).toMatchObject({ fprint: 'a2', status: 'fail', errorCode: 'NotAnImage' });
   });
 
   it('5: leaves out an expired image', async () => {
-    expect(await getImage(ctx(), batchA, 'a4', clientId)).toBeUndefined();
+    expect(await getImage(ctx(), clientId, batchA, 'a4')).toBeUndefined();
   });
 
-  it('5: leaves out another client’s image', async () => {
-    expect(await getImage(ctx(), batchA, 'a0', 'someone-else')).toBeUndefined();
+  it('5: finds nothing under another client’s batch of the same name', async () => {
+    expect(await getImage(ctx(), 'someone-else', batchA, 'a0')).toBeUndefined();
   });
 
   it('5: never returns the summary as an image', async () => {
-    expect(await getImage(ctx(), batchA, '#BATCH', clientId)).toBeUndefined();
+    expect(await getImage(ctx(), clientId, batchA, '#BATCH')).toBeUndefined();
   });
 
   it('6: reads many images in the order asked, leaving out missing and expired ones', async () => {
-    const items = await getImages(ctx(), batchA, ['a3', 'nope', 'a0', 'a4', 'a0'], clientId);
+    const items = await getImages(ctx(), clientId, batchA, ['a3', 'nope', 'a0', 'a4', 'a0']);
 
     expect(ids(items)).toEqual(['a3', 'a0']);
   });
 
   it('reads the batch summary', async () => {
-    const summary = await getBatchSummary(ctx(), batchA);
+    const summary = await getBatch(ctx(), clientId, batchA);
 
-    expect(summary).toMatchObject({ batch_id: batchA, owner_id: clientId });
+    expect(summary).toMatchObject({ batchId: batchA, clientId, closed: false });
   });
 });
 
@@ -202,40 +198,40 @@ describe('paging', () => {
   });
 
   it('reads every live item exactly once across pages', async () => {
-    const { items } = await allPages((cursor) => queryBatchResults(ctx(), big, bigClient, { limit: 7, cursor }));
+    const { items } = await allPages((cursor) => queryBatchImages(ctx(), bigClient, big, {}, { limit: 7, cursor }));
 
     expect(ids(items)).toEqual(fprints(120).filter((_, i) => i % 3 !== 2));
   });
 
   it('fills every page but the last despite the filter', async () => {
-    const { sizes } = await allPages((cursor) => queryBatchResults(ctx(), big, bigClient, { limit: 7, cursor }));
+    const { sizes } = await allPages((cursor) => queryBatchImages(ctx(), bigClient, big, {}, { limit: 7, cursor }));
 
     expect(sizes.slice(0, -1).every((n) => n === 7)).toBe(true);
     expect(sizes[sizes.length - 1]).toBeGreaterThan(0);
   });
 
   it('gives no cursor when the last page ends exactly at the end', async () => {
-    const { sizes } = await allPages((cursor) => queryBatchResults(ctx(), big, bigClient, { limit: 80, cursor }));
+    const { sizes } = await allPages((cursor) => queryBatchImages(ctx(), bigClient, big, {}, { limit: 80, cursor }));
 
     expect(sizes).toEqual([80]);
   });
 
   it('pages a GSI query (9) too', async () => {
-    const { items } = await allPages((cursor) => queryClientCats(ctx(), bigClient, {}, { limit: 9, cursor }));
+    const { items } = await allPages((cursor) => queryClientImages(ctx(), bigClient, { cat: true }, { limit: 9, cursor }));
 
     expect(ids(items)).toEqual(fprints(120).filter((_, i) => i % 2 === 0 && i % 3 !== 2));
   });
 
   it('refuses a cursor from another batch', async () => {
-    const first = await queryBatchResults(ctx(), big, bigClient, { limit: 5 });
+    const first = await queryBatchImages(ctx(), bigClient, big, {}, { limit: 5 });
 
-    await expect(queryBatchResults(ctx(), batchA, clientId, { limit: 5, cursor: first.cursor })).rejects.toThrow(CursorError);
+    await expect(queryBatchImages(ctx(), clientId, batchA, {}, { limit: 5, cursor: first.cursor })).rejects.toThrow(CursorError);
   });
 
   it('refuses a cursor from another index of the same batch', async () => {
-    const first = await queryBatchResults(ctx(), big, bigClient, { limit: 5 });
+    const first = await queryBatchImages(ctx(), bigClient, big, {}, { limit: 5 });
 
-    await expect(queryBatchTimeRange(ctx(), big, bigClient, {}, { limit: 5, cursor: first.cursor })).rejects.toThrow(CursorError);
+    await expect(queryBatchImages(ctx(), bigClient, big, { from: 0 }, { limit: 5, cursor: first.cursor })).rejects.toThrow(CursorError);
   });
 });
 
@@ -258,7 +254,7 @@ describe('BatchGetItem retries', () => {
   it('6: retries UnprocessedKeys under throttling until they are read', async () => {
     const { store, calls } = throttlingContext(2);
 
-    const items: ImageListing[] = await getImages(store, batchA, ['a0', 'a1'], clientId, fast);
+    const items = await getImages(store, clientId, batchA, ['a0', 'a1'], fast);
 
     expect([ids(items), calls()]).toEqual([['a0', 'a1'], 3]);
   });
@@ -266,6 +262,6 @@ describe('BatchGetItem retries', () => {
   it('6: gives up with StoreThrottledError when throttling outlasts the retries', async () => {
     const { store } = throttlingContext(10);
 
-    await expect(getImages(store, batchA, ['a0'], clientId, fast)).rejects.toThrow(StoreThrottledError);
+    await expect(getImages(store, clientId, batchA, ['a0'], fast)).rejects.toThrow(StoreThrottledError);
   });
 });

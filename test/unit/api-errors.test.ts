@@ -1,13 +1,13 @@
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
-import { createApiHandler } from '../../functions/api/app';
+import { createApiHandler } from '../../lib/http/app';
 import { InvalidApiKeyError, MissingApiKeyError } from '../../lib/auth/api-keys';
 import { BatchNotFoundError, FileTooLargeError, ImageNotFoundError, InvalidParameterError } from '../../lib/api/errors';
 import { toHttpError } from '../../lib/api/http-errors';
 import { apiRoutes } from '../../lib/api/routes';
 import type { ApiService } from '../../lib/api/service';
 import { CursorError } from '../../lib/store/cursor';
-import { StoreThrottledError } from '../../lib/store/queries';
-import { apiEvent } from './api-event';
+import { StoreThrottledError } from '../../lib/store/errors';
+import { apiEvent } from '../helpers/api-event';
 
 const LIMITS = { maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 10, maxUploadBytes: 1000 };
 

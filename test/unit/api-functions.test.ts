@@ -1,9 +1,9 @@
-import { ApiWiringError, createApiHandler } from '../../functions/api/app';
-import type { BatchCreationService } from '../../lib/api/batch-creation';
+import { ApiWiringError, createApiHandler } from '../../lib/http/app';
+import type { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
 import { API_FUNCTIONS, DEFAULT_API_FUNCTION, functionFor, pathMatches } from '../../lib/api/functions';
 import { apiRoutes, routeTargets } from '../../lib/api/routes';
 import type { ApiService } from '../../lib/api/service';
-import { apiEvent } from './api-event';
+import { apiEvent } from '../helpers/api-event';
 
 const LIMITS = { maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 3, maxUploadBytes: 1000 };
 const BATCH = '01HXYZABCDEFGHJKMNPQRSTVWX';
@@ -12,6 +12,9 @@ const authenticator = { authenticate: async () => 'acme' };
 describe('which function serves a request', () => {
   it.each([
     ['POST', '/v1/batches', 'batches'],
+    ['POST', `/v1/batches/${BATCH}/uploads`, 'batches'],
+    ['POST', `/v1/batches/${BATCH}:close`, 'batches'],
+    ['GET', '/v1/batches', 'api'],
     ['GET', '/v1/openapi.json', 'api'],
     ['GET', `/v1/batches/${BATCH}`, 'api'],
     ['GET', `/v1/batches/${BATCH}/images`, 'api'],
@@ -24,10 +27,8 @@ describe('which function serves a request', () => {
   });
 
   it.each([
-    ['GET', '/v1/batches'],
     ['DELETE', '/v1/batches'],
     ['POST', '/v1/batches/'],
-    ['POST', `/v1/batches/${BATCH}`],
     ['GET', '/v1/cats'],
     ['GET', '/'],
   ])('sends %s %s, which no route matches, to the default function', (method, path) => {
@@ -42,8 +43,18 @@ describe('which function serves a request', () => {
     expect(routeTargets().filter((t) => !API_FUNCTIONS.includes(t.function))).toEqual([]);
   });
 
-  it('gives the batches function POST /v1/batches alone', () => {
-    expect(routeTargets().filter((t) => t.function === 'batches').map((t) => `${t.method} ${t.path}`)).toEqual(['POST /v1/batches']);
+  it('sends a custom method on a batch to the function of the route deployed for its whole segment', () => {
+    // API Gateway routes POST /v1/batches/{batchId} (the :close route's deployed form) for any action; the
+    // function's own router answers an unknown one 404.
+    expect(functionFor(routeTargets(), 'POST', `/v1/batches/${BATCH}:open`)).toBe('batches');
+  });
+
+  it('gives the batches function the batch lifecycle writes alone', () => {
+    expect(routeTargets().filter((t) => t.function === 'batches').map((t) => `${t.method} ${t.path}`)).toEqual([
+      'POST /v1/batches',
+      'POST /v1/batches/{batchId}/uploads',
+      'POST /v1/batches/{batchId}:close',
+    ]);
   });
 });
 
@@ -78,7 +89,7 @@ describe('one function of the API', () => {
     const build = () =>
       createApiHandler({
         routes: apiRoutes(LIMITS),
-        services: { batches: {} as BatchCreationService },
+        services: { batches: {} as BatchLifecycleService },
         authenticator,
       });
 

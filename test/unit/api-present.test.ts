@@ -1,45 +1,110 @@
-import { batchStatus, presentBatch, presentImage } from '../../lib/api/present';
-import { BATCH_SK, type BatchItem } from '../../lib/store/schema';
+import { presentBatch, presentImage } from '../../lib/api/present';
+import { toBatch, toBatchItem, toImage, toImageItem } from '../../lib/store/attributes';
+import { ZERO_COUNTS, batchStatus, type Batch, type Image } from '../../lib/store/model';
+import { BATCH_SK } from '../../lib/store/schema';
 
-const counters = { n_total: 0, n_success: 0, n_fail: 0, n_duplicate: 0 };
+const counts = (c: Partial<Batch['counts']>): Batch['counts'] => ({ ...ZERO_COUNTS, ...c });
 
 describe('batchStatus', () => {
-  it('is open while fewer files arrived than were declared', () => {
-    expect(batchStatus({ ...counters, expected: 3, n_total: 2, n_success: 2 })).toBe('open');
+  it('is open until the batch is closed, however many files finished', () => {
+    expect(batchStatus({ closed: false, expected: 2, counts: counts({ total: 2, success: 2 }) })).toBe('open');
   });
 
-  it('is open before any file arrived when none were declared', () => {
-    expect(batchStatus({ ...counters })).toBe('open');
+  it('is processing once closed while an image is pending', () => {
+    expect(batchStatus({ closed: true, counts: counts({ total: 3, pending: 1, success: 2 }) })).toBe('processing');
   });
 
-  it('is processing while an arrived file is not finished', () => {
-    expect(batchStatus({ ...counters, expected: 3, n_total: 3, n_success: 1, n_fail: 1 })).toBe('processing');
+  it('is processing once closed while declared files have not all arrived', () => {
+    expect(batchStatus({ closed: true, expected: 3, counts: counts({ total: 2, success: 2 }) })).toBe('processing');
   });
 
-  it('is done when every arrived file is success, fail or duplicate', () => {
-    expect(batchStatus({ ...counters, expected: 3, n_total: 3, n_success: 1, n_fail: 1, n_duplicate: 1 })).toBe('done');
+  it('is done once closed, nothing pending and every declared file arrived', () => {
+    expect(batchStatus({ closed: true, expected: 3, counts: counts({ total: 3, success: 1, fail: 1, duplicate: 1 }) })).toBe('done');
   });
 
-  it('is done for an undeclared batch whose uploads are all finished', () => {
-    expect(batchStatus({ ...counters, n_total: 2, n_success: 2 })).toBe('done');
+  it('is done for a closed batch that declared nothing once nothing is pending', () => {
+    expect(batchStatus({ closed: true, counts: counts({ total: 2, success: 2 }) })).toBe('done');
+  });
+});
+
+describe('the attribute table', () => {
+  const image: Image = {
+    clientId: 'acme',
+    batchId: 'holiday',
+    fprint: 'f1',
+    status: 'success',
+    uploadedAt: 1000,
+    classifiedAt: 2000,
+    expiresAt: 99,
+    fileName: 'a.jpg',
+    isCat: true,
+    labels: [{ name: 'Cat', confidence: 97.5 }],
+    duplicates: 2,
+    duplicateFiles: ['b.jpg', 'c.jpg'],
+  };
+
+  it('stores an image under its client-scoped partition with the stored names', () => {
+    expect(toImageItem(image)).toEqual({
+      batch_id: 'acme#holiday',
+      img_fprint: 'f1',
+      client_id: 'acme',
+      op_status: 'success',
+      upload_ts: 1000,
+      rek_ts: 2000,
+      ttl: 99,
+      file_name: 'a.jpg',
+      rek_iscat: true,
+      labels: [{ name: 'Cat', confidence: 97.5 }],
+      dup_count: 2,
+      dup_files: ['b.jpg', 'c.jpg'],
+    });
+  });
+
+  it('reads a stored image back to the same domain object', () => {
+    expect(toImage(toImageItem(image))).toEqual(image);
+  });
+
+  it('reads the receipt time of an image still being classified as its upload time', () => {
+    expect(toImage({ batch_id: 'acme#b', img_fprint: 'f', client_id: 'acme', op_status: 'processing', received_ts: 5, ttl: 9 }).uploadedAt).toBe(5);
+  });
+
+  it('reads a batch back to the same domain object, counters included', () => {
+    const batch: Batch = {
+      clientId: 'acme',
+      batchId: 'holiday',
+      createdAt: 1,
+      debug: false,
+      retentionDays: 7,
+      expiresAt: 2,
+      expected: 3,
+      closed: true,
+      closedAt: 5,
+      counts: counts({ total: 3, pending: 1, success: 2, cats: 1 }),
+    };
+
+    const item = toBatchItem(batch);
+
+    expect(item).toMatchObject({ batch_id: 'acme#holiday', img_fprint: BATCH_SK, owner_id: 'acme', n_total: 3, n_pending: 1, closed: true, closed_ts: 5 });
+    expect(toBatch(item)).toEqual(batch);
   });
 });
 
 describe('presentImage', () => {
   it('gives ISO-8601 UTC times, labels and the error', () => {
-    const image = presentImage({
-      batch_id: 'B',
-      img_fprint: 'f',
-      op_status: 'fail',
-      ttl: 1,
-      file_name: 'a.jpg',
-      upload_ts: Date.UTC(2024, 0, 2, 3, 4, 5),
+    const answer = presentImage({
+      clientId: 'acme',
+      batchId: 'B',
+      fprint: 'f',
+      status: 'fail',
+      expiresAt: 1,
+      fileName: 'a.jpg',
+      uploadedAt: Date.UTC(2024, 0, 2, 3, 4, 5),
       labels: [{ name: 'Cat', confidence: 97.5 }],
-      err_code: 'NotAnImage',
-      err_msg: 'not an image',
+      errorCode: 'NotAnImage',
+      errorMessage: 'not an image',
     });
 
-    expect(image).toEqual({
+    expect(answer).toEqual({
       batchId: 'B',
       fprint: 'f',
       fileName: 'a.jpg',
@@ -55,31 +120,32 @@ describe('presentImage', () => {
 });
 
 describe('presentBatch', () => {
-  it('gives counts, status and times', () => {
-    const item: BatchItem = {
-      batch_id: 'B',
-      img_fprint: BATCH_SK,
-      owner_id: 'acme',
-      created_ts: Date.UTC(2024, 0, 1),
+  it('gives the bare batch id, lifecycle fields, counts and times', () => {
+    const batch: Batch = {
+      clientId: 'acme',
+      batchId: 'B',
+      createdAt: Date.UTC(2024, 0, 1),
       debug: true,
-      retention_days: 7,
-      ttl: Date.UTC(2024, 0, 8) / 1000,
+      retentionDays: 7,
+      expiresAt: Date.UTC(2024, 0, 8) / 1000,
       expected: 2,
-      n_total: 2,
-      n_success: 1,
-      n_fail: 0,
-      n_duplicate: 1,
-      n_cats: 1,
+      closed: true,
+      closedAt: Date.UTC(2024, 0, 1, 1),
+      doneAt: Date.UTC(2024, 0, 1, 2),
+      counts: counts({ total: 2, success: 1, duplicate: 1, cats: 1 }),
     };
 
-    expect(presentBatch(item)).toEqual({
+    expect(presentBatch(batch)).toEqual({
       batchId: 'B',
       status: 'done',
-      counts: { total: 2, success: 1, fail: 0, duplicate: 1, cats: 1 },
+      closed: true,
       expected: 2,
+      counts: { total: 2, pending: 0, success: 1, fail: 0, duplicate: 1, reused: 0, cats: 1 },
       debug: true,
       retentionDays: 7,
       createdAt: '2024-01-01T00:00:00.000Z',
+      closedAt: '2024-01-01T01:00:00.000Z',
+      doneAt: '2024-01-01T02:00:00.000Z',
       expiresAt: '2024-01-08T00:00:00.000Z',
     });
   });

@@ -1,9 +1,9 @@
-import { createApiHandler } from '../../functions/api/app';
+import { createApiHandler } from '../../lib/http/app';
 import { InvalidApiKeyError } from '../../lib/auth/api-keys';
 import { apiRoutes } from '../../lib/api/routes';
-import type { BatchCreationService } from '../../lib/api/batch-creation';
+import type { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
 import type { ApiService } from '../../lib/api/service';
-import { apiEvent, type EventOptions } from './api-event';
+import { apiEvent, type EventOptions } from '../helpers/api-event';
 
 const LIMITS = { maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 3, maxUploadBytes: 1000 };
 const BATCH = '01HXYZABCDEFGHJKMNPQRSTVWX';
@@ -35,7 +35,7 @@ function setup() {
   const logged: unknown[] = [];
   const handler = createApiHandler({
     routes: apiRoutes(LIMITS),
-    services: { api: service, batches: service as unknown as BatchCreationService },
+    services: { api: service, batches: service as unknown as BatchLifecycleService },
     authenticator,
     logError: (m, d) => logged.push({ m, d }),
   });

@@ -3,10 +3,12 @@ import { uploadsIn } from '../../functions/ingest/events';
 import { decodeS3Key, parseUploadKey } from '../../lib/ingest/s3-key';
 
 describe('uploadsIn', () => {
-  it('reads the upload from the captured S3-in-SQS sample event, key still form-encoded', () => {
+  it('reads the upload from the captured S3-in-SQS sample event, key still form-encoded, with its ETag', () => {
     const [record] = sqsS3ObjectCreatedEvent().Records;
 
-    expect(uploadsIn(record!)).toEqual([{ bucket: 'icecat-images', encodedKey: SAMPLE_ENCODED_KEY, size: 222179 }]);
+    expect(uploadsIn(record!)).toEqual([
+      { bucket: 'icecat-images', encodedKey: SAMPLE_ENCODED_KEY, size: 222179, etag: '362e96896b26bee97126bea31cef7175' },
+    ]);
   });
 
   it('decodes the sample key back to the file name that was uploaded', () => {

@@ -1,6 +1,5 @@
 import {
   BATCH_GET_MAX_KEYS,
-  backoffDelay,
   batchByStatusRequest,
   batchGetRequests,
   batchImagesRequest,
@@ -13,12 +12,11 @@ import {
   clientImagesRequest,
   clientTimeRangeRequest,
   imageAcrossBatchesRequest,
+  clientBatchesRequest,
   imageRequest,
-  isVisibleImage,
-  pageRequest,
-  startKeyAfter,
-  type QueryPlan,
-} from '../../lib/store/queries';
+} from '../../lib/store/access-patterns';
+import type { QueryPlan } from '../../lib/store/expressions';
+import { backoffDelay, isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/reader';
 import { BATCH_SK, INDEX } from '../../lib/store/schema';
 
 const T = 'IceCatWrangler';
@@ -40,7 +38,7 @@ describe('batch request builders', () => {
     const plan = batchResultsRequest(batch);
 
     expect(plan.input.IndexName).toBeUndefined();
-    expect(expand(plan, 'KeyConditionExpression')).toBe(`batch_id = "B1" AND img_fprint > "${BATCH_SK}"`);
+    expect(expand(plan, 'KeyConditionExpression')).toBe(`batch_id = "acme#B1" AND img_fprint > "${BATCH_SK}"`);
   });
 
   it('1: projects only listing attributes (no logs, no rek_resp)', () => {
@@ -54,14 +52,14 @@ describe('batch request builders', () => {
     const plan = batchByStatusRequest({ ...batch, status: 'success' });
 
     expect(plan.input.IndexName).toBe(INDEX.batchStatus);
-    expect(expand(plan, 'KeyConditionExpression')).toBe('batch_id = "B1" AND begins_with(status_ts, "success#")');
+    expect(expand(plan, 'KeyConditionExpression')).toBe('batch_id = "acme#B1" AND begins_with(status_ts, "success#")');
   });
 
   it('2: a status with a time range becomes a status_ts range', () => {
     const plan = batchByStatusRequest({ ...batch, status: 'fail', from: 1000, to: 2000 });
 
     expect(expand(plan, 'KeyConditionExpression')).toBe(
-      'batch_id = "B1" AND status_ts BETWEEN "fail#000000000001000" AND "fail#000000000002000"',
+      'batch_id = "acme#B1" AND status_ts BETWEEN "fail#000000000001000" AND "fail#000000000002000"',
     );
   });
 
@@ -75,25 +73,26 @@ describe('batch request builders', () => {
     const plan = batchTimeRangeRequest({ ...batch, from: 1000, to: 2000 });
 
     expect(plan.input.IndexName).toBe(INDEX.batchTime);
-    expect(expand(plan, 'KeyConditionExpression')).toBe('batch_id = "B1" AND upload_ts BETWEEN 1000 AND 2000');
+    expect(expand(plan, 'KeyConditionExpression')).toBe('batch_id = "acme#B1" AND upload_ts BETWEEN 1000 AND 2000');
   });
 
   it('7: an open-ended range uses >= or <=', () => {
-    expect(expand(batchTimeRangeRequest({ ...batch, from: 5 }), 'KeyConditionExpression')).toBe('batch_id = "B1" AND upload_ts >= 5');
-    expect(expand(batchTimeRangeRequest({ ...batch, to: 9 }), 'KeyConditionExpression')).toBe('batch_id = "B1" AND upload_ts <= 9');
+    expect(expand(batchTimeRangeRequest({ ...batch, from: 5 }), 'KeyConditionExpression')).toBe('batch_id = "acme#B1" AND upload_ts >= 5');
+    expect(expand(batchTimeRangeRequest({ ...batch, to: 9 }), 'KeyConditionExpression')).toBe('batch_id = "acme#B1" AND upload_ts <= 9');
   });
 
-  it('filters batch reads by ttl and by the owning client', () => {
+  it("reads only the client's own partition of the batch name, filtering ttl", () => {
     for (const plan of [batchResultsRequest(batch), batchByStatusRequest({ ...batch, status: 'success' }), batchTimeRangeRequest(batch)]) {
-      expect(expand(plan, 'FilterExpression')).toBe(`client_id = "acme" AND ttl > ${NOW_S}`);
+      expect(expand(plan, 'KeyConditionExpression')).toMatch(/^batch_id = "acme#B1"/);
+      expect(expand(plan, 'FilterExpression')).toBe(`ttl > ${NOW_S}`);
     }
   });
 
   it('4: queries the sparse LSI batch-logs, filtering ttl', () => {
-    const plan = batchLogsRequest({ tableName: T, batchId: 'B1', nowS: NOW_S, from: 1 });
+    const plan = batchLogsRequest({ ...batch, from: 1 });
 
     expect(plan.input.IndexName).toBe(INDEX.batchLogs);
-    expect(expand(plan, 'KeyConditionExpression')).toBe('batch_id = "B1" AND log_ts >= 1');
+    expect(expand(plan, 'KeyConditionExpression')).toBe('batch_id = "acme#B1" AND log_ts >= 1');
     expect(expand(plan, 'FilterExpression')).toBe(`ttl > ${NOW_S}`);
   });
 
@@ -108,16 +107,16 @@ describe('batch request builders', () => {
 
     expect(plan.pattern).toBe('batch-in-progress');
     expect(plan.input.IndexName).toBeUndefined();
-    expect(expand(plan, 'FilterExpression')).toBe(`client_id = "acme" AND op_status = "processing" AND received_ts >= 5 AND ttl > ${NOW_S}`);
+    expect(expand(plan, 'FilterExpression')).toBe(`op_status = "processing" AND received_ts >= 5 AND ttl > ${NOW_S}`);
   });
 });
 
 describe('client request builders', () => {
   it('3: queries GSI client-status', () => {
-    const plan = clientByStatusRequest({ ...client, status: 'pending' });
+    const plan = clientByStatusRequest({ ...client, status: 'fail' });
 
     expect(plan.input.IndexName).toBe(INDEX.clientStatus);
-    expect(expand(plan, 'KeyConditionExpression')).toBe('client_id = "acme" AND begins_with(status_ts, "pending#")');
+    expect(expand(plan, 'KeyConditionExpression')).toBe('client_id = "acme" AND begins_with(status_ts, "fail#")');
   });
 
   it('5b: queries GSI client-fprint for one fingerprint', () => {
@@ -165,13 +164,38 @@ describe('client request builders', () => {
       clientImagesRequest({ ...client, cat: true }),
       clientImagesRequest({ ...client, status: 'fail', from: 1 }),
       clientImagesRequest({ ...client, fprint: 'x' }),
-      batchLogsRequest({ tableName: T, batchId: 'B', nowS: 1 }),
+      batchLogsRequest({ ...batch, nowS: 1 }),
+      clientBatchesRequest({ ...client, status: 'processing', from: 1 }),
+      clientBatchesRequest({ ...client, status: 'open' }),
+      clientBatchesRequest(client),
     ];
     for (const plan of plans) {
       const used = [plan.input.KeyConditionExpression, plan.input.FilterExpression, plan.input.ProjectionExpression].join(' ');
       for (const name of Object.keys(plan.input.ExpressionAttributeNames ?? {})) expect(used).toContain(name);
       for (const value of Object.keys(plan.input.ExpressionAttributeValues ?? {})) expect(used).toContain(value);
     }
+  });
+});
+
+describe("a client's batches", () => {
+  it('queries the sparse GSI client-batches by owner, newest first', () => {
+    const plan = clientBatchesRequest({ ...client, from: 10, to: 20 });
+
+    expect(plan.input.IndexName).toBe(INDEX.clientBatches);
+    expect(plan.input.ScanIndexForward).toBe(false);
+    expect(expand(plan, 'KeyConditionExpression')).toBe('owner_id = "acme" AND created_ts BETWEEN 10 AND 20');
+  });
+
+  it.each([
+    ['open', '(attribute_not_exists(closed) OR closed = false)'],
+    ['processing', 'closed = true AND attribute_not_exists(done_ts)'],
+    ['done', 'attribute_exists(done_ts)'],
+  ] as const)('filters %s batches on the fields that change once per batch', (status, filter) => {
+    expect(expand(clientBatchesRequest({ ...client, status }), 'FilterExpression')).toBe(`${filter} AND ttl > ${NOW_S}`);
+  });
+
+  it('resumes after the index key and the table key', () => {
+    expect(clientBatchesRequest(client).keyAttributes).toEqual(['owner_id', 'created_ts', 'batch_id', 'img_fprint']);
   });
 });
 
@@ -196,9 +220,9 @@ describe('cursor scope', () => {
 
 describe('pageRequest', () => {
   it('adds Limit and ExclusiveStartKey', () => {
-    const input = pageRequest(batchResultsRequest(batch), 21, { batch_id: 'B1', img_fprint: 'f' });
+    const input = pageRequest(batchResultsRequest(batch), 21, { batch_id: 'acme#B1', img_fprint: 'f' });
 
-    expect(input).toMatchObject({ Limit: 21, ExclusiveStartKey: { batch_id: 'B1', img_fprint: 'f' } });
+    expect(input).toMatchObject({ Limit: 21, ExclusiveStartKey: { batch_id: 'acme#B1', img_fprint: 'f' } });
   });
 
   it('leaves ExclusiveStartKey out on the first page', () => {
@@ -221,38 +245,37 @@ describe('startKeyAfter', () => {
 
 describe('key reads', () => {
   it('5: GetItem by batch and fingerprint with the listing projection', () => {
-    const input = imageRequest(T, 'B1', 'f1');
+    const input = imageRequest(T, 'acme', 'B1', 'f1');
 
-    expect(input.Key).toEqual({ batch_id: 'B1', img_fprint: 'f1' });
+    expect(input.Key).toEqual({ batch_id: 'acme#B1', img_fprint: 'f1' });
     expect(input.ProjectionExpression).toContain('#op_status');
   });
 
   it('the summary is GetItem on the #BATCH sort key', () => {
-    expect(batchSummaryRequest(T, 'B1').Key).toEqual({ batch_id: 'B1', img_fprint: BATCH_SK });
+    expect(batchSummaryRequest(T, 'acme', 'B1').Key).toEqual({ batch_id: 'acme#B1', img_fprint: BATCH_SK });
   });
 
   it('6: BatchGetItem takes at most 100 distinct keys per request', () => {
     const fprints = Array.from({ length: 250 }, (_, i) => `f${i}`);
 
-    const requests = batchGetRequests(T, 'B1', [...fprints, 'f0']);
+    const requests = batchGetRequests(T, 'acme', 'B1', [...fprints, 'f0']);
 
     expect(requests.map((r) => r.RequestItems?.[T]?.Keys?.length)).toEqual([BATCH_GET_MAX_KEYS, BATCH_GET_MAX_KEYS, 50]);
   });
 
   it('6: never asks for the summary item', () => {
-    const keys = batchGetRequests(T, 'B1', ['a', BATCH_SK])[0]?.RequestItems?.[T]?.Keys;
+    const keys = batchGetRequests(T, 'acme', 'B1', ['a', BATCH_SK])[0]?.RequestItems?.[T]?.Keys;
 
-    expect(keys).toEqual([{ batch_id: 'B1', img_fprint: 'a' }]);
+    expect(keys).toEqual([{ batch_id: 'acme#B1', img_fprint: 'a' }]);
   });
 
-  it('shows an item read by key only when it is this client’s unexpired image', () => {
-    const item = { batch_id: 'B', img_fprint: 'f', op_status: 'success' as const, client_id: 'acme', ttl: NOW_S + 1 };
+  it('shows an item read by key only when it is an unexpired image', () => {
+    const item = { batch_id: 'acme#B', img_fprint: 'f', op_status: 'success' as const, client_id: 'acme', ttl: NOW_S + 1 };
 
-    expect(isVisibleImage(item, 'acme', NOW_S)).toBe(true);
-    expect(isVisibleImage(item, 'other', NOW_S)).toBe(false);
-    expect(isVisibleImage({ ...item, ttl: NOW_S }, 'acme', NOW_S)).toBe(false);
-    expect(isVisibleImage({ ...item, img_fprint: BATCH_SK }, 'acme', NOW_S)).toBe(false);
-    expect(isVisibleImage(undefined, 'acme', NOW_S)).toBe(false);
+    expect(isVisibleImage(item, NOW_S)).toBe(true);
+    expect(isVisibleImage({ ...item, ttl: NOW_S }, NOW_S)).toBe(false);
+    expect(isVisibleImage({ ...item, img_fprint: BATCH_SK }, NOW_S)).toBe(false);
+    expect(isVisibleImage(undefined, NOW_S)).toBe(false);
   });
 });
 

@@ -5,8 +5,8 @@ import middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import httpRouterHandler, { type Method } from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { RouteNotFoundError } from '../../lib/api/errors';
-import type { ApiServices, Route } from '../../lib/api/routes';
+import { RouteNotFoundError } from '../api/errors';
+import type { ApiServices, Route } from '../api/routes';
 import {
   authenticate,
   jsonBody,

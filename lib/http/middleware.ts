@@ -5,9 +5,9 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { createError } from '@middy/util';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { InvalidParameterError, MalformedBodyError } from '../../lib/api/errors';
-import { errorBody, toHttpError } from '../../lib/api/http-errors';
-import type { Route } from '../../lib/api/routes';
+import { InvalidParameterError, MalformedBodyError } from '../api/errors';
+import { errorBody, toHttpError } from '../api/http-errors';
+import type { Route } from '../api/routes';
 
 export interface ValidInput {
   params: unknown;

@@ -1,9 +1,12 @@
 // Support for the API's integration tests: HTTP calls to the local stack's API, clients with fresh keys, and items
-// seeded directly in the ingest's item shape (lib/store/schema.ts) when a test needs volume, not classification.
+// seeded directly in the stored shape (lib/store/attributes.ts) when a test needs volume, not classification.
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { registerApiKey } from '../../lib/auth/register';
-import { BATCH_SK, LIMITS, statusTs, type BatchItem, type ImageItem, type OpStatus } from '../../lib/store/schema';
-import { aws, stackEnv, uniqueId } from '../helpers';
+import { toBatchItem } from '../../lib/store/attributes';
+import type { ImageStatus } from '../../lib/store/model';
+import { LIMITS, batchPartition, statusTs, type BatchItem, type ImageItem } from '../../lib/store/schema';
+import { newBatch } from '../../lib/store/writes';
+import { aws, stackEnv, uniqueId } from '.';
 
 export interface ApiAnswer<T = unknown> {
   status: number;
@@ -54,7 +57,7 @@ const nowS = () => Math.floor(Date.now() / 1000);
 export interface SeedImage {
   fprint: string;
   uploadTs: number;
-  status?: OpStatus;
+  status?: ImageStatus;
   isCat?: boolean;
   fileName?: string;
   logs?: string[];
@@ -69,7 +72,7 @@ export function imageItem(clientId: string, batchId: string, seed: SeedImage): I
   const status = seed.status ?? 'success';
   const classified = status === 'success';
   return {
-    batch_id: batchId,
+    batch_id: batchPartition(clientId, batchId),
     img_fprint: seed.fprint,
     client_id: clientId,
     s3img_key: `uploads/${clientId}/${batchId}/${seed.fileName ?? `${seed.fprint}.jpg`}`,
@@ -92,23 +95,9 @@ export function imageItem(clientId: string, batchId: string, seed: SeedImage): I
   };
 }
 
+/** A batch summary as the store writes it, with stored attributes overridden by `extra` (counters, expected…). */
 export function batchItem(clientId: string, batchId: string, extra: Partial<BatchItem> = {}): BatchItem {
-  const created = Date.now();
-  return {
-    batch_id: batchId,
-    img_fprint: BATCH_SK,
-    owner_id: clientId,
-    created_ts: created,
-    debug: false,
-    retention_days: 30,
-    ttl: nowS() + 30 * DAY_S,
-    n_total: 0,
-    n_success: 0,
-    n_fail: 0,
-    n_duplicate: 0,
-    n_cats: 0,
-    ...extra,
-  };
+  return { ...toBatchItem(newBatch({ clientId, batchId, now: Date.now(), debug: false, retentionDays: 30 })), ...extra };
 }
 
 /** Writes items with BatchWriteItem (25 a request), retrying unprocessed ones. */
@@ -123,10 +112,10 @@ export async function writeItems(items: Record<string, unknown>[]): Promise<void
   }
 }
 
-/** A batch summary plus its images, seeded directly. */
-export async function seedBatch(clientId: string, images: SeedImage[], batch: Partial<BatchItem> = {}): Promise<string> {
-  const batchId = batch.batch_id ?? uniqueId('b');
-  await aws().ddb.send(new PutCommand({ TableName: stackEnv('TABLE_NAME'), Item: batchItem(clientId, batchId, batch) }));
+/** A batch summary plus its images, seeded directly; answers the (bare) batch id. */
+export async function seedBatch(clientId: string, images: SeedImage[], batch: Partial<BatchItem> & { batchId?: string } = {}): Promise<string> {
+  const { batchId = uniqueId('b'), ...extra } = batch;
+  await aws().ddb.send(new PutCommand({ TableName: stackEnv('TABLE_NAME'), Item: batchItem(clientId, batchId, extra) }));
   await writeItems(images.map((image) => imageItem(clientId, batchId, image) as unknown as Record<string, unknown>));
   return batchId;
 }

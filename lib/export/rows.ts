@@ -1,0 +1,101 @@
+// One export row per uploaded file (DESIGN §7): an image record gives its own row, then one row per duplicate upload
+// it absorbed, so a batch's row count equals its counts.total.
+
+export const EXPORT_COLUMNS = [
+  'file_name',
+  'status',
+  'is_cat',
+  'cat_confidence',
+  'labels',
+  'fprint',
+  'duplicate_of',
+  'error_code',
+  'uploaded_at',
+  'classified_at',
+] as const;
+
+export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
+
+export type ExportStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
+
+/** What an export needs of an image record (the domain image, times in epoch ms). */
+export interface ExportImage {
+  fprint: string;
+  fileName: string | null;
+  status: ExportStatus;
+  isCat: boolean | null;
+  /** The Cat label's confidence; derived from `labels` when absent. */
+  catConfidence?: number | null;
+  labels: { name: string; confidence: number }[];
+  uploadedAt: number | null;
+  classifiedAt: number | null;
+  /** Duplicate uploads counted on this record, and the names of those kept (bounded). */
+  duplicates: number;
+  duplicateFiles: string[];
+  /** Set when the record is itself a duplicate upload: the original's file name. */
+  duplicateOf?: string | null;
+  error: { code: string } | null;
+}
+
+export interface ExportRow {
+  file_name: string | null;
+  status: ExportStatus;
+  is_cat: boolean | null;
+  cat_confidence: number | null;
+  labels: string;
+  fprint: string;
+  duplicate_of: string | null;
+  error_code: string | null;
+  uploaded_at: string | null;
+  classified_at: string | null;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** Confidences as the API gives them, without float noise: at most two decimals. */
+const round2 = (n: number): number => Math.round(n * 100) / 100;
+
+/** `Name:confidence|…` in the record's order (most confident first, as stored). */
+export const formatLabels = (labels: ExportImage['labels']): string =>
+  labels.map((l) => `${l.name}:${round2(l.confidence)}`).join('|');
+
+export function catConfidenceOf(image: Pick<ExportImage, 'catConfidence' | 'labels'>): number | null {
+  if (typeof image.catConfidence === 'number') return round2(image.catConfidence);
+  const cat = image.labels.find((l) => l.name.toLowerCase() === 'cat');
+  return cat ? round2(cat.confidence) : null;
+}
+
+/**
+ * The record's row, then its duplicates' rows: each with its own file name, status `duplicate`, the original's name
+ * in duplicate_of and the original's classification. Uploads counted past the stored names (the record keeps a
+ * bounded list) still get a row each, with an empty file name, so no upload is missing from the count.
+ */
+export function exportRows(image: ExportImage): ExportRow[] {
+  const classification = {
+    is_cat: image.isCat,
+    cat_confidence: catConfidenceOf(image),
+    labels: formatLabels(image.labels),
+    fprint: image.fprint,
+  };
+  const own: ExportRow = {
+    file_name: image.fileName,
+    status: image.status,
+    ...classification,
+    duplicate_of: image.duplicateOf ?? null,
+    error_code: image.error?.code ?? null,
+    uploaded_at: iso(image.uploadedAt),
+    classified_at: iso(image.classifiedAt),
+  };
+  const names = image.duplicateFiles.slice(0, Math.max(image.duplicates, 0));
+  const unnamed = Math.max(image.duplicates - names.length, 0);
+  const duplicate = (fileName: string | null): ExportRow => ({
+    file_name: fileName,
+    status: 'duplicate',
+    ...classification,
+    duplicate_of: image.fileName,
+    error_code: null,
+    uploaded_at: null,
+    classified_at: iso(image.classifiedAt),
+  });
+  return [own, ...names.map(duplicate), ...Array.from({ length: unnamed }, () => duplicate(null))];
+}

@@ -1,0 +1,76 @@
+// Streams an export page by page: the rows of one page of image records at a time, never the whole batch.
+// A small export is answered inline; once it outgrows the inline bound, what was buffered and everything after it
+// go to a sink (S3 on AWS and locally), so memory stays within the bound plus one page.
+import { Readable } from 'node:stream';
+import { encoderFor, type ExportFormat } from './encode';
+import { exportRows, type ExportImage } from './rows';
+
+export interface ExportChunk {
+  text: string;
+  rows: number;
+}
+
+/** The header (CSV), then one chunk per page of image records. */
+export async function* exportChunks(
+  pages: AsyncIterable<readonly ExportImage[]>,
+  format: ExportFormat,
+): AsyncGenerator<ExportChunk> {
+  const encoder = encoderFor(format);
+  if (encoder.header) yield { text: encoder.header, rows: 0 };
+  for await (const page of pages) {
+    let text = '';
+    let rows = 0;
+    for (const image of page) {
+      for (const row of exportRows(image)) {
+        text += encoder.line(row);
+        rows++;
+      }
+    }
+    if (rows) yield { text, rows };
+  }
+}
+
+export type ExportOutcome<S> =
+  | { kind: 'inline'; body: string; rows: number; bytes: number }
+  | { kind: 'stored'; stored: S; rows: number; bytes: number };
+
+export interface ExportCounts {
+  rows: number;
+  bytes: number;
+}
+
+/**
+ * Inline when the whole export is at most `inlineMaxBytes` (UTF-8); otherwise hands `spill` a stream of the whole
+ * export (the buffered start, then the rest as it is produced) and answers what it stored. `counts` is complete once
+ * the stream has ended.
+ */
+export async function writeExport<S>(
+  chunks: AsyncIterable<ExportChunk>,
+  opts: { inlineMaxBytes: number; spill: (body: Readable, counts: ExportCounts) => Promise<S> },
+): Promise<ExportOutcome<S>> {
+  const source = chunks[Symbol.asyncIterator]();
+  const buffered: string[] = [];
+  const counts: ExportCounts = { rows: 0, bytes: 0 };
+  for (;;) {
+    const next = await source.next();
+    if (next.done) {
+      return { kind: 'inline', body: buffered.join(''), ...counts };
+    }
+    buffered.push(next.value.text);
+    counts.rows += next.value.rows;
+    counts.bytes += Buffer.byteLength(next.value.text);
+    if (counts.bytes > opts.inlineMaxBytes) break;
+  }
+  async function* rest(): AsyncGenerator<Buffer> {
+    for (const text of buffered.splice(0)) yield Buffer.from(text);
+    for (;;) {
+      const next = await source.next();
+      if (next.done) return;
+      counts.rows += next.value.rows;
+      counts.bytes += Buffer.byteLength(next.value.text);
+      yield Buffer.from(next.value.text);
+    }
+  }
+  const stored = await opts.spill(Readable.from(rest()), counts);
+  return { kind: 'stored', stored, ...counts };
+}

@@ -1,0 +1,19 @@
+// Names shared by the ingest, the API and the local detector, defined once.
+
+/** Client and batch ids: S3 key segments (uploads/{clientId}/{batchId}/…) and the table's partition prefix. */
+export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export const ID_RULE = '1-64 of A-Z a-z 0-9 _ -';
+
+/** Rekognition's image limits for DetectLabels. */
+export const REKOGNITION_LIMITS = {
+  /** Image bytes sent inline. */
+  maxBytes: 5 * 1024 * 1024,
+  /** Image read by S3Object reference. */
+  maxS3Bytes: 15 * 1024 * 1024,
+  minSide: 80,
+  maxSide: 10_000,
+  /** Formats it reads by reference. */
+  byReference: new Set(['jpeg', 'png']),
+  defaultMinConfidence: 55,
+  defaultMaxLabels: 1000,
+} as const;

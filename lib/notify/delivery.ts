@@ -1,0 +1,80 @@
+// A completion callback's delivery, one attempt at a time: resolve and judge the target, POST the signed summary,
+// then say what the client sees (the callback state on its batch) and whether and when to try again. The caller
+// carries the job between attempts (an SQS message delayed by `retryInSeconds` on AWS; the local queue locally).
+import type { AttemptResult } from './deliver';
+import { postCallback } from './deliver';
+import { nextRetryDelay, type NotifyConfig } from './schedule';
+import { CallbackTargetError, resolveCallbackTarget, type Lookup } from './target';
+
+export interface CallbackJob {
+  url: string;
+  /** The summary as sent: the same bytes on every attempt. */
+  body: string;
+  /** Epoch ms of the first attempt (set by the first). */
+  firstAttemptAt?: number;
+  /** Attempts made before this one. */
+  attempts: number;
+}
+
+/** What GET /v1/batches/{batchId} shows of the callback. */
+export interface CallbackState {
+  url: string;
+  attempts: number;
+  lastAttemptAt: number | null;
+  /** The receiver's status of the last attempt, null when none came. */
+  lastStatus: number | null;
+  lastError: string | null;
+  deliveredAt: number | null;
+  /** Set when the window closed without a 2xx. */
+  gaveUpAt: number | null;
+}
+
+export interface DeliveryStep {
+  state: CallbackState;
+  /** The job for the next attempt, and its delay; absent when delivered or given up. */
+  retry?: { job: CallbackJob; inSeconds: number };
+  attempt: Omit<AttemptResult, 'signature'> & { signature: string | null };
+}
+
+export const initialCallbackState = (url: string): CallbackState => ({
+  url,
+  attempts: 0,
+  lastAttemptAt: null,
+  lastStatus: null,
+  lastError: null,
+  deliveredAt: null,
+  gaveUpAt: null,
+});
+
+export async function attemptDelivery(
+  job: CallbackJob,
+  secret: string,
+  config: NotifyConfig,
+  deps: { now?: () => number; lookup?: Lookup; random?: () => number } = {},
+): Promise<DeliveryStep> {
+  const now = (deps.now ?? Date.now)();
+  const firstAttemptAt = job.firstAttemptAt ?? now;
+  let attempt: DeliveryStep['attempt'];
+  try {
+    // Resolved on every attempt: a host that moved to a private address since the last one is refused now.
+    const target = await resolveCallbackTarget(job.url, { allowLoopback: config.allowLoopback }, deps.lookup);
+    attempt = await postCallback(target, secret, job.body, { timeoutMs: config.timeoutMs, nowSeconds: Math.floor(now / 1000) });
+  } catch (err) {
+    if (!(err instanceof CallbackTargetError)) throw err;
+    attempt = { delivered: false, status: null, error: err.code, signature: null };
+  }
+  const attempts = job.attempts + 1;
+  const state: CallbackState = {
+    url: job.url,
+    attempts,
+    lastAttemptAt: now,
+    lastStatus: attempt.status,
+    lastError: attempt.error,
+    deliveredAt: attempt.delivered ? now : null,
+    gaveUpAt: null,
+  };
+  if (attempt.delivered) return { state, attempt };
+  const inSeconds = nextRetryDelay(attempts, (now - firstAttemptAt) / 1000, config.retry, deps.random);
+  if (inSeconds === undefined) return { state: { ...state, gaveUpAt: now }, attempt };
+  return { state, attempt, retry: { job: { ...job, firstAttemptAt, attempts }, inSeconds } };
+}

@@ -1,0 +1,50 @@
+// When a failed callback is tried again: exponential backoff with jitter, each wait capped (SQS DelaySeconds takes
+// at most 900 s), until the retry window since the first attempt (a day on AWS, minutes locally) is spent.
+import { envNumber } from '../config';
+
+export interface RetryPolicy {
+  /** Wait after the first failed attempt; doubled after each further one. */
+  baseSeconds: number;
+  maxDelaySeconds: number;
+  /** No attempt starts later than this after the first one. */
+  windowSeconds: number;
+}
+
+export interface NotifyConfig {
+  retry: RetryPolicy;
+  /** Deadline of one attempt, connection to last byte. */
+  timeoutMs: number;
+  /** Plain http and loopback targets (the local stack); never on AWS. */
+  allowLoopback: boolean;
+}
+
+/** SQS's largest DelaySeconds. */
+export const MAX_QUEUE_DELAY_SECONDS = 900;
+
+export function loadNotifyConfig(): NotifyConfig {
+  return {
+    retry: {
+      baseSeconds: envNumber('CALLBACK_RETRY_BASE_SECONDS', 30, { min: 0 }),
+      maxDelaySeconds: envNumber('CALLBACK_RETRY_MAX_DELAY_SECONDS', MAX_QUEUE_DELAY_SECONDS, { min: 0, max: MAX_QUEUE_DELAY_SECONDS }),
+      windowSeconds: envNumber('CALLBACK_RETRY_WINDOW_SECONDS', 86_400, { min: 0 }),
+    },
+    timeoutMs: envNumber('CALLBACK_TIMEOUT_MS', 10_000, { min: 1, max: 60_000, integer: true }),
+    allowLoopback: process.env.CALLBACK_ALLOW_LOOPBACK === 'true',
+  };
+}
+
+/**
+ * Seconds to wait before the next attempt, after `attempts` failed ones (≥ 1), or undefined when the next attempt
+ * would start past the window. Half the delay is fixed and half random ("equal jitter"), so retries of many batches
+ * spread out without any retry coming early.
+ */
+export function nextRetryDelay(
+  attempts: number,
+  elapsedSeconds: number,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): number | undefined {
+  const full = Math.min(policy.baseSeconds * 2 ** Math.max(attempts - 1, 0), policy.maxDelaySeconds);
+  const delay = full / 2 + (random() * full) / 2;
+  return elapsedSeconds + delay > policy.windowSeconds ? undefined : delay;
+}

@@ -1,0 +1,242 @@
+// The request of every read access pattern of docs/design.md §2 (numbers as in its table), as pure functions: the key
+// condition, index and filters of each, unit-tested without a network. reader.ts runs them.
+import type { BatchGetCommandInput, GetCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
+import type { BatchStatus, ImageStatus } from './model';
+import { BATCH_SK, INDEX, batchKey, batchPartition, imageKey, statusTs } from './schema';
+
+/** What a listing shows of an image: the attributes every index projects (resources/table.yml). */
+export const LISTING_ATTRIBUTES = [
+  'batch_id',
+  'img_fprint',
+  'client_id',
+  'file_name',
+  'op_status',
+  'rek_iscat',
+  'labels',
+  'upload_ts',
+  'received_ts',
+  'rek_ts',
+  'ttl',
+  'dup_count',
+  'err_code',
+  'err_msg',
+] as const;
+
+/** Upper bound of a time range in ms: statusTs pads upload_ts to 15 digits. */
+const MAX_TS = 999_999_999_999_999;
+/** Most keys one BatchGetItem takes. */
+export const BATCH_GET_MAX_KEYS = 100;
+
+/** Image statuses a batch listing can filter by: a claimed image is read from the batch's own partition. */
+export const BATCH_IMAGE_STATUSES = ['processing', 'success', 'fail'] as const satisfies readonly ImageStatus[];
+/** Image statuses a client listing can filter by: only results enter the client-status index. */
+export const CLIENT_IMAGE_STATUSES = ['success', 'fail'] as const satisfies readonly ImageStatus[];
+
+const TABLE_KEY = ['batch_id', 'img_fprint'] as const;
+const lsiKey = (sortKey: string) => [...TABLE_KEY, sortKey] as const;
+const gsiKey = (hashKey: string, sortKey: string) => [hashKey, sortKey, ...TABLE_KEY] as const;
+
+export interface BatchQuery {
+  tableName: string;
+  clientId: string;
+  batchId: string;
+  /** Epoch s. */
+  nowS: number;
+}
+
+function batchExpression(q: BatchQuery): ExpressionBuilder {
+  const e = new ExpressionBuilder();
+  e.keyCondition(`${e.name('batch_id')} = ${e.value(':batch', batchPartition(q.clientId, q.batchId))}`);
+  return e;
+}
+
+/** 1: a batch's results, by fingerprint. The key condition leaves out the summary item (#BATCH sorts first). */
+export function batchResultsRequest(q: BatchQuery): QueryPlan {
+  const e = batchExpression(q);
+  e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
+  return e.build({ pattern: 'batch-results', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection: LISTING_ATTRIBUTES });
+}
+
+function statusCondition(e: ExpressionBuilder, status: ImageStatus, range: TimeRange): string {
+  const a = e.name('status_ts');
+  if (range.from === undefined && range.to === undefined) {
+    return `begins_with(${a}, ${e.value(':status', `${status}#`)})`;
+  }
+  return `${a} BETWEEN ${e.value(':lo', statusTs(status, range.from ?? 0))} AND ${e.value(':hi', statusTs(status, range.to ?? MAX_TS))}`;
+}
+
+/** 2: a batch by status (and optionally a time range), LSI batch-status. */
+export function batchByStatusRequest(q: BatchQuery & { status: ImageStatus } & TimeRange): QueryPlan {
+  const e = batchExpression(q);
+  e.keyCondition(statusCondition(e, q.status, q));
+  return e.build({ pattern: 'batch-status', tableName: q.tableName, index: INDEX.batchStatus, keyAttributes: lsiKey('status_ts'), nowS: q.nowS });
+}
+
+/** 7: a batch in a time range, LSI batch-time. */
+export function batchTimeRangeRequest(q: BatchQuery & TimeRange): QueryPlan {
+  const e = batchExpression(q);
+  const range = e.range('upload_ts', q);
+  if (range) e.keyCondition(range);
+  return e.build({ pattern: 'batch-time', tableName: q.tableName, index: INDEX.batchTime, keyAttributes: lsiKey('upload_ts'), nowS: q.nowS });
+}
+
+/** 4: a batch's debug logs, sparse LSI batch-logs. */
+export function batchLogsRequest(q: BatchQuery & TimeRange): QueryPlan {
+  const e = batchExpression(q);
+  const range = e.range('log_ts', q);
+  if (range) e.keyCondition(range);
+  return e.build({ pattern: 'batch-logs', tableName: q.tableName, index: INDEX.batchLogs, keyAttributes: lsiKey('log_ts'), nowS: q.nowS });
+}
+
+export interface BatchImagesFilter extends TimeRange {
+  status?: (typeof BATCH_IMAGE_STATUSES)[number];
+}
+
+/**
+ * 1 filtered: images still being classified. They get their status and time index keys only with their result, so
+ * the batch's own partition is read, and the time range applies to when they were received.
+ */
+export function batchInProgressRequest(q: BatchQuery & TimeRange): QueryPlan {
+  const e = batchExpression(q);
+  e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
+  e.filter(`${e.name('op_status')} = ${e.value(':status', 'processing')}`);
+  const range = e.range('received_ts', q);
+  if (range) e.filter(range);
+  return e.build({ pattern: 'batch-in-progress', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection: LISTING_ATTRIBUTES });
+}
+
+/** GET /v1/batches/{id}/images: processing → 1 filtered, another status → 2, a time range alone → 7, nothing → 1. */
+export function batchImagesRequest(q: BatchQuery & BatchImagesFilter): QueryPlan {
+  if (q.status === 'processing') return batchInProgressRequest(q);
+  if (q.status) return batchByStatusRequest({ ...q, status: q.status });
+  if (q.from !== undefined || q.to !== undefined) return batchTimeRangeRequest(q);
+  return batchResultsRequest(q);
+}
+
+export interface ClientQuery {
+  tableName: string;
+  clientId: string;
+  nowS: number;
+}
+
+export interface ClientImagesFilter extends TimeRange {
+  status?: (typeof CLIENT_IMAGE_STATUSES)[number];
+  cat?: boolean;
+  fprint?: string;
+}
+
+function clientExpression(q: ClientQuery, attribute = 'client_id'): ExpressionBuilder {
+  const e = new ExpressionBuilder();
+  e.keyCondition(`${e.name(attribute)} = ${e.value(':client', q.clientId)}`);
+  return e;
+}
+
+function addFilters(e: ExpressionBuilder, f: ClientImagesFilter, skip: { status?: boolean; cat?: boolean; time?: boolean }) {
+  if (f.status && !skip.status) e.filter(`${e.name('op_status')} = ${e.value(':status', f.status)}`);
+  if (f.cat !== undefined && !skip.cat) e.filter(`${e.name('rek_iscat')} = ${e.value(':cat', f.cat)}`);
+  if (!skip.time) {
+    const range = e.range('upload_ts', f);
+    if (range) e.filter(range);
+  }
+}
+
+/** 3: a client's images by status (optionally in a time range), GSI client-status. */
+export function clientByStatusRequest(q: ClientQuery & ClientImagesFilter & { status: ImageStatus }): QueryPlan {
+  const e = clientExpression(q);
+  e.keyCondition(statusCondition(e, q.status, q));
+  addFilters(e, q, { status: true, time: true });
+  return e.build({ pattern: 'client-status', tableName: q.tableName, index: INDEX.clientStatus, keyAttributes: gsiKey('client_id', 'status_ts'), nowS: q.nowS });
+}
+
+/** 5b: one image (fingerprint) across the client's batches, GSI client-fprint. */
+export function imageAcrossBatchesRequest(q: ClientQuery & ClientImagesFilter & { fprint: string }): QueryPlan {
+  const e = clientExpression(q);
+  e.keyCondition(`${e.name('img_fprint')} = ${e.value(':fprint', q.fprint)}`);
+  addFilters(e, q, {});
+  return e.build({ pattern: 'client-fprint', tableName: q.tableName, index: INDEX.clientFprint, keyAttributes: gsiKey('client_id', 'img_fprint'), nowS: q.nowS });
+}
+
+/** 8: a client's images in a time range (or all of them, oldest first), GSI client-time. */
+export function clientTimeRangeRequest(q: ClientQuery & ClientImagesFilter): QueryPlan {
+  const e = clientExpression(q);
+  const range = e.range('upload_ts', q);
+  if (range) e.keyCondition(range);
+  addFilters(e, q, { time: true });
+  return e.build({ pattern: 'client-time', tableName: q.tableName, index: INDEX.clientTime, keyAttributes: gsiKey('client_id', 'upload_ts'), nowS: q.nowS });
+}
+
+/** 9: a client's cats in a time range, sparse GSI client-cats (cat_ts = upload_ts, written only for cats). */
+export function clientCatsRequest(q: ClientQuery & ClientImagesFilter): QueryPlan {
+  const e = clientExpression(q);
+  const range = e.range('cat_ts', q);
+  if (range) e.keyCondition(range);
+  addFilters(e, q, { cat: true, time: true });
+  return e.build({ pattern: 'client-cats', tableName: q.tableName, index: INDEX.clientCats, keyAttributes: gsiKey('client_id', 'cat_ts'), nowS: q.nowS });
+}
+
+/** GET /v1/images: fprint → 5b, cat=true → 9, status → 3, otherwise 8; the other filters become filter expressions. */
+export function clientImagesRequest(q: ClientQuery & ClientImagesFilter): QueryPlan {
+  if (q.fprint !== undefined) return imageAcrossBatchesRequest({ ...q, fprint: q.fprint });
+  if (q.cat === true) return clientCatsRequest(q);
+  if (q.status) return clientByStatusRequest({ ...q, status: q.status });
+  return clientTimeRangeRequest(q);
+}
+
+export interface ClientBatchesFilter extends TimeRange {
+  status?: BatchStatus;
+}
+
+/**
+ * A client's batches, newest first, sparse GSI client-batches (owner_id + created_ts: only batch summaries have
+ * both). The status filter reads `closed` and `done_ts`, which change once per batch, so the index (which projects
+ * them) is written when a batch opens, closes and finishes, never by its counters.
+ */
+export function clientBatchesRequest(q: ClientQuery & ClientBatchesFilter): QueryPlan {
+  const e = clientExpression(q, 'owner_id');
+  const range = e.range('created_ts', q);
+  if (range) e.keyCondition(range);
+  if (q.status === 'open') e.filter(`(attribute_not_exists(${e.name('closed')}) OR ${e.name('closed')} = ${e.value(':false', false)})`);
+  if (q.status === 'processing') e.filter(`${e.name('closed')} = ${e.value(':true', true)} AND attribute_not_exists(${e.name('done_ts')})`);
+  if (q.status === 'done') e.filter(`attribute_exists(${e.name('done_ts')})`);
+  return e.build({
+    pattern: 'client-batches',
+    tableName: q.tableName,
+    index: INDEX.clientBatches,
+    keyAttributes: gsiKey('owner_id', 'created_ts'),
+    nowS: q.nowS,
+    newestFirst: true,
+  });
+}
+
+/** 5: one image, GetItem. */
+export function imageRequest(tableName: string, clientId: string, batchId: string, fprint: string): GetCommandInput {
+  return {
+    TableName: tableName,
+    Key: imageKey(clientId, batchId, fprint),
+    ProjectionExpression: LISTING_ATTRIBUTES.map((a) => `#${a}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(LISTING_ATTRIBUTES.map((a) => [`#${a}`, a])),
+  };
+}
+
+/** The batch summary, GetItem. */
+export function batchSummaryRequest(tableName: string, clientId: string, batchId: string): GetCommandInput {
+  return { TableName: tableName, Key: batchKey(clientId, batchId) };
+}
+
+/** 6: BatchGetItem requests of at most 100 distinct keys each; the summary key is never asked for. */
+export function batchGetRequests(tableName: string, clientId: string, batchId: string, fprints: readonly string[]): BatchGetCommandInput[] {
+  const distinct = [...new Set(fprints)].filter((f) => f !== BATCH_SK);
+  const { ProjectionExpression, ExpressionAttributeNames } = imageRequest(tableName, clientId, batchId, '');
+  const requests: BatchGetCommandInput[] = [];
+  for (let i = 0; i < distinct.length; i += BATCH_GET_MAX_KEYS) {
+    const keys = distinct.slice(i, i + BATCH_GET_MAX_KEYS).map((f) => imageKey(clientId, batchId, f));
+    requests.push({ RequestItems: { [tableName]: { Keys: keys, ProjectionExpression, ExpressionAttributeNames } } });
+  }
+  return requests;
+}
+
+/** BatchGetItem of whole batch summaries, by their keys (a page of client-batches). */
+export function batchSummariesRequest(tableName: string, keys: readonly { batch_id: string; img_fprint: string }[]): BatchGetCommandInput {
+  return { RequestItems: { [tableName]: { Keys: keys.map((k) => ({ batch_id: k.batch_id, img_fprint: k.img_fprint })) } } };
+}

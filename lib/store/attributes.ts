@@ -1,0 +1,134 @@
+// The one table from domain names (lib/store/model.ts) to stored attribute names, read both ways: items become
+// domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
+// attribute's stored name is written here once.
+import type { Batch, Counts, Image } from './model';
+import { BATCH_SK, batchPartition, splitPartition, type BatchItem, type ImageItem } from './schema';
+
+export const IMAGE_ATTRIBUTES = {
+  fprint: 'img_fprint',
+  clientId: 'client_id',
+  key: 's3img_key',
+  etag: 'etag',
+  fileName: 'file_name',
+  status: 'op_status',
+  uploadedAt: 'upload_ts',
+  classifiedAt: 'rek_ts',
+  expiresAt: 'ttl',
+  isCat: 'rek_iscat',
+  labels: 'labels',
+  detection: 'rek_resp',
+  logs: 'logs',
+  loggedAt: 'log_ts',
+  phash: 'phash',
+  width: 'width',
+  height: 'height',
+  format: 'format',
+  restingKey: 'processed_key',
+  errorCode: 'err_code',
+  errorMessage: 'err_msg',
+  duplicates: 'dup_count',
+  duplicateFiles: 'dup_files',
+  claimId: 'claim_id',
+  leaseUntil: 'lease_until',
+  // Index keys with no domain field of their own: uploadedAt while classifying, and the sparse index keys.
+  receivedAt: 'received_ts',
+  statusKey: 'status_ts',
+  catAt: 'cat_ts',
+  partition: 'batch_id',
+} as const;
+
+export const BATCH_ATTRIBUTES = {
+  partition: 'batch_id',
+  sortKey: 'img_fprint',
+  clientId: 'owner_id',
+  createdAt: 'created_ts',
+  debug: 'debug',
+  retentionDays: 'retention_days',
+  expiresAt: 'ttl',
+  expected: 'expected',
+  closed: 'closed',
+  closedAt: 'closed_ts',
+  doneAt: 'done_ts',
+} as const;
+
+export const COUNTER_ATTRIBUTES = {
+  total: 'n_total',
+  pending: 'n_pending',
+  success: 'n_success',
+  fail: 'n_fail',
+  duplicate: 'n_duplicate',
+  reused: 'n_reused',
+  cats: 'n_cats',
+} as const satisfies Record<keyof Counts, string>;
+
+export type ImageAttribute = keyof typeof IMAGE_ATTRIBUTES;
+export type BatchAttribute = keyof typeof BATCH_ATTRIBUTES | keyof Counts;
+
+const BATCH_AND_COUNTERS = { ...BATCH_ATTRIBUTES, ...COUNTER_ATTRIBUTES };
+
+/** ExpressionAttributeNames for domain names used as `#name` placeholders in an image expression. */
+export const imageNames = (...names: ImageAttribute[]): Record<string, string> =>
+  Object.fromEntries(names.map((n) => [`#${n}`, IMAGE_ATTRIBUTES[n]]));
+
+/** The same for a batch summary expression. */
+export const batchNames = (...names: BatchAttribute[]): Record<string, string> =>
+  Object.fromEntries(names.map((n) => [`#${n}`, BATCH_AND_COUNTERS[n]]));
+
+/** Stored names of image attributes, for projections. */
+export const storedImageAttributes = (names: readonly ImageAttribute[]): string[] => names.map((n) => IMAGE_ATTRIBUTES[n]);
+
+/** A stored image (whole, or as an index projects it) as the domain sees it. */
+export function toImage(item: Partial<ImageItem>): Image {
+  const stored = item as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [name, attribute] of Object.entries(IMAGE_ATTRIBUTES)) {
+    if (stored[attribute] !== undefined) out[name] = stored[attribute];
+  }
+  const { clientId, batchId } = splitPartition(item.batch_id ?? '');
+  out.clientId = item.client_id ?? clientId;
+  out.batchId = batchId;
+  out.uploadedAt = item.upload_ts ?? item.received_ts;
+  if (item.dup_files !== undefined) out.duplicateFiles = [...item.dup_files].sort();
+  for (const indexOnly of ['receivedAt', 'statusKey', 'catAt', 'partition']) delete out[indexOnly];
+  return out as unknown as Image;
+}
+
+/** The stored item of an image record (every field of the domain object that is set). */
+export function toImageItem(image: Image): ImageItem {
+  const out: Record<string, unknown> = { batch_id: batchPartition(image.clientId, image.batchId) };
+  for (const [name, attribute] of Object.entries(IMAGE_ATTRIBUTES)) {
+    const value = (image as unknown as Record<string, unknown>)[name];
+    if (value !== undefined && name !== 'partition') out[attribute] = value;
+  }
+  return out as unknown as ImageItem;
+}
+
+export function toBatch(item: BatchItem): Batch {
+  const { batchId } = splitPartition(item.batch_id);
+  const counts = Object.fromEntries(
+    Object.entries(COUNTER_ATTRIBUTES).map(([name, attribute]) => [name, Number((item as unknown as Record<string, unknown>)[attribute] ?? 0)]),
+  ) as unknown as Counts;
+  return {
+    clientId: item.owner_id,
+    batchId,
+    createdAt: item.created_ts,
+    debug: item.debug === true,
+    retentionDays: item.retention_days,
+    expiresAt: item.ttl,
+    ...(typeof item.expected === 'number' ? { expected: item.expected } : {}),
+    closed: item.closed === true,
+    ...(typeof item.closed_ts === 'number' ? { closedAt: item.closed_ts } : {}),
+    ...(typeof item.done_ts === 'number' ? { doneAt: item.done_ts } : {}),
+    counts,
+  };
+}
+
+export function toBatchItem(batch: Batch): BatchItem {
+  const out: Record<string, unknown> = { batch_id: batchPartition(batch.clientId, batch.batchId), img_fprint: BATCH_SK };
+  for (const [name, attribute] of Object.entries(BATCH_ATTRIBUTES)) {
+    const value = (batch as unknown as Record<string, unknown>)[name];
+    if (value !== undefined && name !== 'partition' && name !== 'sortKey') out[attribute] = value;
+  }
+  for (const [name, attribute] of Object.entries(COUNTER_ATTRIBUTES)) out[attribute] = batch.counts[name as keyof Counts];
+  return out as unknown as BatchItem;
+}

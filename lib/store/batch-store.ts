@@ -1,0 +1,293 @@
+// The store's writes and the reads they depend on, in domain terms (lib/store/model.ts): batches, claims, results,
+// rejections, duplicates, and the counters each of them moves. Callers never name an attribute or a counter.
+//
+// Counters stay exact because only the run whose record write succeeded moves them. Where the backend has
+// transactions (DynamoDB; `transactions: true`), the record and its counter move are one TransactWriteItems. Without
+// them (dynalite) they are two writes, and a crash between the two is repaired by recount(), which the redelivery of
+// the crashed upload (and the reconciliation sweep) call.
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type PutCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { toBatch, toImage } from './attributes';
+import { shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
+import { batchKey, clientKey, imageKey, type BatchItem, type ImageItem } from './schema';
+import {
+  CLAIM_COUNTS,
+  DUPLICATE_COUNTS,
+  REJECTION_COUNTS,
+  addExpectedRequest,
+  autoCloseRequest,
+  claimRequest,
+  closeRequest,
+  countRecords,
+  countRequest,
+  duplicateRequest,
+  finishCounts,
+  finishRequest,
+  markDoneRequest,
+  newBatch,
+  putBatchRequest,
+  recountQuery,
+  rejectionRequest,
+  releaseRequest,
+  setCountsRequest,
+  takeoverRequest,
+  transaction,
+  type Claim,
+  type Finish,
+  type NewBatch,
+} from './writes';
+
+export interface BatchStoreOptions {
+  ddb: DynamoDBDocumentClient;
+  tableName: string;
+  /** Record and counter writes in one transaction (DynamoDB, DynamoDB Local); false for dynalite. */
+  transactions: boolean;
+  /** How long a client lookup is trusted (ms). */
+  clientCacheMs?: number;
+  now?: () => number;
+}
+
+export type ClaimOutcome =
+  | { held: true; takeover: boolean; uploadedAt: number }
+  /** Someone holds or held this image already: the record that says so. */
+  | { held: false; existing: Image };
+
+export type CloseOutcome = { closed: true; batch: Batch } | { closed: false; reason: 'missing' | 'closed' | 'below-total'; batch?: Batch };
+
+const conditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;
+
+/** The transaction failed only because its first write's condition did not hold. */
+const firstConditionFailed = (err: unknown): boolean =>
+  err instanceof TransactionCanceledException && err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+
+/** Recount rounds before giving up on a batch that keeps changing under it (the next redelivery or sweep retries). */
+const RECOUNT_ROUNDS = 5;
+
+export class BatchStore {
+  private readonly ddb: DynamoDBDocumentClient;
+  private readonly table: string;
+  private readonly now: () => number;
+  private readonly knownClients = new Map<string, { known: boolean; until: number }>();
+
+  constructor(private readonly opts: BatchStoreOptions) {
+    this.ddb = opts.ddb;
+    this.table = opts.tableName;
+    this.now = opts.now ?? Date.now;
+  }
+
+  get transactions(): boolean {
+    return this.opts.transactions;
+  }
+
+  // ---- clients ---------------------------------------------------------------------------------------------
+
+  /** Whether the client is registered (client:create). Answers are kept briefly per container. */
+  async isRegisteredClient(clientId: string): Promise<boolean> {
+    const now = this.now();
+    const cached = this.knownClients.get(clientId);
+    if (cached && cached.until > now) return cached.known;
+    const out = await this.ddb.send(new GetCommand({ TableName: this.table, Key: clientKey(clientId), ProjectionExpression: 'batch_id' }));
+    const known = out.Item !== undefined;
+    if (this.knownClients.size >= 10_000) this.knownClients.clear();
+    // An unknown client may be registered any moment: remember that for a shorter while.
+    this.knownClients.set(clientId, { known, until: now + (known ? (this.opts.clientCacheMs ?? 60_000) : 5_000) });
+    return known;
+  }
+
+  // ---- batches ---------------------------------------------------------------------------------------------
+
+  async getBatch(clientId: string, batchId: string): Promise<Batch | undefined> {
+    const out = await this.ddb.send(new GetCommand({ TableName: this.table, Key: batchKey(clientId, batchId), ConsistentRead: true }));
+    return out.Item ? toBatch(out.Item as BatchItem) : undefined;
+  }
+
+  /** Creates the batch; false when the client already has one of that name. */
+  async createBatch(batch: Batch): Promise<boolean> {
+    try {
+      await this.ddb.send(new PutCommand(putBatchRequest(this.table, batch)));
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  /** The batch, opened by this upload when it is the batch's first (no POST /v1/batches before it). */
+  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<Batch> {
+    const existing = await this.getBatch(b.clientId, b.batchId);
+    if (existing) return existing;
+    const batch = newBatch({ ...b, debug: false });
+    if (await this.createBatch(batch)) return batch;
+    return (await this.getBatch(b.clientId, b.batchId))!; // opened concurrently by another upload
+  }
+
+  /** Closes an open batch (POST …:close), optionally with the number of files it gets in all. */
+  async close(clientId: string, batchId: string, expected?: number): Promise<CloseOutcome> {
+    try {
+      const out = await this.ddb.send(new UpdateCommand(closeRequest(this.table, clientId, batchId, this.now(), expected)));
+      return { closed: true, batch: await this.settle(toBatch(out.Attributes as BatchItem)) };
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+      const batch = await this.getBatch(clientId, batchId);
+      if (!batch) return { closed: false, reason: 'missing' };
+      if (batch.closed) return { closed: false, reason: 'closed', batch };
+      return { closed: false, reason: 'below-total', batch };
+    }
+  }
+
+  /** Declares more files for an open batch; undefined when it is closed or missing. */
+  async addExpected(clientId: string, batchId: string, files: number): Promise<Batch | undefined> {
+    try {
+      const out = await this.ddb.send(new UpdateCommand(addExpectedRequest(this.table, clientId, batchId, files)));
+      return toBatch(out.Attributes as BatchItem);
+    } catch (err) {
+      if (conditionFailed(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Sets the batch's counters to what its records add up to (a paged, projected Query of its own partition), only if
+   * they did not move meanwhile; repeated until they hold still. Then closes or marks it done if that is now due.
+   */
+  async recount(clientId: string, batchId: string): Promise<Batch | undefined> {
+    for (let round = 0; round < RECOUNT_ROUNDS; round++) {
+      const before = await this.getBatch(clientId, batchId);
+      if (!before) return undefined;
+      const counts = await this.countRecords(clientId, batchId);
+      if (sameCounts(before.counts, counts)) return this.settle(before);
+      try {
+        const out = await this.ddb.send(new UpdateCommand(setCountsRequest(this.table, clientId, batchId, before.counts, counts)));
+        return this.settle(toBatch(out.Attributes as BatchItem));
+      } catch (err) {
+        if (!conditionFailed(err)) throw err;
+      }
+    }
+    return this.getBatch(clientId, batchId);
+  }
+
+  private async countRecords(clientId: string, batchId: string): Promise<Counts> {
+    const items: ImageItem[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.ddb.send(new QueryCommand({ ...recountQuery(this.table, clientId, batchId), ExclusiveStartKey: start }));
+      items.push(...((out.Items ?? []) as ImageItem[]));
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return countRecords(items);
+  }
+
+  /** Closes a batch whose declared files all arrived, and stamps it done when it is: each at most once. */
+  private async settle(batch: Batch): Promise<Batch> {
+    let settled = batch;
+    if (shouldAutoClose(settled)) settled = (await this.conditionalUpdate(autoCloseRequest(this.table, batch.clientId, batch.batchId, this.now()))) ?? settled;
+    if (shouldMarkDone(settled)) settled = (await this.conditionalUpdate(markDoneRequest(this.table, batch.clientId, batch.batchId, this.now()))) ?? settled;
+    return settled;
+  }
+
+  /** The summary after a conditional update, or undefined when its condition did not hold (someone else did it). */
+  private async conditionalUpdate(request: UpdateCommandInput): Promise<Batch | undefined> {
+    try {
+      const out = await this.ddb.send(new UpdateCommand(request));
+      return toBatch(out.Attributes as BatchItem);
+    } catch (err) {
+      if (conditionFailed(err)) return undefined;
+      throw err;
+    }
+  }
+
+  // ---- images ----------------------------------------------------------------------------------------------
+
+  async getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+    const out = await this.ddb.send(new GetCommand({ TableName: this.table, Key: imageKey(clientId, batchId, fprint), ConsistentRead: true }));
+    return out.Item ? toImage(out.Item as ImageItem) : undefined;
+  }
+
+  /**
+   * Claims (batch, fingerprint) for classification, counting a new image as pending; takes over a claim whose lease
+   * has expired (already counted). Otherwise answers the record that holds the image.
+   */
+  async claim(c: Claim): Promise<ClaimOutcome> {
+    if (await this.recordWithCounts(claimRequest(this.table, c), c, CLAIM_COUNTS)) return { held: true, takeover: false, uploadedAt: c.now };
+    const existing = await this.getImage(c.clientId, c.batchId, c.fprint);
+    if (!existing) return this.claim(c); // removed between the two calls: try again
+    if (existing.status === 'processing' && existing.claimId && (existing.leaseUntil ?? 0) < c.now) {
+      try {
+        await this.ddb.send(new UpdateCommand(takeoverRequest(this.table, c, existing.claimId)));
+        return { held: true, takeover: true, uploadedAt: existing.uploadedAt ?? c.now };
+      } catch (err) {
+        if (!conditionFailed(err)) throw err;
+        return this.claim(c); // another run took it over first
+      }
+    }
+    return { held: false, existing };
+  }
+
+  /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */
+  async finish(c: Claim, f: Finish): Promise<boolean> {
+    return this.recordWithCounts(finishRequest(this.table, c, f), c, finishCounts(f.result));
+  }
+
+  async release(c: Claim): Promise<void> {
+    try {
+      await this.ddb.send(new UpdateCommand(releaseRequest(this.table, c)));
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+    }
+  }
+
+  /** Records a refused upload (a `fail` record) and counts it; false when it was recorded before (a redelivery). */
+  async reject(image: Image): Promise<boolean> {
+    return this.recordWithCounts(rejectionRequest(this.table, image), image, REJECTION_COUNTS);
+  }
+
+  /** Counts another upload of a recorded image; false when this upload was counted before (a redelivery). */
+  async addDuplicate(original: Image, fileName: string): Promise<boolean> {
+    return this.recordWithCounts(duplicateRequest(this.table, original, fileName), original, DUPLICATE_COUNTS);
+  }
+
+  /**
+   * A conditional record write and the counter move it implies: one transaction, or the write then the move. False
+   * when the record's condition failed (nothing written, nothing counted).
+   */
+  private async recordWithCounts(
+    record: UpdateCommandInput | PutCommandInput,
+    batch: { clientId: string; batchId: string },
+    delta: Partial<Counts>,
+  ): Promise<boolean> {
+    const count = countRequest(this.table, batch.clientId, batch.batchId, delta);
+    if (this.opts.transactions) {
+      try {
+        await this.ddb.send(new TransactWriteCommand(transaction(record, count)));
+      } catch (err) {
+        if (firstConditionFailed(err)) return false;
+        throw err;
+      }
+      // A transaction answers no values: read the summary to see whether it closed or finished the batch.
+      const after = await this.getBatch(batch.clientId, batch.batchId);
+      if (after) await this.settle(after);
+      return true;
+    }
+    try {
+      if ('Item' in record) await this.ddb.send(new PutCommand(record as PutCommandInput));
+      else await this.ddb.send(new UpdateCommand(record as UpdateCommandInput));
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+    const out = await this.ddb.send(new UpdateCommand(count));
+    await this.settle(toBatch(out.Attributes as BatchItem));
+    return true;
+  }
+}
+
+const sameCounts = (a: Counts, b: Counts): boolean => (Object.keys(b) as (keyof Counts)[]).every((k) => a[k] === b[k]);

@@ -1,0 +1,119 @@
+// The domain the store speaks: images, batches and their counters, with the names the rest of the code uses.
+// lib/store/attributes.ts is the one table that maps these names to the stored attribute names.
+import { ID_PATTERN } from '../ids';
+
+/** What a stored image record says about its upload: being classified, classified, or refused. */
+export type ImageStatus = 'processing' | 'success' | 'fail';
+
+/** How an upload ended: its own record's final status, or a duplicate counted on an earlier record. */
+export type Outcome = 'success' | 'fail' | 'duplicate';
+
+export interface Label {
+  name: string;
+  confidence: number;
+}
+
+/** Trimmed DetectLabels answer: what a debugger needs, without boxes or raw payload. */
+export interface TrimmedLabels {
+  model: string;
+  labels: { name: string; confidence: number; parents: string[]; instances: number }[];
+}
+
+export interface ImageError {
+  code: string;
+  message: string;
+}
+
+/** One image record: an upload with new pixels (or a refused upload) in a client's batch. */
+export interface Image {
+  clientId: string;
+  /** The client's own name for the batch (the API's and S3's batch id). */
+  batchId: string;
+  /** Pixel fingerprint; a refused upload's record key (`fail-…`). */
+  fprint: string;
+  status: ImageStatus;
+  /** Epoch ms: when the upload was first received. */
+  uploadedAt?: number;
+  /** Epoch ms: when its result was recorded. */
+  classifiedAt?: number;
+  /** Epoch s: DynamoDB TTL. */
+  expiresAt: number;
+  key?: string;
+  /** ETag of the uploaded object: same key and ETag is the same upload. */
+  etag?: string;
+  fileName?: string;
+  isCat?: boolean;
+  labels?: Label[];
+  detection?: TrimmedLabels;
+  logs?: string[];
+  /** Epoch ms; set only when the record holds logs. */
+  loggedAt?: number;
+  phash?: string;
+  width?: number;
+  height?: number;
+  format?: string;
+  /** Where the object rests: processed/…, failed/…. */
+  restingKey?: string;
+  errorCode?: string;
+  errorMessage?: string;
+  /** Later uploads of the same pixels to this batch, and the first of their names. */
+  duplicates?: number;
+  duplicateFiles?: string[];
+  claimId?: string;
+  leaseUntil?: number;
+}
+
+export interface Counts {
+  /** Every upload counted: pending + success + fail + duplicate. */
+  total: number;
+  /** Claimed and still being classified. */
+  pending: number;
+  success: number;
+  fail: number;
+  duplicate: number;
+  /** Classified by reusing an earlier result (reserved: always 0 for now). */
+  reused: number;
+  cats: number;
+}
+
+export const ZERO_COUNTS: Counts = { total: 0, pending: 0, success: 0, fail: 0, duplicate: 0, reused: 0, cats: 0 };
+
+export interface Batch {
+  clientId: string;
+  batchId: string;
+  /** Epoch ms. */
+  createdAt: number;
+  debug: boolean;
+  retentionDays: number;
+  /** Epoch s: DynamoDB TTL. */
+  expiresAt: number;
+  /** Files the client said it uploads in all; undefined when it never said. */
+  expected?: number;
+  closed: boolean;
+  /** Epoch ms. */
+  closedAt?: number;
+  /** Epoch ms; set once, by the write that made the batch done. */
+  doneAt?: number;
+  counts: Counts;
+}
+
+export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
+/** Every declared file arrived (or none was declared). */
+const allArrived = (b: Pick<Batch, 'expected' | 'counts'>): boolean => b.expected === undefined || b.counts.total >= b.expected;
+
+/** docs/design.md §6: open until closed; processing while anything is pending or declared files are missing; then done. */
+export function batchStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts'>): BatchStatus {
+  if (!b.closed) return 'open';
+  return b.counts.pending === 0 && allArrived(b) ? 'done' : 'processing';
+}
+
+/** Auto-close: as many uploads arrived as the client declared. */
+export const shouldAutoClose = (b: Batch): boolean => !b.closed && b.expected !== undefined && b.counts.total >= b.expected;
+
+/** Done now, and not yet stamped done. */
+export const shouldMarkDone = (b: Batch): boolean => b.doneAt === undefined && batchStatus(b) === 'done';
+
+/** Client and batch ids: S3 key segments and the table's partition prefix. */
+export const isId = (id: string): boolean => ID_PATTERN.test(id);

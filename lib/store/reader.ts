@@ -1,0 +1,207 @@
+// Runs the read access patterns (access-patterns.ts) and answers in domain terms (model.ts). Every read filters
+// expired items (ttl) itself, since DynamoDB deletes them only within days, and list reads page with an opaque,
+// tamper-evident cursor (cursor.ts) and are filled up to their limit even when a filter leaves DynamoDB pages short.
+import {
+  ProvisionedThroughputExceededException,
+  RequestLimitExceeded,
+  ThrottlingException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  GetCommand,
+  QueryCommand,
+  type BatchGetCommandInput,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  batchGetRequests,
+  batchImagesRequest,
+  batchLogsRequest,
+  batchSummariesRequest,
+  batchSummaryRequest,
+  clientBatchesRequest,
+  clientImagesRequest,
+  imageRequest,
+  type BatchImagesFilter,
+  type ClientBatchesFilter,
+  type ClientImagesFilter,
+} from './access-patterns';
+import { toBatch, toImage } from './attributes';
+import type { CursorCodec, StartKey } from './cursor';
+import { QueryError, StoreThrottledError } from './errors';
+import type { QueryPlan, TimeRange } from './expressions';
+import type { Batch, Image } from './model';
+import { BATCH_SK, nowSeconds, type BatchItem, type ImageItem } from './schema';
+
+export interface Page<T> {
+  items: T[];
+  /** Absent on the last page. */
+  cursor?: string;
+}
+
+export interface PageRequest {
+  limit: number;
+  cursor?: string;
+}
+
+export interface StoreContext {
+  ddb: DynamoDBDocumentClient;
+  tableName: string;
+  cursors: CursorCodec;
+  /** Epoch ms; the clock that decides what has expired. */
+  now?: () => number;
+}
+
+/** The Query for one page: `limit` items evaluated from `startKey` on. */
+export function pageRequest(plan: QueryPlan, limit: number, startKey?: StartKey): QueryCommandInput {
+  return { ...plan.input, Limit: limit, ...(startKey ? { ExclusiveStartKey: startKey } : {}) };
+}
+
+/** An image item read by key is shown only when it is an image (not the summary) and has not expired. */
+export function isVisibleImage(item: Partial<ImageItem> | undefined, nowS: number): item is ImageItem {
+  return item !== undefined && item.img_fprint !== BATCH_SK && typeof item.ttl === 'number' && item.ttl > nowS;
+}
+
+/** The LastEvaluatedKey that resumes a Query right after `item`. */
+export function startKeyAfter(plan: QueryPlan, item: Record<string, unknown>): StartKey {
+  const key: StartKey = {};
+  for (const attribute of plan.keyAttributes) {
+    const value = item[attribute];
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      throw new QueryError(`item lacks key attribute ${attribute} of ${plan.pattern}`);
+    }
+    key[attribute] = value;
+  }
+  return key;
+}
+
+const nowMs = (ctx: StoreContext) => (ctx.now ?? Date.now)();
+const storeNowS = (ctx: StoreContext) => nowSeconds(nowMs(ctx));
+
+function translate(err: unknown): never {
+  if (
+    err instanceof ProvisionedThroughputExceededException ||
+    err instanceof ThrottlingException ||
+    err instanceof RequestLimitExceeded
+  ) {
+    throw new StoreThrottledError('the table is throttling reads', { cause: err });
+  }
+  throw err;
+}
+
+/** Most items one Query round evaluates when a filter leaves pages short. */
+const MAX_ROUND_LIMIT = 1000;
+
+/**
+ * Runs a plan for one page of `limit` stored items. A filter applied after Limit can leave DynamoDB pages short or
+ * empty, so this keeps reading until it holds one item more than the page (proof that a next page exists) or reaches
+ * the end. The next cursor resumes after the page's last item: a page with a cursor is never followed by an empty one.
+ * A cursor issued for another plan throws CursorError.
+ */
+export async function runQuery<T extends object>(ctx: StoreContext, plan: QueryPlan, page: PageRequest): Promise<Page<T>> {
+  let startKey = page.cursor === undefined ? undefined : ctx.cursors.decode(page.cursor, plan.scope);
+  const want = page.limit + 1;
+  const items: T[] = [];
+  let roundLimit = want;
+  do {
+    const out = await ctx.ddb.send(new QueryCommand(pageRequest(plan, roundLimit, startKey))).catch(translate);
+    items.push(...((out.Items ?? []) as T[]));
+    startKey = out.LastEvaluatedKey as StartKey | undefined;
+    // Fewer matches than evaluated: widen the next round rather than creep through the filter.
+    roundLimit = Math.min(MAX_ROUND_LIMIT, Math.max(want - items.length, roundLimit * 2));
+  } while (items.length < want && startKey);
+
+  if (items.length <= page.limit) return { items };
+  const shown = items.slice(0, page.limit);
+  const last = shown[shown.length - 1] as Record<string, unknown>;
+  return { items: shown, cursor: ctx.cursors.encode(startKeyAfter(plan, last), plan.scope) };
+}
+
+const images = (page: Page<ImageItem>): Page<Image> => ({ ...page, items: page.items.map(toImage) });
+
+/** 1, 2 or 7 as the filter asks. */
+export const queryBatchImages = async (ctx: StoreContext, clientId: string, batchId: string, filter: BatchImagesFilter, page: PageRequest) =>
+  images(await runQuery(ctx, batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter }), page));
+
+/** 4: a batch's debug logs. */
+export const queryBatchLogs = async (ctx: StoreContext, clientId: string, batchId: string, range: TimeRange, page: PageRequest) =>
+  images(await runQuery(ctx, batchLogsRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...range }), page));
+
+/** 3, 5b, 8 or 9 as the filter asks. */
+export const queryClientImages = async (ctx: StoreContext, clientId: string, filter: ClientImagesFilter, page: PageRequest) =>
+  images(await runQuery(ctx, clientImagesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter }), page));
+
+/** A client's batches, newest first: a page of the client-batches index, then the summaries themselves. */
+export async function queryClientBatches(ctx: StoreContext, clientId: string, filter: ClientBatchesFilter, page: PageRequest): Promise<Page<Batch>> {
+  const keys = await runQuery<BatchItem>(ctx, clientBatchesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter }), page);
+  const found = new Map<string, Batch>();
+  if (keys.items.length > 0) {
+    const items = await batchGetAll<BatchItem>(ctx, batchSummariesRequest(ctx.tableName, keys.items).RequestItems);
+    for (const item of items) found.set(item.batch_id, toBatch(item));
+  }
+  return { ...keys, items: keys.items.flatMap((k) => found.get(k.batch_id) ?? []) };
+}
+
+/** 5: one image, or undefined when missing or expired. */
+export async function getImage(ctx: StoreContext, clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+  if (fprint === BATCH_SK) return undefined;
+  const out = await ctx.ddb.send(new GetCommand(imageRequest(ctx.tableName, clientId, batchId, fprint))).catch(translate);
+  const item = out.Item as Partial<ImageItem> | undefined;
+  return isVisibleImage(item, storeNowS(ctx)) ? toImage(item) : undefined;
+}
+
+/** The batch's summary, or undefined when missing or expired. */
+export async function getBatch(ctx: StoreContext, clientId: string, batchId: string): Promise<Batch | undefined> {
+  const out = await ctx.ddb.send(new GetCommand(batchSummaryRequest(ctx.tableName, clientId, batchId))).catch(translate);
+  const item = out.Item as BatchItem | undefined;
+  if (!item || typeof item.ttl !== 'number' || item.ttl <= storeNowS(ctx)) return undefined;
+  return toBatch(item);
+}
+
+export interface RetryOptions {
+  /** Rounds of UnprocessedKeys before giving up with StoreThrottledError. */
+  attempts: number;
+  /** First backoff ceiling in ms; doubles each round (full jitter). */
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryOptions = { attempts: 8, baseDelayMs: 25, maxDelayMs: 2000 };
+
+/** Full-jitter exponential backoff: a random wait below min(max, base·2^round). */
+export const backoffDelay = (round: number, opts: RetryOptions, random: () => number = Math.random): number =>
+  Math.floor(random() * Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** round));
+
+/** One BatchGetItem request to the end: UnprocessedKeys are retried with jittered backoff. */
+async function batchGetAll<T>(ctx: StoreContext, request: BatchGetCommandInput['RequestItems'], retry: RetryOptions = DEFAULT_RETRY): Promise<T[]> {
+  const found: T[] = [];
+  let pending = request;
+  for (let round = 0; pending && Object.keys(pending).length > 0; round++) {
+    if (round >= retry.attempts) throw new StoreThrottledError('BatchGetItem left keys unprocessed after retries');
+    if (round > 0) await sleep(backoffDelay(round - 1, retry));
+    const out = await ctx.ddb.send(new BatchGetCommand({ RequestItems: pending })).catch(translate);
+    found.push(...((out.Responses?.[ctx.tableName] ?? []) as T[]));
+    pending = out.UnprocessedKeys;
+  }
+  return found;
+}
+
+/** 6: many images of one batch by fingerprint, in the order asked; missing and expired ones are left out. */
+export async function getImages(
+  ctx: StoreContext,
+  clientId: string,
+  batchId: string,
+  fprints: readonly string[],
+  retry: RetryOptions = DEFAULT_RETRY,
+): Promise<Image[]> {
+  const found = new Map<string, Image>();
+  const nowS = storeNowS(ctx);
+  for (const request of batchGetRequests(ctx.tableName, clientId, batchId, fprints)) {
+    for (const item of await batchGetAll<Partial<ImageItem>>(ctx, request.RequestItems, retry)) {
+      if (isVisibleImage(item, nowS)) found.set(item.img_fprint, toImage(item));
+    }
+  }
+  return [...new Set(fprints)].flatMap((f) => found.get(f) ?? []);
+}

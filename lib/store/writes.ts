@@ -1,0 +1,360 @@
+// Every write of the store as a pure request builder (unit-tested without a network); lib/store/batch-store.ts sends
+// them. Expressions name attributes by their domain names through lib/store/attributes.ts (`#fileName`).
+import type { PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { batchNames, imageNames, storedImageAttributes, toBatchItem, toImageItem } from './attributes';
+import { ZERO_COUNTS, type Batch, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
+import { BATCH_SK, LIMITS, batchKey, batchPartition, imageKey, statusTs, ttlFor, type ImageItem } from './schema';
+
+// ---- batches -------------------------------------------------------------------------------------------------
+
+export interface NewBatch {
+  clientId: string;
+  batchId: string;
+  now: number;
+  debug: boolean;
+  retentionDays: number;
+  expected?: number;
+}
+
+/** A batch as it starts: open, nothing counted. The one place a summary is made. */
+export function newBatch(b: NewBatch): Batch {
+  return {
+    clientId: b.clientId,
+    batchId: b.batchId,
+    createdAt: b.now,
+    debug: b.debug,
+    retentionDays: b.retentionDays,
+    expiresAt: ttlFor(b.now, b.retentionDays),
+    ...(b.expected !== undefined ? { expected: b.expected } : {}),
+    closed: false,
+    counts: { ...ZERO_COUNTS },
+  };
+}
+
+/** Creates a batch's summary unless the client already has a batch of that name. */
+export function putBatchRequest(table: string, batch: Batch): PutCommandInput {
+  return {
+    TableName: table,
+    Item: toBatchItem(batch),
+    ConditionExpression: 'attribute_not_exists(#partition)',
+    ExpressionAttributeNames: batchNames('partition'),
+  };
+}
+
+/** Moves counters by `delta` in one update, answering the summary after it. */
+export function countRequest(table: string, clientId: string, batchId: string, delta: Partial<Counts>): UpdateCommandInput {
+  const moved = (Object.entries(delta) as [keyof Counts, number][]).filter(([, n]) => n !== 0);
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: `ADD ${moved.map(([name]) => `#${name} :${name}`).join(', ')}`,
+    ExpressionAttributeNames: batchNames(...moved.map(([name]) => name)),
+    ExpressionAttributeValues: Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])),
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** Closes an open batch, optionally fixing how many files it gets in all (never below what arrived). */
+export function closeRequest(table: string, clientId: string, batchId: string, now: number, expected?: number): UpdateCommandInput {
+  const withExpected = expected !== undefined;
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: `SET #closed = :true, #closedAt = :now${withExpected ? ', #expected = :expected' : ''}`,
+    ConditionExpression:
+      'attribute_exists(#partition) AND (attribute_not_exists(#closed) OR #closed = :false)' +
+      (withExpected ? ' AND #total <= :expected' : ''),
+    ExpressionAttributeNames: batchNames('partition', 'closed', 'closedAt', ...(withExpected ? (['expected', 'total'] as const) : [])),
+    ExpressionAttributeValues: { ':true': true, ':false': false, ':now': now, ...(withExpected ? { ':expected': expected } : {}) },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** Closes a batch by itself once as many uploads arrived as were declared. */
+export function autoCloseRequest(table: string, clientId: string, batchId: string, now: number): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #closed = :true, #closedAt = :now',
+    ConditionExpression: '(attribute_not_exists(#closed) OR #closed = :false) AND #expected <= #total',
+    ExpressionAttributeNames: batchNames('closed', 'closedAt', 'expected', 'total'),
+    ExpressionAttributeValues: { ':true': true, ':false': false, ':now': now },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** Stamps doneAt, once, and only while the batch is done (closed, nothing pending, every declared file arrived). */
+export function markDoneRequest(table: string, clientId: string, batchId: string, now: number): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #doneAt = :now',
+    ConditionExpression:
+      '#closed = :true AND #pending = :zero AND attribute_not_exists(#doneAt) AND ' +
+      '(attribute_not_exists(#expected) OR #expected <= #total)',
+    ExpressionAttributeNames: batchNames('closed', 'pending', 'doneAt', 'expected', 'total'),
+    ExpressionAttributeValues: { ':true': true, ':zero': 0, ':now': now },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** More files declared for an open batch: `expected` grows by their number (from 0 when none were declared). */
+export function addExpectedRequest(table: string, clientId: string, batchId: string, files: number): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #expected = if_not_exists(#expected, :zero) + :files',
+    ConditionExpression: 'attribute_exists(#partition) AND (attribute_not_exists(#closed) OR #closed = :false)',
+    ExpressionAttributeNames: batchNames('partition', 'expected', 'closed'),
+    ExpressionAttributeValues: { ':zero': 0, ':files': files, ':false': false },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** What a recount reads of each record: the batch's own partition, images only. */
+export function recountQuery(table: string, clientId: string, batchId: string): QueryCommandInput {
+  return {
+    TableName: table,
+    KeyConditionExpression: '#partition = :partition AND #fprint > :summary',
+    ProjectionExpression: '#status, #isCat, #duplicates',
+    ExpressionAttributeNames: imageNames('partition', 'fprint', 'status', 'isCat', 'duplicates'),
+    ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), ':summary': BATCH_SK },
+    ConsistentRead: true,
+  };
+}
+
+/** The counters the records add up to. */
+export function countRecords(items: readonly Pick<ImageItem, 'op_status' | 'rek_iscat' | 'dup_count'>[]): Counts {
+  const counts = { ...ZERO_COUNTS };
+  for (const item of items) {
+    const duplicates = item.dup_count ?? 0;
+    counts.total += 1 + duplicates;
+    counts.duplicate += duplicates;
+    if (item.op_status === 'processing') counts.pending++;
+    else if (item.op_status === 'success') counts.success++;
+    else counts.fail++;
+    if (item.op_status === 'success' && item.rek_iscat === true) counts.cats++;
+  }
+  return counts;
+}
+
+/** Sets the counters to a recount, only if they still hold what was read before counting. */
+export function setCountsRequest(table: string, clientId: string, batchId: string, was: Counts, counts: Counts): UpdateCommandInput {
+  const names = Object.keys(counts) as (keyof Counts)[];
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')}`,
+    // A counter an older summary lacks reads as 0.
+    ConditionExpression: names.map((n) => `(#${n} = :was_${n}${was[n] === 0 ? ` OR attribute_not_exists(#${n})` : ''})`).join(' AND '),
+    ExpressionAttributeNames: batchNames(...names),
+    ExpressionAttributeValues: {
+      ...Object.fromEntries(names.map((n) => [`:${n}`, counts[n]])),
+      ...Object.fromEntries(names.map((n) => [`:was_${n}`, was[n]])),
+    },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+// ---- images --------------------------------------------------------------------------------------------------
+
+/** One upload's claim on (batch, fingerprint): who holds it and what it knows of the upload. */
+export interface Claim {
+  clientId: string;
+  batchId: string;
+  fprint: string;
+  claimId: string;
+  key: string;
+  etag?: string;
+  fileName: string;
+  phash: string;
+  format: string;
+  width: number;
+  height: number;
+  now: number;
+  leaseMs: number;
+  retentionDays: number;
+}
+
+const CLAIM_SET =
+  'SET #status = :processing, #claimId = :claim, #leaseUntil = :lease, #clientId = :client, #key = :key, ' +
+  '#fileName = :file, #phash = :phash, #format = :format, #width = :w, #height = :h';
+const CLAIM_NAMES = ['status', 'claimId', 'leaseUntil', 'clientId', 'key', 'fileName', 'phash', 'format', 'width', 'height'] as const;
+
+function claimValues(c: Claim): Record<string, unknown> {
+  return {
+    ':processing': 'processing',
+    ':claim': c.claimId,
+    ':lease': c.now + c.leaseMs,
+    ':client': c.clientId,
+    ':key': c.key,
+    ':file': c.fileName,
+    ':phash': c.phash,
+    ':format': c.format,
+    ':w': c.width,
+    ':h': c.height,
+  };
+}
+
+/**
+ * Claims a new image for classification. Of the index keys it writes only client_id (the image is findable by
+ * fingerprint at once, through client-fprint); status_ts and upload_ts come with the result, so a claim costs one
+ * index write instead of five. Until then the upload time waits in received_ts.
+ */
+export function claimRequest(table: string, c: Claim): UpdateCommandInput {
+  const etag = c.etag !== undefined;
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    UpdateExpression: `${CLAIM_SET}, #receivedAt = :now, #expiresAt = :ttl${etag ? ', #etag = :etag' : ''}`,
+    ConditionExpression: 'attribute_not_exists(#fprint)',
+    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, 'receivedAt', 'expiresAt', 'fprint', ...(etag ? (['etag'] as const) : [])),
+    ExpressionAttributeValues: {
+      ...claimValues(c),
+      ':now': c.now,
+      ':ttl': ttlFor(c.now, c.retentionDays),
+      ...(etag ? { ':etag': c.etag } : {}),
+    },
+  };
+}
+
+/** Takes over a claim left 'processing' by a run whose lease expired; keeps the first receipt time and expiry. */
+export function takeoverRequest(table: string, c: Claim, previousClaimId: string): UpdateCommandInput {
+  const etag = c.etag !== undefined;
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    UpdateExpression: `${CLAIM_SET}${etag ? ', #etag = :etag' : ''}`,
+    ConditionExpression: '#status = :processing AND #leaseUntil < :now AND #claimId = :previous',
+    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, ...(etag ? (['etag'] as const) : [])),
+    ExpressionAttributeValues: { ...claimValues(c), ':now': c.now, ':previous': previousClaimId, ...(etag ? { ':etag': c.etag } : {}) },
+  };
+}
+
+/** Ends a claim early so a retry of the same upload can take it at once (a transient failure). */
+export function releaseRequest(table: string, c: Claim): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    UpdateExpression: 'SET #leaseUntil = :zero',
+    ConditionExpression: '#claimId = :claim',
+    ExpressionAttributeNames: imageNames('leaseUntil', 'claimId'),
+    ExpressionAttributeValues: { ':zero': 0, ':claim': c.claimId },
+  };
+}
+
+export type ImageResult =
+  | { status: 'success'; isCat: boolean; labels: Label[]; detection: TrimmedLabels }
+  | { status: 'fail'; error: ImageError };
+
+export interface Finish {
+  result: ImageResult;
+  /** When the upload arrived: its upload time in every index. */
+  uploadedAt: number;
+  now: number;
+  restingKey: string;
+  logs?: string[];
+}
+
+/** The final state of a claimed image, written only by the claim's holder; it writes the index keys. */
+export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommandInput {
+  const set = ['#status = :status', '#uploadedAt = :uploadedAt', '#statusKey = :statusKey', '#classifiedAt = :now', '#restingKey = :resting'];
+  const names: Parameters<typeof imageNames> = ['status', 'uploadedAt', 'statusKey', 'classifiedAt', 'restingKey', 'claimId', 'leaseUntil'];
+  const values: Record<string, unknown> = {
+    ':status': f.result.status,
+    ':uploadedAt': f.uploadedAt,
+    ':statusKey': statusTs(f.result.status, f.uploadedAt),
+    ':now': f.now,
+    ':resting': f.restingKey,
+    ':claim': c.claimId,
+  };
+  if (f.result.status === 'success') {
+    set.push('#isCat = :cat', '#labels = :labels', '#detection = :detection');
+    names.push('isCat', 'labels', 'detection');
+    Object.assign(values, { ':cat': f.result.isCat, ':labels': f.result.labels, ':detection': f.result.detection });
+    if (f.result.isCat) {
+      set.push('#catAt = :uploadedAt');
+      names.push('catAt');
+    }
+  } else {
+    set.push('#errorCode = :errorCode', '#errorMessage = :errorMessage');
+    names.push('errorCode', 'errorMessage');
+    Object.assign(values, { ':errorCode': f.result.error.code, ':errorMessage': f.result.error.message.slice(0, LIMITS.errMessageChars) });
+  }
+  if (f.logs?.length) {
+    set.push('#logs = :logs', '#loggedAt = :uploadedAt');
+    names.push('logs', 'loggedAt');
+    values[':logs'] = f.logs;
+  }
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    UpdateExpression: `SET ${set.join(', ')} REMOVE #claimId, #leaseUntil`,
+    ConditionExpression: '#claimId = :claim',
+    ExpressionAttributeNames: imageNames(...names),
+    ExpressionAttributeValues: values,
+  };
+}
+
+/** What finishing moves on the counters: pending becomes success (and a cat) or fail. */
+export const finishCounts = (r: ImageResult): Partial<Counts> =>
+  r.status === 'success' ? { pending: -1, success: 1, ...(r.isCat ? { cats: 1 } : {}) } : { pending: -1, fail: 1 };
+
+/**
+ * Counts another upload of an image already recorded in the batch. The file name set makes a redelivered event a
+ * no-op; past LIMITS.dupFiles names only the count grows.
+ */
+export function duplicateRequest(table: string, original: Image, fileName: string): UpdateCommandInput {
+  const keepName = (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
+  const key = imageKey(original.clientId, original.batchId, original.fprint);
+  return keepName
+    ? {
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'ADD #duplicates :one, #duplicateFiles :name',
+        ConditionExpression: 'attribute_exists(#fprint) AND NOT contains(#duplicateFiles, :file)',
+        ExpressionAttributeNames: imageNames('duplicates', 'duplicateFiles', 'fprint'),
+        ExpressionAttributeValues: { ':one': 1, ':name': new Set([fileName]), ':file': fileName },
+      }
+    : {
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'ADD #duplicates :one',
+        ConditionExpression: 'attribute_exists(#fprint)',
+        ExpressionAttributeNames: imageNames('duplicates', 'fprint'),
+        ExpressionAttributeValues: { ':one': 1 },
+      };
+}
+
+export const DUPLICATE_COUNTS: Partial<Counts> = { total: 1, duplicate: 1 };
+export const CLAIM_COUNTS: Partial<Counts> = { total: 1, pending: 1 };
+export const REJECTION_COUNTS: Partial<Counts> = { total: 1, fail: 1 };
+
+/** A `fail` record for an upload refused before any claim; conditional, so a redelivery writes nothing. */
+export function rejectionRequest(table: string, image: Image): PutCommandInput {
+  const uploadedAt = image.uploadedAt ?? image.classifiedAt ?? 0;
+  const item: ImageItem = {
+    ...toImageItem({ ...image, errorMessage: image.errorMessage?.slice(0, LIMITS.errMessageChars) }),
+    status_ts: statusTs('fail', uploadedAt),
+    ...(image.logs?.length ? { log_ts: uploadedAt } : {}),
+  };
+  return {
+    TableName: table,
+    Item: item,
+    ConditionExpression: 'attribute_not_exists(#fprint)',
+    ExpressionAttributeNames: imageNames('fprint'),
+  };
+}
+
+/** Writes that must land together, as one TransactWriteItems. */
+export function transaction(...writes: (UpdateCommandInput | PutCommandInput)[]): TransactWriteCommandInput {
+  return {
+    TransactItems: writes.map((w) => {
+      const { ReturnValues: _ignored, ...rest } = w as UpdateCommandInput;
+      return 'Item' in w ? { Put: rest as never } : { Update: rest as never };
+    }),
+  };
+}
+
+/** Attributes a listing of the batch's records reads. */
+export const RECOUNT_ATTRIBUTES = storedImageAttributes(['status', 'isCat', 'duplicates']);

@@ -1,0 +1,143 @@
+// Export of a batch the stack's ingest really processed (a cat, non-cats, duplicates, a file that is not an image):
+// one row per uploaded file, so the row count equals counts.total; a large export is streamed to the local S3 and
+// read back through its presigned GET.
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ExportFormat } from '../../lib/export/encode';
+import type { ExportImage } from '../../lib/export/rows';
+import { storeExport } from '../../lib/export/s3-export';
+import { exportChunks, writeExport } from '../../lib/export/writer';
+import { toImage } from '../../lib/store/attributes';
+import { cursorCodec } from '../../lib/store/cursor';
+import type { Image } from '../../lib/store/model';
+import { getBatch } from '../../lib/store/reader';
+import { batchPartition, type ImageItem } from '../../lib/store/schema';
+import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
+import { newClient } from '../helpers/api';
+
+const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
+
+// The domain image to the export's input (the export route does the same).
+const exportImageOf = (image: Image): ExportImage => ({
+  fprint: image.fprint,
+  fileName: image.fileName ?? null,
+  status: image.status,
+  isCat: typeof image.isCat === 'boolean' ? image.isCat : null,
+  labels: image.labels ?? [],
+  uploadedAt: image.uploadedAt ?? null,
+  classifiedAt: image.classifiedAt ?? null,
+  duplicates: image.duplicates ?? 0,
+  duplicateFiles: [...(image.duplicateFiles ?? [])].sort(),
+  error: image.errorCode ? { code: image.errorCode } : null,
+});
+
+/** The batch's images a page at a time (2 per page, so several pages), as the export route reads them. */
+async function* imagePages(partitionKey: string): AsyncGenerator<ExportImage[]> {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await aws().ddb.send(
+      new QueryCommand({
+        TableName: stackEnv('TABLE_NAME'),
+        KeyConditionExpression: 'batch_id = :pk AND img_fprint > :summary',
+        ExpressionAttributeValues: { ':pk': partitionKey, ':summary': '#BATCH' },
+        Limit: 2,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    yield (page.Items ?? []).map((item) => exportImageOf(toImage(item as ImageItem)));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+}
+
+async function exportBatch(partitionKey: string, clientId: string, batchId: string, format: ExportFormat, inlineMaxBytes: number) {
+  return writeExport(exportChunks(imagePages(partitionKey), format), {
+    inlineMaxBytes,
+    spill: (body) => storeExport(body, { s3: aws().s3, bucket: stackEnv('BUCKET_NAME'), clientId, batchId, format, urlSeconds: 900 }),
+  });
+}
+
+describe('export of an ingested batch', () => {
+  let clientId: string;
+  const batchId = uniqueId('exp');
+  let total = 0;
+
+  beforeAll(async () => {
+    ({ clientId } = await newClient('exp'));
+    const files: [string, Buffer][] = [
+      ['chelsea.png', fixture('chelsea.png')],
+      ['copies/chelsea again.png', fixture('chelsea.png')],
+      ['=chelsea,"3".png', fixture('chelsea.png')],
+      ['coffee.png', fixture('coffee.png')],
+      ['rocket.jpg', fixture('rocket.jpg')],
+      ['notes.png', Buffer.from('not an image at all')],
+    ];
+    // The original first, so which upload is the duplicate is known.
+    await uploadFile(`uploads/${clientId}/${batchId}/${files[0]![0]}`, files[0]![1], 'image/png');
+    await waitForBridgeIdle();
+    for (const [name, bytes] of files.slice(1)) await uploadFile(`uploads/${clientId}/${batchId}/${name}`, bytes, 'image/png');
+    await waitForBridgeIdle();
+    const ctx = { ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), cursors: cursorCodec(stackEnv('CURSOR_SECRET')) };
+    total = (await getBatch(ctx, clientId, batchId))?.counts.total ?? 0;
+  }, 120_000);
+
+  it('has as many CSV rows as the batch has uploads (counts.total), duplicates and failures included', async () => {
+    const out = await exportBatch(batchPartition(clientId, batchId), clientId, batchId, 'csv', 1 << 20);
+
+    expect(total).toBe(6);
+    expect(out.kind).toBe('inline');
+    expect(out.rows).toBe(total);
+    if (out.kind !== 'inline') return;
+    const lines = out.body.split('\r\n').filter(Boolean);
+    expect(lines).toHaveLength(total + 1);
+    expect(lines.filter((l) => l.includes(',duplicate,'))).toEqual([
+      expect.stringMatching(/^"'=chelsea,""3"".png",duplicate,.*,chelsea\.png,/),
+      expect.stringMatching(/^copies\/chelsea again\.png,duplicate,.*,chelsea\.png,/),
+    ]);
+    expect(lines.find((l) => l.startsWith('notes.png,'))).toMatch(/^notes\.png,fail,,,,[^,]+,,NotAnImage,/);
+  });
+
+  it('streams a large export to S3 and hands back a presigned GET that reads the same rows', async () => {
+    const out = await exportBatch(batchPartition(clientId, batchId), clientId, batchId, 'jsonl', 100);
+
+    expect(out.kind).toBe('stored');
+    if (out.kind !== 'stored') return;
+    expect(out.stored.key).toMatch(new RegExp(`^exports/${clientId}/${batchId}/\\d{4}-\\d{2}-\\d{2}T[\\d-]+Z\\.jsonl$`));
+    const res = await fetch(out.stored.url);
+    expect(res.status).toBe(200);
+    const rows = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { file_name: string; status: string });
+    expect(rows).toHaveLength(total);
+    expect(out.rows).toBe(total);
+    expect(rows.map((r) => r.status).sort()).toEqual(['duplicate', 'duplicate', 'fail', 'success', 'success', 'success']);
+    const head = await aws().s3.send(new HeadObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: out.stored.key }));
+    expect(head.ContentType).toMatch(/^application\/x-ndjson/);
+    expect(head.ContentLength).toBe(out.bytes);
+  });
+});
+
+describe('storeExport', () => {
+  it('uploads an export larger than one part (multipart) and reads back byte for byte', async () => {
+    const clientId = uniqueId('exp-big');
+    const line = `${'x'.repeat(120)}\n`;
+    const lines = Math.ceil((6 * 1024 * 1024) / line.length);
+    async function* big() {
+      for (let i = 0; i < lines; i += 1000) yield Buffer.from(line.repeat(Math.min(1000, lines - i)));
+    }
+    const { Readable } = await import('node:stream');
+
+    const stored = await storeExport(Readable.from(big()), {
+      s3: aws().s3,
+      bucket: stackEnv('BUCKET_NAME'),
+      clientId,
+      batchId: 'big',
+      format: 'csv',
+      urlSeconds: 60,
+    });
+
+    const res = await fetch(stored.url);
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(body.length).toBe(lines * line.length);
+    expect(body.subarray(0, line.length).toString()).toBe(line);
+  });
+});

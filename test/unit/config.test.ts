@@ -1,0 +1,56 @@
+// Configuration is validated once, at cold start: a bad number stops the function there, naming the variable.
+import { ConfigError, envBoolean, loadIngestConfig } from '../../lib/config';
+
+const BASE = { TABLE_NAME: 'T', BUCKET_NAME: 'B' };
+
+/** Runs with only the required variables and `env` set (not the local stack's, which a test run may have applied). */
+function withEnv<T>(env: Record<string, string>, run: () => T): T {
+  const saved = process.env;
+  process.env = { PATH: saved.PATH, ...BASE, ...env };
+  try {
+    return run();
+  } finally {
+    process.env = saved;
+  }
+}
+
+describe('INGEST_PARALLELISM', () => {
+  it.each(['abc', '0', '65', '2.5'])('refuses %s at start, naming the variable', (value) => {
+    expect(() => withEnv({ INGEST_PARALLELISM: value }, loadIngestConfig)).toThrow(
+      new ConfigError(`environment variable INGEST_PARALLELISM must be an integer in 1..64, got "${value}"`),
+    );
+  });
+
+  it('stops the ingest function at cold start, before any message is taken', () => {
+    expect(() =>
+      withEnv({ INGEST_PARALLELISM: 'abc' }, () =>
+        jest.isolateModules(() => {
+          // eslint-disable-next-line @typescript-eslint/no-require-imports -- a cold start is a fresh, synchronous load
+          require('../../functions/ingest/handler');
+        }),
+      ),
+    ).toThrow(/INGEST_PARALLELISM/);
+  });
+
+  it('defaults to 4 and takes a valid count', () => {
+    expect([withEnv({}, loadIngestConfig).parallelism, withEnv({ INGEST_PARALLELISM: '16' }, loadIngestConfig).parallelism]).toEqual([4, 16]);
+  });
+});
+
+describe('other numbers from the environment', () => {
+  it.each([
+    ['CAT_MIN_CONFIDENCE', '101'],
+    ['REKOGNITION_MAX_LABELS', '0'],
+    ['MAX_UPLOAD_BYTES', 'lots'],
+    ['CLAIM_LEASE_SECONDS', '-1'],
+    ['DEFAULT_RETENTION_DAYS', '0'],
+  ])('refuses %s=%s, naming it', (name, value) => {
+    expect(() => withEnv({ [name]: value }, loadIngestConfig)).toThrow(new RegExp(`^environment variable ${name} must be`));
+  });
+
+  it('reads DDB_TRANSACTIONS as true or false only, true by default', () => {
+    expect(withEnv({}, loadIngestConfig).transactions).toBe(true);
+    expect(withEnv({ DDB_TRANSACTIONS: 'false' }, () => envBoolean('DDB_TRANSACTIONS', true))).toBe(false);
+    expect(() => withEnv({ DDB_TRANSACTIONS: 'yes' }, loadIngestConfig)).toThrow(/DDB_TRANSACTIONS must be true or false/);
+  });
+});

@@ -1,0 +1,373 @@
+// The ingest pipeline, branch by branch, with its S3, DynamoDB and Rekognition clients mocked (aws-sdk-client-mock):
+// no server, milliseconds per case. The same pipeline runs end to end on the local stack in test/integration.
+import { Logger } from '@aws-lambda-powertools/logger';
+import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DetectLabelsCommand, InvalidImageFormatException, RekognitionClient, ThrottlingException } from '@aws-sdk/client-rekognition';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import sharp from 'sharp';
+import type { Config } from '../../lib/config';
+import { fingerprint, type Fingerprint } from '../../lib/ingest/fingerprint';
+import type { IngestMetric } from '../../lib/ingest/metrics';
+import { processUpload, type IngestDeps, type UploadEvent } from '../../lib/ingest/pipeline';
+import { toBatchItem, toImageItem } from '../../lib/store/attributes';
+import { BatchStore } from '../../lib/store/batch-store';
+import type { Batch, Image } from '../../lib/store/model';
+import { batchKey, clientKey, imageKey } from '../../lib/store/schema';
+import { newBatch } from '../../lib/store/writes';
+
+const s3 = mockClient(S3Client);
+const ddb = mockClient(DynamoDBDocumentClient);
+const rekognition = mockClient(RekognitionClient);
+
+const REGION = { region: 'us-east-1', credentials: { accessKeyId: 'k', secretAccessKey: 's' } };
+const CONFIG: Config = {
+  tableName: 'T',
+  bucketName: 'bucket',
+  catMinConfidence: 80,
+  minConfidence: 50,
+  maxLabels: 25,
+  maxUploadBytes: 1_000_000,
+  maxInputPixels: 100_000_000,
+  claimLeaseSeconds: 120,
+  defaultRetentionDays: 30,
+  maxRetentionDays: 365,
+  transactions: false,
+};
+const NOW = 1_700_000_000_000;
+const ETAG = 'etag-1';
+const KEY = 'uploads/demo/b1/photo.png';
+
+let image: Buffer;
+let fp: Fingerprint;
+let metrics: IngestMetric[];
+
+beforeAll(async () => {
+  image = await sharp({ create: { width: 120, height: 90, channels: 3, background: '#3a6' } }).png().toBuffer();
+  fp = await fingerprint(image, { maxInputPixels: CONFIG.maxInputPixels });
+});
+
+function deps(transactions = false): IngestDeps {
+  const document = DynamoDBDocumentClient.from(new DynamoDBClient(REGION));
+  return {
+    s3: new S3Client(REGION),
+    rekognition: new RekognitionClient({ ...REGION, maxAttempts: 1 }),
+    store: new BatchStore({ ddb: document, tableName: 'T', transactions, now: () => NOW }),
+    config: { ...CONFIG, transactions },
+    logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
+    metrics: (metric) => metrics.push(metric),
+    now: () => NOW,
+  };
+}
+
+const event = (over: Partial<UploadEvent> = {}): UploadEvent => ({ bucket: 'bucket', encodedKey: KEY, size: image.length, etag: ETAG, ...over });
+
+const batch = (over: Partial<Batch> = {}): Batch => ({ ...newBatch({ clientId: 'demo', batchId: 'b1', now: NOW - 1000, debug: false, retentionDays: 30 }), ...over });
+
+const record = (over: Partial<Image> = {}): Image => ({
+  clientId: 'demo',
+  batchId: 'b1',
+  fprint: fp.fprint,
+  status: 'success',
+  expiresAt: NOW / 1000 + 86_400,
+  key: KEY,
+  etag: ETAG,
+  fileName: 'photo.png',
+  restingKey: `processed/demo/b1/${fp.fprint}.png`,
+  ...over,
+});
+
+const conditionFailed = () => new ConditionalCheckFailedException({ message: 'condition', $metadata: {} });
+const preconditionFailed = () =>
+  new S3ServiceException({ name: 'PreconditionFailed', $fault: 'client', message: 'At least one of the pre-conditions you specified did not hold', $metadata: { httpStatusCode: 412 } });
+
+/** A registered client `demo` whose batch b1 is `summary`; the object under KEY holds `body` with ETag `etag`. */
+function given(opts: { summary?: Batch; body?: Buffer; etag?: string; existing?: Image } = {}) {
+  const summary = opts.summary ?? batch();
+  ddb.on(GetCommand, { Key: clientKey('demo') }).resolves({ Item: { ...clientKey('demo'), registered_ts: 1 } });
+  ddb.on(GetCommand, { Key: clientKey('ghost') }).resolves({});
+  ddb.on(GetCommand, { Key: batchKey('demo', 'b1') }).resolves({ Item: toBatchItem(summary) });
+  ddb.on(GetCommand, { Key: imageKey('demo', 'b1', fp.fprint) }).resolves(opts.existing ? { Item: toImageItem(opts.existing) } : {});
+  ddb.on(UpdateCommand).resolves({ Attributes: toBatchItem(summary) });
+  ddb.on(PutCommand).resolves({});
+  ddb.on(QueryCommand).resolves({ Items: [] });
+  ddb.on(TransactWriteCommand).resolves({});
+  const body = opts.body ?? image;
+  s3.on(GetObjectCommand).resolves({ Body: [body] as never, ContentLength: body.length, ETag: `"${opts.etag ?? ETAG}"` });
+  s3.on(CopyObjectCommand).resolves({});
+  s3.on(DeleteObjectCommand).resolves({});
+  s3.on(PutObjectCommand).resolves({});
+  rekognition.on(DetectLabelsCommand).resolves({ Labels: [{ Name: 'Cup', Confidence: 91 }], LabelModelVersion: '3.0' });
+}
+
+const updates = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input as UpdateCommandInput);
+/** The counter moves sent, as domain names: `{ total: 1, pending: 1 }`. */
+const counterMoves = () =>
+  updates()
+    .filter((u) => u.UpdateExpression?.startsWith('ADD') && u.Key?.img_fprint === '#BATCH')
+    .map((u) => Object.fromEntries(Object.entries(u.ExpressionAttributeValues ?? {}).map(([k, v]) => [k.slice(1), v])));
+const failRecords = () => ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
+const copies = () => s3.commandCalls(CopyObjectCommand).map((c) => c.args[0].input);
+const detectCalls = () => rekognition.commandCalls(DetectLabelsCommand).length;
+
+beforeEach(() => {
+  s3.reset();
+  ddb.reset();
+  rekognition.reset();
+  metrics = [];
+});
+
+describe('an upload that succeeds', () => {
+  it('claims, classifies, records and moves it by its ETag, counting pending then success', async () => {
+    given();
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toEqual({ outcome: 'success', batchId: 'b1', fprint: fp.fprint });
+    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, success: 1 }]);
+    expect(copies()).toEqual([expect.objectContaining({ Key: `processed/demo/b1/${fp.fprint}.png`, CopySourceIfMatch: ETAG })]);
+    expect(s3.commandCalls(DeleteObjectCommand)[0]?.args[0].input).toMatchObject({ Key: KEY, IfMatch: ETAG });
+    expect(updates().find((u) => u.UpdateExpression?.includes('#etag'))?.ExpressionAttributeValues).toMatchObject({ ':etag': ETAG });
+  });
+
+  it('writes each record with its counter move in one transaction when the backend has them', async () => {
+    given();
+
+    await processUpload(deps(true), event());
+
+    const transactions = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems?.length);
+    expect(transactions).toEqual([2, 2]);
+    expect(counterMoves()).toEqual([]);
+  });
+
+  it('writes the bytes it holds when the key was overwritten between the read and the copy, and leaves the newer object', async () => {
+    given();
+    s3.on(CopyObjectCommand).rejects(preconditionFailed());
+
+    const result = await processUpload(deps(), event());
+
+    expect(result.outcome).toBe('success');
+    expect(s3.commandCalls(PutObjectCommand)[0]?.args[0].input).toMatchObject({ Key: `processed/demo/b1/${fp.fprint}.png`, Body: image });
+    expect(s3.commandCalls(DeleteObjectCommand)).toHaveLength(0);
+  });
+
+  it('leaves a newer object that replaced the upload between the copy and the delete', async () => {
+    given();
+    s3.on(DeleteObjectCommand).rejects(preconditionFailed());
+
+    expect((await processUpload(deps(), event())).outcome).toBe('success');
+  });
+});
+
+describe('uploads no batch can hold', () => {
+  it('refuses a key outside the layout: logged, counted, moved under failed/_invalid/, never recorded', async () => {
+    given();
+
+    const result = await processUpload(deps(), event({ encodedKey: 'uploads/stray.png' }));
+
+    expect(result).toEqual({ outcome: 'refused', key: 'uploads/stray.png', code: 'InvalidKey' });
+    expect(copies()[0]).toMatchObject({ Key: 'failed/_invalid/uploads/stray.png' });
+    expect(metrics).toEqual(['InvalidKeyUploads']);
+    expect(updates()).toEqual([]);
+  });
+
+  it('refuses an unknown client: never claimed, never classified, moved under failed/, counted in a metric', async () => {
+    given();
+
+    const result = await processUpload(deps(), event({ encodedKey: 'uploads/ghost/b1/photo.png' }));
+
+    expect(result).toEqual({ outcome: 'refused', key: 'uploads/ghost/b1/photo.png', code: 'UnknownClient' });
+    expect(metrics).toEqual(['UnknownClientUploads']);
+    expect(detectCalls()).toBe(0);
+    expect(updates()).toEqual([]);
+    expect(failRecords()).toEqual([]);
+    expect(copies()[0]).toMatchObject({ Key: 'failed/ghost/b1/photo.png' });
+  });
+});
+
+describe('rejections become one fail record, counted total and fail, and an object under failed/', () => {
+  it.each([
+    ['the event says it is too large', () => event({ size: CONFIG.maxUploadBytes + 1 }), {}, 'FileTooLarge'],
+    ['it is empty', () => event(), { body: Buffer.alloc(0) }, 'EmptyFile'],
+    ['it is not an image', () => event(), { body: Buffer.from('not a picture') }, 'NotAnImage'],
+  ] as const)('when %s', async (_what, makeEvent, objectGiven, code) => {
+    given(objectGiven);
+
+    const result = await processUpload(deps(), makeEvent());
+
+    expect(result.outcome).toBe('fail');
+    expect(failRecords()).toEqual([expect.objectContaining({ op_status: 'fail', err_code: code, etag: ETAG, batch_id: 'demo#b1' })]);
+    expect(counterMoves()).toEqual([{ total: 1, fail: 1 }]);
+    expect(copies()[0]).toMatchObject({ Key: 'failed/demo/b1/photo.png', CopySourceIfMatch: ETAG });
+    expect(detectCalls()).toBe(0);
+  });
+
+  it('when it is below 80 px a side', async () => {
+    given({ body: await sharp({ create: { width: 60, height: 40, channels: 3, background: '#000' } }).png().toBuffer() });
+
+    await processUpload(deps(), event());
+
+    expect(failRecords()[0]).toMatchObject({ err_code: 'ImageTooSmall' });
+  });
+
+  it('when the key already holds a newer upload: recorded as Overwritten, and the newer object is left for its own event', async () => {
+    given({ etag: 'etag-2' });
+
+    const result = await processUpload(deps(), event());
+
+    expect(result.outcome).toBe('fail');
+    expect(failRecords()[0]).toMatchObject({ err_code: 'Overwritten', etag: ETAG });
+    expect(copies()).toEqual([]);
+  });
+
+  it('when the batch is closed: BatchClosed, never claimed or classified', async () => {
+    given({ summary: batch({ closed: true, closedAt: NOW - 10 }) });
+
+    await processUpload(deps(), event());
+
+    expect(failRecords()[0]).toMatchObject({ err_code: 'BatchClosed' });
+    expect(counterMoves()).toEqual([{ total: 1, fail: 1 }]);
+    expect(detectCalls()).toBe(0);
+  });
+
+  it('when Rekognition refuses the image after the claim: the claimed record finishes as fail, pending becomes fail', async () => {
+    given();
+    rekognition.on(DetectLabelsCommand).rejects(new InvalidImageFormatException({ message: 'bad', $metadata: {} }));
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toEqual({ outcome: 'fail', batchId: 'b1', fprint: fp.fprint });
+    expect(failRecords()).toEqual([]);
+    expect(updates().find((u) => u.ConditionExpression === '#claimId = :claim')?.ExpressionAttributeValues).toMatchObject({ ':errorCode': 'DetectionRejected' });
+    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, fail: 1 }]);
+  });
+
+  it('gives two bad uploads under one name, with different ETags, a record each', async () => {
+    given({ body: Buffer.alloc(0) });
+    await processUpload(deps(), event());
+    given({ body: Buffer.alloc(0), etag: 'etag-2' });
+    await processUpload(deps(), event({ etag: 'etag-2' }));
+
+    const [first, second] = failRecords();
+    expect(first?.img_fprint).not.toBe(second?.img_fprint);
+  });
+
+  it('recounts instead of counting again when the record was written by an earlier delivery', async () => {
+    given({ body: Buffer.alloc(0) });
+    ddb.on(PutCommand).rejects(conditionFailed());
+
+    await processUpload(deps(), event());
+
+    expect(counterMoves()).toEqual([]);
+    expect(ddb.commandCalls(QueryCommand)).toHaveLength(1);
+  });
+});
+
+describe('an image the batch already has', () => {
+  it('counts another upload of the same pixels as a duplicate, unclassified, and moves it under duplicates/', async () => {
+    given({ existing: record({ key: 'uploads/demo/b1/first.png', fileName: 'first.png' }) });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toEqual({ outcome: 'duplicate', batchId: 'b1', fprint: fp.fprint });
+    expect(counterMoves()).toEqual([{ total: 1, duplicate: 1 }]);
+    expect(detectCalls()).toBe(0);
+    expect(copies()[0]).toMatchObject({ Key: `duplicates/demo/b1/${fp.fprint}/photo.png` });
+  });
+
+  it('counts a new upload (another ETag) of the same pixels to the same key as a duplicate', async () => {
+    given({ existing: record({ etag: 'etag-0' }) });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+
+    expect((await processUpload(deps(), event())).outcome).toBe('duplicate');
+  });
+
+  it('takes over a claim whose lease expired, without counting the image again', async () => {
+    given({ existing: record({ status: 'processing', claimId: 'crashed', leaseUntil: NOW - 1, uploadedAt: NOW - 60_000 }) });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+
+    const result = await processUpload(deps(), event());
+
+    expect(result.outcome).toBe('success');
+    expect(updates().some((u) => u.ExpressionAttributeValues?.[':previous'] === 'crashed')).toBe(true);
+    expect(counterMoves()).toEqual([{ pending: -1, success: 1 }]);
+    expect(updates().find((u) => u.ExpressionAttributeValues?.[':statusKey'])?.ExpressionAttributeValues?.[':uploadedAt']).toBe(NOW - 60_000);
+  });
+
+  it('leaves an upload another delivery is classifying right now', async () => {
+    given({ existing: record({ status: 'processing', claimId: 'live', leaseUntil: NOW + 60_000 }) });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+
+    expect(await processUpload(deps(), event())).toEqual({ outcome: 'redelivered', key: KEY, inFlight: true });
+    expect(copies()).toEqual([]);
+  });
+});
+
+describe('redelivered events', () => {
+  it('does nothing when the object was already moved', async () => {
+    given();
+    s3.on(GetObjectCommand).rejects(new NoSuchKey({ message: 'gone', $metadata: {} }));
+
+    expect(await processUpload(deps(), event())).toEqual({ outcome: 'redelivered', key: KEY, inFlight: false });
+    expect(updates()).toEqual([]);
+  });
+
+  it('recounts and finishes the move when the record exists but the object is still under uploads/', async () => {
+    given({ existing: record() });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toEqual({ outcome: 'redelivered', key: KEY, inFlight: false });
+    expect(ddb.commandCalls(QueryCommand)).toHaveLength(1);
+    expect(copies()[0]).toMatchObject({ Key: `processed/demo/b1/${fp.fprint}.png` });
+    expect(detectCalls()).toBe(0);
+  });
+
+  it('recognises its own record in a batch closed since, instead of refusing it', async () => {
+    given({ summary: batch({ closed: true }), existing: record() });
+
+    expect((await processUpload(deps(), event())).outcome).toBe('redelivered');
+    expect(failRecords()).toEqual([]);
+  });
+
+  it('treats a transaction cancelled by its record condition as already recorded', async () => {
+    given({ existing: record({ key: 'uploads/demo/b1/first.png' }) });
+    ddb.on(TransactWriteCommand).rejectsOnce(
+      new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }] }),
+    );
+
+    expect((await processUpload(deps(true), event())).outcome).toBe('duplicate');
+  });
+});
+
+describe('transient faults', () => {
+  it('gives the claim back and fails for SQS to redeliver when throttling outlasts the retries', async () => {
+    given();
+    rekognition.on(DetectLabelsCommand).rejects(new ThrottlingException({ message: 'slow down', $metadata: {} }));
+
+    await expect(processUpload(deps(), event())).rejects.toThrow(/slow down/);
+
+    expect(updates().some((u) => u.UpdateExpression === 'SET #leaseUntil = :zero')).toBe(true);
+    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }]);
+    expect(copies()).toEqual([]);
+  });
+
+  it('fails when its claim was taken over while classifying, leaving the result to the new holder', async () => {
+    given();
+    ddb.on(UpdateCommand, { ConditionExpression: '#claimId = :claim' }).rejects(conditionFailed());
+
+    await expect(processUpload(deps(), event())).rejects.toThrow(/was lost/);
+    expect(copies()).toEqual([]);
+  });
+});
