@@ -197,9 +197,16 @@ async function upload(
     try {
       await client.closeBatch(batchId, expected);
     } catch (e) {
-      if (!(e instanceof RouteMissingError)) throw e;
-      closeSupported = false;
-      progress.note('this API cannot close batches yet: the batch is done once every declared file arrived');
+      if (e instanceof RouteMissingError) {
+        closeSupported = false;
+        progress.note('this API cannot close batches yet: the batch is done once every declared file arrived');
+      } else if (e instanceof ApiError && e.status === 409 && result.resumed) {
+        // More arrived than the resumed batch showed when this run began (the earlier run's last uploads were
+        // still being recorded): close on what the service counts.
+        await client.closeBatch(batchId);
+      } else {
+        throw e;
+      }
     }
   }
 

@@ -137,4 +137,10 @@ describe('postForm against faults', () => {
     await expect(run).rejects.toEqual(new UploadRefusedError(403, 'AccessDenied', 'Policy expired'));
     expect(requests).toHaveLength(1);
   });
+
+  it('refuses a file that shrank since the walk, without retrying', async () => {
+    const run = withRetry(() => postForm(form(), file(), 'image/jpeg', 5000), { attempts: 3, baseMs: 1, maxMs: 2 });
+
+    await expect(run).rejects.toMatchObject({ code: 'FileChanged' });
+  });
 });

@@ -2,12 +2,13 @@
 // sub-folders, a duplicate and bad files; the JSON, the table, the progress on a terminal and in a pipe; a dry run; a
 // wrong key. Its environment holds no AWS credentials: the CLI needs only the API's URL and key.
 import { execFile, type ExecFileException } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { aws, stackEnv } from '../helpers';
-import { newClient, type TestClient } from './api-support';
+import { postForm } from '../../lib/cli/form-upload';
+import { aws, stackEnv, waitForBridgeIdle } from '../helpers';
+import { call, newClient, type TestClient } from '../helpers/api';
 
 const ROOT = path.join(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'icecat.js');
@@ -221,5 +222,53 @@ describe('icecat with a wrong key', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/^icecat: the API refused the key \(.*\): check ICECAT_API_KEY or --api-key$/m);
+  });
+});
+
+describe('icecat close, a resumed upload, and batches', () => {
+  let client: TestClient;
+
+  beforeAll(async () => {
+    client = await newClient('cli-life');
+  });
+
+  it('close answers the closed summary of an open batch', async () => {
+    const created = await call('POST', '/v1/batches', { key: client.key, body: { batchId: 'to-close' } });
+
+    const run = await icecat(['close', 'to-close', '--json'], client.key);
+
+    expect(created.status).toBe(201);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ batchId: 'to-close', closed: true, status: 'done' });
+  });
+
+  it('resumes a named open batch, sending only the files it does not hold yet', async () => {
+    // An earlier run declared every file, sent one, and was cut off.
+    const coffee = path.join(photos, 'kitchen', 'coffee.png');
+    const size = statSync(coffee).size;
+    const created = await call('POST', '/v1/batches', {
+      key: client.key,
+      body: { batchId: 'holiday', files: [{ name: 'photos/kitchen/coffee.png', contentType: 'image/png', size }] },
+    });
+    await postForm(created.body.uploads[0], coffee, 'image/png', size);
+    await waitForBridgeIdle();
+
+    const run = await icecat(['upload', photos, '--batch', 'holiday', '--wait', '--json'], client.key);
+
+    expect(run.code).toBe(2);
+    const result = JSON.parse(run.stdout);
+    // coffee.png once: had it been sent again it would be a second duplicate.
+    expect(result.batch).toMatchObject({ batchId: 'holiday', status: 'done', closed: true, counts: { total: 4, success: 2, fail: 1, duplicate: 1 } });
+    expect(run.stderr).toMatch(/^uploaded 3\/3 files/m);
+  });
+
+  it('batches lists the client’s batches, newest first, as JSON and as a table', async () => {
+    const asJson = await icecat(['batches', '--json'], client.key);
+    const asTable = await icecat(['batches'], client.key);
+
+    expect(JSON.parse(asJson.stdout).items.map((b: { batchId: string }) => b.batchId)).toEqual(['holiday', 'to-close']);
+    const lines = asTable.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^BATCH +STATUS +FILES +OK +FAIL +DUP +CATS +CREATED$/);
+    expect(lines[1]).toMatch(/^holiday +done +4\/4 +2 +1 +1 +1 /);
   });
 });
