@@ -243,14 +243,15 @@ describe('icecat close, a resumed upload, and batches', () => {
   });
 
   it('resumes a named open batch, sending only the files it does not hold yet', async () => {
-    // An earlier run declared every file, sent one, and was cut off.
+    // An earlier run declared the four images, sent one, and was cut off: the batch is still open.
     const coffee = path.join(photos, 'kitchen', 'coffee.png');
-    const size = statSync(coffee).size;
-    const created = await call('POST', '/v1/batches', {
-      key: client.key,
-      body: { batchId: 'holiday', files: [{ name: 'photos/kitchen/coffee.png', contentType: 'image/png', size }] },
-    });
-    await postForm(created.body.uploads[0], coffee, 'image/png', size);
+    const declared = ['kitchen/coffee.png', 'cats/chelsea.png', 'cats/again/chelsea.png', 'broken.jpg'].map((name) => ({
+      name: `photos/${name}`,
+      contentType: name.endsWith('.png') ? 'image/png' : 'image/jpeg',
+      size: statSync(path.join(photos, name)).size,
+    }));
+    const created = await call('POST', '/v1/batches', { key: client.key, body: { batchId: 'holiday', files: declared } });
+    await postForm(created.body.uploads[0], coffee, 'image/png', declared[0]!.size);
     await waitForBridgeIdle();
 
     const run = await icecat(['upload', photos, '--batch', 'holiday', '--wait', '--json'], client.key);
