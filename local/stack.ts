@@ -22,6 +22,7 @@ import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackP
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
 import { startHttpGateway, type HttpApiHandler, type HttpGateway } from './http-gateway';
 import { startLocalS3, type LocalS3 } from './s3';
+import { applyBucketCors } from './s3-cors';
 import { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
@@ -124,6 +125,16 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
     const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true });
     started.push({ name: 's3', close: () => s3.close() });
+    const localS3Client = new S3Client({
+      endpoint: s3.url,
+      region: LOCAL_NAMES.region,
+      credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+      forcePathStyle: true,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+    // The web app's uploads are cross-origin POSTs: the bucket answers them as the deployed bucket's CORS rules say.
+    await applyBucketCors(localS3Client, s3.bucket, ROOT);
 
     const dynamodb: LocalDynamoDB = await startLocalDynamoDB({
       host,
@@ -137,14 +148,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     let detector: DetectorServer | undefined;
     if (opts.detector !== false) {
       // Its own S3 client for S3Object input, so it reads this stack's S3 whatever process.env holds.
-      const detectorS3 = new S3Client({
-        endpoint: s3.url,
-        region: LOCAL_NAMES.region,
-        credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
-        forcePathStyle: true,
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-      });
+      const detectorS3 = localS3Client;
       detector = await startDetector(host, ports.rekognition, {
         ...(typeof opts.detector === 'object' ? opts.detector : {}),
         s3: detectorS3,

@@ -13,6 +13,7 @@ function banner(stack: Stack): string {
     '',
     'Endpoints',
     `  HTTP API      ${endpoints.api ?? '(not served)'}`,
+    `  Web app       ${endpoints.api ? `${endpoints.api}/   (sign in with the API key below)` : '(not served)'}`,
     `  S3            ${endpoints.s3}   bucket ${stack.bucket}`,
     `  DynamoDB      ${endpoints.dynamodb}   table ${stack.table}`,
     `  Rekognition   ${endpoints.rekognition ?? '(not running)'}`,

@@ -462,6 +462,13 @@ describe('bundles', () => {
     expect(bundledInputs(pkg, 'api').filter((f) => /@aws-sdk\/(client-s3|s3-presigned-post)\//.test(f))).toEqual([]);
   });
 
+  it('embeds the built web app in the api bundle, not its sources or esbuild', () => {
+    const inputs = bundledInputs(pkg, 'api');
+
+    expect(inputs.filter((f) => /^(web|scripts)\/|(^|\/)(esbuild|preact)\//.test(f))).toEqual([]);
+    expect(inputs).toContain('lib/web/bundle.ts');
+  });
+
   it.each(FUNCTION_NAMES)('bundles only the environment credential provider into %s (Lambda passes credentials in it)', (fn) => {
     const chain = bundledInputs(pkg, fn).filter((f) => /@aws-sdk\/(credential-provider-(?!env\/)|nested-clients\/)/.test(f));
     expect(chain).toEqual([]);
