@@ -1,0 +1,176 @@
+// The HTTP API's client (docs/design.md §3): bearer key, JSON in and out, retries of transient failures, and the
+// API's error bodies turned into the CLI's errors. It never needs AWS credentials: uploads go through presigned forms.
+import { ApiError, AuthError, NetworkError, RouteMissingError } from './errors';
+import { DEFAULT_RETRY, TransientError, describeNetworkError, isTransientStatus, retryAfterMs, withRetry, type RetryHooks, type RetryPolicy } from './retry';
+import type {
+  BatchSummary,
+  CreatedBatch,
+  DeclaredFile,
+  Image,
+  LogEntry,
+  MoreUploads,
+  Page,
+  SimilarGroups,
+} from './types';
+
+export interface ApiClientOptions {
+  apiUrl: string;
+  apiKey: string;
+  retry?: RetryPolicy;
+  retryHooks?: RetryHooks;
+  /** Per request, before a try counts as a network failure. */
+  timeoutMs?: number;
+}
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  /** Retry transient failures (default true). */
+  retry?: boolean;
+}
+
+export interface CreateBatchRequest {
+  batchId?: string;
+  debug?: boolean;
+  files: DeclaredFile[];
+}
+
+export interface ImageFilter {
+  status?: string;
+  cat?: boolean;
+}
+
+const ROUTE_MISSING = /^no route /;
+
+/** The path of a batch's sub-resource; ids are checked by the API, encoded here. */
+export const batchPath = (batchId: string, rest = ''): string => `/v1/batches/${encodeURIComponent(batchId)}${rest}`;
+
+export class ApiClient {
+  private readonly base: URL;
+
+  constructor(private readonly opts: ApiClientOptions) {
+    this.base = new URL(opts.apiUrl.endsWith('/') ? opts.apiUrl : `${opts.apiUrl}/`);
+  }
+
+  url(path: string, query: Query = {}): URL {
+    const url = new URL(path.replace(/^\//, ''), this.base);
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
+    return url;
+  }
+
+  /** One call answered 2xx, as a Response (body unread); API errors thrown as CliErrors. */
+  async fetch(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+    const url = this.url(path, options.query);
+    const once = async (): Promise<Response> => {
+      let res: Response;
+      try {
+        res = await fetch(url, {
+          method,
+          headers: {
+            authorization: `Bearer ${this.opts.apiKey}`,
+            accept: 'application/json',
+            ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+          signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+        });
+      } catch (err) {
+        throw new TransientError(`${method} ${url.pathname}: ${describeNetworkError(err)}`, undefined, { cause: err });
+      }
+      if (res.ok) return res;
+      const error = await readError(res);
+      if (isTransientStatus(res.status)) {
+        throw new TransientError(`${method} ${url.pathname}: ${res.status} ${error.message}`, retryAfterMs(res.headers.get('retry-after')));
+      }
+      if (res.status === 401) throw new AuthError(`the API refused the key (${error.message}): check ICECAT_API_KEY or --api-key`);
+      if (res.status === 404 && ROUTE_MISSING.test(error.message)) throw new RouteMissingError(method, templateOf(url.pathname));
+      throw new ApiError(res.status, error.code, error.message);
+    };
+    try {
+      return options.retry === false ? await once() : await withRetry(once, this.opts.retry ?? DEFAULT_RETRY, this.opts.retryHooks);
+    } catch (err) {
+      if (err instanceof TransientError) {
+        throw new NetworkError(`no answer from the API at ${this.base.origin}: ${err.message}`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const res = await this.fetch(method, path, options);
+    const text = await res.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  createBatch(request: CreateBatchRequest): Promise<CreatedBatch> {
+    return this.json('POST', '/v1/batches', { body: request });
+  }
+
+  moreUploads(batchId: string, files: DeclaredFile[]): Promise<MoreUploads> {
+    return this.json('POST', batchPath(batchId, '/uploads'), { body: { files } });
+  }
+
+  closeBatch(batchId: string, expected?: number): Promise<BatchSummary> {
+    return this.json('POST', batchPath(batchId, ':close'), expected === undefined ? {} : { body: { expected } });
+  }
+
+  getBatch(batchId: string): Promise<BatchSummary> {
+    return this.json('GET', batchPath(batchId));
+  }
+
+  listBatches(query: Query = {}): Promise<Page<BatchSummary>> {
+    return this.json('GET', '/v1/batches', { query });
+  }
+
+  async deleteBatch(batchId: string): Promise<void> {
+    await (await this.fetch('DELETE', batchPath(batchId))).arrayBuffer();
+  }
+
+  similar(batchId: string, maxDistance?: number): Promise<SimilarGroups> {
+    return this.json('GET', batchPath(batchId, '/similar'), { query: { maxDistance } });
+  }
+
+  /** Every page of a list, in order. */
+  async *pages<T>(path: string, query: Query = {}): AsyncGenerator<T> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.json<Page<T>>('GET', path, { query: { ...query, limit: 100, cursor } });
+      yield* page.items;
+      cursor = page.cursor;
+    } while (cursor);
+  }
+
+  images(batchId: string, filter: ImageFilter = {}): AsyncGenerator<Image> {
+    return this.pages<Image>(batchPath(batchId, '/images'), { status: filter.status, cat: filter.cat });
+  }
+
+  logs(batchId: string): AsyncGenerator<LogEntry> {
+    return this.pages<LogEntry>(batchPath(batchId, '/logs'));
+  }
+}
+
+async function readError(res: Response): Promise<{ code: string; message: string }> {
+  const text = await res.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    if (body.error && typeof body.error.message === 'string') {
+      return { code: typeof body.error.code === 'string' ? body.error.code : `http_${res.status}`, message: body.error.message };
+    }
+  } catch {
+    // Not the API's JSON (a proxy's page, say): the status alone speaks.
+  }
+  return { code: `http_${res.status}`, message: `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}` };
+}
+
+/** /v1/batches/x/images → /v1/batches/{batchId}/images, so a missing route is named as the API documents it. */
+function templateOf(pathname: string): string {
+  return pathname.replace(/^\/v1\/batches\/[^/:]+/, '/v1/batches/{batchId}');
+}
+
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}

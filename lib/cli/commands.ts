@@ -1,0 +1,275 @@
+// What each sub-command does: API calls, then a table or JSON on stdout. Errors are thrown as CliErrors and become
+// a message on stderr and an exit code in main.ts.
+import { createWriteStream } from 'node:fs';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ApiClient, collect } from './api-client';
+import { resolveConnection } from './config';
+import { ApiError, EXIT, RouteMissingError } from './errors';
+import {
+  batchTable,
+  fileRows,
+  fileTable,
+  formatBytes,
+  imageTable,
+  json,
+  logLines,
+  summaryLines,
+  table,
+} from './output';
+import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
+import type { GlobalOptions, Handlers, UploadCommandOptions } from './program';
+import type { BatchSummary, Image } from './types';
+import { checkFile, countFiles, isProblem, uploadFolder, type CandidateFile, type FileProblem, type UploadResult } from './uploader';
+import { walkFiles } from './walker';
+
+export interface CommandContext {
+  env: NodeJS.ProcessEnv;
+  stdout: Writable & { isTTY?: boolean };
+  stderr: Writable & { isTTY?: boolean };
+  /** Pause between two reads of a batch being classified. */
+  pollMs?: number;
+}
+
+export function commandHandlers(ctx: CommandContext): Handlers {
+  const out = (text: string) => ctx.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  const err = (text: string) => ctx.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+  const clientFor = (o: GlobalOptions) => new ApiClient(resolveConnection(o, ctx.env));
+
+  return {
+    upload: (inputs, o) => (o.dryRun ? dryRun(inputs, o, out) : upload(inputs, o, clientFor(o), ctx, out, err)),
+
+    async batches(o) {
+      const client = clientFor(o);
+      const items: BatchSummary[] = [];
+      for await (const b of client.pages<BatchSummary>('/v1/batches', { status: o.status })) {
+        items.push(b);
+        if (items.length >= o.limit) break;
+      }
+      out(o.json ? json({ items }) : items.length ? batchTable(items) : 'no batches');
+      return EXIT.ok;
+    },
+
+    async status(batch, o) {
+      const summary = await clientFor(o).getBatch(batch);
+      out(o.json ? json(summary) : summaryLines(summary));
+      return EXIT.ok;
+    },
+
+    async images(batch, o) {
+      const items = await batchImages(clientFor(o), batch, { status: o.status, cats: o.cats });
+      out(o.json ? json({ items }) : items.length ? imageTable(items) : 'no images');
+      return EXIT.ok;
+    },
+
+    async export(batch, o) {
+      const format = o.format ?? (o.json ? 'jsonl' : 'csv');
+      const res = await clientFor(o).fetch('GET', `/v1/batches/${encodeURIComponent(batch)}/export`, { query: { format } });
+      if (!res.body) throw new ApiError(res.status, 'empty_export', 'the export answered no body');
+      const source = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
+      if (o.output) {
+        let bytes = 0;
+        source.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        await pipeline(source, createWriteStream(o.output));
+        err(`wrote ${formatBytes(bytes)} of ${format} to ${o.output}`);
+      } else {
+        await pipeline(source, ctx.stdout, { end: false });
+      }
+      return EXIT.ok;
+    },
+
+    async logs(batch, o) {
+      const items = await collect(clientFor(o).logs(batch));
+      out(o.json ? json({ items }) : items.length ? logLines(items) : 'no logs (only a batch uploaded with --debug has them)');
+      return EXIT.ok;
+    },
+
+    async close(batch, o) {
+      const summary = await clientFor(o).closeBatch(batch);
+      out(o.json ? json(summary) : summaryLines(summary));
+      return EXIT.ok;
+    },
+
+    async delete(batch, o) {
+      await clientFor(o).deleteBatch(batch);
+      out(o.json ? json({ batchId: batch, deleted: true }) : `batch ${batch} is being erased: its images, records and logs`);
+      return EXIT.ok;
+    },
+
+    async similar(batch, o) {
+      const client = clientFor(o);
+      const { groups } = await client.similar(batch, o.maxDistance);
+      if (o.json) {
+        out(json({ groups }));
+        return EXIT.ok;
+      }
+      if (groups.length === 0) {
+        out('no near-duplicate groups');
+        return EXIT.ok;
+      }
+      const names = new Map((await collect(client.images(batch))).map((i) => [i.fprint, i.fileName ?? i.fprint]));
+      out(table(['GROUP', 'MAX DISTANCE', 'FILES'], groups.map((g, i) => [String(i + 1), String(g.maxDistance), g.fprints.map((f) => names.get(f) ?? f).join(', ')])));
+      return EXIT.ok;
+    },
+  };
+}
+
+/** A batch's images; `cats` asks the API (`cat=true`) and, where a server does not filter by it yet, filters here. */
+async function batchImages(client: ApiClient, batch: string, filter: { status?: string; cats?: boolean }): Promise<Image[]> {
+  if (!filter.cats) return collect(client.images(batch, { status: filter.status }));
+  try {
+    return await collect(client.images(batch, { status: filter.status, cat: true }));
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status === 400 && /\bcat\b/.test(e.message))) throw e;
+    return (await collect(client.images(batch, { status: filter.status }))).filter((i) => i.isCat === true);
+  }
+}
+
+async function dryRun(inputs: string[], o: UploadCommandOptions, out: (t: string) => void): Promise<number> {
+  const files: CandidateFile[] = [];
+  const problems: FileProblem[] = [];
+  const seen = new Set<string>();
+  for await (const f of walkFiles(inputs, { includeHidden: o.hidden })) {
+    const verdict = await checkFile(f, seen);
+    seen.add(f.name);
+    if (isProblem(verdict)) problems.push(verdict);
+    else files.push(verdict);
+  }
+  const bytes = files.reduce((n, f) => n + f.size, 0);
+  if (o.json) {
+    out(json({ dryRun: true, files: files.map(({ name, size, contentType }) => ({ file: name, size, contentType })), notUploaded: problems.map(problemJson) }));
+  } else {
+    const rows = [
+      ...files.map((f) => [f.name, 'would upload', formatBytes(f.size), f.contentType, '']),
+      ...problems.map((p) => [p.file, 'would not', '', '', `${p.code}: ${p.message}`]),
+    ].sort((a, b) => ((a[0] ?? '') < (b[0] ?? '') ? -1 : 1));
+    if (rows.length) out(table(['FILE', 'PLAN', 'SIZE', 'TYPE', 'REASON'], rows));
+    out(`dry run: would upload ${files.length} files (${formatBytes(bytes)}); ${problems.length} would not be uploaded; nothing was sent`);
+  }
+  return EXIT.ok;
+}
+
+const problemJson = (p: FileProblem) => ({ file: p.file, error: { code: p.code, message: p.message } });
+
+async function upload(
+  inputs: string[],
+  o: UploadCommandOptions,
+  client: ApiClient,
+  ctx: CommandContext,
+  out: (t: string) => void,
+  err: (t: string) => void,
+): Promise<number> {
+  const progress: ProgressReporter = o.quiet ? silentProgress : ctx.stderr.isTTY ? terminalProgress(ctx.stderr as NodeJS.WriteStream) : plainProgress({ write: err });
+  const totals = await countFiles(inputs, o.hidden);
+  progress.uploadStarted(totals.files, totals.bytes);
+  let result: UploadResult;
+  try {
+    result = await uploadFolder({
+      client,
+      inputs,
+      batchId: o.batch,
+      debug: o.debug,
+      concurrency: o.concurrency,
+      includeHidden: o.hidden,
+      events: {
+        batchCreated: (id) => progress.note(`batch ${id}`),
+        uploaded: (f) => progress.fileUploaded(f.size),
+        failed: (p) => progress.note(`not uploaded: ${p.file}: ${p.code}: ${p.message}`),
+        retrying: (message, waitMs) => progress.note(`retrying in ${waitMs} ms: ${message}`),
+        skipped: (s) => (s.reason === 'hidden' ? undefined : progress.note(`skipped ${s.path}: ${s.reason}${s.detail ? ` (${s.detail})` : ''}`)),
+      },
+    });
+  } finally {
+    progress.uploadEnded();
+  }
+  const batchId = result.batchId;
+  const problems = [...result.rejected, ...result.unsent.map((p) => ({ ...p, unsent: true }))].sort((a, b) => (a.file < b.file ? -1 : 1));
+  if (batchId === undefined) {
+    if (o.json) out(json({ batch: null, images: [], notUploaded: problems.map(problemJson) }));
+    else if (problems.length) out(fileTable(fileRows([], [], problems, false)));
+    err(problems.length ? 'no batch was made: none of the files can be uploaded' : 'nothing to upload');
+    return problems.length ? EXIT.someFailed : EXIT.failure;
+  }
+
+  let closeSupported = true;
+  if (!result.abortedBy) {
+    const expected = (result.resumed ? (result.created?.counts.total ?? 0) : 0) + result.uploadedFiles;
+    try {
+      await client.closeBatch(batchId, expected);
+    } catch (e) {
+      if (e instanceof RouteMissingError) {
+        closeSupported = false;
+        progress.note('this API cannot close batches yet: the batch is done once every declared file arrived');
+      } else if (e instanceof ApiError && e.status === 409 && result.resumed) {
+        // More arrived than the resumed batch showed when this run began (the earlier run's last uploads were
+        // still being recorded): close on what the service counts.
+        await client.closeBatch(batchId);
+      } else {
+        throw e;
+      }
+    }
+  }
+
+  let summary: BatchSummary;
+  let settled: boolean;
+  if (o.wait && !result.abortedBy) {
+    summary = await waitUntilDone(client, batchId, result, closeSupported, progress, ctx.pollMs ?? 1_000);
+    settled = true;
+  } else {
+    summary = await client.getBatch(batchId);
+    settled = summary.status === 'done';
+  }
+  const images = await collect(client.images(batchId));
+
+  if (o.json) {
+    out(json({ batch: summary, images, notUploaded: problems.map(problemJson) }));
+  } else {
+    out(fileTable(fileRows(result.sent, images, problems, settled)));
+    out(uploadFooter(summary, result, settled));
+  }
+  if (result.abortedBy || result.unsent.length > 0) {
+    err(`${result.unsent.length} files were not uploaded (${result.abortedBy ?? 'network errors'}): run the same command with --batch ${batchId} to send them`);
+    return EXIT.failure;
+  }
+  const failedHere = images.some((i) => i.status === 'fail') || (settled && summary.counts.fail > 0);
+  return result.rejected.length > 0 || failedHere ? EXIT.someFailed : EXIT.ok;
+}
+
+function uploadFooter(s: BatchSummary, r: UploadResult, settled: boolean): string {
+  const c = s.counts;
+  const parts = [
+    `batch ${s.batchId}: ${s.status}`,
+    `${r.uploadedFiles} files uploaded (${formatBytes(r.uploadedBytes)})${r.alreadyThere ? `, ${r.alreadyThere} already there` : ''}`,
+    `${c.success} success, ${c.duplicate} duplicate, ${c.fail} fail, ${c.cats} cats${settled ? '' : ` (${c.total} recorded so far: icecat status ${s.batchId})`}`,
+  ];
+  const notUploaded = r.rejected.length + r.unsent.length;
+  if (notUploaded) parts.push(`${notUploaded} not uploaded`);
+  return parts.join('; ');
+}
+
+/**
+ * Reads the summary until the batch is done. A server without the :close route never closes a batch whose declared
+ * files did not all arrive, so there the batch counts as done once every file this run sent is classified.
+ */
+async function waitUntilDone(
+  client: ApiClient,
+  batchId: string,
+  result: UploadResult,
+  closeSupported: boolean,
+  progress: ProgressReporter,
+  pollMs: number,
+): Promise<BatchSummary> {
+  const sent = (result.resumed ? (result.created?.counts.total ?? 0) : 0) + result.uploadedFiles;
+  progress.classifyStarted(sent);
+  try {
+    for (;;) {
+      const s = await client.getBatch(batchId);
+      const finished = s.counts.success + s.counts.fail + s.counts.duplicate;
+      progress.classified(finished, Math.max(s.expected ?? s.counts.total, finished, closeSupported ? 0 : sent));
+      if (s.status === 'done' || (!closeSupported && s.counts.total >= sent && finished >= s.counts.total)) return s;
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  } finally {
+    progress.classifyEnded();
+  }
+}

@@ -1,0 +1,33 @@
+// Where the API is and which key to send: flags first, then ICECAT_API_URL / ICECAT_API_KEY, then the local stack's
+// default URL. Never AWS credentials: the API hands out presigned forms for the uploads.
+import { UsageError } from './errors';
+
+export const DEFAULT_API_URL = 'http://127.0.0.1:3000';
+
+export interface ConnectionFlags {
+  apiUrl?: string;
+  apiKey?: string;
+}
+
+export interface Connection {
+  apiUrl: string;
+  apiKey: string;
+}
+
+export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Connection {
+  const apiUrl = flags.apiUrl ?? (env.ICECAT_API_URL || DEFAULT_API_URL);
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    throw new UsageError(`the API URL ${JSON.stringify(apiUrl)} is not a URL (--api-url or ICECAT_API_URL)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`the API URL must be http or https, not ${url.protocol} (--api-url or ICECAT_API_URL)`);
+  }
+  const apiKey = flags.apiKey ?? env.ICECAT_API_KEY ?? '';
+  if (apiKey === '') {
+    throw new UsageError('no API key: set ICECAT_API_KEY or pass --api-key (`npm start` prints one for the local stack)');
+  }
+  return { apiUrl: url.toString().replace(/\/$/, ''), apiKey };
+}

@@ -1,0 +1,44 @@
+// `icecat`: parses the command line, runs the command, and turns every failure into a message on stderr and an exit
+// code (0 ok, 2 some file failed, 1 usage / authentication / network).
+import { commandHandlers, type CommandContext } from './commands';
+import { CliError, EXIT } from './errors';
+import { buildProgram } from './program';
+import { WalkInputError } from './walker';
+
+export async function main(argv: string[], ctx: CommandContext): Promise<number> {
+  const writeErr = (text: string) => ctx.stderr.write(text);
+  const { run } = buildProgram(commandHandlers(ctx), { writeOut: (t) => ctx.stdout.write(t), writeErr });
+  try {
+    return await run(argv);
+  } catch (err) {
+    if (err instanceof CliError) {
+      writeErr(`icecat: ${err.message}\n`);
+      return err.exitCode;
+    }
+    if (err instanceof WalkInputError) {
+      writeErr(`icecat: ${err.message}\n`);
+      return EXIT.failure;
+    }
+    writeErr(`icecat: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return EXIT.failure;
+  }
+}
+
+/** The process entry (bin/icecat.js): exits once stdout has drained, so piped output is never cut short. */
+export function runCli(): void {
+  let interrupted = false;
+  process.on('SIGINT', () => {
+    if (interrupted) process.exit(EXIT.interrupted);
+    interrupted = true;
+    process.stderr.write('\nicecat: interrupted\n');
+    process.exit(EXIT.interrupted);
+  });
+  // A reader that goes away (`icecat images b | head`) is not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(EXIT.ok);
+    throw err;
+  });
+  void main(process.argv.slice(2), { env: process.env, stdout: process.stdout, stderr: process.stderr }).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,176 @@
+// The command line: sub-commands, their options and `--help` (commander). Parsing only: each command hands its
+// parsed arguments to a handler (commands.ts), so the parsing is tested without any network.
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_API_URL } from './config';
+
+export const OP_STATUSES = ['pending', 'processing', 'success', 'fail', 'duplicate'] as const;
+export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;
+export const MAX_CONCURRENCY = 64;
+export const DEFAULT_CONCURRENCY = 8;
+
+export interface GlobalOptions {
+  apiUrl?: string;
+  apiKey?: string;
+}
+
+export interface UploadCommandOptions extends GlobalOptions {
+  batch?: string;
+  debug?: boolean;
+  wait?: boolean;
+  json?: boolean;
+  concurrency: number;
+  dryRun?: boolean;
+  quiet?: boolean;
+  hidden?: boolean;
+}
+
+export interface JsonOption extends GlobalOptions {
+  json?: boolean;
+}
+
+export interface Handlers {
+  upload(inputs: string[], opts: UploadCommandOptions): Promise<number>;
+  batches(opts: JsonOption & { status?: string; limit: number }): Promise<number>;
+  status(batch: string, opts: JsonOption): Promise<number>;
+  images(batch: string, opts: JsonOption & { cats?: boolean; status?: string }): Promise<number>;
+  export(batch: string, opts: JsonOption & { format?: 'csv' | 'jsonl'; output?: string }): Promise<number>;
+  logs(batch: string, opts: JsonOption): Promise<number>;
+  close(batch: string, opts: JsonOption): Promise<number>;
+  delete(batch: string, opts: JsonOption): Promise<number>;
+  similar(batch: string, opts: JsonOption & { maxDistance?: number }): Promise<number>;
+}
+
+export interface ProgramIo {
+  writeOut(text: string): void;
+  writeErr(text: string): void;
+}
+
+const BATCH_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function batchName(value: string): string {
+  if (!BATCH_ID.test(value)) throw new InvalidArgumentError('a batch id is 1-64 of A-Z a-z 0-9 _ -');
+  return value;
+}
+
+export const integerIn =
+  (min: number, max: number) =>
+  (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+    return Number(value);
+  };
+
+const EXIT_CODES = `
+Exit codes:
+  0  every file ended success or duplicate (or the command succeeded)
+  2  some file failed (refused before upload, or classified as fail)
+  1  usage, authentication or network error`;
+
+const CONFIG_HELP = `
+Configuration:
+  ICECAT_API_URL   the API (default ${DEFAULT_API_URL}); or --api-url
+  ICECAT_API_KEY   your API key; or --api-key`;
+
+/** The program; `run` resolves to the handler's exit code. */
+export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Command; run(argv: string[]): Promise<number> } {
+  let exitCode = 0;
+  const program = new Command('icecat')
+    .description('Upload folders of images to IceCatWrangler and read which ones show a cat.')
+    .option('--api-url <url>', `API base URL (env ICECAT_API_URL, default ${DEFAULT_API_URL})`)
+    .option('--api-key <key>', 'API key (env ICECAT_API_KEY)')
+    .addHelpText('after', `${CONFIG_HELP}\n${EXIT_CODES}`)
+    .showHelpAfterError('(add --help for usage)')
+    .configureOutput({ writeOut: io.writeOut, writeErr: io.writeErr })
+    .exitOverride();
+  const sub = (name: string, description: string) =>
+    program.command(name).description(description).configureOutput({ writeOut: io.writeOut, writeErr: io.writeErr }).exitOverride();
+  const done = (code: number) => {
+    exitCode = code;
+  };
+  const jsonOption = new Option('--json', 'print JSON on stdout');
+
+  sub('upload', 'Upload files and folders (walked recursively) as one batch, then close it')
+    .argument('<paths...>', 'files and folders; a folder keeps its name and sub-folders in the file names (trip/day1/a.jpg)')
+    .option('-b, --batch <name>', 'name the batch (default: the API makes an id); an existing open batch is resumed', batchName)
+    .option('--debug', "record per-image processing logs (read them with 'icecat logs')")
+    .option('-w, --wait', 'wait until every file is classified, then print the results')
+    .addOption(jsonOption)
+    .option('-c, --concurrency <n>', 'files uploaded at once', integerIn(1, MAX_CONCURRENCY), DEFAULT_CONCURRENCY)
+    .option('-n, --dry-run', 'list what would be uploaded, upload nothing')
+    .option('-q, --quiet', 'no progress on stderr')
+    .option('--hidden', 'include dot-files and dot-folders')
+    .addHelpText('after', EXIT_CODES)
+    .action(async (paths: string[], _o, cmd: Command) => done(await handlers.upload(paths, cmd.optsWithGlobals())));
+
+  sub('batches', 'List your batches, newest first')
+    .option('--status <status>', 'only batches in this status', choice(BATCH_STATUSES))
+    .option('--limit <n>', 'most batches to list', integerIn(1, 10_000), 20)
+    .addOption(jsonOption)
+    .action(async (_o, cmd: Command) => done(await handlers.batches(cmd.optsWithGlobals())));
+
+  sub('status', "A batch's summary: status and counters")
+    .argument('<batch>', 'batch id', batchName)
+    .addOption(jsonOption)
+    .action(async (batch: string, _o, cmd: Command) => done(await handlers.status(batch, cmd.optsWithGlobals())));
+
+  sub('images', "A batch's images with their labels")
+    .argument('<batch>', 'batch id', batchName)
+    .option('--cats', 'only cats')
+    .option('--status <status>', 'only images in this status', choice(OP_STATUSES))
+    .addOption(jsonOption)
+    .action(async (batch: string, _o, cmd: Command) => done(await handlers.images(batch, cmd.optsWithGlobals())));
+
+  sub('export', 'Download one row per uploaded file, duplicates included (CSV or JSON lines)')
+    .argument('<batch>', 'batch id', batchName)
+    .addOption(new Option('--format <format>', 'csv or jsonl (default csv; jsonl with --json)').choices(['csv', 'jsonl']))
+    .option('-o, --output <file>', 'write to this file instead of stdout')
+    .addOption(new Option('--json', 'same as --format jsonl'))
+    .action(async (batch: string, _o, cmd: Command) => done(await handlers.export(batch, cmd.optsWithGlobals())));
+
+  sub('logs', "A debug batch's per-image processing logs")
+    .argument('<batch>', 'batch id', batchName)
+    .addOption(jsonOption)
+    .action(async (batch: string, _o, cmd: Command) => done(await handlers.logs(batch, cmd.optsWithGlobals())));
+
+  sub('close', 'Close a batch: no more uploads; it is done once every file is classified')
+    .argument('<batch>', 'batch id', batchName)
+    .addOption(jsonOption)
+    .action(async (batch: string, _o, cmd: Command) => done(await handlers.close(batch, cmd.optsWithGlobals())));
+
+  sub('delete', 'Erase a batch: its images, records and logs')
+    .argument('<batch>', 'batch id', batchName)
+    .addOption(jsonOption)
+    .action(async (batch: string, _o, cmd: Command) => done(await handlers.delete(batch, cmd.optsWithGlobals())));
+
+  sub('similar', "Groups of a batch's near-duplicate images")
+    .argument('<batch>', 'batch id', batchName)
+    .option('--max-distance <bits>', 'most differing bits of the 64-bit perceptual hash (API default 10)', integerIn(0, 64))
+    .addOption(jsonOption)
+    .action(async (batch: string, _o, cmd: Command) => done(await handlers.similar(batch, cmd.optsWithGlobals())));
+
+  return {
+    program,
+    async run(argv: string[]): Promise<number> {
+      exitCode = 0;
+      try {
+        if (argv.length === 0) {
+          program.outputHelp({ error: true });
+          return 1;
+        }
+        await program.parseAsync(argv, { from: 'user' });
+        return exitCode;
+      } catch (err) {
+        if (err instanceof CommanderError) {
+          return err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version' ? 0 : 1;
+        }
+        throw err;
+      }
+    },
+  };
+}
+
+function choice(values: readonly string[]) {
+  return (value: string): string => {
+    if (!values.includes(value)) throw new InvalidArgumentError(`must be one of ${values.join(', ')}`);
+    return value;
+  };
+}

@@ -1,0 +1,100 @@
+// The API's shapes as a client sees them (docs/design.md §3). The CLI is written against this contract, not against
+// the server's implementation, so fields a server does not send yet are optional here.
+
+export type OpStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
+export type BatchStatus = 'open' | 'processing' | 'done';
+
+export interface ApiErrorBody {
+  error: { code: string; message: string };
+}
+
+export interface BatchCounts {
+  total: number;
+  pending?: number;
+  success: number;
+  fail: number;
+  duplicate: number;
+  reused?: number;
+  cats: number;
+}
+
+export interface BatchSummary {
+  batchId: string;
+  status: BatchStatus;
+  /** Absent from servers without the :close route. */
+  closed?: boolean;
+  expected: number | null;
+  counts: BatchCounts;
+  debug: boolean;
+  callbackUrl?: string | null;
+  createdAt: string;
+  closedAt?: string | null;
+  doneAt?: string | null;
+  expiresAt: string;
+}
+
+export interface Label {
+  name: string;
+  confidence: number;
+}
+
+export interface Image {
+  batchId: string;
+  fprint: string;
+  fileName: string | null;
+  status: OpStatus;
+  isCat: boolean | null;
+  catConfidence?: number | null;
+  labels: Label[];
+  uploadedAt: string | null;
+  classifiedAt: string | null;
+  duplicates: number;
+  /** File names of this batch's later uploads of the same pixels (bounded by the server). */
+  duplicateFiles?: string[];
+  reused?: boolean;
+  error: { code: string; message: string } | null;
+}
+
+export interface LogEntry {
+  batchId: string;
+  fprint: string;
+  fileName: string | null;
+  status: OpStatus | null;
+  loggedAt: string | null;
+  lines: string[];
+}
+
+export interface Page<T> {
+  items: T[];
+  cursor?: string;
+}
+
+export interface DeclaredFile {
+  name: string;
+  contentType: string;
+  size: number;
+}
+
+export interface UploadForm {
+  file: string;
+  url: string;
+  fields: Record<string, string>;
+}
+
+export interface CreatedBatch {
+  batchId: string;
+  uploads: UploadForm[];
+  expiresAt: string;
+  callbackSecret?: string;
+  batch: BatchSummary;
+}
+
+export interface MoreUploads {
+  uploads: UploadForm[];
+  expiresAt?: string;
+  batch?: BatchSummary;
+}
+
+export interface SimilarGroups {
+  groups: { fprints: string[]; maxDistance: number }[];
+}

@@ -1,0 +1,287 @@
+// `icecat upload`: walk → check → declare (create the batch with the first chunk of files, then POST …/uploads for
+// each next chunk) → post each file through its form with bounded concurrency and retries → close with the count
+// that arrived. Memory holds two chunks of forms and the names sent, never the files' bytes.
+//
+// The next chunk is declared before any file of the current one is sent: the API closes a batch by itself once as
+// many files arrived as were declared, so `expected` must stay ahead of the uploads until the last chunk.
+import { ApiClient, collect } from './api-client';
+import { ApiError, NetworkError } from './errors';
+import { UploadRefusedError, postForm } from './form-upload';
+import { imageTypeOf } from './media-type';
+import { TaskPool } from './pool';
+import { DEFAULT_RETRY, TransientError, withRetry, type RetryPolicy } from './retry';
+import type { BatchSummary, DeclaredFile, UploadForm } from './types';
+import { walkFiles, type SkippedEntry, type WalkedFile } from './walker';
+
+export interface CandidateFile extends DeclaredFile {
+  path: string;
+}
+
+/** A file that is not in the batch, and why. */
+export interface FileProblem {
+  file: string;
+  path: string;
+  code: string;
+  message: string;
+}
+
+export interface UploadEvents {
+  /** Totals of the walk before uploading (an estimate: files that fail the local checks are still counted). */
+  totals?(files: number, bytes: number): void;
+  uploaded?(file: CandidateFile): void;
+  failed?(problem: FileProblem): void;
+  skipped?(entry: SkippedEntry): void;
+  retrying?(message: string, waitMs: number): void;
+  batchCreated?(batchId: string): void;
+}
+
+export interface UploadOptions {
+  client: ApiClient;
+  inputs: readonly string[];
+  batchId?: string;
+  debug?: boolean;
+  concurrency: number;
+  /** Files declared per request (the API takes at most its MAX_FILES_PER_BATCH, 500 by default, per request). */
+  chunkSize?: number;
+  retry?: RetryPolicy;
+  includeHidden?: boolean;
+  events?: UploadEvents;
+  /** Consecutive files whose upload outlasts its retries before the run gives up on the network. */
+  maxConsecutiveNetworkFailures?: number;
+}
+
+export interface UploadResult {
+  batchId?: string;
+  /** The summary as created (or found, when an existing batch was resumed). */
+  created?: BatchSummary;
+  /** Names now in the batch from this run or an earlier one (resume). */
+  sent: Set<string>;
+  /** Sent by this run. */
+  uploadedFiles: number;
+  uploadedBytes: number;
+  /** Already in the batch (a resumed upload), not sent again. */
+  alreadyThere: number;
+  /** The batch existed (--batch NAME of an open batch): `created` is its summary when this run began. */
+  resumed: boolean;
+  /** Files refused for good: local checks, the API (413) or S3 (policy). */
+  rejected: FileProblem[];
+  /** Files not sent because the network failed (a rerun with --batch sends them). */
+  unsent: FileProblem[];
+  /** Why the run stopped early, if it did. */
+  abortedBy?: string;
+}
+
+export const DEFAULT_CHUNK_SIZE = 100;
+
+// The API's file-name rules (segments, no control characters or backslashes, 255 characters) and S3's per-segment
+// 255-byte cap: refused here, the whole declaration request would be refused.
+export function nameProblem(name: string): string | undefined {
+  if (name.length > 255) return 'the name in the batch is longer than 255 characters';
+  if ([...name].some((c) => c.charCodeAt(0) < 0x20 || c === '\u007f' || c === '\\')) return 'the name contains control characters or backslashes';
+  const segments = name.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..')) return 'the name has an empty, "." or ".." segment';
+  if (segments.some((s) => Buffer.byteLength(s) > 255)) return 'a folder or file name is longer than 255 bytes';
+  return undefined;
+}
+
+/** Local verdict on one walked file: a candidate to declare, or the reason it is not sent (`seen`: names so far). */
+export async function checkFile(file: WalkedFile, seen: ReadonlySet<string>): Promise<CandidateFile | FileProblem> {
+  const problem = (code: string, message: string): FileProblem => ({ file: file.name, path: file.path, code, message });
+  const badName = nameProblem(file.name);
+  if (badName) return problem('InvalidName', badName);
+  if (seen.has(file.name)) return problem('DuplicateName', 'another input has the same name in the batch');
+  if (file.size === 0) return problem('EmptyFile', 'the file is empty (0 bytes)');
+  let contentType: string | undefined;
+  try {
+    contentType = await imageTypeOf(file.path);
+  } catch (err) {
+    return problem('Unreadable', `cannot read the file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  if (!contentType) return problem('NotAnImage', 'not an image by its extension or its first bytes');
+  return { name: file.name, path: file.path, size: file.size, contentType };
+}
+
+export const isProblem = (v: CandidateFile | FileProblem): v is FileProblem => 'code' in v;
+
+/** Counts the non-empty images a walk offers, holding nothing (the progress totals). */
+export async function countFiles(inputs: readonly string[], includeHidden = false): Promise<{ files: number; bytes: number }> {
+  let files = 0;
+  let bytes = 0;
+  for await (const f of walkFiles(inputs, { includeHidden })) {
+    if (f.size === 0 || !(await imageTypeOf(f.path).catch(() => undefined))) continue;
+    files++;
+    bytes += f.size;
+  }
+  return { files, bytes };
+}
+
+const TOO_LARGE_INDEX = /files\[(\d+)\]\.size/;
+const MAX_BYTES = /the (\d+) bytes accepted/;
+
+export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
+  const events = opts.events ?? {};
+  const policy = opts.retry ?? DEFAULT_RETRY;
+  const chunkSize = opts.chunkSize ?? DEFAULT_CHUNK_SIZE;
+  const breaker = opts.maxConsecutiveNetworkFailures ?? Math.max(4, opts.concurrency * 2);
+  const result: UploadResult = { sent: new Set(), uploadedFiles: 0, uploadedBytes: 0, alreadyThere: 0, resumed: false, rejected: [], unsent: [] };
+  /** Every name met so far: checks repeats, and skips what a resumed batch already holds. */
+  const seen = new Set<string>();
+  let alreadyInBatch = new Set<string>();
+  let maxBytes = Infinity;
+  let consecutiveNetworkFailures = 0;
+  /** Names refused for good, so a file dropped from a declaration is not reported twice. */
+  const refused = new Set<string>();
+
+  const reject = (p: FileProblem) => {
+    refused.add(p.file);
+    result.rejected.push(p);
+    events.failed?.(p);
+  };
+  const unsend = (p: FileProblem) => {
+    result.unsent.push(p);
+    events.failed?.(p);
+  };
+  const abort = (why: string) => {
+    result.abortedBy ??= why;
+  };
+
+  const walk = walkFiles(opts.inputs, { includeHidden: opts.includeHidden, onSkip: (e) => events.skipped?.(e) });
+  let exhausted = false;
+  /** The next files to declare; empty only once the walk is over. After an abort, the rest is listed as unsent. */
+  async function nextChunk(): Promise<CandidateFile[]> {
+    const chunk: CandidateFile[] = [];
+    while (chunk.length < chunkSize && !exhausted) {
+      const next = await walk.next();
+      if (next.done) {
+        exhausted = true;
+        break;
+      }
+      const verdict = await checkFile(next.value, seen);
+      seen.add(next.value.name);
+      if (isProblem(verdict)) reject(verdict);
+      else if (alreadyInBatch.has(verdict.name)) {
+        result.alreadyThere++;
+        result.sent.add(verdict.name);
+      } else if (verdict.size > maxBytes) reject(tooLarge(verdict));
+      else if (result.abortedBy) unsend(notSent(verdict));
+      else chunk.push(verdict);
+    }
+    return chunk;
+  }
+  const tooLarge = (f: CandidateFile, message = `larger than the ${maxBytes} bytes the API accepts per file`): FileProblem => ({
+    file: f.name,
+    path: f.path,
+    code: 'FileTooLarge',
+    message,
+  });
+  const notSent = (f: CandidateFile): FileProblem => ({ file: f.name, path: f.path, code: 'NotSent', message: `not sent: ${result.abortedBy}` });
+
+  /** Declares files (creating the batch on first use), dropping the ones the API finds too large; forms by name. */
+  async function declare(files: CandidateFile[]): Promise<Map<string, UploadForm>> {
+    let remaining = files;
+    for (;;) {
+      const declared = remaining.map(({ name, contentType, size }) => ({ name, contentType, size }));
+      try {
+        let uploads: UploadForm[] = [];
+        if (result.batchId === undefined) uploads = await createOrResume(declared);
+        else if (declared.length > 0) uploads = (await opts.client.moreUploads(result.batchId, declared)).uploads;
+        return new Map(uploads.map((u) => [u.file, u]));
+      } catch (err) {
+        // 413 names the first file over the API's size cap and the cap: drop every file over it, declare the rest.
+        const index = err instanceof ApiError && err.status === 413 ? TOO_LARGE_INDEX.exec(err.message)?.[1] : undefined;
+        const named = index === undefined ? undefined : remaining[Number(index)];
+        if (!named) throw err;
+        const max = MAX_BYTES.exec((err as ApiError).message)?.[1];
+        if (max) maxBytes = Number(max);
+        const over = remaining.filter((f) => f === named || f.size > maxBytes);
+        for (const f of over) reject(f === named ? tooLarge(f, (err as ApiError).message.replace(/^files\[\d+\]\.size: /, '')) : tooLarge(f));
+        remaining = remaining.filter((f) => !over.includes(f));
+      }
+    }
+  }
+
+  async function createOrResume(declared: DeclaredFile[]): Promise<UploadForm[]> {
+    try {
+      const created = await opts.client.createBatch({
+        ...(opts.batchId ? { batchId: opts.batchId } : {}),
+        ...(opts.debug ? { debug: true } : {}),
+        files: declared,
+      });
+      result.batchId = created.batchId;
+      result.created = created.batch;
+      events.batchCreated?.(created.batchId);
+      return created.uploads;
+    } catch (err) {
+      if (!(opts.batchId && err instanceof ApiError && err.status === 409)) throw err;
+    }
+    // The named batch exists: resume it, sending only the files it does not hold yet.
+    const batchId = opts.batchId;
+    result.created = await opts.client.getBatch(batchId);
+    result.resumed = true;
+    result.batchId = batchId;
+    events.batchCreated?.(batchId);
+    const images = await collect(opts.client.images(batchId));
+    alreadyInBatch = new Set(images.flatMap((i) => [...(i.fileName ? [i.fileName] : []), ...(i.duplicateFiles ?? [])]));
+    const fresh = declared.filter((d) => {
+      if (!alreadyInBatch.has(d.name)) return true;
+      result.alreadyThere++;
+      result.sent.add(d.name);
+      return false;
+    });
+    return fresh.length > 0 ? (await opts.client.moreUploads(batchId, fresh)).uploads : [];
+  }
+
+  async function send(file: CandidateFile, form: UploadForm): Promise<void> {
+    if (result.abortedBy) {
+      unsend(notSent(file));
+      return;
+    }
+    try {
+      await withRetry(() => postForm(form, file.path, file.contentType, file.size), policy, {
+        onRetry: (err, _attempt, waitMs) => events.retrying?.(`${file.name}: ${err.message}`, waitMs),
+      });
+      consecutiveNetworkFailures = 0;
+      result.sent.add(file.name);
+      result.uploadedFiles++;
+      result.uploadedBytes += file.size;
+      events.uploaded?.(file);
+    } catch (err) {
+      if (err instanceof UploadRefusedError) {
+        reject({ file: file.name, path: file.path, code: err.code, message: err.message });
+      } else if (err instanceof TransientError) {
+        unsend({ file: file.name, path: file.path, code: 'NetworkError', message: err.message });
+        if (++consecutiveNetworkFailures >= breaker) abort(`${consecutiveNetworkFailures} uploads in a row failed after retries (${err.message})`);
+      } else {
+        reject({ file: file.name, path: file.path, code: 'UploadError', message: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  }
+
+  const pool = new TaskPool(opts.concurrency);
+  let chunk = await nextChunk();
+  if (chunk.length === 0) return result;
+  let forms = await declare(chunk);
+  while (chunk.length > 0) {
+    const following = await nextChunk();
+    let followingForms = new Map<string, UploadForm>();
+    if (following.length > 0 && !result.abortedBy) {
+      try {
+        followingForms = await declare(following);
+      } catch (err) {
+        if (!(err instanceof NetworkError)) throw err;
+        abort(err.message);
+      }
+    }
+    for (const file of chunk) {
+      const form = forms.get(file.name);
+      if (form) await pool.add(() => send(file, form));
+      else if (result.sent.has(file.name) || refused.has(file.name)) continue;
+      else if (result.abortedBy) unsend(notSent(file));
+      else reject({ file: file.name, path: file.path, code: 'NoUploadForm', message: 'the API handed out no upload form for this file' });
+    }
+    chunk = following;
+    forms = followingForms;
+  }
+  await pool.drain();
+  return result;
+}

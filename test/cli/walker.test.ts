@@ -1,0 +1,111 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { WalkInputError, walkFiles, type SkippedEntry, type WalkedFile } from '../../lib/cli/walker';
+
+let root: string;
+
+const write = (rel: string, content = 'x') => {
+  mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+  writeFileSync(path.join(root, rel), content);
+};
+
+async function walk(inputs: string[], includeHidden = false): Promise<{ files: WalkedFile[]; skipped: SkippedEntry[] }> {
+  const files: WalkedFile[] = [];
+  const skipped: SkippedEntry[] = [];
+  for await (const f of walkFiles(inputs, { includeHidden, onSkip: (s) => skipped.push(s) })) files.push(f);
+  return { files, skipped };
+}
+
+beforeEach(() => {
+  root = mkdtempSync(path.join(tmpdir(), 'icecat-walk-'));
+});
+
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+describe('walkFiles', () => {
+  it('names files by the walked folder and its sub-folders, in sorted order', async () => {
+    write('trip/day2/b.jpg', 'bb');
+    write('trip/day1/a.jpg', 'a');
+    write('trip/c.png');
+
+    const { files } = await walk([path.join(root, 'trip')]);
+
+    expect(files.map((f) => [f.name, f.size])).toEqual([
+      ['trip/c.png', 1],
+      ['trip/day1/a.jpg', 1],
+      ['trip/day2/b.jpg', 2],
+    ]);
+    expect(files[1]?.path).toBe(path.join(root, 'trip', 'day1', 'a.jpg'));
+  });
+
+  it('names a file given directly by its base name', async () => {
+    write('deep/down/cat.jpg');
+
+    const { files } = await walk([path.join(root, 'deep/down/cat.jpg')]);
+
+    expect(files.map((f) => f.name)).toEqual(['cat.jpg']);
+  });
+
+  it('follows a link to a folder but never walks a folder twice, so a link back up ends there', async () => {
+    write('trip/a.jpg');
+    write('elsewhere/b.jpg');
+    symlinkSync('..', path.join(root, 'trip', 'up'));
+    symlinkSync(path.join(root, 'elsewhere'), path.join(root, 'trip', 'linked'));
+
+    const { files, skipped } = await walk([path.join(root, 'trip')]);
+
+    expect(files.map((f) => f.name)).toEqual(['trip/a.jpg', 'trip/linked/b.jpg']);
+    expect(skipped.map((s) => [path.relative(root, s.path), s.reason])).toEqual([
+      ['trip/up/elsewhere', 'symlink-loop'],
+      ['trip/up/trip', 'symlink-loop'],
+    ]);
+  });
+
+  it('skips a link that points at itself', async () => {
+    write('trip/a.jpg');
+    symlinkSync('self', path.join(root, 'trip', 'self'));
+
+    const { files, skipped } = await walk([path.join(root, 'trip')]);
+
+    expect(files.map((f) => f.name)).toEqual(['trip/a.jpg']);
+    expect(skipped).toEqual([expect.objectContaining({ reason: 'symlink-loop', detail: 'ELOOP' })]);
+  });
+
+  it('skips FIFOs and dangling links, reporting each', async () => {
+    write('trip/a.jpg');
+    execFileSync('mkfifo', [path.join(root, 'trip', 'pipe')]);
+    symlinkSync('missing.jpg', path.join(root, 'trip', 'dangling.jpg'));
+
+    const { files, skipped } = await walk([path.join(root, 'trip')]);
+
+    expect(files.map((f) => f.name)).toEqual(['trip/a.jpg']);
+    expect(skipped.map((s) => [path.basename(s.path), s.reason])).toEqual([
+      ['dangling.jpg', 'unreadable'],
+      ['pipe', 'not-a-file'],
+    ]);
+  });
+
+  it('leaves dot-files and dot-folders out unless asked', async () => {
+    write('trip/.DS_Store');
+    write('trip/.git/config');
+    write('trip/a.jpg');
+
+    expect((await walk([path.join(root, 'trip')])).files.map((f) => f.name)).toEqual(['trip/a.jpg']);
+    expect((await walk([path.join(root, 'trip')], true)).files.map((f) => f.name)).toEqual(['trip/.DS_Store', 'trip/.git/config', 'trip/a.jpg']);
+  });
+
+  it('walks a folder reached twice only once', async () => {
+    write('trip/a.jpg');
+
+    const { files } = await walk([path.join(root, 'trip'), path.join(root, 'trip')]);
+
+    expect(files.map((f) => f.name)).toEqual(['trip/a.jpg']);
+  });
+
+  it('refuses an input that does not exist, naming it', async () => {
+    await expect(walk([path.join(root, 'nope')])).rejects.toThrow(WalkInputError);
+    await expect(walk([path.join(root, 'nope')])).rejects.toThrow(/nope: ENOENT/);
+  });
+});
