@@ -25,6 +25,7 @@ import { startLocalS3, type LocalS3 } from './s3';
 import { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
+import { registerLocalConsumer, type LocalConsumer } from '../lib/jobs/queue';
 
 export interface StackOptions {
   /** Where S3 objects, DynamoDB data and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
@@ -197,6 +198,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       host,
       dynamodbEndpoint: dynamodb.external ? dynamodb.url : undefined,
       cursorSecret: process.env.CURSOR_SECRET || (await localSecret(path.join(dataDir, 'cursor-secret'))),
+      callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
     });
     if (opts.applyEnv !== false) {
       for (const [name, value] of Object.entries(env)) {
@@ -210,6 +212,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
 
     ingest = opts.ingestHandler ?? (await loadIngestHandler());
+    // The erase and callbacks functions, consuming their queues in-process (lib/jobs/queue.ts).
+    for (const queue of ['erase', 'callbacks'] as const) {
+      const mod = (await import(path.join(ROOT, 'functions', queue, 'handler'))) as { handler: LocalConsumer };
+      const unregister = registerLocalConsumer(queue, mod.handler);
+      started.push({ name: `${queue} consumer`, close: async () => unregister() });
+    }
     if (opts.apiHandler !== false) {
       apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT);
     }

@@ -33,7 +33,7 @@ import type { CursorCodec, StartKey } from './cursor';
 import { QueryError, StoreThrottledError } from './errors';
 import type { QueryPlan, TimeRange } from './expressions';
 import type { Batch, Image } from './model';
-import { BATCH_SK, nowSeconds, type BatchItem, type ImageItem } from './schema';
+import { BATCH_SK, batchPartition, nowSeconds, type BatchItem, type ImageItem } from './schema';
 
 export interface Page<T> {
   items: T[];
@@ -141,7 +141,8 @@ export async function queryClientBatches(ctx: StoreContext, clientId: string, fi
     const items = await batchGetAll<BatchItem>(ctx, batchSummariesRequest(ctx.tableName, keys.items).RequestItems);
     for (const item of items) found.set(item.batch_id, toBatch(item));
   }
-  return { ...keys, items: keys.items.flatMap((k) => found.get(k.batch_id) ?? []) };
+  // A batch being erased is already gone for its client.
+  return { ...keys, items: keys.items.flatMap((k) => found.get(k.batch_id) ?? []).filter((b) => !b.deleting) };
 }
 
 /** 5: one image, or undefined when missing or expired. */
@@ -156,7 +157,7 @@ export async function getImage(ctx: StoreContext, clientId: string, batchId: str
 export async function getBatch(ctx: StoreContext, clientId: string, batchId: string): Promise<Batch | undefined> {
   const out = await ctx.ddb.send(new GetCommand(batchSummaryRequest(ctx.tableName, clientId, batchId))).catch(translate);
   const item = out.Item as BatchItem | undefined;
-  if (!item || typeof item.ttl !== 'number' || item.ttl <= storeNowS(ctx)) return undefined;
+  if (!item || typeof item.ttl !== 'number' || item.ttl <= storeNowS(ctx) || item.deleting === true) return undefined;
   return toBatch(item);
 }
 
@@ -204,4 +205,55 @@ export async function getImages(
     }
   }
   return [...new Set(fprints)].flatMap((f) => found.get(f) ?? []);
+}
+
+/** What an export reads of each image: the listing's attributes and the duplicates' file names. */
+const EXPORT_ATTRIBUTES = [
+  'batch_id',
+  'img_fprint',
+  'client_id',
+  'file_name',
+  'op_status',
+  'rek_iscat',
+  'labels',
+  'upload_ts',
+  'received_ts',
+  'rek_ts',
+  'ttl',
+  'dup_count',
+  'dup_files',
+  'err_code',
+] as const;
+
+/**
+ * Every image of a batch, a page at a time (access pattern 1 on the table, LastEvaluatedKey carried internally): what
+ * an export streams. Expired images are left out as every read does.
+ */
+export async function* batchImagePages(
+  ctx: Pick<StoreContext, 'ddb' | 'tableName' | 'now'>,
+  clientId: string,
+  batchId: string,
+  pageSize = 500,
+): AsyncGenerator<Image[]> {
+  const nowS = nowSeconds((ctx.now ?? Date.now)());
+  const names = Object.fromEntries(EXPORT_ATTRIBUTES.map((a, i) => [`#a${i}`, a]));
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await ctx.ddb
+      .send(
+        new QueryCommand({
+          TableName: ctx.tableName,
+          KeyConditionExpression: '#a0 = :pk AND #a1 > :summary',
+          ProjectionExpression: Object.keys(names).join(', '),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: { ':pk': batchPartition(clientId, batchId), ':summary': BATCH_SK },
+          Limit: pageSize,
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      )
+      .catch(translate);
+    const items = (out.Items ?? []) as ImageItem[];
+    yield items.filter((item) => isVisibleImage(item, nowS)).map(toImage);
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
 }
