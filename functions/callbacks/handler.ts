@@ -7,16 +7,16 @@ import { loadConfig } from '../../lib/config';
 import { handleCallbackMessage, loadCallbackSigningKey, type CallbackConsumerDeps } from '../../lib/notify/completion';
 import { loadNotifyConfig } from '../../lib/notify/schedule';
 import { callbackQueueFromEnv } from '../../lib/notify/wiring';
-import { BatchStore } from '../../lib/store/batch-store';
+import { recordCallbackState } from '../../lib/store/batch-marks';
 
 const config = loadConfig();
 const logger = new Logger({ serviceName: 'icecat-callbacks' });
-const store = new BatchStore({ ddb: createDocumentClient(), tableName: config.tableName, transactions: config.transactions });
+const ddb = createDocumentClient();
 const deps: CallbackConsumerDeps = {
   signingKey: loadCallbackSigningKey(),
   config: loadNotifyConfig(),
   queue: callbackQueueFromEnv(),
-  recordState: (clientId, batchId, state) => store.recordCallback(clientId, batchId, state),
+  recordState: (clientId, batchId, state) => recordCallbackState(ddb, config.tableName, clientId, batchId, state),
 };
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {

@@ -5,15 +5,12 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
 import { loadConfig } from '../../lib/config';
 import { runEraseJob } from '../../lib/erase/job';
-import { BatchStore } from '../../lib/store/batch-store';
 
 const config = loadConfig();
 const logger = new Logger({ serviceName: 'icecat-erase' });
-const ddb = createDocumentClient();
 const deps = {
   s3: createS3Client(),
-  ddb,
-  store: new BatchStore({ ddb, tableName: config.tableName, transactions: config.transactions }),
+  ddb: createDocumentClient(),
   bucketName: config.bucketName,
   tableName: config.tableName,
 };

@@ -4,7 +4,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
-import { encodeEraseMessage } from '../erase/job';
+import { encodeEraseMessage } from '../erase/message';
 import type { ExportConfig } from '../export/config';
 import type { ExportFormat } from '../export/encode';
 import type { JobQueue } from '../jobs/queue';

@@ -25,7 +25,6 @@ import {
   REJECTION_COUNTS,
   addExpectedRequest,
   autoCloseRequest,
-  callbackStateRequest,
   claimRequest,
   closeRequest,
   countRecords,
@@ -212,16 +211,6 @@ export class BatchStore {
     return this.conditionalUpdate(markDeletingRequest(this.table, clientId, batchId));
   }
 
-  /** Stores the completion callback's delivery state; false when the batch is gone or being erased. */
-  async recordCallback(clientId: string, batchId: string, state: object): Promise<boolean> {
-    try {
-      await this.ddb.send(new UpdateCommand(callbackStateRequest(this.table, clientId, batchId, state)));
-      return true;
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
-    }
-  }
 
   /** The summary after a conditional update, or undefined when its condition did not hold (someone else did it). */
   private async conditionalUpdate(request: UpdateCommandInput): Promise<Batch | undefined> {
