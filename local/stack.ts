@@ -212,8 +212,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
 
     ingest = opts.ingestHandler ?? (await loadIngestHandler());
-    // The erase and callbacks functions, consuming their queues in-process (lib/jobs/queue.ts).
-    for (const queue of ['erase', 'callbacks'] as const) {
+    // The erase and callbacks functions, consuming their queues in-process (lib/jobs/queue.ts). Like the API's, they
+    // read their configuration at import, so only a stack whose environment is applied runs them.
+    for (const queue of opts.applyEnv !== false ? (['erase', 'callbacks'] as const) : []) {
       const mod = (await import(path.join(ROOT, 'functions', queue, 'handler'))) as { handler: LocalConsumer };
       const unregister = registerLocalConsumer(queue, mod.handler);
       started.push({ name: `${queue} consumer`, close: async () => unregister() });

@@ -7,7 +7,7 @@ import { loadConfig } from '../../lib/config';
 import { handleCallbackMessage, loadCallbackSigningKey, type CallbackConsumerDeps } from '../../lib/notify/completion';
 import { loadNotifyConfig } from '../../lib/notify/schedule';
 import { callbackQueueFromEnv } from '../../lib/notify/wiring';
-import { recordCallbackState } from '../../lib/store/batch-marks';
+import { recordCallbackState } from '../../lib/store/callback-state';
 
 const config = loadConfig();
 const logger = new Logger({ serviceName: 'icecat-callbacks' });

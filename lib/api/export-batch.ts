@@ -9,7 +9,7 @@ import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport } from '../export/writer';
 import type { Image } from '../store/model';
-import { batchImagePages } from '../store/reader';
+import { batchImagePages } from '../store/export-pages';
 import { HttpAnswer } from './http-answer';
 
 export interface ExportDeps {

@@ -33,7 +33,7 @@ import type { CursorCodec, StartKey } from './cursor';
 import { QueryError, StoreThrottledError } from './errors';
 import type { QueryPlan, TimeRange } from './expressions';
 import type { Batch, Image } from './model';
-import { BATCH_SK, batchPartition, nowSeconds, type BatchItem, type ImageItem } from './schema';
+import { BATCH_SK, nowSeconds, type BatchItem, type ImageItem } from './schema';
 
 export interface Page<T> {
   items: T[];
@@ -205,55 +205,4 @@ export async function getImages(
     }
   }
   return [...new Set(fprints)].flatMap((f) => found.get(f) ?? []);
-}
-
-/** What an export reads of each image: the listing's attributes and the duplicates' file names. */
-const EXPORT_ATTRIBUTES = [
-  'batch_id',
-  'img_fprint',
-  'client_id',
-  'file_name',
-  'op_status',
-  'rek_iscat',
-  'labels',
-  'upload_ts',
-  'received_ts',
-  'rek_ts',
-  'ttl',
-  'dup_count',
-  'dup_files',
-  'err_code',
-] as const;
-
-/**
- * Every image of a batch, a page at a time (access pattern 1 on the table, LastEvaluatedKey carried internally): what
- * an export streams. Expired images are left out as every read does.
- */
-export async function* batchImagePages(
-  ctx: Pick<StoreContext, 'ddb' | 'tableName' | 'now'>,
-  clientId: string,
-  batchId: string,
-  pageSize = 500,
-): AsyncGenerator<Image[]> {
-  const nowS = nowSeconds((ctx.now ?? Date.now)());
-  const names = Object.fromEntries(EXPORT_ATTRIBUTES.map((a, i) => [`#a${i}`, a]));
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await ctx.ddb
-      .send(
-        new QueryCommand({
-          TableName: ctx.tableName,
-          KeyConditionExpression: '#a0 = :pk AND #a1 > :summary',
-          ProjectionExpression: Object.keys(names).join(', '),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: { ':pk': batchPartition(clientId, batchId), ':summary': BATCH_SK },
-          Limit: pageSize,
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      )
-      .catch(translate);
-    const items = (out.Items ?? []) as ImageItem[];
-    yield items.filter((item) => isVisibleImage(item, nowS)).map(toImage);
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
 }

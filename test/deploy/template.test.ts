@@ -325,7 +325,7 @@ describe('IAM', () => {
 
 describe('upload events: bucket → queue → ingest', () => {
   const mapping = () => {
-    const found = resourcesOfType('AWS::Lambda::EventSourceMapping');
+    const found = resourcesOfType('AWS::Lambda::EventSourceMapping').filter(([, r]) => render(r.Properties.FunctionName) === '{IngestLambdaFunction.Arn}');
     expect(found).toHaveLength(1);
     return (found[0] as [string, CfnResource])[1].Properties;
   };
