@@ -139,6 +139,8 @@ describe('DELETE /v1/batches/{batchId}', () => {
   it('marks the batch first: it answers 404 and an upload into it rests under failed/, unrecorded', async () => {
     const store = new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: false });
     const before = await itemsLeft(client.clientId, batchId);
+    // Read first, so that no container could have remembered the batch as existing.
+    expect((await call('GET', `/v1/batches/${batchId}/images`, { key: client.key })).status).toBe(200);
     expect(await store.markDeleting(client.clientId, batchId)).toMatchObject({ deleting: true });
 
     expect((await call('GET', `/v1/batches/${batchId}`, { key: client.key })).status).toBe(404);
