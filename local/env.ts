@@ -67,6 +67,8 @@ export interface LocalEnvOptions {
   dynamodbEndpoint?: string;
   /** HMAC key of the API's paging cursors (kept in the data dir so cursors survive a restart). */
   cursorSecret: string;
+  /** Server key of completion callback secrets (kept in the data dir so a batch's secret survives a restart). */
+  callbackSigningKey: string;
 }
 
 /** The environment of the local stack listening on the given (already bound) ports. */
@@ -99,6 +101,12 @@ export function buildLocalEnv(ports: StackPorts, opts: LocalEnvOptions): Record<
     ICECAT_BRIDGE_URL: url(ports.bridge),
     ICECAT_DATA_DIR: opts.dataDir,
     CURSOR_SECRET: opts.cursorSecret,
+    CALLBACK_SIGNING_KEY: opts.callbackSigningKey,
+    // Receivers on this machine (http://127.0.0.1) are allowed here only; retries span minutes, not a day.
+    CALLBACK_ALLOW_LOOPBACK: 'true',
+    CALLBACK_RETRY_BASE_SECONDS: '2',
+    CALLBACK_RETRY_MAX_DELAY_SECONDS: '60',
+    CALLBACK_RETRY_WINDOW_SECONDS: '600',
     // dynalite has no transactions: record and counter writes go one after the other, repaired by recount.
     DDB_TRANSACTIONS: opts.dynamodbEndpoint ? 'true' : 'false',
   };

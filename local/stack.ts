@@ -24,6 +24,7 @@ import { applyBucketCors } from './s3-cors';
 import { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
+import { registerLocalConsumer, type LocalConsumer } from '../lib/jobs/queue';
 
 export interface StackOptions {
   /** Where S3 objects, DynamoDB data, the queue's journal and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
@@ -226,6 +227,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       host,
       dynamodbEndpoint: dynamodb.external ? dynamodb.url : undefined,
       cursorSecret: process.env.CURSOR_SECRET || (await localSecret(path.join(dataDir, 'cursor-secret'))),
+      callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
     });
     if (opts.applyEnv !== false) {
       for (const [name, value] of Object.entries(env)) {
@@ -242,6 +244,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     bridge.resume();
     const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
     recountInterrupted(bridge, onStaleBatch, log);
+    // The erase and callbacks functions, consuming their queues in-process (lib/jobs/queue.ts). Like the API's, they
+    // read their configuration at import, so only a stack whose environment is applied runs them.
+    for (const queue of opts.applyEnv !== false ? (['erase', 'callbacks'] as const) : []) {
+      const mod = (await import(path.join(ROOT, 'functions', queue, 'handler'))) as { handler: LocalConsumer };
+      const unregister = registerLocalConsumer(queue, mod.handler);
+      started.push({ name: `${queue} consumer`, close: async () => unregister() });
+    }
     if (opts.apiHandler !== false) {
       apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT);
     }

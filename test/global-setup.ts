@@ -16,6 +16,8 @@ declare global {
 const TEST_SETTINGS: Record<string, string> = {
   MAX_UPLOAD_BYTES: String(10 * 1024 * 1024),
   REKOGNITION_MAX_ATTEMPTS: '3',
+  // Small enough that a seeded batch of a few dozen images is stored in S3 and answered with a redirect.
+  EXPORT_INLINE_MAX_BYTES: '4096',
 };
 
 export default async function globalSetup(): Promise<void> {

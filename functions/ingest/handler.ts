@@ -6,6 +6,7 @@ import { clients } from '../../lib/aws/clients';
 import { loadIngestConfig } from '../../lib/config';
 import { emfMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
+import { completionFromEnv } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
 import { uploadsIn } from './events';
 
@@ -15,7 +16,12 @@ const { s3, ddb, rekognition } = clients();
 const deps: IngestDeps = {
   s3,
   rekognition,
-  store: new BatchStore({ ddb, tableName: config.tableName, transactions: config.transactions }),
+  store: new BatchStore({
+    ddb,
+    tableName: config.tableName,
+    transactions: config.transactions,
+    onDone: completionFromEnv((message, details) => logger.error(message, details)),
+  }),
   config,
   logger,
   metrics: emfMetrics,

@@ -2,10 +2,27 @@
 // for it (…/uploads), close it (…:close). Apart from the reads (service.ts) because creating and adding sign upload
 // forms and so need S3: the read function's bundle carries no S3 client.
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
+import { encodeEraseMessage } from '../erase/message';
+import type { ExportConfig } from '../export/config';
+import type { ExportFormat } from '../export/encode';
+import type { JobQueue } from '../jobs/queue';
+import { deriveCallbackSecret } from '../notify/signature';
+import { CallbackTargetError, checkCallbackUrl } from '../notify/target';
+import { nowSeconds } from '../store/schema';
+import { exportBatch } from './export-batch';
+import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
 import { newBatch } from '../store/writes';
-import { BatchClosedError, BatchExistsError, BatchNotFoundError, ExpectedBelowTotalError, FileTooLargeError } from './errors';
+import {
+  BatchClosedError,
+  BatchExistsError,
+  BatchNotFoundError,
+  ExpectedBelowTotalError,
+  FileTooLargeError,
+  InvalidParameterError,
+} from './errors';
 import { presentBatch } from './present';
 import type { AddUploadsBody, BatchSummary, CloseBatchBody, CreateBatchBody, UploadForm } from './schemas';
 import { presignUploads, type DeclaredFile } from './uploads';
@@ -19,6 +36,17 @@ export interface BatchLifecycleOptions {
   uploadExpiresSeconds: number;
   /** Clock, for tests (default Date.now). */
   now?: () => number;
+  /** GET …/export: the document client it pages the batch's images with, and where large exports go. */
+  exports?: { ddb: DynamoDBDocumentClient; tableName: string; config: ExportConfig };
+  /** DELETE: where the erasure is queued (functions/erase consumes it). */
+  erasures?: JobQueue;
+  /** callbackUrl: the server key secrets are derived from, and whether loopback http is allowed (local only). */
+  callbacks?: { signingKey: string; allowLoopback: boolean };
+}
+
+export interface DeletedBatch {
+  batchId: string;
+  status: 'deleting';
 }
 
 export interface UploadForms {
@@ -29,6 +57,7 @@ export interface UploadForms {
 
 export interface CreatedBatch extends UploadForms {
   batchId: string;
+  callbackSecret?: string;
 }
 
 export class BatchLifecycleService {
@@ -55,8 +84,10 @@ export class BatchLifecycleService {
   async createBatch(clientId: string, body: CreateBatchBody): Promise<CreatedBatch> {
     const files = body.files ?? [];
     this.checkSizes(files);
+    const callbackUrl = body.callbackUrl === undefined ? undefined : this.checkCallbackUrl(body.callbackUrl);
     const nowMs = this.now();
     const batch = newBatch({
+      ...(callbackUrl ? { callbackUrl } : {}),
       clientId,
       batchId: body.batchId ?? ulid(nowMs),
       now: nowMs,
@@ -65,7 +96,58 @@ export class BatchLifecycleService {
       ...(files.length > 0 ? { expected: files.length } : {}),
     });
     if (!(await this.opts.store.createBatch(batch))) throw new BatchExistsError(batch.batchId);
-    return { batchId: batch.batchId, ...(await this.forms(clientId, batch.batchId, files, nowMs)), batch: presentBatch(batch) };
+    const callbackSecret = callbackUrl && this.opts.callbacks ? deriveCallbackSecret(this.opts.callbacks.signingKey, batch) : undefined;
+    return {
+      batchId: batch.batchId,
+      ...(await this.forms(clientId, batch.batchId, files, nowMs)),
+      ...(callbackSecret ? { callbackSecret } : {}),
+      batch: presentBatch(batch),
+    };
+  }
+
+  private checkCallbackUrl(raw: string): string {
+    const callbacks = this.opts.callbacks;
+    if (!callbacks) throw new InvalidParameterError('body.callbackUrl', 'callbacks are not configured on this server');
+    try {
+      return checkCallbackUrl(raw, { allowLoopback: callbacks.allowLoopback }).toString();
+    } catch (err) {
+      if (err instanceof CallbackTargetError) throw new InvalidParameterError('body.callbackUrl', err.message, { cause: err });
+      throw err;
+    }
+  }
+
+  /** A batch of this client's that exists, has not expired and is not being erased. */
+  private async requireBatch(clientId: string, batchId: string) {
+    const batch = await this.opts.store.getBatch(clientId, batchId);
+    if (!batch || batch.deleting || batch.expiresAt <= nowSeconds(this.now())) throw new BatchNotFoundError(batchId);
+    return batch;
+  }
+
+  /** One row per uploaded file: inline, or a 303 to the export stored in S3 once it outgrows the inline bound. */
+  async exportBatch(clientId: string, batchId: string, format: ExportFormat): Promise<HttpAnswer> {
+    const exports = this.opts.exports;
+    if (!exports) throw new Error('exports are not configured for this function');
+    await this.requireBatch(clientId, batchId);
+    return exportBatch(
+      { ...exports, s3: this.opts.s3, bucketName: this.opts.bucketName, ...(this.opts.now ? { now: this.opts.now } : {}) },
+      clientId,
+      batchId,
+      format,
+    );
+  }
+
+  /**
+   * Marks the batch as being erased (from then on it answers 404 and the ingest refuses uploads into it), then queues
+   * its erasure. Asking again while it is being erased answers 202 again and queues the erasure again, which resumes
+   * where it stopped; once erased, the batch answers 404.
+   */
+  async deleteBatch(clientId: string, batchId: string): Promise<DeletedBatch> {
+    const erasures = this.opts.erasures;
+    if (!erasures) throw new Error('erasure is not configured for this function');
+    const batch = await this.opts.store.markDeleting(clientId, batchId);
+    if (!batch) throw new BatchNotFoundError(batchId);
+    await erasures.send(encodeEraseMessage(clientId, batchId));
+    return { batchId, status: 'deleting' };
   }
 
   /** More upload forms for an open batch; `expected` grows by their number. */
@@ -73,7 +155,8 @@ export class BatchLifecycleService {
     this.checkSizes(body.files);
     const batch = await this.opts.store.addExpected(clientId, batchId, body.files.length);
     if (!batch) {
-      if (await this.opts.store.getBatch(clientId, batchId)) throw new BatchClosedError(batchId);
+      const existing = await this.opts.store.getBatch(clientId, batchId);
+      if (existing && !existing.deleting) throw new BatchClosedError(batchId);
       throw new BatchNotFoundError(batchId);
     }
     return { ...(await this.forms(clientId, batchId, body.files, this.now())), batch: presentBatch(batch) };

@@ -72,10 +72,17 @@ export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOpti
   for (const route of routes) {
     const responses: Record<string, JsonSchema> = {
       [String(route.status)]: {
-        description: route.status === 201 ? 'Created' : 'OK',
+        description: route.status === 201 ? 'Created' : route.status === 202 ? 'Accepted' : 'OK',
         content: { [route.mediaType ?? 'application/json']: { schema: toSchema(route.response, 'output', components) } },
       },
     };
+    for (const [status, answer] of Object.entries(route.otherAnswers ?? {})) {
+      responses[status] = {
+        description: answer.description,
+        ...(answer.headers ? { headers: Object.fromEntries(answer.headers.map((h) => [h, { schema: { type: 'string' } }])) } : {}),
+        ...(answer.content ? { content: Object.fromEntries(answer.content.map((type) => [type, { schema: { type: 'string' } }])) } : {}),
+      };
+    }
     for (const status of route.errors) {
       if (status === 401 && !route.authenticated) continue;
       responses[String(status)] = { $ref: `#/components/responses/Error${status}` };

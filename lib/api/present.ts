@@ -44,5 +44,17 @@ export function presentBatch(batch: Batch): BatchSummary {
     closedAt: iso(batch.closedAt),
     doneAt: iso(batch.doneAt),
     expiresAt: new Date(batch.expiresAt * 1000).toISOString(),
+    callbackUrl: batch.callbackUrl ?? null,
+    callback: batch.callback
+      ? {
+          url: batch.callback.url,
+          attempts: batch.callback.attempts,
+          lastAttemptAt: iso(batch.callback.lastAttemptAt ?? undefined),
+          lastStatus: batch.callback.lastStatus,
+          lastError: batch.callback.lastError,
+          deliveredAt: iso(batch.callback.deliveredAt ?? undefined),
+          gaveUpAt: iso(batch.callback.gaveUpAt ?? undefined),
+        }
+      : null,
   };
 }

@@ -19,6 +19,8 @@ import {
   closeBatchBodySchema,
   createBatchBodySchema,
   createdBatchSchema,
+  deletedBatchSchema,
+  exportQuerySchema,
   fprintSchema,
   imageListSchema,
   imageSchema,
@@ -29,7 +31,7 @@ import {
   type SchemaLimits,
 } from './schemas';
 
-export type HttpMethod = 'GET' | 'POST';
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 /** Error statuses a route may answer; 400, 401 (when authenticated), 429 and 500 apply to every route. */
 export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
@@ -77,10 +79,12 @@ export interface Route<
   params: P;
   query: Q;
   body?: B;
-  status: 200 | 201;
+  status: 200 | 201 | 202;
   response: AnySchema;
   /** Media type of the success answer (default application/json); other types are answered as RawResponse. */
   mediaType?: string;
+  /** Answers that are not the JSON `response` (an export's file, a redirect), by status: what the OpenAPI document shows. */
+  otherAnswers?: Record<number, { description: string; content?: string[]; headers?: string[] }>;
   errors: ErrorStatus[];
   run(input: RouteInput<ApiServices[F], z.output<P>, z.output<Q>, B extends AnySchema ? z.output<B> : undefined>): Promise<unknown>;
 }
@@ -155,6 +159,45 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: batchSummarySchema,
       errors: [400, 401, 404, 409, 429, 500],
       run: ({ service, clientId, params, body }) => service.closeBatch(clientId, params.batchId, body),
+    }),
+    route({
+      function: 'batches',
+      method: 'GET',
+      path: '/v1/batches/{batchId}/export',
+      operationId: 'exportBatch',
+      summary: 'One row per uploaded file, duplicates and failures included, as CSV or JSON Lines',
+      description:
+        'Columns: file_name, status, is_cat, cat_confidence, labels (Name:confidence|…), fprint, duplicate_of, error_code, ' +
+        'uploaded_at, classified_at. A small export is the answer itself; a larger one is stored and answered with a 303 ' +
+        'to a presigned GET (EXPORT_URL_SECONDS). X-Export-Rows says how many rows it has.',
+      authenticated: true,
+      params: batchParams,
+      query: exportQuerySchema,
+      status: 200,
+      response: z.string().meta({ description: 'The export (text/csv or application/x-ndjson), as an attachment.' }),
+      otherAnswers: {
+        200: { description: 'The export, as an attachment.', content: ['text/csv', 'application/x-ndjson'], headers: ['Content-Disposition', 'X-Export-Rows'] },
+        303: { description: 'The export was stored: Location is a presigned GET of it.', headers: ['Location', 'X-Export-Rows'] },
+      },
+      errors: BATCH_ERRORS,
+      run: ({ service, clientId, params, query }) => service.exportBatch(clientId, params.batchId, query.format),
+    }),
+    route({
+      function: 'batches',
+      method: 'DELETE',
+      path: '/v1/batches/{batchId}',
+      operationId: 'deleteBatch',
+      summary: 'Erase a batch: every object it left in S3, its images and logs, then its summary',
+      description:
+        'Answers 202 once the batch is marked: from then on it answers 404 and uploads into it are refused (they rest ' +
+        'under failed/). Asking again while the erasure runs answers 202 and resumes it; once erased, 404.',
+      authenticated: true,
+      params: batchParams,
+      query: noQuerySchema,
+      status: 202,
+      response: deletedBatchSchema,
+      errors: BATCH_ERRORS,
+      run: ({ service, clientId, params }) => service.deleteBatch(clientId, params.batchId),
     }),
     route({
       function: 'api',

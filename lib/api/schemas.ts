@@ -1,6 +1,7 @@
 // The API's request and response schemas (docs/design.md §3). The handlers validate with them and GET /v1/openapi.json is
 // generated from them, so the document cannot drift from what the API accepts and answers.
 import * as z from 'zod';
+import { EXPORT_FORMATS } from '../export/encode';
 import { ID_PATTERN, ID_RULE } from '../ids';
 import { BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
 import { BATCH_STATUSES } from '../store/model';
@@ -214,6 +215,16 @@ export function createBatchBodySchema(limits: SchemaLimits) {
       files: filesSchema(limits)
         .optional()
         .meta({ description: 'Files to upload: one presigned POST form each; their number is `expected`. Names must be distinct.' }),
+      callbackUrl: z
+        .string()
+        .min(1)
+        .max(2048)
+        .optional()
+        .meta({
+          description:
+            'POSTed the summary once the batch is done, signed with `IceCat-Signature` (the answer’s `callbackSecret`); ' +
+            'https to a public address only (the local stack also allows http://127.0.0.1).',
+        }),
     })
     .meta({ id: 'CreateBatchRequest' });
 }
@@ -267,6 +278,18 @@ export const logListSchema = z
   .object({ items: z.array(logEntrySchema), cursor: z.string().optional() })
   .meta({ id: 'LogList' });
 
+export const callbackStateSchema = z
+  .object({
+    url: z.string(),
+    attempts: z.number().int(),
+    lastAttemptAt: isoTime.nullable(),
+    lastStatus: z.number().int().nullable().meta({ description: 'The receiver’s HTTP status; null when none came.' }),
+    lastError: z.string().nullable().meta({ description: 'Why the last attempt failed (timeout, refused address, HTTP status).' }),
+    deliveredAt: isoTime.nullable(),
+    gaveUpAt: isoTime.nullable().meta({ description: 'Set when the retry window closed without a 2xx.' }),
+  })
+  .meta({ id: 'CallbackDelivery' });
+
 export const batchSummarySchema = z
   .object({
     batchId: z.string(),
@@ -294,6 +317,8 @@ export const batchSummarySchema = z
     closedAt: isoTime.nullable(),
     doneAt: isoTime.nullable().meta({ description: 'When the batch became done; set once.' }),
     expiresAt: isoTime,
+    callbackUrl: z.string().nullable().meta({ description: 'Where the summary is POSTed once the batch is done.' }),
+    callback: callbackStateSchema.nullable().meta({ description: 'The completion callback’s delivery; null before the first attempt.' }),
   })
   .meta({ id: 'BatchSummary' });
 
@@ -328,9 +353,18 @@ export const createdBatchSchema = z
     batchId: z.string(),
     uploads: z.array(uploadFormSchema),
     expiresAt: isoTime.meta({ description: 'When the upload forms stop working.' }),
+    callbackSecret: z.string().optional().meta({ description: 'With callbackUrl: the key of its signatures, shown only here.' }),
     batch: batchSummarySchema,
   })
   .meta({ id: 'CreatedBatch' });
+
+export const exportQuerySchema = z.strictObject({
+  format: z.enum(EXPORT_FORMATS).default('csv').meta({ description: 'csv (RFC 4180, with a header) or jsonl (JSON Lines).' }),
+});
+
+export const deletedBatchSchema = z
+  .object({ batchId: z.string(), status: z.literal('deleting') })
+  .meta({ id: 'DeletedBatch', description: 'The erasure runs on; the batch answers 404 from now on.' });
 
 export const batchGetResultSchema = z
   .object({
@@ -359,3 +393,4 @@ export type ClientBatchesQuery = z.infer<typeof clientBatchesQuerySchema>;
 export type BatchImagesQuery = z.infer<typeof batchImagesQuerySchema>;
 export type ClientImagesQuery = z.infer<typeof clientImagesQuerySchema>;
 export type LogsQuery = z.infer<typeof logsQuerySchema>;
+export type ExportQuery = z.infer<typeof exportQuerySchema>;

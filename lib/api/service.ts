@@ -2,7 +2,6 @@
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
 import { getBatch, getImage, getImages, queryBatchImages, queryBatchLogs, queryClientBatches, queryClientImages, type StoreContext } from '../store/reader';
-import { batchPartition, nowSeconds } from '../store/schema';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { presentBatch, presentImage, presentLogEntry } from './present';
 import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery } from './schemas';
@@ -16,42 +15,25 @@ export interface List<T> {
   cursor?: string;
 }
 
-/** Batches exist until they expire: a container remembers the ones it has seen (bounded), so most reads cost one request. */
-class KnownBatches {
-  private readonly expiries = new Map<string, number>();
-  constructor(private readonly max = 10_000) {}
-  has(partition: string, nowS: number): boolean {
-    return (this.expiries.get(partition) ?? 0) > nowS;
-  }
-  add(partition: string, expiresAt: number): void {
-    if (this.expiries.size >= this.max) this.expiries.clear();
-    this.expiries.set(partition, expiresAt);
-  }
-}
-
 const list = <T, U>(page: { items: T[]; cursor?: string }, present: (item: T) => U): List<U> => ({
   items: page.items.map(present),
   ...(page.cursor ? { cursor: page.cursor } : {}),
 });
 
 export class ApiService {
-  private readonly known = new KnownBatches();
   constructor(private readonly opts: ApiServiceOptions) {}
-
-  private nowS(): number {
-    return nowSeconds((this.opts.store.now ?? Date.now)());
-  }
 
   async getBatch(clientId: string, batchId: string): Promise<BatchSummary> {
     const batch = await getBatch(this.opts.store, clientId, batchId);
     if (!batch) throw new BatchNotFoundError(batchId);
-    this.known.add(batchPartition(clientId, batchId), batch.expiresAt);
     return presentBatch(batch);
   }
 
-  /** Throws BatchNotFoundError unless the client has this batch and it has not expired. */
+  /**
+   * Throws BatchNotFoundError unless the client has this batch, it has not expired and is not being erased. Read every
+   * time: a batch marked for erasure by another function must answer 404 at once, which no container cache can know.
+   */
   private async requireBatch(clientId: string, batchId: string): Promise<void> {
-    if (this.known.has(batchPartition(clientId, batchId), this.nowS())) return;
     await this.getBatch(clientId, batchId);
   }
 

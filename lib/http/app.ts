@@ -6,6 +6,7 @@ import httpErrorHandler from '@middy/http-error-handler';
 import httpRouterHandler, { type Method } from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { RouteNotFoundError } from '../api/errors';
+import { HttpAnswer } from '../api/http-answer';
 import type { ApiServices, Route } from '../api/routes';
 import { RawResponse, type WebSite } from '../web/site';
 import {
@@ -82,6 +83,7 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
           webSite,
         });
         if (result instanceof RawResponse) return rawAnswer(result);
+        if (result instanceof HttpAnswer) return { statusCode: result.statusCode, headers: result.headers, body: result.body };
         return { statusCode: route.status, body: JSON.stringify(result) };
       }),
     };

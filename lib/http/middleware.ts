@@ -138,14 +138,18 @@ export const markRaw = (answer: APIGatewayProxyStructuredResultV2): void => {
 
 /** Headers every JSON answer carries, errors included. */
 export function responseHeaders(): ApiMiddleware {
-  const set = (request: ApiRequest) => {
+  const set = (request: ApiRequest, keepType: boolean) => {
     if (!request.response || rawAnswers.has(request.response)) return;
+    const headers = request.response.headers ?? {};
+    // A route's own answer (an export, a redirect) keeps its type; errors are always JSON.
+    const typed = keepType && Object.keys(headers).some((k) => k.toLowerCase() === 'content-type');
+    const redirect = keepType && Object.keys(headers).some((k) => k.toLowerCase() === 'location');
     request.response.headers = {
-      ...request.response.headers,
-      'Content-Type': 'application/json; charset=utf-8',
+      ...headers,
+      ...(typed || redirect ? {} : { 'Content-Type': 'application/json; charset=utf-8' }),
       'Cache-Control': 'no-store',
       'X-Content-Type-Options': 'nosniff',
     };
   };
-  return { name: 'responseHeaders', after: set, onError: set };
+  return { name: 'responseHeaders', after: (request) => set(request, true), onError: (request) => set(request, false) };
 }

@@ -3,7 +3,7 @@
 
 export const METRICS_NAMESPACE = 'IceCatWrangler';
 
-export type IngestMetric = 'UnknownClientUploads' | 'InvalidKeyUploads';
+export type IngestMetric = 'UnknownClientUploads' | 'InvalidKeyUploads' | 'DeletedBatchUploads';
 
 export type MetricSink = (metric: IngestMetric, dimensions?: Record<string, string>) => void;
 

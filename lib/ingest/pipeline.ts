@@ -33,7 +33,7 @@ export interface UploadEvent {
 export type IngestResult =
   | { outcome: Outcome; batchId: string; fprint: string }
   /** No batch of the uploader's can hold it (a key outside the layout, an unknown client): moved under failed/. */
-  | { outcome: 'refused'; key: string; code: 'InvalidKey' | 'UnknownClient' }
+  | { outcome: 'refused'; key: string; code: RefusalCode }
   /** A redelivered event: the work was done, or is being done (`inFlight`), by another delivery. */
   | { outcome: 'redelivered'; key: string; inFlight: boolean };
 
@@ -57,6 +57,15 @@ export interface Upload extends UploadKey {
   receivedAt: number;
   log: DebugLog;
 }
+
+/** Why no batch can hold an upload: its key, its client, or its batch is being erased (DELETE). */
+type RefusalCode = 'InvalidKey' | 'UnknownClient' | 'BatchDeleting';
+
+const REFUSAL_METRICS = {
+  InvalidKey: 'InvalidKeyUploads',
+  UnknownClient: 'UnknownClientUploads',
+  BatchDeleting: 'DeletedBatchUploads',
+} as const satisfies Record<RefusalCode, string>;
 
 export async function processUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
   const upload = await placeUpload(deps, event);
@@ -94,6 +103,7 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
     now: receivedAt,
     retentionDays: deps.config.defaultRetentionDays,
   });
+  if (batch.deleting) return refuse(deps, { bucket: event.bucket, key, etag: event.etag }, restingKey('failed', parsed), 'BatchDeleting');
   const log = new DebugLog(batch.debug, receivedAt);
   log.add(`received s3://${event.bucket}/${key} (${event.size ?? '?'} bytes, ETag ${event.etag ?? '?'})`);
   return { ...parsed, bucket: event.bucket, key, etag: event.etag, size: event.size, batch, receivedAt, log };
@@ -109,9 +119,9 @@ function parseKey(key: string): UploadKey | undefined {
 }
 
 /** Nothing can record it: a log line, a metric, and the object under failed/. */
-async function refuse(deps: IngestDeps, object: StoredUpload, to: string, code: 'InvalidKey' | 'UnknownClient'): Promise<IngestResult> {
+async function refuse(deps: IngestDeps, object: StoredUpload, to: string, code: RefusalCode): Promise<IngestResult> {
   deps.logger.error('upload refused: no batch of its uploader can hold it', { key: object.key, code });
-  deps.metrics(code === 'InvalidKey' ? 'InvalidKeyUploads' : 'UnknownClientUploads');
+  deps.metrics(REFUSAL_METRICS[code]);
   await moveUpload(deps.s3, object, to);
   return { outcome: 'refused', key: object.key, code };
 }

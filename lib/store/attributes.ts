@@ -49,6 +49,9 @@ export const BATCH_ATTRIBUTES = {
   closed: 'closed',
   closedAt: 'closed_ts',
   doneAt: 'done_ts',
+  deleting: 'deleting',
+  callbackUrl: 'callback_url',
+  callback: 'callback',
 } as const;
 
 export const COUNTER_ATTRIBUTES = {
@@ -120,6 +123,9 @@ export function toBatch(item: BatchItem): Batch {
     ...(typeof item.closed_ts === 'number' ? { closedAt: item.closed_ts } : {}),
     ...(typeof item.done_ts === 'number' ? { doneAt: item.done_ts } : {}),
     counts,
+    ...(item.deleting === true ? { deleting: true } : {}),
+    ...(typeof item.callback_url === 'string' ? { callbackUrl: item.callback_url } : {}),
+    ...(item.callback ? { callback: item.callback as unknown as Batch['callback'] } : {}),
   };
 }
 

@@ -32,6 +32,7 @@ import {
   duplicateRequest,
   finishCounts,
   finishRequest,
+  markDeletingRequest,
   markDoneRequest,
   newBatch,
   putBatchRequest,
@@ -54,6 +55,11 @@ export interface BatchStoreOptions {
   /** How long a client lookup is trusted (ms). */
   clientCacheMs?: number;
   now?: () => number;
+  /**
+   * Called once per batch, after the write that stamped it done succeeded (completion callbacks and events). A
+   * failure is the caller's to log: the batch stays done.
+   */
+  onDone?: (batch: Batch) => Promise<void>;
 }
 
 export type ClaimOutcome =
@@ -138,7 +144,7 @@ export class BatchStore {
     } catch (err) {
       if (!conditionFailed(err)) throw err;
       const batch = await this.getBatch(clientId, batchId);
-      if (!batch) return { closed: false, reason: 'missing' };
+      if (!batch || batch.deleting) return { closed: false, reason: 'missing' };
       if (batch.closed) return { closed: false, reason: 'closed', batch };
       return { closed: false, reason: 'below-total', batch };
     }
@@ -190,9 +196,21 @@ export class BatchStore {
   private async settle(batch: Batch): Promise<Batch> {
     let settled = batch;
     if (shouldAutoClose(settled)) settled = (await this.conditionalUpdate(autoCloseRequest(this.table, batch.clientId, batch.batchId, this.now()))) ?? settled;
-    if (shouldMarkDone(settled)) settled = (await this.conditionalUpdate(markDoneRequest(this.table, batch.clientId, batch.batchId, this.now()))) ?? settled;
+    if (shouldMarkDone(settled)) {
+      const done = await this.conditionalUpdate(markDoneRequest(this.table, batch.clientId, batch.batchId, this.now()));
+      if (done) {
+        settled = done;
+        await this.opts.onDone?.(done);
+      }
+    }
     return settled;
   }
+
+  /** Marks the batch as being erased; undefined when it does not exist. */
+  async markDeleting(clientId: string, batchId: string): Promise<Batch | undefined> {
+    return this.conditionalUpdate(markDeletingRequest(this.table, clientId, batchId));
+  }
+
 
   /** The summary after a conditional update, or undefined when its condition did not hold (someone else did it). */
   private async conditionalUpdate(request: UpdateCommandInput): Promise<Batch | undefined> {

@@ -1,6 +1,7 @@
 // The domain the store speaks: images, batches and their counters, with the names the rest of the code uses.
 // lib/store/attributes.ts is the one table that maps these names to the stored attribute names.
 import { ID_PATTERN } from '../ids';
+import type { CallbackState } from '../notify/delivery';
 
 /** What a stored image record says about its upload: being classified, classified, or refused. */
 export type ImageStatus = 'processing' | 'success' | 'fail';
@@ -95,6 +96,12 @@ export interface Batch {
   /** Epoch ms; set once, by the write that made the batch done. */
   doneAt?: number;
   counts: Counts;
+  /** Being erased (DELETE): invisible to reads, refused by the ingest. */
+  deleting?: boolean;
+  /** Where the summary is POSTed once the batch is done. */
+  callbackUrl?: string;
+  /** The last delivery of that POST. */
+  callback?: CallbackState;
 }
 
 export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;

@@ -141,7 +141,8 @@ export async function queryClientBatches(ctx: StoreContext, clientId: string, fi
     const items = await batchGetAll<BatchItem>(ctx, batchSummariesRequest(ctx.tableName, keys.items).RequestItems);
     for (const item of items) found.set(item.batch_id, toBatch(item));
   }
-  return { ...keys, items: keys.items.flatMap((k) => found.get(k.batch_id) ?? []) };
+  // A batch being erased is already gone for its client.
+  return { ...keys, items: keys.items.flatMap((k) => found.get(k.batch_id) ?? []).filter((b) => !b.deleting) };
 }
 
 /** 5: one image, or undefined when missing or expired. */
@@ -156,7 +157,7 @@ export async function getImage(ctx: StoreContext, clientId: string, batchId: str
 export async function getBatch(ctx: StoreContext, clientId: string, batchId: string): Promise<Batch | undefined> {
   const out = await ctx.ddb.send(new GetCommand(batchSummaryRequest(ctx.tableName, clientId, batchId))).catch(translate);
   const item = out.Item as BatchItem | undefined;
-  if (!item || typeof item.ttl !== 'number' || item.ttl <= storeNowS(ctx)) return undefined;
+  if (!item || typeof item.ttl !== 'number' || item.ttl <= storeNowS(ctx) || item.deleting === true) return undefined;
   return toBatch(item);
 }
 

@@ -87,6 +87,11 @@ export interface BatchItem {
   closed?: boolean;
   closed_ts?: number;
   done_ts?: number;
+  /** Set by DELETE /v1/batches/{batchId}: the batch answers 404 and takes no uploads while it is erased. */
+  deleting?: boolean;
+  callback_url?: string;
+  /** The completion callback's delivery state (lib/notify/delivery.ts CallbackState). */
+  callback?: Record<string, unknown>;
   n_total: number;
   n_pending?: number;
   n_success: number;

@@ -14,6 +14,7 @@ export interface NewBatch {
   debug: boolean;
   retentionDays: number;
   expected?: number;
+  callbackUrl?: string;
 }
 
 /** A batch as it starts: open, nothing counted. The one place a summary is made. */
@@ -28,6 +29,7 @@ export function newBatch(b: NewBatch): Batch {
     ...(b.expected !== undefined ? { expected: b.expected } : {}),
     closed: false,
     counts: { ...ZERO_COUNTS },
+    ...(b.callbackUrl !== undefined ? { callbackUrl: b.callbackUrl } : {}),
   };
 }
 
@@ -62,9 +64,9 @@ export function closeRequest(table: string, clientId: string, batchId: string, n
     Key: batchKey(clientId, batchId),
     UpdateExpression: `SET #closed = :true, #closedAt = :now${withExpected ? ', #expected = :expected' : ''}`,
     ConditionExpression:
-      'attribute_exists(#partition) AND (attribute_not_exists(#closed) OR #closed = :false)' +
+      'attribute_exists(#partition) AND attribute_not_exists(#deleting) AND (attribute_not_exists(#closed) OR #closed = :false)' +
       (withExpected ? ' AND #total <= :expected' : ''),
-    ExpressionAttributeNames: batchNames('partition', 'closed', 'closedAt', ...(withExpected ? (['expected', 'total'] as const) : [])),
+    ExpressionAttributeNames: batchNames('partition', 'deleting', 'closed', 'closedAt', ...(withExpected ? (['expected', 'total'] as const) : [])),
     ExpressionAttributeValues: { ':true': true, ':false': false, ':now': now, ...(withExpected ? { ':expected': expected } : {}) },
     ReturnValues: 'ALL_NEW',
   };
@@ -104,10 +106,35 @@ export function addExpectedRequest(table: string, clientId: string, batchId: str
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: 'SET #expected = if_not_exists(#expected, :zero) + :files',
-    ConditionExpression: 'attribute_exists(#partition) AND (attribute_not_exists(#closed) OR #closed = :false)',
-    ExpressionAttributeNames: batchNames('partition', 'expected', 'closed'),
+    ConditionExpression: 'attribute_exists(#partition) AND attribute_not_exists(#deleting) AND (attribute_not_exists(#closed) OR #closed = :false)',
+    ExpressionAttributeNames: batchNames('partition', 'deleting', 'expected', 'closed'),
     ExpressionAttributeValues: { ':zero': 0, ':files': files, ':false': false },
     ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** Marks an existing batch as being erased (DELETE); marking it again is harmless. */
+export function markDeletingRequest(table: string, clientId: string, batchId: string): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #deleting = :true',
+    ConditionExpression: 'attribute_exists(#partition)',
+    ExpressionAttributeNames: batchNames('partition', 'deleting'),
+    ExpressionAttributeValues: { ':true': true },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** Records the completion callback's delivery state on a batch that still exists and is not being erased. */
+export function callbackStateRequest(table: string, clientId: string, batchId: string, state: object): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #callback = :state',
+    ConditionExpression: 'attribute_exists(#partition) AND attribute_not_exists(#deleting)',
+    ExpressionAttributeNames: batchNames('partition', 'callback', 'deleting'),
+    ExpressionAttributeValues: { ':state': state },
   };
 }
 

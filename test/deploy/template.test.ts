@@ -65,6 +65,8 @@ const FUNCTIONS = {
   api: 'ApiLambdaFunction',
   batches: 'BatchesLambdaFunction',
   reconcile: 'ReconcileLambdaFunction',
+  erase: 'EraseLambdaFunction',
+  callbacks: 'CallbacksLambdaFunction',
 } as const;
 type FunctionName = keyof typeof FUNCTIONS;
 const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
@@ -115,7 +117,11 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   SendMessageCommand: ['sqs:SendMessage'],
   SendMessageBatchCommand: ['sqs:SendMessage'],
   DetectLabelsCommand: ['rekognition:DetectLabels'],
+  DeleteObjectsCommand: ['s3:DeleteObject'],
+  PutEventsCommand: ['events:PutEvents'],
   createPresignedPost: ['s3:PutObject'],
+  // lib-storage's multipart upload: PutObject covers its Create/UploadPart/Complete calls; a failure aborts.
+  Upload: ['s3:PutObject', 's3:AbortMultipartUpload'],
 };
 
 /** What Lambda itself needs beyond the code's calls. */
@@ -125,6 +131,8 @@ const PLATFORM_ACTIONS: Record<keyof typeof FUNCTIONS, string[]> = {
   api: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   batches: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   reconcile: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+  erase: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
+  callbacks: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
 };
 
 /** The package and project files that put code into a function's bundle (not those esbuild read and shook out). */
@@ -143,6 +151,7 @@ function actionsSentBy(pkg: Packaged, fn: FunctionName): { actions: Set<string>;
     const text = readFileSync(path.join(ROOT, file), 'utf8');
     const calls = [...text.matchAll(/new\s+([A-Z][A-Za-z0-9]*Command)\s*\(/g)].map((m) => m[1] as string);
     if (/\bcreatePresignedPost\s*\(/.test(text)) calls.push('createPresignedPost');
+    if (/\bnew\s+Upload\s*\(/.test(text)) calls.push('Upload');
     for (const call of calls) {
       const mapped = COMMAND_ACTIONS[call];
       if (mapped) mapped.forEach((a) => actions.add(a));
@@ -276,7 +285,12 @@ describe('IAM', () => {
     ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/uploads/*']],
     ['ingest', 's3:PutObject', ['{ImagesBucket.Arn}/duplicates/*', '{ImagesBucket.Arn}/failed/*', '{ImagesBucket.Arn}/processed/*']],
     ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
-    ['batches', 's3:PutObject', ['{ImagesBucket.Arn}/uploads/*']],
+    ['batches', 's3:PutObject', ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/uploads/*']],
+    ['batches', 's3:GetObject', ['{ImagesBucket.Arn}/exports/*']],
+    ['batches', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{EraseQueue.Arn}']],
+    ['ingest', 'sqs:SendMessage', ['{CallbackQueue.Arn}']],
+    ['callbacks', 'sqs:SendMessage', ['{CallbackQueue.Arn}']],
+    ['erase', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['reconcile', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['reconcile', 'sqs:SendMessage', ['{IngestQueue.Arn}']],
   ] as const)('lets %s use %s only on %j', (fn, action, expected) => {
@@ -309,15 +323,23 @@ describe('IAM', () => {
     expect(listing.map((s) => s.Condition)).toEqual([{ StringLike: { 's3:prefix': ['uploads/*'] } }]);
   });
 
-  it('lets ingest use SQS only on the upload queue', () => {
-    const on = statementsOf('ingest').filter((s) => s.Action.some((a) => a.startsWith('sqs:'))).flatMap((s) => s.Resource);
+  it('lets ingest receive only from the upload queue', () => {
+    const on = statementsOf('ingest').filter((s) => s.Action.includes('sqs:ReceiveMessage')).flatMap((s) => s.Resource);
     expect(on).toEqual(['{IngestQueue.Arn}']);
+  });
+
+  it.each([
+    ['erase', '{EraseQueue.Arn}'],
+    ['callbacks', '{CallbackQueue.Arn}'],
+  ] as const)('lets %s receive only from its own queue', (fn, queue) => {
+    const on = statementsOf(fn).filter((s) => s.Action.includes('sqs:ReceiveMessage')).flatMap((s) => s.Resource);
+    expect(on).toEqual([queue]);
   });
 });
 
 describe('upload events: bucket → queue → ingest', () => {
   const mapping = () => {
-    const found = resourcesOfType('AWS::Lambda::EventSourceMapping');
+    const found = resourcesOfType('AWS::Lambda::EventSourceMapping').filter(([, r]) => render(r.Properties.FunctionName) === '{IngestLambdaFunction.Arn}');
     expect(found).toHaveLength(1);
     return (found[0] as [string, CfnResource])[1].Properties;
   };

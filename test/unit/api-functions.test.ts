@@ -49,11 +49,13 @@ describe('which function serves a request', () => {
     expect(functionFor(routeTargets(), 'POST', `/v1/batches/${BATCH}:open`)).toBe('batches');
   });
 
-  it('gives the batches function the batch lifecycle writes alone', () => {
+  it('gives the batches function the batch lifecycle writes and the S3 work (export, erasure) alone', () => {
     expect(routeTargets().filter((t) => t.function === 'batches').map((t) => `${t.method} ${t.path}`)).toEqual([
       'POST /v1/batches',
       'POST /v1/batches/{batchId}/uploads',
       'POST /v1/batches/{batchId}:close',
+      'GET /v1/batches/{batchId}/export',
+      'DELETE /v1/batches/{batchId}',
     ]);
   });
 });

@@ -53,6 +53,8 @@ describe('OpenAPI document', () => {
         'GET /v1/batches/{batchId}/images/{fprint}',
         'POST /v1/batches/{batchId}/images:batchGet',
         'GET /v1/batches/{batchId}/logs',
+        'GET /v1/batches/{batchId}/export',
+        'DELETE /v1/batches/{batchId}',
         'GET /v1/images',
         'GET /v1/openapi.json',
         'GET /',

@@ -147,6 +147,8 @@ describe('presentBatch', () => {
       closedAt: '2024-01-01T01:00:00.000Z',
       doneAt: '2024-01-01T02:00:00.000Z',
       expiresAt: '2024-01-08T00:00:00.000Z',
+      callbackUrl: null,
+      callback: null,
     });
   });
 });

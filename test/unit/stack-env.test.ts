@@ -4,7 +4,7 @@ import { copySourceForS3rver } from '../../local/s3';
 describe('buildLocalEnv', () => {
   it('holds the local environment contract for the given ports', () => {
     // Act
-    const env = buildLocalEnv({ api: 1, s3: 2, dynamodb: 3, rekognition: 4, bridge: 5 }, { dataDir: '/d', cursorSecret: 's'.repeat(32) });
+    const env = buildLocalEnv({ api: 1, s3: 2, dynamodb: 3, rekognition: 4, bridge: 5 }, { dataDir: '/d', cursorSecret: 's'.repeat(32), callbackSigningKey: 'k'.repeat(64) });
 
     // Assert
     expect(env).toMatchObject({
@@ -24,7 +24,7 @@ describe('buildLocalEnv', () => {
   });
 
   it('points DynamoDB at an external endpoint when one is given', () => {
-    const env = buildLocalEnv(DEFAULT_PORTS, { dataDir: '/d', cursorSecret: 'x', dynamodbEndpoint: 'http://127.0.0.1:9999' });
+    const env = buildLocalEnv(DEFAULT_PORTS, { dataDir: '/d', cursorSecret: 'x', callbackSigningKey: 'k', dynamodbEndpoint: 'http://127.0.0.1:9999' });
 
     expect(env.AWS_ENDPOINT_URL_DYNAMODB).toBe('http://127.0.0.1:9999');
   });

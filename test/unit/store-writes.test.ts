@@ -160,7 +160,9 @@ describe('batch summary writes', () => {
     const req = closeRequest('T', 'acme', 'holiday', 5, 3);
 
     expect(stored(req, req.UpdateExpression)).toBe('SET closed = :true, closed_ts = :now, expected = :expected');
-    expect(stored(req, req.ConditionExpression)).toBe('attribute_exists(batch_id) AND (attribute_not_exists(closed) OR closed = :false) AND n_total <= :expected');
+    expect(stored(req, req.ConditionExpression)).toBe(
+      'attribute_exists(batch_id) AND attribute_not_exists(deleting) AND (attribute_not_exists(closed) OR closed = :false) AND n_total <= :expected',
+    );
   });
 
   it('closes by itself only once the declared files arrived', () => {

@@ -1,0 +1,11 @@
+// The erasure job's message: one batch, named by its client (DELETE /v1/batches/{batchId} sends it).
+import * as z from 'zod';
+
+const eraseMessageSchema = z.strictObject({ type: z.literal('erase'), clientId: z.string().min(1), batchId: z.string().min(1) });
+
+export type EraseMessage = z.infer<typeof eraseMessageSchema>;
+
+export const encodeEraseMessage = (clientId: string, batchId: string): string =>
+  JSON.stringify({ type: 'erase', clientId, batchId } satisfies EraseMessage);
+
+export const decodeEraseMessage = (text: string): EraseMessage => eraseMessageSchema.parse(JSON.parse(text));

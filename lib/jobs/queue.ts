@@ -1,0 +1,103 @@
+// Work handed from one function to another after it answered: a batch's erasure, a completion callback's attempts.
+// On AWS each is an SQS queue consumed by its own function (serverless.yml), DelaySeconds carrying a retry's backoff.
+// Locally the same consumer functions run in-process: the local stack registers them here, and a send calls one
+// directly (or after the delay), so no AWS queue is needed and the same handler code runs.
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+
+export interface JobQueue {
+  /** Queues one message; `delaySeconds` (at most SQS's 900) holds it back that long. */
+  send(body: string, delaySeconds?: number): Promise<void>;
+}
+
+/** SQS's largest DelaySeconds. */
+export const MAX_DELAY_SECONDS = 900;
+
+export const delaySecondsOf = (delay = 0): number => Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delay)));
+
+export class SqsJobQueue implements JobQueue {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async send(body: string, delaySeconds?: number): Promise<void> {
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body, DelaySeconds: delaySecondsOf(delaySeconds) }));
+  }
+}
+
+/** The queues the local stack stands in for, by name. */
+export type LocalQueueName = 'erase' | 'callbacks';
+
+/** A consumer function's handler, given an SQS-shaped event as Lambda would. */
+export type LocalConsumer = (event: SQSEvent) => Promise<unknown>;
+
+// On globalThis: the stack and the handlers it imports may hold separate module instances of this file.
+const REGISTRY = Symbol.for('icecat.localJobConsumers');
+const consumers = (): Map<LocalQueueName, LocalConsumer> =>
+  ((globalThis as Record<symbol, Map<LocalQueueName, LocalConsumer>>)[REGISTRY] ??= new Map());
+
+/** Registers the in-process consumer of a local queue; the returned function unregisters it. */
+export function registerLocalConsumer(queue: LocalQueueName, consumer: LocalConsumer): () => void {
+  consumers().set(queue, consumer);
+  return () => {
+    if (consumers().get(queue) === consumer) consumers().delete(queue);
+  };
+}
+
+let sequence = 0;
+const sqsEventOf = (queue: LocalQueueName, body: string): SQSEvent => ({
+  Records: [
+    {
+      messageId: `local-${queue}-${Date.now()}-${++sequence}`,
+      receiptHandle: 'local',
+      body,
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: String(Date.now()),
+        SenderId: 'local',
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: `arn:aws:sqs:us-east-1:123456789000:icecat-wrangler-local-${queue}`,
+      awsRegion: 'us-east-1',
+    },
+  ],
+});
+
+export class LocalJobQueue implements JobQueue {
+  /**
+   * `awaitImmediate`: a message without delay is consumed before send returns (the erasure: a DELETE answers once
+   * it is done, so the local stack is deterministic); otherwise consumption never holds up the sender.
+   */
+  constructor(
+    private readonly queue: LocalQueueName,
+    private readonly opts: { awaitImmediate: boolean; log?: (line: string) => void },
+  ) {}
+
+  async send(body: string, delaySeconds = 0): Promise<void> {
+    const consumer = consumers().get(this.queue);
+    if (!consumer) throw new Error(`no local consumer for the ${this.queue} queue (is the local stack running?)`);
+    const log = this.opts.log ?? ((line: string) => console.error(line));
+    const consume = () =>
+      consumer(sqsEventOf(this.queue, body)).catch((err: unknown) => log(`[${this.queue}] message failed: ${String(err)}`));
+    if (delaySeconds <= 0 && this.opts.awaitImmediate) {
+      await consume();
+      return;
+    }
+    // Unref'd: a pending retry never keeps the process alive (the local queue is not durable; SQS is).
+    setTimeout(() => void consume(), Math.max(0, delaySeconds) * 1000).unref();
+  }
+}
+
+/** SQS when the function was given the queue's URL (AWS), else the in-process stand-in. */
+export function jobQueue(
+  queue: LocalQueueName,
+  queueUrl: string | undefined,
+  sqs: () => SQSClient,
+  opts: { awaitImmediate: boolean },
+): JobQueue {
+  return queueUrl ? new SqsJobQueue(sqs(), queueUrl) : new LocalJobQueue(queue, opts);
+}

@@ -1,0 +1,83 @@
+// What happens once a batch is done (the BatchStore's onDone, after the write that stamped doneAt succeeded): its
+// completion callback's first attempt is queued, and on AWS a `Batch Completed` event goes to EventBridge. The
+// attempts themselves run in the callbacks consumer (handleCallbackMessage), on AWS and locally alike.
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { ConfigError } from '../config';
+import type { JobQueue } from '../jobs/queue';
+import type { Batch } from '../store/model';
+import type { BatchSummary } from '../api/schemas';
+import { attemptDelivery } from './delivery';
+import { buildBatchCompletedEvent, publishBatchCompleted } from './events';
+import { CALLBACK_MESSAGE_TYPE, decodeCallbackMessage, encodeCallbackMessage, jobOf, nextMessage } from './job';
+import type { NotifyConfig } from './schedule';
+import { deriveCallbackSecret } from './signature';
+
+export const MIN_SIGNING_KEY_LENGTH = 32;
+
+/** The server key callback secrets are derived from (CALLBACK_SIGNING_KEY; on AWS a Secrets Manager secret). */
+export function loadCallbackSigningKey(): string {
+  const key = process.env.CALLBACK_SIGNING_KEY ?? '';
+  if (key.length < MIN_SIGNING_KEY_LENGTH) {
+    throw new ConfigError(`environment variable CALLBACK_SIGNING_KEY must be set, at least ${MIN_SIGNING_KEY_LENGTH} characters`);
+  }
+  return key;
+}
+
+export interface CompletionDeps {
+  callbacks: JobQueue;
+  /** EventBridge (AWS only): the bus `Batch Completed` goes to. */
+  events?: { client: EventBridgeClient; busName: string };
+  /** The summary as the API shows it (lib/api/present.ts). */
+  present: (batch: Batch) => BatchSummary;
+  log: (message: string, details: Record<string, unknown>) => void;
+}
+
+/**
+ * The onDone hook. Failures are logged, not thrown: the batch is done either way, and throwing would only fail the
+ * upload or request that happened to finish it.
+ */
+export const completionNotifier =
+  (deps: CompletionDeps) =>
+  async (batch: Batch): Promise<void> => {
+    const summary = deps.present(batch);
+    if (batch.callbackUrl) {
+      const message = encodeCallbackMessage({
+        type: CALLBACK_MESSAGE_TYPE,
+        clientId: batch.clientId,
+        batchId: batch.batchId,
+        createdAt: batch.createdAt,
+        url: batch.callbackUrl,
+        body: JSON.stringify(summary),
+        attempts: 0,
+      });
+      await deps.callbacks.send(message).catch((err: unknown) =>
+        deps.log('completion callback not queued', { batchId: batch.batchId, clientId: batch.clientId, error: String(err) }),
+      );
+    }
+    if (deps.events) {
+      const entry = buildBatchCompletedEvent(deps.events.busName, batch.clientId, summary);
+      await publishBatchCompleted(deps.events.client, entry).catch((err: unknown) =>
+        deps.log('Batch Completed event not published', { batchId: batch.batchId, clientId: batch.clientId, error: String(err) }),
+      );
+    }
+  };
+
+export interface CallbackConsumerDeps {
+  signingKey: string;
+  config: NotifyConfig;
+  /** Where the next attempt goes, delayed by its backoff. */
+  queue: JobQueue;
+  /** Stores the delivery state on the batch; false when the batch is gone or being erased. */
+  recordState: (clientId: string, batchId: string, state: object) => Promise<boolean>;
+  now?: () => number;
+}
+
+/** One attempt of a queued callback: POST, record what the client sees, queue the retry when one is due. */
+export async function handleCallbackMessage(deps: CallbackConsumerDeps, body: string): Promise<void> {
+  const message = decodeCallbackMessage(body);
+  const secret = deriveCallbackSecret(deps.signingKey, message);
+  const step = await attemptDelivery(jobOf(message), secret, deps.config, deps.now ? { now: deps.now } : {});
+  const stillThere = await deps.recordState(message.clientId, message.batchId, step.state);
+  // An erased batch's callback stops here: nothing is left to report on.
+  if (stillThere && step.retry) await deps.queue.send(encodeCallbackMessage(nextMessage(message, step.retry.job)), step.retry.inSeconds);
+}

@@ -1,0 +1,22 @@
+// A completion callback's delivery state on its batch: the one write of the callbacks function, apart from BatchStore
+// so that its bundle (and so its role) carries only this call.
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { callbackStateRequest } from './writes';
+
+/** Stores the completion callback's delivery state; false when the batch is gone or being erased. */
+export async function recordCallbackState(
+  ddb: DynamoDBDocumentClient,
+  table: string,
+  clientId: string,
+  batchId: string,
+  state: object,
+): Promise<boolean> {
+  try {
+    await ddb.send(new UpdateCommand(callbackStateRequest(table, clientId, batchId, state)));
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) return false;
+    throw err;
+  }
+}
