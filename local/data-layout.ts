@@ -1,6 +1,7 @@
 // The layout of the local stack's data dir. Batch partitions became client-scoped ({clientId}#{batchId}) and clients
 // got registry items: data written before cannot be read by the current code (nothing was deployed, so there is no
-// migration). A data dir without the current layout's marker but with data in it is moved aside, with a message.
+// migration). A data dir without the current layout's marker but with table data in it is moved aside, with a message;
+// one that holds only objects (uploads made while no stack ran) is kept, for the sweep to queue them.
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,7 +13,7 @@ export async function prepareDataDir(dataDir: string, log: (line: string) => voi
   const marker = path.join(dataDir, MARKER);
   if (existsSync(marker)) return;
   const entries = existsSync(dataDir) ? await readdir(dataDir) : [];
-  if (entries.length > 0) {
+  if (entries.includes('dynamodb')) {
     const aside = `${dataDir}.old-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     await rename(dataDir, aside);
     log(
