@@ -237,10 +237,15 @@ export const imageSchema = z
     fileName: z.string().nullable(),
     status: z.enum(IMAGE_STATUSES),
     isCat: z.boolean().nullable().meta({ description: 'null until classified.' }),
+    catConfidence: z.number().nullable().meta({ description: 'The best Cat confidence found (0 when none); null until classified or in client-wide listings.' }),
     labels: z.array(labelSchema),
+    cats: z
+      .array(z.object({ confidence: z.number(), box: z.object({ left: z.number(), top: z.number(), width: z.number(), height: z.number() }) }))
+      .meta({ description: "Cat instances, boxes as ratios of the image's sides (Rekognition's BoundingBox)." }),
     uploadedAt: isoTime.nullable(),
     classifiedAt: isoTime.nullable(),
     duplicates: z.number().int().meta({ description: 'Later uploads of the same pixels to this batch.' }),
+    reused: z.boolean().meta({ description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call." }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
   })
   .meta({ id: 'Image' });

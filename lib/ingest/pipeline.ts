@@ -10,10 +10,10 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { REKOGNITION_LIMITS } from '../ids';
 import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
-import type { Batch, Image, Outcome } from '../store/model';
-import type { Claim } from '../store/writes';
+import { isCatAt, type Batch, type Image, type Outcome } from '../store/model';
+import type { Claim, ImageResult } from '../store/writes';
 import { DebugLog } from './debug-log';
-import { detectLabels, type Detection } from './detect';
+import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
 import type { MetricSink } from './metrics';
@@ -47,6 +47,8 @@ export interface IngestDeps {
   now?: () => number;
 }
 
+type SuccessResult = Extract<ImageResult, { status: 'success' }>;
+
 /** An upload placed in its client's batch (step 1). */
 export interface Upload extends UploadKey {
   bucket: string;
@@ -66,9 +68,9 @@ export async function processUpload(deps: IngestDeps, event: UploadEvent): Promi
     const image = await fingerprintImage(deps, upload, object);
     const claim = await claimImage(deps, upload, object, image);
     if ('existing' in claim) return settleClaimed(deps, upload, object, claim.existing);
-    const detection = await detectInClaim(deps, upload, object, image, claim);
+    const result = (await reuseEarlierResult(deps, upload, image, claim)) ?? (await detectInClaim(deps, upload, object, image, claim));
     const processedKey = restingKey('processed', upload, image.fprint, image.format);
-    await recordResult(deps, upload, claim, detection, processedKey);
+    await recordResult(deps, upload, claim, result, processedKey);
     await moveUpload(deps.s3, object, processedKey);
     return { outcome: 'success', batchId: upload.batchId, fprint: image.fprint };
   } catch (err) {
@@ -208,7 +210,35 @@ function redelivered(deps: IngestDeps, upload: Upload): IngestResult {
   return { outcome: 'redelivered', key: upload.key, inFlight: false };
 }
 
-// ---- 5. DetectLabels ------------------------------------------------------------------------------------------
+// ---- 5. DetectLabels, unless the client had these pixels classified in another batch ----------------------------
+
+/** The batch's cat threshold: the one it was re-thresholded to, else the configured one. */
+const catThreshold = (deps: IngestDeps, batch: Batch): number => batch.catMinConfidence ?? deps.config.catMinConfidence;
+
+/**
+ * A copy of the client's earliest classification of the same pixels in another batch (labels, cat instances, its
+ * classification time), judged by this batch's threshold. Always the earliest, so every copy agrees with it.
+ */
+async function reuseEarlierResult(deps: IngestDeps, upload: Upload, image: Fingerprint, held: HeldClaim): Promise<SuccessResult | undefined> {
+  let earlier: Image | undefined;
+  try {
+    earlier = await deps.store.findReusable(upload.clientId, upload.batchId, image.fprint);
+  } catch (err) {
+    await deps.store.release(held.claim);
+    throw err;
+  }
+  if (!earlier) return undefined;
+  upload.log.add(`reused the classification of batch ${earlier.batchId} (${new Date(earlier.classifiedAt ?? 0).toISOString()})`);
+  const catConfidence = earlier.catConfidence ?? 0;
+  return {
+    status: 'success',
+    isCat: isCatAt(catConfidence, catThreshold(deps, upload.batch)),
+    catConfidence,
+    cats: earlier.cats ?? [],
+    labels: earlier.labels ?? [],
+    reusedFrom: earlier.classifiedAt ?? upload.receivedAt,
+  };
+}
 
 /** Classifies the claimed image; a transient failure gives the claim back so the retry can take it at once. */
 async function detectInClaim(
@@ -217,7 +247,7 @@ async function detectInClaim(
   object: { bytes: Buffer },
   image: Fingerprint,
   held: HeldClaim,
-): Promise<Detection> {
+): Promise<SuccessResult> {
   const { config } = deps;
   try {
     const detection = await detectLabels(
@@ -227,13 +257,14 @@ async function detectInClaim(
       {
         minConfidence: config.minConfidence,
         maxLabels: config.maxLabels,
-        catMinConfidence: config.catMinConfidence,
+        catMinConfidence: catThreshold(deps, upload.batch),
         maxInputPixels: config.maxInputPixels,
       },
     );
     upload.log.add(`DetectLabels by ${detection.sentAs}: ${detection.labels.slice(0, 5).map((l) => `${l.name} ${l.confidence}`).join(', ')}`);
     upload.log.add(detection.isCat ? 'a cat' : 'not a cat');
-    return detection;
+    const { isCat, catConfidence, cats, labels, trimmed } = detection;
+    return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed };
   } catch (err) {
     if (err instanceof RejectedUpload) throw new RejectedUpload(err.code, err.message, { cause: err, claim: held });
     await deps.store.release(held.claim);
@@ -243,9 +274,9 @@ async function detectInClaim(
 
 // ---- 6. record ------------------------------------------------------------------------------------------------
 
-async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, detection: Detection, processedKey: string): Promise<void> {
+async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, result: SuccessResult, processedKey: string): Promise<void> {
   const finished = await deps.store.finish(held.claim, {
-    result: { status: 'success', isCat: detection.isCat, labels: detection.labels, detection: detection.trimmed },
+    result,
     uploadedAt: held.uploadedAt,
     now: (deps.now ?? Date.now)(),
     restingKey: processedKey,

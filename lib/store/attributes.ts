@@ -15,6 +15,9 @@ export const IMAGE_ATTRIBUTES = {
   classifiedAt: 'rek_ts',
   expiresAt: 'ttl',
   isCat: 'rek_iscat',
+  catConfidence: 'cat_conf',
+  cats: 'rek_cats',
+  reused: 'reused',
   labels: 'labels',
   detection: 'rek_resp',
   logs: 'logs',
@@ -48,6 +51,7 @@ export const BATCH_ATTRIBUTES = {
   expected: 'expected',
   closed: 'closed',
   closedAt: 'closed_ts',
+  catMinConfidence: 'cat_min_conf',
   doneAt: 'done_ts',
 } as const;
 
@@ -118,6 +122,7 @@ export function toBatch(item: BatchItem): Batch {
     ...(typeof item.expected === 'number' ? { expected: item.expected } : {}),
     closed: item.closed === true,
     ...(typeof item.closed_ts === 'number' ? { closedAt: item.closed_ts } : {}),
+    ...(typeof item.cat_min_conf === 'number' ? { catMinConfidence: item.cat_min_conf } : {}),
     ...(typeof item.done_ts === 'number' ? { doneAt: item.done_ts } : {}),
     counts,
   };

@@ -16,6 +16,7 @@ import {
   type PutCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { reusableResultRequest } from './access-patterns';
 import { toBatch, toImage } from './attributes';
 import { shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
 import { batchKey, clientKey, imageKey, type BatchItem, type ImageItem } from './schema';
@@ -230,6 +231,18 @@ export class BatchStore {
       }
     }
     return { held: false, existing };
+  }
+
+  /**
+   * The client's earlier classification of these pixels in another batch, within retention, or undefined: one
+   * eventually consistent index Query (a record written a moment ago may be missed: then DetectLabels is called).
+   */
+  async findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+    const out = await this.ddb.send(new QueryCommand(reusableResultRequest(this.table, clientId, fprint, Math.floor(this.now() / 1000))));
+    return ((out.Items ?? []) as ImageItem[])
+      .map(toImage)
+      .filter((i) => i.batchId !== batchId && i.labels !== undefined)
+      .sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0))[0];
   }
 
   /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */

@@ -110,10 +110,13 @@ describe('presentImage', () => {
       fileName: 'a.jpg',
       status: 'fail',
       isCat: null,
+      catConfidence: null,
       labels: [{ name: 'Cat', confidence: 97.5 }],
+      cats: [],
       uploadedAt: '2024-01-02T03:04:05.000Z',
       classifiedAt: null,
       duplicates: 0,
+      reused: false,
       error: { code: 'NotAnImage', message: 'not an image' },
     });
   });
