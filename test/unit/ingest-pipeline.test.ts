@@ -168,6 +168,53 @@ describe('an upload that succeeds', () => {
   });
 });
 
+describe('reuse across batches', () => {
+  const earlierRecord = () => ({
+    ...toImageItem(record({ batchId: 'b0', catConfidence: 88, cats: [{ confidence: 88, box: { left: 0.1, top: 0.2, width: 0.3, height: 0.4 } }], labels: [{ name: 'Cat', confidence: 88 }] })),
+    rek_ts: NOW - 86_400_000,
+  });
+  let earlier: ReturnType<typeof earlierRecord>;
+  beforeEach(() => {
+    earlier = earlierRecord();
+  });
+
+  it("copies the client's earlier classification of the same pixels (another batch) without calling DetectLabels", async () => {
+    given();
+    ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [earlier] });
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toEqual({ outcome: 'success', batchId: 'b1', fprint: fp.fprint });
+    expect(detectCalls()).toBe(0);
+    const lookup = ddb.commandCalls(QueryCommand).find((c) => c.args[0].input.IndexName === 'client-fprint')!.args[0].input;
+    expect(lookup).toMatchObject({ ExpressionAttributeValues: { ':client': 'demo', ':fprint': fp.fprint, ':success': 'success', ':now': NOW / 1000 } });
+    expect(lookup.ConsistentRead).toBeUndefined();
+    const finish = updates().find((u) => u.UpdateExpression?.includes('#reused'))!;
+    expect(finish.ExpressionAttributeValues).toMatchObject({ ':reused': true, ':cat': true, ':catConfidence': 88, ':now': NOW - 86_400_000, ':cats': earlier.rek_cats });
+    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, success: 1, cats: 1, reused: 1 }]);
+  });
+
+  it('judges a reused classification by this batch\'s own threshold', async () => {
+    given({ summary: batch({ catMinConfidence: 95 }) });
+    ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [earlier] });
+
+    await processUpload(deps(), event());
+
+    expect(updates().find((u) => u.UpdateExpression?.includes('#reused'))!.ExpressionAttributeValues).toMatchObject({ ':cat': false });
+    expect(counterMoves()[1]).toEqual({ pending: -1, success: 1, reused: 1 });
+  });
+
+  it('calls DetectLabels when the only record of these pixels is this batch\'s own claim', async () => {
+    given();
+    ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [{ ...earlier, batch_id: 'demo#b1' }] });
+
+    await processUpload(deps(), event());
+
+    expect(detectCalls()).toBe(1);
+    expect(counterMoves()[1]).toEqual({ pending: -1, success: 1 });
+  });
+});
+
 describe('uploads no batch can hold', () => {
   it('refuses a key outside the layout: logged, counted, moved under failed/_invalid/, never recorded', async () => {
     given();
