@@ -42,6 +42,7 @@ export function presentBatch(batch: Batch): BatchSummary {
     expected: batch.expected ?? null,
     counts: { ...batch.counts },
     debug: batch.debug,
+    catMinConfidence: batch.catMinConfidence ?? null,
     retentionDays: batch.retentionDays,
     createdAt: new Date(batch.createdAt).toISOString(),
     closedAt: iso(batch.closedAt),

@@ -292,8 +292,9 @@ export const batchSummarySchema = z
         reused: z.number().int(),
         cats: z.number().int(),
       })
-      .meta({ description: 'total = pending + success + fail + duplicate, always.' }),
+      .meta({ description: 'total = pending + success + fail + duplicate, always; reused and cats are parts of success.' }),
     debug: z.boolean(),
+    catMinConfidence: z.number().nullable().meta({ description: 'The cat threshold of the last POST …:reclassify; null: the configured one.' }),
     retentionDays: z.number(),
     createdAt: isoTime,
     closedAt: isoTime.nullable(),
@@ -337,6 +338,22 @@ export const createdBatchSchema = z
   })
   .meta({ id: 'CreatedBatch' });
 
+export const reclassifyBodySchema = z
+  .strictObject({
+    catMinConfidence: z.number().min(0).max(100).meta({ description: 'The new cat threshold, 0–100: isCat is a Cat confidence at or above it.' }),
+    cursor: z.string().max(1000).optional().meta({ description: 'An earlier answer\'s cursor: go on where it stopped (same catMinConfidence).' }),
+  })
+  .meta({ id: 'ReclassifyBody' });
+
+export const reclassifyResultSchema = z
+  .object({
+    batch: batchSummarySchema,
+    cursor: z.string().optional().meta({
+      description: 'Present when the batch was larger than one request handles in time: send the same body with this cursor to go on.',
+    }),
+  })
+  .meta({ id: 'ReclassifyResult' });
+
 export const batchGetResultSchema = z
   .object({
     items: z.array(imageSchema),
@@ -360,6 +377,8 @@ export type UploadForm = z.infer<typeof uploadFormSchema>;
 export type CreateBatchBody = z.infer<ReturnType<typeof createBatchBodySchema>>;
 export type AddUploadsBody = z.infer<ReturnType<typeof addUploadsBodySchema>>;
 export type CloseBatchBody = z.infer<typeof closeBatchBodySchema>;
+export type ReclassifyBody = z.infer<typeof reclassifyBodySchema>;
+export type ReclassifyResult = z.infer<typeof reclassifyResultSchema>;
 export type ClientBatchesQuery = z.infer<typeof clientBatchesQuerySchema>;
 export type BatchImagesQuery = z.infer<typeof batchImagesQuerySchema>;
 export type ClientImagesQuery = z.infer<typeof clientImagesQuerySchema>;

@@ -381,3 +381,46 @@ export function transaction(...writes: (UpdateCommandInput | PutCommandInput)[])
 
 /** Attributes a listing of the batch's records reads. */
 export const RECOUNT_ATTRIBUTES = storedImageAttributes(['status', 'isCat', 'duplicates', 'reused']);
+
+// ---- re-threshold ---------------------------------------------------------------------------------------------
+
+/** Remembers a done batch's new cat threshold; fails (condition) when the batch is missing or not done. */
+export function thresholdRequest(table: string, clientId: string, batchId: string, catMinConfidence: number): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #catMinConfidence = :threshold',
+    ConditionExpression: 'attribute_exists(#doneAt)',
+    ExpressionAttributeNames: batchNames('catMinConfidence', 'doneAt'),
+    ExpressionAttributeValues: { ':threshold': catMinConfidence },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** One page of a batch's records, projected to what re-thresholding reads, after `afterFprint`. */
+export function reclassifyPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
+  return {
+    TableName: table,
+    KeyConditionExpression: '#partition = :partition AND #fprint > :after',
+    ProjectionExpression: '#fprint, #status, #isCat, #catConfidence, #uploadedAt',
+    ExpressionAttributeNames: imageNames('partition', 'fprint', 'status', 'isCat', 'catConfidence', 'uploadedAt'),
+    ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), ':after': afterFprint ?? BATCH_SK },
+    ConsistentRead: true,
+    Limit: limit,
+  };
+}
+
+/**
+ * Flips one classified image's cat flag and its sparse client-cats key (cat_ts = upload_ts, or removed), only if the
+ * flag is still what was read: a concurrent re-threshold never moves the cat counter twice for one image.
+ */
+export function catFlagRequest(table: string, image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'uploadedAt'>, isCat: boolean): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: imageKey(image.clientId, image.batchId, image.fprint),
+    UpdateExpression: isCat ? 'SET #isCat = :cat, #catAt = :uploadedAt' : 'SET #isCat = :cat REMOVE #catAt',
+    ConditionExpression: '#status = :success AND #isCat = :was',
+    ExpressionAttributeNames: imageNames('isCat', 'catAt', 'status'),
+    ExpressionAttributeValues: { ':cat': isCat, ':was': !isCat, ':success': 'success', ...(isCat ? { ':uploadedAt': image.uploadedAt } : {}) },
+  };
+}
