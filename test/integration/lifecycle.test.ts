@@ -302,6 +302,24 @@ describe('re-threshold: POST /v1/batches/{batchId}:reclassify', () => {
     expect((await detectCalls()) - before).toBe(0);
   });
 
+  it('goes on page by page from where it stopped when its time budget runs out, ending with exact counts', async () => {
+    const store = new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: process.env.DDB_TRANSACTIONS === 'true' });
+    const pages: (string | undefined)[] = [];
+    let after: string | undefined;
+    do {
+      // A deadline already past: one page of one record per call.
+      const out = await store.reclassify(who.clientId, name, 100, { deadline: 0, pageSize: 1, ...(after !== undefined ? { after } : {}) });
+      if (out.outcome !== 'reclassified') throw new Error(out.outcome);
+      after = out.after;
+      pages.push(after);
+    } while (after !== undefined && pages.length < 10);
+
+    expect(pages.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(pages).size).toBe(pages.length);
+    expect((await summary(name, who)).counts.cats).toBe(0);
+    expect(Object.values(await catsOf(name, who))).toEqual([false, false, false]);
+  });
+
   it('answers 400 for a threshold outside 0–100, 404 for another client\'s batch, 409 for a batch not done', async () => {
     const stranger = await newClient('rethr-str');
     const open = uniqueId('rethr-open');

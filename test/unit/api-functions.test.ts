@@ -54,6 +54,7 @@ describe('which function serves a request', () => {
       'POST /v1/batches',
       'POST /v1/batches/{batchId}/uploads',
       'POST /v1/batches/{batchId}:close',
+      'POST /v1/batches/{batchId}:reclassify',
     ]);
   });
 });

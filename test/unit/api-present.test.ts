@@ -145,6 +145,7 @@ describe('presentBatch', () => {
       expected: 2,
       counts: { total: 2, pending: 0, success: 1, fail: 0, duplicate: 1, reused: 0, cats: 1 },
       debug: true,
+      catMinConfidence: null,
       retentionDays: 7,
       createdAt: '2024-01-01T00:00:00.000Z',
       closedAt: '2024-01-01T01:00:00.000Z',
