@@ -16,7 +16,7 @@ import { DebugLog } from './debug-log';
 import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
-import type { MetricSink } from './metrics';
+import { timed, type IngestMetrics } from './metrics';
 import { decodeS3Key, invalidKeyDestination, parseUploadKey, restingKey, type UploadKey } from './s3-key';
 import { UploadGone, moveUpload, readUpload, tooLarge, type StoredUpload } from './storage';
 
@@ -31,7 +31,7 @@ export interface UploadEvent {
 }
 
 export type IngestResult =
-  | { outcome: Outcome; batchId: string; fprint: string }
+  | { outcome: Outcome; batchId: string; fprint: string; errorCode?: string }
   /** No batch of the uploader's can hold it (a key outside the layout, an unknown client): moved under failed/. */
   | { outcome: 'refused'; key: string; code: 'InvalidKey' | 'UnknownClient' }
   /** A redelivered event: the work was done, or is being done (`inFlight`), by another delivery. */
@@ -43,7 +43,7 @@ export interface IngestDeps {
   store: BatchStore;
   config: Config;
   logger: Logger;
-  metrics: MetricSink;
+  metrics: IngestMetrics;
   now?: () => number;
 }
 
@@ -61,17 +61,29 @@ export interface Upload extends UploadKey {
 }
 
 export async function processUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
+  const result = await handleUpload(deps, event);
+  if (result.outcome === 'duplicate') deps.metrics.callSaved('duplicate');
+  deps.metrics.image(result.outcome, 'code' in result ? result.code : 'errorCode' in result ? result.errorCode : undefined);
+  return result;
+}
+
+async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
+  const { metrics } = deps;
   const upload = await placeUpload(deps, event);
   if ('outcome' in upload) return upload;
   try {
-    const object = await readObject(deps, upload);
-    const image = await fingerprintImage(deps, upload, object);
-    const claim = await claimImage(deps, upload, object, image);
+    const object = await timed(metrics, 'Read', () => readObject(deps, upload));
+    const image = await timed(metrics, 'Fingerprint', () => fingerprintImage(deps, upload, object));
+    const claim = await timed(metrics, 'Claim', () => claimImage(deps, upload, object, image));
     if ('existing' in claim) return settleClaimed(deps, upload, object, claim.existing);
-    const result = (await reuseEarlierResult(deps, upload, image, claim)) ?? (await detectInClaim(deps, upload, object, image, claim));
+    const result = await timed(
+      metrics,
+      'Detect',
+      async () => (await reuseEarlierResult(deps, upload, image, claim)) ?? (await detectInClaim(deps, upload, object, image, claim)),
+    );
     const processedKey = restingKey('processed', upload, image.fprint, image.format);
-    await recordResult(deps, upload, claim, result, processedKey);
-    await moveUpload(deps.s3, object, processedKey);
+    await timed(metrics, 'Record', () => recordResult(deps, upload, claim, result, processedKey));
+    await timed(metrics, 'Move', () => moveUpload(deps.s3, object, processedKey));
     return { outcome: 'success', batchId: upload.batchId, fprint: image.fprint };
   } catch (err) {
     if (err instanceof UploadGone) return redelivered(deps, upload);
@@ -113,7 +125,6 @@ function parseKey(key: string): UploadKey | undefined {
 /** Nothing can record it: a log line, a metric, and the object under failed/. */
 async function refuse(deps: IngestDeps, object: StoredUpload, to: string, code: 'InvalidKey' | 'UnknownClient'): Promise<IngestResult> {
   deps.logger.error('upload refused: no batch of its uploader can hold it', { key: object.key, code });
-  deps.metrics(code === 'InvalidKey' ? 'InvalidKeyUploads' : 'UnknownClientUploads');
   await moveUpload(deps.s3, object, to);
   return { outcome: 'refused', key: object.key, code };
 }
@@ -228,6 +239,7 @@ async function reuseEarlierResult(deps: IngestDeps, upload: Upload, image: Finge
     throw err;
   }
   if (!earlier) return undefined;
+  deps.metrics.callSaved('reuse');
   upload.log.add(`reused the classification of batch ${earlier.batchId} (${new Date(earlier.classifiedAt ?? 0).toISOString()})`);
   const catConfidence = earlier.catConfidence ?? 0;
   return {
@@ -250,6 +262,7 @@ async function detectInClaim(
 ): Promise<SuccessResult> {
   const { config } = deps;
   try {
+    deps.metrics.detectLabelsCall();
     const detection = await detectLabels(
       deps.rekognition,
       { bucket: upload.bucket, key: upload.key, bytes: object.bytes.length, format: image.format, width: image.width, height: image.height },
@@ -304,7 +317,7 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
   }
   // Overwritten: the key holds a newer upload, which stays for its own event.
   if (err.code !== 'Overwritten') await moveUpload(deps.s3, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, failedKey);
-  return { outcome: 'fail', batchId: upload.batchId, fprint };
+  return { outcome: 'fail', batchId: upload.batchId, fprint, errorCode: err.code };
 }
 
 function rejectionRecord(upload: Upload, fprint: string, failedKey: string, err: RejectedUpload, now: number): Image {
