@@ -134,13 +134,16 @@ describe('GET /v1/batches/{batchId}/images', () => {
       fileName: 'tabby.jpg',
       status: 'success',
       isCat: true,
+      catConfidence: null,
       labels: [
         { name: 'Cat', confidence: 91.5 },
         { name: 'Animal', confidence: 91.5 },
       ],
+      cats: [],
       uploadedAt: iso(at(0)),
       classifiedAt: iso(at(0) + 500),
       duplicates: 0,
+      reused: false,
       error: null,
     });
   });
@@ -386,7 +389,7 @@ describe('authentication', () => {
   it('serves the OpenAPI document without a key', async () => {
     const res = await call('GET', '/v1/openapi.json', { key: null });
 
-    expect([res.status, res.body.openapi, Object.keys(res.body.paths).length]).toEqual([200, '3.1.0', 10]);
+    expect([res.status, res.body.openapi, Object.keys(res.body.paths).length]).toEqual([200, '3.1.0', 11]);
   });
 });
 
