@@ -16,12 +16,20 @@ module.exports = {
       ...shared,
       displayName: 'unit',
       roots: ['<rootDir>/test'],
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/', '<rootDir>/test/browser/'],
     },
     {
       ...shared,
       displayName: 'integration',
       roots: ['<rootDir>/test/integration'],
+      globalSetup: '<rootDir>/test/global-setup.ts',
+      globalTeardown: '<rootDir>/test/global-teardown.ts',
+    },
+    {
+      // The web app in Debian's Chromium, against the same local stack.
+      ...shared,
+      displayName: 'browser',
+      roots: ['<rootDir>/test/browser'],
       globalSetup: '<rootDir>/test/global-setup.ts',
       globalTeardown: '<rootDir>/test/global-teardown.ts',
     },

@@ -8,7 +8,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import sharp from 'sharp';
-import { encodeS3EventKey } from '../local/bridge';
+import { encodeS3EventKey } from '../lib/reconcile/s3-event';
 import { startStack } from '../local/stack';
 import { sqsEventFor } from '../events';
 import { registerClient } from '../lib/auth/register';

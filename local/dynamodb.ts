@@ -204,7 +204,9 @@ export async function startLocalDynamoDB(opts: LocalDynamoDBOptions): Promise<Lo
     if (!server) return;
     const running = server;
     server = undefined;
-    await closeServer(running);
+    // A request in progress must end by itself: destroying its socket leaves its operation running, and dynalite,
+    // closing its database on the server's close, then throws from it outside any request (uncaught).
+    await closeServer(running, 10_000);
   };
   const client = new DynamoDBClient({
     endpoint: url,

@@ -7,27 +7,26 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import {
-  connectS3Notifications,
-  describeS3Body,
-  QueueBridge,
-  startBridgeStatusServer,
-  type BatchHandler,
-  type BridgeStatusServer,
-  type QueueBridgeOptions,
-} from './bridge';
+import { connectS3Notifications } from './bridge';
+import { startLocalReconciler, type LocalReconciler } from './bridge-reconcile';
+import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
+import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
+import { describeS3Message, keysInS3Message } from '../lib/reconcile/s3-event';
+import { parseUploadKey } from '../lib/ingest/s3-key';
 import { prepareDataDir } from './data-layout';
+import { BatchStore } from '../lib/store/batch-store';
 import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
 import { startHttpGateway, type HttpApiHandler, type HttpGateway } from './http-gateway';
 import { startLocalS3, type LocalS3 } from './s3';
+import { applyBucketCors } from './s3-cors';
 import { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
 
 export interface StackOptions {
-  /** Where S3 objects, DynamoDB data and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
+  /** Where S3 objects, DynamoDB data, the queue's journal and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
   dataDir?: string;
   /** Ports to bind; 0 picks a free one. Unset ones come from ICECAT_*_PORT or the defaults. */
   ports?: Partial<StackPorts>;
@@ -44,7 +43,20 @@ export interface StackOptions {
   /** An external DynamoDB (e.g. DynamoDB Local) instead of dynalite (default ICECAT_DYNAMODB_ENDPOINT). */
   dynamodbEndpoint?: string;
   /** Bridge tuning (batch size, window, concurrency, retries). */
-  bridge?: Partial<Omit<QueueBridgeOptions, 'handler'>>;
+  bridge?: Partial<Omit<LocalQueueOptions, 'handler'>>;
+  /**
+   * The reconciliation sweep: at start, then every intervalMs (default ICECAT_RECONCILE_INTERVAL_SECONDS, 60 s),
+   * objects under uploads/ older than graceMs (ICECAT_RECONCILE_GRACE_SECONDS, 10 s) and not in the queue are queued
+   * again; false runs none.
+   */
+  reconcile?: false | { intervalMs?: number; graceMs?: number };
+  /**
+   * Called for each batch the sweep queued objects of again, and for each batch whose handling the previous run's
+   * death cut short (once the journal's messages are handled): its counters may need a recount.
+   */
+  onStaleBatch?(clientId: string, batchId: string): Promise<void> | void;
+  /** How long stop() lets batches in flight finish before leaving them to the journal (default 5 s). */
+  drainTimeoutMs?: number;
   /** Set the stack's environment on process.env for in-process handlers (default true; restored at stop). */
   applyEnv?: boolean;
 }
@@ -64,9 +76,13 @@ export interface Stack {
   bucket: string;
   table: string;
   dlqFile: string;
+  /** The queue's journal: every message sent and not yet deleted. */
+  journalFile: string;
   /** The demo client's API key, when the stack provisioned one (DESIGN §4). */
   demoApiKey?: string;
-  bridge: QueueBridge;
+  bridge: LocalQueue;
+  /** Runs a reconciliation sweep now (undefined when the stack runs none). */
+  reconcile?: LocalReconciler;
   /** Resolves once every upload event so far has been handled (or dead-lettered). */
   whenIdle(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -77,7 +93,7 @@ export const LOCAL_QUEUE_ARN = `arn:aws:sqs:${LOCAL_NAMES.region}:${LOCAL_ACCOUN
 
 // Local event source mapping: as serverless.yml's (batch 10) but a shorter window so a lone upload is handled
 // at once, 2 batches at a time (this machine's cores), and a quicker path to the dead-letter list.
-const BRIDGE_DEFAULTS: Partial<QueueBridgeOptions> = {
+const BRIDGE_DEFAULTS: Partial<LocalQueueOptions> = {
   batchSize: 10,
   batchWindowMs: 100,
   maxConcurrency: 2,
@@ -112,6 +128,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const log = quiet ? () => undefined : (line: string) => console.log(line);
   const dynamodbEndpoint = opts.dynamodbEndpoint ?? (process.env.ICECAT_DYNAMODB_ENDPOINT || undefined);
   const dlqFile = path.join(dataDir, 'dlq.jsonl');
+  const journalFile = path.join(dataDir, 'queue.journal');
   const started: Closable[] = [];
   const previousEnv = new Map<string, string | undefined>();
 
@@ -124,6 +141,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
     const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true });
     started.push({ name: 's3', close: () => s3.close() });
+    const s3Client = localS3Client(s3.url);
+    // The web app's uploads are cross-origin POSTs: the bucket answers them as the deployed bucket's CORS rules say.
+    await applyBucketCors(s3Client, s3.bucket, ROOT);
 
     const dynamodb: LocalDynamoDB = await startLocalDynamoDB({
       host,
@@ -133,21 +153,17 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       quiet,
     });
     started.push({ name: 'dynamodb', close: () => dynamodb.close() });
+    // Closed after the detector and before the stores: invocations that outlived the queue's drain fail fast once the
+    // detector is gone, and must be over before DynamoDB closes (dynalite throws, uncaught, under a running operation).
+    const inFlight: { queue?: LocalQueue } = {};
+    started.push({ name: 'ingest in flight', close: async () => inFlight.queue?.settled(10_000) });
 
     let detector: DetectorServer | undefined;
     if (opts.detector !== false) {
       // Its own S3 client for S3Object input, so it reads this stack's S3 whatever process.env holds.
-      const detectorS3 = new S3Client({
-        endpoint: s3.url,
-        region: LOCAL_NAMES.region,
-        credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
-        forcePathStyle: true,
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-      });
       detector = await startDetector(host, ports.rekognition, {
         ...(typeof opts.detector === 'object' ? opts.detector : {}),
-        s3: detectorS3,
+        s3: s3Client,
       });
       if (detector) {
         const running = detector;
@@ -157,21 +173,34 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       }
     }
 
-    const bridge = new QueueBridge({
+    // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
+    const bridge = new LocalQueue({
       ...BRIDGE_DEFAULTS,
+      paused: true,
       dlqFile,
-      queueFile: path.join(dataDir, 'queue.jsonl'),
-      describe: describeS3Body,
+      journalFile,
+      describe: describeS3Message,
+      keysOf: (body) => keysInS3Message(body).map((object) => object.key),
       log: quiet ? () => undefined : (line) => console.warn(line),
       ...opts.bridge,
-      handler: (event, context) => {
-        if (!ingest) return Promise.reject(new StackStartError('the ingest handler is not loaded yet'));
-        return ingest(event, context);
+      handler: (event, context) => (ingest as BatchHandler)(event, context),
+    });
+    // Closed after the queue (closing runs in reverse): an upload while batches drain is still journaled.
+    const notifications: { disconnect?: () => void } = {};
+    started.push({ name: 'notifications', close: async () => notifications.disconnect?.() });
+    started.push({ name: 'bridge', close: () => bridge.stop(opts.drainTimeoutMs ?? 5000) });
+    inFlight.queue = bridge;
+
+    // The sweep starts last (below); the status server can ask for one before that.
+    let reconciler: LocalReconciler | undefined;
+    const status: BridgeStatusServer = await startBridgeStatusServer(bridge, {
+      host,
+      port: ports.bridge,
+      reconcile: async () => {
+        if (!reconciler) throw new StackStartError('the reconciliation sweep is not running');
+        return reconciler.sweep();
       },
     });
-    started.push({ name: 'bridge', close: () => bridge.stop() });
-
-    const status: BridgeStatusServer = await startBridgeStatusServer(bridge, { host, port: ports.bridge });
     started.push({ name: 'bridge status', close: () => status.close() });
 
     let gateway: HttpGateway | undefined;
@@ -210,6 +239,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
 
     ingest = opts.ingestHandler ?? (await loadIngestHandler());
+    bridge.resume();
+    const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
+    recountInterrupted(bridge, onStaleBatch, log);
     if (opts.apiHandler !== false) {
       apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT);
     }
@@ -222,8 +254,21 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       process.env.ICECAT_DEMO_API_KEY || (await localSecret(path.join(dataDir, 'demo-api-key'), generateApiKey)),
     );
 
-    const disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
-    started.push({ name: 'notifications', close: async () => disconnect() });
+    notifications.disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
+
+    if (opts.reconcile !== false) {
+      reconciler = startLocalReconciler({
+        s3: s3Client,
+        bucket: s3.bucket,
+        region: LOCAL_NAMES.region,
+        queue: bridge,
+        ...opts.reconcile,
+        onStaleBatch,
+        log: quiet ? () => undefined : (line) => console.warn(line),
+      });
+      const running = reconciler;
+      started.push({ name: 'reconcile', close: () => running.stop() });
+    }
 
     let stopping: Promise<void> | undefined;
     const stop = () =>
@@ -248,8 +293,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       bucket: s3.bucket,
       table: dynamodb.table.name,
       dlqFile,
+      journalFile,
       demoApiKey,
       bridge,
+      reconcile: reconciler,
       whenIdle: (timeoutMs) => bridge.whenIdle(timeoutMs),
       stop,
     };
@@ -261,6 +308,65 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
     throw err;
   }
+}
+
+/**
+ * A message the previous run was handling when it died may have left its batch's counters behind its records (a crash
+ * between the two writes); its redelivery finds the record done and counts nothing. Once the queue has handled what
+ * the journal gave back, each such batch goes to onStaleBatch, as the sweep's batches do.
+ */
+function recountInterrupted(queue: LocalQueue, onStaleBatch: StackOptions['onStaleBatch'], log: (line: string) => void): void {
+  const batches = new Map<string, { clientId: string; batchId: string }>();
+  for (const body of queue.interruptedBodies()) {
+    for (const { key } of keysInS3Message(body)) {
+      try {
+        const { clientId, batchId } = parseUploadKey(key);
+        batches.set(`${clientId}/${batchId}`, { clientId, batchId });
+      } catch {
+        // Outside the layout: no batch.
+      }
+    }
+  }
+  if (!onStaleBatch || batches.size === 0) return;
+  queue
+    .whenIdle(10 * 60_000)
+    .then(async () => {
+      for (const { clientId, batchId } of batches.values()) await onStaleBatch(clientId, batchId);
+    })
+    .catch((err: unknown) => log(`[stack] recounting interrupted batches failed: ${String(err)}`));
+}
+
+/** A client of this stack's S3, whatever process.env holds. */
+function localS3Client(endpoint: string): S3Client {
+  return new S3Client({
+    endpoint,
+    region: LOCAL_NAMES.region,
+    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+/**
+ * By default a stale batch (interrupted by a crash, or found by the sweep) is recounted from its own records: without
+ * transactions (dynalite) a crash between a record's write and its counter update leaves the counters behind.
+ */
+function recounter(
+  endpoint: string,
+  tableName: string,
+  started: Closable[],
+): (clientId: string, batchId: string) => Promise<void> {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: LOCAL_NAMES.region,
+    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+  });
+  started.push({ name: 'recount client', close: async () => client.destroy() });
+  const store = new BatchStore({ ddb: DynamoDBDocumentClient.from(client), tableName, transactions: false });
+  return async (clientId, batchId) => {
+    await store.recount(clientId, batchId);
+  };
 }
 
 /** Registers the demo client's key (only its hash is stored) and returns the key. */

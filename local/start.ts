@@ -1,7 +1,18 @@
 // `npm start`: the local stack on its default ports (ICECAT_*_PORT to change them), data under .data/
-// (ICECAT_DATA_DIR), until Ctrl-C.
+// (ICECAT_DATA_DIR), until Ctrl-C, SIGTERM or SIGHUP. `npm start` runs this file with `node --import tsx`, in this
+// one process: the tsx command would run it in a child and SIGKILL that child when it does not answer a signal within
+// ~60 ms, which a busy stack (the detector holds the event loop for a few hundred ms per image) often cannot.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { envNumber } from '../lib/config';
 import { startStack, type Stack } from './stack';
+
+/** How long a stop lets the ingest finish the batches in flight; what is unfinished is delivered again at the next start. */
+const STOP_GRACE_MS = envNumber('ICECAT_STOP_GRACE_SECONDS', 5, { min: 0, max: 600 }) * 1000;
+/** A stop that hangs (a server that will not close) ends the process anyway: the queue's journal is already safe. */
+const STOP_DEADLINE_MS = STOP_GRACE_MS + 10_000;
+/** One signal often arrives twice (from the terminal or a process-group kill, and forwarded by npm): not a second request. */
+const SAME_SIGNAL_MS = 1000;
 
 function banner(stack: Stack): string {
   const { env, endpoints } = stack;
@@ -13,6 +24,7 @@ function banner(stack: Stack): string {
     '',
     'Endpoints',
     `  HTTP API      ${endpoints.api ?? '(not served)'}`,
+    `  Web app       ${endpoints.api ? `${endpoints.api}/   (sign in with the API key below)` : '(not served)'}`,
     `  S3            ${endpoints.s3}   bucket ${stack.bucket}`,
     `  DynamoDB      ${endpoints.dynamodb}   table ${stack.table}`,
     `  Rekognition   ${endpoints.rekognition ?? '(not running)'}`,
@@ -40,25 +52,60 @@ function banner(stack: Stack): string {
   }
   lines.push(
     '',
-    'Ctrl-C stops everything.',
+    'Ctrl-C (or SIGTERM) stops everything; uploads not yet handled are handled at the next start.',
     '',
   );
   return lines.join('\n');
 }
 
-async function main(): Promise<void> {
-  const stack = await startStack();
-  console.log(banner(stack));
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
 
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) {
-      console.log(`${signal} again: exiting without waiting`);
+/**
+ * One stack per data dir: npm itself exits at the first SIGTERM without waiting for the stack it runs, so a restart
+ * right after a stop can find the previous stack still finishing; it waits for it rather than share its files.
+ */
+async function claimDataDir(dataDir: string): Promise<() => void> {
+  const pidFile = path.join(dataDir, 'stack.pid');
+  const previous = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : NaN;
+  if (Number.isInteger(previous) && previous !== process.pid && isRunning(previous)) {
+    console.log(`Waiting for the stack already running on ${dataDir} (pid ${previous}) to stop…`);
+    const until = Date.now() + STOP_DEADLINE_MS + 5000;
+    while (isRunning(previous)) {
+      if (Date.now() > until) throw new Error(`the stack with pid ${previous} still runs on ${dataDir}; stop it first`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(pidFile, `${process.pid}\n`);
+  return () => rmSync(pidFile, { force: true });
+}
+
+async function main(): Promise<void> {
+  const release = await claimDataDir(path.resolve(process.env.ICECAT_DATA_DIR ?? '.data'));
+  process.on('exit', release);
+  // Signals are handled from the first moment: a stop asked for during the start waits for it, then stops.
+  const starting = startStack({ drainTimeoutMs: STOP_GRACE_MS });
+  let stoppingSince: number | undefined;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince < SAME_SIGNAL_MS) return;
+      console.log(`${signal} again: exiting now; unfinished uploads are handled at the next start`);
       process.exit(130);
     }
-    stopping = true;
-    console.log(`\n${signal}: stopping the local stack…`);
-    stack.stop().then(
+    stoppingSince = Date.now();
+    console.log(`\n${signal}: stopping the local stack (up to ${STOP_GRACE_MS / 1000} s for uploads in progress)…`);
+    setTimeout(() => {
+      console.error(`The stack did not stop within ${STOP_DEADLINE_MS / 1000} s: exiting; unfinished uploads are handled at the next start`);
+      process.exit(1);
+    }, STOP_DEADLINE_MS).unref();
+    starting.then((stack) => stack.stop()).then(
       () => {
         console.log('Stopped.');
         process.exit(0);
@@ -69,8 +116,9 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => shutdown(signal));
+  const stack = await starting;
+  if (stoppingSince === undefined) console.log(banner(stack));
 }
 
 main().catch((err: unknown) => {

@@ -4,6 +4,7 @@ import { build, type Metafile, type Plugin } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { buildWebBundle } from './build-web';
 import { writeZip } from './zip';
 
 export type LambdaArchitecture = 'x86_64' | 'arm64';
@@ -197,6 +198,21 @@ const lambdaCredentials = (projectDir: string): Plugin => ({
   },
 });
 
+/** The module that loads the web app's files (lib/web/bundle.ts): in a bundle, the files built now, embedded. */
+export const WEB_BUNDLE_MODULE = 'lib/web/bundle.ts';
+
+const embeddedWebApp = (projectDir: string): Plugin => ({
+  name: 'embedded-web-app',
+  setup(b) {
+    const modulePath = path.join(projectDir, WEB_BUNDLE_MODULE);
+    b.onLoad({ filter: /[\\/]lib[\\/]web[\\/]bundle\.ts$/ }, async (args) => {
+      if (path.resolve(args.path) !== modulePath) return undefined;
+      const bundle = await buildWebBundle(projectDir);
+      return { contents: `const bundle = ${JSON.stringify(bundle)};\nexport const loadWebBundle = async () => bundle;\n`, loader: 'js' };
+    });
+  },
+});
+
 /** Where the osls plugin writes artifacts, relative to the service directory. */
 export const ARTIFACT_DIR = '.build/artifacts';
 
@@ -224,7 +240,7 @@ export async function bundleFunction(req: BundleRequest): Promise<BundleResult> 
     sourcesContent: false,
     legalComments: 'none',
     external: [...NATIVE_PACKAGES],
-    plugins: [lambdaCredentials(req.projectDir)],
+    plugins: [lambdaCredentials(req.projectDir), embeddedWebApp(req.projectDir)],
     metafile: true,
     write: false,
     logLevel: 'warning',

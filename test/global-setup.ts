@@ -25,5 +25,8 @@ export default async function globalSetup(): Promise<void> {
     dataDir,
     ports: { api: 0, s3: 0, dynamodb: 0, rekognition: 0, bridge: 0 },
     quiet: true,
+    // Tests leave uploads behind on purpose (dead letters, refusals); a sweep would deliver them again under other
+    // tests' feet. The sweep has tests of its own, on stacks of their own.
+    reconcile: false,
   });
 }

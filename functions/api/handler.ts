@@ -1,5 +1,6 @@
-// API Gateway HTTP API (payload v2) entry point of the `api` function: every read route, GET /v1/openapi.json and the
-// $default route (unknown paths answer 404 here). No S3 client: writing batches is functions/batches.
+// API Gateway HTTP API (payload v2) entry point of the `api` function: every read route, GET /v1/openapi.json, the web
+// app (GET /, GET /app/*) and the $default route (unknown paths answer 404 here). No S3 client: writing batches is
+// functions/batches.
 // Configuration, clients and caches are built once per container; a missing CURSOR_SECRET, TABLE_NAME or BUCKET_NAME
 // fails the cold start, naming the variable.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
@@ -11,6 +12,8 @@ import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient } from '../../lib/aws/clients';
 import { createApiHandler } from '../../lib/http/app';
 import { cursorCodec } from '../../lib/store/cursor';
+import { loadWebBundle } from '../../lib/web/bundle';
+import { s3Origins, WebSite, type WebBundle } from '../../lib/web/site';
 
 const config = loadApiConfig();
 const cursors = cursorCodec(loadCursorSecret());
@@ -22,7 +25,13 @@ const app = createApiHandler({
   services: { api: new ApiService({ store: { ddb, tableName: config.tableName, cursors } }) },
   authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),
   openApiDocument: () => buildOpenApiDocument(routes),
+  webSite: async () => {
+    const bundle = await loadWebBundle();
+    if (site?.bundle !== bundle) site = { bundle, site: new WebSite(bundle, s3Origins(process.env)) };
+    return site.site;
+  },
 });
+let site: { bundle: WebBundle; site: WebSite } | undefined;
 
 export const handler = (event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> =>
   app(event, context);

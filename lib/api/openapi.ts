@@ -73,7 +73,7 @@ export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOpti
     const responses: Record<string, JsonSchema> = {
       [String(route.status)]: {
         description: route.status === 201 ? 'Created' : 'OK',
-        content: { 'application/json': { schema: toSchema(route.response, 'output', components) } },
+        content: { [route.mediaType ?? 'application/json']: { schema: toSchema(route.response, 'output', components) } },
       },
     };
     for (const status of route.errors) {

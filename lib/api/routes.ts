@@ -5,6 +5,7 @@ import * as z from 'zod';
 import type { BatchLifecycleService } from './batch-lifecycle';
 import type { ApiFunctionName, RouteTarget } from './functions';
 import type { ApiService } from './service';
+import type { WebSite } from '../web/site';
 import {
   addUploadsBodySchema,
   batchGetBodySchema,
@@ -48,7 +49,11 @@ export interface RouteInput<S, P, Q, B> {
   params: P;
   query: Q;
   body: B;
+  /** Lower-cased request headers (only the web app's routes read them). */
+  headers: Readonly<Record<string, string | undefined>>;
   openApiDocument: () => unknown;
+  /** The web app's files, on the function that serves them. */
+  webSite: () => Promise<WebSite>;
 }
 
 type AnySchema = z.ZodType;
@@ -76,6 +81,8 @@ export interface Route<
   body?: B;
   status: 200 | 201;
   response: AnySchema;
+  /** Media type of the success answer (default application/json); other types are answered as RawResponse. */
+  mediaType?: string;
   errors: ErrorStatus[];
   run(input: RouteInput<ApiServices[F], z.output<P>, z.output<Q>, B extends AnySchema ? z.output<B> : undefined>): Promise<unknown>;
 }
@@ -88,6 +95,10 @@ const route = <F extends ApiFunctionName, P extends ObjectSchema, Q extends Obje
 const noParams = z.strictObject({});
 const batchParams = z.strictObject({ batchId: batchIdSchema });
 const imageParams = z.strictObject({ batchId: batchIdSchema, fprint: fprintSchema });
+
+const assetParams = z.strictObject({
+  asset: z.string().regex(/^[A-Za-z0-9_-]{1,64}\.(js|css|svg)$/, 'must name a file of the web app'),
+});
 
 const BATCH_ERRORS: ErrorStatus[] = [400, 401, 404, 429, 500];
 
@@ -286,6 +297,37 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: z.looseObject({ openapi: z.string() }).meta({ description: 'OpenAPI 3.1 document.' }),
       errors: [400, 500],
       run: async ({ openApiDocument }) => openApiDocument(),
+    }),
+    route({
+      function: 'api',
+      method: 'GET',
+      path: '/',
+      operationId: 'getWebApp',
+      summary: 'The web app: sign in with an API key, batches, thumbnails, uploads (DESIGN §7)',
+      authenticated: false,
+      params: noParams,
+      // Links may carry tracking or other parameters; the page reads none.
+      query: z.looseObject({}),
+      status: 200,
+      mediaType: 'text/html',
+      response: z.string().meta({ description: 'The page; its script and stylesheet are under /app/.' }),
+      errors: [500],
+      run: async ({ webSite, headers }) => (await webSite()).page({ headers }),
+    }),
+    route({
+      function: 'api',
+      method: 'GET',
+      path: '/app/{asset}',
+      operationId: 'getWebAppFile',
+      summary: "The web app's script, stylesheet and icon (content-hashed names are cached for good)",
+      authenticated: false,
+      params: assetParams,
+      query: noQuerySchema,
+      status: 200,
+      mediaType: 'text/javascript',
+      response: z.string(),
+      errors: [400, 404, 500],
+      run: async ({ webSite, params, headers }) => (await webSite()).asset(params.asset, { headers }),
     }),
   ];
 }

@@ -7,8 +7,10 @@ import httpRouterHandler, { type Method } from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { RouteNotFoundError } from '../api/errors';
 import type { ApiServices, Route } from '../api/routes';
+import { RawResponse, type WebSite } from '../web/site';
 import {
   authenticate,
+  markRaw,
   jsonBody,
   mapErrors,
   responseHeaders,
@@ -26,6 +28,8 @@ export interface ApiDeps {
   authenticator: Authenticator;
   /** What GET /v1/openapi.json answers, when this function serves it (the document describes every route). */
   openApiDocument?: () => unknown;
+  /** The web app (GET / and /app/*), when this function serves it. */
+  webSite?: () => Promise<WebSite>;
   logError?: ErrorLogger;
 }
 
@@ -35,11 +39,24 @@ export class ApiWiringError extends Error {
 
 export type ApiHandler = (event: APIGatewayProxyEventV2, context?: Partial<ApiContext>) => Promise<APIGatewayProxyStructuredResultV2>;
 
+const lowerCased = (headers: APIGatewayProxyEventV2['headers'] | undefined): Record<string, string | undefined> =>
+  Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+
+function rawAnswer(raw: RawResponse): APIGatewayProxyStructuredResultV2 {
+  const answer = { statusCode: raw.statusCode, headers: raw.headers, body: raw.body, isBase64Encoded: raw.isBase64Encoded };
+  markRaw(answer);
+  return answer;
+}
+
 export function createApiHandler(deps: ApiDeps): ApiHandler {
   let openApi: unknown;
   const openApiDocument = () => {
     if (!deps.openApiDocument) throw new ApiWiringError('this function has no OpenAPI document');
     return (openApi ??= deps.openApiDocument());
+  };
+  const webSite = () => {
+    if (!deps.webSite) throw new ApiWiringError('this function does not serve the web app');
+    return deps.webSite();
   };
 
   const routes = deps.routes.map((route) => {
@@ -52,7 +69,7 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
     return {
       method: route.method as Method,
       path: route.path,
-      handler: handler.handler(async (_event, context) => {
+      handler: handler.handler(async (event, context) => {
         const input = context.input as NonNullable<ApiContext['input']>;
         const result = await route.run({
           service,
@@ -60,8 +77,11 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
           params: input.params as never,
           query: input.query as never,
           body: input.body as never,
+          headers: lowerCased(event.headers),
           openApiDocument,
+          webSite,
         });
+        if (result instanceof RawResponse) return rawAnswer(result);
         return { statusCode: route.status, body: JSON.stringify(result) };
       }),
     };

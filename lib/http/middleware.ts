@@ -129,14 +129,22 @@ export function mapErrors(log: ErrorLogger = defaultLogger): ApiMiddleware {
   };
 }
 
+const rawAnswers = new WeakSet<object>();
+
+/** An answer that carries its own type and headers (the web app's files), left as it is by responseHeaders. */
+export const markRaw = (answer: APIGatewayProxyStructuredResultV2): void => {
+  rawAnswers.add(answer);
+};
+
 /** Headers every JSON answer carries, errors included. */
 export function responseHeaders(): ApiMiddleware {
   const set = (request: ApiRequest) => {
-    if (!request.response) return;
+    if (!request.response || rawAnswers.has(request.response)) return;
     request.response.headers = {
       ...request.response.headers,
       'Content-Type': 'application/json; charset=utf-8',
       'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
     };
   };
   return { name: 'responseHeaders', after: set, onError: set };

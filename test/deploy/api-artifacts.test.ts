@@ -5,6 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { apiGetBatchImagesEvent } from '../../events';
@@ -95,4 +96,21 @@ it('maps an unknown key to a 401', async () => {
 
   expect(res.statusCode).toBe(401);
   expect(json(res)).toEqual({ error: { code: expect.any(String), message: expect.any(String) } });
+});
+
+it('serves the web app embedded in the api artifact: the page under its CSP, and the script the page names', async () => {
+  const get = (rawPath: string) => {
+    const event = request('GET', rawPath);
+    return invoke('api', { ...event, headers: { 'accept-encoding': 'gzip' } });
+  };
+  const page = await get('/');
+  const html = gunzipSync(Buffer.from(String(page.body), 'base64')).toString('utf8');
+  const script = /src="\/app\/([^"]+\.js)"/.exec(html)?.[1] as string;
+
+  const js = await get(`/app/${script}`);
+
+  expect([page.statusCode, page.headers?.['Content-Type'], page.headers?.['Content-Encoding']]).toEqual([200, 'text/html; charset=utf-8', 'gzip']);
+  expect(page.headers?.['Content-Security-Policy']).toContain("script-src 'self'");
+  expect([js.statusCode, js.headers?.['Content-Type']]).toEqual([200, 'text/javascript; charset=utf-8']);
+  expect(gunzipSync(Buffer.from(String(js.body), 'base64')).length).toBeGreaterThan(1000);
 });

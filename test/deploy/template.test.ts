@@ -60,7 +60,12 @@ function roleStatements(role: CfnResource): Statement[] {
   );
 }
 
-const FUNCTIONS = { ingest: 'IngestLambdaFunction', api: 'ApiLambdaFunction', batches: 'BatchesLambdaFunction' } as const;
+const FUNCTIONS = {
+  ingest: 'IngestLambdaFunction',
+  api: 'ApiLambdaFunction',
+  batches: 'BatchesLambdaFunction',
+  reconcile: 'ReconcileLambdaFunction',
+} as const;
 type FunctionName = keyof typeof FUNCTIONS;
 const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
 
@@ -107,6 +112,8 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   CopyObjectCommand: ['s3:GetObject', 's3:PutObject'],
   DeleteObjectCommand: ['s3:DeleteObject'],
   ListObjectsV2Command: ['s3:ListBucket'],
+  SendMessageCommand: ['sqs:SendMessage'],
+  SendMessageBatchCommand: ['sqs:SendMessage'],
   DetectLabelsCommand: ['rekognition:DetectLabels'],
   createPresignedPost: ['s3:PutObject'],
 };
@@ -117,6 +124,7 @@ const PLATFORM_ACTIONS: Record<keyof typeof FUNCTIONS, string[]> = {
   ingest: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 's3:ListBucket'],
   api: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   batches: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+  reconcile: ['logs:CreateLogStream', 'logs:PutLogEvents'],
 };
 
 /** The package and project files that put code into a function's bundle (not those esbuild read and shook out). */
@@ -269,6 +277,8 @@ describe('IAM', () => {
     ['ingest', 's3:PutObject', ['{ImagesBucket.Arn}/duplicates/*', '{ImagesBucket.Arn}/failed/*', '{ImagesBucket.Arn}/processed/*']],
     ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['batches', 's3:PutObject', ['{ImagesBucket.Arn}/uploads/*']],
+    ['reconcile', 's3:ListBucket', ['{ImagesBucket.Arn}']],
+    ['reconcile', 'sqs:SendMessage', ['{IngestQueue.Arn}']],
   ] as const)('lets %s use %s only on %j', (fn, action, expected) => {
     const on = statementsOf(fn).filter((s) => s.Action.includes(action)).flatMap((s) => s.Resource);
     expect([...new Set(on)].sort()).toEqual([...expected]);
@@ -288,6 +298,15 @@ describe('IAM', () => {
   it('gives the api function reads only', () => {
     const granted = statementsOf('api').flatMap((s) => s.Action).filter((a) => !a.startsWith('logs:'));
     expect([...new Set(granted)].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
+  });
+
+  it('lets reconcile list the bucket only under uploads/', () => {
+    const role = resources[roleOf('reconcile')] as CfnResource;
+    const statements = (role.Properties.Policies as { PolicyDocument: { Statement: Record<string, unknown>[] } }[]).flatMap(
+      (p) => p.PolicyDocument.Statement,
+    );
+    const listing = statements.filter((s) => list(s.Action as string | string[]).includes('s3:ListBucket'));
+    expect(listing.map((s) => s.Condition)).toEqual([{ StringLike: { 's3:prefix': ['uploads/*'] } }]);
   });
 
   it('lets ingest use SQS only on the upload queue', () => {
@@ -367,6 +386,29 @@ describe('upload events: bucket → queue → ingest', () => {
 
   it('sets the bucket notification only once the queue policy exists', () => {
     expect(list(resources.ImagesBucket?.DependsOn)).toContain('IngestQueuePolicy');
+  });
+});
+
+describe('reconciliation sweep', () => {
+  const env = () => (props('ReconcileLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
+
+  it('runs on a schedule of at most every few minutes', () => {
+    const rules = resourcesOfType('AWS::Events::Rule').filter(([, r]) =>
+      JSON.stringify(r.Properties.Targets).includes('ReconcileLambdaFunction'),
+    );
+    expect(rules.map(([, r]) => r.Properties.ScheduleExpression)).toEqual([expect.stringMatching(/^rate\((\d+) minutes?\)$/)]);
+  });
+
+  it('sends to the upload queue the ingest reads', () => {
+    expect(render(env().INGEST_QUEUE_URL)).toBe('{IngestQueue}');
+  });
+
+  it('waits longer than the queue hides a message before queueing an upload again', () => {
+    expect(Number(env().RECONCILE_GRACE_SECONDS)).toBeGreaterThan(props('IngestQueue').VisibilityTimeout as number);
+  });
+
+  it('stops listing before the function times out', () => {
+    expect(Number(env().RECONCILE_MAX_SECONDS)).toBeLessThan(props('ReconcileLambdaFunction').Timeout as number);
   });
 });
 
@@ -460,6 +502,13 @@ describe('HTTP API', () => {
 describe('bundles', () => {
   it('keeps the S3 client out of the api bundle', () => {
     expect(bundledInputs(pkg, 'api').filter((f) => /@aws-sdk\/(client-s3|s3-presigned-post)\//.test(f))).toEqual([]);
+  });
+
+  it('embeds the built web app in the api bundle, not its sources or esbuild', () => {
+    const inputs = bundledInputs(pkg, 'api');
+
+    expect(inputs.filter((f) => /^(web|scripts)\/|(^|\/)(esbuild|preact)\//.test(f))).toEqual([]);
+    expect(inputs).toContain('lib/web/bundle.ts');
   });
 
   it.each(FUNCTION_NAMES)('bundles only the environment credential provider into %s (Lambda passes credentials in it)', (fn) => {

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClients, type AwsClients } from '../../lib/aws/clients';
-import type { BridgeStats, DeadLetter } from '../../local/bridge';
+import type { DeadLetter, QueueStats as BridgeStats } from '../../local/queue';
 import { startStack, type Stack, type StackOptions } from '../../local/stack';
 
 export class StackEnvError extends Error {

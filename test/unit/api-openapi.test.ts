@@ -56,6 +56,8 @@ describe('OpenAPI document', () => {
         'GET /v1/batches/{batchId}/logs',
         'GET /v1/images',
         'GET /v1/openapi.json',
+        'GET /',
+        'GET /app/{asset}',
       ].sort(),
     );
   });
@@ -85,7 +87,7 @@ describe('OpenAPI document', () => {
   it('documents 401 on every authenticated route', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
-        if (path === '/v1/openapi.json') continue;
+        if (op.security.length === 0) continue;
         expect([`${method} ${path}`, Object.keys(op.responses)]).toEqual([`${method} ${path}`, expect.arrayContaining(['400', '401', '500'])]);
       }
     }
@@ -110,5 +112,19 @@ describe('OpenAPI document', () => {
 
   it('serves itself without authentication', () => {
     expect(operation('get', '/v1/openapi.json').security).toEqual([]);
+  });
+
+  it('serves the web app without authentication, as HTML (the page signs in itself)', () => {
+    const page = operation('get', '/') as unknown as { security: unknown[]; responses: Record<string, { content: Record<string, unknown> }> };
+
+    expect([page.security, Object.keys(page.responses['200']?.content ?? {})]).toEqual([[], ['text/html']]);
+  });
+
+  it('keeps every /v1 route behind the API key except the document itself', () => {
+    const open = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).filter(([, op]) => op.security.length === 0).map(([m]) => `${m.toUpperCase()} ${path}`),
+    );
+
+    expect(open.sort()).toEqual(['GET /', 'GET /app/{asset}', 'GET /v1/openapi.json']);
   });
 });

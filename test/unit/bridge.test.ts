@@ -1,9 +1,11 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { encodeS3EventKey, QueueBridge, s3EventRecord, type QueueBridgeOptions } from '../../local/bridge';
+import { localS3EventMessage } from '../../local/bridge';
+import { LocalQueue, type LocalQueueOptions } from '../../local/queue';
+import { encodeS3EventKey, keysInS3Message, s3EventRecord } from '../../lib/reconcile/s3-event';
 
 /** The form decoding AWS documents for event keys (what a handler does with them). */
 const formDecode = (key: string) => decodeURIComponent(key.replace(/\+/g, ' '));
@@ -76,15 +78,10 @@ describe('s3EventRecord', () => {
   });
 
   it('names multipart completions ObjectCreated:CompleteMultipartUpload', () => {
-    const record = s3EventRecord({
-      operation: 'CompleteMultipartUpload',
-      bucket: 'b',
-      key: 'uploads/x',
-      size: 1,
-      eTag: 'e',
-      sourceIp: '127.0.0.1',
-      time: new Date(),
-    });
+    const record = s3EventRecord(
+      { operation: 'CompleteMultipartUpload', bucket: 'b', key: 'uploads/x', size: 1, eTag: 'e', sourceIp: '127.0.0.1', time: new Date() },
+      { region: 'us-east-1' },
+    );
 
     expect(record.eventName).toBe('ObjectCreated:CompleteMultipartUpload');
   });
@@ -94,10 +91,10 @@ describe('s3EventRecord', () => {
 
 type FakeHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
-function recordingBridge(handle: FakeHandler, options: Partial<QueueBridgeOptions> = {}) {
+function recordingBridge(handle: FakeHandler, options: Partial<LocalQueueOptions> = {}) {
   const batches: SQSRecord[][] = [];
   const logs: string[] = [];
-  const bridge = new QueueBridge({
+  const bridge = new LocalQueue({
     handler: async (event) => {
       batches.push(event.Records);
       return handle(event);
@@ -114,7 +111,7 @@ function recordingBridge(handle: FakeHandler, options: Partial<QueueBridgeOption
 
 const succeedAll: FakeHandler = async () => ({ batchItemFailures: [] });
 
-describe('QueueBridge', () => {
+describe('LocalQueue', () => {
   it('delivers every message exactly once in batches of at most batchSize', async () => {
     // Arrange
     const { bridge, batches } = recordingBridge(succeedAll, { batchSize: 10 });
@@ -296,21 +293,112 @@ describe('QueueBridge', () => {
     expect(mostAtOnce).toBe(2);
   });
 
-  it('saves undelivered messages at stop and delivers them from the next bridge', async () => {
+  it('delivers again from its journal, at the next start, a message sent but not handled before stop', async () => {
     // Arrange
-    const queueFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'queue.jsonl');
-    const first = recordingBridge(succeedAll, { queueFile, batchWindowMs: 60_000, batchSize: 10 });
+    const journalFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'queue.journal');
+    const first = recordingBridge(succeedAll, { journalFile, batchWindowMs: 60_000, batchSize: 10 });
     first.bridge.send('pending');
 
     // Act
     await first.bridge.stop();
-    const second = recordingBridge(succeedAll, { queueFile });
+    const second = recordingBridge(succeedAll, { journalFile });
     await second.bridge.whenIdle(5000);
 
     // Assert
     expect(first.deliveries('pending')).toHaveLength(0);
     expect(second.deliveries('pending')).toHaveLength(1);
-    expect(existsSync(queueFile)).toBe(false);
+    expect(second.bridge.stats()).toMatchObject({ recovered: 1, succeeded: 1 });
+  });
+
+  it('does not deliver again, after a restart, a message it deleted once handled', async () => {
+    // Arrange
+    const journalFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'queue.journal');
+    const first = recordingBridge(succeedAll, { journalFile });
+    first.bridge.send('done');
+    await first.bridge.whenIdle(5000);
+    await first.bridge.stop();
+
+    // Act
+    const second = recordingBridge(succeedAll, { journalFile });
+    await second.bridge.whenIdle(5000);
+
+    // Assert
+    expect(second.batches).toEqual([]);
+    expect(second.bridge.stats().recovered).toBe(0);
+  });
+
+  it('delivers again a message whose batch was still running at stop, counting the receive it had', async () => {
+    // Arrange: a handler that never finishes within the drain time.
+    const journalFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'queue.journal');
+    const first = recordingBridge(() => new Promise(() => undefined), { journalFile, batchWindowMs: 0, invocationTimeoutMs: 200 });
+    first.bridge.send('interrupted');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+
+    // Act
+    await first.bridge.stop(10);
+    const second = recordingBridge(succeedAll, { journalFile });
+    await second.bridge.whenIdle(5000);
+
+    // Assert
+    expect(second.deliveries('interrupted').map((r) => r.attributes.ApproximateReceiveCount)).toEqual(['2']);
+  });
+
+  it('dead-letters at start a message that was in flight at its last allowed receive, as SQS does on the next receive', async () => {
+    // Arrange
+    const dir = mkdtempSync(path.join(tmpdir(), 'bridge-'));
+    const journalFile = path.join(dir, 'queue.journal');
+    const dlqFile = path.join(dir, 'dlq.jsonl');
+    const first = recordingBridge(() => new Promise(() => undefined), { journalFile, batchWindowMs: 0, maxReceiveCount: 1, invocationTimeoutMs: 200 });
+    first.bridge.send('crashes the handler');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await first.bridge.stop(10);
+
+    // Act
+    const second = recordingBridge(succeedAll, { journalFile, dlqFile, maxReceiveCount: 1 });
+    await second.bridge.whenIdle(5000);
+
+    // Assert
+    expect(second.batches).toEqual([]);
+    expect(second.bridge.deadLetters()).toEqual([expect.objectContaining({ body: 'crashes the handler', receiveCount: 1 })]);
+  });
+
+  it('knows which object keys its undeleted messages name, until they are deleted', async () => {
+    // Arrange
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { bridge } = recordingBridge(async () => gate.then(() => ({ batchItemFailures: [] })), {
+      keysOf: (body) => keysInS3Message(body).map((k) => k.key),
+      batchWindowMs: 0,
+    });
+    const key = 'uploads/demo/b/a cat.jpg';
+
+    // Act
+    bridge.send(
+      localS3EventMessage({ operation: 'Put', bucket: 'icecat-images', key, size: 1, eTag: 'e', sourceIp: '127.0.0.1', time: new Date() }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const whileInFlight = bridge.hasMessageFor(key);
+    release();
+    await bridge.whenIdle(5000);
+
+    // Assert
+    expect([whileInFlight, bridge.hasMessageFor(key), bridge.hasMessageFor('uploads/demo/b/other.jpg')]).toEqual([true, false, false]);
+  });
+
+  it('journals but delivers nothing while paused, then delivers on resume', async () => {
+    // Arrange
+    const journalFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'queue.journal');
+    const { bridge, deliveries } = recordingBridge(succeedAll, { journalFile, paused: true, batchWindowMs: 0 });
+    bridge.send('early');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const whilePaused = deliveries('early').length;
+
+    // Act
+    bridge.resume();
+    await bridge.whenIdle(5000);
+
+    // Assert
+    expect([whilePaused, deliveries('early').length]).toEqual([0, 1]);
   });
 
   it('stays busy while held and reports idle once released', async () => {

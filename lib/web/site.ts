@@ -1,0 +1,126 @@
+// The web app's files as the API serves them (GET / and GET /app/{asset}): gzip-compressed at build time, with the
+// security headers of a page that holds an API key (a strict Content-Security-Policy, no framing, no sniffing).
+import { gunzipSync } from 'node:zlib';
+import { NotFoundError } from '../api/errors';
+
+/** One built file of the web app. */
+export interface WebAsset {
+  /** The name under /app/ (content-hashed for scripts and styles), or "index.html" for the page itself. */
+  name: string;
+  contentType: string;
+  /** The file gzip-compressed, base64: what the Lambda bundle embeds and what most answers send as they are. */
+  gzipBase64: string;
+  /** Bytes before compression. */
+  bytes: number;
+  etag: string;
+}
+
+export interface WebBundle {
+  assets: WebAsset[];
+}
+
+export const INDEX_HTML = 'index.html';
+
+/** The answer a route hands back as it is, instead of a JSON document. */
+export class RawResponse {
+  constructor(
+    readonly statusCode: number,
+    readonly headers: Record<string, string>,
+    readonly body: string,
+    readonly isBase64Encoded: boolean,
+  ) {}
+}
+
+/**
+ * Origins the page may load images from and send uploads to besides its own: the bucket's S3 endpoint, whose
+ * presigned GETs (thumbnails) and POST forms (uploads) the API hands out. Locally AWS_ENDPOINT_URL_S3; on AWS the
+ * bucket's virtual-hosted endpoints, regional and global.
+ */
+export function s3Origins(env: Record<string, string | undefined>): string[] {
+  const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
+  if (endpoint) return [new URL(endpoint).origin];
+  const bucket = env.BUCKET_NAME;
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+  if (!bucket) return [];
+  return [
+    ...(region ? [`https://${bucket}.s3.${region}.amazonaws.com`] : []),
+    `https://${bucket}.s3.amazonaws.com`,
+  ];
+}
+
+/** No inline script or style anywhere; images and uploads only from the API itself and the bucket. */
+export function contentSecurityPolicy(s3: readonly string[]): string {
+  const extra = s3.map((o) => ` ${o}`).join('');
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self'${extra}`,
+    `connect-src 'self'${extra}`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+const SECURITY_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  // Presigned URLs and batch names in the address stay on this site.
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+};
+
+export interface WebRequest {
+  /** Lower-cased request headers. */
+  headers: Readonly<Record<string, string | undefined>>;
+}
+
+const acceptsGzip = (headers: WebRequest['headers']): boolean =>
+  (headers['accept-encoding'] ?? '').split(',').some((part) => {
+    const [coding, ...params] = part.trim().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
+  });
+
+export class UnknownAssetError extends NotFoundError {
+  override name = 'UnknownAssetError';
+  constructor(name: string) {
+    super(`no web app file ${name}`);
+  }
+}
+
+/** Serves the built files: the page (never cached: it names the current asset hashes) and its content-hashed assets. */
+export class WebSite {
+  private readonly byName: Map<string, WebAsset>;
+  private readonly csp: string;
+
+  constructor(bundle: WebBundle, s3: readonly string[]) {
+    this.byName = new Map(bundle.assets.map((a) => [a.name, a]));
+    this.csp = contentSecurityPolicy(s3);
+  }
+
+  page(request: WebRequest): RawResponse {
+    return this.answer(INDEX_HTML, request, { 'Cache-Control': 'no-cache', 'Content-Security-Policy': this.csp });
+  }
+
+  /** A file under /app/; unknown names (and the page itself) are UnknownAssetError. */
+  asset(name: string, request: WebRequest): RawResponse {
+    if (name === INDEX_HTML) throw new UnknownAssetError(name);
+    // Hashed names never change content; the icon's name is stable, so it is revalidated.
+    const hashed = /-[A-Z0-9]{8}\.(js|css)$/.test(name);
+    return this.answer(name, request, { 'Cache-Control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache' });
+  }
+
+  private answer(name: string, request: WebRequest, headers: Record<string, string>): RawResponse {
+    const asset = this.byName.get(name);
+    if (!asset) throw new UnknownAssetError(name);
+    const common = { 'Content-Type': asset.contentType, ETag: asset.etag, Vary: 'Accept-Encoding', ...SECURITY_HEADERS, ...headers };
+    if (request.headers['if-none-match'] === asset.etag) return new RawResponse(304, common, '', false);
+    if (acceptsGzip(request.headers)) {
+      return new RawResponse(200, { ...common, 'Content-Encoding': 'gzip' }, asset.gzipBase64, true);
+    }
+    return new RawResponse(200, common, gunzipSync(Buffer.from(asset.gzipBase64, 'base64')).toString('base64'), true);
+  }
+}

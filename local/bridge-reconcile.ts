@@ -1,0 +1,109 @@
+// The reconciliation sweep on the local stack: once at start, then every interval, over the local bucket, sending
+// to the local queue — and skipping objects whose message the queue still holds, which only the local queue can tell.
+import type { S3Client } from '@aws-sdk/client-s3';
+import { envNumber } from '../lib/config';
+import { sweepUploads, type SweepLimits, type SweepResult } from '../lib/reconcile/sweep';
+import { keysInS3Message } from '../lib/reconcile/s3-event';
+import type { LocalQueue } from './queue';
+
+export interface LocalReconcileOptions {
+  s3: S3Client;
+  bucket: string;
+  region: string;
+  queue: LocalQueue;
+  /** Time between the end of one sweep and the start of the next (ICECAT_RECONCILE_INTERVAL_SECONDS, default 60 s). */
+  intervalMs?: number;
+  /** ICECAT_RECONCILE_GRACE_SECONDS, default 10 s: the local queue tells which objects are still queued. */
+  graceMs?: number;
+  maxObjects?: number;
+  maxDurationMs?: number;
+  onStaleBatch?(clientId: string, batchId: string): Promise<void> | void;
+  log?: (line: string) => void;
+}
+
+export interface LocalReconciler {
+  /** Runs a sweep now (after the one running, if any) and resolves with its result. */
+  sweep(): Promise<SweepResult>;
+  last(): SweepResult | undefined;
+  stop(): Promise<void>;
+}
+
+export function reconcileSettingsFromEnv(): { intervalMs: number; graceMs: number } {
+  return {
+    intervalMs: envNumber('ICECAT_RECONCILE_INTERVAL_SECONDS', 60, { min: 0.05, max: 86_400 }) * 1000,
+    graceMs: envNumber('ICECAT_RECONCILE_GRACE_SECONDS', 10, { min: 0, max: 86_400 }) * 1000,
+  };
+}
+
+export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconciler {
+  const fromEnv = reconcileSettingsFromEnv();
+  const intervalMs = opts.intervalMs ?? fromEnv.intervalMs;
+  const limits: SweepLimits = {
+    graceMs: opts.graceMs ?? fromEnv.graceMs,
+    maxObjects: opts.maxObjects ?? 10_000,
+    maxDurationMs: opts.maxDurationMs ?? 30_000,
+  };
+  const log = opts.log ?? ((line: string) => console.warn(line));
+  const { queue } = opts;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let last: SweepResult | undefined;
+  let running: Promise<SweepResult> = Promise.resolve(undefined as unknown as SweepResult);
+
+  const sendMessages = async (bodies: string[]) => {
+    for (const body of bodies) {
+      queue.send(body);
+      // Queued again: its dead letters (if that is where it was) are redriven by this send.
+      for (const { key } of keysInS3Message(body)) queue.forgetDeadLettersFor(key);
+    }
+  };
+
+  const runOnce = async (): Promise<SweepResult> => {
+    const release = queue.hold();
+    try {
+      last = await sweepUploads(
+        {
+          s3: opts.s3,
+          bucket: opts.bucket,
+          region: opts.region,
+          sendMessages,
+          isQueued: (key) => queue.hasMessageFor(key),
+          onStaleBatch: opts.onStaleBatch,
+          log: (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`),
+        },
+        limits,
+      );
+      return last;
+    } finally {
+      release();
+    }
+  };
+
+  const sweep = (): Promise<SweepResult> => {
+    running = running.catch(() => undefined).then(runOnce);
+    return running;
+  };
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      sweep()
+        .catch((err: unknown) => log(`[reconcile] sweep failed: ${String(err)}`))
+        .finally(schedule);
+    }, intervalMs);
+  };
+
+  sweep()
+    .catch((err: unknown) => log(`[reconcile] sweep at start failed: ${String(err)}`))
+    .finally(schedule);
+
+  return {
+    sweep,
+    last: () => last,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running.catch(() => undefined);
+    },
+  };
+}

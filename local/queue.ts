@@ -1,0 +1,521 @@
+// The local stand-in for an SQS queue and the Lambda event source mapping that polls it, in one process: batches,
+// partial batch failures, retries with backoff, a dead-letter list after maxReceiveCount receives. With a journal
+// (queue-journal.ts) it is durable as SQS is: a message is on disk before `send` returns and leaves only when it is
+// deleted (handled, or dead-lettered), so whatever was not deleted is delivered again by the next queue on the file.
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { createLambdaContext, LOCAL_ACCOUNT_ID, LOCAL_NAMES } from './env';
+import { QueueJournal, type JournalOptions, type JournalStats } from './queue-journal';
+
+export type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+export interface LocalQueueOptions {
+  handler: BatchHandler;
+  /** Lambda's BatchSize (SQS allows 1–10 without a batching window). */
+  batchSize?: number;
+  /** MaximumBatchingWindow: how long the first waiting message waits for others to fill a batch. */
+  batchWindowMs?: number;
+  /** ScalingConfig.MaximumConcurrency: batches in flight at once. */
+  maxConcurrency?: number;
+  /** The redrive policy's maxReceiveCount: receives before a message moves to the dead-letter list. */
+  maxReceiveCount?: number;
+  /** First retry delay; doubles per receive (with jitter) up to retryMaxMs. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** The function timeout: a batch still running after it counts as failed. */
+  invocationTimeoutMs?: number;
+  queueArn?: string;
+  region?: string;
+  functionName?: string;
+  /** Dead letters are appended here as JSON lines (and read back at start). */
+  dlqFile?: string;
+  /** The journal that makes the queue durable; without one, messages live in memory only. */
+  journalFile?: string;
+  journal?: JournalOptions;
+  /** A short human description of a message body for logs (e.g. its S3 keys). */
+  describe?: (body: string) => string;
+  /** The object keys a message body is about, so that hasMessageFor can answer (e.g. the S3 keys of a notification). */
+  keysOf?: (body: string) => string[];
+  /** Accept and journal messages but deliver none until resume() (e.g. while the handler loads). */
+  paused?: boolean;
+  log?: (line: string) => void;
+  random?: () => number;
+}
+
+export interface DeadLetter {
+  messageId: string;
+  body: string;
+  description: string;
+  receiveCount: number;
+  sentAt: string;
+  deadLetteredAt: string;
+  lastError: string;
+}
+
+export interface QueueStats {
+  sent: number;
+  /** Messages deleted after a successful receive. */
+  succeeded: number;
+  /** Receives that failed and were scheduled again. */
+  retried: number;
+  deadLettered: number;
+  invocations: number;
+  failedInvocations: number;
+  /** Messages found in the journal at start, not deleted by the previous run. */
+  recovered: number;
+  queued: number;
+  delayed: number;
+  inFlight: number;
+  idle: boolean;
+  journal?: JournalStats;
+}
+
+interface Message {
+  messageId: string;
+  body: string;
+  md5OfBody: string;
+  sentAt: number;
+  firstReceiveAt?: number;
+  receiveCount: number;
+  availableAt: number;
+  lastError?: string;
+}
+
+export class QueueStoppedError extends Error {
+  override name = 'QueueStoppedError';
+}
+
+type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused'>> &
+  Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf'>;
+
+/** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
+export class LocalQueue {
+  private readonly opts: Settings;
+  private readonly journal: QueueJournal | undefined;
+  private readonly ready: Message[] = [];
+  private readonly delayed = new Set<Message>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private windowTimer: NodeJS.Timeout | undefined;
+  private inFlightBatches = 0;
+  private readonly inFlightMessages = new Set<Message>();
+  private readonly keyCounts = new Map<string, number>();
+  private holds = 0;
+  private stopped = false;
+  private paused: boolean;
+  private readonly idleWaiters = new Set<() => void>();
+  private readonly dead: DeadLetter[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private interrupted: string[] = [];
+  private readonly counters = { sent: 0, succeeded: 0, retried: 0, deadLettered: 0, invocations: 0, failedInvocations: 0, recovered: 0 };
+
+  constructor(options: LocalQueueOptions) {
+    this.opts = {
+      batchSize: 10,
+      batchWindowMs: 100,
+      maxConcurrency: 2,
+      maxReceiveCount: 3,
+      retryBaseMs: 1000,
+      retryMaxMs: 30_000,
+      invocationTimeoutMs: 120_000,
+      queueArn: `arn:aws:sqs:${LOCAL_NAMES.region}:${LOCAL_ACCOUNT_ID}:icecat-ingest`,
+      region: LOCAL_NAMES.region,
+      functionName: 'icecat-ingest',
+      describe: (body) => body.slice(0, 200),
+      log: (line) => console.log(line),
+      random: Math.random,
+      ...options,
+    };
+    this.paused = options.paused ?? false;
+    if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
+    if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
+    if (this.opts.dlqFile && existsSync(this.opts.dlqFile)) this.dead.push(...readJsonLines<DeadLetter>(this.opts.dlqFile));
+    if (this.opts.journalFile) {
+      this.journal = new QueueJournal(this.opts.journalFile, this.opts.journal);
+      this.recover();
+    }
+  }
+
+  /**
+   * SendMessage: queues a body, durably when the queue has a journal, and returns its message id. While the queue
+   * stops, a message is still accepted into the journal (for the next start) until the journal closes.
+   */
+  send(body: string): string {
+    if (this.stopped && !this.journal?.isOpen) throw new QueueStoppedError('the queue is stopped');
+    const now = Date.now();
+    const message: Message = {
+      messageId: randomUUID(),
+      body,
+      md5OfBody: createHash('md5').update(body).digest('hex'),
+      sentAt: now,
+      receiveCount: 0,
+      availableAt: now,
+    };
+    this.journal?.sent(message);
+    this.counters.sent += 1;
+    this.track(message, +1);
+    this.ready.push(message);
+    this.pump();
+    return message.messageId;
+  }
+
+  /** Starts delivering (see the paused option). */
+  resume(): void {
+    this.paused = false;
+    this.pump();
+  }
+
+  /** Keeps the queue busy until the returned release is called (work about to be sent, e.g. a lookup). */
+  hold(): () => void {
+    this.holds += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds -= 1;
+      this.notifyIfIdle();
+    };
+  }
+
+  /** Whether a message not yet deleted (queued, waiting for a retry or in flight) is about this key (see keysOf). */
+  hasMessageFor(key: string): boolean {
+    return (this.keyCounts.get(key) ?? 0) > 0;
+  }
+
+  get idle(): boolean {
+    return this.ready.length === 0 && this.delayed.size === 0 && this.inFlightBatches === 0 && this.holds === 0;
+  }
+
+  /** Resolves when nothing is queued, waiting for a retry, in flight or held; rejects after timeoutMs. */
+  whenIdle(timeoutMs = 60_000): Promise<void> {
+    if (this.idle) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.idleWaiters.delete(done);
+        reject(new Error(`queue not idle after ${timeoutMs} ms: ${JSON.stringify(this.stats())}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.idleWaiters.add(done);
+    });
+  }
+
+  stats(): QueueStats {
+    return {
+      ...this.counters,
+      queued: this.ready.length,
+      delayed: this.delayed.size,
+      inFlight: this.inFlightMessages.size,
+      idle: this.idle,
+      ...(this.journal ? { journal: this.journal.stats() } : {}),
+    };
+  }
+
+  /** The dead-letter list: earlier runs' (from dlqFile) then this run's. */
+  deadLetters(): DeadLetter[] {
+    return [...this.dead];
+  }
+
+  /**
+   * Sends every dead letter back to the queue as a new message (as SQS's dead-letter redrive does), once the cause is
+   * fixed, and empties the list and its file. Returns how many were sent.
+   */
+  redrive(): number {
+    const letters = this.dead.splice(0);
+    this.saveDeadLetters();
+    for (const letter of letters) this.send(letter.body);
+    if (letters.length) this.opts.log(`[queue] redrove ${letters.length} dead letter(s) to the queue`);
+    return letters.length;
+  }
+
+  /** Removes the dead letters about `key` (see keysOf), e.g. once the object was queued again; returns how many. */
+  forgetDeadLettersFor(key: string): number {
+    const keysOf = this.opts.keysOf;
+    if (!keysOf) return 0;
+    const kept = this.dead.filter((letter) => !keysOf(letter.body).includes(key));
+    const removed = this.dead.length - kept.length;
+    if (removed > 0) {
+      this.dead.splice(0, this.dead.length, ...kept);
+      this.saveDeadLetters();
+    }
+    return removed;
+  }
+
+  /**
+   * Stops polling and waits up to drainTimeoutMs for the batches in flight. Whatever is not deleted by then (queued,
+   * waiting for a retry, or still running) stays in the journal for the next queue on the file.
+   */
+  async stop(drainTimeoutMs = 10_000): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    if (this.windowTimer) clearTimeout(this.windowTimer);
+    if (this.running.size > 0) {
+      let timeout: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.running]),
+        new Promise((resolve) => (timeout = setTimeout(resolve, drainTimeoutMs))),
+      ]);
+      clearTimeout(timeout);
+    }
+    const left = this.ready.length + this.delayed.size + this.inFlightMessages.size;
+    this.ready.length = 0;
+    this.delayed.clear();
+    this.journal?.close();
+    if (left > 0 && this.journal) this.opts.log(`[queue] ${left} message(s) not yet handled stay in ${this.journal.file}`);
+    this.notifyIfIdle();
+  }
+
+  /** The bodies of the messages found in the journal that had already been received: their handling was cut short. */
+  interruptedBodies(): string[] {
+    return [...this.interrupted];
+  }
+
+  /** Resolves once no handler invocation is running any more (after stop, those that outlived the drain), or after timeoutMs. */
+  async settled(timeoutMs: number): Promise<void> {
+    if (this.running.size === 0) return;
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.running]),
+      new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs))),
+    ]);
+    clearTimeout(timeout);
+  }
+
+  /** Delivers again what the journal holds; a message already received maxReceiveCount times goes to the dead letters. */
+  private recover(): void {
+    const messages = this.journal?.messages() ?? [];
+    const now = Date.now();
+    this.interrupted = messages.filter((m) => m.receiveCount > 0).map((m) => m.body);
+    for (const saved of messages) {
+      const message: Message = { ...saved, availableAt: now };
+      this.track(message, +1);
+      if (message.receiveCount >= this.opts.maxReceiveCount) {
+        message.lastError = `still in flight when the queue stopped, at receive ${message.receiveCount}`;
+        this.deadLetter(message);
+      } else {
+        this.ready.push(message);
+      }
+    }
+    this.counters.recovered = messages.length;
+    if (this.journal && this.journal.skippedAtOpen > 0) {
+      this.opts.log(`[queue] skipped ${this.journal.skippedAtOpen} torn line(s) of ${this.journal.file}`);
+    }
+    if (messages.length > 0) {
+      this.opts.log(`[queue] delivering again ${messages.length} message(s) not deleted before the last stop`);
+      this.schedulePump();
+    }
+  }
+
+  private track(message: Message, delta: 1 | -1): void {
+    for (const key of this.opts.keysOf?.(message.body) ?? []) {
+      const count = (this.keyCounts.get(key) ?? 0) + delta;
+      if (count > 0) this.keyCounts.set(key, count);
+      else this.keyCounts.delete(key);
+    }
+  }
+
+  private deleteMessage(message: Message): void {
+    this.journal?.deleted(message.messageId);
+    this.track(message, -1);
+  }
+
+  private schedulePump(): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.pump();
+    }, 0);
+    this.timers.add(timer);
+  }
+
+  private pump(): void {
+    if (this.stopped || this.paused) return;
+    while (this.inFlightBatches < this.opts.maxConcurrency && this.ready.length > 0) {
+      const oldest = this.ready[0] as Message;
+      const windowEnds = oldest.availableAt + this.opts.batchWindowMs;
+      if (this.ready.length < this.opts.batchSize && Date.now() < windowEnds) {
+        if (!this.windowTimer) {
+          this.windowTimer = setTimeout(() => {
+            this.windowTimer = undefined;
+            this.pump();
+          }, windowEnds - Date.now());
+        }
+        return;
+      }
+      const batch = this.ready.splice(0, this.opts.batchSize);
+      const run = this.invoke(batch).finally(() => this.running.delete(run));
+      this.running.add(run);
+    }
+  }
+
+  private async invoke(batch: Message[]): Promise<void> {
+    this.inFlightBatches += 1;
+    this.counters.invocations += 1;
+    const now = Date.now();
+    for (const message of batch) {
+      message.receiveCount += 1;
+      message.firstReceiveAt ??= now;
+      this.inFlightMessages.add(message);
+      this.journal?.received(message.messageId, message.receiveCount, now);
+    }
+    const event: SQSEvent = { Records: batch.map((m) => this.toRecord(m)) };
+    const context = createLambdaContext(this.opts.functionName, this.opts.invocationTimeoutMs, randomUUID());
+    let failed: Map<Message, string>;
+    try {
+      const response = await withTimeout(this.opts.handler(event, context), this.opts.invocationTimeoutMs);
+      failed = this.failuresOf(batch, response);
+    } catch (err) {
+      this.counters.failedInvocations += 1;
+      const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      this.opts.log(`[queue] handler failed for a batch of ${batch.length}: ${reason}`);
+      failed = new Map(batch.map((m) => [m, reason]));
+    }
+    for (const message of batch) {
+      this.inFlightMessages.delete(message);
+      const reason = failed.get(message);
+      if (reason === undefined) {
+        this.counters.succeeded += 1;
+        this.deleteMessage(message);
+      } else {
+        this.retryOrDeadLetter(message, reason);
+      }
+    }
+    this.inFlightBatches -= 1;
+    this.pump();
+    this.notifyIfIdle();
+  }
+
+  /** Lambda's partial batch response rules: an unknown or empty identifier fails the whole batch. */
+  private failuresOf(batch: Message[], response: SQSBatchResponse | void): Map<Message, string> {
+    const items = response && Array.isArray(response.batchItemFailures) ? response.batchItemFailures : [];
+    const byId = new Map(batch.map((m) => [m.messageId, m]));
+    const failed = new Map<Message, string>();
+    for (const item of items) {
+      const message = item?.itemIdentifier ? byId.get(item.itemIdentifier) : undefined;
+      if (!message) {
+        this.opts.log(`[queue] invalid batchItemFailures identifier ${JSON.stringify(item)}: the whole batch fails`);
+        return new Map(batch.map((m) => [m, 'invalid batchItemFailures identifier']));
+      }
+      failed.set(message, 'reported in batchItemFailures');
+    }
+    return failed;
+  }
+
+  private retryOrDeadLetter(message: Message, reason: string): void {
+    message.lastError = reason;
+    if (message.receiveCount >= this.opts.maxReceiveCount) {
+      this.deadLetter(message);
+      return;
+    }
+    this.counters.retried += 1;
+    // Finished after stop(): the journal keeps it for the next start.
+    if (this.stopped) return;
+    const ceiling = Math.min(this.opts.retryMaxMs, this.opts.retryBaseMs * 2 ** (message.receiveCount - 1));
+    const delay = Math.round(ceiling / 2 + (this.opts.random() * ceiling) / 2);
+    message.availableAt = Date.now() + delay;
+    this.delayed.add(message);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.delayed.delete(message);
+      message.availableAt = Date.now();
+      this.ready.push(message);
+      this.pump();
+    }, delay);
+    this.timers.add(timer);
+  }
+
+  /** Moves a message to the dead-letter list: the letter is on disk before the message leaves the journal. */
+  private deadLetter(message: Message): void {
+    const letter: DeadLetter = {
+      messageId: message.messageId,
+      body: message.body,
+      description: this.opts.describe(message.body),
+      receiveCount: message.receiveCount,
+      sentAt: new Date(message.sentAt).toISOString(),
+      deadLetteredAt: new Date().toISOString(),
+      lastError: message.lastError ?? 'unknown',
+    };
+    this.dead.push(letter);
+    this.counters.deadLettered += 1;
+    if (this.opts.dlqFile) appendDurably(this.opts.dlqFile, JSON.stringify(letter) + '\n');
+    this.deleteMessage(message);
+    this.opts.log(
+      `[queue] dead-lettered ${letter.description} after ${letter.receiveCount} receives (${letter.lastError})` +
+        (this.opts.dlqFile ? ` → ${this.opts.dlqFile}` : ''),
+    );
+  }
+
+  private saveDeadLetters(): void {
+    if (!this.opts.dlqFile || !existsSync(this.opts.dlqFile)) return;
+    writeFileSync(this.opts.dlqFile, this.dead.map((letter) => JSON.stringify(letter) + '\n').join(''));
+  }
+
+  private toRecord(message: Message): SQSRecord {
+    return {
+      messageId: message.messageId,
+      receiptHandle: randomBytes(96).toString('base64'),
+      body: message.body,
+      attributes: {
+        ApproximateReceiveCount: String(message.receiveCount),
+        SentTimestamp: String(message.sentAt),
+        SenderId: 'AIDAIENQZJOLO23YVJ4VO',
+        ApproximateFirstReceiveTimestamp: String(message.firstReceiveAt ?? message.sentAt),
+      },
+      messageAttributes: {},
+      md5OfBody: message.md5OfBody,
+      eventSource: 'aws:sqs',
+      eventSourceARN: this.opts.queueArn,
+      awsRegion: this.opts.region,
+    };
+  }
+
+  private notifyIfIdle(): void {
+    if (!this.idle) return;
+    for (const waiter of [...this.idleWaiters]) {
+      this.idleWaiters.delete(waiter);
+      waiter();
+    }
+  }
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`invocation timed out after ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function appendDurably(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const fd = openSync(file, 'a');
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readJsonLines<T>(file: string): T[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as T];
+      } catch {
+        return [];
+      }
+    });
+}

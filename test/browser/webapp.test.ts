@@ -1,0 +1,337 @@
+// The web app in a real browser (Debian's Chromium) against the local stack the jest global setup started: real
+// uploads through the presigned forms, the real ingest with the offline detector, the real API. Routes the API does
+// not describe yet (its /v1/openapi.json) are expected to answer 404 and the page to do without them.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Image, UploadForm } from '../../lib/api/schemas';
+import { call, newClient, readAll, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
+import { launchChromium, phoneContext, screenshot, scrollWidth, type Recorder } from './browser';
+
+const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
+const CAT = fixture('chelsea.png');
+const FILES = [
+  { name: 'chelsea.png', mimeType: 'image/png', buffer: CAT },
+  { name: 'coffee.png', mimeType: 'image/png', buffer: fixture('coffee.png') },
+  { name: 'rocket.jpg', mimeType: 'image/jpeg', buffer: fixture('rocket.jpg') },
+  { name: 'astronaut.png', mimeType: 'image/png', buffer: fixture('astronaut.png') },
+  { name: 'chelsea copy.png', mimeType: 'image/png', buffer: CAT },
+  { name: 'notes.png', mimeType: 'image/png', buffer: Buffer.from('these are notes, not pixels') },
+];
+const DISTINCT = 5;
+
+let apiUrl: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let owner: TestClient;
+let stranger: TestClient;
+let batchId: string;
+const recorder: Recorder = { urls: [], errors: [], failures: [] };
+/** METHOD /path templates of the routes the API describes. */
+let described: string[] = [];
+/** Whether POST /v1/batches takes a batch name. */
+let namesBatches = false;
+
+const has = (method: string, template: string) => described.includes(`${method} ${template}`);
+
+async function signIn(key: string): Promise<void> {
+  await page.goto(`${apiUrl}/`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('#batches-title').waitFor();
+}
+
+async function expectFits(name: string): Promise<void> {
+  await screenshot(page, name);
+  expect([name, await scrollWidth(page)]).toEqual([name, expect.any(Number)]);
+  expect(await scrollWidth(page)).toBeLessThanOrEqual(375);
+}
+
+async function imagesOf(key: string, id: string): Promise<Image[]> {
+  return readAll<Image>(`/v1/batches/${id}/images`, key);
+}
+
+/** A presigned POST from outside the page, as another uploader would send it. */
+async function postForm(form: UploadForm, body: Buffer, contentType: string): Promise<void> {
+  const data = new FormData();
+  for (const [name, value] of Object.entries(form.fields)) data.append(name, value);
+  data.append('file', new Blob([new Uint8Array(body)], { type: contentType }), form.file);
+  const res = await fetch(form.url, { method: 'POST', body: data });
+  await res.arrayBuffer();
+  if (!res.ok) throw new Error(`upload answered ${res.status}`);
+}
+
+beforeAll(async () => {
+  apiUrl = stackEnv('ICECAT_API_URL');
+  const doc = (await (await fetch(`${apiUrl}/v1/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+    components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+  };
+  described = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+  namesBatches = 'batchId' in (doc.components.schemas.CreateBatchRequest?.properties ?? {});
+  [owner, stranger] = await Promise.all([newClient('web'), newClient('web-other')]);
+  browser = await launchChromium();
+  context = await phoneContext(browser, recorder);
+  page = await context.newPage();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('the web app', () => {
+  it('is served at / with a strict Content-Security-Policy and no inline script', async () => {
+    const res = await fetch(`${apiUrl}/`);
+    const html = await res.text();
+
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'self'.*script-src 'self'.*frame-ancestors 'none'/);
+    expect(res.headers.get('content-security-policy')).not.toContain('unsafe');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+  });
+
+  it('signs in with the API key, kept in sessionStorage and nowhere else', async () => {
+    await page.goto(`${apiUrl}/`);
+    await expectFits('sign-in');
+
+    await signIn(owner.key);
+
+    const storage = await page.evaluate(() => ({ session: Object.values(sessionStorage), local: localStorage.length, cookie: document.cookie }));
+    expect(storage).toEqual({ session: [owner.key], local: 0, cookie: '' });
+    await expectFits('batches-empty');
+  });
+
+  it('uploads images chosen with the file input (the keyboard path), one progress bar per file, into a new debug batch', async () => {
+    const name = uniqueId('web');
+    await page.getByRole('link', { name: 'New batch' }).first().click();
+    await page.setInputFiles('#file-input', FILES);
+    // The name field is offered only by an API whose POST /v1/batches takes one.
+    await page.getByLabel('Keep debug logs').waitFor();
+    expect(await page.getByLabel('Batch name (optional)').count()).toBe(namesBatches ? 1 : 0);
+    if (namesBatches) await page.getByLabel('Batch name (optional)').fill(name);
+    await page.getByLabel('Keep debug logs').check();
+
+    expect(await page.locator('.upload-list li progress').count()).toBe(FILES.length);
+    await expectFits('new-batch');
+    await page.getByRole('button', { name: `Upload ${FILES.length} images` }).click();
+
+    await page.locator('#batch-title').waitFor({ timeout: 60_000 });
+    batchId = (await page.locator('#batch-title').textContent()) as string;
+    if (namesBatches) expect(batchId).toBe(name);
+    await waitForBridgeIdle(120_000);
+    await page.locator('.title-row .chip-done').waitFor({ timeout: 30_000 });
+    const summary = await call('GET', `/v1/batches/${batchId}`, owner.key);
+    expect(summary.body).toMatchObject({ status: 'done', counts: { total: FILES.length, fail: 1, duplicate: 1 }, debug: true });
+  }, 180_000);
+
+  it('shows the batch as a grid: a card per distinct image, a cat badge per cat, a thumbnail or a placeholder of fixed size', async () => {
+    const images = await imagesOf(owner.key, batchId);
+    await page.locator('a.card').nth(DISTINCT - 1).waitFor();
+
+    const cards = await page.locator('a.card').evaluateAll((links) =>
+      links.map((a) => {
+        const img = a.querySelector('.thumb img') as HTMLImageElement | null;
+        const box = (a.querySelector('.thumb') as HTMLElement).getBoundingClientRect();
+        return {
+          fprint: (a as HTMLElement).dataset.fprint,
+          cat: a.querySelector('.badge-cat') !== null,
+          thumbnail: img ? { complete: img.complete, naturalWidth: img.naturalWidth, alt: img.alt } : null,
+          placeholder: a.querySelector('.thumb.placeholder[aria-label]') !== null,
+          square: Math.abs(box.width - box.height) < 1 && box.width > 100,
+        };
+      }),
+    );
+    await expectFits('batch-grid');
+
+    expect(images).toHaveLength(DISTINCT);
+    expect(cards.map((c) => c.fprint).sort()).toEqual(images.map((i) => i.fprint).sort());
+    expect(cards.filter((c) => c.cat).length).toBe(images.filter((i) => i.isCat).length);
+    expect(images.filter((i) => i.isCat).map((i) => i.fileName)).toEqual(['chelsea.png']);
+    expect(cards.every((c) => c.square)).toBe(true);
+    for (const image of images) {
+      const card = cards.find((c) => c.fprint === image.fprint);
+      const thumbnailUrl = (image as Image & { thumbnailUrl?: string | null }).thumbnailUrl;
+      if (thumbnailUrl) {
+        await page.locator(`a.card[data-fprint="${image.fprint}"] img`).evaluate((img: HTMLImageElement) => img.decode());
+        const naturalWidth = await page.locator(`a.card[data-fprint="${image.fprint}"] img`).evaluate((img: HTMLImageElement) => img.naturalWidth);
+        expect([image.fileName, naturalWidth > 0]).toEqual([image.fileName, true]);
+      } else {
+        expect([image.fileName, card?.placeholder]).toEqual([image.fileName, true]);
+      }
+    }
+  });
+
+  it('filters: cats, not cats, failed with their error, duplicates with their file names', async () => {
+    const images = await imagesOf(owner.key, batchId);
+    const shown = async (label: string) => {
+      await page.getByRole('link', { name: label, exact: true }).click();
+      await page.locator(`.grid[aria-label="${label} images"][aria-busy="false"]`).waitFor();
+      await expectFits(`filter-${label.toLowerCase().replace(' ', '-')}`);
+      return page.locator('a.card').evaluateAll((links) => links.map((a) => ({ fprint: (a as HTMLElement).dataset.fprint, text: a.textContent ?? '' })));
+    };
+    const fprints = (pick: (i: Image) => boolean) => images.filter(pick).map((i) => i.fprint).sort();
+
+    const cats = await shown('Cats');
+    const notCats = await shown('Not cats');
+    const failed = await shown('Failed');
+    const duplicates = await shown('Duplicates');
+    const all = await shown('All');
+
+    expect(cats.map((c) => c.fprint).sort()).toEqual(fprints((i) => i.isCat === true));
+    expect(notCats.map((c) => c.fprint).sort()).toEqual(fprints((i) => i.status === 'success' && i.isCat === false));
+    expect(failed.map((c) => c.fprint)).toEqual(fprints((i) => i.status === 'fail'));
+    expect(failed[0]?.text).toContain('NotAnImage');
+    expect(duplicates.map((c) => c.fprint)).toEqual(fprints((i) => i.fileName === 'chelsea.png'));
+    expect(duplicates[0]?.text).toContain('1 duplicate');
+    const duplicateFiles = (images.find((i) => i.fileName === 'chelsea.png') as { duplicateFiles?: string[] }).duplicateFiles;
+    if (duplicateFiles) expect(duplicates[0]?.text).toContain('chelsea copy.png');
+    expect(all).toHaveLength(DISTINCT);
+  });
+
+  it('moves between the cards with the arrow keys', async () => {
+    await page.locator('a.card').first().focus();
+    await page.keyboard.press('ArrowRight');
+
+    const focused = await page.evaluate(() => (document.activeElement as HTMLElement).dataset.fprint);
+    expect(focused).toBe(await page.locator('a.card').nth(1).getAttribute('data-fprint'));
+  });
+
+  it('opens one image: its labels with confidences, a box over each cat the API located, its duplicates', async () => {
+    const cat = (await imagesOf(owner.key, batchId)).find((i) => i.isCat) as Image & { cats?: { box?: unknown }[] };
+    await page.locator(`a.card[data-fprint="${cat.fprint}"]`).click();
+    await page.locator('#image-title', { hasText: 'chelsea.png' }).waitFor();
+
+    const labels = await page.locator('table.labels tbody tr').allTextContents();
+    const boxes = await page.locator('svg.boxes rect.cat-box').evaluateAll((rects) =>
+      rects.map((r) => ['x', 'y', 'width', 'height'].map((a) => Number(r.getAttribute(a)))),
+    );
+    await expectFits('image');
+
+    expect(labels.find((l) => l.startsWith('Cat'))).toMatch(/^Cat\s*\d+%$/);
+    expect(labels).toHaveLength(cat.labels.length);
+    expect(boxes).toHaveLength((cat.cats ?? []).filter((c) => c.box).length);
+    for (const [x, y, w, h] of boxes) expect([x, y, w, h].every((v) => v! >= 0 && v! <= 100) && w! > 0 && h! > 0).toBe(true);
+    expect(await page.locator('text=Uploaded 1 more time').count()).toBe(1);
+  });
+
+  it('exports the batch as CSV: one row per uploaded file (no export button where the API has no export)', async () => {
+    await page.goto(`${apiUrl}/#/batches/${batchId}`);
+    await page.locator('#batch-title').waitFor();
+
+    if (has('GET', '/v1/batches/{batchId}/export')) {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+      const text = readFileSync((await download.path()) as string, 'utf8');
+      const rows = text.trim().split(/\r?\n/);
+      expect([download.suggestedFilename(), rows.length]).toEqual([`${batchId}.csv`, FILES.length + 1]);
+    } else {
+      await page.locator('.filters').waitFor();
+      expect(await page.getByRole('button', { name: 'Export CSV' }).count()).toBe(0);
+    }
+  });
+
+  it("shows a debug batch's logs, by time, narrowed to one image on request", async () => {
+    await page.getByRole('link', { name: 'Logs' }).click();
+    await page.locator('.log-entry').first().waitFor();
+    const times = await page.locator('.log-entry time').evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime') ?? ''));
+    await expectFits('logs');
+
+    await page.getByLabel('Image').selectOption({ label: 'coffee.png' });
+    const narrowed = await page.locator('.log-entry .log-head a').allTextContents();
+
+    expect(times.length).toBeGreaterThanOrEqual(4);
+    expect(times).toEqual([...times].sort());
+    expect(narrowed).toEqual(['coffee.png']);
+  });
+
+  it('shows a batch turning from open to done in the batch list, live (no reload)', async () => {
+    const coffee = fixture('coffee.png');
+    const created = await call('POST', '/v1/batches', owner.key, {
+      files: [
+        { name: 'one.png', contentType: 'image/png', size: CAT.length },
+        { name: 'two.png', contentType: 'image/png', size: coffee.length },
+      ],
+    });
+    const live = created.body.batchId as string;
+    const forms = created.body.uploads as UploadForm[];
+    await postForm(forms[0]!, CAT, 'image/png');
+    await waitForBridgeIdle();
+    await page.goto(`${apiUrl}/#/`);
+    // Opening it by name works whether or not the API lists batches.
+    await page.getByLabel('Open a batch by name').fill(live);
+    await page.getByRole('button', { name: 'Open', exact: true }).click();
+    await page.locator('#batch-title', { hasText: live }).waitFor();
+    await page.getByRole('link', { name: 'Batches', exact: true }).first().click();
+    const row = page.locator(`.batch-row[data-batch="${live}"]`);
+    await row.waitFor();
+    const before = await row.getAttribute('data-status');
+    await page.evaluate((id) => {
+      const w = window as unknown as { seen: string[] };
+      w.seen = [];
+      const el = document.querySelector(`.batch-row[data-batch="${id}"]`) as HTMLElement;
+      new MutationObserver(() => w.seen.push(el.dataset.status ?? '')).observe(el, { attributes: true, attributeFilter: ['data-status'] });
+    }, live);
+    await expectFits('batches-live');
+
+    await postForm(forms[1]!, coffee, 'image/png');
+    await page.locator(`.batch-row[data-batch="${live}"][data-status="done"]`).waitFor({ timeout: 60_000 });
+
+    const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
+    expect(before).toBe('open');
+    expect(seen[seen.length - 1]).toBe('done');
+    expect(await row.locator('progress').getAttribute('value')).toBe('2');
+  }, 90_000);
+
+  it('uploads files dropped on the drop zone', async () => {
+    await page.goto(`${apiUrl}/#/new`);
+    const dropped = [
+      { name: 'dropped cat.png', type: 'image/png', b64: CAT.toString('base64') },
+      { name: 'rocket.jpg', type: 'image/jpeg', b64: fixture('rocket.jpg').toString('base64') },
+    ];
+    await page.locator('[data-testid=dropzone]').evaluate((zone, files) => {
+      const data = new DataTransfer();
+      for (const f of files) data.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name, { type: f.type }));
+      zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: data, bubbles: true, cancelable: true }));
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    }, dropped);
+    await page.locator('.upload-list li').nth(1).waitFor();
+    await page.getByRole('button', { name: 'Upload 2 images' }).click();
+
+    await page.locator('.title-row .chip-done').waitFor({ timeout: 60_000 });
+    const id = (await page.locator('#batch-title').textContent()) as string;
+    await expectFits('dropped-batch');
+    const images = await imagesOf(owner.key, id);
+    expect(images.map((i) => i.fileName).sort()).toEqual(['dropped cat.png', 'rocket.jpg']);
+  }, 90_000);
+
+  it("shows another client's key none of the first client's batches", async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+
+    await signIn(stranger.key);
+    const listed = await page.locator('.batch-row').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.batch));
+    await page.goto(`${apiUrl}/#/batches/${batchId}`);
+    await page.getByText(`No batch named ${batchId} for this key.`).waitFor();
+    await expectFits('stranger');
+
+    expect(listed).toEqual([]);
+    expect(await page.locator('a.card').count()).toBe(0);
+  });
+
+  it('never puts a key in a URL', () => {
+    const leaks = recorder.urls.filter((u) => [owner.key, stranger.key].some((k) => u.includes(k) || u.includes(encodeURIComponent(k))));
+
+    expect(recorder.urls.length).toBeGreaterThan(20);
+    expect(leaks).toEqual([]);
+  });
+
+  it('sends no request bound to fail and logs no console error (but the stranger’s 404, which the page explains)', () => {
+    // The summary and the first page of images, asked for at once.
+    const strangers = (u: string) => [`/v1/batches/${batchId}`, `/v1/batches/${batchId}/images`].includes(new URL(u).pathname);
+
+    expect(recorder.failures.filter((f) => !strangers(f.url))).toEqual([]);
+    expect(recorder.errors.filter((e) => !(/status of 404/.test(e.text) && strangers(e.url)))).toEqual([]);
+    expect(recorder.failures.filter((f) => strangers(f.url)).map((f) => f.status)).toEqual([404, 404]);
+  });
+});

@@ -1,0 +1,56 @@
+// The web app's pure parts: what it reads from the API's description, how it draws boxes and counts progress.
+import { capabilitiesOf } from '../../web/capabilities';
+import { boxRect, progressOf } from '../../web/format';
+
+const doc = {
+  paths: {
+    '/v1/batches': { post: {} },
+    '/v1/batches/{batchId}': { get: {} },
+    '/v1/batches/{batchId}/images': { get: { parameters: [{ name: 'status', in: 'query' }, { name: 'batchId', in: 'path' }] } },
+    '/v1/batches/{batchId}/images/{fprint}': { get: {} },
+    '/v1/batches/{batchId}/images:batchGet': { post: {} },
+  },
+  components: { schemas: { CreateBatchRequest: { properties: { debug: {}, files: {} } } } },
+};
+
+describe('capabilities read from the OpenAPI document', () => {
+  const caps = capabilitiesOf(doc);
+
+  it('serves a concrete path by its template, method included', () => {
+    expect([
+      caps.serves('GET', '/v1/batches/b1'),
+      caps.serves('GET', '/v1/batches'),
+      caps.serves('POST', '/v1/batches/b1:close'),
+      caps.serves('GET', '/v1/batches/b1/export'),
+      caps.serves('POST', '/v1/batches/b1/images:batchGet'),
+    ]).toEqual([true, false, false, false, true]);
+  });
+
+  it('knows the query parameters of the matching route only', () => {
+    expect([caps.takes('GET', '/v1/batches/b1/images', 'status'), caps.takes('GET', '/v1/batches/b1/images', 'cat')]).toEqual([true, false]);
+  });
+
+  it('offers batch names only where POST /v1/batches takes batchId', () => {
+    const named = capabilitiesOf({ ...doc, components: { schemas: { CreateBatchRequest: { properties: { batchId: {} } } } } });
+
+    expect([caps.namesBatches, named.namesBatches]).toEqual([false, true]);
+  });
+});
+
+describe('a cat box over the image', () => {
+  it("is Rekognition's relative BoundingBox in the overlay's 0..100 units", () => {
+    expect(boxRect({ left: 0.25, top: 0.1, width: 0.5, height: 0.4 })).toEqual({ x: 25, y: 10, width: 50, height: 40 });
+  });
+
+  it('is cut at the image edges when Rekognition reaches past them', () => {
+    expect(boxRect({ left: -0.1, top: 0.8, width: 0.5, height: 0.4 })).toEqual({ x: 0, y: 80, width: 40, height: 20 });
+  });
+});
+
+describe('a batch progress bar', () => {
+  it('counts finished files against the larger of arrived and declared', () => {
+    const batch = { batchId: 'b', status: 'open' as const, expected: 10, debug: false, createdAt: '', counts: { total: 4, success: 2, fail: 1, duplicate: 0, cats: 1 } };
+
+    expect(progressOf(batch)).toEqual({ finished: 3, of: 10 });
+  });
+});

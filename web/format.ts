@@ -1,0 +1,52 @@
+// How numbers, times and labels read on the page.
+import type { BatchSummary, Box, Image } from './api';
+
+export const percent = (confidence: number): string => `${Math.round(confidence)}%`;
+
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/** Files whose outcome is known (classified, failed or a duplicate) against all that arrived or were declared. */
+export function progressOf(batch: BatchSummary): { finished: number; of: number } {
+  const { success, fail, duplicate, total } = batch.counts;
+  return { finished: success + fail + duplicate, of: Math.max(total, batch.expected ?? 0) };
+}
+
+export const topLabels = (image: Image, n = 3): string =>
+  image.labels
+    .slice()
+    .sort((a, b) => b.confidence - a.confidence)
+    .slice(0, n)
+    .map((l) => l.name)
+    .join(', ');
+
+/** The cat confidence to show: the API's, else the best "Cat" label's. */
+export function catConfidence(image: Image): number | null {
+  if (typeof image.catConfidence === 'number') return image.catConfidence;
+  const cat = image.labels.find((l) => l.name.toLowerCase() === 'cat');
+  return cat ? cat.confidence : null;
+}
+
+export function describeImage(image: Image): string {
+  const name = image.fileName ?? image.fprint;
+  if (image.status === 'fail') return `${name}: failed${image.error ? ` (${image.error.code})` : ''}`;
+  if (image.isCat) return `${name}: a cat${topLabels(image) ? `; ${topLabels(image)}` : ''}`;
+  const labels = topLabels(image);
+  return labels ? `${name}: ${labels}` : name;
+}
+
+/**
+ * A cat's box in the overlay's 0..100 viewBox. Rekognition's BoundingBox is relative to the image (0..1 from the
+ * top-left) and may reach past its edges; the drawn box is cut at them.
+ */
+export function boxRect(box: Box): { x: number; y: number; width: number; height: number } {
+  const clamp = (v: number) => Math.min(100, Math.max(0, v * 100));
+  const x = clamp(box.left);
+  const y = clamp(box.top);
+  return { x, y, width: clamp(box.left + box.width) - x, height: clamp(box.top + box.height) - y };
+}

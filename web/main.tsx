@@ -1,0 +1,79 @@
+// The web app (DESIGN §7): sign in with an API key, the client's batches, a batch's gallery, one image, a debug
+// batch's logs, and new batches by drag and drop. It shows only what the API answers for the signed-in key.
+import { render } from 'preact';
+import { useMemo, useState } from 'preact/hooks';
+import { createApi } from './api';
+import { href, useRoute } from './route';
+import { readKey, saveKey, signOut } from './session';
+import { BatchList } from './views/batch-list';
+import { BatchView } from './views/batch';
+import { ImageView } from './views/image';
+import { LogsView } from './views/logs';
+import { NewBatch } from './views/new-batch';
+import { SignIn } from './views/sign-in';
+
+function App() {
+  const [key, setKey] = useState(readKey);
+  const [notice, setNotice] = useState<string | null>(null);
+  const route = useRoute();
+  const api = useMemo(
+    () =>
+      key
+        ? createApi(key, () => {
+            signOut();
+            setKey(null);
+            setNotice('The API refused the key. Sign in again.');
+          })
+        : null,
+    [key],
+  );
+
+  if (!key || !api) {
+    return (
+      <SignIn
+        notice={notice}
+        onSignedIn={(k) => {
+          saveKey(k);
+          setNotice(null);
+          setKey(k);
+        }}
+      />
+    );
+  }
+
+  const leave = () => {
+    signOut();
+    setKey(null);
+    setNotice('Signed out.');
+    location.hash = href.batches();
+  };
+
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href={href.batches()}>
+          IceCatWrangler
+        </a>
+        <nav aria-label="Main">
+          <a href={href.batches()}>Batches</a>
+          <a href={href.newBatch()}>New batch</a>
+          <button type="button" class="link" onClick={leave}>
+            Sign out
+          </button>
+        </nav>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {route.view === 'batches' && <BatchList api={api} />}
+        {route.view === 'new' && <NewBatch api={api} />}
+        {route.view === 'batch' && <BatchView key={route.batchId} api={api} batchId={route.batchId} filter={route.filter} />}
+        {route.view === 'image' && <ImageView key={`${route.batchId}/${route.fprint}`} api={api} batchId={route.batchId} fprint={route.fprint} />}
+        {route.view === 'logs' && <LogsView key={route.batchId} api={api} batchId={route.batchId} />}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app') as HTMLElement);

@@ -1,0 +1,48 @@
+// Hash routes, so the API serves one page for every view: #/, #/new, #/batches/{id}[?filter=], #/batches/{id}/logs,
+// #/batches/{id}/images/{fprint}.
+import { useEffect, useState } from 'preact/hooks';
+
+export type Route =
+  | { view: 'batches' }
+  | { view: 'new' }
+  | { view: 'batch'; batchId: string; filter: string }
+  | { view: 'logs'; batchId: string }
+  | { view: 'image'; batchId: string; fprint: string };
+
+export function parseRoute(hash: string): Route {
+  const [path = '', query = ''] = hash.replace(/^#/, '').split('?');
+  const parts = path.split('/').filter(Boolean).map((p) => {
+    try {
+      return decodeURIComponent(p);
+    } catch {
+      return p;
+    }
+  });
+  if (parts[0] === 'new') return { view: 'new' };
+  if (parts[0] === 'batches' && parts[1]) {
+    const batchId = parts[1];
+    if (parts[2] === 'logs') return { view: 'logs', batchId };
+    if (parts[2] === 'images' && parts[3]) return { view: 'image', batchId, fprint: parts[3] };
+    return { view: 'batch', batchId, filter: new URLSearchParams(query).get('filter') ?? 'all' };
+  }
+  return { view: 'batches' };
+}
+
+const enc = encodeURIComponent;
+export const href = {
+  batches: () => '#/',
+  newBatch: () => '#/new',
+  batch: (batchId: string, filter = 'all') => `#/batches/${enc(batchId)}${filter === 'all' ? '' : `?filter=${enc(filter)}`}`,
+  logs: (batchId: string) => `#/batches/${enc(batchId)}/logs`,
+  image: (batchId: string, fprint: string) => `#/batches/${enc(batchId)}/images/${enc(fprint)}`,
+};
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const onChange = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}

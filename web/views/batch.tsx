@@ -1,0 +1,343 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, batchPath, isNotFound, type Api, type BatchSummary, type Image, type Page, type Query, type SimilarGroups } from '../api';
+import { capabilities } from '../capabilities';
+import { catConfidence, percent, plural, topLabels, when } from '../format';
+import { useCapabilities, useNearViewport, usePoll } from '../hooks';
+import { href } from '../route';
+import { rememberBatch } from '../session';
+import { BatchProgress, Counts, ErrorNote, StatusChip } from './common';
+import { Thumb } from './thumb';
+
+interface Filter {
+  label: string;
+  /** What the API filters by. */
+  query: Query;
+  /** What the page filters by on top, where the API has no such filter. */
+  keep?: (image: Image) => boolean;
+  /** Used when the API refuses `query` (an API without the `cat` filter on batch images). */
+  fallback?: { query: Query; keep: (image: Image) => boolean };
+}
+
+export const FILTERS: Record<string, Filter> = {
+  all: { label: 'All', query: {} },
+  cats: { label: 'Cats', query: { cat: 'true' }, fallback: { query: { status: 'success' }, keep: (i) => i.isCat === true } },
+  'not-cats': { label: 'Not cats', query: { cat: 'false' }, fallback: { query: { status: 'success' }, keep: (i) => i.isCat === false } },
+  failed: { label: 'Failed', query: { status: 'fail' } },
+  duplicates: { label: 'Duplicates', query: {}, keep: (i) => i.duplicates > 0 },
+};
+
+const PAGE = 100;
+/** Visible images one load aims for before waiting for the reader to scroll. */
+const SCREENFUL = 48;
+let catFilterRefused = false;
+
+async function fetchPage(api: Api, batchId: string, filter: Filter, cursor?: string): Promise<{ items: Image[]; cursor?: string }> {
+  if (filter.fallback && !(await capabilities()).takes('GET', `${batchPath(batchId)}/images`, 'cat')) catFilterRefused = true;
+  const useFallback = filter.fallback && catFilterRefused;
+  const query = useFallback ? filter.fallback!.query : filter.query;
+  const keep = useFallback ? filter.fallback!.keep : filter.keep;
+  try {
+    const page = await api.get<Page<Image>>(`${batchPath(batchId)}/images`, { ...query, limit: PAGE, cursor });
+    return { items: keep ? page.items.filter(keep) : page.items, cursor: page.cursor };
+  } catch (error) {
+    if (filter.fallback && !catFilterRefused && error instanceof ApiError && error.status === 400 && /\bcat\b/.test(error.message)) {
+      catFilterRefused = true;
+      return fetchPage(api, batchId, filter, undefined);
+    }
+    throw error;
+  }
+}
+
+/** A batch's images page by page, under one filter: the first screenful at once, the rest as the reader scrolls. */
+function useImages(api: Api, batchId: string, filterName: string, generation: number) {
+  const filter = FILTERS[filterName] ?? FILTERS.all!;
+  const [images, setImages] = useState<Image[]>([]);
+  // Done for one view only: a render of a new filter never shows the previous one's "all loaded".
+  const view = `${batchId}/${filterName}/${generation}`;
+  const [doneFor, setDoneFor] = useState<string | null>(null);
+  const done = doneFor === view;
+  const [error, setError] = useState<unknown>(null);
+  const state = useRef({ cursor: undefined as string | undefined, loading: false, run: 0, replace: false });
+  const shownFor = useRef(`${batchId}/${filterName}`);
+
+  useEffect(() => {
+    // A new generation of the same view replaces the images when its first page arrives (no flash of an empty grid).
+    state.current = { cursor: undefined, loading: false, run: state.current.run + 1, replace: true };
+    if (shownFor.current !== `${batchId}/${filterName}`) setImages([]);
+    shownFor.current = `${batchId}/${filterName}`;
+    setError(null);
+  }, [batchId, filterName, generation]);
+
+  const loadMore = useCallback(async () => {
+    const s = state.current;
+    if (s.loading) return;
+    s.loading = true;
+    const run = s.run;
+    try {
+      let added: Image[] = [];
+      let cursor = s.cursor;
+      let end = false;
+      do {
+        const page = await fetchPage(api, batchId, filter, cursor);
+        if (run !== state.current.run) return;
+        added = added.concat(page.items);
+        cursor = page.cursor;
+        end = !cursor;
+      } while (!end && added.length < SCREENFUL);
+      s.cursor = cursor;
+      const replace = s.replace;
+      s.replace = false;
+      setImages((old) => (replace ? added : [...old, ...added]));
+      if (end) setDoneFor(view);
+    } catch (err) {
+      if (run === state.current.run) setError(err);
+    } finally {
+      if (run === state.current.run) s.loading = false;
+    }
+  }, [api, batchId, filter, view]);
+
+  // Each view's first screenful is read at once, wherever the reader has scrolled to; the rest as they scroll.
+  useEffect(() => {
+    void loadMore();
+  }, [loadMore]);
+
+  return { images, done, error, loadMore };
+}
+
+/** Arrow keys move between the grid's cards, Home and End to the first and last. */
+function onGridKey(e: KeyboardEvent) {
+  const links = [...(e.currentTarget as HTMLElement).querySelectorAll<HTMLAnchorElement>('a.card')];
+  const at = links.indexOf(document.activeElement as HTMLAnchorElement);
+  if (at < 0) return;
+  const top = links[0]?.offsetTop ?? 0;
+  const columns = Math.max(1, links.findIndex((l) => l.offsetTop !== top) === -1 ? links.length : links.findIndex((l) => l.offsetTop !== top));
+  const next = { ArrowRight: at + 1, ArrowLeft: at - 1, ArrowDown: at + columns, ArrowUp: at - columns, Home: 0, End: links.length - 1 }[e.key];
+  if (next === undefined) return;
+  e.preventDefault();
+  links[Math.min(links.length - 1, Math.max(0, next))]?.focus();
+}
+
+function Card({ image, batchId, index }: { image: Image; batchId: string; index: number }) {
+  const cat = image.isCat ? catConfidence(image) : null;
+  return (
+    <li>
+      <a class="card" href={href.image(batchId, image.fprint)} data-fprint={image.fprint} data-status={image.status}>
+        <Thumb image={image} eager={index < 12} />
+        {image.isCat && <span class="badge badge-cat">Cat{cat !== null ? ` ${percent(cat)}` : ''}</span>}
+        {image.status !== 'success' && <span class={`badge badge-${image.status}`}>{image.status}</span>}
+        <span class="card-name">{image.fileName ?? image.fprint}</span>
+        {image.labels.length > 0 && <span class="card-labels">{topLabels(image)}</span>}
+        {image.error && (
+          <span class="card-error">
+            {image.error.code}: {image.error.message}
+          </span>
+        )}
+        {image.duplicates > 0 && (
+          <span class="card-dups">
+            {plural(image.duplicates, 'duplicate')}
+            {image.duplicateFiles && image.duplicateFiles.length > 0 ? `: ${image.duplicateFiles.join(', ')}` : ''}
+          </span>
+        )}
+      </a>
+    </li>
+  );
+}
+
+function saveBlob(blob: Blob, name: string) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+function ExportButtons({ api, batchId }: { api: Api; batchId: string }) {
+  const [message, setMessage] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const download = async (format: 'csv' | 'jsonl') => {
+    setBusy(true);
+    setMessage(null);
+    try {
+      saveBlob(await api.blob(`${batchPath(batchId)}/export`, { format }), `${batchId}.${format}`);
+      setMessage(`Saved ${batchId}.${format}.`);
+    } catch (error) {
+      setMessage(isNotFound(error) ? 'This API has no export yet.' : `Export failed: ${(error as Error).message}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="exports" role="group" aria-label="Export">
+      <button type="button" disabled={busy} onClick={() => download('csv')}>
+        Export CSV
+      </button>
+      <button type="button" disabled={busy} onClick={() => download('jsonl')}>
+        Export JSONL
+      </button>
+      {message && (
+        <span role="status" class="muted">
+          {message}
+        </span>
+      )}
+    </div>
+  );
+}
+
+/** Near-duplicate groups (GET …/similar); hidden where the API has no such route. */
+function Similar({ api, batchId, generation }: { api: Api; batchId: string; generation: number }) {
+  const [groups, setGroups] = useState<{ fprints: string[]; images: Map<string, Image> }[] | null>(null);
+  useEffect(() => {
+    let live = true;
+    (async () => {
+      const { groups: found } = await api.get<SimilarGroups>(`${batchPath(batchId)}/similar`);
+      const wanted = [...new Set(found.flatMap((g) => g.fprints))].slice(0, 100);
+      const images = new Map<string, Image>();
+      if (wanted.length > 0) {
+        const got = await api.post<{ items: Image[] }>(`${batchPath(batchId)}/images:batchGet`, { fprints: wanted });
+        for (const image of got.items) images.set(image.fprint, image);
+      }
+      if (live) setGroups(found.map((g) => ({ fprints: g.fprints, images })));
+    })().catch(() => {
+      if (live) setGroups(null);
+    });
+    return () => {
+      live = false;
+    };
+  }, [api, batchId, generation]);
+  if (!groups || groups.length === 0) return null;
+  return (
+    <section aria-labelledby="similar-title" class="similar">
+      <h2 id="similar-title">Near-duplicates</h2>
+      {groups.map((g, i) => (
+        <ul key={i} class="similar-group" aria-label={`Group ${i + 1}: ${g.fprints.length} similar images`}>
+          {g.fprints.map((f) => {
+            const image = g.images.get(f);
+            return (
+              <li key={f}>
+                <a href={href.image(batchId, f)}>
+                  {image ? <Thumb image={image} /> : <span class="thumb placeholder">{f.slice(0, 6)}</span>}
+                  <span class="card-name">{image?.fileName ?? f}</span>
+                </a>
+              </li>
+            );
+          })}
+        </ul>
+      ))}
+    </section>
+  );
+}
+
+export function BatchView({ api, batchId, filter }: { api: Api; batchId: string; filter: string }) {
+  const [batch, setBatch] = useState<BatchSummary | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [generation, setGeneration] = useState(0);
+  const filterName = FILTERS[filter] ? filter : 'all';
+  const { images, done, error: listError, loadMore } = useImages(api, batchId, filterName, generation);
+  const seen = useRef<string | null>(null);
+  const [stale, setStale] = useState(false);
+  const caps = useCapabilities();
+  const shownCount = useRef(0);
+  shownCount.current = images.length;
+
+  const refresh = useCallback(async () => {
+    try {
+      const summary = await api.get<BatchSummary>(batchPath(batchId));
+      rememberBatch(batchId);
+      setBatch(summary);
+      setError(null);
+      // New outcomes: read the grid again (the reader sees results arrive while the batch processes).
+      const signature = JSON.stringify([summary.status, summary.counts]);
+      // A long grid the reader may be scrolling is not replaced under them: they are offered the new results.
+      if (seen.current !== null && seen.current !== signature) {
+        if (shownCount.current <= PAGE) setGeneration((g) => g + 1);
+        else setStale(true);
+      }
+      seen.current = signature;
+    } catch (err) {
+      setError(err);
+    }
+  }, [api, batchId]);
+
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+  usePoll(refresh, 2000, batch !== null && batch.status !== 'done');
+
+  const sentinel = useNearViewport(loadMore, !done && !listError, [images.length, generation, filterName]);
+
+  if (error) {
+    return (
+      <section>
+        <h1>Batch {batchId}</h1>
+        <ErrorNote error={isNotFound(error) ? new Error(`No batch named ${batchId} for this key.`) : error} />
+        <a href={href.batches()}>All batches</a>
+      </section>
+    );
+  }
+
+  return (
+    <section aria-labelledby="batch-title">
+      <p class="crumbs">
+        <a href={href.batches()}>Batches</a> /
+      </p>
+      <div class="title-row">
+        <h1 id="batch-title">{batchId}</h1>
+        {batch && <StatusChip status={batch.status} />}
+      </div>
+      {batch && (
+        <div class="summary" aria-live="polite">
+          <BatchProgress batch={batch} />
+          <Counts batch={batch} />
+          <p class="muted">
+            Created {when(batch.createdAt)}
+            {batch.doneAt ? ` · done ${when(batch.doneAt)}` : ''}
+          </p>
+        </div>
+      )}
+      <div class="toolbar">
+        {caps?.serves('GET', `${batchPath(batchId)}/export`) && <ExportButtons api={api} batchId={batchId} />}
+        {batch?.debug && (
+          <a class="button" href={href.logs(batchId)}>
+            Logs
+          </a>
+        )}
+      </div>
+      <nav class="filters" aria-label="Filter images">
+        {Object.entries(FILTERS).map(([name, f]) => (
+          <a key={name} href={href.batch(batchId, name)} class="filter" aria-current={name === filterName ? 'page' : undefined}>
+            {f.label}
+          </a>
+        ))}
+      </nav>
+      <ErrorNote error={listError} />
+      {stale && (
+        <button
+          type="button"
+          onClick={() => {
+            setStale(false);
+            setGeneration((g) => g + 1);
+          }}
+        >
+          New results: show them
+        </button>
+      )}
+      <ul class="grid" aria-label={`${FILTERS[filterName]!.label} images`} aria-busy={!done} onKeyDown={onGridKey}>
+        {images.map((image, i) => (
+          <Card key={image.fprint} image={image} batchId={batchId} index={i} />
+        ))}
+      </ul>
+      {done && images.length === 0 && <p class="muted">No images here.</p>}
+      {!done && (
+        <p ref={sentinel as never} class="muted loading" aria-live="polite">
+          Loading images…
+        </p>
+      )}
+      {caps?.serves('GET', `${batchPath(batchId)}/similar`) && (
+        <Similar api={api} batchId={batchId} generation={batch?.status === 'done' ? 1 : 0} />
+      )}
+    </section>
+  );
+}

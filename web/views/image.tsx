@@ -1,0 +1,157 @@
+import { useEffect, useState } from 'preact/hooks';
+import { batchPath, isNotFound, type Api, type Box, type Image } from '../api';
+import { boxRect, catConfidence, describeImage, percent, when } from '../format';
+import { href } from '../route';
+import { ErrorNote, StatusChip } from './common';
+
+function Picture({ image }: { image: Image }) {
+  const boxes = (image.cats ?? []).filter((c) => c.box);
+  const src = image.imageUrl ?? image.thumbnailUrl;
+  return (
+    <figure class="picture">
+      <div class="frame">
+        {src ? (
+          <img src={src} alt={describeImage(image)} />
+        ) : (
+          <span class="thumb placeholder big" role="img" aria-label={describeImage(image)}>
+            <span aria-hidden="true">{(image.fileName ?? '').split('.').pop()?.toUpperCase() || 'IMG'}</span>
+          </span>
+        )}
+        {boxes.length > 0 && (
+          <svg class="boxes" viewBox="0 0 100 100" preserveAspectRatio="none" aria-hidden="true">
+            {boxes.map((c, i) => {
+              const r = boxRect(c.box as Box);
+              return <rect key={i} class="cat-box" x={r.x} y={r.y} width={r.width} height={r.height} vector-effect="non-scaling-stroke" />;
+            })}
+          </svg>
+        )}
+      </div>
+      {boxes.length > 0 && (
+        <figcaption>
+          <ul class="box-list">
+            {boxes.map((c, i) => (
+              <li key={i}>
+                Cat {percent(c.confidence)} at {percent((c.box as Box).left * 100)} from the left, {percent((c.box as Box).top * 100)} from the top
+              </li>
+            ))}
+          </ul>
+        </figcaption>
+      )}
+    </figure>
+  );
+}
+
+export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string; fprint: string }) {
+  const [image, setImage] = useState<Image | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    let live = true;
+    api.get<Image>(`${batchPath(batchId)}/images/${encodeURIComponent(fprint)}`).then(
+      (got) => live && setImage(got),
+      (err) => live && setError(err),
+    );
+    return () => {
+      live = false;
+    };
+  }, [api, batchId, fprint]);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') location.hash = href.batch(batchId);
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [batchId]);
+
+  const cat = image ? catConfidence(image) : null;
+  return (
+    <section aria-labelledby="image-title">
+      <p class="crumbs">
+        <a href={href.batches()}>Batches</a> / <a href={href.batch(batchId)}>{batchId}</a> /
+      </p>
+      {error ? <ErrorNote error={isNotFound(error) ? new Error('No such image in this batch.') : error} /> : null}
+      {!image && !error && <p aria-live="polite">Loading…</p>}
+      {image && (
+        <>
+          <div class="title-row">
+            <h1 id="image-title">{image.fileName ?? image.fprint}</h1>
+            <StatusChip status={image.status} />
+            {image.isCat && <span class="badge badge-cat static">Cat{cat !== null ? ` ${percent(cat)}` : ''}</span>}
+          </div>
+          <div class="image-layout">
+            <Picture image={image} />
+            <div class="facts">
+              {image.error && (
+                <div class="card-error" role="note">
+                  <h2>Error</h2>
+                  <p>
+                    <code>{image.error.code}</code>: {image.error.message}
+                  </p>
+                </div>
+              )}
+              <h2>Labels</h2>
+              {image.labels.length === 0 ? (
+                <p class="muted">No labels.</p>
+              ) : (
+                <table class="labels">
+                  <thead>
+                    <tr>
+                      <th scope="col">Label</th>
+                      <th scope="col">Confidence</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {image.labels
+                      .slice()
+                      .sort((a, b) => b.confidence - a.confidence)
+                      .map((l) => (
+                        <tr key={l.name}>
+                          <td>{l.name}</td>
+                          <td>
+                            <meter min={0} max={100} value={l.confidence} aria-label={`${l.name} confidence`} /> {percent(l.confidence)}
+                          </td>
+                        </tr>
+                      ))}
+                  </tbody>
+                </table>
+              )}
+              <h2>Duplicates</h2>
+              {image.duplicates === 0 ? (
+                <p class="muted">No other upload had these pixels.</p>
+              ) : (
+                <>
+                  <p>Uploaded {image.duplicates} more {image.duplicates === 1 ? 'time' : 'times'}{image.duplicateFiles?.length ? ' as:' : '.'}</p>
+                  {image.duplicateFiles && image.duplicateFiles.length > 0 && (
+                    <ul class="dup-files">
+                      {image.duplicateFiles.map((f) => (
+                        <li key={f}>{f}</li>
+                      ))}
+                    </ul>
+                  )}
+                </>
+              )}
+              <h2>Details</h2>
+              <dl class="details">
+                <dt>Fingerprint</dt>
+                <dd>
+                  <code>{image.fprint}</code>
+                </dd>
+                <dt>Uploaded</dt>
+                <dd>{when(image.uploadedAt)}</dd>
+                <dt>Classified</dt>
+                <dd>{when(image.classifiedAt)}</dd>
+                {image.reused && (
+                  <>
+                    <dt>Labels</dt>
+                    <dd>reused from an earlier batch</dd>
+                  </>
+                )}
+              </dl>
+            </div>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}

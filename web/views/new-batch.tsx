@@ -1,0 +1,256 @@
+import { useRef, useState } from 'preact/hooks';
+import { ApiError, batchPath, isNotFound, type Api, type CreatedBatch, type UploadForm } from '../api';
+import { plural } from '../format';
+import { useCapabilities } from '../hooks';
+import { href } from '../route';
+import { rememberBatch } from '../session';
+import { chosenFiles, droppedFiles, eachLimited, imageType, postForm, type PickedFile } from '../upload';
+import { ErrorNote } from './common';
+
+type FileState = { sent: number; state: 'waiting' | 'uploading' | 'done' | 'failed'; error?: string };
+
+/** Files one POST /v1/batches declares (the API's default cap); the rest go through POST …/uploads. */
+const FILES_PER_REQUEST = 500;
+const PARALLEL_UPLOADS = 4;
+const ATTEMPTS = 3;
+
+async function formsFor(
+  api: Api,
+  batchName: string,
+  debug: boolean,
+  files: PickedFile[],
+): Promise<{ batchId: string; forms: UploadForm[] }> {
+  const declare = (chunk: PickedFile[]) => chunk.map((f) => ({ name: f.name, contentType: f.contentType, size: f.file.size }));
+  const body = { ...(debug ? { debug: true } : {}), files: declare(files.slice(0, FILES_PER_REQUEST)) };
+  const created = await api.post<CreatedBatch>('/v1/batches', batchName ? { batchId: batchName, ...body } : body);
+  const forms = [...created.uploads];
+  for (let i = FILES_PER_REQUEST; i < files.length; i += FILES_PER_REQUEST) {
+    const more = await api.post<{ uploads: UploadForm[] }>(`${batchPath(created.batchId)}/uploads`, {
+      files: declare(files.slice(i, i + FILES_PER_REQUEST)),
+    });
+    forms.push(...more.uploads);
+  }
+  return { batchId: created.batchId, forms };
+}
+
+export function NewBatch({ api }: { api: Api }) {
+  const [files, setFiles] = useState<PickedFile[]>([]);
+  const [skipped, setSkipped] = useState<string[]>([]);
+  const [batchName, setBatchName] = useState('');
+  const [debug, setDebug] = useState(false);
+  const [running, setRunning] = useState(false);
+  const [over, setOver] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [result, setResult] = useState<string | null>(null);
+  const progress = useRef<FileState[]>([]);
+  const [, setTick] = useState(0);
+  const frame = useRef(0);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
+  const caps = useCapabilities();
+
+  // Progress events come far more often than frames: render at most once a frame.
+  const repaint = () => {
+    if (frame.current) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = 0;
+      setTick((t) => t + 1);
+    });
+  };
+
+  const add = (picked: { name: string; file: File }[]) => {
+    const images: PickedFile[] = [];
+    const rejected: string[] = [];
+    const names = new Set(files.map((f) => f.name));
+    for (const p of picked) {
+      const contentType = imageType(p.file);
+      if (!contentType || p.file.size === 0) rejected.push(p.name);
+      else if (!names.has(p.name)) {
+        names.add(p.name);
+        images.push({ ...p, contentType });
+      }
+    }
+    setFiles((old) => [...old, ...images]);
+    setSkipped((old) => [...old, ...rejected]);
+    setResult(null);
+    setError(null);
+  };
+
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setOver(false);
+    if (running || !e.dataTransfer) return;
+    droppedFiles(e.dataTransfer).then(add, setError);
+  };
+
+  const upload = async () => {
+    setRunning(true);
+    setError(null);
+    setResult(null);
+    progress.current = files.map(() => ({ sent: 0, state: 'waiting' }));
+    try {
+      const { batchId, forms } = await formsFor(api, caps?.namesBatches ? batchName.trim() : '', debug, files);
+      rememberBatch(batchId);
+      let uploaded = 0;
+      await eachLimited(files, PARALLEL_UPLOADS, async (file, i) => {
+        const state = progress.current[i] as FileState;
+        for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+          state.state = 'uploading';
+          try {
+            await postForm(forms[i] as UploadForm, file, (sent) => {
+              state.sent = sent;
+              repaint();
+            });
+            state.state = 'done';
+            state.sent = file.file.size;
+            uploaded++;
+            break;
+          } catch (err) {
+            state.state = 'failed';
+            state.error = (err as Error).message;
+            // S3 refusing the form (4xx) will refuse it again; only network faults and 5xx are retried.
+            if (/S3 answered 4/.test(state.error)) break;
+          } finally {
+            repaint();
+          }
+        }
+      });
+      // No more uploads: the batch is done once these are processed. An API without :close closes the batch when the
+      // declared files have all arrived.
+      if (caps?.serves('POST', `${batchPath(batchId)}:close`)) {
+        try {
+          await api.post(`${batchPath(batchId)}:close`, { expected: uploaded });
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+      const failed = files.length - uploaded;
+      setResult(failed === 0 ? `Uploaded ${plural(uploaded, 'file')} into ${batchId}.` : `Uploaded ${uploaded}; ${failed} failed.`);
+      if (failed === 0) location.hash = href.batch(batchId);
+    } catch (err) {
+      setError(err instanceof ApiError ? new Error(`The API refused the batch: ${err.message}`) : err);
+    } finally {
+      setRunning(false);
+      repaint();
+    }
+  };
+
+  const totalBytes = files.reduce((n, f) => n + f.file.size, 0);
+  const sentBytes = progress.current.reduce((n, p) => n + p.sent, 0);
+
+  return (
+    <section aria-labelledby="new-title">
+      <h1 id="new-title">New batch</h1>
+      <div
+        class={`dropzone${over ? ' over' : ''}`}
+        data-testid="dropzone"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={onDrop}
+      >
+        <p>Drop images or a folder of images here, or</p>
+        <div class="buttons">
+          <button type="button" disabled={running} onClick={() => fileInput.current?.click()}>
+            Choose images
+          </button>
+          <button type="button" disabled={running} onClick={() => folderInput.current?.click()}>
+            Choose a folder
+          </button>
+        </div>
+        <input
+          ref={fileInput}
+          id="file-input"
+          class="visually-hidden"
+          type="file"
+          multiple
+          accept="image/*"
+          tabIndex={-1}
+          aria-label="Images to upload"
+          onChange={(e) => {
+            const input = e.target as HTMLInputElement;
+            if (input.files) add(chosenFiles(input.files));
+            input.value = '';
+          }}
+        />
+        <input
+          ref={folderInput}
+          class="visually-hidden"
+          type="file"
+          tabIndex={-1}
+          aria-label="A folder to upload"
+          {...{ webkitdirectory: true }}
+          onChange={(e) => {
+            const input = e.target as HTMLInputElement;
+            if (input.files) add(chosenFiles(input.files));
+            input.value = '';
+          }}
+        />
+      </div>
+      <form
+        class="upload-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!running && files.length > 0) void upload();
+        }}
+      >
+        {caps?.namesBatches && (
+          <>
+            <label for="batch-name">Batch name (optional)</label>
+            <input
+              id="batch-name"
+              value={batchName}
+              pattern="[A-Za-z0-9_\-]{1,64}"
+              title="1 to 64 letters, digits, - or _"
+              disabled={running}
+              onInput={(e) => setBatchName((e.target as HTMLInputElement).value)}
+            />
+          </>
+        )}
+        <label class="check">
+          <input type="checkbox" checked={debug} disabled={running} onChange={(e) => setDebug((e.target as HTMLInputElement).checked)} /> Keep
+          debug logs
+        </label>
+        <button type="submit" disabled={running || files.length === 0}>
+          {running ? 'Uploading…' : files.length > 0 ? `Upload ${plural(files.length, 'image')}` : 'Upload'}
+        </button>
+        {files.length > 0 && !running && (
+          <button type="button" class="link" onClick={() => (setFiles([]), setSkipped([]), (progress.current = []))}>
+            Clear
+          </button>
+        )}
+      </form>
+      <ErrorNote error={error} />
+      {result && (
+        <p role="status" class="notice">
+          {result}
+        </p>
+      )}
+      {skipped.length > 0 && <p class="muted">Skipped (not an image, or empty): {skipped.join(', ')}</p>}
+      {files.length > 0 && (
+        <>
+          <div class="progress">
+            <progress max={Math.max(totalBytes, 1)} value={sentBytes} aria-label="All files uploaded" />
+            <span class="progress-text">
+              {Math.round((sentBytes / Math.max(totalBytes, 1)) * 100)}% of {plural(files.length, 'file')}
+            </span>
+          </div>
+          <ul class="upload-list">
+            {files.map((f, i) => {
+              const p = progress.current[i];
+              return (
+                <li key={f.name} data-state={p?.state ?? 'waiting'}>
+                  <span class="upload-name">{f.name}</span>
+                  <progress max={Math.max(f.file.size, 1)} value={p?.sent ?? 0} aria-label={`${f.name} uploaded`} />
+                  <span class="upload-state">{p ? (p.state === 'failed' ? `failed: ${p.error}` : p.state) : `${Math.ceil(f.file.size / 1024)} KB`}</span>
+                </li>
+              );
+            })}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
