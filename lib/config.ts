@@ -65,7 +65,8 @@ export function loadConfig(): Config {
     tableName: required('TABLE_NAME'),
     bucketName: required('BUCKET_NAME'),
     catMinConfidence: percent('CAT_MIN_CONFIDENCE', 80),
-    minConfidence: percent('REKOGNITION_MIN_CONFIDENCE', 50),
+    // Low, so a batch can be re-thresholded later (POST …:reclassify) without calling Rekognition again.
+    minConfidence: percent('REKOGNITION_MIN_CONFIDENCE', 20),
     maxLabels: count('REKOGNITION_MAX_LABELS', 25, 1, 1000),
     maxUploadBytes: count('MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 5 * 1024 ** 3),
     maxInputPixels: count('MAX_INPUT_PIXELS', 100_000_000, 1, 2 ** 32),

@@ -4,7 +4,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { clients } from '../../lib/aws/clients';
 import { loadIngestConfig } from '../../lib/config';
-import { emfMetrics } from '../../lib/ingest/metrics';
+import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
 import { completionFromEnv } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -24,7 +24,7 @@ const deps: IngestDeps = {
   }),
   config,
   logger,
-  metrics: emfMetrics,
+  metrics: new PowertoolsIngestMetrics(),
 };
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
@@ -43,6 +43,10 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(config.parallelism, queue.length) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.min(config.parallelism, queue.length) }, worker));
+  } finally {
+    deps.metrics.publish();
+  }
   return { batchItemFailures: failed };
 };

@@ -18,13 +18,14 @@ import { newBatch } from '../store/writes';
 import {
   BatchClosedError,
   BatchExistsError,
+  BatchNotDoneError,
   BatchNotFoundError,
   ExpectedBelowTotalError,
   FileTooLargeError,
   InvalidParameterError,
 } from './errors';
 import { presentBatch } from './present';
-import type { AddUploadsBody, BatchSummary, CloseBatchBody, CreateBatchBody, UploadForm } from './schemas';
+import type { AddUploadsBody, BatchSummary, CloseBatchBody, CreateBatchBody, ReclassifyBody, ReclassifyResult, UploadForm } from './schemas';
 import { presignUploads, type DeclaredFile } from './uploads';
 
 export interface BatchLifecycleOptions {
@@ -34,6 +35,10 @@ export interface BatchLifecycleOptions {
   defaultRetentionDays: number;
   maxUploadBytes: number;
   uploadExpiresSeconds: number;
+  /** How long one :reclassify request starts new pages (ms); the rest goes on with its cursor. */
+  reclassifyBudgetMs?: number;
+  /** Records per :reclassify page (tests make it small). */
+  reclassifyPageSize?: number;
   /** Clock, for tests (default Date.now). */
   now?: () => number;
   /** GET …/export: the document client it pages the batch's images with, and where large exports go. */
@@ -58,6 +63,34 @@ export interface UploadForms {
 export interface CreatedBatch extends UploadForms {
   batchId: string;
   callbackSecret?: string;
+}
+
+/**
+ * The batches function stops after 10 s (serverless.yml), well inside API Gateway's 29 s: no page starts after 5 s,
+ * and one page (500 records, flips 16 at a time) takes far less than the rest.
+ */
+const RECLASSIFY_BUDGET_MS = 5_000;
+
+/** A :reclassify cursor: where to go on, and for which threshold. It names no partition: the caller's client does. */
+interface ReclassifyCursor {
+  after: string;
+  catMinConfidence: number;
+}
+
+const encodeCursor = (c: ReclassifyCursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
+
+function decodeCursor(cursor: string, catMinConfidence: number): string {
+  let c: Partial<ReclassifyCursor> | undefined;
+  try {
+    c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<ReclassifyCursor>;
+  } catch {
+    c = undefined;
+  }
+  if (typeof c?.after !== 'string' || typeof c.catMinConfidence !== 'number') throw new InvalidParameterError('cursor', 'not a cursor of :reclassify');
+  if (c.catMinConfidence !== catMinConfidence) {
+    throw new InvalidParameterError('cursor', `was given for catMinConfidence ${c.catMinConfidence}; send the same threshold, or none to start over`);
+  }
+  return c.after;
 }
 
 export class BatchLifecycleService {
@@ -172,5 +205,21 @@ export class BatchLifecycleService {
     // Closing again is harmless unless it declares another number of files.
     if (body.expected !== undefined && body.expected !== batch.expected) throw new BatchClosedError(batchId);
     return presentBatch(batch);
+  }
+
+  /** The cat flags and counters again at a new threshold, from stored confidences (no Rekognition call), in pages. */
+  async reclassify(clientId: string, batchId: string, body: ReclassifyBody): Promise<ReclassifyResult> {
+    const after = body.cursor !== undefined ? decodeCursor(body.cursor, body.catMinConfidence) : undefined;
+    const out = await this.opts.store.reclassify(clientId, batchId, body.catMinConfidence, {
+      ...(after !== undefined ? { after } : {}),
+      deadline: this.now() + (this.opts.reclassifyBudgetMs ?? RECLASSIFY_BUDGET_MS),
+      ...(this.opts.reclassifyPageSize !== undefined ? { pageSize: this.opts.reclassifyPageSize } : {}),
+    });
+    if (out.outcome === 'missing') throw new BatchNotFoundError(batchId);
+    if (out.outcome === 'not-done') throw new BatchNotDoneError(batchId);
+    return {
+      batch: presentBatch(out.batch),
+      ...(out.after !== undefined ? { cursor: encodeCursor({ after: out.after, catMinConfidence: body.catMinConfidence }) } : {}),
+    };
   }
 }

@@ -84,6 +84,15 @@ export class BatchClosedError extends ApiError {
   }
 }
 
+/** Re-thresholding waits until the batch is done: until then the ingest sets the cat flags itself. */
+export class BatchNotDoneError extends ApiError {
+  override name = 'BatchNotDoneError';
+  override readonly code = 'batch_not_done';
+  constructor(batchId: string) {
+    super(`batch ${batchId} is still open or processing; re-threshold it once it is done`);
+  }
+}
+
 /** :close said fewer files than have already arrived. */
 export class ExpectedBelowTotalError extends ApiError {
   override name = 'ExpectedBelowTotalError';

@@ -12,10 +12,13 @@ export function presentImage(image: Image): ImageAnswer {
     fileName: image.fileName ?? null,
     status: image.status,
     isCat: typeof image.isCat === 'boolean' ? image.isCat : null,
+    catConfidence: image.catConfidence ?? null,
     labels: (image.labels ?? []).map((l) => ({ name: l.name, confidence: l.confidence })),
+    cats: (image.cats ?? []).map((c) => ({ confidence: c.confidence, box: { ...c.box } })),
     uploadedAt: iso(image.uploadedAt),
     classifiedAt: iso(image.classifiedAt),
     duplicates: image.duplicates ?? 0,
+    reused: image.reused === true,
     error: image.errorCode ? { code: image.errorCode, message: image.errorMessage ?? '' } : null,
   };
 }
@@ -39,6 +42,7 @@ export function presentBatch(batch: Batch): BatchSummary {
     expected: batch.expected ?? null,
     counts: { ...batch.counts },
     debug: batch.debug,
+    catMinConfidence: batch.catMinConfidence ?? null,
     retentionDays: batch.retentionDays,
     createdAt: new Date(batch.createdAt).toISOString(),
     closedAt: iso(batch.closedAt),

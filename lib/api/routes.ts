@@ -27,6 +27,8 @@ import {
   logListSchema,
   logsQuerySchema,
   noQuerySchema,
+  reclassifyBodySchema,
+  reclassifyResultSchema,
   uploadFormsSchema,
   type SchemaLimits,
 } from './schemas';
@@ -198,6 +200,24 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: deletedBatchSchema,
       errors: BATCH_ERRORS,
       run: ({ service, clientId, params }) => service.deleteBatch(clientId, params.batchId),
+    }),
+    route({
+      function: 'batches',
+      method: 'POST',
+      path: '/v1/batches/{batchId}:reclassify',
+      operationId: 'reclassifyBatch',
+      summary: 'Move a done batch\'s cat threshold: isCat, the cat index and counts.cats again from stored confidences',
+      description:
+        'No Rekognition call. The batch remembers the threshold (catMinConfidence). A batch not yet done answers 409. A ' +
+        'batch larger than one request handles in time answers with a cursor: send the same body with it to go on.',
+      authenticated: true,
+      params: batchParams,
+      query: noQuerySchema,
+      body: reclassifyBodySchema,
+      status: 200,
+      response: reclassifyResultSchema,
+      errors: [400, 401, 404, 409, 429, 500],
+      run: ({ service, clientId, params, body }) => service.reclassify(clientId, params.batchId, body),
     }),
     route({
       function: 'api',

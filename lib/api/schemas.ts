@@ -248,10 +248,15 @@ export const imageSchema = z
     fileName: z.string().nullable(),
     status: z.enum(IMAGE_STATUSES),
     isCat: z.boolean().nullable().meta({ description: 'null until classified.' }),
+    catConfidence: z.number().nullable().meta({ description: 'The best Cat confidence found (0 when none); null until classified or in client-wide listings.' }),
     labels: z.array(labelSchema),
+    cats: z
+      .array(z.object({ confidence: z.number(), box: z.object({ left: z.number(), top: z.number(), width: z.number(), height: z.number() }) }))
+      .meta({ description: "Cat instances, boxes as ratios of the image's sides (Rekognition's BoundingBox)." }),
     uploadedAt: isoTime.nullable(),
     classifiedAt: isoTime.nullable(),
     duplicates: z.number().int().meta({ description: 'Later uploads of the same pixels to this batch.' }),
+    reused: z.boolean().meta({ description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call." }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
   })
   .meta({ id: 'Image' });
@@ -310,8 +315,9 @@ export const batchSummarySchema = z
         reused: z.number().int(),
         cats: z.number().int(),
       })
-      .meta({ description: 'total = pending + success + fail + duplicate, always.' }),
+      .meta({ description: 'total = pending + success + fail + duplicate, always; reused and cats are parts of success.' }),
     debug: z.boolean(),
+    catMinConfidence: z.number().nullable().meta({ description: 'The cat threshold of the last POST …:reclassify; null: the configured one.' }),
     retentionDays: z.number(),
     createdAt: isoTime,
     closedAt: isoTime.nullable(),
@@ -366,6 +372,22 @@ export const deletedBatchSchema = z
   .object({ batchId: z.string(), status: z.literal('deleting') })
   .meta({ id: 'DeletedBatch', description: 'The erasure runs on; the batch answers 404 from now on.' });
 
+export const reclassifyBodySchema = z
+  .strictObject({
+    catMinConfidence: z.number().min(0).max(100).meta({ description: 'The new cat threshold, 0–100: isCat is a Cat confidence at or above it.' }),
+    cursor: z.string().max(1000).optional().meta({ description: 'An earlier answer\'s cursor: go on where it stopped (same catMinConfidence).' }),
+  })
+  .meta({ id: 'ReclassifyBody' });
+
+export const reclassifyResultSchema = z
+  .object({
+    batch: batchSummarySchema,
+    cursor: z.string().optional().meta({
+      description: 'Present when the batch was larger than one request handles in time: send the same body with this cursor to go on.',
+    }),
+  })
+  .meta({ id: 'ReclassifyResult' });
+
 export const batchGetResultSchema = z
   .object({
     items: z.array(imageSchema),
@@ -389,6 +411,8 @@ export type UploadForm = z.infer<typeof uploadFormSchema>;
 export type CreateBatchBody = z.infer<ReturnType<typeof createBatchBodySchema>>;
 export type AddUploadsBody = z.infer<ReturnType<typeof addUploadsBodySchema>>;
 export type CloseBatchBody = z.infer<typeof closeBatchBodySchema>;
+export type ReclassifyBody = z.infer<typeof reclassifyBodySchema>;
+export type ReclassifyResult = z.infer<typeof reclassifyResultSchema>;
 export type ClientBatchesQuery = z.infer<typeof clientBatchesQuerySchema>;
 export type BatchImagesQuery = z.infer<typeof batchImagesQuerySchema>;
 export type ClientImagesQuery = z.infer<typeof clientImagesQuerySchema>;

@@ -11,7 +11,7 @@ import {
 import sharp from 'sharp';
 import { RejectedUpload } from './errors';
 import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
-import type { Label, TrimmedLabels } from '../store/model';
+import { isCatAt, type CatInstance, type Label, type TrimmedLabels } from '../store/model';
 import { LIMITS } from '../store/schema';
 
 export interface ImageFacts {
@@ -64,6 +64,9 @@ export async function toRekognitionJpeg(image: Buffer, maxInputPixels: number): 
 
 export interface Detection {
   isCat: boolean;
+  /** The best Cat confidence, label or instance; 0 when no Cat was found. */
+  catConfidence: number;
+  cats: CatInstance[];
   labels: Label[];
   trimmed: TrimmedLabels;
   /** How the image was sent, for the debug log. */
@@ -114,7 +117,10 @@ function isImageRefusal(err: unknown): boolean {
   );
 }
 
-/** Keeps names, confidences, parents and instance counts; drops boxes and everything else. */
+/**
+ * Keeps names, confidences, parents and instance counts, and the Cat instances with their boxes (so the cat threshold
+ * can move later without another call); drops everything else.
+ */
 export function interpretLabels(
   out: Pick<DetectLabelsCommandOutput, 'Labels' | 'LabelModelVersion'>,
   catMinConfidence: number,
@@ -129,12 +135,29 @@ export function interpretLabels(
     }))
     .sort((a, b) => b.confidence - a.confidence)
     .slice(0, LIMITS.labels);
-  const isCat = all.some((l) => l.name === 'Cat' && l.confidence >= catMinConfidence);
+  const catLabel = (out.Labels ?? []).find((l) => l.Name === 'Cat');
+  const cats: CatInstance[] = (catLabel?.Instances ?? [])
+    .filter((i) => i.BoundingBox)
+    .map((i) => ({
+      confidence: round2(i.Confidence ?? 0),
+      box: {
+        left: round4(i.BoundingBox!.Left ?? 0),
+        top: round4(i.BoundingBox!.Top ?? 0),
+        width: round4(i.BoundingBox!.Width ?? 0),
+        height: round4(i.BoundingBox!.Height ?? 0),
+      },
+    }))
+    .sort((a, b) => b.confidence - a.confidence)
+    .slice(0, LIMITS.cats);
+  const catConfidence = Math.max(0, catLabel ? round2(catLabel.Confidence ?? 0) : 0, ...cats.map((c) => c.confidence));
   return {
-    isCat,
+    isCat: isCatAt(catConfidence, catMinConfidence),
+    catConfidence,
+    cats,
     labels: all.map(({ name, confidence }) => ({ name, confidence })),
     trimmed: { model: out.LabelModelVersion ?? 'unknown', labels: all },
   };
 }
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;
+const round4 = (n: number): number => Math.round(n * 1e4) / 1e4;

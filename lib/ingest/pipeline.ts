@@ -10,13 +10,13 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { REKOGNITION_LIMITS } from '../ids';
 import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
-import type { Batch, Image, Outcome } from '../store/model';
-import type { Claim } from '../store/writes';
+import { isCatAt, type Batch, type Image, type Outcome } from '../store/model';
+import type { Claim, ImageResult } from '../store/writes';
 import { DebugLog } from './debug-log';
-import { detectLabels, type Detection } from './detect';
+import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
-import type { MetricSink } from './metrics';
+import { timed, type IngestMetrics } from './metrics';
 import { decodeS3Key, invalidKeyDestination, parseUploadKey, restingKey, type UploadKey } from './s3-key';
 import { UploadGone, moveUpload, readUpload, tooLarge, type StoredUpload } from './storage';
 
@@ -31,7 +31,7 @@ export interface UploadEvent {
 }
 
 export type IngestResult =
-  | { outcome: Outcome; batchId: string; fprint: string }
+  | { outcome: Outcome; batchId: string; fprint: string; errorCode?: string }
   /** No batch of the uploader's can hold it (a key outside the layout, an unknown client): moved under failed/. */
   | { outcome: 'refused'; key: string; code: RefusalCode }
   /** A redelivered event: the work was done, or is being done (`inFlight`), by another delivery. */
@@ -43,9 +43,11 @@ export interface IngestDeps {
   store: BatchStore;
   config: Config;
   logger: Logger;
-  metrics: MetricSink;
+  metrics: IngestMetrics;
   now?: () => number;
 }
+
+type SuccessResult = Extract<ImageResult, { status: 'success' }>;
 
 /** An upload placed in its client's batch (step 1). */
 export interface Upload extends UploadKey {
@@ -61,24 +63,30 @@ export interface Upload extends UploadKey {
 /** Why no batch can hold an upload: its key, its client, or its batch is being erased (DELETE). */
 type RefusalCode = 'InvalidKey' | 'UnknownClient' | 'BatchDeleting';
 
-const REFUSAL_METRICS = {
-  InvalidKey: 'InvalidKeyUploads',
-  UnknownClient: 'UnknownClientUploads',
-  BatchDeleting: 'DeletedBatchUploads',
-} as const satisfies Record<RefusalCode, string>;
-
 export async function processUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
+  const result = await handleUpload(deps, event);
+  if (result.outcome === 'duplicate') deps.metrics.callSaved('duplicate');
+  deps.metrics.image(result.outcome, 'code' in result ? result.code : 'errorCode' in result ? result.errorCode : undefined);
+  return result;
+}
+
+async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
+  const { metrics } = deps;
   const upload = await placeUpload(deps, event);
   if ('outcome' in upload) return upload;
   try {
-    const object = await readObject(deps, upload);
-    const image = await fingerprintImage(deps, upload, object);
-    const claim = await claimImage(deps, upload, object, image);
+    const object = await timed(metrics, 'Read', () => readObject(deps, upload));
+    const image = await timed(metrics, 'Fingerprint', () => fingerprintImage(deps, upload, object));
+    const claim = await timed(metrics, 'Claim', () => claimImage(deps, upload, object, image));
     if ('existing' in claim) return settleClaimed(deps, upload, object, claim.existing);
-    const detection = await detectInClaim(deps, upload, object, image, claim);
+    const result = await timed(
+      metrics,
+      'Detect',
+      async () => (await reuseEarlierResult(deps, upload, image, claim)) ?? (await detectInClaim(deps, upload, object, image, claim)),
+    );
     const processedKey = restingKey('processed', upload, image.fprint, image.format);
-    await recordResult(deps, upload, claim, detection, processedKey);
-    await moveUpload(deps.s3, object, processedKey);
+    await timed(metrics, 'Record', () => recordResult(deps, upload, claim, result, processedKey));
+    await timed(metrics, 'Move', () => moveUpload(deps.s3, object, processedKey));
     return { outcome: 'success', batchId: upload.batchId, fprint: image.fprint };
   } catch (err) {
     if (err instanceof UploadGone) return redelivered(deps, upload);
@@ -121,7 +129,6 @@ function parseKey(key: string): UploadKey | undefined {
 /** Nothing can record it: a log line, a metric, and the object under failed/. */
 async function refuse(deps: IngestDeps, object: StoredUpload, to: string, code: RefusalCode): Promise<IngestResult> {
   deps.logger.error('upload refused: no batch of its uploader can hold it', { key: object.key, code });
-  deps.metrics(REFUSAL_METRICS[code]);
   await moveUpload(deps.s3, object, to);
   return { outcome: 'refused', key: object.key, code };
 }
@@ -218,7 +225,36 @@ function redelivered(deps: IngestDeps, upload: Upload): IngestResult {
   return { outcome: 'redelivered', key: upload.key, inFlight: false };
 }
 
-// ---- 5. DetectLabels ------------------------------------------------------------------------------------------
+// ---- 5. DetectLabels, unless the client had these pixels classified in another batch ----------------------------
+
+/** The batch's cat threshold: the one it was re-thresholded to, else the configured one. */
+const catThreshold = (deps: IngestDeps, batch: Batch): number => batch.catMinConfidence ?? deps.config.catMinConfidence;
+
+/**
+ * A copy of the client's earliest classification of the same pixels in another batch (labels, cat instances, its
+ * classification time), judged by this batch's threshold. Always the earliest, so every copy agrees with it.
+ */
+async function reuseEarlierResult(deps: IngestDeps, upload: Upload, image: Fingerprint, held: HeldClaim): Promise<SuccessResult | undefined> {
+  let earlier: Image | undefined;
+  try {
+    earlier = await deps.store.findReusable(upload.clientId, upload.batchId, image.fprint);
+  } catch (err) {
+    await deps.store.release(held.claim);
+    throw err;
+  }
+  if (!earlier) return undefined;
+  deps.metrics.callSaved('reuse');
+  upload.log.add(`reused the classification of batch ${earlier.batchId} (${new Date(earlier.classifiedAt ?? 0).toISOString()})`);
+  const catConfidence = earlier.catConfidence ?? 0;
+  return {
+    status: 'success',
+    isCat: isCatAt(catConfidence, catThreshold(deps, upload.batch)),
+    catConfidence,
+    cats: earlier.cats ?? [],
+    labels: earlier.labels ?? [],
+    reusedFrom: earlier.classifiedAt ?? upload.receivedAt,
+  };
+}
 
 /** Classifies the claimed image; a transient failure gives the claim back so the retry can take it at once. */
 async function detectInClaim(
@@ -227,9 +263,10 @@ async function detectInClaim(
   object: { bytes: Buffer },
   image: Fingerprint,
   held: HeldClaim,
-): Promise<Detection> {
+): Promise<SuccessResult> {
   const { config } = deps;
   try {
+    deps.metrics.detectLabelsCall();
     const detection = await detectLabels(
       deps.rekognition,
       { bucket: upload.bucket, key: upload.key, bytes: object.bytes.length, format: image.format, width: image.width, height: image.height },
@@ -237,13 +274,14 @@ async function detectInClaim(
       {
         minConfidence: config.minConfidence,
         maxLabels: config.maxLabels,
-        catMinConfidence: config.catMinConfidence,
+        catMinConfidence: catThreshold(deps, upload.batch),
         maxInputPixels: config.maxInputPixels,
       },
     );
     upload.log.add(`DetectLabels by ${detection.sentAs}: ${detection.labels.slice(0, 5).map((l) => `${l.name} ${l.confidence}`).join(', ')}`);
     upload.log.add(detection.isCat ? 'a cat' : 'not a cat');
-    return detection;
+    const { isCat, catConfidence, cats, labels, trimmed } = detection;
+    return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed };
   } catch (err) {
     if (err instanceof RejectedUpload) throw new RejectedUpload(err.code, err.message, { cause: err, claim: held });
     await deps.store.release(held.claim);
@@ -253,9 +291,9 @@ async function detectInClaim(
 
 // ---- 6. record ------------------------------------------------------------------------------------------------
 
-async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, detection: Detection, processedKey: string): Promise<void> {
+async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, result: SuccessResult, processedKey: string): Promise<void> {
   const finished = await deps.store.finish(held.claim, {
-    result: { status: 'success', isCat: detection.isCat, labels: detection.labels, detection: detection.trimmed },
+    result,
     uploadedAt: held.uploadedAt,
     now: (deps.now ?? Date.now)(),
     restingKey: processedKey,
@@ -283,7 +321,7 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
   }
   // Overwritten: the key holds a newer upload, which stays for its own event.
   if (err.code !== 'Overwritten') await moveUpload(deps.s3, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, failedKey);
-  return { outcome: 'fail', batchId: upload.batchId, fprint };
+  return { outcome: 'fail', batchId: upload.batchId, fprint, errorCode: err.code };
 }
 
 function rejectionRecord(upload: Upload, fprint: string, failedKey: string, err: RejectedUpload, now: number): Image {

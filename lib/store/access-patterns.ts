@@ -1,12 +1,19 @@
 // The request of every read access pattern of docs/design.md §2 (numbers as in its table), as pure functions: the key
 // condition, index and filters of each, unit-tested without a network. reader.ts runs them.
-import type { BatchGetCommandInput, GetCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { BatchGetCommandInput, GetCommandInput, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { imageNames } from './attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
 import type { BatchStatus, ImageStatus } from './model';
 import { BATCH_SK, INDEX, batchKey, batchPartition, imageKey, statusTs } from './schema';
 
-/** What a listing shows of an image: the attributes every index projects (resources/table.yml). */
+/**
+ * What a listing shows of an image: the attributes every index projects (resources/table.yml), and from the table
+ * itself the cat confidence, cat boxes and reuse flag (client-wide listings go without them).
+ */
 export const LISTING_ATTRIBUTES = [
+  'cat_conf',
+  'rek_cats',
+  'reused',
   'batch_id',
   'img_fprint',
   'client_id',
@@ -239,4 +246,24 @@ export function batchGetRequests(tableName: string, clientId: string, batchId: s
 /** BatchGetItem of whole batch summaries, by their keys (a page of client-batches). */
 export function batchSummariesRequest(tableName: string, keys: readonly { batch_id: string; img_fprint: string }[]): BatchGetCommandInput {
   return { RequestItems: { [tableName]: { Keys: keys.map((k) => ({ batch_id: k.batch_id, img_fprint: k.img_fprint })) } } };
+}
+
+/** Records of one fingerprint a reuse lookup reads at most: one per batch of the client that holds the same pixels. */
+export const REUSE_LOOKUP_LIMIT = 10;
+
+/**
+ * 5b for the ingest: the client's classified record of these pixels in another batch, within retention. One eventually
+ * consistent Query of the client-fprint index (it projects what a copy needs), never another client's partition.
+ */
+export function reusableResultRequest(tableName: string, clientId: string, fprint: string, nowS: number): QueryCommandInput {
+  return {
+    TableName: tableName,
+    IndexName: INDEX.clientFprint,
+    KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
+    FilterExpression: '#status = :success AND #expiresAt > :now',
+    ProjectionExpression: '#partition, #fprint, #status, #labels, #catConfidence, #cats, #classifiedAt, #expiresAt',
+    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels', 'catConfidence', 'cats', 'classifiedAt'),
+    ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
+    Limit: REUSE_LOOKUP_LIMIT,
+  };
 }

@@ -16,8 +16,9 @@ import {
   type PutCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { reusableResultRequest } from './access-patterns';
 import { toBatch, toImage } from './attributes';
-import { shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
+import { isCatAt, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
 import { batchKey, clientKey, imageKey, type BatchItem, type ImageItem } from './schema';
 import {
   CLAIM_COUNTS,
@@ -25,6 +26,7 @@ import {
   REJECTION_COUNTS,
   addExpectedRequest,
   autoCloseRequest,
+  catFlagRequest,
   claimRequest,
   closeRequest,
   countRecords,
@@ -36,11 +38,13 @@ import {
   markDoneRequest,
   newBatch,
   putBatchRequest,
+  reclassifyPageQuery,
   recountQuery,
   rejectionRequest,
   releaseRequest,
   setCountsRequest,
   takeoverRequest,
+  thresholdRequest,
   transaction,
   type Claim,
   type Finish,
@@ -66,6 +70,25 @@ export type ClaimOutcome =
   | { held: true; takeover: boolean; uploadedAt: number }
   /** Someone holds or held this image already: the record that says so. */
   | { held: false; existing: Image };
+
+export type ReclassifyOutcome =
+  | { outcome: 'missing' }
+  /** Still open or processing: its flags would be set by the ingest too. */
+  | { outcome: 'not-done' }
+  /** `after`: the last fingerprint handled when the time budget ran out before the batch's end. */
+  | { outcome: 'reclassified'; batch: Batch; after?: string };
+
+export interface ReclassifyOptions {
+  /** Continue after this fingerprint (an earlier request's `after`). */
+  after?: string;
+  /** Epoch ms: no new page is started after it. */
+  deadline: number;
+  pageSize?: number;
+}
+
+/** Records read per re-threshold page, and cat flags written at once. */
+const RECLASSIFY_PAGE = 500;
+const RECLASSIFY_PARALLEL = 16;
 
 export type CloseOutcome = { closed: true; batch: Batch } | { closed: false; reason: 'missing' | 'closed' | 'below-total'; batch?: Batch };
 
@@ -223,6 +246,47 @@ export class BatchStore {
     }
   }
 
+  /**
+   * Re-thresholds a done batch from its stored cat confidences, no Rekognition call: remembers the threshold, then
+   * pages through its records flipping the cat flags (and sparse cat keys) that change, moving `cats` by what flipped,
+   * until the batch's end or the deadline (then `after` says where to go on).
+   */
+  async reclassify(clientId: string, batchId: string, catMinConfidence: number, opts: ReclassifyOptions): Promise<ReclassifyOutcome> {
+    try {
+      await this.ddb.send(new UpdateCommand(thresholdRequest(this.table, clientId, batchId, catMinConfidence)));
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+      return { outcome: (await this.getBatch(clientId, batchId)) ? 'not-done' : 'missing' };
+    }
+    let after = opts.after;
+    do {
+      const out = await this.ddb.send(new QueryCommand(reclassifyPageQuery(this.table, clientId, batchId, opts.pageSize ?? RECLASSIFY_PAGE, after)));
+      const flips = ((out.Items ?? []) as ImageItem[])
+        .map(toImage)
+        .filter((i) => i.status === 'success' && i.catConfidence !== undefined && isCatAt(i.catConfidence, catMinConfidence) !== (i.isCat === true));
+      let moved = 0;
+      for (let i = 0; i < flips.length; i += RECLASSIFY_PARALLEL) {
+        const flipped = await Promise.all(flips.slice(i, i + RECLASSIFY_PARALLEL).map((image) => this.flipCat({ ...image, clientId, batchId }, image.isCat !== true)));
+        moved += flipped.reduce((n, f) => n + f, 0);
+      }
+      if (moved !== 0) await this.ddb.send(new UpdateCommand(countRequest(this.table, clientId, batchId, { cats: moved })));
+      after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
+    } while (after !== undefined && this.now() < opts.deadline);
+    const batch = (await this.getBatch(clientId, batchId))!;
+    return { outcome: 'reclassified', batch, ...(after !== undefined ? { after } : {}) };
+  }
+
+  /** +1 or -1 on the cat count when the flag flipped; 0 when someone else flipped it first. */
+  private async flipCat(image: Image, isCat: boolean): Promise<number> {
+    try {
+      await this.ddb.send(new UpdateCommand(catFlagRequest(this.table, image, isCat)));
+      return isCat ? 1 : -1;
+    } catch (err) {
+      if (conditionFailed(err)) return 0;
+      throw err;
+    }
+  }
+
   // ---- images ----------------------------------------------------------------------------------------------
 
   async getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
@@ -248,6 +312,18 @@ export class BatchStore {
       }
     }
     return { held: false, existing };
+  }
+
+  /**
+   * The client's earlier classification of these pixels in another batch, within retention, or undefined: one
+   * eventually consistent index Query (a record written a moment ago may be missed: then DetectLabels is called).
+   */
+  async findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+    const out = await this.ddb.send(new QueryCommand(reusableResultRequest(this.table, clientId, fprint, Math.floor(this.now() / 1000))));
+    return ((out.Items ?? []) as ImageItem[])
+      .map(toImage)
+      .filter((i) => i.batchId !== batchId && i.labels !== undefined)
+      .sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0))[0];
   }
 
   /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */

@@ -20,6 +20,12 @@ export interface TrimmedLabels {
   labels: { name: string; confidence: number; parents: string[]; instances: number }[];
 }
 
+/** One cat DetectLabels found, with its box as ratios of the image's sides (Rekognition's BoundingBox). */
+export interface CatInstance {
+  confidence: number;
+  box: { left: number; top: number; width: number; height: number };
+}
+
 export interface ImageError {
   code: string;
   message: string;
@@ -44,6 +50,11 @@ export interface Image {
   etag?: string;
   fileName?: string;
   isCat?: boolean;
+  /** The best Cat confidence (label or instance), 0 when none: isCat is catConfidence >= the batch's threshold. */
+  catConfidence?: number;
+  cats?: CatInstance[];
+  /** Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call. */
+  reused?: boolean;
   labels?: Label[];
   detection?: TrimmedLabels;
   logs?: string[];
@@ -72,7 +83,7 @@ export interface Counts {
   success: number;
   fail: number;
   duplicate: number;
-  /** Classified by reusing an earlier result (reserved: always 0 for now). */
+  /** Of success: classified by copying the client's earlier result for the same pixels (no DetectLabels call). */
   reused: number;
   cats: number;
 }
@@ -93,6 +104,8 @@ export interface Batch {
   closed: boolean;
   /** Epoch ms. */
   closedAt?: number;
+  /** The cat threshold the batch was last re-thresholded to (POST …:reclassify); the configured one until then. */
+  catMinConfidence?: number;
   /** Epoch ms; set once, by the write that made the batch done. */
   doneAt?: number;
   counts: Counts;
@@ -124,3 +137,7 @@ export const shouldMarkDone = (b: Batch): boolean => b.doneAt === undefined && b
 
 /** Client and batch ids: S3 key segments and the table's partition prefix. */
 export const isId = (id: string): boolean => ID_PATTERN.test(id);
+
+/** The one cat rule: a Cat was found, at or above the threshold (0 takes every Cat found, never an image without one). */
+export const isCatAt = (catConfidence: number | undefined, threshold: number): boolean =>
+  catConfidence !== undefined && catConfidence > 0 && catConfidence >= threshold;

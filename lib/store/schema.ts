@@ -1,7 +1,7 @@
 // The shape of the IceCatWrangler table (docs/design.md §2): keys, index names, the stored items and their bounds.
 // resources/table.yml is the deployed definition; this file is how the store names what it holds. Nothing outside
 // lib/store reads a stored attribute name.
-import type { ImageStatus, Label, TrimmedLabels } from './model';
+import type { CatInstance, ImageStatus, Label, TrimmedLabels } from './model';
 
 export const BATCH_SK = '#BATCH';
 export const CLIENT_SK = '#CLIENT';
@@ -31,6 +31,8 @@ export const LIMITS = {
   logLines: 100,
   logLineChars: 500,
   labels: 25,
+  /** Cat instances kept per image, most confident first. */
+  cats: 10,
   errMessageChars: 500,
 } as const;
 
@@ -53,6 +55,10 @@ export interface ImageItem {
   lease_until?: number;
   rek_ts?: number;
   rek_iscat?: boolean;
+  cat_conf?: number;
+  rek_cats?: CatInstance[];
+  /** true when copied from the client's earlier classification of the same pixels. */
+  reused?: boolean;
   labels?: Label[];
   rek_resp?: TrimmedLabels;
   /** Written only for cats: the sparse client-cats index. Equals upload_ts. */
@@ -86,6 +92,7 @@ export interface BatchItem {
   expected?: number;
   closed?: boolean;
   closed_ts?: number;
+  cat_min_conf?: number;
   done_ts?: number;
   /** Set by DELETE /v1/batches/{batchId}: the batch answers 404 and takes no uploads while it is erased. */
   deleting?: boolean;

@@ -2,7 +2,7 @@
 // them. Expressions name attributes by their domain names through lib/store/attributes.ts (`#fileName`).
 import type { PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, storedImageAttributes, toBatchItem, toImageItem } from './attributes';
-import { ZERO_COUNTS, type Batch, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
+import { ZERO_COUNTS, type Batch, type CatInstance, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
 import { BATCH_SK, LIMITS, batchKey, batchPartition, imageKey, statusTs, ttlFor, type ImageItem } from './schema';
 
 // ---- batches -------------------------------------------------------------------------------------------------
@@ -143,15 +143,15 @@ export function recountQuery(table: string, clientId: string, batchId: string): 
   return {
     TableName: table,
     KeyConditionExpression: '#partition = :partition AND #fprint > :summary',
-    ProjectionExpression: '#status, #isCat, #duplicates',
-    ExpressionAttributeNames: imageNames('partition', 'fprint', 'status', 'isCat', 'duplicates'),
+    ProjectionExpression: '#status, #isCat, #duplicates, #reused',
+    ExpressionAttributeNames: imageNames('partition', 'fprint', 'status', 'isCat', 'duplicates', 'reused'),
     ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), ':summary': BATCH_SK },
     ConsistentRead: true,
   };
 }
 
 /** The counters the records add up to. */
-export function countRecords(items: readonly Pick<ImageItem, 'op_status' | 'rek_iscat' | 'dup_count'>[]): Counts {
+export function countRecords(items: readonly Pick<ImageItem, 'op_status' | 'rek_iscat' | 'dup_count' | 'reused'>[]): Counts {
   const counts = { ...ZERO_COUNTS };
   for (const item of items) {
     const duplicates = item.dup_count ?? 0;
@@ -161,6 +161,7 @@ export function countRecords(items: readonly Pick<ImageItem, 'op_status' | 'rek_
     else if (item.op_status === 'success') counts.success++;
     else counts.fail++;
     if (item.op_status === 'success' && item.rek_iscat === true) counts.cats++;
+    if (item.op_status === 'success' && item.reused === true) counts.reused++;
   }
   return counts;
 }
@@ -270,8 +271,18 @@ export function releaseRequest(table: string, c: Claim): UpdateCommandInput {
   };
 }
 
+/** A classification: DetectLabels' own (with its trimmed answer) or one reused from the client's earlier record. */
 export type ImageResult =
-  | { status: 'success'; isCat: boolean; labels: Label[]; detection: TrimmedLabels }
+  | {
+      status: 'success';
+      isCat: boolean;
+      catConfidence: number;
+      cats: CatInstance[];
+      labels: Label[];
+      detection?: TrimmedLabels;
+      /** Epoch ms of the classification a reused result was copied from. */
+      reusedFrom?: number;
+    }
   | { status: 'fail'; error: ImageError };
 
 export interface Finish {
@@ -291,14 +302,24 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
     ':status': f.result.status,
     ':uploadedAt': f.uploadedAt,
     ':statusKey': statusTs(f.result.status, f.uploadedAt),
-    ':now': f.now,
+    ':now': f.result.status === 'success' && f.result.reusedFrom !== undefined ? f.result.reusedFrom : f.now,
     ':resting': f.restingKey,
     ':claim': c.claimId,
   };
   if (f.result.status === 'success') {
-    set.push('#isCat = :cat', '#labels = :labels', '#detection = :detection');
-    names.push('isCat', 'labels', 'detection');
-    Object.assign(values, { ':cat': f.result.isCat, ':labels': f.result.labels, ':detection': f.result.detection });
+    set.push('#isCat = :cat', '#catConfidence = :catConfidence', '#cats = :cats', '#labels = :labels');
+    names.push('isCat', 'catConfidence', 'cats', 'labels');
+    Object.assign(values, { ':cat': f.result.isCat, ':catConfidence': f.result.catConfidence, ':cats': f.result.cats, ':labels': f.result.labels });
+    if (f.result.detection) {
+      set.push('#detection = :detection');
+      names.push('detection');
+      values[':detection'] = f.result.detection;
+    }
+    if (f.result.reusedFrom !== undefined) {
+      set.push('#reused = :reused');
+      names.push('reused');
+      values[':reused'] = true;
+    }
     if (f.result.isCat) {
       set.push('#catAt = :uploadedAt');
       names.push('catAt');
@@ -325,7 +346,9 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
 
 /** What finishing moves on the counters: pending becomes success (and a cat) or fail. */
 export const finishCounts = (r: ImageResult): Partial<Counts> =>
-  r.status === 'success' ? { pending: -1, success: 1, ...(r.isCat ? { cats: 1 } : {}) } : { pending: -1, fail: 1 };
+  r.status === 'success'
+    ? { pending: -1, success: 1, ...(r.isCat ? { cats: 1 } : {}), ...(r.reusedFrom !== undefined ? { reused: 1 } : {}) }
+    : { pending: -1, fail: 1 };
 
 /**
  * Counts another upload of an image already recorded in the batch. The file name set makes a redelivered event a
@@ -384,4 +407,47 @@ export function transaction(...writes: (UpdateCommandInput | PutCommandInput)[])
 }
 
 /** Attributes a listing of the batch's records reads. */
-export const RECOUNT_ATTRIBUTES = storedImageAttributes(['status', 'isCat', 'duplicates']);
+export const RECOUNT_ATTRIBUTES = storedImageAttributes(['status', 'isCat', 'duplicates', 'reused']);
+
+// ---- re-threshold ---------------------------------------------------------------------------------------------
+
+/** Remembers a done batch's new cat threshold; fails (condition) when the batch is missing or not done. */
+export function thresholdRequest(table: string, clientId: string, batchId: string, catMinConfidence: number): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #catMinConfidence = :threshold',
+    ConditionExpression: 'attribute_exists(#doneAt)',
+    ExpressionAttributeNames: batchNames('catMinConfidence', 'doneAt'),
+    ExpressionAttributeValues: { ':threshold': catMinConfidence },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** One page of a batch's records, projected to what re-thresholding reads, after `afterFprint`. */
+export function reclassifyPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
+  return {
+    TableName: table,
+    KeyConditionExpression: '#partition = :partition AND #fprint > :after',
+    ProjectionExpression: '#fprint, #status, #isCat, #catConfidence, #uploadedAt',
+    ExpressionAttributeNames: imageNames('partition', 'fprint', 'status', 'isCat', 'catConfidence', 'uploadedAt'),
+    ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), ':after': afterFprint ?? BATCH_SK },
+    ConsistentRead: true,
+    Limit: limit,
+  };
+}
+
+/**
+ * Flips one classified image's cat flag and its sparse client-cats key (cat_ts = upload_ts, or removed), only if the
+ * flag is still what was read: a concurrent re-threshold never moves the cat counter twice for one image.
+ */
+export function catFlagRequest(table: string, image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'uploadedAt'>, isCat: boolean): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: imageKey(image.clientId, image.batchId, image.fprint),
+    UpdateExpression: isCat ? 'SET #isCat = :cat, #catAt = :uploadedAt' : 'SET #isCat = :cat REMOVE #catAt',
+    ConditionExpression: '#status = :success AND #isCat = :was',
+    ExpressionAttributeNames: imageNames('isCat', 'catAt', 'status'),
+    ExpressionAttributeValues: { ':cat': isCat, ':was': !isCat, ':success': 'success', ...(isCat ? { ':uploadedAt': image.uploadedAt } : {}) },
+  };
+}

@@ -135,13 +135,16 @@ describe('GET /v1/batches/{batchId}/images', () => {
       fileName: 'tabby.jpg',
       status: 'success',
       isCat: true,
+      catConfidence: null,
       labels: [
         { name: 'Cat', confidence: 91.5 },
         { name: 'Animal', confidence: 91.5 },
       ],
+      cats: [],
       uploadedAt: iso(at(0)),
       classifiedAt: iso(at(0) + 500),
       duplicates: 0,
+      reused: false,
       error: null,
     });
   });

@@ -56,6 +56,13 @@ async function keysUnder(prefix: string): Promise<string[]> {
   return (out.Contents ?? []).map((o) => o.Key!).sort();
 }
 
+/** A client of its own: reuse across batches would otherwise answer from another test's classification of a fixture. */
+async function freshClient(): Promise<string> {
+  const clientId = uniqueId('fresh');
+  await registerClient(aws.ddb, TABLE(), clientId);
+  return clientId;
+}
+
 async function detectCalls(): Promise<number> {
   const res = await fetch(`${process.env.AWS_ENDPOINT_URL_REKOGNITION}/__stats`);
   return ((await res.json()) as { detectLabels: number }).detectLabels;
@@ -92,38 +99,40 @@ describe('ingest on the local stack', () => {
 
   it('classifies the same image uploaded twice once and counts the second as a duplicate', async () => {
     const batch = newBatch();
+    const client = await freshClient();
     const before = await detectCalls();
 
-    await put(`uploads/demo/${batch}/first.png`, CAT);
-    await settled(batch, 1);
-    await put(`uploads/demo/${batch}/again.png`, CAT);
-    const s = await settled(batch, 2);
+    await put(`uploads/${client}/${batch}/first.png`, CAT);
+    await settled(batch, 1, client);
+    await put(`uploads/${client}/${batch}/again.png`, CAT);
+    const s = await settled(batch, 2, client);
 
-    const items = await images(batch);
+    const items = await images(batch, client);
     expect(items).toHaveLength(1);
     expect(items[0]).toMatchObject({ op_status: 'success', file_name: 'first.png', dup_count: 1 });
     expect([...(items[0]!.dup_files as unknown as Set<string>)]).toEqual(['again.png']);
     expect(s).toMatchObject({ n_total: 2, n_success: 1, n_duplicate: 1 });
     expect((await detectCalls()) - before).toBe(1);
-    expect(await keysUnder(`duplicates/demo/${batch}/`)).toEqual([`duplicates/demo/${batch}/${items[0]!.img_fprint}/again.png`]);
+    expect(await keysUnder(`duplicates/${client}/${batch}/`)).toEqual([`duplicates/${client}/${batch}/${items[0]!.img_fprint}/again.png`]);
   });
 
   it('classifies 20 simultaneous copies once: one success, 19 duplicates, one DetectLabels call', async () => {
     const batch = newBatch();
+    const client = await freshClient();
     await bridgeIdle();
     const before = await detectCalls();
 
-    await Promise.all(Array.from({ length: 20 }, (_, i) => put(`uploads/demo/${batch}/copy-${i}.png`, NOT_CAT)));
-    const s = await settled(batch, 20);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => put(`uploads/${client}/${batch}/copy-${i}.png`, NOT_CAT)));
+    const s = await settled(batch, 20, client);
     await bridgeIdle();
 
-    const items = await images(batch);
+    const items = await images(batch, client);
     expect(items).toHaveLength(1);
     expect(items[0]).toMatchObject({ op_status: 'success', dup_count: 19 });
     expect(s).toMatchObject({ n_total: 20, n_success: 1, n_duplicate: 19, n_fail: 0 });
     expect((await detectCalls()) - before).toBe(1);
-    expect(await keysUnder(`duplicates/demo/${batch}/`)).toHaveLength(19);
-    expect(await keysUnder(`uploads/demo/${batch}/`)).toEqual([]);
+    expect(await keysUnder(`duplicates/${client}/${batch}/`)).toHaveLength(19);
+    expect(await keysUnder(`uploads/${client}/${batch}/`)).toEqual([]);
   });
 
   it('ignores the same S3 event delivered twice: no second classification, counters unchanged', async () => {
@@ -162,15 +171,16 @@ describe('ingest on the local stack', () => {
 
   it('writes bounded debug logs and the sparse log key only for a batch in debug mode', async () => {
     const batch = newBatch();
+    const client = await freshClient();
     const now = Date.now();
     await aws.ddb.send(
-      new PutCommand({ TableName: TABLE(), Item: toBatchItem(batchSummary({ clientId: 'demo', batchId: batch, now, debug: true, retentionDays: 7 })) }),
+      new PutCommand({ TableName: TABLE(), Item: toBatchItem(batchSummary({ clientId: client, batchId: batch, now, debug: true, retentionDays: 7 })) }),
     );
 
-    await put(`uploads/demo/${batch}/cat.png`, CAT);
-    await settled(batch, 1);
+    await put(`uploads/${client}/${batch}/cat.png`, CAT);
+    await settled(batch, 1, client);
 
-    const [item] = await images(batch);
+    const [item] = await images(batch, client);
     expect(item!.log_ts).toBe(item!.upload_ts);
     expect(item!.logs!.join('\n')).toMatch(/DetectLabels by S3Object/);
     expect(item!.ttl).toBeLessThanOrEqual(Math.floor(now / 1000) + 7 * 86400 + 60);
@@ -188,6 +198,49 @@ describe('ingest on the local stack', () => {
   });
 });
 
+describe('reuse across batches', () => {
+  it('classifies the same pixels in two batches of one client with one DetectLabels call; the second is reused', async () => {
+    const client = await freshClient();
+    const [first, second] = [newBatch(), newBatch()];
+    await bridgeIdle();
+    const before = await detectCalls();
+
+    await put(`uploads/${client}/${first}/chelsea.png`, CAT);
+    await settled(first, 1, client);
+    await put(`uploads/${client}/${second}/same cat.png`, CAT);
+    const s = await settled(second, 1, client);
+
+    const [original] = await images(first, client);
+    const [copy] = await images(second, client);
+    expect((await detectCalls()) - before).toBe(1);
+    expect(s).toMatchObject({ n_total: 1, n_success: 1, n_reused: 1, n_cats: 1, n_pending: 0 });
+    expect((await summary(first, client))).toMatchObject({ n_success: 1, n_reused: 0 });
+    expect(copy).toMatchObject({ op_status: 'success', reused: true, rek_iscat: true, labels: original!.labels, rek_cats: original!.rek_cats });
+    expect(copy!.cat_conf).toBe(original!.cat_conf);
+    expect(copy!.rek_ts).toBe(original!.rek_ts);
+    expect(copy!.cat_ts).toBe(copy!.upload_ts);
+    expect(original!.rek_cats!.length).toBeGreaterThan(0);
+    expect(original).not.toHaveProperty('reused');
+    expect(await keysUnder(`processed/${client}/${second}/`)).toEqual([`processed/${client}/${second}/${copy!.img_fprint}.png`]);
+  });
+
+  it('never reuses another client\'s classification: two clients, two DetectLabels calls', async () => {
+    const [one, two] = [await freshClient(), await freshClient()];
+    const batch = newBatch();
+    await bridgeIdle();
+    const before = await detectCalls();
+
+    await put(`uploads/${one}/${batch}/coffee.png`, NOT_CAT);
+    await settled(batch, 1, one);
+    await put(`uploads/${two}/${batch}/coffee.png`, NOT_CAT);
+    const s = await settled(batch, 1, two);
+
+    expect((await detectCalls()) - before).toBe(2);
+    expect(s).toMatchObject({ n_success: 1, n_reused: 0 });
+    expect((await images(batch, two))[0]).not.toHaveProperty('reused');
+  });
+});
+
 describe('ingest under faults and crashes', () => {
   async function faults(patch: Record<string, number>) {
     await fetch(`${process.env.AWS_ENDPOINT_URL_REKOGNITION}/__faults`, {
@@ -200,11 +253,12 @@ describe('ingest under faults and crashes', () => {
 
   it('retries DetectLabels throttling (injected at the local detector) with backoff and classifies once', async () => {
     const batch = newBatch();
+    const client = await freshClient();
     await bridgeIdle();
     await faults({ throttleNext: 2 });
 
-    await put(`uploads/demo/${batch}/cat.png`, CAT);
-    const s = await settled(batch, 1);
+    await put(`uploads/${client}/${batch}/cat.png`, CAT);
+    const s = await settled(batch, 1, client);
 
     expect(s).toMatchObject({ n_total: 1, n_success: 1, n_cats: 1 });
     const stats = (await (await fetch(`${process.env.AWS_ENDPOINT_URL_REKOGNITION}/__faults`)).json()) as { throttleNext: number };
@@ -213,13 +267,14 @@ describe('ingest under faults and crashes', () => {
 
   it('releases the claim when throttling outlasts the retries, and the redelivered message classifies the image', async () => {
     const batch = newBatch();
+    const client = await freshClient();
     await bridgeIdle();
     await faults({ throttleNext: Number(process.env.REKOGNITION_MAX_ATTEMPTS ?? 6) });
 
-    await put(`uploads/demo/${batch}/coffee.png`, NOT_CAT);
-    const s = await settled(batch, 1);
+    await put(`uploads/${client}/${batch}/coffee.png`, NOT_CAT);
+    const s = await settled(batch, 1, client);
 
-    const [item] = await images(batch);
+    const [item] = await images(batch, client);
     expect(s).toMatchObject({ n_total: 1, n_success: 1, n_fail: 0 });
     expect(item).toMatchObject({ op_status: 'success' });
     expect(item).not.toHaveProperty('claim_id');

@@ -249,3 +249,100 @@ describe('an overwrite is a new upload', () => {
     expect(left.KeyCount ?? 0).toBe(0);
   });
 });
+
+describe('re-threshold: POST /v1/batches/{batchId}:reclassify', () => {
+  const detectCalls = async (): Promise<number> =>
+    ((await (await fetch(`${stackEnv('AWS_ENDPOINT_URL_REKOGNITION')}/__stats`)).json()) as { detectLabels: number }).detectLabels;
+  const reclassify = (batchId: string, body: unknown, who: TestClient) => call('POST', `/v1/batches/${batchId}:reclassify`, { key: who.key, body });
+  const images = async (batchId: string, who: TestClient) =>
+    (await call<{ items: { fileName: string; isCat: boolean; catConfidence: number; cats: unknown[]; fprint: string }[] }>('GET', `/v1/batches/${batchId}/images`, { key: who.key })).body.items;
+  const catsOf = async (batchId: string, who: TestClient) => Object.fromEntries((await images(batchId, who)).map((i) => [i.fileName, i.isCat]));
+  const clientCats = async (who: TestClient) =>
+    (await call<{ items: { fprint: string }[] }>('GET', '/v1/images?cat=true', { key: who.key })).body.items.map((i) => i.fprint).sort();
+
+  let who: TestClient;
+  let name: string;
+  beforeAll(async () => {
+    who = await newClient('rethr');
+    name = uniqueId('rethr');
+    await create({ batchId: name, files: ['cat.png', 'grey.png', 'coffee.png'].map((n) => ({ name: n, contentType: 'image/png', size: 1_000_000 })) }, who);
+    await upload(name, 'cat.png', CAT, who);
+    await upload(name, 'grey.png', await sharp(CAT).greyscale().png().toBuffer(), who);
+    await upload(name, 'coffee.png', NOT_CAT, who);
+    await waitFor(async () => ((await summary(name, who)).status === 'done' ? true : undefined), { what: 'the batch to be done', timeoutMs: 60_000 });
+    await waitForBridgeIdle();
+  });
+
+  it('moves isCat, the client-cats index and counts.cats up and down from stored confidences, with no DetectLabels call', async () => {
+    const stored = Object.fromEntries((await images(name, who)).map((i) => [i.fileName, i]));
+    const [cat, grey, coffee] = [stored['cat.png']!, stored['grey.png']!, stored['coffee.png']!];
+    expect(cat.catConfidence).toBeGreaterThan(grey.catConfidence);
+    expect(grey.catConfidence).toBeGreaterThan(0);
+    expect(coffee).toMatchObject({ catConfidence: 0, cats: [], isCat: false });
+    expect(cat.cats.length).toBeGreaterThan(0);
+    const before = await detectCalls();
+
+    const between = (cat.catConfidence + grey.catConfidence) / 2;
+    const up = await reclassify(name, { catMinConfidence: between }, who);
+    expect(up.status).toBe(200);
+    expect(up.body.cursor).toBeUndefined();
+    expect(up.body.batch).toMatchObject({ catMinConfidence: between, status: 'done', counts: { cats: 1, success: 3, total: 3 } });
+    expect(await catsOf(name, who)).toEqual({ 'cat.png': true, 'grey.png': false, 'coffee.png': false });
+    expect(await clientCats(who)).toEqual([cat.fprint]);
+
+    const above = await reclassify(name, { catMinConfidence: Math.min(100, cat.catConfidence + 1) }, who);
+    expect(above.body.batch.counts.cats).toBe(0);
+    expect(await clientCats(who)).toEqual([]);
+
+    const down = await reclassify(name, { catMinConfidence: 0 }, who);
+    expect(down.body.batch).toMatchObject({ catMinConfidence: 0, counts: { cats: 2 } });
+    expect(await catsOf(name, who)).toEqual({ 'cat.png': true, 'grey.png': true, 'coffee.png': false });
+    expect(await clientCats(who)).toEqual([cat.fprint, grey.fprint].sort());
+    expect((await summary(name, who)).counts.cats).toBe(2);
+    expect((await detectCalls()) - before).toBe(0);
+  });
+
+  it('goes on page by page from where it stopped when its time budget runs out, ending with exact counts', async () => {
+    const store = new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: process.env.DDB_TRANSACTIONS === 'true' });
+    const pages: (string | undefined)[] = [];
+    let after: string | undefined;
+    do {
+      // A deadline already past: one page of one record per call.
+      const out = await store.reclassify(who.clientId, name, 100, { deadline: 0, pageSize: 1, ...(after !== undefined ? { after } : {}) });
+      if (out.outcome !== 'reclassified') throw new Error(out.outcome);
+      after = out.after;
+      pages.push(after);
+    } while (after !== undefined && pages.length < 10);
+
+    expect(pages.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(pages).size).toBe(pages.length);
+    expect((await summary(name, who)).counts.cats).toBe(0);
+    expect(Object.values(await catsOf(name, who))).toEqual([false, false, false]);
+  });
+
+  it('answers 400 for a threshold outside 0–100, 404 for another client\'s batch, 409 for a batch not done', async () => {
+    const stranger = await newClient('rethr-str');
+    const open = uniqueId('rethr-open');
+    await create({ batchId: open }, who);
+
+    const answers = await Promise.all([
+      reclassify(name, { catMinConfidence: 101 }, who),
+      reclassify(name, { catMinConfidence: -1 }, who),
+      reclassify(name, { catMinConfidence: '50' }, who),
+      reclassify(name, {}, who),
+      reclassify(name, { catMinConfidence: 50 }, stranger),
+      reclassify(open, { catMinConfidence: 50 }, who),
+      reclassify(name, { catMinConfidence: 50, cursor: 'not-a-cursor' }, who),
+    ]);
+
+    expect(answers.map((a) => [a.status, a.body.error?.code])).toEqual([
+      [400, 'invalid_parameter'],
+      [400, 'invalid_parameter'],
+      [400, 'invalid_parameter'],
+      [400, 'invalid_parameter'],
+      [404, 'not_found'],
+      [409, 'batch_not_done'],
+      [400, 'invalid_parameter'],
+    ]);
+  });
+});

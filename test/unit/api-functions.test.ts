@@ -56,6 +56,7 @@ describe('which function serves a request', () => {
       'POST /v1/batches/{batchId}:close',
       'GET /v1/batches/{batchId}/export',
       'DELETE /v1/batches/{batchId}',
+      'POST /v1/batches/{batchId}:reclassify',
     ]);
   });
 });

@@ -48,6 +48,7 @@ describe('OpenAPI document', () => {
         'GET /v1/batches',
         'POST /v1/batches/{batchId}/uploads',
         'POST /v1/batches/{batchId}:close',
+        'POST /v1/batches/{batchId}:reclassify',
         'GET /v1/batches/{batchId}',
         'GET /v1/batches/{batchId}/images',
         'GET /v1/batches/{batchId}/images/{fprint}',

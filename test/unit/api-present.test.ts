@@ -110,10 +110,13 @@ describe('presentImage', () => {
       fileName: 'a.jpg',
       status: 'fail',
       isCat: null,
+      catConfidence: null,
       labels: [{ name: 'Cat', confidence: 97.5 }],
+      cats: [],
       uploadedAt: '2024-01-02T03:04:05.000Z',
       classifiedAt: null,
       duplicates: 0,
+      reused: false,
       error: { code: 'NotAnImage', message: 'not an image' },
     });
   });
@@ -142,6 +145,7 @@ describe('presentBatch', () => {
       expected: 2,
       counts: { total: 2, pending: 0, success: 1, fail: 0, duplicate: 1, reused: 0, cats: 1 },
       debug: true,
+      catMinConfidence: null,
       retentionDays: 7,
       createdAt: '2024-01-01T00:00:00.000Z',
       closedAt: '2024-01-01T01:00:00.000Z',

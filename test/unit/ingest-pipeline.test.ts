@@ -17,7 +17,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import sharp from 'sharp';
 import type { Config } from '../../lib/config';
 import { fingerprint, type Fingerprint } from '../../lib/ingest/fingerprint';
-import type { IngestMetric } from '../../lib/ingest/metrics';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { PowertoolsIngestMetrics, type IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps, type UploadEvent } from '../../lib/ingest/pipeline';
 import { toBatchItem, toImageItem } from '../../lib/store/attributes';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -49,7 +50,17 @@ const KEY = 'uploads/demo/b1/photo.png';
 
 let image: Buffer;
 let fp: Fingerprint;
-let metrics: IngestMetric[];
+/** What the pipeline counted, as `Images:refused:InvalidKey`, `DetectLabelsCalls`, `CallsSaved:reuse`; latencies apart. */
+let metrics: string[];
+let steps: string[];
+
+const recordingMetrics = (): IngestMetrics => ({
+  image: (outcome, code) => metrics.push(`Images:${outcome}${code ? `:${code}` : ''}`),
+  detectLabelsCall: () => metrics.push('DetectLabelsCalls'),
+  callSaved: (by) => metrics.push(`CallsSaved:${by}`),
+  stepLatency: (step) => steps.push(step),
+  publish: () => undefined,
+});
 
 beforeAll(async () => {
   image = await sharp({ create: { width: 120, height: 90, channels: 3, background: '#3a6' } }).png().toBuffer();
@@ -64,7 +75,7 @@ function deps(transactions = false): IngestDeps {
     store: new BatchStore({ ddb: document, tableName: 'T', transactions, now: () => NOW }),
     config: { ...CONFIG, transactions },
     logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
-    metrics: (metric) => metrics.push(metric),
+    metrics: recordingMetrics(),
     now: () => NOW,
   };
 }
@@ -124,6 +135,7 @@ beforeEach(() => {
   ddb.reset();
   rekognition.reset();
   metrics = [];
+  steps = [];
 });
 
 describe('an upload that succeeds', () => {
@@ -168,6 +180,53 @@ describe('an upload that succeeds', () => {
   });
 });
 
+describe('reuse across batches', () => {
+  const earlierRecord = () => ({
+    ...toImageItem(record({ batchId: 'b0', catConfidence: 88, cats: [{ confidence: 88, box: { left: 0.1, top: 0.2, width: 0.3, height: 0.4 } }], labels: [{ name: 'Cat', confidence: 88 }] })),
+    rek_ts: NOW - 86_400_000,
+  });
+  let earlier: ReturnType<typeof earlierRecord>;
+  beforeEach(() => {
+    earlier = earlierRecord();
+  });
+
+  it("copies the client's earlier classification of the same pixels (another batch) without calling DetectLabels", async () => {
+    given();
+    ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [earlier] });
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toEqual({ outcome: 'success', batchId: 'b1', fprint: fp.fprint });
+    expect(detectCalls()).toBe(0);
+    const lookup = ddb.commandCalls(QueryCommand).find((c) => c.args[0].input.IndexName === 'client-fprint')!.args[0].input;
+    expect(lookup).toMatchObject({ ExpressionAttributeValues: { ':client': 'demo', ':fprint': fp.fprint, ':success': 'success', ':now': NOW / 1000 } });
+    expect(lookup.ConsistentRead).toBeUndefined();
+    const finish = updates().find((u) => u.UpdateExpression?.includes('#reused'))!;
+    expect(finish.ExpressionAttributeValues).toMatchObject({ ':reused': true, ':cat': true, ':catConfidence': 88, ':now': NOW - 86_400_000, ':cats': earlier.rek_cats });
+    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, success: 1, cats: 1, reused: 1 }]);
+  });
+
+  it('judges a reused classification by this batch\'s own threshold', async () => {
+    given({ summary: batch({ catMinConfidence: 95 }) });
+    ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [earlier] });
+
+    await processUpload(deps(), event());
+
+    expect(updates().find((u) => u.UpdateExpression?.includes('#reused'))!.ExpressionAttributeValues).toMatchObject({ ':cat': false });
+    expect(counterMoves()[1]).toEqual({ pending: -1, success: 1, reused: 1 });
+  });
+
+  it('calls DetectLabels when the only record of these pixels is this batch\'s own claim', async () => {
+    given();
+    ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [{ ...earlier, batch_id: 'demo#b1' }] });
+
+    await processUpload(deps(), event());
+
+    expect(detectCalls()).toBe(1);
+    expect(counterMoves()[1]).toEqual({ pending: -1, success: 1 });
+  });
+});
+
 describe('uploads no batch can hold', () => {
   it('refuses a key outside the layout: logged, counted, moved under failed/_invalid/, never recorded', async () => {
     given();
@@ -176,7 +235,7 @@ describe('uploads no batch can hold', () => {
 
     expect(result).toEqual({ outcome: 'refused', key: 'uploads/stray.png', code: 'InvalidKey' });
     expect(copies()[0]).toMatchObject({ Key: 'failed/_invalid/uploads/stray.png' });
-    expect(metrics).toEqual(['InvalidKeyUploads']);
+    expect(metrics).toEqual(['Images:refused:InvalidKey']);
     expect(updates()).toEqual([]);
   });
 
@@ -186,7 +245,7 @@ describe('uploads no batch can hold', () => {
     const result = await processUpload(deps(), event({ encodedKey: 'uploads/ghost/b1/photo.png' }));
 
     expect(result).toEqual({ outcome: 'refused', key: 'uploads/ghost/b1/photo.png', code: 'UnknownClient' });
-    expect(metrics).toEqual(['UnknownClientUploads']);
+    expect(metrics).toEqual(['Images:refused:UnknownClient']);
     expect(detectCalls()).toBe(0);
     expect(updates()).toEqual([]);
     expect(failRecords()).toEqual([]);
@@ -245,7 +304,7 @@ describe('rejections become one fail record, counted total and fail, and an obje
 
     const result = await processUpload(deps(), event());
 
-    expect(result).toEqual({ outcome: 'fail', batchId: 'b1', fprint: fp.fprint });
+    expect(result).toEqual({ outcome: 'fail', batchId: 'b1', fprint: fp.fprint, errorCode: 'DetectionRejected' });
     expect(failRecords()).toEqual([]);
     expect(updates().find((u) => u.ConditionExpression === '#claimId = :claim')?.ExpressionAttributeValues).toMatchObject({ ':errorCode': 'DetectionRejected' });
     expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, fail: 1 }]);
@@ -369,5 +428,68 @@ describe('transient faults', () => {
 
     await expect(processUpload(deps(), event())).rejects.toThrow(/was lost/);
     expect(copies()).toEqual([]);
+  });
+});
+
+describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
+  /** The EMF documents written to stdout while `run` ran. */
+  async function emfDocuments(run: () => Promise<void>): Promise<Record<string, unknown>[]> {
+    const written: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      await run();
+    } finally {
+      spy.mockRestore();
+    }
+    return written
+      .join('')
+      .split('\n')
+      .filter((l) => l.includes('"_aws"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+  const metricNames = (doc: Record<string, unknown>) =>
+    (doc._aws as { CloudWatchMetrics: { Metrics: { Name: string }[] }[] }).CloudWatchMetrics[0]!.Metrics.map((m) => m.Name).sort();
+
+  it('writes images by outcome, DetectLabels calls, calls saved and per-step latencies as EMF lines', async () => {
+    const real = new PowertoolsIngestMetrics(new Metrics({ namespace: 'IceCatWrangler', serviceName: 'test' }));
+    const withMetrics = (): IngestDeps => ({ ...deps(), metrics: real });
+
+    const docs = await emfDocuments(async () => {
+      given();
+      await processUpload(withMetrics(), event());
+      given({ existing: record({ key: 'uploads/demo/b1/first.png', fileName: 'first.png' }) });
+      ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+      await processUpload(withMetrics(), event());
+      await processUpload(withMetrics(), event({ encodedKey: 'uploads/stray.png' }));
+      real.publish();
+    });
+
+    const images = docs.filter((d) => 'Images' in d).map((d) => [d.Outcome, d.ErrorCode ?? null, d.Images]);
+    expect(images).toEqual([
+      ['success', null, 1],
+      ['duplicate', null, 1],
+      ['refused', 'InvalidKey', 1],
+    ]);
+    const stored = docs.find((d) => 'DetectLabelsCalls' in d)!;
+    expect(stored).toMatchObject({ DetectLabelsCalls: 1, CallsSavedByDuplicates: 1, service: 'test' });
+    expect(metricNames(stored)).toEqual(
+      ['CallsSavedByDuplicates', 'ClaimLatency', 'DetectLabelsCalls', 'DetectLatency', 'FingerprintLatency', 'MoveLatency', 'ReadLatency', 'RecordLatency'].sort(),
+    );
+    expect((stored._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]!.Namespace).toBe('IceCatWrangler');
+  });
+
+  it('counts a call saved by reuse, and no DetectLabels call', async () => {
+    given();
+    ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({
+      Items: [{ ...toImageItem(record({ batchId: 'b0', catConfidence: 0, cats: [], labels: [] })), rek_ts: NOW - 1 }],
+    });
+
+    await processUpload(deps(), event());
+
+    expect(metrics).toEqual(['CallsSaved:reuse', 'Images:success']);
+    expect(steps).toEqual(['Read', 'Fingerprint', 'Claim', 'Detect', 'Record', 'Move']);
   });
 });

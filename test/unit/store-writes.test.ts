@@ -71,7 +71,7 @@ describe('claims', () => {
 
 describe('finishRequest', () => {
   const base = { uploadedAt: 1_700_000_000_000, now: 1_700_000_001_000, restingKey: 'processed/demo/b1/f.jpg' };
-  const success = { status: 'success' as const, isCat: false, labels: [], detection: { model: 'm', labels: [] } };
+  const success = { status: 'success' as const, isCat: false, catConfidence: 0, cats: [], labels: [], detection: { model: 'm', labels: [] } };
 
   it('writes the time and status index keys with the result, only for the claim holder, and ends the claim', () => {
     const req = finishRequest('T', claim, { ...base, result: success });
@@ -102,6 +102,17 @@ describe('finishRequest', () => {
     expect(finishCounts(success)).toEqual({ pending: -1, success: 1 });
     expect(finishCounts({ ...success, isCat: true })).toEqual({ pending: -1, success: 1, cats: 1 });
     expect(finishCounts({ status: 'fail', error: { code: 'X', message: 'y' } })).toEqual({ pending: -1, fail: 1 });
+  });
+
+  it('records a reused result with the time of the classification it came from, counted as reused success', () => {
+    const { detection: _none, ...copied } = success;
+    const reused = { ...copied, isCat: true, catConfidence: 91, reusedFrom: 1_600_000_000_000 };
+    const req = finishRequest('T', claim, { ...base, result: reused });
+
+    expect(req.ExpressionAttributeValues).toMatchObject({ ':now': 1_600_000_000_000, ':reused': true, ':catConfidence': 91 });
+    expect(stored(req, req.UpdateExpression)).not.toContain('rek_resp');
+    expect(stored(req, req.UpdateExpression)).toContain('reused = :reused');
+    expect(finishCounts(reused)).toEqual({ pending: -1, success: 1, cats: 1, reused: 1 });
   });
 });
 
@@ -192,7 +203,7 @@ describe('recount', () => {
     const req = recountQuery('T', 'acme', 'holiday');
 
     expect(req.ExpressionAttributeValues).toEqual({ ':partition': 'acme#holiday', ':summary': BATCH_SK });
-    expect(stored(req, req.ProjectionExpression)).toBe('op_status, rek_iscat, dup_count');
+    expect(stored(req, req.ProjectionExpression)).toBe('op_status, rek_iscat, dup_count, reused');
     expect(req.ConsistentRead).toBe(true);
   });
 
