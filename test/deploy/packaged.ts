@@ -135,5 +135,6 @@ export async function runUnzippedHandler<R>(dir: string, handlerFile: string, ev
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`${handlerFile} in ${dir} exited with ${code}:\n${stderr}`);
-  return JSON.parse(stdout) as ArtifactRun<R>;
+  // The handler's metrics (EMF lines) share stdout: the run's answer is its last line.
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '') as ArtifactRun<R>;
 }
