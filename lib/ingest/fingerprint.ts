@@ -2,6 +2,8 @@ import sharp, { type Metadata } from 'sharp';
 import { XXHash128 } from 'xxhash-addon';
 import { RejectedUpload } from './errors';
 
+export { hammingDistance } from '../similar/phash';
+
 export interface Fingerprint {
   /** 128-bit XXH3 of the dimensions and the XXH3 of the canonical decoded pixels (32 hex): the exact dedupe key. */
   fprint: string;
@@ -146,7 +148,7 @@ export function preview(src: Raster): Raster {
 const N = 32;
 
 /** 32x32 luminance, each cell the mean of up to 16x16 points spread evenly over it. */
-function luminance32(src: Raster): Float64Array {
+export function luminance32(src: Raster): Float64Array {
   const { data, width: w, height: h, channels: c } = src;
   const luma = new Float64Array(N * N);
   const sx = Math.max(1, Math.min(16, Math.floor(w / N)));
@@ -176,8 +178,19 @@ function encodeThumbnail(small: Raster): Promise<Buffer> {
   return sharp(small.data, { raw: { width: small.width, height: small.height, channels } }).webp(THUMBNAIL_WEBP).toBuffer();
 }
 
-/** DCT-II pHash: the 8x8 lowest frequencies of the 32x32 luminance, one bit per coefficient against the AC median. */
-function perceptualHash(small: Float64Array): string {
+/**
+ * A cosine pattern of amplitude A luma levels gives a coefficient of 256·A or more (unnormalised 32x32 DCT-II), so
+ * coefficients under 128 carry less than half a level: quantisation noise. They count as zero, which is what makes
+ * a flat picture's hash nearly empty instead of the sign pattern of its rounding errors (docs/similarity.md).
+ */
+export const PHASH_DEAD_ZONE = 16;
+
+/**
+ * DCT-II pHash: the 8x8 lowest frequencies of the 32x32 luminance, one bit per coefficient above the median of the
+ * AC ones, coefficients inside the dead zone counting as zero. A picture with detail sets 32 bits; a flat one
+ * (solid colour, smooth gradient) sets few.
+ */
+export function perceptualHash(small: Float64Array): string {
   const coeffs: number[] = [];
   for (let u = 0; u < 8; u++) {
     for (let v = 0; v < 8; v++) {
@@ -186,7 +199,7 @@ function perceptualHash(small: Float64Array): string {
         const cx = COS[u * N + x]!;
         for (let y = 0; y < N; y++) sum += cx * COS[v * N + y]! * small[y * N + x]!;
       }
-      coeffs.push(sum);
+      coeffs.push(Math.abs(sum) < PHASH_DEAD_ZONE ? 0 : sum);
     }
   }
   const ac = coeffs.slice(1);
@@ -201,14 +214,3 @@ const COS = (() => {
   for (let u = 0; u < 8; u++) for (let x = 0; x < N; x++) t[u * N + x] = Math.cos(((2 * x + 1) * u * Math.PI) / (2 * N));
   return t;
 })();
-
-/** Bits that differ between two perceptual hashes: 0–10 usually means the same picture. */
-export function hammingDistance(a: string, b: string): number {
-  let x = BigInt(`0x${a}`) ^ BigInt(`0x${b}`);
-  let n = 0;
-  while (x) {
-    n += Number(x & 1n);
-    x >>= 1n;
-  }
-  return n;
-}
