@@ -12,7 +12,7 @@ function randomHashes(count: number, seed = 1): string[] {
   };
   const out: string[] = [];
   for (let k = 0; k < count; k++) {
-    const bits = Array.from({ length: 64 }, (_, i) => (i < 32 ? 1 : 0));
+    const bits: number[] = Array.from({ length: 64 }, (_, i) => (i < 32 ? 1 : 0));
     for (let i = 63; i > 0; i--) {
       const j = next() % (i + 1);
       [bits[i], bits[j]] = [bits[j]!, bits[i]!];
