@@ -174,6 +174,7 @@ interface ChunkTable {
   memberLo: Uint32Array;
   /** The flips that reach every part within this part's radius. */
   masks: Int32Array;
+  radius: number;
 }
 
 function chunkTables(h: Hashes, maxDistance: number, plan: IndexPlan): ChunkTable[] {
@@ -182,7 +183,8 @@ function chunkTables(h: Hashes, maxDistance: number, plan: IndexPlan): ChunkTabl
   let start = 0;
   for (let c = 0; c < plan.chunks; c++) {
     const width = chunkWidth(plan.chunks, c);
-    const masks = flipMasks(width, chunkRadius(plan.chunks, c, maxDistance));
+    const radius = chunkRadius(plan.chunks, c, maxDistance);
+    const masks = flipMasks(width, radius);
     if (masks.length > 0) {
       const keys = new Int32Array(n);
       const offsets = new Int32Array((1 << width) + 1);
@@ -201,7 +203,7 @@ function chunkTables(h: Hashes, maxDistance: number, plan: IndexPlan): ChunkTabl
         memberHi[t] = h.hi[members[t]!]!;
         memberLo[t] = h.lo[members[t]!]!;
       }
-      tables.push({ keys, offsets, members, memberHi, memberLo, masks });
+      tables.push({ keys, offsets, members, memberHi, memberLo, masks, radius });
     }
     start += width;
   }
@@ -213,12 +215,13 @@ export function indexedPairs(h: Hashes, maxDistance: number, plan: IndexPlan): P
   const { hi, lo } = h;
   const tables = chunkTables(h, maxDistance, plan);
   const pairs: Pairs = { a: [], b: [], distance: [] };
-  const lastMet = new Int32Array(n).fill(-1);
-  for (let i = 0; i < n; i++) {
-    const hiI = hi[i]!;
-    const loI = lo[i]!;
-    for (let c = 0; c < tables.length; c++) {
-      const { keys, offsets, members, memberHi, memberLo, masks } = tables[c]!;
+  // One part at a time, so that its tables stay in cache. A close pair reached through several parts is kept only
+  // at the first part that reaches it.
+  for (let c = 0; c < tables.length; c++) {
+    const { keys, offsets, members, memberHi, memberLo, masks } = tables[c]!;
+    for (let i = 0; i < n; i++) {
+      const hiI = hi[i]!;
+      const loI = lo[i]!;
       const key = keys[i]!;
       for (let m = 0; m < masks.length; m++) {
         const bucket = key ^ masks[m]!;
@@ -227,9 +230,7 @@ export function indexedPairs(h: Hashes, maxDistance: number, plan: IndexPlan): P
           const j = members[t]!;
           if (j <= i) break;
           const d = popcount32(hiI ^ memberHi[t]!) + popcount32(loI ^ memberLo[t]!);
-          // Another part may have met the same j already: only a close pair needs that check.
-          if (d > maxDistance || lastMet[j] === i) continue;
-          lastMet[j] = i;
+          if (d > maxDistance || reachedEarlier(tables, c, i, j)) continue;
           pairs.a.push(i);
           pairs.b.push(j);
           pairs.distance.push(d);
@@ -238,6 +239,15 @@ export function indexedPairs(h: Hashes, maxDistance: number, plan: IndexPlan): P
     }
   }
   return pairs;
+}
+
+/** Whether a part before `c` already reached the pair: their keys there within that part's radius. */
+function reachedEarlier(tables: ChunkTable[], c: number, i: number, j: number): boolean {
+  for (let e = 0; e < c; e++) {
+    const { keys, radius } = tables[e]!;
+    if (popcount32(keys[i]! ^ keys[j]!) <= radius) return true;
+  }
+  return false;
 }
 
 /**

@@ -46,17 +46,17 @@ const NEAR_DUPLICATES: { name: string; kind: VariantKind; edit: Edit }[] = [
   { name: 'resize-200', kind: 'resize', edit: (i, w) => i.resize(w * 2).jpeg({ quality: 85 }) },
   { name: 'resize-stretch', kind: 'resize', edit: (i, w, h) => i.resize(Math.round(w * 0.9), Math.round(h * 0.6), { fit: 'fill' }).png() },
   {
-    name: 'crop-3pc',
+    name: 'crop-sides-3pc',
     kind: 'crop',
     edit: (i, w, h) => i.extract(inset(w, h, 0.03, 0.03, 0.03, 0.03)).png(),
   },
   {
-    name: 'crop-5pc-edge',
+    name: 'crop-left-5pc',
     kind: 'crop',
     edit: (i, w, h) => i.extract(inset(w, h, 0.05, 0, 0, 0)).jpeg({ quality: 85 }),
   },
   {
-    name: 'crop-10pc',
+    name: 'crop-sides-5pc',
     kind: 'crop',
     edit: (i, w, h) => i.extract(inset(w, h, 0.05, 0.05, 0.05, 0.05)).jpeg({ quality: 85 }),
   },
