@@ -28,9 +28,9 @@ export interface FingerprintOptions {
 
 export const THUMBNAIL_SIDE = 256;
 
-// Why a native XXH3 (xxhash-addon, prebuilt for linux x64 and arm64 inside its npm package, dispatching to
-// AVX2/AVX-512 or NEON at run time): on 36 MB of 12 MP pixels it takes ~1.6 ms, where the WebAssembly XXH3 took
-// ~6 ms, sha1/sha256 with SHA extensions ~19 ms and the napi-rs XXH3 ~15 ms (bench/fingerprint.bench.ts). 128 bits
+// Why a native XXH3 (xxhash-addon, prebuilt for linux x64 and arm64 inside its npm package; on x64 it picks AVX2 or
+// AVX-512 at run time): on 36 MB of 12 MP pixels it takes ~2 ms, where the WebAssembly XXH3 took ~6 ms, sha1 and
+// sha256 with SHA extensions ~19 ms and the napi-rs XXH3 ~15 ms (bench/fingerprint.bench.ts). 128 bits
 // make an accidental collision negligible; a crafted one could only merge two images of the crafter's own batch.
 
 /**
