@@ -174,6 +174,18 @@ describe('thumbnail', () => {
     expect([meta.format, meta.hasAlpha]).toEqual(['webp', true]);
   });
 
+  it('encodes greyscale pictures, with or without transparency', async () => {
+    const grey = await sharp(pixels(), raw()).greyscale().png().toBuffer();
+    const greyAlpha = await sharp(pixels(), raw()).greyscale().ensureAlpha(0.5).png().toBuffer();
+
+    const metas = await Promise.all([grey, greyAlpha].map(async (png) => sharp(await (await fingerprint(png, OPTS)).thumbnail()).metadata()));
+
+    expect(metas.map((m) => [m.format, m.width, m.height, m.hasAlpha])).toEqual([
+      ['webp', 160, 120, false],
+      ['webp', 160, 120, true],
+    ]);
+  });
+
   it('encodes the same thumbnail on every call', async () => {
     const fp = await fingerprint(await sharp(marked(2000, 1500), raw(2000, 1500)).jpeg().toBuffer(), OPTS);
 
