@@ -3,9 +3,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { xxh3 } from '@node-rs/xxhash';
 import { md5, xxhash128 } from 'hash-wasm';
 import sharp from 'sharp';
@@ -13,17 +12,14 @@ import { XXHash128 } from 'xxhash-addon';
 import { fingerprint, preview, THUMBNAIL_SIDE } from '../lib/ingest/fingerprint';
 import { median, round, timeMs as time } from './stats';
 
-const ROUNDS = 31;
-
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
+const ROUNDS = 41;
 
 /**
- * Wall-clock and CPU milliseconds (all threads: libvips decodes on its own) of one call, started on a collected heap:
- * freeing the previous call's 36 MB of pixels then lands in neither measurement.
+ * Wall-clock and CPU milliseconds (all threads: libvips decodes on its own) of one call, after a pause that lets the
+ * previous call's background work (V8 collecting its 36 MB of pixels on helper threads) finish outside both.
  */
 async function measure(fn: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
-  collectGarbage();
+  await delay(30);
   const cpu0 = process.cpuUsage();
   const wall = await time(fn);
   const cpu = process.cpuUsage(cpu0);

@@ -191,14 +191,20 @@ export const PHASH_DEAD_ZONE = 16;
  * (solid colour, smooth gradient) sets few.
  */
 export function perceptualHash(small: Float64Array): string {
+  // Separable: along x for each row, then along y (10 K multiplications instead of 65 K).
+  const alongX = new Float64Array(N * 8);
+  for (let y = 0; y < N; y++) {
+    for (let u = 0; u < 8; u++) {
+      let sum = 0;
+      for (let x = 0; x < N; x++) sum += COS[u * N + x]! * small[y * N + x]!;
+      alongX[y * 8 + u] = sum;
+    }
+  }
   const coeffs: number[] = [];
   for (let u = 0; u < 8; u++) {
     for (let v = 0; v < 8; v++) {
       let sum = 0;
-      for (let x = 0; x < N; x++) {
-        const cx = COS[u * N + x]!;
-        for (let y = 0; y < N; y++) sum += cx * COS[v * N + y]! * small[y * N + x]!;
-      }
+      for (let y = 0; y < N; y++) sum += COS[v * N + y]! * alongX[y * 8 + u]!;
       coeffs.push(Math.abs(sum) < PHASH_DEAD_ZONE ? 0 : sum);
     }
   }
