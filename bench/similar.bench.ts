@@ -7,7 +7,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fingerprint } from '../lib/ingest/fingerprint';
 import { closePairs, DEFAULT_MAX_DISTANCE, indexPlan, nearDuplicateGroups, type HashedImage } from '../lib/similar/groups';
@@ -275,9 +275,11 @@ async function speed(): Promise<Record<string, unknown>> {
       readProjectedMedianMs: round(readMs),
       readFullItemsMedianMs: round(median(readFull)),
       groupingOverReadPairedMedian: round(paired),
+      groupingOverFullItemsReadPairedMedian: round(median(group.map((g, i) => g / readFull[i]!))),
       goal: 'groupingOverReadPairedMedian <= 0.10',
       goalMet: paired <= 0.1,
       everyPairComparisonMs: round(everyPair),
+      machineLoadAverage1m: round(loadavg()[0]!, 2),
     };
   } finally {
     ddb.destroy();
