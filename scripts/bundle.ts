@@ -9,8 +9,12 @@ import { writeZip } from './zip';
 
 export type LambdaArchitecture = 'x86_64' | 'arm64';
 
-/** Packages that cannot be bundled (native binaries): shipped as node_modules for the target platform. */
-export const NATIVE_PACKAGES = ['sharp'] as const;
+/**
+ * Packages that cannot be bundled (native binaries): shipped as node_modules for the target platform. sharp brings
+ * its binaries as per-platform optional dependencies; xxhash-addon (the fingerprint's XXH3) carries every
+ * platform's under prebuilds/, of which the artifact keeps only the target's.
+ */
+export const NATIVE_PACKAGES = ['sharp', 'xxhash-addon'] as const;
 
 /** What Lambda runs: always linux with glibc (Amazon Linux 2023). */
 export interface LambdaPlatform {
@@ -170,8 +174,12 @@ export function nativeModulesFor(packages: string[], platform: LambdaPlatform, p
   return runtimeClosure(cachedModules, packages, platform);
 }
 
-/** Files of an installed package that a Lambda never reads: docs, type declarations, C++ sources. */
-const SKIPPED = /\.(md|markdown|d\.ts|d\.mts|d\.cts|map|cc|cpp|h|gyp)$/i;
+/** Files of an installed package that a Lambda never reads: docs, type declarations, C/C++ sources. */
+const SKIPPED = /\.(md|markdown|d\.ts|d\.mts|d\.cts|map|c|cc|cpp|h|gyp)$/i;
+
+/** prebuilds/<os>-<cpu>/… (node-gyp-build's layout) for another platform than the target. */
+export const foreignPrebuild = (file: string, platform: LambdaPlatform): boolean =>
+  /^prebuilds\/[^/]+\//.test(file) && !file.startsWith(`prebuilds/${platform.os}-${platform.cpu}/`);
 
 function listFiles(dir: string, base = ''): string[] {
   const out: string[] = [];
@@ -253,9 +261,10 @@ export async function bundleFunction(req: BundleRequest): Promise<BundleResult> 
   const entries: { name: string; data: Buffer }[] = [{ name: output, data: Buffer.from(js.contents) }];
   if (map) entries.push({ name: `${output}.map`, data: Buffer.from(map.contents) });
   if (natives.length > 0) {
-    const modules = nativeModulesFor(natives, lambdaPlatform(req.architecture), req.projectDir);
+    const platform = lambdaPlatform(req.architecture);
+    const modules = nativeModulesFor(natives, platform, req.projectDir);
     for (const [name, dir] of modules) {
-      for (const file of listFiles(dir)) {
+      for (const file of listFiles(dir).filter((f) => !foreignPrebuild(f, platform))) {
         entries.push({ name: `node_modules/${name}/${file}`, data: readFileSync(path.join(dir, file)) });
       }
     }

@@ -1,6 +1,8 @@
-import { createXXHash128 } from 'hash-wasm';
-import sharp, { type Metadata, type OutputInfo } from 'sharp';
+import sharp, { type Metadata } from 'sharp';
+import { XXHash128 } from 'xxhash-addon';
 import { RejectedUpload } from './errors';
+
+export { hammingDistance } from '../similar/phash';
 
 export interface Fingerprint {
   /** 128-bit XXH3 of the dimensions and the XXH3 of the canonical decoded pixels (32 hex): the exact dedupe key. */
@@ -12,24 +14,29 @@ export interface Fingerprint {
   /** Oriented dimensions. */
   width: number;
   height: number;
+  /**
+   * The thumbnail: a WebP at most THUMBNAIL_SIDE px a side, oriented, encoded on each call from a preview sampled
+   * out of the decoded pixels during the fingerprint (no second decode). The preview is at most 256x256 pixels, so
+   * holding a Fingerprint does not hold the decoded image; a duplicate that needs no thumbnail pays no encode.
+   */
+  thumbnail(): Promise<Buffer>;
 }
 
 export interface FingerprintOptions {
   maxInputPixels: number;
 }
 
-// One WebAssembly instance per container: init/update/digest run with no await between them, so concurrent
-// fingerprints never interleave on it.
-const xxh128 = createXXHash128();
+export const THUMBNAIL_SIDE = 256;
 
-// XXH3-128 was chosen by measurement (bench/fingerprint.bench.ts): on 36 MB of 12 MP pixels it takes ~6 ms
-// against ~20 ms for sha256 (with SHA extensions), which is what keeps fingerprinting within 1.25x of a bare
-// decode. 128 bits make an accidental collision negligible; a crafted one could only merge two images of the
-// crafter's own batch. hash-wasm is pure WebAssembly: nothing native to ship for Lambda's architecture.
+// Why a native XXH3 (xxhash-addon, prebuilt for linux x64 and arm64 inside its npm package; on x64 it picks AVX2 or
+// AVX-512 at run time): on 36 MB of 12 MP pixels it takes ~2 ms, where the WebAssembly XXH3 took ~6 ms, sha1 and
+// sha256 with SHA extensions ~19 ms and the napi-rs XXH3 ~15 ms (bench/fingerprint.bench.ts). 128 bits
+// make an accidental collision negligible; a crafted one could only merge two images of the crafter's own batch.
 
 /**
- * Decodes once: auto-oriented, sRGB, 8 bits per channel. The canonical pixels feed both hashes, so a PNG and a
- * lossless WebP of the same pixels, or an EXIF-rotated photo and its pre-rotated copy, fingerprint the same.
+ * Decodes once: auto-oriented, sRGB, 8 bits per channel. The canonical pixels feed both hashes and the thumbnail,
+ * so a PNG and a lossless WebP of the same pixels, or an EXIF-rotated photo and its pre-rotated copy, fingerprint
+ * the same.
  */
 export async function fingerprint(image: Buffer, opts: FingerprintOptions): Promise<Fingerprint> {
   // The header check runs beside the decode (which enforces the pixel limit itself before decoding anything),
@@ -50,16 +57,13 @@ export async function fingerprint(image: Buffer, opts: FingerprintOptions): Prom
   const decoded = await decoding;
   if (decoded instanceof RejectedUpload) throw decoded;
   const { data, info } = decoded;
-  const hasher = await xxh128;
-  // Pixels first and alone: a short header before them would misalign XXH3's 64-byte stripes for all 36 MB.
-  hasher.init();
-  hasher.update(data);
-  const pixels = hasher.digest('hex');
-  hasher.init();
-  hasher.update(`${info.width}x${info.height}x${info.channels}:${pixels}`);
-  const fprint = hasher.digest('hex');
-  const phash = perceptualHash(luminanceThumbnail(data, info));
-  return { fprint, phash, format, width: info.width, height: info.height };
+  const canonical: Raster = { data, width: info.width, height: info.height, channels: info.channels };
+  // Pixels first and alone: a short header before them would misalign XXH3's stripes for all 36 MB.
+  const pixels = XXHash128.hash(data).toString('hex');
+  const fprint = XXHash128.hash(Buffer.from(`${info.width}x${info.height}x${info.channels}:${pixels}`)).toString('hex');
+  const small = preview(canonical);
+  const phash = perceptualHash(luminance32(small));
+  return { fprint, phash, format, width: info.width, height: info.height, thumbnail: () => encodeThumbnail(small) };
 }
 
 async function detectFormat(image: Buffer, opts: FingerprintOptions): Promise<string> {
@@ -100,14 +104,52 @@ const decoderSays = (message: string): string =>
     .join('; ')
     .slice(0, 200) || 'the decoder reported a problem';
 
-const N = 32;
+/** Decoded pixels, row-major, `channels` bytes a pixel. */
+export interface Raster {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  channels: number;
+}
 
 /**
- * 32x32 luminance of the decoded pixels, each cell the mean of up to 16x16 points spread evenly over it. Sampling
- * the buffer already in memory costs ~2 ms on 12 MP; handing the 36 MB back to sharp to resize cost ~13 ms (measured).
+ * The image fitted inside THUMBNAIL_SIDE (never enlarged), each pixel the mean of 2x2 points spread evenly over the
+ * area it covers (at scale 1 they coincide: an exact copy). Sampling the buffer already in memory costs ~0.7 ms on
+ * 12 MP; handing the 36 MB back to sharp to resize cost ~10 ms before any encoding (bench/fingerprint.bench.ts).
  */
-function luminanceThumbnail(data: Buffer, info: OutputInfo): Float64Array {
-  const { width: w, height: h, channels: c } = info;
+export function preview(src: Raster): Raster {
+  const { data, width: w, height: h, channels: c } = src;
+  const scale = Math.min(1, THUMBNAIL_SIDE / Math.max(w, h));
+  const tw = Math.max(1, Math.round(w * scale));
+  const th = Math.max(1, Math.round(h * scale));
+  const at = (i: number, quarter: number, from: number, to: number): number => Math.min(from - 1, Math.floor(((i + quarter) * from) / to));
+  const left = new Int32Array(tw);
+  const right = new Int32Array(tw);
+  for (let x = 0; x < tw; x++) {
+    left[x] = at(x, 0.25, w, tw) * c;
+    right[x] = at(x, 0.75, w, tw) * c;
+  }
+  const out = new Uint8Array(tw * th * c);
+  let o = 0;
+  for (let y = 0; y < th; y++) {
+    const top = at(y, 0.25, h, th) * w * c;
+    const bottom = at(y, 0.75, h, th) * w * c;
+    for (let x = 0; x < tw; x++) {
+      const p = top + left[x]!;
+      const q = top + right[x]!;
+      const r = bottom + left[x]!;
+      const s = bottom + right[x]!;
+      for (let ch = 0; ch < c; ch++) out[o++] = (data[p + ch]! + data[q + ch]! + data[r + ch]! + data[s + ch]! + 2) >> 2;
+    }
+  }
+  return { data: out, width: tw, height: th, channels: c };
+}
+
+const N = 32;
+
+/** 32x32 luminance, each cell the mean of up to 16x16 points spread evenly over it. */
+export function luminance32(src: Raster): Float64Array {
+  const { data, width: w, height: h, channels: c } = src;
   const luma = new Float64Array(N * N);
   const sx = Math.max(1, Math.min(16, Math.floor(w / N)));
   const sy = Math.max(1, Math.min(16, Math.floor(h / N)));
@@ -128,17 +170,42 @@ function luminanceThumbnail(data: Buffer, info: OutputInfo): Float64Array {
   return luma;
 }
 
-/** DCT-II pHash: the 8x8 lowest frequencies of the 32x32 luminance, one bit per coefficient against the AC median. */
-function perceptualHash(small: Float64Array): string {
+/** WebP settings chosen by measurement (bench/fingerprint.bench.ts): effort 2 encodes ~2x faster than the default 4. */
+const THUMBNAIL_WEBP = { quality: 80, effort: 2 } as const;
+
+function encodeThumbnail(small: Raster): Promise<Buffer> {
+  const channels = small.channels as 1 | 2 | 3 | 4;
+  return sharp(small.data, { raw: { width: small.width, height: small.height, channels } }).webp(THUMBNAIL_WEBP).toBuffer();
+}
+
+/**
+ * A cosine pattern of amplitude A luma levels gives a coefficient of 256·A or more (unnormalised 32x32 DCT-II), so
+ * coefficients under 128 carry less than half a level: quantisation noise. They count as zero, which is what makes
+ * a flat picture's hash nearly empty instead of the sign pattern of its rounding errors (docs/similarity.md).
+ */
+export const PHASH_DEAD_ZONE = 16;
+
+/**
+ * DCT-II pHash: the 8x8 lowest frequencies of the 32x32 luminance, one bit per coefficient above the median of the
+ * AC ones, coefficients inside the dead zone counting as zero. A picture with detail sets 32 bits; a flat one
+ * (solid colour, smooth gradient) sets few.
+ */
+export function perceptualHash(small: Float64Array): string {
+  // Separable: along x for each row, then along y (10 K multiplications instead of 65 K).
+  const alongX = new Float64Array(N * 8);
+  for (let y = 0; y < N; y++) {
+    for (let u = 0; u < 8; u++) {
+      let sum = 0;
+      for (let x = 0; x < N; x++) sum += COS[u * N + x]! * small[y * N + x]!;
+      alongX[y * 8 + u] = sum;
+    }
+  }
   const coeffs: number[] = [];
   for (let u = 0; u < 8; u++) {
     for (let v = 0; v < 8; v++) {
       let sum = 0;
-      for (let x = 0; x < N; x++) {
-        const cx = COS[u * N + x]!;
-        for (let y = 0; y < N; y++) sum += cx * COS[v * N + y]! * small[y * N + x]!;
-      }
-      coeffs.push(sum);
+      for (let y = 0; y < N; y++) sum += COS[v * N + y]! * alongX[y * 8 + u]!;
+      coeffs.push(Math.abs(sum) < PHASH_DEAD_ZONE ? 0 : sum);
     }
   }
   const ac = coeffs.slice(1);
@@ -153,14 +220,3 @@ const COS = (() => {
   for (let u = 0; u < 8; u++) for (let x = 0; x < N; x++) t[u * N + x] = Math.cos(((2 * x + 1) * u * Math.PI) / (2 * N));
   return t;
 })();
-
-/** Bits that differ between two perceptual hashes: 0–10 usually means the same picture. */
-export function hammingDistance(a: string, b: string): number {
-  let x = BigInt(`0x${a}`) ^ BigInt(`0x${b}`);
-  let n = 0;
-  while (x) {
-    n += Number(x & 1n);
-    x >>= 1n;
-  }
-  return n;
-}

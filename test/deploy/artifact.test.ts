@@ -4,7 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Stack } from '../../local/stack';
@@ -76,6 +76,12 @@ afterAll(async () => {
 
 it('loads sharp from the native binaries inside the artifact', () => {
   expect(run.nativeFiles.filter((f) => f.includes(`${path.sep}sharp-`)).map((f) => f.startsWith(dir + path.sep))).toEqual([true]);
+});
+
+it('loads the XXH3 hasher from its linux prebuild inside the artifact, with no other platform shipped', () => {
+  const hasher = path.join(dir, 'node_modules', 'xxhash-addon', 'prebuilds', 'linux-x64');
+  expect(run.nativeFiles.filter((f) => f.includes('xxhash-addon')).map((f) => path.dirname(f))).toEqual([hasher]);
+  expect(readdirSync(path.dirname(hasher))).toEqual(['linux-x64']);
 });
 
 it('answers the SQS batch with no failed messages', () => {

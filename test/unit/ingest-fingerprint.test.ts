@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { xxhash128 } from 'hash-wasm';
 import { fingerprint, hammingDistance } from '../../lib/ingest/fingerprint';
 
 const OPTS = { maxInputPixels: 50_000_000 };
@@ -92,5 +93,104 @@ describe('fingerprint', () => {
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><rect width="100" height="100"/></svg>');
 
     await expect(fingerprint(svg, OPTS)).rejects.toMatchObject({ code: 'UnsupportedFormat' });
+  });
+});
+
+describe('fingerprint value', () => {
+  it('is the XXH3-128 of the dimensions and the XXH3-128 of the canonical decoded pixels', async () => {
+    const png = await sharp(pixels(), raw()).png().toBuffer();
+
+    const fp = await fingerprint(png, OPTS);
+
+    // An independent XXH3 implementation (WebAssembly) over the same canonical bytes.
+    const ofPixels = await xxhash128(pixels());
+    expect(fp.fprint).toBe(await xxhash128(`160x120x3:${ofPixels}`));
+  });
+});
+
+describe('thumbnail', () => {
+  /** A picture whose top-left quarter is red and the rest blue, so orientation shows. */
+  function marked(width: number, height: number): Buffer {
+    const buf = Buffer.alloc(width * height * 3);
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const red = x < width / 2 && y < height / 2;
+        buf.set(red ? [230, 20, 20] : [20, 20, 230], (y * width + x) * 3);
+      }
+    }
+    return buf;
+  }
+  const pixelAt = async (image: Buffer, x: number, y: number): Promise<number[]> => {
+    const { data, info } = await sharp(image).raw().toBuffer({ resolveWithObject: true });
+    const o = (y * info.width + x) * info.channels;
+    return [...data.subarray(o, o + 3)];
+  };
+
+  it('is a WebP at most 256 px a side that keeps a landscape aspect', async () => {
+    const fp = await fingerprint(await sharp(marked(1200, 600), raw(1200, 600)).png().toBuffer(), OPTS);
+
+    const meta = await sharp(await fp.thumbnail()).metadata();
+
+    expect([meta.format, meta.width, meta.height]).toEqual(['webp', 256, 128]);
+  });
+
+  it('keeps a portrait aspect within 256 px', async () => {
+    const fp = await fingerprint(await sharp(marked(900, 1600), raw(900, 1600)).jpeg().toBuffer(), OPTS);
+
+    const meta = await sharp(await fp.thumbnail()).metadata();
+
+    expect([meta.format, meta.width, meta.height]).toEqual(['webp', 144, 256]);
+  });
+
+  it('never enlarges a small image', async () => {
+    const fp = await fingerprint(await sharp(pixels(), raw()).png().toBuffer(), OPTS);
+
+    const meta = await sharp(await fp.thumbnail()).metadata();
+
+    expect([meta.format, meta.width, meta.height]).toEqual(['webp', 160, 120]);
+  });
+
+  it('applies the EXIF orientation', async () => {
+    const upright = await sharp(marked(800, 600), raw(800, 600)).png().toBuffer();
+    const sideways = await sharp(upright).rotate(-90).png().toBuffer();
+    const tagged = await sharp(sideways).withMetadata({ orientation: 6 }).png().toBuffer();
+
+    const thumb = await (await fingerprint(tagged, OPTS)).thumbnail();
+
+    const meta = await sharp(thumb).metadata();
+    expect([meta.width, meta.height]).toEqual([256, 192]);
+    const [topLeft, bottomRight] = await Promise.all([pixelAt(thumb, 20, 20), pixelAt(thumb, 230, 170)]);
+    expect(topLeft[0]).toBeGreaterThan(180); // red where the upright picture is red
+    expect(bottomRight[2]).toBeGreaterThan(180);
+  });
+
+  it('keeps transparency', async () => {
+    const rgba = await sharp({ create: { width: 400, height: 300, channels: 4, background: { r: 0, g: 128, b: 0, alpha: 0.5 } } })
+      .png()
+      .toBuffer();
+
+    const meta = await sharp(await (await fingerprint(rgba, OPTS)).thumbnail()).metadata();
+
+    expect([meta.format, meta.hasAlpha]).toEqual(['webp', true]);
+  });
+
+  it('encodes greyscale pictures, with or without transparency', async () => {
+    const grey = await sharp(pixels(), raw()).greyscale().png().toBuffer();
+    const greyAlpha = await sharp(pixels(), raw()).greyscale().ensureAlpha(0.5).png().toBuffer();
+
+    const metas = await Promise.all([grey, greyAlpha].map(async (png) => sharp(await (await fingerprint(png, OPTS)).thumbnail()).metadata()));
+
+    expect(metas.map((m) => [m.format, m.width, m.height, m.hasAlpha])).toEqual([
+      ['webp', 160, 120, false],
+      ['webp', 160, 120, true],
+    ]);
+  });
+
+  it('encodes the same thumbnail on every call', async () => {
+    const fp = await fingerprint(await sharp(marked(2000, 1500), raw(2000, 1500)).jpeg().toBuffer(), OPTS);
+
+    const [first, second] = [await fp.thumbnail(), await fp.thumbnail()];
+
+    expect(first.equals(second)).toBe(true);
   });
 });
