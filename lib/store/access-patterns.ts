@@ -4,31 +4,9 @@ import type { BatchGetCommandInput, GetCommandInput, QueryCommandInput } from '@
 import { imageNames } from './attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
 import type { BatchStatus, ImageStatus } from './model';
-import { BATCH_SK, INDEX, batchKey, batchPartition, imageKey, statusTs } from './schema';
+import { BATCH_SK, INDEX, LISTING_ATTRIBUTES, batchKey, batchPartition, imageKey, statusTs } from './schema';
 
-/**
- * What a listing shows of an image: the attributes every index projects (resources/table.yml), and from the table
- * itself the cat confidence, cat boxes and reuse flag (client-wide listings go without them).
- */
-export const LISTING_ATTRIBUTES = [
-  'cat_conf',
-  'rek_cats',
-  'reused',
-  'batch_id',
-  'img_fprint',
-  'client_id',
-  'file_name',
-  'op_status',
-  'rek_iscat',
-  'labels',
-  'upload_ts',
-  'received_ts',
-  'rek_ts',
-  'ttl',
-  'dup_count',
-  'err_code',
-  'err_msg',
-] as const;
+export { LISTING_ATTRIBUTES };
 
 /** Upper bound of a time range in ms: statusTs pads upload_ts to 15 digits. */
 const MAX_TS = 999_999_999_999_999;

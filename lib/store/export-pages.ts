@@ -3,25 +3,10 @@
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { toImage } from './attributes';
 import type { Image } from './model';
-import { BATCH_SK, batchPartition, nowSeconds, type ImageItem } from './schema';
+import { BATCH_SK, LISTING_ATTRIBUTES, batchPartition, nowSeconds, type ImageItem } from './schema';
 
-/** What an export reads of each image: the listing's attributes and the duplicates' file names. */
-const EXPORT_ATTRIBUTES = [
-  'batch_id',
-  'img_fprint',
-  'client_id',
-  'file_name',
-  'op_status',
-  'rek_iscat',
-  'labels',
-  'upload_ts',
-  'received_ts',
-  'rek_ts',
-  'ttl',
-  'dup_count',
-  'dup_files',
-  'err_code',
-] as const;
+/** What an export reads of each image: what a listing shows, and the duplicates' file names. */
+const EXPORT_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'dup_files'] as const;
 
 /**
  * Every image of a batch, a page at a time (access pattern 1 on the table, LastEvaluatedKey carried internally): what

@@ -128,3 +128,27 @@ export const statusTs = (status: ImageStatus, uploadedAt: number): string => `${
 
 export const nowSeconds = (ms: number = Date.now()): number => Math.floor(ms / 1000);
 export const ttlFor = (fromMs: number, retentionDays: number): number => nowSeconds(fromMs) + Math.round(retentionDays * 86400);
+
+/**
+ * What a listing shows of an image: the attributes every index projects (resources/table.yml), and from the table
+ * itself the cat confidence, cat boxes and reuse flag (client-wide listings go without them).
+ */
+export const LISTING_ATTRIBUTES = [
+  'cat_conf',
+  'rek_cats',
+  'reused',
+  'batch_id',
+  'img_fprint',
+  'client_id',
+  'file_name',
+  'op_status',
+  'rek_iscat',
+  'labels',
+  'upload_ts',
+  'received_ts',
+  'rek_ts',
+  'ttl',
+  'dup_count',
+  'err_code',
+  'err_msg',
+] as const;
