@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { envNumber } from '../lib/config';
+import { batchPartition } from '../lib/store/schema';
 import { startStack, type Stack } from './stack';
 
 /** How long a stop lets the ingest finish the batches in flight; what is unfinished is delivered again at the next start. */
@@ -45,10 +46,17 @@ function banner(stack: Stack): string {
     'Upload a folder as batch "first-batch" of client "demo", then read the records:',
     `  aws s3 cp ./photos s3://${stack.bucket}/uploads/demo/first-batch/ --recursive`,
     `  aws dynamodb query --table-name ${stack.table} --key-condition-expression 'batch_id = :b' \\`,
-    `      --expression-attribute-values '{":b":{"S":"first-batch"}}'`,
+    `      --expression-attribute-values '{":b":{"S":"${batchPartition('demo', 'first-batch')}"}}'`,
   );
   if (stack.demoApiKey && endpoints.api) {
-    lines.push(`  curl -H 'Authorization: Bearer ${stack.demoApiKey}' ${endpoints.api}/v1/batches/first-batch/images`);
+    const auth = `-H 'Authorization: Bearer ${stack.demoApiKey}'`;
+    lines.push(
+      `  curl ${auth} ${endpoints.api}/v1/batches/first-batch/images`,
+      `  curl -X POST ${auth} ${endpoints.api}/v1/batches/first-batch:close   # no more uploads: the batch turns done`,
+      '',
+      'Or with the icecat CLI (no AWS credentials): uploads, closes, waits and prints the results:',
+      `  ICECAT_API_URL=${endpoints.api} ICECAT_API_KEY=${stack.demoApiKey} npx icecat upload ./photos --wait`,
+    );
   }
   lines.push(
     '',
