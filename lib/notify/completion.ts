@@ -1,16 +1,13 @@
 // What happens once a batch is done (the BatchStore's onDone, after the write that stamped doneAt succeeded): its
 // completion callback's first attempt is queued, and on AWS a `Batch Completed` event goes to EventBridge. The
-// attempts themselves run in the callbacks consumer (handleCallbackMessage), on AWS and locally alike.
+// attempts themselves run in the callbacks consumer (lib/notify/consumer.ts), on AWS and locally alike.
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { ConfigError } from '../config';
 import type { JobQueue } from '../jobs/queue';
 import type { Batch } from '../store/model';
 import type { BatchSummary } from '../api/schemas';
-import { attemptDelivery } from './delivery';
 import { buildBatchCompletedEvent, publishBatchCompleted } from './events';
-import { CALLBACK_MESSAGE_TYPE, decodeCallbackMessage, encodeCallbackMessage, jobOf, nextMessage } from './job';
-import type { NotifyConfig } from './schedule';
-import { deriveCallbackSecret } from './signature';
+import { CALLBACK_MESSAGE_TYPE, encodeCallbackMessage } from './job';
 
 export const MIN_SIGNING_KEY_LENGTH = 32;
 
@@ -61,23 +58,3 @@ export const completionNotifier =
       );
     }
   };
-
-export interface CallbackConsumerDeps {
-  signingKey: string;
-  config: NotifyConfig;
-  /** Where the next attempt goes, delayed by its backoff. */
-  queue: JobQueue;
-  /** Stores the delivery state on the batch; false when the batch is gone or being erased. */
-  recordState: (clientId: string, batchId: string, state: object) => Promise<boolean>;
-  now?: () => number;
-}
-
-/** One attempt of a queued callback: POST, record what the client sees, queue the retry when one is due. */
-export async function handleCallbackMessage(deps: CallbackConsumerDeps, body: string): Promise<void> {
-  const message = decodeCallbackMessage(body);
-  const secret = deriveCallbackSecret(deps.signingKey, message);
-  const step = await attemptDelivery(jobOf(message), secret, deps.config, deps.now ? { now: deps.now } : {});
-  const stillThere = await deps.recordState(message.clientId, message.batchId, step.state);
-  // An erased batch's callback stops here: nothing is left to report on.
-  if (stillThere && step.retry) await deps.queue.send(encodeCallbackMessage(nextMessage(message, step.retry.job)), step.retry.inSeconds);
-}

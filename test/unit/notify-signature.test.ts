@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { nextRetryDelay } from '../../lib/notify/schedule';
-import { CallbackMessageError, decodeCallbackMessage, encodeCallbackMessage, jobOf, nextMessage } from '../../lib/notify/job';
+import { encodeCallbackMessage, jobOf, nextMessage } from '../../lib/notify/job';
+import { CallbackMessageError, decodeCallbackMessage } from '../../lib/notify/job-decode';
 import { deriveCallbackSecret, signatureHeader, verifySignature } from '../../lib/notify/signature';
 
 describe('IceCat-Signature', () => {
