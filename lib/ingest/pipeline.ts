@@ -3,10 +3,10 @@
 // duplicates/ or failed/; only transient faults (throttling past retries, network) escape as errors, for SQS to
 // redeliver.
 import { randomUUID } from 'node:crypto';
-import { createXXHash128 } from 'hash-wasm';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { XXHash128 } from 'xxhash-addon';
 import { REKOGNITION_LIMITS } from '../ids';
 import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
@@ -311,7 +311,7 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
   const failedKey = restingKey('failed', upload);
   const error = { code: err.code, message: err.message };
   const now = (deps.now ?? Date.now)();
-  const fprint = err.claim?.claim.fprint ?? (await rejectionKey(upload.fileName, upload.etag));
+  const fprint = err.claim?.claim.fprint ?? rejectionKey(upload.fileName, upload.etag);
   const recorded = err.claim
     ? await store.finish(err.claim.claim, { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() })
     : await store.reject(rejectionRecord(upload, fprint, failedKey, err, now));
@@ -347,11 +347,8 @@ function rejectionRecord(upload: Upload, fprint: string, failedKey: string, err:
  * A refused upload has no pixel fingerprint: its record is keyed by its name and ETag, so a later bad upload under
  * the same name gets a record of its own and a redelivery of the same one writes nothing.
  */
-async function rejectionKey(fileName: string, etag: string | undefined): Promise<string> {
-  const h = await createXXHash128();
-  h.init();
-  h.update(etag === undefined ? fileName : `${fileName}\u0000${etag}`);
-  return `fail-${h.digest('hex')}`;
+function rejectionKey(fileName: string, etag: string | undefined): string {
+  return `fail-${XXHash128.hash(Buffer.from(etag === undefined ? fileName : `${fileName}\u0000${etag}`)).toString('hex')}`;
 }
 
 function lostClaim(deps: IngestDeps, claim: Claim): Error {
