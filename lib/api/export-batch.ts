@@ -26,6 +26,7 @@ export const exportImageOf = (image: Image): ExportImage => ({
   fileName: image.fileName ?? null,
   status: image.status,
   isCat: typeof image.isCat === 'boolean' ? image.isCat : null,
+  catConfidence: image.catConfidence ?? null,
   labels: image.labels ?? [],
   uploadedAt: image.uploadedAt ?? null,
   classifiedAt: image.classifiedAt ?? null,

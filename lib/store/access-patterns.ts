@@ -36,11 +36,14 @@ function batchExpression(q: BatchQuery): ExpressionBuilder {
   return e;
 }
 
-/** 1: a batch's results, by fingerprint. The key condition leaves out the summary item (#BATCH sorts first). */
-export function batchResultsRequest(q: BatchQuery): QueryPlan {
+/**
+ * 1: a batch's results, by fingerprint. The key condition leaves out the summary item (#BATCH sorts first). Reads what
+ * a listing shows, unless told other attributes (the export adds the duplicates' names).
+ */
+export function batchResultsRequest(q: BatchQuery, projection: readonly string[] = LISTING_ATTRIBUTES): QueryPlan {
   const e = batchExpression(q);
   e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
-  return e.build({ pattern: 'batch-results', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection: LISTING_ATTRIBUTES });
+  return e.build({ pattern: 'batch-results', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection });
 }
 
 function statusCondition(e: ExpressionBuilder, status: ImageStatus, range: TimeRange): string {

@@ -81,9 +81,6 @@ export const imageNames = (...names: ImageAttribute[]): Record<string, string> =
 export const batchNames = (...names: BatchAttribute[]): Record<string, string> =>
   Object.fromEntries(names.map((n) => [`#${n}`, BATCH_AND_COUNTERS[n]]));
 
-/** Stored names of image attributes, for projections. */
-export const storedImageAttributes = (names: readonly ImageAttribute[]): string[] => names.map((n) => IMAGE_ATTRIBUTES[n]);
-
 /** A stored image (whole, or as an index projects it) as the domain sees it. */
 export function toImage(item: Partial<ImageItem>): Image {
   const stored = item as Record<string, unknown>;

@@ -1,9 +1,10 @@
 // A batch's every image, a page at a time: what an export streams. Apart from reader.ts so that the function that
 // exports (functions/batches) bundles only this Query.
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchResultsRequest } from './access-patterns';
 import { toImage } from './attributes';
 import type { Image } from './model';
-import { BATCH_SK, LISTING_ATTRIBUTES, batchPartition, nowSeconds, type ImageItem } from './schema';
+import { LISTING_ATTRIBUTES, nowSeconds, type ImageItem } from './schema';
 
 /** What an export reads of each image: what a listing shows, and the duplicates' file names. */
 const EXPORT_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'dup_files'] as const;
@@ -19,23 +20,11 @@ export async function* batchImagePages(
   pageSize = 500,
 ): AsyncGenerator<Image[]> {
   const nowS = nowSeconds((ctx.now ?? Date.now)());
-  const names = Object.fromEntries(EXPORT_ATTRIBUTES.map((a, i) => [`#a${i}`, a]));
+  const plan = batchResultsRequest({ tableName: ctx.tableName, clientId, batchId, nowS }, EXPORT_ATTRIBUTES);
   let startKey: Record<string, unknown> | undefined;
   do {
-    const out = await ctx.ddb
-      .send(
-        new QueryCommand({
-          TableName: ctx.tableName,
-          KeyConditionExpression: '#a0 = :pk AND #a1 > :summary',
-          ProjectionExpression: Object.keys(names).join(', '),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: { ':pk': batchPartition(clientId, batchId), ':summary': BATCH_SK },
-          Limit: pageSize,
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-    const items = (out.Items ?? []) as ImageItem[];
-    yield items.filter((item) => typeof item.ttl === 'number' && item.ttl > nowS).map(toImage);
+    const out = await ctx.ddb.send(new QueryCommand({ ...plan.input, Limit: pageSize, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }));
+    yield ((out.Items ?? []) as ImageItem[]).map(toImage);
     startKey = out.LastEvaluatedKey;
   } while (startKey);
 }

@@ -1,7 +1,7 @@
 // Every write of the store as a pure request builder (unit-tested without a network); lib/store/batch-store.ts sends
 // them. Expressions name attributes by their domain names through lib/store/attributes.ts (`#fileName`).
 import type { PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchNames, imageNames, storedImageAttributes, toBatchItem, toImageItem } from './attributes';
+import { batchNames, imageNames, toBatchItem, toImageItem, type ImageAttribute } from './attributes';
 import { ZERO_COUNTS, type Batch, type CatInstance, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
 import { BATCH_SK, LIMITS, batchKey, batchPartition, imageKey, statusTs, ttlFor, type ImageItem } from './schema';
 
@@ -138,17 +138,34 @@ export function callbackStateRequest(table: string, clientId: string, batchId: s
   };
 }
 
-/** What a recount reads of each record: the batch's own partition, images only. */
-export function recountQuery(table: string, clientId: string, batchId: string): QueryCommandInput {
+/**
+ * A consistent read of a batch's own partition, images only: from the first record, or after `afterFprint` (paging
+ * by hand). Projected to the named attributes.
+ */
+function batchRecordsQuery(
+  table: string,
+  clientId: string,
+  batchId: string,
+  projection: readonly ImageAttribute[],
+  afterFprint?: string,
+): QueryCommandInput {
+  const [start, value] = afterFprint === undefined ? [':summary', BATCH_SK] : [':after', afterFprint];
   return {
     TableName: table,
-    KeyConditionExpression: '#partition = :partition AND #fprint > :summary',
-    ProjectionExpression: '#status, #isCat, #duplicates, #reused',
-    ExpressionAttributeNames: imageNames('partition', 'fprint', 'status', 'isCat', 'duplicates', 'reused'),
-    ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), ':summary': BATCH_SK },
+    KeyConditionExpression: `#partition = :partition AND #fprint > ${start}`,
+    ProjectionExpression: projection.map((a) => `#${a}`).join(', '),
+    ExpressionAttributeNames: imageNames('partition', 'fprint', ...projection),
+    ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), [start]: value },
     ConsistentRead: true,
   };
 }
+
+/** What a recount reads of each record. */
+const RECOUNT_ATTRIBUTES = ['status', 'isCat', 'duplicates', 'reused'] as const satisfies readonly ImageAttribute[];
+
+/** What a recount reads: every record of the batch. */
+export const recountQuery = (table: string, clientId: string, batchId: string): QueryCommandInput =>
+  batchRecordsQuery(table, clientId, batchId, RECOUNT_ATTRIBUTES);
 
 /** The counters the records add up to. */
 export function countRecords(items: readonly Pick<ImageItem, 'op_status' | 'rek_iscat' | 'dup_count' | 'reused'>[]): Counts {
@@ -406,9 +423,6 @@ export function transaction(...writes: (UpdateCommandInput | PutCommandInput)[])
   };
 }
 
-/** Attributes a listing of the batch's records reads. */
-export const RECOUNT_ATTRIBUTES = storedImageAttributes(['status', 'isCat', 'duplicates', 'reused']);
-
 // ---- re-threshold ---------------------------------------------------------------------------------------------
 
 /** Remembers a done batch's new cat threshold; fails (condition) when the batch is missing or not done. */
@@ -425,17 +439,10 @@ export function thresholdRequest(table: string, clientId: string, batchId: strin
 }
 
 /** One page of a batch's records, projected to what re-thresholding reads, after `afterFprint`. */
-export function reclassifyPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
-  return {
-    TableName: table,
-    KeyConditionExpression: '#partition = :partition AND #fprint > :after',
-    ProjectionExpression: '#fprint, #status, #isCat, #catConfidence, #uploadedAt',
-    ExpressionAttributeNames: imageNames('partition', 'fprint', 'status', 'isCat', 'catConfidence', 'uploadedAt'),
-    ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), ':after': afterFprint ?? BATCH_SK },
-    ConsistentRead: true,
-    Limit: limit,
-  };
-}
+export const reclassifyPageQuery = (table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput => ({
+  ...batchRecordsQuery(table, clientId, batchId, ['fprint', 'status', 'isCat', 'catConfidence', 'uploadedAt'], afterFprint),
+  Limit: limit,
+});
 
 /**
  * Flips one classified image's cat flag and its sparse client-cats key (cat_ts = upload_ts, or removed), only if the
