@@ -207,13 +207,13 @@ async function settleClaimed(deps: IngestDeps, upload: Upload, object: StoredUpl
       logger.info('same upload is being processed by another delivery', { key: upload.key });
       return { outcome: 'redelivered', key: upload.key, inFlight: true };
     }
-    // Recorded by an earlier delivery that stopped before the move: its counters may be short too.
-    await store.recount(upload.clientId, upload.batchId);
+    // Recorded by an earlier delivery that stopped before the move: it may have stopped short of counting or settling.
+    await store.repairAfterRedelivery(upload.clientId, upload.batchId);
     if (existing.restingKey) await moveUpload(deps.s3, object, existing.restingKey);
     return redelivered(deps, upload);
   }
   const counted = await store.addDuplicate(existing, upload.fileName);
-  if (!counted) await store.recount(upload.clientId, upload.batchId);
+  if (!counted) await store.repairAfterRedelivery(upload.clientId, upload.batchId);
   upload.log.add(`duplicate of ${existing.fileName}`);
   logger.info('duplicate upload', { key: upload.key, original: existing.key, fprint: existing.fprint });
   await moveUpload(deps.s3, object, restingKey('duplicates', upload, existing.fprint));
@@ -317,7 +317,7 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
     : await store.reject(rejectionRecord(upload, fprint, failedKey, err, now));
   if (!recorded) {
     if (err.claim) throw lostClaim(deps, err.claim.claim);
-    await store.recount(upload.clientId, upload.batchId); // recorded by an earlier delivery that may not have counted it
+    await store.repairAfterRedelivery(upload.clientId, upload.batchId); // recorded by an earlier delivery that may not have counted it
   }
   // Overwritten: the key holds a newer upload, which stays for its own event.
   if (err.code !== 'Overwritten') await moveUpload(deps.s3, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, failedKey);

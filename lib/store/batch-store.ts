@@ -4,7 +4,7 @@
 // Counters stay exact because only the run whose record write succeeded moves them. Where the backend has
 // transactions (DynamoDB; `transactions: true`), the record and its counter move are one TransactWriteItems. Without
 // them (dynalite) they are two writes, and a crash between the two is repaired by recount(), which the redelivery of
-// the crashed upload (and the reconciliation sweep) call.
+// the crashed upload (repairAfterRedelivery) and the reconciliation sweep call.
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   GetCommand,
@@ -202,6 +202,17 @@ export class BatchStore {
       }
     }
     return this.getBatch(clientId, batchId);
+  }
+
+  /**
+   * After a redelivered upload found its work recorded by an earlier delivery. With transactions that delivery's
+   * counters moved with its record, so only closing or marking the batch done may be left; without them a crash
+   * between the two writes may have left a counter short, and the batch is recounted.
+   */
+  async repairAfterRedelivery(clientId: string, batchId: string): Promise<Batch | undefined> {
+    if (!this.opts.transactions) return this.recount(clientId, batchId);
+    const batch = await this.getBatch(clientId, batchId);
+    return batch && this.settle(batch);
   }
 
   private async countRecords(clientId: string, batchId: string): Promise<Counts> {

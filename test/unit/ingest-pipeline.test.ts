@@ -22,7 +22,7 @@ import { PowertoolsIngestMetrics, type IngestMetrics } from '../../lib/ingest/me
 import { processUpload, type IngestDeps, type UploadEvent } from '../../lib/ingest/pipeline';
 import { toBatchItem, toImageItem } from '../../lib/store/attributes';
 import { BatchStore } from '../../lib/store/batch-store';
-import type { Batch, Image } from '../../lib/store/model';
+import { ZERO_COUNTS, type Batch, type Image } from '../../lib/store/model';
 import { batchKey, clientKey, imageKey } from '../../lib/store/schema';
 import { newBatch } from '../../lib/store/writes';
 
@@ -391,6 +391,17 @@ describe('redelivered events', () => {
     expect(ddb.commandCalls(QueryCommand)).toHaveLength(1);
     expect(copies()[0]).toMatchObject({ Key: `processed/demo/b1/${fp.fprint}.png` });
     expect(detectCalls()).toBe(0);
+  });
+
+  it('with transactions, settles the batch without recounting it when the record exists but the object is still under uploads/', async () => {
+    given({ summary: batch({ closed: true, counts: { ...ZERO_COUNTS, total: 1, success: 1 } }), existing: record() });
+
+    const result = await processUpload(deps(true), event());
+
+    expect(result).toEqual({ outcome: 'redelivered', key: KEY, inFlight: false });
+    expect(ddb.commandCalls(QueryCommand)).toHaveLength(0);
+    expect(updates().map((u) => u.UpdateExpression)).toEqual(['SET #doneAt = :now']);
+    expect(copies()[0]).toMatchObject({ Key: `processed/demo/b1/${fp.fprint}.png` });
   });
 
   it('recognises its own record in a batch closed since, instead of refusing it', async () => {
