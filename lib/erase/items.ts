@@ -4,6 +4,7 @@
 // marked as being deleted, reads answer 404 and a rerun knows the batch is still to erase.
 import { BatchWriteCommand, DeleteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelay } from '../backoff';
 import { EraseIncompleteError } from './errors';
 
 /** BatchWriteItem takes at most 25 requests. */
@@ -24,7 +25,7 @@ export interface ItemEraseOptions {
   pageSize?: number;
   /** Attempts for UnprocessedItems before giving up (the erasure can be run again). */
   attempts?: number;
-  /** Backoff base for UnprocessedItems retries, doubled per attempt. */
+  /** Backoff base for UnprocessedItems retries (ms), doubled per attempt. */
   retryBaseMs?: number;
   onDeleted?: (count: number) => void | Promise<void>;
 }
@@ -52,7 +53,10 @@ export function buildDeleteRequests(table: string, keys: Key[]) {
   return { RequestItems: { [table]: keys.map((Key) => ({ DeleteRequest: { Key } })) } };
 }
 
-/** Deletes `keys` (≤ 25), retrying UnprocessedItems with exponential backoff. */
+/** Ceiling of one wait between UnprocessedItems retries. */
+const MAX_RETRY_DELAY_MS = 5_000;
+
+/** Deletes `keys` (≤ 25), retrying UnprocessedItems with jittered exponential backoff. */
 export async function deleteItemKeys(
   ddb: DynamoDBDocumentClient,
   table: string,
@@ -60,7 +64,7 @@ export async function deleteItemKeys(
   opts: Pick<ItemEraseOptions, 'attempts' | 'retryBaseMs'> = {},
 ): Promise<void> {
   const attempts = opts.attempts ?? 8;
-  const base = opts.retryBaseMs ?? 50;
+  const backoff = { baseDelayMs: opts.retryBaseMs ?? 50, maxDelayMs: MAX_RETRY_DELAY_MS };
   let remaining = keys;
   for (let attempt = 1; remaining.length > 0; attempt++) {
     const out = await ddb.send(new BatchWriteCommand(buildDeleteRequests(table, remaining)));
@@ -69,7 +73,7 @@ export async function deleteItemKeys(
     if (attempt >= attempts) {
       throw new EraseIncompleteError(`${remaining.length} items stayed unprocessed after ${attempts} attempts`, { keys: remaining });
     }
-    await sleep(base * 2 ** (attempt - 1));
+    await sleep(backoffDelay(attempt - 1, backoff));
   }
 }
 

@@ -2,6 +2,7 @@
 // (at most 1000 keys a call, S3's limit). Safe to run again after an interruption: it deletes what is still listed.
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelay, type BackoffPolicy } from '../backoff';
 import { EraseIncompleteError } from './errors';
 
 /** Every top-level prefix under which a batch leaves objects: {prefix}/{clientId}/{batchId}/… */
@@ -23,6 +24,9 @@ export interface ObjectEraseOptions {
   onDeleted?: (keys: string[]) => void | Promise<void>;
 }
 
+/** Waits between retries of the keys DeleteObjects reports as failed. */
+const DELETE_BACKOFF: BackoffPolicy = { baseDelayMs: 200, maxDelayMs: 5_000 };
+
 /** Deletes `keys` (≤ 1000), retrying the ones S3 reports as failed; throws when some outlast the attempts. */
 export async function deleteKeys(s3: S3Client, bucket: string, keys: string[], attempts = 4): Promise<void> {
   let remaining = keys;
@@ -39,7 +43,7 @@ export async function deleteKeys(s3: S3Client, bucket: string, keys: string[], a
         keys: remaining,
       });
     }
-    await sleep(100 * 2 ** attempt);
+    await sleep(backoffDelay(attempt - 1, DELETE_BACKOFF));
   }
 }
 

@@ -15,6 +15,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelay, type BackoffPolicy } from '../backoff';
 import {
   batchGetRequests,
   batchImagesRequest,
@@ -161,19 +162,12 @@ export async function getBatch(ctx: StoreContext, clientId: string, batchId: str
   return toBatch(item);
 }
 
-export interface RetryOptions {
+export interface RetryOptions extends BackoffPolicy {
   /** Rounds of UnprocessedKeys before giving up with StoreThrottledError. */
   attempts: number;
-  /** First backoff ceiling in ms; doubles each round (full jitter). */
-  baseDelayMs: number;
-  maxDelayMs: number;
 }
 
 export const DEFAULT_RETRY: RetryOptions = { attempts: 8, baseDelayMs: 25, maxDelayMs: 2000 };
-
-/** Full-jitter exponential backoff: a random wait below min(max, base·2^round). */
-export const backoffDelay = (round: number, opts: RetryOptions, random: () => number = Math.random): number =>
-  Math.floor(random() * Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** round));
 
 /** One BatchGetItem request to the end: UnprocessedKeys are retried with jittered backoff. */
 async function batchGetAll<T>(ctx: StoreContext, request: BatchGetCommandInput['RequestItems'], retry: RetryOptions = DEFAULT_RETRY): Promise<T[]> {

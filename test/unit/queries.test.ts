@@ -16,7 +16,8 @@ import {
   imageRequest,
 } from '../../lib/store/access-patterns';
 import type { QueryPlan } from '../../lib/store/expressions';
-import { backoffDelay, isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/reader';
+import { backoffDelay } from '../../lib/backoff';
+import { isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/reader';
 import { BATCH_SK, INDEX } from '../../lib/store/schema';
 
 const T = 'IceCatWrangler';
