@@ -4,9 +4,16 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-function required(name: string): string {
+export function required(name: string): string {
   const v = process.env[name];
   if (v === undefined || v === '') throw new ConfigError(`missing required environment variable ${name}`);
+  return v;
+}
+
+/** A key from the environment (an HMAC key, say): required, and at least `minLength` characters. */
+export function requiredSecret(name: string, minLength: number): string {
+  const v = required(name);
+  if (v.length < minLength) throw new ConfigError(`environment variable ${name} must be at least ${minLength} characters`);
   return v;
 }
 

@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { S3Client } from '@aws-sdk/client-s3';
-import { rekognitionMaxAttempts } from '../config';
+import { envBoolean, rekognitionMaxAttempts } from '../config';
 
 export interface AwsClients {
   s3: S3Client;
@@ -16,7 +16,7 @@ export interface AwsClients {
 export const createS3Client = (): S3Client =>
   new S3Client({
     // Local S3 stand-ins answer path-style only; checksums only when an operation requires them (s3rver).
-    forcePathStyle: process.env.S3_FORCE_PATH_STYLE === 'true',
+    forcePathStyle: envBoolean('S3_FORCE_PATH_STYLE', false),
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });

@@ -2,23 +2,17 @@
 // completion callback's first attempt is queued, and on AWS a `Batch Completed` event goes to EventBridge. The
 // attempts themselves run in the callbacks consumer (lib/notify/consumer.ts), on AWS and locally alike.
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { ConfigError } from '../config';
+import { requiredSecret } from '../config';
 import type { JobQueue } from '../jobs/queue';
 import type { Batch } from '../store/model';
 import type { BatchSummary } from '../api/schemas';
 import { buildBatchCompletedEvent, publishBatchCompleted } from './events';
 import { CALLBACK_MESSAGE_TYPE, encodeCallbackMessage } from './job';
 
-export const MIN_SIGNING_KEY_LENGTH = 32;
+const MIN_SIGNING_KEY_LENGTH = 32;
 
 /** The server key callback secrets are derived from (CALLBACK_SIGNING_KEY; on AWS a Secrets Manager secret). */
-export function loadCallbackSigningKey(): string {
-  const key = process.env.CALLBACK_SIGNING_KEY ?? '';
-  if (key.length < MIN_SIGNING_KEY_LENGTH) {
-    throw new ConfigError(`environment variable CALLBACK_SIGNING_KEY must be set, at least ${MIN_SIGNING_KEY_LENGTH} characters`);
-  }
-  return key;
-}
+export const loadCallbackSigningKey = (): string => requiredSecret('CALLBACK_SIGNING_KEY', MIN_SIGNING_KEY_LENGTH);
 
 export interface CompletionDeps {
   callbacks: JobQueue;

@@ -1,6 +1,6 @@
 // When a failed callback is tried again: exponential backoff with jitter, each wait capped (SQS DelaySeconds takes
 // at most 900 s), until the retry window since the first attempt (a day on AWS, minutes locally) is spent.
-import { envNumber } from '../config';
+import { envBoolean, envNumber } from '../config';
 
 export interface RetryPolicy {
   /** Wait after the first failed attempt; doubled after each further one. */
@@ -29,7 +29,7 @@ export function loadNotifyConfig(): NotifyConfig {
       windowSeconds: envNumber('CALLBACK_RETRY_WINDOW_SECONDS', 86_400, { min: 0 }),
     },
     timeoutMs: envNumber('CALLBACK_TIMEOUT_MS', 10_000, { min: 1, max: 60_000, integer: true }),
-    allowLoopback: process.env.CALLBACK_ALLOW_LOOPBACK === 'true',
+    allowLoopback: envBoolean('CALLBACK_ALLOW_LOOPBACK', false),
   };
 }
 

@@ -1,5 +1,5 @@
 // The sweep's settings from the environment, read once per container; a bad value stops it at start.
-import { ConfigError, envNumber } from '../config';
+import { envNumber, required } from '../config';
 import type { SweepLimits } from './sweep';
 
 export interface ReconcileConfig {
@@ -7,12 +7,6 @@ export interface ReconcileConfig {
   queueUrl: string;
   region: string;
   limits: SweepLimits;
-}
-
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new ConfigError(`missing required environment variable ${name}`);
-  return value;
 }
 
 /** The sweep's bounds (RECONCILE_GRACE_SECONDS, RECONCILE_MAX_OBJECTS, RECONCILE_MAX_SECONDS). */

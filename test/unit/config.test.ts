@@ -1,5 +1,5 @@
 // Configuration is validated once, at cold start: a bad number stops the function there, naming the variable.
-import { ConfigError, envBoolean, loadIngestConfig } from '../../lib/config';
+import { ConfigError, envBoolean, loadIngestConfig, requiredSecret } from '../../lib/config';
 
 const BASE = { TABLE_NAME: 'T', BUCKET_NAME: 'B' };
 
@@ -52,5 +52,15 @@ describe('other numbers from the environment', () => {
     expect(withEnv({}, loadIngestConfig).transactions).toBe(true);
     expect(withEnv({ DDB_TRANSACTIONS: 'false' }, () => envBoolean('DDB_TRANSACTIONS', true))).toBe(false);
     expect(() => withEnv({ DDB_TRANSACTIONS: 'yes' }, loadIngestConfig)).toThrow(/DDB_TRANSACTIONS must be true or false/);
+  });
+});
+
+describe('secrets from the environment', () => {
+  it('refuses a missing or short key, naming it, and takes one long enough', () => {
+    expect(() => withEnv({}, () => requiredSecret('CURSOR_SECRET', 32))).toThrow(new ConfigError('missing required environment variable CURSOR_SECRET'));
+    expect(() => withEnv({ CURSOR_SECRET: 'short' }, () => requiredSecret('CURSOR_SECRET', 32))).toThrow(
+      new ConfigError('environment variable CURSOR_SECRET must be at least 32 characters'),
+    );
+    expect(withEnv({ CURSOR_SECRET: 'k'.repeat(32) }, () => requiredSecret('CURSOR_SECRET', 32))).toBe('k'.repeat(32));
   });
 });
