@@ -83,7 +83,7 @@ export interface Route<
   body?: B;
   status: 200 | 201 | 202;
   response: AnySchema;
-  /** Media type of the success answer (default application/json); other types are answered as RawResponse. */
+  /** Media type of the success answer (default application/json); other types are answered as an HttpAnswer. */
   mediaType?: string;
   /** Answers that are not the JSON `response` (an export's file, a redirect), by status: what the OpenAPI document shows. */
   otherAnswers?: Record<number, { description: string; content?: string[]; headers?: string[] }>;

@@ -8,13 +8,14 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { RouteNotFoundError } from '../api/errors';
 import { HttpAnswer } from '../api/http-answer';
 import type { ApiServices, Route } from '../api/routes';
-import { RawResponse, type WebSite } from '../web/site';
+import type { WebSite } from '../web/site';
 import {
+  API_HEADERS,
+  JSON_CONTENT_TYPE,
   authenticate,
-  markRaw,
+  errorHeaders,
   jsonBody,
   mapErrors,
-  responseHeaders,
   validate,
   type ApiContext,
   type Authenticator,
@@ -43,10 +44,17 @@ export type ApiHandler = (event: APIGatewayProxyEventV2, context?: Partial<ApiCo
 const lowerCased = (headers: APIGatewayProxyEventV2['headers'] | undefined): Record<string, string | undefined> =>
   Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
 
-function rawAnswer(raw: RawResponse): APIGatewayProxyStructuredResultV2 {
-  const answer = { statusCode: raw.statusCode, headers: raw.headers, body: raw.body, isBase64Encoded: raw.isBase64Encoded };
-  markRaw(answer);
-  return answer;
+/** A route's result as API Gateway takes it: its JSON document, or the HttpAnswer it made, with the API's headers. */
+function toResult(result: unknown, status: number): APIGatewayProxyStructuredResultV2 {
+  if (!(result instanceof HttpAnswer)) {
+    return { statusCode: status, headers: { 'Content-Type': JSON_CONTENT_TYPE, ...API_HEADERS }, body: JSON.stringify(result) };
+  }
+  return {
+    statusCode: result.statusCode,
+    headers: result.apiHeaders ? { ...result.headers, ...API_HEADERS } : result.headers,
+    body: result.body,
+    ...(result.isBase64Encoded ? { isBase64Encoded: true } : {}),
+  };
 }
 
 export function createApiHandler(deps: ApiDeps): ApiHandler {
@@ -82,15 +90,13 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
           openApiDocument,
           webSite,
         });
-        if (result instanceof RawResponse) return rawAnswer(result);
-        if (result instanceof HttpAnswer) return { statusCode: result.statusCode, headers: result.headers, body: result.body };
-        return { statusCode: route.status, body: JSON.stringify(result) };
+        return toResult(result, route.status);
       }),
     };
   });
 
   const app = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>()
-    .use(responseHeaders())
+    .use(errorHeaders())
     .use(httpErrorHandler({ logger: false }))
     .use(mapErrors(deps.logError))
     .handler(

@@ -129,27 +129,17 @@ export function mapErrors(log: ErrorLogger = defaultLogger): ApiMiddleware {
   };
 }
 
-const rawAnswers = new WeakSet<object>();
+/** Headers every API answer carries, errors included; the web app's files bring their own instead. */
+export const API_HEADERS = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } as const;
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-/** An answer that carries its own type and headers (the web app's files), left as it is by responseHeaders. */
-export const markRaw = (answer: APIGatewayProxyStructuredResultV2): void => {
-  rawAnswers.add(answer);
-};
-
-/** Headers every JSON answer carries, errors included. */
-export function responseHeaders(): ApiMiddleware {
-  const set = (request: ApiRequest, keepType: boolean) => {
-    if (!request.response || rawAnswers.has(request.response)) return;
-    const headers = request.response.headers ?? {};
-    // A route's own answer (an export, a redirect) keeps its type; errors are always JSON.
-    const typed = keepType && Object.keys(headers).some((k) => k.toLowerCase() === 'content-type');
-    const redirect = keepType && Object.keys(headers).some((k) => k.toLowerCase() === 'location');
-    request.response.headers = {
-      ...headers,
-      ...(typed || redirect ? {} : { 'Content-Type': 'application/json; charset=utf-8' }),
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
-    };
+/** Errors are answered as JSON documents, with the API's headers (a route's own answers get theirs in app.ts). */
+export function errorHeaders(): ApiMiddleware {
+  return {
+    name: 'errorHeaders',
+    onError: (request) => {
+      if (!request.response) return;
+      request.response.headers = { ...request.response.headers, 'Content-Type': JSON_CONTENT_TYPE, ...API_HEADERS };
+    },
   };
-  return { name: 'responseHeaders', after: (request) => set(request, true), onError: (request) => set(request, false) };
 }

@@ -2,6 +2,7 @@
 // security headers of a page that holds an API key (a strict Content-Security-Policy, no framing, no sniffing).
 import { gunzipSync } from 'node:zlib';
 import { NotFoundError } from '../api/errors';
+import { HttpAnswer } from '../api/http-answer';
 
 /** One built file of the web app. */
 export interface WebAsset {
@@ -20,16 +21,6 @@ export interface WebBundle {
 }
 
 export const INDEX_HTML = 'index.html';
-
-/** The answer a route hands back as it is, instead of a JSON document. */
-export class RawResponse {
-  constructor(
-    readonly statusCode: number,
-    readonly headers: Record<string, string>,
-    readonly body: string,
-    readonly isBase64Encoded: boolean,
-  ) {}
-}
 
 /**
  * Origins the page may load images from and send uploads to besides its own: the bucket's S3 endpoint, whose
@@ -101,26 +92,26 @@ export class WebSite {
     this.csp = contentSecurityPolicy(s3);
   }
 
-  page(request: WebRequest): RawResponse {
+  page(request: WebRequest): HttpAnswer {
     return this.answer(INDEX_HTML, request, { 'Cache-Control': 'no-cache', 'Content-Security-Policy': this.csp });
   }
 
   /** A file under /app/; unknown names (and the page itself) are UnknownAssetError. */
-  asset(name: string, request: WebRequest): RawResponse {
+  asset(name: string, request: WebRequest): HttpAnswer {
     if (name === INDEX_HTML) throw new UnknownAssetError(name);
     // Hashed names never change content; the icon's name is stable, so it is revalidated.
     const hashed = /-[A-Z0-9]{8}\.(js|css)$/.test(name);
     return this.answer(name, request, { 'Cache-Control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache' });
   }
 
-  private answer(name: string, request: WebRequest, headers: Record<string, string>): RawResponse {
+  private answer(name: string, request: WebRequest, headers: Record<string, string>): HttpAnswer {
     const asset = this.byName.get(name);
     if (!asset) throw new UnknownAssetError(name);
     const common = { 'Content-Type': asset.contentType, ETag: asset.etag, Vary: 'Accept-Encoding', ...SECURITY_HEADERS, ...headers };
-    if (request.headers['if-none-match'] === asset.etag) return new RawResponse(304, common, '', false);
-    if (acceptsGzip(request.headers)) {
-      return new RawResponse(200, { ...common, 'Content-Encoding': 'gzip' }, asset.gzipBase64, true);
-    }
-    return new RawResponse(200, common, gunzipSync(Buffer.from(asset.gzipBase64, 'base64')).toString('base64'), true);
+    // Its own headers only: the API's no-store would defeat the assets' caching.
+    if (request.headers['if-none-match'] === asset.etag) return new HttpAnswer(304, common, '', { apiHeaders: false });
+    const file = { isBase64Encoded: true, apiHeaders: false };
+    if (acceptsGzip(request.headers)) return new HttpAnswer(200, { ...common, 'Content-Encoding': 'gzip' }, asset.gzipBase64, file);
+    return new HttpAnswer(200, common, gunzipSync(Buffer.from(asset.gzipBase64, 'base64')).toString('base64'), file);
   }
 }

@@ -1,5 +1,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { contentSecurityPolicy, RawResponse, s3Origins, UnknownAssetError, WebSite, type WebBundle } from '../../lib/web/site';
+import type { HttpAnswer } from '../../lib/api/http-answer';
+import { contentSecurityPolicy, s3Origins, UnknownAssetError, WebSite, type WebBundle } from '../../lib/web/site';
 import { bucketCorsRulesFromYaml } from '../../local/s3-cors';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -19,7 +20,7 @@ const bundle: WebBundle = {
   ],
 };
 const site = new WebSite(bundle, ['http://127.0.0.1:4569']);
-const body = (res: RawResponse) => {
+const body = (res: HttpAnswer) => {
   const bytes = Buffer.from(res.body, 'base64');
   return (res.headers['Content-Encoding'] === 'gzip' ? gunzipSync(bytes) : bytes).toString();
 };
