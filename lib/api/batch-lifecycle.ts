@@ -14,6 +14,7 @@ import { nowSeconds } from '../store/schema';
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
+import { isVisibleBatch } from '../store/reader';
 import { newBatch } from '../store/writes';
 import {
   BatchClosedError,
@@ -152,7 +153,7 @@ export class BatchLifecycleService {
   /** A batch of this client's that exists, has not expired and is not being erased. */
   private async requireBatch(clientId: string, batchId: string) {
     const batch = await this.opts.store.getBatch(clientId, batchId);
-    if (!batch || batch.deleting || batch.expiresAt <= nowSeconds(this.now())) throw new BatchNotFoundError(batchId);
+    if (!isVisibleBatch(batch, nowSeconds(this.now()))) throw new BatchNotFoundError(batchId);
     return batch;
   }
 

@@ -10,7 +10,7 @@ import { XXHash128 } from 'xxhash-addon';
 import { REKOGNITION_LIMITS } from '../ids';
 import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
-import { isCatAt, type Batch, type Image, type Outcome } from '../store/model';
+import { allArrived, isCatAt, type Batch, type Image, type Outcome } from '../store/model';
 import type { Claim, ImageResult } from '../store/writes';
 import { DebugLog } from './debug-log';
 import { detectLabels } from './detect';
@@ -194,7 +194,7 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
 }
 
 /** Closed, and every file it was told of arrived: uploads still in flight when it closed are still taken. */
-const takesNoMoreUploads = (batch: Batch): boolean => batch.closed && (batch.expected === undefined || batch.counts.total >= batch.expected);
+const takesNoMoreUploads = (batch: Batch): boolean => batch.closed && allArrived(batch);
 
 const isSameUpload = (record: Image, object: StoredUpload): boolean =>
   record.key === object.key && (record.etag === undefined || object.etag === undefined || record.etag === object.etag);

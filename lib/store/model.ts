@@ -121,7 +121,7 @@ export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 /** Every declared file arrived (or none was declared). */
-const allArrived = (b: Pick<Batch, 'expected' | 'counts'>): boolean => b.expected === undefined || b.counts.total >= b.expected;
+export const allArrived = (b: Pick<Batch, 'expected' | 'counts'>): boolean => b.expected === undefined || b.counts.total >= b.expected;
 
 /** docs/design.md §6: open until closed; processing while anything is pending or declared files are missing; then done. */
 export function batchStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts'>): BatchStatus {

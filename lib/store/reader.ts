@@ -65,6 +65,11 @@ export function isVisibleImage(item: Partial<ImageItem> | undefined, nowS: numbe
   return item !== undefined && item.img_fprint !== BATCH_SK && typeof item.ttl === 'number' && item.ttl > nowS;
 }
 
+/** A batch is shown while it exists, has not expired and is not being erased. */
+export function isVisibleBatch(batch: Batch | undefined, nowS: number): batch is Batch {
+  return batch !== undefined && batch.deleting !== true && typeof batch.expiresAt === 'number' && batch.expiresAt > nowS;
+}
+
 /** The LastEvaluatedKey that resumes a Query right after `item`. */
 export function startKeyAfter(plan: QueryPlan, item: Record<string, unknown>): StartKey {
   const key: StartKey = {};
@@ -154,12 +159,11 @@ export async function getImage(ctx: StoreContext, clientId: string, batchId: str
   return isVisibleImage(item, storeNowS(ctx)) ? toImage(item) : undefined;
 }
 
-/** The batch's summary, or undefined when missing or expired. */
+/** The batch's summary, or undefined when missing, expired or being erased. */
 export async function getBatch(ctx: StoreContext, clientId: string, batchId: string): Promise<Batch | undefined> {
   const out = await ctx.ddb.send(new GetCommand(batchSummaryRequest(ctx.tableName, clientId, batchId))).catch(translate);
-  const item = out.Item as BatchItem | undefined;
-  if (!item || typeof item.ttl !== 'number' || item.ttl <= storeNowS(ctx) || item.deleting === true) return undefined;
-  return toBatch(item);
+  const batch = out.Item ? toBatch(out.Item as BatchItem) : undefined;
+  return isVisibleBatch(batch, storeNowS(ctx)) ? batch : undefined;
 }
 
 export interface RetryOptions extends BackoffPolicy {
