@@ -3,7 +3,7 @@
 // the ingest refuses new uploads; until the summary is gone, running this again resumes where it stopped.
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { deleteSummary, eraseItems, type ItemEraseOptions, type PartitionRef } from './items';
+import { deleteSummary, eraseItems, type ItemEraseOptions } from './items';
 import { eraseBatchObjects, type ObjectEraseOptions } from './objects';
 
 export { EraseIncompleteError } from './errors';
@@ -12,7 +12,7 @@ export interface BatchErasureTarget {
   clientId: string;
   batchId: string;
   bucket: string;
-  partition: PartitionRef;
+  table: string;
 }
 
 export interface BatchErasureReport {
@@ -36,11 +36,11 @@ export async function eraseBatch(
   while (report.passes < MAX_PASSES) {
     report.passes++;
     const objects = await eraseBatchObjects(clients.s3, target.bucket, target.clientId, target.batchId, opts.objects);
-    const items = await eraseItems(clients.ddb, target.partition, opts.items);
+    const items = await eraseItems(clients.ddb, target, opts.items);
     report.objects += objects;
     report.items += items;
     if (objects === 0 && items === 0) break;
   }
-  await deleteSummary(clients.ddb, target.partition);
+  await deleteSummary(clients.ddb, target);
   return report;
 }

@@ -1,23 +1,22 @@
-// A batch's table items, erased page by page: a keys-only Query of its partition, BatchWriteItem deletes of at most
-// 25 keys a call with UnprocessedItems retried. Written against the raw partition key value ({clientId}#{batchId}),
-// so it serves whatever encoding the store uses. The summary is left for last (deleteSummary): while it exists,
-// marked as being deleted, reads answer 404 and a rerun knows the batch is still to erase.
+// A batch's table items, erased page by page: a keys-only Query of its partition (lib/store/erasure-keys.ts),
+// BatchWriteItem deletes of at most 25 keys a call with UnprocessedItems retried. The summary is left for last
+// (deleteSummary): while it exists, marked as being deleted, reads answer 404 and a rerun knows the batch is still to
+// erase.
 import { BatchWriteCommand, DeleteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../backoff';
+import { batchItemKeysQuery, isSummaryKey, type ItemKey } from '../store/erasure-keys';
+import { batchKey } from '../store/schema';
 import { EraseIncompleteError } from './errors';
 
 /** BatchWriteItem takes at most 25 requests. */
 export const BATCH_WRITE_MAX = 25;
 
-export interface PartitionRef {
+/** The batch whose items are erased, and the table they are in. */
+export interface BatchItemsRef {
   table: string;
-  /** The partition key's value: the batch scoped by its client. */
-  partitionKey: string;
-  /** Attribute names of the table's key. */
-  keyNames?: { partition: string; sort: string };
-  /** The summary's sort key: skipped by eraseItems, deleted by deleteSummary. */
-  summarySortKey: string;
+  clientId: string;
+  batchId: string;
 }
 
 export interface ItemEraseOptions {
@@ -30,26 +29,7 @@ export interface ItemEraseOptions {
   onDeleted?: (count: number) => void | Promise<void>;
 }
 
-const DEFAULT_KEY_NAMES = { partition: 'batch_id', sort: 'img_fprint' };
-
-type Key = Record<string, unknown>;
-
-/** The pure request builders (unit-tested). */
-export function buildPartitionKeysQuery(ref: PartitionRef, limit: number, startKey?: Key) {
-  const names = ref.keyNames ?? DEFAULT_KEY_NAMES;
-  return {
-    TableName: ref.table,
-    KeyConditionExpression: '#pk = :pk',
-    ProjectionExpression: '#pk, #sk',
-    ExpressionAttributeNames: { '#pk': names.partition, '#sk': names.sort },
-    ExpressionAttributeValues: { ':pk': ref.partitionKey },
-    ConsistentRead: true,
-    Limit: limit,
-    ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-  };
-}
-
-export function buildDeleteRequests(table: string, keys: Key[]) {
+export function buildDeleteRequests(table: string, keys: ItemKey[]) {
   return { RequestItems: { [table]: keys.map((Key) => ({ DeleteRequest: { Key } })) } };
 }
 
@@ -60,7 +40,7 @@ const MAX_RETRY_DELAY_MS = 5_000;
 export async function deleteItemKeys(
   ddb: DynamoDBDocumentClient,
   table: string,
-  keys: Key[],
+  keys: ItemKey[],
   opts: Pick<ItemEraseOptions, 'attempts' | 'retryBaseMs'> = {},
 ): Promise<void> {
   const attempts = opts.attempts ?? 8;
@@ -77,15 +57,14 @@ export async function deleteItemKeys(
   }
 }
 
-/** Deletes every item of the partition except its summary; answers how many it deleted. */
-export async function eraseItems(ddb: DynamoDBDocumentClient, ref: PartitionRef, opts: ItemEraseOptions = {}): Promise<number> {
-  const names = ref.keyNames ?? DEFAULT_KEY_NAMES;
+/** Deletes every item of the batch except its summary; answers how many it deleted. */
+export async function eraseItems(ddb: DynamoDBDocumentClient, ref: BatchItemsRef, opts: ItemEraseOptions = {}): Promise<number> {
   const pageSize = Math.max(opts.pageSize ?? 500, 1);
   let deleted = 0;
-  let startKey: Key | undefined;
+  let startKey: ItemKey | undefined;
   do {
-    const page = await ddb.send(new QueryCommand(buildPartitionKeysQuery(ref, pageSize, startKey)));
-    const keys = (page.Items ?? []).filter((k) => k[names.sort] !== ref.summarySortKey);
+    const page = await ddb.send(new QueryCommand(batchItemKeysQuery(ref.table, ref.clientId, ref.batchId, pageSize, startKey)));
+    const keys = (page.Items ?? []).filter((k) => !isSummaryKey(k));
     for (let i = 0; i < keys.length; i += BATCH_WRITE_MAX) {
       const chunk = keys.slice(i, i + BATCH_WRITE_MAX);
       await deleteItemKeys(ddb, ref.table, chunk, opts);
@@ -98,9 +77,6 @@ export async function eraseItems(ddb: DynamoDBDocumentClient, ref: PartitionRef,
 }
 
 /** Deletes the summary: the erasure's last step. Deleting one already gone is not an error. */
-export async function deleteSummary(ddb: DynamoDBDocumentClient, ref: PartitionRef): Promise<void> {
-  const names = ref.keyNames ?? DEFAULT_KEY_NAMES;
-  await ddb.send(
-    new DeleteCommand({ TableName: ref.table, Key: { [names.partition]: ref.partitionKey, [names.sort]: ref.summarySortKey } }),
-  );
+export async function deleteSummary(ddb: DynamoDBDocumentClient, ref: BatchItemsRef): Promise<void> {
+  await ddb.send(new DeleteCommand({ TableName: ref.table, Key: batchKey(ref.clientId, ref.batchId) }));
 }

@@ -4,7 +4,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isMarkedForErasure } from '../store/erasure-mark';
-import { BATCH_SK, batchPartition } from '../store/schema';
 import { eraseBatch, type BatchErasureReport } from './erase-batch';
 import { decodeEraseMessage } from './message';
 
@@ -21,11 +20,6 @@ export async function runEraseJob(deps: EraseJobDeps, body: string): Promise<Bat
   if (!(await isMarkedForErasure(deps.ddb, deps.tableName, clientId, batchId))) return undefined;
   return eraseBatch(
     { s3: deps.s3, ddb: deps.ddb },
-    {
-      clientId,
-      batchId,
-      bucket: deps.bucketName,
-      partition: { table: deps.tableName, partitionKey: batchPartition(clientId, batchId), summarySortKey: BATCH_SK },
-    },
+    { clientId, batchId, bucket: deps.bucketName, table: deps.tableName },
   );
 }

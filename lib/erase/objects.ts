@@ -18,17 +18,16 @@ export const batchObjectPrefixes = (clientId: string, batchId: string): string[]
 export interface ObjectEraseOptions {
   /** Keys listed (and so deleted) per call, 1..1000. */
   pageSize?: number;
-  /** Attempts for keys DeleteObjects reports as not deleted (throttling, internal errors). */
-  attempts?: number;
-  /** Called after each deleted page, with the keys it removed. */
-  onDeleted?: (keys: string[]) => void | Promise<void>;
 }
+
+/** Attempts for keys DeleteObjects reports as not deleted (throttling, internal errors). */
+const DELETE_ATTEMPTS = 4;
 
 /** Waits between retries of the keys DeleteObjects reports as failed. */
 const DELETE_BACKOFF: BackoffPolicy = { baseDelayMs: 200, maxDelayMs: 5_000 };
 
 /** Deletes `keys` (≤ 1000), retrying the ones S3 reports as failed; throws when some outlast the attempts. */
-export async function deleteKeys(s3: S3Client, bucket: string, keys: string[], attempts = 4): Promise<void> {
+async function deleteKeys(s3: S3Client, bucket: string, keys: string[]): Promise<void> {
   let remaining = keys;
   for (let attempt = 1; remaining.length > 0; attempt++) {
     const out = await s3.send(
@@ -38,7 +37,7 @@ export async function deleteKeys(s3: S3Client, bucket: string, keys: string[], a
     const failed = (out.Errors ?? []).filter((e) => e.Key !== undefined && e.Code !== 'NoSuchKey');
     remaining = failed.map((e) => e.Key as string);
     if (remaining.length === 0) return;
-    if (attempt >= attempts) {
+    if (attempt >= DELETE_ATTEMPTS) {
       throw new EraseIncompleteError(`${remaining.length} objects could not be deleted (${failed[0]?.Code ?? 'unknown'})`, {
         keys: remaining,
       });
@@ -57,9 +56,8 @@ export async function eraseObjectsUnder(s3: S3Client, bucket: string, prefix: st
     const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: pageSize }));
     const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : []));
     if (keys.length === 0) return deleted;
-    await deleteKeys(s3, bucket, keys, opts.attempts);
+    await deleteKeys(s3, bucket, keys);
     deleted += keys.length;
-    await opts.onDeleted?.(keys);
     if (!page.IsTruncated) return deleted;
   }
 }

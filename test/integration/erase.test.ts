@@ -80,7 +80,7 @@ const target = (clientId: string, batchId: string): BatchErasureTarget => ({
   clientId,
   batchId,
   bucket: bucket(),
-  partition: { table: table(), partitionKey: partitionOf(clientId, batchId), summarySortKey: SUMMARY },
+  table: table(),
 });
 
 // Small pages so that a few dozen objects and items take many List/DeleteObjects and Query/BatchWriteItem calls.

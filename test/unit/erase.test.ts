@@ -1,4 +1,5 @@
-import { buildDeleteRequests, buildPartitionKeysQuery } from '../../lib/erase/items';
+import { buildDeleteRequests } from '../../lib/erase/items';
+import { batchItemKeysQuery } from '../../lib/store/erasure-keys';
 import { batchObjectPrefixes } from '../../lib/erase/objects';
 
 describe('batchObjectPrefixes', () => {
@@ -15,10 +16,8 @@ describe('batchObjectPrefixes', () => {
 });
 
 describe('erasure requests', () => {
-  const ref = { table: 'T', partitionKey: 'c1#b', summarySortKey: '#BATCH' };
-
   it('queries only the keys of the one partition, consistently, a page at a time', () => {
-    expect(buildPartitionKeysQuery(ref, 7, { batch_id: 'c1#b', img_fprint: 'x' })).toEqual({
+    expect(batchItemKeysQuery('T', 'c1', 'b', 7, { batch_id: 'c1#b', img_fprint: 'x' })).toEqual({
       TableName: 'T',
       KeyConditionExpression: '#pk = :pk',
       ProjectionExpression: '#pk, #sk',
