@@ -12,7 +12,7 @@ import { startLocalReconciler, type LocalReconciler } from './bridge-reconcile';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
 import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
 import { describeS3Message, keysInS3Message } from '../lib/reconcile/s3-event';
-import { parseUploadKey } from '../lib/ingest/s3-key';
+import { batchesOfKeys } from '../lib/ingest/s3-key';
 import { prepareDataDir } from './data-layout';
 import { BatchStore } from '../lib/store/batch-store';
 import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
@@ -325,22 +325,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
  * the journal gave back, each such batch goes to onStaleBatch, as the sweep's batches do.
  */
 function recountInterrupted(queue: LocalQueue, onStaleBatch: StackOptions['onStaleBatch'], log: (line: string) => void): void {
-  const batches = new Map<string, { clientId: string; batchId: string }>();
-  for (const body of queue.interruptedBodies()) {
-    for (const { key } of keysInS3Message(body)) {
-      try {
-        const { clientId, batchId } = parseUploadKey(key);
-        batches.set(`${clientId}/${batchId}`, { clientId, batchId });
-      } catch {
-        // Outside the layout: no batch.
-      }
-    }
-  }
-  if (!onStaleBatch || batches.size === 0) return;
+  const batches = batchesOfKeys(queue.interruptedBodies().flatMap((body) => keysInS3Message(body).map((object) => object.key)));
+  if (!onStaleBatch || batches.length === 0) return;
   queue
     .whenIdle(10 * 60_000)
     .then(async () => {
-      for (const { clientId, batchId } of batches.values()) await onStaleBatch(clientId, batchId);
+      for (const { clientId, batchId } of batches) await onStaleBatch(clientId, batchId);
     })
     .catch((err: unknown) => log(`[stack] recounting interrupted batches failed: ${String(err)}`));
 }

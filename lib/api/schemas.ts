@@ -3,25 +3,17 @@
 import * as z from 'zod';
 import { EXPORT_FORMATS } from '../export/encode';
 import { ID_PATTERN, ID_RULE } from '../ids';
-import { BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
-import { BATCH_STATUSES } from '../store/model';
+import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
+import { BATCH_STATUSES, IMAGE_STATUSES } from '../store/model';
 
-/** A record's status: duplicates are counted on the record of the image they repeat, not recorded apart. */
-export const IMAGE_STATUSES = ['processing', 'success', 'fail'] as const;
 export const PAGE_LIMIT_MAX = 100;
 export const PAGE_LIMIT_DEFAULT = 50;
-export const BATCH_GET_MAX = 100;
 
 export interface SchemaLimits {
   maxRetentionDays: number;
   defaultRetentionDays: number;
   maxFilesPerBatch: number;
   maxUploadBytes: number;
-}
-
-export interface ComponentMeta {
-  id?: string;
-  description?: string;
 }
 
 // Path segments ------------------------------------------------------------------------------------------------
@@ -231,7 +223,7 @@ export function createBatchBodySchema(limits: SchemaLimits) {
 
 export const batchGetBodySchema = z
   .strictObject({
-    fprints: z.array(fprintSchema).min(1).max(BATCH_GET_MAX),
+    fprints: z.array(fprintSchema).min(1).max(BATCH_GET_MAX_KEYS),
   })
   .meta({ id: 'BatchGetRequest' });
 
@@ -417,4 +409,3 @@ export type ClientBatchesQuery = z.infer<typeof clientBatchesQuerySchema>;
 export type BatchImagesQuery = z.infer<typeof batchImagesQuerySchema>;
 export type ClientImagesQuery = z.infer<typeof clientImagesQuerySchema>;
 export type LogsQuery = z.infer<typeof logsQuerySchema>;
-export type ExportQuery = z.infer<typeof exportQuerySchema>;

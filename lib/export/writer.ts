@@ -41,12 +41,11 @@ export interface ExportCounts {
 
 /**
  * Inline when the whole export is at most `inlineMaxBytes` (UTF-8); otherwise hands `spill` a stream of the whole
- * export (the buffered start, then the rest as it is produced) and answers what it stored. `counts` is complete once
- * the stream has ended.
+ * export (the buffered start, then the rest as it is produced) and answers what it stored.
  */
 export async function writeExport<S>(
   chunks: AsyncIterable<ExportChunk>,
-  opts: { inlineMaxBytes: number; spill: (body: Readable, counts: ExportCounts) => Promise<S> },
+  opts: { inlineMaxBytes: number; spill: (body: Readable) => Promise<S> },
 ): Promise<ExportOutcome<S>> {
   const source = chunks[Symbol.asyncIterator]();
   const buffered: string[] = [];
@@ -71,6 +70,6 @@ export async function writeExport<S>(
       yield Buffer.from(next.value.text);
     }
   }
-  const stored = await opts.spill(Readable.from(rest()), counts);
+  const stored = await opts.spill(Readable.from(rest()));
   return { kind: 'stored', stored, ...counts };
 }

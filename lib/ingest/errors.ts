@@ -10,7 +10,6 @@ export interface HeldClaim {
 
 export type RejectionCode =
   | 'InvalidKey'
-  | 'UnknownClient'
   | 'BatchClosed'
   | 'Overwritten'
   | 'EmptyFile'

@@ -17,7 +17,7 @@ import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
 import { timed, type IngestMetrics } from './metrics';
-import { decodeS3Key, invalidKeyDestination, parseUploadKey, restingKey, type UploadKey } from './s3-key';
+import { decodeS3Key, invalidKeyDestination, restingKey, tryParseUploadKey, type UploadKey } from './s3-key';
 import { UploadGone, moveUpload, readUpload, tooLarge, type StoredUpload } from './storage';
 
 /** What the handler hands over from one S3 event record. */
@@ -99,7 +99,7 @@ async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<Inges
 
 async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload | IngestResult> {
   const key = safeDecode(event.encodedKey);
-  const parsed = parseKey(key);
+  const parsed = tryParseUploadKey(key);
   if (!parsed) return refuse(deps, { bucket: event.bucket, key, etag: event.etag }, invalidKeyDestination(key), 'InvalidKey');
   if (!(await deps.store.isRegisteredClient(parsed.clientId))) {
     return refuse(deps, { bucket: event.bucket, key, etag: event.etag }, restingKey('failed', parsed), 'UnknownClient');
@@ -115,15 +115,6 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
   const log = new DebugLog(batch.debug, receivedAt);
   log.add(`received s3://${event.bucket}/${key} (${event.size ?? '?'} bytes, ETag ${event.etag ?? '?'})`);
   return { ...parsed, bucket: event.bucket, key, etag: event.etag, size: event.size, batch, receivedAt, log };
-}
-
-function parseKey(key: string): UploadKey | undefined {
-  try {
-    return parseUploadKey(key);
-  } catch (err) {
-    if (err instanceof RejectedUpload) return undefined;
-    throw err;
-  }
 }
 
 /** Nothing can record it: a log line, a metric, and the object under failed/. */

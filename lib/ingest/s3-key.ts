@@ -33,6 +33,27 @@ export function parseUploadKey(key: string): UploadKey {
   return { clientId, batchId, fileName };
 }
 
+/** The key's client, batch and file name, or undefined for a key outside the layout. */
+export function tryParseUploadKey(key: string): UploadKey | undefined {
+  try {
+    return parseUploadKey(key);
+  } catch (err) {
+    if (err instanceof RejectedUpload) return undefined;
+    throw err;
+  }
+}
+
+/** The batches upload keys belong to, each once, in the order first met; a key outside the layout belongs to none. */
+export function batchesOfKeys(keys: Iterable<string>): { clientId: string; batchId: string }[] {
+  const batches = new Map<string, { clientId: string; batchId: string }>();
+  for (const key of keys) {
+    const upload = tryParseUploadKey(key);
+    const id = upload && `${upload.clientId}/${upload.batchId}`;
+    if (upload && id && !batches.has(id)) batches.set(id, { clientId: upload.clientId, batchId: upload.batchId });
+  }
+  return [...batches.values()];
+}
+
 /** Where a handled upload rests. */
 export type RestingPlace = 'processed' | 'duplicates' | 'failed';
 

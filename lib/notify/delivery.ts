@@ -36,16 +36,6 @@ export interface DeliveryStep {
   attempt: Omit<AttemptResult, 'signature'> & { signature: string | null };
 }
 
-export const initialCallbackState = (url: string): CallbackState => ({
-  url,
-  attempts: 0,
-  lastAttemptAt: null,
-  lastStatus: null,
-  lastError: null,
-  deliveredAt: null,
-  gaveUpAt: null,
-});
-
 export async function attemptDelivery(
   job: CallbackJob,
   secret: string,

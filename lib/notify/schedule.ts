@@ -1,6 +1,7 @@
 // When a failed callback is tried again: exponential backoff with jitter, each wait capped (SQS DelaySeconds takes
 // at most 900 s), until the retry window since the first attempt (a day on AWS, minutes locally) is spent.
 import { envBoolean, envNumber } from '../config';
+import { MAX_DELAY_SECONDS } from '../jobs/queue';
 
 export interface RetryPolicy {
   /** Wait after the first failed attempt; doubled after each further one. */
@@ -18,14 +19,11 @@ export interface NotifyConfig {
   allowLoopback: boolean;
 }
 
-/** SQS's largest DelaySeconds. */
-export const MAX_QUEUE_DELAY_SECONDS = 900;
-
 export function loadNotifyConfig(): NotifyConfig {
   return {
     retry: {
       baseSeconds: envNumber('CALLBACK_RETRY_BASE_SECONDS', 30, { min: 0 }),
-      maxDelaySeconds: envNumber('CALLBACK_RETRY_MAX_DELAY_SECONDS', MAX_QUEUE_DELAY_SECONDS, { min: 0, max: MAX_QUEUE_DELAY_SECONDS }),
+      maxDelaySeconds: envNumber('CALLBACK_RETRY_MAX_DELAY_SECONDS', MAX_DELAY_SECONDS, { min: 0, max: MAX_DELAY_SECONDS }),
       windowSeconds: envNumber('CALLBACK_RETRY_WINDOW_SECONDS', 86_400, { min: 0 }),
     },
     timeoutMs: envNumber('CALLBACK_TIMEOUT_MS', 10_000, { min: 1, max: 60_000, integer: true }),

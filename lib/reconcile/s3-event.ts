@@ -2,6 +2,7 @@
 // for every upload, and what the reconciliation sweep sends again for an upload whose notification was lost.
 import type { S3EventRecord } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
+import { decodeS3Key } from '../ingest/s3-key';
 
 const FORM_SAFE = /^[A-Za-z0-9*\-._/]$/;
 
@@ -20,9 +21,6 @@ export function encodeS3EventKey(key: string): string {
   }
   return out;
 }
-
-/** The decoding every consumer applies to an event key. */
-export const decodeS3EventKey = (encoded: string): string => decodeURIComponent(encoded.replace(/\+/g, ' '));
 
 let lastSequencer = 0n;
 /** A hexadecimal sequencer that grows with every event, as S3's does for one key. */
@@ -95,7 +93,7 @@ export function keysInS3Message(body: string): { bucket: string; key: string }[]
   try {
     const parsed = JSON.parse(body) as { Records?: S3EventRecord[] };
     return (parsed.Records ?? []).flatMap((r) =>
-      r?.s3?.object?.key === undefined ? [] : [{ bucket: r.s3.bucket.name, key: decodeS3EventKey(r.s3.object.key) }],
+      r?.s3?.object?.key === undefined ? [] : [{ bucket: r.s3.bucket.name, key: decodeS3Key(r.s3.object.key) }],
     );
   } catch {
     return [];

@@ -4,7 +4,7 @@
 // the very S3 event message its notification would have carried; the ingest treats a second delivery of an upload
 // as a redelivery, so queueing one too many is harmless. Work per run is bounded in objects and in time.
 import { ListObjectsV2Command, type ListObjectsV2CommandOutput, type S3Client } from '@aws-sdk/client-s3';
-import { parseUploadKey, UPLOAD_PREFIX } from '../ingest/s3-key';
+import { batchesOfKeys, UPLOAD_PREFIX } from '../ingest/s3-key';
 import { s3EventMessage, s3EventRecord } from './s3-event';
 
 export interface SweepLimits {
@@ -68,7 +68,6 @@ export async function sweepUploads(deps: SweepDeps, limits: SweepLimits): Promis
     truncated: false,
     durationMs: 0,
   };
-  const batches = new Map<string, { clientId: string; batchId: string }>();
   let token: string | undefined;
   do {
     if (result.listRequests > 0 && now() - started >= limits.maxDurationMs) {
@@ -99,15 +98,14 @@ export async function sweepUploads(deps: SweepDeps, limits: SweepLimits): Promis
       }
       bodies.push(staleUploadMessage(deps, object.Key, object.Size ?? 0, object.ETag, object.LastModified));
       result.queued.push(object.Key);
-      const batch = batchOf(object.Key);
-      if (batch) batches.set(`${batch.clientId}/${batch.batchId}`, batch);
     }
     if (bodies.length > 0) await deps.sendMessages(bodies);
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token && !result.truncated);
 
-  result.staleBatches = [...batches.keys()];
-  for (const { clientId, batchId } of batches.values()) {
+  const batches = batchesOfKeys(result.queued);
+  result.staleBatches = batches.map(({ clientId, batchId }) => `${clientId}/${batchId}`);
+  for (const { clientId, batchId } of batches) {
     try {
       await deps.onStaleBatch?.(clientId, batchId);
     } catch (err) {
@@ -143,12 +141,3 @@ export function staleUploadMessage(
   );
 }
 
-function batchOf(key: string): { clientId: string; batchId: string } | undefined {
-  try {
-    const { clientId, batchId } = parseUploadKey(key);
-    return { clientId, batchId };
-  } catch {
-    // Outside the layout: the ingest moves it under failed/_invalid/, and no batch holds it.
-    return undefined;
-  }
-}

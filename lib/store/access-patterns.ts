@@ -3,7 +3,7 @@
 import type { BatchGetCommandInput, GetCommandInput, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { imageNames } from './attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
-import type { BatchStatus, ImageStatus } from './model';
+import { IMAGE_STATUSES, type BatchStatus, type ImageStatus } from './model';
 import { BATCH_SK, INDEX, LISTING_ATTRIBUTES, batchKey, batchPartition, imageKey, statusTs } from './schema';
 
 export { LISTING_ATTRIBUTES };
@@ -13,8 +13,8 @@ const MAX_TS = 999_999_999_999_999;
 /** Most keys one BatchGetItem takes. */
 export const BATCH_GET_MAX_KEYS = 100;
 
-/** Image statuses a batch listing can filter by: a claimed image is read from the batch's own partition. */
-export const BATCH_IMAGE_STATUSES = ['processing', 'success', 'fail'] as const satisfies readonly ImageStatus[];
+/** Image statuses a batch listing can filter by: every one, since a claimed image is read from the batch's own partition. */
+export const BATCH_IMAGE_STATUSES = IMAGE_STATUSES;
 /** Image statuses a client listing can filter by: only results enter the client-status index. */
 export const CLIENT_IMAGE_STATUSES = ['success', 'fail'] as const satisfies readonly ImageStatus[];
 

@@ -1,10 +1,13 @@
 // The domain the store speaks: images, batches and their counters, with the names the rest of the code uses.
 // lib/store/attributes.ts is the one table that maps these names to the stored attribute names.
-import { ID_PATTERN } from '../ids';
 import type { CallbackState } from '../notify/delivery';
 
-/** What a stored image record says about its upload: being classified, classified, or refused. */
-export type ImageStatus = 'processing' | 'success' | 'fail';
+/**
+ * What a stored image record says about its upload: being classified, classified, or refused. Duplicates are counted
+ * on the record of the image they repeat, not recorded apart.
+ */
+export const IMAGE_STATUSES = ['processing', 'success', 'fail'] as const;
+export type ImageStatus = (typeof IMAGE_STATUSES)[number];
 
 /** How an upload ended: its own record's final status, or a duplicate counted on an earlier record. */
 export type Outcome = 'success' | 'fail' | 'duplicate';
@@ -134,9 +137,6 @@ export const shouldAutoClose = (b: Batch): boolean => !b.closed && b.expected !=
 
 /** Done now, and not yet stamped done. */
 export const shouldMarkDone = (b: Batch): boolean => b.doneAt === undefined && batchStatus(b) === 'done';
-
-/** Client and batch ids: S3 key segments and the table's partition prefix. */
-export const isId = (id: string): boolean => ID_PATTERN.test(id);
 
 /** The one cat rule: a Cat was found, at or above the threshold (0 takes every Cat found, never an image without one). */
 export const isCatAt = (catConfidence: number | undefined, threshold: number): boolean =>
