@@ -8,8 +8,7 @@ import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
 import { loadApiConfig } from '../../lib/api/config';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
+import { createDocumentClient, createS3Client, sqsClient } from '../../lib/aws/clients';
 import { loadExportConfig } from '../../lib/export/config';
 import { createApiHandler } from '../../lib/http/app';
 import { jobQueue } from '../../lib/jobs/queue';
@@ -21,7 +20,6 @@ import { BatchStore } from '../../lib/store/batch-store';
 const config = loadApiConfig();
 const ddb = createDocumentClient();
 const signingKey = loadCallbackSigningKey();
-const sqs = () => new SQSClient({});
 
 const app = createApiHandler({
   routes: apiRoutes(config).filter((route) => route.function === 'batches'),
@@ -35,7 +33,7 @@ const app = createApiHandler({
       maxUploadBytes: config.maxUploadBytes,
       uploadExpiresSeconds: config.uploadExpiresSeconds,
       exports: { ddb, tableName: config.tableName, config: loadExportConfig() },
-      erasures: jobQueue('erase', process.env.ERASE_QUEUE_URL || undefined, sqs, { awaitImmediate: true }),
+      erasures: jobQueue('erase', process.env.ERASE_QUEUE_URL || undefined, sqsClient, { awaitImmediate: true }),
       callbacks: { signingKey, allowLoopback: loadNotifyConfig().allowLoopback },
     }),
   },

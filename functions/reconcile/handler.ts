@@ -1,8 +1,7 @@
 // Scheduled: queues again every upload left under uploads/ past the grace period. The work is lib/reconcile/sweep.ts.
 import { Logger } from '@aws-lambda-powertools/logger';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { createS3Client } from '../../lib/aws/clients';
+import { createS3Client, createSqsClient } from '../../lib/aws/clients';
 import { loadReconcileConfig } from '../../lib/reconcile/config';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
 import { sweepUploads, type SweepResult } from '../../lib/reconcile/sweep';
@@ -10,7 +9,7 @@ import { sweepUploads, type SweepResult } from '../../lib/reconcile/sweep';
 const logger = new Logger({ serviceName: 'icecat-reconcile' });
 const config = loadReconcileConfig();
 const s3 = createS3Client();
-const sendMessages = sqsSender(new SQSClient({}), config.queueUrl);
+const sendMessages = sqsSender(createSqsClient(), config.queueUrl);
 
 /** Leaves this much of the function's time for the last page's sends. */
 const MARGIN_MS = 10_000;

@@ -3,8 +3,10 @@
 // One factory per service, so a function's bundle carries only the clients it uses.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { envBoolean, rekognitionMaxAttempts } from '../config';
 
 export interface AwsClients {
@@ -27,6 +29,17 @@ export const createDocumentClient = (): DynamoDBDocumentClient =>
 // Throttling is retried by the SDK's standard strategy: exponential backoff with full jitter.
 export const createRekognitionClient = (): RekognitionClient =>
   new RekognitionClient({ maxAttempts: rekognitionMaxAttempts() });
+
+export const createSqsClient = (): SQSClient => new SQSClient({});
+
+export const createEventBridgeClient = (): EventBridgeClient => new EventBridgeClient({});
+
+let sqs: SQSClient | undefined;
+/**
+ * The container's one SQS client, built when a queue first needs it: on AWS, where the queues have URLs (the local
+ * stack's job queues run in-process and need none). A function's queues share it.
+ */
+export const sqsClient = (): SQSClient => (sqs ??= createSqsClient());
 
 export function createClients(): AwsClients {
   return { s3: createS3Client(), ddb: createDocumentClient(), rekognition: createRekognitionClient() };

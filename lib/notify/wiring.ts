@@ -1,14 +1,13 @@
 // The completion hook and the callbacks queue as a function builds them from its environment: SQS and EventBridge on
 // AWS (CALLBACK_QUEUE_URL, EVENT_BUS_NAME), the in-process queue of the local stack otherwise.
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { presentBatch } from '../api/present';
+import { createEventBridgeClient, sqsClient } from '../aws/clients';
 import { jobQueue, type JobQueue } from '../jobs/queue';
 import type { Batch } from '../store/model';
 import { completionNotifier } from './completion';
 
 export const callbackQueueFromEnv = (): JobQueue =>
-  jobQueue('callbacks', process.env.CALLBACK_QUEUE_URL || undefined, () => new SQSClient({}), { awaitImmediate: false });
+  jobQueue('callbacks', process.env.CALLBACK_QUEUE_URL || undefined, sqsClient, { awaitImmediate: false });
 
 const logJson = (message: string, details: Record<string, unknown>) => console.error(JSON.stringify({ level: 'ERROR', message, ...details }));
 
@@ -17,7 +16,7 @@ export function completionFromEnv(log = logJson): (batch: Batch) => Promise<void
   const busName = process.env.EVENT_BUS_NAME || undefined;
   return completionNotifier({
     callbacks: callbackQueueFromEnv(),
-    ...(busName ? { events: { client: new EventBridgeClient({}), busName } } : {}),
+    ...(busName ? { events: { client: createEventBridgeClient(), busName } } : {}),
     present: presentBatch,
     log,
   });
