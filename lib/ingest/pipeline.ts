@@ -330,7 +330,7 @@ function rejectionRecord(upload: Upload, fprint: string, failedKey: string, err:
     restingKey: failedKey,
     errorCode: err.code,
     errorMessage: err.message,
-    ...(upload.log.entries()?.length ? { logs: upload.log.entries(), loggedAt: upload.receivedAt } : {}),
+    ...(upload.log.entries()?.length ? { logs: upload.log.entries() } : {}),
   };
 }
 

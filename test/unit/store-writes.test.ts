@@ -147,6 +147,12 @@ describe('duplicates and rejections', () => {
     expect(req.Item).not.toHaveProperty('cat_ts');
     expect(req.Item).not.toHaveProperty('log_ts');
   });
+
+  it('keys a fail record that carries logs into the logs index by its upload time', () => {
+    const req = rejectionRequest('T', { ...original, fprint: 'fail-abc', status: 'fail', uploadedAt: 1_700_000_000_000, logs: ['rejected'] });
+
+    expect(req.Item).toMatchObject({ logs: ['rejected'], log_ts: 1_700_000_000_000 });
+  });
 });
 
 describe('batch summary writes', () => {
