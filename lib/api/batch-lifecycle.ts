@@ -14,7 +14,7 @@ import { nowSeconds } from '../store/schema';
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
-import { isVisibleBatch } from '../store/reader';
+import { isVisibleBatch } from '../store/model';
 import { newBatch } from '../store/writes';
 import {
   BatchClosedError,

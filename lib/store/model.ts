@@ -132,6 +132,14 @@ export function batchStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts'>): B
   return b.counts.pending === 0 && allArrived(b) ? 'done' : 'processing';
 }
 
+/**
+ * A batch is shown while it exists, has not expired and is not being erased (the reads and the lifecycle service alike).
+ * Here rather than beside isVisibleImage in reader.ts, which the batches function must not bundle.
+ */
+export function isVisibleBatch(batch: Batch | undefined, nowS: number): batch is Batch {
+  return batch !== undefined && batch.deleting !== true && typeof batch.expiresAt === 'number' && batch.expiresAt > nowS;
+}
+
 /** Auto-close: as many uploads arrived as the client declared. */
 export const shouldAutoClose = (b: Batch): boolean => !b.closed && b.expected !== undefined && b.counts.total >= b.expected;
 

@@ -33,7 +33,7 @@ import { toBatch, toImage } from './attributes';
 import type { CursorCodec, StartKey } from './cursor';
 import { QueryError, StoreThrottledError } from './errors';
 import type { QueryPlan, TimeRange } from './expressions';
-import type { Batch, Image } from './model';
+import { isVisibleBatch, type Batch, type Image } from './model';
 import { BATCH_SK, nowSeconds, type BatchItem, type ImageItem } from './schema';
 
 export interface Page<T> {
@@ -63,11 +63,6 @@ export function pageRequest(plan: QueryPlan, limit: number, startKey?: StartKey)
 /** An image item read by key is shown only when it is an image (not the summary) and has not expired. */
 export function isVisibleImage(item: Partial<ImageItem> | undefined, nowS: number): item is ImageItem {
   return item !== undefined && item.img_fprint !== BATCH_SK && typeof item.ttl === 'number' && item.ttl > nowS;
-}
-
-/** A batch is shown while it exists, has not expired and is not being erased. */
-export function isVisibleBatch(batch: Batch | undefined, nowS: number): batch is Batch {
-  return batch !== undefined && batch.deleting !== true && typeof batch.expiresAt === 'number' && batch.expiresAt > nowS;
 }
 
 /** The LastEvaluatedKey that resumes a Query right after `item`. */
