@@ -21,7 +21,7 @@ import { plainProgress, silentProgress, terminalProgress, type ProgressReporter 
 import type { GlobalOptions, Handlers, UploadCommandOptions } from './program';
 import type { BatchSummary, Image } from './types';
 import { checkFile, countFiles, isProblem, uploadFolder, type CandidateFile, type FileProblem, type UploadResult } from './uploader';
-import { walkFiles } from './walker';
+import { checkInputs, walkFiles } from './walker';
 
 export interface CommandContext {
   env: NodeJS.ProcessEnv;
@@ -160,8 +160,13 @@ async function upload(
   err: (t: string) => void,
 ): Promise<number> {
   const progress: ProgressReporter = o.quiet ? silentProgress : ctx.stderr.isTTY ? terminalProgress(ctx.stderr as NodeJS.WriteStream) : plainProgress({ write: err });
-  const totals = await countFiles(inputs, o.hidden);
-  progress.uploadStarted(totals.files, totals.bytes);
+  if (o.quiet) {
+    // No totals to show, so no counting walk; a missing input still fails before any request.
+    await checkInputs(inputs);
+  } else {
+    const totals = await countFiles(inputs, o.hidden);
+    progress.uploadStarted(totals.files, totals.bytes);
+  }
   let result: UploadResult;
   try {
     result = await uploadFolder({

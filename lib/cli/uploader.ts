@@ -26,8 +26,6 @@ export interface FileProblem {
 }
 
 export interface UploadEvents {
-  /** Totals of the walk before uploading (an estimate: files that fail the local checks are still counted). */
-  totals?(files: number, bytes: number): void;
   uploaded?(file: CandidateFile): void;
   failed?(problem: FileProblem): void;
   skipped?(entry: SkippedEntry): void;
