@@ -1,6 +1,7 @@
 // The local S3: s3rver on loopback with the project's bucket, persisting under <dataDir>/s3. It refuses what S3
 // refuses, or what it cannot store, with S3's XML errors (s3-keys.ts), checks presigned POST forms and conditional
 // requests (s3-requests.ts), and never lets a failed write take the process down (s3-store.ts).
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -11,6 +12,19 @@ import { LOCAL_NAMES } from './env';
 import { dropConnections } from './listen';
 import { conditionalRequests, keyGuard, postFormGuard, type S3RequestContext } from './s3-requests';
 import { hardenStore, type FilesystemStore } from './s3-store';
+
+/** A client of the local S3 at `endpoint`, whatever process.env holds (its account's keys, path-style requests). */
+export function localS3Client(endpoint: string, overrides: Partial<S3ClientConfig> = {}): S3Client {
+  return new S3Client({
+    endpoint,
+    region: LOCAL_NAMES.region,
+    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    ...overrides,
+  });
+}
 
 /** What s3rver emits on 'event' (its own, AWS-unlike S3 event: raw key, version 2.0). */
 export interface S3rverEvent {
