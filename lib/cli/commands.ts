@@ -19,7 +19,7 @@ import {
 } from './output';
 import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
 import type { GlobalOptions, Handlers, UploadCommandOptions } from './program';
-import type { BatchSummary, Image } from './types';
+import type { BatchSummary, Image } from '../api/client-contract';
 import { checkFile, countFiles, isProblem, uploadFolder, type CandidateFile, type FileProblem, type UploadResult } from './uploader';
 import { checkInputs, walkFiles } from './walker';
 

@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { TransientError, isTransientStatus, retryAfterMs } from './retry';
-import type { UploadForm } from './types';
+import type { UploadForm } from '../api/client-contract';
 
 /** S3 refused the upload for good (policy, expiry, size), or the file changed: it is not in the batch. */
 export class UploadRefusedError extends Error {

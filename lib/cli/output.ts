@@ -2,7 +2,7 @@
 // batch's records (an image per distinct picture, its later copies listed as its duplicates) and the files that
 // never reached the service.
 import stringWidth from 'string-width';
-import type { BatchSummary, Image, Label, LogEntry } from './types';
+import type { BatchSummary, Image, Label, LogEntry } from '../api/client-contract';
 import type { FileProblem } from './uploader';
 
 export function formatBytes(n: number): string {

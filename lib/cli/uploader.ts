@@ -10,7 +10,7 @@ import { UploadRefusedError, postForm } from './form-upload';
 import { imageTypeOf } from './media-type';
 import { TaskPool } from './pool';
 import { DEFAULT_RETRY, TransientError, withRetry, type RetryPolicy } from './retry';
-import type { BatchSummary, DeclaredFile, UploadForm } from './types';
+import type { BatchSummary, DeclaredFile, UploadForm } from '../api/client-contract';
 import { walkFiles, type SkippedEntry, type WalkedFile } from './walker';
 
 export interface CandidateFile extends DeclaredFile {
