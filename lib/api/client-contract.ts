@@ -2,8 +2,10 @@
 // against this contract, not against the server's implementation, so fields a server does not send yet are optional
 // here. No imports: the web app compiles it without Node's types and bundles it for the browser.
 
-export type OpStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
-export type BatchStatus = 'open' | 'processing' | 'done';
+export const OP_STATUSES = ['pending', 'processing', 'success', 'fail', 'duplicate'] as const;
+export type OpStatus = (typeof OP_STATUSES)[number];
+export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 export interface ApiErrorBody {
   error: { code: string; message: string };
