@@ -4,6 +4,7 @@
 //
 // The next chunk is declared before any file of the current one is sent: the API closes a batch by itself once as
 // many files arrived as were declared, so `expected` must stay ahead of the uploads until the last chunk.
+import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../ids';
 import { ApiClient, collect } from './api-client';
 import { ApiError, NetworkError } from './errors';
 import { UploadRefusedError, postForm } from './form-upload';
@@ -75,10 +76,9 @@ export const DEFAULT_CHUNK_SIZE = 100;
 // 255-byte cap: refused here, the whole declaration request would be refused.
 export function nameProblem(name: string): string | undefined {
   if (name.length > 255) return 'the name in the batch is longer than 255 characters';
-  if ([...name].some((c) => c.charCodeAt(0) < 0x20 || c === '\u007f' || c === '\\')) return 'the name contains control characters or backslashes';
-  const segments = name.split('/');
-  if (segments.some((s) => s === '' || s === '.' || s === '..')) return 'the name has an empty, "." or ".." segment';
-  if (segments.some((s) => Buffer.byteLength(s) > 255)) return 'a folder or file name is longer than 255 bytes';
+  if (hasForbiddenFileNameCharacters(name)) return 'the name contains control characters or backslashes';
+  if (hasInvalidPathSegment(name)) return 'the name has an empty, "." or ".." segment';
+  if (name.split('/').some((s) => Buffer.byteLength(s) > 255)) return 'a folder or file name is longer than 255 bytes';
   return undefined;
 }
 
