@@ -8,10 +8,11 @@ import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import type { CreatedObject } from '../lib/reconcile/s3-event';
 import { LOCAL_NAMES } from './env';
 import { dropConnections } from './listen';
 import { conditionalRequests, keyGuard, postFormGuard, type S3RequestContext } from './s3-requests';
-import { hardenStore, type FilesystemStore } from './s3-store';
+import { decodeCopySource, hardenStore, storedETag, type FilesystemStore } from './s3-store';
 
 /** A client of the local S3 at `endpoint`, whatever process.env holds (its account's keys, path-style requests). */
 export function localS3Client(endpoint: string, overrides: Partial<S3ClientConfig> = {}): S3Client {
@@ -39,15 +40,9 @@ export interface S3rverEvent {
   }[];
 }
 
-/** One object change, as the bridge needs it: s3rver's raw key and the S3 operation that made it. */
-export interface LocalObjectEvent {
-  operation: 'Put' | 'Post' | 'Copy' | 'CompleteMultipartUpload' | 'Delete';
-  bucket: string;
-  key: string;
-  size: number;
-  eTag?: string;
-  sourceIp: string;
-  time: Date;
+/** One object change, as the bridge needs it: a created object as a notification describes it, or a deletion. */
+export interface LocalObjectEvent extends Omit<CreatedObject, 'operation'> {
+  operation: CreatedObject['operation'] | 'Delete';
 }
 
 type KoaContext = S3RequestContext;
@@ -182,10 +177,7 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
       server.on('event', onEvent);
       return () => server.off('event', onEvent);
     },
-    async eTagOf(bucketName, key) {
-      const metadata = await server.store.getMetadata(bucketName, key);
-      return JSON.parse(metadata.etag ?? '""') as string;
-    },
+    eTagOf: (bucketName, key) => storedETag(server.store, bucketName, key),
     async close() {
       const http = server.httpServer;
       const closing = server.close();
@@ -202,15 +194,8 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
  * as s3rver keeps no versions.
  */
 export function copySourceForS3rver(header: string): string {
-  const queryAt = header.indexOf('?');
-  const encoded = queryAt === -1 ? header : header.slice(0, queryAt);
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(encoded);
-  } catch {
-    return header;
-  }
-  return encodeURI(decoded);
+  const decoded = decodeCopySource(header);
+  return decoded === undefined ? header : encodeURI(decoded);
 }
 
 function toObjectEvent(record: S3rverEvent['Records'][number], request: KoaContext | undefined): LocalObjectEvent {
