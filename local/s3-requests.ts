@@ -17,7 +17,7 @@ export interface S3RequestContext {
 export type Middleware = (ctx: S3RequestContext, next: () => Promise<void>) => Promise<void>;
 
 /** The local S3 keeps POST bodies in memory to check them before s3rver stores the file. */
-export const POST_BODY_LIMIT_BYTES = 256 * 1024 * 1024;
+const POST_BODY_LIMIT_BYTES = 256 * 1024 * 1024;
 
 interface ObjectTarget {
   bucket: string;

@@ -117,10 +117,6 @@ export class ApiClient {
     return this.json('GET', batchPath(batchId));
   }
 
-  listBatches(query: Query = {}): Promise<Page<BatchSummary>> {
-    return this.json('GET', '/v1/batches', { query });
-  }
-
   async deleteBatch(batchId: string): Promise<void> {
     await (await this.fetch('DELETE', batchPath(batchId))).arrayBuffer();
   }

@@ -5,8 +5,8 @@ import { BATCH_STATUSES, OP_STATUSES } from '../api/client-contract';
 import { ID_PATTERN, ID_RULE } from '../ids';
 import { DEFAULT_API_URL } from './config';
 
-export const MAX_CONCURRENCY = 64;
-export const DEFAULT_CONCURRENCY = 8;
+const MAX_CONCURRENCY = 64;
+const DEFAULT_CONCURRENCY = 8;
 
 export interface GlobalOptions {
   apiUrl?: string;
@@ -50,7 +50,7 @@ export function batchName(value: string): string {
   return value;
 }
 
-export const integerIn =
+const integerIn =
   (min: number, max: number) =>
   (value: string): number => {
     if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);

@@ -70,7 +70,7 @@ export interface UploadResult {
   abortedBy?: string;
 }
 
-export const DEFAULT_CHUNK_SIZE = 100;
+const DEFAULT_CHUNK_SIZE = 100;
 
 // The API's file-name rules (segments, no control characters or backslashes, 255 characters) and S3's per-segment
 // 255-byte cap: refused here, the whole declaration request would be refused.
