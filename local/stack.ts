@@ -12,7 +12,7 @@ import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-statu
 import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
 import { describeS3Message, keysInS3Message } from '../lib/reconcile/s3-event';
 import { parseUploadKey } from '../lib/ingest/s3-key';
-import { prepareDataDir } from './data-layout';
+import { dataDirFromEnv, prepareDataDir } from './data-layout';
 import { BatchStore } from '../lib/store/batch-store';
 import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
@@ -121,7 +121,7 @@ export class StackStartError extends Error {
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  const dataDir = path.resolve(opts.dataDir ?? process.env.ICECAT_DATA_DIR ?? '.data');
+  const dataDir = opts.dataDir === undefined ? dataDirFromEnv() : path.resolve(opts.dataDir);
   const ports: StackPorts = { ...portsFromEnv(), ...opts.ports };
   const host = LOCAL_NAMES.host;
   const quiet = opts.quiet ?? false;
