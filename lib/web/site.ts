@@ -95,6 +95,8 @@ export class UnknownAssetError extends NotFoundError {
 export class WebSite {
   private readonly byName: Map<string, WebAsset>;
   private readonly csp: string;
+  /** Uncompressed files (base64) by name, decoded once for the clients that take no gzip. */
+  private readonly plainBase64 = new Map<string, string>();
 
   constructor(bundle: WebBundle, s3: readonly string[]) {
     this.byName = new Map(bundle.assets.map((a) => [a.name, a]));
@@ -121,6 +123,11 @@ export class WebSite {
     if (acceptsGzip(request.headers)) {
       return new RawResponse(200, { ...common, 'Content-Encoding': 'gzip' }, asset.gzipBase64, true);
     }
-    return new RawResponse(200, common, gunzipSync(Buffer.from(asset.gzipBase64, 'base64')).toString('base64'), true);
+    let plain = this.plainBase64.get(name);
+    if (plain === undefined) {
+      plain = gunzipSync(Buffer.from(asset.gzipBase64, 'base64')).toString('base64');
+      this.plainBase64.set(name, plain);
+    }
+    return new RawResponse(200, common, plain, true);
   }
 }
