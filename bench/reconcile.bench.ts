@@ -5,13 +5,14 @@
 //   on the same data dir with its default settings: seconds until the batch's objects have all left uploads/
 //   (goal: at most one sweep interval plus the batch's processing time);
 // - the journal's cost per send: append + fdatasync against append alone.
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { reconcileSettingsFromEnv } from '../local/bridge-reconcile';
 import { QueueJournal } from '../local/queue-journal';
-import { startLocalS3 } from '../local/s3';
+import { LOCAL_NAMES } from '../local/env';
+import { localS3Client, startLocalS3 } from '../local/s3';
 import { sweepUploads } from '../lib/reconcile/sweep';
 import { distinctImages, keysUnder, seededRandom, startStackProcess, uploadImages } from '../test/helpers/stack-process';
 import { median, percentile, round } from './stats';
@@ -31,14 +32,7 @@ const PRICE = {
 async function sweepBench(): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'icecat-bench-sweep-'));
   const s3 = await startLocalS3({ host: '127.0.0.1', port: 0, dataDir });
-  const client = new S3Client({
-    endpoint: s3.url,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    forcePathStyle: true,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  const client = localS3Client(s3.url);
   try {
     const putAll = async (keys: string[]) => {
       let next = 0;
@@ -76,7 +70,7 @@ async function sweepBench(): Promise<Record<string, unknown>> {
       const graceMs = Date.now() - (staleDone + freshFrom) / 2;
       const t = performance.now();
       result = await sweepUploads(
-        { s3: client, bucket: s3.bucket, region: 'us-east-1', sendMessages: async (bodies) => void (sent += bodies.length) },
+        { s3: client, bucket: s3.bucket, region: LOCAL_NAMES.region, sendMessages: async (bodies) => void (sent += bodies.length) },
         { graceMs, maxObjects: 5000, maxDurationMs: 60_000 },
       );
       runs.push(performance.now() - t);

@@ -4,7 +4,6 @@
 //    chose the default threshold (docs/similarity.md);
 // 2. speed: grouping a 10,000-image batch beside reading that batch's items from the local DynamoDB (dynalite)
 //    (goal: grouping <= 10 % of the read).
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -13,8 +12,7 @@ import { fingerprint } from '../lib/ingest/fingerprint';
 import { closePairs, DEFAULT_MAX_DISTANCE, indexPlan, nearDuplicateGroups, type HashedImage } from '../lib/similar/groups';
 import { INFORMATIVE_BITS, parsePhash, popcount32 } from '../lib/similar/phash';
 import { statusTs, type ImageItem } from '../lib/store/schema';
-import { startLocalDynamoDB } from '../local/dynamodb';
-import { LOCAL_NAMES } from '../local/env';
+import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';
 import { studySet, type StudyImage } from '../test/helpers/near-duplicates';
 import { median, round, timeMs as time } from './stats';
 
@@ -185,11 +183,7 @@ async function speed(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(path.join(tmpdir(), 'icecat-similar-bench-'));
   const db = await startLocalDynamoDB({ host: '127.0.0.1', port: 0, dataDir: dir, quiet: true });
   const ddb = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: db.url,
-      region: LOCAL_NAMES.region,
-      credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
-    }),
+    localDynamoClient(db.url),
   );
   try {
     const batchId = 'bench#similar';

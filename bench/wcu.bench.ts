@@ -9,7 +9,6 @@
 // Rekognition's (fewer labels), so the seed is also replayed with answers padded to 4 and 8 KB.
 import {
   CreateTableCommand,
-  DynamoDBClient,
   type ConsumedCapacity,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
@@ -24,7 +23,7 @@ import { clients } from '../lib/aws/clients';
 import { registerClient } from '../lib/auth/register';
 import { BATCH_SK, batchPartition, type ImageItem } from '../lib/store/schema';
 import { startDynamoDBLocal } from '../local/dynamodb-local';
-import { LOCAL_NAMES } from '../local/env';
+import { localDynamoClient } from '../local/dynamodb';
 import { startStack } from '../local/stack';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -261,11 +260,7 @@ async function replayOnSeed(
   targetBytes: number,
 ): Promise<WriteUnits> {
   const client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint,
-      region: LOCAL_NAMES.region,
-      credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
-    }),
+    localDynamoClient(endpoint),
     { marshallOptions: { removeUndefinedValues: true } },
   );
   try {

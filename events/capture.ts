@@ -1,11 +1,12 @@
 // Regenerates the sample events from the local stack itself: `npx tsx events/capture.ts`.
 // An upload with a space, '+', parentheses and unicode in its name goes through s3rver and the bridge (whose SQS
 // event and S3 record are written as they reached the handler), and a GET through the HTTP gateway.
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2, S3Event, SQSEvent } from 'aws-lambda';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { localS3Client } from '../local/s3';
 import { startStack } from '../local/stack';
 import { SAMPLE_BATCH_ID, SAMPLE_FILE_NAME } from './index';
 
@@ -29,13 +30,7 @@ async function main(): Promise<void> {
     },
   });
   try {
-    const s3 = new S3Client({
-      region: 'us-east-1',
-      endpoint: stack.endpoints.s3,
-      forcePathStyle: true,
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-    });
+    const s3 = localS3Client(stack.endpoints.s3);
     const image = readFileSync(path.join(__dirname, '..', 'test', 'fixtures', 'chelsea.png'));
     await s3.send(
       new PutObjectCommand({

@@ -24,7 +24,6 @@ export interface LocalReconcileOptions {
 export interface LocalReconciler {
   /** Runs a sweep now (after the one running, if any) and resolves with its result. */
   sweep(): Promise<SweepResult>;
-  last(): SweepResult | undefined;
   stop(): Promise<void>;
 }
 
@@ -47,21 +46,25 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
   const { queue } = opts;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  let last: SweepResult | undefined;
   let running: Promise<SweepResult> = Promise.resolve(undefined as unknown as SweepResult);
 
   const sendMessages = async (bodies: string[]) => {
-    for (const body of bodies) {
-      queue.send(body);
-      // Queued again: its dead letters (if that is where it was) are redriven by this send.
-      for (const { key } of keysInS3Message(body)) queue.forgetDeadLettersFor(key);
+    // Queued again: their dead letters (if that is where they were) are redriven by these sends.
+    const requeued = new Set<string>();
+    try {
+      for (const body of bodies) {
+        queue.send(body);
+        for (const { key } of keysInS3Message(body)) requeued.add(key);
+      }
+    } finally {
+      queue.forgetDeadLettersFor(requeued);
     }
   };
 
   const runOnce = async (): Promise<SweepResult> => {
     const release = queue.hold();
     try {
-      last = await sweepUploads(
+      return await sweepUploads(
         {
           s3: opts.s3,
           bucket: opts.bucket,
@@ -73,7 +76,6 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
         },
         limits,
       );
-      return last;
     } finally {
       release();
     }
@@ -99,7 +101,6 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
 
   return {
     sweep,
-    last: () => last,
     async stop() {
       stopped = true;
       clearTimeout(timer);

@@ -4,13 +4,14 @@
 //
 //   tsx local/dynamodb-local.ts -- <command...>   runs the command with ICECAT_DYNAMODB_ENDPOINT set to a fresh
 //                                                 DynamoDB Local, then stops it (npm run test:strict)
-import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { localDynamoClient } from './dynamodb';
 import { LOCAL_NAMES } from './env';
 
 /** Pinned: the package version whose jar (DynamoDB Local 1.25.1) this project was checked against. */
@@ -140,12 +141,7 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
 }
 
 async function waitUntilAnswering(url: string, proc: ChildProcess, timeoutMs: number): Promise<void> {
-  const client = new DynamoDBClient({
-    endpoint: url,
-    region: LOCAL_NAMES.region,
-    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
-    maxAttempts: 1,
-  });
+  const client = localDynamoClient(url, { maxAttempts: 1 });
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {

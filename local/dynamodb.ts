@@ -8,6 +8,7 @@ import {
   ResourceNotFoundException,
   waitUntilTableExists,
   type CreateTableCommandInput,
+  type DynamoDBClientConfig,
   type GlobalSecondaryIndex,
   type LocalSecondaryIndex,
 } from '@aws-sdk/client-dynamodb';
@@ -20,6 +21,16 @@ import { LOCAL_NAMES } from './env';
 import { closeServer } from './listen';
 
 export const TABLE_DEFINITION_FILE = path.join(__dirname, '..', 'resources', 'table.yml');
+
+/** A client of the local DynamoDB at `endpoint`, whatever process.env holds. */
+export function localDynamoClient(endpoint: string, overrides: Partial<DynamoDBClientConfig> = {}): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint,
+    region: LOCAL_NAMES.region,
+    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+    ...overrides,
+  });
+}
 
 export class TableDefinitionError extends Error {
   override name = 'TableDefinitionError';
@@ -208,11 +219,7 @@ export async function startLocalDynamoDB(opts: LocalDynamoDBOptions): Promise<Lo
     // closing its database on the server's close, then throws from it outside any request (uncaught).
     await closeServer(running, 10_000);
   };
-  const client = new DynamoDBClient({
-    endpoint: url,
-    region: opts.region ?? LOCAL_NAMES.region,
-    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
-  });
+  const client = localDynamoClient(url as string, opts.region ? { region: opts.region } : {});
   try {
     const result = await ensureTable(client, await loadTableInput(tableName));
     if (result.missingIndexes.length > 0 && !opts.quiet) {

@@ -81,6 +81,8 @@ interface Message {
   receiveCount: number;
   availableAt: number;
   lastError?: string;
+  /** keysOf(body), worked out once when the message is queued (never journaled). */
+  keys: readonly string[];
 }
 
 export class QueueStoppedError extends Error {
@@ -151,8 +153,10 @@ export class LocalQueue {
       sentAt: now,
       receiveCount: 0,
       availableAt: now,
+      keys: this.opts.keysOf?.(body) ?? [],
     };
-    this.journal?.sent(message);
+    const { keys: _keys, ...journaled } = message;
+    this.journal?.sent(journaled);
     this.counters.sent += 1;
     this.track(message, +1);
     this.ready.push(message);
@@ -231,11 +235,11 @@ export class LocalQueue {
     return letters.length;
   }
 
-  /** Removes the dead letters about `key` (see keysOf), e.g. once the object was queued again; returns how many. */
-  forgetDeadLettersFor(key: string): number {
+  /** Removes the dead letters about any of `keys` (see keysOf), e.g. once their objects were queued again; returns how many. */
+  forgetDeadLettersFor(keys: ReadonlySet<string>): number {
     const keysOf = this.opts.keysOf;
-    if (!keysOf) return 0;
-    const kept = this.dead.filter((letter) => !keysOf(letter.body).includes(key));
+    if (!keysOf || keys.size === 0) return 0;
+    const kept = this.dead.filter((letter) => !keysOf(letter.body).some((key) => keys.has(key)));
     const removed = this.dead.length - kept.length;
     if (removed > 0) {
       this.dead.splice(0, this.dead.length, ...kept);
@@ -254,14 +258,7 @@ export class LocalQueue {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     if (this.windowTimer) clearTimeout(this.windowTimer);
-    if (this.running.size > 0) {
-      let timeout: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled([...this.running]),
-        new Promise((resolve) => (timeout = setTimeout(resolve, drainTimeoutMs))),
-      ]);
-      clearTimeout(timeout);
-    }
+    await this.settled(drainTimeoutMs);
     const left = this.ready.length + this.delayed.size + this.inFlightMessages.size;
     this.ready.length = 0;
     this.delayed.clear();
@@ -292,7 +289,7 @@ export class LocalQueue {
     const now = Date.now();
     this.interrupted = messages.filter((m) => m.receiveCount > 0).map((m) => m.body);
     for (const saved of messages) {
-      const message: Message = { ...saved, availableAt: now };
+      const message: Message = { ...saved, availableAt: now, keys: this.opts.keysOf?.(saved.body) ?? [] };
       this.track(message, +1);
       if (message.receiveCount >= this.opts.maxReceiveCount) {
         message.lastError = `still in flight when the queue stopped, at receive ${message.receiveCount}`;
@@ -312,7 +309,7 @@ export class LocalQueue {
   }
 
   private track(message: Message, delta: 1 | -1): void {
-    for (const key of this.opts.keysOf?.(message.body) ?? []) {
+    for (const key of message.keys) {
       const count = (this.keyCounts.get(key) ?? 0) + delta;
       if (count > 0) this.keyCounts.set(key, count);
       else this.keyCounts.delete(key);

@@ -12,11 +12,11 @@ export interface S3Refusal {
 }
 
 /** S3's own limit on a key. */
-export const MAX_KEY_BYTES = 1024;
+const MAX_KEY_BYTES = 1024;
 /** A file or directory name on the filesystems the local stack runs on. */
 export const MAX_FILE_NAME_BYTES = 255;
 /** The longest suffix s3rver appends to a key's last segment. */
-export const LONGEST_STORE_SUFFIX = '._S3rver_metadata.json';
+const LONGEST_STORE_SUFFIX = '._S3rver_metadata.json';
 /** The longest last segment the local S3 can store. */
 export const MAX_LAST_SEGMENT_BYTES = MAX_FILE_NAME_BYTES - Buffer.byteLength(LONGEST_STORE_SUFFIX);
 

@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { keyRefusal } from './s3-keys';
 import { postPolicyRefusal } from './s3-post-policy';
-import { objectName, S3Error, s3Error, type FilesystemStore, type KeyLocks } from './s3-store';
+import { decodeCopySource, objectName, S3Error, s3Error, storedETag, type FilesystemStore, type KeyLocks } from './s3-store';
 
 export interface S3RequestContext {
   method: string;
@@ -17,7 +17,7 @@ export interface S3RequestContext {
 export type Middleware = (ctx: S3RequestContext, next: () => Promise<void>) => Promise<void>;
 
 /** The local S3 keeps POST bodies in memory to check them before s3rver stores the file. */
-export const POST_BODY_LIMIT_BYTES = 256 * 1024 * 1024;
+const POST_BODY_LIMIT_BYTES = 256 * 1024 * 1024;
 
 interface ObjectTarget {
   bucket: string;
@@ -39,13 +39,8 @@ export function requestTarget(requestPath: string): ObjectTarget | undefined {
 
 /** "bucket/key" of an x-amz-copy-source header (URL-encoded, optional leading '/', optional ?versionId). */
 export function copySourceTarget(header: string): Required<ObjectTarget> | undefined {
-  const queryAt = header.indexOf('?');
-  let source: string;
-  try {
-    source = decodeURIComponent(queryAt === -1 ? header : header.slice(0, queryAt));
-  } catch {
-    return undefined;
-  }
+  const source = decodeCopySource(header);
+  if (source === undefined) return undefined;
   const trimmed = source.replace(/^\//, '');
   const slash = trimmed.indexOf('/');
   if (slash === -1) return undefined;
@@ -185,8 +180,7 @@ function preconditionsOf(ctx: S3RequestContext, target: Required<ObjectTarget>):
 export function conditionalRequests(store: FilesystemStore, locks: KeyLocks): Middleware {
   const eTagOf = async (target: Required<ObjectTarget>): Promise<string | undefined> => {
     try {
-      const metadata = await store.getMetadata(target.bucket, target.key);
-      return JSON.parse(metadata.etag ?? '""') as string;
+      return await storedETag(store, target.bucket, target.key);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;

@@ -87,6 +87,22 @@ export class KeyLocks {
 
 export const objectName = (bucket: string, key: string): string => `${bucket}/${key}`;
 
+/** An object's ETag as S3 answers it (unquoted); rejects with ENOENT when the object is missing. */
+export async function storedETag(store: FilesystemStore, bucket: string, key: string): Promise<string> {
+  const metadata = await store.getMetadata(bucket, key);
+  return JSON.parse(metadata.etag ?? '""') as string;
+}
+
+/** "bucket/key" of an x-amz-copy-source header, fully URL-decoded, without a ?versionId; undefined when malformed. */
+export function decodeCopySource(header: string): string | undefined {
+  const queryAt = header.indexOf('?');
+  try {
+    return decodeURIComponent(queryAt === -1 ? header : header.slice(0, queryAt));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Patches `store` (s3rver's instance) in place; returns the locks its requests share. */
 export function hardenStore(store: FilesystemStore): KeyLocks {
   const locks = new KeyLocks();

@@ -1,16 +1,31 @@
 // The local S3: s3rver on loopback with the project's bucket, persisting under <dataDir>/s3. It refuses what S3
 // refuses, or what it cannot store, with S3's XML errors (s3-keys.ts), checks presigned POST forms and conditional
 // requests (s3-requests.ts), and never lets a failed write take the process down (s3-store.ts).
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import type { CreatedObject } from '../lib/reconcile/s3-event';
 import { LOCAL_NAMES } from './env';
 import { dropConnections } from './listen';
 import { conditionalRequests, keyGuard, postFormGuard, type S3RequestContext } from './s3-requests';
-import { hardenStore, type FilesystemStore } from './s3-store';
+import { decodeCopySource, hardenStore, storedETag, type FilesystemStore } from './s3-store';
+
+/** A client of the local S3 at `endpoint`, whatever process.env holds (its account's keys, path-style requests). */
+export function localS3Client(endpoint: string, overrides: Partial<S3ClientConfig> = {}): S3Client {
+  return new S3Client({
+    endpoint,
+    region: LOCAL_NAMES.region,
+    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    ...overrides,
+  });
+}
 
 /** What s3rver emits on 'event' (its own, AWS-unlike S3 event: raw key, version 2.0). */
 export interface S3rverEvent {
@@ -25,15 +40,9 @@ export interface S3rverEvent {
   }[];
 }
 
-/** One object change, as the bridge needs it: s3rver's raw key and the S3 operation that made it. */
-export interface LocalObjectEvent {
-  operation: 'Put' | 'Post' | 'Copy' | 'CompleteMultipartUpload' | 'Delete';
-  bucket: string;
-  key: string;
-  size: number;
-  eTag?: string;
-  sourceIp: string;
-  time: Date;
+/** One object change, as the bridge needs it: a created object as a notification describes it, or a deletion. */
+export interface LocalObjectEvent extends Omit<CreatedObject, 'operation'> {
+  operation: CreatedObject['operation'] | 'Delete';
 }
 
 type KoaContext = S3RequestContext;
@@ -168,10 +177,7 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
       server.on('event', onEvent);
       return () => server.off('event', onEvent);
     },
-    async eTagOf(bucketName, key) {
-      const metadata = await server.store.getMetadata(bucketName, key);
-      return JSON.parse(metadata.etag ?? '""') as string;
-    },
+    eTagOf: (bucketName, key) => storedETag(server.store, bucketName, key),
     async close() {
       const http = server.httpServer;
       const closing = server.close();
@@ -188,15 +194,8 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
  * as s3rver keeps no versions.
  */
 export function copySourceForS3rver(header: string): string {
-  const queryAt = header.indexOf('?');
-  const encoded = queryAt === -1 ? header : header.slice(0, queryAt);
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(encoded);
-  } catch {
-    return header;
-  }
-  return encodeURI(decoded);
+  const decoded = decodeCopySource(header);
+  return decoded === undefined ? header : encodeURI(decoded);
 }
 
 function toObjectEvent(record: S3rverEvent['Records'][number], request: KoaContext | undefined): LocalObjectEvent {

@@ -1,7 +1,6 @@
 // The local stack (DESIGN §4): s3rver, dynalite, the offline detector, the S3 → SQS → ingest bridge and the
 // HTTP API, all on loopback, running the very handlers that Lambda runs. Used by `npm start`, the jest global
 // setup and the benches.
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -13,15 +12,15 @@ import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-statu
 import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
 import { describeS3Message, keysInS3Message } from '../lib/reconcile/s3-event';
 import { batchesOfKeys } from '../lib/ingest/s3-key';
-import { prepareDataDir } from './data-layout';
+import { dataDirFromEnv, prepareDataDir } from './data-layout';
 import { BatchStore } from '../lib/store/batch-store';
-import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
+import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
 import { startHttpGateway, type HttpApiHandler, type HttpGateway } from './http-gateway';
-import { startLocalS3, type LocalS3 } from './s3';
+import { localS3Client, startLocalS3, type LocalS3 } from './s3';
 import { applyBucketCors } from './s3-cors';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
 import { registerLocalConsumer, type LocalConsumer } from '../lib/jobs/queue';
@@ -122,7 +121,7 @@ export class StackStartError extends Error {
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  const dataDir = path.resolve(opts.dataDir ?? process.env.ICECAT_DATA_DIR ?? '.data');
+  const dataDir = opts.dataDir === undefined ? dataDirFromEnv() : path.resolve(opts.dataDir);
   const ports: StackPorts = { ...portsFromEnv(), ...opts.ports };
   const host = LOCAL_NAMES.host;
   const quiet = opts.quiet ?? false;
@@ -335,18 +334,6 @@ function recountInterrupted(queue: LocalQueue, onStaleBatch: StackOptions['onSta
     .catch((err: unknown) => log(`[stack] recounting interrupted batches failed: ${String(err)}`));
 }
 
-/** A client of this stack's S3, whatever process.env holds. */
-function localS3Client(endpoint: string): S3Client {
-  return new S3Client({
-    endpoint,
-    region: LOCAL_NAMES.region,
-    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
-    forcePathStyle: true,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-}
-
 /**
  * By default a stale batch (interrupted by a crash, or found by the sweep) is recounted from its own records: without
  * transactions (dynalite) a crash between a record's write and its counter update leaves the counters behind.
@@ -356,11 +343,7 @@ function recounter(
   tableName: string,
   started: Closable[],
 ): (clientId: string, batchId: string) => Promise<void> {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: LOCAL_NAMES.region,
-    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
-  });
+  const client = localDynamoClient(endpoint);
   started.push({ name: 'recount client', close: async () => client.destroy() });
   const store = new BatchStore({ ddb: DynamoDBDocumentClient.from(client), tableName, transactions: false });
   return async (clientId, batchId) => {
@@ -370,11 +353,7 @@ function recounter(
 
 /** Registers the demo client's key (only its hash is stored) and returns the key. */
 async function provisionDemoClient(endpoint: string, tableName: string, key: string): Promise<string> {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: LOCAL_NAMES.region,
-    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
-  });
+  const client = localDynamoClient(endpoint);
   try {
     return await registerApiKey(DynamoDBDocumentClient.from(client), tableName, 'demo', key);
   } finally {

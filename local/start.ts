@@ -2,10 +2,11 @@
 // (ICECAT_DATA_DIR), until Ctrl-C, SIGTERM or SIGHUP. `npm start` runs this file with `node --import tsx`, in this
 // one process: the tsx command would run it in a child and SIGKILL that child when it does not answer a signal within
 // ~60 ms, which a busy stack (the detector holds the event loop for a few hundred ms per image) often cannot.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { envNumber } from '../lib/config';
 import { batchPartition } from '../lib/store/schema';
+import { dataDirFromEnv, prepareDataDir } from './data-layout';
 import { startStack, type Stack } from './stack';
 
 /** How long a stop lets the ingest finish the batches in flight; what is unfinished is delivered again at the next start. */
@@ -77,7 +78,8 @@ const isRunning = (pid: number): boolean => {
 
 /**
  * One stack per data dir: npm itself exits at the first SIGTERM without waiting for the stack it runs, so a restart
- * right after a stop can find the previous stack still finishing; it waits for it rather than share its files.
+ * right after a stop can find the previous stack still finishing; it waits for it rather than share its files. Then
+ * the dir gets the current layout, before the pid file goes in: an older dir is moved aside whole.
  */
 async function claimDataDir(dataDir: string): Promise<() => void> {
   const pidFile = path.join(dataDir, 'stack.pid');
@@ -90,16 +92,17 @@ async function claimDataDir(dataDir: string): Promise<() => void> {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-  mkdirSync(dataDir, { recursive: true });
+  await prepareDataDir(dataDir, (line) => console.log(line));
   writeFileSync(pidFile, `${process.pid}\n`);
   return () => rmSync(pidFile, { force: true });
 }
 
 async function main(): Promise<void> {
-  const release = await claimDataDir(path.resolve(process.env.ICECAT_DATA_DIR ?? '.data'));
+  const dataDir = dataDirFromEnv();
+  const release = await claimDataDir(dataDir);
   process.on('exit', release);
   // Signals are handled from the first moment: a stop asked for during the start waits for it, then stops.
-  const starting = startStack({ drainTimeoutMs: STOP_GRACE_MS });
+  const starting = startStack({ dataDir, drainTimeoutMs: STOP_GRACE_MS });
   let stoppingSince: number | undefined;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stoppingSince !== undefined) {

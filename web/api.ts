@@ -1,78 +1,21 @@
-// The API as the page uses it (DESIGN §3 shapes). The key travels only in the Authorization header; no URL the page
-// builds ever holds it.
+// The API as the page uses it (its shapes: the clients' contract, shared with the CLI). The key travels only in the
+// Authorization header; no URL the page builds ever holds it.
+import type { Query } from '../lib/api/client-contract';
 
-export type OpStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
-export type BatchStatus = 'open' | 'processing' | 'done';
-
-export interface Box {
-  left: number;
-  top: number;
-  width: number;
-  height: number;
-}
-
-export interface Image {
-  batchId: string;
-  fprint: string;
-  fileName: string | null;
-  status: OpStatus;
-  isCat: boolean | null;
-  catConfidence?: number | null;
-  labels: { name: string; confidence: number }[];
-  cats?: { confidence: number; box?: Box | null }[];
-  uploadedAt: string | null;
-  classifiedAt: string | null;
-  duplicates: number;
-  duplicateFiles?: string[];
-  reused?: boolean;
-  error: { code: string; message: string } | null;
-  thumbnailUrl?: string | null;
-  imageUrl?: string | null;
-}
-
-export interface BatchSummary {
-  batchId: string;
-  status: BatchStatus;
-  closed?: boolean;
-  expected: number | null;
-  counts: { total: number; pending?: number; success: number; fail: number; duplicate: number; reused?: number; cats: number };
-  debug: boolean;
-  createdAt: string;
-  closedAt?: string | null;
-  doneAt?: string | null;
-  expiresAt?: string;
-}
-
-export interface Page<T> {
-  items: T[];
-  cursor?: string;
-}
-
-export interface LogEntry {
-  batchId: string;
-  fprint: string;
-  fileName: string | null;
-  status: OpStatus | null;
-  loggedAt: string | null;
-  lines: string[];
-}
-
-export interface UploadForm {
-  file: string;
-  url: string;
-  fields: Record<string, string>;
-}
-
-export interface CreatedBatch {
-  batchId: string;
-  uploads: UploadForm[];
-  expiresAt: string;
-  batch: BatchSummary;
-}
-
-export interface SimilarGroups {
-  groups: { fprints: string[]; maxDistance: number }[];
-}
+export type {
+  BatchStatus,
+  BatchSummary,
+  Box,
+  CreatedBatch,
+  Image,
+  LogEntry,
+  OpStatus,
+  Page,
+  Query,
+  SimilarGroups,
+  UploadForm,
+} from '../lib/api/client-contract';
+export { batchPath } from '../lib/api/client-contract';
 
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -84,10 +27,6 @@ export class ApiError extends Error {
     super(message);
   }
 }
-
-export type Query = Record<string, string | number | boolean | undefined>;
-
-export const batchPath = (batchId: string): string => `/v1/batches/${encodeURIComponent(batchId)}`;
 
 function withQuery(path: string, query: Query = {}): string {
   const params = new URLSearchParams();

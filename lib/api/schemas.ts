@@ -2,7 +2,7 @@
 // generated from them, so the document cannot drift from what the API accepts and answers.
 import * as z from 'zod';
 import { EXPORT_FORMATS } from '../export/encode';
-import { ID_PATTERN, ID_RULE } from '../ids';
+import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
 import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
 import { BATCH_STATUSES, IMAGE_STATUSES } from '../store/model';
 
@@ -139,11 +139,8 @@ export const fileNameSchema = z
   .string()
   .min(1)
   .max(255)
-  .refine((n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === '\u007f' || c === '\\'), 'must not contain control characters or backslashes')
-  .refine(
-    (n) => n.split('/').every((part) => part !== '' && part !== '.' && part !== '..'),
-    'must be a relative path without empty, "." or ".." segments',
-  );
+  .refine((n) => !hasForbiddenFileNameCharacters(n), 'must not contain control characters or backslashes')
+  .refine((n) => !hasInvalidPathSegment(n), 'must be a relative path without empty, "." or ".." segments');
 
 /** Files to upload: one presigned POST form each. */
 function filesSchema(limits: SchemaLimits, min = 0) {

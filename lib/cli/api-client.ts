@@ -2,6 +2,7 @@
 // API's error bodies turned into the CLI's errors. It never needs AWS credentials: uploads go through presigned forms.
 import { ApiError, AuthError, NetworkError, RouteMissingError } from './errors';
 import { DEFAULT_RETRY, TransientError, describeNetworkError, isTransientStatus, retryAfterMs, withRetry, type RetryHooks, type RetryPolicy } from './retry';
+import { batchPath } from '../api/client-contract';
 import type {
   BatchSummary,
   CreatedBatch,
@@ -10,8 +11,9 @@ import type {
   LogEntry,
   MoreUploads,
   Page,
+  Query,
   SimilarGroups,
-} from './types';
+} from '../api/client-contract';
 
 export interface ApiClientOptions {
   apiUrl: string;
@@ -21,8 +23,6 @@ export interface ApiClientOptions {
   /** Per request, before a try counts as a network failure. */
   timeoutMs?: number;
 }
-
-export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface RequestOptions {
   query?: Query;
@@ -43,9 +43,6 @@ export interface ImageFilter {
 }
 
 const ROUTE_MISSING = /^no route /;
-
-/** The path of a batch's sub-resource; ids are checked by the API, encoded here. */
-export const batchPath = (batchId: string, rest = ''): string => `/v1/batches/${encodeURIComponent(batchId)}${rest}`;
 
 export class ApiClient {
   private readonly base: URL;
@@ -118,10 +115,6 @@ export class ApiClient {
 
   getBatch(batchId: string): Promise<BatchSummary> {
     return this.json('GET', batchPath(batchId));
-  }
-
-  listBatches(query: Query = {}): Promise<Page<BatchSummary>> {
-    return this.json('GET', '/v1/batches', { query });
   }
 
   async deleteBatch(batchId: string): Promise<void> {

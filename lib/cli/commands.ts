@@ -3,6 +3,7 @@
 import { createWriteStream } from 'node:fs';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { batchPath } from '../api/client-contract';
 import { ApiClient, collect } from './api-client';
 import { resolveConnection } from './config';
 import { ApiError, EXIT, RouteMissingError } from './errors';
@@ -18,10 +19,10 @@ import {
   table,
 } from './output';
 import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
-import type { GlobalOptions, Handlers, UploadCommandOptions } from './program';
-import type { BatchSummary, Image } from './types';
+import type { GlobalOptions, Handlers, JsonOption, UploadCommandOptions } from './program';
+import type { BatchSummary, Image } from '../api/client-contract';
 import { checkFile, countFiles, isProblem, uploadFolder, type CandidateFile, type FileProblem, type UploadResult } from './uploader';
-import { walkFiles } from './walker';
+import { checkInputs, walkFiles } from './walker';
 
 export interface CommandContext {
   env: NodeJS.ProcessEnv;
@@ -35,6 +36,10 @@ export function commandHandlers(ctx: CommandContext): Handlers {
   const out = (text: string) => ctx.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   const err = (text: string) => ctx.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
   const clientFor = (o: GlobalOptions) => new ApiClient(resolveConnection(o, ctx.env));
+  const printSummary = (summary: BatchSummary, o: JsonOption) => out(o.json ? json(summary) : summaryLines(summary));
+  /** A list as JSON `{ items }`, or as text: `render`ed, or `none` when empty. */
+  const printItems = <T>(items: T[], o: JsonOption, render: (items: T[]) => string, none: string) =>
+    out(o.json ? json({ items }) : items.length ? render(items) : none);
 
   return {
     upload: (inputs, o) => (o.dryRun ? dryRun(inputs, o, out) : upload(inputs, o, clientFor(o), ctx, out, err)),
@@ -51,20 +56,19 @@ export function commandHandlers(ctx: CommandContext): Handlers {
     },
 
     async status(batch, o) {
-      const summary = await clientFor(o).getBatch(batch);
-      out(o.json ? json(summary) : summaryLines(summary));
+      printSummary(await clientFor(o).getBatch(batch), o);
       return EXIT.ok;
     },
 
     async images(batch, o) {
       const items = await batchImages(clientFor(o), batch, { status: o.status, cats: o.cats });
-      out(o.json ? json({ items }) : items.length ? imageTable(items) : 'no images');
+      printItems(items, o, imageTable, 'no images');
       return EXIT.ok;
     },
 
     async export(batch, o) {
       const format = o.format ?? (o.json ? 'jsonl' : 'csv');
-      const res = await clientFor(o).fetch('GET', `/v1/batches/${encodeURIComponent(batch)}/export`, { query: { format } });
+      const res = await clientFor(o).fetch('GET', batchPath(batch, '/export'), { query: { format } });
       if (!res.body) throw new ApiError(res.status, 'empty_export', 'the export answered no body');
       const source = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
       if (o.output) {
@@ -80,13 +84,12 @@ export function commandHandlers(ctx: CommandContext): Handlers {
 
     async logs(batch, o) {
       const items = await collect(clientFor(o).logs(batch));
-      out(o.json ? json({ items }) : items.length ? logLines(items) : 'no logs (only a batch uploaded with --debug has them)');
+      printItems(items, o, logLines, 'no logs (only a batch uploaded with --debug has them)');
       return EXIT.ok;
     },
 
     async close(batch, o) {
-      const summary = await clientFor(o).closeBatch(batch);
-      out(o.json ? json(summary) : summaryLines(summary));
+      printSummary(await clientFor(o).closeBatch(batch), o);
       return EXIT.ok;
     },
 
@@ -160,8 +163,13 @@ async function upload(
   err: (t: string) => void,
 ): Promise<number> {
   const progress: ProgressReporter = o.quiet ? silentProgress : ctx.stderr.isTTY ? terminalProgress(ctx.stderr as NodeJS.WriteStream) : plainProgress({ write: err });
-  const totals = await countFiles(inputs, o.hidden);
-  progress.uploadStarted(totals.files, totals.bytes);
+  if (o.quiet) {
+    // No totals to show, so no counting walk; a missing input still fails before any request.
+    await checkInputs(inputs);
+  } else {
+    const totals = await countFiles(inputs, o.hidden);
+    progress.uploadStarted(totals.files, totals.bytes);
+  }
   let result: UploadResult;
   try {
     result = await uploadFolder({
@@ -191,11 +199,12 @@ async function upload(
     return problems.length ? EXIT.someFailed : EXIT.failure;
   }
 
+  // In the batch now: what this run sent, plus, when it resumed a batch, what was there when it began.
+  const sentSoFar = (result.resumed ? (result.created?.counts.total ?? 0) : 0) + result.uploadedFiles;
   let closeSupported = true;
   if (!result.abortedBy) {
-    const expected = (result.resumed ? (result.created?.counts.total ?? 0) : 0) + result.uploadedFiles;
     try {
-      await client.closeBatch(batchId, expected);
+      await client.closeBatch(batchId, sentSoFar);
     } catch (e) {
       if (e instanceof RouteMissingError) {
         closeSupported = false;
@@ -213,7 +222,7 @@ async function upload(
   let summary: BatchSummary;
   let settled: boolean;
   if (o.wait && !result.abortedBy) {
-    summary = await waitUntilDone(client, batchId, result, closeSupported, progress, ctx.pollMs ?? 1_000);
+    summary = await waitUntilDone(client, batchId, sentSoFar, closeSupported, progress, ctx.pollMs ?? 1_000);
     settled = true;
   } else {
     summary = await client.getBatch(batchId);
@@ -249,17 +258,16 @@ function uploadFooter(s: BatchSummary, r: UploadResult, settled: boolean): strin
 
 /**
  * Reads the summary until the batch is done. A server without the :close route never closes a batch whose declared
- * files did not all arrive, so there the batch counts as done once every file this run sent is classified.
+ * files did not all arrive, so there the batch counts as done once the `sent` files are all classified.
  */
 async function waitUntilDone(
   client: ApiClient,
   batchId: string,
-  result: UploadResult,
+  sent: number,
   closeSupported: boolean,
   progress: ProgressReporter,
   pollMs: number,
 ): Promise<BatchSummary> {
-  const sent = (result.resumed ? (result.created?.counts.total ?? 0) : 0) + result.uploadedFiles;
   progress.classifyStarted(sent);
   try {
     for (;;) {

@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { TransientError, isTransientStatus, retryAfterMs } from './retry';
-import type { UploadForm } from './types';
+import type { UploadForm } from '../api/client-contract';
 
 /** S3 refused the upload for good (policy, expiry, size), or the file changed: it is not in the batch. */
 export class UploadRefusedError extends Error {
@@ -33,7 +33,7 @@ export function s3Error(status: number, body: string): { code: string; message: 
 const quoted = (value: string): string => value.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 
 /** The multipart body around the file's bytes (pure): every field, then the file part's header; and the closing. */
-export function multipartFrame(fields: Record<string, string>, fileName: string, contentType: string, boundary: string): { head: Buffer; tail: Buffer } {
+function multipartFrame(fields: Record<string, string>, fileName: string, contentType: string, boundary: string): { head: Buffer; tail: Buffer } {
   const parts = Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`);
   parts.push(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoted(fileName)}"\r\nContent-Type: ${contentType}\r\n\r\n`);
   return { head: Buffer.from(parts.join('')), tail: Buffer.from(`\r\n--${boundary}--\r\n`) };

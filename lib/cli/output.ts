@@ -2,7 +2,7 @@
 // batch's records (an image per distinct picture, its later copies listed as its duplicates) and the files that
 // never reached the service.
 import stringWidth from 'string-width';
-import type { BatchSummary, Image, Label, LogEntry } from './types';
+import type { BatchSummary, Image, Label, LogEntry } from '../api/client-contract';
 import type { FileProblem } from './uploader';
 
 export function formatBytes(n: number): string {
@@ -32,7 +32,7 @@ export function topLabels(labels: readonly Label[], n = 3): string {
     .join(', ');
 }
 
-export function catCell(image: Pick<Image, 'isCat' | 'catConfidence'>): string {
+function catCell(image: Pick<Image, 'isCat' | 'catConfidence'>): string {
   if (image.isCat === null || image.isCat === undefined) return '';
   if (!image.isCat) return 'no';
   return typeof image.catConfidence === 'number' ? `yes ${Math.round(image.catConfidence)}%` : 'yes';
@@ -85,14 +85,16 @@ export function fileRows(sent: Iterable<string>, images: readonly Image[], probl
  * objects cost ~80 MB for a 10,000-file upload (bench/cli.bench.ts), this costs the text.
  */
 export function table(head: string[], rows: readonly string[][]): string {
-  const widths = head.map((h) => stringWidth(h));
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, stringWidth(cell))));
-  const line = (cells: readonly string[]) =>
+  const lines = [head, ...rows];
+  const cellWidths = lines.map((cells) => cells.map((cell) => stringWidth(cell)));
+  const widths: number[] = [];
+  for (const row of cellWidths) row.forEach((width, i) => (widths[i] = Math.max(widths[i] ?? 0, width)));
+  const line = (cells: readonly string[], r: number) =>
     cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell + ' '.repeat((widths[i] ?? 0) - stringWidth(cell))))
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell + ' '.repeat((widths[i] ?? 0) - (cellWidths[r]?.[i] ?? 0))))
       .join('  ')
       .trimEnd();
-  return [line(head), ...rows.map(line)].join('\n');
+  return lines.map(line).join('\n');
 }
 
 export function fileTable(rows: readonly FileRow[]): string {

@@ -1,12 +1,12 @@
 // The command line: sub-commands, their options and `--help` (commander). Parsing only: each command hands its
 // parsed arguments to a handler (commands.ts), so the parsing is tested without any network.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { BATCH_STATUSES, OP_STATUSES } from '../api/client-contract';
+import { ID_PATTERN, ID_RULE } from '../ids';
 import { DEFAULT_API_URL } from './config';
 
-export const OP_STATUSES = ['pending', 'processing', 'success', 'fail', 'duplicate'] as const;
-export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;
-export const MAX_CONCURRENCY = 64;
-export const DEFAULT_CONCURRENCY = 8;
+const MAX_CONCURRENCY = 64;
+const DEFAULT_CONCURRENCY = 8;
 
 export interface GlobalOptions {
   apiUrl?: string;
@@ -45,14 +45,12 @@ export interface ProgramIo {
   writeErr(text: string): void;
 }
 
-const BATCH_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
 export function batchName(value: string): string {
-  if (!BATCH_ID.test(value)) throw new InvalidArgumentError('a batch id is 1-64 of A-Z a-z 0-9 _ -');
+  if (!ID_PATTERN.test(value)) throw new InvalidArgumentError(`a batch id is ${ID_RULE}`);
   return value;
 }
 
-export const integerIn =
+const integerIn =
   (min: number, max: number) =>
   (value: string): number => {
     if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
@@ -87,6 +85,12 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     exitCode = code;
   };
   const jsonOption = new Option('--json', 'print JSON on stdout');
+  /** A command whose only argument is a batch id and whose only option is --json. */
+  const batchCommand = (name: string, description: string, handler: (batch: string, opts: JsonOption) => Promise<number>) =>
+    sub(name, description)
+      .argument('<batch>', 'batch id', batchName)
+      .addOption(jsonOption)
+      .action(async (batch: string, _o, cmd: Command) => done(await handler(batch, cmd.optsWithGlobals())));
 
   sub('upload', 'Upload files and folders (walked recursively) as one batch, then close it')
     .argument('<paths...>', 'files and folders; a folder keeps its name and sub-folders in the file names (trip/day1/a.jpg)')
@@ -107,10 +111,7 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     .addOption(jsonOption)
     .action(async (_o, cmd: Command) => done(await handlers.batches(cmd.optsWithGlobals())));
 
-  sub('status', "A batch's summary: status and counters")
-    .argument('<batch>', 'batch id', batchName)
-    .addOption(jsonOption)
-    .action(async (batch: string, _o, cmd: Command) => done(await handlers.status(batch, cmd.optsWithGlobals())));
+  batchCommand('status', "A batch's summary: status and counters", (batch, o) => handlers.status(batch, o));
 
   sub('images', "A batch's images with their labels")
     .argument('<batch>', 'batch id', batchName)
@@ -126,20 +127,9 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     .addOption(new Option('--json', 'same as --format jsonl'))
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.export(batch, cmd.optsWithGlobals())));
 
-  sub('logs', "A debug batch's per-image processing logs")
-    .argument('<batch>', 'batch id', batchName)
-    .addOption(jsonOption)
-    .action(async (batch: string, _o, cmd: Command) => done(await handlers.logs(batch, cmd.optsWithGlobals())));
-
-  sub('close', 'Close a batch: no more uploads; it is done once every file is classified')
-    .argument('<batch>', 'batch id', batchName)
-    .addOption(jsonOption)
-    .action(async (batch: string, _o, cmd: Command) => done(await handlers.close(batch, cmd.optsWithGlobals())));
-
-  sub('delete', 'Erase a batch: its images, records and logs')
-    .argument('<batch>', 'batch id', batchName)
-    .addOption(jsonOption)
-    .action(async (batch: string, _o, cmd: Command) => done(await handlers.delete(batch, cmd.optsWithGlobals())));
+  batchCommand('logs', "A debug batch's per-image processing logs", (batch, o) => handlers.logs(batch, o));
+  batchCommand('close', 'Close a batch: no more uploads; it is done once every file is classified', (batch, o) => handlers.close(batch, o));
+  batchCommand('delete', 'Erase a batch: its images, records and logs', (batch, o) => handlers.delete(batch, o));
 
   sub('similar', "Groups of a batch's near-duplicate images")
     .argument('<batch>', 'batch id', batchName)

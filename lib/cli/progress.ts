@@ -26,7 +26,7 @@ export const silentProgress: ProgressReporter = {
 };
 
 /** Rate per second and the time left at that rate (pure). */
-export function rateAndEta(done: number, total: number, elapsedMs: number): { rate: number; etaMs: number | undefined } {
+function rateAndEta(done: number, total: number, elapsedMs: number): { rate: number; etaMs: number | undefined } {
   const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
   return { rate, etaMs: rate > 0 ? ((total - done) / rate) * 1000 : undefined };
 }

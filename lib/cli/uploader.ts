@@ -4,13 +4,14 @@
 //
 // The next chunk is declared before any file of the current one is sent: the API closes a batch by itself once as
 // many files arrived as were declared, so `expected` must stay ahead of the uploads until the last chunk.
+import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../ids';
 import { ApiClient, collect } from './api-client';
 import { ApiError, NetworkError } from './errors';
 import { UploadRefusedError, postForm } from './form-upload';
 import { imageTypeOf } from './media-type';
 import { TaskPool } from './pool';
 import { DEFAULT_RETRY, TransientError, withRetry, type RetryPolicy } from './retry';
-import type { BatchSummary, DeclaredFile, UploadForm } from './types';
+import type { BatchSummary, DeclaredFile, UploadForm } from '../api/client-contract';
 import { walkFiles, type SkippedEntry, type WalkedFile } from './walker';
 
 export interface CandidateFile extends DeclaredFile {
@@ -26,8 +27,6 @@ export interface FileProblem {
 }
 
 export interface UploadEvents {
-  /** Totals of the walk before uploading (an estimate: files that fail the local checks are still counted). */
-  totals?(files: number, bytes: number): void;
   uploaded?(file: CandidateFile): void;
   failed?(problem: FileProblem): void;
   skipped?(entry: SkippedEntry): void;
@@ -71,16 +70,15 @@ export interface UploadResult {
   abortedBy?: string;
 }
 
-export const DEFAULT_CHUNK_SIZE = 100;
+const DEFAULT_CHUNK_SIZE = 100;
 
 // The API's file-name rules (segments, no control characters or backslashes, 255 characters) and S3's per-segment
 // 255-byte cap: refused here, the whole declaration request would be refused.
 export function nameProblem(name: string): string | undefined {
   if (name.length > 255) return 'the name in the batch is longer than 255 characters';
-  if ([...name].some((c) => c.charCodeAt(0) < 0x20 || c === '\u007f' || c === '\\')) return 'the name contains control characters or backslashes';
-  const segments = name.split('/');
-  if (segments.some((s) => s === '' || s === '.' || s === '..')) return 'the name has an empty, "." or ".." segment';
-  if (segments.some((s) => Buffer.byteLength(s) > 255)) return 'a folder or file name is longer than 255 bytes';
+  if (hasForbiddenFileNameCharacters(name)) return 'the name contains control characters or backslashes';
+  if (hasInvalidPathSegment(name)) return 'the name has an empty, "." or ".." segment';
+  if (name.split('/').some((s) => Buffer.byteLength(s) > 255)) return 'a folder or file name is longer than 255 bytes';
   return undefined;
 }
 

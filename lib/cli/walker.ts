@@ -39,12 +39,7 @@ const toPosix = (p: string): string => p.split(path.sep).join('/');
 export async function* walkFiles(inputs: readonly string[], options: WalkOptions = {}): AsyncGenerator<WalkedFile> {
   const visited = new Set<string>();
   for (const input of inputs) {
-    let info: Stats;
-    try {
-      info = await stat(input);
-    } catch (err) {
-      throw new WalkInputError(`cannot read ${input}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
-    }
+    const info = await statInput(input);
     const absolute = path.resolve(input);
     if (info.isFile()) {
       yield { path: absolute, name: path.basename(absolute), size: info.size };
@@ -53,6 +48,19 @@ export async function* walkFiles(inputs: readonly string[], options: WalkOptions
     } else {
       options.onSkip?.({ path: input, reason: 'not-a-file' });
     }
+  }
+}
+
+/** Fails with a WalkInputError on the first input that cannot be read, before anything else happens. */
+export async function checkInputs(inputs: readonly string[]): Promise<void> {
+  for (const input of inputs) await statInput(input);
+}
+
+async function statInput(input: string): Promise<Stats> {
+  try {
+    return await stat(input);
+  } catch (err) {
+    throw new WalkInputError(`cannot read ${input}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
   }
 }
 

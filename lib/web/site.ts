@@ -86,6 +86,8 @@ export class UnknownAssetError extends NotFoundError {
 export class WebSite {
   private readonly byName: Map<string, WebAsset>;
   private readonly csp: string;
+  /** Uncompressed files (base64) by name, decoded once for the clients that take no gzip. */
+  private readonly plainBase64 = new Map<string, string>();
 
   constructor(bundle: WebBundle, s3: readonly string[]) {
     this.byName = new Map(bundle.assets.map((a) => [a.name, a]));
@@ -112,6 +114,11 @@ export class WebSite {
     if (request.headers['if-none-match'] === asset.etag) return new HttpAnswer(304, common, '', { apiHeaders: false });
     const file = { isBase64Encoded: true, apiHeaders: false };
     if (acceptsGzip(request.headers)) return new HttpAnswer(200, { ...common, 'Content-Encoding': 'gzip' }, asset.gzipBase64, file);
-    return new HttpAnswer(200, common, gunzipSync(Buffer.from(asset.gzipBase64, 'base64')).toString('base64'), file);
+    let plain = this.plainBase64.get(name);
+    if (plain === undefined) {
+      plain = gunzipSync(Buffer.from(asset.gzipBase64, 'base64')).toString('base64');
+      this.plainBase64.set(name, plain);
+    }
+    return new HttpAnswer(200, common, plain, file);
   }
 }

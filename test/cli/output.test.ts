@@ -1,5 +1,5 @@
 import { fileRows, fileTable, formatBytes, formatDuration, summaryLines, topLabels } from '../../lib/cli/output';
-import type { BatchSummary, Image } from '../../lib/cli/types';
+import type { BatchSummary, Image } from '../../lib/api/client-contract';
 
 const image = (fileName: string, extra: Partial<Image> = {}): Image => ({
   batchId: 'b1',

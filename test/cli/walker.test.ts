@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { WalkInputError, walkFiles, type SkippedEntry, type WalkedFile } from '../../lib/cli/walker';
+import { WalkInputError, checkInputs, walkFiles, type SkippedEntry, type WalkedFile } from '../../lib/cli/walker';
 
 let root: string;
 
@@ -107,5 +107,12 @@ describe('walkFiles', () => {
   it('refuses an input that does not exist, naming it', async () => {
     await expect(walk([path.join(root, 'nope')])).rejects.toThrow(WalkInputError);
     await expect(walk([path.join(root, 'nope')])).rejects.toThrow(/nope: ENOENT/);
+  });
+
+  it('checks every input before a walk, refusing the first one that does not exist', async () => {
+    write('a.jpg');
+
+    await expect(checkInputs([path.join(root, 'a.jpg'), path.join(root, 'nope')])).rejects.toThrow(/nope: ENOENT/);
+    await expect(checkInputs([path.join(root, 'a.jpg')])).resolves.toBeUndefined();
   });
 });

@@ -1,12 +1,14 @@
 // The command `npm start` runs (package.json's start script, without npm, which exits at once on SIGTERM instead of
 // waiting for the stack), in a process group of its own, for tests that kill it: started on free ports and a given
 // data dir, reached over loopback, stopped with any signal.
-import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
+import { LOCAL_NAMES } from '../../local/env';
+import { localS3Client } from '../../local/s3';
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -67,22 +69,14 @@ export async function startStackProcess(dataDir: string, logFile: string, env: R
     if (gone || Date.now() > until) throw new Error(`the stack did not start:\n${log().slice(-3000)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const s3 = new S3Client({
-    endpoint: `http://127.0.0.1:${ports.S3}`,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    forcePathStyle: true,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 1,
-  });
+  const s3 = localS3Client(`http://127.0.0.1:${ports.S3}`, { maxAttempts: 1 });
   return {
     child,
     exited,
     s3,
     apiUrl: `http://127.0.0.1:${ports.API}`,
     bridgeUrl: `http://127.0.0.1:${ports.BRIDGE}`,
-    bucket: 'icecat-images',
+    bucket: LOCAL_NAMES.bucket,
     signal: (signal) => {
       try {
         process.kill(-(child.pid as number), signal);

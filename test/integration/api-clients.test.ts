@@ -1,12 +1,12 @@
 // Clients of the local stack: `npm run --silent client:create -- <id>` prints only a working key, and the stack
 // provisions the `demo` client with ICECAT_DEMO_API_KEY (docs/design.md §4).
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ApiKeyAuthenticator, generateApiKey } from '../../lib/auth/api-keys';
+import { localDynamoClient } from '../../local/dynamodb';
 import { startTestStack, uniqueId } from '../helpers';
 import { call } from '../helpers/api';
 
@@ -49,11 +49,7 @@ describe('the demo client', () => {
     const demoKey = generateApiKey();
     process.env.ICECAT_DEMO_API_KEY = demoKey;
     const stack = await startTestStack().finally(() => delete process.env.ICECAT_DEMO_API_KEY);
-    const ddb = new DynamoDBClient({
-      endpoint: stack.endpoints.dynamodb,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    });
+    const ddb = localDynamoClient(stack.endpoints.dynamodb);
     try {
       const authenticator = new ApiKeyAuthenticator({ ddb: DynamoDBDocumentClient.from(ddb), tableName: stack.table });
 

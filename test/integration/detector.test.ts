@@ -15,10 +15,12 @@ import {
   type DetectLabelsCommandInput,
   type Label,
 } from '@aws-sdk/client-rekognition';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { startDetectorServer, type DetectorServer, type DetectorStats } from '../../local/detector/server';
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/detector/thresholds';
+import { LOCAL_NAMES } from '../../local/env';
+import { localS3Client } from '../../local/s3';
 
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -28,8 +30,8 @@ const S3rver = require('s3rver') as new (opts: Record<string, unknown>) => {
 };
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures');
-const BUCKET = 'icecat-images';
-const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+const BUCKET = LOCAL_NAMES.bucket;
+const credentials = { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey };
 const fixture = (name: string): Buffer => readFileSync(path.join(FIXTURES, name));
 
 let detector: DetectorServer;
@@ -40,7 +42,7 @@ let s3: S3Client;
 let rekognition: RekognitionClient;
 
 const rekognitionAt = (url: string): RekognitionClient =>
-  new RekognitionClient({ endpoint: url, region: 'us-east-1', credentials, maxAttempts: 1 });
+  new RekognitionClient({ endpoint: url, region: LOCAL_NAMES.region, credentials, maxAttempts: 1 });
 
 const detect = (input: Partial<DetectLabelsCommandInput>, client = rekognition) =>
   client.send(new DetectLabelsCommand({ MinConfidence: LOCAL_REKOGNITION_MIN_CONFIDENCE, ...input } as DetectLabelsCommandInput));
@@ -76,14 +78,7 @@ beforeAll(async () => {
   s3server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3dir, configureBuckets: [{ name: BUCKET }] });
   const { port } = await s3server.run();
   s3Url = `http://127.0.0.1:${port}`;
-  s3 = new S3Client({
-    endpoint: s3Url,
-    region: 'us-east-1',
-    credentials,
-    forcePathStyle: true,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  s3 = localS3Client(s3Url);
   detector = await startDetectorServer({ port: 0, s3 });
   rekognition = rekognitionAt(detector.url);
 });
@@ -308,9 +303,9 @@ describe('DetectLabels with Image.S3Object', () => {
     const env = {
       AWS_ENDPOINT_URL_S3: s3Url,
       S3_FORCE_PATH_STYLE: 'true',
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'S3RVER',
-      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_REGION: LOCAL_NAMES.region,
+      AWS_ACCESS_KEY_ID: LOCAL_NAMES.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_NAMES.secretAccessKey,
     };
 
     // Act
@@ -412,7 +407,7 @@ describe('fault injection and counters', () => {
   test('the SDK retries an injected throttle and then succeeds', async () => {
     // Arrange
     const server = await startDetectorServer({ port: 0 });
-    const client = new RekognitionClient({ endpoint: server.url, region: 'us-east-1', credentials, maxAttempts: 3 });
+    const client = new RekognitionClient({ endpoint: server.url, region: LOCAL_NAMES.region, credentials, maxAttempts: 3 });
     await setFaults(server, { throttleNext: 1 });
 
     // Act

@@ -17,7 +17,8 @@ import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-p
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { uploadPolicy, type DeclaredFile } from '../../lib/api/uploads';
-import { startLocalS3, type LocalS3 } from '../../local/s3';
+import { LOCAL_NAMES } from '../../local/env';
+import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3';
 import { MAX_LAST_SEGMENT_BYTES } from '../../local/s3-keys';
 import type { S3Event, SQSEvent } from 'aws-lambda';
 import type { Stack } from '../../local/stack';
@@ -27,15 +28,8 @@ let s3: LocalS3;
 let client: S3Client;
 let dataDir: string;
 
-const clientFor = (endpoint: string, credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }) =>
-  new S3Client({
-    region: 'us-east-1',
-    endpoint,
-    forcePathStyle: true,
-    credentials,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+const clientFor = (endpoint: string, credentials?: { accessKeyId: string; secretAccessKey: string }) =>
+  localS3Client(endpoint, credentials ? { credentials } : {});
 
 beforeAll(async () => {
   dataDir = tempDataDir('icecat-s3-');
@@ -357,7 +351,7 @@ describe('presigned POST forms', () => {
   });
 
   it('refuses a form signed with another secret with SignatureDoesNotMatch', async () => {
-    const forger = clientFor(s3.url, { accessKeyId: 'S3RVER', secretAccessKey: 'not-the-secret' });
+    const forger = clientFor(s3.url, { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: 'not-the-secret' });
 
     const res = await post(await formFor(FILE, 300, forger), IMAGE);
 
@@ -365,7 +359,7 @@ describe('presigned POST forms', () => {
   });
 
   it('refuses a form signed with an unknown access key with InvalidAccessKeyId', async () => {
-    const stranger = clientFor(s3.url, { accessKeyId: 'AKIDSTRANGER', secretAccessKey: 'S3RVER' });
+    const stranger = clientFor(s3.url, { accessKeyId: 'AKIDSTRANGER', secretAccessKey: LOCAL_NAMES.secretAccessKey });
 
     const res = await post(await formFor(FILE, 300, stranger), IMAGE);
 

@@ -1,8 +1,9 @@
 // The reconciliation sweep's listing, grace and bounds, against a private local S3 (s3rver) through the AWS SDK.
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
 import { rmSync } from 'node:fs';
-import { startLocalS3, type LocalS3 } from '../../local/s3';
+import { LOCAL_NAMES } from '../../local/env';
+import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3';
 import { sweepUploads, type SweepDeps, type SweepLimits } from '../../lib/reconcile/sweep';
 import { tempDataDir } from '../helpers';
 
@@ -14,14 +15,7 @@ let dataDir: string;
 beforeAll(async () => {
   dataDir = tempDataDir('icecat-sweep-');
   s3 = await startLocalS3({ host: '127.0.0.1', port: 0, dataDir });
-  client = new S3Client({
-    endpoint: s3.url,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    forcePathStyle: true,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  client = localS3Client(s3.url);
   const put = (Key: string, Body = 'img') => client.send(new PutObjectCommand({ Bucket: s3.bucket, Key, Body }));
   for (let i = 0; i < 5; i += 1) await put(`uploads/demo/b1/img ${i}.jpg`, `image ${i}`);
   await put('uploads/other/b2/x+y.png');
@@ -42,7 +36,7 @@ function sweeper(aheadMs: number, more: Partial<SweepDeps> = {}) {
   const deps: SweepDeps = {
     s3: client,
     bucket: s3.bucket,
-    region: 'us-east-1',
+    region: LOCAL_NAMES.region,
     sendMessages: async (bodies) => void sent.push(...bodies),
     onStaleBatch: (clientId, batchId) => void staleBatches.push(`${clientId}/${batchId}`),
     now: () => Date.now() + aheadMs,

@@ -3,10 +3,10 @@
 // must end with a record, uploads/ empty, and the batch counters equal to what its records say.
 // The trials are seeded (ICECAT_CRASH_SEED replays a failure); each kills the stack while the previous trial's batch
 // may still be recovering, so a batch can be interrupted more than once.
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { startLocalS3 } from '../../local/s3';
+import { localS3Client, startLocalS3 } from '../../local/s3';
 import { tempDataDir } from '../helpers';
 import {
   distinctImages,
@@ -162,13 +162,7 @@ describe('an upload made while the stack is down', () => {
     const dir = tempDataDir('icecat-down-');
     const dataDir = path.join(dir, 'data');
     const s3 = await startLocalS3({ host: '127.0.0.1', port: 0, dataDir });
-    const client = new S3Client({
-      endpoint: s3.url,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-      forcePathStyle: true,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-    });
+    const client = localS3Client(s3.url);
     const [image] = await distinctImages(1, seededRandom(SEED + 2));
     await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'uploads/demo/while-down/late.png', Body: image }));
     client.destroy();
@@ -191,6 +185,31 @@ describe('an upload made while the stack is down', () => {
       expect(state?.images).toEqual([expect.objectContaining({ fileName: 'late.png', status: 'success' })]);
       expect(left).toEqual([]);
       expect(stack.log()).toMatch(/queued stale uploads again/);
+    } finally {
+      stack?.signal('SIGKILL');
+      await stack?.exited;
+      stack?.s3.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('npm start on a data dir of an older layout', () => {
+  it('moves the old dir aside before it writes its pid file, which stays in the dir it runs on', async () => {
+    // Arrange: table data without the current layout's marker.
+    const dir = tempDataDir('icecat-layout-');
+    const dataDir = path.join(dir, 'data');
+    mkdirSync(path.join(dataDir, 'dynamodb'), { recursive: true });
+    let stack: StackProcess | undefined;
+    try {
+      // Act
+      stack = await startStackProcess(dataDir, path.join(dir, 'stack.log'), STACK_ENV);
+
+      // Assert
+      const aside = readdirSync(dir).filter((name) => name.startsWith('data.old-'));
+      expect(aside).toHaveLength(1);
+      expect(existsSync(path.join(dir, aside[0] as string, 'stack.pid'))).toBe(false);
+      expect(readFileSync(path.join(dataDir, 'stack.pid'), 'utf8').trim()).toBe(String(stack.child.pid));
     } finally {
       stack?.signal('SIGKILL');
       await stack?.exited;

@@ -11,26 +11,18 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { S3Event, SQSEvent, SQSRecord } from 'aws-lambda';
 import { readFileSync } from 'node:fs';
+import { localDynamoClient } from '../../local/dynamodb';
+import { localS3Client } from '../../local/s3';
 import type { Stack } from '../../local/stack';
 import { INDEX } from '../../lib/store/schema';
 import { deadLetters, startTestStack, tempDataDir, waitForBridgeIdle } from '../helpers';
 
-const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-const s3For = (stack: Stack) =>
-  new S3Client({
-    region: 'us-east-1',
-    endpoint: stack.endpoints.s3,
-    forcePathStyle: true,
-    credentials,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-const ddbFor = (stack: Stack) =>
-  DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: stack.endpoints.dynamodb, credentials }));
+const s3For = (stack: Stack) => localS3Client(stack.endpoints.s3);
+const ddbFor = (stack: Stack) => DynamoDBDocumentClient.from(localDynamoClient(stack.endpoints.dynamodb));
 
 /** A stack whose ingest handler records what it receives. */
 async function recordingStack(opts: Parameters<typeof startTestStack>[0] = {}) {
@@ -185,7 +177,7 @@ describe('local stack: S3 notifications through the bridge', () => {
 
   it('creates the table with every index of resources/table.yml', async () => {
     // Act
-    const { Table } = await new DynamoDBClient({ region: 'us-east-1', endpoint: ctx.stack.endpoints.dynamodb, credentials }).send(
+    const { Table } = await localDynamoClient(ctx.stack.endpoints.dynamodb).send(
       new DescribeTableCommand({ TableName: ctx.stack.table }),
     );
 

@@ -49,7 +49,7 @@ describe('a cat box over the image', () => {
 
 describe('a batch progress bar', () => {
   it('counts finished files against the larger of arrived and declared', () => {
-    const batch = { batchId: 'b', status: 'open' as const, expected: 10, debug: false, createdAt: '', counts: { total: 4, success: 2, fail: 1, duplicate: 0, cats: 1 } };
+    const batch = { batchId: 'b', status: 'open' as const, expected: 10, debug: false, createdAt: '', expiresAt: '', counts: { total: 4, success: 2, fail: 1, duplicate: 0, cats: 1 } };
 
     expect(progressOf(batch)).toEqual({ finished: 3, of: 10 });
   });

@@ -1,8 +1,11 @@
-// The API's shapes as a client sees them (docs/design.md §3). The CLI is written against this contract, not against
-// the server's implementation, so fields a server does not send yet are optional here.
+// The API's shapes as its clients (the CLI and the web app) see them (docs/design.md §3). The clients are written
+// against this contract, not against the server's implementation, so fields a server does not send yet are optional
+// here. No imports: the web app compiles it without Node's types and bundles it for the browser.
 
-export type OpStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
-export type BatchStatus = 'open' | 'processing' | 'done';
+export const OP_STATUSES = ['pending', 'processing', 'success', 'fail', 'duplicate'] as const;
+export type OpStatus = (typeof OP_STATUSES)[number];
+export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 export interface ApiErrorBody {
   error: { code: string; message: string };
@@ -38,6 +41,14 @@ export interface Label {
   confidence: number;
 }
 
+/** A cat's place as ratios of the image's sides (Rekognition's BoundingBox). */
+export interface Box {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
 export interface Image {
   batchId: string;
   fprint: string;
@@ -46,6 +57,7 @@ export interface Image {
   isCat: boolean | null;
   catConfidence?: number | null;
   labels: Label[];
+  cats?: { confidence: number; box?: Box | null }[];
   uploadedAt: string | null;
   classifiedAt: string | null;
   duplicates: number;
@@ -53,6 +65,8 @@ export interface Image {
   duplicateFiles?: string[];
   reused?: boolean;
   error: { code: string; message: string } | null;
+  thumbnailUrl?: string | null;
+  imageUrl?: string | null;
 }
 
 export interface LogEntry {
@@ -98,3 +112,9 @@ export interface MoreUploads {
 export interface SimilarGroups {
   groups: { fprints: string[]; maxDistance: number }[];
 }
+
+/** Query-string parameters; undefined ones are left out. */
+export type Query = Record<string, string | number | boolean | undefined>;
+
+/** The path of a batch or of one of its sub-resources; ids are checked by the API, encoded here. */
+export const batchPath = (batchId: string, rest = ''): string => `/v1/batches/${encodeURIComponent(batchId)}${rest}`;

@@ -1,0 +1,36 @@
+// Checked by `npm run typecheck`, not run: what the API's response schemas produce must be a value of the clients'
+// contract, so a field the server renames or retypes breaks the build instead of the CLI or the web page.
+import type * as z from 'zod';
+import type {
+  batchListSchema,
+  batchSummarySchema,
+  createdBatchSchema,
+  errorSchema,
+  imageListSchema,
+  imageSchema,
+  logListSchema,
+  uploadFormsSchema,
+} from '../../lib/api/schemas';
+import type {
+  ApiErrorBody,
+  BatchSummary,
+  CreatedBatch,
+  Image,
+  LogEntry,
+  MoreUploads,
+  Page,
+} from '../../lib/api/client-contract';
+
+/** Compiles only when every value of `Server` is a value of `Client`. */
+type ClientReads<Server extends Client, Client> = [Server, Client];
+
+export type ServerAnswersFitTheClients = [
+  ClientReads<z.output<typeof imageSchema>, Image>,
+  ClientReads<z.output<typeof batchSummarySchema>, BatchSummary>,
+  ClientReads<z.output<typeof imageListSchema>, Page<Image>>,
+  ClientReads<z.output<typeof batchListSchema>, Page<BatchSummary>>,
+  ClientReads<z.output<typeof logListSchema>, Page<LogEntry>>,
+  ClientReads<z.output<typeof createdBatchSchema>, CreatedBatch>,
+  ClientReads<z.output<typeof uploadFormsSchema>, MoreUploads>,
+  ClientReads<z.output<typeof errorSchema>, ApiErrorBody>,
+];
