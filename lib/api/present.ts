@@ -1,6 +1,6 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
-import { batchStatus, type Batch, type Image } from '../store/model';
+import { reportedStatus, type Batch, type Image } from '../store/model';
 import type { BatchSummary, Image as ImageAnswer, LogEntry } from './schemas';
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
@@ -37,7 +37,7 @@ export function presentLogEntry(image: Image): LogEntry {
 export function presentBatch(batch: Batch): BatchSummary {
   return {
     batchId: batch.batchId,
-    status: batchStatus(batch),
+    status: reportedStatus(batch),
     closed: batch.closed,
     expected: batch.expected ?? null,
     counts: { ...batch.counts },

@@ -133,6 +133,16 @@ export function batchStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts'>): B
 }
 
 /**
+ * The status a reader is told: `done` only once the write that stamps doneAt has landed, as the batch list's filter
+ * (done_ts) has it, so no summary says done without doneAt, before the completion callback is queued.
+ */
+export function reportedStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts' | 'doneAt'>): BatchStatus {
+  if (b.doneAt !== undefined) return 'done';
+  const status = batchStatus(b);
+  return status === 'done' ? 'processing' : status;
+}
+
+/**
  * A batch is shown while it exists, has not expired and is not being erased (the reads and the lifecycle service alike).
  * Here rather than beside isVisibleImage in reader.ts, which the batches function must not bundle.
  */

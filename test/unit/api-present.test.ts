@@ -1,6 +1,6 @@
 import { presentBatch, presentImage } from '../../lib/api/present';
 import { toBatch, toBatchItem, toImage, toImageItem } from '../../lib/store/attributes';
-import { ZERO_COUNTS, batchStatus, type Batch, type Image } from '../../lib/store/model';
+import { ZERO_COUNTS, batchStatus, reportedStatus, type Batch, type Image } from '../../lib/store/model';
 import { BATCH_SK } from '../../lib/store/schema';
 
 const counts = (c: Partial<Batch['counts']>): Batch['counts'] => ({ ...ZERO_COUNTS, ...c });
@@ -24,6 +24,22 @@ describe('batchStatus', () => {
 
   it('is done for a closed batch that declared nothing once nothing is pending', () => {
     expect(batchStatus({ closed: true, counts: counts({ total: 2, success: 2 }) })).toBe('done');
+  });
+});
+
+describe('reportedStatus', () => {
+  const settled = { closed: true, counts: counts({ total: 1, success: 1 }) };
+
+  it('says processing while the write that stamps doneAt has not landed, though the counters are settled', () => {
+    expect([batchStatus(settled), reportedStatus(settled)]).toEqual(['done', 'processing']);
+  });
+
+  it('says done once doneAt is stamped', () => {
+    expect(reportedStatus({ ...settled, doneAt: 1 })).toBe('done');
+  });
+
+  it('says open for a batch not yet closed', () => {
+    expect(reportedStatus({ closed: false, counts: counts({ total: 1, pending: 1 }) })).toBe('open');
   });
 });
 
