@@ -103,7 +103,7 @@ describe('GET /v1/batches/{batchId}', () => {
   });
 
   it('answers done once closed and every declared file is finished', async () => {
-    const done = await seedBatch(owner.clientId, [], { expected: 2, closed: true, n_total: 2, n_success: 1, n_duplicate: 1 });
+    const done = await seedBatch(owner.clientId, [], { expected: 2, closed: true, n_total: 2, n_success: 1, n_duplicate: 1, done_ts: Date.now() });
 
     const res = await call('GET', `/v1/batches/${done}`, { key: owner.key });
 
