@@ -5,7 +5,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 export const METRICS_NAMESPACE = 'IceCatWrangler';
 
 /** The pipeline's timed steps (docs/design.md §1). */
-export type IngestStep = 'Read' | 'Fingerprint' | 'Claim' | 'Detect' | 'Record' | 'Move';
+export type IngestStep = 'Read' | 'Fingerprint' | 'Claim' | 'Thumbnail' | 'Detect' | 'Record' | 'Move';
 
 /** How one upload ended: an outcome of the pipeline, with the error code of a fail or a refusal. */
 export type ImageOutcome = 'success' | 'duplicate' | 'fail' | 'refused' | 'redelivered';
@@ -18,6 +18,8 @@ export interface IngestMetrics {
   /** A DetectLabels call not made: the pixels were in the batch already, or classified for the client before. */
   callSaved(by: 'duplicate' | 'reuse'): void;
   stepLatency(step: IngestStep, ms: number): void;
+  /** A thumbnail that could not be stored (the image went on without it). */
+  thumbnailFailed(): void;
   /** Writes what was stored since the last publish (once per invocation). */
   publish(): void;
 }
@@ -43,6 +45,10 @@ export class PowertoolsIngestMetrics implements IngestMetrics {
 
   stepLatency(step: IngestStep, ms: number): void {
     this.metrics.addMetric(`${step}Latency`, MetricUnit.Milliseconds, Math.round(ms * 100) / 100);
+  }
+
+  thumbnailFailed(): void {
+    this.metrics.addMetric('ThumbnailFailures', MetricUnit.Count, 1);
   }
 
   publish(): void {

@@ -283,7 +283,8 @@ describe('IAM', () => {
   it.each([
     ['ingest', 's3:GetObject', ['{ImagesBucket.Arn}/uploads/*']],
     ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/uploads/*']],
-    ['ingest', 's3:PutObject', ['{ImagesBucket.Arn}/duplicates/*', '{ImagesBucket.Arn}/failed/*', '{ImagesBucket.Arn}/processed/*']],
+    ['ingest', 's3:PutObject', ['{ImagesBucket.Arn}/duplicates/*', '{ImagesBucket.Arn}/failed/*', '{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
+    ['api', 's3:GetObject', ['{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
     ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['batches', 's3:PutObject', ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/uploads/*']],
     ['batches', 's3:GetObject', ['{ImagesBucket.Arn}/exports/*']],
@@ -311,7 +312,7 @@ describe('IAM', () => {
 
   it('gives the api function reads only', () => {
     const granted = statementsOf('api').flatMap((s) => s.Action).filter((a) => !a.startsWith('logs:'));
-    expect([...new Set(granted)].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
+    expect([...new Set(granted)].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 's3:GetObject']);
   });
 
   it('lets reconcile list the bucket only under uploads/', () => {
@@ -452,10 +453,10 @@ describe('images bucket', () => {
   it('expires each prefix by a lifecycle rule', () => {
     const rules = (props('ImagesBucket').LifecycleConfiguration as { Rules: { Prefix: string; Status: string; ExpirationInDays: number }[] }).Rules;
     const enabled = rules.filter((r) => r.Status === 'Enabled' && r.ExpirationInDays > 0).map((r) => r.Prefix);
-    expect(enabled.sort()).toEqual(['duplicates/', 'exports/', 'failed/', 'processed/', 'uploads/']);
+    expect(enabled.sort()).toEqual(['duplicates/', 'exports/', 'failed/', 'processed/', 'thumbnails/', 'uploads/']);
   });
 
-  it('keeps processed, duplicate and failed objects as long as the longest retention a batch may ask for', () => {
+  it('keeps processed, duplicate, failed and thumbnail objects as long as the longest retention a batch may ask for', () => {
     const rules = (props('ImagesBucket').LifecycleConfiguration as { Rules: { Prefix: string; ExpirationInDays: number }[] }).Rules;
     const env = (props('ApiLambdaFunction').Environment as { Variables: Record<string, string> } | undefined)?.Variables ?? {};
     const maxRetention = Number(env.MAX_RETENTION_DAYS);
