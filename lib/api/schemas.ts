@@ -247,6 +247,18 @@ export const imageSchema = z
     duplicates: z.number().int().meta({ description: 'Later uploads of the same pixels to this batch.' }),
     reused: z.boolean().meta({ description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call." }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    thumbnailUrl: z
+      .string()
+      .nullable()
+      .meta({ description: 'Presigned GET of a WebP at most 256 px a side, valid 15 to 20 minutes; null when the image was never decoded.' }),
+    imageUrl: z
+      .string()
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          'Presigned GET of the classified image (a duplicate: its original), valid 15 to 20 minutes; null unless classified. Absent from listings served by an index (status or time filters, GET /v1/images): read the image for it.',
+      }),
   })
   .meta({ id: 'Image' });
 

@@ -152,3 +152,9 @@ export const LISTING_ATTRIBUTES = [
   'err_code',
   'err_msg',
 ] as const;
+
+/**
+ * What a read of the table itself (not of an index) shows of an image: the listing, plus where a classified image
+ * rests (its imageUrl), which no index projects.
+ */
+export const RECORD_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'processed_key'] as const;

@@ -134,6 +134,8 @@ describe('presentImage', () => {
       duplicates: 0,
       reused: false,
       error: { code: 'NotAnImage', message: 'not an image' },
+      thumbnailUrl: null,
+      imageUrl: null,
     });
   });
 });
