@@ -65,7 +65,9 @@ export interface Image {
   duplicateFiles?: string[];
   reused?: boolean;
   error: { code: string; message: string } | null;
+  /** Presigned GET of a WebP at most 256 px a side; null when the image was never decoded. */
   thumbnailUrl?: string | null;
+  /** Presigned GET of the classified image (a duplicate: its original); absent from listings served by an index. */
   imageUrl?: string | null;
 }
 
