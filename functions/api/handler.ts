@@ -1,16 +1,16 @@
 // API Gateway HTTP API (payload v2) entry point of the `api` function: every read route, GET /v1/openapi.json, the web
-// app (GET /, GET /app/*) and the $default route (unknown paths answer 404 here). Its S3 client only signs images'
-// URLs (no S3 call); writing batches is functions/batches.
+// app (GET /, GET /app/*) and the $default route (unknown paths answer 404 here). No S3 client: images' URLs are
+// presigned without one (no S3 call); writing batches is functions/batches.
 // Configuration, clients and caches are built once per container; a missing CURSOR_SECRET, TABLE_NAME or BUCKET_NAME
 // fails the cold start, naming the variable.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { IMAGE_URL_WINDOW_SECONDS, loadApiConfig, loadCursorSecret } from '../../lib/api/config';
-import { ImageLinkSigner } from '../../lib/api/image-links';
+import { imageLinkSignerFromEnv } from '../../lib/api/image-links';
 import { buildOpenApiDocument } from '../../lib/api/openapi';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiService } from '../../lib/api/service';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
-import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
+import { createDocumentClient } from '../../lib/aws/clients';
 import { createApiHandler } from '../../lib/http/app';
 import { cursorCodec } from '../../lib/store/cursor';
 import { loadWebBundle } from '../../lib/web/bundle';
@@ -26,7 +26,7 @@ const app = createApiHandler({
   services: {
     api: new ApiService({
       store: { ddb, tableName: config.tableName, cursors },
-      links: new ImageLinkSigner({ s3: createS3Client(), bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
+      links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
     }),
   },
   authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),

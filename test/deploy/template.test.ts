@@ -120,6 +120,8 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   DeleteObjectsCommand: ['s3:DeleteObject'],
   PutEventsCommand: ['events:PutEvents'],
   createPresignedPost: ['s3:PutObject'],
+  // The read function presigns GETs of images with the SDK's S3 presigner alone (lib/api/image-links.ts).
+  S3RequestPresigner: ['s3:GetObject'],
   // lib-storage's multipart upload: PutObject covers its Create/UploadPart/Complete calls; a failure aborts.
   Upload: ['s3:PutObject', 's3:AbortMultipartUpload'],
 };
@@ -151,6 +153,7 @@ function actionsSentBy(pkg: Packaged, fn: FunctionName): { actions: Set<string>;
     const text = readFileSync(path.join(ROOT, file), 'utf8');
     const calls = [...text.matchAll(/new\s+([A-Z][A-Za-z0-9]*Command)\s*\(/g)].map((m) => m[1] as string);
     if (/\bcreatePresignedPost\s*\(/.test(text)) calls.push('createPresignedPost');
+    if (/\bnew\s+S3RequestPresigner\s*\(/.test(text)) calls.push('S3RequestPresigner');
     if (/\bnew\s+Upload\s*\(/.test(text)) calls.push('Upload');
     for (const call of calls) {
       const mapped = COMMAND_ACTIONS[call];

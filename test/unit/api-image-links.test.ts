@@ -11,9 +11,20 @@ const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', ses
 // As lib/aws/clients.ts configures them: checksums only where an operation requires one.
 const checksums = { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } as const;
 const awsS3 = new S3Client({ region: 'eu-west-1', credentials, ...checksums });
+const awsS3East = new S3Client({ region: 'us-east-1', credentials, ...checksums });
 const localS3 = new S3Client({ region: 'us-east-1', credentials, endpoint: 'http://127.0.0.1:4569', forcePathStyle: true, ...checksums });
 
-const signer = (s3 = awsS3, now = NOW) => new ImageLinkSigner({ s3, bucket: 'images-bucket', seconds: 900, windowSeconds: 300, now: () => now });
+/** A signer configured as the S3 client `s3` is. */
+const signer = (s3 = awsS3, now = NOW) =>
+  new ImageLinkSigner({
+    bucket: 'images-bucket',
+    region: s3 === awsS3 ? 'eu-west-1' : 'us-east-1',
+    credentials,
+    ...(s3 === localS3 ? { endpoint: 'http://127.0.0.1:4569', forcePathStyle: true } : {}),
+    seconds: 900,
+    windowSeconds: 300,
+    now: () => now,
+  });
 
 const image = (over: Partial<Image> = {}): Image => ({
   clientId: 'acme',
@@ -38,8 +49,9 @@ const sdkSigned = async (s3: S3Client, key: string) =>
 describe('ImageLinkSigner', () => {
   it.each([
     ['on AWS (virtual-hosted)', awsS3, 'https://images-bucket.s3.eu-west-1.amazonaws.com/'],
+    ['on AWS in us-east-1', awsS3East, 'https://images-bucket.s3.us-east-1.amazonaws.com/'],
     ['on the local S3 (path-style)', localS3, 'http://127.0.0.1:4569/images-bucket/'],
-  ] as const)('signs a classified image\'s thumbnail and processed object as getSignedUrl does, %s', async (_where, s3, base) => {
+  ] as const)("signs a classified image's thumbnail and processed object as getSignedUrl does, %s", async (_where, s3, base) => {
     const links = await signer(s3).linksOf(image());
 
     expect(links.thumbnailUrl?.startsWith(`${base}thumbnails/acme/holiday/0123456789abcdef0123456789abcdef.webp?`)).toBe(true);
