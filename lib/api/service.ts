@@ -2,13 +2,20 @@
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
 import { getBatch, getImage, getImages, queryBatchImages, queryBatchLogs, queryClientBatches, queryClientImages, type StoreContext } from '../store/reader';
+import { nearDuplicateGroups, type HashedImage } from '../similar/groups';
+import { batchImagePages } from '../store/export-pages';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery } from './schemas';
+import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
 
 export interface ApiServiceOptions {
   store: StoreContext;
 }
+
+/** What grouping reads of each image: its key, its pHash, and its name to show. */
+const SIMILAR_ATTRIBUTES = ['img_fprint', 'phash', 'file_name'] as const;
+/** Items per Query: projected items are ~100 bytes, so a page stays far below DynamoDB's 1 MB. */
+const SIMILAR_PAGE_SIZE = 2000;
 
 export interface List<T> {
   items: T[];
@@ -66,6 +73,25 @@ export class ApiService {
     await this.requireBatch(clientId, batchId);
     const { limit, cursor, ...range } = query;
     return list(await queryBatchLogs(this.opts.store, clientId, batchId, range, { limit, cursor }), presentLogEntry);
+  }
+
+  /**
+   * Near-duplicate groups over the batch's distinct images recorded so far (docs/similarity.md): every record with a
+   * pHash, so those fingerprinted but still being classified too. Reads the batch's partition, projected, in pages.
+   */
+  async similarGroups(clientId: string, batchId: string, query: SimilarQuery): Promise<SimilarGroups> {
+    await this.requireBatch(clientId, batchId);
+    const images: HashedImage[] = [];
+    const names = new Map<string, string | null>();
+    for await (const page of batchImagePages(this.opts.store, clientId, batchId, { attributes: SIMILAR_ATTRIBUTES, pageSize: SIMILAR_PAGE_SIZE })) {
+      for (const image of page) {
+        if (!image.phash) continue;
+        images.push({ fprint: image.fprint, phash: image.phash });
+        names.set(image.fprint, image.fileName ?? null);
+      }
+    }
+    const { groups } = nearDuplicateGroups(images, query.maxDistance === undefined ? {} : { maxDistance: query.maxDistance });
+    return { groups: groups.map((g) => ({ ...g, fileNames: g.fprints.map((f) => names.get(f) ?? null) })) };
   }
 
   async listClientImages(clientId: string, query: ClientImagesQuery): Promise<List<Image>> {
