@@ -110,7 +110,8 @@ export interface MoreUploads {
 }
 
 export interface SimilarGroups {
-  groups: { fprints: string[]; maxDistance: number }[];
+  /** fileNames: each image's name, in the order of fprints (absent from servers before it). */
+  groups: { fprints: string[]; maxDistance: number; fileNames?: (string | null)[] }[];
 }
 
 /** Query-string parameters; undefined ones are left out. */

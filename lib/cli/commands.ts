@@ -15,6 +15,7 @@ import {
   imageTable,
   json,
   logLines,
+  similarTable,
   summaryLines,
   table,
 } from './output';
@@ -110,8 +111,12 @@ export function commandHandlers(ctx: CommandContext): Handlers {
         out('no near-duplicate groups');
         return EXIT.ok;
       }
-      const names = new Map((await collect(client.images(batch))).map((i) => [i.fprint, i.fileName ?? i.fprint]));
-      out(table(['GROUP', 'MAX DISTANCE', 'FILES'], groups.map((g, i) => [String(i + 1), String(g.maxDistance), g.fprints.map((f) => names.get(f) ?? f).join(', ')])));
+      // Names come with the groups; a server that does not send them is asked for the batch's images.
+      const named = groups.every((g) => g.fileNames)
+        ? groups.flatMap((g) => g.fprints.map((fprint, k) => ({ fprint, fileName: g.fileNames?.[k] ?? null })))
+        : await collect(client.images(batch));
+      const names = new Map(named.flatMap((i) => (i.fileName ? [[i.fprint, i.fileName] as const] : [])));
+      out(similarTable(groups, names));
       return EXIT.ok;
     },
   };
