@@ -3,7 +3,7 @@
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
 import { getBatch, getImage, getImages, queryBatchImages, queryBatchLogs, queryClientBatches, queryClientImages, type StoreContext } from '../store/reader';
 import { nearDuplicateGroups, type HashedImage } from '../similar/groups';
-import { batchImagePages } from '../store/export-pages';
+import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { presentBatch, presentImage, presentLogEntry } from './present';
 import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
@@ -12,10 +12,11 @@ export interface ApiServiceOptions {
   store: StoreContext;
 }
 
-/** What grouping reads of each image: its key, its pHash, and its name to show. */
-const SIMILAR_ATTRIBUTES = ['img_fprint', 'phash', 'file_name'] as const;
-/** Items per Query: projected items are ~100 bytes, so a page stays far below DynamoDB's 1 MB. */
-const SIMILAR_PAGE_SIZE = 2000;
+/**
+ * How GET …/similar reads the batch: of each image only its key, its pHash and its name to show, 2,000 items a Query
+ * (projected items are ~100 bytes, so a page stays far below DynamoDB's 1 MB). The similar bench reads the same way.
+ */
+export const SIMILAR_READ: BatchPagesOptions = { attributes: ['img_fprint', 'phash', 'file_name'], pageSize: 2000 };
 
 export interface List<T> {
   items: T[];
@@ -83,7 +84,7 @@ export class ApiService {
     await this.requireBatch(clientId, batchId);
     const images: HashedImage[] = [];
     const names = new Map<string, string | null>();
-    for await (const page of batchImagePages(this.opts.store, clientId, batchId, { attributes: SIMILAR_ATTRIBUTES, pageSize: SIMILAR_PAGE_SIZE })) {
+    for await (const page of batchImagePages(this.opts.store, clientId, batchId, SIMILAR_READ)) {
       for (const image of page) {
         if (!image.phash) continue;
         images.push({ fprint: image.fprint, phash: image.phash });
