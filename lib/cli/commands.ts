@@ -102,7 +102,8 @@ export function commandHandlers(ctx: CommandContext): Handlers {
 
     async similar(batch, o) {
       const client = clientFor(o);
-      const { groups } = await client.similar(batch, o.maxDistance);
+      const [{ groups }, summary] = await Promise.all([client.similar(batch, o.maxDistance), client.getBatch(batch)]);
+      if (summary.status !== 'done') err(`batch ${batch} is ${summary.status}: these are the groups of the images recorded so far`);
       if (o.json) {
         out(json({ groups }));
         return EXIT.ok;

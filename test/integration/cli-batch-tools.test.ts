@@ -5,7 +5,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { fprints, newClient, seedBatch, type TestClient } from '../helpers/api';
+import { call, fprints, newClient, seedBatch, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures');
@@ -158,6 +158,15 @@ describe('icecat similar', () => {
     expect(groups[0]!.fprints).toHaveLength(2);
     const atZero = JSON.parse(tight.stdout) as { groups: { maxDistance: number }[] };
     expect(atZero.groups.length).toBe(groups[0]!.maxDistance === 0 ? 1 : 0);
+  });
+
+  it('says on stderr when the batch is not done yet, the groups being those of the images recorded so far', async () => {
+    await call('POST', '/v1/batches', { key: client.key, body: { batchId: 'still-open' } });
+
+    const run = await icecat(['similar', 'still-open'], client.key);
+
+    expect(run).toMatchObject({ code: 0, stdout: 'no near-duplicate groups\n' });
+    expect(run.stderr).toBe('batch still-open is open: these are the groups of the images recorded so far\n');
   });
 
   it('refuses --max-distance 65 as a usage error (exit 1) without asking the API', async () => {
