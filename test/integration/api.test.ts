@@ -144,6 +144,7 @@ describe('GET /v1/batches/{batchId}/images', () => {
       uploadedAt: iso(at(0)),
       classifiedAt: iso(at(0) + 500),
       duplicates: 0,
+      duplicateFiles: [],
       reused: false,
       error: null,
     });
