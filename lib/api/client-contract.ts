@@ -110,8 +110,8 @@ export interface MoreUploads {
 }
 
 export interface SimilarGroups {
-  /** fileNames: each image's name, in the order of fprints (absent from servers before it). */
-  groups: { fprints: string[]; maxDistance: number; fileNames?: (string | null)[] }[];
+  /** fileNames: each image's file name, in the order of fprints. */
+  groups: { fprints: string[]; maxDistance: number; fileNames: (string | null)[] }[];
 }
 
 /** Query-string parameters; undefined ones are left out. */

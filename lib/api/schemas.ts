@@ -2,8 +2,8 @@
 // generated from them, so the document cannot drift from what the API accepts and answers.
 import * as z from 'zod';
 import { EXPORT_FORMATS } from '../export/encode';
-import { DEFAULT_MAX_DISTANCE } from '../similar/groups';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
+import { DEFAULT_MAX_DISTANCE } from '../similar/groups';
 import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
 import { BATCH_STATUSES, IMAGE_STATUSES } from '../store/model';
 import { LIMITS } from '../store/schema';

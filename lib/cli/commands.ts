@@ -112,12 +112,7 @@ export function commandHandlers(ctx: CommandContext): Handlers {
         out('no near-duplicate groups');
         return EXIT.ok;
       }
-      // Names come with the groups; a server that does not send them is asked for the batch's images.
-      const named = groups.every((g) => g.fileNames)
-        ? groups.flatMap((g) => g.fprints.map((fprint, k) => ({ fprint, fileName: g.fileNames?.[k] ?? null })))
-        : await collect(client.images(batch));
-      const names = new Map(named.flatMap((i) => (i.fileName ? [[i.fprint, i.fileName] as const] : [])));
-      out(similarTable(groups, names));
+      out(similarTable(groups));
       return EXIT.ok;
     },
   };

@@ -110,11 +110,11 @@ export function imageTable(images: readonly Image[]): string {
   );
 }
 
-/** One row per image of each near-duplicate group, named by `names` (fprint → file name) where it knows them. */
-export function similarTable(groups: SimilarGroups['groups'], names: ReadonlyMap<string, string>): string {
+/** One row per image of each near-duplicate group: the group's number and largest link, the file, the fingerprint. */
+export function similarTable(groups: SimilarGroups['groups']): string {
   return table(
     ['GROUP', 'MAX DISTANCE', 'FILE', 'FPRINT'],
-    groups.flatMap((g, i) => g.fprints.map((f) => [String(i + 1), String(g.maxDistance), names.get(f) ?? '', f])),
+    groups.flatMap((g, i) => g.fprints.map((f, k) => [String(i + 1), String(g.maxDistance), g.fileNames[k] ?? '', f])),
   );
 }
 

@@ -74,13 +74,13 @@ describe('fileTable', () => {
 });
 
 describe('similarTable', () => {
-  it('prints one line per image of each group, named where the name is known', () => {
+  it('prints one line per image of each group, with its file name where the image has one', () => {
     const groups = [
-      { fprints: ['f1', 'f2', 'f3'], maxDistance: 3 },
-      { fprints: ['f4', 'f5'], maxDistance: 0 },
+      { fprints: ['f1', 'f2', 'f3'], maxDistance: 3, fileNames: ['a.jpg', 'trip/a small.jpg', null] },
+      { fprints: ['f4', 'f5'], maxDistance: 0, fileNames: ['b.png', 'c.png'] },
     ];
 
-    const lines = similarTable(groups, new Map([['f1', 'a.jpg'], ['f2', 'trip/a small.jpg'], ['f4', 'b.png'], ['f5', 'c.png']])).split('\n');
+    const lines = similarTable(groups).split('\n');
 
     expect(lines).toEqual([
       'GROUP  MAX DISTANCE  FILE              FPRINT',
