@@ -13,6 +13,8 @@
 // DynamoDB Local's figures for a transaction are not AWS's charge, so awsWcuPerImage derives that from the plain run.
 import {
   CreateTableCommand,
+  PutItemCommand,
+  TransactWriteItemsCommand,
   type ConsumedCapacity,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
@@ -376,6 +378,7 @@ export default async function run(): Promise<Record<string, unknown>> {
       byMode[current] = phases;
     }
     if (!firstPhase) throw new Error('no first phase measured');
+    const transactionProbe = await probeTransactionAccounting(ddbLocal.url);
     const processed = firstPhase.processed;
 
     const seedRuns: Record<string, unknown> = {};
@@ -405,6 +408,7 @@ export default async function run(): Promise<Record<string, unknown>> {
         note: "DynamoDB Local's capacity for a TransactWriteItems is not AWS's: with transactions on, AWS's charge is computed from the plain run's per-item figures (each transactional item write doubled; index writes once or doubled)",
         ...onAws,
       },
+      transactionProbe,
       reuseLookup: {
         lookups: reuseReads.lookups,
         rcuPerDistinctImage: Math.round((firstPhase.reuseRcu / processed) * 100) / 100,
@@ -419,6 +423,47 @@ export default async function run(): Promise<Record<string, unknown>> {
     await stack.stop();
     await ddbLocal.stop();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * How DynamoDB Local reports a TransactWriteItems' capacity, on a scratch table with one GSI: a lone Put, then the
+ * same-sized Puts two and four at a time, then a 3 KB one. AWS charges 2 units per KB of each item: 2, 4, 8 and 6.
+ */
+async function probeTransactionAccounting(endpoint: string): Promise<Record<string, unknown>> {
+  const client = localDynamoClient(endpoint);
+  const table = 'TransactionProbe';
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: table,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'g', AttributeType: 'S' },
+        ],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [{ IndexName: 'probe-g', KeySchema: [{ AttributeName: 'g', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } }],
+      }),
+    );
+    const item = (pk: string, bytes: number) => ({ pk: { S: pk }, g: { S: 'g' }, v: { S: 'v'.repeat(bytes) } });
+    const out: Record<string, unknown> = {};
+    let n = 0;
+    for (const [label, count, bytes] of [['onePut300B', 1, 300], ['twoPuts300B', 2, 300], ['fourPuts300B', 4, 300], ['onePut3KB', 1, 3000]] as const) {
+      const res = await client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: Array.from({ length: count }, () => ({ Put: { TableName: table, Item: item(`p${n++}`, bytes) } })),
+          ReturnConsumedCapacity: 'INDEXES',
+        }),
+      );
+      const c = res.ConsumedCapacity?.[0];
+      out[label] = { table: c?.Table?.CapacityUnits, index: c?.GlobalSecondaryIndexes?.['probe-g']?.CapacityUnits, awsTable: 2 * count * Math.ceil(bytes / 1024) };
+    }
+    const plain = await client.send(new PutItemCommand({ TableName: table, Item: item(`p${n++}`, 300), ReturnConsumedCapacity: 'INDEXES' }));
+    out.plainPut300B = { table: plain.ConsumedCapacity?.Table?.CapacityUnits, index: plain.ConsumedCapacity?.GlobalSecondaryIndexes?.['probe-g']?.CapacityUnits };
+    return out;
+  } finally {
+    client.destroy();
   }
 }
 
