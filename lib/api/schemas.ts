@@ -362,28 +362,25 @@ export const exportQuerySchema = z.strictObject({
   format: z.enum(EXPORT_FORMATS).default('csv').meta({ description: 'csv (RFC 4180, with a header) or jsonl (JSON Lines).' }),
 });
 
+const MAX_DISTANCE_RULE = 'must be a whole number of bits from 0 to 64';
+
 /** Bits of the 64-bit pHash; a query parameter, so digits only: no sign, exponent, fraction or blank. */
 export const maxDistanceSchema = z
   .string()
+  .regex(/^\d{1,2}$/, MAX_DISTANCE_RULE)
   .meta({
     description: `Most bits two images' 64-bit perceptual hashes may differ in to be linked, 0–64 (default ${DEFAULT_MAX_DISTANCE}).`,
     examples: [String(DEFAULT_MAX_DISTANCE)],
   })
-  .transform((raw, ctx) => {
-    const bits = /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
-    if (!(bits >= 0 && bits <= 64)) {
-      ctx.addIssue({ code: 'custom', message: 'must be a whole number of bits from 0 to 64' });
-      return z.NEVER;
-    }
-    return bits;
-  });
+  .transform(Number)
+  .refine((bits) => bits <= 64, MAX_DISTANCE_RULE);
 
 export const similarQuerySchema = z.strictObject({ maxDistance: maxDistanceSchema.optional() });
 
 export const similarGroupSchema = z
   .object({
     fprints: z.array(z.string()).meta({ description: 'The images of the group (two or more), in fingerprint order.' }),
-    maxDistance: z.number().int().meta({
+    maxDistance: z.number().int().min(0).max(64).meta({
       description:
         'The largest link that holds the group together: the smallest maxDistance at which these images still form one ' +
         'group. Two members of a chain can differ by more.',
