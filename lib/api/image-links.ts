@@ -13,8 +13,7 @@ import type { Image } from '../store/model';
 
 export interface ImageLinks {
   thumbnailUrl: string | null;
-  /** Absent where the read gave no object key (listings served by an index): ask for the image itself. */
-  imageUrl?: string | null;
+  imageUrl: string | null;
 }
 
 export const NO_LINKS: ImageLinks = { thumbnailUrl: null, imageUrl: null };
@@ -80,9 +79,9 @@ export class ImageLinkSigner {
     const processed = processedKey(image);
     const [thumbnailUrl, imageUrl] = await Promise.all([
       hasThumbnail(image) ? this.sign(thumbnailKey(image, image.fprint), signingDate) : null,
-      typeof processed === 'string' ? this.sign(processed, signingDate) : processed,
+      processed ? this.sign(processed, signingDate) : null,
     ]);
-    return { thumbnailUrl, ...(imageUrl !== undefined ? { imageUrl } : {}) };
+    return { thumbnailUrl, imageUrl };
   }
 
   private async sign(key: string, signingDate: Date): Promise<string> {
@@ -122,9 +121,6 @@ export function imageLinkSignerFromEnv(opts: Pick<ImageLinkOptions, 'bucket' | '
   });
 }
 
-/** Where a classified image rests; null when it has no processed object, undefined when this read did not say. */
-function processedKey(image: Image): string | null | undefined {
-  if (image.status !== 'success') return null;
-  if (image.restingKey === undefined) return undefined;
-  return image.restingKey.startsWith('processed/') ? image.restingKey : null;
-}
+/** Where a classified image rests; null when it has no processed object (not classified, or recorded without one). */
+const processedKey = (image: Image): string | null =>
+  image.status === 'success' && image.restingKey?.startsWith('processed/') ? image.restingKey : null;

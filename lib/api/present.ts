@@ -19,6 +19,7 @@ export function presentImage(image: Image, links: ImageLinks = NO_LINKS): ImageA
     uploadedAt: iso(image.uploadedAt),
     classifiedAt: iso(image.classifiedAt),
     duplicates: image.duplicates ?? 0,
+    duplicateFiles: image.duplicateFiles ?? [],
     reused: image.reused === true,
     error: image.errorCode ? { code: image.errorCode, message: image.errorMessage ?? '' } : null,
     ...links,

@@ -3,16 +3,24 @@
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
 import { getBatch, getImage, getImages, queryBatchImages, queryBatchLogs, queryClientBatches, queryClientImages, type StoreContext } from '../store/reader';
 import type { Image as StoredImage } from '../store/model';
+import { nearDuplicateGroups, type HashedImage } from '../similar/groups';
+import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery } from './schemas';
+import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
 
 export interface ApiServiceOptions {
   store: StoreContext;
   /** Signs images' thumbnailUrl and imageUrl; without it both are null. */
   links?: ImageLinkSigner;
 }
+
+/**
+ * How GET …/similar reads the batch: of each image only its key, its pHash and its name to show, 2,000 items a Query
+ * (projected items are ~100 bytes, so a page stays far below DynamoDB's 1 MB). The similar bench reads the same way.
+ */
+export const SIMILAR_READ: BatchPagesOptions = { attributes: ['img_fprint', 'phash', 'file_name'], pageSize: 2000 };
 
 export interface List<T> {
   items: T[];
@@ -73,6 +81,25 @@ export class ApiService {
     await this.requireBatch(clientId, batchId);
     const { limit, cursor, ...range } = query;
     return list(await queryBatchLogs(this.opts.store, clientId, batchId, range, { limit, cursor }), presentLogEntry);
+  }
+
+  /**
+   * Near-duplicate groups over the batch's distinct images recorded so far (docs/similarity.md): every record with a
+   * pHash, so those fingerprinted but still being classified too. Reads the batch's partition, projected, in pages.
+   */
+  async similarGroups(clientId: string, batchId: string, query: SimilarQuery): Promise<SimilarGroups> {
+    await this.requireBatch(clientId, batchId);
+    const images: HashedImage[] = [];
+    const names = new Map<string, string | null>();
+    for await (const page of batchImagePages(this.opts.store, clientId, batchId, SIMILAR_READ)) {
+      for (const image of page) {
+        if (!image.phash) continue;
+        images.push({ fprint: image.fprint, phash: image.phash });
+        names.set(image.fprint, image.fileName ?? null);
+      }
+    }
+    const { groups } = nearDuplicateGroups(images, query.maxDistance === undefined ? {} : { maxDistance: query.maxDistance });
+    return { groups: groups.map((g) => ({ ...g, fileNames: g.fprints.map((f) => names.get(f) ?? null) })) };
   }
 
   async listClientImages(clientId: string, query: ClientImagesQuery): Promise<List<Image>> {

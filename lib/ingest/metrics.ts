@@ -1,6 +1,8 @@
 // What the ingest counts and times, through Powertools Metrics: CloudWatch Embedded Metric Format lines on stdout, so
 // no PutMetricData call or permission. The pipeline sees only the IngestMetrics seam; tests inject their own.
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { EmfOutput } from '@aws-lambda-powertools/metrics/types';
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 export const METRICS_NAMESPACE = 'IceCatWrangler';
 
@@ -24,8 +26,46 @@ export interface IngestMetrics {
   publish(): void;
 }
 
+/** Receives each EMF document as it is written to stdout. */
+export type EmfListener = (document: EmfOutput) => void;
+
+// The local stack runs the ingest in-process and totals its metrics for its status page: it runs each invocation
+// inside withEmfListener. On AWS nothing listens and the output is Powertools' own. On globalThis: the stack and the
+// handler it imports may hold separate module instances of this file.
+const LISTENER = Symbol.for('icecat.emfListener');
+const listenerScope = (): AsyncLocalStorage<EmfListener> =>
+  ((globalThis as Record<symbol, AsyncLocalStorage<EmfListener>>)[LISTENER] ??= new AsyncLocalStorage<EmfListener>());
+
+/** Runs `run` with `listener` receiving every EMF document the ingest writes within it (its async continuations too). */
+export function withEmfListener<T>(listener: EmfListener, run: () => T): T {
+  return listenerScope().run(listener, run);
+}
+
+type MetricsOptions = NonNullable<ConstructorParameters<typeof Metrics>[0]>;
+
+/** Powertools Metrics that also hand each document it writes to the listener in scope, if any. */
+export class ListenedMetrics extends Metrics {
+  constructor(private readonly options: MetricsOptions) {
+    super(options);
+  }
+
+  override publishStoredMetrics(): this {
+    const listener = listenerScope().getStore();
+    // Exactly what is written: nothing when disabled or empty.
+    if (listener && !this.isDisabled() && this.hasStoredMetrics()) listener(this.serializeMetrics());
+    return super.publishStoredMetrics();
+  }
+
+  // Powertools' own builds a plain Metrics, whose document no listener would see.
+  override singleMetric(): ListenedMetrics {
+    return new ListenedMetrics({ ...this.options, singleMetric: true });
+  }
+}
+
 export class PowertoolsIngestMetrics implements IngestMetrics {
-  constructor(private readonly metrics: Metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-ingest' })) {}
+  constructor(
+    private readonly metrics: Metrics = new ListenedMetrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-ingest' }),
+  ) {}
 
   image(outcome: ImageOutcome, errorCode?: string): void {
     // Its own EMF document: its dimensions are not the invocation's.

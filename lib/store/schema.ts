@@ -130,8 +130,8 @@ export const nowSeconds = (ms: number = Date.now()): number => Math.floor(ms / 1
 export const ttlFor = (fromMs: number, retentionDays: number): number => nowSeconds(fromMs) + Math.round(retentionDays * 86400);
 
 /**
- * What a listing shows of an image: the attributes every index projects (resources/table.yml), and from the table
- * itself the cat confidence, cat boxes and reuse flag (client-wide listings go without them).
+ * What a listing shows of an image: the attributes every image index projects (resources/table.yml), the later
+ * uploads' file names (dup_files) and where the image rests (processed_key: its imageUrl) among them.
  */
 export const LISTING_ATTRIBUTES = [
   'cat_conf',
@@ -149,12 +149,9 @@ export const LISTING_ATTRIBUTES = [
   'rek_ts',
   'ttl',
   'dup_count',
+  'dup_files',
+  'processed_key',
   'err_code',
   'err_msg',
 ] as const;
 
-/**
- * What a read of the table itself (not of an index) shows of an image: the listing, plus where a classified image
- * rests (its imageUrl), which no index projects.
- */
-export const RECORD_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'processed_key'] as const;

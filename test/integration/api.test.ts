@@ -144,6 +144,7 @@ describe('GET /v1/batches/{batchId}/images', () => {
       uploadedAt: iso(at(0)),
       classifiedAt: iso(at(0) + 500),
       duplicates: 0,
+      duplicateFiles: [],
       reused: false,
       error: null,
       thumbnailUrl: expect.stringMatching(new RegExp(`^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/thumbnails/${owner.clientId}/${batch}/a0\\.webp\\?.*X-Amz-Signature=`)),

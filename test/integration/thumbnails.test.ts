@@ -143,24 +143,19 @@ describe('the URLs the API answers', () => {
     }
   });
 
-  it('answers thumbnails in listings served by an index; their classified images leave imageUrl out', async () => {
-    const listed = async (status: string) =>
-      imageListSchema.parse((await call('GET', `/v1/batches/${batchId}/images`, { key: client.key, query: { status } })).body).items;
-    const shown = (items: Image[]) => items.map((i) => [i.fileName, i.thumbnailUrl === null ? null : keyOfUrl(i.thumbnailUrl)]).sort();
+  it('answers the same in listings served by an index: a batch filtered by status, the client-wide listing', async () => {
+    const listed = async (path: string, query: Record<string, string>) =>
+      imageListSchema.parse((await call('GET', path, { key: client.key, query })).body).items;
+    const shown = (items: Image[]) =>
+      items.map((i) => [i.fileName, ...[i.thumbnailUrl, i.imageUrl].map((u) => (u === null ? null : keyOfUrl(u)))]).sort();
+    const expected = (name: string) => [name, keyOfUrl(byName[name]!.thumbnailUrl!), keyOfUrl(byName[name]!.imageUrl!)];
 
-    const failed = await listed('fail');
-    const classified = await listed('success');
-
-    expect(shown(failed)).toEqual([
-      ['broken.jpg', null],
-      ['tiny.png', thumbnailKeyOf(byName['tiny.png']!)],
+    expect(shown(await listed(`/v1/batches/${batchId}/images`, { status: 'fail' }))).toEqual([
+      ['broken.jpg', null, null],
+      ['tiny.png', thumbnailKeyOf(byName['tiny.png']!), null],
     ]);
-    expect(failed.map((i) => i.imageUrl)).toEqual([null, null]);
-    expect(shown(classified)).toEqual([
-      ['chelsea.png', thumbnailKeyOf(byName['chelsea.png']!)],
-      ['coffee.png', thumbnailKeyOf(byName['coffee.png']!)],
-    ]);
-    expect(classified.some((i) => 'imageUrl' in i)).toBe(false);
+    expect(shown(await listed(`/v1/batches/${batchId}/images`, { status: 'success' }))).toEqual([expected('chelsea.png'), expected('coffee.png')]);
+    expect(shown(await listed('/v1/images', { cat: 'true' }))).toEqual([expected('chelsea.png')]);
   });
 
   it('expire within an hour', () => {

@@ -85,10 +85,10 @@ describe('ImageLinkSigner', () => {
     expect(links.imageUrl).toBe(imageUrl);
   });
 
-  it('leaves imageUrl out for a classified image read from an index, which holds no object key', async () => {
+  it('answers no image URL for a classified image recorded without a processed object', async () => {
     const links = await signer().linksOf(image({ restingKey: undefined }));
 
     expect(links.thumbnailUrl).not.toBeNull();
-    expect(links).not.toHaveProperty('imageUrl');
+    expect(links.imageUrl).toBeNull();
   });
 });

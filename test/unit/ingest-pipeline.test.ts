@@ -18,7 +18,7 @@ import sharp from 'sharp';
 import type { Config } from '../../lib/config';
 import { fingerprint, type Fingerprint } from '../../lib/ingest/fingerprint';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { PowertoolsIngestMetrics, type IngestMetrics } from '../../lib/ingest/metrics';
+import { ListenedMetrics, PowertoolsIngestMetrics, withEmfListener, type IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps, type UploadEvent } from '../../lib/ingest/pipeline';
 import { toBatchItem, toImageItem } from '../../lib/store/attributes';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -574,6 +574,28 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
       ].sort(),
     );
     expect((stored._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]!.Namespace).toBe('IceCatWrangler');
+  });
+
+  it('hands a listener in scope exactly the EMF documents it writes, single-metric ones too, and none outside it', async () => {
+    const real = new PowertoolsIngestMetrics(new ListenedMetrics({ namespace: 'IceCatWrangler', serviceName: 'test' }));
+    const heard: Record<string, unknown>[] = [];
+    const docs = await emfDocuments(async () => {
+      await withEmfListener(
+        (doc) => heard.push(doc),
+        async () => {
+          given();
+          await processUpload({ ...deps(), metrics: real }, event());
+          real.publish();
+        },
+      );
+      real.image('success');
+      real.detectLabelsCall();
+      real.publish();
+    });
+    expect(docs).toHaveLength(4);
+    const strip = (doc: Record<string, unknown>) => ({ ...doc, _aws: { ...(doc._aws as object), Timestamp: 0 } });
+    expect(heard.map(strip)).toEqual(docs.slice(0, 2).map(strip));
+    expect(heard.map((d) => ('Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : '?'))).toEqual(['Images', 'DetectLabelsCalls']);
   });
 
   it('counts a call saved by reuse, and no DetectLabels call', async () => {
