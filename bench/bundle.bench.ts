@@ -34,6 +34,11 @@ const IMPORT_ENV = {
   TABLE_NAME: 'IceCatWrangler-bench',
   BUCKET_NAME: 'icecat-bench',
   CURSOR_SECRET: 'b'.repeat(64),
+  CALLBACK_SIGNING_KEY: 'c'.repeat(64),
+  INGEST_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/icecat-bench-ingest',
+  ERASE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/icecat-bench-erase',
+  CALLBACK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/icecat-bench-callbacks',
+  EVENT_BUS_NAME: 'default',
 };
 
 /** NODE_OPTIONS as serverless.yml gives every function (e.g. --enable-source-maps, which loads the bundle's map). */
@@ -49,7 +54,7 @@ function coldImportMs(dir: string, modulePath: string): number {
   const out = execFileSync(process.execPath, ['-e', script], {
     cwd: dir,
     env: { ...IMPORT_ENV, PATH: process.env.PATH ?? '', NODE_OPTIONS: lambdaNodeOptions() },
-    stdio: ['ignore', 'pipe', 'ignore'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   return Number(out.toString());
 }
