@@ -3,7 +3,10 @@
 // not describe yet (its /v1/openapi.json) are expected to answer 404 and the page to do without them.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import sharp from 'sharp';
+import { createS3Client } from '../../lib/aws/clients';
 import type { Image, UploadForm } from '../../lib/api/schemas';
 import { call, newClient, readAll, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
 import { launchChromium, phoneContext, screenshot, scrollWidth, type Recorder } from './browser';
@@ -26,6 +29,8 @@ let context: BrowserContext;
 let page: Page;
 let owner: TestClient;
 let stranger: TestClient;
+/** Whose batch was uploaded straight to S3. */
+let uploader: TestClient;
 let batchId: string;
 const recorder: Recorder = { urls: [], errors: [], failures: [] };
 /** METHOD /path templates of the routes the API describes. */
@@ -47,6 +52,17 @@ async function expectFits(name: string): Promise<void> {
   expect([name, await scrollWidth(page)]).toEqual([name, expect.any(Number)]);
   expect(await scrollWidth(page)).toBeLessThanOrEqual(375);
 }
+
+/** The page again at a desktop's width, for a person to look at, then back at the phone's. */
+async function desktopScreenshot(name: string): Promise<void> {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await screenshot(page, `${name}-desktop`);
+  await page.setViewportSize({ width: 375, height: 812 });
+}
+
+/** Waits for each image the locator finds to be decoded; their natural widths. */
+const naturalWidths = (images: ReturnType<Page['locator']>): Promise<number[]> =>
+  images.evaluateAll((imgs) => Promise.all(imgs.map(async (i) => ((await (i as HTMLImageElement).decode().catch(() => undefined)), (i as HTMLImageElement).naturalWidth))));
 
 async function imagesOf(key: string, id: string): Promise<Image[]> {
   return readAll<Image>(`/v1/batches/${id}/images`, key);
@@ -70,7 +86,7 @@ beforeAll(async () => {
   };
   described = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
   namesBatches = 'batchId' in (doc.components.schemas.CreateBatchRequest?.properties ?? {});
-  [owner, stranger] = await Promise.all([newClient('web'), newClient('web-other')]);
+  [owner, stranger, uploader] = await Promise.all([newClient('web'), newClient('web-other'), newClient('web-s3')]);
   browser = await launchChromium();
   context = await phoneContext(browser, recorder);
   page = await context.newPage();
@@ -347,6 +363,86 @@ describe('the web app', () => {
     expect(images.map((i) => i.fileName).sort()).toEqual(['dropped cat.png', 'rocket.jpg']);
   }, 90_000);
 
+  it('groups a re-encoded copy with its original under near-duplicates, by file name and thumbnail; the image view names its duplicate', async () => {
+    const files = [
+      { name: 'tabby.png', type: 'image/png', body: CAT },
+      { name: 'tabby again.png', type: 'image/png', body: CAT },
+      { name: 'tabby.jpg', type: 'image/jpeg', body: await sharp(CAT).jpeg({ quality: 80 }).toBuffer() },
+    ];
+    const created = await call('POST', '/v1/batches', owner.key, { files: files.map((f) => ({ name: f.name, contentType: f.type, size: f.body.length })) });
+    const id = created.body.batchId as string;
+    const forms = created.body.uploads as UploadForm[];
+    // One after the other, so the first PNG is the original and the second its duplicate.
+    for (const f of files) {
+      await postForm(forms.find((form) => form.file === f.name)!, f.body, f.type);
+      await waitForBridgeIdle();
+    }
+    const requestsBefore = recorder.urls.length;
+    await page.goto(`${apiUrl}/#/batches/${id}`);
+    await page.locator('.title-row .chip-done').waitFor();
+    const group = page.locator('.similar-group');
+    await group.locator('img').nth(1).waitFor();
+
+    const names = await group.locator('.card-name').allTextContents();
+    const widths = await naturalWidths(group.locator('img'));
+    await expectFits('near-duplicates');
+    await desktopScreenshot('near-duplicates');
+    const asked = recorder.urls.slice(requestsBefore).map((u) => new URL(u).pathname);
+
+    expect(await group.count()).toBe(1);
+    expect(names.sort()).toEqual(['tabby.jpg', 'tabby.png']);
+    expect(widths.map((w) => w > 0 && w <= 256)).toEqual([true, true]);
+    // The names come with the groups; one batchGet brings the thumbnails.
+    expect(asked.filter((p) => p === `/v1/batches/${id}/similar`)).toHaveLength(1);
+    expect(asked.filter((p) => p === `/v1/batches/${id}/images:batchGet`)).toHaveLength(1);
+
+    await group.getByRole('link', { name: /tabby\.png/ }).click();
+    await page.locator('#image-title', { hasText: 'tabby.png' }).waitFor();
+    const duplicateFiles = await page.locator('.dup-files li').allTextContents();
+    await page.locator('.frame img:not(.preview)').evaluate((el: HTMLImageElement) => el.decode());
+    await expectFits('image-duplicates');
+    await desktopScreenshot('image-duplicates');
+
+    expect(await page.getByText('Uploaded 1 more time as:').count()).toBe(1);
+    expect(duplicateFiles).toEqual(['tabby again.png']);
+  }, 90_000);
+
+  it('shows a folder uploaded straight to S3 (as aws s3 cp --recursive lays it out, no API call) as a gallery of thumbnails', async () => {
+    const batch = uniqueId('holiday');
+    const folder = [
+      { key: 'chelsea.png', type: 'image/png', body: CAT },
+      { key: 'beach/coffee.png', type: 'image/png', body: fixture('coffee.png') },
+      { key: 'beach/rocket.jpg', type: 'image/jpeg', body: fixture('rocket.jpg') },
+    ];
+    const s3 = createS3Client();
+    try {
+      await Promise.all(
+        folder.map((f) =>
+          s3.send(new PutObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: `uploads/${uploader.clientId}/${batch}/${f.key}`, Body: f.body, ContentType: f.type })),
+        ),
+      );
+    } finally {
+      s3.destroy();
+    }
+    await waitForBridgeIdle();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+
+    await signIn(uploader.key);
+    await page.locator(`.batch-row[data-batch="${batch}"]`).waitFor();
+    await expectFits('s3-batches');
+    await page.locator(`.batch-row[data-batch="${batch}"] a`).first().click();
+    await page.locator('a.card').nth(folder.length - 1).waitFor();
+    const widths = await naturalWidths(page.locator('a.card .thumb img'));
+    const names = await page.locator('a.card .card-name').allTextContents();
+    const cats = await page.locator('a.card .badge-cat').count();
+    await expectFits('s3-gallery');
+    await desktopScreenshot('s3-gallery');
+
+    expect(names.sort()).toEqual(['beach/coffee.png', 'beach/rocket.jpg', 'chelsea.png']);
+    expect(widths.map((w) => w > 0 && w <= 256)).toEqual([true, true, true]);
+    expect(cats).toBe(1);
+  }, 90_000);
+
   it("shows another client's key none of the first client's batches", async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
@@ -363,7 +459,7 @@ describe('the web app', () => {
   });
 
   it('never puts a key in a URL', () => {
-    const leaks = recorder.urls.filter((u) => [owner.key, stranger.key].some((k) => u.includes(k) || u.includes(encodeURIComponent(k))));
+    const leaks = recorder.urls.filter((u) => [owner.key, stranger.key, uploader.key].some((k) => u.includes(k) || u.includes(encodeURIComponent(k))));
 
     expect(recorder.urls.length).toBeGreaterThan(20);
     expect(leaks).toEqual([]);

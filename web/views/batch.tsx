@@ -188,22 +188,28 @@ function ExportButtons({ api, batchId }: { api: Api; batchId: string }) {
   );
 }
 
-/** Near-duplicate groups (GET …/similar); hidden where the API has no such route. */
+/** Thumbnails fetched for the near-duplicate groups: one batchGet (its most keys), the first groups' images. */
+const SIMILAR_THUMBNAILS = 100;
+
+/**
+ * Near-duplicate groups (GET …/similar), hidden where the API has no such route. The groups and their file names
+ * come in that one answer and show at once; one batchGet then brings the first groups' thumbnails.
+ */
 function Similar({ api, batchId, generation }: { api: Api; batchId: string; generation: number }) {
-  const [groups, setGroups] = useState<{ fprints: string[]; images: Map<string, Image> }[] | null>(null);
+  const [groups, setGroups] = useState<SimilarGroups['groups'] | null>(null);
+  const [images, setImages] = useState<Map<string, Image>>(new Map());
   useEffect(() => {
     let live = true;
     (async () => {
       const { groups: found } = await api.get<SimilarGroups>(`${batchPath(batchId)}/similar`);
-      const wanted = [...new Set(found.flatMap((g) => g.fprints))].slice(0, 100);
-      const images = new Map<string, Image>();
-      if (wanted.length > 0) {
-        const got = await api.post<{ items: Image[] }>(`${batchPath(batchId)}/images:batchGet`, { fprints: wanted });
-        for (const image of got.items) images.set(image.fprint, image);
-      }
-      if (live) setGroups(found.map((g) => ({ fprints: g.fprints, images })));
+      if (!live) return;
+      setGroups(found);
+      const wanted = [...new Set(found.flatMap((g) => g.fprints))].slice(0, SIMILAR_THUMBNAILS);
+      if (wanted.length === 0) return;
+      const got = await api.post<{ items: Image[] }>(`${batchPath(batchId)}/images:batchGet`, { fprints: wanted });
+      if (live) setImages(new Map(got.items.map((image) => [image.fprint, image])));
     })().catch(() => {
-      if (live) setGroups(null);
+      // The groups are a hint beside the grid: without them (or their thumbnails) the page is still whole.
     });
     return () => {
       live = false;
@@ -213,15 +219,23 @@ function Similar({ api, batchId, generation }: { api: Api; batchId: string; gene
   return (
     <section aria-labelledby="similar-title" class="similar">
       <h2 id="similar-title">Near-duplicates</h2>
+      <p class="muted">Images that look alike without being the same pixels: re-encodes, resizes, small edits.</p>
       {groups.map((g, i) => (
-        <ul key={i} class="similar-group" aria-label={`Group ${i + 1}: ${g.fprints.length} similar images`}>
-          {g.fprints.map((f) => {
-            const image = g.images.get(f);
+        <ul key={g.fprints.join()} class="similar-group" aria-label={`Group ${i + 1}: ${g.fprints.length} similar images`}>
+          {g.fprints.map((f, j) => {
+            const name = g.fileNames[j] ?? images.get(f)?.fileName ?? f;
+            const image = images.get(f);
             return (
               <li key={f}>
-                <a href={href.image(batchId, f)}>
-                  {image ? <Thumb image={image} /> : <span class="thumb placeholder">{f.slice(0, 6)}</span>}
-                  <span class="card-name">{image?.fileName ?? f}</span>
+                <a href={href.image(batchId, f)} data-fprint={f}>
+                  {image ? (
+                    <Thumb image={image} />
+                  ) : (
+                    <span class="thumb placeholder" aria-hidden="true">
+                      <span>{name.split('.').pop()?.slice(0, 4).toUpperCase()}</span>
+                    </span>
+                  )}
+                  <span class="card-name">{name}</span>
                 </a>
               </li>
             );
