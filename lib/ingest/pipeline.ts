@@ -34,8 +34,13 @@ export type IngestResult =
   | { outcome: Outcome; batchId: string; fprint: string; errorCode?: string }
   /** No batch of the uploader's can hold it (a key outside the layout, an unknown client): moved under failed/. */
   | { outcome: 'refused'; key: string; code: RefusalCode }
-  /** A redelivered event: the work was done, or is being done (`inFlight`), by another delivery. */
-  | { outcome: 'redelivered'; key: string; inFlight: boolean };
+  /** A redelivered event: the work was done by another delivery. */
+  | { outcome: 'redelivered'; key: string }
+  /**
+   * The image's claim is leased by another run, alive or killed: the message comes back once the lease is over
+   * (`retryAfterSeconds`), to find the finished record (a redelivery) or an expired claim to take over.
+   */
+  | { outcome: 'deferred'; key: string; retryAfterSeconds: number };
 
 export interface IngestDeps {
   s3: S3Client;
@@ -195,8 +200,9 @@ async function settleClaimed(deps: IngestDeps, upload: Upload, object: StoredUpl
   const { store, logger } = deps;
   if (isSameUpload(existing, object)) {
     if (existing.status === 'processing') {
-      logger.info('same upload is being processed by another delivery', { key: upload.key });
-      return { outcome: 'redelivered', key: upload.key, inFlight: true };
+      const retryAfterSeconds = leaseLeftSeconds(existing, (deps.now ?? Date.now)());
+      logger.info('same upload is claimed by another run; trying again when its lease is over', { key: upload.key, retryAfterSeconds });
+      return { outcome: 'deferred', key: upload.key, retryAfterSeconds };
     }
     // Recorded by an earlier delivery that stopped before the move: it may have stopped short of counting or settling.
     await store.repairAfterRedelivery(upload.clientId, upload.batchId);
@@ -213,7 +219,12 @@ async function settleClaimed(deps: IngestDeps, upload: Upload, object: StoredUpl
 
 function redelivered(deps: IngestDeps, upload: Upload): IngestResult {
   deps.logger.info('upload already handled by an earlier delivery; nothing to do', { key: upload.key });
-  return { outcome: 'redelivered', key: upload.key, inFlight: false };
+  return { outcome: 'redelivered', key: upload.key };
+}
+
+/** Whole seconds until the claim's lease is over, plus one so the retry never arrives a moment early; at least 1. */
+export function leaseLeftSeconds(claimed: Image, now: number): number {
+  return Math.max(1, Math.ceil(((claimed.leaseUntil ?? now) - now) / 1000) + 1);
 }
 
 // ---- 5. DetectLabels, unless the client had these pixels classified in another batch ----------------------------
