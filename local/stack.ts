@@ -227,6 +227,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       dynamodbEndpoint: dynamodb.external ? dynamodb.url : undefined,
       cursorSecret: process.env.CURSOR_SECRET || (await localSecret(path.join(dataDir, 'cursor-secret'))),
       callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
+      claimLeaseSeconds: process.env.CLAIM_LEASE_SECONDS || undefined,
     });
     if (opts.applyEnv !== false) {
       for (const [name, value] of Object.entries(env)) {
