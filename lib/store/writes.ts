@@ -1,6 +1,6 @@
 // Every write of the store as a pure request builder (unit-tested without a network); lib/store/batch-store.ts sends
 // them. Expressions name attributes by their domain names through lib/store/attributes.ts (`#fileName`).
-import type { PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, toBatchItem, toImageItem, type ImageAttribute } from './attributes';
 import { ZERO_COUNTS, type Batch, type CatInstance, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
 import { BATCH_SK, LIMITS, batchKey, batchPartition, imageKey, statusTs, ttlFor, type ImageItem } from './schema';
@@ -43,14 +43,18 @@ export function putBatchRequest(table: string, batch: Batch): PutCommandInput {
   };
 }
 
-/** Moves counters by `delta` in one update, answering the summary after it. */
+/**
+ * Moves counters by `delta` in one update, answering the summary after it; only on a summary that exists and is not
+ * being erased, so that no write of an upload in flight recreates an erased batch's summary or counts into one.
+ */
 export function countRequest(table: string, clientId: string, batchId: string, delta: Partial<Counts>): UpdateCommandInput {
   const moved = (Object.entries(delta) as [keyof Counts, number][]).filter(([, n]) => n !== 0);
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: `ADD ${moved.map(([name]) => `#${name} :${name}`).join(', ')}`,
-    ExpressionAttributeNames: batchNames(...moved.map(([name]) => name)),
+    ConditionExpression: 'attribute_exists(#partition) AND attribute_not_exists(#deleting)',
+    ExpressionAttributeNames: batchNames('partition', 'deleting', ...moved.map(([name]) => name)),
     ExpressionAttributeValues: Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])),
     ReturnValues: 'ALL_NEW',
   };
@@ -92,9 +96,9 @@ export function markDoneRequest(table: string, clientId: string, batchId: string
     Key: batchKey(clientId, batchId),
     UpdateExpression: 'SET #doneAt = :now',
     ConditionExpression:
-      '#closed = :true AND #pending = :zero AND attribute_not_exists(#doneAt) AND ' +
+      '#closed = :true AND #pending = :zero AND attribute_not_exists(#doneAt) AND attribute_not_exists(#deleting) AND ' +
       '(attribute_not_exists(#expected) OR #expected <= #total)',
-    ExpressionAttributeNames: batchNames('closed', 'pending', 'doneAt', 'expected', 'total'),
+    ExpressionAttributeNames: batchNames('closed', 'pending', 'doneAt', 'deleting', 'expected', 'total'),
     ExpressionAttributeValues: { ':true': true, ':zero': 0, ':now': now },
     ReturnValues: 'ALL_NEW',
   };
@@ -110,6 +114,20 @@ export function addExpectedRequest(table: string, clientId: string, batchId: str
     ExpressionAttributeNames: batchNames('partition', 'deleting', 'expected', 'closed'),
     ExpressionAttributeValues: { ':zero': 0, ':files': files, ':false': false },
     ReturnValues: 'ALL_NEW',
+  };
+}
+
+/**
+ * Deletes a summary the ingest has just opened for an upload whose object turned out to be gone (erased with its
+ * batch meanwhile), unless an upload counted into it since.
+ */
+export function dropOpenedBatchRequest(table: string, clientId: string, batchId: string): DeleteCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    ConditionExpression: '#total = :zero',
+    ExpressionAttributeNames: batchNames('total'),
+    ExpressionAttributeValues: { ':zero': 0 },
   };
 }
 
