@@ -247,7 +247,7 @@ export class BatchStore {
     let settled = batch;
     if (shouldAutoClose(settled)) settled = (await this.conditionalUpdate(autoCloseRequest(this.table, batch.clientId, batch.batchId, this.now()))) ?? settled;
     if (shouldMarkDone(settled)) {
-      const done = await this.conditionalUpdate(markDoneRequest(this.table, batch.clientId, batch.batchId, this.now()));
+      const done = await this.conditionalUpdate(markDoneRequest(this.table, batch.clientId, batch.batchId, this.now(), batch.callbackUrl !== undefined));
       if (done) {
         settled = done;
         await this.opts.onDone?.(done);

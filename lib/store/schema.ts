@@ -23,7 +23,11 @@ export const INDEX = {
   clientTime: 'client-time',
   clientCats: 'client-cats',
   clientBatches: 'client-batches',
+  callbacksDue: 'callbacks-due',
 } as const;
+
+/** The one value of cb_due: every batch whose completion callback is still to deliver is in one index partition. */
+export const CALLBACK_DUE = 'due';
 
 /** Bounds that keep an item far below DynamoDB's 400 KB. */
 export const LIMITS = {
@@ -99,6 +103,13 @@ export interface BatchItem {
   callback_url?: string;
   /** The completion callback's delivery state (lib/notify/delivery.ts CallbackState). */
   callback?: Record<string, unknown>;
+  /**
+   * CALLBACK_DUE from the write that stamped done_ts (with a callback_url) until the callback is delivered or given
+   * up: the sparse callbacks-due index, from which the reconciliation sweep queues callbacks whose message was lost.
+   */
+  cb_due?: string;
+  /** When the sweep last queued the callback again (epoch ms). */
+  cb_requeued_ts?: number;
   n_total: number;
   n_pending?: number;
   n_success: number;
