@@ -11,6 +11,7 @@ import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
 import { completionFromEnv } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
+import { takeBack } from '../../lib/store/take-back';
 import { uploadsIn } from './events';
 
 const config = loadIngestConfig();
@@ -24,6 +25,7 @@ const deps: IngestDeps = {
     tableName: config.tableName,
     transactions: config.transactions,
     onDone: completionFromEnv((message, details) => logger.error(message, details)),
+    takeBack: takeBack(ddb, config.tableName),
   }),
   config,
   logger,

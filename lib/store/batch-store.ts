@@ -7,7 +7,6 @@
 // the crashed upload (repairAfterRedelivery) and the reconciliation sweep call.
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
-  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -19,6 +18,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { reusableResultRequest } from './access-patterns';
 import { BatchErasedError } from './errors';
+import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
 import { isCatAt, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
 import { batchKey, clientKey, imageKey, type BatchItem, type ImageItem } from './schema';
@@ -33,7 +33,6 @@ import {
   closeRequest,
   countRecords,
   countRequest,
-  dropOpenedBatchRequest,
   duplicateRequest,
   finishCounts,
   finishRequest,
@@ -67,6 +66,8 @@ export interface BatchStoreOptions {
    * failure is the caller's to log: the batch stays done.
    */
   onDone?: (batch: Batch) => Promise<void>;
+  /** The ingest's: deletes what it wrote into a batch being erased (lib/store/take-back.ts). */
+  takeBack?: TakeBack;
 }
 
 export type ClaimOutcome =
@@ -166,13 +167,7 @@ export class BatchStore {
 
   /** Takes back a summary openBatch just made, unless an upload counted into it since; true when it went. */
   async dropOpenedBatch(clientId: string, batchId: string): Promise<boolean> {
-    try {
-      await this.ddb.send(new DeleteCommand(dropOpenedBatchRequest(this.table, clientId, batchId)));
-      return true;
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
-    }
+    return (await this.opts.takeBack?.openedBatch(clientId, batchId)) ?? false;
   }
 
   /** Closes an open batch (POST …:close), optionally with the number of files it gets in all. */
@@ -415,7 +410,7 @@ export class BatchStore {
     } catch (err) {
       if (!conditionFailed(err)) throw err;
       const key = 'Item' in record ? { batch_id: record.Item?.batch_id, img_fprint: record.Item?.img_fprint } : (record as UpdateCommandInput).Key;
-      await this.ddb.send(new DeleteCommand({ TableName: this.table, Key: key }));
+      await this.opts.takeBack?.record(key as Record<string, unknown>);
       throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
     }
     await this.settle(toBatch(out.Attributes as BatchItem));

@@ -18,6 +18,7 @@ import {
 } from '../../lib/store/access-patterns';
 import type { QueryPlan } from '../../lib/store/expressions';
 import { INDEX } from '../../lib/store/schema';
+import { dueCallbacksQuery } from '../../lib/store/writes';
 import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -85,6 +86,13 @@ const QUERY_PLANS: QueryPlan[] = [
   clientTimeRangeRequest({ ...Q, status: 'success', cat: false }),
   clientCatsRequest({ ...Q, status: 'success' }),
   clientBatchesRequest({ ...Q, status: 'processing' }),
+  // The reconciliation sweep's: batches owing their completion callback (it reads each summary itself).
+  {
+    pattern: 'callbacks owed',
+    scope: 'all batches',
+    keyAttributes: ['cb_due', 'done_ts', 'batch_id', 'img_fprint'],
+    input: dueCallbacksQuery('T', 1, 100),
+  },
 ];
 const INDEX_PLANS = QUERY_PLANS.filter((p) => p.input.IndexName);
 
@@ -224,7 +232,7 @@ describe('table and indexes', () => {
       ...attributesIn(plan.input.FilterExpression, plan.input.ExpressionAttributeNames),
       ...attributesIn(plan.input.ProjectionExpression, plan.input.ExpressionAttributeNames),
       // The logs and batches listings show no image listing attributes.
-      ...(plan.input.IndexName === INDEX.batchLogs || plan.input.IndexName === INDEX.clientBatches ? [] : LISTING_ATTRIBUTES),
+      ...([INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue] as string[]).includes(plan.input.IndexName as string) ? [] : LISTING_ATTRIBUTES,
     ];
     const missing = index.Projection.ProjectionType === 'ALL' ? [] : needed.filter((a) => !available.has(a));
     expect(missing).toEqual([]);

@@ -16,6 +16,7 @@ import { processUpload, type IngestDeps, type UploadEvent } from '../../lib/inge
 import { encodeS3EventKey } from '../../lib/reconcile/s3-event';
 import { BatchStore, type ClaimOutcome } from '../../lib/store/batch-store';
 import { batchPartition } from '../../lib/store/schema';
+import { takeBack } from '../../lib/store/take-back';
 import { newBatch, type Claim } from '../../lib/store/writes';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
@@ -53,7 +54,7 @@ beforeAll(async () => {
   s3 = localS3Client(stack.endpoints.s3);
   ddb = DynamoDBDocumentClient.from(localDynamoClient(stack.endpoints.dynamodb), { marshallOptions: { removeUndefinedValues: true } });
   const transactions = stack.env.DDB_TRANSACTIONS === 'true';
-  store = new StoreWithClaimHook({ ddb, tableName: table, transactions });
+  store = new StoreWithClaimHook({ ddb, tableName: table, transactions, takeBack: takeBack(ddb, table) });
   const rekognition = new RekognitionClient({
     endpoint: stack.endpoints.rekognition,
     region: LOCAL_NAMES.region,
