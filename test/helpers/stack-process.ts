@@ -77,7 +77,8 @@ export async function startStackProcess(dataDir: string, logFile: string, env: R
     s3,
     apiUrl: `http://127.0.0.1:${ports.API}`,
     bridgeUrl: `http://127.0.0.1:${ports.BRIDGE}`,
-    dynamodbUrl: `http://127.0.0.1:${ports.DYNAMODB}`,
+    // An external DynamoDB (DynamoDB Local, `npm run test:strict`) stands in for dynalite there too.
+    dynamodbUrl: env.ICECAT_DYNAMODB_ENDPOINT ?? (process.env.ICECAT_DYNAMODB_ENDPOINT || `http://127.0.0.1:${ports.DYNAMODB}`),
     bucket: LOCAL_NAMES.bucket,
     signal: (signal) => {
       try {
