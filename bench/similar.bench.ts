@@ -8,10 +8,12 @@ import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sd
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
+import { SIMILAR_READ } from '../lib/api/service';
 import { fingerprint } from '../lib/ingest/fingerprint';
 import { closePairs, DEFAULT_MAX_DISTANCE, indexPlan, nearDuplicateGroups, type HashedImage } from '../lib/similar/groups';
 import { INFORMATIVE_BITS, parsePhash, popcount32 } from '../lib/similar/phash';
-import { statusTs, type ImageItem } from '../lib/store/schema';
+import { batchImagePages } from '../lib/store/export-pages';
+import { batchPartition, statusTs, type ImageItem } from '../lib/store/schema';
 import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';
 import { studySet, type StudyImage } from '../test/helpers/near-duplicates';
 import { median, round, timeMs as time } from './stats';
@@ -186,7 +188,7 @@ async function speed(): Promise<Record<string, unknown>> {
     localDynamoClient(db.url),
   );
   try {
-    const batchId = 'bench#similar';
+    const batchId = batchPartition('bench', 'similar');
     const now = Date.now();
     const items: ImageItem[] = batch.map((b, i) => ({
       batch_id: batchId,
@@ -220,19 +222,19 @@ async function speed(): Promise<Record<string, unknown>> {
       }
     }
 
-    /** Every page of the batch's items, as the similar endpoint would read them (only what grouping needs). */
+    /** Every page of the batch's items: as GET …/similar reads them (projected, lib/api/service.ts), or whole. */
     const readBatch = async (projected: boolean): Promise<HashedImage[]> => {
       const read: HashedImage[] = [];
+      if (projected) {
+        for await (const page of batchImagePages({ ddb, tableName: db.table.name }, 'bench', 'similar', SIMILAR_READ)) {
+          for (const image of page) read.push({ fprint: image.fprint, phash: image.phash ?? null });
+        }
+        return read;
+      }
       let start: Record<string, unknown> | undefined;
       do {
         const page = await ddb.send(
-          new QueryCommand({
-            TableName: db.table.name,
-            KeyConditionExpression: 'batch_id = :b',
-            ExpressionAttributeValues: { ':b': batchId },
-            ...(projected ? { ProjectionExpression: 'img_fprint, phash, op_status' } : {}),
-            ExclusiveStartKey: start,
-          }),
+          new QueryCommand({ TableName: db.table.name, KeyConditionExpression: 'batch_id = :b', ExpressionAttributeValues: { ':b': batchId }, ExclusiveStartKey: start }),
         );
         for (const item of page.Items ?? []) read.push({ fprint: item.img_fprint as string, phash: item.phash as string });
         start = page.LastEvaluatedKey;

@@ -14,6 +14,8 @@ import { callbackQueueFromEnv } from '../lib/notify/wiring';
 import { callbackSweepLimits } from '../lib/reconcile/callbacks';
 import { callbackGraceSecondsFromEnv } from '../lib/reconcile/config';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
+import { MetricTotals } from './metric-totals';
+import { withEmfListener } from '../lib/ingest/metrics';
 import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
 import { describeS3Message, keysInS3Message } from '../lib/reconcile/s3-event';
 import { batchesOfKeys } from '../lib/ingest/s3-key';
@@ -178,6 +180,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       }
     }
 
+    // What the ingest's EMF lines say, summed for the status page; the lines still go to stdout as on AWS.
+    const metricTotals = new MetricTotals();
     // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
     const bridge = new LocalQueue({
       ...BRIDGE_DEFAULTS,
@@ -188,7 +192,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       keysOf: (body) => keysInS3Message(body).map((object) => object.key),
       log: quiet ? () => undefined : (line) => console.warn(line),
       ...opts.bridge,
-      handler: (event, context) => (ingest as BatchHandler)(event, context),
+      handler: (event, context) => withEmfListener((doc) => metricTotals.add(doc), () => (ingest as BatchHandler)(event, context)),
     });
     // Closed after the queue (closing runs in reverse): an upload while batches drain is still journaled.
     const notifications: { disconnect?: () => void } = {};
@@ -205,6 +209,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         if (!reconciler) throw new StackStartError('the reconciliation sweep is not running');
         return reconciler.sweep();
       },
+      metrics: () => metricTotals.snapshot(),
     });
     started.push({ name: 'bridge status', close: () => status.close() });
 

@@ -31,6 +31,7 @@ function banner(stack: Stack): string {
     `  DynamoDB      ${endpoints.dynamodb}   table ${stack.table}`,
     `  Rekognition   ${endpoints.rekognition ?? '(not running)'}`,
     `  Bridge        ${endpoints.bridge}/status   (S3 uploads/ → SQS records → ingest handler)`,
+    `  Metrics       ${endpoints.bridge}/status.html   (totals of the ingest's EMF metrics; JSON at /status)`,
     '',
     `Data            ${stack.dataDir}`,
     `Dead letters    ${dlq}   (also ${endpoints.bridge}/dead-letters; npm run dead-letters -- redrive re-sends them)`,

@@ -1,10 +1,11 @@
 // API Gateway HTTP API (payload v2) entry point of the `api` function: every read route, GET /v1/openapi.json, the web
-// app (GET /, GET /app/*) and the $default route (unknown paths answer 404 here). No S3 client: writing batches is
-// functions/batches.
+// app (GET /, GET /app/*) and the $default route (unknown paths answer 404 here). No S3 client: images' URLs are
+// presigned without one (no S3 call); writing batches is functions/batches.
 // Configuration, clients and caches are built once per container; a missing CURSOR_SECRET, TABLE_NAME or BUCKET_NAME
 // fails the cold start, naming the variable.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { loadApiConfig, loadCursorSecret } from '../../lib/api/config';
+import { IMAGE_URL_WINDOW_SECONDS, loadApiConfig, loadCursorSecret } from '../../lib/api/config';
+import { imageLinkSignerFromEnv } from '../../lib/api/image-links';
 import { buildOpenApiDocument } from '../../lib/api/openapi';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiService } from '../../lib/api/service';
@@ -22,7 +23,12 @@ const routes = apiRoutes(config);
 
 const app = createApiHandler({
   routes: routes.filter((route) => route.function === 'api'),
-  services: { api: new ApiService({ store: { ddb, tableName: config.tableName, cursors } }) },
+  services: {
+    api: new ApiService({
+      store: { ddb, tableName: config.tableName, cursors },
+      links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
+    }),
+  },
   authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),
   openApiDocument: () => buildOpenApiDocument(routes),
   webSite: async () => {

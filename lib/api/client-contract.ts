@@ -65,7 +65,9 @@ export interface Image {
   duplicateFiles?: string[];
   reused?: boolean;
   error: { code: string; message: string } | null;
+  /** Presigned GET of a WebP at most 256 px a side; null when the image was never decoded. */
   thumbnailUrl?: string | null;
+  /** Presigned GET of the classified image (a duplicate: its original); null unless classified. */
   imageUrl?: string | null;
 }
 
@@ -110,7 +112,8 @@ export interface MoreUploads {
 }
 
 export interface SimilarGroups {
-  groups: { fprints: string[]; maxDistance: number }[];
+  /** fileNames: each image's file name, in the order of fprints. */
+  groups: { fprints: string[]; maxDistance: number; fileNames: (string | null)[] }[];
 }
 
 /** Query-string parameters; undefined ones are left out. */

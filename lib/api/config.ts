@@ -10,7 +10,12 @@ export interface ApiConfig extends Config {
   maxFilesPerBatch: number;
   /** How long a container trusts an API key it has looked up. */
   apiKeyCacheMs: number;
+  /** Least lifetime of an image's presigned thumbnailUrl and imageUrl (each lives up to IMAGE_URL_WINDOW_SECONDS more). */
+  imageUrlSeconds: number;
 }
+
+/** Image URLs are signed as of the start of such a window, so an image answers the same URLs within it (cacheable). */
+export const IMAGE_URL_WINDOW_SECONDS = 300;
 
 /**
  * The HMAC key of paging cursors (CURSOR_SECRET; on AWS a generated Secrets Manager secret, see serverless.yml). Only
@@ -25,5 +30,7 @@ export function loadApiConfig(): ApiConfig {
     uploadExpiresSeconds: envNumber('UPLOAD_EXPIRES_SECONDS', 900, { min: 60, max: 7 * 86400, integer: true }),
     maxFilesPerBatch: envNumber('MAX_FILES_PER_BATCH', 500, { min: 1, max: 1000, integer: true }),
     apiKeyCacheMs: envNumber('API_KEY_CACHE_MS', 60_000, { min: 0, max: 3_600_000, integer: true }),
+    // Within an hour in all, window included.
+    imageUrlSeconds: envNumber('IMAGE_URL_SECONDS', 900, { min: 60, max: 3600 - IMAGE_URL_WINDOW_SECONDS, integer: true }),
   };
 }

@@ -1,11 +1,12 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
 import { reportedStatus, type Batch, type Image } from '../store/model';
+import { NO_LINKS, type ImageLinks } from './image-links';
 import type { BatchSummary, Image as ImageAnswer, LogEntry } from './schemas';
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 
-export function presentImage(image: Image): ImageAnswer {
+export function presentImage(image: Image, links: ImageLinks = NO_LINKS): ImageAnswer {
   return {
     batchId: image.batchId,
     fprint: image.fprint,
@@ -18,8 +19,10 @@ export function presentImage(image: Image): ImageAnswer {
     uploadedAt: iso(image.uploadedAt),
     classifiedAt: iso(image.classifiedAt),
     duplicates: image.duplicates ?? 0,
+    duplicateFiles: image.duplicateFiles ?? [],
     reused: image.reused === true,
     error: image.errorCode ? { code: image.errorCode, message: image.errorMessage ?? '' } : null,
+    ...links,
   };
 }
 

@@ -29,6 +29,8 @@ import {
   noQuerySchema,
   reclassifyBodySchema,
   reclassifyResultSchema,
+  similarGroupsSchema,
+  similarQuerySchema,
   uploadFormsSchema,
   type SchemaLimits,
 } from './schemas';
@@ -308,6 +310,25 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: logListSchema,
       errors: BATCH_ERRORS,
       run: ({ service, clientId, params, query }) => service.listBatchLogs(clientId, params.batchId, query),
+    }),
+    route({
+      function: 'api',
+      method: 'GET',
+      path: '/v1/batches/{batchId}/similar',
+      operationId: 'similarImages',
+      summary: "Groups of the batch's near-duplicate images: perceptual hashes at most maxDistance bits apart",
+      description:
+        'Over the distinct images recorded so far (a batch still processing answers for those fingerprinted until now). ' +
+        'Linked images group transitively; flat images (solid colours, smooth gradients) are never grouped; an image ' +
+        'near no other is in no group. Re-encodings and resizes group at the default; mirrored copies do not.',
+      accessPatterns: ['1'],
+      authenticated: true,
+      params: batchParams,
+      query: similarQuerySchema,
+      status: 200,
+      response: similarGroupsSchema,
+      errors: BATCH_ERRORS,
+      run: ({ service, clientId, params, query }) => service.similarGroups(clientId, params.batchId, query),
     }),
     route({
       function: 'api',

@@ -3,8 +3,10 @@
 import * as z from 'zod';
 import { EXPORT_FORMATS } from '../export/encode';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
+import { DEFAULT_MAX_DISTANCE } from '../similar/groups';
 import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
 import { BATCH_STATUSES, IMAGE_STATUSES } from '../store/model';
+import { LIMITS } from '../store/schema';
 
 export const PAGE_LIMIT_MAX = 100;
 export const PAGE_LIMIT_DEFAULT = 50;
@@ -245,8 +247,19 @@ export const imageSchema = z
     uploadedAt: isoTime.nullable(),
     classifiedAt: isoTime.nullable(),
     duplicates: z.number().int().meta({ description: 'Later uploads of the same pixels to this batch.' }),
+    duplicateFiles: z.array(z.string()).meta({
+      description: `The later uploads' file names, sorted; only the first ${LIMITS.dupFiles} are kept, so past them \`duplicates\` is larger.`,
+    }),
     reused: z.boolean().meta({ description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call." }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    thumbnailUrl: z
+      .string()
+      .nullable()
+      .meta({ description: 'Presigned GET of a WebP at most 256 px a side, valid 15 to 20 minutes; null when the image was never decoded.' }),
+    imageUrl: z
+      .string()
+      .nullable()
+      .meta({ description: 'Presigned GET of the classified image (a duplicate: its original), valid 15 to 20 minutes; null unless classified.' }),
   })
   .meta({ id: 'Image' });
 
@@ -362,6 +375,37 @@ export const exportQuerySchema = z.strictObject({
   format: z.enum(EXPORT_FORMATS).default('csv').meta({ description: 'csv (RFC 4180, with a header) or jsonl (JSON Lines).' }),
 });
 
+const MAX_DISTANCE_RULE = 'must be a whole number of bits from 0 to 64';
+
+/** Bits of the 64-bit pHash; a query parameter, so digits only: no sign, exponent, fraction or blank. */
+export const maxDistanceSchema = z
+  .string()
+  .regex(/^\d{1,2}$/, MAX_DISTANCE_RULE)
+  .meta({
+    description: `Most bits two images' 64-bit perceptual hashes may differ in to be linked, 0–64 (default ${DEFAULT_MAX_DISTANCE}).`,
+    examples: [String(DEFAULT_MAX_DISTANCE)],
+  })
+  .transform(Number)
+  .refine((bits) => bits <= 64, MAX_DISTANCE_RULE);
+
+export const similarQuerySchema = z.strictObject({ maxDistance: maxDistanceSchema.optional() });
+
+export const similarGroupSchema = z
+  .object({
+    fprints: z.array(z.string()).meta({ description: 'The images of the group (two or more), in fingerprint order.' }),
+    maxDistance: z.number().int().min(0).max(64).meta({
+      description:
+        'The largest link that holds the group together: the smallest maxDistance at which these images still form one ' +
+        'group. Two members of a chain can differ by more.',
+    }),
+    fileNames: z.array(z.string().nullable()).meta({ description: "Each image's file name, in the order of `fprints`." }),
+  })
+  .meta({ id: 'SimilarGroup' });
+
+export const similarGroupsSchema = z
+  .object({ groups: z.array(similarGroupSchema) })
+  .meta({ id: 'SimilarGroups' });
+
 export const deletedBatchSchema = z
   .object({ batchId: z.string(), status: z.literal('deleting') })
   .meta({ id: 'DeletedBatch', description: 'The erasure runs on; the batch answers 404 from now on.' });
@@ -411,3 +455,5 @@ export type ClientBatchesQuery = z.infer<typeof clientBatchesQuerySchema>;
 export type BatchImagesQuery = z.infer<typeof batchImagesQuerySchema>;
 export type ClientImagesQuery = z.infer<typeof clientImagesQuerySchema>;
 export type LogsQuery = z.infer<typeof logsQuerySchema>;
+export type SimilarQuery = z.infer<typeof similarQuerySchema>;
+export type SimilarGroups = z.infer<typeof similarGroupsSchema>;

@@ -2,13 +2,25 @@
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
 import { getBatch, getImage, getImages, queryBatchImages, queryBatchLogs, queryClientBatches, queryClientImages, type StoreContext } from '../store/reader';
+import type { Image as StoredImage } from '../store/model';
+import { nearDuplicateGroups, type HashedImage } from '../similar/groups';
+import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
+import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery } from './schemas';
+import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
 
 export interface ApiServiceOptions {
   store: StoreContext;
+  /** Signs images' thumbnailUrl and imageUrl; without it both are null. */
+  links?: ImageLinkSigner;
 }
+
+/**
+ * How GET …/similar reads the batch: of each image only its key, its pHash and its name to show, 2,000 items a Query
+ * (projected items are ~100 bytes, so a page stays far below DynamoDB's 1 MB). The similar bench reads the same way.
+ */
+export const SIMILAR_READ: BatchPagesOptions = { attributes: ['img_fprint', 'phash', 'file_name'], pageSize: 2000 };
 
 export interface List<T> {
   items: T[];
@@ -19,6 +31,8 @@ const list = <T, U>(page: { items: T[]; cursor?: string }, present: (item: T) =>
   items: page.items.map(present),
   ...(page.cursor ? { cursor: page.cursor } : {}),
 });
+
+const cursorOf = (page: { cursor?: string }) => (page.cursor ? { cursor: page.cursor } : {});
 
 export class ApiService {
   constructor(private readonly opts: ApiServiceOptions) {}
@@ -45,21 +59,22 @@ export class ApiService {
   async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<Image>> {
     await this.requireBatch(clientId, batchId);
     const { limit, cursor, ...filter } = query;
-    return list(await queryBatchImages(this.opts.store, clientId, batchId, filter, { limit, cursor }), presentImage);
+    const page = await queryBatchImages(this.opts.store, clientId, batchId, filter, { limit, cursor });
+    return { items: await this.presentImages(page.items), ...cursorOf(page) };
   }
 
   async getBatchImage(clientId: string, batchId: string, fprint: string): Promise<Image> {
     await this.requireBatch(clientId, batchId);
     const image = await getImage(this.opts.store, clientId, batchId, fprint);
     if (!image) throw new ImageNotFoundError(batchId, fprint);
-    return presentImage(image);
+    return (await this.presentImages([image]))[0]!;
   }
 
   async batchGetImages(clientId: string, batchId: string, fprints: string[]): Promise<{ items: Image[]; notFound: string[] }> {
     await this.requireBatch(clientId, batchId);
     const images = await getImages(this.opts.store, clientId, batchId, fprints);
     const found = new Set(images.map((i) => i.fprint));
-    return { items: images.map(presentImage), notFound: [...new Set(fprints)].filter((f) => !found.has(f)) };
+    return { items: await this.presentImages(images), notFound: [...new Set(fprints)].filter((f) => !found.has(f)) };
   }
 
   async listBatchLogs(clientId: string, batchId: string, query: LogsQuery): Promise<List<LogEntry>> {
@@ -68,8 +83,34 @@ export class ApiService {
     return list(await queryBatchLogs(this.opts.store, clientId, batchId, range, { limit, cursor }), presentLogEntry);
   }
 
+  /**
+   * Near-duplicate groups over the batch's distinct images recorded so far (docs/similarity.md): every record with a
+   * pHash, so those fingerprinted but still being classified too. Reads the batch's partition, projected, in pages.
+   */
+  async similarGroups(clientId: string, batchId: string, query: SimilarQuery): Promise<SimilarGroups> {
+    await this.requireBatch(clientId, batchId);
+    const images: HashedImage[] = [];
+    const names = new Map<string, string | null>();
+    for await (const page of batchImagePages(this.opts.store, clientId, batchId, SIMILAR_READ)) {
+      for (const image of page) {
+        if (!image.phash) continue;
+        images.push({ fprint: image.fprint, phash: image.phash });
+        names.set(image.fprint, image.fileName ?? null);
+      }
+    }
+    const { groups } = nearDuplicateGroups(images, query.maxDistance === undefined ? {} : { maxDistance: query.maxDistance });
+    return { groups: groups.map((g) => ({ ...g, fileNames: g.fprints.map((f) => names.get(f) ?? null) })) };
+  }
+
   async listClientImages(clientId: string, query: ClientImagesQuery): Promise<List<Image>> {
     const { limit, cursor, ...filter } = query;
-    return list(await queryClientImages(this.opts.store, clientId, filter, { limit, cursor }), presentImage);
+    const page = await queryClientImages(this.opts.store, clientId, filter, { limit, cursor });
+    return { items: await this.presentImages(page.items), ...cursorOf(page) };
+  }
+
+  private async presentImages(images: StoredImage[]): Promise<Image[]> {
+    const { links } = this.opts;
+    const signed = links ? await Promise.all(images.map((image) => links.linksOf(image))) : images.map(() => NO_LINKS);
+    return images.map((image, i) => presentImage(image, signed[i]));
   }
 }

@@ -15,6 +15,7 @@ import {
   imageTable,
   json,
   logLines,
+  similarTable,
   summaryLines,
   table,
 } from './output';
@@ -101,7 +102,8 @@ export function commandHandlers(ctx: CommandContext): Handlers {
 
     async similar(batch, o) {
       const client = clientFor(o);
-      const { groups } = await client.similar(batch, o.maxDistance);
+      const [{ groups }, summary] = await Promise.all([client.similar(batch, o.maxDistance), client.getBatch(batch)]);
+      if (summary.status !== 'done') err(`batch ${batch} is ${summary.status}: these are the groups of the images recorded so far`);
       if (o.json) {
         out(json({ groups }));
         return EXIT.ok;
@@ -110,8 +112,7 @@ export function commandHandlers(ctx: CommandContext): Handlers {
         out('no near-duplicate groups');
         return EXIT.ok;
       }
-      const names = new Map((await collect(client.images(batch))).map((i) => [i.fprint, i.fileName ?? i.fprint]));
-      out(table(['GROUP', 'MAX DISTANCE', 'FILES'], groups.map((g, i) => [String(i + 1), String(g.maxDistance), g.fprints.map((f) => names.get(f) ?? f).join(', ')])));
+      out(similarTable(groups));
       return EXIT.ok;
     },
   };

@@ -2,7 +2,7 @@
 // batch's records (an image per distinct picture, its later copies listed as its duplicates) and the files that
 // never reached the service.
 import stringWidth from 'string-width';
-import type { BatchSummary, Image, Label, LogEntry } from '../api/client-contract';
+import type { BatchSummary, Image, Label, LogEntry, SimilarGroups } from '../api/client-contract';
 import type { FileProblem } from './uploader';
 
 export function formatBytes(n: number): string {
@@ -107,6 +107,14 @@ export function imageTable(images: readonly Image[]): string {
   return table(
     ['FILE', 'STATUS', 'CAT', 'TOP LABELS', 'COPIES', 'FPRINT'],
     images.map((i) => [i.fileName ?? '', i.status, catCell(i), topLabels(i.labels), String(i.duplicates || ''), i.fprint]),
+  );
+}
+
+/** One row per image of each near-duplicate group: the group's number and largest link, the file, the fingerprint. */
+export function similarTable(groups: SimilarGroups['groups']): string {
+  return table(
+    ['GROUP', 'MAX DISTANCE', 'FILE', 'FPRINT'],
+    groups.flatMap((g, i) => g.fprints.map((f, k) => [String(i + 1), String(g.maxDistance), g.fileNames[k] ?? '', f])),
   );
 }
 

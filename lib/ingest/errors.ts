@@ -1,6 +1,7 @@
 // Why an upload could not be classified. A RejectedUpload is the upload's fault and ends in a `fail` record;
 // anything else is treated as transient and retried by SQS.
 import type { Claim } from '../store/writes';
+import type { Fingerprint } from './fingerprint';
 
 /** A claim this run holds, with the upload time it keeps (a takeover keeps the first receipt's). */
 export interface HeldClaim {
@@ -21,17 +22,24 @@ export type RejectionCode =
   | 'ImageTooSmall'
   | 'DetectionRejected';
 
+/** Rejections that come after the pixels were decoded: their record has a thumbnail (thumbnailKey). */
+export const DECODED_REJECTIONS: ReadonlySet<string> = new Set<RejectionCode>(['ImageTooSmall', 'BatchClosed', 'DetectionRejected']);
+
 /** The upload itself is bad: recorded as `fail` with this code, never retried. */
 export class RejectedUpload extends Error {
   override name = 'RejectedUpload';
   constructor(
     readonly code: RejectionCode,
     message: string,
-    options?: { cause?: unknown; claim?: HeldClaim },
+    options?: { cause?: unknown; claim?: HeldClaim; decoded?: Fingerprint },
   ) {
     super(message, options);
     this.claim = options?.claim;
+    this.decoded = options?.decoded;
   }
+
+  /** The decoded image of a rejection before any claim (DECODED_REJECTIONS): its thumbnail is stored with the record. */
+  readonly decoded: Fingerprint | undefined;
 
   /** Set when the upload held a claim on its image: its record is that claimed record, finished as `fail`. */
   readonly claim: HeldClaim | undefined;

@@ -1,7 +1,7 @@
-// One upload, start to end: the seven steps of docs/design.md §1, each a named function, in order. Every upload ends
-// as a record (or, when no batch of its uploader can hold one, a logged refusal) and an object under processed/,
-// duplicates/ or failed/; only transient faults (throttling past retries, network) escape as errors, for SQS to
-// redeliver.
+// One upload, start to end: the seven steps of docs/design.md §1, each a named function, in order, with the
+// thumbnail of a newly claimed image stored after its claim. Every upload ends as a record (or, when no batch of its
+// uploader can hold one, a logged refusal) and an object under processed/, duplicates/ or failed/; only transient
+// faults (throttling past retries, network) escape as errors, for SQS to redeliver.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
@@ -18,8 +18,8 @@ import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
 import { timed, type IngestMetrics } from './metrics';
-import { decodeS3Key, invalidKeyDestination, restingKey, tryParseUploadKey, type UploadKey } from './s3-key';
-import { UploadGone, moveUpload, readUpload, removeUpload, tooLarge, uploadExists, type StoredUpload } from './storage';
+import { decodeS3Key, invalidKeyDestination, restingKey, thumbnailKey, tryParseUploadKey, type UploadKey } from './s3-key';
+import { UploadGone, moveUpload, readUpload, removeUpload, storeThumbnail, tooLarge, uploadExists, type StoredUpload } from './storage';
 
 /** What the handler hands over from one S3 event record. */
 export interface UploadEvent {
@@ -64,6 +64,8 @@ export interface Upload extends UploadKey {
   batch: Batch;
   receivedAt: number;
   log: DebugLog;
+  /** The thumbnail this upload stored, if any: deleted again when its batch turns out to be erased meanwhile. */
+  thumbnail?: string;
 }
 
 /** Why no batch can hold an upload: its key, its client, or its batch is being erased (DELETE) or was meanwhile. */
@@ -82,7 +84,7 @@ async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<Inges
   try {
     return await classifyUpload(deps, upload);
   } catch (err) {
-    if (err instanceof BatchErasedError) return discardErased(deps, { bucket: upload.bucket, key: upload.key, etag: upload.etag });
+    if (err instanceof BatchErasedError) return discardErased(deps, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, upload.thumbnail);
     throw err;
   }
 }
@@ -94,6 +96,7 @@ async function classifyUpload(deps: IngestDeps, upload: Upload): Promise<IngestR
     const image = await timed(metrics, 'Fingerprint', () => fingerprintImage(deps, upload, object));
     const claim = await timed(metrics, 'Claim', () => claimImage(deps, upload, object, image));
     if ('existing' in claim) return settleClaimed(deps, upload, object, claim.existing);
+    await timed(metrics, 'Thumbnail', () => storeImageThumbnail(deps, upload, image, image.fprint));
     const result = await timed(
       metrics,
       'Detect',
@@ -142,9 +145,11 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
  * An upload into a batch being erased (or erased while it was ingested): nothing of it is written, and its object is
  * deleted rather than moved under failed/, where it could land after the erasure's last pass over that prefix.
  */
-async function discardErased(deps: IngestDeps, object: StoredUpload): Promise<IngestResult> {
+async function discardErased(deps: IngestDeps, object: StoredUpload, thumbnail?: string): Promise<IngestResult> {
   deps.logger.warn('upload into a batch being erased: deleted, nothing recorded', { key: object.key });
   await removeUpload(deps.s3, object);
+  // Stored after the claim, it may have landed behind the erasure's pass over thumbnails/.
+  if (thumbnail) await removeUpload(deps.s3, { bucket: object.bucket, key: thumbnail });
   return { outcome: 'refused', key: object.key, code: 'BatchErased' };
 }
 
@@ -178,6 +183,7 @@ async function fingerprintImage(deps: IngestDeps, upload: Upload, object: { byte
     throw new RejectedUpload(
       'ImageTooSmall',
       `the image is ${image.width}x${image.height}; both sides must be at least ${REKOGNITION_LIMITS.minSide} px`,
+      { decoded: image },
     );
   }
   upload.log.add(`fingerprint ${image.fprint} phash ${image.phash} ${image.format} ${image.width}x${image.height}`);
@@ -207,7 +213,7 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
   if (takesNoMoreUploads(upload.batch)) {
     const existing = await deps.store.getImage(upload.clientId, upload.batchId, image.fprint);
     if (existing && isSameUpload(existing, object)) return { existing };
-    throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`);
+    throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`, { decoded: image });
   }
   const outcome = await deps.store.claim(claim);
   if (!outcome.held) return { existing: outcome.existing };
@@ -251,6 +257,27 @@ function redelivered(deps: IngestDeps, upload: Upload): IngestResult {
 /** Whole seconds until the claim's lease is over, plus one so the retry never arrives a moment early; at least 1. */
 export function leaseLeftSeconds(claimed: Image, now: number): number {
   return Math.max(1, Math.ceil(((claimed.leaseUntil ?? now) - now) / 1000) + 1);
+}
+
+// ---- 4b. the thumbnail, from the pixels the fingerprint decoded (no second decode) ----------------------------
+
+/**
+ * Stored once per record: a duplicate shows its original's. Never fails the image: without a thumbnail the upload
+ * is still classified, recorded and moved, and the fault is logged and counted.
+ */
+async function storeImageThumbnail(deps: IngestDeps, upload: Upload, image: Fingerprint, fprint: string): Promise<void> {
+  const key = thumbnailKey(upload, fprint);
+  try {
+    const webp = await image.thumbnail();
+    await storeThumbnail(deps.s3, upload.bucket, key, webp);
+    upload.thumbnail = key;
+    upload.log.add(`thumbnail ${key} (${webp.length} bytes)`);
+  } catch (err) {
+    const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    deps.metrics.thumbnailFailed();
+    deps.logger.error('thumbnail not stored; the image goes on without it', { key: upload.key, thumbnail: key, reason });
+    upload.log.add(`thumbnail not stored: ${reason}`);
+  }
 }
 
 // ---- 5. DetectLabels, unless the client had these pixels classified in another batch ----------------------------
@@ -340,6 +367,9 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
   const error = { code: err.code, message: err.message };
   const now = (deps.now ?? Date.now)();
   const fprint = err.claim?.claim.fprint ?? rejectionKey(upload.fileName, upload.etag);
+  // A claimed image stored its thumbnail after the claim; an unclaimed one decoded before its rejection does it here.
+  const decoded = err.claim ? undefined : err.decoded;
+  if (decoded) await timed(deps.metrics, 'Thumbnail', () => storeImageThumbnail(deps, upload, decoded, fprint));
   const recorded = err.claim
     ? await store.finish(err.claim.claim, { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() })
     : await store.reject(rejectionRecord(upload, fprint, failedKey, err, now));

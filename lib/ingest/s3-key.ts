@@ -1,5 +1,5 @@
 import { ID_PATTERN, ID_RULE } from '../ids';
-import { RejectedUpload } from './errors';
+import { DECODED_REJECTIONS, RejectedUpload } from './errors';
 
 export interface UploadKey {
   clientId: string;
@@ -69,3 +69,14 @@ export function restingKey(place: RestingPlace, upload: UploadKey, fprint?: stri
 
 /** A key outside the layout has no client or batch: it rests under failed/_invalid/ with its whole key. */
 export const invalidKeyDestination = (key: string): string => `failed/_invalid/${key}`;
+
+/** thumbnails/{clientId}/{batchId}/{fprint}.webp: beside processed/, under the record's own fprint (a `fail-…` one too). */
+export const thumbnailKey = (batch: { clientId: string; batchId: string }, fprint: string): string =>
+  `thumbnails/${batch.clientId}/${batch.batchId}/${fprint}.webp`;
+
+/**
+ * A record whose pixels the ingest decoded has a thumbnail: every success (and so every image duplicates point at),
+ * and the failures rejected after the decode. Told by fields every index projects, so every listing can answer it.
+ */
+export const hasThumbnail = (image: { status: string; errorCode?: string }): boolean =>
+  image.status === 'success' || (image.status === 'fail' && image.errorCode !== undefined && DECODED_REJECTIONS.has(image.errorCode));

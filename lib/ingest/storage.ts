@@ -71,6 +71,14 @@ export async function readUpload(s3: S3Client, bucket: string, key: string, maxB
   return { bucket, key, etag: unquote(out.ETag), bytes: buffer };
 }
 
+/**
+ * Stores a thumbnail (WebP). The key holds the same bytes whoever writes it (same pixels, same encoder), so a
+ * redelivery simply writes it again; browsers may keep it as long as they like.
+ */
+export async function storeThumbnail(s3: S3Client, bucket: string, key: string, webp: Buffer): Promise<void> {
+  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: webp, ContentType: 'image/webp', CacheControl: 'private, max-age=86400, immutable' }));
+}
+
 const copySource = (bucket: string, key: string): string => `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`;
 
 /**

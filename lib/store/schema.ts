@@ -141,8 +141,8 @@ export const nowSeconds = (ms: number = Date.now()): number => Math.floor(ms / 1
 export const ttlFor = (fromMs: number, retentionDays: number): number => nowSeconds(fromMs) + Math.round(retentionDays * 86400);
 
 /**
- * What a listing shows of an image: the attributes every index projects (resources/table.yml), and from the table
- * itself the cat confidence, cat boxes and reuse flag (client-wide listings go without them).
+ * What a listing shows of an image: the attributes every image index projects (resources/table.yml), the later
+ * uploads' file names (dup_files) and where the image rests (processed_key: its imageUrl) among them.
  */
 export const LISTING_ATTRIBUTES = [
   'cat_conf',
@@ -160,6 +160,9 @@ export const LISTING_ATTRIBUTES = [
   'rek_ts',
   'ttl',
   'dup_count',
+  'dup_files',
+  'processed_key',
   'err_code',
   'err_msg',
 ] as const;
+

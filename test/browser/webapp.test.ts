@@ -147,19 +147,39 @@ describe('the web app', () => {
     expect(images).toHaveLength(DISTINCT);
     expect(cards.map((c) => c.fprint).sort()).toEqual(images.map((i) => i.fprint).sort());
     expect(cards.filter((c) => c.cat).length).toBe(images.filter((i) => i.isCat).length);
-    expect(images.filter((i) => i.isCat).map((i) => i.fileName)).toEqual(['chelsea.png']);
+    // Either upload of the cat's pixels can be the one recorded first.
+    expect(images.filter((i) => i.isCat).map((i) => i.fileName)).toEqual([expect.stringMatching(/^chelsea( copy)?\.png$/)]);
     expect(cards.every((c) => c.square)).toBe(true);
-    for (const image of images) {
-      const card = cards.find((c) => c.fprint === image.fprint);
-      const thumbnailUrl = (image as Image & { thumbnailUrl?: string | null }).thumbnailUrl;
-      if (thumbnailUrl) {
-        await page.locator(`a.card[data-fprint="${image.fprint}"] img`).evaluate((img: HTMLImageElement) => img.decode());
-        const naturalWidth = await page.locator(`a.card[data-fprint="${image.fprint}"] img`).evaluate((img: HTMLImageElement) => img.naturalWidth);
-        expect([image.fileName, naturalWidth > 0]).toEqual([image.fileName, true]);
-      } else {
-        expect([image.fileName, card?.placeholder]).toEqual([image.fileName, true]);
-      }
+    // Every image whose pixels were decoded shows its thumbnail; the file that is no image, a placeholder.
+    const decoded = images.filter((i) => i.status === 'success');
+    // Either upload of the cat may be the original (the page uploads several files at once).
+    expect(decoded.map((i) => i.fileName?.replace('chelsea copy.png', 'chelsea.png')).sort()).toEqual(['astronaut.png', 'chelsea.png', 'coffee.png', 'rocket.jpg']);
+    expect(images.filter((i) => !i.thumbnailUrl).map((i) => i.fileName)).toEqual(['notes.png']);
+    for (const image of decoded) {
+      const img = page.locator(`a.card[data-fprint="${image.fprint}"] .thumb img`);
+      await img.evaluate((el: HTMLImageElement) => el.decode());
+      const shown = await img.evaluate((el: HTMLImageElement) => ({ natural: el.naturalWidth, alt: el.alt, loading: el.loading, src: el.currentSrc }));
+      expect([image.fileName, shown.natural > 0 && shown.natural <= 256, shown.alt.startsWith(image.fileName!), shown.loading]).toEqual([
+        image.fileName,
+        true,
+        true,
+        expect.stringMatching(/^(lazy|eager)$/),
+      ]);
+      expect(new URL(shown.src).pathname).toMatch(new RegExp(`/thumbnails/${owner.clientId}/[^/]+/${image.fprint}\\.webp$`));
     }
+    expect(cards.find((c) => c.fprint === images.find((i) => i.fileName === 'notes.png')!.fprint)?.placeholder).toBe(true);
+    await screenshot(page, 'batch-grid-thumbnails');
+  });
+
+  it('keeps each thumbnail box the same size before and after its image loads (no layout shift)', async () => {
+    await page.reload();
+    await page.locator('a.card').nth(DISTINCT - 1).waitFor();
+    const boxes = () =>
+      page.locator('a.card .thumb').evaluateAll((thumbs) => thumbs.map((t) => JSON.stringify((t as HTMLElement).getBoundingClientRect())));
+    const early = await boxes();
+    await page.locator('a.card .thumb img').evaluateAll((imgs) => Promise.all(imgs.map((i) => (i as HTMLImageElement).decode())));
+
+    expect(await boxes()).toEqual(early);
   });
 
   it('filters: cats, not cats, failed with their error, duplicates with their file names', async () => {
@@ -182,10 +202,12 @@ describe('the web app', () => {
     expect(notCats.map((c) => c.fprint).sort()).toEqual(fprints((i) => i.status === 'success' && i.isCat === false));
     expect(failed.map((c) => c.fprint)).toEqual(fprints((i) => i.status === 'fail'));
     expect(failed[0]?.text).toContain('NotAnImage');
-    expect(duplicates.map((c) => c.fprint)).toEqual(fprints((i) => i.fileName === 'chelsea.png'));
+    // The two uploads of the cat go up at once: either can be the one recorded first, the other its duplicate.
+    const original = images.find((i) => i.duplicates > 0) as Image;
+    expect(['chelsea.png', 'chelsea copy.png']).toContain(original.fileName);
+    expect(duplicates.map((c) => c.fprint)).toEqual([original.fprint]);
     expect(duplicates[0]?.text).toContain('1 duplicate');
-    const duplicateFiles = (images.find((i) => i.fileName === 'chelsea.png') as { duplicateFiles?: string[] }).duplicateFiles;
-    if (duplicateFiles) expect(duplicates[0]?.text).toContain('chelsea copy.png');
+    expect(duplicates[0]?.text).toContain(original.fileName === 'chelsea.png' ? 'chelsea copy.png' : 'chelsea.png');
     expect(all).toHaveLength(DISTINCT);
   });
 
@@ -200,7 +222,7 @@ describe('the web app', () => {
   it('opens one image: its labels with confidences, a box over each cat the API located, its duplicates', async () => {
     const cat = (await imagesOf(owner.key, batchId)).find((i) => i.isCat) as Image & { cats?: { box?: unknown }[] };
     await page.locator(`a.card[data-fprint="${cat.fprint}"]`).click();
-    await page.locator('#image-title', { hasText: 'chelsea.png' }).waitFor();
+    await page.locator('#image-title', { hasText: cat.fileName as string }).waitFor();
 
     const labels = await page.locator('table.labels tbody tr').allTextContents();
     const boxes = await page.locator('svg.boxes rect.cat-box').evaluateAll((rects) =>
@@ -213,6 +235,27 @@ describe('the web app', () => {
     expect(boxes).toHaveLength((cat.cats ?? []).filter((c) => c.box).length);
     for (const [x, y, w, h] of boxes) expect([x, y, w, h].every((v) => v! >= 0 && v! <= 100) && w! > 0 && h! > 0).toBe(true);
     expect(await page.locator('text=Uploaded 1 more time').count()).toBe(1);
+  });
+
+  it('shows the image itself, the cat box drawn over it', async () => {
+    const img = page.locator('.frame img:not(.preview)');
+    await img.evaluate((el: HTMLImageElement) => el.decode());
+    await page.locator('.frame img.preview').waitFor({ state: 'detached' });
+    const shown = await img.evaluate((el: HTMLImageElement) => {
+      const r = el.getBoundingClientRect();
+      const b = (document.querySelector('svg.boxes rect.cat-box') as SVGRectElement).getBoundingClientRect();
+      return { natural: [el.naturalWidth, el.naturalHeight], src: el.currentSrc, image: [r.left, r.top, r.right, r.bottom], box: [b.left, b.top, b.right, b.bottom] };
+    });
+    await screenshot(page, 'image-with-cat-box');
+
+    // The processed original (451x300), not its thumbnail, and the box inside it, not the whole of it.
+    expect(shown.natural).toEqual([451, 300]);
+    expect(new URL(shown.src).pathname).toMatch(/\/processed\/.+\.png$/);
+    const [il, it, ir, ib] = shown.image as [number, number, number, number];
+    const [bl, bt, br, bb] = shown.box as [number, number, number, number];
+    expect([bl >= il - 2, bt >= it - 2, br <= ir + 2, bb <= ib + 2]).toEqual([true, true, true, true]);
+    expect((br - bl) * (bb - bt)).toBeLessThan((ir - il) * (ib - it));
+    expect((br - bl) * (bb - bt)).toBeGreaterThan(0);
   });
 
   it('exports the batch as CSV: one row per uploaded file (no export button where the API has no export)', async () => {

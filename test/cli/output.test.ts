@@ -1,4 +1,4 @@
-import { fileRows, fileTable, formatBytes, formatDuration, summaryLines, topLabels } from '../../lib/cli/output';
+import { fileRows, fileTable, formatBytes, formatDuration, similarTable, summaryLines, topLabels } from '../../lib/cli/output';
 import type { BatchSummary, Image } from '../../lib/api/client-contract';
 
 const image = (fileName: string, extra: Partial<Image> = {}): Image => ({
@@ -70,6 +70,26 @@ describe('fileTable', () => {
     expect(lines[2]).toMatch(/^trip\/cat\.jpg\s+success/);
     expect(lines[1]?.indexOf('duplicate')).toBe(lines[0]?.indexOf('STATUS'));
     expect(fileTable(fileRows(['trip/broken.jpg'], [BROKEN], [], true)).split('\n')[0]).toMatch(/ERROR$/);
+  });
+});
+
+describe('similarTable', () => {
+  it('prints one line per image of each group, with its file name where the image has one', () => {
+    const groups = [
+      { fprints: ['f1', 'f2', 'f3'], maxDistance: 3, fileNames: ['a.jpg', 'trip/a small.jpg', null] },
+      { fprints: ['f4', 'f5'], maxDistance: 0, fileNames: ['b.png', 'c.png'] },
+    ];
+
+    const lines = similarTable(groups).split('\n');
+
+    expect(lines).toEqual([
+      'GROUP  MAX DISTANCE  FILE              FPRINT',
+      '1      3             a.jpg             f1',
+      '1      3             trip/a small.jpg  f2',
+      '1      3                               f3',
+      '2      0             b.png             f4',
+      '2      0             c.png             f5',
+    ]);
   });
 });
 

@@ -2,7 +2,7 @@
 // run with plain `node` (no project node_modules within reach), answers API Gateway v2 events built from the real
 // sample in events/ against a private local stack, errors included (their mapping must survive minification).
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
@@ -13,11 +13,13 @@ import { registerApiKey } from '../../lib/auth/register';
 import type { Stack } from '../../local/stack';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
+import { batchItem, imageItem } from '../helpers/api';
 import { ensurePackaged, runUnzippedHandler } from './packaged';
 
 const dirs: Record<string, string> = {};
 let stack: Stack;
 let key: string;
+let ddb: DynamoDBDocumentClient;
 const clientId = uniqueId('artifact-api');
 
 /** The sample event with another method, path and body, carrying this test's key. */
@@ -48,7 +50,7 @@ beforeAll(async () => {
     await extractZip(packaged.artifact(fn), dirs[fn]);
   }
   stack = await startTestStack({ ingestHandler: async () => ({ batchItemFailures: [] }) });
-  const ddb = DynamoDBDocumentClient.from(
+  ddb = DynamoDBDocumentClient.from(
     new DynamoDBClient({
       endpoint: stack.endpoints.dynamodb,
       region: stack.env.AWS_REGION,
@@ -56,10 +58,10 @@ beforeAll(async () => {
     }),
   );
   key = await registerApiKey(ddb, stack.table, clientId);
-  ddb.destroy();
 }, 300_000);
 
 afterAll(async () => {
+  ddb?.destroy();
   await stack?.stop();
   for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
 });
@@ -73,6 +75,21 @@ it('creates a batch with presigned upload forms (batches artifact), then reads i
   expect(created.statusCode).toBe(201);
   expect((json(created).uploads as { fields: Record<string, string> }[])[0]!.fields.key).toBe(`uploads/${clientId}/${batchId}/cat.jpg`);
   expect([summary.statusCode, json(summary).status]).toEqual([200, 'open']);
+});
+
+it('answers an image with its thumbnail and image URLs, presigned for the S3 endpoint (api artifact)', async () => {
+  const batchId = uniqueId('b');
+  await ddb.send(new PutCommand({ TableName: stack.table, Item: batchItem(clientId, batchId) }));
+  await ddb.send(new PutCommand({ TableName: stack.table, Item: imageItem(clientId, batchId, { fprint: 'f1', uploadTs: Date.now(), isCat: true }) }));
+
+  const res = await invoke('api', request('GET', `/v1/batches/${batchId}/images/f1`));
+
+  const objects = `${stack.env.AWS_ENDPOINT_URL_S3}/${stack.bucket}`;
+  expect(res.statusCode).toBe(200);
+  expect(json(res)).toMatchObject({
+    thumbnailUrl: expect.stringMatching(new RegExp(`^${objects}/thumbnails/${clientId}/${batchId}/f1\\.webp\\?.*X-Amz-Signature=[0-9a-f]{64}`)),
+    imageUrl: expect.stringMatching(new RegExp(`^${objects}/processed/${clientId}/${batchId}/f1\\.jpg\\?.*X-Amz-Expires=1200`)),
+  });
 });
 
 it('maps a missing batch to a 404 in the API error shape', async () => {

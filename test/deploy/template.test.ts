@@ -129,6 +129,8 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   DeleteObjectsCommand: ['s3:DeleteObject'],
   PutEventsCommand: ['events:PutEvents'],
   createPresignedPost: ['s3:PutObject'],
+  // The read function presigns GETs of images with the SDK's S3 presigner alone (lib/api/image-links.ts).
+  S3RequestPresigner: ['s3:GetObject'],
   // lib-storage's multipart upload: PutObject covers its Create/UploadPart/Complete calls; a failure aborts.
   Upload: ['s3:PutObject', 's3:AbortMultipartUpload'],
 };
@@ -160,6 +162,7 @@ function actionsSentBy(pkg: Packaged, fn: FunctionName): { actions: Set<string>;
     const text = readFileSync(path.join(ROOT, file), 'utf8');
     const calls = [...text.matchAll(/new\s+([A-Z][A-Za-z0-9]*Command)\s*\(/g)].map((m) => m[1] as string);
     if (/\bcreatePresignedPost\s*\(/.test(text)) calls.push('createPresignedPost');
+    if (/\bnew\s+S3RequestPresigner\s*\(/.test(text)) calls.push('S3RequestPresigner');
     if (/\bnew\s+Upload\s*\(/.test(text)) calls.push('Upload');
     for (const call of calls) {
       const mapped = COMMAND_ACTIONS[call];
@@ -291,8 +294,9 @@ describe('IAM', () => {
 
   it.each([
     ['ingest', 's3:GetObject', ['{ImagesBucket.Arn}/uploads/*']],
-    ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/uploads/*']],
-    ['ingest', 's3:PutObject', ['{ImagesBucket.Arn}/duplicates/*', '{ImagesBucket.Arn}/failed/*', '{ImagesBucket.Arn}/processed/*']],
+    ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/thumbnails/*', '{ImagesBucket.Arn}/uploads/*']],
+    ['ingest', 's3:PutObject', ['{ImagesBucket.Arn}/duplicates/*', '{ImagesBucket.Arn}/failed/*', '{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
+    ['api', 's3:GetObject', ['{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
     ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['batches', 's3:PutObject', ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/uploads/*']],
     ['batches', 's3:GetObject', ['{ImagesBucket.Arn}/exports/*']],
@@ -322,7 +326,7 @@ describe('IAM', () => {
 
   it('gives the api function reads only', () => {
     const granted = statementsOf('api').flatMap((s) => s.Action).filter((a) => !a.startsWith('logs:'));
-    expect([...new Set(granted)].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
+    expect([...new Set(granted)].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 's3:GetObject']);
   });
 
   it('lets reconcile list the bucket only under uploads/', () => {
@@ -463,10 +467,10 @@ describe('images bucket', () => {
   it('expires each prefix by a lifecycle rule', () => {
     const rules = (props('ImagesBucket').LifecycleConfiguration as { Rules: { Prefix: string; Status: string; ExpirationInDays: number }[] }).Rules;
     const enabled = rules.filter((r) => r.Status === 'Enabled' && r.ExpirationInDays > 0).map((r) => r.Prefix);
-    expect(enabled.sort()).toEqual(['duplicates/', 'exports/', 'failed/', 'processed/', 'uploads/']);
+    expect(enabled.sort()).toEqual(['duplicates/', 'exports/', 'failed/', 'processed/', 'thumbnails/', 'uploads/']);
   });
 
-  it('keeps processed, duplicate and failed objects as long as the longest retention a batch may ask for', () => {
+  it('keeps processed, duplicate, failed and thumbnail objects as long as the longest retention a batch may ask for', () => {
     const rules = (props('ImagesBucket').LifecycleConfiguration as { Rules: { Prefix: string; ExpirationInDays: number }[] }).Rules;
     const env = (props('ApiLambdaFunction').Environment as { Variables: Record<string, string> } | undefined)?.Variables ?? {};
     const maxRetention = Number(env.MAX_RETENTION_DAYS);

@@ -81,6 +81,9 @@ export function imageItem(clientId: string, batchId: string, seed: SeedImage): I
     status_ts: statusTs(status, seed.uploadTs),
     upload_ts: seed.uploadTs,
     ttl: seed.ttl ?? nowS() + 30 * DAY_S,
+    ...(status !== 'processing'
+      ? { processed_key: classified ? `processed/${clientId}/${batchId}/${seed.fprint}.jpg` : `failed/${clientId}/${batchId}/${seed.fileName ?? `${seed.fprint}.jpg`}` }
+      : {}),
     ...(classified
       ? {
           rek_ts: seed.uploadTs + 500,

@@ -177,7 +177,9 @@ describe('DELETE /v1/batches/{batchId}', () => {
       const summary = await call('GET', `/v1/batches/${id}`, { key: who.key });
       expect(summary.body.counts.total).toBe(FILES.length);
       expect(await itemsLeft(who.clientId, id)).toBe(FILES.length); // 4 image records + the summary (one duplicate)
-      expect((await objectsLeft(who.clientId, id)).length).toBe(FILES.length);
+      // Each file where it rests, and a thumbnail of each of the three distinct images decoded.
+      const objects = await objectsLeft(who.clientId, id);
+      expect([objects.filter((k) => !k.startsWith('thumbnails/')).length, objects.filter((k) => k.startsWith('thumbnails/')).length]).toEqual([FILES.length, 3]);
     }
   });
 

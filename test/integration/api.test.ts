@@ -10,7 +10,7 @@ import {
   logListSchema,
   type Image,
 } from '../../lib/api/schemas';
-import { uniqueId } from '../helpers';
+import { stackEnv, uniqueId } from '../helpers';
 import { DAY_S, call, fprints, newClient, readAllPages, seedBatch, type TestClient } from '../helpers/api';
 import { routeTargets } from '../../lib/api/routes';
 
@@ -144,8 +144,11 @@ describe('GET /v1/batches/{batchId}/images', () => {
       uploadedAt: iso(at(0)),
       classifiedAt: iso(at(0) + 500),
       duplicates: 0,
+      duplicateFiles: [],
       reused: false,
       error: null,
+      thumbnailUrl: expect.stringMatching(new RegExp(`^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/thumbnails/${owner.clientId}/${batch}/a0\\.webp\\?.*X-Amz-Signature=`)),
+      imageUrl: expect.stringMatching(new RegExp(`^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/processed/${owner.clientId}/${batch}/a0\\.jpg\\?.*X-Amz-Signature=`)),
     });
   });
 

@@ -1,7 +1,6 @@
 // The `icecat` CLI as a user runs it (node bin/icecat.js, a separate process) against the local stack: a folder with
 // sub-folders, a duplicate and bad files; the JSON, the table, the progress on a terminal and in a pipe; a dry run; a
 // wrong key. Its environment holds no AWS credentials: the CLI needs only the API's URL and key.
-import { execFile, type ExecFileException } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,40 +8,9 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { postForm } from '../../lib/cli/form-upload';
 import { aws, stackEnv, waitForBridgeIdle } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
+import { icecat, icecatOnTerminal, type Run } from '../helpers/cli';
 
-const ROOT = path.join(__dirname, '..', '..');
-const BIN = path.join(ROOT, 'bin', 'icecat.js');
-const FIXTURES = path.join(ROOT, 'test', 'fixtures');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The CLI's environment: the API and the key, no AWS variables. */
-function cliEnv(key: string): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
-  return { ...env, ICECAT_API_URL: stackEnv('ICECAT_API_URL'), ICECAT_API_KEY: key, NO_COLOR: '1' };
-}
-
-function icecat(args: string[], key: string): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: cliEnv(key), maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as ExecFileException).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-/** Runs the CLI under a pseudo-terminal (util-linux `script`), as a user at a terminal sees it. */
-function icecatOnTerminal(args: string[], key: string): Promise<Run> {
-  const command = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  return new Promise((resolve) => {
-    execFile('script', ['-qfec', command, '/dev/null'], { env: { ...cliEnv(key), COLUMNS: '200', LINES: '50' } }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as ExecFileException).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+const FIXTURES = path.join(__dirname, '..', 'fixtures');
 
 /** Keys of every object the client has under any prefix. */
 async function objectsOf(clientId: string): Promise<string[]> {
@@ -196,6 +164,12 @@ describe('icecat upload --wait on a terminal', () => {
     const chelseas = rows.slice(1, 3);
     expect(chelseas.map((r) => r[1]).sort()).toEqual(['duplicate', 'success']);
     expect(chelseas.find((r) => r[1] === 'success')?.[2]).toMatch(/^yes/);
+    // DUPLICATE OF: the copy names the file its pixels were first uploaded as; an original names none.
+    const original = chelseas.find((r) => r[1] === 'success')!;
+    const copy = chelseas.find((r) => r[1] === 'duplicate')!;
+    expect(copy[4]).toBe(original[0]);
+    expect(rows.filter((r) => r !== copy).map((r) => r[4] ?? '')).not.toContain(expect.stringMatching(/^photos\//));
+    expect(run.stdout).not.toContain('(not listed)');
     expect(lines.find((l) => l.startsWith('photos/notes.txt'))).toMatch(/NotAnImage: not an image/);
     expect(run.stdout).toMatch(/^batch \S+: done; 4 files uploaded .*; 2 success, 1 duplicate, 1 fail, 1 cats; 3 not uploaded/m);
   });

@@ -38,7 +38,14 @@ class StoreWithClaimHook extends BatchStore {
   }
 }
 
-const silentMetrics: IngestMetrics = { image: () => undefined, detectLabelsCall: () => undefined, callSaved: () => undefined, stepLatency: () => undefined, publish: () => undefined };
+const silentMetrics: IngestMetrics = {
+  image: () => undefined,
+  detectLabelsCall: () => undefined,
+  callSaved: () => undefined,
+  thumbnailFailed: () => undefined,
+  stepLatency: () => undefined,
+  publish: () => undefined,
+};
 
 let stack: Stack;
 let s3: S3Client;

@@ -9,6 +9,7 @@ import type {
   imageListSchema,
   imageSchema,
   logListSchema,
+  similarGroupsSchema,
   uploadFormsSchema,
 } from '../../lib/api/schemas';
 import type {
@@ -19,6 +20,7 @@ import type {
   LogEntry,
   MoreUploads,
   Page,
+  SimilarGroups,
 } from '../../lib/api/client-contract';
 
 /** Compiles only when every value of `Server` is a value of `Client`. */
@@ -33,4 +35,5 @@ export type ServerAnswersFitTheClients = [
   ClientReads<z.output<typeof createdBatchSchema>, CreatedBatch>,
   ClientReads<z.output<typeof uploadFormsSchema>, MoreUploads>,
   ClientReads<z.output<typeof errorSchema>, ApiErrorBody>,
+  ClientReads<z.output<typeof similarGroupsSchema>, SimilarGroups>,
 ];

@@ -55,6 +55,7 @@ describe('OpenAPI document', () => {
         'POST /v1/batches/{batchId}/images:batchGet',
         'GET /v1/batches/{batchId}/logs',
         'GET /v1/batches/{batchId}/export',
+        'GET /v1/batches/{batchId}/similar',
         'DELETE /v1/batches/{batchId}',
         'GET /v1/images',
         'GET /v1/openapi.json',

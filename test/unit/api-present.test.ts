@@ -132,9 +132,27 @@ describe('presentImage', () => {
       uploadedAt: '2024-01-02T03:04:05.000Z',
       classifiedAt: null,
       duplicates: 0,
+      duplicateFiles: [],
       reused: false,
       error: { code: 'NotAnImage', message: 'not an image' },
+      thumbnailUrl: null,
+      imageUrl: null,
     });
+  });
+
+  it("lists the later uploads' file names as the store keeps them, sorted", () => {
+    const stored = toImage({
+      batch_id: 'acme#B',
+      img_fprint: 'f',
+      client_id: 'acme',
+      op_status: 'success',
+      ttl: 9,
+      file_name: 'a.jpg',
+      dup_count: 2,
+      dup_files: new Set(['z/copy.jpg', 'b.jpg']),
+    });
+
+    expect(presentImage(stored)).toMatchObject({ fileName: 'a.jpg', duplicates: 2, duplicateFiles: ['b.jpg', 'z/copy.jpg'] });
   });
 });
 

@@ -25,6 +25,7 @@ function setup() {
     batchGetImages: record('batchGetImages', { items: [], notFound: [] }),
     listBatchLogs: record('listBatchLogs', { items: [] }),
     listClientImages: record('listClientImages', { items: [] }),
+    similarGroups: record('similarGroups', { groups: [] }),
   } as unknown as ApiService;
   const authenticator = {
     authenticate: async (header: string | undefined) => {
@@ -91,6 +92,30 @@ describe('API validation', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_parameter');
     expect(res.body.error.message).toMatch(new RegExp(`^${parameter}: `));
+  });
+
+  it.each([
+    [undefined, undefined],
+    ['0', 0],
+    ['10', 10],
+    ['64', 64],
+  ])('passes maxDistance=%p on as %p bits', async (maxDistance, bits) => {
+    const { call, calls } = setup();
+
+    const res = await call('GET', `/v1/batches/${BATCH}/similar`, { query: maxDistance === undefined ? {} : { maxDistance } });
+
+    expect(res.status).toBe(200);
+    expect(calls[0]?.args[2]).toEqual(bits === undefined ? {} : { maxDistance: bits });
+  });
+
+  it.each(['65', '-1', 'abc', '1.5', '1e1', '', ' 5', '0x10'])('answers 400 naming maxDistance for maxDistance=%p', async (maxDistance) => {
+    const { call, calls } = setup();
+
+    const res = await call('GET', `/v1/batches/${BATCH}/similar`, { query: { maxDistance } });
+
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({ code: 'invalid_parameter', message: 'maxDistance: must be a whole number of bits from 0 to 64' });
+    expect(calls).toEqual([]);
   });
 
   it('answers 400 naming a bad batch id in the path', async () => {

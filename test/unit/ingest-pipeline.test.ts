@@ -18,7 +18,7 @@ import sharp from 'sharp';
 import type { Config } from '../../lib/config';
 import { fingerprint, type Fingerprint } from '../../lib/ingest/fingerprint';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { PowertoolsIngestMetrics, type IngestMetrics } from '../../lib/ingest/metrics';
+import { ListenedMetrics, PowertoolsIngestMetrics, withEmfListener, type IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps, type UploadEvent } from '../../lib/ingest/pipeline';
 import { toBatchItem, toImageItem } from '../../lib/store/attributes';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -59,6 +59,7 @@ const recordingMetrics = (): IngestMetrics => ({
   detectLabelsCall: () => metrics.push('DetectLabelsCalls'),
   callSaved: (by) => metrics.push(`CallsSaved:${by}`),
   stepLatency: (step) => steps.push(step),
+  thumbnailFailed: () => metrics.push('ThumbnailFailures'),
   publish: () => undefined,
 });
 
@@ -128,6 +129,8 @@ const counterMoves = () =>
     .map((u) => Object.fromEntries(Object.entries(u.ExpressionAttributeValues ?? {}).map(([k, v]) => [k.slice(1), v])));
 const failRecords = () => ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
 const copies = () => s3.commandCalls(CopyObjectCommand).map((c) => c.args[0].input);
+const puts = () => s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input);
+const thumbnailPuts = () => puts().filter((p) => p.Key?.startsWith('thumbnails/'));
 const detectCalls = () => rekognition.commandCalls(DetectLabelsCommand).length;
 
 beforeEach(() => {
@@ -168,7 +171,7 @@ describe('an upload that succeeds', () => {
     const result = await processUpload(deps(), event());
 
     expect(result.outcome).toBe('success');
-    expect(s3.commandCalls(PutObjectCommand)[0]?.args[0].input).toMatchObject({ Key: `processed/demo/b1/${fp.fprint}.png`, Body: image });
+    expect(puts().find((p) => p.Key?.startsWith('processed/'))).toMatchObject({ Key: `processed/demo/b1/${fp.fprint}.png`, Body: image });
     expect(s3.commandCalls(DeleteObjectCommand)).toHaveLength(0);
   });
 
@@ -450,6 +453,77 @@ describe('transient faults', () => {
   });
 });
 
+describe('thumbnails', () => {
+  const thumbnailOf = (fprint: string) => `thumbnails/demo/b1/${fprint}.webp`;
+
+  it('stores a WebP of at most 256 px a side beside the processed object, after the claim and before classifying', async () => {
+    given();
+
+    await processUpload(deps(), event());
+
+    expect(thumbnailPuts()).toEqual([expect.objectContaining({ Bucket: 'bucket', Key: thumbnailOf(fp.fprint), ContentType: 'image/webp' })]);
+    const meta = await sharp(thumbnailPuts()[0]!.Body as Buffer).metadata();
+    expect(meta).toMatchObject({ format: 'webp', width: 120, height: 90 });
+    expect(steps).toEqual(['Read', 'Fingerprint', 'Claim', 'Thumbnail', 'Detect', 'Record', 'Move']);
+  });
+
+  it('stores none for a duplicate: it shows its original thumbnail', async () => {
+    given({ existing: record({ key: 'uploads/demo/b1/first.png', fileName: 'first.png' }) });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+
+    expect((await processUpload(deps(), event())).outcome).toBe('duplicate');
+    expect(thumbnailPuts()).toEqual([]);
+  });
+
+  it.each([
+    ['below 80 px a side', { body: 'small' }, 'ImageTooSmall'],
+    ['sent to a closed batch', { summary: 'closed' }, 'BatchClosed'],
+  ] as const)('stores one under the fail record of an image rejected after its decode (%s)', async (_what, how, code) => {
+    const small = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#000' } }).png().toBuffer();
+    given('body' in how ? { body: small } : { summary: batch({ closed: true, closedAt: NOW - 10 }) });
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toMatchObject({ outcome: 'fail', errorCode: code });
+    const fprint = (result as { fprint: string }).fprint;
+    expect(fprint).toMatch(/^fail-/);
+    expect(thumbnailPuts().map((p) => p.Key)).toEqual([thumbnailOf(fprint)]);
+    expect(failRecords()[0]).toMatchObject({ img_fprint: fprint, err_code: code });
+  });
+
+  it('stores one for an image Rekognition refuses after the claim, once', async () => {
+    given();
+    rekognition.on(DetectLabelsCommand).rejects(new InvalidImageFormatException({ message: 'bad', $metadata: {} }));
+
+    await processUpload(deps(), event());
+
+    expect(thumbnailPuts().map((p) => p.Key)).toEqual([thumbnailOf(fp.fprint)]);
+  });
+
+  it('stores none for a file that could not be decoded', async () => {
+    given({ body: Buffer.from('not a picture') });
+
+    expect((await processUpload(deps(), event())).outcome).toBe('fail');
+    expect(thumbnailPuts()).toEqual([]);
+  });
+
+  it('when S3 refuses the thumbnail PutObject, the image still ends success: recorded, moved, the fault logged and counted', async () => {
+    given();
+    s3.on(PutObjectCommand, { Key: thumbnailOf(fp.fprint) }).rejects(new S3ServiceException({ name: 'InternalError', $fault: 'server', message: 'We encountered an internal error', $metadata: { httpStatusCode: 500 } }));
+    const logged: unknown[] = [];
+    const withLog = deps();
+    jest.spyOn(withLog.logger, 'error').mockImplementation((...args: unknown[]) => void logged.push(args));
+
+    const result = await processUpload(withLog, event());
+
+    expect(result).toEqual({ outcome: 'success', batchId: 'b1', fprint: fp.fprint });
+    expect(metrics).toEqual(['ThumbnailFailures', 'DetectLabelsCalls', 'Images:success']);
+    expect(logged).toEqual([['thumbnail not stored; the image goes on without it', expect.objectContaining({ thumbnail: thumbnailOf(fp.fprint), reason: expect.stringContaining('internal error') })]]);
+    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, success: 1 }]);
+    expect(copies()).toEqual([expect.objectContaining({ Key: `processed/demo/b1/${fp.fprint}.png` })]);
+  });
+});
+
 describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
   /** The EMF documents written to stdout while `run` ran. */
   async function emfDocuments(run: () => Promise<void>): Promise<Record<string, unknown>[]> {
@@ -495,9 +569,41 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
     const stored = docs.find((d) => 'DetectLabelsCalls' in d)!;
     expect(stored).toMatchObject({ DetectLabelsCalls: 1, CallsSavedByDuplicates: 1, service: 'test' });
     expect(metricNames(stored)).toEqual(
-      ['CallsSavedByDuplicates', 'ClaimLatency', 'DetectLabelsCalls', 'DetectLatency', 'FingerprintLatency', 'MoveLatency', 'ReadLatency', 'RecordLatency'].sort(),
+      [
+        'CallsSavedByDuplicates',
+        'ClaimLatency',
+        'DetectLabelsCalls',
+        'DetectLatency',
+        'FingerprintLatency',
+        'MoveLatency',
+        'ReadLatency',
+        'RecordLatency',
+        'ThumbnailLatency',
+      ].sort(),
     );
     expect((stored._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]!.Namespace).toBe('IceCatWrangler');
+  });
+
+  it('hands a listener in scope exactly the EMF documents it writes, single-metric ones too, and none outside it', async () => {
+    const real = new PowertoolsIngestMetrics(new ListenedMetrics({ namespace: 'IceCatWrangler', serviceName: 'test' }));
+    const heard: Record<string, unknown>[] = [];
+    const docs = await emfDocuments(async () => {
+      await withEmfListener(
+        (doc) => heard.push(doc),
+        async () => {
+          given();
+          await processUpload({ ...deps(), metrics: real }, event());
+          real.publish();
+        },
+      );
+      real.image('success');
+      real.detectLabelsCall();
+      real.publish();
+    });
+    expect(docs).toHaveLength(4);
+    const strip = (doc: Record<string, unknown>) => ({ ...doc, _aws: { ...(doc._aws as object), Timestamp: 0 } });
+    expect(heard.map(strip)).toEqual(docs.slice(0, 2).map(strip));
+    expect(heard.map((d) => ('Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : '?'))).toEqual(['Images', 'DetectLabelsCalls']);
   });
 
   it('counts a call saved by reuse, and no DetectLabels call', async () => {
@@ -509,6 +615,6 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
     await processUpload(deps(), event());
 
     expect(metrics).toEqual(['CallsSaved:reuse', 'Images:success']);
-    expect(steps).toEqual(['Read', 'Fingerprint', 'Claim', 'Detect', 'Record', 'Move']);
+    expect(steps).toEqual(['Read', 'Fingerprint', 'Claim', 'Thumbnail', 'Detect', 'Record', 'Move']);
   });
 });

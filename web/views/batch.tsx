@@ -57,12 +57,12 @@ function useImages(api: Api, batchId: string, filterName: string, generation: nu
   const [doneFor, setDoneFor] = useState<string | null>(null);
   const done = doneFor === view;
   const [error, setError] = useState<unknown>(null);
-  const state = useRef({ cursor: undefined as string | undefined, loading: false, run: 0, replace: false });
+  const state = useRef({ cursor: undefined as string | undefined, loading: false, ended: false, run: 0, replace: false });
   const shownFor = useRef(`${batchId}/${filterName}`);
 
   useEffect(() => {
     // A new generation of the same view replaces the images when its first page arrives (no flash of an empty grid).
-    state.current = { cursor: undefined, loading: false, run: state.current.run + 1, replace: true };
+    state.current = { cursor: undefined, loading: false, ended: false, run: state.current.run + 1, replace: true };
     if (shownFor.current !== `${batchId}/${filterName}`) setImages([]);
     shownFor.current = `${batchId}/${filterName}`;
     setError(null);
@@ -70,7 +70,8 @@ function useImages(api: Api, batchId: string, filterName: string, generation: nu
 
   const loadMore = useCallback(async () => {
     const s = state.current;
-    if (s.loading) return;
+    // Ended: a call before the re-render that hides the sentinel would otherwise read the first page again onto the grid.
+    if (s.loading || s.ended) return;
     s.loading = true;
     const run = s.run;
     try {
@@ -85,6 +86,7 @@ function useImages(api: Api, batchId: string, filterName: string, generation: nu
         end = !cursor;
       } while (!end && added.length < SCREENFUL);
       s.cursor = cursor;
+      s.ended = end;
       const replace = s.replace;
       s.replace = false;
       setImages((old) => (replace ? added : [...old, ...added]));
@@ -335,8 +337,9 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
           Loading images…
         </p>
       )}
-      {caps?.serves('GET', `${batchPath(batchId)}/similar`) && (
-        <Similar api={api} batchId={batchId} generation={batch?.status === 'done' ? 1 : 0} />
+      {/* Once the summary came: a batch this key cannot see gets no request bound to fail. */}
+      {batch && caps?.serves('GET', `${batchPath(batchId)}/similar`) && (
+        <Similar api={api} batchId={batchId} generation={batch.status === 'done' ? 1 : 0} />
       )}
     </section>
   );

@@ -4,14 +4,21 @@ import { boxRect, catConfidence, describeImage, percent, when } from '../format'
 import { href } from '../route';
 import { ErrorNote, StatusChip } from './common';
 
+/**
+ * The image fills the frame's width; until it has loaded, its thumbnail (of the same proportions, and usually in the
+ * browser's cache from the grid) holds its place, so nothing below moves when it arrives.
+ */
 function Picture({ image }: { image: Image }) {
   const boxes = (image.cats ?? []).filter((c) => c.box);
   const src = image.imageUrl ?? image.thumbnailUrl;
+  const [loaded, setLoaded] = useState<string | null>(null);
+  const preview = src !== image.thumbnailUrl && loaded !== src ? image.thumbnailUrl : null;
   return (
     <figure class="picture">
-      <div class="frame">
+      <div class={`frame${src ? ' fill' : ''}`}>
+        {preview && <img class="preview" src={preview} alt="" aria-hidden="true" />}
         {src ? (
-          <img src={src} alt={describeImage(image)} />
+          <img class={preview ? 'arriving' : undefined} src={src} alt={describeImage(image)} onLoad={() => setLoaded(src)} />
         ) : (
           <span class="thumb placeholder big" role="img" aria-label={describeImage(image)}>
             <span aria-hidden="true">{(image.fileName ?? '').split('.').pop()?.toUpperCase() || 'IMG'}</span>

@@ -1,16 +1,20 @@
+import { useState } from 'preact/hooks';
 import type { Image } from '../api';
 import { describeImage } from '../format';
 
 /**
  * A square box of fixed aspect whether or not the thumbnail has arrived, so nothing moves as images load. Without a
- * thumbnail (an API that answers none, or an image that could not be decoded) a placeholder names the file type.
+ * thumbnail (an image that could not be decoded, or one whose thumbnail could not be stored or has expired) a
+ * placeholder names the file type.
  */
 export function Thumb({ image, eager = false }: { image: Image; eager?: boolean }) {
   const alt = describeImage(image);
-  if (image.thumbnailUrl) {
+  const [missing, setMissing] = useState<string | null>(null);
+  if (image.thumbnailUrl && missing !== image.thumbnailUrl) {
+    const url = image.thumbnailUrl;
     return (
       <span class="thumb">
-        <img src={image.thumbnailUrl} alt={alt} width={256} height={256} loading={eager ? 'eager' : 'lazy'} decoding="async" />
+        <img src={url} alt={alt} width={256} height={256} loading={eager ? 'eager' : 'lazy'} decoding="async" onError={() => setMissing(url)} />
       </span>
     );
   }
