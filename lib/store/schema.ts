@@ -156,7 +156,6 @@ export const LISTING_ATTRIBUTES = [
   'rek_iscat',
   'labels',
   'upload_ts',
-  'received_ts',
   'rek_ts',
   'ttl',
   'dup_count',
@@ -165,4 +164,10 @@ export const LISTING_ATTRIBUTES = [
   'err_code',
   'err_msg',
 ] as const;
+
+/**
+ * A listing read from the table itself (or client-fprint) also shows images still being classified, whose upload
+ * time is still in received_ts.
+ */
+export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts'] as const;
 

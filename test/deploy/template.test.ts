@@ -241,6 +241,17 @@ describe('table and indexes', () => {
     expect(missing).toEqual([]);
   });
 
+  it('projects at most 100 attributes summed over its indexes, as CreateTable on AWS allows', () => {
+    // An attribute projected into two indexes counts twice (the DynamoDB quota "projected secondary index attributes").
+    const projected = [...indexes().values()].reduce((n, i) => n + (i.Projection.NonKeyAttributes?.length ?? 0), 0);
+    expect(projected).toBeLessThanOrEqual(100);
+  });
+
+  it('projects received_ts only where a claimed image is found, so listings read uploadedAt from upload_ts', () => {
+    const withReceived = [...indexes().values()].filter((i) => i.Projection.NonKeyAttributes?.includes('received_ts'));
+    expect(withReceived.map((i) => i.IndexName)).toEqual([INDEX.clientFprint]);
+  });
+
   it('is billed on demand', () => {
     expect(table().BillingMode).toBe('PAY_PER_REQUEST');
   });
