@@ -152,7 +152,7 @@ async function recoveryBench(): Promise<Record<string, unknown>> {
       secondsUntilUploadsEmpty: round(recoveredS),
       sweepIntervalSeconds: intervalMs / 1000,
       goal: 'secondsUntilUploadsEmpty <= sweep interval + processing time of what was left',
-      note: 'messages in the journal are delivered at once on restart; only an object whose message never reached it waits for a sweep',
+      note: 'messages in the journal are delivered at once on restart; an image the killed stack had claimed waits for its lease (CLAIM_LEASE_SECONDS, 30 s locally); only an object whose message never reached the journal waits for a sweep',
     };
   } finally {
     stack.signal('SIGKILL');

@@ -1,7 +1,10 @@
 // The reconciliation sweep on the local stack: once at start, then every interval, over the local bucket, sending
 // to the local queue — and skipping objects whose message the queue still holds, which only the local queue can tell.
+// Each run then queues again the completion callbacks whose message was lost (lib/reconcile/callbacks.ts): the local
+// callbacks queue keeps pending retries in memory only, so after a restart this is what delivers them.
 import type { S3Client } from '@aws-sdk/client-s3';
 import { envNumber } from '../lib/config';
+import { sweepCallbacks, type CallbackSweepDeps, type CallbackSweepLimits, type CallbackSweepResult } from '../lib/reconcile/callbacks';
 import { sweepUploads, type SweepLimits, type SweepResult } from '../lib/reconcile/sweep';
 import { keysInS3Message } from '../lib/reconcile/s3-event';
 import type { LocalQueue } from './queue';
@@ -18,12 +21,16 @@ export interface LocalReconcileOptions {
   maxObjects?: number;
   maxDurationMs?: number;
   onStaleBatch?(clientId: string, batchId: string): Promise<void> | void;
+  /** Completion callbacks to look after (only where the callbacks consumer runs in-process). */
+  callbacks?: { deps: Omit<CallbackSweepDeps, 'log'>; limits: CallbackSweepLimits };
   log?: (line: string) => void;
 }
 
+export type LocalSweepResult = SweepResult & { callbacks?: CallbackSweepResult };
+
 export interface LocalReconciler {
   /** Runs a sweep now (after the one running, if any) and resolves with its result. */
-  sweep(): Promise<SweepResult>;
+  sweep(): Promise<LocalSweepResult>;
   stop(): Promise<void>;
 }
 
@@ -46,7 +53,8 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
   const { queue } = opts;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<SweepResult> = Promise.resolve(undefined as unknown as SweepResult);
+  let running: Promise<LocalSweepResult> = Promise.resolve(undefined as unknown as LocalSweepResult);
+  const sweepLog = (line: string, details?: Record<string, unknown>) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`);
 
   const sendMessages = async (bodies: string[]) => {
     // Queued again: their dead letters (if that is where they were) are redriven by these sends.
@@ -61,10 +69,10 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
     }
   };
 
-  const runOnce = async (): Promise<SweepResult> => {
+  const runOnce = async (): Promise<LocalSweepResult> => {
     const release = queue.hold();
     try {
-      return await sweepUploads(
+      const uploads = await sweepUploads(
         {
           s3: opts.s3,
           bucket: opts.bucket,
@@ -72,16 +80,24 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
           sendMessages,
           isQueued: (key) => queue.hasMessageFor(key),
           onStaleBatch: opts.onStaleBatch,
-          log: (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`),
+          log: sweepLog,
         },
         limits,
       );
+      if (!opts.callbacks) return uploads;
+      try {
+        return { ...uploads, callbacks: await sweepCallbacks({ ...opts.callbacks.deps, log: sweepLog }, opts.callbacks.limits) };
+      } catch (err) {
+        // E.g. a data dir whose table predates the callbacks-due index (the stack warned at start).
+        sweepLog('looking after completion callbacks failed', { error: String(err) });
+        return uploads;
+      }
     } finally {
       release();
     }
   };
 
-  const sweep = (): Promise<SweepResult> => {
+  const sweep = (): Promise<LocalSweepResult> => {
     running = running.catch(() => undefined).then(runOnce);
     return running;
   };

@@ -69,7 +69,16 @@ export interface LocalEnvOptions {
   cursorSecret: string;
   /** Server key of completion callback secrets (kept in the data dir so a batch's secret survives a restart). */
   callbackSigningKey: string;
+  /** CLAIM_LEASE_SECONDS when the caller set one; else LOCAL_CLAIM_LEASE_SECONDS. */
+  claimLeaseSeconds?: string;
 }
+
+/**
+ * A claim's lease on the local stack. It only has to outlast one live run's hold on one image (seconds with the offline
+ * detector, under load too); on AWS it is the function's timeout. After a kill -9 an image claimed by the dead run is
+ * taken over when the lease ends, so this bounds the recovery.
+ */
+export const LOCAL_CLAIM_LEASE_SECONDS = 30;
 
 /** The environment of the local stack listening on the given (already bound) ports. */
 export function buildLocalEnv(ports: StackPorts, opts: LocalEnvOptions): Record<string, string> {
@@ -107,6 +116,7 @@ export function buildLocalEnv(ports: StackPorts, opts: LocalEnvOptions): Record<
     CALLBACK_RETRY_BASE_SECONDS: '2',
     CALLBACK_RETRY_MAX_DELAY_SECONDS: '60',
     CALLBACK_RETRY_WINDOW_SECONDS: '600',
+    CLAIM_LEASE_SECONDS: opts.claimLeaseSeconds ?? String(LOCAL_CLAIM_LEASE_SECONDS),
     // dynalite has no transactions: record and counter writes go one after the other, repaired by recount.
     DDB_TRANSACTIONS: opts.dynamodbEndpoint ? 'true' : 'false',
   };

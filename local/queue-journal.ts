@@ -14,11 +14,14 @@ export interface JournaledMessage {
   sentAt: number;
   receiveCount: number;
   firstReceiveAt?: number;
+  /** Epoch ms before which it is not delivered again (a visibility change after its last receive). */
+  visibleAt?: number;
 }
 
 type Entry =
   | ({ op: 'send' } & JournaledMessage)
   | { op: 'receive'; messageId: string; receiveCount: number; at: number }
+  | { op: 'visible'; messageId: string; at: number }
   | { op: 'delete'; messageId: string };
 
 export interface JournalOptions {
@@ -82,7 +85,16 @@ export class QueueJournal {
     if (!message) return;
     message.receiveCount = receiveCount;
     message.firstReceiveAt ??= at;
+    delete message.visibleAt;
     this.append({ op: 'receive', messageId, receiveCount, at }, false);
+  }
+
+  /** Records that the message is not to be delivered again before `at` (epoch ms); on disk when this returns. */
+  visible(messageId: string, at: number): void {
+    const message = this.live.get(messageId);
+    if (!message) return;
+    message.visibleAt = at;
+    this.append({ op: 'visible', messageId, at }, this.fsync);
   }
 
   deleted(messageId: string): void {
@@ -130,7 +142,11 @@ export class QueueJournal {
         if (message) {
           message.receiveCount = Math.max(message.receiveCount, entry.receiveCount);
           message.firstReceiveAt ??= entry.at;
+          delete message.visibleAt;
         }
+      } else if (entry.op === 'visible') {
+        const message = this.live.get(entry.messageId);
+        if (message) message.visibleAt = entry.at;
       } else {
         this.live.delete(entry.messageId);
       }
@@ -177,6 +193,7 @@ function parseEntry(line: string): Entry | undefined {
       return { ...entry, receiveCount: Number(entry.receiveCount) || 0 } as Entry;
     }
     if (entry.op === 'receive' && typeof entry.receiveCount === 'number') return entry as Entry;
+    if (entry.op === 'visible' && typeof entry.at === 'number') return entry as Entry;
     if (entry.op === 'delete') return entry as Entry;
     return undefined;
   } catch {

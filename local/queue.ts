@@ -6,6 +6,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { localReceiptHandle, registerLocalQueueVisibility } from '../lib/aws/message-visibility';
 import { createLambdaContext, LOCAL_ACCOUNT_ID, LOCAL_NAMES } from './env';
 import { QueueJournal, type JournalOptions, type JournalStats } from './queue-journal';
 
@@ -81,6 +82,10 @@ interface Message {
   receiveCount: number;
   availableAt: number;
   lastError?: string;
+  /** Epoch ms before which a failed receive is not delivered again (ChangeMessageVisibility), else the backoff's. */
+  visibleAt?: number;
+  /** The receipt handle of its receive in flight. */
+  receiptHandle?: string;
   /** keysOf(body), worked out once when the message is queued (never journaled). */
   keys: readonly string[];
 }
@@ -110,6 +115,9 @@ export class LocalQueue {
   private readonly dead: DeadLetter[] = [];
   private readonly running = new Set<Promise<void>>();
   private interrupted: string[] = [];
+  /** Receipt handles start with it, so that ChangeMessageVisibility reaches this queue (lib/aws/message-visibility.ts). */
+  private readonly token = randomUUID();
+  private readonly unregisterVisibility: () => void;
   private readonly counters = { sent: 0, succeeded: 0, retried: 0, deadLettered: 0, invocations: 0, failedInvocations: 0, recovered: 0 };
 
   constructor(options: LocalQueueOptions) {
@@ -133,10 +141,23 @@ export class LocalQueue {
     if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
     if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
     if (this.opts.dlqFile && existsSync(this.opts.dlqFile)) this.dead.push(...readJsonLines<DeadLetter>(this.opts.dlqFile));
+    this.unregisterVisibility = registerLocalQueueVisibility(this.token, (handle, seconds) => this.changeMessageVisibility(handle, seconds));
     if (this.opts.journalFile) {
       this.journal = new QueueJournal(this.opts.journalFile, this.opts.journal);
       this.recover();
     }
+  }
+
+  /**
+   * ChangeMessageVisibility for a message in flight: once its receive ends without a delete, it is delivered again
+   * after `seconds` (instead of the backoff), also after a restart. False for a receipt handle not in flight here.
+   */
+  changeMessageVisibility(receiptHandle: string, seconds: number): boolean {
+    const message = [...this.inFlightMessages].find((m) => m.receiptHandle === receiptHandle);
+    if (!message) return false;
+    message.visibleAt = Date.now() + seconds * 1000;
+    this.journal?.visible(message.messageId, message.visibleAt);
+    return true;
   }
 
   /**
@@ -255,6 +276,7 @@ export class LocalQueue {
   async stop(drainTimeoutMs = 10_000): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.unregisterVisibility();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     if (this.windowTimer) clearTimeout(this.windowTimer);
@@ -294,6 +316,9 @@ export class LocalQueue {
       if (message.receiveCount >= this.opts.maxReceiveCount) {
         message.lastError = `still in flight when the queue stopped, at receive ${message.receiveCount}`;
         this.deadLetter(message);
+      } else if (message.visibleAt !== undefined && message.visibleAt > now) {
+        // Handed back for a set time before the stop (a claim's lease): it stays invisible until then.
+        this.deliverLater(message, message.visibleAt - now);
       } else {
         this.ready.push(message);
       }
@@ -356,6 +381,7 @@ export class LocalQueue {
     for (const message of batch) {
       message.receiveCount += 1;
       message.firstReceiveAt ??= now;
+      delete message.visibleAt;
       this.inFlightMessages.add(message);
       this.journal?.received(message.messageId, message.receiveCount, now);
     }
@@ -373,6 +399,7 @@ export class LocalQueue {
     }
     for (const message of batch) {
       this.inFlightMessages.delete(message);
+      delete message.receiptHandle;
       const reason = failed.get(message);
       if (reason === undefined) {
         this.counters.succeeded += 1;
@@ -412,7 +439,11 @@ export class LocalQueue {
     // Finished after stop(): the journal keeps it for the next start.
     if (this.stopped) return;
     const ceiling = Math.min(this.opts.retryMaxMs, this.opts.retryBaseMs * 2 ** (message.receiveCount - 1));
-    const delay = Math.round(ceiling / 2 + (this.opts.random() * ceiling) / 2);
+    const backoff = Math.round(ceiling / 2 + (this.opts.random() * ceiling) / 2);
+    this.deliverLater(message, message.visibleAt !== undefined ? Math.max(0, message.visibleAt - Date.now()) : backoff);
+  }
+
+  private deliverLater(message: Message, delay: number): void {
     message.availableAt = Date.now() + delay;
     this.delayed.add(message);
     const timer = setTimeout(() => {
@@ -452,9 +483,10 @@ export class LocalQueue {
   }
 
   private toRecord(message: Message): SQSRecord {
+    message.receiptHandle = localReceiptHandle(this.token, randomBytes(96).toString('base64'));
     return {
       messageId: message.messageId,
-      receiptHandle: randomBytes(96).toString('base64'),
+      receiptHandle: message.receiptHandle,
       body: message.body,
       attributes: {
         ApproximateReceiveCount: String(message.receiveCount),

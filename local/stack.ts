@@ -7,7 +7,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { connectS3Notifications } from './bridge';
-import { startLocalReconciler, type LocalReconciler } from './bridge-reconcile';
+import { startLocalReconciler, type LocalReconcileOptions, type LocalReconciler } from './bridge-reconcile';
+import { presentBatch } from '../lib/api/present';
+import { loadNotifyConfig } from '../lib/notify/schedule';
+import { callbackQueueFromEnv } from '../lib/notify/wiring';
+import { callbackSweepLimits } from '../lib/reconcile/callbacks';
+import { callbackGraceSecondsFromEnv } from '../lib/reconcile/config';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
 import { MetricTotals } from './metric-totals';
 import { withEmfListener } from '../lib/ingest/metrics';
@@ -232,6 +237,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       dynamodbEndpoint: dynamodb.external ? dynamodb.url : undefined,
       cursorSecret: process.env.CURSOR_SECRET || (await localSecret(path.join(dataDir, 'cursor-secret'))),
       callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
+      claimLeaseSeconds: process.env.CLAIM_LEASE_SECONDS || undefined,
     });
     if (opts.applyEnv !== false) {
       for (const [name, value] of Object.entries(env)) {
@@ -277,6 +283,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         queue: bridge,
         ...opts.reconcile,
         onStaleBatch,
+        ...(opts.applyEnv !== false ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, started) } : {}),
         log: quiet ? () => undefined : (line) => console.warn(line),
       });
       const running = reconciler;
@@ -353,6 +360,16 @@ function recounter(
   const store = new BatchStore({ ddb: DynamoDBDocumentClient.from(client), tableName, transactions: false });
   return async (clientId, batchId) => {
     await store.recount(clientId, batchId);
+  };
+}
+
+/** The sweep's look after completion callbacks, sending to the in-process callbacks consumer (its env applied). */
+function callbackSweep(endpoint: string, table: string, started: Closable[]): NonNullable<LocalReconcileOptions['callbacks']> {
+  const client = localDynamoClient(endpoint);
+  started.push({ name: 'callback sweep client', close: async () => client.destroy() });
+  return {
+    deps: { ddb: DynamoDBDocumentClient.from(client), table, callbacks: callbackQueueFromEnv(), present: presentBatch },
+    limits: callbackSweepLimits(loadNotifyConfig(), callbackGraceSecondsFromEnv()),
   };
 }
 

@@ -17,7 +17,7 @@ const deps: CallbackConsumerDeps = {
   signingKey: loadCallbackSigningKey(),
   config: loadNotifyConfig(),
   queue: callbackQueueFromEnv(),
-  recordState: (clientId, batchId, state) => recordCallbackState(ddb, config.tableName, clientId, batchId, state),
+  recordState: (clientId, batchId, state, final) => recordCallbackState(ddb, config.tableName, clientId, batchId, state, final),
 };
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {

@@ -1,7 +1,12 @@
-// Scheduled: queues again every upload left under uploads/ past the grace period. The work is lib/reconcile/sweep.ts.
+// Scheduled: queues again every upload left under uploads/ past the grace period (lib/reconcile/sweep.ts), and every
+// completion callback whose message was lost (lib/reconcile/callbacks.ts).
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { createS3Client, createSqsClient } from '../../lib/aws/clients';
+import { presentBatch } from '../../lib/api/present';
+import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/aws/clients';
+import { SqsJobQueue } from '../../lib/jobs/queue';
+import { loadNotifyConfig } from '../../lib/notify/schedule';
+import { callbackSweepLimits, sweepCallbacks, type CallbackSweepResult } from '../../lib/reconcile/callbacks';
 import { loadReconcileConfig } from '../../lib/reconcile/config';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
 import { sweepUploads, type SweepResult } from '../../lib/reconcile/sweep';
@@ -9,12 +14,23 @@ import { sweepUploads, type SweepResult } from '../../lib/reconcile/sweep';
 const logger = new Logger({ serviceName: 'icecat-reconcile' });
 const config = loadReconcileConfig();
 const s3 = createS3Client();
-const sendMessages = sqsSender(createSqsClient(), config.queueUrl);
+const sqs = createSqsClient();
+const sendMessages = sqsSender(sqs, config.queueUrl);
+const callbackDeps = {
+  ddb: createDocumentClient(),
+  table: config.callbacks.tableName,
+  callbacks: new SqsJobQueue(sqs, config.callbacks.queueUrl),
+  present: presentBatch,
+  log: (line: string, details?: Record<string, unknown>) => logger.info(line, details ?? {}),
+};
+const callbackLimits = callbackSweepLimits(loadNotifyConfig(), config.callbacks.graceSeconds);
 
 /** Leaves this much of the function's time for the last page's sends. */
 const MARGIN_MS = 10_000;
 
-export const handler = async (_event: ScheduledEvent, context: Context): Promise<Omit<SweepResult, 'queued'> & { queued: number }> => {
+type Summary = Omit<SweepResult, 'queued'> & { queued: number; callbacks: Omit<CallbackSweepResult, 'requeued'> & { requeued: number } };
+
+export const handler = async (_event: ScheduledEvent, context: Context): Promise<Summary> => {
   const maxDurationMs = Math.min(config.limits.maxDurationMs, Math.max(1000, context.getRemainingTimeInMillis() - MARGIN_MS));
   const result = await sweepUploads(
     {
@@ -26,7 +42,8 @@ export const handler = async (_event: ScheduledEvent, context: Context): Promise
     },
     { ...config.limits, maxDurationMs },
   );
-  const summary = { ...result, queued: result.queued.length };
+  const callbacks = await sweepCallbacks(callbackDeps, callbackLimits);
+  const summary = { ...result, queued: result.queued.length, callbacks: { ...callbacks, requeued: callbacks.requeued.length } };
   logger.info('sweep done', summary);
   return summary;
 };

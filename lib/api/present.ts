@@ -52,16 +52,26 @@ export function presentBatch(batch: Batch): BatchSummary {
     doneAt: iso(batch.doneAt),
     expiresAt: new Date(batch.expiresAt * 1000).toISOString(),
     callbackUrl: batch.callbackUrl ?? null,
-    callback: batch.callback
-      ? {
-          url: batch.callback.url,
-          attempts: batch.callback.attempts,
-          lastAttemptAt: iso(batch.callback.lastAttemptAt ?? undefined),
-          lastStatus: batch.callback.lastStatus,
-          lastError: batch.callback.lastError,
-          deliveredAt: iso(batch.callback.deliveredAt ?? undefined),
-          gaveUpAt: iso(batch.callback.gaveUpAt ?? undefined),
-        }
-      : null,
+    callback: presentCallback(batch),
+  };
+}
+
+/** The completion callback's delivery: pending from the moment the batch is done until delivered or given up. */
+function presentCallback(batch: Batch): BatchSummary['callback'] {
+  const state = batch.callback;
+  if (!state) {
+    return batch.callbackDue && batch.callbackUrl
+      ? { url: batch.callbackUrl, status: 'pending', attempts: 0, lastAttemptAt: null, lastStatus: null, lastError: null, deliveredAt: null, gaveUpAt: null }
+      : null;
+  }
+  return {
+    url: state.url,
+    status: state.deliveredAt !== null ? 'delivered' : state.gaveUpAt !== null ? 'failed' : 'pending',
+    attempts: state.attempts,
+    lastAttemptAt: iso(state.lastAttemptAt ?? undefined),
+    lastStatus: state.lastStatus,
+    lastError: state.lastError,
+    deliveredAt: iso(state.deliveredAt ?? undefined),
+    gaveUpAt: iso(state.gaveUpAt ?? undefined),
   };
 }

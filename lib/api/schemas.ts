@@ -288,6 +288,11 @@ export const logListSchema = z
 export const callbackStateSchema = z
   .object({
     url: z.string(),
+    status: z.enum(['pending', 'delivered', 'failed']).meta({
+      description:
+        'pending: the batch is done and the summary not yet delivered (attempts are under way, or the reconciliation ' +
+        'sweep queues the callback again when its message was lost); delivered: a 2xx answered; failed: the retry window closed.',
+    }),
     attempts: z.number().int(),
     lastAttemptAt: isoTime.nullable(),
     lastStatus: z.number().int().nullable().meta({ description: 'The receiver’s HTTP status; null when none came.' }),
@@ -326,7 +331,7 @@ export const batchSummarySchema = z
     doneAt: isoTime.nullable().meta({ description: 'When the batch became done; set once.' }),
     expiresAt: isoTime,
     callbackUrl: z.string().nullable().meta({ description: 'Where the summary is POSTed once the batch is done.' }),
-    callback: callbackStateSchema.nullable().meta({ description: 'The completion callback’s delivery; null before the first attempt.' }),
+    callback: callbackStateSchema.nullable().meta({ description: 'The completion callback’s delivery, from the moment the batch is done; null before, and without callbackUrl.' }),
   })
   .meta({ id: 'BatchSummary' });
 

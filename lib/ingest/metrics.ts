@@ -10,7 +10,7 @@ export const METRICS_NAMESPACE = 'IceCatWrangler';
 export type IngestStep = 'Read' | 'Fingerprint' | 'Claim' | 'Thumbnail' | 'Detect' | 'Record' | 'Move';
 
 /** How one upload ended: an outcome of the pipeline, with the error code of a fail or a refusal. */
-export type ImageOutcome = 'success' | 'duplicate' | 'fail' | 'refused' | 'redelivered';
+export type ImageOutcome = 'success' | 'duplicate' | 'fail' | 'refused' | 'redelivered' | 'deferred';
 
 export interface IngestMetrics {
   /** One upload handled: `Images` with dimension Outcome (and ErrorCode for a fail or refusal). */

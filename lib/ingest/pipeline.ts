@@ -10,6 +10,7 @@ import { XXHash128 } from 'xxhash-addon';
 import { REKOGNITION_LIMITS } from '../ids';
 import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
+import { BatchErasedError } from '../store/errors';
 import { allArrived, isCatAt, type Batch, type Image, type Outcome } from '../store/model';
 import type { Claim, ImageResult } from '../store/writes';
 import { DebugLog } from './debug-log';
@@ -18,7 +19,7 @@ import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
 import { timed, type IngestMetrics } from './metrics';
 import { decodeS3Key, invalidKeyDestination, restingKey, thumbnailKey, tryParseUploadKey, type UploadKey } from './s3-key';
-import { UploadGone, moveUpload, readUpload, storeThumbnail, tooLarge, type StoredUpload } from './storage';
+import { UploadGone, moveUpload, readUpload, removeUpload, storeThumbnail, tooLarge, uploadExists, type StoredUpload } from './storage';
 
 /** What the handler hands over from one S3 event record. */
 export interface UploadEvent {
@@ -34,8 +35,13 @@ export type IngestResult =
   | { outcome: Outcome; batchId: string; fprint: string; errorCode?: string }
   /** No batch of the uploader's can hold it (a key outside the layout, an unknown client): moved under failed/. */
   | { outcome: 'refused'; key: string; code: RefusalCode }
-  /** A redelivered event: the work was done, or is being done (`inFlight`), by another delivery. */
-  | { outcome: 'redelivered'; key: string; inFlight: boolean };
+  /** A redelivered event: the work was done by another delivery. */
+  | { outcome: 'redelivered'; key: string }
+  /**
+   * The image's claim is leased by another run, alive or killed: the message comes back once the lease is over
+   * (`retryAfterSeconds`), to find the finished record (a redelivery) or an expired claim to take over.
+   */
+  | { outcome: 'deferred'; key: string; retryAfterSeconds: number };
 
 export interface IngestDeps {
   s3: S3Client;
@@ -58,10 +64,12 @@ export interface Upload extends UploadKey {
   batch: Batch;
   receivedAt: number;
   log: DebugLog;
+  /** The thumbnail this upload stored, if any: deleted again when its batch turns out to be erased meanwhile. */
+  thumbnail?: string;
 }
 
-/** Why no batch can hold an upload: its key, its client, or its batch is being erased (DELETE). */
-type RefusalCode = 'InvalidKey' | 'UnknownClient' | 'BatchDeleting';
+/** Why no batch can hold an upload: its key, its client, or its batch is being erased (DELETE) or was meanwhile. */
+type RefusalCode = 'InvalidKey' | 'UnknownClient' | 'BatchErased';
 
 export async function processUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
   const result = await handleUpload(deps, event);
@@ -71,9 +79,18 @@ export async function processUpload(deps: IngestDeps, event: UploadEvent): Promi
 }
 
 async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
-  const { metrics } = deps;
   const upload = await placeUpload(deps, event);
   if ('outcome' in upload) return upload;
+  try {
+    return await classifyUpload(deps, upload);
+  } catch (err) {
+    if (err instanceof BatchErasedError) return discardErased(deps, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, upload.thumbnail);
+    throw err;
+  }
+}
+
+async function classifyUpload(deps: IngestDeps, upload: Upload): Promise<IngestResult> {
+  const { metrics } = deps;
   try {
     const object = await timed(metrics, 'Read', () => readObject(deps, upload));
     const image = await timed(metrics, 'Fingerprint', () => fingerprintImage(deps, upload, object));
@@ -106,16 +123,34 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
     return refuse(deps, { bucket: event.bucket, key, etag: event.etag }, restingKey('failed', parsed), 'UnknownClient');
   }
   const receivedAt = (deps.now ?? Date.now)();
-  const batch = await deps.store.openBatch({
+  const { batch, opened } = await deps.store.openBatch({
     clientId: parsed.clientId,
     batchId: parsed.batchId,
     now: receivedAt,
     retentionDays: deps.config.defaultRetentionDays,
   });
-  if (batch.deleting) return refuse(deps, { bucket: event.bucket, key, etag: event.etag }, restingKey('failed', parsed), 'BatchDeleting');
+  if (batch.deleting) return discardErased(deps, { bucket: event.bucket, key, etag: event.etag });
+  // The erasure deletes a batch's objects before its summary: a summary opened just now for an object gone since
+  // belongs to a batch erased while this event was on its way (a stale event must not bring the batch back).
+  if (opened && !(await uploadExists(deps.s3, event.bucket, key))) {
+    await deps.store.dropOpenedBatch(parsed.clientId, parsed.batchId);
+    return discardErased(deps, { bucket: event.bucket, key, etag: event.etag });
+  }
   const log = new DebugLog(batch.debug, receivedAt);
   log.add(`received s3://${event.bucket}/${key} (${event.size ?? '?'} bytes, ETag ${event.etag ?? '?'})`);
   return { ...parsed, bucket: event.bucket, key, etag: event.etag, size: event.size, batch, receivedAt, log };
+}
+
+/**
+ * An upload into a batch being erased (or erased while it was ingested): nothing of it is written, and its object is
+ * deleted rather than moved under failed/, where it could land after the erasure's last pass over that prefix.
+ */
+async function discardErased(deps: IngestDeps, object: StoredUpload, thumbnail?: string): Promise<IngestResult> {
+  deps.logger.warn('upload into a batch being erased: deleted, nothing recorded', { key: object.key });
+  await removeUpload(deps.s3, object);
+  // Stored after the claim, it may have landed behind the erasure's pass over thumbnails/.
+  if (thumbnail) await removeUpload(deps.s3, { bucket: object.bucket, key: thumbnail });
+  return { outcome: 'refused', key: object.key, code: 'BatchErased' };
 }
 
 /** Nothing can record it: a log line, a metric, and the object under failed/. */
@@ -197,8 +232,9 @@ async function settleClaimed(deps: IngestDeps, upload: Upload, object: StoredUpl
   const { store, logger } = deps;
   if (isSameUpload(existing, object)) {
     if (existing.status === 'processing') {
-      logger.info('same upload is being processed by another delivery', { key: upload.key });
-      return { outcome: 'redelivered', key: upload.key, inFlight: true };
+      const retryAfterSeconds = leaseLeftSeconds(existing, (deps.now ?? Date.now)());
+      logger.info('same upload is claimed by another run; trying again when its lease is over', { key: upload.key, retryAfterSeconds });
+      return { outcome: 'deferred', key: upload.key, retryAfterSeconds };
     }
     // Recorded by an earlier delivery that stopped before the move: it may have stopped short of counting or settling.
     await store.repairAfterRedelivery(upload.clientId, upload.batchId);
@@ -215,7 +251,12 @@ async function settleClaimed(deps: IngestDeps, upload: Upload, object: StoredUpl
 
 function redelivered(deps: IngestDeps, upload: Upload): IngestResult {
   deps.logger.info('upload already handled by an earlier delivery; nothing to do', { key: upload.key });
-  return { outcome: 'redelivered', key: upload.key, inFlight: false };
+  return { outcome: 'redelivered', key: upload.key };
+}
+
+/** Whole seconds until the claim's lease is over, plus one so the retry never arrives a moment early; at least 1. */
+export function leaseLeftSeconds(claimed: Image, now: number): number {
+  return Math.max(1, Math.ceil(((claimed.leaseUntil ?? now) - now) / 1000) + 1);
 }
 
 // ---- 4b. the thumbnail, from the pixels the fingerprint decoded (no second decode) ----------------------------
@@ -229,6 +270,7 @@ async function storeImageThumbnail(deps: IngestDeps, upload: Upload, image: Fing
   try {
     const webp = await image.thumbnail();
     await storeThumbnail(deps.s3, upload.bucket, key, webp);
+    upload.thumbnail = key;
     upload.log.add(`thumbnail ${key} (${webp.length} bytes)`);
   } catch (err) {
     const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
@@ -312,7 +354,7 @@ async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, r
     restingKey: processedKey,
     logs: upload.log.entries(),
   });
-  if (!finished) throw lostClaim(deps, held.claim);
+  if (!finished) throw await lostClaim(deps, held.claim);
 }
 
 // ---- the one place a rejected upload becomes a `fail` record --------------------------------------------------
@@ -332,7 +374,7 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
     ? await store.finish(err.claim.claim, { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() })
     : await store.reject(rejectionRecord(upload, fprint, failedKey, err, now));
   if (!recorded) {
-    if (err.claim) throw lostClaim(deps, err.claim.claim);
+    if (err.claim) throw await lostClaim(deps, err.claim.claim);
     await store.repairAfterRedelivery(upload.clientId, upload.batchId); // recorded by an earlier delivery that may not have counted it
   }
   // Overwritten: the key holds a newer upload, which stays for its own event.
@@ -367,7 +409,10 @@ function rejectionKey(fileName: string, etag: string | undefined): string {
   return `fail-${XXHash128.hash(Buffer.from(etag === undefined ? fileName : `${fileName}\u0000${etag}`)).toString('hex')}`;
 }
 
-function lostClaim(deps: IngestDeps, claim: Claim): Error {
+/** The claim's record is gone or another's: erased with its batch meanwhile, or taken over by another run. */
+async function lostClaim(deps: IngestDeps, claim: Claim): Promise<Error> {
+  const batch = await deps.store.getBatch(claim.clientId, claim.batchId);
+  if (!batch || batch.deleting) return new BatchErasedError(`batch ${claim.batchId} was erased while its upload was classified`);
   deps.logger.warn('claim was taken over while classifying; leaving the result to the new holder', { batchId: claim.batchId, fprint: claim.fprint });
   return new Error(`claim on ${claim.batchId}/${claim.fprint} was lost`);
 }

@@ -105,7 +105,7 @@ export async function moveUpload(s3: S3Client, upload: StoredUpload, to: string)
 }
 
 /** Deletes the upload if the key still holds it; a newer upload under the same key stays. */
-async function removeUpload(s3: S3Client, { bucket, key, etag }: StoredUpload): Promise<void> {
+export async function removeUpload(s3: S3Client, { bucket, key, etag }: StoredUpload): Promise<void> {
   try {
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key, ...(etag ? { IfMatch: etag } : {}) }));
   } catch (err) {
@@ -113,6 +113,9 @@ async function removeUpload(s3: S3Client, { bucket, key, etag }: StoredUpload): 
     throw err;
   }
 }
+
+/** Whether the key holds an object (this upload or a newer one). */
+export const uploadExists = (s3: S3Client, bucket: string, key: string): Promise<boolean> => exists(s3, bucket, key);
 
 async function exists(s3: S3Client, bucket: string, key: string): Promise<boolean> {
   try {

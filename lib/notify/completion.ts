@@ -7,7 +7,7 @@ import type { JobQueue } from '../jobs/queue';
 import type { Batch } from '../store/model';
 import type { BatchSummary } from '../api/schemas';
 import { buildBatchCompletedEvent, publishBatchCompleted } from './events';
-import { CALLBACK_MESSAGE_TYPE, encodeCallbackMessage } from './job';
+import { callbackMessage, completedSummary } from './job';
 
 const MIN_SIGNING_KEY_LENGTH = 32;
 
@@ -30,19 +30,12 @@ export interface CompletionDeps {
 export const completionNotifier =
   (deps: CompletionDeps) =>
   async (batch: Batch): Promise<void> => {
-    const summary = deps.present(batch);
+    const summary = completedSummary(batch, deps.present);
     if (batch.callbackUrl) {
-      const message = encodeCallbackMessage({
-        type: CALLBACK_MESSAGE_TYPE,
-        clientId: batch.clientId,
-        batchId: batch.batchId,
-        createdAt: batch.createdAt,
-        url: batch.callbackUrl,
-        body: JSON.stringify(summary),
-        attempts: 0,
-      });
+      const message = callbackMessage(batch, batch.callbackUrl, summary);
+      // Not lost when this fails: the batch owes its callback (cb_due) until delivered, and the sweep queues it again.
       await deps.callbacks.send(message).catch((err: unknown) =>
-        deps.log('completion callback not queued', { batchId: batch.batchId, clientId: batch.clientId, error: String(err) }),
+        deps.log('completion callback not queued; the reconciliation sweep queues it again', { batchId: batch.batchId, clientId: batch.clientId, error: String(err) }),
       );
     }
     if (deps.events) {
@@ -52,3 +45,4 @@ export const completionNotifier =
       );
     }
   };
+

@@ -1,7 +1,7 @@
 // The callbacks consumer: one attempt of a queued completion callback per message (lib/notify/completion.ts queues
 // the first).
 import type { JobQueue } from '../jobs/queue';
-import { attemptDelivery } from './delivery';
+import { attemptDelivery, isFinalState, type CallbackState } from './delivery';
 import { encodeCallbackMessage, jobOf, nextMessage } from './job';
 import { decodeCallbackMessage } from './job-decode';
 import type { NotifyConfig } from './schedule';
@@ -12,8 +12,8 @@ export interface CallbackConsumerDeps {
   config: NotifyConfig;
   /** Where the next attempt goes, delayed by its backoff. */
   queue: JobQueue;
-  /** Stores the delivery state on the batch; false when the batch is gone or being erased. */
-  recordState: (clientId: string, batchId: string, state: object) => Promise<boolean>;
+  /** Stores the delivery state on the batch (`final`: delivered or given up); false when the batch is gone or being erased. */
+  recordState: (clientId: string, batchId: string, state: CallbackState, final: boolean) => Promise<boolean>;
   now?: () => number;
 }
 
@@ -22,7 +22,7 @@ export async function handleCallbackMessage(deps: CallbackConsumerDeps, body: st
   const message = decodeCallbackMessage(body);
   const secret = deriveCallbackSecret(deps.signingKey, message);
   const step = await attemptDelivery(jobOf(message), secret, deps.config, deps.now ? { now: deps.now } : {});
-  const stillThere = await deps.recordState(message.clientId, message.batchId, step.state);
+  const stillThere = await deps.recordState(message.clientId, message.batchId, step.state, isFinalState(step.state));
   // An erased batch's callback stops here: nothing is left to report on.
   if (stillThere && step.retry) await deps.queue.send(encodeCallbackMessage(nextMessage(message, step.retry.job)), step.retry.inSeconds);
 }

@@ -27,6 +27,8 @@ export interface CallbackState {
   deliveredAt: number | null;
   /** Set when the window closed without a 2xx. */
   gaveUpAt: number | null;
+  /** Epoch ms of the first attempt: where the retry window starts (also for an attempt the sweep queues again). */
+  firstAttemptAt?: number;
 }
 
 export interface DeliveryStep {
@@ -62,9 +64,13 @@ export async function attemptDelivery(
     lastError: attempt.error,
     deliveredAt: attempt.delivered ? now : null,
     gaveUpAt: null,
+    firstAttemptAt,
   };
   if (attempt.delivered) return { state, attempt };
   const inSeconds = nextRetryDelay(attempts, (now - firstAttemptAt) / 1000, config.retry, deps.random);
   if (inSeconds === undefined) return { state: { ...state, gaveUpAt: now }, attempt };
   return { state, attempt, retry: { job: { ...job, firstAttemptAt, attempts }, inSeconds } };
 }
+
+/** Delivered, or given up: nothing more to attempt. */
+export const isFinalState = (state: CallbackState): boolean => state.deliveredAt !== null || state.gaveUpAt !== null;

@@ -2,6 +2,8 @@
 // local queue locally). It holds the summary as first sent, so every attempt signs the same bytes, and no secret:
 // the consumer derives the batch's secret again from the server key. The sender's side only: reading one back
 // (lib/notify/job-decode.ts) needs zod, which the functions that only queue a first attempt (ingest) do not load.
+import type { BatchSummary } from '../api/schemas';
+import type { Batch } from '../store/model';
 import type { CallbackJob } from './delivery';
 
 export const CALLBACK_MESSAGE_TYPE = 'callback';
@@ -33,3 +35,26 @@ export const nextMessage = (m: CallbackMessage, job: CallbackJob): CallbackMessa
   attempts: job.attempts,
   ...(job.firstAttemptAt !== undefined ? { firstAttemptAt: job.firstAttemptAt } : {}),
 });
+
+/**
+ * The summary a callback carries: as the batch was when it turned done, without its callback's own delivery state,
+ * so that a callback queued again by the sweep carries the bytes the first one would have.
+ */
+export function completedSummary(batch: Batch, present: (batch: Batch) => BatchSummary): BatchSummary {
+  const { callback: _state, callbackDue: _due, callbackRequeuedAt: _requeued, ...asDone } = batch;
+  return present(asDone);
+}
+
+/** The callbacks queue's message for the next attempt of a batch's callback (the first one: `attempts` 0). */
+export function callbackMessage(batch: Batch, url: string, summary: BatchSummary, after?: { attempts: number; firstAttemptAt?: number }): string {
+  return encodeCallbackMessage({
+    type: CALLBACK_MESSAGE_TYPE,
+    clientId: batch.clientId,
+    batchId: batch.batchId,
+    createdAt: batch.createdAt,
+    url,
+    body: JSON.stringify(summary),
+    attempts: after?.attempts ?? 0,
+    ...(after?.firstAttemptAt !== undefined ? { firstAttemptAt: after.firstAttemptAt } : {}),
+  });
+}

@@ -7,7 +7,12 @@ export interface ReconcileConfig {
   queueUrl: string;
   region: string;
   limits: SweepLimits;
+  /** Completion callbacks whose message was lost are queued again here (lib/reconcile/callbacks.ts). */
+  callbacks: { tableName: string; queueUrl: string; graceSeconds: number };
 }
+
+/** How long a callback may show no progress beyond its own retry waits before the sweep queues it again. */
+export const callbackGraceSecondsFromEnv = (): number => envNumber('CALLBACK_REQUEUE_GRACE_SECONDS', 120, { min: 0, max: 86_400 });
 
 /** The sweep's bounds (RECONCILE_GRACE_SECONDS, RECONCILE_MAX_OBJECTS, RECONCILE_MAX_SECONDS). */
 export function sweepLimitsFromEnv(defaults: { graceSeconds: number; maxObjects: number; maxSeconds: number }): SweepLimits {
@@ -24,5 +29,6 @@ export function loadReconcileConfig(): ReconcileConfig {
     queueUrl: required('INGEST_QUEUE_URL'),
     region: required('AWS_REGION'),
     limits: sweepLimitsFromEnv({ graceSeconds: 900, maxObjects: 5000, maxSeconds: 60 }),
+    callbacks: { tableName: required('TABLE_NAME'), queueUrl: required('CALLBACK_QUEUE_URL'), graceSeconds: callbackGraceSecondsFromEnv() },
   };
 }

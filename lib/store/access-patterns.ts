@@ -4,7 +4,7 @@ import type { BatchGetCommandInput, GetCommandInput, QueryCommandInput } from '@
 import { imageNames } from './attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
 import { IMAGE_STATUSES, type BatchStatus, type ImageStatus } from './model';
-import { BATCH_SK, INDEX, LISTING_ATTRIBUTES, batchKey, batchPartition, imageKey, statusTs } from './schema';
+import { BATCH_SK, INDEX, IN_PROGRESS_LISTING_ATTRIBUTES, LISTING_ATTRIBUTES, batchKey, batchPartition, imageKey, statusTs } from './schema';
 
 export { LISTING_ATTRIBUTES };
 
@@ -40,7 +40,7 @@ function batchExpression(q: BatchQuery): ExpressionBuilder {
  * 1: a batch's results, by fingerprint. The key condition leaves out the summary item (#BATCH sorts first). Reads what
  * a listing shows, unless told other attributes (the export adds the duplicates' names).
  */
-export function batchResultsRequest(q: BatchQuery, projection: readonly string[] = LISTING_ATTRIBUTES): QueryPlan {
+export function batchResultsRequest(q: BatchQuery, projection: readonly string[] = IN_PROGRESS_LISTING_ATTRIBUTES): QueryPlan {
   const e = batchExpression(q);
   e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
   return e.build({ pattern: 'batch-results', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection });
@@ -91,7 +91,7 @@ export function batchInProgressRequest(q: BatchQuery & TimeRange): QueryPlan {
   e.filter(`${e.name('op_status')} = ${e.value(':status', 'processing')}`);
   const range = e.range('received_ts', q);
   if (range) e.filter(range);
-  return e.build({ pattern: 'batch-in-progress', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection: LISTING_ATTRIBUTES });
+  return e.build({ pattern: 'batch-in-progress', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection: IN_PROGRESS_LISTING_ATTRIBUTES });
 }
 
 /** GET /v1/batches/{id}/images: processing → 1 filtered, another status → 2, a time range alone → 7, nothing → 1. */
@@ -202,8 +202,8 @@ export function imageRequest(tableName: string, clientId: string, batchId: strin
   return {
     TableName: tableName,
     Key: imageKey(clientId, batchId, fprint),
-    ProjectionExpression: LISTING_ATTRIBUTES.map((a) => `#${a}`).join(', '),
-    ExpressionAttributeNames: Object.fromEntries(LISTING_ATTRIBUTES.map((a) => [`#${a}`, a])),
+    ProjectionExpression: IN_PROGRESS_LISTING_ATTRIBUTES.map((a) => `#${a}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(IN_PROGRESS_LISTING_ATTRIBUTES.map((a) => [`#${a}`, a])),
   };
 }
 

@@ -56,6 +56,8 @@ export const BATCH_ATTRIBUTES = {
   deleting: 'deleting',
   callbackUrl: 'callback_url',
   callback: 'callback',
+  callbackDue: 'cb_due',
+  callbackRequeuedAt: 'cb_requeued_ts',
 } as const;
 
 export const COUNTER_ATTRIBUTES = {
@@ -128,6 +130,8 @@ export function toBatch(item: BatchItem): Batch {
     ...(item.deleting === true ? { deleting: true } : {}),
     ...(typeof item.callback_url === 'string' ? { callbackUrl: item.callback_url } : {}),
     ...(item.callback ? { callback: item.callback as unknown as Batch['callback'] } : {}),
+    ...(item.cb_due !== undefined ? { callbackDue: true } : {}),
+    ...(typeof item.cb_requeued_ts === 'number' ? { callbackRequeuedAt: item.cb_requeued_ts } : {}),
   };
 }
 
@@ -135,7 +139,7 @@ export function toBatchItem(batch: Batch): BatchItem {
   const out: Record<string, unknown> = { batch_id: batchPartition(batch.clientId, batch.batchId), img_fprint: BATCH_SK };
   for (const [name, attribute] of Object.entries(BATCH_ATTRIBUTES)) {
     const value = (batch as unknown as Record<string, unknown>)[name];
-    if (value !== undefined && name !== 'partition' && name !== 'sortKey') out[attribute] = value;
+    if (value !== undefined && name !== 'partition' && name !== 'sortKey' && name !== 'callbackDue') out[attribute] = value;
   }
   for (const [name, attribute] of Object.entries(COUNTER_ATTRIBUTES)) out[attribute] = batch.counts[name as keyof Counts];
   return out as unknown as BatchItem;

@@ -17,6 +17,8 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { reusableResultRequest } from './access-patterns';
+import { BatchErasedError } from './errors';
+import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
 import { isCatAt, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
 import { batchKey, clientKey, imageKey, type BatchItem, type ImageItem } from './schema';
@@ -64,6 +66,8 @@ export interface BatchStoreOptions {
    * failure is the caller's to log: the batch stays done.
    */
   onDone?: (batch: Batch) => Promise<void>;
+  /** The ingest's: deletes what it wrote into a batch being erased (lib/store/take-back.ts). */
+  takeBack?: TakeBack;
 }
 
 export type ClaimOutcome =
@@ -94,9 +98,9 @@ export type CloseOutcome = { closed: true; batch: Batch } | { closed: false; rea
 
 const conditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;
 
-/** The transaction failed only because its first write's condition did not hold. */
-const firstConditionFailed = (err: unknown): boolean =>
-  err instanceof TransactionCanceledException && err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+/** The transaction failed because its write at `index` found its condition false. */
+const conditionFailedAt = (err: unknown, index: number): boolean =>
+  err instanceof TransactionCanceledException && err.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
 
 /** Recount rounds before giving up on a batch that keeps changing under it (the next redelivery or sweep retries). */
 const RECOUNT_ROUNDS = 5;
@@ -150,13 +154,20 @@ export class BatchStore {
     }
   }
 
-  /** The batch, opened by this upload when it is the batch's first (no POST /v1/batches before it). */
-  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<Batch> {
+  /** The batch, opened by this upload when it is the batch's first (no POST /v1/batches before it): then `opened`. */
+  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<{ batch: Batch; opened: boolean }> {
     const existing = await this.getBatch(b.clientId, b.batchId);
-    if (existing) return existing;
+    if (existing) return { batch: existing, opened: false };
     const batch = newBatch({ ...b, debug: false });
-    if (await this.createBatch(batch)) return batch;
-    return (await this.getBatch(b.clientId, b.batchId))!; // opened concurrently by another upload
+    if (await this.createBatch(batch)) return { batch, opened: true };
+    const opened = await this.getBatch(b.clientId, b.batchId); // opened concurrently by another upload
+    if (!opened) return this.openBatch(b); // ...and erased since
+    return { batch: opened, opened: false };
+  }
+
+  /** Takes back a summary openBatch just made, unless an upload counted into it since; true when it went. */
+  async dropOpenedBatch(clientId: string, batchId: string): Promise<boolean> {
+    return (await this.opts.takeBack?.openedBatch(clientId, batchId)) ?? false;
   }
 
   /** Closes an open batch (POST …:close), optionally with the number of files it gets in all. */
@@ -231,7 +242,7 @@ export class BatchStore {
     let settled = batch;
     if (shouldAutoClose(settled)) settled = (await this.conditionalUpdate(autoCloseRequest(this.table, batch.clientId, batch.batchId, this.now()))) ?? settled;
     if (shouldMarkDone(settled)) {
-      const done = await this.conditionalUpdate(markDoneRequest(this.table, batch.clientId, batch.batchId, this.now()));
+      const done = await this.conditionalUpdate(markDoneRequest(this.table, batch.clientId, batch.batchId, this.now(), batch.callbackUrl !== undefined));
       if (done) {
         settled = done;
         await this.opts.onDone?.(done);
@@ -280,7 +291,8 @@ export class BatchStore {
         const flipped = await Promise.all(flips.slice(i, i + RECLASSIFY_PARALLEL).map((image) => this.flipCat({ ...image, clientId, batchId }, image.isCat !== true)));
         moved += flipped.reduce((n, f) => n + f, 0);
       }
-      if (moved !== 0) await this.ddb.send(new UpdateCommand(countRequest(this.table, clientId, batchId, { cats: moved })));
+      // Its condition fails only for a batch being erased meanwhile: nothing is left to count for.
+      if (moved !== 0) await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved }));
       after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
     } while (after !== undefined && this.now() < opts.deadline);
     const batch = (await this.getBatch(clientId, batchId))!;
@@ -362,7 +374,9 @@ export class BatchStore {
 
   /**
    * A conditional record write and the counter move it implies: one transaction, or the write then the move. False
-   * when the record's condition failed (nothing written, nothing counted).
+   * when the record's condition failed (nothing written, nothing counted). Throws BatchErasedError, leaving nothing
+   * written, when the batch is being erased or gone: without transactions the record written first is deleted again
+   * (a crash between the two leaves it in a partition the erasure is still going through, or whose summary is gone).
    */
   private async recordWithCounts(
     record: UpdateCommandInput | PutCommandInput,
@@ -374,7 +388,8 @@ export class BatchStore {
       try {
         await this.ddb.send(new TransactWriteCommand(transaction(record, count)));
       } catch (err) {
-        if (firstConditionFailed(err)) return false;
+        if (conditionFailedAt(err, 0)) return false;
+        if (conditionFailedAt(err, 1)) throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
         throw err;
       }
       // A transaction answers no values: read the summary to see whether it closed or finished the batch.
@@ -389,7 +404,15 @@ export class BatchStore {
       if (conditionFailed(err)) return false;
       throw err;
     }
-    const out = await this.ddb.send(new UpdateCommand(count));
+    let out;
+    try {
+      out = await this.ddb.send(new UpdateCommand(count));
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+      const key = 'Item' in record ? { batch_id: record.Item?.batch_id, img_fprint: record.Item?.img_fprint } : (record as UpdateCommandInput).Key;
+      await this.opts.takeBack?.record(key as Record<string, unknown>);
+      throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
+    }
     await this.settle(toBatch(out.Attributes as BatchItem));
     return true;
   }

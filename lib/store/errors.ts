@@ -9,3 +9,8 @@ export class QueryError extends Error {
 export class StoreThrottledError extends QueryError {
   override name = 'StoreThrottledError';
 }
+
+/** The batch is being erased (DELETE) or is gone: nothing of an upload may be written into it. */
+export class BatchErasedError extends Error {
+  override name = 'BatchErasedError';
+}

@@ -4,7 +4,7 @@ import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb
 import { batchResultsRequest } from './access-patterns';
 import { toImage } from './attributes';
 import type { Image } from './model';
-import { LISTING_ATTRIBUTES, nowSeconds, type ImageItem } from './schema';
+import { IN_PROGRESS_LISTING_ATTRIBUTES, nowSeconds, type ImageItem } from './schema';
 
 export interface BatchPagesOptions {
   /** Items evaluated per Query (default 500); a page also ends at DynamoDB's 1 MB. */
@@ -24,7 +24,7 @@ export async function* batchImagePages(
   opts: BatchPagesOptions = {},
 ): AsyncGenerator<Image[]> {
   const nowS = nowSeconds((ctx.now ?? Date.now)());
-  const plan = batchResultsRequest({ tableName: ctx.tableName, clientId, batchId, nowS }, opts.attributes ?? LISTING_ATTRIBUTES);
+  const plan = batchResultsRequest({ tableName: ctx.tableName, clientId, batchId, nowS }, opts.attributes ?? IN_PROGRESS_LISTING_ATTRIBUTES);
   let startKey: Record<string, unknown> | undefined;
   do {
     const out = await ctx.ddb.send(new QueryCommand({ ...plan.input, Limit: opts.pageSize ?? 500, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }));

@@ -118,6 +118,10 @@ export interface Batch {
   callbackUrl?: string;
   /** The last delivery of that POST. */
   callback?: CallbackState;
+  /** Done with a callback not yet delivered nor given up (the sweep queues it again when its message was lost). */
+  callbackDue?: boolean;
+  /** Epoch ms: when the sweep last queued the callback again. */
+  callbackRequeuedAt?: number;
 }
 
 export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;

@@ -23,7 +23,11 @@ export const INDEX = {
   clientTime: 'client-time',
   clientCats: 'client-cats',
   clientBatches: 'client-batches',
+  callbacksDue: 'callbacks-due',
 } as const;
+
+/** The one value of cb_due: every batch whose completion callback is still to deliver is in one index partition. */
+export const CALLBACK_DUE = 'due';
 
 /** Bounds that keep an item far below DynamoDB's 400 KB. */
 export const LIMITS = {
@@ -99,6 +103,13 @@ export interface BatchItem {
   callback_url?: string;
   /** The completion callback's delivery state (lib/notify/delivery.ts CallbackState). */
   callback?: Record<string, unknown>;
+  /**
+   * CALLBACK_DUE from the write that stamped done_ts (with a callback_url) until the callback is delivered or given
+   * up: the sparse callbacks-due index, from which the reconciliation sweep queues callbacks whose message was lost.
+   */
+  cb_due?: string;
+  /** When the sweep last queued the callback again (epoch ms). */
+  cb_requeued_ts?: number;
   n_total: number;
   n_pending?: number;
   n_success: number;
@@ -145,7 +156,6 @@ export const LISTING_ATTRIBUTES = [
   'rek_iscat',
   'labels',
   'upload_ts',
-  'received_ts',
   'rek_ts',
   'ttl',
   'dup_count',
@@ -154,4 +164,10 @@ export const LISTING_ATTRIBUTES = [
   'err_code',
   'err_msg',
 ] as const;
+
+/**
+ * A listing read from the table itself (or client-fprint) also shows images still being classified, whose upload
+ * time is still in received_ts.
+ */
+export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts'] as const;
 

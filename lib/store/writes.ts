@@ -1,9 +1,9 @@
 // Every write of the store as a pure request builder (unit-tested without a network); lib/store/batch-store.ts sends
 // them. Expressions name attributes by their domain names through lib/store/attributes.ts (`#fileName`).
-import type { PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, toBatchItem, toImageItem, type ImageAttribute } from './attributes';
 import { ZERO_COUNTS, type Batch, type CatInstance, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
-import { BATCH_SK, LIMITS, batchKey, batchPartition, imageKey, statusTs, ttlFor, type ImageItem } from './schema';
+import { BATCH_SK, CALLBACK_DUE, INDEX, LIMITS, batchKey, batchPartition, imageKey, statusTs, ttlFor, type ImageItem } from './schema';
 
 // ---- batches -------------------------------------------------------------------------------------------------
 
@@ -43,14 +43,18 @@ export function putBatchRequest(table: string, batch: Batch): PutCommandInput {
   };
 }
 
-/** Moves counters by `delta` in one update, answering the summary after it. */
+/**
+ * Moves counters by `delta` in one update, answering the summary after it; only on a summary that exists and is not
+ * being erased, so that no write of an upload in flight recreates an erased batch's summary or counts into one.
+ */
 export function countRequest(table: string, clientId: string, batchId: string, delta: Partial<Counts>): UpdateCommandInput {
   const moved = (Object.entries(delta) as [keyof Counts, number][]).filter(([, n]) => n !== 0);
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: `ADD ${moved.map(([name]) => `#${name} :${name}`).join(', ')}`,
-    ExpressionAttributeNames: batchNames(...moved.map(([name]) => name)),
+    ConditionExpression: 'attribute_exists(#partition) AND attribute_not_exists(#deleting)',
+    ExpressionAttributeNames: batchNames('partition', 'deleting', ...moved.map(([name]) => name)),
     ExpressionAttributeValues: Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])),
     ReturnValues: 'ALL_NEW',
   };
@@ -85,17 +89,20 @@ export function autoCloseRequest(table: string, clientId: string, batchId: strin
   };
 }
 
-/** Stamps doneAt, once, and only while the batch is done (closed, nothing pending, every declared file arrived). */
-export function markDoneRequest(table: string, clientId: string, batchId: string, now: number): UpdateCommandInput {
+/**
+ * Stamps doneAt, once, and only while the batch is done (closed, nothing pending, every declared file arrived). A batch
+ * with a callback is marked as owing it in the same write, so a callback whose first send is lost is still found.
+ */
+export function markDoneRequest(table: string, clientId: string, batchId: string, now: number, withCallback = false): UpdateCommandInput {
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #doneAt = :now',
+    UpdateExpression: withCallback ? 'SET #doneAt = :now, #callbackDue = :due' : 'SET #doneAt = :now',
     ConditionExpression:
-      '#closed = :true AND #pending = :zero AND attribute_not_exists(#doneAt) AND ' +
+      '#closed = :true AND #pending = :zero AND attribute_not_exists(#doneAt) AND attribute_not_exists(#deleting) AND ' +
       '(attribute_not_exists(#expected) OR #expected <= #total)',
-    ExpressionAttributeNames: batchNames('closed', 'pending', 'doneAt', 'expected', 'total'),
-    ExpressionAttributeValues: { ':true': true, ':zero': 0, ':now': now },
+    ExpressionAttributeNames: batchNames('closed', 'pending', 'doneAt', 'deleting', 'expected', 'total', ...(withCallback ? (['callbackDue'] as const) : [])),
+    ExpressionAttributeValues: { ':true': true, ':zero': 0, ':now': now, ...(withCallback ? { ':due': CALLBACK_DUE } : {}) },
     ReturnValues: 'ALL_NEW',
   };
 }
@@ -113,6 +120,20 @@ export function addExpectedRequest(table: string, clientId: string, batchId: str
   };
 }
 
+/**
+ * Deletes a summary the ingest has just opened for an upload whose object turned out to be gone (erased with its
+ * batch meanwhile), unless an upload counted into it since.
+ */
+export function dropOpenedBatchRequest(table: string, clientId: string, batchId: string): DeleteCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    ConditionExpression: '#total = :zero',
+    ExpressionAttributeNames: batchNames('total'),
+    ExpressionAttributeValues: { ':zero': 0 },
+  };
+}
+
 /** Marks an existing batch as being erased (DELETE); marking it again is harmless. */
 export function markDeletingRequest(table: string, clientId: string, batchId: string): UpdateCommandInput {
   return {
@@ -126,14 +147,17 @@ export function markDeletingRequest(table: string, clientId: string, batchId: st
   };
 }
 
-/** Records the completion callback's delivery state on a batch that still exists and is not being erased. */
-export function callbackStateRequest(table: string, clientId: string, batchId: string, state: object): UpdateCommandInput {
+/**
+ * Records the completion callback's delivery state on a batch that still exists and is not being erased; a final
+ * state (delivered, or given up) takes the batch out of the callbacks the sweep looks after.
+ */
+export function callbackStateRequest(table: string, clientId: string, batchId: string, state: object, final = false): UpdateCommandInput {
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #callback = :state',
+    UpdateExpression: final ? 'SET #callback = :state REMOVE #callbackDue' : 'SET #callback = :state',
     ConditionExpression: 'attribute_exists(#partition) AND attribute_not_exists(#deleting)',
-    ExpressionAttributeNames: batchNames('partition', 'callback', 'deleting'),
+    ExpressionAttributeNames: batchNames('partition', 'callback', 'deleting', ...(final ? (['callbackDue'] as const) : [])),
     ExpressionAttributeValues: { ':state': state },
   };
 }
@@ -456,5 +480,37 @@ export function catFlagRequest(table: string, image: Pick<Image, 'clientId' | 'b
     ConditionExpression: '#status = :success AND #isCat = :was',
     ExpressionAttributeNames: imageNames('isCat', 'catAt', 'status'),
     ExpressionAttributeValues: { ':cat': isCat, ':was': !isCat, ':success': 'success', ...(isCat ? { ':uploadedAt': image.uploadedAt } : {}) },
+  };
+}
+
+// ---- completion callbacks the sweep looks after ---------------------------------------------------------------
+
+/** A page of batches that owe their callback, done before `doneBefore` (epoch ms), oldest first. */
+export function dueCallbacksQuery(table: string, doneBefore: number, limit: number, startKey?: Record<string, unknown>): QueryCommandInput {
+  return {
+    TableName: table,
+    IndexName: INDEX.callbacksDue,
+    KeyConditionExpression: '#callbackDue = :due AND #doneAt < :before',
+    ExpressionAttributeNames: batchNames('callbackDue', 'doneAt'),
+    ExpressionAttributeValues: { ':due': CALLBACK_DUE, ':before': doneBefore },
+    Limit: limit,
+    ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+  };
+}
+
+/**
+ * Stamps that the sweep queues the callback again, only if it still owes it and nobody stamped it since `previous`
+ * (so two sweeps never both queue it); the batch must exist and not be being erased.
+ */
+export function callbackRequeueRequest(table: string, clientId: string, batchId: string, now: number, previous: number | undefined): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #callbackRequeuedAt = :now',
+    ConditionExpression:
+      'attribute_exists(#callbackDue) AND attribute_not_exists(#deleting) AND ' +
+      (previous === undefined ? 'attribute_not_exists(#callbackRequeuedAt)' : '#callbackRequeuedAt = :previous'),
+    ExpressionAttributeNames: batchNames('callbackDue', 'deleting', 'callbackRequeuedAt'),
+    ExpressionAttributeValues: { ':now': now, ...(previous === undefined ? {} : { ':previous': previous }) },
   };
 }

@@ -18,6 +18,7 @@ import {
 } from '../../lib/store/access-patterns';
 import type { QueryPlan } from '../../lib/store/expressions';
 import { INDEX } from '../../lib/store/schema';
+import { dueCallbacksQuery } from '../../lib/store/writes';
 import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -85,6 +86,13 @@ const QUERY_PLANS: QueryPlan[] = [
   clientTimeRangeRequest({ ...Q, status: 'success', cat: false }),
   clientCatsRequest({ ...Q, status: 'success' }),
   clientBatchesRequest({ ...Q, status: 'processing' }),
+  // The reconciliation sweep's: batches owing their completion callback (it reads each summary itself).
+  {
+    pattern: 'callbacks owed',
+    scope: 'all batches',
+    keyAttributes: ['cb_due', 'done_ts', 'batch_id', 'img_fprint'],
+    input: dueCallbacksQuery('T', 1, 100),
+  },
 ];
 const INDEX_PLANS = QUERY_PLANS.filter((p) => p.input.IndexName);
 
@@ -116,6 +124,7 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   ListObjectsV2Command: ['s3:ListBucket'],
   SendMessageCommand: ['sqs:SendMessage'],
   SendMessageBatchCommand: ['sqs:SendMessage'],
+  ChangeMessageVisibilityBatchCommand: ['sqs:ChangeMessageVisibility'],
   DetectLabelsCommand: ['rekognition:DetectLabels'],
   DeleteObjectsCommand: ['s3:DeleteObject'],
   PutEventsCommand: ['events:PutEvents'],
@@ -226,10 +235,21 @@ describe('table and indexes', () => {
       ...attributesIn(plan.input.FilterExpression, plan.input.ExpressionAttributeNames),
       ...attributesIn(plan.input.ProjectionExpression, plan.input.ExpressionAttributeNames),
       // The logs and batches listings show no image listing attributes.
-      ...(plan.input.IndexName === INDEX.batchLogs || plan.input.IndexName === INDEX.clientBatches ? [] : LISTING_ATTRIBUTES),
+      ...([INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue] as string[]).includes(plan.input.IndexName as string) ? [] : LISTING_ATTRIBUTES,
     ];
     const missing = index.Projection.ProjectionType === 'ALL' ? [] : needed.filter((a) => !available.has(a));
     expect(missing).toEqual([]);
+  });
+
+  it('projects at most 100 attributes summed over its indexes, as CreateTable on AWS allows', () => {
+    // An attribute projected into two indexes counts twice (the DynamoDB quota "projected secondary index attributes").
+    const projected = [...indexes().values()].reduce((n, i) => n + (i.Projection.NonKeyAttributes?.length ?? 0), 0);
+    expect(projected).toBeLessThanOrEqual(100);
+  });
+
+  it('projects received_ts only where a claimed image is found, so listings read uploadedAt from upload_ts', () => {
+    const withReceived = [...indexes().values()].filter((i) => i.Projection.NonKeyAttributes?.includes('received_ts'));
+    expect(withReceived.map((i) => i.IndexName)).toEqual([INDEX.clientFprint]);
   });
 
   it('is billed on demand', () => {
@@ -285,7 +305,7 @@ describe('IAM', () => {
 
   it.each([
     ['ingest', 's3:GetObject', ['{ImagesBucket.Arn}/uploads/*']],
-    ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/uploads/*']],
+    ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/thumbnails/*', '{ImagesBucket.Arn}/uploads/*']],
     ['ingest', 's3:PutObject', ['{ImagesBucket.Arn}/duplicates/*', '{ImagesBucket.Arn}/failed/*', '{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
     ['api', 's3:GetObject', ['{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
     ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
@@ -293,10 +313,12 @@ describe('IAM', () => {
     ['batches', 's3:GetObject', ['{ImagesBucket.Arn}/exports/*']],
     ['batches', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{EraseQueue.Arn}']],
     ['ingest', 'sqs:SendMessage', ['{CallbackQueue.Arn}']],
+    ['ingest', 'sqs:ChangeMessageVisibility', ['{IngestQueue.Arn}']],
     ['callbacks', 'sqs:SendMessage', ['{CallbackQueue.Arn}']],
     ['erase', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['reconcile', 's3:ListBucket', ['{ImagesBucket.Arn}']],
-    ['reconcile', 'sqs:SendMessage', ['{IngestQueue.Arn}']],
+    ['reconcile', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{IngestQueue.Arn}']],
+    ['reconcile', 'dynamodb:Query', ['{ImagesTable.Arn}/index/callbacks-due']],
   ] as const)('lets %s use %s only on %j', (fn, action, expected) => {
     const on = statementsOf(fn).filter((s) => s.Action.includes(action)).flatMap((s) => s.Resource);
     expect([...new Set(on)].sort()).toEqual([...expected]);
@@ -304,7 +326,7 @@ describe('IAM', () => {
 
   it.each(FUNCTION_NAMES)('lets %s use DynamoDB only on the table and its indexes', (fn) => {
     const on = statementsOf(fn).filter((s) => s.Action.some((a) => a.startsWith('dynamodb:'))).flatMap((s) => s.Resource);
-    expect(on.filter((r) => r !== '{ImagesTable.Arn}' && r !== '{ImagesTable.Arn}/index/*')).toEqual([]);
+    expect(on.filter((r) => r !== '{ImagesTable.Arn}' && !/^\{ImagesTable\.Arn\}\/index\/(\*|[a-z-]+)$/.test(r))).toEqual([]);
   });
 
   it.each(FUNCTION_NAMES)('lets %s write logs only to its own log group', (fn) => {

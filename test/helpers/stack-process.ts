@@ -18,6 +18,7 @@ export interface StackProcess {
   s3: S3Client;
   apiUrl: string;
   bridgeUrl: string;
+  dynamodbUrl: string;
   bucket: string;
   /** Sends the signal to the whole process group. */
   signal(signal: NodeJS.Signals): void;
@@ -76,6 +77,8 @@ export async function startStackProcess(dataDir: string, logFile: string, env: R
     s3,
     apiUrl: `http://127.0.0.1:${ports.API}`,
     bridgeUrl: `http://127.0.0.1:${ports.BRIDGE}`,
+    // An external DynamoDB (DynamoDB Local, `npm run test:strict`) stands in for dynalite there too.
+    dynamodbUrl: env.ICECAT_DYNAMODB_ENDPOINT ?? (process.env.ICECAT_DYNAMODB_ENDPOINT || `http://127.0.0.1:${ports.DYNAMODB}`),
     bucket: LOCAL_NAMES.bucket,
     signal: (signal) => {
       try {

@@ -10,8 +10,10 @@ const NOW = WINDOW_START + 130_000;
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', sessionToken: 'session' };
 // As lib/aws/clients.ts configures them: checksums only where an operation requires one.
 const checksums = { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } as const;
-const awsS3 = new S3Client({ region: 'eu-west-1', credentials, ...checksums });
-const awsS3East = new S3Client({ region: 'us-east-1', credentials, ...checksums });
+// AWS's own endpoints even when the environment names the local S3 (jest's integration setup sets AWS_ENDPOINT_URL_S3).
+const onAws = { ignoreConfiguredEndpointUrls: true } as const;
+const awsS3 = new S3Client({ region: 'eu-west-1', credentials, ...checksums, ...onAws });
+const awsS3East = new S3Client({ region: 'us-east-1', credentials, ...checksums, ...onAws });
 const localS3 = new S3Client({ region: 'us-east-1', credentials, endpoint: 'http://127.0.0.1:4569', forcePathStyle: true, ...checksums });
 
 /** A signer configured as the S3 client `s3` is. */

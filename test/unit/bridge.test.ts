@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { localS3EventMessage } from '../../local/bridge';
 import { LocalQueue, type LocalQueueOptions } from '../../local/queue';
+import { LocalMessageVisibility } from '../../lib/aws/message-visibility';
 import { encodeS3EventKey, keysInS3Message, s3EventRecord } from '../../lib/reconcile/s3-event';
 
 /** The form decoding AWS documents for event keys (what a handler does with them). */
@@ -325,6 +326,66 @@ describe('LocalQueue', () => {
     // Assert
     expect(second.batches).toEqual([]);
     expect(second.bridge.stats().recovered).toBe(0);
+  });
+
+  it('delivers a message handed back with ChangeMessageVisibility after that delay, not after the backoff', async () => {
+    // Arrange: the first receive hands the message back for 1 s (the ingest finding a claim still leased).
+    const visibility = new LocalMessageVisibility();
+    const receivedAt: number[] = [];
+    const { bridge, deliveries } = recordingBridge(async (event) => {
+      receivedAt.push(Date.now());
+      if (receivedAt.length > 1) return { batchItemFailures: [] };
+      const [record] = event.Records as [SQSRecord];
+      await visibility.retryLater([{ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: 1 }], () => undefined);
+      return { batchItemFailures: [{ itemIdentifier: record.messageId }] };
+    });
+
+    // Act
+    bridge.send('leased');
+    await bridge.whenIdle(5000);
+
+    // Assert: the backoff alone (retryMaxMs 20) would have delivered it within a few ms.
+    expect(deliveries('leased')).toHaveLength(2);
+    expect(receivedAt[1]! - receivedAt[0]!).toBeGreaterThanOrEqual(950);
+    expect(bridge.stats()).toMatchObject({ succeeded: 1, retried: 1, deadLettered: 0 });
+  });
+
+  it('keeps a handed-back message invisible across a restart until its delay is over', async () => {
+    // Arrange: hand the message back for 1.5 s, then stop the queue at once.
+    const journalFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'queue.journal');
+    const visibility = new LocalMessageVisibility();
+    const first = recordingBridge(
+      async (event) => {
+        const [record] = event.Records as [SQSRecord];
+        await visibility.retryLater([{ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: 1.5 }], () => undefined);
+        return { batchItemFailures: [{ itemIdentifier: record.messageId }] };
+      },
+      { journalFile, batchWindowMs: 0 },
+    );
+    first.bridge.send('leased');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const handedBackAt = Date.now();
+    await first.bridge.stop(1000);
+
+    // Act
+    let secondAt = 0;
+    const second = recordingBridge(
+      async () => {
+        secondAt = Date.now();
+        return { batchItemFailures: [] };
+      },
+      { journalFile },
+    );
+    await second.bridge.whenIdle(5000);
+
+    // Assert
+    expect(second.deliveries('leased').map((r) => r.attributes.ApproximateReceiveCount)).toEqual(['2']);
+    expect(secondAt - handedBackAt).toBeGreaterThanOrEqual(1300);
+  });
+
+  it('answers false to a visibility change for a receipt handle it has not in flight', () => {
+    const { bridge } = recordingBridge(succeedAll);
+    expect(bridge.changeMessageVisibility('not-a-handle', 5)).toBe(false);
   });
 
   it('delivers again a message whose batch was still running at stop, counting the receive it had', async () => {

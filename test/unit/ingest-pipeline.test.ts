@@ -366,12 +366,20 @@ describe('an image the batch already has', () => {
     expect(updates().find((u) => u.ExpressionAttributeValues?.[':statusKey'])?.ExpressionAttributeValues?.[':uploadedAt']).toBe(NOW - 60_000);
   });
 
-  it('leaves an upload another delivery is classifying right now', async () => {
+  it('hands an upload whose claim another run still leases back until the lease is over, touching nothing', async () => {
     given({ existing: record({ status: 'processing', claimId: 'live', leaseUntil: NOW + 60_000 }) });
     ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
 
-    expect(await processUpload(deps(), event())).toEqual({ outcome: 'redelivered', key: KEY, inFlight: true });
+    expect(await processUpload(deps(), event())).toEqual({ outcome: 'deferred', key: KEY, retryAfterSeconds: 61 });
     expect(copies()).toEqual([]);
+    expect(detectCalls()).toBe(0);
+  });
+
+  it('hands it back for at least a second when the lease ends within the same millisecond', async () => {
+    given({ existing: record({ status: 'processing', claimId: 'live', leaseUntil: NOW }) });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+
+    expect(await processUpload(deps(), event())).toEqual({ outcome: 'deferred', key: KEY, retryAfterSeconds: 1 });
   });
 });
 
@@ -380,7 +388,7 @@ describe('redelivered events', () => {
     given();
     s3.on(GetObjectCommand).rejects(new NoSuchKey({ message: 'gone', $metadata: {} }));
 
-    expect(await processUpload(deps(), event())).toEqual({ outcome: 'redelivered', key: KEY, inFlight: false });
+    expect(await processUpload(deps(), event())).toEqual({ outcome: 'redelivered', key: KEY });
     expect(updates()).toEqual([]);
   });
 
@@ -390,7 +398,7 @@ describe('redelivered events', () => {
 
     const result = await processUpload(deps(), event());
 
-    expect(result).toEqual({ outcome: 'redelivered', key: KEY, inFlight: false });
+    expect(result).toEqual({ outcome: 'redelivered', key: KEY });
     expect(ddb.commandCalls(QueryCommand)).toHaveLength(1);
     expect(copies()[0]).toMatchObject({ Key: `processed/demo/b1/${fp.fprint}.png` });
     expect(detectCalls()).toBe(0);
@@ -401,7 +409,7 @@ describe('redelivered events', () => {
 
     const result = await processUpload(deps(true), event());
 
-    expect(result).toEqual({ outcome: 'redelivered', key: KEY, inFlight: false });
+    expect(result).toEqual({ outcome: 'redelivered', key: KEY });
     expect(ddb.commandCalls(QueryCommand)).toHaveLength(0);
     expect(updates().map((u) => u.UpdateExpression)).toEqual(['SET #doneAt = :now']);
     expect(copies()[0]).toMatchObject({ Key: `processed/demo/b1/${fp.fprint}.png` });

@@ -23,6 +23,14 @@ describe('buildLocalEnv', () => {
     });
   });
 
+  it('leases claims for 30 s unless the caller set CLAIM_LEASE_SECONDS', () => {
+    const ports = { api: 1, s3: 2, dynamodb: 3, rekognition: 4, bridge: 5 };
+    const secrets = { dataDir: '/d', cursorSecret: 'x', callbackSigningKey: 'k' };
+
+    expect(buildLocalEnv(ports, secrets).CLAIM_LEASE_SECONDS).toBe('30');
+    expect(buildLocalEnv(ports, { ...secrets, claimLeaseSeconds: '5' }).CLAIM_LEASE_SECONDS).toBe('5');
+  });
+
   it('points DynamoDB at an external endpoint when one is given', () => {
     const env = buildLocalEnv(DEFAULT_PORTS, { dataDir: '/d', cursorSecret: 'x', callbackSigningKey: 'k', dynamodbEndpoint: 'http://127.0.0.1:9999' });
 

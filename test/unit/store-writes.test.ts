@@ -173,6 +173,12 @@ describe('batch summary writes', () => {
     expect(req.ReturnValues).toBe('ALL_NEW');
   });
 
+  it('moves counters only on a summary that exists and is not being erased, so no late upload recreates one', () => {
+    const req = countRequest('T', 'acme', 'holiday', { total: 1 });
+
+    expect(stored(req, req.ConditionExpression)).toBe('attribute_exists(batch_id) AND attribute_not_exists(deleting)');
+  });
+
   it('closes only an open batch, and with `expected` only if no more files arrived than that', () => {
     const req = closeRequest('T', 'acme', 'holiday', 5, 3);
 
@@ -192,7 +198,7 @@ describe('batch summary writes', () => {
     const req = markDoneRequest('T', 'acme', 'holiday', 5);
 
     expect(stored(req, req.ConditionExpression)).toBe(
-      'closed = :true AND n_pending = :zero AND attribute_not_exists(done_ts) AND (attribute_not_exists(expected) OR expected <= n_total)',
+      'closed = :true AND n_pending = :zero AND attribute_not_exists(done_ts) AND attribute_not_exists(deleting) AND (attribute_not_exists(expected) OR expected <= n_total)',
     );
   });
 

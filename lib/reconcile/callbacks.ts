@@ -1,0 +1,77 @@
+// The sweep's second half: completion callbacks are delivered at least once (docs/design.md §6). The write that
+// stamps a batch done also marks it as owing its callback (cb_due, the sparse callbacks-due index) until an attempt
+// delivers it or the retry window closes. A callback whose message was lost (its first send failed, the process died
+// with a retry pending, a message dropped) shows no progress: no attempt since the batch turned done, or none for
+// longer than the longest wait between two attempts. The sweep queues such a callback again, with the attempts it
+// had, exactly as the completion hook would have; stamping the batch first makes two sweeps never queue it twice.
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { BatchSummary } from '../api/schemas';
+import type { JobQueue } from '../jobs/queue';
+import { callbackMessage, completedSummary } from '../notify/job';
+import { isFinalState } from '../notify/delivery';
+import type { NotifyConfig } from '../notify/schedule';
+import { batchesOwingCallbacks, readSummary, stampCallbackRequeued } from '../store/callback-requeue';
+import type { Batch } from '../store/model';
+
+export interface CallbackSweepDeps {
+  ddb: DynamoDBDocumentClient;
+  table: string;
+  /** The callbacks queue (SQS on AWS, the in-process consumer locally). */
+  callbacks: JobQueue;
+  /** The summary as the API shows it (lib/api/present.ts). */
+  present: (batch: Batch) => BatchSummary;
+  now?: () => number;
+  log?: (line: string, details?: Record<string, unknown>) => void;
+}
+
+export interface CallbackSweepLimits {
+  /** A callback with no attempt yet is queued again this long after its batch turned done (or its last requeue). */
+  firstAttemptGraceMs: number;
+  /** One with attempts, this long after the last attempt (or requeue): above the longest wait between two attempts. */
+  retryGraceMs: number;
+  /** Callbacks queued again at most per run. */
+  maxCallbacks: number;
+}
+
+export interface CallbackSweepResult {
+  /** Batches owing a callback past the first-attempt grace. */
+  owing: number;
+  /** Callbacks queued again, as `clientId/batchId`. */
+  requeued: string[];
+}
+
+/** The grace periods from the callbacks' own retry policy: a callback still retrying is never doubled. */
+export function callbackSweepLimits(config: NotifyConfig, graceSeconds: number, maxCallbacks = 500): CallbackSweepLimits {
+  const graceMs = graceSeconds * 1000;
+  return {
+    firstAttemptGraceMs: graceMs,
+    retryGraceMs: config.retry.maxDelaySeconds * 1000 + config.timeoutMs + graceMs,
+    maxCallbacks,
+  };
+}
+
+export async function sweepCallbacks(deps: CallbackSweepDeps, limits: CallbackSweepLimits): Promise<CallbackSweepResult> {
+  const now = (deps.now ?? Date.now)();
+  const result: CallbackSweepResult = { owing: 0, requeued: [] };
+  for await (const { clientId, batchId } of batchesOwingCallbacks(deps.ddb, deps.table, now - limits.firstAttemptGraceMs)) {
+    if (result.requeued.length >= limits.maxCallbacks) break;
+    result.owing += 1;
+    const batch = await readSummary(deps.ddb, deps.table, clientId, batchId);
+    if (!batch?.callbackDue || !batch.callbackUrl || batch.deleting) continue;
+    const state = batch.callback;
+    if (state && isFinalState(state)) continue;
+    const lastProgress = Math.max(batch.doneAt ?? 0, state?.lastAttemptAt ?? 0, batch.callbackRequeuedAt ?? 0);
+    if (now - lastProgress < (state ? limits.retryGraceMs : limits.firstAttemptGraceMs)) continue;
+    if (!(await stampCallbackRequeued(deps.ddb, deps.table, batch, now))) continue;
+    const after = state ? { attempts: state.attempts, ...(state.firstAttemptAt !== undefined ? { firstAttemptAt: state.firstAttemptAt } : {}) } : undefined;
+    try {
+      await deps.callbacks.send(callbackMessage(batch, batch.callbackUrl, completedSummary(batch, deps.present), after));
+      result.requeued.push(`${clientId}/${batchId}`);
+    } catch (err) {
+      // Stamped but not sent: the next run after the grace tries again.
+      deps.log?.('callback not queued again; the next sweep tries again', { clientId, batchId, error: String(err) });
+    }
+  }
+  if (result.requeued.length > 0) deps.log?.('queued completion callbacks again', { callbacks: result.requeued });
+  return result;
+}
