@@ -9,6 +9,7 @@ import sharp from 'sharp';
 import { createS3Client } from '../../lib/aws/clients';
 import type { Image, UploadForm } from '../../lib/api/schemas';
 import { call, newClient, readAll, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
+import { postForm } from '../helpers/upload-form';
 import { launchChromium, phoneContext, screenshot, scrollWidth, type Recorder } from './browser';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
@@ -69,13 +70,9 @@ async function imagesOf(key: string, id: string): Promise<Image[]> {
 }
 
 /** A presigned POST from outside the page, as another uploader would send it. */
-async function postForm(form: UploadForm, body: Buffer, contentType: string): Promise<void> {
-  const data = new FormData();
-  for (const [name, value] of Object.entries(form.fields)) data.append(name, value);
-  data.append('file', new Blob([new Uint8Array(body)], { type: contentType }), form.file);
-  const res = await fetch(form.url, { method: 'POST', body: data });
-  await res.arrayBuffer();
-  if (!res.ok) throw new Error(`upload answered ${res.status}`);
+async function postFormOk(form: UploadForm, body: Buffer, contentType: string): Promise<void> {
+  const status = await postForm(form, body, contentType);
+  if (status >= 300) throw new Error(`upload answered ${status}`);
 }
 
 beforeAll(async () => {
@@ -313,7 +310,7 @@ describe('the web app', () => {
     });
     const live = created.body.batchId as string;
     const forms = created.body.uploads as UploadForm[];
-    await postForm(forms[0]!, CAT, 'image/png');
+    await postFormOk(forms[0]!, CAT, 'image/png');
     await waitForBridgeIdle();
     await page.goto(`${apiUrl}/#/`);
     // Opening it by name works whether or not the API lists batches.
@@ -332,7 +329,7 @@ describe('the web app', () => {
     }, live);
     await expectFits('batches-live');
 
-    await postForm(forms[1]!, coffee, 'image/png');
+    await postFormOk(forms[1]!, coffee, 'image/png');
     await page.locator(`.batch-row[data-batch="${live}"][data-status="done"]`).waitFor({ timeout: 60_000 });
 
     const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
@@ -374,7 +371,7 @@ describe('the web app', () => {
     const forms = created.body.uploads as UploadForm[];
     // One after the other, so the first PNG is the original and the second its duplicate.
     for (const f of files) {
-      await postForm(forms.find((form) => form.file === f.name)!, f.body, f.type);
+      await postFormOk(forms.find((form) => form.file === f.name)!, f.body, f.type);
       await waitForBridgeIdle();
     }
     const requestsBefore = recorder.urls.length;

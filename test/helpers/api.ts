@@ -8,6 +8,8 @@ import { LIMITS, batchPartition, statusTs, type BatchItem, type ImageItem } from
 import { newBatch } from '../../lib/store/writes';
 import { aws, stackEnv, uniqueId } from '.';
 
+export { postForm } from './upload-form';
+
 export interface ApiAnswer<T = unknown> {
   status: number;
   body: T;
@@ -145,3 +147,4 @@ export async function readAllPages<T>(
   } while (cursor);
   return { items, pages: pageSizes.length, pageSizes };
 }
+

@@ -5,21 +5,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batchSummarySchema, imageListSchema, logListSchema, type Image, type UploadForm } from '../../lib/api/schemas';
 import { uploadFile, waitForBridgeIdle } from '../helpers';
-import { call, newClient, type TestClient } from '../helpers/api';
+import { call, newClient, postForm, type TestClient } from '../helpers/api';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');
 const NOT_CAT = fixture('coffee.png');
 
-/** Uploads through a presigned POST form as a browser would: the form's fields, then the file. */
-async function postForm(form: UploadForm, body: Buffer, contentType: string): Promise<number> {
-  const data = new FormData();
-  for (const [name, value] of Object.entries(form.fields)) data.append(name, value);
-  data.append('file', new Blob([body], { type: contentType }), form.file);
-  const res = await fetch(form.url, { method: 'POST', body: data });
-  await res.arrayBuffer();
-  return res.status;
-}
 
 let client: TestClient;
 let batchId: string;

@@ -7,21 +7,13 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { imageListSchema, imageSchema, type Image, type UploadForm } from '../../lib/api/schemas';
 import { aws, stackEnv, waitForBridgeIdle } from '../helpers';
-import { call, newClient, type TestClient } from '../helpers/api';
+import { call, newClient, postForm, type TestClient } from '../helpers/api';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');
 const NOT_CAT = fixture('coffee.png');
 const NOT_AN_IMAGE = Buffer.from('these bytes are no picture at all');
 
-async function postForm(form: UploadForm, body: Buffer, contentType: string): Promise<number> {
-  const data = new FormData();
-  for (const [name, value] of Object.entries(form.fields)) data.append(name, value);
-  data.append('file', new Blob([body], { type: contentType }), form.file);
-  const res = await fetch(form.url, { method: 'POST', body: data });
-  await res.arrayBuffer();
-  return res.status;
-}
 
 async function objectBytes(key: string): Promise<Buffer> {
   const out = await aws().s3.send(new GetObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: key }));
