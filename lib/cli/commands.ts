@@ -250,7 +250,7 @@ function uploadFooter(s: BatchSummary, r: UploadResult, settled: boolean): strin
   const parts = [
     `batch ${s.batchId}: ${s.status}`,
     `${r.uploadedFiles} files uploaded (${formatBytes(r.uploadedBytes)})${r.alreadyThere ? `, ${r.alreadyThere} already there` : ''}`,
-    `${c.success} success, ${c.duplicate} duplicate, ${c.fail} fail, ${c.cats} cats${settled ? '' : ` (${c.total} recorded so far: icecat status ${s.batchId})`}`,
+    `${c.success} success, ${c.duplicate} duplicate, ${c.fail} fail, ${c.cats} ${c.cats === 1 ? 'cat' : 'cats'}${settled ? '' : ` (${c.total} recorded so far: icecat status ${s.batchId})`}`,
   ];
   const notUploaded = r.rejected.length + r.unsent.length;
   if (notUploaded) parts.push(`${notUploaded} not uploaded`);

@@ -171,7 +171,7 @@ describe('icecat upload --wait on a terminal', () => {
     expect(rows.filter((r) => r !== copy).map((r) => r[4] ?? '')).not.toContain(expect.stringMatching(/^photos\//));
     expect(run.stdout).not.toContain('(not listed)');
     expect(lines.find((l) => l.startsWith('photos/notes.txt'))).toMatch(/NotAnImage: not an image/);
-    expect(run.stdout).toMatch(/^batch \S+: done; 4 files uploaded .*; 2 success, 1 duplicate, 1 fail, 1 cats; 3 not uploaded/m);
+    expect(run.stdout).toMatch(/^batch \S+: done; 4 files uploaded .*; 2 success, 1 duplicate, 1 fail, 1 cat; 3 not uploaded/m);
   });
 });
 
