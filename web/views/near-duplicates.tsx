@@ -1,15 +1,13 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { batchPath, type Api, type Image, type SimilarGroups } from '../api';
 import { plural } from '../format';
+import { nextSlice, THUMBNAILS_PER_CALL } from '../groups';
 import { useNearViewport } from '../hooks';
 import { href } from '../route';
 import { ErrorNote, onGridKey } from './common';
 import { Thumb } from './thumb';
 
 type Group = SimilarGroups['groups'][number];
-
-/** Most keys of one batchGet: the thumbnails of the groups shown are asked for this many at a time. */
-const THUMBNAILS_PER_CALL = 100;
 
 /**
  * A done batch's groups, per signed-in key (a new key is a new Api), so going back from an image to this view asks
@@ -18,14 +16,6 @@ const THUMBNAILS_PER_CALL = 100;
 const finalGroups = new WeakMap<Api, Map<string, Group[]>>();
 
 export const knownGroupCount = (api: Api, batchId: string): number | null => finalGroups.get(api)?.get(batchId)?.length ?? null;
-
-/** The groups the next thumbnails call covers: whole groups up to its most keys (at least one group). */
-function nextSlice(groups: Group[], from: number): number {
-  let end = from;
-  let keys = 0;
-  while (end < groups.length && (end === from || keys + groups[end]!.fprints.length <= THUMBNAILS_PER_CALL)) keys += groups[end++]!.fprints.length;
-  return end;
-}
 
 function Member({ batchId, fprint, name, image }: { batchId: string; fprint: string; name: string; image?: Image }) {
   return (
@@ -55,7 +45,7 @@ export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; bat
   const [error, setError] = useState<unknown>(null);
   const [images, setImages] = useState<Map<string, Image>>(new Map());
   const [shown, setShown] = useState(0);
-  const asking = useRef(false);
+  const next = useRef(0);
   const report = useRef(onGroups);
   report.current = onGroups;
 
@@ -72,7 +62,6 @@ export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; bat
         if (!live) return;
         if (done) finalGroups.set(api, (finalGroups.get(api) ?? new Map<string, Group[]>()).set(batchId, found));
         setGroups(found);
-        setShown(0);
         setError(null);
         report.current(found.length, done);
       },
@@ -84,11 +73,13 @@ export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; bat
   }, [api, batchId, done]);
 
   const showMore = useCallback(async () => {
-    if (!groups || asking.current || shown >= groups.length) return;
-    asking.current = true;
-    const end = nextSlice(groups, shown);
+    // The next slice starts where the last call's ended, even before that call's render.
+    const from = next.current;
+    if (!groups || from >= groups.length) return;
+    const end = nextSlice(groups, from);
+    next.current = end;
     setShown(end);
-    const wanted = [...new Set(groups.slice(shown, end).flatMap((g) => g.fprints))].filter((f) => !images.has(f));
+    const wanted = [...new Set(groups.slice(from, end).flatMap((g) => g.fprints))];
     try {
       for (let i = 0; i < wanted.length; i += THUMBNAILS_PER_CALL) {
         const got = await api.post<{ items: Image[] }>(`${batchPath(batchId)}/images:batchGet`, { fprints: wanted.slice(i, i + THUMBNAILS_PER_CALL) });
@@ -96,14 +87,13 @@ export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; bat
       }
     } catch {
       // Without their thumbnails the groups still name their files: the placeholders stay.
-    } finally {
-      asking.current = false;
     }
-  }, [api, batchId, groups, shown, images]);
+  }, [api, batchId, groups]);
 
   useEffect(() => {
-    if (groups && shown === 0) void showMore();
-  }, [groups, shown, showMore]);
+    next.current = 0;
+    void showMore();
+  }, [showMore]);
 
   const more = groups !== null && shown < groups.length;
   const sentinel = useNearViewport(showMore, more, [shown, groups]);
