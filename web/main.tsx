@@ -1,9 +1,9 @@
 // The web app (DESIGN §7): sign in with an API key, the client's batches, a batch's gallery, one image, a debug
 // batch's logs, and new batches by drag and drop. It shows only what the API answers for the signed-in key.
 import { render } from 'preact';
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { createApi } from './api';
-import { href, useRoute } from './route';
+import { href, useRoute, type Route } from './route';
 import { readKey, saveKey, signOut } from './session';
 import { BatchList } from './views/batch-list';
 import { BatchView } from './views/batch';
@@ -12,10 +12,22 @@ import { LogsView } from './views/logs';
 import { NewBatch } from './views/new-batch';
 import { SignIn } from './views/sign-in';
 
+/** Each view's own tab title, so a screen reader (and the tab strip) says where a navigation led. */
+function titleOf(route: Route): string {
+  if (route.view === 'batches') return 'Batches';
+  if (route.view === 'new') return 'New batch';
+  if (route.view === 'logs') return `Logs of ${route.batchId}`;
+  if (route.view === 'image') return `Image in ${route.batchId}`;
+  return route.filter === 'all' ? route.batchId : `${route.batchId} (${route.filter.replace('-', ' ')})`;
+}
+
 function App() {
   const [key, setKey] = useState(readKey);
   const [notice, setNotice] = useState<string | null>(null);
   const route = useRoute();
+  useEffect(() => {
+    document.title = key ? `${titleOf(route)} · IceCatWrangler` : 'Sign in · IceCatWrangler';
+  }, [route, key]);
   const api = useMemo(
     () =>
       key
@@ -58,8 +70,12 @@ function App() {
           IceCatWrangler
         </a>
         <nav aria-label="Main">
-          <a href={href.batches()}>Batches</a>
-          <a href={href.newBatch()}>New batch</a>
+          <a href={href.batches()} aria-current={route.view === 'batches' ? 'page' : undefined}>
+            Batches
+          </a>
+          <a href={href.newBatch()} aria-current={route.view === 'new' ? 'page' : undefined}>
+            New batch
+          </a>
           <button type="button" class="link" onClick={leave}>
             Sign out
           </button>

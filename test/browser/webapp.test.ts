@@ -7,7 +7,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { createS3Client } from '../../lib/aws/clients';
-import type { Image, UploadForm } from '../../lib/api/schemas';
+import type { Image, SimilarGroups, UploadForm } from '../../lib/api/schemas';
 import { call, newClient, readAll, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
 import { postForm } from '../helpers/upload-form';
 import { launchChromium, phoneContext, screenshot, scrollWidth, type Recorder } from './browser';
@@ -67,6 +67,17 @@ const naturalWidths = (images: ReturnType<Page['locator']>): Promise<number[]> =
 
 async function imagesOf(key: string, id: string): Promise<Image[]> {
   return readAll<Image>(`/v1/batches/${id}/images`, key);
+}
+
+/** A batch of the owner's, its files uploaded one after the other (so the first of equal pixels is the original); its id. */
+async function uploadBatch(files: { name: string; type: string; body: Buffer }[]): Promise<string> {
+  const created = await call('POST', '/v1/batches', owner.key, { files: files.map((f) => ({ name: f.name, contentType: f.type, size: f.body.length })) });
+  const forms = created.body.uploads as UploadForm[];
+  for (const f of files) {
+    await postFormOk(forms.find((form) => form.file === f.name)!, f.body, f.type);
+    await waitForBridgeIdle();
+  }
+  return created.body.batchId as string;
 }
 
 /** A presigned POST from outside the page, as another uploader would send it. */
@@ -209,6 +220,10 @@ describe('the web app', () => {
     const notCats = await shown('Not cats');
     const failed = await shown('Failed');
     const duplicates = await shown('Duplicates');
+    // Four unrelated photos and a file that is no image: no group.
+    await page.getByRole('link', { name: 'Near-duplicates', exact: true }).click();
+    await page.locator('#near-title', { hasText: 'No near-duplicates' }).waitFor();
+    await expectFits('filter-near-duplicates-none');
     const all = await shown('All');
 
     expect(cats.map((c) => c.fprint).sort()).toEqual(fprints((i) => i.isCat === true));
@@ -360,38 +375,92 @@ describe('the web app', () => {
     expect(images.map((i) => i.fileName).sort()).toEqual(['dropped cat.png', 'rocket.jpg']);
   }, 90_000);
 
-  it('groups a re-encoded copy with its original under near-duplicates, by file name and thumbnail; the image view names its duplicate', async () => {
+  it('shows near-duplicates as a view of their own, asked for only when chosen: an original and its JPEG re-encode as one group, an unrelated photo in none', async () => {
     const files = [
+      { name: 'original.png', type: 'image/png', body: CAT },
+      { name: 're-encoded.jpg', type: 'image/jpeg', body: await sharp(CAT).jpeg({ quality: 75 }).toBuffer() },
+      { name: 'unrelated.jpg', type: 'image/jpeg', body: fixture('rocket.jpg') },
+    ];
+    const id = await uploadBatch(files);
+    const expected = (await call('GET', `/v1/batches/${id}/similar`, owner.key)).body as SimilarGroups;
+    const requestsBefore = recorder.urls.length;
+    const asked = (route: string) => recorder.urls.slice(requestsBefore).filter((u) => new URL(u).pathname === `/v1/batches/${id}${route}`).length;
+
+    await page.goto(`${apiUrl}/#/batches/${id}`);
+    await page.locator('.title-row .chip-done').waitFor();
+    await page.locator('.grid[aria-busy="false"]').waitFor();
+    const tab = page.locator('.filters a', { hasText: 'Near-duplicates' });
+    await tab.waitFor();
+    const tabBefore = await tab.textContent();
+    const askedBefore = asked('/similar');
+    // By keyboard: Tab from the filter before it, Enter. Thumbnails are held back until the placeholders are measured.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/images:batchGet', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByRole('link', { name: 'Duplicates', exact: true }).focus();
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => document.activeElement?.textContent);
+    await page.keyboard.press('Enter');
+    const group = page.locator('.near-group');
+    await group.first().waitFor();
+    const boxes = () => page.locator('.near-view').evaluate((v) => [...v.querySelectorAll('.thumb, .near-group')].map((t) => JSON.stringify(t.getBoundingClientRect())));
+    const early = await boxes();
+    const placeholders = await group.locator('.thumb.placeholder').count();
+    release();
+    await group.locator('img').nth(1).waitFor();
+    const widths = await naturalWidths(group.locator('img'));
+    const late = await boxes();
+    await page.unroute('**/images:batchGet');
+
+    const names = await group.locator('.card-name').allTextContents();
+    const heading = await group.locator('.near-head').textContent();
+    const viewText = await page.locator('.near-view').textContent();
+    const counted = await page.getByRole('link', { name: 'Near-duplicates (1 group)', exact: true }).count();
+    await expectFits('near-duplicates');
+    await desktopScreenshot('near-duplicates');
+
+    expect(expected.groups).toHaveLength(1);
+    expect([tabBefore, askedBefore, focused]).toEqual(['Near-duplicates', 0, 'Near-duplicates']);
+    expect(await page.locator('.filters a[aria-current="page"]').textContent()).toMatch(/^Near-duplicates/);
+    expect(await group.count()).toBe(1);
+    expect(names.sort()).toEqual(['original.png', 're-encoded.jpg']);
+    expect(viewText).not.toContain('unrelated.jpg');
+    expect(heading).toBe(`Group 1 · 2 images · max distance ${expected.groups[0]!.maxDistance}`);
+    expect(counted).toBe(1);
+    expect(await page.title()).toBe(`${id} (near duplicates) · IceCatWrangler`);
+    expect(widths.map((w) => w > 0 && w <= 256)).toEqual([true, true]);
+    expect(placeholders).toBe(2);
+    expect(late).toEqual(early);
+    expect([asked('/similar'), asked('/images:batchGet')]).toEqual([1, 1]);
+
+    // Each member opens the image view; Escape leads back to the groups, read again from none of the API.
+    await group.getByRole('link', { name: /re-encoded\.jpg/ }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#image-title', { hasText: 're-encoded.jpg' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('.near-group img').nth(1).waitFor();
+
+    expect(page.url()).toMatch(/\?filter=near-duplicates$/);
+    expect(asked('/similar')).toBe(1);
+  }, 90_000);
+
+  it('names a group by its distinct images (an exact duplicate is not one of them); the image view names its duplicate', async () => {
+    const id = await uploadBatch([
       { name: 'tabby.png', type: 'image/png', body: CAT },
       { name: 'tabby again.png', type: 'image/png', body: CAT },
       { name: 'tabby.jpg', type: 'image/jpeg', body: await sharp(CAT).jpeg({ quality: 80 }).toBuffer() },
-    ];
-    const created = await call('POST', '/v1/batches', owner.key, { files: files.map((f) => ({ name: f.name, contentType: f.type, size: f.body.length })) });
-    const id = created.body.batchId as string;
-    const forms = created.body.uploads as UploadForm[];
-    // One after the other, so the first PNG is the original and the second its duplicate.
-    for (const f of files) {
-      await postFormOk(forms.find((form) => form.file === f.name)!, f.body, f.type);
-      await waitForBridgeIdle();
-    }
-    const requestsBefore = recorder.urls.length;
-    await page.goto(`${apiUrl}/#/batches/${id}`);
-    await page.locator('.title-row .chip-done').waitFor();
-    const group = page.locator('.similar-group');
+    ]);
+    await page.goto(`${apiUrl}/#/batches/${id}?filter=near-duplicates`);
+    const group = page.locator('.near-group');
     await group.locator('img').nth(1).waitFor();
 
     const names = await group.locator('.card-name').allTextContents();
-    const widths = await naturalWidths(group.locator('img'));
-    await expectFits('near-duplicates');
-    await desktopScreenshot('near-duplicates');
-    const asked = recorder.urls.slice(requestsBefore).map((u) => new URL(u).pathname);
 
     expect(await group.count()).toBe(1);
     expect(names.sort()).toEqual(['tabby.jpg', 'tabby.png']);
-    expect(widths.map((w) => w > 0 && w <= 256)).toEqual([true, true]);
-    // The names come with the groups; one batchGet brings the thumbnails.
-    expect(asked.filter((p) => p === `/v1/batches/${id}/similar`)).toHaveLength(1);
-    expect(asked.filter((p) => p === `/v1/batches/${id}/images:batchGet`)).toHaveLength(1);
 
     await group.getByRole('link', { name: /tabby\.png/ }).click();
     await page.locator('#image-title', { hasText: 'tabby.png' }).waitFor();

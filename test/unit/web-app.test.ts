@@ -1,6 +1,7 @@
 // The web app's pure parts: what it reads from the API's description, how it draws boxes and counts progress.
 import { capabilitiesOf } from '../../web/capabilities';
 import { boxRect, progressOf } from '../../web/format';
+import { nextSlice } from '../../web/groups';
 
 const doc = {
   paths: {
@@ -52,5 +53,19 @@ describe('a batch progress bar', () => {
     const batch = { batchId: 'b', status: 'open' as const, expected: 10, debug: false, createdAt: '', expiresAt: '', counts: { total: 4, success: 2, fail: 1, duplicate: 0, cats: 1 } };
 
     expect(progressOf(batch)).toEqual({ finished: 3, of: 10 });
+  });
+});
+
+describe('the near-duplicate groups shown per thumbnails call', () => {
+  const groups = (...sizes: number[]) => sizes.map((n, g) => ({ fprints: Array.from({ length: n }, (_, i) => `${g}-${i}`) }));
+
+  it("takes whole groups up to the call's most keys, the next slice from where the last ended", () => {
+    const all = groups(40, 40, 30, 2);
+
+    expect([nextSlice(all, 0), nextSlice(all, 2), nextSlice(all, 4)]).toEqual([2, 4, 4]);
+  });
+
+  it('takes a group larger than one call alone', () => {
+    expect(nextSlice(groups(150, 2), 0)).toBe(1);
   });
 });

@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, batchPath, isNotFound, type Api, type BatchSummary, type Image, type Page, type Query, type SimilarGroups } from '../api';
+import { ApiError, batchPath, isNotFound, type Api, type BatchSummary, type Image, type Page, type Query } from '../api';
 import { capabilities } from '../capabilities';
 import { catConfidence, percent, plural, topLabels, when } from '../format';
 import { useCapabilities, useNearViewport, usePoll } from '../hooks';
 import { href } from '../route';
 import { rememberBatch } from '../session';
-import { BatchProgress, Counts, ErrorNote, StatusChip } from './common';
+import { BatchProgress, Counts, ErrorNote, onGridKey, StatusChip } from './common';
+import { knownGroupCount, NearDuplicates } from './near-duplicates';
 import { Thumb } from './thumb';
 
 interface Filter {
@@ -25,6 +26,9 @@ export const FILTERS: Record<string, Filter> = {
   failed: { label: 'Failed', query: { status: 'fail' } },
   duplicates: { label: 'Duplicates', query: {}, keep: (i) => i.duplicates > 0 },
 };
+
+/** The view of near-duplicate groups, beside the filters (`?filter=near-duplicates`). */
+export const NEAR = 'near-duplicates';
 
 const PAGE = 100;
 /** Visible images one load aims for before waiting for the reader to scroll. */
@@ -106,19 +110,6 @@ function useImages(api: Api, batchId: string, filterName: string, generation: nu
   return { images, done, error, loadMore };
 }
 
-/** Arrow keys move between the grid's cards, Home and End to the first and last. */
-function onGridKey(e: KeyboardEvent) {
-  const links = [...(e.currentTarget as HTMLElement).querySelectorAll<HTMLAnchorElement>('a.card')];
-  const at = links.indexOf(document.activeElement as HTMLAnchorElement);
-  if (at < 0) return;
-  const top = links[0]?.offsetTop ?? 0;
-  const columns = Math.max(1, links.findIndex((l) => l.offsetTop !== top) === -1 ? links.length : links.findIndex((l) => l.offsetTop !== top));
-  const next = { ArrowRight: at + 1, ArrowLeft: at - 1, ArrowDown: at + columns, ArrowUp: at - columns, Home: 0, End: links.length - 1 }[e.key];
-  if (next === undefined) return;
-  e.preventDefault();
-  links[Math.min(links.length - 1, Math.max(0, next))]?.focus();
-}
-
 function Card({ image, batchId, index }: { image: Image; batchId: string; index: number }) {
   const cat = image.isCat ? catConfidence(image) : null;
   return (
@@ -188,75 +179,52 @@ function ExportButtons({ api, batchId }: { api: Api; batchId: string }) {
   );
 }
 
-/** Thumbnails fetched for the near-duplicate groups: one batchGet (its most keys), the first groups' images. */
-const SIMILAR_THUMBNAILS = 100;
-
-/**
- * Near-duplicate groups (GET …/similar), hidden where the API has no such route. The groups and their file names
- * come in that one answer and show at once; one batchGet then brings the first groups' thumbnails.
- */
-function Similar({ api, batchId, generation }: { api: Api; batchId: string; generation: number }) {
-  const [groups, setGroups] = useState<SimilarGroups['groups'] | null>(null);
-  const [images, setImages] = useState<Map<string, Image>>(new Map());
-  useEffect(() => {
-    let live = true;
-    (async () => {
-      const { groups: found } = await api.get<SimilarGroups>(`${batchPath(batchId)}/similar`);
-      if (!live) return;
-      setGroups(found);
-      const wanted = [...new Set(found.flatMap((g) => g.fprints))].slice(0, SIMILAR_THUMBNAILS);
-      if (wanted.length === 0) return;
-      const got = await api.post<{ items: Image[] }>(`${batchPath(batchId)}/images:batchGet`, { fprints: wanted });
-      if (live) setImages(new Map(got.items.map((image) => [image.fprint, image])));
-    })().catch(() => {
-      // The groups are a hint beside the grid: without them (or their thumbnails) the page is still whole.
-    });
-    return () => {
-      live = false;
-    };
-  }, [api, batchId, generation]);
-  if (!groups || groups.length === 0) return null;
+/** The batch's images under one filter: the first screenful at once, the rest as the reader scrolls. */
+function ImageGrid({ api, batchId, filterName, generation, shownCount }: { api: Api; batchId: string; filterName: string; generation: number; shownCount: { current: number } }) {
+  const { images, done, error, loadMore } = useImages(api, batchId, filterName, generation);
+  shownCount.current = images.length;
+  const sentinel = useNearViewport(loadMore, !done && !error, [images.length, generation, filterName]);
   return (
-    <section aria-labelledby="similar-title" class="similar">
-      <h2 id="similar-title">Near-duplicates</h2>
-      <p class="muted">Images that look alike without being the same pixels: re-encodes, resizes, small edits.</p>
-      {groups.map((g, i) => (
-        <ul key={g.fprints.join()} class="similar-group" aria-label={`Group ${i + 1}: ${g.fprints.length} similar images`}>
-          {g.fprints.map((f, j) => {
-            const name = g.fileNames[j] ?? images.get(f)?.fileName ?? f;
-            const image = images.get(f);
-            return (
-              <li key={f}>
-                <a href={href.image(batchId, f)} data-fprint={f}>
-                  {image ? (
-                    <Thumb image={image} />
-                  ) : (
-                    <span class="thumb placeholder" aria-hidden="true">
-                      <span>{name.split('.').pop()?.slice(0, 4).toUpperCase()}</span>
-                    </span>
-                  )}
-                  <span class="card-name">{name}</span>
-                </a>
-              </li>
-            );
-          })}
-        </ul>
-      ))}
-    </section>
+    <>
+      <ErrorNote error={error} />
+      <ul class="grid" aria-label={`${FILTERS[filterName]!.label} images`} aria-busy={!done} onKeyDown={onGridKey}>
+        {images.map((image, i) => (
+          <Card key={image.fprint} image={image} batchId={batchId} index={i} />
+        ))}
+      </ul>
+      {done && images.length === 0 && <p class="muted">No images here.</p>}
+      {!done && (
+        <p ref={sentinel as never} class="muted loading" aria-live="polite">
+          Loading images…
+        </p>
+      )}
+    </>
   );
 }
+
+/** The view of the batch chosen last, so the way back from one image leads to it. */
+const lastView = new Map<string, string>();
+export const batchHref = (batchId: string): string => href.batch(batchId, lastView.get(batchId));
 
 export function BatchView({ api, batchId, filter }: { api: Api; batchId: string; filter: string }) {
   const [batch, setBatch] = useState<BatchSummary | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [generation, setGeneration] = useState(0);
-  const filterName = FILTERS[filter] ? filter : 'all';
-  const { images, done, error: listError, loadMore } = useImages(api, batchId, filterName, generation);
+  const caps = useCapabilities();
+  const servesSimilar = caps?.serves('GET', `${batchPath(batchId)}/similar`) ?? false;
+  const near = filter === NEAR;
+  const filterName = near || FILTERS[filter] ? filter : 'all';
+  lastView.set(batchId, filterName);
   const seen = useRef<string | null>(null);
   const [stale, setStale] = useState(false);
-  const caps = useCapabilities();
   const shownCount = useRef(0);
-  shownCount.current = images.length;
+  if (near) shownCount.current = 0;
+  // How many groups, once read: kept from a done batch's answer; an unfinished batch's only while it is unfinished.
+  const [groupCount, setGroupCount] = useState<{ count: number; final: boolean } | null>(() => {
+    const count = knownGroupCount(api, batchId);
+    return count === null ? null : { count, final: true };
+  });
+  const nearCount = groupCount && (groupCount.final || batch?.status !== 'done') ? groupCount.count : null;
 
   const refresh = useCallback(async () => {
     try {
@@ -281,8 +249,6 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
     void refresh();
   }, [refresh]);
   usePoll(refresh, 2000, batch !== null && batch.status !== 'done');
-
-  const sentinel = useNearViewport(loadMore, !done && !listError, [images.length, generation, filterName]);
 
   if (error) {
     return (
@@ -327,9 +293,21 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
             {f.label}
           </a>
         ))}
+        {servesSimilar && (
+          <a href={href.batch(batchId, NEAR)} class="filter" aria-current={near ? 'page' : undefined}>
+            Near-duplicates
+            {nearCount !== null && (
+              <>
+                <span class="visually-hidden"> ({plural(nearCount, 'group')})</span>
+                <span class="tab-count" aria-hidden="true">
+                  {nearCount}
+                </span>
+              </>
+            )}
+          </a>
+        )}
       </nav>
-      <ErrorNote error={listError} />
-      {stale && (
+      {stale && !near && (
         <button
           type="button"
           onClick={() => {
@@ -340,21 +318,12 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
           New results: show them
         </button>
       )}
-      <ul class="grid" aria-label={`${FILTERS[filterName]!.label} images`} aria-busy={!done} onKeyDown={onGridKey}>
-        {images.map((image, i) => (
-          <Card key={image.fprint} image={image} batchId={batchId} index={i} />
-        ))}
-      </ul>
-      {done && images.length === 0 && <p class="muted">No images here.</p>}
-      {!done && (
-        <p ref={sentinel as never} class="muted loading" aria-live="polite">
-          Loading images…
-        </p>
-      )}
+      {!near && <ImageGrid api={api} batchId={batchId} filterName={filterName} generation={generation} shownCount={shownCount} />}
       {/* Once the summary came: a batch this key cannot see gets no request bound to fail. */}
-      {batch && caps?.serves('GET', `${batchPath(batchId)}/similar`) && (
-        <Similar api={api} batchId={batchId} generation={batch.status === 'done' ? 1 : 0} />
+      {near && batch && servesSimilar && (
+        <NearDuplicates api={api} batchId={batchId} done={batch.status === 'done'} onGroups={(count, final) => setGroupCount({ count, final })} />
       )}
+      {near && caps && !servesSimilar && <p class="muted">This API does not group near-duplicates yet.</p>}
     </section>
   );
 }

@@ -39,3 +39,17 @@ export function ErrorNote({ error }: { error: unknown }) {
     </p>
   );
 }
+
+/** Arrow keys move between a list's image links (the grid's cards, a group's members), Home and End to the first and last. */
+export function onGridKey(e: KeyboardEvent) {
+  const links = [...(e.currentTarget as HTMLElement).querySelectorAll<HTMLAnchorElement>('a[data-fprint]')];
+  const at = links.indexOf(document.activeElement as HTMLAnchorElement);
+  if (at < 0) return;
+  const top = links[0]?.offsetTop ?? 0;
+  const firstBelow = links.findIndex((l) => l.offsetTop !== top);
+  const columns = firstBelow === -1 ? links.length : Math.max(1, firstBelow);
+  const next = { ArrowRight: at + 1, ArrowLeft: at - 1, ArrowDown: at + columns, ArrowUp: at - columns, Home: 0, End: links.length - 1 }[e.key];
+  if (next === undefined) return;
+  e.preventDefault();
+  links[Math.min(links.length - 1, Math.max(0, next))]?.focus();
+}

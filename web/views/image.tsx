@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { batchPath, isNotFound, type Api, type Box, type Image } from '../api';
 import { boxRect, catConfidence, describeImage, percent, when } from '../format';
 import { href } from '../route';
+import { batchHref } from './batch';
 import { ErrorNote, StatusChip } from './common';
 
 /**
@@ -65,7 +66,7 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') location.hash = href.batch(batchId);
+      if (e.key === 'Escape') location.hash = batchHref(batchId);
     };
     addEventListener('keydown', onKey);
     return () => removeEventListener('keydown', onKey);
@@ -75,7 +76,7 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
   return (
     <section aria-labelledby="image-title">
       <p class="crumbs">
-        <a href={href.batches()}>Batches</a> / <a href={href.batch(batchId)}>{batchId}</a> /
+        <a href={href.batches()}>Batches</a> / <a href={batchHref(batchId)}>{batchId}</a> /
       </p>
       {error ? <ErrorNote error={isNotFound(error) ? new Error('No such image in this batch.') : error} /> : null}
       {!image && !error && <p aria-live="polite">Loading…</p>}
