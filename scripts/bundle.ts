@@ -239,7 +239,7 @@ export function inlineSchemaKeys(source: string): string {
   });
 }
 
-const treeShakableSchemas: Plugin = {
+export const treeShakableSchemas: Plugin = {
   name: 'tree-shakable-sdk-schemas',
   setup(b) {
     b.onLoad({ filter: SDK_SCHEMA_MODULE }, (args) => ({ contents: inlineSchemaKeys(readFileSync(args.path, 'utf8')), loader: 'js' }));
@@ -251,7 +251,7 @@ const treeShakableSchemas: Plugin = {
  * `packageInfo.version`, the user agent's client version; esbuild keeps a default-imported JSON whole (~2.4 KB a
  * client). The bundle gets the name and version only.
  */
-const sdkPackageVersions: Plugin = {
+export const sdkPackageVersions: Plugin = {
   name: 'sdk-package-versions',
   setup(b) {
     b.onLoad({ filter: /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]package\.json$/ }, (args) => {
