@@ -1,7 +1,7 @@
 // The API's request and response schemas (docs/design.md §3). The handlers validate with them and GET /v1/openapi.json is
 // generated from them, so the document cannot drift from what the API accepts and answers.
 // zod/mini: the same core as zod's chained API, but a bundle keeps only the schema kinds and checks it uses (the
-// chained classes carry every kind and the JSON Schema generator: ~70 KB of each API function's bundle).
+// chained classes carry every kind and the JSON Schema generator: 43-61 KB of each API function's bundle).
 import * as z from 'zod/mini';
 import '../validation-messages';
 import { EXPORT_FORMATS } from '../export/encode';
