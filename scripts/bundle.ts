@@ -221,6 +221,46 @@ const embeddedWebApp = (projectDir: string): Plugin => ({
   },
 });
 
+/** An AWS SDK client's generated operation and shape schemas (@aws-sdk/client-x/dist-es/schemas/schemas_N.js). */
+export const SDK_SCHEMA_MODULE = /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]dist-es[\\/]schemas[\\/]schemas_\d+\.js$/;
+
+/**
+ * The SDK writes its schemas' HTTP traits with computed keys naming module constants (`{ [_hH]: _xaa }`, where
+ * `const _hH = "httpHeader"`). esbuild cannot prove such a key free of side effects, so it keeps every schema that
+ * has one and all they reference: S3's whole service model, ~60 KB, in any bundle with an S3 client. Writing each
+ * constant's string in place of its name is the same code, and leaves only the operations a function sends.
+ */
+export function inlineSchemaKeys(source: string): string {
+  const strings = new Map<string, string>();
+  for (const m of source.matchAll(/^const (_\w+) = ("(?:[^"\\\n]|\\.)*");$/gm)) strings.set(m[1]!, m[2]!);
+  return source.replace(/([{,]\s*)\[(_\w+)\]:/g, (all, before: string, name: string) => {
+    const literal = strings.get(name);
+    return literal === undefined ? all : `${before}${literal}:`;
+  });
+}
+
+export const treeShakableSchemas: Plugin = {
+  name: 'tree-shakable-sdk-schemas',
+  setup(b) {
+    b.onLoad({ filter: SDK_SCHEMA_MODULE }, (args) => ({ contents: inlineSchemaKeys(readFileSync(args.path, 'utf8')), loader: 'js' }));
+  },
+};
+
+/**
+ * Each SDK client's runtime config imports its whole package.json (`import packageInfo from "../package.json"`) for
+ * `packageInfo.version`, the user agent's client version; esbuild keeps a default-imported JSON whole (~2.4 KB a
+ * client). The bundle gets the name and version only.
+ */
+export const sdkPackageVersions: Plugin = {
+  name: 'sdk-package-versions',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]package\.json$/ }, (args) => {
+      const { name, version } = JSON.parse(readFileSync(args.path, 'utf8')) as PackageJson;
+      return { contents: JSON.stringify({ name, version }), loader: 'json' };
+    });
+  },
+};
+
 /** Where the osls plugin writes artifacts, relative to the service directory. */
 export const ARTIFACT_DIR = '.build/artifacts';
 
@@ -248,7 +288,7 @@ export async function bundleFunction(req: BundleRequest): Promise<BundleResult> 
     sourcesContent: false,
     legalComments: 'none',
     external: [...NATIVE_PACKAGES],
-    plugins: [lambdaCredentials(req.projectDir), embeddedWebApp(req.projectDir)],
+    plugins: [lambdaCredentials(req.projectDir), embeddedWebApp(req.projectDir), treeShakableSchemas, sdkPackageVersions],
     metafile: true,
     write: false,
     logLevel: 'warning',

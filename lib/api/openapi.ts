@@ -1,5 +1,5 @@
 // GET /v1/openapi.json, generated from the route table and the very zod schemas the handlers validate with.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { ErrorStatus, Route } from './routes';
 import { errorSchema } from './schemas';
 
@@ -35,7 +35,7 @@ function hoist(schema: JsonSchema, components: Record<string, JsonSchema>): Json
   return rewrite(schema) as JsonSchema;
 }
 
-const toSchema = (schema: z.ZodType, io: 'input' | 'output', components: Record<string, JsonSchema>): JsonSchema =>
+const toSchema = (schema: z.ZodMiniType, io: 'input' | 'output', components: Record<string, JsonSchema>): JsonSchema =>
   hoist(z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema, components);
 
 function parameters(route: Route, components: Record<string, JsonSchema>): JsonSchema[] {
@@ -44,7 +44,7 @@ function parameters(route: Route, components: Record<string, JsonSchema>): JsonS
     ['path', route.params],
     ['query', route.query],
   ] as const) {
-    for (const [name, field] of Object.entries(object.shape as Record<string, z.ZodType>)) {
+    for (const [name, field] of Object.entries(object.shape as Record<string, z.ZodMiniType>)) {
       const schema = toSchema(field, 'input', components);
       const { description, ...rest } = schema;
       list.push({

@@ -1,7 +1,7 @@
 // The route table of docs/design.md §3: for each route its schemas (validation and the OpenAPI document both read them),
 // its success status, the errors it can answer, the operation it runs, and the Lambda function that serves it
 // (serverless.yml's routes and the local gateway both follow it; test/deploy checks the former).
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { BatchLifecycleService } from './batch-lifecycle';
 import type { ApiFunctionName, RouteTarget } from './functions';
 import type { ApiService } from './service';
@@ -60,8 +60,8 @@ export interface RouteInput<S, P, Q, B> {
   webSite: () => Promise<WebSite>;
 }
 
-type AnySchema = z.ZodType;
-type ObjectSchema = z.ZodObject;
+type AnySchema = z.ZodMiniType;
+type ObjectSchema = z.ZodMiniObject;
 
 export interface Route<
   F extends ApiFunctionName = ApiFunctionName,
@@ -103,7 +103,7 @@ const batchParams = z.strictObject({ batchId: batchIdSchema });
 const imageParams = z.strictObject({ batchId: batchIdSchema, fprint: fprintSchema });
 
 const assetParams = z.strictObject({
-  asset: z.string().regex(/^[A-Za-z0-9_-]{1,64}\.(js|css|svg)$/, 'must name a file of the web app'),
+  asset: z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}\.(js|css|svg)$/, 'must name a file of the web app')),
 });
 
 const BATCH_ERRORS: ErrorStatus[] = [400, 401, 404, 429, 500];
@@ -178,7 +178,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       params: batchParams,
       query: exportQuerySchema,
       status: 200,
-      response: z.string().meta({ description: 'The export (text/csv or application/x-ndjson), as an attachment.' }),
+      response: z.string().check(z.meta({ description: 'The export (text/csv or application/x-ndjson), as an attachment.' })),
       otherAnswers: {
         200: { description: 'The export, as an attachment.', content: ['text/csv', 'application/x-ndjson'], headers: ['Content-Disposition', 'X-Export-Rows'] },
         303: { description: 'The export was stored: Location is a presigned GET of it.', headers: ['Location', 'X-Export-Rows'] },
@@ -358,7 +358,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       params: noParams,
       query: noQuerySchema,
       status: 200,
-      response: z.looseObject({ openapi: z.string() }).meta({ description: 'OpenAPI 3.1 document.' }),
+      response: z.looseObject({ openapi: z.string() }).check(z.meta({ description: 'OpenAPI 3.1 document.' })),
       errors: [400, 500],
       run: async ({ openApiDocument }) => openApiDocument(),
     }),
@@ -374,7 +374,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       query: z.looseObject({}),
       status: 200,
       mediaType: 'text/html',
-      response: z.string().meta({ description: 'The page; its script and stylesheet are under /app/.' }),
+      response: z.string().check(z.meta({ description: 'The page; its script and stylesheet are under /app/.' })),
       errors: [500],
       run: async ({ webSite, headers }) => (await webSite()).page({ headers }),
     }),

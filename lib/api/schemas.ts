@@ -1,6 +1,9 @@
 // The API's request and response schemas (docs/design.md §3). The handlers validate with them and GET /v1/openapi.json is
 // generated from them, so the document cannot drift from what the API accepts and answers.
-import * as z from 'zod';
+// zod/mini: the same core as zod's chained API, but a bundle keeps only the schema kinds and checks it uses (the
+// chained classes carry every kind and the JSON Schema generator: 43-61 KB of each API function's bundle).
+import * as z from 'zod/mini';
+import '../validation-messages';
 import { EXPORT_FORMATS } from '../export/encode';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
 import { DEFAULT_MAX_DISTANCE } from '../similar/groups';
@@ -22,14 +25,18 @@ export interface SchemaLimits {
 
 export const batchIdSchema = z
   .string()
-  .regex(ID_PATTERN, `must be ${ID_RULE}`)
-  .meta({ description: "The client's own name for the batch (a ULID when POST /v1/batches was given none)." });
+  .check(
+    z.regex(ID_PATTERN, `must be ${ID_RULE}`),
+    z.meta({ description: "The client's own name for the batch (a ULID when POST /v1/batches was given none)." }),
+  );
 
 /** Fingerprints are hex digests; the batch summary's '#BATCH' and other '#' keys can never match. */
 export const fprintSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_.:=-]{1,128}$/, 'must be 1-128 of A-Z a-z 0-9 _ . : = -')
-  .meta({ description: 'Image fingerprint: hash of the decoded pixels and dimensions.' });
+  .check(
+    z.regex(/^[A-Za-z0-9_.:=-]{1,128}$/, 'must be 1-128 of A-Z a-z 0-9 _ . : = -'),
+    z.meta({ description: 'Image fingerprint: hash of the decoded pixels and dimensions.' }),
+  );
 
 // Query parameters ---------------------------------------------------------------------------------------------
 
@@ -45,92 +52,93 @@ export function parseTime(raw: string): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-export const timeSchema = z
-  .string()
-  .meta({
-    description: 'ISO-8601 (e.g. 2024-05-01T12:00:00Z; without a zone, UTC) or epoch seconds (e.g. 1714564800).',
-    examples: ['2024-05-01T12:00:00Z', '1714564800'],
-  })
-  .transform((raw, ctx) => {
+export const timeSchema = z.pipe(
+  z.string().check(
+    z.meta({
+      description: 'ISO-8601 (e.g. 2024-05-01T12:00:00Z; without a zone, UTC) or epoch seconds (e.g. 1714564800).',
+      examples: ['2024-05-01T12:00:00Z', '1714564800'],
+    }),
+  ),
+  z.transform((raw: string, ctx) => {
     const ms = parseTime(raw);
     if (ms === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'must be an ISO-8601 time or epoch seconds' });
+      ctx.issues.push({ code: 'custom', message: 'must be an ISO-8601 time or epoch seconds', input: raw });
       return z.NEVER;
     }
     return ms;
-  });
+  }),
+);
 
-const limitSchema = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(PAGE_LIMIT_MAX)
-  .default(PAGE_LIMIT_DEFAULT)
-  .meta({ description: `Most items in the page (1-${PAGE_LIMIT_MAX}).` });
+const limitSchema = z
+  ._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(PAGE_LIMIT_MAX)), PAGE_LIMIT_DEFAULT)
+  .check(z.meta({ description: `Most items in the page (1-${PAGE_LIMIT_MAX}).` }));
 
 const cursorSchema = z
   .string()
-  .min(1)
-  .max(2048)
-  .meta({ description: 'The `cursor` of the previous page, with the same filters; absent for the first page.' });
+  .check(z.minLength(1), z.maxLength(2048), z.meta({ description: 'The `cursor` of the previous page, with the same filters; absent for the first page.' }));
 
 const batchImageStatusSchema = z
   .enum(BATCH_IMAGE_STATUSES)
-  .meta({ description: 'Only images in this status (processing: still being classified).' });
+  .check(z.meta({ description: 'Only images in this status (processing: still being classified).' }));
 const clientImageStatusSchema = z
   .enum(CLIENT_IMAGE_STATUSES)
-  .meta({ description: 'Only images with this result (images still being classified are listed per batch).' });
+  .check(z.meta({ description: 'Only images with this result (images still being classified are listed per batch).' }));
 
-const rangeCheck = (q: { from?: number; to?: number }, ctx: z.RefinementCtx) => {
+const rangeCheck = z.superRefine((q: { from?: number; to?: number }, ctx) => {
   if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
     ctx.addIssue({ code: 'custom', path: ['from'], message: 'must not be after `to`' });
   }
-};
+});
+
+/** An optional field with its own description. */
+const optional = <T extends z.ZodMiniType>(schema: T, description: string) => z.optional(schema).check(z.meta({ description }));
 
 export const batchImagesQuerySchema = z
   .strictObject({
-    status: batchImageStatusSchema.optional(),
-    from: timeSchema.optional().meta({ description: 'Uploaded at or after this time.' }),
-    to: timeSchema.optional().meta({ description: 'Uploaded at or before this time.' }),
+    status: z.optional(batchImageStatusSchema),
+    from: optional(timeSchema, 'Uploaded at or after this time.'),
+    to: optional(timeSchema, 'Uploaded at or before this time.'),
     limit: limitSchema,
-    cursor: cursorSchema.optional(),
+    cursor: z.optional(cursorSchema),
   })
-  .superRefine(rangeCheck);
+  .check(rangeCheck);
 
 export const clientImagesQuerySchema = z
   .strictObject({
-    status: clientImageStatusSchema.optional(),
-    cat: z
-      .enum(['true', 'false'])
-      .transform((v) => v === 'true')
-      .optional()
-      .meta({ description: '`true`: only cats (classified, cat found); `false`: only classified non-cats.' }),
-    fprint: fprintSchema.optional().meta({ description: 'Only this image, across all the client’s batches.' }),
-    from: timeSchema.optional().meta({ description: 'Uploaded at or after this time.' }),
-    to: timeSchema.optional().meta({ description: 'Uploaded at or before this time.' }),
+    status: z.optional(clientImageStatusSchema),
+    cat: optional(
+      z.pipe(
+        z.enum(['true', 'false']),
+        z.transform((v: 'true' | 'false') => v === 'true'),
+      ),
+      '`true`: only cats (classified, cat found); `false`: only classified non-cats.',
+    ),
+    fprint: optional(fprintSchema, 'Only this image, across all the client’s batches.'),
+    from: optional(timeSchema, 'Uploaded at or after this time.'),
+    to: optional(timeSchema, 'Uploaded at or before this time.'),
     limit: limitSchema,
-    cursor: cursorSchema.optional(),
+    cursor: z.optional(cursorSchema),
   })
-  .superRefine(rangeCheck);
+  .check(rangeCheck);
 
 export const logsQuerySchema = z
   .strictObject({
-    from: timeSchema.optional().meta({ description: 'Logged at or after this time.' }),
-    to: timeSchema.optional().meta({ description: 'Logged at or before this time.' }),
+    from: optional(timeSchema, 'Logged at or after this time.'),
+    to: optional(timeSchema, 'Logged at or before this time.'),
     limit: limitSchema,
-    cursor: cursorSchema.optional(),
+    cursor: z.optional(cursorSchema),
   })
-  .superRefine(rangeCheck);
+  .check(rangeCheck);
 
 export const clientBatchesQuerySchema = z
   .strictObject({
-    status: z.enum(BATCH_STATUSES).optional().meta({ description: 'Only batches in this status.' }),
-    from: timeSchema.optional().meta({ description: 'Created at or after this time.' }),
-    to: timeSchema.optional().meta({ description: 'Created at or before this time.' }),
+    status: optional(z.enum(BATCH_STATUSES), 'Only batches in this status.'),
+    from: optional(timeSchema, 'Created at or after this time.'),
+    to: optional(timeSchema, 'Created at or before this time.'),
     limit: limitSchema,
-    cursor: cursorSchema.optional(),
+    cursor: z.optional(cursorSchema),
   })
-  .superRefine(rangeCheck);
+  .check(rangeCheck);
 
 export const noQuerySchema = z.strictObject({});
 
@@ -139,10 +147,12 @@ export const noQuerySchema = z.strictObject({});
 /** A file name becomes the last part of uploads/{clientId}/{batchId}/{fileName}: folders allowed, no escaping them. */
 export const fileNameSchema = z
   .string()
-  .min(1)
-  .max(255)
-  .refine((n) => !hasForbiddenFileNameCharacters(n), 'must not contain control characters or backslashes')
-  .refine((n) => !hasInvalidPathSegment(n), 'must be a relative path without empty, "." or ".." segments');
+  .check(
+    z.minLength(1),
+    z.maxLength(255),
+    z.refine((n: string) => !hasForbiddenFileNameCharacters(n), 'must not contain control characters or backslashes'),
+    z.refine((n: string) => !hasInvalidPathSegment(n), 'must be a relative path without empty, "." or ".." segments'),
+  );
 
 /** Files to upload: one presigned POST form each. */
 function filesSchema(limits: SchemaLimits, min = 0) {
@@ -150,297 +160,280 @@ function filesSchema(limits: SchemaLimits, min = 0) {
     .array(
       z.strictObject({
         name: fileNameSchema,
-        contentType: z.string().regex(/^image\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/, 'must be an image/* media type'),
-        size: z
-          .number()
-          .int()
-          .min(1)
-          .meta({ description: `Bytes; at most ${limits.maxUploadBytes} (413 above).` }),
+        contentType: z.string().check(z.regex(/^image\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/, 'must be an image/* media type')),
+        size: z.number().check(z.int(), z.gte(1), z.meta({ description: `Bytes; at most ${limits.maxUploadBytes} (413 above).` })),
       }),
     )
-    .min(min)
-    .max(limits.maxFilesPerBatch)
-    .superRefine((files, ctx) => {
-      const seen = new Map<string, number>();
-      files.forEach((f, i) => {
-        const first = seen.get(f.name);
-        if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `repeats files[${first}].name` });
-        else seen.set(f.name, i);
-      });
-    });
+    .check(
+      z.minLength(min),
+      z.maxLength(limits.maxFilesPerBatch),
+      z.superRefine((files: { name: string }[], ctx) => {
+        const seen = new Map<string, number>();
+        files.forEach((f, i) => {
+          const first = seen.get(f.name);
+          if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `repeats files[${first}].name` });
+          else seen.set(f.name, i);
+        });
+      }),
+    );
 }
 
 export function addUploadsBodySchema(limits: SchemaLimits) {
   return z
     .strictObject({
-      files: filesSchema(limits, 1).meta({ description: 'More files to upload: `expected` grows by their number.' }),
+      files: filesSchema(limits, 1).check(z.meta({ description: 'More files to upload: `expected` grows by their number.' })),
     })
-    .meta({ id: 'AddUploadsRequest' });
+    .check(z.meta({ id: 'AddUploadsRequest' }));
 }
 
 export const closeBatchBodySchema = z
   .strictObject({
-    expected: z
-      .number()
-      .int()
-      .min(0)
-      .optional()
-      .meta({ description: 'How many files you uploaded in all (409 if fewer than have arrived); uploads still in flight count once they arrive.' }),
+    expected: optional(
+      z.number().check(z.int(), z.gte(0)),
+      'How many files you uploaded in all (409 if fewer than have arrived); uploads still in flight count once they arrive.',
+    ),
   })
-  .meta({ id: 'CloseBatchRequest' });
+  .check(z.meta({ id: 'CloseBatchRequest' }));
 
 export function createBatchBodySchema(limits: SchemaLimits) {
   return z
     .strictObject({
-      debug: z.boolean().optional().meta({ description: 'Record per-image processing logs (GET .../logs). Default false.' }),
-      retentionDays: z
-        .number()
-        .int()
-        .min(1)
-        .max(limits.maxRetentionDays)
-        .optional()
-        .meta({ description: `Days the batch's results are kept. Default ${limits.defaultRetentionDays}.` }),
-      batchId: batchIdSchema
-        .optional()
-        .meta({ description: 'Your own name for the batch (409 if you already have one of that name); a ULID when absent.' }),
-      files: filesSchema(limits)
-        .optional()
-        .meta({ description: 'Files to upload: one presigned POST form each; their number is `expected`. Names must be distinct.' }),
-      callbackUrl: z
-        .string()
-        .min(1)
-        .max(2048)
-        .optional()
-        .meta({
-          description:
-            'POSTed the summary once the batch is done, signed with `IceCat-Signature` (the answer’s `callbackSecret`); ' +
-            'https to a public address only (the local stack also allows http://127.0.0.1).',
-        }),
+      debug: optional(z.boolean(), 'Record per-image processing logs (GET .../logs). Default false.'),
+      retentionDays: optional(
+        z.number().check(z.int(), z.gte(1), z.lte(limits.maxRetentionDays)),
+        `Days the batch's results are kept. Default ${limits.defaultRetentionDays}.`,
+      ),
+      batchId: optional(batchIdSchema, 'Your own name for the batch (409 if you already have one of that name); a ULID when absent.'),
+      files: optional(filesSchema(limits), 'Files to upload: one presigned POST form each; their number is `expected`. Names must be distinct.'),
+      callbackUrl: optional(
+        z.string().check(z.minLength(1), z.maxLength(2048)),
+        'POSTed the summary once the batch is done, signed with `IceCat-Signature` (the answer’s `callbackSecret`); ' +
+          'https to a public address only (the local stack also allows http://127.0.0.1).',
+      ),
     })
-    .meta({ id: 'CreateBatchRequest' });
+    .check(z.meta({ id: 'CreateBatchRequest' }));
 }
 
 export const batchGetBodySchema = z
   .strictObject({
-    fprints: z.array(fprintSchema).min(1).max(BATCH_GET_MAX_KEYS),
+    fprints: z.array(fprintSchema).check(z.minLength(1), z.maxLength(BATCH_GET_MAX_KEYS)),
   })
-  .meta({ id: 'BatchGetRequest' });
+  .check(z.meta({ id: 'BatchGetRequest' }));
 
 // Responses ----------------------------------------------------------------------------------------------------
 
 const isoTime = z.iso.datetime();
 
-export const labelSchema = z.object({ name: z.string(), confidence: z.number() }).meta({ id: 'Label' });
+export const labelSchema = z.object({ name: z.string(), confidence: z.number() }).check(z.meta({ id: 'Label' }));
 
 export const imageSchema = z
   .object({
     batchId: z.string(),
     fprint: z.string(),
-    fileName: z.string().nullable(),
+    fileName: z.nullable(z.string()),
     status: z.enum(IMAGE_STATUSES),
-    isCat: z.boolean().nullable().meta({ description: 'null until classified.' }),
-    catConfidence: z.number().nullable().meta({ description: 'The best Cat confidence found (0 when none); null until classified or in client-wide listings.' }),
+    isCat: z.nullable(z.boolean()).check(z.meta({ description: 'null until classified.' })),
+    catConfidence: z.nullable(z.number()).check(z.meta({ description: 'The best Cat confidence found (0 when none); null until classified or in client-wide listings.' })),
     labels: z.array(labelSchema),
     cats: z
       .array(z.object({ confidence: z.number(), box: z.object({ left: z.number(), top: z.number(), width: z.number(), height: z.number() }) }))
-      .meta({ description: "Cat instances, boxes as ratios of the image's sides (Rekognition's BoundingBox)." }),
-    uploadedAt: isoTime.nullable(),
-    classifiedAt: isoTime.nullable(),
-    duplicates: z.number().int().meta({ description: 'Later uploads of the same pixels to this batch.' }),
-    duplicateFiles: z.array(z.string()).meta({
+      .check(z.meta({ description: "Cat instances, boxes as ratios of the image's sides (Rekognition's BoundingBox)." })),
+    uploadedAt: z.nullable(isoTime),
+    classifiedAt: z.nullable(isoTime),
+    duplicates: z.number().check(z.int()).check(z.meta({ description: 'Later uploads of the same pixels to this batch.' })),
+    duplicateFiles: z.array(z.string()).check(z.meta({
       description: `The later uploads' file names, sorted; only the first ${LIMITS.dupFiles} are kept, so past them \`duplicates\` is larger.`,
-    }),
-    reused: z.boolean().meta({ description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call." }),
-    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    })),
+    reused: z.boolean().check(z.meta({ description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call." })),
+    error: z.nullable(z.object({ code: z.string(), message: z.string() })),
     thumbnailUrl: z
-      .string()
-      .nullable()
-      .meta({ description: 'Presigned GET of a WebP at most 256 px a side, valid 15 to 20 minutes; null when the image was never decoded.' }),
+      .nullable(z.string())
+      .check(z.meta({ description: 'Presigned GET of a WebP at most 256 px a side, valid 15 to 20 minutes; null when the image was never decoded.' })),
     imageUrl: z
-      .string()
-      .nullable()
-      .meta({ description: 'Presigned GET of the classified image (a duplicate: its original), valid 15 to 20 minutes; null unless classified.' }),
+      .nullable(z.string())
+      .check(z.meta({ description: 'Presigned GET of the classified image (a duplicate: its original), valid 15 to 20 minutes; null unless classified.' })),
   })
-  .meta({ id: 'Image' });
+  .check(z.meta({ id: 'Image' }));
 
 export const imageListSchema = z
   .object({
     items: z.array(imageSchema),
-    cursor: z.string().optional().meta({ description: 'Pass as `cursor` for the next page; absent on the last page.' }),
+    cursor: z.optional(z.string()).check(z.meta({ description: 'Pass as `cursor` for the next page; absent on the last page.' })),
   })
-  .meta({ id: 'ImageList' });
+  .check(z.meta({ id: 'ImageList' }));
 
 export const logEntrySchema = z
   .object({
     batchId: z.string(),
     fprint: z.string(),
-    fileName: z.string().nullable(),
-    status: z.enum(IMAGE_STATUSES).nullable(),
-    loggedAt: isoTime.nullable(),
+    fileName: z.nullable(z.string()),
+    status: z.nullable(z.enum(IMAGE_STATUSES)),
+    loggedAt: z.nullable(isoTime),
     lines: z.array(z.string()),
   })
-  .meta({ id: 'LogEntry' });
+  .check(z.meta({ id: 'LogEntry' }));
 
 export const logListSchema = z
-  .object({ items: z.array(logEntrySchema), cursor: z.string().optional() })
-  .meta({ id: 'LogList' });
+  .object({ items: z.array(logEntrySchema), cursor: z.optional(z.string()) })
+  .check(z.meta({ id: 'LogList' }));
 
 export const callbackStateSchema = z
   .object({
     url: z.string(),
-    status: z.enum(['pending', 'delivered', 'failed']).meta({
+    status: z.enum(['pending', 'delivered', 'failed']).check(z.meta({
       description:
         'pending: the batch is done and the summary not yet delivered (attempts are under way, or the reconciliation ' +
         'sweep queues the callback again when its message was lost); delivered: a 2xx answered; failed: the retry window closed.',
-    }),
-    attempts: z.number().int(),
-    lastAttemptAt: isoTime.nullable(),
-    lastStatus: z.number().int().nullable().meta({ description: 'The receiver’s HTTP status; null when none came.' }),
-    lastError: z.string().nullable().meta({ description: 'Why the last attempt failed (timeout, refused address, HTTP status).' }),
-    deliveredAt: isoTime.nullable(),
-    gaveUpAt: isoTime.nullable().meta({ description: 'Set when the retry window closed without a 2xx.' }),
+    })),
+    attempts: z.number().check(z.int()),
+    lastAttemptAt: z.nullable(isoTime),
+    lastStatus: z.nullable(z.number().check(z.int())).check(z.meta({ description: 'The receiver’s HTTP status; null when none came.' })),
+    lastError: z.nullable(z.string()).check(z.meta({ description: 'Why the last attempt failed (timeout, refused address, HTTP status).' })),
+    deliveredAt: z.nullable(isoTime),
+    gaveUpAt: z.nullable(isoTime).check(z.meta({ description: 'Set when the retry window closed without a 2xx.' })),
   })
-  .meta({ id: 'CallbackDelivery' });
+  .check(z.meta({ id: 'CallbackDelivery' }));
 
 export const batchSummarySchema = z
   .object({
     batchId: z.string(),
-    status: z.enum(BATCH_STATUSES).meta({
+    status: z.enum(BATCH_STATUSES).check(z.meta({
       description:
         'open: not closed yet; processing: closed, and an image is pending or declared files have not all arrived; ' +
         'done: closed, nothing pending, every declared file arrived.',
-    }),
-    closed: z.boolean().meta({ description: 'No more uploads: by POST …:close, or once `expected` uploads arrived.' }),
-    expected: z.number().int().nullable().meta({ description: 'Files declared (created with, added, or given at close); null when never said.' }),
+    })),
+    closed: z.boolean().check(z.meta({ description: 'No more uploads: by POST …:close, or once `expected` uploads arrived.' })),
+    expected: z.nullable(z.number().check(z.int())).check(z.meta({ description: 'Files declared (created with, added, or given at close); null when never said.' })),
     counts: z
       .object({
-        total: z.number().int(),
-        pending: z.number().int(),
-        success: z.number().int(),
-        fail: z.number().int(),
-        duplicate: z.number().int(),
-        reused: z.number().int(),
-        cats: z.number().int(),
+        total: z.number().check(z.int()),
+        pending: z.number().check(z.int()),
+        success: z.number().check(z.int()),
+        fail: z.number().check(z.int()),
+        duplicate: z.number().check(z.int()),
+        reused: z.number().check(z.int()),
+        cats: z.number().check(z.int()),
       })
-      .meta({ description: 'total = pending + success + fail + duplicate, always; reused and cats are parts of success.' }),
+      .check(z.meta({ description: 'total = pending + success + fail + duplicate, always; reused and cats are parts of success.' })),
     debug: z.boolean(),
-    catMinConfidence: z.number().nullable().meta({ description: 'The cat threshold of the last POST …:reclassify; null: the configured one.' }),
+    catMinConfidence: z.nullable(z.number()).check(z.meta({ description: 'The cat threshold of the last POST …:reclassify; null: the configured one.' })),
     retentionDays: z.number(),
     createdAt: isoTime,
-    closedAt: isoTime.nullable(),
-    doneAt: isoTime.nullable().meta({ description: 'When the batch became done; set once.' }),
+    closedAt: z.nullable(isoTime),
+    doneAt: z.nullable(isoTime).check(z.meta({ description: 'When the batch became done; set once.' })),
     expiresAt: isoTime,
-    callbackUrl: z.string().nullable().meta({ description: 'Where the summary is POSTed once the batch is done.' }),
-    callback: callbackStateSchema.nullable().meta({ description: 'The completion callback’s delivery, from the moment the batch is done; null before, and without callbackUrl.' }),
+    callbackUrl: z.nullable(z.string()).check(z.meta({ description: 'Where the summary is POSTed once the batch is done.' })),
+    callback: z.nullable(callbackStateSchema).check(z.meta({ description: 'The completion callback’s delivery, from the moment the batch is done; null before, and without callbackUrl.' })),
   })
-  .meta({ id: 'BatchSummary' });
+  .check(z.meta({ id: 'BatchSummary' }));
 
 export const batchListSchema = z
   .object({
     items: z.array(batchSummarySchema),
-    cursor: z.string().optional().meta({ description: 'Pass as `cursor` for the next page; absent on the last page.' }),
+    cursor: z.optional(z.string()).check(z.meta({ description: 'Pass as `cursor` for the next page; absent on the last page.' })),
   })
-  .meta({ id: 'BatchList' });
+  .check(z.meta({ id: 'BatchList' }));
 
 
 export const uploadFormSchema = z
   .object({
     file: z.string(),
     url: z.url(),
-    fields: z.record(z.string(), z.string()).meta({
+    fields: z.record(z.string(), z.string()).check(z.meta({
       description: 'Form fields to send, in order, before the file field (multipart/form-data POST to url).',
-    }),
+    })),
   })
-  .meta({ id: 'UploadForm' });
+  .check(z.meta({ id: 'UploadForm' }));
 
 export const uploadFormsSchema = z
   .object({
     uploads: z.array(uploadFormSchema),
-    expiresAt: isoTime.meta({ description: 'When the upload forms stop working.' }),
+    expiresAt: isoTime.check(z.meta({ description: 'When the upload forms stop working.' })),
     batch: batchSummarySchema,
   })
-  .meta({ id: 'UploadForms' });
+  .check(z.meta({ id: 'UploadForms' }));
 
 export const createdBatchSchema = z
   .object({
     batchId: z.string(),
     uploads: z.array(uploadFormSchema),
-    expiresAt: isoTime.meta({ description: 'When the upload forms stop working.' }),
-    callbackSecret: z.string().optional().meta({ description: 'With callbackUrl: the key of its signatures, shown only here.' }),
+    expiresAt: isoTime.check(z.meta({ description: 'When the upload forms stop working.' })),
+    callbackSecret: z.optional(z.string()).check(z.meta({ description: 'With callbackUrl: the key of its signatures, shown only here.' })),
     batch: batchSummarySchema,
   })
-  .meta({ id: 'CreatedBatch' });
+  .check(z.meta({ id: 'CreatedBatch' }));
 
 export const exportQuerySchema = z.strictObject({
-  format: z.enum(EXPORT_FORMATS).default('csv').meta({ description: 'csv (RFC 4180, with a header) or jsonl (JSON Lines).' }),
+  format: z._default(z.enum(EXPORT_FORMATS), 'csv').check(z.meta({ description: 'csv (RFC 4180, with a header) or jsonl (JSON Lines).' })),
 });
 
 const MAX_DISTANCE_RULE = 'must be a whole number of bits from 0 to 64';
 
 /** Bits of the 64-bit pHash; a query parameter, so digits only: no sign, exponent, fraction or blank. */
-export const maxDistanceSchema = z
-  .string()
-  .regex(/^\d{1,2}$/, MAX_DISTANCE_RULE)
-  .meta({
-    description: `Most bits two images' 64-bit perceptual hashes may differ in to be linked, 0–64 (default ${DEFAULT_MAX_DISTANCE}).`,
-    examples: [String(DEFAULT_MAX_DISTANCE)],
-  })
-  .transform(Number)
-  .refine((bits) => bits <= 64, MAX_DISTANCE_RULE);
+export const maxDistanceSchema = z.pipe(
+  z.string().check(
+    z.regex(/^\d{1,2}$/, MAX_DISTANCE_RULE),
+    z.meta({
+      description: `Most bits two images' 64-bit perceptual hashes may differ in to be linked, 0–64 (default ${DEFAULT_MAX_DISTANCE}).`,
+      examples: [String(DEFAULT_MAX_DISTANCE)],
+    }),
+  ),
+  z.transform(Number),
+).check(z.refine((bits: number) => bits <= 64, MAX_DISTANCE_RULE));
 
-export const similarQuerySchema = z.strictObject({ maxDistance: maxDistanceSchema.optional() });
+export const similarQuerySchema = z.strictObject({ maxDistance: z.optional(maxDistanceSchema) });
 
 export const similarGroupSchema = z
   .object({
-    fprints: z.array(z.string()).meta({ description: 'The images of the group (two or more), in fingerprint order.' }),
-    maxDistance: z.number().int().min(0).max(64).meta({
+    fprints: z.array(z.string()).check(z.meta({ description: 'The images of the group (two or more), in fingerprint order.' })),
+    maxDistance: z.number().check(z.int(), z.gte(0), z.lte(64)).check(z.meta({
       description:
         'The largest link that holds the group together: the smallest maxDistance at which these images still form one ' +
         'group. Two members of a chain can differ by more.',
-    }),
-    fileNames: z.array(z.string().nullable()).meta({ description: "Each image's file name, in the order of `fprints`." }),
+    })),
+    fileNames: z.array(z.nullable(z.string())).check(z.meta({ description: "Each image's file name, in the order of `fprints`." })),
   })
-  .meta({ id: 'SimilarGroup' });
+  .check(z.meta({ id: 'SimilarGroup' }));
 
 export const similarGroupsSchema = z
   .object({ groups: z.array(similarGroupSchema) })
-  .meta({ id: 'SimilarGroups' });
+  .check(z.meta({ id: 'SimilarGroups' }));
 
 export const deletedBatchSchema = z
   .object({ batchId: z.string(), status: z.literal('deleting') })
-  .meta({ id: 'DeletedBatch', description: 'The erasure runs on; the batch answers 404 from now on.' });
+  .check(z.meta({ id: 'DeletedBatch', description: 'The erasure runs on; the batch answers 404 from now on.' }));
 
 export const reclassifyBodySchema = z
   .strictObject({
-    catMinConfidence: z.number().min(0).max(100).meta({ description: 'The new cat threshold, 0–100: isCat is a Cat confidence at or above it.' }),
-    cursor: z.string().max(1000).optional().meta({ description: 'An earlier answer\'s cursor: go on where it stopped (same catMinConfidence).' }),
+    catMinConfidence: z.number().check(z.gte(0), z.lte(100)).check(z.meta({ description: 'The new cat threshold, 0–100: isCat is a Cat confidence at or above it.' })),
+    cursor: z.optional(z.string().check(z.maxLength(1000))).check(z.meta({ description: 'An earlier answer\'s cursor: go on where it stopped (same catMinConfidence).' })),
   })
-  .meta({ id: 'ReclassifyBody' });
+  .check(z.meta({ id: 'ReclassifyBody' }));
 
 export const reclassifyResultSchema = z
   .object({
     batch: batchSummarySchema,
-    cursor: z.string().optional().meta({
+    cursor: z.optional(z.string()).check(z.meta({
       description: 'Present when the batch was larger than one request handles in time: send the same body with this cursor to go on.',
-    }),
+    })),
   })
-  .meta({ id: 'ReclassifyResult' });
+  .check(z.meta({ id: 'ReclassifyResult' }));
 
 export const batchGetResultSchema = z
   .object({
     items: z.array(imageSchema),
-    notFound: z.array(z.string()).meta({ description: 'Requested fingerprints with no visible image.' }),
+    notFound: z.array(z.string()).check(z.meta({ description: 'Requested fingerprints with no visible image.' })),
   })
-  .meta({ id: 'BatchGetResult' });
+  .check(z.meta({ id: 'BatchGetResult' }));
 
 export const errorSchema = z
   .object({
     error: z.object({
-      code: z.string().meta({ description: 'Machine-readable, e.g. invalid_parameter, unauthorized, not_found.' }),
+      code: z.string().check(z.meta({ description: 'Machine-readable, e.g. invalid_parameter, unauthorized, not_found.' })),
       message: z.string(),
     }),
   })
-  .meta({ id: 'Error' });
+  .check(z.meta({ id: 'Error' }));
 
 export type Image = z.infer<typeof imageSchema>;
 export type LogEntry = z.infer<typeof logEntrySchema>;

@@ -1,7 +1,8 @@
 // The erasure job's message: one batch, named by its client (DELETE /v1/batches/{batchId} sends it).
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../validation-messages';
 
-const eraseMessageSchema = z.strictObject({ type: z.literal('erase'), clientId: z.string().min(1), batchId: z.string().min(1) });
+const eraseMessageSchema = z.strictObject({ type: z.literal('erase'), clientId: z.string().check(z.minLength(1)), batchId: z.string().check(z.minLength(1)) });
 
 export type EraseMessage = z.infer<typeof eraseMessageSchema>;
 

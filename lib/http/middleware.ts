@@ -4,7 +4,7 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { createError } from '@middy/util';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { InvalidParameterError, MalformedBodyError } from '../api/errors';
 import { errorBody, toHttpError } from '../api/http-errors';
 import type { Route } from '../api/routes';
@@ -68,7 +68,7 @@ function describeIssue(issue: z.core.$ZodIssue): { where: string[]; message: str
 }
 
 /** The first problem in zod's terms, naming the parameter: `limit`, `body.files[2].size`. */
-function firstIssue(error: z.ZodError, location: 'path' | 'query' | 'body'): InvalidParameterError {
+function firstIssue(error: z.core.$ZodError, location: 'path' | 'query' | 'body'): InvalidParameterError {
   const issue = error.issues[0] as z.core.$ZodIssue;
   const { where, message } = describeIssue(issue);
   const path = where.map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('');
@@ -77,7 +77,7 @@ function firstIssue(error: z.ZodError, location: 'path' | 'query' | 'body'): Inv
   return new InvalidParameterError(parameter, known, { cause: error });
 }
 
-function parse(schema: z.ZodType, value: unknown, location: 'path' | 'query' | 'body'): unknown {
+function parse(schema: z.ZodMiniType, value: unknown, location: 'path' | 'query' | 'body'): unknown {
   const result = schema.safeParse(value);
   if (!result.success) throw firstIssue(result.error, location);
   return result.data;

@@ -1,17 +1,18 @@
 // Reading a callback message back (the callbacks consumer): the shape lib/notify/job.ts declares, checked.
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import '../validation-messages';
 import { CALLBACK_MESSAGE_TYPE, type CallbackMessage } from './job';
 
 const callbackMessageSchema = z.strictObject({
   type: z.literal(CALLBACK_MESSAGE_TYPE),
-  clientId: z.string().min(1),
-  batchId: z.string().min(1),
-  createdAt: z.number().int(),
-  url: z.string().min(1).max(2048),
+  clientId: z.string().check(z.minLength(1)),
+  batchId: z.string().check(z.minLength(1)),
+  createdAt: z.number().check(z.int()),
+  url: z.string().check(z.minLength(1), z.maxLength(2048)),
   body: z.string(),
-  attempts: z.number().int().min(0),
-  firstAttemptAt: z.number().int().optional(),
-}) satisfies z.ZodType<CallbackMessage>;
+  attempts: z.number().check(z.int(), z.gte(0)),
+  firstAttemptAt: z.optional(z.number().check(z.int())),
+}) satisfies z.ZodMiniType<CallbackMessage>;
 
 export class CallbackMessageError extends Error {
   override name = 'CallbackMessageError';

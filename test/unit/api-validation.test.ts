@@ -95,6 +95,17 @@ describe('API validation', () => {
   });
 
   it.each([
+    ['0', 'limit: Too small: expected number to be >=1'],
+    ['101', 'limit: Too big: expected number to be <=100'],
+  ])('says in words what is wrong with limit=%p', async (limit, message) => {
+    const { call } = setup();
+
+    const res = await call('GET', `/v1/batches/${BATCH}/images`, { query: { limit } });
+
+    expect(res.body.error).toEqual({ code: 'invalid_parameter', message });
+  });
+
+  it.each([
     [undefined, undefined],
     ['0', 0],
     ['10', 10],
