@@ -57,10 +57,16 @@ class Sha256 {
 /** SigV4's URI encoding: RFC 3986 unreserved characters stay, everything else is percent-encoded. */
 const escapeUri = (text: string): string => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
+/** URLs kept per signing window: a page the web app reads again every few seconds is signed once (~25 µs an URL). */
+export const SIGNED_URLS_KEPT = 10_000;
+
 export class ImageLinkSigner {
   private readonly presigner: S3RequestPresigner;
   /** Where the bucket's keys are, e.g. https://bucket.s3.eu-west-1.amazonaws.com/ or http://127.0.0.1:4569/bucket/. */
   private readonly base: URL;
+  /** The window's URLs by key: identical to signing again within the window, and emptied when a new one starts. */
+  private readonly signed = new Map<string, Promise<string>>();
+  private signedWindow = 0;
 
   constructor(private readonly opts: ImageLinkOptions) {
     this.presigner = new S3RequestPresigner({ region: opts.region, credentials: opts.credentials, sha256: Sha256 });
@@ -84,7 +90,22 @@ export class ImageLinkSigner {
     return { thumbnailUrl, imageUrl };
   }
 
-  private async sign(key: string, signingDate: Date): Promise<string> {
+  private sign(key: string, signingDate: Date): Promise<string> {
+    if (signingDate.getTime() !== this.signedWindow) {
+      this.signed.clear();
+      this.signedWindow = signingDate.getTime();
+    }
+    let url = this.signed.get(key);
+    if (!url) {
+      if (this.signed.size >= SIGNED_URLS_KEPT) this.signed.delete(this.signed.keys().next().value as string);
+      url = this.presign(key, signingDate);
+      url.catch(() => this.signed.delete(key));
+      this.signed.set(key, url);
+    }
+    return url;
+  }
+
+  private async presign(key: string, signingDate: Date): Promise<string> {
     const { base } = this;
     const path = base.pathname + key.split('/').map(escapeUri).join('/');
     const signed = await this.presigner.presign(

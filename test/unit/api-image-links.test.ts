@@ -2,7 +2,7 @@
 // getSignedUrl signs them (the local S3 does not check signatures, so this is where they are proven).
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { ImageLinkSigner } from '../../lib/api/image-links';
+import { ImageLinkSigner, SIGNED_URLS_KEPT } from '../../lib/api/image-links';
 import type { Image } from '../../lib/store/model';
 
 const WINDOW_START = Date.UTC(2026, 0, 2, 3, 5);
@@ -71,6 +71,31 @@ describe('ImageLinkSigner', () => {
     expect([params.get('X-Amz-Date'), params.get('X-Amz-Expires')]).toEqual(['20260102T030500Z', '1200']);
     expect(late).toEqual(first);
     expect(next.thumbnailUrl).not.toBe(first.thumbnailUrl);
+  });
+
+  it('keeps a window\'s URLs in one signer: the same URL again within it, a new one once the next window starts', async () => {
+    let now = WINDOW_START + 1;
+    const kept = new ImageLinkSigner({ bucket: 'images-bucket', region: 'eu-west-1', credentials, seconds: 900, windowSeconds: 300, now: () => now });
+
+    const first = await kept.linksOf(image());
+    now = WINDOW_START + 299_999;
+    const again = await kept.linksOf(image());
+    now = WINDOW_START + 300_000;
+    const next = await kept.linksOf(image());
+
+    expect(again).toEqual(first);
+    expect(new URL(next.thumbnailUrl!).searchParams.get('X-Amz-Date')).toBe('20260102T031000Z');
+    expect(next).toEqual(await signer(awsS3, WINDOW_START + 300_000).linksOf(image()));
+  });
+
+  it(`signs correctly past the ${SIGNED_URLS_KEPT} URLs it keeps, the oldest signed again when asked again`, async () => {
+    const kept = signer();
+    const fprint = (i: number) => i.toString(16).padStart(32, '0');
+    const first = await kept.linksOf(image({ fprint: fprint(0), restingKey: undefined }));
+    for (let i = 1; i <= SIGNED_URLS_KEPT; i += 1) await kept.linksOf(image({ fprint: fprint(i), restingKey: undefined }));
+
+    expect(await kept.linksOf(image({ fprint: fprint(0), restingKey: undefined }))).toEqual(first);
+    expect(normal(first.thumbnailUrl!)).toBe(await sdkSigned(awsS3, `thumbnails/acme/holiday/${fprint(0)}.webp`));
   });
 
   it.each([
