@@ -211,9 +211,12 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
     retentionDays: upload.batch.retentionDays,
   };
   if (takesNoMoreUploads(upload.batch)) {
+    // Only an upload already counted in the batch may go on: redelivered, or left claimed by a run that died, whose
+    // expired lease the claim below takes over (settling it from the record would hand it back forever).
     const existing = await deps.store.getImage(upload.clientId, upload.batchId, image.fprint);
-    if (existing && isSameUpload(existing, object)) return { existing };
-    throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`, { decoded: image });
+    if (!existing || !isSameUpload(existing, object)) {
+      throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`, { decoded: image });
+    }
   }
   const outcome = await deps.store.claim(claim);
   if (!outcome.held) return { existing: outcome.existing };

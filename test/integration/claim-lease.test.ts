@@ -97,6 +97,30 @@ describe('a claim leased by another run', () => {
     expect(batch && batch.counts).toMatchObject({ total: 1, pending: 0, success: 1, fail: 0, duplicate: 0 });
   });
 
+  it('is taken over when its lease is over also in a batch closed meanwhile, every declared file having arrived', async () => {
+    // Arrange: the killed run's claim counted the batch's one declared file, then the client closed the batch.
+    const batchId = uniqueId('lease-closed');
+    const key = `uploads/demo/${batchId}/cat.png`;
+    const { print } = await claimAsAnotherRun(batchId, key, images[0] as Buffer);
+    expect(await store.close('demo', batchId, 1)).toMatchObject({ closed: true });
+
+    // Act
+    await stack.s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: images[0], ContentType: 'image/png' }));
+    const record = await waitFor(
+      async () => {
+        const image = await store.getImage('demo', batchId, print.fprint);
+        return image?.status === 'success' ? image : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: 'the record in the closed batch to be classified' },
+    );
+
+    // Assert
+    expect(record).toMatchObject({ key, fileName: 'cat.png' });
+    expect(await keysUnder(stack.s3, stack.bucket, `uploads/demo/${batchId}/`)).toEqual([]);
+    const batch = await waitFor(async () => (await store.getBatch('demo', batchId))?.counts.success === 1 && store.getBatch('demo', batchId));
+    expect(batch && batch.counts).toMatchObject({ total: 1, pending: 0, success: 1, fail: 0 });
+  });
+
   it('is left to a slow run that finishes within its lease: the handed-back message finds the record and changes nothing', async () => {
     // Arrange: a live run holds the claim, and finishes (record, then move) before its lease is over.
     const batchId = uniqueId('lease-live');

@@ -406,6 +406,9 @@ describe('redelivered events', () => {
 
   it('with transactions, settles the batch without recounting it when the record exists but the object is still under uploads/', async () => {
     given({ summary: batch({ closed: true, counts: { ...ZERO_COUNTS, total: 1, success: 1 } }), existing: record() });
+    ddb.on(TransactWriteCommand).rejectsOnce(
+      new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }] }),
+    );
 
     const result = await processUpload(deps(true), event());
 
@@ -417,6 +420,7 @@ describe('redelivered events', () => {
 
   it('recognises its own record in a batch closed since, instead of refusing it', async () => {
     given({ summary: batch({ closed: true }), existing: record() });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
 
     expect((await processUpload(deps(), event())).outcome).toBe('redelivered');
     expect(failRecords()).toEqual([]);
