@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { batchPath } from '../api/client-contract';
 import { ApiClient, collect } from './api-client';
 import { resolveConnection } from './config';
-import { ApiError, EXIT, RouteMissingError } from './errors';
+import { ApiError, EXIT, NetworkError, RouteMissingError } from './errors';
 import {
   batchTable,
   fileRows,
@@ -257,22 +257,41 @@ function uploadFooter(s: BatchSummary, r: UploadResult, settled: boolean): strin
   return parts.join('; ');
 }
 
+/** How long --wait keeps asking an API that does not answer (a restarting stack, a network blip) before it gives up. */
+export const WAIT_OUTAGE_MS = 120_000;
+
 /**
  * Reads the summary until the batch is done. A server without the :close route never closes a batch whose declared
- * files did not all arrive, so there the batch counts as done once the `sent` files are all classified.
+ * files did not all arrive, so there the batch counts as done once the `sent` files are all classified. The files
+ * are uploaded by then, so an API that stops answering for a while is waited for, up to `outageMs` in a row.
  */
-async function waitUntilDone(
+export async function waitUntilDone(
   client: ApiClient,
   batchId: string,
   sent: number,
   closeSupported: boolean,
   progress: ProgressReporter,
   pollMs: number,
+  outageMs: number = WAIT_OUTAGE_MS,
 ): Promise<BatchSummary> {
   progress.classifyStarted(sent);
+  let unansweredSince: number | undefined;
   try {
     for (;;) {
-      const s = await client.getBatch(batchId);
+      let s: BatchSummary;
+      try {
+        s = await client.getBatch(batchId);
+        unansweredSince = undefined;
+      } catch (err) {
+        if (!(err instanceof NetworkError)) throw err;
+        if (unansweredSince === undefined) {
+          unansweredSince = Date.now();
+          progress.note(`${err.message}; asking again for up to ${Math.round(outageMs / 1000)} s`);
+        }
+        if (Date.now() - unansweredSince >= outageMs) throw err;
+        await new Promise((resolve) => setTimeout(resolve, pollMs));
+        continue;
+      }
       const finished = s.counts.success + s.counts.fail + s.counts.duplicate;
       progress.classified(finished, Math.max(s.expected ?? s.counts.total, finished, closeSupported ? 0 : sent));
       if (s.status === 'done' || (!closeSupported && s.counts.total >= sent && finished >= s.counts.total)) return s;

@@ -10,6 +10,8 @@ import { ApiClient } from '../../lib/cli/api-client';
 import { AuthError, NetworkError, RouteMissingError } from '../../lib/cli/errors';
 import { UploadRefusedError, postForm } from '../../lib/cli/form-upload';
 import { withRetry } from '../../lib/cli/retry';
+import { waitUntilDone } from '../../lib/cli/commands';
+import { silentProgress } from '../../lib/cli/progress';
 
 type Answer = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
 
@@ -142,5 +144,41 @@ describe('postForm against faults', () => {
     const run = withRetry(() => postForm(form(), file(), 'image/jpeg', 5000), { attempts: 3, baseMs: 1, maxMs: 2 });
 
     await expect(run).rejects.toMatchObject({ code: 'FileChanged' });
+  });
+});
+
+describe('icecat upload --wait following a batch', () => {
+  const summary = (status: string, success: number) => ({
+    batchId: 'b1',
+    status,
+    closed: true,
+    expected: 2,
+    counts: { total: 2, pending: 2 - success, success, fail: 0, duplicate: 0, reused: 0, cats: 0 },
+  });
+  const unavailable = jsonAnswer(503, { error: { code: 'unavailable', message: 'the API handlers are not loaded yet' } });
+  const notes: string[] = [];
+  const progress = { ...silentProgress, note: (line: string) => notes.push(line) };
+
+  beforeEach(() => {
+    notes.length = 0;
+  });
+
+  it('waits through an API that stops answering for a while (a restarting stack), then reads the batch to done', async () => {
+    // Arrange: one summary, then more failed tries than one request's retries, then the answers again.
+    answers.push(jsonAnswer(200, summary('processing', 1)), unavailable, unavailable, unavailable, unavailable, jsonAnswer(200, summary('done', 2)));
+
+    // Act
+    const done = await waitUntilDone(client(), 'b1', 2, true, progress, 1, 60_000);
+
+    // Assert
+    expect(done.status).toBe('done');
+    expect(requests).toHaveLength(6);
+    expect(notes).toEqual([expect.stringMatching(/503 the API handlers are not loaded yet; asking again for up to 60 s/)]);
+  });
+
+  it('gives up with the network error once the API has not answered for the whole outage allowance', async () => {
+    for (let i = 0; i < 50; i += 1) answers.push(unavailable);
+
+    await expect(waitUntilDone(client(), 'b1', 2, true, progress, 5, 30)).rejects.toBeInstanceOf(NetworkError);
   });
 });
