@@ -5,34 +5,19 @@ import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { exportImageOf } from '../../lib/api/export-batch';
 import { type ExportFormat } from '../../lib/export/encode';
 import type { ExportImage } from '../../lib/export/rows';
 import { storeExport } from '../../lib/export/s3-export';
 import { exportChunks, writeExport } from '../../lib/export/writer';
 import { toImage } from '../../lib/store/attributes';
 import { cursorCodec } from '../../lib/store/cursor';
-import type { Image } from '../../lib/store/model';
 import { getBatch } from '../../lib/store/reader';
 import { batchPartition, type ImageItem } from '../../lib/store/schema';
 import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 import { newClient } from '../helpers/api';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
-
-// The domain image to the export's input (the export route does the same).
-const exportImageOf = (image: Image): ExportImage => ({
-  fprint: image.fprint,
-  fileName: image.fileName ?? null,
-  status: image.status,
-  isCat: typeof image.isCat === 'boolean' ? image.isCat : null,
-  catConfidence: image.catConfidence ?? null,
-  labels: image.labels ?? [],
-  uploadedAt: image.uploadedAt ?? null,
-  classifiedAt: image.classifiedAt ?? null,
-  duplicates: image.duplicates ?? 0,
-  duplicateFiles: [...(image.duplicateFiles ?? [])].sort(),
-  error: image.errorCode ? { code: image.errorCode } : null,
-});
 
 /** The batch's images a page at a time (2 per page, so several pages), as the export route reads them. */
 async function* imagePages(partitionKey: string): AsyncGenerator<ExportImage[]> {
