@@ -13,7 +13,7 @@ import { BatchStore } from '../../lib/store/batch-store';
 import type { Claim } from '../../lib/store/writes';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
-import { bridgeStats, tempDataDir, uniqueId, waitFor } from '../helpers';
+import { bridgeStats, tempDataDir, uniqueId, waitFor, waitForBridgeIdle } from '../helpers';
 import { distinctImages, keysUnder, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';
 
 const LEASE_SECONDS = 2;
@@ -86,6 +86,8 @@ describe('a claim leased by another run', () => {
       { timeoutMs: 30_000, intervalMs: 100, what: 'the record to be classified' },
     );
     const classifiedAfterMs = Date.now() - putAt;
+    // The record says success before the upload is moved: the message is done when the bridge is idle.
+    await waitForBridgeIdle({ bridgeUrl: stack.bridgeUrl, timeoutMs: (LEASE_SECONDS + 10) * 1000 });
 
     // Assert: handed back once, classified about a lease after the upload, counted once.
     expect(classifiedAfterMs).toBeLessThan((LEASE_SECONDS + 4) * 1000);
@@ -113,6 +115,7 @@ describe('a claim leased by another run', () => {
       },
       { timeoutMs: 30_000, intervalMs: 100, what: 'the record in the closed batch to be classified' },
     );
+    await waitForBridgeIdle({ bridgeUrl: stack.bridgeUrl, timeoutMs: (LEASE_SECONDS + 10) * 1000 });
 
     // Assert
     expect(record).toMatchObject({ key, fileName: 'cat.png' });
@@ -135,7 +138,7 @@ describe('a claim leased by another run', () => {
     const slowRunResult = { status: 'success' as const, isCat: false, catConfidence: 0, cats: [], labels: [{ name: 'Slow Run', confidence: 99 }] };
     expect(await store.finish(claim, { result: slowRunResult, uploadedAt: claim.now, now: Date.now(), restingKey })).toBe(true);
     await moveUpload(stack.s3, { bucket: stack.bucket, key, etag: claim.etag }, restingKey);
-    await waitFor(async () => (await bridgeStats(stack.bridgeUrl)).idle, { timeoutMs: (LEASE_SECONDS + 10) * 1000, what: 'the bridge to be idle' });
+    await waitForBridgeIdle({ bridgeUrl: stack.bridgeUrl, timeoutMs: (LEASE_SECONDS + 10) * 1000 });
 
     // Assert: the slow run's result stands, counted once, the object where it put it.
     const record = await store.getImage('demo', batchId, print.fprint);
