@@ -180,7 +180,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       }
     }
 
-    // What the ingest's EMF lines say, summed for the status page; the lines still go to stdout as on AWS.
+    // What the ingest's EMF lines say, summed for the status page; the lines still go to stdout as on AWS (not when quiet).
     const metricTotals = new MetricTotals();
     // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
     const bridge = new LocalQueue({
@@ -192,7 +192,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       keysOf: (body) => keysInS3Message(body).map((object) => object.key),
       log: quiet ? () => undefined : (line) => console.warn(line),
       ...opts.bridge,
-      handler: (event, context) => withEmfListener((doc) => metricTotals.add(doc), () => (ingest as BatchHandler)(event, context)),
+      handler: (event, context) =>
+        withEmfListener((doc) => metricTotals.add(doc), () => (ingest as BatchHandler)(event, context), { echo: !quiet }),
     });
     // Closed after the queue (closing runs in reverse): an upload while batches drain is still journaled.
     const notifications: { disconnect?: () => void } = {};

@@ -32,13 +32,21 @@ export type EmfListener = (document: EmfOutput) => void;
 // The local stack runs the ingest in-process and totals its metrics for its status page: it runs each invocation
 // inside withEmfListener. On AWS nothing listens and the output is Powertools' own. On globalThis: the stack and the
 // handler it imports may hold separate module instances of this file.
+interface EmfScope {
+  listener: EmfListener;
+  /** Whether the document is still written to stdout (false for a quiet stack, such as the one the tests share). */
+  echo: boolean;
+}
 const LISTENER = Symbol.for('icecat.emfListener');
-const listenerScope = (): AsyncLocalStorage<EmfListener> =>
-  ((globalThis as Record<symbol, AsyncLocalStorage<EmfListener>>)[LISTENER] ??= new AsyncLocalStorage<EmfListener>());
+const listenerScope = (): AsyncLocalStorage<EmfScope> =>
+  ((globalThis as Record<symbol, AsyncLocalStorage<EmfScope>>)[LISTENER] ??= new AsyncLocalStorage<EmfScope>());
 
-/** Runs `run` with `listener` receiving every EMF document the ingest writes within it (its async continuations too). */
-export function withEmfListener<T>(listener: EmfListener, run: () => T): T {
-  return listenerScope().run(listener, run);
+/**
+ * Runs `run` with `listener` receiving every EMF document the ingest writes within it (its async continuations too).
+ * With `echo: false` the listener gets the documents instead of stdout.
+ */
+export function withEmfListener<T>(listener: EmfListener, run: () => T, options: { echo?: boolean } = {}): T {
+  return listenerScope().run({ listener, echo: options.echo ?? true }, run);
 }
 
 type MetricsOptions = NonNullable<ConstructorParameters<typeof Metrics>[0]>;
@@ -50,10 +58,15 @@ export class ListenedMetrics extends Metrics {
   }
 
   override publishStoredMetrics(): this {
-    const listener = listenerScope().getStore();
+    const scope = listenerScope().getStore();
     // Exactly what is written: nothing when disabled or empty.
-    if (listener && !this.isDisabled() && this.hasStoredMetrics()) listener(this.serializeMetrics());
-    return super.publishStoredMetrics();
+    if (scope && !this.isDisabled() && this.hasStoredMetrics()) scope.listener(this.serializeMetrics());
+    if (scope?.echo !== false) return super.publishStoredMetrics();
+    // What Powertools does after writing, without the writing.
+    this.clearMetrics();
+    this.clearDimensions();
+    this.clearMetadata();
+    return this;
   }
 
   // Powertools' own builds a plain Metrics, whose document no listener would see.

@@ -610,6 +610,30 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
     expect(heard.map((d) => ('Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : '?'))).toEqual(['Images', 'DetectLabelsCalls']);
   });
 
+  it('hands a quiet listener (echo: false) the documents instead of stdout, and leaves nothing stored behind', async () => {
+    const real = new PowertoolsIngestMetrics(new ListenedMetrics({ namespace: 'IceCatWrangler', serviceName: 'test' }));
+    const heard: Record<string, unknown>[] = [];
+    const docs = await emfDocuments(async () => {
+      await withEmfListener(
+        (doc) => heard.push(doc),
+        async () => {
+          given();
+          await processUpload({ ...deps(), metrics: real }, event());
+          real.publish();
+        },
+        { echo: false },
+      );
+      real.detectLabelsCall();
+      real.publish();
+    });
+    expect(heard.map((d) => ('Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : '?'))).toEqual(['Images', 'DetectLabelsCalls']);
+    expect(heard[1]).toMatchObject({ DetectLabelsCalls: 1 });
+    // Outside the scope only the later call is written: the quiet publish cleared what it had stored.
+    expect(docs).toHaveLength(1);
+    expect(docs[0]).toMatchObject({ DetectLabelsCalls: 1 });
+    expect(docs[0]).not.toHaveProperty('ReadLatency');
+  });
+
   it('counts a call saved by reuse, and no DetectLabels call', async () => {
     given();
     ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({
