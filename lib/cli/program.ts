@@ -93,7 +93,7 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
       .action(async (batch: string, _o, cmd: Command) => done(await handler(batch, cmd.optsWithGlobals())));
 
   sub('upload', 'Upload files and folders (walked recursively) as one batch, then close it')
-    .argument('<paths...>', 'files and folders; a folder keeps its name and sub-folders in the file names (trip/day1/a.jpg)')
+    .argument('<paths...>', 'files and folders; a folder keeps its name and sub-folders in the file names (trip/day1/a.jpg), unless given with a trailing slash (trip/ names day1/a.jpg)')
     .option('-b, --batch <name>', 'name the batch (default: the API makes an id); an existing open batch is resumed', batchName)
     .option('--debug', "record per-image processing logs (read them with 'icecat logs')")
     .option('-w, --wait', 'wait until every file is classified, then print the results')

@@ -8,7 +8,7 @@ import type { Stats } from 'node:fs';
 export interface WalkedFile {
   /** Where it is on disk. */
   path: string;
-  /** Its name in the batch: the walked folder's name, then the path below it, with '/' separators. */
+  /** Its name in the batch: the walked folder's name (none when given with a trailing slash), then the path below it. */
   name: string;
   size: number;
 }
@@ -34,7 +34,8 @@ const toPosix = (p: string): string => p.split(path.sep).join('/');
 
 /**
  * Every regular file under the inputs, in a stable order (names sorted within each folder). A file given by name is
- * uploaded under its base name; a folder under its own name, so `upload ./trip` names `trip/day1/a.jpg`.
+ * uploaded under its base name; a folder under its own name, so `upload ./trip` names `trip/day1/a.jpg`, and as rsync
+ * and `cp -r` read it, a folder given with a trailing slash stands for its contents: `upload ./trip/` names `day1/a.jpg`.
  */
 export async function* walkFiles(inputs: readonly string[], options: WalkOptions = {}): AsyncGenerator<WalkedFile> {
   const visited = new Set<string>();
@@ -44,7 +45,8 @@ export async function* walkFiles(inputs: readonly string[], options: WalkOptions
     if (info.isFile()) {
       yield { path: absolute, name: path.basename(absolute), size: info.size };
     } else if (info.isDirectory()) {
-      yield* walkFolder(absolute, path.basename(absolute) || 'root', info, visited, options);
+      const contentsOnly = input.endsWith('/') || input.endsWith(path.sep);
+      yield* walkFolder(absolute, contentsOnly ? '' : path.basename(absolute) || 'root', info, visited, options);
     } else {
       options.onSkip?.({ path: input, reason: 'not-a-file' });
     }
@@ -98,7 +100,7 @@ async function* walkFolder(dir: string, name: string, info: Stats, visited: Set<
       options.onSkip?.({ path: full, reason: code === 'ELOOP' ? 'symlink-loop' : 'unreadable', detail: code });
       continue;
     }
-    const entryNameInBatch = `${name}/${toPosix(entryName)}`;
+    const entryNameInBatch = name ? `${name}/${toPosix(entryName)}` : toPosix(entryName);
     if (entryInfo.isDirectory()) yield* walkFolder(full, entryNameInBatch, entryInfo, visited, options);
     else if (entryInfo.isFile()) yield { path: full, name: entryNameInBatch, size: entryInfo.size };
     else options.onSkip?.({ path: full, reason: 'not-a-file' });

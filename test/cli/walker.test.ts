@@ -40,6 +40,16 @@ describe('walkFiles', () => {
     expect(files[1]?.path).toBe(path.join(root, 'trip', 'day1', 'a.jpg'));
   });
 
+  it('names the files of a folder given with a trailing slash by the path below it, as rsync does', async () => {
+    write('trip/day1/a.jpg', 'a');
+    write('trip/c.png');
+
+    const { files } = await walk([`${path.join(root, 'trip')}/`]);
+
+    expect(files.map((f) => f.name)).toEqual(['c.png', 'day1/a.jpg']);
+    expect(files[1]?.path).toBe(path.join(root, 'trip', 'day1', 'a.jpg'));
+  });
+
   it('names a file given directly by its base name', async () => {
     write('deep/down/cat.jpg');
 
