@@ -1,4 +1,6 @@
 /** @type {import('jest').Config} */
+// The SDK's notice that its 2027 releases need Node 22 is printed once per process; tests start dozens of them.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 // ESM-only packages (middy) are transpiled to CommonJS by swc like our own TypeScript.
 const esmPackages = ['@middy'].join('|');
 const shared = {
