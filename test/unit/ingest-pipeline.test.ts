@@ -588,7 +588,11 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
     expect((stored._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]!.Namespace).toBe('IceCatWrangler');
   });
 
-  it('hands a listener in scope exactly the EMF documents it writes, single-metric ones too, and none outside it', async () => {
+  /**
+   * One upload processed with a listener in scope (echo as given), then outside it: the document kind of each document
+   * the listener heard, and every document written to stdout.
+   */
+  async function listenedUpload(echo: boolean, after: (real: PowertoolsIngestMetrics) => void) {
     const real = new PowertoolsIngestMetrics(new ListenedMetrics({ namespace: 'IceCatWrangler', serviceName: 'test' }));
     const heard: Record<string, unknown>[] = [];
     const docs = await emfDocuments(async () => {
@@ -599,34 +603,29 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
           await processUpload({ ...deps(), metrics: real }, event());
           real.publish();
         },
+        { echo },
       );
+      after(real);
+      real.publish();
+    });
+    const kinds = heard.map((d) => ('Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : '?'));
+    return { heard, kinds, docs };
+  }
+
+  it('hands a listener in scope exactly the EMF documents it writes, single-metric ones too, and none outside it', async () => {
+    const { heard, kinds, docs } = await listenedUpload(true, (real) => {
       real.image('success');
       real.detectLabelsCall();
-      real.publish();
     });
     expect(docs).toHaveLength(4);
     const strip = (doc: Record<string, unknown>) => ({ ...doc, _aws: { ...(doc._aws as object), Timestamp: 0 } });
     expect(heard.map(strip)).toEqual(docs.slice(0, 2).map(strip));
-    expect(heard.map((d) => ('Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : '?'))).toEqual(['Images', 'DetectLabelsCalls']);
+    expect(kinds).toEqual(['Images', 'DetectLabelsCalls']);
   });
 
   it('hands a quiet listener (echo: false) the documents instead of stdout, and leaves nothing stored behind', async () => {
-    const real = new PowertoolsIngestMetrics(new ListenedMetrics({ namespace: 'IceCatWrangler', serviceName: 'test' }));
-    const heard: Record<string, unknown>[] = [];
-    const docs = await emfDocuments(async () => {
-      await withEmfListener(
-        (doc) => heard.push(doc),
-        async () => {
-          given();
-          await processUpload({ ...deps(), metrics: real }, event());
-          real.publish();
-        },
-        { echo: false },
-      );
-      real.detectLabelsCall();
-      real.publish();
-    });
-    expect(heard.map((d) => ('Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : '?'))).toEqual(['Images', 'DetectLabelsCalls']);
+    const { heard, kinds, docs } = await listenedUpload(false, (real) => real.detectLabelsCall());
+    expect(kinds).toEqual(['Images', 'DetectLabelsCalls']);
     expect(heard[1]).toMatchObject({ DetectLabelsCalls: 1 });
     // Outside the scope only the later call is written: the quiet publish cleared what it had stored.
     expect(docs).toHaveLength(1);
