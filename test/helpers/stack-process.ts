@@ -25,12 +25,18 @@ export interface StackProcess {
   log(): string;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+/**
+ * `n` distinct free ports. Each is held until all are chosen: a port closed at once is often handed out again by the
+ * next listen on port 0, and two of the stack's servers on one port fail its start.
+ */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = Array.from({ length: n }, () => createServer());
+  try {
+    for (const server of servers) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return servers.map((server) => (server.address() as { port: number }).port);
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
 }
 
 /** package.json's start script as argv, its `node` being this very node. */
@@ -43,8 +49,8 @@ function startCommand(): string[] {
 
 /** Starts `npm start`'s command on `dataDir` and resolves once the stack says it is up. */
 export async function startStackProcess(dataDir: string, logFile: string, env: Record<string, string> = {}): Promise<StackProcess> {
-  const ports = { API: 0, S3: 0, DYNAMODB: 0, REKOGNITION: 0, BRIDGE: 0 };
-  for (const name of Object.keys(ports) as (keyof typeof ports)[]) ports[name] = await freePort();
+  const [API, S3, DYNAMODB, REKOGNITION, BRIDGE] = (await freePorts(5)) as [number, number, number, number, number];
+  const ports = { API, S3, DYNAMODB, REKOGNITION, BRIDGE };
   const out = openSync(logFile, 'a');
   const logStart = readFileSync(logFile, 'utf8').length;
   const [command, ...args] = startCommand();

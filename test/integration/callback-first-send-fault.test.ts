@@ -7,7 +7,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { presentBatch } from '../../lib/api/present';
-import { LocalJobQueue, registerLocalConsumer, SqsJobQueue, type LocalConsumer } from '../../lib/jobs/queue';
+import { LocalJobQueue, registerLocalConsumer, SqsJobQueue, type JobQueue, type LocalConsumer } from '../../lib/jobs/queue';
 import { completionNotifier } from '../../lib/notify/completion';
 import { verifySignature } from '../../lib/notify/signature';
 import { sweepCallbacks, type CallbackSweepLimits } from '../../lib/reconcile/callbacks';
@@ -64,10 +64,24 @@ function storeWithFailingCallbackQueue(): BatchStore {
   });
 }
 
-const sweepDeps = (now?: () => number) => ({
+/**
+ * The in-process callbacks queue, passing on the callbacks of one client's batches only: the sweeps below read the
+ * whole shared table with their clock moved ahead, and must not deliver again the callbacks of batches that another
+ * test file, running at the same time, is following.
+ */
+function callbacksOf(clientId: string): JobQueue {
+  const queue = new LocalJobQueue('callbacks', { awaitImmediate: true });
+  return {
+    send: async (body, delaySeconds) => {
+      if ((JSON.parse(body) as { clientId: string }).clientId === clientId) await queue.send(body, delaySeconds);
+    },
+  };
+}
+
+const sweepDeps = (clientId: string, now?: () => number) => ({
   ddb: aws().ddb,
   table: stackEnv('TABLE_NAME'),
-  callbacks: new LocalJobQueue('callbacks', { awaitImmediate: true }),
+  callbacks: callbacksOf(clientId),
   present: presentBatch,
   ...(now ? { now } : {}),
 });
@@ -87,10 +101,10 @@ describe('a completion callback whose first send to its queue fails (SQS unavail
     const closed = await store.close(client.clientId, batchId);
     const pending = (await call('GET', `/v1/batches/${batchId}`, { key: client.key })).body;
     // Act 2: a sweep within the grace period leaves it alone; one after it queues it again.
-    const early = await sweepCallbacks(sweepDeps(), limits);
-    const late = await sweepCallbacks(sweepDeps(() => Date.now() + limits.firstAttemptGraceMs + 1000), limits);
+    const early = await sweepCallbacks(sweepDeps(client.clientId), limits);
+    const late = await sweepCallbacks(sweepDeps(client.clientId, () => Date.now() + limits.firstAttemptGraceMs + 1000), limits);
     const shown = (await call('GET', `/v1/batches/${batchId}`, { key: client.key })).body;
-    const again = await sweepCallbacks(sweepDeps(() => Date.now() + limits.retryGraceMs * 2), limits);
+    const again = await sweepCallbacks(sweepDeps(client.clientId, () => Date.now() + limits.retryGraceMs * 2), limits);
 
     // Assert
     expect(closed).toMatchObject({ closed: true, batch: { doneAt: expect.any(Number) } });
@@ -121,7 +135,7 @@ describe('a completion callback whose first send to its queue fails (SQS unavail
     await recordCallbackState(aws().ddb, stackEnv('TABLE_NAME'), client.clientId, retrying, failedAttempt);
 
     // Act: past the first-attempt grace, within the retry grace.
-    const result = await sweepCallbacks(sweepDeps(() => Date.now() + limits.firstAttemptGraceMs + 1000), limits);
+    const result = await sweepCallbacks(sweepDeps(client.clientId, () => Date.now() + limits.firstAttemptGraceMs + 1000), limits);
 
     // Assert
     expect(result.requeued.filter((b) => b.startsWith(`${client.clientId}/`))).toEqual([]);

@@ -100,6 +100,7 @@ describe('ingest on the local stack', () => {
   it('classifies the same image uploaded twice once and counts the second as a duplicate', async () => {
     const batch = newBatch();
     const client = await freshClient();
+    await bridgeIdle();
     const before = await detectCalls();
 
     await put(`uploads/${client}/${batch}/first.png`, CAT);
@@ -395,6 +396,8 @@ describe('bad input ends as a fail record and an object under failed/, never a c
 
     await put(stray, NOT_CAT);
     await waitFor(async () => ((await keysUnder(`failed/_invalid/${stray}`)).length ? true : undefined), 'the stray upload to move');
+    // A move is a copy, then the delete of the source: the copy shows before the upload is gone.
+    await bridgeIdle();
 
     await expect(aws.s3.send(new HeadObjectCommand({ Bucket: BUCKET(), Key: stray }))).rejects.toMatchObject({ name: 'NotFound' });
   });
