@@ -13,6 +13,9 @@ const shared = {
 // globalSetup only if at least one of its tests is selected.
 module.exports = {
   testTimeout: 60000,
+  // One file at a time: the integration and browser files share one local stack, and some count DetectLabels calls
+  // or inject detector faults on it. That is what jest picks on 2 cores anyway; a larger machine must not run them at once.
+  maxWorkers: 1,
   projects: [
     {
       ...shared,
