@@ -12,6 +12,7 @@ export type {
   OpStatus,
   Page,
   Query,
+  Reclassified,
   SimilarGroups,
   UploadForm,
 } from '../lib/api/client-contract';
@@ -38,6 +39,8 @@ function withQuery(path: string, query: Query = {}): string {
 export interface Api {
   get<T>(path: string, query?: Query): Promise<T>;
   post<T>(path: string, body?: unknown): Promise<T>;
+  /** DELETE; the JSON answer, if any. */
+  del<T>(path: string): Promise<T>;
   /** A file the API answers (an export), as a Blob. */
   blob(path: string, query?: Query): Promise<Blob>;
 }
@@ -61,13 +64,14 @@ export function createApi(key: string, onUnauthorized: () => void): Api {
     if (res.status === 401) onUnauthorized();
     throw new ApiError(res.status, code, message);
   }
+  const parsed = async (res: Response) => {
+    const text = await res.text();
+    return text ? JSON.parse(text) : undefined;
+  };
   return {
     get: async <T>(path: string, query?: Query) => (await request('GET', withQuery(path, query))).json() as Promise<T>,
-    post: async (path, body) => {
-      const res = await request('POST', path, body ?? {});
-      const text = await res.text();
-      return text ? JSON.parse(text) : undefined;
-    },
+    post: async (path, body) => parsed(await request('POST', path, body ?? {})),
+    del: async (path) => parsed(await request('DELETE', path)),
     blob: async (path, query) => (await request('GET', withQuery(path, query))).blob(),
   };
 }

@@ -29,6 +29,8 @@ export interface BatchSummary {
   expected: number | null;
   counts: BatchCounts;
   debug: boolean;
+  /** The cat threshold of the last :reclassify; null: the deployment's configured one. */
+  catMinConfidence?: number | null;
   callbackUrl?: string | null;
   createdAt: string;
   closedAt?: string | null;
@@ -109,6 +111,12 @@ export interface MoreUploads {
   uploads: UploadForm[];
   expiresAt?: string;
   batch?: BatchSummary;
+}
+
+/** A page of :reclassify; a cursor: send the same threshold with it to go on. */
+export interface Reclassified {
+  batch: BatchSummary;
+  cursor?: string;
 }
 
 export interface SimilarGroups {

@@ -9,6 +9,7 @@ import type {
   imageListSchema,
   imageSchema,
   logListSchema,
+  reclassifyResultSchema,
   similarGroupsSchema,
   uploadFormsSchema,
 } from '../../lib/api/schemas';
@@ -20,6 +21,7 @@ import type {
   LogEntry,
   MoreUploads,
   Page,
+  Reclassified,
   SimilarGroups,
 } from '../../lib/api/client-contract';
 
@@ -36,4 +38,5 @@ export type ServerAnswersFitTheClients = [
   ClientReads<z.output<typeof uploadFormsSchema>, MoreUploads>,
   ClientReads<z.output<typeof errorSchema>, ApiErrorBody>,
   ClientReads<z.output<typeof similarGroupsSchema>, SimilarGroups>,
+  ClientReads<z.output<typeof reclassifyResultSchema>, Reclassified>,
 ];

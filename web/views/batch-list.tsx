@@ -4,7 +4,7 @@ import { capabilities } from '../capabilities';
 import { when } from '../format';
 import { usePoll } from '../hooks';
 import { href } from '../route';
-import { forgetBatch, knownBatches, rememberBatch } from '../session';
+import { forgetBatch, knownBatches, rememberBatch, takeLastErased, wasErased } from '../session';
 import { BatchProgress, Counts, ErrorNote, StatusChip } from './common';
 
 const PAGE = 50;
@@ -40,6 +40,7 @@ export function BatchList({ api }: { api: Api }) {
   const [listed, setListed] = useState(true);
   const [error, setError] = useState<unknown>(null);
   const [openId, setOpenId] = useState('');
+  const [erasedNotice] = useState(takeLastErased);
   const shown = useRef(batches);
   shown.current = batches;
 
@@ -50,7 +51,7 @@ export function BatchList({ api }: { api: Api }) {
       // Keep the pages beyond the first that "Show more" loaded; the first page is replaced by fresher counts.
       const old = shown.current ?? [];
       const fresh = new Set(page.items.map((b) => b.batchId));
-      setBatches([...page.items, ...old.slice(PAGE).filter((b) => !fresh.has(b.batchId))]);
+      setBatches([...page.items, ...old.slice(PAGE).filter((b) => !fresh.has(b.batchId))].filter((b) => !wasErased(b.batchId)));
       if (old.length <= PAGE) setCursor(page.cursor);
       setError(null);
     } catch (err) {
@@ -68,7 +69,7 @@ export function BatchList({ api }: { api: Api }) {
   const more = async () => {
     try {
       const page = await api.get<Page<BatchSummary>>('/v1/batches', { limit: PAGE, cursor });
-      setBatches((old) => [...(old ?? []), ...page.items.filter((b) => !(old ?? []).some((o) => o.batchId === b.batchId))]);
+      setBatches((old) => [...(old ?? []), ...page.items.filter((b) => !wasErased(b.batchId) && !(old ?? []).some((o) => o.batchId === b.batchId))]);
       setCursor(page.cursor);
     } catch (err) {
       setError(err);
@@ -91,6 +92,11 @@ export function BatchList({ api }: { api: Api }) {
           New batch
         </a>
       </div>
+      {erasedNotice && (
+        <p role="status" class="notice">
+          Deleted batch {erasedNotice}.
+        </p>
+      )}
       <ErrorNote error={error} />
       {batches === null && !error && <p aria-live="polite">Loading…</p>}
       {batches !== null && batches.length === 0 && (

@@ -4,7 +4,8 @@ import { capabilities } from '../capabilities';
 import { catConfidence, percent, plural, topLabels, when } from '../format';
 import { useCapabilities, useNearViewport, usePoll } from '../hooks';
 import { href } from '../route';
-import { rememberBatch } from '../session';
+import { forgetErasedBatch, rememberBatch } from '../session';
+import { BatchActions } from './batch-actions';
 import { BatchProgress, Counts, ErrorNote, onGridKey, StatusChip } from './common';
 import { knownGroupCount, NearDuplicates } from './near-duplicates';
 import { Thumb } from './thumb';
@@ -226,24 +227,35 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
   });
   const nearCount = groupCount && (groupCount.final || batch?.status !== 'done') ? groupCount.count : null;
 
+  /** A summary read or answered to an action; `regrid`: outcomes changed (a new cat threshold), read the grid again. */
+  const show = useCallback((summary: BatchSummary, regrid = false) => {
+    setBatch(summary);
+    setError(null);
+    // New outcomes: read the grid again (the reader sees results arrive while the batch processes).
+    const signature = JSON.stringify([summary.status, summary.counts]);
+    if (regrid) {
+      setStale(false);
+      setGeneration((g) => g + 1);
+    } else if (seen.current !== null && seen.current !== signature) {
+      // A long grid the reader may be scrolling is not replaced under them: they are offered the new results.
+      if (shownCount.current <= PAGE) setGeneration((g) => g + 1);
+      else setStale(true);
+    }
+    seen.current = signature;
+  }, []);
+  // Once erased, a summary still on its way must not show the batch again (nor its 404).
+  const erased = useRef(false);
+
   const refresh = useCallback(async () => {
     try {
       const summary = await api.get<BatchSummary>(batchPath(batchId));
+      if (erased.current) return;
       rememberBatch(batchId);
-      setBatch(summary);
-      setError(null);
-      // New outcomes: read the grid again (the reader sees results arrive while the batch processes).
-      const signature = JSON.stringify([summary.status, summary.counts]);
-      // A long grid the reader may be scrolling is not replaced under them: they are offered the new results.
-      if (seen.current !== null && seen.current !== signature) {
-        if (shownCount.current <= PAGE) setGeneration((g) => g + 1);
-        else setStale(true);
-      }
-      seen.current = signature;
+      show(summary);
     } catch (err) {
-      setError(err);
+      if (!erased.current) setError(err);
     }
-  }, [api, batchId]);
+  }, [api, batchId, show]);
 
   useEffect(() => {
     void refresh();
@@ -287,6 +299,18 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
           </a>
         )}
       </div>
+      {batch && (
+        <BatchActions
+          api={api}
+          batch={batch}
+          onSummary={show}
+          onErased={() => {
+            erased.current = true;
+            forgetErasedBatch(batchId);
+            location.hash = href.batches();
+          }}
+        />
+      )}
       <nav class="filters" aria-label="Filter images">
         {Object.entries(FILTERS).map(([name, f]) => (
           <a key={name} href={href.batch(batchId, name)} class="filter" aria-current={name === filterName ? 'page' : undefined}>
