@@ -1,5 +1,5 @@
-// The web app (DESIGN §7): sign in with an API key, the client's batches, a batch's gallery, one image, a debug
-// batch's logs, and new batches by drag and drop. It shows only what the API answers for the signed-in key.
+// The web app (DESIGN §7): sign in with an API key, the client's batches, a batch's gallery and actions, one image, a
+// debug batch's logs, and new batches by drag and drop. It shows only what the API answers for the signed-in key.
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { createApi } from './api';

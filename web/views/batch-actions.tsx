@@ -40,7 +40,7 @@ function useAction() {
 
 function CloseBatch({ batchId, busy, onClose }: { batchId: string; busy: boolean; onClose: () => void }) {
   return (
-    <div class="action">
+    <div class="action action-main">
       <button type="button" disabled={busy} aria-describedby="close-hint" onClick={onClose}>
         {busy ? 'Closing…' : 'Close batch'}
       </button>
@@ -57,7 +57,7 @@ function CatThreshold({ current, busy, onApply }: { current: number | null; busy
   useEffect(() => setValue(current === null ? '' : String(current)), [current]);
   return (
     <form
-      class="action threshold"
+      class="action action-main threshold"
       onSubmit={(e) => {
         e.preventDefault();
         onApply(Number(value));
@@ -103,7 +103,7 @@ function DeleteBatch({ batch, busy, error, onDelete }: { batch: BatchSummary; bu
     if (await onDelete()) dialog.current?.close();
   };
   return (
-    <div class="action">
+    <div class="action action-delete">
       <button ref={opener} type="button" class="danger outline" aria-haspopup="dialog" onClick={ask}>
         Delete batch…
       </button>
