@@ -42,7 +42,7 @@ async function settled(batchId: string, uploads: number, clientId = 'demo'): Pro
 }
 
 /** The batch's whole partition, its summary included, in one consistent Query. */
-async function partition(batchId: string, clientId = 'demo'): Promise<Record<string, unknown>[]> {
+async function partition(batchId: string, clientId = 'demo'): Promise<(ImageItem | BatchItem)[]> {
   const out = await aws.ddb.send(
     new QueryCommand({
       TableName: TABLE(),
@@ -51,11 +51,11 @@ async function partition(batchId: string, clientId = 'demo'): Promise<Record<str
       ConsistentRead: true,
     }),
   );
-  return out.Items ?? [];
+  return (out.Items ?? []) as (ImageItem | BatchItem)[];
 }
 
 async function images(batchId: string, clientId = 'demo'): Promise<ImageItem[]> {
-  return (await partition(batchId, clientId)).filter((i) => i.img_fprint !== BATCH_SK) as ImageItem[];
+  return (await partition(batchId, clientId)).filter((i): i is ImageItem => i.img_fprint !== BATCH_SK);
 }
 
 async function keysUnder(prefix: string): Promise<string[]> {
@@ -240,7 +240,7 @@ describe('a record names only objects that are already where it says', () => {
     const until = Date.now() + 60_000;
     while (atDone === undefined && Date.now() < until) {
       const items = await partition(batch, client.clientId);
-      const records = items.filter((i) => i.img_fprint !== BATCH_SK) as ImageItem[];
+      const records = items.filter((i): i is ImageItem => i.img_fprint !== BATCH_SK);
       for (const record of records) {
         if (record.op_status === 'processing' || finalSeen.has(record.img_fprint)) continue;
         finalSeen.add(record.img_fprint);
