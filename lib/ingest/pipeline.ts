@@ -1,7 +1,8 @@
 // One upload, start to end: the seven steps of docs/design.md §1, each a named function, in order, with the
 // thumbnail of a newly claimed image stored after its claim. Every upload ends as a record (or, when no batch of its
 // uploader can hold one, a logged refusal) and an object under processed/, duplicates/ or failed/; only transient
-// faults (throttling past retries, network) escape as errors, for SQS to redeliver.
+// faults (throttling past retries, network) escape as errors, for SQS to redeliver. The move is split around the
+// record (restAround): the copy lands before the record says where it rests, the source goes only after it.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
@@ -19,7 +20,7 @@ import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
 import { timed, type IngestMetrics } from './metrics';
 import { decodeS3Key, invalidKeyDestination, restingKey, thumbnailKey, tryParseUploadKey, type UploadKey } from './s3-key';
-import { UploadGone, moveUpload, readUpload, removeUpload, storeThumbnail, tooLarge, uploadExists, type StoredUpload } from './storage';
+import { UploadGone, moveUpload, readUpload, removeUpload, restCopy, storeThumbnail, tooLarge, uploadExists, type StoredUpload } from './storage';
 
 /** What the handler hands over from one S3 event record. */
 export interface UploadEvent {
@@ -66,6 +67,8 @@ export interface Upload extends UploadKey {
   log: DebugLog;
   /** The thumbnail this upload stored, if any: deleted again when its batch turns out to be erased meanwhile. */
   thumbnail?: string;
+  /** Where this run copied the upload before recording it: deleted again when its batch turns out to be erased meanwhile. */
+  rested?: string;
 }
 
 /** Why no batch can hold an upload: its key, its client, or its batch is being erased (DELETE) or was meanwhile. */
@@ -84,7 +87,7 @@ async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<Inges
   try {
     return await classifyUpload(deps, upload);
   } catch (err) {
-    if (err instanceof BatchErasedError) return discardErased(deps, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, upload.thumbnail);
+    if (err instanceof BatchErasedError) return discardErased(deps, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, upload);
     throw err;
   }
 }
@@ -103,8 +106,7 @@ async function classifyUpload(deps: IngestDeps, upload: Upload): Promise<IngestR
       async () => (await reuseEarlierResult(deps, upload, image, claim)) ?? (await detectInClaim(deps, upload, object, image, claim)),
     );
     const processedKey = restingKey('processed', upload, image.fprint, image.format);
-    await timed(metrics, 'Record', () => recordResult(deps, upload, claim, result, processedKey));
-    await timed(metrics, 'Move', () => moveUpload(deps.s3, object, processedKey));
+    await restAround(deps, upload, object, processedKey, () => timed(metrics, 'Record', () => recordResult(deps, upload, claim, result, processedKey)), claim);
     return { outcome: 'success', batchId: upload.batchId, fprint: image.fprint };
   } catch (err) {
     if (err instanceof UploadGone) return redelivered(deps, upload);
@@ -145,11 +147,11 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
  * An upload into a batch being erased (or erased while it was ingested): nothing of it is written, and its object is
  * deleted rather than moved under failed/, where it could land after the erasure's last pass over that prefix.
  */
-async function discardErased(deps: IngestDeps, object: StoredUpload, thumbnail?: string): Promise<IngestResult> {
+async function discardErased(deps: IngestDeps, object: StoredUpload, left: { thumbnail?: string; rested?: string } = {}): Promise<IngestResult> {
   deps.logger.warn('upload into a batch being erased: deleted, nothing recorded', { key: object.key });
   await removeUpload(deps.s3, object);
-  // Stored after the claim, it may have landed behind the erasure's pass over thumbnails/.
-  if (thumbnail) await removeUpload(deps.s3, { bucket: object.bucket, key: thumbnail });
+  // Written after the claim, they may have landed behind the erasure's pass over thumbnails/ and the resting prefix.
+  for (const key of [left.thumbnail, left.rested]) if (key) await removeUpload(deps.s3, { bucket: object.bucket, key });
   return { outcome: 'refused', key: object.key, code: 'BatchErased' };
 }
 
@@ -239,17 +241,28 @@ async function settleClaimed(deps: IngestDeps, upload: Upload, object: StoredUpl
       logger.info('same upload is claimed by another run; trying again when its lease is over', { key: upload.key, retryAfterSeconds });
       return { outcome: 'deferred', key: upload.key, retryAfterSeconds };
     }
-    // Recorded by an earlier delivery that stopped before the move: it may have stopped short of counting or settling.
-    await store.repairAfterRedelivery(upload.clientId, upload.batchId);
-    if (existing.restingKey) await moveUpload(deps.s3, object, existing.restingKey);
+    // Recorded by an earlier delivery that stopped before deleting the source: it may have stopped short of its copy,
+    // of counting or of settling.
+    const repair = () => repairRedelivered(deps, upload);
+    await (existing.restingKey ? restAround(deps, upload, object, existing.restingKey, repair) : repair());
     return redelivered(deps, upload);
   }
-  const counted = await store.addDuplicate(existing, upload.fileName);
-  if (!counted) await store.repairAfterRedelivery(upload.clientId, upload.batchId);
+  await restAround(deps, upload, object, restingKey('duplicates', upload, existing.fprint), async () => {
+    const counted = await store.addDuplicate(existing, upload.fileName);
+    if (!counted) await repairRedelivered(deps, upload);
+  });
   upload.log.add(`duplicate of ${existing.fileName}`);
   logger.info('duplicate upload', { key: upload.key, original: existing.key, fprint: existing.fprint });
-  await moveUpload(deps.s3, object, restingKey('duplicates', upload, existing.fprint));
   return { outcome: 'duplicate', batchId: upload.batchId, fprint: existing.fprint };
+}
+
+/**
+ * After finding its work recorded by an earlier delivery (docs/design.md §6). A batch being erased meanwhile makes
+ * the upload a discard: what this run copied may have landed behind the erasure's pass, and nothing else removes it.
+ */
+async function repairRedelivered(deps: IngestDeps, upload: Upload): Promise<void> {
+  const batch = await deps.store.repairAfterRedelivery(upload.clientId, upload.batchId);
+  if (!batch || batch.deleting) throw new BatchErasedError(`batch ${upload.batchId} is being erased`);
 }
 
 function redelivered(deps: IngestDeps, upload: Upload): IngestResult {
@@ -347,7 +360,34 @@ async function detectInClaim(
   }
 }
 
-// ---- 6. record ------------------------------------------------------------------------------------------------
+// ---- 6 and 7. rest a copy, record, then delete the source ------------------------------------------------------
+
+/**
+ * The move around the record: the upload is copied to where it rests, then `record` writes what says so (and counts
+ * it), then the source under uploads/ is deleted. A record never names an object that is not there yet, and until
+ * the record is written the source stays for a redelivery or the sweep, which copy again (the same key) and finish.
+ * A copy that fails gives the claim back (`held`), so the retry takes it at once; its source deleted by an erasure
+ * meanwhile, it is a discard. `MoveLatency` is the copy and the delete, without the record between them.
+ */
+async function restAround<T>(deps: IngestDeps, upload: Upload, object: StoredUpload, to: string, record: () => Promise<T>, held?: HeldClaim): Promise<T> {
+  const copyStart = performance.now();
+  let copy;
+  try {
+    copy = await restCopy(deps.s3, object, to);
+  } catch (err) {
+    if (held) await deps.store.release(held.claim);
+    const batch = await deps.store.getBatch(upload.clientId, upload.batchId);
+    if (!batch || batch.deleting) throw new BatchErasedError(`batch ${upload.batchId} was erased while its upload was classified`);
+    throw err;
+  }
+  const copyMs = performance.now() - copyStart;
+  if (copy.rests) upload.rested = to;
+  const recorded = await record();
+  const deleteStart = performance.now();
+  if (copy.fromSource) await removeUpload(deps.s3, object);
+  deps.metrics.stepLatency('Move', copyMs + performance.now() - deleteStart);
+  return recorded;
+}
 
 async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, result: SuccessResult, processedKey: string): Promise<void> {
   const finished = await deps.store.finish(held.claim, {
@@ -357,7 +397,7 @@ async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, r
     restingKey: processedKey,
     logs: upload.log.entries(),
   });
-  if (!finished) throw await lostClaim(deps, held.claim);
+  if (!finished) throw await lostClaim(deps, upload, held.claim);
 }
 
 // ---- the one place a rejected upload becomes a `fail` record --------------------------------------------------
@@ -373,15 +413,17 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
   // A claimed image stored its thumbnail after the claim; an unclaimed one decoded before its rejection does it here.
   const decoded = err.claim ? undefined : err.decoded;
   if (decoded) await timed(deps.metrics, 'Thumbnail', () => storeImageThumbnail(deps, upload, decoded, fprint));
-  const recorded = err.claim
-    ? await store.finish(err.claim.claim, { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() })
-    : await store.reject(rejectionRecord(upload, fprint, failedKey, err, now));
-  if (!recorded) {
-    if (err.claim) throw await lostClaim(deps, err.claim.claim);
-    await store.repairAfterRedelivery(upload.clientId, upload.batchId); // recorded by an earlier delivery that may not have counted it
-  }
+  const record = async (): Promise<void> => {
+    const recorded = err.claim
+      ? await store.finish(err.claim.claim, { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() })
+      : await store.reject(rejectionRecord(upload, fprint, failedKey, err, now));
+    if (recorded) return;
+    if (err.claim) throw await lostClaim(deps, upload, err.claim.claim);
+    await repairRedelivered(deps, upload); // recorded by an earlier delivery that may not have counted it
+  };
   // Overwritten: the key holds a newer upload, which stays for its own event.
-  if (err.code !== 'Overwritten') await moveUpload(deps.s3, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, failedKey);
+  if (err.code === 'Overwritten') await record();
+  else await restAround(deps, upload, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, failedKey, record, err.claim);
   return { outcome: 'fail', batchId: upload.batchId, fprint, errorCode: err.code };
 }
 
@@ -412,12 +454,35 @@ function rejectionKey(fileName: string, etag: string | undefined): string {
   return `fail-${XXHash128.hash(Buffer.from(etag === undefined ? fileName : `${fileName}\u0000${etag}`)).toString('hex')}`;
 }
 
-/** The claim's record is gone or another's: erased with its batch meanwhile, or taken over by another run. */
-async function lostClaim(deps: IngestDeps, claim: Claim): Promise<Error> {
+/**
+ * The claim's record is gone or another's: erased with its batch meanwhile (the discard removes the copy), or taken
+ * over by another run.
+ */
+async function lostClaim(deps: IngestDeps, upload: Upload, claim: Claim): Promise<Error> {
   const batch = await deps.store.getBatch(claim.clientId, claim.batchId);
   if (!batch || batch.deleting) return new BatchErasedError(`batch ${claim.batchId} was erased while its upload was classified`);
   deps.logger.warn('claim was taken over while classifying; leaving the result to the new holder', { batchId: claim.batchId, fprint: claim.fprint });
+  await dropUnsharedCopy(deps, upload, claim);
   return new Error(`claim on ${claim.batchId}/${claim.fprint} was lost`);
+}
+
+/**
+ * The copy made before a lost claim stays where the new holder may rest its own upload: the same key is the same
+ * upload, or the same pixels in the same format, which the holder copies there too (deleting it could delete the
+ * holder's). Anywhere else nothing would ever remove it: this upload comes back as a duplicate of the holder's.
+ */
+async function dropUnsharedCopy(deps: IngestDeps, upload: Upload, claim: Claim): Promise<void> {
+  if (!upload.rested) return;
+  const holder = await deps.store.getImage(claim.clientId, claim.batchId, claim.fprint);
+  if (holder) {
+    const holderUpload = { clientId: claim.clientId, batchId: claim.batchId, fileName: holder.fileName ?? claim.fileName };
+    const holderKeys = holder.restingKey
+      ? [holder.restingKey]
+      : [restingKey('processed', holderUpload, holder.fprint, holder.format), restingKey('failed', holderUpload)];
+    if (holderKeys.includes(upload.rested)) return;
+  }
+  await removeUpload(deps.s3, { bucket: upload.bucket, key: upload.rested });
+  upload.rested = undefined;
 }
 
 function safeDecode(encoded: string): string {

@@ -1,5 +1,6 @@
 // The ingest's S3 adapter: read an upload once into one buffer, with the ETag that names this very upload, and move
-// it to where it rests by that ETag, so a newer upload to the same key is never moved or deleted in its place.
+// it to where it rests by that ETag (copy, then delete), so a newer upload to the same key is never moved or deleted
+// in its place.
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -83,25 +84,42 @@ const copySource = (bucket: string, key: string): string => `${bucket}/${encodeU
 
 /**
  * Copy then delete, both only while the key still holds this upload (its ETag): the object is never absent from
- * both places. When the key was overwritten since it was read, the bytes held are written instead of copied, and the
- * newer object stays for its own event. Idempotent when already moved.
+ * both places. For an upload nothing records (a refusal); the pipeline puts its record between the two steps.
  */
 export async function moveUpload(s3: S3Client, upload: StoredUpload, to: string): Promise<void> {
+  if ((await restCopy(s3, upload, to)).fromSource) await removeUpload(s3, upload);
+}
+
+/** What the first half of a move left. */
+export interface RestCopy {
+  /** The resting key holds the upload: copied, written from the bytes held, or by an earlier delivery. */
+  rests: boolean;
+  /** Copied from a source that is still this upload: to delete once the copy is recorded. */
+  fromSource: boolean;
+}
+
+/**
+ * The first half of a move: the upload copied to where it rests, only while its key still holds it (its ETag). When
+ * the key was overwritten since it was read, the bytes held are written instead, and the newer object stays for its
+ * own event. Idempotent: copying again writes the same key.
+ */
+export async function restCopy(s3: S3Client, upload: StoredUpload, to: string): Promise<RestCopy> {
   const { bucket, key, etag } = upload;
   try {
     await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: copySource(bucket, key), ...(etag ? { CopySourceIfMatch: etag } : {}) }));
+    return { rests: true, fromSource: true };
   } catch (err) {
     if (preconditionFailed(err)) {
       // Overwritten since read: rest the bytes held, or (not read, e.g. a refused key) leave the newer upload alone.
-      if (upload.bytes) await s3.send(new PutObjectCommand({ Bucket: bucket, Key: to, Body: upload.bytes }));
-      return;
+      if (!upload.bytes) return { rests: false, fromSource: false };
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: to, Body: upload.bytes }));
+      return { rests: true, fromSource: false };
     }
     // Source gone: fine only if an earlier delivery put it where it belongs; otherwise let SQS retry and,
     // in the end, dead-letter it where someone will see it.
-    if ((err instanceof NoSuchKey || named(err, 'NoSuchKey')) && (await exists(s3, bucket, to))) return;
+    if ((err instanceof NoSuchKey || named(err, 'NoSuchKey')) && (await exists(s3, bucket, to))) return { rests: true, fromSource: false };
     throw err;
   }
-  await removeUpload(s3, upload);
 }
 
 /** Deletes the upload if the key still holds it; a newer upload under the same key stays. */

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fingerprint, type Fingerprint } from '../../lib/ingest/fingerprint';
-import { moveUpload } from '../../lib/ingest/storage';
+import { removeUpload, restCopy } from '../../lib/ingest/storage';
 import { BatchStore } from '../../lib/store/batch-store';
 import type { Claim } from '../../lib/store/writes';
 import { localDynamoClient } from '../../local/dynamodb';
@@ -91,7 +91,7 @@ describe('a claim leased by another run', () => {
       { timeoutMs: 30_000, intervalMs: 100, what: 'the record to be classified' },
     );
     const classifiedAfterMs = Date.now() - putAt;
-    // The record says success before the upload is moved: the message is done when the bridge is idle.
+    // The record says success before the source is deleted: the message is done when the bridge is idle.
     await waitForBridgeIdle({ bridgeUrl: stack.bridgeUrl, timeoutMs: (LEASE_SECONDS + 10) * 1000 });
 
     // Assert: handed back once, classified once the lease was over (and not a backoff or a sweep later), counted once.
@@ -132,7 +132,7 @@ describe('a claim leased by another run', () => {
   });
 
   it('is left to a slow run that finishes within its lease: the handed-back message finds the record and changes nothing', async () => {
-    // Arrange: a live run holds the claim, and finishes (record, then move) before its lease is over.
+    // Arrange: a live run holds the claim, and finishes (copy, record, delete the source) before its lease is over.
     const batchId = uniqueId('lease-live');
     const key = `uploads/demo/${batchId}/cat.png`;
     const { claim, print } = await claimAsAnotherRun(batchId, key, images[1] as Buffer, LIVE_RUN_LEASE_SECONDS);
@@ -143,8 +143,10 @@ describe('a claim leased by another run', () => {
     await stack.s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: images[1], ContentType: 'image/png' }));
     await waitFor(async () => (await bridgeStats(stack.bridgeUrl)).retried > retriedBefore, { what: 'the message to be handed back' });
     const slowRunResult = { status: 'success' as const, isCat: false, catConfidence: 0, cats: [], labels: [{ name: 'Slow Run', confidence: 99 }] };
+    const source = { bucket: stack.bucket, key, etag: claim.etag };
+    await restCopy(stack.s3, source, restingKey);
     expect(await store.finish(claim, { result: slowRunResult, uploadedAt: claim.now, now: Date.now(), restingKey })).toBe(true);
-    await moveUpload(stack.s3, { bucket: stack.bucket, key, etag: claim.etag }, restingKey);
+    await removeUpload(stack.s3, source);
     await waitForBridgeIdle({ bridgeUrl: stack.bridgeUrl, timeoutMs: (LIVE_RUN_LEASE_SECONDS + 10) * 1000 });
 
     // Assert: the slow run's result stands, counted once, the object where it put it.

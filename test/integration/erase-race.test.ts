@@ -5,7 +5,7 @@
 // so that the test alone delivers them.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
-import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../lib/config';
@@ -36,6 +36,29 @@ class StoreWithClaimHook extends BatchStore {
     await hook?.();
     return outcome;
   }
+}
+
+/**
+ * The fault: S3 lands a copy to processed/ late. It reads the source (on its ETag) at once and writes the copy only
+ * after `meanwhile`, as a copy still in flight does while an erasure passes over the source's and the copy's prefixes.
+ */
+function landingCopiesLate(s3: S3Client, meanwhile: () => Promise<void>): S3Client {
+  const send = s3.send.bind(s3) as (command: unknown) => Promise<unknown>;
+  const late = async (copy: CopyObjectCommand): Promise<unknown> => {
+    const { Bucket, Key, CopySource, CopySourceIfMatch } = copy.input;
+    const source = decodeURIComponent(CopySource as string).slice(`${Bucket}/`.length);
+    const read = (await send(new GetObjectCommand({ Bucket, Key: source, IfMatch: CopySourceIfMatch }))) as { Body: { transformToByteArray(): Promise<Uint8Array> } };
+    const bytes = await read.Body.transformToByteArray();
+    await meanwhile();
+    await send(new PutObjectCommand({ Bucket, Key, Body: bytes }));
+    return {};
+  };
+  return new Proxy(s3, {
+    get: (target, name, receiver) =>
+      name === 'send'
+        ? (command: unknown) => (command instanceof CopyObjectCommand && command.input.Key?.startsWith('processed/') ? late(command) : send(command))
+        : Reflect.get(target, name, receiver),
+  });
 }
 
 const silentMetrics: IngestMetrics = {
@@ -189,6 +212,22 @@ describe('an upload racing the erasure of its batch', () => {
     // Assert
     expect(result).toMatchObject({ outcome: 'refused', code: 'BatchErased' });
     expect(await leftOf(batchId)).toEqual(NOTHING);
+  });
+
+  it('its copy landing only after the erasure passed (the fault: a late CopyObject): refused BatchErased, the copy deleted', async () => {
+    // Arrange: the erasure marks the batch and passes over every prefix while the copy to processed/ is in flight.
+    const batchId = uniqueId('late-copy');
+    const event = await uploadInto(batchId);
+    const late = { ...deps, s3: landingCopiesLate(s3, () => erase(batchId)) };
+
+    // Act
+    const result = await processUpload(late, event);
+
+    // Assert: the record that would have named the copy was refused, and the upload deleted the copy itself: no
+    // erasure pass is left to find it.
+    expect(result).toMatchObject({ outcome: 'refused', code: 'BatchErased' });
+    expect(await leftOf(batchId)).toEqual(NOTHING);
+    expect(await store.getBatch('demo', batchId)).toBeUndefined();
   });
 
   it('delivered again after the erasure finished (a stale event): no batch is opened again for an object that is gone', async () => {

@@ -13,6 +13,8 @@ import { toBatchItem } from '../../lib/store/attributes';
 import { BATCH_SK, batchKey, batchPartition, type BatchItem, type ImageItem } from '../../lib/store/schema';
 import { newBatch as batchSummary } from '../../lib/store/writes';
 import { aws as stackClients, uniqueId, uploadFile as put, waitFor as poll, waitForBridgeIdle as bridgeIdle } from '../helpers';
+import { call, newClient } from '../helpers/api';
+import { distinctImages, seededRandom } from '../helpers/stack-process';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');
@@ -39,7 +41,8 @@ async function settled(batchId: string, uploads: number, clientId = 'demo'): Pro
   return (await summary(batchId, clientId))!;
 }
 
-async function images(batchId: string, clientId = 'demo'): Promise<ImageItem[]> {
+/** The batch's whole partition, its summary included, in one consistent Query. */
+async function partition(batchId: string, clientId = 'demo'): Promise<(ImageItem | BatchItem)[]> {
   const out = await aws.ddb.send(
     new QueryCommand({
       TableName: TABLE(),
@@ -48,7 +51,11 @@ async function images(batchId: string, clientId = 'demo'): Promise<ImageItem[]> 
       ConsistentRead: true,
     }),
   );
-  return (out.Items ?? []).filter((i) => i.img_fprint !== BATCH_SK) as ImageItem[];
+  return (out.Items ?? []) as (ImageItem | BatchItem)[];
+}
+
+async function images(batchId: string, clientId = 'demo'): Promise<ImageItem[]> {
+  return (await partition(batchId, clientId)).filter((i): i is ImageItem => i.img_fprint !== BATCH_SK);
 }
 
 async function keysUnder(prefix: string): Promise<string[]> {
@@ -196,6 +203,63 @@ describe('ingest on the local stack', () => {
     const [item] = await images(batch);
     expect(item).not.toHaveProperty('logs');
     expect(item).not.toHaveProperty('log_ts');
+  });
+});
+
+describe('a record names only objects that are already where it says', () => {
+  async function rests(key: string): Promise<boolean> {
+    try {
+      await aws.s3.send(new HeadObjectCommand({ Bucket: BUCKET(), Key: key }));
+      return true;
+    } catch (err) {
+      if ((err as Error).name === 'NotFound') return false;
+      throw err;
+    }
+  }
+
+  /** The API's imageUrl of the image, fetched: its HTTP status. */
+  async function imageUrlStatus(key: string, batchId: string, fprint: string): Promise<number> {
+    const image = await call<{ imageUrl: string | null }>('GET', `/v1/batches/${batchId}/images/${fprint}`, { key });
+    return image.body.imageUrl ? (await fetch(image.body.imageUrl)).status : image.status;
+  }
+
+  it('the moment a record says success or fail (polled back to back), its object rests there; at done, every one does', async () => {
+    const client = await newClient('rests');
+    const bodies = await distinctImages(8, seededRandom(2026));
+    const files = bodies.map((body, i) => ({ name: `img-${i}.png`, contentType: 'image/png', size: body.length }));
+    const created = await call<{ batchId: string }>('POST', '/v1/batches', { key: client.key, body: { files } });
+    expect(created.status).toBe(201);
+    const batch = created.body.batchId;
+    const finalSeen = new Set<string>();
+    const notThere: string[] = [];
+    const urlChecks: Promise<[string, number]>[] = [];
+    let atDone: string[] | undefined;
+
+    await Promise.all(bodies.map((body, i) => put(`uploads/${client.clientId}/${batch}/img-${i}.png`, body)));
+    // No bridge-idle wait and no pause between reads: each final record is looked at within a Query of being written.
+    const until = Date.now() + 60_000;
+    while (atDone === undefined && Date.now() < until) {
+      const items = await partition(batch, client.clientId);
+      const records = items.filter((i): i is ImageItem => i.img_fprint !== BATCH_SK);
+      for (const record of records) {
+        if (record.op_status === 'processing' || finalSeen.has(record.img_fprint)) continue;
+        finalSeen.add(record.img_fprint);
+        if (!(await rests(record.processed_key!))) notThere.push(record.processed_key!);
+        if (record.op_status === 'success') {
+          urlChecks.push(imageUrlStatus(client.key, batch, record.img_fprint).then((status) => [record.file_name!, status]));
+        }
+      }
+      if ((items.find((i) => i.img_fprint === BATCH_SK) as BatchItem | undefined)?.done_ts !== undefined) {
+        atDone = [];
+        for (const record of records) if (!(await rests(record.processed_key ?? `(no resting key: ${record.file_name})`))) atDone.push(record.file_name!);
+      }
+    }
+
+    expect(atDone).toEqual([]);
+    expect(finalSeen.size).toBe(8);
+    expect(notThere).toEqual([]);
+    // The API's imageUrl of each success, asked for as soon as its record was seen.
+    expect((await Promise.all(urlChecks)).sort()).toEqual(files.map((f) => [f.name, 200]).sort());
   });
 });
 

@@ -177,7 +177,7 @@ describe('an upload made while the stack is down', () => {
       let left: string[] = [];
       do {
         await sleep(250);
-        // uploads/ first: the record says success before the object moves, so once it is gone the record is final.
+        // uploads/ first: the source is deleted only after the record, so once it is gone the record is final.
         left = await keysUnder(stack.s3, stack.bucket, 'uploads/');
         state = await readBatch(stack, apiKey, 'while-down');
       } while (Date.now() < until && (left.length > 0 || !state?.images.length));

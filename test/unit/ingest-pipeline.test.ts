@@ -3,7 +3,17 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DetectLabelsCommand, InvalidImageFormatException, RekognitionClient, ThrottlingException } from '@aws-sdk/client-rekognition';
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  NoSuchKey,
+  NotFound,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import {
   DynamoDBDocumentClient,
   GetCommand,
@@ -132,6 +142,15 @@ const copies = () => s3.commandCalls(CopyObjectCommand).map((c) => c.args[0].inp
 const puts = () => s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input);
 const thumbnailPuts = () => puts().filter((p) => p.Key?.startsWith('thumbnails/'));
 const detectCalls = () => rekognition.commandCalls(DetectLabelsCommand).length;
+const deletes = () => s3.commandCalls(DeleteObjectCommand).map((c) => c.args[0].input.Key);
+const PROCESSED = () => `processed/demo/b1/${fp.fprint}.png`;
+
+/** What S3 held at the moment a DynamoDB write was sent: the copies made and the deletes sent before it. */
+interface SeenAtWrite {
+  copied: (string | undefined)[];
+  deleted: (string | undefined)[];
+}
+const seenNow = (): SeenAtWrite => ({ copied: copies().map((c) => c.Key), deleted: deletes() });
 
 beforeEach(() => {
   s3.reset();
@@ -142,6 +161,38 @@ beforeEach(() => {
 });
 
 describe('an upload that succeeds', () => {
+  it('copies it to processed/ before the record that says success is written, and deletes the source only after', async () => {
+    given();
+    let atRecord: SeenAtWrite | undefined;
+    ddb.on(UpdateCommand, { ConditionExpression: '#claimId = :claim' }).callsFake(() => {
+      atRecord = seenNow();
+      return { Attributes: toBatchItem(batch()) };
+    });
+
+    expect((await processUpload(deps(), event())).outcome).toBe('success');
+
+    expect(atRecord).toEqual({ copied: [PROCESSED()], deleted: [] });
+    expect(deletes()).toEqual([KEY]);
+  });
+
+  it('copies it before the record\'s transaction (record and counters in one write) when the backend has them', async () => {
+    given();
+    const atWrite: SeenAtWrite[] = [];
+    ddb.on(TransactWriteCommand).callsFake(() => {
+      atWrite.push(seenNow());
+      return {};
+    });
+
+    await processUpload(deps(true), event());
+
+    // The claim's transaction, then the result's.
+    expect(atWrite).toEqual([
+      { copied: [], deleted: [] },
+      { copied: [PROCESSED()], deleted: [] },
+    ]);
+    expect(deletes()).toEqual([KEY]);
+  });
+
   it('claims, classifies, records and moves it by its ETag, counting pending then success', async () => {
     given();
 
@@ -180,6 +231,88 @@ describe('an upload that succeeds', () => {
     s3.on(DeleteObjectCommand).rejects(preconditionFailed());
 
     expect((await processUpload(deps(), event())).outcome).toBe('success');
+  });
+});
+
+describe('copy first, then record, then delete the source: every recorded upload', () => {
+  const thumbnail = () => `thumbnails/demo/b1/${fp.fprint}.webp`;
+
+  it('a duplicate: copied under duplicates/ before it is counted on the original', async () => {
+    given({ existing: record({ key: 'uploads/demo/b1/first.png', fileName: 'first.png' }) });
+    let atCount: SeenAtWrite | undefined;
+    ddb.on(UpdateCommand, { UpdateExpression: 'ADD #duplicates :one, #duplicateFiles :name' }).callsFake(() => {
+      atCount = seenNow();
+      return {};
+    });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+
+    expect((await processUpload(deps(), event())).outcome).toBe('duplicate');
+
+    expect(atCount).toEqual({ copied: [`duplicates/demo/b1/${fp.fprint}/photo.png`], deleted: [] });
+    expect(deletes()).toEqual([KEY]);
+  });
+
+  it('a rejection: copied under failed/ before its fail record', async () => {
+    given({ body: Buffer.alloc(0) });
+    let atRecord: SeenAtWrite | undefined;
+    ddb.on(PutCommand).callsFake(() => {
+      atRecord = seenNow();
+      return {};
+    });
+
+    expect((await processUpload(deps(), event())).outcome).toBe('fail');
+
+    expect(atRecord).toEqual({ copied: ['failed/demo/b1/photo.png'], deleted: [] });
+    expect(deletes()).toEqual([KEY]);
+  });
+
+  it('a redelivery that finds the record: copied again (the same key) before the batch is recounted and settled', async () => {
+    given({ existing: record() });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+    let atRecount: SeenAtWrite | undefined;
+    ddb.on(QueryCommand).callsFake(() => {
+      atRecount = seenNow();
+      return { Items: [] };
+    });
+
+    expect((await processUpload(deps(), event())).outcome).toBe('redelivered');
+
+    expect(atRecount).toEqual({ copied: [PROCESSED()], deleted: [] });
+    expect(deletes()).toEqual([KEY]);
+  });
+
+  it('a result refused because the batch is being erased: the copy is deleted with the source and the thumbnail', async () => {
+    given();
+    ddb.on(UpdateCommand, { Key: batchKey('demo', 'b1') }).callsFake((input: UpdateCommandInput) => {
+      if (input.ExpressionAttributeValues?.[':success'] !== undefined) throw conditionFailed();
+      return { Attributes: toBatchItem(batch()) };
+    });
+
+    expect(await processUpload(deps(), event())).toEqual({ outcome: 'refused', key: KEY, code: 'BatchErased' });
+
+    expect(deletes().sort()).toEqual([KEY, PROCESSED(), thumbnail()].sort());
+  });
+
+  it('a redelivery whose batch turned out to be being erased: its copy again is deleted, and it is a discard', async () => {
+    given({ existing: record() });
+    ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
+    ddb.on(GetCommand, { Key: batchKey('demo', 'b1') }).resolvesOnce({ Item: toBatchItem(batch()) }).resolves({ Item: toBatchItem(batch({ deleting: true })) });
+
+    expect(await processUpload(deps(), event())).toEqual({ outcome: 'refused', key: KEY, code: 'BatchErased' });
+
+    expect(deletes().sort()).toEqual([KEY, PROCESSED()].sort());
+  });
+
+  it('a copy whose source an erasure deleted meanwhile: a discard, nothing recorded', async () => {
+    given();
+    s3.on(CopyObjectCommand).rejects(new NoSuchKey({ message: 'gone', $metadata: {} }));
+    s3.on(HeadObjectCommand).rejects(new NotFound({ message: 'not found', $metadata: {} }));
+    ddb.on(GetCommand, { Key: batchKey('demo', 'b1') }).resolvesOnce({ Item: toBatchItem(batch()) }).resolves({});
+
+    expect(await processUpload(deps(), event())).toEqual({ outcome: 'refused', key: KEY, code: 'BatchErased' });
+
+    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }]);
+    expect(deletes().sort()).toEqual([KEY, thumbnail()].sort());
   });
 });
 
@@ -448,12 +581,34 @@ describe('transient faults', () => {
     expect(copies()).toEqual([]);
   });
 
-  it('fails when its claim was taken over while classifying, leaving the result to the new holder', async () => {
-    given();
+  it('fails when its claim was taken over by a delivery of the same upload, leaving its copy (the same key) and the source', async () => {
+    given({ existing: record({ status: 'processing', claimId: 'newer', leaseUntil: NOW + 60_000, restingKey: undefined, format: 'png' }) });
     ddb.on(UpdateCommand, { ConditionExpression: '#claimId = :claim' }).rejects(conditionFailed());
 
     await expect(processUpload(deps(), event())).rejects.toThrow(/was lost/);
-    expect(copies()).toEqual([]);
+    expect(copies().map((c) => c.Key)).toEqual([PROCESSED()]);
+    expect(deletes()).toEqual([]);
+  });
+
+  it('removes its copy when its claim was taken over by another upload of the pixels, which rests elsewhere', async () => {
+    const holder = { key: 'uploads/demo/b1/other.webp', etag: 'etag-9', fileName: 'other.webp', format: 'webp' };
+    given({ existing: record({ status: 'processing', claimId: 'newer', leaseUntil: NOW + 60_000, restingKey: undefined, ...holder }) });
+    ddb.on(UpdateCommand, { ConditionExpression: '#claimId = :claim' }).rejects(conditionFailed());
+
+    await expect(processUpload(deps(), event())).rejects.toThrow(/was lost/);
+    // This upload comes back as a duplicate of the holder's and rests under duplicates/.
+    expect(deletes()).toEqual([PROCESSED()]);
+  });
+
+  it('gives the claim back and records nothing when the copy fails, for the retry to take the claim at once', async () => {
+    given();
+    s3.on(CopyObjectCommand).rejects(new S3ServiceException({ name: 'InternalError', $fault: 'server', message: 'We encountered an internal error', $metadata: { httpStatusCode: 500 } }));
+
+    await expect(processUpload(deps(), event())).rejects.toThrow(/internal error/);
+
+    expect(updates().some((u) => u.UpdateExpression === 'SET #leaseUntil = :zero')).toBe(true);
+    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }]);
+    expect(deletes()).toEqual([]);
   });
 });
 
