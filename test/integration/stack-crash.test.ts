@@ -172,7 +172,7 @@ describe('an upload made while the stack is down', () => {
       // Act
       stack = await startStackProcess(dataDir, path.join(dir, 'stack.log'), STACK_ENV);
       const apiKey = readFileSync(path.join(dataDir, 'demo-api-key'), 'utf8').trim();
-      const until = Date.now() + 30_000;
+      const until = Date.now() + 90_000;
       let state: BatchState | undefined;
       let left: string[] = [];
       do {
@@ -192,7 +192,7 @@ describe('an upload made while the stack is down', () => {
       stack?.s3.destroy();
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 180_000);
 });
 
 describe('npm start on a data dir of an older layout', () => {
