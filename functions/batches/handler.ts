@@ -30,6 +30,7 @@ const app = createApiHandler({
       s3: createS3Client(),
       bucketName: config.bucketName,
       defaultRetentionDays: config.defaultRetentionDays,
+      catMinConfidence: config.catMinConfidence,
       maxUploadBytes: config.maxUploadBytes,
       uploadExpiresSeconds: config.uploadExpiresSeconds,
       exports: { ddb, tableName: config.tableName, config: loadExportConfig() },

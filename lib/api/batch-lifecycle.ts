@@ -34,6 +34,8 @@ export interface BatchLifecycleOptions {
   s3: S3Client;
   bucketName: string;
   defaultRetentionDays: number;
+  /** The configured cat threshold, which a new batch starts with (the ingest classifies at it). */
+  catMinConfidence?: number;
   maxUploadBytes: number;
   uploadExpiresSeconds: number;
   /** How long one :reclassify request starts new pages (ms); the rest goes on with its cursor. */
@@ -128,6 +130,7 @@ export class BatchLifecycleService {
       debug: body.debug ?? false,
       retentionDays: body.retentionDays ?? this.opts.defaultRetentionDays,
       ...(files.length > 0 ? { expected: files.length } : {}),
+      ...(this.opts.catMinConfidence !== undefined ? { catMinConfidence: this.opts.catMinConfidence } : {}),
     });
     if (!(await this.opts.store.createBatch(batch))) throw new BatchExistsError(batch.batchId);
     const callbackSecret = callbackUrl && this.opts.callbacks ? deriveCallbackSecret(this.opts.callbacks.signingKey, batch) : undefined;

@@ -316,7 +316,7 @@ export const batchSummarySchema = z
       })
       .check(z.meta({ description: 'total = pending + success + fail + duplicate, always; reused and cats are parts of success.' })),
     debug: z.boolean(),
-    catMinConfidence: z.nullable(z.number()).check(z.meta({ description: 'The cat threshold of the last POST …:reclassify; null: the configured one.' })),
+    catMinConfidence: z.nullable(z.number()).check(z.meta({ description: 'The cat threshold its images are classified at: the configured one when the batch was made, then that of the last POST …:reclassify (null: a batch made before batches kept it).' })),
     retentionDays: z.number(),
     createdAt: isoTime,
     closedAt: z.nullable(isoTime),

@@ -130,6 +130,7 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
     batchId: parsed.batchId,
     now: receivedAt,
     retentionDays: deps.config.defaultRetentionDays,
+    catMinConfidence: deps.config.catMinConfidence,
   });
   if (batch.deleting) return discardErased(deps, { bucket: event.bucket, key, etag: event.etag });
   // The erasure deletes a batch's objects before its summary: a summary opened just now for an object gone since

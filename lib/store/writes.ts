@@ -15,6 +15,8 @@ export interface NewBatch {
   retentionDays: number;
   expected?: number;
   callbackUrl?: string;
+  /** The cat threshold its images are classified at (the configured one), until a :reclassify moves it. */
+  catMinConfidence?: number;
 }
 
 /** A batch as it starts: open, nothing counted. The one place a summary is made. */
@@ -30,6 +32,7 @@ export function newBatch(b: NewBatch): Batch {
     closed: false,
     counts: { ...ZERO_COUNTS },
     ...(b.callbackUrl !== undefined ? { callbackUrl: b.callbackUrl } : {}),
+    ...(b.catMinConfidence !== undefined ? { catMinConfidence: b.catMinConfidence } : {}),
   };
 }
 

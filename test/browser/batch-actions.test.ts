@@ -124,7 +124,7 @@ describe("the batch view's actions", () => {
     const threshold = page.getByLabel('Cat threshold (%)');
     const apply = page.getByRole('button', { name: 'Apply' });
     const before = await gridBadges();
-    // The batch has kept the deployment's threshold: the field says so rather than guess it.
+    // A batch opened by its first upload keeps the threshold it was classified at: the field shows it.
     const shownFirst = [await threshold.inputValue(), await threshold.getAttribute('placeholder')];
 
     await threshold.fill('99');
@@ -148,7 +148,7 @@ describe("the batch view's actions", () => {
     const low = await gridBadges();
     const lowSummary = (await call('GET', `/v1/batches/${folderBatch}`, client.key)).body;
 
-    expect(shownFirst).toEqual(['', 'default']);
+    expect(shownFirst).toEqual([String(LOCAL_CAT_MIN_CONFIDENCE), null]);
     expect(before).toEqual({ cards: 2, cats: 1 });
     expect(high).toEqual({ cards: 2, cats: 0 });
     expect(highCounts).toContain('0 cats');

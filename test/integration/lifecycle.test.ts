@@ -47,13 +47,14 @@ const until = (batchId: string, done: (s: Summary) => boolean, what: string) =>
 const create = (body: Record<string, unknown> = {}, who: TestClient = client) => call('POST', '/v1/batches', { key: who.key, body });
 
 describe('batch names belong to their client', () => {
-  it('creates a batch under the name the client chose, and answers 409 when that client has it already', async () => {
+  it('creates a batch under the name the client chose, at the configured cat threshold, and answers 409 when that client has it already', async () => {
     const name = uniqueId('holiday');
 
     const first = await create({ batchId: name });
     const again = await create({ batchId: name });
 
     expect([first.status, first.body.batchId]).toEqual([201, name]);
+    expect(first.body.batch.catMinConfidence).toBe(Number(stackEnv('CAT_MIN_CONFIDENCE')));
     expect([again.status, again.body.error.code]).toEqual([409, 'batch_exists']);
   });
 
