@@ -7,8 +7,8 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createS3Client } from '../../lib/aws/clients';
 import { LOCAL_CAT_MIN_CONFIDENCE } from '../../local/detector/thresholds';
-import { call, newClient, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
-import { launchChromium, phoneContext, screenshot, scrollWidth, type Recorder } from './browser';
+import { call, detectCalls, newClient, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
+import { launchChromium, phoneContext, screenshot, scrollWidth, signIn as signInAs, type Recorder } from './browser';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');
@@ -41,17 +41,7 @@ async function putFolder(batchId: string, files: { key: string; body: Buffer }[]
 }
 
 /** DetectLabels calls the local detector answered so far. */
-async function detectCalls(): Promise<number> {
-  const res = await fetch(`${stackEnv('AWS_ENDPOINT_URL_REKOGNITION')}/__stats`);
-  return ((await res.json()) as { detectLabels: number }).detectLabels;
-}
-
-async function signIn(key: string): Promise<void> {
-  await page.goto(`${apiUrl}/`);
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('#batches-title').waitFor();
-}
+const signIn = (key: string): Promise<void> => signInAs(page, apiUrl, key);
 
 /** Screenshots at the phone's width and a desktop's; the page never scrolls sideways at 375 px. */
 async function shoot(name: string): Promise<void> {

@@ -43,3 +43,11 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** The page's widest content: at most the viewport when nothing scrolls sideways. */
 export const scrollWidth = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth);
+
+/** Signs in on the app's own page with an API key, and waits for the batch list. */
+export async function signIn(page: Page, apiUrl: string, key: string): Promise<void> {
+  await page.goto(`${apiUrl}/`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('#batches-title').waitFor();
+}

@@ -21,6 +21,12 @@ export async function waitForBridgeIdle(timeoutMs = 60_000): Promise<void> {
   if (res.status !== 200) throw new Error(`bridge not idle after ${timeoutMs} ms: ${body}`);
 }
 
+/** DetectLabels calls the stack's local detector has answered so far (its /__stats). */
+export async function detectCalls(): Promise<number> {
+  const res = await fetch(`${stackEnv('AWS_ENDPOINT_URL_REKOGNITION')}/__stats`);
+  return ((await res.json()) as { detectLabels: number }).detectLabels;
+}
+
 export interface TestClient {
   clientId: string;
   key: string;

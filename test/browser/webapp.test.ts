@@ -10,7 +10,7 @@ import { createS3Client } from '../../lib/aws/clients';
 import type { Image, SimilarGroups, UploadForm } from '../../lib/api/schemas';
 import { call, newClient, readAll, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
 import { postForm } from '../helpers/upload-form';
-import { launchChromium, phoneContext, screenshot, scrollWidth, type Recorder } from './browser';
+import { launchChromium, phoneContext, screenshot, scrollWidth, signIn as signInAs, type Recorder } from './browser';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');
@@ -41,12 +41,7 @@ let namesBatches = false;
 
 const has = (method: string, template: string) => described.includes(`${method} ${template}`);
 
-async function signIn(key: string): Promise<void> {
-  await page.goto(`${apiUrl}/`);
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('#batches-title').waitFor();
-}
+const signIn = (key: string): Promise<void> => signInAs(page, apiUrl, key);
 
 async function expectFits(name: string): Promise<void> {
   await screenshot(page, name);

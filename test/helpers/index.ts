@@ -62,6 +62,12 @@ export async function waitForBridgeIdle(opts: { timeoutMs?: number; bridgeUrl?: 
   return body;
 }
 
+/** DetectLabels calls the stack's local detector has answered so far (its /__stats). */
+export async function detectCalls(): Promise<number> {
+  const res = await fetch(`${stackEnv('AWS_ENDPOINT_URL_REKOGNITION')}/__stats`);
+  return ((await res.json()) as { detectLabels: number }).detectLabels;
+}
+
 export async function bridgeStats(bridgeUrl?: string): Promise<BridgeStats> {
   return (await bridgeGet<BridgeStats>('/status', bridgeUrl)).body;
 }

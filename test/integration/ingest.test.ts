@@ -12,7 +12,7 @@ import { registerClient } from '../../lib/auth/register';
 import { toBatchItem } from '../../lib/store/attributes';
 import { BATCH_SK, batchKey, batchPartition, type BatchItem, type ImageItem } from '../../lib/store/schema';
 import { newBatch as batchSummary } from '../../lib/store/writes';
-import { aws as stackClients, uniqueId, uploadFile as put, waitFor as poll, waitForBridgeIdle as bridgeIdle } from '../helpers';
+import { detectCalls, aws as stackClients, uniqueId, uploadFile as put, waitFor as poll, waitForBridgeIdle as bridgeIdle } from '../helpers';
 import { call, newClient } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 
@@ -68,11 +68,6 @@ async function freshClient(): Promise<string> {
   const clientId = uniqueId('fresh');
   await registerClient(aws.ddb, TABLE(), clientId);
   return clientId;
-}
-
-async function detectCalls(): Promise<number> {
-  const res = await fetch(`${process.env.AWS_ENDPOINT_URL_REKOGNITION}/__stats`);
-  return ((await res.json()) as { detectLabels: number }).detectLabels;
 }
 
 describe('ingest on the local stack', () => {

@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { BatchStore } from '../../lib/store/batch-store';
 import { BATCH_SK, batchKey, batchPartition, type ImageItem } from '../../lib/store/schema';
-import { aws, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
+import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
@@ -252,8 +252,6 @@ describe('an overwrite is a new upload', () => {
 });
 
 describe('re-threshold: POST /v1/batches/{batchId}:reclassify', () => {
-  const detectCalls = async (): Promise<number> =>
-    ((await (await fetch(`${stackEnv('AWS_ENDPOINT_URL_REKOGNITION')}/__stats`)).json()) as { detectLabels: number }).detectLabels;
   const reclassify = (batchId: string, body: unknown, who: TestClient) => call('POST', `/v1/batches/${batchId}:reclassify`, { key: who.key, body });
   const images = async (batchId: string, who: TestClient) =>
     (await call<{ items: { fileName: string; isCat: boolean; catConfidence: number; cats: unknown[]; fprint: string }[] }>('GET', `/v1/batches/${batchId}/images`, { key: who.key })).body.items;
