@@ -54,6 +54,15 @@ async function shoot(name: string): Promise<void> {
 }
 
 /** Until the grid of the current filter has read all its images; its cards' cat badges. */
+/** Unfolds "Manage batch" (folded at first on a batch that is not open) and answers whether it was folded. */
+async function unfoldActions(): Promise<boolean> {
+  const panel = page.locator('.actions details');
+  await panel.waitFor();
+  const folded = !(await panel.evaluate((el) => (el as HTMLDetailsElement).open));
+  if (folded) await page.getByText('Manage batch', { exact: true }).click();
+  return folded;
+}
+
 async function gridBadges(label = 'All'): Promise<{ cards: number; cats: number }> {
   // An empty grid has no height: attached, not visible.
   await page.locator(`.grid[aria-label="${label} images"][aria-busy="false"]`).waitFor({ state: 'attached' });
@@ -86,6 +95,7 @@ describe("the batch view's actions", () => {
   it('closes a batch uploaded straight to S3: open, then done on the same page, no reload', async () => {
     await page.goto(`${apiUrl}/#/batches/${folderBatch}`);
     await page.locator('.title-row .chip-open').waitFor();
+    const foldedAtFirst = await unfoldActions();
     const actions = page.getByRole('region', { name: 'Actions' });
     const close = actions.getByRole('button', { name: 'Close batch' });
     await close.waitFor();
@@ -100,6 +110,7 @@ describe("the batch view's actions", () => {
     const told = await actions.getByRole('status').textContent();
     const summary = await call('GET', `/v1/batches/${folderBatch}`, client.key);
 
+    expect(foldedAtFirst).toBe(false);
     expect(hint).toContain('uploads into it are refused');
     expect(describedBy).toBe('close-hint');
     expect(await page.evaluate(() => (window as unknown as { samePage?: boolean }).samePage)).toBe(true);
@@ -161,6 +172,7 @@ describe("the batch view's actions", () => {
     expect((await call('DELETE', `/v1/batches/${gone}`, client.key)).status).toBe(202);
     const refusal = await call('POST', `/v1/batches/${gone}:reclassify`, client.key, { catMinConfidence: 50 });
 
+    expect(await unfoldActions()).toBe(true);
     await page.getByLabel('Cat threshold (%)').fill('50');
     await page.getByRole('button', { name: 'Apply' }).click();
     const alert = page.getByRole('region', { name: 'Actions' }).getByRole('alert');
@@ -173,6 +185,7 @@ describe("the batch view's actions", () => {
   it('deletes a batch only once confirmed in the page: Escape and Cancel keep it; by keyboard, Delete erases it and the list no longer shows it', async () => {
     await page.goto(`${apiUrl}/#/batches/${folderBatch}`);
     await page.locator('.title-row .chip-done').waitFor();
+    const foldedOnDone = await unfoldActions();
     const opener = page.getByRole('button', { name: 'Delete batch…' });
     const dialog = page.getByRole('dialog', { name: `Delete batch ${folderBatch}?` });
 
@@ -201,6 +214,7 @@ describe("the batch view's actions", () => {
     const rows = await page.locator('.batch-row').evaluateAll((rs) => rs.map((r) => (r as HTMLElement).dataset.batch));
     await shoot('deleted');
 
+    expect(foldedOnDone).toBe(true);
     expect(firstFocus).toBe('Cancel');
     expect(text).toContain('This erases its 2 files');
     expect(afterEscape).toBe('Delete batch…');

@@ -1,6 +1,6 @@
 // What a reader can do to the batch they look at, as far as the API serves it: close it (a folder uploaded with the
 // AWS CLI stays open until someone says it is complete), move its cat threshold once done, erase it.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { batchPath, type Api, type BatchSummary, type Reclassified } from '../api';
 import { plural } from '../format';
 import { useCapabilities } from '../hooks';
@@ -129,6 +129,8 @@ function DeleteBatch({ batch, busy, error, onDelete }: { batch: BatchSummary; bu
 export function BatchActions({ api, batch, onSummary, onErased }: Props) {
   const caps = useCapabilities();
   const { busy, failed, done, run } = useAction();
+  // Read once per batch: the panel stays as the user left it while the batch's status moves on.
+  const openAtFirst = useMemo(() => batch.status === 'open', [batch.batchId]);
   const path = batchPath(batch.batchId);
   const canClose = batch.status === 'open' && (caps?.serves('POST', `${path}:close`) ?? false);
   const canReclassify = batch.status === 'done' && (caps?.serves('POST', `${path}:reclassify`) ?? false);
@@ -166,9 +168,16 @@ export function BatchActions({ api, batch, onSummary, onErased }: Props) {
       <h2 id="actions-title" class="visually-hidden">
         Actions
       </h2>
-      {canClose && <CloseBatch batchId={batch.batchId} busy={busy === 'close'} onClose={close} />}
-      {canReclassify && <CatThreshold current={batch.catMinConfidence ?? null} busy={busy === 'reclassify'} onApply={reclassify} />}
-      {canDelete && <DeleteBatch batch={batch} busy={busy === 'delete'} error={failed?.action === 'delete' ? failed.error : null} onDelete={erase} />}
+      {/* Folded, so the gallery comes first on a phone; open at first while the batch is open, where closing it is the
+          next step. Keyed by batch: another batch starts folded or open by its own status. */}
+      <details key={batch.batchId} open={openAtFirst}>
+        <summary>Manage batch</summary>
+        <div class="actions-body">
+          {canClose && <CloseBatch batchId={batch.batchId} busy={busy === 'close'} onClose={close} />}
+          {canReclassify && <CatThreshold current={batch.catMinConfidence ?? null} busy={busy === 'reclassify'} onApply={reclassify} />}
+          {canDelete && <DeleteBatch batch={batch} busy={busy === 'delete'} error={failed?.action === 'delete' ? failed.error : null} onDelete={erase} />}
+        </div>
+      </details>
       <div class="action-outcome">
         {failed?.action !== 'delete' && <ErrorNote error={failed?.error} />}
         {done && (
