@@ -1,11 +1,13 @@
 // Hardens s3rver's filesystem store in place: names it cannot store answer S3 errors instead of touching the disk,
-// every write goes through a temporary file renamed into place (a failed write rejects its request and leaves the
-// previous object whole), and operations on one key are serialized so that a conditional request's check and its
-// action are atomic, as on S3.
+// every write (object, metadata, checksum, copy) goes through a temporary file renamed into place (a failed write, or
+// a process killed mid-write, leaves the previous file whole), a metadata file torn by an older version is dropped
+// rather than failing every listing of its folder, deletes in one folder at once do not trip over each other's
+// folder cleanup, and operations on one key are serialized so that a conditional request's check and its action are
+// atomic, as on S3.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { bucketNameRefusal, keyRefusal, type S3Refusal } from './s3-keys';
@@ -23,6 +25,9 @@ export type S3ErrorConstructor = new (
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 export const S3Error = require('s3rver/lib/models/error') as S3ErrorConstructor;
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { ALLOWED_METADATA } = require('s3rver/lib/models/object') as { ALLOWED_METADATA: string[] };
 
 export const s3Error = (refusal: S3Refusal): S3ErrorInstance => new S3Error(refusal.code, refusal.message, refusal.detail);
 
@@ -111,7 +116,7 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     getBucket: store.getBucket.bind(store),
     putBucket: store.putBucket.bind(store),
     getObject: store.getObject.bind(store),
-    copyObject: store.copyObject.bind(store),
+    getMetadata: store.getMetadata.bind(store),
     deleteObject: store.deleteObject.bind(store),
     initiateUpload: store.initiateUpload.bind(store),
     putObjectMultipart: store.putObjectMultipart.bind(store),
@@ -153,14 +158,49 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     }
   };
 
+  // s3rver's own writes these with writeFile, which truncates first: a reader (or a kill) in between saw a torn file.
+  store.putMetadata = async (bucket, key, metadata, md5) => {
+    const stored = Object.fromEntries(Object.entries(metadata).filter(([name]) => ALLOWED_METADATA.includes(name) || name.startsWith('x-amz-meta-')));
+    if (md5) await replaceFile(store.getResourcePath(bucket, key, 'object.md5'), (temporary) => writeFile(temporary, md5));
+    await replaceFile(store.getResourcePath(bucket, key, 'metadata.json'), (temporary) => writeFile(temporary, JSON.stringify(stored, null, 2)));
+  };
+
+  store.getMetadata = async (bucket, key) => {
+    const read = async () => {
+      const metadata = await original.getMetadata(bucket, key);
+      if (ETAG.test(metadata.etag ?? '')) return metadata;
+      // A torn checksum file: s3rver computes it again from the object when it is missing.
+      await rm(store.getResourcePath(bucket, key, 'object.md5'), { force: true });
+      return original.getMetadata(bucket, key);
+    };
+    try {
+      return await read();
+    } catch (err) {
+      if (!(err instanceof SyntaxError)) throw err;
+      // A torn metadata file: the object stays readable, with S3's default metadata.
+      await rm(store.getResourcePath(bucket, key, 'metadata.json'), { force: true });
+      return read();
+    }
+  };
+
   store.getObject = (bucket, key, options) => locks.with([objectName(bucket, key)], () => original.getObject(bucket, key, options));
 
-  store.deleteObject = (bucket, key) => locks.with([objectName(bucket, key)], () => original.deleteObject(bucket, key));
+  store.deleteObject = (bucket, key) =>
+    locks.with([objectName(bucket, key)], async () => {
+      try {
+        await original.deleteObject(bucket, key);
+      } catch (err) {
+        // The object's files are gone (s3rver ignores their ENOENT); its cleanup of the emptied folders raced another
+        // delete's in the same folder (already removed) or a new object in it (no longer empty). Both are fine.
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== 'ENOENT' && code !== 'ENOTEMPTY') throw err;
+      }
+    });
 
   store.copyObject = (srcBucket, srcKey, destBucket, destKey, metadata) =>
     locks.with([objectName(srcBucket, srcKey), objectName(destBucket, destKey)], async () => {
       try {
-        return await original.copyObject(srcBucket, srcKey, destBucket, destKey, metadata);
+        return await copyWhole(srcBucket, srcKey, destBucket, destKey, metadata as Record<string, string> | undefined);
       } catch (err) {
         // The source went away between s3rver's existence check and the copy.
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
@@ -169,6 +209,32 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
         throw err;
       }
     });
+
+  /**
+   * s3rver's copy, with each file written whole: the checksum and metadata first, the object last, so that a key
+   * appears in a listing only with both in place.
+   */
+  const copyWhole = async (srcBucket: string, srcKey: string, destBucket: string, destKey: string, replacement?: Record<string, string>) => {
+    const source = (resource: string) => store.getResourcePath(srcBucket, srcKey, resource);
+    const destination = (resource: string) => store.getResourcePath(destBucket, destKey, resource);
+    if (source('object') !== destination('object')) {
+      const { etag } = await store.getMetadata(srcBucket, srcKey); // ENOENT when the source is missing; makes its checksum
+      await mkdir(path.dirname(destination('object')), { recursive: true });
+      if (replacement) {
+        await store.putMetadata(destBucket, destKey, replacement, JSON.parse(etag ?? '""') as string);
+      } else {
+        await replaceFile(destination('object.md5'), (temporary) => copyFile(source('object.md5'), temporary));
+        await replaceFile(destination('metadata.json'), (temporary) => copyFile(source('metadata.json'), temporary)).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+          return rm(destination('metadata.json'), { force: true });
+        });
+      }
+      await replaceFile(destination('object'), (temporary) => copyFile(source('object'), temporary));
+    } else if (replacement) {
+      await store.putMetadata(destBucket, destKey, replacement);
+    }
+    return store.getMetadata(destBucket, destKey);
+  };
 
   store.initiateUpload = (bucket, key, uploadId, metadata) => {
     store.getResourcePath(bucket, key, 'object');
@@ -218,6 +284,24 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
   };
 
   return locks;
+}
+
+/** An S3 ETag as s3rver stores it: quoted MD5 hex, with a part count for a multipart upload. */
+const ETAG = /^"[0-9a-f]{32}(-\d+)?"$/;
+
+/**
+ * Writes `file` whole or not at all: the content goes to a temporary file in its folder, renamed into place. The
+ * temporary name is short, so that it fits wherever the file's own name does.
+ */
+async function replaceFile(file: string, write: (temporary: string) => Promise<unknown>): Promise<void> {
+  const temporary = path.join(path.dirname(file), `.tmp-${crypto.randomBytes(4).toString('hex')}`);
+  try {
+    await write(temporary);
+    await rename(temporary, file);
+  } catch (err) {
+    await rm(temporary, { force: true });
+    throw err;
+  }
 }
 
 /**

@@ -8,13 +8,15 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   S3ServiceException,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-post';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { uploadPolicy, type DeclaredFile } from '../../lib/api/uploads';
 import { LOCAL_NAMES } from '../../local/env';
@@ -176,6 +178,61 @@ describe('a write the filesystem fails', () => {
     // Assert
     expect(error).toMatchObject({ name: 'InternalError', status: 500 });
     expect(readdirSync(path.join(bucketDir(), 'fault')).filter((f) => /\._S3rver_object\.[0-9a-f]{6}$/.test(f))).toEqual([]);
+  });
+});
+
+describe('files torn by a killed process, and deletes racing in one folder', () => {
+  const file = (key: string, resource: string) => path.join(bucketDir(), `${key}._S3rver_${resource}`);
+  const md5 = (body: string) => `"${createHash('md5').update(body).digest('hex')}"`;
+
+  it('deletes the objects of a folder all at once, each answered 204 with no retry, and removes the emptied folders', async () => {
+    const once = localS3Client(s3.url, { maxAttempts: 1 });
+    const root = `race/${uniqueId()}`;
+    const keys = Array.from({ length: 10 }, (_, folder) => ['a.png', 'b.png', 'c.png'].map((name) => `${root}/day${folder}/${name}`)).flat();
+    await Promise.all(keys.map((key) => put(key, 'x')));
+
+    const deleted = await Promise.allSettled(keys.map((key) => once.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: key }))));
+    once.destroy();
+
+    expect(deleted.filter((d) => d.status === 'rejected')).toEqual([]);
+    expect(existsSync(path.join(bucketDir(), root))).toBe(false);
+  });
+
+  it('lists and serves an object whose metadata file is torn, with default metadata, and heals the file', async () => {
+    const key = `torn/${uniqueId()}/cat.png`;
+    await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: 'pixels', ContentType: 'image/png' }));
+    writeFileSync(file(key, 'metadata.json'), '{"content-ty');
+
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: path.posix.dirname(key) + '/' }));
+    const got = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key }));
+
+    expect(listed.Contents?.map((o) => o.Key)).toEqual([key]);
+    expect(await got.Body?.transformToString()).toBe('pixels');
+    expect([got.ContentType, got.ETag]).toEqual(['binary/octet-stream', md5('pixels')]);
+    expect(existsSync(file(key, 'metadata.json'))).toBe(false);
+  });
+
+  it('answers the ETag of the content when the checksum file is torn', async () => {
+    const key = `torn/${uniqueId()}/cat.png`;
+    await put(key, 'pixels');
+    writeFileSync(file(key, 'object.md5'), 'd41d8');
+
+    const head = await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key }));
+
+    expect(head.ETag).toBe(md5('pixels'));
+  });
+
+  it('copies onto an existing key through temporary files: the copy keeps the source\'s type, and none is left', async () => {
+    const folder = `copy/${uniqueId()}`;
+    await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${folder}/src.png`, Body: 'new pixels', ContentType: 'image/png' }));
+    await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${folder}/dest.png`, Body: 'old', ContentType: 'text/plain' }));
+
+    await client.send(new CopyObjectCommand({ Bucket: s3.bucket, Key: `${folder}/dest.png`, CopySource: `${s3.bucket}/${folder}/src.png` }));
+    const got = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `${folder}/dest.png` }));
+
+    expect(await got.Body?.transformToString()).toBe('new pixels');
+    expect([got.ContentType, got.ETag]).toEqual(['image/png', md5('new pixels')]);
+    expect(readdirSync(path.join(bucketDir(), folder)).filter((f) => /\.tmp-|\.[0-9a-f]{6}$/.test(f))).toEqual([]);
   });
 });
 
