@@ -1,7 +1,7 @@
 // The API's read operations (docs/design.md §3), free of HTTP: a client id and validated input in, response shapes
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
-import { getBatch, getImage, getImages, queryBatchImages, queryBatchLogs, queryClientBatches, queryClientImages, type StoreContext } from '../store/reader';
+import { getBatch, getImage, getImages, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
 import type { Image as StoredImage } from '../store/model';
 import { nearDuplicateGroups, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
@@ -57,9 +57,9 @@ export class ApiService {
   }
 
   async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<Image>> {
-    await this.requireBatch(clientId, batchId);
     const { limit, cursor, ...filter } = query;
-    const page = await queryBatchImages(this.opts.store, clientId, batchId, filter, { limit, cursor });
+    const page = await queryVisibleBatchImages(this.opts.store, clientId, batchId, filter, { limit, cursor });
+    if (!page) throw new BatchNotFoundError(batchId);
     return { items: await this.presentImages(page.items), ...cursorOf(page) };
   }
 

@@ -46,6 +46,21 @@ export function batchResultsRequest(q: BatchQuery, projection: readonly string[]
   return e.build({ pattern: 'batch-results', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection });
 }
 
+/**
+ * 1 with the batch's summary in front: the whole partition from its start (#BATCH sorts first), reading of the summary
+ * only what decides whether the batch is visible. A batch's first page and its existence in one Query.
+ */
+export function batchWithResultsRequest(q: BatchQuery): QueryPlan {
+  const e = batchExpression(q);
+  return e.build({
+    pattern: 'batch-with-results',
+    tableName: q.tableName,
+    keyAttributes: TABLE_KEY,
+    nowS: q.nowS,
+    projection: [...IN_PROGRESS_LISTING_ATTRIBUTES, 'deleting'],
+  });
+}
+
 function statusCondition(e: ExpressionBuilder, status: ImageStatus, range: TimeRange): string {
   const a = e.name('status_ts');
   if (range.from === undefined && range.to === undefined) {

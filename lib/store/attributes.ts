@@ -83,11 +83,16 @@ export const imageNames = (...names: ImageAttribute[]): Record<string, string> =
 export const batchNames = (...names: BatchAttribute[]): Record<string, string> =>
   Object.fromEntries(names.map((n) => [`#${n}`, BATCH_AND_COUNTERS[n]]));
 
+/** The attributes an image read back shows: the index keys are the store's own. */
+const SHOWN_IMAGE_ATTRIBUTES = Object.entries(IMAGE_ATTRIBUTES).filter(
+  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'partition'].includes(name),
+);
+
 /** A stored image (whole, or as an index projects it) as the domain sees it. */
 export function toImage(item: Partial<ImageItem>): Image {
   const stored = item as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [name, attribute] of Object.entries(IMAGE_ATTRIBUTES)) {
+  for (const [name, attribute] of SHOWN_IMAGE_ATTRIBUTES) {
     if (stored[attribute] !== undefined) out[name] = stored[attribute];
   }
   const { clientId, batchId } = splitPartition(item.batch_id ?? '');
@@ -95,7 +100,6 @@ export function toImage(item: Partial<ImageItem>): Image {
   out.batchId = batchId;
   out.uploadedAt = item.upload_ts ?? item.received_ts;
   if (item.dup_files !== undefined) out.duplicateFiles = [...item.dup_files].sort();
-  for (const indexOnly of ['receivedAt', 'statusKey', 'catAt', 'partition']) delete out[indexOnly];
   return out as unknown as Image;
 }
 

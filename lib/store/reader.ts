@@ -20,6 +20,8 @@ import {
   batchGetRequests,
   batchImagesRequest,
   batchLogsRequest,
+  batchResultsRequest,
+  batchWithResultsRequest,
   batchSummariesRequest,
   batchSummaryRequest,
   clientBatchesRequest,
@@ -102,20 +104,34 @@ const MAX_ROUND_LIMIT = 1000;
  * A cursor issued for another plan throws CursorError.
  */
 export async function runQuery<T extends object>(ctx: StoreContext, plan: QueryPlan, page: PageRequest): Promise<Page<T>> {
-  let startKey = page.cursor === undefined ? undefined : ctx.cursors.decode(page.cursor, plan.scope);
-  const want = page.limit + 1;
-  const items: T[] = [];
+  const startKey = page.cursor === undefined ? undefined : ctx.cursors.decode(page.cursor, plan.scope);
+  return fillPage<T>(ctx, plan, page.limit, { items: [], startKey, ended: false });
+}
+
+/** What the Query rounds so far read: their items, and where the next round starts (ended: nothing is left). */
+interface Read<T> {
+  items: T[];
+  startKey: StartKey | undefined;
+  ended: boolean;
+}
+
+async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, limit: number, read: Read<T>): Promise<Page<T>> {
+  const want = limit + 1;
+  const items = [...read.items];
+  let { startKey } = read;
+  let ended = read.ended;
   let roundLimit = want;
-  do {
+  while (items.length < want && !ended) {
     const out = await ctx.ddb.send(new QueryCommand(pageRequest(plan, roundLimit, startKey))).catch(translate);
     items.push(...((out.Items ?? []) as T[]));
     startKey = out.LastEvaluatedKey as StartKey | undefined;
+    ended = !startKey;
     // Fewer matches than evaluated: widen the next round rather than creep through the filter.
     roundLimit = Math.min(MAX_ROUND_LIMIT, Math.max(want - items.length, roundLimit * 2));
-  } while (items.length < want && startKey);
+  }
 
-  if (items.length <= page.limit) return { items };
-  const shown = items.slice(0, page.limit);
+  if (items.length <= limit) return { items };
+  const shown = items.slice(0, limit);
   const last = shown[shown.length - 1] as Record<string, unknown>;
   return { items: shown, cursor: ctx.cursors.encode(startKeyAfter(plan, last), plan.scope) };
 }
@@ -125,6 +141,35 @@ const images = (page: Page<ImageItem>): Page<Image> => ({ ...page, items: page.i
 /** 1, 2 or 7 as the filter asks. */
 export const queryBatchImages = async (ctx: StoreContext, clientId: string, batchId: string, filter: BatchImagesFilter, page: PageRequest) =>
   images(await runQuery(ctx, batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter }), page));
+
+/**
+ * A batch's images as GET /v1/batches/{id}/images lists them, or undefined when the batch is missing, expired or being
+ * erased (answered as missing). A first page of the unfiltered listing reads the summary in the same Query as the
+ * images (it sorts first in the partition); any other page reads the summary first, then the images. Either way the
+ * summary is read with the page, never cached: a batch marked for erasure is gone at once.
+ */
+export async function queryVisibleBatchImages(
+  ctx: StoreContext,
+  clientId: string,
+  batchId: string,
+  filter: BatchImagesFilter,
+  page: PageRequest,
+): Promise<Page<Image> | undefined> {
+  const unfiltered = filter.status === undefined && filter.from === undefined && filter.to === undefined;
+  if (!unfiltered || page.cursor !== undefined) {
+    if (!(await getBatch(ctx, clientId, batchId))) return undefined;
+    return queryBatchImages(ctx, clientId, batchId, filter, page);
+  }
+  const nowS = storeNowS(ctx);
+  const q = { tableName: ctx.tableName, clientId, batchId, nowS };
+  // The summary, then one page and one item more (proof of a next page).
+  const out = await ctx.ddb.send(new QueryCommand(pageRequest(batchWithResultsRequest(q), page.limit + 2))).catch(translate);
+  const [summary, ...items] = (out.Items ?? []) as Partial<BatchItem & ImageItem>[];
+  if (summary?.img_fprint !== BATCH_SK || !isVisibleBatch(toBatch(summary as BatchItem), nowS)) return undefined;
+  const startKey = out.LastEvaluatedKey as StartKey | undefined;
+  // Later rounds (a ttl filter left the page short) and the cursor are those of the listing without its summary.
+  return images(await fillPage(ctx, batchResultsRequest(q), page.limit, { items: items as ImageItem[], startKey, ended: !startKey }));
+}
 
 /** 4: a batch's debug logs. */
 export const queryBatchLogs = async (ctx: StoreContext, clientId: string, batchId: string, range: TimeRange, page: PageRequest) =>

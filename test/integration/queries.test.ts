@@ -12,6 +12,7 @@ import {
   queryBatchImages,
   queryBatchLogs,
   queryClientImages,
+  queryVisibleBatchImages,
   type StoreContext,
 } from '../../lib/store/reader';
 import { aws, stackEnv, uniqueId } from '../helpers';
@@ -232,6 +233,46 @@ describe('paging', () => {
     const first = await queryBatchImages(ctx(), bigClient, big, {}, { limit: 5 });
 
     await expect(queryBatchImages(ctx(), bigClient, big, { from: 0 }, { limit: 5, cursor: first.cursor })).rejects.toThrow(CursorError);
+  });
+});
+
+describe('a batch’s images with its summary (GET /v1/batches/{id}/images)', () => {
+  const bigClient = uniqueId('v');
+  let big: string;
+  beforeAll(async () => {
+    // As in paging: every third image expired, so the ttl filter leaves the first Query's page short.
+    big = await seedBatch(
+      bigClient,
+      fprints(40).map((fprint, i) => ({ fprint, uploadTs: at(i), ttl: i % 3 === 2 ? nowS() - 60 : undefined })),
+    );
+  });
+
+  it('lists the first page as the listing does, without the summary', async () => {
+    const page = await queryVisibleBatchImages(ctx(), clientId, batchA, {}, { limit: 50 });
+
+    expect(page).toEqual(await queryBatchImages(ctx(), clientId, batchA, {}, { limit: 50 }));
+    expect(ids(page!.items)).toEqual(['a0', 'a1', 'a2', 'a3', 'a5']);
+  });
+
+  it('fills the first page despite the filter and pages on with the listing’s cursor', async () => {
+    const { items, sizes } = await allPages(async (cursor) => (await queryVisibleBatchImages(ctx(), bigClient, big, {}, { limit: 7, cursor }))!);
+
+    expect(ids(items)).toEqual(fprints(40).filter((_, i) => i % 3 !== 2));
+    expect(sizes).toEqual([7, 7, 7, 6]);
+    const first = await queryVisibleBatchImages(ctx(), bigClient, big, {}, { limit: 1 });
+    expect(first).toEqual(await queryBatchImages(ctx(), bigClient, big, {}, { limit: 1 }));
+  });
+
+  it('is undefined for a batch being erased, expired, missing or another client’s, first page or not', async () => {
+    const erasing = await seedBatch(clientId, [{ fprint: 'e0', uploadTs: at(0) }], { deleting: true });
+    const expired = await seedBatch(clientId, [{ fprint: 'x0', uploadTs: at(0) }], { ttl: nowS() - 1 });
+    const { cursor } = await queryBatchImages(ctx(), clientId, batchA, {}, { limit: 1 });
+
+    for (const [owner, batchId] of [[clientId, erasing], [clientId, expired], [clientId, uniqueId('none')], ['someone-else', batchA]] as const) {
+      expect(await queryVisibleBatchImages(ctx(), owner, batchId, {}, { limit: 50 })).toBeUndefined();
+      expect(await queryVisibleBatchImages(ctx(), owner, batchId, { status: 'success' }, { limit: 50 })).toBeUndefined();
+      expect(await queryVisibleBatchImages(ctx(), owner, batchId, {}, { limit: 50, cursor })).toBeUndefined();
+    }
   });
 });
 
