@@ -72,6 +72,25 @@ async function claimAsAnotherRun(batchId: string, key: string, image: Buffer, le
   return { claim, print };
 }
 
+/**
+ * Uploads `image` under `key` and waits for its record to say success, then for the bridge to be idle: the record
+ * says success before the source is deleted, and the message is done only then.
+ */
+async function uploadUntilClassified(key: string, image: Buffer, batchId: string, fprint: string) {
+  const putAt = Date.now();
+  await stack.s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: image, ContentType: 'image/png' }));
+  const record = await waitFor(
+    async () => {
+      const found = await store.getImage('demo', batchId, fprint);
+      return found?.status === 'success' ? found : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, what: `the record of ${key} to be classified` },
+  );
+  const classifiedAfterMs = Date.now() - putAt;
+  await waitForBridgeIdle({ bridgeUrl: stack.bridgeUrl, timeoutMs: (LEASE_SECONDS + 10) * 1000 });
+  return { record, classifiedAfterMs };
+}
+
 describe('a claim leased by another run', () => {
   it('is taken over when its lease is over, by the message handed back until then, with no sweep', async () => {
     // Arrange: the claim of a killed run, then the upload's event delivered again.
@@ -81,18 +100,7 @@ describe('a claim leased by another run', () => {
     const retriedBefore = (await bridgeStats(stack.bridgeUrl)).retried;
 
     // Act
-    const putAt = Date.now();
-    await stack.s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: images[0], ContentType: 'image/png' }));
-    const record = await waitFor(
-      async () => {
-        const image = await store.getImage('demo', batchId, print.fprint);
-        return image?.status === 'success' ? image : undefined;
-      },
-      { timeoutMs: 30_000, intervalMs: 100, what: 'the record to be classified' },
-    );
-    const classifiedAfterMs = Date.now() - putAt;
-    // The record says success before the source is deleted: the message is done when the bridge is idle.
-    await waitForBridgeIdle({ bridgeUrl: stack.bridgeUrl, timeoutMs: (LEASE_SECONDS + 10) * 1000 });
+    const { record, classifiedAfterMs } = await uploadUntilClassified(key, images[0] as Buffer, batchId, print.fprint);
 
     // Assert: handed back once, classified once the lease was over (and not a backoff or a sweep later), counted once.
     expect(record.classifiedAt).toBeGreaterThanOrEqual(claim.now + LEASE_SECONDS * 1000);
@@ -114,15 +122,7 @@ describe('a claim leased by another run', () => {
     expect(await store.close('demo', batchId, 1)).toMatchObject({ closed: true });
 
     // Act
-    await stack.s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: images[0], ContentType: 'image/png' }));
-    const record = await waitFor(
-      async () => {
-        const image = await store.getImage('demo', batchId, print.fprint);
-        return image?.status === 'success' ? image : undefined;
-      },
-      { timeoutMs: 30_000, intervalMs: 100, what: 'the record in the closed batch to be classified' },
-    );
-    await waitForBridgeIdle({ bridgeUrl: stack.bridgeUrl, timeoutMs: (LEASE_SECONDS + 10) * 1000 });
+    const { record } = await uploadUntilClassified(key, images[0] as Buffer, batchId, print.fprint);
 
     // Assert
     expect(record).toMatchObject({ key, fileName: 'cat.png' });
