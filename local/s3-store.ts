@@ -45,6 +45,7 @@ export interface FilesystemStore {
   getMetadata(bucket: string, key: string): Promise<Record<string, string>>;
   putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5?: string): Promise<void>;
   getObject(bucket: string, key: string, options?: unknown): Promise<unknown>;
+  listObjects(bucket: string, options: unknown): Promise<unknown>;
   putObject(object: StoredObject): Promise<{ size: number; md5: string }>;
   copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, metadata: unknown): Promise<Record<string, string>>;
   deleteObject(bucket: string, key: string): Promise<void>;
@@ -117,6 +118,7 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     putBucket: store.putBucket.bind(store),
     getObject: store.getObject.bind(store),
     getMetadata: store.getMetadata.bind(store),
+    listObjects: store.listObjects.bind(store),
     deleteObject: store.deleteObject.bind(store),
     initiateUpload: store.initiateUpload.bind(store),
     putObjectMultipart: store.putObjectMultipart.bind(store),
@@ -180,6 +182,19 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
       // A torn metadata file: the object stays readable, with S3's default metadata.
       await rm(store.getResourcePath(bucket, key, 'metadata.json'), { force: true });
       return read();
+    }
+  };
+
+  // s3rver walks the folders synchronously while writes in the thread pool go on: a temporary file renamed into place
+  // (or an object deleted) between the walk's readdir and its stat fails the whole listing with ENOENT. S3 lists
+  // through concurrent writes, so the walk is taken again.
+  store.listObjects = async (bucket, options) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await original.listObjects(bucket, options);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === LIST_ATTEMPTS) throw err;
+      }
     }
   };
 
@@ -285,6 +300,9 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
 
   return locks;
 }
+
+/** Walks of a listing before a file that keeps vanishing under it fails the request. */
+const LIST_ATTEMPTS = 10;
 
 /** An S3 ETag as s3rver stores it: quoted MD5 hex, with a part count for a multipart upload. */
 const ETAG = /^"[0-9a-f]{32}(-\d+)?"$/;

@@ -158,9 +158,10 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   // s3rver emits multipart completions as 'Post'; the request that caused the event tells them apart.
   const currentRequest = new AsyncLocalStorage<KoaContext>();
   server.middleware.unshift((ctx, next) => currentRequest.run(ctx, next));
-  // Koa's default error listener prints every failed request; keep only server faults, and only when not silent.
+  // Koa's default error listener prints every failed request; keep only server faults, silent or not: a fault of the
+  // local S3 is a bug to see, and its cause is nowhere else.
   server.on('error', (err: Error & { status?: number }) => {
-    if (!silent && (err.status ?? 500) >= 500) console.error('[s3] request failed:', err);
+    if ((err.status ?? 500) >= 500) console.error('[s3] request failed:', err);
   });
   const address = await server.run();
   const url = `http://${opts.host}:${address.port}`;

@@ -198,6 +198,28 @@ describe('files torn by a killed process, and deletes racing in one folder', () 
     expect(existsSync(path.join(bucketDir(), root))).toBe(false);
   });
 
+  it('lists a folder while objects are written and deleted in it, every listing answered with no retry', async () => {
+    const once = localS3Client(s3.url, { maxAttempts: 1 });
+    const folder = `busy/${uniqueId()}`;
+    let writing = true;
+    const writer = (async () => {
+      for (let round = 0; writing; round++) {
+        const keys = Array.from({ length: 10 }, (_, i) => `${folder}/r${round}-${i}.png`);
+        await Promise.all(keys.map((key) => put(key, 'x'.repeat(2000))));
+        await Promise.all(keys.map((key) => client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: key }))));
+      }
+    })();
+
+    const listings = await Promise.allSettled(
+      Array.from({ length: 150 }, () => once.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${folder}/` }))),
+    );
+    writing = false;
+    await writer;
+    once.destroy();
+
+    expect(listings.filter((l) => l.status === 'rejected').map((l) => String((l as PromiseRejectedResult).reason))).toEqual([]);
+  });
+
   it('lists and serves an object whose metadata file is torn, with default metadata, and heals the file', async () => {
     const key = `torn/${uniqueId()}/cat.png`;
     await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: 'pixels', ContentType: 'image/png' }));

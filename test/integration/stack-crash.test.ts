@@ -128,7 +128,9 @@ async function crashTrials(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise
     }
     return { problems: await settle(stack, apiKey, batchIds, 120_000), stops };
   } catch (err) {
-    throw new Error(`${String(err)}\n--- stack log (tail) ---\n${readFileSync(logFile, 'utf8').slice(-4000)}`, { cause: err });
+    const log = readFileSync(logFile, 'utf8');
+    const faults = log.split('\n').filter((line) => /^\[s3\]|^\s+at |Error/.test(line) && !line.startsWith('{'));
+    throw new Error(`${String(err)}\n--- faults in the stack log ---\n${faults.slice(-40).join('\n')}\n--- stack log (tail) ---\n${log.slice(-4000)}`, { cause: err });
   } finally {
     stack.signal('SIGKILL');
     await stack.exited;
