@@ -45,8 +45,8 @@ export interface StackOptions {
    * Gateway routes it; lib/api/functions.ts); false serves no API.
    */
   apiHandler?: HttpApiHandler | false;
-  /** Start the local Rekognition endpoint (default true). */
-  detector?: boolean | { throttleRate?: number; latencyMs?: number };
+  /** Start the local Rekognition endpoint (default true); `workers`: its pool's size (default ICECAT_DETECTOR_WORKERS, else one per core). */
+  detector?: boolean | { throttleRate?: number; latencyMs?: number; workers?: number };
   /** An external DynamoDB (e.g. DynamoDB Local) instead of dynalite (default ICECAT_DYNAMODB_ENDPOINT). */
   dynamodbEndpoint?: string;
   /** Bridge tuning (batch size, window, concurrency, retries). */
@@ -99,7 +99,8 @@ export interface Stack {
 export const LOCAL_QUEUE_ARN = `arn:aws:sqs:${LOCAL_NAMES.region}:${LOCAL_ACCOUNT_ID}:icecat-wrangler-local-uploads`;
 
 // Local event source mapping: as serverless.yml's (batch 10) but a shorter window so a lone upload is handled
-// at once, 2 batches at a time (this machine's cores), and a quicker path to the dead-letter list.
+// at once, 2 batches at a time (or one per detector worker when there are more, so each worker always has images
+// waiting: an invocation has INGEST_PARALLELISM of them in flight), and a quicker path to the dead-letter list.
 const BRIDGE_DEFAULTS: Partial<LocalQueueOptions> = {
   batchSize: 10,
   batchWindowMs: 100,
@@ -120,6 +121,7 @@ interface Closable {
 interface DetectorServer {
   url: string;
   port: number;
+  workers: number;
   close(): Promise<void>;
 }
 
@@ -185,6 +187,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
     const bridge = new LocalQueue({
       ...BRIDGE_DEFAULTS,
+      maxConcurrency: Math.max(BRIDGE_DEFAULTS.maxConcurrency ?? 1, detector?.workers ?? 0),
       paused: true,
       dlqFile,
       journalFile,
@@ -420,7 +423,7 @@ async function loadIngestHandler(): Promise<BatchHandler> {
 async function startDetector(
   host: string,
   port: number,
-  tuning: { throttleRate?: number; latencyMs?: number; s3: S3Client },
+  tuning: { throttleRate?: number; latencyMs?: number; workers?: number; s3: S3Client },
 ): Promise<DetectorServer | undefined> {
   const relative = 'local/detector/server';
   if (!moduleExists(relative)) return undefined;
@@ -430,6 +433,7 @@ async function startDetector(
       port: number;
       throttleRate?: number;
       latencyMs?: number;
+      workers?: number;
       s3: S3Client;
     }): Promise<DetectorServer>;
   };
