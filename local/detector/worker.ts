@@ -21,10 +21,12 @@ async function main(): Promise<void> {
     detector.detect(Buffer.from(request.image.buffer, request.image.byteOffset, request.image.byteLength)).then(
       (detections) => send({ id: request.id, detections, tensors: liveTensors() }),
       (err: unknown) => {
+        if (!(err instanceof DetectorError)) console.error('[detector worker] detection failed:', err);
+        // As the endpoint does for its own faults, the answer shows no internals.
         const error =
           err instanceof DetectorError
             ? { type: err.type, message: err.message }
-            : { type: 'InternalServerError' as const, message: String((err as Error)?.stack ?? err) };
+            : { type: 'InternalServerError' as const, message: 'Internal server error' };
         send({ id: request.id, error, tensors: liveTensors() });
       },
     );
