@@ -12,7 +12,7 @@ import { imageTypeOf } from './media-type';
 import { TaskPool } from './pool';
 import { DEFAULT_RETRY, TransientError, withRetry, type RetryPolicy } from './retry';
 import type { BatchSummary, DeclaredFile, UploadForm } from '../api/client-contract';
-import { walkFiles, type SkippedEntry, type WalkedFile } from './walker';
+import { LOST_REASONS, walkFiles, type SkippedEntry, type WalkedFile } from './walker';
 
 export interface CandidateFile extends DeclaredFile {
   path: string;
@@ -101,6 +101,20 @@ export async function checkFile(file: WalkedFile, seen: ReadonlySet<string>): Pr
 
 export const isProblem = (v: CandidateFile | FileProblem): v is FileProblem => 'code' in v;
 
+const SKIP_CODES: Partial<Record<SkippedEntry['reason'], { code: string; message: string }>> = {
+  unreadable: { code: 'Unreadable', message: 'skipped: cannot be read' },
+  'broken-link': { code: 'BrokenLink', message: 'skipped: a symbolic link to nothing' },
+  'invalid-name': { code: 'InvalidName', message: 'skipped: the name is not valid UTF-8' },
+};
+
+/** A walk's skip that may have left files out (an unreadable folder, a broken link, a name not UTF-8), as a problem. */
+export function skipProblem(entry: SkippedEntry): FileProblem | undefined {
+  const known = LOST_REASONS.has(entry.reason) ? SKIP_CODES[entry.reason] : undefined;
+  if (!known) return undefined;
+  const detail = entry.reason === 'broken-link' && entry.detail === 'ELOOP' ? ' (it points at itself)' : entry.detail && entry.reason !== 'invalid-name' ? ` (${entry.detail})` : '';
+  return { file: entry.name, path: entry.path, code: known.code, message: `${known.message}${detail}` };
+}
+
 /** Counts the non-empty images a walk offers, holding nothing (the progress totals). */
 export async function countFiles(inputs: readonly string[], includeHidden = false): Promise<{ files: number; bytes: number }> {
   let files = 0;
@@ -143,7 +157,14 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
     result.abortedBy ??= why;
   };
 
-  const walk = walkFiles(opts.inputs, { includeHidden: opts.includeHidden, onSkip: (e) => events.skipped?.(e) });
+  const walk = walkFiles(opts.inputs, {
+    includeHidden: opts.includeHidden,
+    onSkip: (e) => {
+      const lost = skipProblem(e);
+      if (lost) reject(lost);
+      else events.skipped?.(e);
+    },
+  });
   let exhausted = false;
   /** The next files to declare; empty only once the walk is over. After an abort, the rest is listed as unsent. */
   async function nextChunk(): Promise<CandidateFile[]> {

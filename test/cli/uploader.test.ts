@@ -1,7 +1,7 @@
 // The upload's order of calls and its handling of refusals, against a loopback server that answers as the API and
 // S3 do (the local stack runs the real ones in test/integration/cli.test.ts; here the sequence is what is checked).
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -125,6 +125,21 @@ describe('uploadFolder', () => {
 
     expect(result.rejected).toEqual([{ file: 'f/a.jpg', path: path.join(root, 'a.jpg'), code: 'AccessDenied', message: 'Policy expired' }]);
     expect([...result.sent]).toEqual(['f/b.jpg']);
+  });
+
+  it('lists the files the walk had to skip (a broken link, a name that is not UTF-8) as not uploaded, and sends the rest', async () => {
+    const root = folder({ 'a.jpg': 1 });
+    symlinkSync('missing.jpg', path.join(root, 'dangling.jpg'));
+    writeFileSync(Buffer.concat([Buffer.from(path.join(root, 'caf')), Buffer.from([0xe9]), Buffer.from('.jpg')]), 'x');
+
+    const result = await upload(root);
+
+    expect(result.rejected.map((r) => [r.file, r.code])).toEqual([
+      ['f/caf\\xE9.jpg', 'InvalidName'],
+      ['f/dangling.jpg', 'BrokenLink'],
+    ]);
+    expect(result.rejected[1]?.message).toBe('skipped: a symbolic link to nothing (ENOENT)');
+    expect([...result.sent]).toEqual(['f/a.jpg']);
   });
 
   it('makes no batch when no file can go', async () => {
