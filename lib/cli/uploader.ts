@@ -4,14 +4,15 @@
 //
 // The next chunk is declared before any file of the current one is sent: the API closes a batch by itself once as
 // many files arrived as were declared, so `expected` must stay ahead of the uploads until the last chunk.
+import { ulid } from 'ulid';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../ids';
-import { ApiClient, collect } from './api-client';
+import { AmbiguousFailure, ApiClient, collect } from './api-client';
 import { ApiError, NetworkError } from './errors';
 import { UploadRefusedError, postForm } from './form-upload';
 import { imageTypeOf } from './media-type';
 import { TaskPool } from './pool';
-import { DEFAULT_RETRY, TransientError, withRetry, type RetryPolicy } from './retry';
-import type { BatchSummary, DeclaredFile, UploadForm } from '../api/client-contract';
+import { DEFAULT_RETRY, TransientError, backoffMs, withRetry, type RetryPolicy } from './retry';
+import type { BatchSummary, DeclaredFile, MoreUploads, UploadForm } from '../api/client-contract';
 import { LOST_REASONS, walkFiles, type SkippedEntry, type WalkedFile } from './walker';
 
 export interface CandidateFile extends DeclaredFile {
@@ -47,6 +48,8 @@ export interface UploadOptions {
   events?: UploadEvents;
   /** Consecutive files whose upload outlasts its retries before the run gives up on the network. */
   maxConsecutiveNetworkFailures?: number;
+  /** Clock (tests). */
+  now?: () => number;
 }
 
 export interface UploadResult {
@@ -127,11 +130,91 @@ export async function countFiles(inputs: readonly string[], includeHidden = fals
   return { files, bytes };
 }
 
+/**
+ * A form is renewed before it is used once less than this part of its lifetime is left (at most RENEW_MARGIN_MS):
+ * a file started just in time must still reach S3 before the policy expires.
+ */
+const RENEW_MARGIN_SHARE = 0.25;
+const RENEW_MARGIN_MS = 60_000;
+
+/** S3's refusal of a form whose policy has expired (AccessDenied, "Invalid according to Policy: Policy expired."). */
+export const isExpiredForm = (err: unknown): boolean => err instanceof UploadRefusedError && err.status === 403 && /policy expired/i.test(err.message);
+
+interface HeldForm {
+  form: UploadForm;
+  /** When it stops working (the API's expiresAt), and when it should be renewed, in this machine's clock. */
+  expiresAtMs: number;
+  renewAtMs: number;
+}
+
+/** The forms of the files declared and not yet sent, each renewed (in groups) when it expired or is about to. */
+class FormBook {
+  private readonly held = new Map<string, { file: CandidateFile; form: HeldForm }>();
+  private renewal: Promise<void> | undefined;
+  /** Files being sent: a renewal for another file leaves their forms alone. */
+  private readonly inFlight = new Set<string>();
+
+  constructor(
+    private readonly renew: (files: CandidateFile[]) => Promise<MoreUploads>,
+    private readonly now: () => number,
+    private readonly groupSize: number,
+  ) {}
+
+  /** Forms as the API answered them, `askedAtMs` when the request was sent. */
+  add(files: readonly CandidateFile[], answer: { uploads: UploadForm[]; expiresAt?: string }, askedAtMs: number): void {
+    const byName = new Map(answer.uploads.map((u) => [u.file, u]));
+    const expiresAtMs = answer.expiresAt ? Date.parse(answer.expiresAt) : Infinity;
+    // The lifetime as seen here: a clock that differs from the API's moves both ends alike.
+    const margin = Math.min(RENEW_MARGIN_MS, Math.max(0, (expiresAtMs - askedAtMs) * RENEW_MARGIN_SHARE));
+    for (const file of files) {
+      const form = byName.get(file.name);
+      if (form) this.held.set(file.name, { file, form: { form, expiresAtMs, renewAtMs: expiresAtMs - margin } });
+    }
+  }
+
+  has(name: string): boolean {
+    return this.held.has(name);
+  }
+
+  /** The file's form, renewed first if it is due (or `force`d: S3 said it expired); renewed at most once a call. */
+  async take(name: string, force = false): Promise<UploadForm> {
+    const entry = this.held.get(name);
+    if (!entry) throw new Error(`no upload form held for ${name}`);
+    this.inFlight.add(name);
+    if (force || this.now() >= entry.form.renewAtMs) await this.renewDue(entry.file, force ? entry.form : undefined);
+    const fresh = this.held.get(name);
+    if (!fresh || (force && fresh.form === entry.form)) throw new Error(`the API renewed no upload form for ${name}`);
+    return fresh.form.form;
+  }
+
+  drop(name: string): void {
+    this.held.delete(name);
+    this.inFlight.delete(name);
+  }
+
+  /** One renewal at a time: `file` and every other held form that is due, up to a declaration's size. */
+  private async renewDue(file: CandidateFile, stale: HeldForm | undefined): Promise<void> {
+    while (this.renewal) await this.renewal;
+    const current = this.held.get(file.name);
+    if (!current || (current.form !== stale && this.now() < current.form.renewAtMs)) return;
+    const others = [...this.held.values()].filter((e) => e.file !== file && !this.inFlight.has(e.file.name) && this.now() >= e.form.renewAtMs);
+    const due = [file, ...others.map((e) => e.file)].slice(0, this.groupSize);
+    const askedAtMs = this.now();
+    this.renewal = this.renew(due).then((answer) => this.add(due, answer, askedAtMs));
+    try {
+      await this.renewal;
+    } finally {
+      this.renewal = undefined;
+    }
+  }
+}
+
 const TOO_LARGE_INDEX = /files\[(\d+)\]\.size/;
 const MAX_BYTES = /the (\d+) bytes accepted/;
 
 export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   const events = opts.events ?? {};
+  const now = opts.now ?? Date.now;
   const policy = opts.retry ?? DEFAULT_RETRY;
   const chunkSize = opts.chunkSize ?? DEFAULT_CHUNK_SIZE;
   const breaker = opts.maxConsecutiveNetworkFailures ?? Math.max(4, opts.concurrency * 2);
@@ -143,6 +226,10 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   let consecutiveNetworkFailures = 0;
   /** Names refused for good, so a file dropped from a declaration is not reported twice. */
   const refused = new Set<string>();
+  /** The batch's `expected` after this run's last declaration (undefined: not known). */
+  let expectedSoFar: number | undefined;
+  const declaredOf = (files: readonly CandidateFile[]): DeclaredFile[] => files.map(({ name, contentType, size }) => ({ name, contentType, size }));
+  const forms = new FormBook((files) => opts.client.renewUploads(result.batchId as string, declaredOf(files)), now, chunkSize);
 
   const reject = (p: FileProblem) => {
     refused.add(p.file);
@@ -195,16 +282,18 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   });
   const notSent = (f: CandidateFile): FileProblem => ({ file: f.name, path: f.path, code: 'NotSent', message: `not sent: ${result.abortedBy}` });
 
-  /** Declares files (creating the batch on first use), dropping the ones the API finds too large; forms by name. */
-  async function declare(files: CandidateFile[]): Promise<Map<string, UploadForm>> {
+  /** Declares files (creating the batch on first use), dropping the ones the API finds too large; their forms go to the book. */
+  async function declare(files: CandidateFile[]): Promise<void> {
     let remaining = files;
     for (;;) {
-      const declared = remaining.map(({ name, contentType, size }) => ({ name, contentType, size }));
+      const declared = declaredOf(remaining);
+      const askedAtMs = now();
       try {
-        let uploads: UploadForm[] = [];
-        if (result.batchId === undefined) uploads = await createOrResume(declared);
-        else if (declared.length > 0) uploads = (await opts.client.moreUploads(result.batchId, declared)).uploads;
-        return new Map(uploads.map((u) => [u.file, u]));
+        let answer: { uploads: UploadForm[]; expiresAt?: string } = { uploads: [] };
+        if (result.batchId === undefined) answer = await createOrResume(declared);
+        else if (declared.length > 0) answer = await declareMore(result.batchId, declared);
+        forms.add(remaining, answer, askedAtMs);
+        return;
       } catch (err) {
         // 413 names the first file over the API's size cap and the cap: drop every file over it, declare the rest.
         const index = err instanceof ApiError && err.status === 413 ? TOO_LARGE_INDEX.exec(err.message)?.[1] : undefined;
@@ -219,23 +308,35 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
     }
   }
 
-  async function createOrResume(declared: DeclaredFile[]): Promise<UploadForm[]> {
+  /**
+   * Creates the batch under a name chosen here (--batch, or a new ULID), so that creating is safe to repeat: a retry
+   * whose first try made the batch answers 409 instead of making a second one that would stay open forever.
+   */
+  async function createOrResume(declared: DeclaredFile[]): Promise<{ uploads: UploadForm[]; expiresAt?: string }> {
+    const batchId = opts.batchId ?? ulid(now());
     try {
-      const created = await opts.client.createBatch({
-        ...(opts.batchId ? { batchId: opts.batchId } : {}),
-        ...(opts.debug ? { debug: true } : {}),
-        files: declared,
-      });
+      const created = await opts.client.createBatch({ batchId, ...(opts.debug ? { debug: true } : {}), files: declared });
       result.batchId = created.batchId;
       result.created = created.batch;
+      expectedSoFar = created.batch?.expected ?? declared.length;
       events.batchCreated?.(created.batchId);
-      return created.uploads;
+      return created;
     } catch (err) {
-      if (!(opts.batchId && err instanceof ApiError && err.status === 409)) throw err;
+      if (!(err instanceof ApiError && err.status === 409)) throw err;
     }
+    const existing = await opts.client.getBatch(batchId);
+    // As this very declaration made it (an earlier try of this request, whose answer was lost; or an earlier run that
+    // declared as many files and sent none): take it over, with fresh forms for the same files.
+    if (existing.status === 'open' && existing.counts.total === 0 && existing.expected === declared.length) {
+      result.batchId = batchId;
+      result.created = existing;
+      expectedSoFar = declared.length;
+      events.batchCreated?.(batchId);
+      return opts.client.renewUploads(batchId, declared);
+    }
+    if (!opts.batchId) throw new ApiError(409, 'batch_exists', `batch ${batchId} exists and is not the one this upload made`);
     // The named batch exists: resume it, sending only the files it does not hold yet.
-    const batchId = opts.batchId;
-    result.created = await opts.client.getBatch(batchId);
+    result.created = existing;
     result.resumed = true;
     result.batchId = batchId;
     events.batchCreated?.(batchId);
@@ -247,18 +348,58 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       result.sent.add(d.name);
       return false;
     });
-    return fresh.length > 0 ? (await opts.client.moreUploads(batchId, fresh)).uploads : [];
+    expectedSoFar = existing.expected ?? undefined;
+    return fresh.length > 0 ? declareMore(batchId, fresh) : { uploads: [] };
   }
 
-  async function send(file: CandidateFile, form: UploadForm): Promise<void> {
+  /**
+   * POST …/uploads grows `expected` each time, so it is not simply repeated: after a failure that may have taken
+   * effect (a lost answer, a 5xx), the batch's `expected` tells whether it did; if so the same files' forms are
+   * renewed, otherwise the declaration is sent again. This assumes no one else declares files into the batch meanwhile.
+   */
+  async function declareMore(batchId: string, declared: DeclaredFile[]): Promise<MoreUploads> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const answer = await opts.client.moreUploads(batchId, declared);
+        expectedSoFar = answer.batch?.expected ?? (expectedSoFar === undefined ? undefined : expectedSoFar + declared.length);
+        return answer;
+      } catch (err) {
+        const ambiguous = err instanceof NetworkError && err.cause instanceof AmbiguousFailure;
+        if (!ambiguous || expectedSoFar === undefined || attempt >= policy.attempts) throw err;
+        events.retrying?.(`declaring ${declared.length} files: ${(err.cause as Error).message}`, 0);
+        const batch = await opts.client.getBatch(batchId);
+        if (batch.expected === expectedSoFar + declared.length) {
+          expectedSoFar = batch.expected;
+          return opts.client.renewUploads(batchId, declared);
+        }
+        if (batch.expected !== expectedSoFar) throw err;
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt, policy)));
+      }
+    }
+  }
+
+  async function send(file: CandidateFile): Promise<void> {
     if (result.abortedBy) {
+      forms.drop(file.name);
       unsend(notSent(file));
       return;
     }
     try {
-      await withRetry(() => postForm(form, file.path, file.contentType, file.size), policy, {
-        onRetry: (err, _attempt, waitMs) => events.retrying?.(`${file.name}: ${err.message}`, waitMs),
-      });
+      let renewed = false;
+      await withRetry(
+        async () => {
+          try {
+            return await postForm(await forms.take(file.name), file.path, file.contentType, file.size);
+          } catch (err) {
+            // Expired on the way despite the margin (a slow line, a clock ahead): once more with a fresh form.
+            if (!isExpiredForm(err) || renewed) throw err;
+            renewed = true;
+            return postForm(await forms.take(file.name, true), file.path, file.contentType, file.size);
+          }
+        },
+        policy,
+        { onRetry: (err, _attempt, waitMs) => events.retrying?.(`${file.name}: ${err.message}`, waitMs) },
+      );
       consecutiveNetworkFailures = 0;
       result.sent.add(file.name);
       result.uploadedFiles++;
@@ -270,36 +411,39 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       } else if (err instanceof TransientError) {
         unsend({ file: file.name, path: file.path, code: 'NetworkError', message: err.message });
         if (++consecutiveNetworkFailures >= breaker) abort(`${consecutiveNetworkFailures} uploads in a row failed after retries (${err.message})`);
+      } else if (err instanceof NetworkError) {
+        // Renewing its form found no API: like a network failure of the upload itself.
+        unsend({ file: file.name, path: file.path, code: 'NetworkError', message: err.message });
+        if (++consecutiveNetworkFailures >= breaker) abort(err.message);
       } else {
         reject({ file: file.name, path: file.path, code: 'UploadError', message: err instanceof Error ? err.message : String(err) });
       }
+    } finally {
+      forms.drop(file.name);
     }
   }
 
   const pool = new TaskPool(opts.concurrency);
   let chunk = await nextChunk();
   if (chunk.length === 0) return result;
-  let forms = await declare(chunk);
+  await declare(chunk);
   while (chunk.length > 0) {
     const following = await nextChunk();
-    let followingForms = new Map<string, UploadForm>();
     if (following.length > 0 && !result.abortedBy) {
       try {
-        followingForms = await declare(following);
+        await declare(following);
       } catch (err) {
         if (!(err instanceof NetworkError)) throw err;
         abort(err.message);
       }
     }
     for (const file of chunk) {
-      const form = forms.get(file.name);
-      if (form) await pool.add(() => send(file, form));
+      if (forms.has(file.name)) await pool.add(() => send(file));
       else if (result.sent.has(file.name) || refused.has(file.name)) continue;
       else if (result.abortedBy) unsend(notSent(file));
       else reject({ file: file.name, path: file.path, code: 'NoUploadForm', message: 'the API handed out no upload form for this file' });
     }
     chunk = following;
-    forms = followingForms;
   }
   await pool.drain();
   return result;
