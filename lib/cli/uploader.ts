@@ -291,14 +291,15 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       } catch (err) {
         const ambiguous = err instanceof NetworkError && err.cause instanceof AmbiguousFailure;
         if (!ambiguous || expectedSoFar === undefined || attempt >= policy.attempts) throw err;
-        events.retrying?.(`declaring ${declared.length} files: ${(err.cause as Error).message}`, 0);
         const batch = await opts.client.getBatch(batchId);
         if (batch.expected === expectedSoFar + declared.length) {
           expectedSoFar = batch.expected;
           return opts.client.renewUploads(batchId, declared);
         }
         if (batch.expected !== expectedSoFar) throw err;
-        await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt, policy)));
+        const waitMs = backoffMs(attempt, policy);
+        events.retrying?.(`declaring ${declared.length} files: ${(err.cause as Error).message}`, waitMs);
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
       }
     }
   }
