@@ -151,8 +151,6 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true });
     started.push({ name: 's3', close: () => s3.close() });
     const s3Client = localS3Client(s3.url);
-    // The web app's uploads are cross-origin POSTs: the bucket answers them as the deployed bucket's CORS rules say.
-    await applyBucketCors(s3Client, s3.bucket, ROOT);
 
     const dynamodb: LocalDynamoDB = await startLocalDynamoDB({
       host,
@@ -227,6 +225,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       const running = gateway;
       started.push({ name: 'api', close: () => running.close() });
     }
+
+    // The web app's uploads (POST) and export downloads (GET) are cross-origin: the bucket answers them as the
+    // deployed bucket's CORS rules say, the web app's origin being the API's, known once it listens.
+    await applyBucketCors(s3Client, s3.bucket, ROOT, `http://${host}:${gateway?.port ?? ports.api}`);
 
     const bound: StackPorts = {
       api: gateway?.port ?? ports.api,
