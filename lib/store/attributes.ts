@@ -2,7 +2,7 @@
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
 import type { Batch, Counts, Image } from './model';
-import { BATCH_SK, batchPartition, splitPartition, type BatchItem, type ImageItem } from './schema';
+import { BATCH_SK, EXPIRY_DUE, batchPartition, splitPartition, type BatchItem, type ImageItem } from './schema';
 
 export const IMAGE_ATTRIBUTES = {
   fprint: 'img_fprint',
@@ -58,6 +58,9 @@ export const BATCH_ATTRIBUTES = {
   callback: 'callback',
   callbackDue: 'cb_due',
   callbackRequeuedAt: 'cb_requeued_ts',
+  // The expiry sweep's: the sparse index key every summary carries, and when it last queued the batch's erasure.
+  expiryDue: 'exp_due',
+  eraseQueuedAt: 'erase_ts',
 } as const;
 
 export const COUNTER_ATTRIBUTES = {
@@ -140,7 +143,7 @@ export function toBatch(item: BatchItem): Batch {
 }
 
 export function toBatchItem(batch: Batch): BatchItem {
-  const out: Record<string, unknown> = { batch_id: batchPartition(batch.clientId, batch.batchId), img_fprint: BATCH_SK };
+  const out: Record<string, unknown> = { batch_id: batchPartition(batch.clientId, batch.batchId), img_fprint: BATCH_SK, exp_due: EXPIRY_DUE };
   for (const [name, attribute] of Object.entries(BATCH_ATTRIBUTES)) {
     const value = (batch as unknown as Record<string, unknown>)[name];
     if (value !== undefined && name !== 'partition' && name !== 'sortKey' && name !== 'callbackDue') out[attribute] = value;

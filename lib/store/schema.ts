@@ -24,10 +24,17 @@ export const INDEX = {
   clientCats: 'client-cats',
   clientBatches: 'client-batches',
   callbacksDue: 'callbacks-due',
+  batchesExpiring: 'batches-expiring',
 } as const;
 
 /** The one value of cb_due: every batch whose completion callback is still to deliver is in one index partition. */
 export const CALLBACK_DUE = 'due';
+
+/**
+ * The one value of exp_due: every batch summary is in one partition of the sparse batches-expiring index, sorted by
+ * its expiry, where the expiry sweep finds the batches whose retention is over (docs/design.md §6).
+ */
+export const EXPIRY_DUE = 'due';
 
 /** Bounds that keep an item far below DynamoDB's 400 KB. */
 export const LIMITS = {
@@ -110,6 +117,10 @@ export interface BatchItem {
   cb_due?: string;
   /** When the sweep last queued the callback again (epoch ms). */
   cb_requeued_ts?: number;
+  /** EXPIRY_DUE on every summary: the sparse batches-expiring index (exp_due + ttl) the expiry sweep reads. */
+  exp_due?: string;
+  /** When the expiry sweep last queued the batch's erasure (epoch ms). */
+  erase_ts?: number;
   n_total: number;
   n_pending?: number;
   n_success: number;
