@@ -10,6 +10,7 @@ import { runEraseJob } from '../../lib/erase/job';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
 import { sweepExpiredBatches } from '../../lib/erase/expiry';
 import { batchPartition } from '../../lib/store/schema';
+import { startLocalExpiry } from '../../local/expiry';
 import { aws, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { call, newClient, postForm, seedBatch, type TestClient } from '../helpers/api';
 
@@ -109,7 +110,7 @@ describe('an expired batch is gone for every route', () => {
     // Assert: and nothing was written into either.
     expect(answers).toEqual({ get: 404, images: 404, close: 404, uploads: 404, export: 404, reclassify: 404, delete: 404 });
     const summary = await aws().ddb.send(new GetCommand({ TableName: table(), Key: { batch_id: batchPartition(owner.clientId, open), img_fprint: '#BATCH' } }));
-    expect([summary.Item?.closed, summary.Item?.expected]).toEqual([undefined, undefined]);
+    expect([summary.Item?.closed, summary.Item?.expected]).toEqual([false, undefined]);
   });
 
   it('lets POST /v1/batches reuse the name once the expired batch it named is erased, with nothing of the old one left', async () => {
@@ -204,6 +205,31 @@ describe('the expiry sweep', () => {
     expect((await objectsOf(owner.clientId, live)).length).toBe(BATCH_OBJECT_PREFIXES.length - 1);
     expect((await itemsOf(owner.clientId, live)).length).toBe(2);
     expect((await call('GET', `/v1/batches/${live}`, { key: owner.key })).status).toBe(200);
+  });
+
+  it('runs in the local stack every interval, by its own clock', async () => {
+    // Arrange: a sweep whose clock is two days ahead, started before the batch it erases exists.
+    const deps = { s3: aws().s3, ddb: aws().ddb, bucketName: bucket(), tableName: table() };
+    const expiry = startLocalExpiry({
+      ddb: aws().ddb,
+      tableName: table(),
+      erasures: { send: async (body) => void (await runEraseJob(deps, body)) },
+      intervalMs: 50,
+      now: () => Date.now() + 2 * 86_400_000,
+      log: () => undefined,
+    });
+    try {
+      // Act: a batch with a day of retention left, for the real clock.
+      const batchId = await seedBatch(owner.clientId, [{ fprint: 'd1', uploadTs: Date.now() - 1000 }], { n_total: 1, n_success: 1 });
+      await seedObjects(owner.clientId, batchId);
+      await age(owner.clientId, batchId, nowS() + 86_400);
+
+      // Assert
+      await waitFor(async () => (await itemsOf(owner.clientId, batchId)).length === 0, { what: 'the expired batch erased' });
+      expect(await objectsOf(owner.clientId, batchId)).toEqual([]);
+    } finally {
+      await expiry.stop();
+    }
   });
 
   it('finds nothing more to erase once it has erased what expired', async () => {
