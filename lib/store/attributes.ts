@@ -2,7 +2,7 @@
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
 import type { Batch, Counts, Image } from './model';
-import { BATCH_SK, EXPIRY_DUE, batchPartition, splitPartition, type BatchItem, type ImageItem } from './schema';
+import { BATCH_SK, EXPIRY_DUE, batchPartition, purgeAt, splitPartition, type BatchItem, type ImageItem } from './schema';
 
 export const IMAGE_ATTRIBUTES = {
   fprint: 'img_fprint',
@@ -38,6 +38,8 @@ export const IMAGE_ATTRIBUTES = {
   statusKey: 'status_ts',
   catAt: 'cat_ts',
   partition: 'batch_id',
+  // DynamoDB's TTL attribute, a while after expiresAt (schema.ts PURGE_AFTER_EXPIRY_S); reads filter on expiresAt.
+  purgeAt: 'purge_at',
 } as const;
 
 export const BATCH_ATTRIBUTES = {
@@ -88,7 +90,7 @@ export const batchNames = (...names: BatchAttribute[]): Record<string, string> =
 
 /** The attributes an image read back shows: the index keys are the store's own. */
 const SHOWN_IMAGE_ATTRIBUTES = Object.entries(IMAGE_ATTRIBUTES).filter(
-  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'partition'].includes(name),
+  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'partition', 'purgeAt'].includes(name),
 );
 
 /** A stored image (whole, or as an index projects it) as the domain sees it. */
@@ -113,6 +115,7 @@ export function toImageItem(image: Image): ImageItem {
     const value = (image as unknown as Record<string, unknown>)[name];
     if (value !== undefined && name !== 'partition') out[attribute] = value;
   }
+  if (typeof image.expiresAt === 'number') out.purge_at = purgeAt(image.expiresAt);
   return out as unknown as ImageItem;
 }
 
@@ -149,5 +152,6 @@ export function toBatchItem(batch: Batch): BatchItem {
     if (value !== undefined && name !== 'partition' && name !== 'sortKey' && name !== 'callbackDue') out[attribute] = value;
   }
   for (const [name, attribute] of Object.entries(COUNTER_ATTRIBUTES)) out[attribute] = batch.counts[name as keyof Counts];
+  out.purge_at = purgeAt(batch.expiresAt);
   return out as unknown as BatchItem;
 }

@@ -36,6 +36,16 @@ export const CALLBACK_DUE = 'due';
  */
 export const EXPIRY_DUE = 'due';
 
+/**
+ * How long after its expiry (`ttl`, which every read filters on) DynamoDB's own TTL may delete an item (`purge_at`, the
+ * table's TTL attribute). The expiry sweep erases a batch, objects and items, within minutes of its expiry; DynamoDB
+ * deletes expired items at a time of its choosing, sometimes within minutes too, and a summary it deleted first would
+ * leave the batch's objects with no record to find them by. A week later it is only the backstop of a sweep that failed.
+ */
+export const PURGE_AFTER_EXPIRY_S = 7 * 86_400;
+
+export const purgeAt = (expiresAt: number): number => expiresAt + PURGE_AFTER_EXPIRY_S;
+
 /** Bounds that keep an item far below DynamoDB's 400 KB. */
 export const LIMITS = {
   dupFiles: 50,
@@ -62,6 +72,8 @@ export interface ImageItem {
   status_ts?: string;
   upload_ts?: number;
   ttl: number;
+  /** DynamoDB's TTL attribute: ttl + PURGE_AFTER_EXPIRY_S. */
+  purge_at?: number;
   claim_id?: string;
   lease_until?: number;
   rek_ts?: number;
@@ -100,6 +112,8 @@ export interface BatchItem {
   debug: boolean;
   retention_days: number;
   ttl: number;
+  /** DynamoDB's TTL attribute: ttl + PURGE_AFTER_EXPIRY_S. */
+  purge_at?: number;
   expected?: number;
   closed?: boolean;
   closed_ts?: number;

@@ -3,7 +3,7 @@
 import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, toBatchItem, toImageItem, type BatchAttribute, type ImageAttribute } from './attributes';
 import { ZERO_COUNTS, type Batch, type CatInstance, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
-import { BATCH_SK, CALLBACK_DUE, EXPIRY_DUE, INDEX, LIMITS, batchKey, batchPartition, imageKey, nowSeconds, statusTs, ttlFor, type ImageItem } from './schema';
+import { BATCH_SK, CALLBACK_DUE, EXPIRY_DUE, INDEX, LIMITS, batchKey, batchPartition, imageKey, nowSeconds, purgeAt, statusTs, ttlFor, type ImageItem } from './schema';
 
 // ---- batches -------------------------------------------------------------------------------------------------
 
@@ -328,13 +328,14 @@ export function claimRequest(table: string, c: Claim): UpdateCommandInput {
   return {
     TableName: table,
     Key: imageKey(c.clientId, c.batchId, c.fprint),
-    UpdateExpression: `${CLAIM_SET}, #receivedAt = :now, #expiresAt = :ttl${etag ? ', #etag = :etag' : ''}`,
+    UpdateExpression: `${CLAIM_SET}, #receivedAt = :now, #expiresAt = :ttl, #purgeAt = :purge${etag ? ', #etag = :etag' : ''}`,
     ConditionExpression: 'attribute_not_exists(#fprint)',
-    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, 'receivedAt', 'expiresAt', 'fprint', ...(etag ? (['etag'] as const) : [])),
+    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, 'receivedAt', 'expiresAt', 'purgeAt', 'fprint', ...(etag ? (['etag'] as const) : [])),
     ExpressionAttributeValues: {
       ...claimValues(c),
       ':now': c.now,
       ':ttl': c.expiresAt,
+      ':purge': purgeAt(c.expiresAt),
       ...(etag ? { ':etag': c.etag } : {}),
     },
   };

@@ -265,8 +265,8 @@ describe('table and indexes', () => {
     expect(table().BillingMode).toBe('PAY_PER_REQUEST');
   });
 
-  it('expires items on ttl', () => {
-    expect(table().TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
+  it('lets DynamoDB delete items only on purge_at, a week after their expiry (ttl), so the expiry sweep erases each batch first', () => {
+    expect(table().TimeToLiveSpecification).toEqual({ AttributeName: 'purge_at', Enabled: true });
   });
 
   it('keeps point-in-time recovery on', () => {

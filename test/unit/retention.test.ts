@@ -3,7 +3,7 @@
 // the sparse index the expiry sweep reads.
 import { toBatchItem } from '../../lib/store/attributes';
 import { isVisibleBatch } from '../../lib/store/model';
-import { INDEX } from '../../lib/store/schema';
+import { INDEX, PURGE_AFTER_EXPIRY_S } from '../../lib/store/schema';
 import {
   addExpectedRequest,
   claimRequest,
@@ -13,6 +13,8 @@ import {
   markDeletingRequest,
   markExpiredRequest,
   newBatch,
+  putBatchRequest,
+  rejectionRequest,
   thresholdRequest,
 } from '../../lib/store/writes';
 
@@ -55,6 +57,31 @@ describe('a batch expires whole', () => {
 
     // Assert
     expect(req.ExpressionAttributeValues?.[':ttl']).toBe(batch.expiresAt);
+    expect(render(req, req.UpdateExpression)).toContain(`purge_at = ${batch.expiresAt + PURGE_AFTER_EXPIRY_S}`);
+  });
+
+  it("leaves DynamoDB's own deletion (TTL on purge_at) to well after the expiry, for the sweep to erase the batch first", () => {
+    // Arrange
+    const rejected = rejectionRequest('T', {
+      clientId: 'demo',
+      batchId: 'b1',
+      fprint: 'fail-1',
+      status: 'fail',
+      uploadedAt: NOW_MS,
+      expiresAt: batch.expiresAt,
+      errorCode: 'NotAnImage',
+      errorMessage: 'no',
+    });
+
+    // Act
+    const items = [putBatchRequest('T', batch).Item, rejected.Item] as Record<string, unknown>[];
+
+    // Assert: a week after the expiry the sweep reads by (ttl), which reads keep filtering on.
+    expect(PURGE_AFTER_EXPIRY_S).toBeGreaterThanOrEqual(86_400);
+    expect(items.map((i) => [i.ttl, i.purge_at])).toEqual([
+      [batch.expiresAt, batch.expiresAt + PURGE_AFTER_EXPIRY_S],
+      [batch.expiresAt, batch.expiresAt + PURGE_AFTER_EXPIRY_S],
+    ]);
   });
 
   it('is hidden from reads from the second it expires', () => {
