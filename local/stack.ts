@@ -9,6 +9,7 @@ import path from 'node:path';
 import { connectS3Notifications } from './bridge';
 import { startLocalReconciler, type LocalReconcileOptions, type LocalReconciler } from './bridge-reconcile';
 import { startLocalExpiry, type LocalExpiry } from './expiry';
+import { loadBucketLifecycleRules } from './s3-lifecycle';
 import { presentBatch } from '../lib/api/present';
 import { loadNotifyConfig } from '../lib/notify/schedule';
 import { callbackQueueFromEnv } from '../lib/notify/wiring';
@@ -308,6 +309,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         ddb: DynamoDBDocumentClient.from(client),
         tableName: dynamodb.table.name,
         erasures: new LocalJobQueue('erase', { awaitImmediate: true }),
+        // The local S3 has no lifecycle: the deployed bucket's rules, applied as S3 would.
+        lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT) },
         ...opts.expiry,
         log: quiet ? () => undefined : (line) => console.warn(line),
       });

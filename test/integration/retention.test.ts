@@ -11,6 +11,7 @@ import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
 import { sweepExpiredBatches } from '../../lib/erase/expiry';
 import { batchPartition } from '../../lib/store/schema';
 import { startLocalExpiry } from '../../local/expiry';
+import { loadBucketLifecycleRules } from '../../local/s3-lifecycle';
 import { aws, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { call, newClient, postForm, seedBatch, type TestClient } from '../helpers/api';
 
@@ -230,6 +231,35 @@ describe('the expiry sweep', () => {
     } finally {
       await expiry.stop();
     }
+  });
+
+  it("applies the bucket's lifecycle rules to the local S3, which has none: an export goes after a day, a thumbnail stays", async () => {
+    // Arrange
+    const batchId = uniqueId('life');
+    const exportKey = `exports/${owner.clientId}/${batchId}/export.csv`;
+    const thumbnailKey = `thumbnails/${owner.clientId}/${batchId}/f.webp`;
+    await uploadFile(exportKey, 'a,b', 'text/csv');
+    await uploadFile(thumbnailKey, 'webp', 'image/webp');
+    // The stack's sweep, its clock two days ahead.
+    const expiry = startLocalExpiry({
+      ddb: aws().ddb,
+      tableName: table(),
+      erasures: { send: async () => undefined },
+      lifecycle: { s3: aws().s3, bucket: bucket(), rules: await loadBucketLifecycleRules(path.join(__dirname, '..', '..')) },
+      intervalMs: 3_600_000,
+      now: () => Date.now() + 2 * 86_400_000,
+      log: () => undefined,
+    });
+
+    // Act: its first sweep applies the rules.
+    try {
+      await waitFor(async () => (await objectsOf(owner.clientId, batchId)).length === 1, { what: 'the export expired' });
+    } finally {
+      await expiry.stop();
+    }
+
+    // Assert
+    expect(await objectsOf(owner.clientId, batchId)).toEqual([thumbnailKey]);
   });
 
   it('finds nothing more to erase once it has erased what expired', async () => {
