@@ -6,9 +6,12 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
+import { BatchErasingError } from '../../lib/api/errors';
 import { runEraseJob } from '../../lib/erase/job';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
 import { sweepExpiredBatches } from '../../lib/erase/expiry';
+import { BatchStore } from '../../lib/store/batch-store';
 import { batchPartition } from '../../lib/store/schema';
 import { startLocalExpiry } from '../../local/expiry';
 import { loadBucketLifecycleRules } from '../../local/s3-lifecycle';
@@ -130,6 +133,35 @@ describe('an expired batch is gone for every route', () => {
     expect(await objectsOf(owner.clientId, name)).toEqual([]);
     expect((await itemsOf(owner.clientId, name)).map((i) => i.img_fprint)).toEqual(['#BATCH']);
     expect((await call('GET', `/v1/batches/${name}/images`, { key: owner.key })).body.items).toEqual([]);
+  });
+
+  it('answers 409 batch_erasing while the erasure it queued runs later (SQS on AWS), and queues it only once', async () => {
+    // Arrange: the batches function's service with an erase queue that only holds its messages, as SQS does.
+    const name = uniqueId('later');
+    await seedBatch(owner.clientId, [{ fprint: 'old1', uploadTs: Date.now() - 1000 }], { batchId: name, n_total: 1, n_success: 1 });
+    await age(owner.clientId, name);
+    const queued: string[] = [];
+    const service = new BatchLifecycleService({
+      store: new BatchStore({ ddb: aws().ddb, tableName: table(), transactions: process.env.DDB_TRANSACTIONS === 'true' }),
+      s3: aws().s3,
+      bucketName: bucket(),
+      defaultRetentionDays: 30,
+      maxUploadBytes: 1_000_000,
+      uploadExpiresSeconds: 600,
+      erasures: { send: async (body) => void queued.push(body) },
+    });
+
+    // Act
+    const first = await service.createBatch(owner.clientId, { batchId: name }).catch((err: unknown) => err);
+    const second = await service.createBatch(owner.clientId, { batchId: name }).catch((err: unknown) => err);
+    await runEraseJob({ s3: aws().s3, ddb: aws().ddb, bucketName: bucket(), tableName: table() }, queued[0]!);
+    const third = await service.createBatch(owner.clientId, { batchId: name });
+
+    // Assert
+    expect([first, second].map((e) => (e as BatchErasingError).code)).toEqual(['batch_erasing', 'batch_erasing']);
+    expect(queued.map((b) => JSON.parse(b) as unknown)).toEqual([{ type: 'erase', clientId: owner.clientId, batchId: name }]);
+    expect([third.batchId, third.batch.counts.total]).toEqual([name, 0]);
+    expect((await itemsOf(owner.clientId, name)).map((i) => i.img_fprint)).toEqual(['#BATCH']);
   });
 
   it('discards an upload into an expired batch: nothing recorded, its object deleted, not moved', async () => {
