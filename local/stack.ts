@@ -302,7 +302,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
 
     let expiry: LocalExpiry | undefined;
-    if (opts.expiry !== false && opts.applyEnv !== false) {
+    if (opts.expiry !== false && opts.applyEnv !== false && dynamodb.table.missingIndexes.includes('batches-expiring')) {
+      log('[expiry] no expiry sweep: the table predates the batches-expiring index, so expired batches stay until erased by DELETE');
+    } else if (opts.expiry !== false && opts.applyEnv !== false) {
       const client = localDynamoClient(dynamodb.url);
       started.push({ name: 'expiry client', close: async () => client.destroy() });
       expiry = startLocalExpiry({
