@@ -303,7 +303,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
     let expiry: LocalExpiry | undefined;
     if (opts.expiry !== false && opts.applyEnv !== false && dynamodb.table.missingIndexes.includes('batches-expiring')) {
-      log('[expiry] no expiry sweep: the table predates the batches-expiring index, so expired batches stay until erased by DELETE');
+      log('[expiry] no expiry sweep: the table predates the batches-expiring index, so expired batches are hidden but not erased');
     } else if (opts.expiry !== false && opts.applyEnv !== false) {
       const client = localDynamoClient(dynamodb.url);
       started.push({ name: 'expiry client', close: async () => client.destroy() });
