@@ -18,7 +18,7 @@ export interface LocalExpiryOptions {
    * The bucket's lifecycle rules (local/s3-lifecycle.ts), applied at the first sweep and then at most every
    * intervalMs (default an hour: S3 runs them once a day).
    */
-  lifecycle?: { s3: S3Client; bucket: string; rules: readonly LifecycleRule[]; intervalMs?: number };
+  lifecycle?: { s3: S3Client; bucket: string; rules: readonly LifecycleRule[]; intervalMs?: number; keep?: (key: string) => boolean };
   /** Clock (epoch ms), for tests. */
   now?: () => number;
   log?: (line: string) => void;
@@ -58,7 +58,7 @@ export function startLocalExpiry(opts: LocalExpiryOptions): LocalExpiry {
     const now = (opts.now ?? Date.now)();
     if (!lifecycle || (lifecycleAt !== undefined && now - lifecycleAt < (lifecycle.intervalMs ?? 3_600_000))) return result;
     lifecycleAt = now;
-    const deleted = await applyLifecycle(lifecycle.s3, lifecycle.bucket, lifecycle.rules, now);
+    const deleted = await applyLifecycle(lifecycle.s3, lifecycle.bucket, lifecycle.rules, now, lifecycle.keep);
     if (Object.values(deleted).some((n) => n > 0)) log(`[expiry] lifecycle rules deleted ${JSON.stringify(deleted)}`);
     return { ...result, lifecycle: deleted };
   };

@@ -63,15 +63,25 @@ export function isExpiredObject(rule: LifecycleRule, lastModified: Date, now: nu
   return now >= Math.ceil(due / DAY_MS) * DAY_MS;
 }
 
-/** Deletes every object its rule has expired; answers how many, per prefix. */
-export async function applyLifecycle(s3: S3Client, bucket: string, rules: readonly LifecycleRule[], now: number): Promise<Record<string, number>> {
+/**
+ * Deletes every object its rule has expired, except those `keep` names; answers how many, per prefix. The local stack
+ * keeps an upload whose message its queue still holds: its journal outlives a stack stopped for weeks, where SQS
+ * would have handed the message to the ingest long before the rule's days.
+ */
+export async function applyLifecycle(
+  s3: S3Client,
+  bucket: string,
+  rules: readonly LifecycleRule[],
+  now: number,
+  keep: (key: string) => boolean = () => false,
+): Promise<Record<string, number>> {
   const deleted: Record<string, number> = {};
   for (const rule of rules) {
     let count = 0;
     let token: string | undefined;
     do {
       const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: rule.prefix, ContinuationToken: token }));
-      const expired = (page.Contents ?? []).flatMap((o) => (o.Key && o.LastModified && isExpiredObject(rule, o.LastModified, now) ? [o.Key] : []));
+      const expired = (page.Contents ?? []).flatMap((o) => (o.Key && o.LastModified && isExpiredObject(rule, o.LastModified, now) && !keep(o.Key) ? [o.Key] : []));
       if (expired.length > 0) {
         await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: expired.map((Key) => ({ Key })), Quiet: true } }));
         count += expired.length;

@@ -312,7 +312,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         tableName: dynamodb.table.name,
         erasures: new LocalJobQueue('erase', { awaitImmediate: true }),
         // The local S3 has no lifecycle: the deployed bucket's rules, applied as S3 would.
-        lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT) },
+        lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT), keep: (key) => bridge.hasMessageFor(key) },
         ...opts.expiry,
         log: quiet ? () => undefined : (line) => console.warn(line),
       });

@@ -266,18 +266,25 @@ describe('the expiry sweep', () => {
   });
 
   it("applies the bucket's lifecycle rules to the local S3, which has none: an export goes after a day, a thumbnail stays", async () => {
-    // Arrange
+    // Arrange: and one export kept, as the stack keeps an upload its queue still holds.
     const batchId = uniqueId('life');
     const exportKey = `exports/${owner.clientId}/${batchId}/export.csv`;
+    const keptKey = `exports/${owner.clientId}/${batchId}/kept.csv`;
     const thumbnailKey = `thumbnails/${owner.clientId}/${batchId}/f.webp`;
     await uploadFile(exportKey, 'a,b', 'text/csv');
+    await uploadFile(keptKey, 'a,b', 'text/csv');
     await uploadFile(thumbnailKey, 'webp', 'image/webp');
     // The stack's sweep, its clock two days ahead.
     const expiry = startLocalExpiry({
       ddb: aws().ddb,
       tableName: table(),
       erasures: { send: async () => undefined },
-      lifecycle: { s3: aws().s3, bucket: bucket(), rules: await loadBucketLifecycleRules(path.join(__dirname, '..', '..')) },
+      lifecycle: {
+        s3: aws().s3,
+        bucket: bucket(),
+        rules: await loadBucketLifecycleRules(path.join(__dirname, '..', '..')),
+        keep: (key) => key === keptKey,
+      },
       intervalMs: 3_600_000,
       now: () => Date.now() + 2 * 86_400_000,
       log: () => undefined,
@@ -285,13 +292,13 @@ describe('the expiry sweep', () => {
 
     // Act: its first sweep applies the rules.
     try {
-      await waitFor(async () => (await objectsOf(owner.clientId, batchId)).length === 1, { what: 'the export expired' });
+      await waitFor(async () => (await objectsOf(owner.clientId, batchId)).length === 2, { what: 'the export expired' });
     } finally {
       await expiry.stop();
     }
 
     // Assert
-    expect(await objectsOf(owner.clientId, batchId)).toEqual([thumbnailKey]);
+    expect(await objectsOf(owner.clientId, batchId)).toEqual([keptKey, thumbnailKey].sort());
   });
 
   it('finds nothing more to erase once it has erased what expired', async () => {
