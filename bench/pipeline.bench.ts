@@ -12,25 +12,32 @@
 //   watching the batch, not a load test), from a second batch's first upload until it is done, beside the same load
 //   on the same batch once the stack is idle (then every page is full: the heavier answer). Goal: p99 busy <= 2x idle.
 // The second batch has 100 other distinct photos: the same ones again would be reused from the first (no detection).
+// - a duplicate's handling time beside a first upload's (goal <= 0.5): ten photos sent one at a time into a batch,
+//   then each again under another name, timed by the ingest's own step latencies (the bridge's metric totals).
 import autocannon from 'autocannon';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { fingerprint } from '../lib/ingest/fingerprint';
+import { LOCAL_CAT_MIN_CONFIDENCE } from '../local/detector/thresholds';
 import { startStackProcess, type StackProcess } from '../test/helpers/stack-process';
 import { postForm } from '../test/helpers/upload-form';
+import { waitForBridgeIdle } from '../test/helpers';
 import type { UploadForm } from '../lib/api/schemas';
+import type { MetricTotal, MetricTotalsSnapshot } from '../local/metric-totals';
 import { headline as figure, median, percentile, pick, round, sized, type Headline } from './stats';
 
 const ROOT = join(__dirname, '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures');
 const PHOTOS = sized(100, 4);
+const PAIRS = sized(10, 2);
 /** The CLI's default concurrency (lib/cli/program.ts). */
 const UPLOAD_CONCURRENCY = 8;
 const API_CONNECTIONS = 4;
 const API_RATE = 40; // requests per second, all connections together
-const IDLE_SECONDS = sized(15, 2);
+const IDLE_SECONDS = sized(30, 2);
 const CAT = 'chelsea.png';
 const NOT_CATS = ['coffee.png', 'astronaut.png', 'rocket.jpg', 'camera.png', 'clock_motion.png', 'brick.png', 'grass.png', 'gravel.png'];
 
@@ -87,7 +94,7 @@ async function singleWorker(all: Photo[]): Promise<Record<string, number>> {
     const t = performance.now();
     const found = await detector.detect(p.body);
     each.push(performance.now() - t);
-    if (found.some((d) => d.classIndex === 15 && d.score >= 0.5)) cats++;
+    if (found.some((d) => d.classIndex === 15 && d.score * 100 >= LOCAL_CAT_MIN_CONFIDENCE)) cats++;
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
@@ -97,9 +104,11 @@ async function singleWorker(all: Photo[]): Promise<Record<string, number>> {
     imagesPerSecond: round(all.length / seconds),
     medianMs: round(median(each), 1),
     p95Ms: round(percentile(each, 95), 1),
-    // Above 1: the one worker used more than one core (sharp's decode threads, or the model's own).
+    // The cores it kept busy on average: above 1, the one worker used more than one core (sharp's decode threads, or
+    // the model's own); well below 1, it waited for a core (other work on the machine), and its wall time shows that.
     cpuCoresUsed: round((cpu.user + cpu.system) / 1e6 / seconds, 2),
-    catsAtHalfConfidence: cats,
+    cpuMsPerImage: round((cpu.user + cpu.system) / 1e3 / all.length, 1),
+    catsAtLocalThreshold: cats,
   };
 }
 
@@ -123,37 +132,108 @@ interface Summary {
   counts: Record<string, number>;
 }
 
-/**
- * Declares the photos as a batch (one form each), then sends them through their forms UPLOAD_CONCURRENCY at a time
- * and polls the batch until it is done (it closes by itself once every declared file arrived). `onFirstUpload` runs
- * just before the first file is sent.
- */
-async function classify(api: Api, batchId: string, all: Photo[], onFirstUpload?: () => void): Promise<{ seconds: number; summary: Summary }> {
+/** Declares the files as a batch: one presigned POST form each, by file name. */
+async function declare(api: Api, batchId: string, files: Photo[]): Promise<Map<string, UploadForm>> {
   const created = await call<{ uploads: UploadForm[] }>(api, 'POST', '/v1/batches', {
     batchId,
-    files: all.map((p) => ({ name: p.name, contentType: 'image/jpeg', size: p.body.length })),
+    files: files.map((p) => ({ name: p.name, contentType: 'image/jpeg', size: p.body.length })),
   });
-  const forms = new Map(created.uploads.map((u) => [u.file, u]));
-  onFirstUpload?.();
-  const t0 = performance.now();
+  return new Map(created.uploads.map((u) => [u.file, u]));
+}
+
+let uploadRetries = 0;
+
+/** Sends each file through its form, `concurrency` at a time, as the CLI does. */
+async function send(forms: Map<string, UploadForm>, files: Photo[], concurrency = UPLOAD_CONCURRENCY): Promise<void> {
   let next = 0;
   await Promise.all(
-    Array.from({ length: UPLOAD_CONCURRENCY }, async () => {
-      for (let i = next++; i < all.length; i = next++) {
-        const p = all[i]!;
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < files.length; i = next++) {
+        const p = files[i]!;
         const form = forms.get(p.name);
         if (!form) throw new Error(`no upload form for ${p.name}`);
-        const status = await postForm(form, p.body, 'image/jpeg');
-        if (status < 200 || status > 299) throw new Error(`S3 answered ${status} to the form upload of ${p.name}`);
+        // As the CLI does, a 5xx is sent again (a few times); each such retry is counted in the results.
+        for (let attempt = 1; ; attempt++) {
+          const status = await postForm(form, p.body, 'image/jpeg');
+          if (status >= 200 && status <= 299) break;
+          if (status < 500 || attempt === 3) throw new Error(`S3 answered ${status} to the form upload of ${p.name}`);
+          uploadRetries++;
+        }
       }
     }),
   );
+}
+
+/** Polls the batch's summary until `until` holds. */
+async function settle(api: Api, batchId: string, until: (s: Summary) => boolean): Promise<Summary> {
+  const t0 = performance.now();
   for (;;) {
     const summary = await call<Summary>(api, 'GET', `/v1/batches/${batchId}`);
-    if (summary.status === 'done') return { seconds: (performance.now() - t0) / 1000, summary };
-    if (performance.now() - t0 > 20 * 60_000) throw new Error(`batch ${batchId} not done after 20 minutes: ${JSON.stringify(summary)}`);
+    if (until(summary)) return summary;
+    if (performance.now() - t0 > 20 * 60_000) throw new Error(`batch ${batchId} not settled after 20 minutes: ${JSON.stringify(summary)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * Declares the photos as a batch, sends them, and polls the batch until it is done (it closes by itself once every
+ * declared file arrived): seconds from the first upload. `onFirstUpload` runs just before the first file is sent.
+ */
+async function classify(api: Api, batchId: string, all: Photo[], onFirstUpload?: () => void): Promise<{ seconds: number; summary: Summary }> {
+  const forms = await declare(api, batchId, all);
+  onFirstUpload?.();
+  const t0 = performance.now();
+  await send(forms, all);
+  const summary = await settle(api, batchId, (s) => s.status === 'done');
+  return { seconds: (performance.now() - t0) / 1000, summary };
+}
+
+/**
+ * Milliseconds the ingest's steps took so far (the sum of its *Latency metrics, from the bridge's status), once the
+ * bridge is idle: an invocation's step latencies are published when it returns, after its records are written.
+ */
+async function stepMs(bridgeUrl: string): Promise<number> {
+  await waitForBridgeIdle({ bridgeUrl, timeoutMs: 120_000 });
+  const { metrics } = (await (await fetch(`${bridgeUrl}/status`)).json()) as { metrics?: MetricTotalsSnapshot };
+  if (!metrics) throw new Error('the bridge reports no ingest metrics');
+  // Each metric once: under its invocation's own dimension set (the fewest dimensions), not once per set.
+  const fewest = new Map<string, MetricTotal>();
+  for (const t of metrics.totals) {
+    if (!t.metric.endsWith('Latency')) continue;
+    const had = fewest.get(t.metric);
+    if (!had || Object.keys(t.dimensions).length < Object.keys(had.dimensions).length) fewest.set(t.metric, t);
+  }
+  return [...fewest.values()].reduce((n, t) => n + t.sum, 0);
+}
+
+/**
+ * A duplicate's handling time beside a first upload's, by the ingest's own step timings: PAIRS photos sent one at a
+ * time into a batch, then each again under another name in the same batch.
+ */
+async function duplicates(api: Api, bridgeUrl: string, batchId: string, firsts: Photo[]): Promise<Record<string, unknown>> {
+  const copies = firsts.map((p) => ({ ...p, name: p.name.replace('.jpg', '-copy.jpg') }));
+  const forms = await declare(api, batchId, [...firsts, ...copies]);
+  const s0 = await stepMs(bridgeUrl);
+  await send(forms, firsts, 1);
+  await settle(api, batchId, (s) => s.counts.success === firsts.length && s.counts.pending === 0);
+  const s1 = await stepMs(bridgeUrl);
+  await send(forms, copies, 1);
+  const summary = await settle(api, batchId, (s) => s.status === 'done');
+  const s2 = await stepMs(bridgeUrl);
+  if (summary.counts.success !== firsts.length || summary.counts.duplicate !== copies.length) {
+    throw new Error(`batch ${batchId}: ${JSON.stringify(summary.counts)}, expected ${firsts.length} photos and as many duplicates`);
+  }
+  const firstMs = (s1 - s0) / firsts.length;
+  const duplicateMs = (s2 - s1) / copies.length;
+  return {
+    pairs: firsts.length,
+    firstUploadMeanStepMs: round(firstMs, 1),
+    duplicateMeanStepMs: round(duplicateMs, 1),
+    duplicateOverFirst: round(duplicateMs / firstMs),
+    goal: 'duplicateOverFirst <= 0.5',
+    goalMet: duplicateMs / firstMs <= 0.5,
+    measuredBy: "the ingest's step latencies (Read, Fingerprint, Claim, Thumbnail, Detect, Record, Move), summed per upload",
+  };
 }
 
 /** Every photo classified once: no failure, no duplicate, none reused from another batch. */
@@ -211,6 +291,37 @@ function apiLoad(api: Api, batchId: string, seconds?: number): ApiLoad {
   };
 }
 
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * CPU seconds spent so far by every process of a process group (threads included, and children that already
+ * exited), from /proc; undefined where there is no /proc.
+ */
+function groupCpuSeconds(pgid: number): number | undefined {
+  if (!existsSync('/proc/self/stat')) return undefined;
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // After "pid (comm) ": state, ppid, pgrp, ... utime (14th field), stime, cutime, cstime.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(f[2]) !== pgid) continue;
+    ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  }
+  return ticks / CLOCK_TICKS;
+}
+
 async function stopStack(stack: StackProcess): Promise<void> {
   stack.signal('SIGTERM');
   const killed = setTimeout(() => stack.signal('SIGKILL'), 20_000);
@@ -225,7 +336,8 @@ export default async function run(): Promise<Record<string, unknown>> {
   const warm = await photos(0, sized(2 * workers, 2));
   const batchA = await photos(1000, PHOTOS);
   const batchB = await photos(2000, PHOTOS);
-  await distinct([...warm, ...batchA, ...batchB]);
+  const pairs = await photos(3000, PAIRS);
+  await distinct([...warm, ...batchA, ...batchB, ...pairs]);
 
   const loadBefore = loadavg()[0]!;
   const single = await singleWorker(batchA);
@@ -238,9 +350,13 @@ export default async function run(): Promise<Record<string, unknown>> {
     const tag = Date.now().toString(36);
     // Every worker's model loaded and warm, as in a stack that has been running.
     await classify(api, `warm-${tag}`, warm);
+    const duplicate = await duplicates(api, stack.bridgeUrl, `duplicates-${tag}`, pairs);
 
+    const cpu0 = groupCpuSeconds(stack.child.pid!);
     const a = await classify(api, `pipeline-a-${tag}`, batchA);
+    const cpu1 = groupCpuSeconds(stack.child.pid!);
     checkCounts('a', PHOTOS, a.summary);
+    const stackCpuMsPerImage = cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / PHOTOS;
 
     let busyLoad: ApiLoad | undefined;
     const b = await classify(api, `pipeline-b-${tag}`, batchB, () => (busyLoad = apiLoad(api, `pipeline-b-${tag}`)));
@@ -267,6 +383,14 @@ export default async function run(): Promise<Record<string, unknown>> {
         secondsFirstUploadToDone: round(a.seconds),
         imagesPerSecond: round(pipelinePerSecond),
         counts: a.summary.counts,
+        // CPU of the whole stack (every process of `npm start`'s group): per image, and beside the detector alone's.
+        ...(stackCpuMsPerImage === undefined
+          ? {}
+          : {
+              cpuMsPerImage: round(stackCpuMsPerImage, 1),
+              cpuPerImageOverDetectorAlone: round(stackCpuMsPerImage / single.cpuMsPerImage!, 2),
+              cpuCoresUsed: round(stackCpuMsPerImage / 1000 * pipelinePerSecond, 2),
+            }),
       },
       pipelineOverWorkersTimesSingle: round(ratio),
       goal: 'pipelineOverWorkersTimesSingle >= 0.8',
@@ -280,6 +404,8 @@ export default async function run(): Promise<Record<string, unknown>> {
         goal: 'p99BusyOverIdle <= 2',
         goalMet: busy.p99Ms! / idle.p99Ms! <= 2,
       },
+      duplicate,
+      uploadRetries,
       machine: { cores: availableParallelism(), loadAverage1mBefore: round(loadBefore, 2), loadAverage1mAfter: round(loadavg()[0]!, 2) },
     };
   } catch (err) {
@@ -296,6 +422,8 @@ export function headline(r: Record<string, unknown>): Headline[] {
     figure(`pipeline images/s ÷ (workers × one worker's), workers = ${String(pick(r, 'workers'))}`, pick(r, 'pipelineOverWorkersTimesSingle'), '>= 0.8'),
     figure('pipeline images/s, first upload to done', pick(r, 'pipeline', 'imagesPerSecond')),
     figure('one detector worker alone, images/s', pick(r, 'singleWorker', 'imagesPerSecond')),
+    figure("the whole stack's CPU per image ÷ the detector alone's", pick(r, 'pipeline', 'cpuPerImageOverDetectorAlone')),
     figure('API p99 of GET …/images while classifying ÷ idle', pick(r, 'api', 'p99BusyOverIdle'), '<= 2'),
+    figure("a duplicate's handling time ÷ a first upload's (ingest steps)", pick(r, 'duplicate', 'duplicateOverFirst'), '<= 0.5'),
   ];
 }
