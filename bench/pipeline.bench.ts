@@ -11,9 +11,11 @@
 // - the API while the stack works: GET /v1/batches/{id}/images at a steady rate (autocannon, a few connections: people
 //   watching the batch, not a load test), from a second batch's first upload until it is done, beside the same load
 //   on the same batch once the stack is idle (then every page is full: the heavier answer). Goal: p99 busy <= 2x idle.
-// The second batch has 100 other distinct photos: the same ones again would be reused from the first (no detection).
+//   The second batch has 100 other distinct photos: the same ones again would be reused from the first (no detection).
 // - a duplicate's handling time beside a first upload's (goal <= 0.5): ten photos sent one at a time into a batch,
 //   then each again under another name, timed by the ingest's own step latencies (the bridge's metric totals).
+// On a machine busy with other work every wall-clock figure here waits for cores: `machine` has the load average, and
+// the CPU figures (per image, the detector alone's and the whole stack's) are what the work itself cost.
 import autocannon from 'autocannon';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
