@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startStack } from '../local/stack';
 import { TaskPool } from '../lib/cli/pool';
-import { headline as figure, median, pick, round, sized, type Headline } from './stats';
+import { headline as figure, isSmoke, median, pick, round, sized, type Headline } from './stats';
 
 const ROOT = join(__dirname, '..');
 const BIN = join(ROOT, 'bin', 'icecat.js');
@@ -102,7 +102,8 @@ export default async function run(): Promise<Record<string, unknown>> {
       return (performance.now() - started) / 1000;
     };
 
-    const withAwsCli = awsCliAvailable();
+    // A smoke run leaves the AWS CLI out: a comparison, and seconds of Python start-up each round.
+    const withAwsCli = !isSmoke() && awsCliAvailable();
     const awsConfig = join(work, 'aws-config');
     writeFileSync(awsConfig, `[default]\nregion = us-east-1\ns3 =\n  max_concurrent_requests = ${CONCURRENCY}\n`);
     // Asynchronously: the local S3 answers from this very process.
