@@ -45,8 +45,8 @@ export interface StackOptions {
    * Gateway routes it; lib/api/functions.ts); false serves no API.
    */
   apiHandler?: HttpApiHandler | false;
-  /** Start the local Rekognition endpoint (default true). */
-  detector?: boolean | { throttleRate?: number; latencyMs?: number };
+  /** Start the local Rekognition endpoint (default true); `workers`: its pool's size (default ICECAT_DETECTOR_WORKERS, else one per core). */
+  detector?: boolean | { throttleRate?: number; latencyMs?: number; workers?: number };
   /** An external DynamoDB (e.g. DynamoDB Local) instead of dynalite (default ICECAT_DYNAMODB_ENDPOINT). */
   dynamodbEndpoint?: string;
   /** Bridge tuning (batch size, window, concurrency, retries). */
@@ -99,7 +99,8 @@ export interface Stack {
 export const LOCAL_QUEUE_ARN = `arn:aws:sqs:${LOCAL_NAMES.region}:${LOCAL_ACCOUNT_ID}:icecat-wrangler-local-uploads`;
 
 // Local event source mapping: as serverless.yml's (batch 10) but a shorter window so a lone upload is handled
-// at once, 2 batches at a time (this machine's cores), and a quicker path to the dead-letter list.
+// at once, 2 batches at a time (or one per detector worker when there are more, so each worker always has images
+// waiting: an invocation has INGEST_PARALLELISM of them in flight), and a quicker path to the dead-letter list.
 const BRIDGE_DEFAULTS: Partial<LocalQueueOptions> = {
   batchSize: 10,
   batchWindowMs: 100,
@@ -120,6 +121,7 @@ interface Closable {
 interface DetectorServer {
   url: string;
   port: number;
+  workers: number;
   close(): Promise<void>;
 }
 
@@ -149,8 +151,6 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true });
     started.push({ name: 's3', close: () => s3.close() });
     const s3Client = localS3Client(s3.url);
-    // The web app's uploads are cross-origin POSTs: the bucket answers them as the deployed bucket's CORS rules say.
-    await applyBucketCors(s3Client, s3.bucket, ROOT);
 
     const dynamodb: LocalDynamoDB = await startLocalDynamoDB({
       host,
@@ -185,6 +185,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
     const bridge = new LocalQueue({
       ...BRIDGE_DEFAULTS,
+      maxConcurrency: Math.max(BRIDGE_DEFAULTS.maxConcurrency ?? 1, detector?.workers ?? 0),
       paused: true,
       dlqFile,
       journalFile,
@@ -224,6 +225,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       const running = gateway;
       started.push({ name: 'api', close: () => running.close() });
     }
+
+    // The web app's uploads (POST) and export downloads (GET) are cross-origin: the bucket answers them as the
+    // deployed bucket's CORS rules say, the web app's origin being the API's, known once it listens.
+    await applyBucketCors(s3Client, s3.bucket, ROOT, `http://${host}:${gateway?.port ?? ports.api}`);
 
     const bound: StackPorts = {
       api: gateway?.port ?? ports.api,
@@ -420,7 +425,7 @@ async function loadIngestHandler(): Promise<BatchHandler> {
 async function startDetector(
   host: string,
   port: number,
-  tuning: { throttleRate?: number; latencyMs?: number; s3: S3Client },
+  tuning: { throttleRate?: number; latencyMs?: number; workers?: number; s3: S3Client },
 ): Promise<DetectorServer | undefined> {
   const relative = 'local/detector/server';
   if (!moduleExists(relative)) return undefined;
@@ -430,6 +435,7 @@ async function startDetector(
       port: number;
       throttleRate?: number;
       latencyMs?: number;
+      workers?: number;
       s3: S3Client;
     }): Promise<DetectorServer>;
   };

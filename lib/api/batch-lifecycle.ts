@@ -190,6 +190,7 @@ export class BatchLifecycleService {
   /** More upload forms for an open batch; `expected` grows by their number. */
   async addUploads(clientId: string, batchId: string, body: AddUploadsBody): Promise<UploadForms> {
     this.checkSizes(body.files);
+    if (body.renew) return this.renewUploads(clientId, batchId, body.files);
     const batch = await this.opts.store.addExpected(clientId, batchId, body.files.length);
     if (!batch) {
       const existing = await this.opts.store.getBatch(clientId, batchId);
@@ -197,6 +198,17 @@ export class BatchLifecycleService {
       throw new BatchNotFoundError(batchId);
     }
     return { ...(await this.forms(clientId, batchId, body.files, this.now())), batch: presentBatch(batch) };
+  }
+
+  /**
+   * Forms again for files already declared (theirs expired, or will before the client gets to them): `expected` stays.
+   * The names are not checked against the declaration, which is not stored per file: a client that renews forms for
+   * files it never declared only keeps its own batch from closing by itself.
+   */
+  private async renewUploads(clientId: string, batchId: string, files: readonly DeclaredFile[]): Promise<UploadForms> {
+    const batch = await this.requireBatch(clientId, batchId);
+    if (batch.closed) throw new BatchClosedError(batchId);
+    return { ...(await this.forms(clientId, batchId, files, this.now())), batch: presentBatch(batch) };
   }
 
   /** No more uploads: the batch is done once nothing is pending (and every declared file arrived). */

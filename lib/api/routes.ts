@@ -135,7 +135,9 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       path: '/v1/batches/{batchId}/uploads',
       operationId: 'addUploads',
       summary: 'More presigned upload forms for an open batch',
-      description: "The batch's `expected` grows by the number of files; a closed batch answers 409.",
+      description:
+        "The batch's `expected` grows by the number of files; with `renew`, forms again for files already declared " +
+        '(theirs expired or are about to) and `expected` stays. A closed batch answers 409.',
       authenticated: true,
       params: batchParams,
       query: noQuerySchema,

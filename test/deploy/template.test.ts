@@ -470,6 +470,17 @@ describe('images bucket', () => {
     });
   });
 
+  it("lets browsers POST upload forms from any origin, and GET (the export's presigned redirect) only from the web app's", () => {
+    const rules = (props('ImagesBucket').CorsConfiguration as { CorsRules: { AllowedMethods: string[]; AllowedOrigins: unknown[] }[] }).CorsRules;
+    const byMethod = rules.map((r) => [r.AllowedMethods, r.AllowedOrigins.map(render)]);
+
+    expect(byMethod).toEqual([
+      [['POST'], ['*']],
+      [['GET'], ['https://{HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}']],
+    ]);
+    expect(resources.HttpApi?.Type).toBe('AWS::ApiGatewayV2::Api');
+  });
+
   it('encrypts objects at rest', () => {
     const sse = props('ImagesBucket').BucketEncryption as { ServerSideEncryptionConfiguration: { ServerSideEncryptionByDefault: { SSEAlgorithm: string } }[] };
     expect(sse.ServerSideEncryptionConfiguration[0]?.ServerSideEncryptionByDefault.SSEAlgorithm).toMatch(/^(AES256|aws:kms)$/);
