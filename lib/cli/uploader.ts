@@ -6,7 +6,7 @@
 // many files arrived as were declared, so `expected` must stay ahead of the uploads until the last chunk.
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../ids';
 import { ApiClient, collect } from './api-client';
-import { ApiError, NetworkError } from './errors';
+import { ApiError, NetworkError, OutOfSpaceError } from './errors';
 import { UploadRefusedError, postForm } from './form-upload';
 import { imageTypeOf } from './media-type';
 import { TaskPool } from './pool';
@@ -68,6 +68,8 @@ export interface UploadResult {
   unsent: FileProblem[];
   /** Why the run stopped early, if it did. */
   abortedBy?: string;
+  /** The service said it is out of storage space (the run stopped there): what it said. */
+  outOfSpace?: string;
 }
 
 const DEFAULT_CHUNK_SIZE = 100;
@@ -141,6 +143,10 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   };
   const abort = (why: string) => {
     result.abortedBy ??= why;
+  };
+  const outOfSpace = (err: OutOfSpaceError) => {
+    result.outOfSpace ??= err.message;
+    abort('the service is out of disk space');
   };
 
   const walk = walkFiles(opts.inputs, { includeHidden: opts.includeHidden, onSkip: (e) => events.skipped?.(e) });
@@ -244,7 +250,10 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       result.uploadedBytes += file.size;
       events.uploaded?.(file);
     } catch (err) {
-      if (err instanceof UploadRefusedError) {
+      if (err instanceof OutOfSpaceError) {
+        unsend({ file: file.name, path: file.path, code: 'OutOfSpace', message: err.message });
+        outOfSpace(err);
+      } else if (err instanceof UploadRefusedError) {
         reject({ file: file.name, path: file.path, code: err.code, message: err.message });
       } else if (err instanceof TransientError) {
         unsend({ file: file.name, path: file.path, code: 'NetworkError', message: err.message });
@@ -258,7 +267,14 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   const pool = new TaskPool(opts.concurrency);
   let chunk = await nextChunk();
   if (chunk.length === 0) return result;
-  let forms = await declare(chunk);
+  let forms = new Map<string, UploadForm>();
+  try {
+    forms = await declare(chunk);
+  } catch (err) {
+    // The service could not even record the batch: nothing goes, and every file is listed as not sent.
+    if (!(err instanceof OutOfSpaceError)) throw err;
+    outOfSpace(err);
+  }
   while (chunk.length > 0) {
     const following = await nextChunk();
     let followingForms = new Map<string, UploadForm>();
@@ -266,8 +282,9 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       try {
         followingForms = await declare(following);
       } catch (err) {
-        if (!(err instanceof NetworkError)) throw err;
-        abort(err.message);
+        if (err instanceof OutOfSpaceError) outOfSpace(err);
+        else if (!(err instanceof NetworkError)) throw err;
+        else abort(err.message);
       }
     }
     for (const file of chunk) {
