@@ -139,7 +139,8 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   };
   const unsend = (p: FileProblem) => {
     result.unsent.push(p);
-    events.failed?.(p);
+    // Once the service is out of space, one line at the end names them all.
+    if (!result.outOfSpace) events.failed?.(p);
   };
   const abort = (why: string) => {
     result.abortedBy ??= why;
@@ -251,8 +252,8 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       events.uploaded?.(file);
     } catch (err) {
       if (err instanceof OutOfSpaceError) {
-        unsend({ file: file.name, path: file.path, code: 'OutOfSpace', message: err.message });
         outOfSpace(err);
+        unsend({ file: file.name, path: file.path, code: 'OutOfSpace', message: err.message });
       } else if (err instanceof UploadRefusedError) {
         reject({ file: file.name, path: file.path, code: err.code, message: err.message });
       } else if (err instanceof TransientError) {
