@@ -105,9 +105,9 @@ describe('a full data dir (a tmpfs of its own)', () => {
   afterAll(async () => {
     if (stack) {
       stack.signal('SIGTERM');
-      const exited = await Promise.race([stack.exited.then(() => true), sleep(20_000).then(() => false)]);
-      if (!exited) stack.signal('SIGKILL');
+      const kill = setTimeout(() => stack.signal('SIGKILL'), 20_000);
       await stack.exited;
+      clearTimeout(kill);
       stack.s3.destroy();
     }
     if (mounted) execFileSync('umount', ['-l', mountPoint]);
