@@ -10,6 +10,10 @@ import { execFile, execFileSync, type ExecFileException } from 'node:child_proce
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { UploadForm } from '../../lib/api/client-contract';
+import { ApiClient } from '../../lib/cli/api-client';
+import { OutOfSpaceError } from '../../lib/cli/errors';
+import { postForm } from '../../lib/cli/form-upload';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { distinctImages, keysUnder, readBatch, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';
@@ -72,7 +76,10 @@ function icecat(args: string[], apiUrl: string, apiKey: string): Promise<{ code:
 }
 
 const statusOf = async (stack: StackProcess) =>
-  (await (await fetch(`${stack.bridgeUrl}/status`)).json()) as { disk: { full: boolean; low: boolean; faults: { service: string }[] } };
+  (await (await fetch(`${stack.bridgeUrl}/status`)).json()) as {
+    deadLettered: number;
+    disk: { full: boolean; low: boolean; faults: { service: string }[] };
+  };
 
 describe('a full data dir (a tmpfs of its own)', () => {
   const work = mkdtempSync(path.join(tmpdir(), 'icecat-disk-'));
@@ -85,6 +92,9 @@ describe('a full data dir (a tmpfs of its own)', () => {
   let images: Buffer[];
   let mounted = false;
   const outcomes: PutOutcome[] = [];
+  /** A presigned POST form handed out before the disk filled, as the CLI and the web app upload. */
+  let form: UploadForm;
+  const formFile = path.join(work, 'form.png');
 
   beforeAll(async () => {
     mkdirSync(mountPoint);
@@ -100,6 +110,10 @@ describe('a full data dir (a tmpfs of its own)', () => {
     images = await distinctImages(IMAGES + 3, seededRandom(163));
     mkdirSync(cliDir);
     for (let i = 0; i < 3; i++) writeFileSync(path.join(cliDir, `cli-${i}.png`), images[IMAGES + i] as Buffer);
+    writeFileSync(formFile, images[IMAGES] as Buffer);
+    const api = new ApiClient({ apiUrl: stack.apiUrl, apiKey });
+    const created = await api.createBatch({ batchId: 'disk-form', files: [{ name: 'form.png', contentType: 'image/png', size: (images[IMAGES] as Buffer).length }] });
+    form = created.uploads[0] as UploadForm;
   }, 120_000);
 
   afterAll(async () => {
@@ -130,6 +144,9 @@ describe('a full data dir (a tmpfs of its own)', () => {
       expect(o.error).toEqual({ name: 'InternalError', status: 500, message: expect.stringMatching(/out of disk space/) });
     }
 
+    // The CLI's upload through its form: told by S3 that it is out of space, not a retry.
+    await expect(postForm(form, formFile, 'image/png', (images[IMAGES] as Buffer).length)).rejects.toThrow(OutOfSpaceError);
+
     const dynamodb = localDynamoClient(stack.dynamodbUrl, { maxAttempts: 1 });
     const probe = { batch_id: { S: 'disk-probe' }, img_fprint: { S: 'probe' }, filler: { S: 'x'.repeat(300_000) } };
     await expect(dynamodb.send(new PutItemCommand({ TableName: LOCAL_NAMES.table, Item: probe }))).rejects.toMatchObject({
@@ -150,6 +167,8 @@ describe('a full data dir (a tmpfs of its own)', () => {
     expect(stack.child.exitCode).toBeNull();
     expect(stack.child.signalCode).toBeNull();
     const status = await statusOf(stack);
+    // Nothing was given up on: a message the ingest could not finish stays in the journal (its dead letter cannot be written).
+    expect(status.deadLettered).toBe(0);
     expect(status.disk.full).toBe(true);
     expect(status.disk.faults.map((f) => f.service)).toEqual(expect.arrayContaining(['s3', 'dynamodb']));
     const page = await (await fetch(`${stack.bridgeUrl}/status.html`)).text();
@@ -171,6 +190,7 @@ describe('a full data dir (a tmpfs of its own)', () => {
     const accepted = outcomes.filter((o) => o.ok).map((o) => path.basename(o.key));
     const refused = outcomes.filter((o) => !o.ok);
     for (const o of refused) expect(await put(stack, o.key, images[Number(/img-(\d+)/.exec(o.key)?.[1])] as Buffer)).toMatchObject({ ok: true });
+    await postForm(form, formFile, 'image/png', (images[IMAGES] as Buffer).length);
     const cli = await icecat(['upload', cliDir, '--batch', 'disk-cli'], stack.apiUrl, apiKey);
     expect(cli.stderr).not.toMatch(/out of disk space/);
     expect(cli.code).toBe(0);
@@ -179,18 +199,21 @@ describe('a full data dir (a tmpfs of its own)', () => {
     const until = Date.now() + 150_000;
     let names: string[];
     let cliNames: string[];
+    let formNames: string[];
     for (;;) {
       const state = await readBatch(stack, apiKey, BATCH);
       names = (state?.images ?? []).map((i) => i.fileName ?? '').sort();
       cliNames = ((await readBatch(stack, apiKey, 'disk-cli'))?.images ?? []).map((i) => i.fileName ?? '').sort();
+      formNames = ((await readBatch(stack, apiKey, 'disk-form'))?.images ?? []).map((i) => i.fileName ?? '');
       const left = await keysUnder(stack.s3, stack.bucket, 'uploads/');
-      if ((names.length === IMAGES && cliNames.length === 3 && left.length === 0) || Date.now() > until) break;
+      if ((names.length === IMAGES && cliNames.length === 3 && formNames.length === 1 && left.length === 0) || Date.now() > until) break;
       await sleep(1000);
     }
     expect(accepted.length).toBeGreaterThan(0);
     for (const file of accepted) expect(names).toContain(file);
     expect(names).toEqual(Array.from({ length: IMAGES }, (_, i) => name(i)));
     expect(cliNames).toEqual(['photos/cli-0.png', 'photos/cli-1.png', 'photos/cli-2.png']);
+    expect(formNames).toEqual(['form.png']);
     expect(await keysUnder(stack.s3, stack.bucket, 'uploads/')).toEqual([]);
 
     const dynamodb = localDynamoClient(stack.dynamodbUrl, { maxAttempts: 1 });
