@@ -253,9 +253,15 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     return store.getMetadata(destBucket, destKey);
   };
 
-  store.initiateUpload = (bucket, key, uploadId, metadata) => {
+  store.initiateUpload = async (bucket, key, uploadId, metadata) => {
     store.getResourcePath(bucket, key, 'object');
-    return original.initiateUpload(bucket, key, uploadId, metadata);
+    try {
+      await original.initiateUpload(bucket, key, uploadId, metadata);
+    } catch (err) {
+      // s3rver writes the upload's key and metadata files in place: one cut short (a full disk) must not stay behind.
+      await rm(path.join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId), { recursive: true, force: true });
+      throw err;
+    }
   };
 
   const uploadDirectory = async (bucket: string, uploadId: string): Promise<string> => {
@@ -279,9 +285,20 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
         ArgumentValue: String(partNumber),
       });
     }
-    const partPath = path.join(await uploadDirectory(bucket, uploadId), String(number));
-    const written = await writeContent(partPath, content);
-    await fs.promises.writeFile(`${partPath}.md5`, written.md5);
+    const directory = await uploadDirectory(bucket, uploadId);
+    const partPath = path.join(directory, String(number));
+    // Whole or not at all, as an object (a part cut short by a full disk is not a part): a temporary, then renamed.
+    const temporary = path.join(directory, `.tmp-${crypto.randomBytes(4).toString('hex')}`);
+    const part: Staged = { commit: () => rename(temporary, partPath), discard: () => rm(temporary, { force: true }) };
+    let written: { size: number; md5: string };
+    try {
+      written = await writeContent(temporary, content);
+    } catch (err) {
+      await part.discard();
+      throw err;
+    }
+    const md5 = written.md5;
+    await replaceFiles([{ file: `${partPath}.md5`, write: (t) => writeFile(t, md5) }, part]);
     return written;
   };
 
