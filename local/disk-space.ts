@@ -66,6 +66,8 @@ export interface DiskState {
 
 /** Space the filesystem must gain after a refusal before the episode counts as over. */
 const RECOVERED_MARGIN_BYTES = 4 * MIB;
+/** With some room regained, an episode is over after this long without a refused write. */
+const QUIET_MS = 60_000;
 /** One log line per service per this long while the disk stays full. */
 const LOG_EVERY_MS = 10_000;
 
@@ -107,8 +109,11 @@ export class DiskFaults {
   /** The state now; an episode ends (and is logged as over) once the filesystem has gained room since its last refusal. */
   state(): DiskState {
     const space = freeSpace(this.dataDir);
-    if (this.faults.size > 0 && space && this.freeAtFault !== undefined && space.freeBytes >= this.freeAtFault + RECOVERED_MARGIN_BYTES) {
-      this.log(`[stack] ${this.dataDir} has room again (${mib(space.freeBytes)} free): writes are accepted`);
+    const lastFault = Math.max(0, ...[...this.faults.values()].map((f) => Date.parse(f.last)));
+    const gained = space && this.freeAtFault !== undefined ? space.freeBytes - this.freeAtFault : 0;
+    // Over once the filesystem gained a few MiB, or gained some and no write was refused for a minute.
+    if (this.faults.size > 0 && (gained >= RECOVERED_MARGIN_BYTES || (gained > 0 && Date.now() - lastFault > QUIET_MS))) {
+      this.log(`[stack] ${this.dataDir} has room again (${space ? mib(space.freeBytes) : 'some space'} free): writes are accepted`);
       this.faults.clear();
       this.freeAtFault = undefined;
     }
