@@ -1,5 +1,6 @@
 // The bridge's status over HTTP, for tests, benches and `npm run dead-letters` in other processes.
 import { createServer, type Server } from 'node:http';
+import type { DiskState } from './disk-space';
 import { listen } from './listen';
 import { dimensionLabel, type MetricTotalsSnapshot } from './metric-totals';
 import type { LocalQueue, QueueStats } from './queue';
@@ -17,6 +18,8 @@ export interface BridgeStatusOptions {
   reconcile?: () => Promise<unknown>;
   /** The totals of the ingest's metrics (EMF), shown by GET /status. */
   metrics?: () => MetricTotalsSnapshot;
+  /** The data dir's space and the writes refused for lack of it, shown by GET /status. */
+  disk?: () => DiskState;
 }
 
 const PATHS = 'GET /status, /status.html, /idle?timeoutMs=, /dead-letters; POST /dead-letters/redrive, /reconcile';
@@ -44,7 +47,7 @@ export async function startBridgeStatusServer(queue: LocalQueue, opts: BridgeSta
       return;
     }
     if (route === 'GET /status' || route === 'GET /status.html') {
-      const status = { ...queue.stats(), ...(opts.metrics ? { metrics: opts.metrics() } : {}) };
+      const status = { ...queue.stats(), ...(opts.metrics ? { metrics: opts.metrics() } : {}), ...(opts.disk ? { disk: opts.disk() } : {}) };
       const accept = req.headers.accept ?? '';
       if (url.pathname === '/status.html' || (accept.includes('text/html') && !accept.includes('application/json'))) {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -68,14 +71,33 @@ export async function startBridgeStatusServer(queue: LocalQueue, opts: BridgeSta
   return listen(server, opts.host, opts.port, { graceMs: 0 });
 }
 
+const mib = (bytes: number | undefined): string => (bytes === undefined ? 'unknown' : `${(bytes / 1024 / 1024).toFixed(1)} MiB`);
+
+/** The data dir's state: a warning first when a write was refused for lack of space, or the space is low. */
+function diskSection(disk: DiskState): string {
+  const verdict = disk.full
+    ? '<p id="disk-full" class="alarm"><strong>Out of disk space:</strong> writes are refused (S3 InternalError, DynamoDB ' +
+      'InternalServerError) and uploads wait under uploads/; free some space and they are handled.</p>'
+    : disk.low
+      ? '<p id="disk-low" class="warn"><strong>Disk space is low.</strong></p>'
+      : '';
+  const faults = disk.faults
+    .map((f) => `<tr>${cell(f.service)}${cell(f.since)}${cell(f.last)}${cell(f.count)}${cell(f.message)}</tr>`)
+    .join('\n');
+  return `<h2>Disk</h2>
+${verdict}
+<table id="disk"><tr>${cell('data dir')}${cell(disk.dataDir)}</tr><tr>${cell('free')}${cell(`${mib(disk.freeBytes)} of ${mib(disk.totalBytes)}`)}</tr></table>
+${faults ? `<table id="disk-faults"><tr><th>service</th><th>refusing since</th><th>last</th><th>writes refused</th><th>error</th></tr>\n${faults}\n</table>` : ''}`;
+}
+
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 const cell = (value: unknown): string => `<td>${escapeHtml(value === undefined ? '' : String(value))}</td>`;
 
 /** The status as a page: the queue's counters, then one row per metric and dimension set. */
-export function statusPage(status: QueueStats & { metrics?: MetricTotalsSnapshot }): string {
-  const { metrics, journal, ...counters } = status;
+export function statusPage(status: QueueStats & { metrics?: MetricTotalsSnapshot; disk?: DiskState }): string {
+  const { metrics, journal, disk, ...counters } = status;
   const queueRows = Object.entries({ ...counters, ...(journal ? { journal: JSON.stringify(journal) } : {}) })
     .map(([name, value]) => `<tr>${cell(name)}${cell(value)}</tr>`)
     .join('\n');
@@ -88,10 +110,10 @@ export function statusPage(status: QueueStats & { metrics?: MetricTotalsSnapshot
     .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>IceCatWrangler local bridge</title>
-<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}</style>
+<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}.alarm{color:#a00}.warn{color:#a60}</style>
 </head><body>
 <h1>Local bridge (S3 uploads → SQS → ingest)</h1>
-<h2>Queue</h2>
+${disk ? diskSection(disk) : ''}<h2>Queue</h2>
 <table id="queue"><tr><th>counter</th><th>value</th></tr>
 ${queueRows}
 </table>

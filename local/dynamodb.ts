@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { LOCAL_NAMES } from './env';
+import { freeSpace } from './disk-space';
 import { closeServer } from './listen';
 
 export const TABLE_DEFINITION_FILE = path.join(__dirname, '..', 'resources', 'table.yml');
@@ -165,9 +166,114 @@ export async function ensureTable(client: DynamoDBClient, input: CreateTableComm
 interface DynaliteServer extends Server {
   close(callback?: (err?: Error) => void): this;
 }
-// dynalite ships no type declarations.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const dynalite = require('dynalite') as (options: Record<string, unknown>) => DynaliteServer;
+
+/** A DynamoDB error answer as dynalite sends it: an action's callback error with a statusCode and a JSON body. */
+interface DynaliteAnswerError {
+  statusCode: number;
+  body: { __type: string; message: string };
+}
+interface DynaliteStore {
+  options?: { path?: string };
+  /** Its LevelDB; dynalite replaced close with its graceful close, keeping LevelDB's own as close._original. */
+  db?: { open(): Promise<void>; close: { _original?: () => Promise<void> } };
+}
+type DynaliteAction = (store: DynaliteStore, data: unknown, cb: (err: unknown, data?: unknown) => void) => void;
+
+/** dynalite's operations (its index.js requires ./actions/<name> for each at load). */
+const DYNALITE_ACTIONS = [
+  'batchGetItem', 'batchWriteItem', 'createTable', 'deleteItem', 'deleteTable', 'describeTable', 'describeTimeToLive', 'getItem',
+  'listTables', 'listTagsOfResource', 'putItem', 'query', 'scan', 'tagResource', 'untagResource', 'updateItem', 'updateTable',
+];
+/** Who hears of a refused write, by the data path of the dynalite store it happened in. */
+const faultListeners = new Map<string, (err: unknown) => void>();
+
+/**
+ * dynalite throws, outside any try, every action error that is not a DynamoDB answer: a LevelDB write failing on a
+ * full disk (LEVEL_IO_ERROR) ended the process. Each action is wrapped so that such an error answers that request
+ * with DynamoDB's own 500 InternalServerError (which the SDKs retry), and is reported; the server stays up.
+ */
+function loadDynalite(): (options: Record<string, unknown>) => DynaliteServer {
+  const index = require.resolve('dynalite');
+  const fresh = !(index in require.cache);
+  for (const name of DYNALITE_ACTIONS) {
+    const id = require.resolve(`dynalite/actions/${name}`);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require(id);
+    const cached = require.cache[id];
+    const action = cached?.exports as (DynaliteAction & { answersFaults?: true }) | undefined;
+    if (!cached || !action || action.answersFaults) continue;
+    const wrapped: DynaliteAction & { answersFaults?: true } = (store, data, cb) =>
+      afterRepair(store, () => action(store, data, (err, result) => {
+        if (!err || (err as Partial<DynaliteAnswerError>).statusCode) return cb(err, result);
+        const repair = repairs.get(store);
+        // While the database is closed for a reopen that failed, the reopen's error is the cause.
+        const cause = repair?.lastError !== undefined && /database is (closed|not open)/i.test(String(err)) ? repair.lastError : err;
+        faultListeners.get(store.options?.path ?? '')?.(cause);
+        if ((cause as { code?: string }).code === 'LEVEL_IO_ERROR') needsRepair(store, cause);
+        const answer: DynaliteAnswerError = {
+          statusCode: 500,
+          body: {
+            __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+            message: `Internal server error: ${cause instanceof Error ? cause.message : String(cause)}`,
+          },
+        };
+        cb(answer);
+      }));
+    wrapped.answersFaults = true;
+    cached.exports = wrapped;
+  }
+  // Its index.js took the actions when it loaded: it must load after them.
+  if (!fresh) delete require.cache[index];
+  // dynalite ships no type declarations.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('dynalite') as (options: Record<string, unknown>) => DynaliteServer;
+}
+const dynalite = loadDynalite();
+
+/** How often a LevelDB that failed to write is reopened, at most. */
+const REOPEN_EVERY_MS = 250;
+/** Room the filesystem must have before a LevelDB that failed to write is reopened (two of its 4 MiB write buffers). */
+const REOPEN_FREE_BYTES = 8 * 1024 * 1024;
+const repairs = new WeakMap<DynaliteStore, { lastTry: number; running?: Promise<void>; lastError?: unknown }>();
+
+/**
+ * LevelDB keeps a failed background write (a table file it could not write for lack of space) as an error that fails
+ * every later write until the database is opened again, even once there is room. So after an IO error the database
+ * is reopened before the next operation once its filesystem has room again (until then it stays open for reads);
+ * operations wait for the reopen, and a reopen that fails is tried again by a later operation.
+ */
+function needsRepair(store: DynaliteStore, err: unknown): void {
+  const repair = repairs.get(store);
+  if (repair) repair.lastError = err;
+  else repairs.set(store, { lastTry: 0, lastError: err });
+}
+
+function afterRepair(store: DynaliteStore, run: () => void): void {
+  const repair = repairs.get(store);
+  const db = store.db;
+  const closeLevel = db?.close._original;
+  const dir = store.options?.path;
+  if (!repair || !db || !closeLevel || !dir) return run();
+  if (!repair.running && Date.now() - repair.lastTry >= REOPEN_EVERY_MS) {
+    if ((freeSpace(dir)?.freeBytes ?? 0) >= REOPEN_FREE_BYTES) {
+      repair.lastTry = Date.now();
+      repair.running = (async () => {
+        try {
+          await closeLevel();
+          await db.open();
+          repairs.delete(store);
+        } catch (err) {
+          // Operations answer InternalServerError (with this cause) until a later try succeeds.
+          repair.lastError = err;
+        } finally {
+          repair.running = undefined;
+        }
+      })();
+    }
+  }
+  if (repair.running) repair.running.then(run, run);
+  else run();
+}
 
 export interface LocalDynamoDBOptions {
   host: string;
@@ -178,6 +284,8 @@ export interface LocalDynamoDBOptions {
   tableName?: string;
   region?: string;
   quiet?: boolean;
+  /** Told of each write dynalite refused with an InternalServerError (e.g. LevelDB out of space). */
+  onWriteFault?: (err: unknown) => void;
 }
 
 export interface LocalDynamoDB {
@@ -200,6 +308,8 @@ export async function startLocalDynamoDB(opts: LocalDynamoDBOptions): Promise<Lo
     await mkdir(directory, { recursive: true });
     // Tables stay CREATING for createTableMs in dynalite: the local stack has no reason to wait.
     server = dynalite({ path: directory, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    const onWriteFault = opts.onWriteFault ?? ((err: unknown) => console.error('[dynamodb] request failed:', err));
+    faultListeners.set(directory, onWriteFault);
     const running = server;
     await new Promise<void>((resolve, reject) => {
       running.once('error', reject);
@@ -215,6 +325,7 @@ export async function startLocalDynamoDB(opts: LocalDynamoDBOptions): Promise<Lo
     if (!server) return;
     const running = server;
     server = undefined;
+    if (directory) faultListeners.delete(directory);
     // A request in progress must end by itself: destroying its socket leaves its operation running, and dynalite,
     // closing its database on the server's close, then throws from it outside any request (uncaught).
     await closeServer(running, 10_000);

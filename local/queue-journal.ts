@@ -3,6 +3,9 @@
 // delivery, which the ingest treats as a redelivery). Opening the journal replays it: every message not deleted is
 // live again. A line torn by a crash mid-write is skipped, and the journal is rewritten with the live messages only
 // at open, at close, and whenever dead entries dominate it.
+// A write the disk refuses (a full disk) ends no process: a send that cannot be journaled throws (the message is not
+// accepted: its object stays under uploads/ for the sweep), a receive or delete that cannot be journaled is kept in
+// memory only (at worst one more delivery after a restart), and the file is rewritten whole once the disk has room.
 import { closeSync, existsSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
@@ -31,6 +34,8 @@ export interface JournalOptions {
   compactDeadPerLive?: number;
   /** Sync sent messages to the disk (default true; the bench measures the cost). */
   fsync?: boolean;
+  /** Told of each write the disk refused (e.g. ENOSPC); the journal goes on in memory and catches up later. */
+  onWriteFault?: (err: unknown) => void;
 }
 
 export interface JournalStats {
@@ -50,6 +55,12 @@ export class QueueJournal {
   private readonly compactMinLines: number;
   private readonly compactDeadPerLive: number;
   private readonly fsync: boolean;
+  private readonly onWriteFault: (err: unknown) => void;
+  /** The file lacks entries that memory holds (an append failed): it is rewritten whole at the next chance. */
+  private behind = false;
+  private lastCatchUp = 0;
+  /** The file ends inside a line (a short write): the next append starts a line of its own. */
+  private torn = false;
   readonly skippedAtOpen: number;
 
   /** Opens (or creates) the journal at `file` and replays it. */
@@ -60,12 +71,22 @@ export class QueueJournal {
     this.compactMinLines = opts.compactMinLines ?? 1000;
     this.compactDeadPerLive = opts.compactDeadPerLive ?? 3;
     this.fsync = opts.fsync ?? true;
+    this.onWriteFault = opts.onWriteFault ?? (() => undefined);
     mkdirSync(path.dirname(file), { recursive: true });
     // A rewrite that did not finish: the journal itself is still whole.
     rmSync(this.compactFile, { force: true });
-    this.skippedAtOpen = existsSync(file) ? this.replay(readFileSync(file, 'utf8')) : 0;
+    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    this.skippedAtOpen = this.replay(text);
     // Rewriting at once also drops a torn last line, so that the next append starts a line of its own.
-    this.rewrite();
+    try {
+      this.rewrite();
+    } catch (err) {
+      // No room for the rewrite: appends go on at the end of the file as it is, and it is rewritten later.
+      this.discardRewrite(err);
+      this.fd = openSync(file, 'a');
+      this.torn = text !== '' && !text.endsWith('\n');
+      this.lines = text.split('\n').length - 1;
+    }
   }
 
   /** The messages not deleted, oldest first. */
@@ -73,10 +94,10 @@ export class QueueJournal {
     return [...this.live.values()].map((m) => ({ ...m }));
   }
 
-  /** Records a sent message; on disk when this returns. */
+  /** Records a sent message; on disk when this returns, else it throws (the disk refused the write) and nothing is recorded. */
   sent(message: JournaledMessage): void {
     const entry: JournaledMessage = { ...message };
-    this.append({ op: 'send', ...entry }, this.fsync);
+    this.append({ op: 'send', ...entry }, this.fsync, true);
     this.live.set(entry.messageId, entry);
   }
 
@@ -114,7 +135,12 @@ export class QueueJournal {
   /** Rewrites the journal with its live messages and closes it; later calls do nothing (their messages stay live). */
   close(): void {
     if (this.fd === undefined) return;
-    this.rewrite();
+    try {
+      this.rewrite();
+    } catch (err) {
+      // What the file holds stays: at worst messages handled since the last rewrite are delivered once more.
+      this.discardRewrite(err);
+    }
     closeSync(this.fd);
     this.fd = undefined;
   }
@@ -154,16 +180,52 @@ export class QueueJournal {
     return skipped;
   }
 
-  private append(entry: Entry, sync: boolean): void {
+  /** Appends an entry; a write the disk refuses throws when `required`, else it is reported and caught up on later. */
+  private append(entry: Entry, sync: boolean, required = false): void {
     if (this.fd === undefined) return;
-    writeSync(this.fd, JSON.stringify(entry) + '\n');
-    if (sync) fdatasyncSync(this.fd);
-    this.lines += 1;
+    if (this.behind && Date.now() - this.lastCatchUp >= CATCH_UP_EVERY_MS) this.catchUp();
+    const line = Buffer.from(`${this.torn ? '\n' : ''}${JSON.stringify(entry)}\n`);
+    try {
+      const written = writeSync(this.fd, line);
+      if (written < line.length) {
+        this.torn = true;
+        throw Object.assign(new Error(`ENOSPC: no space left on device, wrote ${written} of ${line.length} bytes of a journal line`), {
+          code: 'ENOSPC',
+        });
+      }
+      this.torn = false;
+      if (sync) fdatasyncSync(this.fd);
+      this.lines += 1;
+    } catch (err) {
+      this.behind = true;
+      this.onWriteFault(err);
+      if (required) throw err;
+    }
+  }
+
+  /** Rewrites the file from memory after failed appends, if the disk has room now. */
+  private catchUp(): void {
+    this.lastCatchUp = Date.now();
+    try {
+      this.rewrite();
+      this.behind = false;
+    } catch (err) {
+      this.discardRewrite(err);
+    }
+  }
+
+  private discardRewrite(err: unknown): void {
+    try {
+      rmSync(this.compactFile, { force: true });
+    } catch {
+      // Removed at the next open.
+    }
+    this.onWriteFault(err);
   }
 
   private compactIfMostlyDead(): void {
     const dead = this.lines - this.live.size;
-    if (this.lines >= this.compactMinLines && dead > this.compactDeadPerLive * this.live.size) this.rewrite();
+    if (this.lines >= this.compactMinLines && dead > this.compactDeadPerLive * this.live.size) this.catchUp();
   }
 
   /** Writes the live messages to a new file, syncs it, and renames it over the journal (atomic on POSIX). */
@@ -181,9 +243,14 @@ export class QueueJournal {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = openSync(this.file, 'a');
     this.lines = this.live.size;
+    this.torn = false;
+    this.behind = false;
     this.compactions += 1;
   }
 }
+
+/** How often, at most, a journal behind its messages tries to rewrite itself while the disk stays full. */
+const CATCH_UP_EVERY_MS = 1000;
 
 function parseEntry(line: string): Entry | undefined {
   try {

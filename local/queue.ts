@@ -4,7 +4,7 @@
 // deleted (handled, or dead-lettered), so whatever was not deleted is delivered again by the next queue on the file.
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { localReceiptHandle, registerLocalQueueVisibility } from '../lib/aws/message-visibility';
 import { createLambdaContext, LOCAL_ACCOUNT_ID, LOCAL_NAMES } from './env';
@@ -250,8 +250,17 @@ export class LocalQueue {
    */
   redrive(): number {
     const letters = this.dead.splice(0);
-    this.saveDeadLetters();
-    for (const letter of letters) this.send(letter.body);
+    let sent = 0;
+    try {
+      for (const letter of letters) {
+        this.send(letter.body);
+        sent += 1;
+      }
+    } finally {
+      // Those the journal refused (a full disk) stay dead letters.
+      this.dead.unshift(...letters.slice(sent));
+      this.saveDeadLetters();
+    }
     if (letters.length) this.opts.log(`[queue] redrove ${letters.length} dead letter(s) to the queue`);
     return letters.length;
   }
@@ -467,9 +476,18 @@ export class LocalQueue {
       deadLetteredAt: new Date().toISOString(),
       lastError: message.lastError ?? 'unknown',
     };
+    if (this.opts.dlqFile) {
+      try {
+        appendDurably(this.opts.dlqFile, JSON.stringify(letter) + '\n');
+      } catch (err) {
+        // No room for the letter (a full disk): the message stays in the journal and is delivered again later.
+        this.opts.log(`[queue] ${letter.description} not dead-lettered (${String(err)}): delivered again in ${this.opts.retryMaxMs} ms`);
+        if (!this.stopped) this.deliverLater(message, this.opts.retryMaxMs);
+        return;
+      }
+    }
     this.dead.push(letter);
     this.counters.deadLettered += 1;
-    if (this.opts.dlqFile) appendDurably(this.opts.dlqFile, JSON.stringify(letter) + '\n');
     this.deleteMessage(message);
     this.opts.log(
       `[queue] dead-lettered ${letter.description} after ${letter.receiveCount} receives (${letter.lastError})` +
@@ -477,9 +495,18 @@ export class LocalQueue {
     );
   }
 
+  /** Rewrites the dead-letter file whole (through a temporary renamed over it); a full disk leaves it as it was. */
   private saveDeadLetters(): void {
-    if (!this.opts.dlqFile || !existsSync(this.opts.dlqFile)) return;
-    writeFileSync(this.opts.dlqFile, this.dead.map((letter) => JSON.stringify(letter) + '\n').join(''));
+    const file = this.opts.dlqFile;
+    if (!file || !existsSync(file)) return;
+    const temporary = `${file}.tmp`;
+    try {
+      writeFileSync(temporary, this.dead.map((letter) => JSON.stringify(letter) + '\n').join(''));
+      renameSync(temporary, file);
+    } catch (err) {
+      rmSync(temporary, { force: true });
+      this.opts.log(`[queue] ${file} not rewritten (${String(err)}): it still lists the dead letters redriven or requeued since`);
+    }
   }
 
   private toRecord(message: Message): SQSRecord {
@@ -527,9 +554,14 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 
 function appendDurably(file: string, text: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
-  const fd = openSync(file, 'a');
+  const fd = openSync(file, 'a+');
   try {
-    writeSync(fd, text);
+    // A line torn by an earlier write the disk cut short is ended first, so that this one stays whole.
+    const size = fstatSync(fd).size;
+    const last = Buffer.alloc(1);
+    const ended = size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
+    const line = Buffer.from(ended ? text : `\n${text}`);
+    if (writeSync(fd, line) < line.length) throw Object.assign(new Error(`ENOSPC: no space left on device, a short write to ${file}`), { code: 'ENOSPC' });
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -146,26 +146,32 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
     // Fits a file name: the last segment is at most 233 bytes, "._S3rver_object" 15, this suffix 7.
     const temporary = `${objectPath}.${crypto.randomBytes(3).toString('hex')}`;
-    await holdFolder(path.dirname(objectPath), temporary);
+    const content: Staged = { commit: () => rename(temporary, objectPath), discard: () => rm(temporary, { force: true }) };
+    let written: { size: number; md5: string };
     try {
-      const { size, md5 } = await writeContent(temporary, object.content);
-      await locks.with([objectName(object.bucket, object.key)], async () => {
-        await store.putMetadata(object.bucket, object.key, object.metadata, md5);
-        await rename(temporary, objectPath);
-      });
-      return { size, md5 };
+      await holdFolder(path.dirname(objectPath), temporary);
+      written = await writeContent(temporary, object.content);
     } catch (err) {
-      await rm(temporary, { force: true });
+      await content.discard();
       throw err;
     }
+    await locks.with([objectName(object.bucket, object.key)], () =>
+      replaceFiles([...metadataFiles(object.bucket, object.key, object.metadata, written.md5), content]),
+    );
+    return written;
+  };
+
+  /** The checksum (when given) and metadata files of an object, as s3rver reads them. */
+  const metadataFiles = (bucket: string, key: string, metadata: Record<string, string>, md5?: string): FileWrite[] => {
+    const stored = Object.fromEntries(Object.entries(metadata).filter(([name]) => ALLOWED_METADATA.includes(name) || name.startsWith('x-amz-meta-')));
+    return [
+      ...(md5 ? [{ file: store.getResourcePath(bucket, key, 'object.md5'), write: (temporary: string) => writeFile(temporary, md5) }] : []),
+      { file: store.getResourcePath(bucket, key, 'metadata.json'), write: (temporary: string) => writeFile(temporary, JSON.stringify(stored, null, 2)) },
+    ];
   };
 
   // s3rver's own writes these with writeFile, which truncates first: a reader (or a kill) in between saw a torn file.
-  store.putMetadata = async (bucket, key, metadata, md5) => {
-    const stored = Object.fromEntries(Object.entries(metadata).filter(([name]) => ALLOWED_METADATA.includes(name) || name.startsWith('x-amz-meta-')));
-    if (md5) await replaceFile(store.getResourcePath(bucket, key, 'object.md5'), (temporary) => writeFile(temporary, md5));
-    await replaceFile(store.getResourcePath(bucket, key, 'metadata.json'), (temporary) => writeFile(temporary, JSON.stringify(stored, null, 2)));
-  };
+  store.putMetadata = (bucket, key, metadata, md5) => replaceFiles(metadataFiles(bucket, key, metadata, md5));
 
   store.getMetadata = async (bucket, key) => {
     const read = async () => {
@@ -226,8 +232,9 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     });
 
   /**
-   * s3rver's copy, with each file written whole: the checksum and metadata first, the object last, so that a key
-   * appears in a listing only with both in place.
+   * s3rver's copy, with its files written whole and all or none of them (a copy that runs out of space leaves the
+   * destination as it was): every file is copied to a temporary first, then the checksum and metadata are renamed
+   * into place, the object last, so that a key appears in a listing only with both in place.
    */
   const copyWhole = async (srcBucket: string, srcKey: string, destBucket: string, destKey: string, replacement?: Record<string, string>) => {
     const source = (resource: string) => store.getResourcePath(srcBucket, srcKey, resource);
@@ -235,25 +242,26 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     if (source('object') !== destination('object')) {
       const { etag } = await store.getMetadata(srcBucket, srcKey); // ENOENT when the source is missing; makes its checksum
       await mkdir(path.dirname(destination('object')), { recursive: true });
-      if (replacement) {
-        await store.putMetadata(destBucket, destKey, replacement, JSON.parse(etag ?? '""') as string);
-      } else {
-        await replaceFile(destination('object.md5'), (temporary) => copyFile(source('object.md5'), temporary));
-        await replaceFile(destination('metadata.json'), (temporary) => copyFile(source('metadata.json'), temporary)).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== 'ENOENT') throw err;
-          return rm(destination('metadata.json'), { force: true });
-        });
-      }
-      await replaceFile(destination('object'), (temporary) => copyFile(source('object'), temporary));
+      const copied = (resource: string): FileWrite => ({ file: destination(resource), write: (temporary) => copyFile(source(resource), temporary) });
+      const metadata: FileWrite[] = replacement
+        ? metadataFiles(destBucket, destKey, replacement, JSON.parse(etag ?? '""') as string)
+        : [copied('object.md5'), { ...copied('metadata.json'), absentSource: true }];
+      await replaceFiles([...metadata, copied('object')]);
     } else if (replacement) {
       await store.putMetadata(destBucket, destKey, replacement);
     }
     return store.getMetadata(destBucket, destKey);
   };
 
-  store.initiateUpload = (bucket, key, uploadId, metadata) => {
+  store.initiateUpload = async (bucket, key, uploadId, metadata) => {
     store.getResourcePath(bucket, key, 'object');
-    return original.initiateUpload(bucket, key, uploadId, metadata);
+    try {
+      await original.initiateUpload(bucket, key, uploadId, metadata);
+    } catch (err) {
+      // s3rver writes the upload's key and metadata files in place: one cut short (a full disk) must not stay behind.
+      await rm(path.join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId), { recursive: true, force: true });
+      throw err;
+    }
   };
 
   const uploadDirectory = async (bucket: string, uploadId: string): Promise<string> => {
@@ -277,9 +285,20 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
         ArgumentValue: String(partNumber),
       });
     }
-    const partPath = path.join(await uploadDirectory(bucket, uploadId), String(number));
-    const written = await writeContent(partPath, content);
-    await fs.promises.writeFile(`${partPath}.md5`, written.md5);
+    const directory = await uploadDirectory(bucket, uploadId);
+    const partPath = path.join(directory, String(number));
+    // Whole or not at all, as an object (a part cut short by a full disk is not a part): a temporary, then renamed.
+    const temporary = path.join(directory, `.tmp-${crypto.randomBytes(4).toString('hex')}`);
+    const part: Staged = { commit: () => rename(temporary, partPath), discard: () => rm(temporary, { force: true }) };
+    let written: { size: number; md5: string };
+    try {
+      written = await writeContent(temporary, content);
+    } catch (err) {
+      await part.discard();
+      throw err;
+    }
+    const md5 = written.md5;
+    await replaceFiles([{ file: `${partPath}.md5`, write: (t) => writeFile(t, md5) }, part]);
     return written;
   };
 
@@ -324,18 +343,53 @@ const LIST_ATTEMPTS = 10;
 /** An S3 ETag as s3rver stores it: quoted MD5 hex, with a part count for a multipart upload. */
 const ETAG = /^"[0-9a-f]{32}(-\d+)?"$/;
 
-/**
- * Writes `file` whole or not at all: the content goes to a temporary file in its folder, renamed into place. The
- * temporary name is short, so that it fits wherever the file's own name does.
- */
-async function replaceFile(file: string, write: (temporary: string) => Promise<unknown>): Promise<void> {
+/** A file to write whole: `write` fills the temporary path given. */
+interface FileWrite {
+  file: string;
+  write: (temporary: string) => Promise<unknown>;
+  /** `write` copies a file that may be missing (ENOENT): then `file` is removed. */
+  absentSource?: boolean;
+}
+/** A file written to its temporary, to be renamed into place or dropped. */
+interface Staged {
+  commit(): Promise<void>;
+  discard(): Promise<void>;
+}
+
+/** Writes `write.file`'s content to a temporary file in its folder; nothing of it remains when this rejects. */
+async function stage({ file, write, absentSource }: FileWrite): Promise<Staged> {
+  // Short, so that it fits wherever the file's own name does.
   const temporary = path.join(path.dirname(file), `.tmp-${crypto.randomBytes(4).toString('hex')}`);
+  const discard = () => rm(temporary, { force: true });
   try {
     await write(temporary);
-    await rename(temporary, file);
+    return { commit: () => rename(temporary, file), discard };
   } catch (err) {
-    await rm(temporary, { force: true });
+    await discard();
+    if (absentSource && (err as NodeJS.ErrnoException).code === 'ENOENT') return { commit: () => rm(file, { force: true }), discard: async () => undefined };
     throw err;
+  }
+}
+
+/**
+ * Writes files whole, all or none: each goes to a temporary file first (what needs room), and only once every one is
+ * written are they renamed into place, in order. A write that fails (a full disk) leaves every file as it was.
+ */
+async function replaceFiles(files: readonly (FileWrite | Staged)[]): Promise<void> {
+  const staged: Staged[] = [];
+  try {
+    for (const file of files) staged.push('commit' in file ? file : await stage(file));
+  } catch (err) {
+    await Promise.all([...staged, ...files.filter((f): f is Staged => 'commit' in f)].map((s) => s.discard()));
+    throw err;
+  }
+  for (const [i, file] of staged.entries()) {
+    try {
+      await file.commit();
+    } catch (err) {
+      await Promise.all(staged.slice(i).map((s) => s.discard()));
+      throw err;
+    }
   }
 }
 
@@ -357,8 +411,11 @@ function writeContent(file: string, content: Readable | Buffer): Promise<{ size:
         content.unpipe();
         content.resume();
       }
+      // Rejected once the file is closed: a stream destroyed before its open finished still creates the file after,
+      // and the caller's removal of the temporary must come later than that.
+      if (out.closed) reject(err);
+      else out.once('close', () => reject(err));
       out.destroy();
-      reject(err);
     };
     out.on('error', fail);
     out.on('close', () => {

@@ -9,10 +9,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { CreatedObject } from '../lib/reconcile/s3-event';
+import { isOutOfSpace } from './disk-space';
 import { LOCAL_NAMES } from './env';
 import { dropConnections } from './listen';
 import { conditionalRequests, keyGuard, postFormGuard, type S3RequestContext } from './s3-requests';
-import { decodeCopySource, hardenStore, storedETag, type FilesystemStore } from './s3-store';
+import { decodeCopySource, hardenStore, S3Error, storedETag, type FilesystemStore } from './s3-store';
 
 /** A client of the local S3 at `endpoint`, whatever process.env holds (its account's keys, path-style requests). */
 export function localS3Client(endpoint: string, overrides: Partial<S3ClientConfig> = {}): S3Client {
@@ -72,6 +73,8 @@ export interface LocalS3Options {
   dataDir: string;
   bucket?: string;
   silent?: boolean;
+  /** Told of each write refused for lack of space (answered InternalError); without it, such faults are logged. */
+  onWriteFault?: (err: unknown) => void;
 }
 
 export interface LocalS3 {
@@ -158,10 +161,11 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   // s3rver emits multipart completions as 'Post'; the request that caused the event tells them apart.
   const currentRequest = new AsyncLocalStorage<KoaContext>();
   server.middleware.unshift((ctx, next) => currentRequest.run(ctx, next));
+  server.middleware.unshift(outOfSpaceAnswers(opts.onWriteFault));
   // Koa's default error listener prints every failed request; keep only server faults, silent or not: a fault of the
   // local S3 is a bug to see, and its cause is nowhere else.
   server.on('error', (err: Error & { status?: number }) => {
-    if ((err.status ?? 500) >= 500) console.error('[s3] request failed:', err);
+    if ((err.status ?? 500) >= 500 && !(opts.onWriteFault && err instanceof OutOfSpaceError)) console.error('[s3] request failed:', err);
   });
   const address = await server.run();
   const url = `http://${opts.host}:${address.port}`;
@@ -185,6 +189,26 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
       if (http) dropConnections(http);
       await closing;
     },
+  };
+}
+
+/** The answer to a write the local S3 could not make for lack of space: S3's InternalError, which clients retry. */
+class OutOfSpaceError extends S3Error {
+  constructor(override readonly cause: unknown) {
+    super('InternalError', 'We encountered an internal error. Please try again. (The local S3 is out of disk space: the write was not made.)');
+  }
+}
+
+/** Answers a write that met a full disk (ENOSPC) with S3's InternalError saying so, and reports it. */
+function outOfSpaceAnswers(onWriteFault: ((err: unknown) => void) | undefined): (ctx: KoaContext, next: () => Promise<void>) => Promise<void> {
+  return async (_ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      if (!isOutOfSpace(err)) throw err;
+      onWriteFault?.(err);
+      throw new OutOfSpaceError(err);
+    }
   };
 }
 

@@ -22,6 +22,7 @@ import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
 import { describeS3Message, keysInS3Message } from '../lib/reconcile/s3-event';
 import { batchesOfKeys } from '../lib/ingest/s3-key';
 import { dataDirFromEnv, prepareDataDir } from './data-layout';
+import { DiskFaults, isOutOfSpace, lowSpaceWarning, type DiskState } from './disk-space';
 import { BatchStore } from '../lib/store/batch-store';
 import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
@@ -102,6 +103,8 @@ export interface Stack {
   expiry?: LocalExpiry;
   /** Resolves once every upload event so far has been handled (or dead-lettered). */
   whenIdle(timeoutMs?: number): Promise<void>;
+  /** The data dir's free space and the writes refused for lack of it (also on the status page). */
+  disk(): DiskState;
   stop(): Promise<void>;
 }
 
@@ -157,8 +160,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
   try {
     await prepareDataDir(dataDir, log);
+    // A full disk is a fault, not a crash: each stand-in refuses the write with its service's error and reports it here.
+    const disk = new DiskFaults(dataDir, quiet ? () => undefined : (line) => console.warn(line));
+    const lowSpace = lowSpaceWarning(dataDir);
+    if (lowSpace) log(lowSpace);
 
-    const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true });
+    const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true, onWriteFault: (err) => disk.report('s3', err) });
     started.push({ name: 's3', close: () => s3.close() });
     const s3Client = localS3Client(s3.url);
 
@@ -168,6 +175,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       dataDir,
       endpoint: dynamodbEndpoint,
       quiet,
+      onWriteFault: (err) => (isOutOfSpace(err) ? disk.report('dynamodb', err) : console.error('[dynamodb] request failed:', err)),
     });
     started.push({ name: 'dynamodb', close: () => dynamodb.close() });
     // Closed after the detector and before the stores: invocations that outlived the queue's drain fail fast once the
@@ -203,6 +211,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       keysOf: (body) => keysInS3Message(body).map((object) => object.key),
       log: quiet ? () => undefined : (line) => console.warn(line),
       ...opts.bridge,
+      journal: {
+        ...opts.bridge?.journal,
+        onWriteFault: (err) => (isOutOfSpace(err) ? disk.report('queue', err) : console.error('[queue] journal write failed:', err)),
+      },
       handler: (event, context) =>
         withEmfListener((doc) => metricTotals.add(doc), () => (ingest as BatchHandler)(event, context), { echo: !quiet }),
     });
@@ -222,6 +234,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         return reconciler.sweep();
       },
       metrics: () => metricTotals.snapshot(),
+      disk: () => disk.state(),
     });
     started.push({ name: 'bridge status', close: () => status.close() });
 
@@ -354,6 +367,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       reconcile: reconciler,
       expiry,
       whenIdle: (timeoutMs) => bridge.whenIdle(timeoutMs),
+      disk: () => disk.state(),
       stop,
     };
   } catch (err) {

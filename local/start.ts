@@ -37,6 +37,13 @@ function banner(stack: Stack): string {
     `Dead letters    ${dlq}   (also ${endpoints.bridge}/dead-letters; npm run dead-letters -- redrive re-sends them)`,
   ];
   if (stack.demoApiKey) lines.push(`Demo API key    ${stack.demoApiKey}   (client "demo")`);
+  const disk = stack.disk();
+  if (disk.low && disk.freeBytes !== undefined) {
+    lines.push(
+      `Disk space      LOW: ${(disk.freeBytes / 1024 / 1024).toFixed(0)} MiB free for ${stack.dataDir} (ICECAT_LOW_SPACE_MB sets the threshold); ` +
+        'a full disk refuses uploads until space is freed',
+    );
+  }
   lines.push(
     '',
     'For the AWS CLI or any SDK, in another shell:',

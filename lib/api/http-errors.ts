@@ -37,7 +37,23 @@ export function toHttpError(err: unknown): HttpErrorAnswer {
   if (err instanceof FileTooLargeError) return { status: 413, code: err.code, message: err.message };
   if (err instanceof StoreThrottledError) return { status: 429, code: 'throttled', message: 'too many requests; retry later' };
   if (err instanceof ApiError) return { status: 400, code: err.code, message: err.message };
+  if (isOutOfStorage(err)) return OUT_OF_STORAGE;
   return INTERNAL_ERROR;
+}
+
+export const OUT_OF_STORAGE: HttpErrorAnswer = {
+  status: 507,
+  code: 'insufficient_storage',
+  message: 'the service is out of storage space: nothing was changed; retry once space is freed',
+};
+
+/**
+ * A store that refused a write for lack of disk space: the one-machine stack's DynamoDB (dynalite) answers
+ * InternalServerError saying so (docs/design.md, "A full disk"); AWS's never does.
+ */
+function isOutOfStorage(err: unknown): boolean {
+  const { name, message } = (err ?? {}) as { name?: unknown; message?: unknown };
+  return name === 'InternalServerError' && typeof message === 'string' && /no space left on device|out of disk space/i.test(message);
 }
 
 export const errorBody = (answer: HttpErrorAnswer): string =>

@@ -1,6 +1,6 @@
 // The HTTP API's client (docs/design.md §3): bearer key, JSON in and out, retries of transient failures, and the
 // API's error bodies turned into the CLI's errors. It never needs AWS credentials: uploads go through presigned forms.
-import { ApiError, AuthError, NetworkError, RouteMissingError } from './errors';
+import { ApiError, AuthError, NetworkError, OutOfSpaceError, RouteMissingError, saysOutOfSpace } from './errors';
 import { DEFAULT_RETRY, TransientError, describeNetworkError, isTransientStatus, retryAfterMs, withRetry, type RetryHooks, type RetryPolicy } from './retry';
 import { batchPath } from '../api/client-contract';
 import type {
@@ -95,6 +95,7 @@ export class ApiClient {
       }
       if (res.ok) return res;
       const error = await readError(res);
+      if (saysOutOfSpace(res.status, error.code, error.message)) throw new OutOfSpaceError('the API', error.message);
       if (isTransientStatus(res.status)) {
         const Failure = idempotent || res.status === 429 ? TransientError : AmbiguousFailure;
         throw new Failure(`${method} ${url.pathname}: ${res.status} ${error.message}`, retryAfterMs(res.headers.get('retry-after')));

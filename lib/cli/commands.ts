@@ -200,6 +200,10 @@ async function upload(
   if (batchId === undefined) {
     if (o.json) out(json({ batch: null, images: [], notUploaded: problems.map(problemJson) }));
     else if (problems.length) out(fileTable(fileRows([], [], problems, false)));
+    if (result.outOfSpace) {
+      err(outOfSpaceLine(result, 'run the same command again'));
+      return EXIT.someFailed;
+    }
     err(problems.length ? 'no batch was made: none of the files can be uploaded' : 'nothing to upload');
     return problems.length ? EXIT.someFailed : EXIT.failure;
   }
@@ -241,12 +245,29 @@ async function upload(
     out(fileTable(fileRows(result.sent, images, problems, settled)));
     out(uploadFooter(summary, result, settled));
   }
+  if (result.outOfSpace) {
+    err(outOfSpaceLine(result, `run the same command with --batch ${batchId}`));
+    return EXIT.someFailed;
+  }
   if (result.abortedBy || result.unsent.length > 0) {
     err(`${result.unsent.length} files were not uploaded (${result.abortedBy ?? 'network errors'}): run the same command with --batch ${batchId} to send them`);
     return EXIT.failure;
   }
   const failedHere = images.some((i) => i.status === 'fail') || (settled && summary.counts.fail > 0);
   return result.rejected.length > 0 || failedHere ? EXIT.someFailed : EXIT.ok;
+}
+
+/** How many file names the out-of-space line lists before "and N more". */
+const OUT_OF_SPACE_NAMES = 20;
+
+/** The one line an upload the service had no room for ends with: that it is out of space, and which files did not go. */
+export function outOfSpaceLine(r: UploadResult, rerun: string): string {
+  const names = r.unsent.map((p) => p.file).sort();
+  const listed = names.slice(0, OUT_OF_SPACE_NAMES).join(', ') + (names.length > OUT_OF_SPACE_NAMES ? `, and ${names.length - OUT_OF_SPACE_NAMES} more` : '');
+  return (
+    `the service is out of disk space (${r.outOfSpace}): ${names.length} ${names.length === 1 ? 'file' : 'files'} did not go` +
+    `${names.length ? `: ${listed}` : ''}; once it has room, ${rerun} to send them`
+  );
 }
 
 function uploadFooter(s: BatchSummary, r: UploadResult, settled: boolean): string {

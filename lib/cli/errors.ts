@@ -45,3 +45,23 @@ export class RouteMissingError extends ApiError {
     super(404, 'route_not_found', `this API does not offer ${method} ${path} yet (route not found): it needs a newer IceCatWrangler server`);
   }
 }
+
+/**
+ * The service answered that it is out of storage space (HTTP 507, or a 5xx saying so, as the local stack's S3 does):
+ * retrying now cannot help, so the run stops sending and says which files did not go.
+ */
+export class OutOfSpaceError extends CliError {
+  override name = 'OutOfSpaceError';
+  override readonly exitCode: number = EXIT.someFailed;
+  constructor(
+    /** The service that refused: the API, or S3. */
+    readonly service: string,
+    message: string,
+  ) {
+    super(`${service}: ${message}`);
+  }
+}
+
+/** Whether an error answer says the service has no room left (pure). */
+export const saysOutOfSpace = (status: number, code: string, message: string): boolean =>
+  status === 507 || code === 'insufficient_storage' || (status >= 500 && /out of (disk |storage )?space|no space left/i.test(message));

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { OutOfSpaceError, saysOutOfSpace } from './errors';
 import { TransientError, isTransientStatus, retryAfterMs } from './retry';
 import type { UploadForm } from '../api/client-contract';
 
@@ -79,7 +80,9 @@ export function postForm(form: UploadForm, filePath: string, contentType: string
           const status = res.statusCode ?? 0;
           if (status >= 200 && status < 300) return resolve();
           const error = s3Error(status, Buffer.concat(chunks).toString('utf8'));
-          if (isTransientStatus(status)) {
+          if (saysOutOfSpace(status, error.code, error.message)) {
+            reject(new OutOfSpaceError('S3', `${status} ${error.code}: ${error.message}`));
+          } else if (isTransientStatus(status)) {
             reject(new TransientError(`upload: ${status} ${error.code}: ${error.message}`, retryAfterMs(String(res.headers['retry-after'] ?? '') || null)));
           } else {
             reject(new UploadRefusedError(status, error.code, error.message));

@@ -7,7 +7,7 @@
 import { ulid } from 'ulid';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../ids';
 import { AmbiguousFailure, ApiClient, collect } from './api-client';
-import { ApiError, NetworkError } from './errors';
+import { ApiError, NetworkError, OutOfSpaceError } from './errors';
 import { UploadRefusedError, postForm } from './form-upload';
 import { imageTypeOf } from './media-type';
 import { TaskPool } from './pool';
@@ -72,6 +72,8 @@ export interface UploadResult {
   unsent: FileProblem[];
   /** Why the run stopped early, if it did. */
   abortedBy?: string;
+  /** The service said it is out of storage space (the run stopped there): what it said. */
+  outOfSpace?: string;
 }
 
 const DEFAULT_CHUNK_SIZE = 100;
@@ -163,10 +165,15 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   };
   const unsend = (p: FileProblem) => {
     result.unsent.push(p);
-    events.failed?.(p);
+    // Once the service is out of space, one line at the end names them all.
+    if (!result.outOfSpace) events.failed?.(p);
   };
   const abort = (why: string) => {
     result.abortedBy ??= why;
+  };
+  const outOfSpace = (err: OutOfSpaceError) => {
+    result.outOfSpace ??= err.message;
+    abort('the service is out of disk space');
   };
 
   const walk = walkFiles(opts.inputs, {
@@ -332,7 +339,10 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       result.uploadedBytes += file.size;
       events.uploaded?.(file);
     } catch (err) {
-      if (err instanceof UploadRefusedError) {
+      if (err instanceof OutOfSpaceError) {
+        outOfSpace(err);
+        unsend({ file: file.name, path: file.path, code: 'OutOfSpace', message: err.message });
+      } else if (err instanceof UploadRefusedError) {
         reject({ file: file.name, path: file.path, code: err.code, message: err.message });
       } else if (err instanceof TransientError) {
         unsend({ file: file.name, path: file.path, code: 'NetworkError', message: err.message });
@@ -352,15 +362,22 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   const pool = new TaskPool(opts.concurrency);
   let chunk = await nextChunk();
   if (chunk.length === 0) return result;
-  await declare(chunk);
+  try {
+    await declare(chunk);
+  } catch (err) {
+    // The service could not even record the batch: nothing goes, and every file is listed as not sent.
+    if (!(err instanceof OutOfSpaceError)) throw err;
+    outOfSpace(err);
+  }
   while (chunk.length > 0) {
     const following = await nextChunk();
     if (following.length > 0 && !result.abortedBy) {
       try {
         await declare(following);
       } catch (err) {
-        if (!(err instanceof NetworkError)) throw err;
-        abort(err.message);
+        if (err instanceof OutOfSpaceError) outOfSpace(err);
+        else if (!(err instanceof NetworkError)) throw err;
+        else abort(err.message);
       }
     }
     for (const file of chunk) {

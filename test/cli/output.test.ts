@@ -1,5 +1,7 @@
 import { fileRows, fileTable, formatBytes, formatDuration, similarTable, summaryLines, topLabels } from '../../lib/cli/output';
 import type { BatchSummary, Image } from '../../lib/api/client-contract';
+import { outOfSpaceLine } from '../../lib/cli/commands';
+import type { UploadResult } from '../../lib/cli/uploader';
 
 const image = (fileName: string, extra: Partial<Image> = {}): Image => ({
   batchId: 'b1',
@@ -122,3 +124,22 @@ describe('formatting', () => {
     expect(text).not.toContain('pending');
   });
 });
+
+describe('outOfSpaceLine', () => {
+  const problem = (file: string) => ({ file, path: `/p/${file}`, code: 'NotSent', message: 'not sent' });
+  it('says in one line that the service is out of space and which files did not go', () => {
+    const line = outOfSpaceLine({ ...emptyResult(), outOfSpace: 'S3: 500 InternalError: out of disk space', unsent: [problem('b.png'), problem('a.png')] }, 'run it again');
+    expect(line).toBe(
+      'the service is out of disk space (S3: 500 InternalError: out of disk space): 2 files did not go: a.png, b.png; once it has room, run it again to send them',
+    );
+    expect(line).not.toContain('\n');
+  });
+  it('lists the first 20 names, then how many more', () => {
+    const unsent = Array.from({ length: 25 }, (_, i) => problem(`f${String(i).padStart(2, '0')}.png`));
+    expect(outOfSpaceLine({ ...emptyResult(), outOfSpace: 'the API: full', unsent }, 'retry')).toMatch(/25 files did not go: f00\.png, .*, f19\.png, and 5 more; /);
+  });
+});
+
+function emptyResult(): UploadResult {
+  return { sent: new Set(), uploadedFiles: 0, uploadedBytes: 0, alreadyThere: 0, resumed: false, rejected: [], unsent: [] };
+}

@@ -39,6 +39,16 @@ describe('toHttpError', () => {
     expect(toHttpError(err)).toMatchObject({ status, code });
   });
 
+  it('answers 507 when the store refused a write for lack of disk space (the local DynamoDB on a full disk), 500 for its other faults', () => {
+    const fault = (message: string) => Object.assign(new Error(message), { name: 'InternalServerError' });
+    expect(toHttpError(fault('Internal server error: IO error: /data/dynamodb/000005.ldb: No space left on device'))).toEqual({
+      status: 507,
+      code: 'insufficient_storage',
+      message: expect.stringMatching(/out of storage space/),
+    });
+    expect(toHttpError(fault('Internal server error'))).toMatchObject({ status: 500, code: 'internal_error' });
+  });
+
   it('gives a foreign batch and a missing one the same answer', () => {
     expect(toHttpError(new BatchNotFoundError('B'))).toEqual(toHttpError(new BatchNotFoundError('B')));
   });
