@@ -3,7 +3,7 @@
 // mapped, monotonically, onto Rekognition's scale before it becomes a Confidence, and the local stack
 // uses AWS's thresholds: CAT_MIN_CONFIDENCE 80, REKOGNITION_MIN_CONFIDENCE 20. A threshold a client sets
 // with :reclassify means the same on both. The knots were fitted on the fixtures and scikit-image's
-// other sample photos (docs/design.md, "The mapping onto Rekognition's scale"; local/detector/README.md).
+// other sample photos (docs/design.md §4, "The offline detector's confidence scale").
 
 /** A knot of the mapping: a model score and the Confidence it becomes. */
 export interface ScaleKnot {
