@@ -74,6 +74,10 @@ async function measure(): Promise<Record<string, unknown>> {
     catScoreRocket: await catScore(readFileSync(path.join(FIXTURES, 'rocket.jpg'))),
   };
 
+  // resourceUsage().maxRSS is in kilobytes: the process's high-water mark, read before the separation's
+  // extra images so that it stays the detector's own.
+  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+
   // The separation on Rekognition's scale: the cat photo and the variants the local stack counts as
   // cats, against every non-cat fixture (test/fixtures/PROVENANCE.md). Upside-down and heavily blurred
   // cats are known misses (local/detector/README.md), so they are not among the cats.
@@ -115,14 +119,13 @@ async function measure(): Promise<Record<string, unknown>> {
     endpointOverheadMs: Math.round((percentile(roundTrip, 50) - median640) * 10) / 10,
     image12mpBytes: img12mp.length,
     rssBeforeLoadMb: Math.round(rssBeforeMb),
-    // resourceUsage().maxRSS is in kilobytes: the process's high-water mark over the whole run.
-    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    peakRssMb,
     tensorsLeaked: liveTensors() - tensorsBefore,
     ...Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, round(v)])),
     catGreyscaleOverColour: round(scores.catScoreChelseaGreyscale / colour),
     catRotated90OverColour: round(scores.catScoreChelseaRotated90 / colour),
     scale: {
-      knots: SCALE_KNOTS.map((k) => [k.score, k.confidence]),
+      knots: SCALE_KNOTS.map((k) => `${k.score}→${k.confidence}`).join(', '),
       catMinConfidence: LOCAL_CAT_MIN_CONFIDENCE,
       lowestCat,
       highestNonCat,
