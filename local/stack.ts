@@ -8,6 +8,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { connectS3Notifications } from './bridge';
 import { startLocalReconciler, type LocalReconcileOptions, type LocalReconciler } from './bridge-reconcile';
+import { startLocalExpiry, type LocalExpiry } from './expiry';
+import { loadBucketLifecycleRules } from './s3-lifecycle';
 import { presentBatch } from '../lib/api/present';
 import { loadNotifyConfig } from '../lib/notify/schedule';
 import { callbackQueueFromEnv } from '../lib/notify/wiring';
@@ -30,7 +32,7 @@ import { applyBucketCors } from './s3-cors';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
-import { registerLocalConsumer, type LocalConsumer } from '../lib/jobs/queue';
+import { LocalJobQueue, registerLocalConsumer, type LocalConsumer } from '../lib/jobs/queue';
 
 export interface StackOptions {
   /** Where S3 objects, DynamoDB data, the queue's journal and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
@@ -57,6 +59,12 @@ export interface StackOptions {
    * again; false runs none.
    */
   reconcile?: false | { intervalMs?: number; graceMs?: number };
+  /**
+   * The expiry sweep (local/expiry.ts): at start, then every intervalMs (default ICECAT_EXPIRY_INTERVAL_SECONDS, 60 s),
+   * expired batches are erased as on AWS; `now` is its clock. False runs none; a stack whose environment is not
+   * applied runs none either (the erase consumer runs in-process only then).
+   */
+  expiry?: false | { intervalMs?: number; now?: () => number };
   /**
    * Called for each batch the sweep queued objects of again, and for each batch whose handling the previous run's
    * death cut short (once the journal's messages are handled): its counters may need a recount.
@@ -90,6 +98,8 @@ export interface Stack {
   bridge: LocalQueue;
   /** Runs a reconciliation sweep now (undefined when the stack runs none). */
   reconcile?: LocalReconciler;
+  /** Runs an expiry sweep now (undefined when the stack runs none). */
+  expiry?: LocalExpiry;
   /** Resolves once every upload event so far has been handled (or dead-lettered). */
   whenIdle(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -296,6 +306,25 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       started.push({ name: 'reconcile', close: () => running.stop() });
     }
 
+    let expiry: LocalExpiry | undefined;
+    if (opts.expiry !== false && opts.applyEnv !== false && dynamodb.table.missingIndexes.includes('batches-expiring')) {
+      log('[expiry] no expiry sweep: the table predates the batches-expiring index, so expired batches are hidden but not erased');
+    } else if (opts.expiry !== false && opts.applyEnv !== false) {
+      const client = localDynamoClient(dynamodb.url);
+      started.push({ name: 'expiry client', close: async () => client.destroy() });
+      expiry = startLocalExpiry({
+        ddb: DynamoDBDocumentClient.from(client),
+        tableName: dynamodb.table.name,
+        erasures: new LocalJobQueue('erase', { awaitImmediate: true }),
+        // The local S3 has no lifecycle: the deployed bucket's rules, applied as S3 would.
+        lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT), keep: (key) => bridge.hasMessageFor(key) },
+        ...opts.expiry,
+        log: quiet ? () => undefined : (line) => console.warn(line),
+      });
+      const running = expiry;
+      started.push({ name: 'expiry', close: () => running.stop() });
+    }
+
     let stopping: Promise<void> | undefined;
     const stop = () =>
       (stopping ??= (async () => {
@@ -323,6 +352,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       demoApiKey,
       bridge,
       reconcile: reconciler,
+      expiry,
       whenIdle: (timeoutMs) => bridge.whenIdle(timeoutMs),
       stop,
     };

@@ -20,8 +20,8 @@ import { reusableResultRequest } from './access-patterns';
 import { BatchErasedError } from './errors';
 import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
-import { isCatAt, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
-import { batchKey, clientKey, imageKey, type BatchItem, type ImageItem } from './schema';
+import { isCatAt, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
+import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem } from './schema';
 import {
   CLAIM_COUNTS,
   DUPLICATE_COUNTS,
@@ -38,6 +38,7 @@ import {
   finishRequest,
   markDeletingRequest,
   markDoneRequest,
+  markExpiredRequest,
   newBatch,
   putBatchRequest,
   reclassifyPageQuery,
@@ -178,7 +179,7 @@ export class BatchStore {
     } catch (err) {
       if (!conditionFailed(err)) throw err;
       const batch = await this.getBatch(clientId, batchId);
-      if (!batch || batch.deleting) return { closed: false, reason: 'missing' };
+      if (!batch || !this.isLive(batch)) return { closed: false, reason: 'missing' };
       if (batch.closed) return { closed: false, reason: 'closed', batch };
       return { closed: false, reason: 'below-total', batch };
     }
@@ -187,7 +188,7 @@ export class BatchStore {
   /** Declares more files for an open batch; undefined when it is closed or missing. */
   async addExpected(clientId: string, batchId: string, files: number): Promise<Batch | undefined> {
     try {
-      const out = await this.ddb.send(new UpdateCommand(addExpectedRequest(this.table, clientId, batchId, files)));
+      const out = await this.ddb.send(new UpdateCommand(addExpectedRequest(this.table, clientId, batchId, files, this.now())));
       return toBatch(out.Attributes as BatchItem);
     } catch (err) {
       if (conditionFailed(err)) return undefined;
@@ -251,9 +252,28 @@ export class BatchStore {
     return settled;
   }
 
-  /** Marks the batch as being erased; undefined when it does not exist. */
+  /** Marks the batch as being erased; undefined when it does not exist or has expired. */
   async markDeleting(clientId: string, batchId: string): Promise<Batch | undefined> {
-    return this.conditionalUpdate(markDeletingRequest(this.table, clientId, batchId));
+    return this.conditionalUpdate(markDeletingRequest(this.table, clientId, batchId, this.now()));
+  }
+
+  /**
+   * Marks an expired batch as being erased, stamped `now`, unless its erasure was queued at or after `staleBefore`
+   * (epoch ms) already; true when marked, and the caller then queues the erasure (lib/erase/expiry.ts).
+   */
+  async markExpired(clientId: string, batchId: string, staleBefore: number): Promise<boolean> {
+    try {
+      await this.ddb.send(new UpdateCommand(markExpiredRequest(this.table, clientId, batchId, this.now(), staleBefore)));
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  /** The batch exists, is not being erased and has not expired (isVisibleBatch, at this store's clock). */
+  isLive(batch: Batch | undefined): boolean {
+    return isVisibleBatch(batch, nowSeconds(this.now()));
   }
 
 
@@ -275,10 +295,10 @@ export class BatchStore {
    */
   async reclassify(clientId: string, batchId: string, catMinConfidence: number, opts: ReclassifyOptions): Promise<ReclassifyOutcome> {
     try {
-      await this.ddb.send(new UpdateCommand(thresholdRequest(this.table, clientId, batchId, catMinConfidence)));
+      await this.ddb.send(new UpdateCommand(thresholdRequest(this.table, clientId, batchId, catMinConfidence, this.now())));
     } catch (err) {
       if (!conditionFailed(err)) throw err;
-      return { outcome: (await this.getBatch(clientId, batchId)) ? 'not-done' : 'missing' };
+      return { outcome: this.isLive(await this.getBatch(clientId, batchId)) ? 'not-done' : 'missing' };
     }
     let after = opts.after;
     do {
@@ -291,8 +311,8 @@ export class BatchStore {
         const flipped = await Promise.all(flips.slice(i, i + RECLASSIFY_PARALLEL).map((image) => this.flipCat({ ...image, clientId, batchId }, image.isCat !== true)));
         moved += flipped.reduce((n, f) => n + f, 0);
       }
-      // Its condition fails only for a batch being erased meanwhile: nothing is left to count for.
-      if (moved !== 0) await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved }));
+      // Its condition fails only for a batch being erased or expired meanwhile: nothing is left to count for.
+      if (moved !== 0) await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved }, this.now()));
       after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
     } while (after !== undefined && this.now() < opts.deadline);
     const batch = (await this.getBatch(clientId, batchId))!;
@@ -383,7 +403,7 @@ export class BatchStore {
     batch: { clientId: string; batchId: string },
     delta: Partial<Counts>,
   ): Promise<boolean> {
-    const count = countRequest(this.table, batch.clientId, batch.batchId, delta);
+    const count = countRequest(this.table, batch.clientId, batch.batchId, delta, this.now());
     if (this.opts.transactions) {
       try {
         await this.ddb.send(new TransactWriteCommand(transaction(record, count)));

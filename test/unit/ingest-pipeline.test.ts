@@ -136,7 +136,8 @@ const updates = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input
 const counterMoves = () =>
   updates()
     .filter((u) => u.UpdateExpression?.startsWith('ADD') && u.Key?.img_fprint === '#BATCH')
-    .map((u) => Object.fromEntries(Object.entries(u.ExpressionAttributeValues ?? {}).map(([k, v]) => [k.slice(1), v])));
+    // The counters moved; :nowS is the condition's clock (a live batch), not a counter.
+    .map((u) => Object.fromEntries(Object.entries(u.ExpressionAttributeValues ?? {}).filter(([k]) => k !== ':nowS').map(([k, v]) => [k.slice(1), v])));
 const failRecords = () => ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
 const copies = () => s3.commandCalls(CopyObjectCommand).map((c) => c.args[0].input);
 const puts = () => s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input);
