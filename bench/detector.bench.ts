@@ -1,11 +1,15 @@
 // The local detector's cost: model load, per-image latency at 640 px and 12 MP, the endpoint's round
-// trip through the SDK, peak RSS, and the cat scores behind the local thresholds. Measured in a fresh
-// child process, so the load is a cold one and the peak RSS is the detector's own.
+// trip through the SDK, peak RSS, and the cat scores behind the local thresholds: the raw model scores
+// and, on Rekognition's scale (local/detector/thresholds.ts), the separation at CAT_MIN_CONFIDENCE (the
+// lowest cat, the highest non-cat). Measured in a fresh child process, so the load is a cold one and the
+// peak RSS is the detector's own.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { headline as figure, percentile as percentileOf, pick, round, sized, type Headline } from './stats';
+import { toConfidence } from '../local/detector/labels';
+import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE, SCALE_KNOTS } from '../local/detector/thresholds';
 
 const ROOT = path.join(__dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
@@ -47,7 +51,7 @@ async function measure(): Promise<Record<string, unknown>> {
   const roundTrip: number[] = [];
   for (let i = 0; i < RUNS_640; i++) {
     lat640.push((await timed(() => detector.detect(img640)))[1]);
-    roundTrip.push((await timed(() => client.send(new DetectLabelsCommand({ Image: { Bytes: img640 }, MinConfidence: 15 }))))[1]);
+    roundTrip.push((await timed(() => client.send(new DetectLabelsCommand({ Image: { Bytes: img640 }, MinConfidence: LOCAL_REKOGNITION_MIN_CONFIDENCE }))))[1]);
   }
   client.destroy();
   await server.close();
@@ -70,6 +74,34 @@ async function measure(): Promise<Record<string, unknown>> {
     catScoreRocket: await catScore(readFileSync(path.join(FIXTURES, 'rocket.jpg'))),
   };
 
+  // resourceUsage().maxRSS is in kilobytes: the process's high-water mark, read before the separation's
+  // extra images so that it stays the detector's own.
+  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+
+  // The separation on Rekognition's scale: the cat photo and the variants the local stack counts as
+  // cats, against every non-cat fixture (test/fixtures/PROVENANCE.md). Upside-down and heavily blurred
+  // cats are known misses (local/detector/README.md), so they are not among the cats.
+  const cats: Record<string, Buffer> = {
+    'chelsea.png': chelsea,
+    'chelsea, JPEG q90 640 px': img640,
+    'chelsea, 12 MP': img12mp,
+    'chelsea, greyscale': await sharp(chelsea).greyscale().png().toBuffer(),
+    'chelsea, rotated 90°': await sharp(chelsea).rotate(90).png().toBuffer(),
+    'chelsea, 120 px wide': await sharp(chelsea).resize(120).png().toBuffer(),
+    'chelsea, left 300×300 crop': await sharp(chelsea).extract({ left: 0, top: 0, width: 300, height: 300 }).png().toBuffer(),
+    'chelsea, right 300×300 crop': await sharp(chelsea).extract({ left: 151, top: 0, width: 300, height: 300 }).png().toBuffer(),
+  };
+  const nonCats = ['coffee.png', 'astronaut.png', 'rocket.jpg', 'camera.png', 'clock_motion.png', 'brick.png', 'grass.png', 'gravel.png'];
+  const onScale = async (entries: [string, Buffer][]): Promise<{ image: string; confidence: number }[]> => {
+    const out: { image: string; confidence: number }[] = [];
+    for (const [image, bytes] of entries) out.push({ image, confidence: round(toConfidence(await catScore(bytes)), 2) });
+    return out.sort((a, b) => a.confidence - b.confidence);
+  };
+  const catConfidences = await onScale(Object.entries(cats));
+  const nonCatConfidences = await onScale(nonCats.map((n) => [n, readFileSync(path.join(FIXTURES, n))]));
+  const lowestCat = catConfidences[0]!;
+  const highestNonCat = nonCatConfidences[nonCatConfidences.length - 1]!;
+
   const median640 = percentile(lat640, 50);
   const median12mp = percentile(lat12mp, 50);
   return {
@@ -87,12 +119,22 @@ async function measure(): Promise<Record<string, unknown>> {
     endpointOverheadMs: Math.round((percentile(roundTrip, 50) - median640) * 10) / 10,
     image12mpBytes: img12mp.length,
     rssBeforeLoadMb: Math.round(rssBeforeMb),
-    // resourceUsage().maxRSS is in kilobytes: the process's high-water mark over the whole run.
-    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    peakRssMb,
     tensorsLeaked: liveTensors() - tensorsBefore,
     ...Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, round(v)])),
     catGreyscaleOverColour: round(scores.catScoreChelseaGreyscale / colour),
     catRotated90OverColour: round(scores.catScoreChelseaRotated90 / colour),
+    scale: {
+      knots: SCALE_KNOTS.map((k) => `${k.score}→${k.confidence}`).join(', '),
+      catMinConfidence: LOCAL_CAT_MIN_CONFIDENCE,
+      lowestCat,
+      highestNonCat,
+      marginAboveThreshold: round(lowestCat.confidence - LOCAL_CAT_MIN_CONFIDENCE, 2),
+      marginBelowThreshold: round(LOCAL_CAT_MIN_CONFIDENCE - highestNonCat.confidence, 2),
+      separated: lowestCat.confidence >= LOCAL_CAT_MIN_CONFIDENCE && highestNonCat.confidence < LOCAL_CAT_MIN_CONFIDENCE,
+      cats: catConfidences.length,
+      nonCats: nonCatConfidences.length,
+    },
     model: detector.version,
   };
 }
@@ -117,6 +159,8 @@ export function headline(r: Record<string, unknown>): Headline[] {
     figure('latency at 640 px, median ms (one worker)', pick(r, 'latency640MedianMs')),
     figure('model load ms', pick(r, 'modelLoadMs')),
     figure('peak RSS MB', pick(r, 'peakRssMb')),
+    figure(`lowest cat, Confidence (${String(pick(r, 'scale', 'lowestCat', 'image') ?? '?')})`, pick(r, 'scale', 'lowestCat', 'confidence'), '>= 80'),
+    figure(`highest non-cat, Confidence (${String(pick(r, 'scale', 'highestNonCat', 'image') ?? '?')})`, pick(r, 'scale', 'highestNonCat', 'confidence'), '< 80'),
   ];
 }
 

@@ -23,6 +23,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { fingerprint } from '../lib/ingest/fingerprint';
+import { toConfidence } from '../local/detector/labels';
 import { LOCAL_CAT_MIN_CONFIDENCE } from '../local/detector/thresholds';
 import { startStackProcess, type StackProcess } from '../test/helpers/stack-process';
 import { postForm } from '../test/helpers/upload-form';
@@ -96,7 +97,7 @@ async function singleWorker(all: Photo[]): Promise<Record<string, number>> {
     const t = performance.now();
     const found = await detector.detect(p.body);
     each.push(performance.now() - t);
-    if (found.some((d) => d.classIndex === 15 && d.score * 100 >= LOCAL_CAT_MIN_CONFIDENCE)) cats++;
+    if (found.some((d) => d.classIndex === 15 && toConfidence(d.score) >= LOCAL_CAT_MIN_CONFIDENCE)) cats++;
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);

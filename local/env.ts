@@ -25,8 +25,8 @@ export const LOCAL_NAMES = {
 } as const;
 
 /**
- * The local detector's confidence scale (its heatmap peaks are not Rekognition percentages), so the cat
- * threshold and the label floor are its own (measured in local/detector/thresholds.ts).
+ * The cat threshold and the label floor of the local stack: AWS's, since the local detector maps its scores
+ * onto Rekognition's confidence scale (local/detector/thresholds.ts).
  */
 export const LOCAL_DETECTOR_CONFIDENCE = {
   catMin: LOCAL_CAT_MIN_CONFIDENCE,

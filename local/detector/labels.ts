@@ -1,6 +1,7 @@
 // COCO-80 classes mapped onto Rekognition's label vocabulary: names, ancestors (Parents), aliases and
 // categories, and the label list DetectLabels answers (confidence floor, GeneralLabels filters, cap).
 // Pure: no model, no network.
+import { scoreToConfidence } from './thresholds';
 
 /** The detector's 80 classes, in the order of its class index. */
 export const COCO_CLASSES = [
@@ -280,8 +281,8 @@ export interface LabelQuery {
   filters?: GeneralLabelsFilters;
 }
 
-/** Confidence as Rekognition reports it: a percentage. The local model's scores are uncalibrated. */
-export const toConfidence = (score: number): number => Math.round(score * 100 * 1e4) / 1e4;
+/** Confidence as Rekognition reports it: the model's score mapped onto its 0..100 scale (thresholds.ts). */
+export const toConfidence = (score: number): number => Math.round(scoreToConfidence(score) * 1e4) / 1e4;
 
 const lowerSet = (names: string[] | undefined): Set<string> => new Set((names ?? []).map((n) => n.toLowerCase()));
 

@@ -497,3 +497,51 @@ describe('fault injection and counters', () => {
     expect((await stats(detector)).tensors).toBe(before);
   });
 });
+
+describe("Confidence on Rekognition's scale", () => {
+  const NON_CATS = ['coffee.png', 'astronaut.png', 'rocket.jpg', 'camera.png', 'clock_motion.png', 'brick.png', 'grass.png', 'gravel.png'];
+  const catVariants = async (): Promise<Record<string, Buffer>> => {
+    const cat = fixture('chelsea.png');
+    return {
+      colour: cat,
+      greyscale: await sharp(cat).greyscale().png().toBuffer(),
+      'rotated 90°': await sharp(cat).rotate(90).png().toBuffer(),
+      '120 px wide': await sharp(cat).resize(120).png().toBuffer(),
+      'left crop': await sharp(cat).extract({ left: 0, top: 0, width: 300, height: 300 }).png().toBuffer(),
+      'right crop': await sharp(cat).extract({ left: 151, top: 0, width: 300, height: 300 }).png().toBuffer(),
+    };
+  };
+
+  test("the cat photo and its variants score at or above Rekognition's cat threshold, 80, and every non-cat fixture below", async () => {
+    // Arrange
+    const cats = Object.entries(await catVariants());
+
+    // Act
+    const catScores = await Promise.all(cats.map(async ([name, Bytes]) => [name, catConfidence((await detect({ Image: { Bytes } })).Labels)] as const));
+    const nonCatScores = await Promise.all(NON_CATS.map(async (name) => [name, catConfidence((await detect({ Image: { Bytes: fixture(name) } })).Labels)] as const));
+
+    // Assert
+    expect(LOCAL_CAT_MIN_CONFIDENCE).toBe(80);
+    expect(catScores.filter(([, c]) => c < 80)).toEqual([]);
+    expect(nonCatScores.filter(([, c]) => c >= 80)).toEqual([]);
+  });
+
+  test("the Cat instance's Confidence is on the same scale as the label's", async () => {
+    // Act
+    const out = await detect({ Image: { Bytes: fixture('chelsea.png') } });
+
+    // Assert
+    const cat = out.Labels?.find((l) => l.Name === 'Cat');
+    expect(cat?.Instances?.[0]?.Confidence).toBe(cat?.Confidence);
+    expect(cat?.Confidence).toBeGreaterThanOrEqual(80);
+  });
+
+  test('MinConfidence 80 keeps Cat on the cat photo and leaves out the labels under it', async () => {
+    // Act
+    const out = await detect({ Image: { Bytes: fixture('chelsea.png') }, MinConfidence: 80 });
+
+    // Assert
+    expect(out.Labels?.map((l) => l.Name)).toContain('Cat');
+    expect(out.Labels?.flatMap((l) => [l.Confidence ?? 0, ...(l.Instances ?? []).map((i) => i.Confidence ?? 0)]).filter((c) => c < 80)).toEqual([]);
+  });
+});

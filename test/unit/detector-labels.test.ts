@@ -64,10 +64,10 @@ describe('toLabels', () => {
 
     // Assert
     expect(labels.map((l) => [l.Name, l.Confidence, l.Instances.length])).toEqual([
-      ['Cat', 50, 1],
-      ['Mammal', 50, 0],
-      ['Pet', 50, 0],
-      ['Animal', 50, 0],
+      ['Cat', 97, 1],
+      ['Mammal', 97, 0],
+      ['Pet', 97, 0],
+      ['Animal', 97, 0],
     ]);
   });
 
@@ -78,8 +78,8 @@ describe('toLabels', () => {
     // Assert
     expect(cat).toEqual({
       Name: 'Cat',
-      Confidence: 50,
-      Instances: [{ BoundingBox: box, Confidence: 50 }],
+      Confidence: 97,
+      Instances: [{ BoundingBox: box, Confidence: 97 }],
       Parents: [{ Name: 'Pet' }, { Name: 'Mammal' }, { Name: 'Animal' }],
       Aliases: [],
       Categories: [{ Name: 'Animals and Pets' }],
@@ -90,21 +90,22 @@ describe('toLabels', () => {
     // Act
     const labels = toLabels([detection(CAT, 0.3), detection(DOG, 0.6)], everything);
 
-    // Assert
-    expect(labels.find((l) => l.Name === 'Pet')?.Confidence).toBe(60);
+    // Assert: 0.6 is 97.6 on Rekognition's scale (thresholds.ts)
+    expect(labels.find((l) => l.Name === 'Pet')?.Confidence).toBe(97.6);
   });
 
   test('two instances of a class make one label with both instances, best first', () => {
     // Act
-    const [cat] = toLabels([detection(CAT, 0.3), detection(CAT, 0.6)], everything);
+    const [cat] = toLabels([detection(CAT, 0.2), detection(CAT, 0.6)], everything);
 
     // Assert
-    expect(cat?.Instances.map((i) => i.Confidence)).toEqual([60, 30]);
+    expect(cat?.Instances.map((i) => i.Confidence)).toEqual([97.6, 80]);
   });
 
   test('detections below MinConfidence are left out', () => {
     // Act
-    const labels = toLabels([detection(CAT, 0.19), detection(CUP, 0.4)], { minConfidence: 20, maxLabels: 1000 });
+    // 0.19 is 68 on Rekognition's scale, 0.4 is 91.33 (thresholds.ts)
+    const labels = toLabels([detection(CAT, 0.19), detection(CUP, 0.4)], { minConfidence: 80, maxLabels: 1000 });
 
     // Assert
     expect(labels.map((l) => l.Name)).toEqual(['Cup']);

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { buildLocalEnv, DEFAULT_PORTS, LocalEnvError, portsFromEnv } from '../../local/env';
 import { copySourceForS3rver } from '../../local/s3';
 
@@ -35,6 +37,19 @@ describe('buildLocalEnv', () => {
     const env = buildLocalEnv(DEFAULT_PORTS, { dataDir: '/d', cursorSecret: 'x', callbackSigningKey: 'k', dynamodbEndpoint: 'http://127.0.0.1:9999' });
 
     expect(env.AWS_ENDPOINT_URL_DYNAMODB).toBe('http://127.0.0.1:9999');
+  });
+
+  it("sets AWS's thresholds, from serverless.yml: the local detector answers on Rekognition's confidence scale", () => {
+    // Arrange
+    const yml = readFileSync(path.join(__dirname, '..', '..', 'serverless.yml'), 'utf8');
+    const onAws = (key: string): string | undefined => new RegExp(`^\\s+${key}: (\\d+)$`, 'm').exec(yml)?.[1];
+
+    // Act
+    const env = buildLocalEnv(DEFAULT_PORTS, { dataDir: '/d', cursorSecret: 'x', callbackSigningKey: 'k' });
+
+    // Assert
+    expect([env.CAT_MIN_CONFIDENCE, env.REKOGNITION_MIN_CONFIDENCE]).toEqual([onAws('catMinConfidence'), onAws('minConfidence')]);
+    expect([env.CAT_MIN_CONFIDENCE, env.REKOGNITION_MIN_CONFIDENCE]).toEqual(['80', '20']);
   });
 });
 
