@@ -159,7 +159,7 @@ export default async function run(): Promise<Record<string, unknown>> {
         goal: 'lastOverFirst >= 0.9',
         ...(SMOKE ? {} : { met: lastRate / firstRate >= 0.9 }),
       },
-      queue: { sent: stats.sent, succeeded: stats.succeeded, deadLettered: stats.deadLettered, journal: stats.journal?.lines },
+      queue: { sent: stats.sent, succeeded: stats.succeeded, deadLettered: stats.deadLettered, journalLines: stats.journal?.lines, retained: stack.bridge.retained() },
       smoke: SMOKE,
       note: 'memory is measured 5 s after the queue is idle, after a full garbage collection of the stack process; rssMB sums the stack process and its children',
     };
