@@ -275,6 +275,41 @@ function afterRepair(store: DynaliteStore, run: () => void): void {
   else run();
 }
 
+interface ClosableIterator {
+  close(): Promise<void>;
+  return?: () => Promise<void>;
+}
+
+/** The iterator prototype every LevelDB iterator dynalite opens inherits (abstract-level's, as its level resolves it). */
+export function dynaliteIteratorPrototype(): ClosableIterator {
+  const from = (name: string, dir: string) => path.dirname(require.resolve(name, { paths: [dir] }));
+  const classicLevel = from('classic-level', from('level', from('dynalite', __dirname)));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { AbstractIterator } = require(require.resolve('abstract-level', { paths: [classicLevel] })) as {
+    AbstractIterator: { prototype: object };
+  };
+  // Keys, values and entries iterators all extend this one.
+  return Object.getPrototypeOf(AbstractIterator.prototype) as ClosableIterator;
+}
+
+/**
+ * dynalite reads Query and Scan results through streams that, once done, close their LevelDB iterator by the async
+ * iterator protocol's return(); abstract-level 3's iterators have close() but no return(), so every Query and Scan
+ * left its iterator open. The database holds each open iterator, and each iterator its snapshot (memtables and table
+ * files), so the process grew with every query for as long as it ran: about 10 KB per upload. With return() as close(),
+ * each iterator is released once its stream ends. Idempotent.
+ */
+export function closeDynaliteIteratorsWhenDone(prototype: ClosableIterator = dynaliteIteratorPrototype()): void {
+  if (typeof prototype.return === 'function') return;
+  Object.defineProperty(prototype, 'return', {
+    configurable: true,
+    writable: true,
+    value: function (this: ClosableIterator) {
+      return this.close();
+    },
+  });
+}
+
 export interface LocalDynamoDBOptions {
   host: string;
   port: number;
@@ -306,6 +341,7 @@ export async function startLocalDynamoDB(opts: LocalDynamoDBOptions): Promise<Lo
   const directory = opts.endpoint ? undefined : path.join(opts.dataDir, 'dynamodb');
   if (directory) {
     await mkdir(directory, { recursive: true });
+    closeDynaliteIteratorsWhenDone();
     // Tables stay CREATING for createTableMs in dynalite: the local stack has no reason to wait.
     server = dynalite({ path: directory, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
     const onWriteFault = opts.onWriteFault ?? ((err: unknown) => console.error('[dynamodb] request failed:', err));

@@ -239,6 +239,24 @@ export class LocalQueue {
     };
   }
 
+  /**
+   * How many entries each of the queue's own collections holds (docs/design.md §4: what a long-running stack keeps).
+   * Per-message ones empty once the messages are deleted; only the dead letters and the journal's live messages stay.
+   */
+  retained(): Record<'ready' | 'delayed' | 'inFlight' | 'keys' | 'timers' | 'running' | 'idleWaiters' | 'deadLetters' | 'interrupted', number> {
+    return {
+      ready: this.ready.length,
+      delayed: this.delayed.size,
+      inFlight: this.inFlightMessages.size,
+      keys: this.keyCounts.size,
+      timers: this.timers.size,
+      running: this.running.size,
+      idleWaiters: this.idleWaiters.size,
+      deadLetters: this.dead.length,
+      interrupted: this.interrupted.length,
+    };
+  }
+
   /** The dead-letter list: earlier runs' (from dlqFile) then this run's. */
   deadLetters(): DeadLetter[] {
     return [...this.dead];
