@@ -93,9 +93,21 @@ const rangeCheck = z.superRefine((q: { from?: number; to?: number }, ctx) => {
 /** An optional field with its own description. */
 const optional = <T extends z.ZodMiniType>(schema: T, description: string) => z.optional(schema).check(z.meta({ description }));
 
+/** cat=true|false as a query parameter. */
+const catFilterSchema = z.pipe(
+  z.enum(['true', 'false']),
+  z.transform((v: 'true' | 'false') => v === 'true'),
+);
+
 export const batchImagesQuerySchema = z
   .strictObject({
     status: z.optional(batchImageStatusSchema),
+    cat: optional(catFilterSchema, '`true`: only cats (classified, cat found); `false`: only classified non-cats.'),
+    fileName: optional(
+      z.string().check(z.minLength(1), z.maxLength(1024)),
+      'Only the image uploaded under this file name (exact, case-sensitive, folders included: `trip/IMG_1.jpg`), whether ' +
+        'its first upload or a later duplicate of it (one of its `duplicateFiles`).',
+    ),
     from: optional(timeSchema, 'Uploaded at or after this time.'),
     to: optional(timeSchema, 'Uploaded at or before this time.'),
     limit: limitSchema,
@@ -106,13 +118,7 @@ export const batchImagesQuerySchema = z
 export const clientImagesQuerySchema = z
   .strictObject({
     status: z.optional(clientImageStatusSchema),
-    cat: optional(
-      z.pipe(
-        z.enum(['true', 'false']),
-        z.transform((v: 'true' | 'false') => v === 'true'),
-      ),
-      '`true`: only cats (classified, cat found); `false`: only classified non-cats.',
-    ),
+    cat: optional(catFilterSchema, '`true`: only cats (classified, cat found); `false`: only classified non-cats.'),
     fprint: optional(fprintSchema, 'Only this image, across all the client’s batches.'),
     from: optional(timeSchema, 'Uploaded at or after this time.'),
     to: optional(timeSchema, 'Uploaded at or before this time.'),

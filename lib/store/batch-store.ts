@@ -278,7 +278,8 @@ export class BatchStore {
       await this.ddb.send(new UpdateCommand(thresholdRequest(this.table, clientId, batchId, catMinConfidence)));
     } catch (err) {
       if (!conditionFailed(err)) throw err;
-      return { outcome: (await this.getBatch(clientId, batchId)) ? 'not-done' : 'missing' };
+      const batch = await this.getBatch(clientId, batchId);
+      return { outcome: batch && !batch.deleting ? 'not-done' : 'missing' };
     }
     let after = opts.after;
     do {
@@ -291,11 +292,13 @@ export class BatchStore {
         const flipped = await Promise.all(flips.slice(i, i + RECLASSIFY_PARALLEL).map((image) => this.flipCat({ ...image, clientId, batchId }, image.isCat !== true)));
         moved += flipped.reduce((n, f) => n + f, 0);
       }
-      // Its condition fails only for a batch being erased meanwhile: nothing is left to count for.
-      if (moved !== 0) await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved }));
+      // Its condition fails only for a batch marked for erasure (or erased) meanwhile: it is gone, nothing is left to
+      // count for, and no later page is read.
+      if (moved !== 0 && !(await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved })))) return { outcome: 'missing' };
       after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
     } while (after !== undefined && this.now() < opts.deadline);
-    const batch = (await this.getBatch(clientId, batchId))!;
+    const batch = await this.getBatch(clientId, batchId);
+    if (!batch || batch.deleting) return { outcome: 'missing' };
     return { outcome: 'reclassified', batch, ...(after !== undefined ? { after } : {}) };
   }
 

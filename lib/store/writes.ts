@@ -458,8 +458,9 @@ export function thresholdRequest(table: string, clientId: string, batchId: strin
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: 'SET #catMinConfidence = :threshold',
-    ConditionExpression: 'attribute_exists(#doneAt)',
-    ExpressionAttributeNames: batchNames('catMinConfidence', 'doneAt'),
+    // Done, and not being erased: an erasing batch is gone for its client (docs/design.md §6).
+    ConditionExpression: 'attribute_exists(#doneAt) AND attribute_not_exists(#deleting)',
+    ExpressionAttributeNames: batchNames('catMinConfidence', 'doneAt', 'deleting'),
     ExpressionAttributeValues: { ':threshold': catMinConfidence },
     ReturnValues: 'ALL_NEW',
   };
