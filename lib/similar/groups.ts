@@ -135,7 +135,7 @@ export interface KeptPairs {
   a: Int32Array;
   b: Int32Array;
   distance: Uint8Array;
-  /** Close pairs found, kept or not. */
+  /** Close pairs met, kept or not: of distinct hashes, plus one link per image whose hash repeats an earlier one's. */
   found: number;
 }
 
@@ -152,7 +152,34 @@ export function spanningPairs(h: Hashes, maxDistance: number): KeptPairs {
   return search.kept;
 }
 
-function spanningSearch(h: Hashes, maxDistance: number): Generator<void, void> & { kept: KeptPairs } {
+/**
+ * The distinct hashes (frames of one scene often hash alike) and, for every other image, the first image of its hash:
+ * an image whose hash repeats is linked at distance 0 to that first one and never searched again.
+ */
+function distinctHashes(h: Hashes): { distinct: Hashes; firstOf: Int32Array; repeats: [number, number][] } {
+  const seen = new Map<number, Map<number, number>>();
+  const hi: number[] = [];
+  const lo: number[] = [];
+  const first: number[] = [];
+  const repeats: [number, number][] = [];
+  for (let i = 0; i < h.hi.length; i++) {
+    let byLo = seen.get(h.hi[i]!);
+    if (!byLo) seen.set(h.hi[i]!, (byLo = new Map()));
+    const u = byLo.get(h.lo[i]!);
+    if (u !== undefined) {
+      repeats.push([first[u]!, i]);
+      continue;
+    }
+    byLo.set(h.lo[i]!, hi.length);
+    hi.push(h.hi[i]!);
+    lo.push(h.lo[i]!);
+    first.push(i);
+  }
+  return { distinct: { hi: Uint32Array.from(hi), lo: Uint32Array.from(lo) }, firstOf: Int32Array.from(first), repeats };
+}
+
+function spanningSearch(all: Hashes, maxDistance: number): Generator<void, void> & { kept: KeptPairs } {
+  const { distinct: h, firstOf, repeats } = distinctHashes(all);
   const n = h.hi.length;
   const levels = maxDistance + 1;
   // parent[k * n + x]: x's parent in the union-find of kept pairs of distance ≤ k.
@@ -166,22 +193,13 @@ function spanningSearch(h: Hashes, maxDistance: number): Generator<void, void> &
     }
     return x;
   };
-  let capacity = Math.max(16, Math.min(n * levels, 1024));
+  let capacity = Math.max(16, Math.min(n * levels, 1024) + repeats.length);
   let a: Int32Array = new Int32Array(capacity);
   let b: Int32Array = new Int32Array(capacity);
   let distance: Uint8Array = new Uint8Array(capacity);
   let size = 0;
   const kept: KeptPairs = { a, b, distance, found: 0 };
-  const sink: PairSink = (i, j, d) => {
-    kept.found++;
-    if (root(d * n, i) === root(d * n, j)) return;
-    for (let k = d; k < levels; k++) {
-      const x = root(k * n, i);
-      const y = root(k * n, j);
-      // Joined at k, so at every larger distance too.
-      if (x === y) break;
-      parent[k * n + Math.max(x, y)] = Math.min(x, y);
-    }
+  const keep = (i: number, j: number, d: number): void => {
     if (size === capacity) {
       capacity *= 2;
       a = grow(a, capacity);
@@ -195,9 +213,24 @@ function spanningSearch(h: Hashes, maxDistance: number): Generator<void, void> &
     distance[size] = d;
     size++;
   };
+  // i and j index the distinct hashes; the kept pair links the first image of each.
+  const sink: PairSink = (i, j, d) => {
+    kept.found++;
+    if (root(d * n, i) === root(d * n, j)) return;
+    for (let k = d; k < levels; k++) {
+      const x = root(k * n, i);
+      const y = root(k * n, j);
+      // Joined at k, so at every larger distance too.
+      if (x === y) break;
+      parent[k * n + Math.max(x, y)] = Math.min(x, y);
+    }
+    keep(firstOf[i]!, firstOf[j]!, d);
+  };
   const steps = pairSearch(h, maxDistance, sink);
   const search = (function* () {
     yield* steps;
+    for (const [i, j] of repeats) keep(i, j, 0);
+    kept.found += repeats.length;
     kept.a = a.subarray(0, size);
     kept.b = b.subarray(0, size);
     kept.distance = distance.subarray(0, size);

@@ -145,13 +145,16 @@ describe('bounded work at any distance (many images all close to one another)', 
 
     const kept = spanningPairs(hashesOf(scene), MAX_DISTANCE_LIMIT);
 
-    expect(kept.found).toBe((1500 * 1499) / 2);
+    // Close pairs met: each pair of distinct hashes (all within 8 bits), and one link per repeated hash.
+    expect(kept.found).toBeGreaterThan(10 * (MAX_DISTANCE_LIMIT + 1) * 1499);
     expect(kept.a.length).toBeLessThanOrEqual((MAX_DISTANCE_LIMIT + 1) * 1499);
   });
 
   it('groups from the kept pairs exactly as from every close pair: the same groups, each with the same largest link', () => {
     // Two scenes and spread-out photos, at several distances: Kruskal over every close pair is the reference.
-    const list = [...oneScene(300), ...randomHashes(300, 3), ...oneScene(200).map((h) => flip(h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))];
+    // Some hashes repeat exactly (frames that hash alike): linked at 0 bits without being searched again.
+    const spread = randomHashes(300, 3);
+    const list = [...oneScene(300), ...spread, ...oneScene(200).map((h) => flip(h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)), ...spread.slice(0, 40)];
     for (const maxDistance of [4, 10, 24]) {
       const every = closePairs(hashesOf(list), maxDistance, true);
       const reference = kruskal(list.length, every, list.map((_, i) => `f${i}`));
