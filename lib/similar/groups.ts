@@ -109,8 +109,10 @@ export interface Pairs {
 /** Where a search puts each close pair (i < j, d bits apart) it finds, once. */
 type PairSink = (i: number, j: number, d: number) => void;
 
-/** Rows of the search between two chances to pause (a generator step). */
-const ROWS_PER_STEP = 32;
+/** Rows of the indexed search between two chances to pause (a generator step). */
+const ROWS_PER_STEP = 256;
+/** Comparisons of the every-pair search between two chances to pause: a few milliseconds. */
+const COMPARISONS_PER_STEP = 1 << 18;
 
 /** Every pair within maxDistance bits, all kept (tests and the bench); `everyPair` forces the O(n²) comparison. */
 export function closePairs(h: Hashes, maxDistance: number, everyPair = false): Pairs {
@@ -247,6 +249,7 @@ function grow(array: Int32Array, capacity: number): Int32Array {
 function* allPairs(h: Hashes, maxDistance: number, sink: PairSink): Generator<void, void> {
   const { hi, lo } = h;
   const n = hi.length;
+  let budget = COMPARISONS_PER_STEP;
   for (let i = 0; i < n; i++) {
     const hiI = hi[i]!;
     const loI = lo[i]!;
@@ -254,7 +257,11 @@ function* allPairs(h: Hashes, maxDistance: number, sink: PairSink): Generator<vo
       const d = popcount32(hiI ^ hi[j]!) + popcount32(loI ^ lo[j]!);
       if (d <= maxDistance) sink(i, j, d);
     }
-    if (i % ROWS_PER_STEP === ROWS_PER_STEP - 1) yield;
+    budget -= n - i;
+    if (budget <= 0) {
+      budget = COMPARISONS_PER_STEP;
+      yield;
+    }
   }
 }
 
@@ -394,7 +401,7 @@ function* indexedPairs(h: Hashes, maxDistance: number, plan: IndexPlan, sink: Pa
           sink(i, j, d);
         }
       }
-      if (i % (ROWS_PER_STEP * 8) === ROWS_PER_STEP * 8 - 1) yield;
+      if (i % ROWS_PER_STEP === ROWS_PER_STEP - 1) yield;
     }
   }
 }
