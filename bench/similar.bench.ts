@@ -3,14 +3,25 @@
 //    resizes, crops and mirrored copies, plus flat images): pairwise precision and recall of "in one group", which
 //    chose the default threshold (docs/similarity.md);
 // 2. speed: grouping a 10,000-image batch beside reading that batch's items from the local DynamoDB (dynalite)
-//    (goal: grouping <= 10 % of the read).
+//    (goal: grouping <= 10 % of the read);
+// 3. bounds: grouping 20,000 images at the largest maxDistance the API takes, as the API runs it (in slices), on spread-out
+//    hashes and on one scene (every pair close): time, peak memory, the event loop's longest wait, pairs found and kept.
 import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { SIMILAR_READ } from '../lib/api/service';
 import { fingerprint } from '../lib/ingest/fingerprint';
-import { closePairs, DEFAULT_MAX_DISTANCE, indexPlan, nearDuplicateGroups, type HashedImage } from '../lib/similar/groups';
+import {
+  closePairs,
+  DEFAULT_MAX_DISTANCE,
+  indexPlan,
+  MAX_DISTANCE_LIMIT,
+  nearDuplicateGroups,
+  nearDuplicateGroupsAsync,
+  spanningPairs,
+  type HashedImage,
+} from '../lib/similar/groups';
 import { INFORMATIVE_BITS, parsePhash, popcount32 } from '../lib/similar/phash';
 import { batchImagePages } from '../lib/store/export-pages';
 import { batchPartition, statusTs, type ImageItem } from '../lib/store/schema';
@@ -284,8 +295,99 @@ async function speed(): Promise<Record<string, unknown>> {
   }
 }
 
+const SMOKE = process.env.BENCH_SMOKE === '1';
+const BOUNDED_SIZE = SMOKE ? 1_000 : 20_000;
+
+/**
+ * `count` distinct hashes of one scene: each 1–6 bits from one photo's, so every pair is within 12 bits and every pair
+ * is close (the worst case: no repeated hash to skip). Deterministic.
+ */
+function oneScene(count: number): HashedImage[] {
+  const { next, hash } = photoHashes(77);
+  const base = hash();
+  const seen = new Set<string>();
+  const out: HashedImage[] = [];
+  while (out.length < count) {
+    let x = base;
+    // The generator's high bits: its low bits repeat with a short period.
+    for (let f = 1 + ((next() >>> 16) % 6); f > 0; f--) x ^= 1n << BigInt((next() >>> 16) % 64);
+    const phash = hex(x);
+    if (seen.has(phash)) continue;
+    seen.add(phash);
+    out.push({ fprint: `s${out.length}`, phash });
+  }
+  return out;
+}
+
+/**
+ * One grouping as GET …/similar runs it (nearDuplicateGroupsAsync, 20 ms slices), with memory sampled every 5 ms:
+ * the peak of heap plus array buffers over what it was before, and the longest the event loop waited for a turn.
+ */
+/** Every pair of the batch within maxDistance bits, counted (comparing every pair, keeping none). */
+function closePairCount(h: { hi: Uint32Array; lo: Uint32Array }, maxDistance: number): number {
+  let count = 0;
+  for (let i = 0; i < h.hi.length; i++) {
+    for (let j = i + 1; j < h.hi.length; j++) if (popcount32(h.hi[i]! ^ h.hi[j]!) + popcount32(h.lo[i]! ^ h.lo[j]!) <= maxDistance) count++;
+  }
+  return count;
+}
+
+async function measured(batch: HashedImage[], maxDistance: number): Promise<Record<string, unknown>> {
+  const parsed = batch.map((b) => parsePhash(b.phash!)!);
+  const hashes = { hi: Uint32Array.from(parsed.map((p) => p.hi)), lo: Uint32Array.from(parsed.map((p) => p.lo)) };
+  const kept = spanningPairs(hashes, maxDistance);
+  const closeInBatch = closePairCount(hashes, maxDistance);
+  const used = () => {
+    const m = process.memoryUsage();
+    return { heap: m.heapUsed + m.arrayBuffers, rss: m.rss };
+  };
+  const before = used();
+  let peak = before;
+  let last = performance.now();
+  let longestWaitMs = 0;
+  const sampler = setInterval(() => {
+    const now = performance.now();
+    longestWaitMs = Math.max(longestWaitMs, now - last);
+    last = now;
+    const m = used();
+    peak = { heap: Math.max(peak.heap, m.heap), rss: Math.max(peak.rss, m.rss) };
+  }, 5);
+  const started = performance.now();
+  const result = await nearDuplicateGroupsAsync(batch, { maxDistance });
+  const ms = performance.now() - started;
+  clearInterval(sampler);
+  // The stretch since the last turn the sampler got (the whole grouping when it never got one).
+  longestWaitMs = Math.max(longestWaitMs, performance.now() - last);
+  const mb = (bytes: number) => round(bytes / 1024 / 1024, 1);
+  return {
+    images: batch.length,
+    maxDistance,
+    groupingMs: round(ms),
+    peakHeapGrowthMB: mb(peak.heap - before.heap),
+    peakRssGrowthMB: mb(peak.rss - before.rss),
+    longestEventLoopWaitMs: round(longestWaitMs),
+    distinctHashes: new Set(batch.map((b) => b.phash)).size,
+    closePairsMet: kept.found,
+    pairsKept: kept.a.length,
+    pairsKeptBound: (maxDistance + 1) * (batch.length - 1),
+    closePairsInBatch: closeInBatch,
+    // What keeping every close pair cost before (three JS number arrays: at least 24 bytes a pair).
+    everyPairKeptWouldNeedMB: mb(closeInBatch * 24),
+    groupsFound: result.groups.length,
+    largestGroup: Math.max(0, ...result.groups.map((g) => g.fprints.length)),
+  };
+}
+
+export async function bounds(): Promise<Record<string, unknown>> {
+  return {
+    spreadOut: await measured(syntheticBatch(BOUNDED_SIZE), MAX_DISTANCE_LIMIT),
+    oneScene: await measured(oneScene(BOUNDED_SIZE), MAX_DISTANCE_LIMIT),
+    machineLoadAverage1m: round(loadavg()[0]!, 2),
+  };
+}
+
 export default async function run(): Promise<Record<string, unknown>> {
-  return { accuracy: await accuracy(), speed: await speed() };
+  return { accuracy: await accuracy(), speed: await speed(), bounds: await bounds() };
 }
 
 export function headline(r: Record<string, unknown>): Headline[] {

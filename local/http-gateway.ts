@@ -8,6 +8,7 @@ import type {
 } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { createLambdaContext, LOCAL_ACCOUNT_ID } from './env';
 import { listen } from './listen';
 
@@ -167,6 +168,51 @@ function targetSelector(opts: HttpGatewayOptions): (method: string, rawPath: str
   return () => single;
 }
 
+/** An error answer in the API's shape (docs/design.md §3), for what the gateway refuses before any function runs. */
+export function gatewayErrorBody(code: string, message: string): string {
+  return JSON.stringify({ error: { code, message } });
+}
+
+const INTERNAL_ERROR = gatewayErrorBody('internal_error', 'internal error');
+
+/**
+ * Bytes of an oversized body read and dropped before the 413, so that a client still sending reads the answer instead of
+ * a reset (a server closing with bytes unread makes the kernel reset the connection); past it the connection is closed.
+ */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** A request body within the limit, or its size when it was over (what was read of it is dropped, not kept). */
+function readBody(req: IncomingMessage, maxBytes: number): Promise<{ body: Buffer } | { tooLarge: number }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const over = () => size > maxBytes;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (!over()) chunks.push(chunk);
+      else if (chunks.length > 0) chunks.length = 0;
+      if (size > maxBytes + DRAIN_LIMIT_BYTES) {
+        req.removeAllListeners('data');
+        req.pause();
+        resolve({ tooLarge: size });
+      }
+    });
+    req.on('end', () => resolve(over() ? { tooLarge: size } : { body: Buffer.concat(chunks) }));
+    req.on('error', reject);
+  });
+}
+
+/** The answer Node's HTTP parser would give a request it cannot parse, in the API's error shape. */
+function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; text: string; body: string } {
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    return { status: 431, text: 'Request Header Fields Too Large', body: gatewayErrorBody('headers_too_large', 'the request headers are too large') };
+  }
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, text: 'Request Timeout', body: gatewayErrorBody('request_timeout', 'the request did not arrive in time') };
+  }
+  return { status: 400, text: 'Bad Request', body: gatewayErrorBody('bad_request', 'the request is not valid HTTP/1.1') };
+}
+
 export async function startHttpGateway(opts: HttpGatewayOptions): Promise<HttpGateway> {
   const maxBodyBytes = opts.maxBodyBytes ?? 10 * 1024 * 1024;
   const select = targetSelector(opts);
@@ -176,27 +222,44 @@ export async function startHttpGateway(opts: HttpGatewayOptions): Promise<HttpGa
   const server = createServer((req, res) => {
     void serve(req, res).catch((err: unknown) => {
       log(`[api] ${req.method} ${req.url} failed: ${err instanceof Error ? err.stack : String(err)}`);
-      if (!res.headersSent) send(res, 500, { 'content-type': 'application/json' }, '{"message":"Internal Server Error"}');
+      if (!res.headersSent) send(res, 500, { 'content-type': 'application/json' }, INTERNAL_ERROR);
       else res.destroy();
     });
   });
+  // Requests Node's parser refuses (headers over its limit, malformed HTTP) never reach `serve`: answered here, in the
+  // API's error shape, reading on what the client still sends so that it gets the answer rather than a reset.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const answer = clientErrorAnswer(err);
+    socket.on('error', () => undefined);
+    socket.resume();
+    socket.end(
+      `HTTP/1.1 ${answer.status} ${answer.text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(answer.body)}\r\n` +
+        `Connection: close\r\n\r\n${answer.body}`,
+    );
+    setTimeout(() => socket.destroy(), 5_000).unref();
+  });
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > maxBodyBytes) {
-        send(res, 413, { 'content-type': 'application/json' }, '{"message":"Request Entity Too Large"}');
-        return;
-      }
-      chunks.push(chunk as Buffer);
+    const read = await readBody(req, maxBodyBytes);
+    if ('tooLarge' in read) {
+      const drained = read.tooLarge <= maxBodyBytes + DRAIN_LIMIT_BYTES;
+      send(
+        res,
+        413,
+        { 'content-type': 'application/json', ...(drained ? {} : { connection: 'close' }) },
+        gatewayErrorBody('body_too_large', `the request body is larger than ${maxBodyBytes} bytes`),
+      );
+      return;
     }
     const event = httpApiEvent({
       method: req.method ?? 'GET',
       url: req.url ?? '/',
       headers: req.headers,
-      body: Buffer.concat(chunks),
+      body: read.body,
       sourceIp: (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
       host: req.headers.host ?? `${opts.host}:${opts.port}`,
     });

@@ -29,7 +29,17 @@ const UNCONDITIONED = new Set(['policy', 'x-amz-signature', 'file', 'awsaccesske
 /** The refusal S3 would answer for this form, or undefined when S3 would store its file. */
 export function postPolicyRefusal(form: PostedForm, ctx: PolicyCheckContext): S3Refusal | undefined {
   const fields = new Map<string, string>();
-  for (const [name, value] of form.fields) if (!fields.has(name.toLowerCase())) fields.set(name.toLowerCase(), value);
+  for (const [name, value] of form.fields) {
+    // One value a field: the policy is checked against one and s3rver would store under another (it keeps the last).
+    if (fields.has(name.toLowerCase())) {
+      return {
+        code: 'InvalidArgument',
+        message: `POST form fields must be unique: '${name}' appears more than once.`,
+        detail: { ArgumentName: name, ArgumentValue: value },
+      };
+    }
+    fields.set(name.toLowerCase(), value);
+  }
 
   const policy = fields.get('policy');
   if (policy === undefined) {

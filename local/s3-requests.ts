@@ -3,6 +3,7 @@
 // x-amz-copy-source-if-match / -if-none-match on CopyObject).
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
+import { authRefusal } from './s3-auth';
 import { keyRefusal } from './s3-keys';
 import { postPolicyRefusal } from './s3-post-policy';
 import { decodeCopySource, objectName, S3Error, s3Error, storedETag, type FilesystemStore, type KeyLocks } from './s3-store';
@@ -62,6 +63,20 @@ const headerOf = (ctx: S3RequestContext, name: string): string | undefined => {
   const value = ctx.headers[name];
   return typeof value === 'string' ? value : undefined;
 };
+
+/**
+ * Refuses what S3 refuses to a bucket that is not public (s3-auth.ts): a request without a valid SigV4 signature (its
+ * Authorization header or a presigned URL's query) that is not a browser-based upload form or a CORS preflight. Runs
+ * first, on the request as it arrived (raw path and query, headers not yet rewritten).
+ */
+export function signatureGuard(secretFor: (accessKeyId: string) => string | undefined): Middleware {
+  return async (ctx, next) => {
+    const req = ctx.req as IncomingMessage;
+    const refusal = authRefusal({ method: ctx.method, url: req.url ?? ctx.path, headers: ctx.headers }, { now: new Date(), secretFor });
+    if (refusal) throw s3Error(refusal);
+    return next();
+  };
+}
 
 /** Checks a browser-based upload's form as S3 does, then hands s3rver the same body. */
 export function postFormGuard(secretFor: (accessKeyId: string) => string | undefined): Middleware {

@@ -1,6 +1,7 @@
 // The local S3: s3rver on loopback with the project's bucket, persisting under <dataDir>/s3. It refuses what S3
-// refuses, or what it cannot store, with S3's XML errors (s3-keys.ts), checks presigned POST forms and conditional
-// requests (s3-requests.ts), and never lets a failed write take the process down (s3-store.ts).
+// refuses, or what it cannot store, with S3's XML errors (s3-keys.ts), answers only signed requests, presigned URLs and
+// POST forms (s3-auth.ts), checks presigned POST forms and conditional requests (s3-requests.ts), and never lets a
+// failed write take the process down (s3-store.ts).
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
@@ -12,7 +13,7 @@ import type { CreatedObject } from '../lib/reconcile/s3-event';
 import { isOutOfSpace } from './disk-space';
 import { LOCAL_NAMES } from './env';
 import { dropConnections } from './listen';
-import { conditionalRequests, keyGuard, postFormGuard, type S3RequestContext } from './s3-requests';
+import { conditionalRequests, keyGuard, postFormGuard, signatureGuard, type S3RequestContext } from './s3-requests';
 import { decodeCopySource, hardenStore, S3Error, storedETag, type FilesystemStore } from './s3-store';
 
 /** A client of the local S3 at `endpoint`, whatever process.env holds (its account's keys, path-style requests). */
@@ -162,6 +163,8 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   const currentRequest = new AsyncLocalStorage<KoaContext>();
   server.middleware.unshift((ctx, next) => currentRequest.run(ctx, next));
   server.middleware.unshift(outOfSpaceAnswers(opts.onWriteFault));
+  // Before anything reads or rewrites the request: only signed requests, presigned URLs and POST forms go on.
+  server.middleware.unshift(signatureGuard(secretFor));
   // Koa's default error listener prints every failed request; keep only server faults, silent or not: a fault of the
   // local S3 is a bug to see, and its cause is nowhere else.
   server.on('error', (err: Error & { status?: number }) => {

@@ -6,7 +6,7 @@ import * as z from 'zod/mini';
 import '../validation-messages';
 import { EXPORT_FORMATS } from '../export/encode';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
-import { DEFAULT_MAX_DISTANCE } from '../similar/groups';
+import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT } from '../similar/groups';
 import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
 import { BATCH_STATUSES, IMAGE_STATUSES } from '../store/model';
 import { LIMITS } from '../store/schema';
@@ -93,9 +93,21 @@ const rangeCheck = z.superRefine((q: { from?: number; to?: number }, ctx) => {
 /** An optional field with its own description. */
 const optional = <T extends z.ZodMiniType>(schema: T, description: string) => z.optional(schema).check(z.meta({ description }));
 
+/** cat=true|false as a query parameter. */
+const catFilterSchema = z.pipe(
+  z.enum(['true', 'false']),
+  z.transform((v: 'true' | 'false') => v === 'true'),
+);
+
 export const batchImagesQuerySchema = z
   .strictObject({
     status: z.optional(batchImageStatusSchema),
+    cat: optional(catFilterSchema, '`true`: only cats (classified, cat found); `false`: only classified non-cats.'),
+    fileName: optional(
+      z.string().check(z.minLength(1), z.maxLength(1024)),
+      'Only the image uploaded under this file name (exact, case-sensitive, folders included: `trip/IMG_1.jpg`), whether ' +
+        'its first upload or a later duplicate of it (one of its `duplicateFiles`).',
+    ),
     from: optional(timeSchema, 'Uploaded at or after this time.'),
     to: optional(timeSchema, 'Uploaded at or before this time.'),
     limit: limitSchema,
@@ -106,13 +118,7 @@ export const batchImagesQuerySchema = z
 export const clientImagesQuerySchema = z
   .strictObject({
     status: z.optional(clientImageStatusSchema),
-    cat: optional(
-      z.pipe(
-        z.enum(['true', 'false']),
-        z.transform((v: 'true' | 'false') => v === 'true'),
-      ),
-      '`true`: only cats (classified, cat found); `false`: only classified non-cats.',
-    ),
+    cat: optional(catFilterSchema, '`true`: only cats (classified, cat found); `false`: only classified non-cats.'),
     fprint: optional(fprintSchema, 'Only this image, across all the client’s batches.'),
     from: optional(timeSchema, 'Uploaded at or after this time.'),
     to: optional(timeSchema, 'Uploaded at or before this time.'),
@@ -373,26 +379,28 @@ export const exportQuerySchema = z.strictObject({
   format: z._default(z.enum(EXPORT_FORMATS), 'csv').check(z.meta({ description: 'csv (RFC 4180, with a header) or jsonl (JSON Lines).' })),
 });
 
-const MAX_DISTANCE_RULE = 'must be a whole number of bits from 0 to 64';
+const MAX_DISTANCE_RULE = `must be a whole number of bits from 0 to ${MAX_DISTANCE_LIMIT}`;
 
-/** Bits of the 64-bit pHash; a query parameter, so digits only: no sign, exponent, fraction or blank. */
+/** Bits of the 64-bit pHash, at most MAX_DISTANCE_LIMIT; a query parameter, so digits only: no sign, exponent, fraction or blank. */
 export const maxDistanceSchema = z.pipe(
   z.string().check(
     z.regex(/^\d{1,2}$/, MAX_DISTANCE_RULE),
     z.meta({
-      description: `Most bits two images' 64-bit perceptual hashes may differ in to be linked, 0–64 (default ${DEFAULT_MAX_DISTANCE}).`,
+      description:
+        `Most bits two images' 64-bit perceptual hashes may differ in to be linked, 0–${MAX_DISTANCE_LIMIT} (default ` +
+        `${DEFAULT_MAX_DISTANCE}). Past ${MAX_DISTANCE_LIMIT}, unrelated photos group by chance.`,
       examples: [String(DEFAULT_MAX_DISTANCE)],
     }),
   ),
   z.transform(Number),
-).check(z.refine((bits: number) => bits <= 64, MAX_DISTANCE_RULE));
+).check(z.refine((bits: number) => bits <= MAX_DISTANCE_LIMIT, MAX_DISTANCE_RULE));
 
 export const similarQuerySchema = z.strictObject({ maxDistance: z.optional(maxDistanceSchema) });
 
 export const similarGroupSchema = z
   .object({
     fprints: z.array(z.string()).check(z.meta({ description: 'The images of the group (two or more), in fingerprint order.' })),
-    maxDistance: z.number().check(z.int(), z.gte(0), z.lte(64)).check(z.meta({
+    maxDistance: z.number().check(z.int(), z.gte(0), z.lte(MAX_DISTANCE_LIMIT)).check(z.meta({
       description:
         'The largest link that holds the group together: the smallest maxDistance at which these images still form one ' +
         'group. Two members of a chain can differ by more.',

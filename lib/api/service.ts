@@ -3,7 +3,7 @@
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
 import { getBatch, getImage, getImages, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
 import type { Image as StoredImage } from '../store/model';
-import { nearDuplicateGroups, type HashedImage } from '../similar/groups';
+import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
@@ -98,7 +98,8 @@ export class ApiService {
         names.set(image.fprint, image.fileName ?? null);
       }
     }
-    const { groups } = nearDuplicateGroups(images, query.maxDistance === undefined ? {} : { maxDistance: query.maxDistance });
+    // Grouped in slices, so that the server answers other requests meanwhile (the local stack's API shares its thread).
+    const { groups } = await nearDuplicateGroupsAsync(images, query.maxDistance === undefined ? {} : { maxDistance: query.maxDistance });
     return { groups: groups.map((g) => ({ ...g, fileNames: g.fprints.map((f) => names.get(f) ?? null) })) };
   }
 

@@ -3,6 +3,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { BATCH_STATUSES, OP_STATUSES } from '../api/client-contract';
 import { ID_PATTERN, ID_RULE } from '../ids';
+import { MAX_DISTANCE_LIMIT } from '../similar/groups';
 import { DEFAULT_API_URL } from './config';
 
 const MAX_CONCURRENCY = 64;
@@ -134,7 +135,7 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
 
   sub('similar', "Groups of a batch's near-duplicate images")
     .argument('<batch>', 'batch id', batchName)
-    .option('--max-distance <bits>', 'most differing bits of the 64-bit perceptual hash (API default 10)', integerIn(0, 64))
+    .option('--max-distance <bits>', `most differing bits of the 64-bit perceptual hash, 0-${MAX_DISTANCE_LIMIT} (API default 10)`, integerIn(0, MAX_DISTANCE_LIMIT))
     .addOption(jsonOption)
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.similar(batch, cmd.optsWithGlobals())));
 

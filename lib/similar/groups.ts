@@ -1,6 +1,8 @@
 // Near-duplicate groups of a batch's distinct images by 64-bit pHash (docs/similarity.md): pure, no I/O. Pairs
 // within maxDistance bits are found by multi-index hashing (pigeonhole on bit chunks), not by comparing every pair,
-// and link their images into groups.
+// and link their images into groups. The pairs found are never all kept: only those that join images not yet joined
+// at their distance, at most (maxDistance + 1)·(n − 1) however many pairs are close, so memory stays linear in the
+// batch even when thousands of images of one scene are all within the distance of one another.
 import { isFlatPhash, parsePhash, popcount32 as importedPopcount32 } from './phash';
 
 // Bound once: a transpiled import is a property read (a getter under CommonJS interop) on every call, and this
@@ -9,6 +11,13 @@ const popcount32 = importedPopcount32;
 
 /** Bits two pHashes may differ in and still group, when the caller names no maxDistance (docs/similarity.md). */
 export const DEFAULT_MAX_DISTANCE = 10;
+
+/**
+ * The largest maxDistance the API takes (docs/similarity.md): past it unrelated photos group by chance (4 % of pairs of
+ * independent photo hashes are within 24 bits), and the search can no longer use its index, so its time is quadratic in
+ * the batch. The pure functions here take up to 64.
+ */
+export const MAX_DISTANCE_LIMIT = 24;
 
 export interface HashedImage {
   fprint: string;
@@ -40,6 +49,31 @@ export class InvalidMaxDistance extends RangeError {
  * pHash are never grouped; an image near no other is in no group. Groups come in the order of their first image.
  */
 export function nearDuplicateGroups(images: Iterable<HashedImage>, opts: { maxDistance?: number } = {}): SimilarGroups {
+  const { fprints, hashes, maxDistance } = candidates(images, opts);
+  const search = spanningSearch(hashes, maxDistance);
+  for (let step = search.next(); !step.done; step = search.next());
+  return { groups: linkGroups(fprints, search.kept) };
+}
+
+/**
+ * nearDuplicateGroups, giving the event loop back every `sliceMs` (default 20 ms) of work: a server grouping a large
+ * batch keeps answering its other requests meanwhile.
+ */
+export async function nearDuplicateGroupsAsync(images: Iterable<HashedImage>, opts: { maxDistance?: number; sliceMs?: number } = {}): Promise<SimilarGroups> {
+  const { fprints, hashes, maxDistance } = candidates(images, opts);
+  const search = spanningSearch(hashes, maxDistance);
+  const sliceMs = opts.sliceMs ?? 20;
+  let sliceStart = performance.now();
+  for (let step = search.next(); !step.done; step = search.next()) {
+    if (performance.now() - sliceStart >= sliceMs) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+  return { groups: linkGroups(fprints, search.kept) };
+}
+
+function candidates(images: Iterable<HashedImage>, opts: { maxDistance?: number }): { fprints: string[]; hashes: Hashes; maxDistance: number } {
   const maxDistance = opts.maxDistance ?? DEFAULT_MAX_DISTANCE;
   if (!Number.isInteger(maxDistance) || maxDistance < 0 || maxDistance > 64) {
     throw new InvalidMaxDistance(`maxDistance must be an integer from 0 to 64, got ${String(maxDistance)}`);
@@ -57,8 +91,7 @@ export function nearDuplicateGroups(images: Iterable<HashedImage>, opts: { maxDi
     his.push(bits.hi);
     los.push(bits.lo);
   }
-  const hashes = { hi: Uint32Array.from(his), lo: Uint32Array.from(los) };
-  return { groups: linkGroups(fprints, closePairs(hashes, maxDistance)) };
+  return { fprints, hashes: { hi: Uint32Array.from(his), lo: Uint32Array.from(los) }, maxDistance };
 }
 
 export interface Hashes {
@@ -73,28 +106,163 @@ export interface Pairs {
   distance: number[];
 }
 
-const distanceAt = (h: Hashes, i: number, j: number): number => popcount32(h.hi[i]! ^ h.hi[j]!) + popcount32(h.lo[i]! ^ h.lo[j]!);
+/** Where a search puts each close pair (i < j, d bits apart) it finds, once. */
+type PairSink = (i: number, j: number, d: number) => void;
 
-/** The pairs within maxDistance bits; `everyPair` forces the O(n²) comparison the index exists to avoid (bench). */
+/** Rows of the indexed search between two chances to pause (a generator step). */
+const ROWS_PER_STEP = 256;
+/** Comparisons of the every-pair search between two chances to pause: a few milliseconds. */
+const COMPARISONS_PER_STEP = 1 << 18;
+
+/** Every pair within maxDistance bits, all kept (tests and the bench); `everyPair` forces the O(n²) comparison. */
 export function closePairs(h: Hashes, maxDistance: number, everyPair = false): Pairs {
-  const plan = everyPair ? undefined : indexPlan(h.hi.length, maxDistance);
-  return plan ? indexedPairs(h, maxDistance, plan) : allPairs(h, maxDistance);
+  const pairs: Pairs = { a: [], b: [], distance: [] };
+  const search = pairSearch(h, maxDistance, (i, j, d) => {
+    pairs.a.push(i);
+    pairs.b.push(j);
+    pairs.distance.push(d);
+  }, everyPair);
+  for (let step = search.next(); !step.done; step = search.next());
+  return pairs;
 }
 
-function allPairs(h: Hashes, maxDistance: number): Pairs {
-  const pairs: Pairs = { a: [], b: [], distance: [] };
+/** The search, in steps (a generator, so that a caller can pause between them); the cheaper of the two plans. */
+function pairSearch(h: Hashes, maxDistance: number, sink: PairSink, everyPair = false): Generator<void, void> {
+  const plan = everyPair ? undefined : indexPlan(h.hi.length, maxDistance);
+  return plan ? indexedPairs(h, maxDistance, plan, sink) : allPairs(h, maxDistance, sink);
+}
+
+/** The kept pairs of a search (spanningSearch), as typed parallel arrays, and how many close pairs it found. */
+export interface KeptPairs {
+  a: Int32Array;
+  b: Int32Array;
+  distance: Uint8Array;
+  /** Close pairs met, kept or not: of distinct hashes, plus one link per image whose hash repeats an earlier one's. */
+  found: number;
+}
+
+/**
+ * The pairs within maxDistance bits that nearDuplicateGroups needs, in one search: a pair found at distance d is kept
+ * only when its two images are not yet joined by kept pairs of distance ≤ d (one union-find per distance, 0 to
+ * maxDistance). So at every threshold t ≤ maxDistance the kept pairs within t join exactly the images that all pairs
+ * within t join: the same groups, each with the same largest necessary link, from at most (maxDistance + 1)·(n − 1)
+ * pairs, whatever the number found (up to n(n − 1)/2 when a batch is one scene).
+ */
+export function spanningPairs(h: Hashes, maxDistance: number): KeptPairs {
+  const search = spanningSearch(h, maxDistance);
+  for (let step = search.next(); !step.done; step = search.next());
+  return search.kept;
+}
+
+/**
+ * The distinct hashes (frames of one scene often hash alike) and, for every other image, the first image of its hash:
+ * an image whose hash repeats is linked at distance 0 to that first one and never searched again.
+ */
+function distinctHashes(h: Hashes): { distinct: Hashes; firstOf: Int32Array; repeats: [number, number][] } {
+  const seen = new Map<number, Map<number, number>>();
+  const hi: number[] = [];
+  const lo: number[] = [];
+  const first: number[] = [];
+  const repeats: [number, number][] = [];
+  for (let i = 0; i < h.hi.length; i++) {
+    let byLo = seen.get(h.hi[i]!);
+    if (!byLo) seen.set(h.hi[i]!, (byLo = new Map()));
+    const u = byLo.get(h.lo[i]!);
+    if (u !== undefined) {
+      repeats.push([first[u]!, i]);
+      continue;
+    }
+    byLo.set(h.lo[i]!, hi.length);
+    hi.push(h.hi[i]!);
+    lo.push(h.lo[i]!);
+    first.push(i);
+  }
+  return { distinct: { hi: Uint32Array.from(hi), lo: Uint32Array.from(lo) }, firstOf: Int32Array.from(first), repeats };
+}
+
+function spanningSearch(all: Hashes, maxDistance: number): Generator<void, void> & { kept: KeptPairs } {
+  const { distinct: h, firstOf, repeats } = distinctHashes(all);
   const n = h.hi.length;
+  const levels = maxDistance + 1;
+  // parent[k * n + x]: x's parent in the union-find of kept pairs of distance ≤ k.
+  const parent = new Int32Array(levels * n);
+  for (let k = 0; k < levels; k++) for (let x = 0; x < n; x++) parent[k * n + x] = x;
+  const root = (base: number, x: number): number => {
+    while (parent[base + x] !== x) {
+      const up = parent[base + parent[base + x]!]!;
+      parent[base + x] = up;
+      x = up;
+    }
+    return x;
+  };
+  let capacity = Math.max(16, Math.min(n * levels, 1024) + repeats.length);
+  let a: Int32Array = new Int32Array(capacity);
+  let b: Int32Array = new Int32Array(capacity);
+  let distance: Uint8Array = new Uint8Array(capacity);
+  let size = 0;
+  const kept: KeptPairs = { a, b, distance, found: 0 };
+  const keep = (i: number, j: number, d: number): void => {
+    if (size === capacity) {
+      capacity *= 2;
+      a = grow(a, capacity);
+      b = grow(b, capacity);
+      const wider = new Uint8Array(capacity);
+      wider.set(distance);
+      distance = wider;
+    }
+    a[size] = i;
+    b[size] = j;
+    distance[size] = d;
+    size++;
+  };
+  // i and j index the distinct hashes; the kept pair links the first image of each.
+  const sink: PairSink = (i, j, d) => {
+    kept.found++;
+    if (root(d * n, i) === root(d * n, j)) return;
+    for (let k = d; k < levels; k++) {
+      const x = root(k * n, i);
+      const y = root(k * n, j);
+      // Joined at k, so at every larger distance too.
+      if (x === y) break;
+      parent[k * n + Math.max(x, y)] = Math.min(x, y);
+    }
+    keep(firstOf[i]!, firstOf[j]!, d);
+  };
+  const steps = pairSearch(h, maxDistance, sink);
+  const search = (function* () {
+    yield* steps;
+    for (const [i, j] of repeats) keep(i, j, 0);
+    kept.found += repeats.length;
+    kept.a = a.subarray(0, size);
+    kept.b = b.subarray(0, size);
+    kept.distance = distance.subarray(0, size);
+  })();
+  return Object.assign(search, { kept });
+}
+
+function grow(array: Int32Array, capacity: number): Int32Array {
+  const wider = new Int32Array(capacity);
+  wider.set(array);
+  return wider;
+}
+
+function* allPairs(h: Hashes, maxDistance: number, sink: PairSink): Generator<void, void> {
+  const { hi, lo } = h;
+  const n = hi.length;
+  let budget = COMPARISONS_PER_STEP;
   for (let i = 0; i < n; i++) {
+    const hiI = hi[i]!;
+    const loI = lo[i]!;
     for (let j = i + 1; j < n; j++) {
-      const d = distanceAt(h, i, j);
-      if (d <= maxDistance) {
-        pairs.a.push(i);
-        pairs.b.push(j);
-        pairs.distance.push(d);
-      }
+      const d = popcount32(hiI ^ hi[j]!) + popcount32(loI ^ lo[j]!);
+      if (d <= maxDistance) sink(i, j, d);
+    }
+    budget -= n - i;
+    if (budget <= 0) {
+      budget = COMPARISONS_PER_STEP;
+      yield;
     }
   }
-  return pairs;
 }
 
 /**
@@ -210,11 +378,10 @@ function chunkTables(h: Hashes, maxDistance: number, plan: IndexPlan): ChunkTabl
   return tables;
 }
 
-export function indexedPairs(h: Hashes, maxDistance: number, plan: IndexPlan): Pairs {
+function* indexedPairs(h: Hashes, maxDistance: number, plan: IndexPlan, sink: PairSink): Generator<void, void> {
   const n = h.hi.length;
   const { hi, lo } = h;
   const tables = chunkTables(h, maxDistance, plan);
-  const pairs: Pairs = { a: [], b: [], distance: [] };
   // One part at a time, so that its tables stay in cache. A close pair reached through several parts is kept only
   // at the first part that reaches it.
   for (let c = 0; c < tables.length; c++) {
@@ -231,14 +398,12 @@ export function indexedPairs(h: Hashes, maxDistance: number, plan: IndexPlan): P
           if (j <= i) break;
           const d = popcount32(hiI ^ memberHi[t]!) + popcount32(loI ^ memberLo[t]!);
           if (d > maxDistance || reachedEarlier(tables, c, i, j)) continue;
-          pairs.a.push(i);
-          pairs.b.push(j);
-          pairs.distance.push(d);
+          sink(i, j, d);
         }
       }
+      if (i % ROWS_PER_STEP === ROWS_PER_STEP - 1) yield;
     }
   }
-  return pairs;
 }
 
 /** Whether a part before `c` already reached the pair: their keys there within that part's radius. */
@@ -254,7 +419,7 @@ function reachedEarlier(tables: ChunkTable[], c: number, i: number, j: number): 
  * Connected components of the pairs, each with the largest link of its minimum spanning tree (Kruskal: pairs
  * joined in order of distance, so the last join of a component is its bottleneck).
  */
-function linkGroups(fprints: string[], pairs: Pairs): SimilarGroup[] {
+function linkGroups(fprints: string[], pairs: KeptPairs): SimilarGroup[] {
   const n = fprints.length;
   const parent = new Int32Array(n);
   for (let i = 0; i < n; i++) parent[i] = i;
@@ -266,16 +431,18 @@ function linkGroups(fprints: string[], pairs: Pairs): SimilarGroup[] {
     }
     return x;
   };
-  const byDistance = Array.from({ length: 65 }, () => [] as number[]);
-  pairs.distance.forEach((d, p) => byDistance[d]!.push(p));
-  for (let d = 0; d < byDistance.length; d++) {
-    for (const p of byDistance[d]!) {
-      const x = root(pairs.a[p]!);
-      const y = root(pairs.b[p]!);
-      if (x === y) continue;
-      parent[Math.max(x, y)] = Math.min(x, y);
-      linkedAt[Math.min(x, y)] = d;
-    }
+  // The pairs in order of distance (a counting sort: distances are 0–64).
+  const count = new Int32Array(66);
+  for (let p = 0; p < pairs.distance.length; p++) count[pairs.distance[p]! + 1]!++;
+  for (let d = 1; d < count.length; d++) count[d]! += count[d - 1]!;
+  const byDistance = new Int32Array(pairs.distance.length);
+  for (let p = 0; p < pairs.distance.length; p++) byDistance[count[pairs.distance[p]!]!++] = p;
+  for (const p of byDistance) {
+    const x = root(pairs.a[p]!);
+    const y = root(pairs.b[p]!);
+    if (x === y) continue;
+    parent[Math.max(x, y)] = Math.min(x, y);
+    linkedAt[Math.min(x, y)] = pairs.distance[p]!;
   }
   // Only images with a pair can be in a group; a root is its component's lowest index, so visiting images in order
   // makes groups in the order of their first image.

@@ -40,9 +40,10 @@ function batchExpression(q: BatchQuery): ExpressionBuilder {
  * 1: a batch's results, by fingerprint. The key condition leaves out the summary item (#BATCH sorts first). Reads what
  * a listing shows, unless told other attributes (the export adds the duplicates' names).
  */
-export function batchResultsRequest(q: BatchQuery, projection: readonly string[] = IN_PROGRESS_LISTING_ATTRIBUTES): QueryPlan {
+export function batchResultsRequest(q: BatchQuery & BatchImagesFilter, projection: readonly string[] = IN_PROGRESS_LISTING_ATTRIBUTES): QueryPlan {
   const e = batchExpression(q);
   e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
+  addBatchFilters(e, q);
   return e.build({ pattern: 'batch-results', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection });
 }
 
@@ -70,17 +71,19 @@ function statusCondition(e: ExpressionBuilder, status: ImageStatus, range: TimeR
 }
 
 /** 2: a batch by status (and optionally a time range), LSI batch-status. */
-export function batchByStatusRequest(q: BatchQuery & { status: ImageStatus } & TimeRange): QueryPlan {
+export function batchByStatusRequest(q: BatchQuery & BatchImagesFilter & { status: ImageStatus }): QueryPlan {
   const e = batchExpression(q);
   e.keyCondition(statusCondition(e, q.status, q));
+  addBatchFilters(e, q);
   return e.build({ pattern: 'batch-status', tableName: q.tableName, index: INDEX.batchStatus, keyAttributes: lsiKey('status_ts'), nowS: q.nowS });
 }
 
 /** 7: a batch in a time range, LSI batch-time. */
-export function batchTimeRangeRequest(q: BatchQuery & TimeRange): QueryPlan {
+export function batchTimeRangeRequest(q: BatchQuery & BatchImagesFilter): QueryPlan {
   const e = batchExpression(q);
   const range = e.range('upload_ts', q);
   if (range) e.keyCondition(range);
+  addBatchFilters(e, q);
   return e.build({ pattern: 'batch-time', tableName: q.tableName, index: INDEX.batchTime, keyAttributes: lsiKey('upload_ts'), nowS: q.nowS });
 }
 
@@ -94,22 +97,39 @@ export function batchLogsRequest(q: BatchQuery & TimeRange): QueryPlan {
 
 export interface BatchImagesFilter extends TimeRange {
   status?: (typeof BATCH_IMAGE_STATUSES)[number];
+  /** true: cats; false: classified non-cats. A filter on whichever pattern the rest chose. */
+  cat?: boolean;
+  /** The name the image was uploaded as, or that of one of its duplicates (the first LIMITS.dupFiles kept). */
+  fileName?: string;
+}
+
+/** The filters of a batch listing that no key condition serves: cat and fileName, on any of its patterns. */
+function addBatchFilters(e: ExpressionBuilder, f: BatchImagesFilter): void {
+  if (f.cat !== undefined) e.filter(`${e.name('rek_iscat')} = ${e.value(':cat', f.cat)}`);
+  if (f.fileName !== undefined) {
+    const name = e.value(':fileName', f.fileName);
+    e.filter(`(${e.name('file_name')} = ${name} OR contains(${e.name('dup_files')}, ${name}))`);
+  }
 }
 
 /**
  * 1 filtered: images still being classified. They get their status and time index keys only with their result, so
  * the batch's own partition is read, and the time range applies to when they were received.
  */
-export function batchInProgressRequest(q: BatchQuery & TimeRange): QueryPlan {
+export function batchInProgressRequest(q: BatchQuery & BatchImagesFilter): QueryPlan {
   const e = batchExpression(q);
   e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
   e.filter(`${e.name('op_status')} = ${e.value(':status', 'processing')}`);
   const range = e.range('received_ts', q);
   if (range) e.filter(range);
+  addBatchFilters(e, q);
   return e.build({ pattern: 'batch-in-progress', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection: IN_PROGRESS_LISTING_ATTRIBUTES });
 }
 
-/** GET /v1/batches/{id}/images: processing → 1 filtered, another status → 2, a time range alone → 7, nothing → 1. */
+/**
+ * GET /v1/batches/{id}/images: processing → 1 filtered, another status → 2, a time range alone → 7, nothing → 1; cat and
+ * fileName filter whichever was chosen.
+ */
 export function batchImagesRequest(q: BatchQuery & BatchImagesFilter): QueryPlan {
   if (q.status === 'processing') return batchInProgressRequest(q);
   if (q.status) return batchByStatusRequest({ ...q, status: q.status });
@@ -242,6 +262,23 @@ export function batchGetRequests(tableName: string, clientId: string, batchId: s
 /** BatchGetItem of whole batch summaries, by their keys (a page of client-batches). */
 export function batchSummariesRequest(tableName: string, keys: readonly { batch_id: string; img_fprint: string }[]): BatchGetCommandInput {
   return { RequestItems: { [tableName]: { Keys: keys.map((k) => ({ batch_id: k.batch_id, img_fprint: k.img_fprint })) } } };
+}
+
+/**
+ * BatchGetItem of batch summaries by partition (at most 100), projected to what decides whether a batch is visible
+ * (isVisibleBatch: its expiry and the erasure mark), strongly consistent.
+ */
+export function batchVisibilityRequest(tableName: string, partitions: readonly string[]): BatchGetCommandInput {
+  return {
+    RequestItems: {
+      [tableName]: {
+        Keys: partitions.map((p) => ({ batch_id: p, img_fprint: BATCH_SK })),
+        ProjectionExpression: '#partition, #sortKey, #ttl, #deleting',
+        ExpressionAttributeNames: { '#partition': 'batch_id', '#sortKey': 'img_fprint', '#ttl': 'ttl', '#deleting': 'deleting' },
+        ConsistentRead: true,
+      },
+    },
+  };
 }
 
 /** Records of one fingerprint a reuse lookup reads at most: one per batch of the client that holds the same pixels. */

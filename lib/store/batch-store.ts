@@ -311,11 +311,13 @@ export class BatchStore {
         const flipped = await Promise.all(flips.slice(i, i + RECLASSIFY_PARALLEL).map((image) => this.flipCat({ ...image, clientId, batchId }, image.isCat !== true)));
         moved += flipped.reduce((n, f) => n + f, 0);
       }
-      // Its condition fails only for a batch being erased or expired meanwhile: nothing is left to count for.
-      if (moved !== 0) await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved }, this.now()));
+      // Its condition fails only for a batch being erased or expired meanwhile: it is gone, nothing is left to count
+      // for, and no later page is read.
+      if (moved !== 0 && !(await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved }, this.now())))) return { outcome: 'missing' };
       after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
     } while (after !== undefined && this.now() < opts.deadline);
-    const batch = (await this.getBatch(clientId, batchId))!;
+    const batch = await this.getBatch(clientId, batchId);
+    if (!this.isLive(batch)) return { outcome: 'missing' };
     return { outcome: 'reclassified', batch, ...(after !== undefined ? { after } : {}) };
   }
 

@@ -24,6 +24,7 @@ import {
   batchWithResultsRequest,
   batchSummariesRequest,
   batchSummaryRequest,
+  batchVisibilityRequest,
   clientBatchesRequest,
   clientImagesRequest,
   imageRequest,
@@ -103,10 +104,13 @@ const MAX_ROUND_LIMIT = 1000;
  * the end. The next cursor resumes after the page's last item: a page with a cursor is never followed by an empty one.
  * A cursor issued for another plan throws CursorError.
  */
-export async function runQuery<T extends object>(ctx: StoreContext, plan: QueryPlan, page: PageRequest): Promise<Page<T>> {
+export async function runQuery<T extends object>(ctx: StoreContext, plan: QueryPlan, page: PageRequest, keep?: KeepFilter<T>): Promise<Page<T>> {
   const startKey = page.cursor === undefined ? undefined : ctx.cursors.decode(page.cursor, plan.scope);
-  return fillPage<T>(ctx, plan, page.limit, { items: [], startKey, ended: false });
+  return fillPage<T>(ctx, plan, page.limit, { items: [], startKey, ended: false }, keep);
 }
+
+/** What a read keeps of each Query round's items, beyond the Query's own filter (one that needs other items read). */
+type KeepFilter<T> = (items: T[]) => Promise<T[]>;
 
 /** What the Query rounds so far read: their items, and where the next round starts (ended: nothing is left). */
 interface Read<T> {
@@ -115,7 +119,7 @@ interface Read<T> {
   ended: boolean;
 }
 
-async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, limit: number, read: Read<T>): Promise<Page<T>> {
+async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, limit: number, read: Read<T>, keep?: KeepFilter<T>): Promise<Page<T>> {
   const want = limit + 1;
   const items = [...read.items];
   let { startKey } = read;
@@ -123,7 +127,8 @@ async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, li
   let roundLimit = want;
   while (items.length < want && !ended) {
     const out = await ctx.ddb.send(new QueryCommand(pageRequest(plan, roundLimit, startKey))).catch(translate);
-    items.push(...((out.Items ?? []) as T[]));
+    const round = (out.Items ?? []) as T[];
+    items.push(...(keep ? await keep(round) : round));
     startKey = out.LastEvaluatedKey as StartKey | undefined;
     ended = !startKey;
     // Fewer matches than evaluated: widen the next round rather than creep through the filter.
@@ -155,7 +160,7 @@ export async function queryVisibleBatchImages(
   filter: BatchImagesFilter,
   page: PageRequest,
 ): Promise<Page<Image> | undefined> {
-  const unfiltered = filter.status === undefined && filter.from === undefined && filter.to === undefined;
+  const unfiltered = Object.values(filter).every((value) => value === undefined);
   if (!unfiltered || page.cursor !== undefined) {
     if (!(await getBatch(ctx, clientId, batchId))) return undefined;
     return queryBatchImages(ctx, clientId, batchId, filter, page);
@@ -175,9 +180,33 @@ export async function queryVisibleBatchImages(
 export const queryBatchLogs = async (ctx: StoreContext, clientId: string, batchId: string, range: TimeRange, page: PageRequest) =>
   images(await runQuery(ctx, batchLogsRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...range }), page));
 
-/** 3, 5b, 8 or 9 as the filter asks. */
-export const queryClientImages = async (ctx: StoreContext, clientId: string, filter: ClientImagesFilter, page: PageRequest) =>
-  images(await runQuery(ctx, clientImagesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter }), page));
+/**
+ * 3, 5b, 8 or 9 as the filter asks, leaving out the images of batches that are gone for their client: being erased
+ * (the erasure deletes images for a while after the mark, and the client indexes know nothing of it) or expired.
+ */
+export async function queryClientImages(ctx: StoreContext, clientId: string, filter: ClientImagesFilter, page: PageRequest): Promise<Page<Image>> {
+  const plan = clientImagesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter });
+  return images(await runQuery<ImageItem>(ctx, plan, page, visibleBatchesFilter(ctx)));
+}
+
+/**
+ * Keeps the items whose batch is visible (isVisibleBatch): the summaries of each round's batches not seen yet, read with
+ * one BatchGetItem (a page of 100 images spans at most 100 batches), strongly consistent so that a batch marked a moment
+ * ago is already gone. Answers are kept for the rest of the one read.
+ */
+function visibleBatchesFilter(ctx: StoreContext): KeepFilter<ImageItem> {
+  const visible = new Map<string, boolean>();
+  const nowS = storeNowS(ctx);
+  return async (items) => {
+    const unknown = [...new Set(items.map((i) => i.batch_id))].filter((b) => !visible.has(b));
+    if (unknown.length > 0) {
+      for (const b of unknown) visible.set(b, false);
+      const found = await batchGetAll<BatchItem>(ctx, batchVisibilityRequest(ctx.tableName, unknown).RequestItems);
+      for (const item of found) visible.set(item.batch_id, isVisibleBatch(toBatch(item), nowS));
+    }
+    return items.filter((i) => visible.get(i.batch_id) === true);
+  };
+}
 
 /** A client's batches, newest first: a page of the client-batches index, then the summaries themselves. */
 export async function queryClientBatches(ctx: StoreContext, clientId: string, filter: ClientBatchesFilter, page: PageRequest): Promise<Page<Batch>> {

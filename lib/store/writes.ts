@@ -510,6 +510,7 @@ export function thresholdRequest(table: string, clientId: string, batchId: strin
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: 'SET #catMinConfidence = :threshold',
+    // Done, and live (not being erased, not expired): an erasing batch is gone for its client (docs/design.md §6).
     ConditionExpression: `${live.condition} AND attribute_exists(#doneAt)`,
     ExpressionAttributeNames: batchNames(...live.names, 'catMinConfidence', 'doneAt'),
     ExpressionAttributeValues: { ...live.values, ':threshold': catMinConfidence },

@@ -10,8 +10,15 @@ import {
   logListSchema,
   type Image,
 } from '../../lib/api/schemas';
-import { stackEnv, uniqueId } from '../helpers';
-import { DAY_S, call, fprints, newClient, readAllPages, seedBatch, type TestClient } from '../helpers/api';
+import { DeleteCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchStore } from '../../lib/store/batch-store';
+import { markDeletingRequest } from '../../lib/store/writes';
+import { cursorCodec } from '../../lib/store/cursor';
+import { queryBatchImages, type StoreContext } from '../../lib/store/reader';
+import { batchKey } from '../../lib/store/schema';
+import { aws, stackEnv, uniqueId } from '../helpers';
+import { DAY_S, call, fprints, imageItem, newClient, readAllPages, seedBatch, writeItems, type SeedImage, type TestClient } from '../helpers/api';
+import type { BatchItem } from '../../lib/store/schema';
 import { routeTargets } from '../../lib/api/routes';
 
 const T0 = Date.UTC(2024, 2, 1);
@@ -19,6 +26,7 @@ const at = (minute: number) => T0 + minute * 60_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 const nowS = () => Math.floor(Date.now() / 1000);
 const fp = (items: { fprint: string }[]) => items.map((i) => i.fprint);
+const storeContext = (): StoreContext => ({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), cursors: cursorCodec(stackEnv('CURSOR_SECRET')) });
 
 let owner: TestClient;
 let stranger: TestClient;
@@ -177,6 +185,116 @@ describe('GET /v1/batches/{batchId}/images', () => {
     const res = await call('GET', `/v1/batches/${batch}/images`, { key: owner.key, query: { from: at(5) / 1000 } });
 
     expect(fp(res.body.items)).toEqual(['a5', 'a6']);
+  });
+});
+
+describe('GET /v1/batches/{batchId}/images: cat and fileName (docs/api.md)', () => {
+  const list = async (query: Record<string, string | number | boolean | undefined>) => {
+    const res = await call('GET', `/v1/batches/${batch}/images`, { key: owner.key, query });
+    if (res.status !== 200) throw new Error(`answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return fp(res.body.items);
+  };
+
+  it('lists the cats with cat=true and the classified non-cats with cat=false', async () => {
+    expect(await list({ cat: true })).toEqual(['a0', 'a1']);
+    expect(await list({ cat: false })).toEqual(['a3', 'a6']);
+  });
+
+  it('finds an image by the name it was uploaded as, or by the name of a duplicate upload of it', async () => {
+    expect(await list({ fileName: 'tabby.jpg' })).toEqual(['a0']);
+    expect(await list({ fileName: 'copy-of-a6.jpg' })).toEqual(['a6']);
+    expect(await list({ fileName: 'TABBY.jpg' })).toEqual([]);
+  });
+
+  it('combines them with status, time and each other, and pages the filtered listing without short pages', async () => {
+    expect(await list({ cat: true, status: 'success', from: iso(at(1)) })).toEqual(['a1']);
+    expect(await list({ cat: false, fileName: 'tabby.jpg' })).toEqual([]);
+    expect(await list({ fileName: 'a2.jpg', status: 'fail' })).toEqual(['a2']);
+    const { items, pageSizes } = await readAllPages<Image>(`/v1/batches/${batch}/images`, owner.key, { cat: true, limit: 1 });
+    expect([fp(items), pageSizes]).toEqual([['a0', 'a1'], [1, 1]]);
+  });
+
+  it('answers 400 naming the parameter for a cat that is not true or false, and for an empty fileName', async () => {
+    const answers = await Promise.all([
+      call('GET', `/v1/batches/${batch}/images`, { key: owner.key, query: { cat: 'yes' } }),
+      call('GET', `/v1/batches/${batch}/images`, { key: owner.key, query: { fileName: '' } }),
+    ]);
+
+    expect(answers.map((a) => [a.status, a.body.error.code, a.body.error.message.split(':')[0]])).toEqual([
+      [400, 'invalid_parameter', 'cat'],
+      [400, 'invalid_parameter', 'fileName'],
+    ]);
+  });
+});
+
+describe('a batch being erased (its summary marked, the erasure still running)', () => {
+  let who: TestClient;
+  let kept: string;
+  let erasing: string;
+  beforeAll(async () => {
+    who = await newClient('erasing');
+    // Interleaved upload times, so the erasing batch's images fall between the kept batch's in every client index.
+    kept = await seedBatch(who.clientId, [0, 2, 4].map((m) => ({ fprint: `k${m}`, uploadTs: at(m), isCat: true })), { done_ts: Date.now(), closed: true });
+    erasing = await seedCats([1, 3, 5].map((m) => ({ fprint: `e${m}`, uploadTs: at(m), isCat: true })), { deleting: true });
+  });
+
+  /** A done batch of cats found at 90 %, so that any threshold above 90 flips every one. */
+  async function seedCats(images: SeedImage[], summary: Partial<BatchItem> = {}): Promise<string> {
+    const name = await seedBatch(who.clientId, [], { done_ts: Date.now(), closed: true, n_total: images.length, n_success: images.length, n_cats: images.length, ...summary });
+    await writeItems(images.map((image) => ({ ...imageItem(who.clientId, name, image), cat_conf: 90 })));
+    return name;
+  }
+
+  it('is left out of GET /v1/images under every index, pages still full, the other batch listed whole', async () => {
+    const byTime = await readAllPages<Image>('/v1/images', who.key, { limit: 2 });
+    const cats = await readAllPages<Image>('/v1/images', who.key, { cat: true, limit: 2 });
+    const byStatus = await readAllPages<Image>('/v1/images', who.key, { status: 'success' });
+    const byFprint = await call('GET', '/v1/images', { key: who.key, query: { fprint: 'e1' } });
+
+    expect([fp(byTime.items), byTime.pageSizes]).toEqual([['k0', 'k2', 'k4'], [2, 1]]);
+    expect(fp(cats.items)).toEqual(['k0', 'k2', 'k4']);
+    expect(fp(byStatus.items)).toEqual(['k0', 'k2', 'k4']);
+    expect([byFprint.status, byFprint.body]).toEqual([200, { items: [] }]);
+  });
+
+  it('answers 404 to :reclassify and flips no flag', async () => {
+    const res = await call('POST', `/v1/batches/${erasing}:reclassify`, { key: who.key, body: { catMinConfidence: 100 } });
+    const keptAnswer = await call('POST', `/v1/batches/${kept}:reclassify`, { key: who.key, body: { catMinConfidence: 0 } });
+
+    expect([res.status, res.body.error?.code]).toEqual([404, 'not_found']);
+    expect(keptAnswer.status).toBe(200);
+    // Read under the store, past the API's 404: the erasing batch's images kept their flags.
+    const stored = await queryBatchImages(storeContext(), who.clientId, erasing, {}, { limit: 10 });
+    expect(stored.items.map((i) => [i.fprint, i.isCat])).toEqual([['e1', true], ['e3', true], ['e5', true]]);
+  });
+
+  it.each([
+    ['marked for erasure', (name: string) => new UpdateCommand(markDeletingRequest(stackEnv('TABLE_NAME'), who.clientId, name))],
+    ['erased to its last step (summary deleted)', (name: string) => new DeleteCommand({ TableName: stackEnv('TABLE_NAME'), Key: batchKey(who.clientId, name) })],
+  ])('ends a :reclassify run as missing when the batch is %s between two of its pages (the race, injected before the second page)', async (_, erase) => {
+    const name = await seedCats(fprints(6, 'r').map((fprint, i) => ({ fprint, uploadTs: at(i), isCat: true })));
+    const real = aws().ddb;
+    let pages = 0;
+    const racing = {
+      send: async (command: unknown) => {
+        if (command instanceof QueryCommand && ++pages === 2) await real.send(erase(name) as never);
+        return real.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const store = new BatchStore({ ddb: racing, tableName: stackEnv('TABLE_NAME'), transactions: false });
+
+    const out = await store.reclassify(who.clientId, name, 100, { deadline: Date.now() + 60_000, pageSize: 2 });
+
+    expect(out).toEqual({ outcome: 'missing' });
+    expect(pages).toBe(2);
+  });
+
+  it('answers 404 to :reclassify once its summary is gone and only items are left', async () => {
+    await aws().ddb.send(new DeleteCommand({ TableName: stackEnv('TABLE_NAME'), Key: batchKey(who.clientId, erasing) }));
+
+    const res = await call('POST', `/v1/batches/${erasing}:reclassify`, { key: who.key, body: { catMinConfidence: 100 } });
+
+    expect([res.status, res.body.error?.code]).toEqual([404, 'not_found']);
   });
 });
 

@@ -169,12 +169,12 @@ describe('icecat similar', () => {
     expect(run.stderr).toBe('batch still-open is open: these are the groups of the images recorded so far\n');
   });
 
-  it('refuses --max-distance 65 as a usage error (exit 1) without asking the API', async () => {
-    const run = await icecat(['similar', BATCH, '--max-distance', '65'], client.key);
+  it('refuses --max-distance 25 (past the API\'s 24) as a usage error (exit 1) without asking the API', async () => {
+    const run = await icecat(['similar', BATCH, '--max-distance', '25'], client.key);
 
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/--max-distance.*must be a whole number from 0 to 64/);
+    expect(run.stderr).toMatch(/--max-distance.*must be a whole number from 0 to 24/);
   });
 
   it("answers another client's batch with not found, exit 1", async () => {

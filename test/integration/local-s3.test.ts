@@ -15,6 +15,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-post';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -369,6 +370,85 @@ describe('conditional requests', () => {
   });
 });
 
+describe('requests without a valid signature', () => {
+  const KEY = 'signed-only/photo.jpg';
+  beforeAll(async () => {
+    await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: KEY, Body: 'private bytes' }));
+  });
+  /** An unsigned request, as any local process or a web page (no preflight for text/plain) can send. */
+  const anonymous = async (method: string, pathAndQuery: string, init: RequestInit = {}) => {
+    const res = await fetch(`${s3.url}/${s3.bucket}${pathAndQuery}`, { method, ...init });
+    const text = await res.text();
+    return { status: res.status, code: /<Code>([^<]*)<\/Code>/.exec(text)?.[1] };
+  };
+
+  it.each([
+    ['lists the bucket', 'GET', ''],
+    ['lists with ListObjectsV2', 'GET', '?list-type=2&prefix=signed-only/'],
+    ['reads an object', 'GET', `/${KEY}`],
+    ['heads an object', 'HEAD', `/${KEY}`],
+    ['writes an object', 'PUT', '/signed-only/planted.txt'],
+    ['deletes an object', 'DELETE', `/${KEY}`],
+    ['copies an object', 'PUT', '/signed-only/copy.jpg'],
+  ])('refuses an unsigned request that %s with 403 AccessDenied', async (_, method, pathAndQuery) => {
+    const init: RequestInit = method === 'PUT' ? { body: 'x', headers: { 'x-amz-copy-source': `/${s3.bucket}/${KEY}` } } : {};
+
+    const res = await anonymous(method, pathAndQuery, init);
+
+    expect(res.status).toBe(403);
+    if (method !== 'HEAD') expect(res.code).toBe('AccessDenied');
+  });
+
+  it('refuses the text/plain POST ?delete a web page can send without a preflight, and deletes nothing', async () => {
+    const body = `<Delete><Object><Key>${KEY}</Key></Object></Delete>`;
+
+    const res = await anonymous('POST', '?delete', { body, headers: { 'content-type': 'text/plain' } });
+
+    expect([res.status, res.code]).toEqual([403, 'AccessDenied']);
+    const kept = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: KEY }));
+    expect(await kept.Body?.transformToString()).toBe('private bytes');
+  });
+
+  it('refuses a request signed (SigV4) with the right access key and another secret with SignatureDoesNotMatch', async () => {
+    const forger = clientFor(s3.url, { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: 'not-the-secret' });
+
+    const errors = await Promise.all([
+      s3ErrorOf(forger.send(new GetObjectCommand({ Bucket: s3.bucket, Key: KEY }))),
+      s3ErrorOf(forger.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'signed-only/' }))),
+      s3ErrorOf(forger.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: KEY }))),
+    ]);
+    forger.destroy();
+
+    expect(errors.map((e) => [e.name, e.status])).toEqual(Array(3).fill(['SignatureDoesNotMatch', 403]));
+    expect((await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: KEY }))).ContentLength).toBe('private bytes'.length);
+  });
+
+  it('refuses a signed request whose signed parts were changed on the way (another key than signed)', async () => {
+    const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: s3.bucket, Key: KEY }), { expiresIn: 300 });
+    const other = url.replace('/photo.jpg?', '/other.jpg?');
+
+    const res = await fetch(other);
+
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain('<Code>SignatureDoesNotMatch</Code>');
+  });
+
+  it('serves a presigned GET URL, and refuses it once expired with AccessDenied', async () => {
+    const url = await getSignedUrl(client, new GetObjectCommand({ Bucket: s3.bucket, Key: KEY }), { expiresIn: 300 });
+    const expired = await getSignedUrl(client, new GetObjectCommand({ Bucket: s3.bucket, Key: KEY }), {
+      expiresIn: 1,
+      signingDate: new Date(Date.now() - 60_000),
+    });
+
+    const ok = await fetch(url);
+    const late = await fetch(expired);
+
+    expect([ok.status, await ok.text()]).toEqual([200, 'private bytes']);
+    expect(late.status).toBe(403);
+    expect(await late.text()).toMatch(/<Code>AccessDenied<\/Code>.*Request has expired/s);
+  });
+});
+
 describe('presigned POST forms', () => {
   const IMAGE = Buffer.from('not really a jpeg, but bytes of the declared size');
   const FILE: DeclaredFile = { name: 'holiday/cat 1.jpg', contentType: 'image/jpeg', size: IMAGE.length };
@@ -495,6 +575,23 @@ describe('presigned POST forms', () => {
 
     expect(res.status).toBe(403);
     expect(await res.text()).toContain('<Code>AccessDenied</Code>');
+  });
+
+  it('refuses a form that repeats a field (a second key after the signed one) with InvalidArgument, storing under neither', async () => {
+    const form = await formFor();
+    const otherKey = `${form.fields.key}.elsewhere.jpg`;
+    const data = new FormData();
+    for (const [name, value] of Object.entries(form.fields)) data.append(name, value);
+    data.append('key', otherKey);
+    data.append('file', new Blob([IMAGE], { type: 'image/jpeg' }), 'cat.jpg');
+
+    const res = await fetch(`${s3.url}/${s3.bucket}`, { method: 'POST', body: data });
+    const text = await res.text();
+
+    expect([res.status, /<Code>([^<]*)<\/Code>/.exec(text)?.[1], /<ArgumentName>([^<]*)</.exec(text)?.[1]]).toEqual([400, 'InvalidArgument', 'key']);
+    for (const key of [form.fields.key!, otherKey]) {
+      expect((await s3ErrorOf(client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key })))).status).toBe(404);
+    }
   });
 
   it('answers KeyTooLongError to a valid form whose key has a file name the local S3 cannot store', async () => {

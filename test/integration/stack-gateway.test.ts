@@ -1,5 +1,7 @@
 // The local HTTP API gateway: requests in as API Gateway HTTP API payload 2.0 events, structured results out.
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { apiFunctionSelector } from '../../local/api-functions';
 import { startHttpGateway, type HttpGateway } from '../../local/http-gateway';
 
@@ -121,7 +123,119 @@ describe('local HTTP API gateway', () => {
     const res = await fetch(`${gateway.url}/x`);
 
     expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({ message: 'Internal Server Error' });
+    expect(await res.json()).toEqual({ error: { code: 'internal_error', message: 'internal error' } });
+  });
+});
+
+describe('what the local gateway refuses itself, answered as the API answers errors (docs/design.md §3)', () => {
+  const MAX_BODY = 1024;
+  let gateway: HttpGateway;
+  let calls: number;
+
+  beforeAll(async () => {
+    gateway = await startHttpGateway({
+      host: '127.0.0.1',
+      port: 0,
+      maxBodyBytes: MAX_BODY,
+      log: () => undefined,
+      handler: async () => {
+        calls++;
+        return { statusCode: 200, body: '{}' };
+      },
+    });
+  });
+  afterAll(() => gateway.close());
+  beforeEach(() => {
+    calls = 0;
+  });
+
+  /** One request over its own connection, as raw as node:http sends it; the answer's status, headers and body. */
+  const raw = (opts: { headers?: Record<string, string>; body?: Buffer; chunked?: boolean }) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      const req = request(`${gateway.url}/v1/batches`, { method: 'POST', headers: opts.headers, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      if (opts.chunked && opts.body) {
+        // No Content-Length: the size is known only as the chunks arrive.
+        for (let i = 0; i < opts.body.length; i += 4096) req.write(opts.body.subarray(i, i + 4096));
+        req.end();
+      } else req.end(opts.body);
+    });
+
+  /**
+   * A client that sends its whole request before it reads a byte of the answer (as a slow uploader does): when the
+   * server drops the connection with the body unread, this client sees a reset, not the answer.
+   */
+  const sendAllThenRead = (body: Buffer, chunked: boolean) =>
+    new Promise<{ status: number; contentType: string | undefined; body: string }>((resolve, reject) => {
+      const socket = connect(gateway.port, '127.0.0.1');
+      let got = '';
+      socket.pause();
+      socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
+      socket.on('error', reject);
+      socket.on('end', () => {
+        const [head = '', text = ''] = got.split('\r\n\r\n');
+        const [statusLine = '', ...lines] = head.split('\r\n');
+        const header = (name: string) => lines.find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+        resolve({ status: Number(statusLine.split(' ')[1]), contentType: header('content-type'), body: header('transfer-encoding') ? unchunk(text) : text });
+      });
+      const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${body.length}`;
+      socket.write(`POST /v1/batches HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n${length}\r\n\r\n`);
+      let sent = 0;
+      const step = (): void => {
+        if (sent >= body.length) {
+          if (chunked) socket.write('0\r\n\r\n');
+          setTimeout(() => socket.resume(), 50);
+          return;
+        }
+        const part = body.subarray(sent, sent + 64 * 1024);
+        sent += part.length;
+        socket.write(chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]) : part, () => setTimeout(step, 1));
+      };
+      step();
+    });
+  const unchunk = (text: string): string => {
+    let out = '';
+    for (let rest = text; ; ) {
+      const eol = rest.indexOf('\r\n');
+      const size = parseInt(rest.slice(0, eol), 16);
+      if (!size) return out;
+      out += rest.slice(eol + 2, eol + 2 + size);
+      rest = rest.slice(eol + 4 + size);
+    }
+  };
+
+  it.each([
+    ['with a Content-Length', false],
+    ['chunked, without one', true],
+  ])('answers a body over the limit (%s) with 413 and an error body, to a client still sending, and calls no function', async (_, chunked) => {
+    const answer = await sendAllThenRead(Buffer.alloc(2 * 1024 * 1024, 0x20), chunked);
+
+    expect(answer.status).toBe(413);
+    expect(answer.contentType).toBe('application/json');
+    expect(JSON.parse(answer.body)).toEqual({ error: { code: 'body_too_large', message: `the request body is larger than ${MAX_BODY} bytes` } });
+    expect(calls).toBe(0);
+  });
+
+  it('answers headers over the server\'s limit with 431 and an error body', async () => {
+    const answer = await raw({ headers: { 'x-padding': 'p'.repeat(40 * 1024) } });
+
+    expect(answer.status).toBe(431);
+    expect(JSON.parse(answer.body)).toEqual({ error: { code: 'headers_too_large', message: 'the request headers are too large' } });
+    expect(calls).toBe(0);
+  });
+
+  it('keeps serving after each refusal', async () => {
+    await raw({ body: Buffer.alloc(4 * MAX_BODY) });
+
+    const ok = await fetch(`${gateway.url}/v1/batches`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+
+    expect([ok.status, calls]).toEqual([200, 1]);
   });
 });
 

@@ -1,5 +1,14 @@
 import { fingerprint } from '../../lib/ingest/fingerprint';
-import { closePairs, DEFAULT_MAX_DISTANCE, indexPlan, nearDuplicateGroups, type HashedImage } from '../../lib/similar/groups';
+import {
+  closePairs,
+  DEFAULT_MAX_DISTANCE,
+  indexPlan,
+  MAX_DISTANCE_LIMIT,
+  nearDuplicateGroups,
+  nearDuplicateGroupsAsync,
+  spanningPairs,
+  type HashedImage,
+} from '../../lib/similar/groups';
 import { hammingDistance, isFlatPhash, parsePhash } from '../../lib/similar/phash';
 import { flatImages, photoVariants, type StudyImage } from '../helpers/near-duplicates';
 
@@ -119,6 +128,77 @@ describe('nearDuplicateGroups', () => {
     expect(everyPair.a.length).toBeGreaterThan(0);
   });
 });
+
+describe('bounded work at any distance (many images all close to one another)', () => {
+  /** n hashes each a few bits from one photo's: every pair is within 16 bits, so n(n-1)/2 pairs are close. */
+  const oneScene = (n: number): string[] => {
+    const [base] = randomHashes(1, 7);
+    return Array.from({ length: n }, (_, i) => flip(base!, (i * 5) % 64, (i * 11 + 3) % 64, (i * 17 + 9) % 64, ((i >> 6) * 13 + 1) % 64));
+  };
+  const hashesOf = (list: string[]) => {
+    const parsed = list.map((h) => parsePhash(h)!);
+    return { hi: Uint32Array.from(parsed.map((p) => p.hi)), lo: Uint32Array.from(parsed.map((p) => p.lo)) };
+  };
+
+  it('keeps at most (maxDistance + 1)·(n − 1) of the close pairs it finds, however many there are', () => {
+    const scene = oneScene(1500);
+
+    const kept = spanningPairs(hashesOf(scene), MAX_DISTANCE_LIMIT);
+
+    // Close pairs met: each pair of distinct hashes (all within 8 bits), and one link per repeated hash.
+    expect(kept.found).toBeGreaterThan(10 * (MAX_DISTANCE_LIMIT + 1) * 1499);
+    expect(kept.a.length).toBeLessThanOrEqual((MAX_DISTANCE_LIMIT + 1) * 1499);
+  });
+
+  it('groups from the kept pairs exactly as from every close pair: the same groups, each with the same largest link', () => {
+    // Two scenes and spread-out photos, at several distances: Kruskal over every close pair is the reference.
+    // Some hashes repeat exactly (frames that hash alike): linked at 0 bits without being searched again.
+    const spread = randomHashes(300, 3);
+    const list = [...oneScene(300), ...spread, ...oneScene(200).map((h) => flip(h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)), ...spread.slice(0, 40)];
+    for (const maxDistance of [4, 10, 24]) {
+      const every = closePairs(hashesOf(list), maxDistance, true);
+      const reference = kruskal(list.length, every, list.map((_, i) => `f${i}`));
+
+      expect(nearDuplicateGroups(images(list), { maxDistance }).groups).toEqual(reference);
+    }
+  });
+
+  it('lets the event loop run while it groups (the async form the API calls)', async () => {
+    const list = randomHashes(1500, 11);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+
+    const grouped = await nearDuplicateGroupsAsync(images(list), { maxDistance: MAX_DISTANCE_LIMIT, sliceMs: 2 });
+
+    clearInterval(timer);
+    expect(grouped).toEqual(nearDuplicateGroups(images(list), { maxDistance: MAX_DISTANCE_LIMIT }));
+    expect(ticks).toBeGreaterThan(0);
+  });
+});
+
+/** Groups by Kruskal over the given pairs, in the shape nearDuplicateGroups answers (the reference). */
+function kruskal(n: number, pairs: { a: number[]; b: number[]; distance: number[] }, fprints: string[]) {
+  const parent = Array.from({ length: n }, (_, i) => i);
+  const linked = new Array<number>(n).fill(0);
+  const root = (x: number): number => (parent[x] === x ? x : (parent[x] = root(parent[x]!)));
+  const order = pairs.a.map((_, p) => p).sort((x, y) => pairs.distance[x]! - pairs.distance[y]!);
+  const paired = new Set<number>();
+  for (const p of order) {
+    paired.add(pairs.a[p]!).add(pairs.b[p]!);
+    const [x, y] = [root(pairs.a[p]!), root(pairs.b[p]!)];
+    if (x === y) continue;
+    parent[Math.max(x, y)] = Math.min(x, y);
+    linked[Math.min(x, y)] = pairs.distance[p]!;
+  }
+  const groups = new Map<number, { fprints: string[]; maxDistance: number }>();
+  for (let i = 0; i < n; i++) {
+    if (!paired.has(i)) continue;
+    const r = root(i);
+    if (!groups.has(r)) groups.set(r, { fprints: [], maxDistance: linked[r]! });
+    groups.get(r)!.fprints.push(fprints[i]!);
+  }
+  return [...groups.values()];
+}
 
 describe('near-duplicate groups of real photos (fixtures)', () => {
   const PHOTOS = ['chelsea.png', 'coffee.png', 'rocket.jpg', 'brick.png'];
