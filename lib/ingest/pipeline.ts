@@ -341,8 +341,8 @@ async function detectInClaim(
     deps.metrics.detectLabelsCall();
     const detection = await detectLabels(
       deps.rekognition,
-      { bucket: upload.bucket, key: upload.key, bytes: object.bytes.length, format: image.format, width: image.width, height: image.height },
-      () => object.bytes,
+      { bytes: object.bytes.length, format: image.format, width: image.width, height: image.height },
+      object.bytes,
       {
         minConfidence: config.minConfidence,
         maxLabels: config.maxLabels,

@@ -226,6 +226,17 @@ describe('an upload that succeeds', () => {
     expect(s3.commandCalls(DeleteObjectCommand)).toHaveLength(0);
   });
 
+  it('sends DetectLabels the bytes it read, never the key: a newer object under the key cannot lend the record its labels', async () => {
+    given();
+
+    await processUpload(deps(), event());
+
+    const sent = rekognition.commandCalls(DetectLabelsCommand).map((c) => c.args[0].input.Image);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.S3Object).toBeUndefined();
+    expect(Buffer.from(sent[0]?.Bytes ?? new Uint8Array()).equals(image)).toBe(true);
+  });
+
   it('leaves a newer object that replaced the upload between the copy and the delete', async () => {
     given();
     s3.on(DeleteObjectCommand).rejects(preconditionFailed());
