@@ -22,7 +22,7 @@ import { batchesOfKeys } from '../lib/ingest/s3-key';
 import { dataDirFromEnv, prepareDataDir } from './data-layout';
 import { BatchStore } from '../lib/store/batch-store';
 import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
-import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
+import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
 import { startHttpGateway, type HttpApiHandler, type HttpGateway } from './http-gateway';
 import { localS3Client, startLocalS3, type LocalS3 } from './s3';
@@ -104,7 +104,7 @@ const BRIDGE_DEFAULTS: Partial<LocalQueueOptions> = {
   batchSize: 10,
   batchWindowMs: 100,
   maxConcurrency: 2,
-  maxReceiveCount: 3,
+  maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
   retryBaseMs: 1000,
   retryMaxMs: 10_000,
   invocationTimeoutMs: 120_000,
@@ -239,6 +239,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       cursorSecret: process.env.CURSOR_SECRET || (await localSecret(path.join(dataDir, 'cursor-secret'))),
       callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
       claimLeaseSeconds: process.env.CLAIM_LEASE_SECONDS || undefined,
+      maxAttempts: process.env.INGEST_MAX_ATTEMPTS || undefined,
     });
     if (opts.applyEnv !== false) {
       for (const [name, value] of Object.entries(env)) {
