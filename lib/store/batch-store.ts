@@ -400,7 +400,11 @@ export class BatchStore {
 
   /** Takes back an attempt that ended without failing (handed back until another run's lease is over). */
   async endAttempt(upload: UploadRef): Promise<void> {
-    await this.conditionalUpdate(endAttemptRequest(this.table, upload));
+    try {
+      await this.ddb.send(new UpdateCommand(endAttemptRequest(this.table, upload)));
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+    }
   }
 
   /** Remembers the fingerprint an attempt found, for an attempt that gives up without decoding. */
