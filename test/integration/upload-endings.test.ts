@@ -5,15 +5,17 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { registerClient } from '../../lib/auth/register';
 import { loadConfig } from '../../lib/config';
+import { eraseBatch } from '../../lib/erase/erase-batch';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
 import { encodeS3EventKey } from '../../lib/reconcile/s3-event';
 import { BatchStore, type ClaimOutcome } from '../../lib/store/batch-store';
+import { uploadItemKey } from '../../lib/store/schema';
 import { takeBack } from '../../lib/store/take-back';
 import { newBatch, type Claim, type UploadRef } from '../../lib/store/writes';
 import { localDynamoClient } from '../../local/dynamodb';
@@ -144,6 +146,37 @@ describe('a duplicate past the 50 names kept', () => {
     expect((await store.getBatch(clientId, batchId))?.counts).toMatchObject({ total: 52, duplicate: 51, success: 1, pending: 0 });
     expect((await store.getImage(clientId, batchId, print.fprint))?.duplicates).toBe(51);
     expect(await keysUnder(`uploads/${clientId}/${batchId}/`)).toEqual([]);
+  });
+});
+
+describe('erasing a batch', () => {
+  it('removes its upload items (attempts, duplicate marks) with its records', async () => {
+    // Arrange: a batch whose upload left its item (its attempt counted, its fingerprint noted).
+    const clientId = await freshClient();
+    const batchId = uniqueId('erase-items');
+    const { batch } = await store.openBatch({ clientId, batchId, now: Date.now(), retentionDays: 30 });
+    const upload: UploadRef = { clientId, batchId, key: `uploads/${clientId}/${batchId}/a.png`, etag: 'e1', expiresAt: batch.expiresAt };
+    await store.startAttempt(upload);
+    await store.noteFingerprint(upload, 'f'.repeat(32));
+    const uploadItems = async () =>
+      (
+        await aws().ddb.send(
+          new QueryCommand({
+            TableName: stackEnv('TABLE_NAME'),
+            KeyConditionExpression: 'batch_id = :pk',
+            ExpressionAttributeValues: { ':pk': uploadItemKey(upload).batch_id },
+            ConsistentRead: true,
+          }),
+        )
+      ).Items ?? [];
+    expect(await uploadItems()).toHaveLength(1);
+
+    // Act
+    await store.markDeleting(clientId, batchId);
+    await eraseBatch(aws(), { clientId, batchId, bucket: stackEnv('BUCKET_NAME'), table: stackEnv('TABLE_NAME') });
+
+    // Assert
+    expect(await uploadItems()).toEqual([]);
   });
 });
 
