@@ -440,6 +440,28 @@ describe('rejections become one fail record, counted total and fail, and an obje
     expect(copies()).toEqual([]);
   });
 
+  it('when the batch was closed after this upload read it open: the claim\'s own transaction refuses it, BatchClosed', async () => {
+    // The upload reads the summary open; by the claim's transaction a close has made it done.
+    given();
+    let reads = 0;
+    ddb.on(GetCommand, { Key: batchKey('demo', 'b1') }).callsFake(() => ({
+      Item: toBatchItem(reads++ === 0 ? batch() : batch({ closed: true, closedAt: NOW, doneAt: NOW })),
+    }));
+    ddb.on(TransactWriteCommand).callsFake((input: { TransactItems: { Update?: UpdateCommandInput }[] }) => {
+      const counts = input.TransactItems[1]?.Update;
+      if (counts?.ExpressionAttributeValues?.[':pending'] === 1 && counts.ConditionExpression?.includes('#closed')) {
+        throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }] });
+      }
+      return {};
+    });
+
+    const result = await processUpload(deps(true), event());
+
+    expect(result).toMatchObject({ outcome: 'fail', errorCode: 'BatchClosed' });
+    expect(detectCalls()).toBe(0);
+    expect(ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems?.[0]?.Put?.Item?.err_code)).toContain('BatchClosed');
+  });
+
   it('when the batch is closed: BatchClosed, never claimed or classified', async () => {
     given({ summary: batch({ closed: true, closedAt: NOW - 10 }) });
 
