@@ -4,7 +4,7 @@
 // private stack whose bridge ingests nothing, so that it alone chooses the interleaving.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
-import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { registerClient } from '../../lib/auth/register';
@@ -21,7 +21,9 @@ import { newBatch, type Claim, type UploadRef } from '../../lib/store/writes';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { localS3Client } from '../../local/s3';
+import type { BatchHandler } from '../../local/queue';
 import type { Stack } from '../../local/stack';
+import { uploadsIn } from '../../functions/ingest/events';
 import { aws, deadLetters, detectCalls, stackEnv, startTestStack, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 
@@ -114,6 +116,78 @@ describe('an upload whose attempts never finish', () => {
     expect(await detectCalls()).toBe(detectBefore);
     expect(await keysUnder(`failed/${clientId}/${batchId}/`)).toEqual([`failed/${clientId}/${batchId}/huge.png`]);
     expect(await keysUnder(`uploads/${clientId}/${batchId}/`)).toEqual([]);
+  });
+});
+
+describe('an upload whose every run times out, through the dead letters and the sweep', () => {
+  let stack: Stack;
+  let s3: S3Client;
+  let private_: BatchStore;
+
+  beforeAll(async () => {
+    // Every read of an upload never returns, as a run the Lambda timeout stops: it never reaches a catch. The bridge
+    // counts an invocation past 1.5 s as failed, dead-letters after 3 receives; the test runs the sweep itself.
+    const limit = 3;
+    const ingest: { deps?: IngestDeps } = {};
+    const handler: BatchHandler = async (event) => {
+      const failed: { itemIdentifier: string }[] = [];
+      for (const record of event.Records) {
+        try {
+          for (const upload of uploadsIn(record)) await processUpload(ingest.deps as IngestDeps, upload);
+        } catch {
+          failed.push({ itemIdentifier: record.messageId });
+        }
+      }
+      return { batchItemFailures: failed };
+    };
+    stack = await startTestStack({
+      ingestHandler: handler,
+      reconcile: { intervalMs: 3_600_000, graceMs: 0 },
+      bridge: { maxReceiveCount: limit, invocationTimeoutMs: 1500, retryBaseMs: 100, retryMaxMs: 300, batchWindowMs: 10 },
+    });
+    s3 = localS3Client(stack.endpoints.s3);
+    const send = s3.send.bind(s3) as (command: unknown) => Promise<unknown>;
+    const hangingReads = new Proxy(s3, {
+      get: (target, name, receiver) =>
+        name === 'send' ? (command: unknown) => (command instanceof GetObjectCommand ? new Promise(() => undefined) : send(command)) : Reflect.get(target, name, receiver),
+    });
+    const ddb = DynamoDBDocumentClient.from(localDynamoClient(stack.endpoints.dynamodb), { marshallOptions: { removeUndefinedValues: true } });
+    const strict = stack.env.DDB_TRANSACTIONS === 'true';
+    private_ = new BatchStore({ ddb, tableName: LOCAL_NAMES.table, transactions: strict, takeBack: takeBack(ddb, LOCAL_NAMES.table) });
+    ingest.deps = {
+      s3: hangingReads,
+      rekognition: new RekognitionClient({ endpoint: 'http://127.0.0.1:9', region: LOCAL_NAMES.region, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+      store: private_,
+      config: { ...loadConfig(), tableName: LOCAL_NAMES.table, bucketName: stack.bucket, transactions: strict, maxAttempts: limit },
+      logger: new Logger({ serviceName: 'upload-endings', logLevel: 'SILENT' }),
+      metrics: silentMetrics,
+    };
+  }, 120_000);
+
+  afterAll(async () => {
+    s3?.destroy();
+    await stack?.stop();
+  });
+
+  it('ends as ProcessingFailed at the sweep\'s delivery after the dead letter, before reading it again', async () => {
+    // Arrange
+    const batchId = uniqueId('hung');
+    const key = `uploads/demo/${batchId}/huge.png`;
+
+    // Act: the upload's three receives all time out, then the sweep queues it again.
+    await s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: images[0], ContentType: 'image/png' }));
+    await waitFor(() => stack.bridge.deadLetters().some((d) => d.description.includes(batchId)), { timeoutMs: 30_000, what: 'the dead letter' });
+    const sweep = await stack.reconcile!.sweep();
+    await stack.whenIdle(30_000);
+
+    // Assert: one fail record, nothing pending, the object under failed/, the dead letter gone with its cause.
+    expect(sweep.queued).toEqual([key]);
+    expect((await private_.getBatch('demo', batchId))?.counts).toMatchObject({ total: 1, pending: 0, fail: 1 });
+    expect(await keysUnder(`failed/demo/${batchId}/`, s3, stack.bucket)).toEqual([`failed/demo/${batchId}/huge.png`]);
+    expect(await keysUnder(`uploads/demo/${batchId}/`, s3, stack.bucket)).toEqual([]);
+    expect(stack.bridge.deadLetters().filter((d) => d.description.includes(batchId))).toEqual([]);
+    // A later sweep has nothing left to queue.
+    expect((await stack.reconcile!.sweep()).queued).toEqual([]);
   });
 });
 
