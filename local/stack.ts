@@ -14,6 +14,7 @@ import { callbackQueueFromEnv } from '../lib/notify/wiring';
 import { callbackSweepLimits } from '../lib/reconcile/callbacks';
 import { callbackGraceSecondsFromEnv } from '../lib/reconcile/config';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
+import { forgiveInterruptedAttempts } from './interrupted-attempts';
 import { MetricTotals } from './metric-totals';
 import { withEmfListener } from '../lib/ingest/metrics';
 import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
@@ -253,6 +254,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
 
     ingest = opts.ingestHandler ?? (await loadIngestHandler());
+    await forgiveInterruptedAttempts(bridge.interruptedBodies(), dynamodb.url, dynamodb.table.name).catch((err: unknown) =>
+      log(`[stack] taking back the attempts of interrupted uploads failed: ${String(err)}`),
+    );
     bridge.resume();
     const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
     recountInterrupted(bridge, onStaleBatch, log);
