@@ -12,15 +12,15 @@ import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startStack } from '../local/stack';
 import { TaskPool } from '../lib/cli/pool';
-import { median, round } from './stats';
+import { headline as figure, isSmoke, median, pick, round, sized, type Headline } from './stats';
 
 const ROOT = join(__dirname, '..');
 const BIN = join(ROOT, 'bin', 'icecat.js');
-const FILES = 1_000;
+const FILES = sized(1_000, 40);
 const FILE_BYTES = 100 * 1024;
 const CONCURRENCY = 8;
-const ROUNDS = 3;
-const RSS_SIZES = [1_000, 10_000];
+const ROUNDS = sized(3, 1);
+const RSS_SIZES = sized([1_000, 10_000], [40, 80]);
 
 /** n files of ~100 KB (random bytes, so nothing compresses), in sub-folders of 100. */
 function makeFolder(parent: string, n: number): string {
@@ -102,7 +102,8 @@ export default async function run(): Promise<Record<string, unknown>> {
       return (performance.now() - started) / 1000;
     };
 
-    const withAwsCli = awsCliAvailable();
+    // A smoke run leaves the AWS CLI out: a comparison, and seconds of Python start-up each round.
+    const withAwsCli = !isSmoke() && awsCliAvailable();
     const awsConfig = join(work, 'aws-config');
     writeFileSync(awsConfig, `[default]\nregion = us-east-1\ns3 =\n  max_concurrent_requests = ${CONCURRENCY}\n`);
     // Asynchronously: the local S3 answers from this very process.
@@ -162,4 +163,15 @@ export default async function run(): Promise<Record<string, unknown>> {
     await stack.stop();
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+export function headline(r: Record<string, unknown>): Headline[] {
+  const rss = (pick(r, 'peak_rss') ?? []) as { files: number; peak_rss_mb: number }[];
+  const first = rss[0];
+  const last = rss[rss.length - 1];
+  return [
+    figure('CLI files/s ÷ SDK PutObject files/s', pick(r, 'cli_vs_sdk_files_per_s'), '>= 0.8'),
+    figure(`CLI peak RSS MB, ${last?.files ?? '?'} files`, last?.peak_rss_mb, '<= 150'),
+    figure(`peak RSS, ${last?.files ?? '?'} ÷ ${first?.files ?? '?'} files (flat)`, first && last ? round(last.peak_rss_mb / first.peak_rss_mb, 2) : undefined),
+  ];
 }

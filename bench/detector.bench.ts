@@ -5,12 +5,12 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { percentile as percentileOf, round } from './stats';
+import { headline as figure, percentile as percentileOf, pick, round, sized, type Headline } from './stats';
 
 const ROOT = path.join(__dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
-const RUNS_640 = 20;
-const RUNS_12MP = 8;
+const RUNS_640 = sized(20, 2);
+const RUNS_12MP = sized(8, 1);
 
 const percentile = (values: number[], p: number): number => round(percentileOf(values, p), 1);
 
@@ -110,6 +110,14 @@ export default async function run(): Promise<Record<string, unknown>> {
   const line = stdout.trim().split('\n').pop() ?? '';
   if (code !== 0 || !line.startsWith('{')) throw new Error(`detector bench child failed (${code}): ${stderr.slice(-2000)}`);
   return JSON.parse(line) as Record<string, unknown>;
+}
+
+export function headline(r: Record<string, unknown>): Headline[] {
+  return [
+    figure('latency at 640 px, median ms (one worker)', pick(r, 'latency640MedianMs')),
+    figure('model load ms', pick(r, 'modelLoadMs')),
+    figure('peak RSS MB', pick(r, 'peakRssMb')),
+  ];
 }
 
 if (require.main === module) {

@@ -1,54 +1,170 @@
 // `npm run bench [name ...]`: runs each bench/<name>.bench.ts in its own process (so memory and cold-start numbers
 // are its own) and writes bench/results/<name>.json plus bench/results/summary.md.
+//
+// What a bench is (every bench/<name>.bench.ts follows this):
+// - `export default async function (): Promise<Record<string, unknown>>` measures and returns its results (JSON). It
+//   throws when what it measured went wrong (an upload not recorded, counts off, a server that did not start): that
+//   is a failed bench. It never throws because a goal is missed: a missed goal is a result.
+// - `export function headline(results): Headline[]` names its headline figures beside their goals (`headline()` in
+//   bench/stats.ts: '<= 1.10', '>= 0.8', or '—' for a figure without a goal). It reads only the results object, so
+//   summary.md tabulates a result written before the figure was added (missing fields give an empty value).
+// - Smoke mode: `npm run bench -- --smoke [name ...]` (or BENCH_SMOKE=1) runs every bench at tiny sizes, seconds
+//   each: a bench reads `isSmoke()` or `sized(full, smoke)` from bench/stats.ts for each of its sizes (files, rounds,
+//   seconds, table sizes...), and still runs every path it runs at full size. It is what CI runs (.ci/run), so that a
+//   bench that no longer works fails there. A smoke run's results go to a temporary folder, never to bench/results/
+//   (whose files stay the last full-size runs), and no goal is checked. `--report FILE` writes
+//   `{benches: [{name, ok, seconds}]}` to FILE for .ci/run's count.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, writeFileSync, readFileSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Headline } from './stats';
 
 const dir = __dirname;
-const resultsDir = join(dir, 'results');
+const RESULTS_DIR = join(dir, 'results');
+/** A smoke bench that runs longer than this has hung: it is killed and counted failed. */
+const SMOKE_TIMEOUT_MS = 180_000;
 
-async function runOne(name: string): Promise<void> {
-  const mod = (await import(join(dir, `${name}.bench.ts`))) as { default: () => Promise<Record<string, unknown>> };
+interface BenchModule {
+  default: () => Promise<Record<string, unknown>>;
+  headline?: (results: Record<string, unknown>) => Headline[];
+}
+
+interface BenchRecord {
+  bench: string;
+  at: string;
+  seconds: number;
+  smoke?: boolean;
+  headline?: Headline[];
+  results: Record<string, unknown>;
+}
+
+const load = async (name: string): Promise<BenchModule> => (await import(join(dir, `${name}.bench.ts`))) as BenchModule;
+
+async function runOne(name: string, resultsDir: string): Promise<void> {
+  const mod = await load(name);
+  const smoke = process.env.BENCH_SMOKE === '1';
   const started = Date.now();
   const results = await mod.default();
-  const record = { bench: name, at: new Date(started).toISOString(), seconds: (Date.now() - started) / 1000, results };
+  const record: BenchRecord = {
+    bench: name,
+    at: new Date(started).toISOString(),
+    seconds: (Date.now() - started) / 1000,
+    ...(smoke ? { smoke: true } : {}),
+    // A smoke run checks no goal: its figures come from tiny sizes.
+    headline: (mod.headline?.(results) ?? []).map((h) => (smoke ? { ...h, met: null } : h)),
+    results,
+  };
   writeFileSync(join(resultsDir, `${name}.json`), `${JSON.stringify(record, null, 2)}\n`);
   console.log(JSON.stringify(record, null, 2));
 }
 
-function main(): void {
-  mkdirSync(resultsDir, { recursive: true });
-  const all = readdirSync(dir).filter((f) => f.endsWith('.bench.ts')).map((f) => f.replace(/\.bench\.ts$/, ''));
-  const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-  const names = wanted.length ? wanted : all;
-  const failed: string[] = [];
-  for (const name of names) {
-    if (!all.includes(name)) throw new Error(`no bench named ${name}; have: ${all.join(', ')}`);
-    console.log(`\n=== bench ${name}`);
-    const child = spawnSync(process.execPath, [...process.execArgv, __filename, '--one', name], { stdio: 'inherit' });
-    if (child.status !== 0) failed.push(name);
+function parseArgs(argv: string[]): { names: string[]; smoke: boolean; report?: string } {
+  const names: string[] = [];
+  let smoke = process.env.BENCH_SMOKE === '1';
+  let report: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--smoke') smoke = true;
+    else if (a === '--report') report = argv[++i];
+    else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
+    else names.push(a);
   }
-  writeSummary(all);
+  return { names, smoke, report };
+}
+
+async function main(): Promise<void> {
+  const all = readdirSync(dir).filter((f) => f.endsWith('.bench.ts')).map((f) => f.replace(/\.bench\.ts$/, '')).sort();
+  const args = parseArgs(process.argv.slice(2));
+  for (const name of args.names) if (!all.includes(name)) throw new Error(`no bench named ${name}; have: ${all.join(', ')}`);
+  const names = args.names.length ? args.names : all;
+  const resultsDir = args.smoke ? mkdtempSync(join(tmpdir(), 'icecat-bench-smoke-')) : RESULTS_DIR;
+  mkdirSync(resultsDir, { recursive: true });
+  const env = { ...process.env, BENCH_SMOKE: args.smoke ? '1' : '0', BENCH_RESULTS_DIR: resultsDir };
+  const outcomes: { name: string; ok: boolean; seconds: number }[] = [];
+  for (const name of names) {
+    console.log(`\n=== bench ${name}${args.smoke ? ' (smoke)' : ''}`);
+    const started = Date.now();
+    const child = spawnSync(process.execPath, [...process.execArgv, __filename, '--one', name], {
+      stdio: 'inherit',
+      env,
+      ...(args.smoke ? { timeout: SMOKE_TIMEOUT_MS, killSignal: 'SIGKILL' as const } : {}),
+    });
+    const seconds = (Date.now() - started) / 1000;
+    if (child.error) console.error(`bench ${name}: ${child.error.message}`);
+    outcomes.push({ name, ok: child.status === 0, seconds });
+  }
+  if (args.smoke) {
+    console.log(`\nsmoke results (tiny sizes, goals not checked; not kept in bench/results): ${resultsDir}`);
+    console.log(headlineTable(await headlines(names, resultsDir, false)).join('\n'));
+  } else {
+    await writeSummary(all);
+  }
+  for (const o of outcomes) console.log(`bench ${o.name}: ${o.ok ? 'ok' : 'FAILED'} (${o.seconds.toFixed(1)} s)`);
+  if (args.report) writeFileSync(args.report, `${JSON.stringify({ smoke: args.smoke, benches: outcomes }, null, 2)}\n`);
+  const failed = outcomes.filter((o) => !o.ok).map((o) => o.name);
   if (failed.length) {
     console.error(`benches failed: ${failed.join(', ')}`);
     process.exit(1);
   }
 }
 
-function writeSummary(names: string[]): void {
-  const lines = ['# Benchmark results', '', 'Written by `npm run bench`; each section is the latest run of that bench.', ''];
+const readRecord = (resultsDir: string, name: string): BenchRecord | undefined => {
+  const file = join(resultsDir, `${name}.json`);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as BenchRecord) : undefined;
+};
+
+/**
+ * Each bench's headline figures. `fromModule`: computed now by the bench's headline() from its stored results, so an
+ * older result gets the current figures; otherwise as the run stored them.
+ */
+async function headlines(names: string[], resultsDir: string, fromModule: boolean): Promise<{ name: string; at: string; rows: Headline[] }[]> {
+  const out: { name: string; at: string; rows: Headline[] }[] = [];
   for (const name of names) {
-    const file = join(resultsDir, `${name}.json`);
-    if (!existsSync(file)) continue;
-    const r = JSON.parse(readFileSync(file, 'utf8')) as { at: string; results: Record<string, unknown> };
+    const record = readRecord(resultsDir, name);
+    if (!record) continue;
+    const rows = fromModule ? ((await load(name)).headline?.(record.results) ?? record.headline ?? []) : (record.headline ?? []);
+    out.push({ name, at: record.at, rows });
+  }
+  return out;
+}
+
+const cell = (v: number | null): string => (v === null ? '—' : String(v));
+const metCell = (m: boolean | null): string => (m === null ? '—' : m ? 'yes' : '**no**');
+
+function headlineTable(rows: { name: string; at: string; rows: Headline[] }[]): string[] {
+  const lines = ['| bench | metric | value | goal | met |', '|---|---|---|---|---|'];
+  for (const { name, at, rows: hs } of rows) {
+    if (hs.length === 0) lines.push(`| ${name} (${at.slice(0, 10)}) | (no headline) | — | — | — |`);
+    for (const [i, h] of hs.entries()) {
+      lines.push(`| ${i === 0 ? `${name} (${at.slice(0, 10)})` : ''} | ${h.metric} | ${cell(h.value)} | ${h.goal.replace(/\|/g, '\\|')} | ${metCell(h.met)} |`);
+    }
+  }
+  return lines;
+}
+
+async function writeSummary(names: string[]): Promise<void> {
+  const table = await headlines(names, RESULTS_DIR, true);
+  const lines = [
+    '# Benchmark results',
+    '',
+    'Written by `npm run bench`; each section is the latest full-size run of that bench (its date beside its name).',
+    'The table: each bench\'s headline figures beside their goals (`headline()` in each bench file); the raw results follow.',
+    '',
+    ...headlineTable(table),
+    '',
+  ];
+  for (const name of names) {
+    const r = readRecord(RESULTS_DIR, name);
+    if (!r) continue;
     lines.push(`## ${name} (${r.at})`, '', '```json', JSON.stringify(r.results, null, 2), '```', '');
   }
-  writeFileSync(join(resultsDir, 'summary.md'), lines.join('\n'));
+  writeFileSync(join(RESULTS_DIR, 'summary.md'), lines.join('\n'));
 }
 
 const i = process.argv.indexOf('--one');
 if (i > 0) {
-  runOne(process.argv[i + 1]!).then(
+  runOne(process.argv[i + 1]!, process.env.BENCH_RESULTS_DIR || RESULTS_DIR).then(
     () => process.exit(0),
     (err) => {
       console.error(err);
@@ -56,5 +172,8 @@ if (i > 0) {
     },
   );
 } else {
-  main();
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
 }

@@ -15,13 +15,14 @@ import sharp from 'sharp';
 import { createClients } from '../lib/aws/clients';
 import type { MetricTotalsSnapshot } from '../local/metric-totals';
 import { startStack } from '../local/stack';
+import { headline as figure, pick, sized, type Headline } from './stats';
 
 const FIXTURES = ['chelsea.png', 'coffee.png', 'astronaut.png', 'rocket.jpg', 'camera.png', 'brick.png', 'grass.png', 'gravel.png', 'clock_motion.png'];
-const DISTINCT = 40;
-const REPEATED_IN_A = 4;
+const DISTINCT = sized(40, 5);
+const REPEATED_IN_A = sized(4, 1);
 const REUPLOADED_SHARE = 0.6;
-const NEW_IN_B = 16;
-const REENCODED_IN_B = 8;
+const NEW_IN_B = sized(16, 2);
+const REENCODED_IN_B = sized(8, 1);
 /** Rekognition DetectLabels list price, first million images a month (us-east-1). */
 const PRICE_PER_IMAGE = 0.001;
 
@@ -178,4 +179,11 @@ export default async function run(): Promise<Record<string, unknown>> {
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+export function headline(r: Record<string, unknown>): Headline[] {
+  return [
+    figure('DetectLabels calls saved, share of one call per file (with re-thresholds)', pick(r, 'savedShare')),
+    figure('saved share, uploads only', pick(r, 'uploadsOnly', 'savedShare')),
+  ];
 }

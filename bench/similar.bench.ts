@@ -16,12 +16,12 @@ import { batchImagePages } from '../lib/store/export-pages';
 import { batchPartition, statusTs, type ImageItem } from '../lib/store/schema';
 import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';
 import { studySet, type StudyImage } from '../test/helpers/near-duplicates';
-import { median, round, timeMs as time } from './stats';
+import { headline as figure, median, pick, round, sized, timeMs as time, type Headline } from './stats';
 
-const BATCH_SIZE = 10_000;
+const BATCH_SIZE = sized(10_000, 500);
 /** A classified photo's labels, so that items have the size of real ones (~1 KB). */
 const LABELS = ['Cat', 'Pet', 'Animal', 'Mammal', 'Indoors', 'Furniture', 'Plant', 'Window', 'Couch', 'Living Room'];
-const ROUNDS = 15;
+const ROUNDS = sized(15, 2);
 const THRESHOLDS = Array.from({ length: 25 }, (_, i) => i);
 
 type Hashed = StudyImage & { fprint: string; phash: string };
@@ -286,4 +286,14 @@ async function speed(): Promise<Record<string, unknown>> {
 
 export default async function run(): Promise<Record<string, unknown>> {
   return { accuracy: await accuracy(), speed: await speed() };
+}
+
+export function headline(r: Record<string, unknown>): Headline[] {
+  const rows = (pick(r, 'accuracy', 'perThreshold') ?? []) as { maxDistance: number; precision: number; recall: number }[];
+  const chosen = rows.find((x) => x.maxDistance === pick(r, 'accuracy', 'defaultMaxDistance'));
+  return [
+    figure(`grouping ÷ reading the batch, ${String(pick(r, 'speed', 'images'))} images (paired median)`, pick(r, 'speed', 'groupingOverReadPairedMedian'), '<= 0.10'),
+    figure(`precision at the default threshold (${String(chosen?.maxDistance)} bits)`, chosen?.precision),
+    figure(`recall at the default threshold (${String(chosen?.maxDistance)} bits)`, chosen?.recall),
+  ];
 }

@@ -22,10 +22,10 @@ import { storeThumbnail } from '../lib/ingest/storage';
 import { aws } from '../test/helpers';
 import { seedBatch, type SeedImage } from '../test/helpers/api';
 import { twelveMegapixelJpeg } from './fingerprint.bench';
-import { median, percentile, round, timeMs } from './stats';
+import { headline as figure, median, percentile, pick, round, sized, timeMs, type Headline } from './stats';
 
-const IMAGES = 2_000;
-const ROUNDS = 7;
+const IMAGES = sized(2_000, 60);
+const ROUNDS = sized(7, 1);
 const VIEWPORTS = [
   { name: 'phone', width: 375, height: 812 },
   { name: 'desktop', width: 1280, height: 800 },
@@ -89,7 +89,7 @@ async function storeThumbnails(stack: Stack, clientId: string, batchId: string, 
   return { stored: classified.length, meanBytes: Math.round(webps.reduce((n, w) => n + w.length, 0) / webps.length) };
 }
 
-const STEP_ROUNDS = 30;
+const STEP_ROUNDS = sized(30, 2);
 
 /** Wall-clock and CPU milliseconds (every thread of the process: libvips works on its own) of one call. */
 async function measure(fn: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
@@ -135,7 +135,7 @@ async function thumbnailStep(): Promise<{ results: Record<string, unknown>; meas
   let webp = await held.thumbnail();
   let webpEffort2 = await effort2();
   // Warm, as in an ingest container past its first images.
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < sized(20, 1); i++) {
     preview(canonical);
     webp = await held.thumbnail();
     webpEffort2 = await effort2();
@@ -274,4 +274,14 @@ export default async function bench(): Promise<Record<string, unknown>> {
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+export function headline(r: Record<string, unknown>): Headline[] {
+  const gzip = pick(r, 'javascriptGzipBytes');
+  return [
+    figure('page JavaScript, KB gzipped', typeof gzip === 'number' ? round(gzip / 1024, 1) : undefined, '<= 100'),
+    figure('thumbnail step ÷ bare decode, 12 MP (paired median)', pick(r, 'thumbnailStep', 'stepOverDecodePairedMedian'), '<= 0.10'),
+    figure(`first screen painted, phone, median ms (${String(pick(r, 'batchImages'))} images)`, pick(r, 'phone', 'firstScreenMsMedian')),
+    figure('first screen painted, desktop, median ms', pick(r, 'desktop', 'firstScreenMsMedian')),
+  ];
 }

@@ -7,7 +7,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { copyFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { bucketNameRefusal, keyRefusal, type S3Refusal } from './s3-keys';
@@ -144,9 +144,9 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
 
   store.putObject = async (object) => {
     const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
-    await mkdir(path.dirname(objectPath), { recursive: true });
     // Fits a file name: the last segment is at most 233 bytes, "._S3rver_object" 15, this suffix 7.
     const temporary = `${objectPath}.${crypto.randomBytes(3).toString('hex')}`;
+    await holdFolder(path.dirname(objectPath), temporary);
     try {
       const { size, md5 } = await writeContent(temporary, object.content);
       await locks.with([objectName(object.bucket, object.key)], async () => {
@@ -301,7 +301,24 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
   return locks;
 }
 
-/** Walks of a listing before a file that keeps vanishing under it fails the request. */
+/**
+ * Makes `folder` and creates the empty file `temporary` in it, which keeps the folder: a delete of the folder's last
+ * object removes the emptied folders (s3rver's cleanup), and may do so between the mkdir and the file's creation.
+ * S3 has no folders to lose, so the folder is made again rather than the write failing with ENOENT.
+ */
+async function holdFolder(folder: string, temporary: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await mkdir(folder, { recursive: true });
+      await (await open(temporary, 'wx')).close();
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === LIST_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** Walks of a listing before a file that keeps vanishing under it fails the request (and tries to hold a folder). */
 const LIST_ATTEMPTS = 10;
 
 /** An S3 ETag as s3rver stores it: quoted MD5 hex, with a part count for a multipart upload. */

@@ -8,6 +8,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { connectS3Notifications } from './bridge';
 import { startLocalReconciler, type LocalReconcileOptions, type LocalReconciler } from './bridge-reconcile';
+import { startLocalExpiry, type LocalExpiry } from './expiry';
+import { loadBucketLifecycleRules } from './s3-lifecycle';
 import { presentBatch } from '../lib/api/present';
 import { loadNotifyConfig } from '../lib/notify/schedule';
 import { callbackQueueFromEnv } from '../lib/notify/wiring';
@@ -31,7 +33,7 @@ import { applyBucketCors } from './s3-cors';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
-import { registerLocalConsumer, type LocalConsumer } from '../lib/jobs/queue';
+import { LocalJobQueue, registerLocalConsumer, type LocalConsumer } from '../lib/jobs/queue';
 
 export interface StackOptions {
   /** Where S3 objects, DynamoDB data, the queue's journal and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
@@ -46,8 +48,8 @@ export interface StackOptions {
    * Gateway routes it; lib/api/functions.ts); false serves no API.
    */
   apiHandler?: HttpApiHandler | false;
-  /** Start the local Rekognition endpoint (default true). */
-  detector?: boolean | { throttleRate?: number; latencyMs?: number };
+  /** Start the local Rekognition endpoint (default true); `workers`: its pool's size (default ICECAT_DETECTOR_WORKERS, else one per core). */
+  detector?: boolean | { throttleRate?: number; latencyMs?: number; workers?: number };
   /** An external DynamoDB (e.g. DynamoDB Local) instead of dynalite (default ICECAT_DYNAMODB_ENDPOINT). */
   dynamodbEndpoint?: string;
   /** Bridge tuning (batch size, window, concurrency, retries). */
@@ -58,6 +60,12 @@ export interface StackOptions {
    * again; false runs none.
    */
   reconcile?: false | { intervalMs?: number; graceMs?: number };
+  /**
+   * The expiry sweep (local/expiry.ts): at start, then every intervalMs (default ICECAT_EXPIRY_INTERVAL_SECONDS, 60 s),
+   * expired batches are erased as on AWS; `now` is its clock. False runs none; a stack whose environment is not
+   * applied runs none either (the erase consumer runs in-process only then).
+   */
+  expiry?: false | { intervalMs?: number; now?: () => number };
   /**
    * Called for each batch the sweep queued objects of again, and for each batch whose handling the previous run's
    * death cut short (once the journal's messages are handled): its counters may need a recount.
@@ -91,6 +99,8 @@ export interface Stack {
   bridge: LocalQueue;
   /** Runs a reconciliation sweep now (undefined when the stack runs none). */
   reconcile?: LocalReconciler;
+  /** Runs an expiry sweep now (undefined when the stack runs none). */
+  expiry?: LocalExpiry;
   /** Resolves once every upload event so far has been handled (or dead-lettered). */
   whenIdle(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -100,7 +110,8 @@ export interface Stack {
 export const LOCAL_QUEUE_ARN = `arn:aws:sqs:${LOCAL_NAMES.region}:${LOCAL_ACCOUNT_ID}:icecat-wrangler-local-uploads`;
 
 // Local event source mapping: as serverless.yml's (batch 10) but a shorter window so a lone upload is handled
-// at once, 2 batches at a time (this machine's cores), and a quicker path to the dead-letter list.
+// at once, 2 batches at a time (or one per detector worker when there are more, so each worker always has images
+// waiting: an invocation has INGEST_PARALLELISM of them in flight), and a quicker path to the dead-letter list.
 const BRIDGE_DEFAULTS: Partial<LocalQueueOptions> = {
   batchSize: 10,
   batchWindowMs: 100,
@@ -121,6 +132,7 @@ interface Closable {
 interface DetectorServer {
   url: string;
   port: number;
+  workers: number;
   close(): Promise<void>;
 }
 
@@ -150,8 +162,6 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true });
     started.push({ name: 's3', close: () => s3.close() });
     const s3Client = localS3Client(s3.url);
-    // The web app's uploads are cross-origin POSTs: the bucket answers them as the deployed bucket's CORS rules say.
-    await applyBucketCors(s3Client, s3.bucket, ROOT);
 
     const dynamodb: LocalDynamoDB = await startLocalDynamoDB({
       host,
@@ -186,6 +196,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
     const bridge = new LocalQueue({
       ...BRIDGE_DEFAULTS,
+      maxConcurrency: Math.max(BRIDGE_DEFAULTS.maxConcurrency ?? 1, detector?.workers ?? 0),
       paused: true,
       dlqFile,
       journalFile,
@@ -225,6 +236,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       const running = gateway;
       started.push({ name: 'api', close: () => running.close() });
     }
+
+    // The web app's uploads (POST) and export downloads (GET) are cross-origin: the bucket answers them as the
+    // deployed bucket's CORS rules say, the web app's origin being the API's, known once it listens.
+    await applyBucketCors(s3Client, s3.bucket, ROOT, `http://${host}:${gateway?.port ?? ports.api}`);
 
     const bound: StackPorts = {
       api: gateway?.port ?? ports.api,
@@ -296,6 +311,25 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       started.push({ name: 'reconcile', close: () => running.stop() });
     }
 
+    let expiry: LocalExpiry | undefined;
+    if (opts.expiry !== false && opts.applyEnv !== false && dynamodb.table.missingIndexes.includes('batches-expiring')) {
+      log('[expiry] no expiry sweep: the table predates the batches-expiring index, so expired batches are hidden but not erased');
+    } else if (opts.expiry !== false && opts.applyEnv !== false) {
+      const client = localDynamoClient(dynamodb.url);
+      started.push({ name: 'expiry client', close: async () => client.destroy() });
+      expiry = startLocalExpiry({
+        ddb: DynamoDBDocumentClient.from(client),
+        tableName: dynamodb.table.name,
+        erasures: new LocalJobQueue('erase', { awaitImmediate: true }),
+        // The local S3 has no lifecycle: the deployed bucket's rules, applied as S3 would.
+        lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT), keep: (key) => bridge.hasMessageFor(key) },
+        ...opts.expiry,
+        log: quiet ? () => undefined : (line) => console.warn(line),
+      });
+      const running = expiry;
+      started.push({ name: 'expiry', close: () => running.stop() });
+    }
+
     let stopping: Promise<void> | undefined;
     const stop = () =>
       (stopping ??= (async () => {
@@ -323,6 +357,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       demoApiKey,
       bridge,
       reconcile: reconciler,
+      expiry,
       whenIdle: (timeoutMs) => bridge.whenIdle(timeoutMs),
       stop,
     };
@@ -425,7 +460,7 @@ async function loadIngestHandler(): Promise<BatchHandler> {
 async function startDetector(
   host: string,
   port: number,
-  tuning: { throttleRate?: number; latencyMs?: number; s3: S3Client },
+  tuning: { throttleRate?: number; latencyMs?: number; workers?: number; s3: S3Client },
 ): Promise<DetectorServer | undefined> {
   const relative = 'local/detector/server';
   if (!moduleExists(relative)) return undefined;
@@ -435,6 +470,7 @@ async function startDetector(
       port: number;
       throttleRate?: number;
       latencyMs?: number;
+      workers?: number;
       s3: S3Client;
     }): Promise<DetectorServer>;
   };

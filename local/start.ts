@@ -4,7 +4,7 @@
 // ~60 ms, which a busy stack (the detector holds the event loop for a few hundred ms per image) often cannot.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { envNumber } from '../lib/config';
+import { ConfigError, envNumber } from '../lib/config';
 import { batchPartition } from '../lib/store/schema';
 import { dataDirFromEnv, prepareDataDir } from './data-layout';
 import { startStack, type Stack } from './stack';
@@ -137,6 +137,8 @@ main().catch((err: unknown) => {
   const code = (err as { code?: string }).code;
   if (code === 'EADDRINUSE') {
     console.error(`A port is already in use (${(err as Error).message}). Is another stack running? Set ICECAT_*_PORT to move it.`);
+  } else if (err instanceof ConfigError) {
+    console.error(`The local stack failed to start: ${err.message}`);
   } else {
     console.error('The local stack failed to start:', err);
   }

@@ -30,5 +30,7 @@ export default async function globalSetup(): Promise<void> {
     // Tests leave uploads behind on purpose (dead letters, refusals); a sweep would deliver them again under other
     // tests' feet. The sweep has tests of its own, on stacks of their own.
     reconcile: false,
+    // Tests age batches on purpose and look at them before they are erased; the expiry sweep's own tests run it.
+    expiry: false,
   });
 }

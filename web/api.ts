@@ -9,6 +9,7 @@ export type {
   CreatedBatch,
   Image,
   LogEntry,
+  MoreUploads,
   OpStatus,
   Page,
   Query,

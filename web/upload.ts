@@ -75,6 +75,19 @@ export const chosenFiles = (list: FileList): { name: string; file: File }[] =>
 
 export class UploadError extends Error {
   override name = 'UploadError';
+  constructor(
+    message: string,
+    /** S3's status; 0 when the browser saw none (a network error, or an answer CORS hid). */
+    readonly status = 0,
+    readonly s3Message = '',
+  ) {
+    super(message);
+  }
+
+  /** S3 refused the form because its policy expired: a renewed form will do. */
+  get expired(): boolean {
+    return this.status === 403 && /policy expired/i.test(this.s3Message);
+  }
 }
 
 /** One presigned POST, reporting bytes sent; S3 answers 204 (or 200/201) when it stored the object. */
@@ -90,7 +103,8 @@ export function postForm(form: UploadForm, picked: PickedFile, onProgress: (sent
       if (xhr.status >= 200 && xhr.status < 300) resolve();
       else {
         const code = /<Code>([^<]+)<\/Code>/.exec(xhr.responseText)?.[1];
-        reject(new UploadError(`S3 answered ${xhr.status}${code ? ` ${code}` : ''}`));
+        const message = /<Message>([^<]+)<\/Message>/.exec(xhr.responseText)?.[1] ?? '';
+        reject(new UploadError(`S3 answered ${xhr.status}${code ? ` ${code}` : ''}`, xhr.status, message));
       }
     };
     xhr.onerror = () => reject(new UploadError('network error'));

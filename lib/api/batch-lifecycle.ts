@@ -4,6 +4,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
+import { ERASURE_REQUEUE_MS } from '../erase/expiry';
 import { encodeEraseMessage } from '../erase/message';
 import type { ExportConfig } from '../export/config';
 import type { ExportFormat } from '../export/encode';
@@ -14,10 +15,11 @@ import { nowSeconds } from '../store/schema';
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
-import { isVisibleBatch } from '../store/model';
+import { isVisibleBatch, type Batch } from '../store/model';
 import { newBatch } from '../store/writes';
 import {
   BatchClosedError,
+  BatchErasingError,
   BatchExistsError,
   BatchNotDoneError,
   BatchNotFoundError,
@@ -132,7 +134,7 @@ export class BatchLifecycleService {
       ...(files.length > 0 ? { expected: files.length } : {}),
       ...(this.opts.catMinConfidence !== undefined ? { catMinConfidence: this.opts.catMinConfidence } : {}),
     });
-    if (!(await this.opts.store.createBatch(batch))) throw new BatchExistsError(batch.batchId);
+    if (!(await this.opts.store.createBatch(batch))) await this.reuseName(clientId, batch);
     const callbackSecret = callbackUrl && this.opts.callbacks ? deriveCallbackSecret(this.opts.callbacks.signingKey, batch) : undefined;
     return {
       batchId: batch.batchId,
@@ -140,6 +142,22 @@ export class BatchLifecycleService {
       ...(callbackSecret ? { callbackSecret } : {}),
       batch: presentBatch(batch),
     };
+  }
+
+  /**
+   * POST /v1/batches with the name of a batch the client no longer has: expired, or being erased. Its name is free
+   * once its erasure has deleted it (docs/design.md §6): the erasure of an expired batch starts here if the expiry
+   * sweep has not started it yet, and the batch is created if the erasure is over by then (locally it runs before
+   * `send` returns); otherwise 409 batch_erasing, to try again shortly. A batch the client still has is 409 batch_exists.
+   */
+  private async reuseName(clientId: string, batch: Batch): Promise<void> {
+    const { store, erasures } = this.opts;
+    const existing = await store.getBatch(clientId, batch.batchId);
+    if (store.isLive(existing)) throw new BatchExistsError(batch.batchId);
+    if (existing && !existing.deleting && erasures && (await store.markExpired(clientId, batch.batchId, this.now() - ERASURE_REQUEUE_MS))) {
+      await erasures.send(encodeEraseMessage(clientId, batch.batchId));
+    }
+    if (!(await store.createBatch(batch))) throw new BatchErasingError(batch.batchId);
   }
 
   private checkCallbackUrl(raw: string): string {
@@ -190,13 +208,25 @@ export class BatchLifecycleService {
   /** More upload forms for an open batch; `expected` grows by their number. */
   async addUploads(clientId: string, batchId: string, body: AddUploadsBody): Promise<UploadForms> {
     this.checkSizes(body.files);
+    if (body.renew) return this.renewUploads(clientId, batchId, body.files);
     const batch = await this.opts.store.addExpected(clientId, batchId, body.files.length);
     if (!batch) {
       const existing = await this.opts.store.getBatch(clientId, batchId);
-      if (existing && !existing.deleting) throw new BatchClosedError(batchId);
+      if (this.opts.store.isLive(existing)) throw new BatchClosedError(batchId);
       throw new BatchNotFoundError(batchId);
     }
     return { ...(await this.forms(clientId, batchId, body.files, this.now())), batch: presentBatch(batch) };
+  }
+
+  /**
+   * Forms again for files already declared (theirs expired, or will before the client gets to them): `expected` stays.
+   * The names are not checked against the declaration, which is not stored per file: a client that renews forms for
+   * files it never declared only keeps its own batch from closing by itself.
+   */
+  private async renewUploads(clientId: string, batchId: string, files: readonly DeclaredFile[]): Promise<UploadForms> {
+    const batch = await this.requireBatch(clientId, batchId);
+    if (batch.closed) throw new BatchClosedError(batchId);
+    return { ...(await this.forms(clientId, batchId, files, this.now())), batch: presentBatch(batch) };
   }
 
   /** No more uploads: the batch is done once nothing is pending (and every declared file arrived). */

@@ -26,8 +26,8 @@ export const loadCursorSecret = (): string => requiredSecret('CURSOR_SECRET', MI
 export function loadApiConfig(): ApiConfig {
   return {
     ...loadConfig(),
-    // S3 caps a presigned POST policy at 7 days.
-    uploadExpiresSeconds: envNumber('UPLOAD_EXPIRES_SECONDS', 900, { min: 60, max: 7 * 86400, integer: true }),
+    // S3 caps a presigned POST policy at 7 days. Tests of the clients' renewal set a few seconds.
+    uploadExpiresSeconds: envNumber('UPLOAD_EXPIRES_SECONDS', 900, { min: 1, max: 7 * 86400, integer: true }),
     maxFilesPerBatch: envNumber('MAX_FILES_PER_BATCH', 500, { min: 1, max: 1000, integer: true }),
     apiKeyCacheMs: envNumber('API_KEY_CACHE_MS', 60_000, { min: 0, max: 3_600_000, integer: true }),
     // Within an hour in all, window included.

@@ -75,6 +75,18 @@ export class BatchExistsError extends ApiError {
   }
 }
 
+/**
+ * The name is that of a batch the client no longer has (expired, or deleted) whose erasure is not over yet: the name
+ * is free again once it is.
+ */
+export class BatchErasingError extends ApiError {
+  override name = 'BatchErasingError';
+  override readonly code = 'batch_erasing';
+  constructor(batchId: string) {
+    super(`batch ${batchId} expired or was deleted and is being erased; its name can be used again once that is done, try again shortly`);
+  }
+}
+
 /** The batch takes no more uploads or declarations. */
 export class BatchClosedError extends ApiError {
   override name = 'BatchClosedError';

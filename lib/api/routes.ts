@@ -119,7 +119,9 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       description:
         'Each form is an S3 presigned POST restricted to uploads/{clientId}/{batchId}/{file name}, the declared ' +
         'image/* content type, 1 byte up to the declared size, and an expiry. Uploading with any S3 client to the ' +
-        'same key is equally valid.',
+        'same key is equally valid. The batch and everything in it expire retentionDays after now (its expiresAt). ' +
+        'A batchId the client already has answers 409 batch_exists; the name of a batch that expired or was deleted ' +
+        'answers 409 batch_erasing until its erasure is done, which this request starts for an expired one.',
       authenticated: true,
       params: noParams,
       query: noQuerySchema,
@@ -135,7 +137,9 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       path: '/v1/batches/{batchId}/uploads',
       operationId: 'addUploads',
       summary: 'More presigned upload forms for an open batch',
-      description: "The batch's `expected` grows by the number of files; a closed batch answers 409.",
+      description:
+        "The batch's `expected` grows by the number of files; with `renew`, forms again for files already declared " +
+        '(theirs expired or are about to) and `expected` stays. A closed batch answers 409.',
       authenticated: true,
       params: batchParams,
       query: noQuerySchema,

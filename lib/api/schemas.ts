@@ -181,7 +181,13 @@ function filesSchema(limits: SchemaLimits, min = 0) {
 export function addUploadsBodySchema(limits: SchemaLimits) {
   return z
     .strictObject({
-      files: filesSchema(limits, 1).check(z.meta({ description: 'More files to upload: `expected` grows by their number.' })),
+      files: filesSchema(limits, 1).check(
+        z.meta({ description: 'More files to upload: `expected` grows by their number (unless `renew`).' }),
+      ),
+      renew: optional(
+        z.boolean(),
+        'true: fresh forms for files already declared, whose forms expired or are about to; `expected` does not change.',
+      ),
     })
     .check(z.meta({ id: 'AddUploadsRequest' }));
 }

@@ -27,8 +27,22 @@ export interface ApiClientOptions {
 export interface RequestOptions {
   query?: Query;
   body?: unknown;
-  /** Retry transient failures (default true). */
+  /** Retry transient failures (default true; only the ones a repeat cannot harm, unless `idempotent`). */
   retry?: boolean;
+  /**
+   * The request may be repeated whatever became of an earlier try (default: GET, HEAD, PUT and DELETE). Any other
+   * request is retried only when it surely did not take effect: refused before it was sent, or answered 429.
+   */
+  idempotent?: boolean;
+}
+
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+// Failures of a connection that never carried the request.
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** A try that failed in a way that leaves unknown whether the server acted on it (a lost answer, a 5xx). */
+export class AmbiguousFailure extends TransientError {
+  override name = 'AmbiguousFailure';
 }
 
 export interface CreateBatchRequest {
@@ -60,6 +74,7 @@ export class ApiClient {
   /** One call answered 2xx, as a Response (body unread); API errors thrown as CliErrors. */
   async fetch(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const url = this.url(path, options.query);
+    const idempotent = options.idempotent ?? IDEMPOTENT_METHODS.has(method);
     const once = async (): Promise<Response> => {
       let res: Response;
       try {
@@ -74,19 +89,26 @@ export class ApiClient {
           signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
         });
       } catch (err) {
-        throw new TransientError(`${method} ${url.pathname}: ${describeNetworkError(err)}`, undefined, { cause: err });
+        const what = describeNetworkError(err);
+        const Failure = idempotent || NOT_SENT_CODES.has(what) ? TransientError : AmbiguousFailure;
+        throw new Failure(`${method} ${url.pathname}: ${what}`, undefined, { cause: err });
       }
       if (res.ok) return res;
       const error = await readError(res);
       if (isTransientStatus(res.status)) {
-        throw new TransientError(`${method} ${url.pathname}: ${res.status} ${error.message}`, retryAfterMs(res.headers.get('retry-after')));
+        const Failure = idempotent || res.status === 429 ? TransientError : AmbiguousFailure;
+        throw new Failure(`${method} ${url.pathname}: ${res.status} ${error.message}`, retryAfterMs(res.headers.get('retry-after')));
       }
       if (res.status === 401) throw new AuthError(`the API refused the key (${error.message}): check ICECAT_API_KEY or --api-key`);
       if (res.status === 404 && ROUTE_MISSING.test(error.message)) throw new RouteMissingError(method, templateOf(url.pathname));
       throw new ApiError(res.status, error.code, error.message);
     };
     try {
-      return options.retry === false ? await once() : await withRetry(once, this.opts.retry ?? DEFAULT_RETRY, this.opts.retryHooks);
+      if (options.retry === false) return await once();
+      return await withRetry(once, this.opts.retry ?? DEFAULT_RETRY, {
+        ...this.opts.retryHooks,
+        retryable: (err) => !(err instanceof AmbiguousFailure),
+      });
     } catch (err) {
       if (err instanceof TransientError) {
         throw new NetworkError(`no answer from the API at ${this.base.origin}: ${err.message}`, { cause: err });
@@ -101,16 +123,24 @@ export class ApiClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
+  /** With a batchId, a repeat answers 409 instead of making a second batch: only then is it retried. */
   createBatch(request: CreateBatchRequest): Promise<CreatedBatch> {
-    return this.json('POST', '/v1/batches', { body: request });
+    return this.json('POST', '/v1/batches', { body: request, idempotent: request.batchId !== undefined });
   }
 
+  /** Not retried after a lost answer: each call grows the batch's `expected` (see uploader.ts for how it recovers). */
   moreUploads(batchId: string, files: DeclaredFile[]): Promise<MoreUploads> {
     return this.json('POST', batchPath(batchId, '/uploads'), { body: { files } });
   }
 
+  /** Fresh forms for files already declared; `expected` stays, so it may be repeated. */
+  renewUploads(batchId: string, files: DeclaredFile[]): Promise<MoreUploads> {
+    return this.json('POST', batchPath(batchId, '/uploads'), { body: { files, renew: true }, idempotent: true });
+  }
+
+  /** Closing again with the same count answers the summary again. */
   closeBatch(batchId: string, expected?: number): Promise<BatchSummary> {
-    return this.json('POST', batchPath(batchId, ':close'), expected === undefined ? {} : { body: { expected } });
+    return this.json('POST', batchPath(batchId, ':close'), { ...(expected === undefined ? {} : { body: { expected } }), idempotent: true });
   }
 
   getBatch(batchId: string): Promise<BatchSummary> {

@@ -22,8 +22,8 @@ import {
 import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
 import type { GlobalOptions, Handlers, JsonOption, UploadCommandOptions } from './program';
 import type { BatchSummary, Image } from '../api/client-contract';
-import { checkFile, countFiles, isProblem, uploadFolder, type CandidateFile, type FileProblem, type UploadResult } from './uploader';
-import { checkInputs, walkFiles } from './walker';
+import { checkFile, countFiles, isProblem, skipProblem, uploadFolder, type CandidateFile, type FileProblem, type UploadResult } from './uploader';
+import { checkInputs, walkFiles, type SkippedEntry } from './walker';
 
 export interface CommandContext {
   env: NodeJS.ProcessEnv;
@@ -133,7 +133,11 @@ async function dryRun(inputs: string[], o: UploadCommandOptions, out: (t: string
   const files: CandidateFile[] = [];
   const problems: FileProblem[] = [];
   const seen = new Set<string>();
-  for await (const f of walkFiles(inputs, { includeHidden: o.hidden })) {
+  const onSkip = (entry: SkippedEntry) => {
+    const lost = skipProblem(entry);
+    if (lost) problems.push(lost);
+  };
+  for await (const f of walkFiles(inputs, { includeHidden: o.hidden, onSkip })) {
     const verdict = await checkFile(f, seen);
     seen.add(f.name);
     if (isProblem(verdict)) problems.push(verdict);

@@ -60,7 +60,8 @@ const integerIn =
 const EXIT_CODES = `
 Exit codes:
   0  every file ended success or duplicate (or the command succeeded)
-  2  some file failed (refused before upload, or classified as fail)
+  2  some file failed (refused before upload, skipped by the walk: unreadable, a broken link, a name not UTF-8;
+     or classified as fail)
   1  usage, authentication or network error`;
 
 const CONFIG_HELP = `

@@ -43,6 +43,8 @@ export interface RetryHooks {
   random?: () => number;
   /** Told before each wait, e.g. to log it. */
   onRetry?: (err: TransientError, attempt: number, waitMs: number) => void;
+  /** Whether this transient failure may be tried again (default: every one). */
+  retryable?: (err: TransientError) => boolean;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -54,7 +56,7 @@ export async function withRetry<T>(task: (attempt: number) => Promise<T>, policy
     try {
       return await task(attempt);
     } catch (err) {
-      if (!(err instanceof TransientError) || attempt >= policy.attempts) throw err;
+      if (!(err instanceof TransientError) || attempt >= policy.attempts || hooks.retryable?.(err) === false) throw err;
       const waitMs = Math.min(policy.maxMs, Math.max(err.retryAfterMs ?? 0, backoffMs(attempt, policy, hooks.random)));
       hooks.onRetry?.(err, attempt, waitMs);
       await sleep(waitMs);

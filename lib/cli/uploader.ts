@@ -4,15 +4,17 @@
 //
 // The next chunk is declared before any file of the current one is sent: the API closes a batch by itself once as
 // many files arrived as were declared, so `expected` must stay ahead of the uploads until the last chunk.
+import { ulid } from 'ulid';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../ids';
-import { ApiClient, collect } from './api-client';
+import { AmbiguousFailure, ApiClient, collect } from './api-client';
 import { ApiError, NetworkError } from './errors';
 import { UploadRefusedError, postForm } from './form-upload';
 import { imageTypeOf } from './media-type';
 import { TaskPool } from './pool';
-import { DEFAULT_RETRY, TransientError, withRetry, type RetryPolicy } from './retry';
-import type { BatchSummary, DeclaredFile, UploadForm } from '../api/client-contract';
-import { walkFiles, type SkippedEntry, type WalkedFile } from './walker';
+import { DEFAULT_RETRY, TransientError, backoffMs, withRetry, type RetryPolicy } from './retry';
+import type { BatchSummary, DeclaredFile, MoreUploads, UploadForm } from '../api/client-contract';
+import { FormBook } from '../api/form-book';
+import { LOST_REASONS, walkFiles, type SkippedEntry, type WalkedFile } from './walker';
 
 export interface CandidateFile extends DeclaredFile {
   path: string;
@@ -47,6 +49,8 @@ export interface UploadOptions {
   events?: UploadEvents;
   /** Consecutive files whose upload outlasts its retries before the run gives up on the network. */
   maxConsecutiveNetworkFailures?: number;
+  /** Clock (tests). */
+  now?: () => number;
 }
 
 export interface UploadResult {
@@ -101,6 +105,20 @@ export async function checkFile(file: WalkedFile, seen: ReadonlySet<string>): Pr
 
 export const isProblem = (v: CandidateFile | FileProblem): v is FileProblem => 'code' in v;
 
+const SKIP_CODES: Partial<Record<SkippedEntry['reason'], { code: string; message: string }>> = {
+  unreadable: { code: 'Unreadable', message: 'skipped: cannot be read' },
+  'broken-link': { code: 'BrokenLink', message: 'skipped: a symbolic link to nothing' },
+  'invalid-name': { code: 'InvalidName', message: 'skipped: the name is not valid UTF-8' },
+};
+
+/** A walk's skip that may have left files out (an unreadable folder, a broken link, a name not UTF-8), as a problem. */
+export function skipProblem(entry: SkippedEntry): FileProblem | undefined {
+  const known = LOST_REASONS.has(entry.reason) ? SKIP_CODES[entry.reason] : undefined;
+  if (!known) return undefined;
+  const detail = entry.reason === 'broken-link' && entry.detail === 'ELOOP' ? ' (it points at itself)' : entry.detail && entry.reason !== 'invalid-name' ? ` (${entry.detail})` : '';
+  return { file: entry.name, path: entry.path, code: known.code, message: `${known.message}${detail}` };
+}
+
 /** Counts the non-empty images a walk offers, holding nothing (the progress totals). */
 export async function countFiles(inputs: readonly string[], includeHidden = false): Promise<{ files: number; bytes: number }> {
   let files = 0;
@@ -113,11 +131,15 @@ export async function countFiles(inputs: readonly string[], includeHidden = fals
   return { files, bytes };
 }
 
+/** S3's refusal of a form whose policy has expired (AccessDenied, "Invalid according to Policy: Policy expired."). */
+export const isExpiredForm = (err: unknown): boolean => err instanceof UploadRefusedError && err.status === 403 && /policy expired/i.test(err.message);
+
 const TOO_LARGE_INDEX = /files\[(\d+)\]\.size/;
 const MAX_BYTES = /the (\d+) bytes accepted/;
 
 export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   const events = opts.events ?? {};
+  const now = opts.now ?? Date.now;
   const policy = opts.retry ?? DEFAULT_RETRY;
   const chunkSize = opts.chunkSize ?? DEFAULT_CHUNK_SIZE;
   const breaker = opts.maxConsecutiveNetworkFailures ?? Math.max(4, opts.concurrency * 2);
@@ -129,6 +151,10 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   let consecutiveNetworkFailures = 0;
   /** Names refused for good, so a file dropped from a declaration is not reported twice. */
   const refused = new Set<string>();
+  /** The batch's `expected` after this run's last declaration (undefined: not known). */
+  let expectedSoFar: number | undefined;
+  const declaredOf = (files: readonly CandidateFile[]): DeclaredFile[] => files.map(({ name, contentType, size }) => ({ name, contentType, size }));
+  const forms = new FormBook<CandidateFile>((files) => opts.client.renewUploads(result.batchId as string, declaredOf(files)), now, chunkSize);
 
   const reject = (p: FileProblem) => {
     refused.add(p.file);
@@ -143,7 +169,14 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
     result.abortedBy ??= why;
   };
 
-  const walk = walkFiles(opts.inputs, { includeHidden: opts.includeHidden, onSkip: (e) => events.skipped?.(e) });
+  const walk = walkFiles(opts.inputs, {
+    includeHidden: opts.includeHidden,
+    onSkip: (e) => {
+      const lost = skipProblem(e);
+      if (lost) reject(lost);
+      else events.skipped?.(e);
+    },
+  });
   let exhausted = false;
   /** The next files to declare; empty only once the walk is over. After an abort, the rest is listed as unsent. */
   async function nextChunk(): Promise<CandidateFile[]> {
@@ -174,16 +207,18 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   });
   const notSent = (f: CandidateFile): FileProblem => ({ file: f.name, path: f.path, code: 'NotSent', message: `not sent: ${result.abortedBy}` });
 
-  /** Declares files (creating the batch on first use), dropping the ones the API finds too large; forms by name. */
-  async function declare(files: CandidateFile[]): Promise<Map<string, UploadForm>> {
+  /** Declares files (creating the batch on first use), dropping the ones the API finds too large; their forms go to the book. */
+  async function declare(files: CandidateFile[]): Promise<void> {
     let remaining = files;
     for (;;) {
-      const declared = remaining.map(({ name, contentType, size }) => ({ name, contentType, size }));
+      const declared = declaredOf(remaining);
+      const askedAtMs = now();
       try {
-        let uploads: UploadForm[] = [];
-        if (result.batchId === undefined) uploads = await createOrResume(declared);
-        else if (declared.length > 0) uploads = (await opts.client.moreUploads(result.batchId, declared)).uploads;
-        return new Map(uploads.map((u) => [u.file, u]));
+        let answer: { uploads: UploadForm[]; expiresAt?: string } = { uploads: [] };
+        if (result.batchId === undefined) answer = await createOrResume(declared);
+        else if (declared.length > 0) answer = await declareMore(result.batchId, declared);
+        forms.add(remaining, answer, askedAtMs);
+        return;
       } catch (err) {
         // 413 names the first file over the API's size cap and the cap: drop every file over it, declare the rest.
         const index = err instanceof ApiError && err.status === 413 ? TOO_LARGE_INDEX.exec(err.message)?.[1] : undefined;
@@ -198,23 +233,35 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
     }
   }
 
-  async function createOrResume(declared: DeclaredFile[]): Promise<UploadForm[]> {
+  /**
+   * Creates the batch under a name chosen here (--batch, or a new ULID), so that creating is safe to repeat: a retry
+   * whose first try made the batch answers 409 instead of making a second one that would stay open forever.
+   */
+  async function createOrResume(declared: DeclaredFile[]): Promise<{ uploads: UploadForm[]; expiresAt?: string }> {
+    const batchId = opts.batchId ?? ulid(now());
     try {
-      const created = await opts.client.createBatch({
-        ...(opts.batchId ? { batchId: opts.batchId } : {}),
-        ...(opts.debug ? { debug: true } : {}),
-        files: declared,
-      });
+      const created = await opts.client.createBatch({ batchId, ...(opts.debug ? { debug: true } : {}), files: declared });
       result.batchId = created.batchId;
       result.created = created.batch;
+      expectedSoFar = created.batch?.expected ?? declared.length;
       events.batchCreated?.(created.batchId);
-      return created.uploads;
+      return created;
     } catch (err) {
-      if (!(opts.batchId && err instanceof ApiError && err.status === 409)) throw err;
+      if (!(err instanceof ApiError && err.status === 409)) throw err;
     }
+    const existing = await opts.client.getBatch(batchId);
+    // As this very declaration made it (an earlier try of this request, whose answer was lost; or an earlier run that
+    // declared as many files and sent none): take it over, with fresh forms for the same files.
+    if (existing.status === 'open' && existing.counts.total === 0 && existing.expected === declared.length) {
+      result.batchId = batchId;
+      result.created = existing;
+      expectedSoFar = declared.length;
+      events.batchCreated?.(batchId);
+      return opts.client.renewUploads(batchId, declared);
+    }
+    if (!opts.batchId) throw new ApiError(409, 'batch_exists', `batch ${batchId} exists and is not the one this upload made`);
     // The named batch exists: resume it, sending only the files it does not hold yet.
-    const batchId = opts.batchId;
-    result.created = await opts.client.getBatch(batchId);
+    result.created = existing;
     result.resumed = true;
     result.batchId = batchId;
     events.batchCreated?.(batchId);
@@ -226,18 +273,59 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       result.sent.add(d.name);
       return false;
     });
-    return fresh.length > 0 ? (await opts.client.moreUploads(batchId, fresh)).uploads : [];
+    expectedSoFar = existing.expected ?? undefined;
+    return fresh.length > 0 ? declareMore(batchId, fresh) : { uploads: [] };
   }
 
-  async function send(file: CandidateFile, form: UploadForm): Promise<void> {
+  /**
+   * POST …/uploads grows `expected` each time, so it is not simply repeated: after a failure that may have taken
+   * effect (a lost answer, a 5xx), the batch's `expected` tells whether it did; if so the same files' forms are
+   * renewed, otherwise the declaration is sent again. This assumes no one else declares files into the batch meanwhile.
+   */
+  async function declareMore(batchId: string, declared: DeclaredFile[]): Promise<MoreUploads> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const answer = await opts.client.moreUploads(batchId, declared);
+        expectedSoFar = answer.batch?.expected ?? (expectedSoFar === undefined ? undefined : expectedSoFar + declared.length);
+        return answer;
+      } catch (err) {
+        const ambiguous = err instanceof NetworkError && err.cause instanceof AmbiguousFailure;
+        if (!ambiguous || expectedSoFar === undefined || attempt >= policy.attempts) throw err;
+        const batch = await opts.client.getBatch(batchId);
+        if (batch.expected === expectedSoFar + declared.length) {
+          expectedSoFar = batch.expected;
+          return opts.client.renewUploads(batchId, declared);
+        }
+        if (batch.expected !== expectedSoFar) throw err;
+        const waitMs = backoffMs(attempt, policy);
+        events.retrying?.(`declaring ${declared.length} files: ${(err.cause as Error).message}`, waitMs);
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
+  }
+
+  async function send(file: CandidateFile): Promise<void> {
     if (result.abortedBy) {
+      forms.drop(file.name);
       unsend(notSent(file));
       return;
     }
     try {
-      await withRetry(() => postForm(form, file.path, file.contentType, file.size), policy, {
-        onRetry: (err, _attempt, waitMs) => events.retrying?.(`${file.name}: ${err.message}`, waitMs),
-      });
+      let renewed = false;
+      await withRetry(
+        async () => {
+          try {
+            return await postForm(await forms.take(file.name), file.path, file.contentType, file.size);
+          } catch (err) {
+            // Expired on the way despite the margin (a slow line, a clock ahead): once more with a fresh form.
+            if (!isExpiredForm(err) || renewed) throw err;
+            renewed = true;
+            return postForm(await forms.take(file.name, true), file.path, file.contentType, file.size);
+          }
+        },
+        policy,
+        { onRetry: (err, _attempt, waitMs) => events.retrying?.(`${file.name}: ${err.message}`, waitMs) },
+      );
       consecutiveNetworkFailures = 0;
       result.sent.add(file.name);
       result.uploadedFiles++;
@@ -249,36 +337,39 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       } else if (err instanceof TransientError) {
         unsend({ file: file.name, path: file.path, code: 'NetworkError', message: err.message });
         if (++consecutiveNetworkFailures >= breaker) abort(`${consecutiveNetworkFailures} uploads in a row failed after retries (${err.message})`);
+      } else if (err instanceof NetworkError) {
+        // Renewing its form found no API: like a network failure of the upload itself.
+        unsend({ file: file.name, path: file.path, code: 'NetworkError', message: err.message });
+        if (++consecutiveNetworkFailures >= breaker) abort(err.message);
       } else {
         reject({ file: file.name, path: file.path, code: 'UploadError', message: err instanceof Error ? err.message : String(err) });
       }
+    } finally {
+      forms.drop(file.name);
     }
   }
 
   const pool = new TaskPool(opts.concurrency);
   let chunk = await nextChunk();
   if (chunk.length === 0) return result;
-  let forms = await declare(chunk);
+  await declare(chunk);
   while (chunk.length > 0) {
     const following = await nextChunk();
-    let followingForms = new Map<string, UploadForm>();
     if (following.length > 0 && !result.abortedBy) {
       try {
-        followingForms = await declare(following);
+        await declare(following);
       } catch (err) {
         if (!(err instanceof NetworkError)) throw err;
         abort(err.message);
       }
     }
     for (const file of chunk) {
-      const form = forms.get(file.name);
-      if (form) await pool.add(() => send(file, form));
+      if (forms.has(file.name)) await pool.add(() => send(file));
       else if (result.sent.has(file.name) || refused.has(file.name)) continue;
       else if (result.abortedBy) unsend(notSent(file));
       else reject({ file: file.name, path: file.path, code: 'NoUploadForm', message: 'the API handed out no upload form for this file' });
     }
     chunk = following;
-    forms = followingForms;
   }
   await pool.drain();
   return result;

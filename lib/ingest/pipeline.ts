@@ -85,8 +85,11 @@ export interface Upload extends UploadKey {
   claimId?: string;
 }
 
-/** Why no batch can hold an upload: its key, its client, or its batch is being erased (DELETE) or was meanwhile. */
-type RefusalCode = 'InvalidKey' | 'UnknownClient' | 'BatchErased';
+/**
+ * Why no batch can hold an upload: its key, its client, or its batch is being erased (DELETE) or was meanwhile, or its
+ * retention is over (an expired batch is erased as a deleted one is: docs/design.md §6).
+ */
+type RefusalCode = 'InvalidKey' | 'UnknownClient' | 'BatchErased' | 'BatchExpired';
 
 export async function processUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
   const result = await handleUpload(deps, event);
@@ -179,7 +182,7 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
     retentionDays: deps.config.defaultRetentionDays,
     catMinConfidence: deps.config.catMinConfidence,
   });
-  if (batch.deleting) return discardErased(deps, { bucket: event.bucket, key, etag: event.etag });
+  if (!deps.store.isLive(batch)) return discardErased(deps, { bucket: event.bucket, key, etag: event.etag }, {}, batch.deleting ? 'BatchErased' : 'BatchExpired');
   // The erasure deletes a batch's objects before its summary: a summary opened just now for an object gone since
   // belongs to a batch erased while this event was on its way (a stale event must not bring the batch back).
   if (opened && !(await uploadExists(deps.s3, event.bucket, key))) {
@@ -192,15 +195,20 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
 }
 
 /**
- * An upload into a batch being erased (or erased while it was ingested): nothing of it is written, and its object is
- * deleted rather than moved under failed/, where it could land after the erasure's last pass over that prefix.
+ * An upload into a batch being erased or expired (or erased while it was ingested): nothing of it is written, and its
+ * object is deleted rather than moved under failed/, where it could land after the erasure's last pass over that prefix.
  */
-async function discardErased(deps: IngestDeps, object: StoredUpload, left: { thumbnail?: string; rested?: string } = {}): Promise<IngestResult> {
-  deps.logger.warn('upload into a batch being erased: deleted, nothing recorded', { key: object.key });
+async function discardErased(
+  deps: IngestDeps,
+  object: StoredUpload,
+  left: { thumbnail?: string; rested?: string } = {},
+  code: 'BatchErased' | 'BatchExpired' = 'BatchErased',
+): Promise<IngestResult> {
+  deps.logger.warn(`upload into a batch ${code === 'BatchExpired' ? 'past its retention' : 'being erased'}: deleted, nothing recorded`, { key: object.key, code });
   await removeUpload(deps.s3, object);
   // Written after the claim, they may have landed behind the erasure's pass over thumbnails/ and the resting prefix.
   for (const key of [left.thumbnail, left.rested]) if (key) await removeUpload(deps.s3, { bucket: object.bucket, key });
-  return { outcome: 'refused', key: object.key, code: 'BatchErased' };
+  return { outcome: 'refused', key: object.key, code };
 }
 
 /** Nothing can record it: a log line, a metric, and the object under failed/. */
@@ -258,7 +266,7 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
     height: image.height,
     now: upload.receivedAt,
     leaseMs: deps.config.claimLeaseSeconds * 1000,
-    retentionDays: upload.batch.retentionDays,
+    expiresAt: upload.batch.expiresAt,
   };
   if (takesNoMoreUploads(upload.batch)) {
     // Only an upload already counted in the batch may go on: redelivered, or left claimed by a run that died, whose
@@ -317,7 +325,7 @@ async function settleClaimed(deps: IngestDeps, upload: Upload, object: StoredUpl
  */
 async function repairRedelivered(deps: IngestDeps, upload: Upload): Promise<void> {
   const batch = await deps.store.repairAfterRedelivery(upload.clientId, upload.batchId);
-  if (!batch || batch.deleting) throw new BatchErasedError(`batch ${upload.batchId} is being erased`);
+  if (!deps.store.isLive(batch)) throw new BatchErasedError(`batch ${upload.batchId} is being erased`);
 }
 
 function redelivered(deps: IngestDeps, upload: Upload): IngestResult {
@@ -432,7 +440,7 @@ async function restAround<T>(deps: IngestDeps, upload: Upload, object: StoredUpl
   } catch (err) {
     if (held) await deps.store.release(held.claim);
     const batch = await deps.store.getBatch(upload.clientId, upload.batchId);
-    if (!batch || batch.deleting) throw new BatchErasedError(`batch ${upload.batchId} was erased while its upload was classified`);
+    if (!deps.store.isLive(batch)) throw new BatchErasedError(`batch ${upload.batchId} was erased while its upload was classified`);
     throw err;
   }
   const copyMs = performance.now() - copyStart;
@@ -505,7 +513,7 @@ function claimOfRecord(deps: IngestDeps, upload: Upload, record: Image, now: num
     height: record.height ?? 0,
     now,
     leaseMs: deps.config.claimLeaseSeconds * 1000,
-    retentionDays: upload.batch.retentionDays,
+    expiresAt: upload.batch.expiresAt,
   };
 }
 
@@ -570,7 +578,7 @@ function rejectionKey(fileName: string, etag: string | undefined): string {
  */
 async function lostClaim(deps: IngestDeps, upload: Upload, claim: Claim): Promise<Error> {
   const batch = await deps.store.getBatch(claim.clientId, claim.batchId);
-  if (!batch || batch.deleting) return new BatchErasedError(`batch ${claim.batchId} was erased while its upload was classified`);
+  if (!deps.store.isLive(batch)) return new BatchErasedError(`batch ${claim.batchId} was erased while its upload was classified`);
   deps.logger.warn('claim was taken over while classifying; leaving the result to the new holder', { batchId: claim.batchId, fprint: claim.fprint });
   await dropUnsharedCopy(deps, upload, claim);
   return new Error(`claim on ${claim.batchId}/${claim.fprint} was lost`);

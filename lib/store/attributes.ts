@@ -2,7 +2,7 @@
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
 import type { Batch, Counts, Image } from './model';
-import { BATCH_SK, batchPartition, splitPartition, type BatchItem, type ImageItem } from './schema';
+import { BATCH_SK, EXPIRY_DUE, batchPartition, purgeAt, splitPartition, type BatchItem, type ImageItem } from './schema';
 
 export const IMAGE_ATTRIBUTES = {
   fprint: 'img_fprint',
@@ -38,6 +38,8 @@ export const IMAGE_ATTRIBUTES = {
   statusKey: 'status_ts',
   catAt: 'cat_ts',
   partition: 'batch_id',
+  // DynamoDB's TTL attribute, a while after expiresAt (schema.ts PURGE_AFTER_EXPIRY_S); reads filter on expiresAt.
+  purgeAt: 'purge_at',
 } as const;
 
 export const BATCH_ATTRIBUTES = {
@@ -58,6 +60,9 @@ export const BATCH_ATTRIBUTES = {
   callback: 'callback',
   callbackDue: 'cb_due',
   callbackRequeuedAt: 'cb_requeued_ts',
+  // The expiry sweep's: the sparse index key every summary carries, and when it last queued the batch's erasure.
+  expiryDue: 'exp_due',
+  eraseQueuedAt: 'erase_ts',
 } as const;
 
 /** An upload's item (schema.ts uploadItemKey). */
@@ -66,6 +71,7 @@ export const UPLOAD_ATTRIBUTES = {
   fprint: 'seen_fprint',
   duplicateOf: 'dup_of',
   expiresAt: 'ttl',
+  purgeAt: 'purge_at',
 } as const;
 
 export const COUNTER_ATTRIBUTES = {
@@ -97,7 +103,7 @@ export const uploadNames = (...names: (keyof typeof UPLOAD_ATTRIBUTES)[]): Recor
 
 /** The attributes an image read back shows: the index keys are the store's own. */
 const SHOWN_IMAGE_ATTRIBUTES = Object.entries(IMAGE_ATTRIBUTES).filter(
-  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'partition'].includes(name),
+  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'partition', 'purgeAt'].includes(name),
 );
 
 /** A stored image (whole, or as an index projects it) as the domain sees it. */
@@ -122,6 +128,7 @@ export function toImageItem(image: Image): ImageItem {
     const value = (image as unknown as Record<string, unknown>)[name];
     if (value !== undefined && name !== 'partition') out[attribute] = value;
   }
+  if (typeof image.expiresAt === 'number') out.purge_at = purgeAt(image.expiresAt);
   return out as unknown as ImageItem;
 }
 
@@ -152,11 +159,12 @@ export function toBatch(item: BatchItem): Batch {
 }
 
 export function toBatchItem(batch: Batch): BatchItem {
-  const out: Record<string, unknown> = { batch_id: batchPartition(batch.clientId, batch.batchId), img_fprint: BATCH_SK };
+  const out: Record<string, unknown> = { batch_id: batchPartition(batch.clientId, batch.batchId), img_fprint: BATCH_SK, exp_due: EXPIRY_DUE };
   for (const [name, attribute] of Object.entries(BATCH_ATTRIBUTES)) {
     const value = (batch as unknown as Record<string, unknown>)[name];
     if (value !== undefined && name !== 'partition' && name !== 'sortKey' && name !== 'callbackDue') out[attribute] = value;
   }
   for (const [name, attribute] of Object.entries(COUNTER_ATTRIBUTES)) out[attribute] = batch.counts[name as keyof Counts];
+  out.purge_at = purgeAt(batch.expiresAt);
   return out as unknown as BatchItem;
 }

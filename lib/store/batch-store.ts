@@ -20,8 +20,8 @@ import { reusableResultRequest } from './access-patterns';
 import { BatchClosedError, BatchErasedError } from './errors';
 import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
-import { isCatAt, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
-import { batchKey, clientKey, imageKey, type BatchItem, type ImageItem, type UploadItem } from './schema';
+import { isCatAt, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
+import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem, type UploadItem } from './schema';
 import {
   CLAIM_COUNTS,
   DUPLICATE_COUNTS,
@@ -41,6 +41,7 @@ import {
   markDeletingRequest,
   keepsDuplicateName,
   markDoneRequest,
+  markExpiredRequest,
   newBatch,
   noteFingerprintRequest,
   putBatchRequest,
@@ -184,7 +185,7 @@ export class BatchStore {
     } catch (err) {
       if (!conditionFailed(err)) throw err;
       const batch = await this.getBatch(clientId, batchId);
-      if (!batch || batch.deleting) return { closed: false, reason: 'missing' };
+      if (!batch || !this.isLive(batch)) return { closed: false, reason: 'missing' };
       if (batch.closed) return { closed: false, reason: 'closed', batch };
       return { closed: false, reason: 'below-total', batch };
     }
@@ -193,7 +194,7 @@ export class BatchStore {
   /** Declares more files for an open batch; undefined when it is closed or missing. */
   async addExpected(clientId: string, batchId: string, files: number): Promise<Batch | undefined> {
     try {
-      const out = await this.ddb.send(new UpdateCommand(addExpectedRequest(this.table, clientId, batchId, files)));
+      const out = await this.ddb.send(new UpdateCommand(addExpectedRequest(this.table, clientId, batchId, files, this.now())));
       return toBatch(out.Attributes as BatchItem);
     } catch (err) {
       if (conditionFailed(err)) return undefined;
@@ -257,9 +258,28 @@ export class BatchStore {
     return settled;
   }
 
-  /** Marks the batch as being erased; undefined when it does not exist. */
+  /** Marks the batch as being erased; undefined when it does not exist or has expired. */
   async markDeleting(clientId: string, batchId: string): Promise<Batch | undefined> {
-    return this.conditionalUpdate(markDeletingRequest(this.table, clientId, batchId));
+    return this.conditionalUpdate(markDeletingRequest(this.table, clientId, batchId, this.now()));
+  }
+
+  /**
+   * Marks an expired batch as being erased, stamped `now`, unless its erasure was queued at or after `staleBefore`
+   * (epoch ms) already; true when marked, and the caller then queues the erasure (lib/erase/expiry.ts).
+   */
+  async markExpired(clientId: string, batchId: string, staleBefore: number): Promise<boolean> {
+    try {
+      await this.ddb.send(new UpdateCommand(markExpiredRequest(this.table, clientId, batchId, this.now(), staleBefore)));
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  /** The batch exists, is not being erased and has not expired (isVisibleBatch, at this store's clock). */
+  isLive(batch: Batch | undefined): boolean {
+    return isVisibleBatch(batch, nowSeconds(this.now()));
   }
 
 
@@ -281,10 +301,10 @@ export class BatchStore {
    */
   async reclassify(clientId: string, batchId: string, catMinConfidence: number, opts: ReclassifyOptions): Promise<ReclassifyOutcome> {
     try {
-      await this.ddb.send(new UpdateCommand(thresholdRequest(this.table, clientId, batchId, catMinConfidence)));
+      await this.ddb.send(new UpdateCommand(thresholdRequest(this.table, clientId, batchId, catMinConfidence, this.now())));
     } catch (err) {
       if (!conditionFailed(err)) throw err;
-      return { outcome: (await this.getBatch(clientId, batchId)) ? 'not-done' : 'missing' };
+      return { outcome: this.isLive(await this.getBatch(clientId, batchId)) ? 'not-done' : 'missing' };
     }
     let after = opts.after;
     do {
@@ -297,8 +317,8 @@ export class BatchStore {
         const flipped = await Promise.all(flips.slice(i, i + RECLASSIFY_PARALLEL).map((image) => this.flipCat({ ...image, clientId, batchId }, image.isCat !== true)));
         moved += flipped.reduce((n, f) => n + f, 0);
       }
-      // Its condition fails only for a batch being erased meanwhile: nothing is left to count for.
-      if (moved !== 0) await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved }));
+      // Its condition fails only for a batch being erased or expired meanwhile: nothing is left to count for.
+      if (moved !== 0) await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved }, this.now()));
       after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
     } while (after !== undefined && this.now() < opts.deadline);
     const batch = (await this.getBatch(clientId, batchId))!;
@@ -425,7 +445,7 @@ export class BatchStore {
     opts: { takingUploads?: boolean } = {},
   ): Promise<boolean> {
     const records = Array.isArray(record) ? record : [record];
-    const count = countRequest(this.table, batch.clientId, batch.batchId, delta, opts);
+    const count = countRequest(this.table, batch.clientId, batch.batchId, delta, this.now(), opts);
     if (this.opts.transactions) {
       try {
         await this.ddb.send(new TransactWriteCommand(transaction(...records, count)));
@@ -466,7 +486,7 @@ export class BatchStore {
   /** Why a counter move was refused: the batch is being erased or gone, or (a claim's) it takes no more uploads. */
   private async countRefused(batch: { clientId: string; batchId: string }, takingUploads: boolean): Promise<Error> {
     const now = takingUploads ? await this.getBatch(batch.clientId, batch.batchId) : undefined;
-    if (!now || now.deleting) return new BatchErasedError(`batch ${batch.batchId} is being erased`);
+    if (!now || !this.isLive(now)) return new BatchErasedError(`batch ${batch.batchId} is being erased`);
     return new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`);
   }
 }

@@ -31,10 +31,27 @@ export const INDEX = {
   clientCats: 'client-cats',
   clientBatches: 'client-batches',
   callbacksDue: 'callbacks-due',
+  batchesExpiring: 'batches-expiring',
 } as const;
 
 /** The one value of cb_due: every batch whose completion callback is still to deliver is in one index partition. */
 export const CALLBACK_DUE = 'due';
+
+/**
+ * The one value of exp_due: every batch summary is in one partition of the sparse batches-expiring index, sorted by
+ * its expiry, where the expiry sweep finds the batches whose retention is over (docs/design.md §6).
+ */
+export const EXPIRY_DUE = 'due';
+
+/**
+ * How long after its expiry (`ttl`, which every read filters on) DynamoDB's own TTL may delete an item (`purge_at`, the
+ * table's TTL attribute). The expiry sweep erases a batch, objects and items, within minutes of its expiry; DynamoDB
+ * deletes expired items at a time of its choosing, sometimes within minutes too, and a summary it deleted first would
+ * leave the batch's objects with no record to find them by. A week later it is only the backstop of a sweep that failed.
+ */
+export const PURGE_AFTER_EXPIRY_S = 7 * 86_400;
+
+export const purgeAt = (expiresAt: number): number => expiresAt + PURGE_AFTER_EXPIRY_S;
 
 /** Bounds that keep an item far below DynamoDB's 400 KB. */
 export const LIMITS = {
@@ -62,6 +79,8 @@ export interface ImageItem {
   status_ts?: string;
   upload_ts?: number;
   ttl: number;
+  /** DynamoDB's TTL attribute: ttl + PURGE_AFTER_EXPIRY_S. */
+  purge_at?: number;
   claim_id?: string;
   lease_until?: number;
   rek_ts?: number;
@@ -99,6 +118,8 @@ export interface UploadItem {
   /** Set when the upload was counted as a duplicate of this fingerprint without its name being kept (LIMITS.dupFiles). */
   dup_of?: string;
   ttl: number;
+  /** DynamoDB's TTL, as on every item of the batch (purgeAt). */
+  purge_at?: number;
 }
 
 /**
@@ -113,6 +134,8 @@ export interface BatchItem {
   debug: boolean;
   retention_days: number;
   ttl: number;
+  /** DynamoDB's TTL attribute: ttl + PURGE_AFTER_EXPIRY_S. */
+  purge_at?: number;
   expected?: number;
   closed?: boolean;
   closed_ts?: number;
@@ -130,6 +153,10 @@ export interface BatchItem {
   cb_due?: string;
   /** When the sweep last queued the callback again (epoch ms). */
   cb_requeued_ts?: number;
+  /** EXPIRY_DUE on every summary: the sparse batches-expiring index (exp_due + ttl) the expiry sweep reads. */
+  exp_due?: string;
+  /** When the expiry sweep last queued the batch's erasure (epoch ms). */
+  erase_ts?: number;
   n_total: number;
   n_pending?: number;
   n_success: number;

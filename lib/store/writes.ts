@@ -1,9 +1,24 @@
 // Every write of the store as a pure request builder (unit-tested without a network); lib/store/batch-store.ts sends
 // them. Expressions name attributes by their domain names through lib/store/attributes.ts (`#fileName`).
 import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchNames, imageNames, toBatchItem, toImageItem, uploadNames, type ImageAttribute } from './attributes';
+import { batchNames, imageNames, toBatchItem, toImageItem, uploadNames, type BatchAttribute, type ImageAttribute } from './attributes';
 import { ZERO_COUNTS, type Batch, type CatInstance, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
-import { BATCH_SK, CALLBACK_DUE, INDEX, LIMITS, batchKey, batchPartition, imageKey, statusTs, ttlFor, uploadItemKey, type ImageItem } from './schema';
+import {
+  BATCH_SK,
+  CALLBACK_DUE,
+  EXPIRY_DUE,
+  INDEX,
+  LIMITS,
+  batchKey,
+  batchPartition,
+  imageKey,
+  nowSeconds,
+  purgeAt,
+  statusTs,
+  ttlFor,
+  uploadItemKey,
+  type ImageItem,
+} from './schema';
 
 // ---- batches -------------------------------------------------------------------------------------------------
 
@@ -36,6 +51,19 @@ export function newBatch(b: NewBatch): Batch {
   };
 }
 
+/**
+ * The write side of the one visibility rule (reads: isVisibleBatch in model.ts): a summary that exists, is not being
+ * erased and has not expired. Every write into a batch made for a client's request or an upload holds only on it, so
+ * an expired batch takes nothing more, whatever route or upload asks (docs/design.md §6, "A batch expires whole").
+ */
+function liveBatch(nowMs: number): { condition: string; names: BatchAttribute[]; values: Record<string, unknown> } {
+  return {
+    condition: 'attribute_exists(#partition) AND attribute_not_exists(#deleting) AND #expiresAt > :nowS',
+    names: ['partition', 'deleting', 'expiresAt'],
+    values: { ':nowS': nowSeconds(nowMs) },
+  };
+}
+
 /** Creates a batch's summary unless the client already has a batch of that name. */
 export function putBatchRequest(table: string, batch: Batch): PutCommandInput {
   return {
@@ -47,35 +75,34 @@ export function putBatchRequest(table: string, batch: Batch): PutCommandInput {
 }
 
 /**
- * Moves counters by `delta` in one update, answering the summary after it; only on a summary that exists and is not
- * being erased, so that no write of an upload in flight recreates an erased batch's summary or counts into one. With
- * `takingUploads` (a new image's claim), only while the batch takes uploads: open, or closed with fewer arrived than
- * it was told of. A close that made the batch done between the upload's read of it and its claim so refuses the claim
- * in the very write that would count it (docs/design.md §6).
+ * Moves counters by `delta` in one update, answering the summary after it; only on a live summary (liveBatch), so that
+ * no write of an upload in flight recreates an erased batch's summary or counts into one being erased or expired.
+ * With `takingUploads` (a new image's claim), only while the batch takes uploads: open, or closed with fewer arrived
+ * than it was told of. A close that made the batch done between the upload's read of it and its claim so refuses the
+ * claim in the very write that would count it (docs/design.md §6).
  */
 export function countRequest(
   table: string,
   clientId: string,
   batchId: string,
   delta: Partial<Counts>,
+  nowMs: number,
   opts: { takingUploads?: boolean } = {},
 ): UpdateCommandInput {
   const moved = (Object.entries(delta) as [keyof Counts, number][]).filter(([, n]) => n !== 0);
+  const live = liveBatch(nowMs);
   const taking = opts.takingUploads === true;
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: `ADD ${moved.map(([name]) => `#${name} :${name}`).join(', ')}`,
-    ConditionExpression:
-      'attribute_exists(#partition) AND attribute_not_exists(#deleting)' +
-      (taking ? ' AND (attribute_not_exists(#closed) OR #closed = :false OR #total < #expected)' : ''),
-    ExpressionAttributeNames: batchNames(
-      'partition',
-      'deleting',
-      ...moved.map(([name]) => name),
-      ...(taking ? (['closed', 'total', 'expected'] as const) : []),
-    ),
-    ExpressionAttributeValues: { ...Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])), ...(taking ? { ':false': false } : {}) },
+    ConditionExpression: live.condition + (taking ? ' AND (attribute_not_exists(#closed) OR #closed = :false OR #total < #expected)' : ''),
+    ExpressionAttributeNames: batchNames(...live.names, ...moved.map(([name]) => name), ...(taking ? (['closed', 'total', 'expected'] as const) : [])),
+    ExpressionAttributeValues: {
+      ...live.values,
+      ...Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])),
+      ...(taking ? { ':false': false } : {}),
+    },
     ReturnValues: 'ALL_NEW',
   };
 }
@@ -83,15 +110,15 @@ export function countRequest(
 /** Closes an open batch, optionally fixing how many files it gets in all (never below what arrived). */
 export function closeRequest(table: string, clientId: string, batchId: string, now: number, expected?: number): UpdateCommandInput {
   const withExpected = expected !== undefined;
+  const live = liveBatch(now);
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: `SET #closed = :true, #closedAt = :now${withExpected ? ', #expected = :expected' : ''}`,
     ConditionExpression:
-      'attribute_exists(#partition) AND attribute_not_exists(#deleting) AND (attribute_not_exists(#closed) OR #closed = :false)' +
-      (withExpected ? ' AND #total <= :expected' : ''),
-    ExpressionAttributeNames: batchNames('partition', 'deleting', 'closed', 'closedAt', ...(withExpected ? (['expected', 'total'] as const) : [])),
-    ExpressionAttributeValues: { ':true': true, ':false': false, ':now': now, ...(withExpected ? { ':expected': expected } : {}) },
+      `${live.condition} AND (attribute_not_exists(#closed) OR #closed = :false)` + (withExpected ? ' AND #total <= :expected' : ''),
+    ExpressionAttributeNames: batchNames(...live.names, 'closed', 'closedAt', ...(withExpected ? (['expected', 'total'] as const) : [])),
+    ExpressionAttributeValues: { ...live.values, ':true': true, ':false': false, ':now': now, ...(withExpected ? { ':expected': expected } : {}) },
     ReturnValues: 'ALL_NEW',
   };
 }
@@ -128,14 +155,15 @@ export function markDoneRequest(table: string, clientId: string, batchId: string
 }
 
 /** More files declared for an open batch: `expected` grows by their number (from 0 when none were declared). */
-export function addExpectedRequest(table: string, clientId: string, batchId: string, files: number): UpdateCommandInput {
+export function addExpectedRequest(table: string, clientId: string, batchId: string, files: number, nowMs: number): UpdateCommandInput {
+  const live = liveBatch(nowMs);
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: 'SET #expected = if_not_exists(#expected, :zero) + :files',
-    ConditionExpression: 'attribute_exists(#partition) AND attribute_not_exists(#deleting) AND (attribute_not_exists(#closed) OR #closed = :false)',
-    ExpressionAttributeNames: batchNames('partition', 'deleting', 'expected', 'closed'),
-    ExpressionAttributeValues: { ':zero': 0, ':files': files, ':false': false },
+    ConditionExpression: `${live.condition} AND (attribute_not_exists(#closed) OR #closed = :false)`,
+    ExpressionAttributeNames: batchNames(...live.names, 'expected', 'closed'),
+    ExpressionAttributeValues: { ...live.values, ':zero': 0, ':files': files, ':false': false },
     ReturnValues: 'ALL_NEW',
   };
 }
@@ -154,16 +182,50 @@ export function dropOpenedBatchRequest(table: string, clientId: string, batchId:
   };
 }
 
-/** Marks an existing batch as being erased (DELETE); marking it again is harmless. */
-export function markDeletingRequest(table: string, clientId: string, batchId: string): UpdateCommandInput {
+/**
+ * Marks an existing batch as being erased (DELETE); marking it again is harmless. Not once it has expired: it is gone
+ * for its client then, and the expiry sweep erases it (markExpiredRequest).
+ */
+export function markDeletingRequest(table: string, clientId: string, batchId: string, nowMs: number): UpdateCommandInput {
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: 'SET #deleting = :true',
-    ConditionExpression: 'attribute_exists(#partition)',
-    ExpressionAttributeNames: batchNames('partition', 'deleting'),
-    ExpressionAttributeValues: { ':true': true },
+    ConditionExpression: 'attribute_exists(#partition) AND #expiresAt > :nowS',
+    ExpressionAttributeNames: batchNames('partition', 'deleting', 'expiresAt'),
+    ExpressionAttributeValues: { ':true': true, ':nowS': nowSeconds(nowMs) },
     ReturnValues: 'ALL_NEW',
+  };
+}
+
+// ---- expiry: the sweep that erases what expired (docs/design.md §6) ------------------------------------------------
+
+/** A page of the batches whose expiry (epoch s) is at or before `nowS`, soonest expired first; keys only. */
+export function expiredBatchesQuery(table: string, nowS: number, limit: number, startKey?: Record<string, unknown>): QueryCommandInput {
+  return {
+    TableName: table,
+    IndexName: INDEX.batchesExpiring,
+    KeyConditionExpression: '#expiryDue = :due AND #expiresAt <= :nowS',
+    ExpressionAttributeNames: batchNames('expiryDue', 'expiresAt'),
+    ExpressionAttributeValues: { ':due': EXPIRY_DUE, ':nowS': nowS },
+    Limit: limit,
+    ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+  };
+}
+
+/**
+ * Marks an expired batch as being erased and stamps when its erasure is queued: once, or again when the erasure queued
+ * before `staleBefore` (epoch ms) has still not deleted the summary (its message lost). Fails (condition) otherwise,
+ * so two sweeps never both queue it.
+ */
+export function markExpiredRequest(table: string, clientId: string, batchId: string, now: number, staleBefore: number): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #deleting = :true, #eraseQueuedAt = :now',
+    ConditionExpression: 'attribute_exists(#partition) AND #expiresAt <= :nowS AND (attribute_not_exists(#eraseQueuedAt) OR #eraseQueuedAt < :stale)',
+    ExpressionAttributeNames: batchNames('partition', 'deleting', 'eraseQueuedAt', 'expiresAt'),
+    ExpressionAttributeValues: { ':true': true, ':now': now, ':nowS': nowSeconds(now), ':stale': staleBefore },
   };
 }
 
@@ -262,7 +324,8 @@ export interface Claim {
   height: number;
   now: number;
   leaseMs: number;
-  retentionDays: number;
+  /** Epoch s: the batch's expiry, which every record of the batch shares (its TTL). */
+  expiresAt: number;
 }
 
 const CLAIM_SET =
@@ -295,13 +358,14 @@ export function claimRequest(table: string, c: Claim): UpdateCommandInput {
   return {
     TableName: table,
     Key: imageKey(c.clientId, c.batchId, c.fprint),
-    UpdateExpression: `${CLAIM_SET}, #receivedAt = :now, #expiresAt = :ttl${etag ? ', #etag = :etag' : ''}`,
+    UpdateExpression: `${CLAIM_SET}, #receivedAt = :now, #expiresAt = :ttl, #purgeAt = :purge${etag ? ', #etag = :etag' : ''}`,
     ConditionExpression: 'attribute_not_exists(#fprint)',
-    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, 'receivedAt', 'expiresAt', 'fprint', ...(etag ? (['etag'] as const) : [])),
+    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, 'receivedAt', 'expiresAt', 'purgeAt', 'fprint', ...(etag ? (['etag'] as const) : [])),
     ExpressionAttributeValues: {
       ...claimValues(c),
       ':now': c.now,
-      ':ttl': ttlFor(c.now, c.retentionDays),
+      ':ttl': c.expiresAt,
+      ':purge': purgeAt(c.expiresAt),
       ...(etag ? { ':etag': c.etag } : {}),
     },
   };
@@ -459,9 +523,9 @@ export function startAttemptRequest(table: string, u: UploadRef): UpdateCommandI
   return {
     TableName: table,
     Key: uploadItemKey(u),
-    UpdateExpression: 'ADD #attempts :one SET #expiresAt = if_not_exists(#expiresAt, :ttl)',
-    ExpressionAttributeNames: uploadNames('attempts', 'expiresAt'),
-    ExpressionAttributeValues: { ':one': 1, ':ttl': u.expiresAt },
+    UpdateExpression: 'ADD #attempts :one SET #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)',
+    ExpressionAttributeNames: uploadNames('attempts', 'expiresAt', 'purgeAt'),
+    ExpressionAttributeValues: { ':one': 1, ':ttl': u.expiresAt, ':purge': purgeAt(u.expiresAt) },
     ReturnValues: 'ALL_NEW',
   };
 }
@@ -494,10 +558,10 @@ export function duplicateMarkRequest(table: string, u: UploadRef, fprint: string
   return {
     TableName: table,
     Key: uploadItemKey(u),
-    UpdateExpression: 'SET #duplicateOf = :fprint, #expiresAt = if_not_exists(#expiresAt, :ttl)',
+    UpdateExpression: 'SET #duplicateOf = :fprint, #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)',
     ConditionExpression: 'attribute_not_exists(#duplicateOf)',
-    ExpressionAttributeNames: uploadNames('duplicateOf', 'expiresAt'),
-    ExpressionAttributeValues: { ':fprint': fprint, ':ttl': u.expiresAt },
+    ExpressionAttributeNames: uploadNames('duplicateOf', 'expiresAt', 'purgeAt'),
+    ExpressionAttributeValues: { ':fprint': fprint, ':ttl': u.expiresAt, ':purge': purgeAt(u.expiresAt) },
   };
 }
 
@@ -533,15 +597,16 @@ export function transaction(...writes: (UpdateCommandInput | PutCommandInput)[])
 
 // ---- re-threshold ---------------------------------------------------------------------------------------------
 
-/** Remembers a done batch's new cat threshold; fails (condition) when the batch is missing or not done. */
-export function thresholdRequest(table: string, clientId: string, batchId: string, catMinConfidence: number): UpdateCommandInput {
+/** Remembers a done batch's new cat threshold; fails (condition) when the batch is missing, gone (liveBatch) or not done. */
+export function thresholdRequest(table: string, clientId: string, batchId: string, catMinConfidence: number, nowMs: number): UpdateCommandInput {
+  const live = liveBatch(nowMs);
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: 'SET #catMinConfidence = :threshold',
-    ConditionExpression: 'attribute_exists(#doneAt)',
-    ExpressionAttributeNames: batchNames('catMinConfidence', 'doneAt'),
-    ExpressionAttributeValues: { ':threshold': catMinConfidence },
+    ConditionExpression: `${live.condition} AND attribute_exists(#doneAt)`,
+    ExpressionAttributeNames: batchNames(...live.names, 'catMinConfidence', 'doneAt'),
+    ExpressionAttributeValues: { ...live.values, ':threshold': catMinConfidence },
     ReturnValues: 'ALL_NEW',
   };
 }

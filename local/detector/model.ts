@@ -1,6 +1,7 @@
 // The offline object detector: the COCO-80 CenterNet (MobileNetV3) that @vladmandic/human ships in its
-// tarball, run on tfjs-core with the WebAssembly backend. Loaded once per process; every detection runs
-// through one serial queue, so one decoded image and one inference are in memory at a time.
+// tarball, run on tfjs-core with the WebAssembly backend. Loaded once per thread (each of the endpoint's workers,
+// pool.ts, loads its own; loadDetector() alone runs it in-process); every detection runs through one serial queue,
+// so one decoded image and one inference are in memory at a time.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';

@@ -2,13 +2,13 @@
 // X-Amz-Target: RekognitionService.DetectLabels, application/x-amz-json-1.1), so the stock
 // @aws-sdk/client-rekognition works against it unchanged. Requests are not signature-checked.
 // Test hooks beside the API: GET /__stats (call counters), GET|POST /__faults (throttling, latency),
-// GET /__health.
+// GET /__health. Decoding and inference run in a pool of workers (pool.ts), never on the thread that serves HTTP.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import sharp, { type Metadata } from 'sharp';
 import { z } from 'zod';
-import { loadDetector, liveTensors } from './model';
+import { DetectorPool, detectorWorkers, type WorkerFault } from './pool';
 import { toLabels, type Label } from './labels';
 import {
   DetectorError,
@@ -44,14 +44,21 @@ export interface DetectorServerOptions {
   s3?: S3Client;
   /**
    * DetectLabels calls in progress at most (each holds its image in memory); more are refused with
-   * ProvisionedThroughputExceededException, as Rekognition refuses calls beyond its rate. Default 64.
+   * ProvisionedThroughputExceededException, as Rekognition refuses calls beyond its rate. Default 64, or 8 per
+   * worker when that is more.
    */
   maxPending?: number;
+  /** Workers running the model, 1..64 (env ICECAT_DETECTOR_WORKERS; default one per available core). */
+  workers?: number;
+  /** Milliseconds one image may hold a worker before the worker counts as hung and is replaced (env ICECAT_DETECTOR_TASK_TIMEOUT_MS; default 60 s). */
+  taskTimeoutMs?: number;
 }
 
 export interface DetectorServer {
   url: string;
   port: number;
+  /** Workers in its pool. */
+  workers: number;
   close(): Promise<void>;
 }
 
@@ -61,6 +68,9 @@ export interface Faults {
   latencyMs: number;
   /** The next N DetectLabels calls are throttled whatever the rate (deterministic tests). */
   throttleNext: number;
+  /** Test hooks: the worker given each of the next N images exits (crash) or spins for ever (hang) before answering. */
+  crashNext: number;
+  hangNext: number;
 }
 
 export interface DetectorStats {
@@ -71,8 +81,13 @@ export interface DetectorStats {
   /** Answered with an error other than injected throttling, by `__type`. */
   errors: Record<string, number>;
   pending: number;
+  /** Live tensors summed over the workers. */
   tensors: number;
   model: string;
+  workers: number;
+  /** Workers replaced after dying or hanging, and images given to another worker then. */
+  workersReplaced: number;
+  imagesRetried: number;
 }
 
 const FaultsPatch = z
@@ -80,6 +95,8 @@ const FaultsPatch = z
     throttleRate: z.number().min(0).max(1),
     latencyMs: z.number().int().min(0).max(600_000),
     throttleNext: z.number().int().min(0),
+    crashNext: z.number().int().min(0),
+    hangNext: z.number().int().min(0),
   })
   .partial()
   .strict();
@@ -212,21 +229,43 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     throttleRate: opts.throttleRate ?? envNumber('ICECAT_DETECTOR_THROTTLE_RATE', 0, { min: 0, max: 1 }),
     latencyMs: opts.latencyMs ?? envNumber('ICECAT_DETECTOR_LATENCY_MS', 0, { min: 0, max: 600_000 }),
     throttleNext: 0,
+    crashNext: 0,
+    hangNext: 0,
   };
   FaultsPatch.parse({ throttleRate: faults.throttleRate, latencyMs: faults.latencyMs });
-  const detector = await loadDetector();
-  const maxPending = opts.maxPending ?? 64;
+  const workers = detectorWorkers(opts.workers);
+  const detector = await DetectorPool.start({ workers, taskTimeoutMs: opts.taskTimeoutMs });
+  const maxPending = opts.maxPending ?? Math.max(64, 8 * workers);
   let inFlight = 0;
   let s3 = opts.s3;
   const counters = { detectLabels: 0, throttled: 0, succeeded: 0, errors: {} as Record<string, number> };
 
-  const stats = (): DetectorStats => ({
-    ...counters,
-    errors: { ...counters.errors },
-    pending: inFlight,
-    tensors: liveTensors(),
-    model: detector.version,
-  });
+  const stats = (): DetectorStats => {
+    const pool = detector.stats();
+    return {
+      ...counters,
+      errors: { ...counters.errors },
+      pending: inFlight,
+      tensors: pool.tensors,
+      model: detector.version,
+      workers: pool.workers,
+      workersReplaced: pool.replaced,
+      imagesRetried: pool.retried,
+    };
+  };
+
+  /** The test hook for the next image, if any (POST /__faults crashNext / hangNext). */
+  function nextWorkerFault(): WorkerFault | undefined {
+    if (faults.crashNext > 0) {
+      faults.crashNext -= 1;
+      return 'crash';
+    }
+    if (faults.hangNext > 0) {
+      faults.hangNext -= 1;
+      return 'hang';
+    }
+    return undefined;
+  }
 
   async function detectLabels(body: Buffer | null): Promise<{ Labels: Label[]; LabelModelVersion: string }> {
     counters.detectLabels += 1;
@@ -272,7 +311,7 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     const wantsLabels = request.Features === undefined || request.Features.includes('GENERAL_LABELS');
     let labels: Label[] = [];
     if (wantsLabels) {
-      const detections = await detector.detect(image);
+      const detections = await detector.detect(image, nextWorkerFault());
       labels = toLabels(detections, {
         minConfidence: request.MinConfidence ?? LIMITS.defaultMinConfidence,
         maxLabels: request.MaxLabels ?? LIMITS.defaultMaxLabels,
@@ -339,5 +378,21 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     });
   });
 
-  return listen(server, opts.host ?? '127.0.0.1', opts.port ?? 0, { graceMs: 0 });
+  try {
+    const listening = await listen(server, opts.host ?? '127.0.0.1', opts.port ?? 0, { graceMs: 0 });
+    return {
+      ...listening,
+      workers,
+      close: async () => {
+        try {
+          await listening.close();
+        } finally {
+          await detector.close();
+        }
+      },
+    };
+  } catch (err) {
+    await detector.close();
+    throw err;
+  }
 }

@@ -1,7 +1,7 @@
 // The upload's order of calls and its handling of refusals, against a loopback server that answers as the API and
 // S3 do (the local stack runs the real ones in test/integration/cli.test.ts; here the sequence is what is checked).
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,11 @@ let log: string[];
 let tooLarge: number;
 let s3Refuses: Set<string>;
 let dir: string;
+/** The batch's `expected` as the fake API keeps it. */
+let expected: number;
+/** Requests ("POST /v1/batches/b1/uploads") whose next answer is lost: handled, then the connection dropped. */
+let loseAnswerTo: Set<string>;
+let failNextDeclare: boolean;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -34,7 +39,12 @@ beforeAll(async () => {
         if (s3Refuses.has(key)) return res.writeHead(403).end('<Error><Code>AccessDenied</Code><Message>Policy expired</Message></Error>');
         return res.writeHead(204).end();
       }
-      const files = (JSON.parse(body.toString() || '{}') as { files?: Declared[] }).files ?? [];
+      const request = JSON.parse(body.toString() || '{}') as { files?: Declared[]; renew?: boolean };
+      const files = request.files ?? [];
+      const answer = (status: number, value: unknown) => {
+        if (loseAnswerTo.delete(`${req.method} ${req.url}`)) return res.destroy();
+        return res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+      };
       const big = files.findIndex((f) => f.size > tooLarge);
       if (big >= 0) {
         log.push(`413 ${files[big]!.name}`);
@@ -44,11 +54,21 @@ beforeAll(async () => {
       }
       if (req.method === 'POST' && req.url === '/v1/batches') {
         log.push(`create ${files.map((f) => f.name).join(',')}`);
-        return res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ batchId: 'b1', uploads: forms(files), batch: { batchId: 'b1' } }));
+        expected = files.length;
+        return answer(201, { batchId: 'b1', uploads: forms(files), batch: { batchId: 'b1', expected } });
+      }
+      if (req.method === 'POST' && req.url === '/v1/batches/b1/uploads' && failNextDeclare && !request.renew) {
+        failNextDeclare = false;
+        return res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Bad Gateway' }));
       }
       if (req.method === 'POST' && req.url === '/v1/batches/b1/uploads') {
-        log.push(`declare ${files.map((f) => f.name).join(',')}`);
-        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ uploads: forms(files) }));
+        log.push(`${request.renew ? 'renew' : 'declare'} ${files.map((f) => f.name).join(',')}`);
+        if (!request.renew) expected += files.length;
+        return answer(200, { uploads: forms(files), batch: { batchId: 'b1', expected } });
+      }
+      if (req.method === 'GET' && req.url === '/v1/batches/b1') {
+        log.push('get');
+        return answer(200, { batchId: 'b1', status: 'open', expected, counts: { total: 0 } });
       }
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_found', message: `no route ${req.method} ${req.url}` } }));
     });
@@ -67,6 +87,9 @@ beforeEach(() => {
   log = [];
   tooLarge = Infinity;
   s3Refuses = new Set();
+  loseAnswerTo = new Set();
+  failNextDeclare = false;
+  expected = 0;
   dir = mkdtempSync(path.join(tmpdir(), 'icecat-uploader-'));
 });
 
@@ -102,6 +125,29 @@ describe('uploadFolder', () => {
     expect(result).toMatchObject({ batchId: 'b1', uploadedFiles: 5, uploadedBytes: 5, rejected: [], unsent: [] });
   });
 
+  it('does not declare files twice when the answer to their declaration is lost: it reads the batch, then renews their forms', async () => {
+    const root = folder({ 'a.jpg': 1, 'b.jpg': 1, 'c.jpg': 1, 'd.jpg': 1, 'e.jpg': 1 });
+    loseAnswerTo.add('POST /v1/batches/b1/uploads');
+
+    const result = await upload(root);
+
+    expect(log.filter((l) => !l.startsWith('upload'))).toEqual(['create f/a.jpg,f/b.jpg', 'declare f/c.jpg,f/d.jpg', 'get', 'renew f/c.jpg,f/d.jpg', 'declare f/e.jpg']);
+    expect(expected).toBe(5);
+    expect(result).toMatchObject({ uploadedFiles: 5, rejected: [], unsent: [] });
+  });
+
+  it('declares again when the lost declaration did not take effect', async () => {
+    const root = folder({ 'a.jpg': 1, 'b.jpg': 1, 'c.jpg': 1 });
+    // A 502 from a proxy: the API may or may not have seen it; here it did not.
+    failNextDeclare = true;
+
+    const result = await upload(root);
+
+    expect(log.filter((l) => !l.startsWith('upload'))).toEqual(['create f/a.jpg,f/b.jpg', 'get', 'declare f/c.jpg']);
+    expect(expected).toBe(3);
+    expect(result.uploadedFiles).toBe(3);
+  });
+
   it('drops a file the API finds too large and every later one over the same cap, sending the rest', async () => {
     tooLarge = 10;
     const root = folder({ 'a.jpg': 1, 'b.jpg': 50, 'c.jpg': 1, 'd.jpg': 60 });
@@ -125,6 +171,21 @@ describe('uploadFolder', () => {
 
     expect(result.rejected).toEqual([{ file: 'f/a.jpg', path: path.join(root, 'a.jpg'), code: 'AccessDenied', message: 'Policy expired' }]);
     expect([...result.sent]).toEqual(['f/b.jpg']);
+  });
+
+  it('lists the files the walk had to skip (a broken link, a name that is not UTF-8) as not uploaded, and sends the rest', async () => {
+    const root = folder({ 'a.jpg': 1 });
+    symlinkSync('missing.jpg', path.join(root, 'dangling.jpg'));
+    writeFileSync(Buffer.concat([Buffer.from(path.join(root, 'caf')), Buffer.from([0xe9]), Buffer.from('.jpg')]), 'x');
+
+    const result = await upload(root);
+
+    expect(result.rejected.map((r) => [r.file, r.code])).toEqual([
+      ['f/caf\\xE9.jpg', 'InvalidName'],
+      ['f/dangling.jpg', 'BrokenLink'],
+    ]);
+    expect(result.rejected[1]?.message).toBe('skipped: a symbolic link to nothing (ENOENT)');
+    expect([...result.sent]).toEqual(['f/a.jpg']);
   });
 
   it('makes no batch when no file can go', async () => {

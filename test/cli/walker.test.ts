@@ -73,14 +73,14 @@ describe('walkFiles', () => {
     ]);
   });
 
-  it('skips a link that points at itself', async () => {
+  it('skips a link that points at itself as a broken link, with the name it would have had', async () => {
     write('trip/a.jpg');
     symlinkSync('self', path.join(root, 'trip', 'self'));
 
     const { files, skipped } = await walk([path.join(root, 'trip')]);
 
     expect(files.map((f) => f.name)).toEqual(['trip/a.jpg']);
-    expect(skipped).toEqual([expect.objectContaining({ reason: 'symlink-loop', detail: 'ELOOP' })]);
+    expect(skipped).toEqual([expect.objectContaining({ name: 'trip/self', reason: 'broken-link', detail: 'ELOOP' })]);
   });
 
   it('skips FIFOs and dangling links, reporting each', async () => {
@@ -91,10 +91,21 @@ describe('walkFiles', () => {
     const { files, skipped } = await walk([path.join(root, 'trip')]);
 
     expect(files.map((f) => f.name)).toEqual(['trip/a.jpg']);
-    expect(skipped.map((s) => [path.basename(s.path), s.reason])).toEqual([
-      ['dangling.jpg', 'unreadable'],
-      ['pipe', 'not-a-file'],
+    expect(skipped.map((s) => [path.basename(s.path), s.name, s.reason])).toEqual([
+      ['dangling.jpg', 'trip/dangling.jpg', 'broken-link'],
+      ['pipe', 'trip/pipe', 'not-a-file'],
     ]);
+  });
+
+  it('skips a name that is not valid UTF-8, showing its bad bytes escaped, and walks on', async () => {
+    write('trip/a.jpg');
+    // "caf\xe9.jpg": Latin-1, as an old camera or a Windows share may have written it.
+    writeFileSync(Buffer.concat([Buffer.from(path.join(root, 'trip', 'caf')), Buffer.from([0xe9]), Buffer.from('.jpg')]), 'x');
+
+    const { files, skipped } = await walk([path.join(root, 'trip')]);
+
+    expect(files.map((f) => f.name)).toEqual(['trip/a.jpg']);
+    expect(skipped).toEqual([{ path: path.join(root, 'trip', 'caf\\xE9.jpg'), name: 'trip/caf\\xE9.jpg', reason: 'invalid-name', detail: 'not valid UTF-8' }]);
   });
 
   it('leaves dot-files and dot-folders out unless asked', async () => {

@@ -18,7 +18,7 @@ import {
 } from '../../lib/store/access-patterns';
 import type { QueryPlan } from '../../lib/store/expressions';
 import { INDEX } from '../../lib/store/schema';
-import { dueCallbacksQuery } from '../../lib/store/writes';
+import { dueCallbacksQuery, expiredBatchesQuery } from '../../lib/store/writes';
 import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -68,6 +68,7 @@ const FUNCTIONS = {
   reconcile: 'ReconcileLambdaFunction',
   erase: 'EraseLambdaFunction',
   callbacks: 'CallbacksLambdaFunction',
+  expire: 'ExpireLambdaFunction',
 } as const;
 type FunctionName = keyof typeof FUNCTIONS;
 const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
@@ -92,6 +93,13 @@ const QUERY_PLANS: QueryPlan[] = [
     scope: 'all batches',
     keyAttributes: ['cb_due', 'done_ts', 'batch_id', 'img_fprint'],
     input: dueCallbacksQuery('T', 1, 100),
+  },
+  // The expiry sweep's: batches past their expiry (it marks each summary itself).
+  {
+    pattern: 'batches expired',
+    scope: 'all batches',
+    keyAttributes: ['exp_due', 'ttl', 'batch_id', 'img_fprint'],
+    input: expiredBatchesQuery('T', 1, 100),
   },
 ];
 const INDEX_PLANS = QUERY_PLANS.filter((p) => p.input.IndexName);
@@ -144,6 +152,7 @@ const PLATFORM_ACTIONS: Record<keyof typeof FUNCTIONS, string[]> = {
   reconcile: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   erase: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   callbacks: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
+  expire: ['logs:CreateLogStream', 'logs:PutLogEvents'],
 };
 
 /** The package and project files that put code into a function's bundle (not those esbuild read and shook out). */
@@ -235,7 +244,7 @@ describe('table and indexes', () => {
       ...attributesIn(plan.input.FilterExpression, plan.input.ExpressionAttributeNames),
       ...attributesIn(plan.input.ProjectionExpression, plan.input.ExpressionAttributeNames),
       // The logs and batches listings show no image listing attributes.
-      ...([INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue] as string[]).includes(plan.input.IndexName as string) ? [] : LISTING_ATTRIBUTES,
+      ...([INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue, INDEX.batchesExpiring] as string[]).includes(plan.input.IndexName as string) ? [] : LISTING_ATTRIBUTES,
     ];
     const missing = index.Projection.ProjectionType === 'ALL' ? [] : needed.filter((a) => !available.has(a));
     expect(missing).toEqual([]);
@@ -256,8 +265,8 @@ describe('table and indexes', () => {
     expect(table().BillingMode).toBe('PAY_PER_REQUEST');
   });
 
-  it('expires items on ttl', () => {
-    expect(table().TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
+  it('lets DynamoDB delete items only on purge_at, a week after their expiry (ttl), so the expiry sweep erases each batch first', () => {
+    expect(table().TimeToLiveSpecification).toEqual({ AttributeName: 'purge_at', Enabled: true });
   });
 
   it('keeps point-in-time recovery on', () => {
@@ -319,6 +328,9 @@ describe('IAM', () => {
     ['reconcile', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['reconcile', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{IngestQueue.Arn}']],
     ['reconcile', 'dynamodb:Query', ['{ImagesTable.Arn}/index/callbacks-due']],
+    ['expire', 'dynamodb:Query', ['{ImagesTable.Arn}/index/batches-expiring']],
+    ['expire', 'dynamodb:UpdateItem', ['{ImagesTable.Arn}']],
+    ['expire', 'sqs:SendMessage', ['{EraseQueue.Arn}']],
   ] as const)('lets %s use %s only on %j', (fn, action, expected) => {
     const on = statementsOf(fn).filter((s) => s.Action.includes(action)).flatMap((s) => s.Resource);
     expect([...new Set(on)].sort()).toEqual([...expected]);
@@ -460,6 +472,33 @@ describe('reconciliation sweep', () => {
   });
 });
 
+describe('expiry sweep', () => {
+  it('runs on a schedule of at most every few minutes', () => {
+    const rules = resourcesOfType('AWS::Events::Rule').filter(([, r]) => JSON.stringify(r.Properties.Targets).includes(FUNCTIONS.expire));
+    expect(rules.map(([, r]) => r.Properties.ScheduleExpression)).toEqual([expect.stringMatching(/^rate\(([1-9]|1[0-5]) minutes?\)$/)]);
+  });
+
+  it('queues erasures to the queue the erase function reads', () => {
+    const env = (props(FUNCTIONS.expire).Environment as { Variables: Record<string, unknown> }).Variables;
+    const eraseSource = resourcesOfType('AWS::Lambda::EventSourceMapping').find(([, r]) => JSON.stringify(r.Properties.FunctionName).includes(FUNCTIONS.erase));
+    expect([render(env.ERASE_QUEUE_URL), render(eraseSource?.[1].Properties.EventSourceArn)]).toEqual(['{EraseQueue}', '{EraseQueue.Arn}']);
+  });
+
+  it('finds batches by a sparse index of summaries keyed by expiry, keys only', () => {
+    const index = ((props('ImagesTable').GlobalSecondaryIndexes ?? []) as { IndexName: string; KeySchema: unknown; Projection: unknown }[]).find(
+      (i) => i.IndexName === INDEX.batchesExpiring,
+    );
+    expect(index).toEqual({
+      IndexName: INDEX.batchesExpiring,
+      KeySchema: [
+        { AttributeName: 'exp_due', KeyType: 'HASH' },
+        { AttributeName: 'ttl', KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'KEYS_ONLY' },
+    });
+  });
+});
+
 describe('images bucket', () => {
   it('blocks every kind of public access', () => {
     expect(props('ImagesBucket').PublicAccessBlockConfiguration).toEqual({
@@ -468,6 +507,17 @@ describe('images bucket', () => {
       IgnorePublicAcls: true,
       RestrictPublicBuckets: true,
     });
+  });
+
+  it("lets browsers POST upload forms from any origin, and GET (the export's presigned redirect) only from the web app's", () => {
+    const rules = (props('ImagesBucket').CorsConfiguration as { CorsRules: { AllowedMethods: string[]; AllowedOrigins: unknown[] }[] }).CorsRules;
+    const byMethod = rules.map((r) => [r.AllowedMethods, r.AllowedOrigins.map(render)]);
+
+    expect(byMethod).toEqual([
+      [['POST'], ['*']],
+      [['GET'], ['https://{HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}']],
+    ]);
+    expect(resources.HttpApi?.Type).toBe('AWS::ApiGatewayV2::Api');
   });
 
   it('encrypts objects at rest', () => {

@@ -66,7 +66,7 @@ async function claimAsAnotherRun(batchId: string, key: string, image: Buffer, le
     height: print.height,
     now,
     leaseMs: leaseSeconds * 1000,
-    retentionDays: 30,
+    expiresAt: Math.floor(Date.now() / 1000) + 30 * 86_400,
   };
   expect(await store.claim(claim)).toMatchObject({ held: true, takeover: false });
   return { claim, print };

@@ -175,6 +175,30 @@ describe('icecat upload --wait on a terminal', () => {
   });
 });
 
+describe('icecat upload -q --json of a folder with files the walk must skip', () => {
+  it('lists a broken link and a name that is not UTF-8 under notUploaded, and exits 2', async () => {
+    const client = await newClient('cli-skips');
+    // Not under workDir: photos/loop links back up to it.
+    const folder = path.join(mkdtempSync(path.join(tmpdir(), 'icecat-cli-skips-')), 'skips');
+    mkdirSync(folder);
+    copyFileSync(path.join(FIXTURES, 'coffee.png'), path.join(folder, 'coffee.png'));
+    symlinkSync('gone.png', path.join(folder, 'dangling.png'));
+    writeFileSync(Buffer.concat([Buffer.from(path.join(folder, 'caf')), Buffer.from([0xe9]), Buffer.from('.png')]), 'x');
+
+    const run = await icecat(['upload', folder, '-q', '--json'], client.key);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('');
+    const result = JSON.parse(run.stdout);
+    expect(result.notUploaded.map((p: { file: string; error: { code: string } }) => [p.file, p.error.code])).toEqual([
+      ['skips/caf\\xE9.png', 'InvalidName'],
+      ['skips/dangling.png', 'BrokenLink'],
+    ]);
+    expect(result.batch).toMatchObject({ closed: true, expected: 1 });
+    rmSync(path.dirname(folder), { recursive: true, force: true });
+  });
+});
+
 describe('icecat upload --dry-run', () => {
   it('lists what it would upload and sends nothing', async () => {
     const client = await newClient('cli-dry');

@@ -436,6 +436,38 @@ describe('fault injection and counters', () => {
     await server.close();
   });
 
+  test('a worker that crashes during a DetectLabels call is replaced, and the call is answered once', async () => {
+    // Arrange
+    const server = await startDetectorServer({ port: 0, workers: 1 });
+    const client = rekognitionAt(server.url);
+    await setFaults(server, { crashNext: 1 });
+
+    // Act
+    const out = await detect({ Image: { Bytes: fixture('chelsea.png') } }, client);
+    const counted = await stats(server);
+
+    // Assert
+    expect(catConfidence(out.Labels)).toBeGreaterThanOrEqual(LOCAL_CAT_MIN_CONFIDENCE);
+    expect(counted).toMatchObject({ detectLabels: 1, succeeded: 1, workers: 1, workersReplaced: 1, imagesRetried: 1, pending: 0 });
+    client.destroy();
+    await server.close();
+  });
+
+  test('/__stats counts the calls of every worker', async () => {
+    // Arrange
+    const server = await startDetectorServer({ port: 0, workers: 2 });
+    const client = rekognitionAt(server.url);
+
+    // Act
+    await Promise.all([1, 2, 3, 4].map(() => detect({ Image: { Bytes: fixture('chelsea.png') } }, client)));
+    const counted = await stats(server);
+
+    // Assert
+    expect(counted).toMatchObject({ detectLabels: 4, succeeded: 4, workers: 2, pending: 0 });
+    client.destroy();
+    await server.close();
+  });
+
   test('calls beyond maxPending are refused with ProvisionedThroughputExceededException', async () => {
     // Arrange: each call holds its slot for the injected latency, far longer than sending three calls takes
     const server = await startDetectorServer({ port: 0, maxPending: 1, latencyMs: 1500 });

@@ -135,6 +135,21 @@ describe('open → processing → done', () => {
     expect(missing.status).toBe(404);
   });
 
+  it('renews the forms of files already declared without growing expected, and answers 409 once the batch is closed', async () => {
+    const declared = [{ name: 'a.png', contentType: 'image/png', size: 10 }];
+    const created = await create({ files: declared });
+    const batchId = created.body.batchId as string;
+
+    const renewed = await call('POST', `/v1/batches/${batchId}/uploads`, { key: client.key, body: { files: declared, renew: true } });
+    await call('POST', `/v1/batches/${batchId}:close`, { key: client.key });
+    const late = await call('POST', `/v1/batches/${batchId}/uploads`, { key: client.key, body: { files: declared, renew: true } });
+
+    expect([renewed.status, renewed.body.uploads.length, renewed.body.batch.expected]).toEqual([200, 1, 1]);
+    expect(renewed.body.uploads[0].fields.key).toBe(`uploads/${client.clientId}/${batchId}/a.png`);
+    expect(Date.parse(renewed.body.expiresAt)).toBeGreaterThanOrEqual(Date.parse(created.body.expiresAt));
+    expect([late.status, late.body.error.code]).toEqual([409, 'batch_closed']);
+  });
+
   it('keeps total = pending + success + fail + duplicate in every summary read while 20 uploads run', async () => {
     const batchId = (await create()).body.batchId as string;
     const images = await Promise.all(Array.from({ length: 20 }, (_, i) => distinctImage(i)));

@@ -198,6 +198,31 @@ describe('files torn by a killed process, and deletes racing in one folder', () 
     expect(existsSync(path.join(bucketDir(), root))).toBe(false);
   });
 
+  it('writes into a folder while the delete of its last object removes the emptied folders, every write answered with no retry', async () => {
+    // Each round: the folder holds one object; it is deleted while the next is written beside it.
+    const once = localS3Client(s3.url, { maxAttempts: 1 });
+    const root = `comeback/${uniqueId()}`;
+    const failures: string[] = [];
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, writer) => {
+        const folder = `${root}/w${writer}/a/b`;
+        await put(`${folder}/0.png`, 'x');
+        for (let round = 1; round <= 150; round++) {
+          await Promise.all([
+            once.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: `${folder}/${round - 1}.png` })),
+            once.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${folder}/${round}.png`, Body: 'x' })).catch((err: Error) => {
+              failures.push(`${err.name}: ${err.message}`);
+              return put(`${folder}/${round}.png`, 'x');
+            }),
+          ]);
+        }
+      }),
+    );
+    once.destroy();
+
+    expect(failures).toEqual([]);
+  });
+
   it('lists a prefix while folders under it come and go (each write its own folder, then deleted), every listing answered with no retry', async () => {
     const once = localS3Client(s3.url, { maxAttempts: 1 });
     const prefix = `busy/${uniqueId()}`;

@@ -111,7 +111,7 @@ describe('an image still being classified', () => {
     const store = new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: process.env.DDB_TRANSACTIONS === 'true' });
     const claimed = await store.claim({
       batchId: batch, fprint: 'busy', clientId: owner, key: `uploads/${owner}/${batch}/busy.png`, fileName: 'busy.png',
-      phash: '0'.repeat(16), format: 'png', width: 100, height: 100, claimId: 'c1', now, leaseMs: 60_000, retentionDays: 1,
+      phash: '0'.repeat(16), format: 'png', width: 100, height: 100, claimId: 'c1', now, leaseMs: 60_000, expiresAt: Math.floor(now / 1000) + 86_400,
     });
 
     const processing = await queryBatchImages(ctx(), owner, batch, { status: 'processing' }, { limit: 50 });

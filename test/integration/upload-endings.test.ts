@@ -92,7 +92,7 @@ describe('an upload whose attempts never finish', () => {
     const upload: UploadRef = { clientId, batchId, key, etag: md5(body), expiresAt: opened.expiresAt };
     const claim: Claim = {
       clientId, batchId, fprint: print.fprint, claimId: 'died', key, etag: md5(body), fileName: 'huge.png', phash: print.phash,
-      format: print.format, width: print.width, height: print.height, now: Date.now() - 60_000, leaseMs: 1000, retentionDays: 30,
+      format: print.format, width: print.width, height: print.height, now: Date.now() - 60_000, leaseMs: 1000, expiresAt: opened.expiresAt,
     };
     expect(await store.claim(claim)).toMatchObject({ held: true });
     const limit = Number(stackEnv('INGEST_MAX_ATTEMPTS'));

@@ -68,6 +68,8 @@ describe('the attribute table', () => {
       upload_ts: 1000,
       rek_ts: 2000,
       ttl: 99,
+      // DynamoDB's TTL attribute, a week after the expiry the reads filter on (docs/design.md §2).
+      purge_at: 99 + 7 * 86_400,
       file_name: 'a.jpg',
       rek_iscat: true,
       labels: [{ name: 'Cat', confidence: 97.5 }],

@@ -141,7 +141,14 @@ const uploadItemWrites = () => allUpdates().filter(isUploadItem);
 const counterMoves = () =>
   updates()
     .filter((u) => u.UpdateExpression?.startsWith('ADD') && u.Key?.img_fprint === '#BATCH')
-    .map((u) => Object.fromEntries(Object.entries(u.ExpressionAttributeValues ?? {}).filter(([, v]) => typeof v === 'number').map(([k, v]) => [k.slice(1), v])));
+    // The counters moved; :nowS is the condition's clock (a live batch) and :false a claim's, not counters.
+    .map((u) =>
+      Object.fromEntries(
+        Object.entries(u.ExpressionAttributeValues ?? {})
+          .filter(([k, v]) => k !== ':nowS' && typeof v === 'number')
+          .map(([k, v]) => [k.slice(1), v]),
+      ),
+    );
 const failRecords = () => ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
 const copies = () => s3.commandCalls(CopyObjectCommand).map((c) => c.args[0].input);
 const puts = () => s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input);

@@ -1,6 +1,6 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ZERO_COUNTS } from '../../lib/store/model';
-import { BATCH_SK, uploadItemKey } from '../../lib/store/schema';
+import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/schema';
 import {
   addExpectedRequest,
   autoCloseRequest,
@@ -38,7 +38,7 @@ const claim = {
   height: 480,
   now: 1_700_000_000_000,
   leaseMs: 120_000,
-  retentionDays: 30,
+  expiresAt: 1_700_000_000 + 30 * 86_400,
 };
 
 /** An expression with its #names replaced by the stored attribute names, for readable assertions. */
@@ -177,17 +177,17 @@ describe('batch summary writes', () => {
   });
 
   it('moves counters with one ADD and answers the summary after it', () => {
-    const req = countRequest('T', 'acme', 'holiday', { total: 1, pending: 1 });
+    const req = countRequest('T', 'acme', 'holiday', { total: 1, pending: 1 }, 5_000);
 
     expect(req.Key).toEqual({ batch_id: 'acme#holiday', img_fprint: BATCH_SK });
     expect(stored(req, req.UpdateExpression)).toBe('ADD n_total :total, n_pending :pending');
     expect(req.ReturnValues).toBe('ALL_NEW');
   });
 
-  it('moves counters only on a summary that exists and is not being erased, so no late upload recreates one', () => {
-    const req = countRequest('T', 'acme', 'holiday', { total: 1 });
+  it('moves counters only on a summary that exists, is not being erased and has not expired, so no late upload recreates one', () => {
+    const req = countRequest('T', 'acme', 'holiday', { total: 1 }, 5_000);
 
-    expect(stored(req, req.ConditionExpression)).toBe('attribute_exists(batch_id) AND attribute_not_exists(deleting)');
+    expect(stored(req, req.ConditionExpression)).toBe('attribute_exists(batch_id) AND attribute_not_exists(deleting) AND ttl > :nowS');
   });
 
   it('closes only an open batch, and with `expected` only if no more files arrived than that', () => {
@@ -195,7 +195,7 @@ describe('batch summary writes', () => {
 
     expect(stored(req, req.UpdateExpression)).toBe('SET closed = :true, closed_ts = :now, expected = :expected');
     expect(stored(req, req.ConditionExpression)).toBe(
-      'attribute_exists(batch_id) AND attribute_not_exists(deleting) AND (attribute_not_exists(closed) OR closed = :false) AND n_total <= :expected',
+      'attribute_exists(batch_id) AND attribute_not_exists(deleting) AND ttl > :nowS AND (attribute_not_exists(closed) OR closed = :false) AND n_total <= :expected',
     );
   });
 
@@ -214,7 +214,7 @@ describe('batch summary writes', () => {
   });
 
   it('grows expected only for an open batch', () => {
-    const req = addExpectedRequest('T', 'acme', 'holiday', 3);
+    const req = addExpectedRequest('T', 'acme', 'holiday', 3, 5_000);
 
     expect(stored(req, req.UpdateExpression)).toBe('SET expected = if_not_exists(expected, :zero) + :files');
     expect(stored(req, req.ConditionExpression)).toContain('closed = :false');
@@ -254,7 +254,7 @@ describe('recount', () => {
 
 describe('transaction', () => {
   it('puts a record write and its counter move in one TransactWriteItems, without ReturnValues', () => {
-    const tx = transaction(claimRequest('T', claim), countRequest('T', 'demo', 'b1', { total: 1, pending: 1 }));
+    const tx = transaction(claimRequest('T', claim), countRequest('T', 'demo', 'b1', { total: 1, pending: 1 }, 5_000));
 
     expect(tx.TransactItems?.map((i) => Object.keys(i)[0])).toEqual(['Update', 'Update']);
     expect((tx.TransactItems?.[1]?.Update as UpdateCommandInput).ReturnValues).toBeUndefined();
@@ -275,8 +275,8 @@ describe("an upload's own item", () => {
   it('counts an attempt as it starts, answering the count with this one in it, and keeps it as long as the batch', () => {
     const req = startAttemptRequest('T', upload);
 
-    expect(stored(req, req.UpdateExpression)).toBe('ADD attempts :one SET ttl = if_not_exists(ttl, :ttl)');
-    expect(req.ExpressionAttributeValues).toEqual({ ':one': 1, ':ttl': upload.expiresAt });
+    expect(stored(req, req.UpdateExpression)).toBe('ADD attempts :one SET ttl = if_not_exists(ttl, :ttl), purge_at = if_not_exists(purge_at, :purge)');
+    expect(req.ExpressionAttributeValues).toEqual({ ':one': 1, ':ttl': upload.expiresAt, ':purge': purgeAt(upload.expiresAt) });
     expect(req.ReturnValues).toBe('ALL_NEW');
   });
 
@@ -289,16 +289,16 @@ describe("an upload's own item", () => {
 
 describe("a new image's claim counts only into a batch that takes uploads", () => {
   it('conditions the counter move on open, or closed with fewer arrived than declared', () => {
-    const req = countRequest('T', 'demo', 'b1', { total: 1, pending: 1 }, { takingUploads: true });
+    const req = countRequest('T', 'demo', 'b1', { total: 1, pending: 1 }, 1_700_000_000_000, { takingUploads: true });
 
     expect(stored(req, req.ConditionExpression)).toBe(
-      'attribute_exists(batch_id) AND attribute_not_exists(deleting) AND (attribute_not_exists(closed) OR closed = :false OR n_total < expected)',
+      'attribute_exists(batch_id) AND attribute_not_exists(deleting) AND ttl > :nowS AND (attribute_not_exists(closed) OR closed = :false OR n_total < expected)',
     );
   });
 
   it('leaves every other counter move free of it (a result, a rejection, a duplicate)', () => {
-    const req = countRequest('T', 'demo', 'b1', { pending: -1, success: 1 });
+    const req = countRequest('T', 'demo', 'b1', { pending: -1, success: 1 }, 1_700_000_000_000);
 
-    expect(stored(req, req.ConditionExpression)).toBe('attribute_exists(batch_id) AND attribute_not_exists(deleting)');
+    expect(stored(req, req.ConditionExpression)).toBe('attribute_exists(batch_id) AND attribute_not_exists(deleting) AND ttl > :nowS');
   });
 });

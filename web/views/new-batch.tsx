@@ -1,10 +1,11 @@
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, batchPath, isNotFound, type Api, type CreatedBatch, type UploadForm } from '../api';
+import { FormBook } from '../../lib/api/form-book';
+import { ApiError, batchPath, isNotFound, type Api, type CreatedBatch, type MoreUploads } from '../api';
 import { plural } from '../format';
 import { useCapabilities } from '../hooks';
 import { href } from '../route';
 import { rememberBatch } from '../session';
-import { chosenFiles, droppedFiles, eachLimited, imageType, postForm, type PickedFile } from '../upload';
+import { UploadError, chosenFiles, droppedFiles, eachLimited, imageType, postForm, type PickedFile } from '../upload';
 import { ErrorNote } from './common';
 
 type FileState = { sent: number; state: 'waiting' | 'uploading' | 'done' | 'failed'; error?: string };
@@ -14,21 +15,23 @@ const FILES_PER_REQUEST = 500;
 const PARALLEL_UPLOADS = 4;
 const ATTEMPTS = 3;
 
-async function formsFor(
-  api: Api,
-  batchName: string,
-  debug: boolean,
-  files: PickedFile[],
-): Promise<{ batchId: string; forms: UploadForm[] }> {
-  const declare = (chunk: PickedFile[]) => chunk.map((f) => ({ name: f.name, contentType: f.contentType, size: f.file.size }));
+const declare = (chunk: PickedFile[]) => chunk.map((f) => ({ name: f.name, contentType: f.contentType, size: f.file.size }));
+
+/**
+ * Creates the batch with every file declared; their forms, held in a book that renews them (POST …/uploads with
+ * renew) when they expired or are about to, since the last files may start long after the forms were handed out.
+ */
+async function formsFor(api: Api, batchName: string, debug: boolean, files: PickedFile[]): Promise<{ batchId: string; forms: FormBook<PickedFile> }> {
   const body = { ...(debug ? { debug: true } : {}), files: declare(files.slice(0, FILES_PER_REQUEST)) };
+  const askedAt = Date.now();
   const created = await api.post<CreatedBatch>('/v1/batches', batchName ? { batchId: batchName, ...body } : body);
-  const forms = [...created.uploads];
+  const renew = (chunk: PickedFile[]) => api.post<MoreUploads>(`${batchPath(created.batchId)}/uploads`, { files: declare(chunk), renew: true });
+  const forms = new FormBook<PickedFile>(renew, Date.now, FILES_PER_REQUEST);
+  forms.add(files.slice(0, FILES_PER_REQUEST), created, askedAt);
   for (let i = FILES_PER_REQUEST; i < files.length; i += FILES_PER_REQUEST) {
-    const more = await api.post<{ uploads: UploadForm[] }>(`${batchPath(created.batchId)}/uploads`, {
-      files: declare(files.slice(i, i + FILES_PER_REQUEST)),
-    });
-    forms.push(...more.uploads);
+    const chunk = files.slice(i, i + FILES_PER_REQUEST);
+    const at = Date.now();
+    forms.add(chunk, await api.post<MoreUploads>(`${batchPath(created.batchId)}/uploads`, { files: declare(chunk) }), at);
   }
   return { batchId: created.batchId, forms };
 }
@@ -94,10 +97,13 @@ export function NewBatch({ api }: { api: Api }) {
       let uploaded = 0;
       await eachLimited(files, PARALLEL_UPLOADS, async (file, i) => {
         const state = progress.current[i] as FileState;
+        let renew = false;
         for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
           state.state = 'uploading';
           try {
-            await postForm(forms[i] as UploadForm, file, (sent) => {
+            // The form is renewed here if it is due (a retry after a network error included: an expired form's 403
+            // may reach the page as one, when the bucket's error answer carries no CORS headers).
+            await postForm(await forms.take(file.name, renew), file, (sent) => {
               state.sent = sent;
               repaint();
             });
@@ -108,12 +114,15 @@ export function NewBatch({ api }: { api: Api }) {
           } catch (err) {
             state.state = 'failed';
             state.error = (err as Error).message;
-            // S3 refusing the form (4xx) will refuse it again; only network faults and 5xx are retried.
-            if (/S3 answered 4/.test(state.error)) break;
+            // An expired form is renewed once; any other refusal by S3 (4xx) would be refused again; network faults
+            // and 5xx are retried.
+            renew = err instanceof UploadError && err.expired && !renew;
+            if (!renew && /S3 answered 4/.test(state.error)) break;
           } finally {
             repaint();
           }
         }
+        forms.drop(file.name);
       });
       // No more uploads: the batch is done once these are processed. An API without :close closes the batch when the
       // declared files have all arrived.

@@ -1,0 +1,85 @@
+// The expiry sweep (docs/design.md §6, "A batch expires whole"): a batch whose retention is over is erased as a
+// DELETE would erase it, objects under every prefix and items alike. The sweep reads the sparse batches-expiring index
+// (every summary, by expiry: a key condition, never a Scan), marks each expired batch as being erased and queues its
+// erasure to the erase job. On AWS a scheduled function runs it (functions/expire); locally the stack runs it at start
+// and every interval (local/expiry.ts), and since dynalite has no TTL it is what deletes expired items there too.
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { JobQueue } from '../jobs/queue';
+import { nowSeconds, splitPartition } from '../store/schema';
+import { expiredBatchesQuery, markExpiredRequest } from '../store/writes';
+import { encodeEraseMessage } from './message';
+
+/**
+ * An erasure queued this long ago whose batch still has its summary is queued again: well over the erase queue's
+ * visibility timeout (serverless.yml, 5,400 s), so a slow erasure still running is not doubled.
+ */
+export const ERASURE_REQUEUE_MS = 2 * 3_600_000;
+
+export interface ExpiryDeps {
+  ddb: DynamoDBDocumentClient;
+  tableName: string;
+  /** Where erasures go: the erase queue (functions/erase consumes it). */
+  erasures: JobQueue;
+}
+
+export interface ExpirySweepDeps extends ExpiryDeps {
+  /** Clock (epoch ms), for tests. */
+  now?: () => number;
+  log?: (line: string, details?: Record<string, unknown>) => void;
+}
+
+export interface ExpirySweepLimits {
+  /** Expired batches looked at per run, at most; the rest wait for the next run. */
+  maxBatches: number;
+  /** A batch whose erasure was queued this long ago and still has its summary is queued again (its message was lost). */
+  requeueAfterMs: number;
+  /** Index keys read per Query. */
+  pageSize?: number;
+}
+
+export interface ExpirySweepResult {
+  /** Expired batches the index listed (erasures queued or still running). */
+  expired: number;
+  /** Batches whose erasure this run queued, as `clientId/batchId`. */
+  queued: string[];
+  /** True when maxBatches ended the run before the index did. */
+  truncated: boolean;
+}
+
+/**
+ * Marks one expired batch as being erased and queues its erasure, unless that was done less than `staleBefore` ago
+ * (another sweep, or a POST reusing its name, got there first). True when this call queued it.
+ */
+export async function queueExpiredErasure(deps: ExpiryDeps, clientId: string, batchId: string, now: number, staleBefore: number): Promise<boolean> {
+  try {
+    await deps.ddb.send(new UpdateCommand(markExpiredRequest(deps.tableName, clientId, batchId, now, staleBefore)));
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) return false;
+    throw err;
+  }
+  await deps.erasures.send(encodeEraseMessage(clientId, batchId));
+  return true;
+}
+
+/** One run: every batch expired by now (up to maxBatches) is marked and its erasure queued. */
+export async function sweepExpiredBatches(deps: ExpirySweepDeps, limits: ExpirySweepLimits): Promise<ExpirySweepResult> {
+  const now = (deps.now ?? Date.now)();
+  const result: ExpirySweepResult = { expired: 0, queued: [], truncated: false };
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await deps.ddb.send(new QueryCommand(expiredBatchesQuery(deps.tableName, nowSeconds(now), limits.pageSize ?? 100, startKey)));
+    for (const key of page.Items ?? []) {
+      if (result.expired >= limits.maxBatches) {
+        result.truncated = true;
+        break;
+      }
+      result.expired += 1;
+      const { clientId, batchId } = splitPartition(String(key.batch_id));
+      if (await queueExpiredErasure(deps, clientId, batchId, now, now - limits.requeueAfterMs)) result.queued.push(`${clientId}/${batchId}`);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && !result.truncated);
+  if (result.queued.length > 0 || result.truncated) deps.log?.('queued the erasure of expired batches', { ...result });
+  return result;
+}

@@ -1,0 +1,283 @@
+// The detector's pool of workers (worker.ts): each loads the model once and runs one image at a time, decode and
+// inference, off the thread that serves HTTP (and, in the stack, the API, S3 and DynamoDB). Images wait in arrival
+// order for a free worker. A worker that dies or does not answer within the task timeout is replaced, and its image
+// is given to another worker (once; an image that kills two workers is answered InternalServerError).
+import { fork, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { envNumber, ConfigError } from '../../lib/config';
+import { DetectorError, type RekognitionErrorType } from './errors';
+import type { Detection } from './labels';
+
+/** Most workers a pool runs. */
+export const MAX_WORKERS = 64;
+
+/** Workers by default: one per core this process may use. */
+export const defaultWorkers = (): number => Math.min(MAX_WORKERS, availableParallelism());
+
+/** ICECAT_DETECTOR_WORKERS (1..64; default one per core), or `workers` when given; anything else is refused. */
+export function detectorWorkers(workers?: number): number {
+  if (workers === undefined) {
+    return envNumber('ICECAT_DETECTOR_WORKERS', defaultWorkers(), { min: 1, max: MAX_WORKERS, integer: true });
+  }
+  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
+    throw new ConfigError(`the detector's workers must be an integer in 1..${MAX_WORKERS}, got ${workers}`);
+  }
+  return workers;
+}
+
+/** Milliseconds an image may take in a worker before the worker counts as hung (ICECAT_DETECTOR_TASK_TIMEOUT_MS). */
+export const detectorTaskTimeoutMs = (): number =>
+  envNumber('ICECAT_DETECTOR_TASK_TIMEOUT_MS', 60_000, { min: 100, max: 3_600_000, integer: true });
+
+/** A test hook: the worker given the image exits (`crash`) or spins forever (`hang`) instead of answering. */
+export type WorkerFault = 'crash' | 'hang';
+
+export interface WorkerRequest {
+  id: number;
+  image: Uint8Array;
+  fault?: WorkerFault;
+}
+
+export type WorkerReply =
+  | { ready: true; version: string; tensors: number }
+  | { id: number; detections: Detection[]; tensors: number }
+  | { id: number; error: { type: RekognitionErrorType; message: string }; tensors: number };
+
+/** How workers run: threads of this process (the default) or child processes (measured against; docs/design.md). */
+export type WorkerKind = 'thread' | 'process';
+
+export interface DetectorPoolOptions {
+  workers?: number;
+  kind?: WorkerKind;
+  /** Default ICECAT_DETECTOR_TASK_TIMEOUT_MS, else 60 s. */
+  taskTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface PoolStats {
+  workers: number;
+  /** Images waiting for a worker or in one. */
+  pending: number;
+  /** Live tensors summed over the workers, as each last reported. */
+  tensors: number;
+  /** Workers replaced after dying or hanging since the pool started. */
+  replaced: number;
+  /** Images given to another worker after theirs died or hung. */
+  retried: number;
+}
+
+interface Task {
+  id: number;
+  image: Uint8Array;
+  fault?: WorkerFault;
+  attempts: number;
+  resolve(detections: Detection[]): void;
+  reject(err: Error): void;
+}
+
+/** What the pool needs of a thread or a child process. */
+interface Channel {
+  send(request: WorkerRequest): void;
+  onMessage(listener: (reply: WorkerReply) => void): void;
+  onExit(listener: (detail: string) => void): void;
+  kill(): void;
+}
+
+const ENTRY = path.join(__dirname, 'worker-entry.cjs');
+const ATTEMPTS = 2;
+
+function threadChannel(): Channel {
+  const worker = new Worker(ENTRY, { stdout: false, stderr: false });
+  return {
+    send: (request) => worker.postMessage(request),
+    onMessage: (listener) => worker.on('message', listener),
+    onExit: (listener) => {
+      let error: Error | undefined;
+      worker.on('error', (err) => (error = err));
+      worker.on('exit', (code) => listener(error ? `failed: ${error.message}` : `exited with code ${code}`));
+    },
+    kill: () => void worker.terminate(),
+  };
+}
+
+function processChannel(): Channel {
+  const child: ChildProcess = fork(ENTRY, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return {
+    send: (request) => child.send(request),
+    onMessage: (listener) => child.on('message', listener as (message: unknown) => void),
+    onExit: (listener) => child.on('exit', (code, signal) => listener(`exited with ${signal ?? `code ${code}`}`)),
+    kill: () => void child.kill('SIGKILL'),
+  };
+}
+
+class Slot {
+  task?: Task;
+  timer?: NodeJS.Timeout;
+  tensors = 0;
+  dead = false;
+  constructor(readonly channel: Channel) {}
+}
+
+export class DetectorPool {
+  readonly size: number;
+  private readonly kind: WorkerKind;
+  private readonly taskTimeoutMs: number;
+  private readonly log: (line: string) => void;
+  private readonly slots = new Set<Slot>();
+  private readonly idle: Slot[] = [];
+  private readonly queue: Task[] = [];
+  private nextId = 1;
+  private closed = false;
+  private replaced = 0;
+  private retried = 0;
+  private versionSeen = '';
+
+  private constructor(opts: DetectorPoolOptions) {
+    this.size = detectorWorkers(opts.workers);
+    this.kind = opts.kind ?? 'thread';
+    this.taskTimeoutMs = opts.taskTimeoutMs ?? detectorTaskTimeoutMs();
+    this.log = opts.log ?? ((line) => console.warn(line));
+  }
+
+  /** A pool whose workers have all loaded the model. */
+  static async start(opts: DetectorPoolOptions = {}): Promise<DetectorPool> {
+    const pool = new DetectorPool(opts);
+    try {
+      await Promise.all(Array.from({ length: pool.size }, () => pool.spawn()));
+    } catch (err) {
+      await pool.close();
+      throw err;
+    }
+    return pool;
+  }
+
+  /** Names the model (every worker loads the same one). */
+  get version(): string {
+    return this.versionSeen;
+  }
+
+  stats(): PoolStats {
+    let tensors = 0;
+    let busy = 0;
+    for (const slot of this.slots) {
+      tensors += slot.tensors;
+      if (slot.task) busy += 1;
+    }
+    return { workers: this.slots.size, pending: this.queue.length + busy, tensors, replaced: this.replaced, retried: this.retried };
+  }
+
+  /** Objects in a JPEG or PNG image, as model.ts's detect() finds them, on the next free worker. */
+  detect(image: Buffer, fault?: WorkerFault): Promise<Detection[]> {
+    if (this.closed) return Promise.reject(new DetectorError('InternalServerError', 'the detector is closing'));
+    return new Promise<Detection[]>((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, image, fault, attempts: 0, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const task of this.queue.splice(0)) task.reject(new DetectorError('InternalServerError', 'the detector is closing'));
+    const exits: Promise<void>[] = [];
+    for (const slot of this.slots) {
+      exits.push(new Promise((resolve) => slot.channel.onExit(() => resolve())));
+      this.retire(slot);
+      slot.task?.reject(new DetectorError('InternalServerError', 'the detector is closing'));
+      slot.task = undefined;
+      slot.channel.kill();
+    }
+    this.slots.clear();
+    this.idle.length = 0;
+    await Promise.all(exits);
+  }
+
+  /** Starts a worker; resolves once its model is loaded (it is then idle), rejects if it dies first. */
+  private spawn(): Promise<void> {
+    const slot = new Slot(this.kind === 'thread' ? threadChannel() : processChannel());
+    this.slots.add(slot);
+    return new Promise<void>((resolve, reject) => {
+      let ready = false;
+      slot.channel.onMessage((reply) => {
+        slot.tensors = reply.tensors;
+        if ('ready' in reply) {
+          ready = true;
+          this.versionSeen = reply.version;
+          if (this.closed) return;
+          this.idle.push(slot);
+          resolve();
+          this.dispatch();
+          return;
+        }
+        const task = slot.task;
+        if (!task || task.id !== reply.id) return;
+        clearTimeout(slot.timer);
+        slot.task = undefined;
+        if ('error' in reply) task.reject(new DetectorError(reply.error.type, reply.error.message));
+        else task.resolve(reply.detections);
+        this.idle.push(slot);
+        this.dispatch();
+      });
+      slot.channel.onExit((detail) => {
+        if (slot.dead) return;
+        this.retire(slot);
+        if (this.closed) return;
+        if (!ready) {
+          reject(new Error(`a detector worker ${detail} before its model loaded`));
+          return;
+        }
+        this.replace(slot, detail);
+      });
+    });
+  }
+
+  private retire(slot: Slot): void {
+    slot.dead = true;
+    clearTimeout(slot.timer);
+    this.slots.delete(slot);
+    const at = this.idle.indexOf(slot);
+    if (at >= 0) this.idle.splice(at, 1);
+  }
+
+  /** A worker died or hung: its image goes to another worker (or fails after ATTEMPTS), and a new worker starts. */
+  private replace(slot: Slot, detail: string): void {
+    const task = slot.task;
+    slot.task = undefined;
+    this.replaced += 1;
+    this.log(`[detector] a worker ${detail}${task ? ` on image #${task.id} (attempt ${task.attempts})` : ''}: replacing it`);
+    if (task) {
+      if (task.attempts < ATTEMPTS) {
+        this.retried += 1;
+        this.queue.unshift(task);
+      } else {
+        task.reject(new DetectorError('InternalServerError', `the image stopped ${ATTEMPTS} detector workers (${detail})`));
+      }
+    }
+    this.spawn().catch((err: unknown) => {
+      this.log(`[detector] ${String(err)}`);
+      // With no worker left and none coming, waiting images would wait for ever.
+      if (this.slots.size === 0) {
+        for (const waiting of this.queue.splice(0)) {
+          waiting.reject(new DetectorError('InternalServerError', 'no detector worker could be started'));
+        }
+      }
+    });
+  }
+
+  private dispatch(): void {
+    while (this.idle.length > 0 && this.queue.length > 0) {
+      const slot = this.idle.shift() as Slot;
+      const task = this.queue.shift() as Task;
+      task.attempts += 1;
+      slot.task = task;
+      // The fault hook applies to the first attempt only: the retry shows the image is not lost.
+      const fault = task.attempts === 1 ? task.fault : undefined;
+      slot.timer = setTimeout(() => {
+        this.log(`[detector] a worker took over ${this.taskTimeoutMs} ms on image #${task.id}: stopping it`);
+        slot.channel.kill();
+      }, this.taskTimeoutMs);
+      slot.channel.send({ id: task.id, image: task.image, fault });
+    }
+  }
+}

@@ -1,0 +1,93 @@
+// The expiry sweep on the local stack (lib/erase/expiry.ts): once at start, then every interval, as the scheduled
+// function runs it on AWS. dynalite has no TTL and the local S3 no lifecycle, so this is what makes an expired batch go
+// locally: its erasure (the erase job, in-process) deletes its objects under every prefix and every item it left.
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { envNumber } from '../lib/config';
+import { ERASURE_REQUEUE_MS, sweepExpiredBatches, type ExpirySweepResult } from '../lib/erase/expiry';
+import type { JobQueue } from '../lib/jobs/queue';
+import { applyLifecycle, type LifecycleRule } from './s3-lifecycle';
+
+export interface LocalExpiryOptions {
+  ddb: DynamoDBDocumentClient;
+  tableName: string;
+  erasures: JobQueue;
+  /** Time between the end of one sweep and the start of the next (ICECAT_EXPIRY_INTERVAL_SECONDS, default 60 s). */
+  intervalMs?: number;
+  /**
+   * The bucket's lifecycle rules (local/s3-lifecycle.ts), applied at the first sweep and then at most every
+   * intervalMs (default an hour: S3 runs them once a day).
+   */
+  lifecycle?: { s3: S3Client; bucket: string; rules: readonly LifecycleRule[]; intervalMs?: number; keep?: (key: string) => boolean };
+  /** Clock (epoch ms), for tests. */
+  now?: () => number;
+  log?: (line: string) => void;
+}
+
+/** One run: the batches whose erasure it queued, and the objects the lifecycle rules deleted per prefix (when run). */
+export type LocalExpiryResult = ExpirySweepResult & { lifecycle?: Record<string, number> };
+
+export interface LocalExpiry {
+  /** Runs a sweep now (after the one running, if any) and resolves with its result. */
+  sweep(): Promise<LocalExpiryResult>;
+  stop(): Promise<void>;
+}
+
+export const expiryIntervalMsFromEnv = (): number => envNumber('ICECAT_EXPIRY_INTERVAL_SECONDS', 60, { min: 0.05, max: 86_400 }) * 1000;
+
+export function startLocalExpiry(opts: LocalExpiryOptions): LocalExpiry {
+  const intervalMs = opts.intervalMs ?? expiryIntervalMsFromEnv();
+  const log = opts.log ?? ((line: string) => console.warn(line));
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<LocalExpiryResult> = Promise.resolve({ expired: 0, queued: [], truncated: false });
+  let lifecycleAt: number | undefined;
+
+  const runOnce = async (): Promise<LocalExpiryResult> => {
+    const result = await sweepExpiredBatches(
+      {
+        ddb: opts.ddb,
+        tableName: opts.tableName,
+        erasures: opts.erasures,
+        ...(opts.now ? { now: opts.now } : {}),
+        log: (line, details) => log(`[expiry] ${line} ${JSON.stringify(details ?? {})}`),
+      },
+      { maxBatches: 10_000, requeueAfterMs: ERASURE_REQUEUE_MS },
+    );
+    const { lifecycle } = opts;
+    const now = (opts.now ?? Date.now)();
+    if (!lifecycle || (lifecycleAt !== undefined && now - lifecycleAt < (lifecycle.intervalMs ?? 3_600_000))) return result;
+    lifecycleAt = now;
+    const deleted = await applyLifecycle(lifecycle.s3, lifecycle.bucket, lifecycle.rules, now, lifecycle.keep);
+    if (Object.values(deleted).some((n) => n > 0)) log(`[expiry] lifecycle rules deleted ${JSON.stringify(deleted)}`);
+    return { ...result, lifecycle: deleted };
+  };
+
+  const sweep = (): Promise<LocalExpiryResult> => {
+    running = running.catch(() => undefined).then(runOnce);
+    return running;
+  };
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      sweep()
+        .catch((err: unknown) => log(`[expiry] sweep failed: ${String(err)}`))
+        .finally(schedule);
+    }, intervalMs);
+  };
+
+  sweep()
+    // E.g. a data dir whose table predates the batches-expiring index.
+    .catch((err: unknown) => log(`[expiry] sweep at start failed: ${String(err)}`))
+    .finally(schedule);
+
+  return {
+    sweep,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running.catch(() => undefined);
+    },
+  };
+}
