@@ -112,7 +112,7 @@ async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<Inges
 /**
  * One attempt at the upload, counted on its own item before anything that may never return (a timeout, running out
  * of memory: on AWS neither reaches a catch), so the attempt after the limit ends it before trying again, and the
- * last one ends it when its fault does reach the catch (docs/design.md §6, "Every upload ends").
+ * last one ends it when its fault does reach the catch (docs/design.md §6, "An upload's attempts are bounded").
  */
 async function classifyUpload(deps: IngestDeps, upload: Upload): Promise<IngestResult> {
   const ref = uploadRef(upload);
