@@ -64,6 +64,11 @@ export interface Config {
   maxRetentionDays: number;
   /** Record and counter writes in one TransactWriteItems (DynamoDB); false where the backend has none (dynalite). */
   transactions: boolean;
+  /**
+   * Attempts at one upload, across redeliveries and sweeps, before it ends as a `fail` record (ProcessingFailed):
+   * the last one records it when its fault reaches the catch, the one after does before any risky step.
+   */
+  maxAttempts: number;
 }
 
 export function loadConfig(): Config {
@@ -81,6 +86,7 @@ export function loadConfig(): Config {
     defaultRetentionDays,
     maxRetentionDays: envNumber('MAX_RETENTION_DAYS', 365, { min: defaultRetentionDays, max: 3650 }),
     transactions: envBoolean('DDB_TRANSACTIONS', true),
+    maxAttempts: count('INGEST_MAX_ATTEMPTS', 5, 1, 100),
   };
 }
 

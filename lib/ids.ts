@@ -15,11 +15,11 @@ export const hasInvalidPathSegment = (name: string): boolean => name.split('/').
 export const REKOGNITION_LIMITS = {
   /** Image bytes sent inline. */
   maxBytes: 5 * 1024 * 1024,
-  /** Image read by S3Object reference. */
+  /** Image read by S3Object reference (the local detector's limit; the ingest always sends bytes, docs/design.md §1). */
   maxS3Bytes: 15 * 1024 * 1024,
   minSide: 80,
   maxSide: 10_000,
-  /** Formats it reads by reference. */
+  /** Formats it reads as they are (as Bytes or by reference); anything else is converted to JPEG first. */
   byReference: new Set(['jpeg', 'png']),
   defaultMinConfidence: 55,
   defaultMaxLabels: 1000,

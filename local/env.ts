@@ -71,7 +71,15 @@ export interface LocalEnvOptions {
   callbackSigningKey: string;
   /** CLAIM_LEASE_SECONDS when the caller set one; else LOCAL_CLAIM_LEASE_SECONDS. */
   claimLeaseSeconds?: string;
+  /** INGEST_MAX_ATTEMPTS when the caller set one; else LOCAL_MAX_RECEIVE_COUNT. */
+  maxAttempts?: string;
 }
+
+/**
+ * The local queue's receives before a dead letter, and so the ingest's attempts at one upload: the last receive records
+ * an upload whose fault reaches the catch, and the sweep's delivery after a dead letter ends one that never returned.
+ */
+export const LOCAL_MAX_RECEIVE_COUNT = 3;
 
 /**
  * A claim's lease on the local stack. It only has to outlast one live run's hold on one image (seconds with the offline
@@ -117,6 +125,7 @@ export function buildLocalEnv(ports: StackPorts, opts: LocalEnvOptions): Record<
     CALLBACK_RETRY_MAX_DELAY_SECONDS: '60',
     CALLBACK_RETRY_WINDOW_SECONDS: '600',
     CLAIM_LEASE_SECONDS: opts.claimLeaseSeconds ?? String(LOCAL_CLAIM_LEASE_SECONDS),
+    INGEST_MAX_ATTEMPTS: opts.maxAttempts ?? String(LOCAL_MAX_RECEIVE_COUNT),
     // dynalite has no transactions: record and counter writes go one after the other, repaired by recount.
     DDB_TRANSACTIONS: opts.dynamodbEndpoint ? 'true' : 'false',
   };

@@ -16,6 +16,7 @@ import { callbackQueueFromEnv } from '../lib/notify/wiring';
 import { callbackSweepLimits } from '../lib/reconcile/callbacks';
 import { callbackGraceSecondsFromEnv } from '../lib/reconcile/config';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
+import { forgiveInterruptedAttempts } from './interrupted-attempts';
 import { MetricTotals } from './metric-totals';
 import { withEmfListener } from '../lib/ingest/metrics';
 import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
@@ -25,7 +26,7 @@ import { dataDirFromEnv, prepareDataDir } from './data-layout';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning, type DiskState } from './disk-space';
 import { BatchStore } from '../lib/store/batch-store';
 import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
-import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
+import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
 import { startHttpGateway, type HttpApiHandler, type HttpGateway } from './http-gateway';
 import { localS3Client, startLocalS3, type LocalS3 } from './s3';
@@ -118,7 +119,7 @@ const BRIDGE_DEFAULTS: Partial<LocalQueueOptions> = {
   batchSize: 10,
   batchWindowMs: 100,
   maxConcurrency: 2,
-  maxReceiveCount: 3,
+  maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
   retryBaseMs: 1000,
   retryMaxMs: 10_000,
   invocationTimeoutMs: 120_000,
@@ -267,6 +268,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       cursorSecret: process.env.CURSOR_SECRET || (await localSecret(path.join(dataDir, 'cursor-secret'))),
       callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
       claimLeaseSeconds: process.env.CLAIM_LEASE_SECONDS || undefined,
+      maxAttempts: process.env.INGEST_MAX_ATTEMPTS || undefined,
     });
     if (opts.applyEnv !== false) {
       for (const [name, value] of Object.entries(env)) {
@@ -280,6 +282,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
 
     ingest = opts.ingestHandler ?? (await loadIngestHandler());
+    await forgiveInterruptedAttempts(bridge.interruptedBodies(), dynamodb.url, dynamodb.table.name).catch((err: unknown) =>
+      log(`[stack] taking back the attempts of interrupted uploads failed: ${String(err)}`),
+    );
     bridge.resume();
     const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
     recountInterrupted(bridge, onStaleBatch, log);

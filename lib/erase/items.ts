@@ -5,7 +5,7 @@
 import { BatchWriteCommand, DeleteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../backoff';
-import { batchItemKeysQuery, isSummaryKey, type ItemKey } from '../store/erasure-keys';
+import { batchItemKeysQuery, batchPartitions, isSummaryKey, type ItemKey } from '../store/erasure-keys';
 import { batchKey } from '../store/schema';
 import { EraseIncompleteError } from './errors';
 
@@ -57,13 +57,19 @@ export async function deleteItemKeys(
   }
 }
 
-/** Deletes every item of the batch except its summary; answers how many it deleted. */
+/** Deletes every item of the batch except its summary (its uploads' items too); answers how many it deleted. */
 export async function eraseItems(ddb: DynamoDBDocumentClient, ref: BatchItemsRef, opts: ItemEraseOptions = {}): Promise<number> {
+  let deleted = 0;
+  for (const partition of batchPartitions(ref.clientId, ref.batchId)) deleted += await erasePartition(ddb, ref, partition, opts);
+  return deleted;
+}
+
+async function erasePartition(ddb: DynamoDBDocumentClient, ref: BatchItemsRef, partition: string, opts: ItemEraseOptions): Promise<number> {
   const pageSize = Math.max(opts.pageSize ?? 500, 1);
   let deleted = 0;
   let startKey: ItemKey | undefined;
   do {
-    const page = await ddb.send(new QueryCommand(batchItemKeysQuery(ref.table, ref.clientId, ref.batchId, pageSize, startKey)));
+    const page = await ddb.send(new QueryCommand(batchItemKeysQuery(ref.table, ref.clientId, ref.batchId, pageSize, startKey, partition)));
     const keys = (page.Items ?? []).filter((k) => !isSummaryKey(k));
     for (let i = 0; i < keys.length; i += BATCH_WRITE_MAX) {
       const chunk = keys.slice(i, i + BATCH_WRITE_MAX);

@@ -3,7 +3,6 @@ import {
   ImageTooLargeException,
   InvalidImageFormatException,
   InvalidParameterException,
-  InvalidS3ObjectException,
   type DetectLabelsCommandInput,
   type DetectLabelsCommandOutput,
   type RekognitionClient,
@@ -15,8 +14,7 @@ import { isCatAt, type CatInstance, type Label, type TrimmedLabels } from '../st
 import { LIMITS } from '../store/schema';
 
 export interface ImageFacts {
-  bucket: string;
-  key: string;
+  /** Length of the bytes read. */
   bytes: number;
   format: string;
   width: number;
@@ -28,21 +26,16 @@ export interface DetectOptions {
   maxLabels: number;
 }
 
-/** By S3Object reference when Rekognition can read the stored object as it is; otherwise Bytes converted by sharp. */
-export const canSendByReference = (img: ImageFacts): boolean =>
-  REKOGNITION.byReference.has(img.format) &&
-  img.bytes <= REKOGNITION.maxS3Bytes &&
-  Math.max(img.width, img.height) <= REKOGNITION.maxSide;
+/**
+ * Whether Rekognition takes the bytes read as they are (Image.Bytes): a JPEG or PNG within its 5 MB and 10,000 px.
+ * Anything else is converted by sharp. Never by S3Object: Rekognition would read the key again, and a newer upload
+ * landed there meanwhile would lend the record its labels (docs/design.md §1 step 5).
+ */
+export const canSendAsIs = (img: ImageFacts): boolean =>
+  REKOGNITION.byReference.has(img.format) && img.bytes <= REKOGNITION.maxBytes && Math.max(img.width, img.height) <= REKOGNITION.maxSide;
 
-export function buildDetectRequest(
-  image: { s3: { bucket: string; key: string } } | { bytes: Uint8Array },
-  opts: DetectOptions,
-): DetectLabelsCommandInput {
-  return {
-    Image: 's3' in image ? { S3Object: { Bucket: image.s3.bucket, Name: image.s3.key } } : { Bytes: image.bytes },
-    MaxLabels: opts.maxLabels,
-    MinConfidence: opts.minConfidence,
-  };
+export function buildDetectRequest(bytes: Uint8Array, opts: DetectOptions): DetectLabelsCommandInput {
+  return { Image: { Bytes: bytes }, MaxLabels: opts.maxLabels, MinConfidence: opts.minConfidence };
 }
 
 /**
@@ -69,35 +62,35 @@ export interface Detection {
   cats: CatInstance[];
   labels: Label[];
   trimmed: TrimmedLabels;
-  /** How the image was sent, for the debug log. */
-  sentAs: 'S3Object' | 'Bytes';
+  /** How the image was sent, for the debug log: the bytes read, or sharp's JPEG of them. */
+  sentAs: 'Bytes' | 'converted Bytes';
 }
 
 /**
- * DetectLabels, by reference when possible. Throttling is retried by the client's own jittered exponential backoff
- * (see createRekognitionClient); an image Rekognition refuses by reference is sent once more as converted Bytes;
- * a refusal of the converted bytes is the upload's fault.
+ * DetectLabels on the very bytes the ingest read: as they are when Rekognition takes them, else converted by sharp.
+ * Throttling is retried by the client's own jittered exponential backoff (see createRekognitionClient); an image
+ * Rekognition refuses as it is is sent once more converted; a refusal of the converted bytes is the upload's fault.
  */
 export async function detectLabels(
   rekognition: RekognitionClient,
   img: ImageFacts,
-  loadImage: () => Buffer,
+  bytes: Buffer,
   opts: DetectOptions & { catMinConfidence: number; maxInputPixels: number },
 ): Promise<Detection> {
-  let sentAs: Detection['sentAs'] = 'S3Object';
+  let sentAs: Detection['sentAs'] = 'Bytes';
   let out: DetectLabelsCommandOutput | undefined;
-  if (canSendByReference(img)) {
+  if (canSendAsIs(img)) {
     try {
-      out = await rekognition.send(new DetectLabelsCommand(buildDetectRequest({ s3: img }, opts)));
+      out = await rekognition.send(new DetectLabelsCommand(buildDetectRequest(bytes, opts)));
     } catch (err) {
       if (!isImageRefusal(err)) throw err;
     }
   }
   if (!out) {
-    sentAs = 'Bytes';
-    const bytes = await toRekognitionJpeg(loadImage(), opts.maxInputPixels);
+    sentAs = 'converted Bytes';
+    const jpeg = await toRekognitionJpeg(bytes, opts.maxInputPixels);
     try {
-      out = await rekognition.send(new DetectLabelsCommand(buildDetectRequest({ bytes }, opts)));
+      out = await rekognition.send(new DetectLabelsCommand(buildDetectRequest(jpeg, opts)));
     } catch (err) {
       if (isImageRefusal(err)) {
         throw new RejectedUpload('DetectionRejected', `Rekognition refused the image: ${(err as Error).name}`, { cause: err });
@@ -112,8 +105,7 @@ function isImageRefusal(err: unknown): boolean {
   return (
     err instanceof InvalidImageFormatException ||
     err instanceof ImageTooLargeException ||
-    err instanceof InvalidParameterException ||
-    err instanceof InvalidS3ObjectException
+    err instanceof InvalidParameterException
   );
 }
 

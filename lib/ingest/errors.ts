@@ -20,7 +20,9 @@ export type RejectionCode =
   | 'CorruptImage'
   | 'TooManyPixels'
   | 'ImageTooSmall'
-  | 'DetectionRejected';
+  | 'DetectionRejected'
+  /** Its attempts did not finish (timeouts, out of memory, a fault that persisted): given up (docs/design.md §6). */
+  | 'ProcessingFailed';
 
 /** Rejections that come after the pixels were decoded: their record has a thumbnail (thumbnailKey). */
 export const DECODED_REJECTIONS: ReadonlySet<string> = new Set<RejectionCode>(['ImageTooSmall', 'BatchClosed', 'DetectionRejected']);

@@ -11,16 +11,27 @@ import { XXHash128 } from 'xxhash-addon';
 import { REKOGNITION_LIMITS } from '../ids';
 import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
-import { BatchErasedError } from '../store/errors';
+import { BatchClosedError, BatchErasedError } from '../store/errors';
 import { allArrived, isCatAt, type Batch, type Image, type Outcome } from '../store/model';
-import type { Claim, ImageResult } from '../store/writes';
+import type { Claim, ImageResult, UploadRef } from '../store/writes';
 import { DebugLog } from './debug-log';
 import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
 import { timed, type IngestMetrics } from './metrics';
 import { decodeS3Key, invalidKeyDestination, restingKey, thumbnailKey, tryParseUploadKey, type UploadKey } from './s3-key';
-import { UploadGone, moveUpload, readUpload, removeUpload, restCopy, storeThumbnail, tooLarge, uploadExists, type StoredUpload } from './storage';
+import {
+  UploadGone,
+  moveUpload,
+  readUpload,
+  removeUpload,
+  restCopy,
+  sourceState,
+  storeThumbnail,
+  tooLarge,
+  uploadExists,
+  type StoredUpload,
+} from './storage';
 
 /** What the handler hands over from one S3 event record. */
 export interface UploadEvent {
@@ -69,6 +80,9 @@ export interface Upload extends UploadKey {
   thumbnail?: string;
   /** Where this run copied the upload before recording it: deleted again when its batch turns out to be erased meanwhile. */
   rested?: string;
+  /** The fingerprint this run found, and the claim it holds on it (if any). */
+  fprint?: string;
+  claimId?: string;
 }
 
 /**
@@ -95,13 +109,30 @@ async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<Inges
   }
 }
 
+/**
+ * One attempt at the upload, counted on its own item before anything that may never return (a timeout, running out
+ * of memory: on AWS neither reaches a catch), so the attempt after the limit ends it before trying again, and the
+ * last one ends it when its fault does reach the catch (docs/design.md §6, "An upload's attempts are bounded").
+ */
 async function classifyUpload(deps: IngestDeps, upload: Upload): Promise<IngestResult> {
+  const ref = uploadRef(upload);
+  const attempt = await deps.store.startAttempt(ref);
+  const result = attempt.attempts > deps.config.maxAttempts ? await giveUp(deps, upload, attempt) : await attemptUpload(deps, upload, attempt);
+  // Handed back until another run's lease is over: not an attempt that failed.
+  if (result.outcome === 'deferred') await deps.store.endAttempt(ref);
+  return result;
+}
+
+async function attemptUpload(deps: IngestDeps, upload: Upload, attempt: Attempt): Promise<IngestResult> {
   const { metrics } = deps;
   try {
     const object = await timed(metrics, 'Read', () => readObject(deps, upload));
     const image = await timed(metrics, 'Fingerprint', () => fingerprintImage(deps, upload, object));
+    upload.fprint = image.fprint;
+    if (attempt.fprint !== image.fprint) await deps.store.noteFingerprint(uploadRef(upload), image.fprint);
     const claim = await timed(metrics, 'Claim', () => claimImage(deps, upload, object, image));
     if ('existing' in claim) return settleClaimed(deps, upload, object, claim.existing);
+    upload.claimId = claim.claim.claimId;
     await timed(metrics, 'Thumbnail', () => storeImageThumbnail(deps, upload, image, image.fprint));
     const result = await timed(
       metrics,
@@ -114,9 +145,25 @@ async function classifyUpload(deps: IngestDeps, upload: Upload): Promise<IngestR
   } catch (err) {
     if (err instanceof UploadGone) return redelivered(deps, upload);
     if (err instanceof RejectedUpload) return recordRejection(deps, upload, err);
-    throw err;
+    if (err instanceof BatchErasedError || attempt.attempts < deps.config.maxAttempts) throw err;
+    deps.logger.error('the last attempt at the upload failed; it ends as ProcessingFailed', { key: upload.key, attempts: attempt.attempts, error: err as Error });
+    return giveUp(deps, upload, { ...attempt, fprint: upload.fprint ?? attempt.fprint });
   }
 }
+
+/** The attempts counted on an upload's item, this one included, and the fingerprint one of them found. */
+interface Attempt {
+  attempts: number;
+  fprint?: string;
+}
+
+const uploadRef = (upload: Upload): UploadRef => ({
+  clientId: upload.clientId,
+  batchId: upload.batchId,
+  key: upload.key,
+  etag: upload.etag,
+  expiresAt: upload.batch.expiresAt,
+});
 
 // ---- 1. decode the key and place the upload in a batch of a known client ---------------------------------------
 
@@ -229,7 +276,14 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
       throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`, { decoded: image });
     }
   }
-  const outcome = await deps.store.claim(claim);
+  let outcome;
+  try {
+    outcome = await deps.store.claim(claim);
+  } catch (err) {
+    // Closed (and complete) after this upload read the batch: refused by the write that would have counted it.
+    if (err instanceof BatchClosedError) throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`, { decoded: image });
+    throw err;
+  }
   if (!outcome.held) return { existing: outcome.existing };
   upload.log.add(outcome.takeover ? 'took over an expired claim' : 'claimed');
   return { claim, uploadedAt: outcome.uploadedAt };
@@ -257,7 +311,7 @@ async function settleClaimed(deps: IngestDeps, upload: Upload, object: StoredUpl
     return redelivered(deps, upload);
   }
   await restAround(deps, upload, object, restingKey('duplicates', upload, existing.fprint), async () => {
-    const counted = await store.addDuplicate(existing, upload.fileName);
+    const counted = await store.addDuplicate(existing, upload.fileName, uploadRef(upload));
     if (!counted) await repairRedelivered(deps, upload);
   });
   upload.log.add(`duplicate of ${existing.fileName}`);
@@ -349,8 +403,8 @@ async function detectInClaim(
     deps.metrics.detectLabelsCall();
     const detection = await detectLabels(
       deps.rekognition,
-      { bucket: upload.bucket, key: upload.key, bytes: object.bytes.length, format: image.format, width: image.width, height: image.height },
-      () => object.bytes,
+      { bytes: object.bytes.length, format: image.format, width: image.width, height: image.height },
+      object.bytes,
       {
         minConfidence: config.minConfidence,
         maxLabels: config.maxLabels,
@@ -409,9 +463,63 @@ async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, r
   if (!finished) throw await lostClaim(deps, upload, held.claim);
 }
 
+// ---- giving up: an upload whose attempts did not finish ---------------------------------------------------------
+
+/**
+ * Ends an upload whose attempts all failed (docs/design.md §6) as a `fail` record with code ProcessingFailed and its
+ * object under failed/, doing none of the steps that failed before: no read, no decode, no DetectLabels. A claim an
+ * earlier attempt left `processing` is finished as that record (pending becomes fail) once its lease is over; an
+ * upload found recorded already (a late redelivery) or counted as a duplicate is settled as such. When the object
+ * cannot even be looked at (AccessDenied), the record is written all the same and the object stays under uploads/.
+ */
+async function giveUp(deps: IngestDeps, upload: Upload, attempt: Attempt): Promise<IngestResult> {
+  const failed = Math.min(attempt.attempts, deps.config.maxAttempts);
+  const message = `gave up after ${failed} attempt${failed === 1 ? '' : 's'} that did not finish (the function timed out, ran out of memory, or met a fault that persisted)`;
+  deps.logger.error('giving up on an upload', { key: upload.key, attempts: attempt.attempts });
+  upload.log.add(`giving up after ${failed} attempts`);
+  const source = await sourceState(deps.s3, { bucket: upload.bucket, key: upload.key, etag: upload.etag });
+  if (source === 'gone') return redelivered(deps, upload);
+  const object: StoredUpload = { bucket: upload.bucket, key: upload.key, etag: upload.etag };
+  const existing = attempt.fprint === undefined ? undefined : await deps.store.getImage(upload.clientId, upload.batchId, attempt.fprint);
+  if (existing && (existing.status !== 'processing' || !isSameUpload(existing, object))) return settleClaimed(deps, upload, object, existing);
+  if (existing) {
+    const now = (deps.now ?? Date.now)();
+    if (existing.claimId !== upload.claimId && (existing.leaseUntil ?? 0) >= now) {
+      return { outcome: 'deferred', key: upload.key, retryAfterSeconds: leaseLeftSeconds(existing, now) };
+    }
+    const claim = claimOfRecord(deps, upload, existing, now);
+    const held = { claim, uploadedAt: existing.uploadedAt ?? upload.receivedAt };
+    return recordRejection(deps, upload, new RejectedUpload('ProcessingFailed', message, { claim: held }), { move: source === 'present' });
+  }
+  if (source === 'overwritten') {
+    return recordRejection(deps, upload, new RejectedUpload('Overwritten', 'the file was replaced by a newer upload before it could be read'));
+  }
+  return recordRejection(deps, upload, new RejectedUpload('ProcessingFailed', message), { move: source === 'present' });
+}
+
+/** The claim an earlier attempt left on the record, as this run finishes it (conditionally on that very claim). */
+function claimOfRecord(deps: IngestDeps, upload: Upload, record: Image, now: number): Claim {
+  return {
+    clientId: upload.clientId,
+    batchId: upload.batchId,
+    fprint: record.fprint,
+    claimId: record.claimId ?? '',
+    key: upload.key,
+    etag: upload.etag,
+    fileName: upload.fileName,
+    phash: record.phash ?? '',
+    format: record.format ?? '',
+    width: record.width ?? 0,
+    height: record.height ?? 0,
+    now,
+    leaseMs: deps.config.claimLeaseSeconds * 1000,
+    expiresAt: upload.batch.expiresAt,
+  };
+}
+
 // ---- the one place a rejected upload becomes a `fail` record --------------------------------------------------
 
-async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUpload): Promise<IngestResult> {
+async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUpload, opts: { move?: boolean } = {}): Promise<IngestResult> {
   const { store, logger } = deps;
   upload.log.add(`rejected: ${err.code}: ${err.message}`);
   logger.warn('upload rejected', { key: upload.key, code: err.code, reason: err.message });
@@ -430,8 +538,9 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
     if (err.claim) throw await lostClaim(deps, upload, err.claim.claim);
     await repairRedelivered(deps, upload); // recorded by an earlier delivery that may not have counted it
   };
-  // Overwritten: the key holds a newer upload, which stays for its own event.
-  if (err.code === 'Overwritten') await record();
+  // Overwritten: the key holds a newer upload, which stays for its own event. Not to move: an object the ingest
+  // cannot look at (giving up on it), which stays under uploads/.
+  if (err.code === 'Overwritten' || opts.move === false) await record();
   else await restAround(deps, upload, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, failedKey, record, err.claim);
   return { outcome: 'fail', batchId: upload.batchId, fprint, errorCode: err.code };
 }

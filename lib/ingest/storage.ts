@@ -132,6 +132,20 @@ export async function removeUpload(s3: S3Client, { bucket, key, etag }: StoredUp
   }
 }
 
+/**
+ * Whether the key still holds this upload (its ETag), a newer one, or nothing; `unknown` when S3 does not say (e.g.
+ * AccessDenied).
+ */
+export async function sourceState(s3: S3Client, { bucket, key, etag }: StoredUpload): Promise<'present' | 'overwritten' | 'gone' | 'unknown'> {
+  try {
+    const out = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    return etag === undefined || unquote(out.ETag) === etag ? 'present' : 'overwritten';
+  } catch (err) {
+    if (err instanceof NotFound || named(err, 'NotFound', 'NoSuchKey')) return 'gone';
+    return 'unknown';
+  }
+}
+
 /** Whether the key holds an object (this upload or a newer one). */
 export const uploadExists = (s3: S3Client, bucket: string, key: string): Promise<boolean> => exists(s3, bucket, key);
 

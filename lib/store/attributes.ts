@@ -65,6 +65,15 @@ export const BATCH_ATTRIBUTES = {
   eraseQueuedAt: 'erase_ts',
 } as const;
 
+/** An upload's item (schema.ts uploadItemKey). */
+export const UPLOAD_ATTRIBUTES = {
+  attempts: 'attempts',
+  fprint: 'seen_fprint',
+  duplicateOf: 'dup_of',
+  expiresAt: 'ttl',
+  purgeAt: 'purge_at',
+} as const;
+
 export const COUNTER_ATTRIBUTES = {
   total: 'n_total',
   pending: 'n_pending',
@@ -87,6 +96,10 @@ export const imageNames = (...names: ImageAttribute[]): Record<string, string> =
 /** The same for a batch summary expression. */
 export const batchNames = (...names: BatchAttribute[]): Record<string, string> =>
   Object.fromEntries(names.map((n) => [`#${n}`, BATCH_AND_COUNTERS[n]]));
+
+/** The same for an upload item expression. */
+export const uploadNames = (...names: (keyof typeof UPLOAD_ATTRIBUTES)[]): Record<string, string> =>
+  Object.fromEntries(names.map((n) => [`#${n}`, UPLOAD_ATTRIBUTES[n]]));
 
 /** The attributes an image read back shows: the index keys are the store's own. */
 const SHOWN_IMAGE_ATTRIBUTES = Object.entries(IMAGE_ATTRIBUTES).filter(

@@ -17,11 +17,11 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { reusableResultRequest } from './access-patterns';
-import { BatchErasedError } from './errors';
+import { BatchClosedError, BatchErasedError } from './errors';
 import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
 import { isCatAt, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
-import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem } from './schema';
+import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem, type UploadItem } from './schema';
 import {
   CLAIM_COUNTS,
   DUPLICATE_COUNTS,
@@ -33,25 +33,31 @@ import {
   closeRequest,
   countRecords,
   countRequest,
+  duplicateMarkRequest,
   duplicateRequest,
+  endAttemptRequest,
   finishCounts,
   finishRequest,
   markDeletingRequest,
+  keepsDuplicateName,
   markDoneRequest,
   markExpiredRequest,
   newBatch,
+  noteFingerprintRequest,
   putBatchRequest,
   reclassifyPageQuery,
   recountQuery,
   rejectionRequest,
   releaseRequest,
   setCountsRequest,
+  startAttemptRequest,
   takeoverRequest,
   thresholdRequest,
   transaction,
   type Claim,
   type Finish,
   type NewBatch,
+  type UploadRef,
 } from './writes';
 
 export interface BatchStoreOptions {
@@ -341,10 +347,13 @@ export class BatchStore {
 
   /**
    * Claims (batch, fingerprint) for classification, counting a new image as pending; takes over a claim whose lease
-   * has expired (already counted). Otherwise answers the record that holds the image.
+   * has expired (already counted). Otherwise answers the record that holds the image. Throws BatchClosedError, leaving
+   * nothing written, when the batch takes no more uploads (closed, every declared file arrived) by the time it counts.
    */
   async claim(c: Claim): Promise<ClaimOutcome> {
-    if (await this.recordWithCounts(claimRequest(this.table, c), c, CLAIM_COUNTS)) return { held: true, takeover: false, uploadedAt: c.now };
+    if (await this.recordWithCounts(claimRequest(this.table, c), c, CLAIM_COUNTS, { takingUploads: true })) {
+      return { held: true, takeover: false, uploadedAt: c.now };
+    }
     const existing = await this.getImage(c.clientId, c.batchId, c.fprint);
     if (!existing) return this.claim(c); // removed between the two calls: try again
     if (existing.status === 'processing' && existing.claimId && (existing.leaseUntil ?? 0) < c.now) {
@@ -389,29 +398,62 @@ export class BatchStore {
     return this.recordWithCounts(rejectionRequest(this.table, image), image, REJECTION_COUNTS);
   }
 
-  /** Counts another upload of a recorded image; false when this upload was counted before (a redelivery). */
-  async addDuplicate(original: Image, fileName: string): Promise<boolean> {
-    return this.recordWithCounts(duplicateRequest(this.table, original, fileName), original, DUPLICATE_COUNTS);
+  /**
+   * Counts another upload of a recorded image; false when this upload was counted before (a redelivery). Its name on
+   * the original guards that while names are kept; past them, the upload's own item is marked in the same write.
+   */
+  async addDuplicate(original: Image, fileName: string, upload: UploadRef): Promise<boolean> {
+    const count = duplicateRequest(this.table, original, fileName);
+    const records = keepsDuplicateName(original) ? [count] : [duplicateMarkRequest(this.table, upload, original.fprint), count];
+    return this.recordWithCounts(records, original, DUPLICATE_COUNTS);
+  }
+
+  // ---- an upload's attempts (docs/design.md §6) -----------------------------------------------------------
+
+  /** Counts an attempt as it starts; answers the attempts so far (this one included) and the fingerprint one found. */
+  async startAttempt(upload: UploadRef): Promise<{ attempts: number; fprint?: string }> {
+    const out = await this.ddb.send(new UpdateCommand(startAttemptRequest(this.table, upload)));
+    const item = (out.Attributes ?? {}) as Partial<UploadItem>;
+    return {
+      attempts: typeof item.attempts === 'number' ? item.attempts : 1,
+      ...(typeof item.seen_fprint === 'string' ? { fprint: item.seen_fprint } : {}),
+    };
+  }
+
+  /** Takes back an attempt that ended without failing (handed back until another run's lease is over). */
+  async endAttempt(upload: UploadRef): Promise<void> {
+    try {
+      await this.ddb.send(new UpdateCommand(endAttemptRequest(this.table, upload)));
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+    }
+  }
+
+  /** Remembers the fingerprint an attempt found, for an attempt that gives up without decoding. */
+  async noteFingerprint(upload: UploadRef, fprint: string): Promise<void> {
+    await this.ddb.send(new UpdateCommand(noteFingerprintRequest(this.table, upload, fprint)));
   }
 
   /**
-   * A conditional record write and the counter move it implies: one transaction, or the write then the move. False
-   * when the record's condition failed (nothing written, nothing counted). Throws BatchErasedError, leaving nothing
-   * written, when the batch is being erased or gone: without transactions the record written first is deleted again
-   * (a crash between the two leaves it in a partition the erasure is still going through, or whose summary is gone).
+   * Conditional record writes and the counter move they imply: one transaction, or the writes in order then the move.
+   * False when a record's condition failed (nothing counted). Throws BatchErasedError, leaving nothing written, when
+   * the batch is being erased or gone: without transactions the records written first are deleted again (a crash
+   * between the two leaves them in a partition the erasure is still going through, or whose summary is gone).
    */
   private async recordWithCounts(
-    record: UpdateCommandInput | PutCommandInput,
+    record: UpdateCommandInput | PutCommandInput | (UpdateCommandInput | PutCommandInput)[],
     batch: { clientId: string; batchId: string },
     delta: Partial<Counts>,
+    opts: { takingUploads?: boolean } = {},
   ): Promise<boolean> {
-    const count = countRequest(this.table, batch.clientId, batch.batchId, delta, this.now());
+    const records = Array.isArray(record) ? record : [record];
+    const count = countRequest(this.table, batch.clientId, batch.batchId, delta, this.now(), opts);
     if (this.opts.transactions) {
       try {
-        await this.ddb.send(new TransactWriteCommand(transaction(record, count)));
+        await this.ddb.send(new TransactWriteCommand(transaction(...records, count)));
       } catch (err) {
-        if (conditionFailedAt(err, 0)) return false;
-        if (conditionFailedAt(err, 1)) throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
+        if (records.some((_, i) => conditionFailedAt(err, i))) return false;
+        if (conditionFailedAt(err, records.length)) throw await this.countRefused(batch, opts.takingUploads === true);
         throw err;
       }
       // A transaction answers no values: read the summary to see whether it closed or finished the batch.
@@ -419,24 +461,35 @@ export class BatchStore {
       if (after) await this.settle(after);
       return true;
     }
-    try {
-      if ('Item' in record) await this.ddb.send(new PutCommand(record as PutCommandInput));
-      else await this.ddb.send(new UpdateCommand(record as UpdateCommandInput));
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
+    for (const write of records) {
+      try {
+        if ('Item' in write) await this.ddb.send(new PutCommand(write as PutCommandInput));
+        else await this.ddb.send(new UpdateCommand(write as UpdateCommandInput));
+      } catch (err) {
+        if (conditionFailed(err)) return false;
+        throw err;
+      }
     }
     let out;
     try {
       out = await this.ddb.send(new UpdateCommand(count));
     } catch (err) {
       if (!conditionFailed(err)) throw err;
-      const key = 'Item' in record ? { batch_id: record.Item?.batch_id, img_fprint: record.Item?.img_fprint } : (record as UpdateCommandInput).Key;
-      await this.opts.takeBack?.record(key as Record<string, unknown>);
-      throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
+      for (const write of records) {
+        const key = 'Item' in write ? { batch_id: write.Item?.batch_id, img_fprint: write.Item?.img_fprint } : (write as UpdateCommandInput).Key;
+        await this.opts.takeBack?.record(key as Record<string, unknown>);
+      }
+      throw await this.countRefused(batch, opts.takingUploads === true);
     }
     await this.settle(toBatch(out.Attributes as BatchItem));
     return true;
+  }
+
+  /** Why a counter move was refused: the batch is being erased or gone, or (a claim's) it takes no more uploads. */
+  private async countRefused(batch: { clientId: string; batchId: string }, takingUploads: boolean): Promise<Error> {
+    const now = takingUploads ? await this.getBatch(batch.clientId, batch.batchId) : undefined;
+    if (!now || !this.isLive(now)) return new BatchErasedError(`batch ${batch.batchId} is being erased`);
+    return new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`);
   }
 }
 

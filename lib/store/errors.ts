@@ -14,3 +14,8 @@ export class StoreThrottledError extends QueryError {
 export class BatchErasedError extends Error {
   override name = 'BatchErasedError';
 }
+
+/** The batch is closed and every file it was told of arrived: it takes no new upload (docs/design.md §6). */
+export class BatchClosedError extends Error {
+  override name = 'BatchClosedError';
+}

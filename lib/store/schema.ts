@@ -1,6 +1,7 @@
 // The shape of the IceCatWrangler table (docs/design.md §2): keys, index names, the stored items and their bounds.
 // resources/table.yml is the deployed definition; this file is how the store names what it holds. Nothing outside
 // lib/store reads a stored attribute name.
+import { createHash } from 'node:crypto';
 import type { CatInstance, ImageStatus, Label, TrimmedLabels } from './model';
 
 export const BATCH_SK = '#BATCH';
@@ -8,6 +9,12 @@ export const CLIENT_SK = '#CLIENT';
 /** Partition prefixes of the items that are not batches. */
 export const API_KEY_PREFIX = 'APIKEY#';
 export const CLIENT_PREFIX = 'CLIENT#';
+/**
+ * Partition prefix of a batch's upload items (`UPLOAD#{clientId}#{batchId}`): one per upload (key and ETag), apart
+ * from the batch's own partition so that no read of its records or summary meets them. A client `UPLOAD` cannot
+ * collide: its batch partitions hold one '#', these two.
+ */
+export const UPLOAD_ITEM_PREFIX = 'UPLOAD#';
 /**
  * A batch partition is `{clientId}#{batchId}`; a client named like a prefix above would share its partitions with the
  * key or client items, so these ids are refused at registration (and no upload under them is ever accepted).
@@ -100,6 +107,21 @@ export interface ImageItem {
   dup_files?: Set<string> | string[];
 }
 
+/** An upload's item (uploadItemKey): kept until its batch expires. */
+export interface UploadItem {
+  batch_id: string;
+  img_fprint: string;
+  /** Attempts started (counted before any risky step) and not ended cleanly. */
+  attempts?: number;
+  /** The fingerprint an attempt found: the record a later attempt may have to finish. */
+  seen_fprint?: string;
+  /** Set when the upload was counted as a duplicate of this fingerprint without its name being kept (LIMITS.dupFiles). */
+  dup_of?: string;
+  ttl: number;
+  /** DynamoDB's TTL, as on every item of the batch (purgeAt). */
+  purge_at?: number;
+}
+
 /**
  * The batch summary: one GetItem answers a batch's state. owner_id + created_ts put it (alone) in the sparse
  * client-batches index; it has no client_id or upload_ts, so it stays out of every image index.
@@ -157,6 +179,14 @@ export const batchKey = (clientId: string, batchId: string) => ({ batch_id: batc
 export const imageKey = (clientId: string, batchId: string, fprint: string) => ({
   batch_id: batchPartition(clientId, batchId),
   img_fprint: fprint,
+});
+/**
+ * The item of one upload of a batch: its attempts, the fingerprint they found, whether it was counted as a duplicate.
+ * Sorted by a hash of its key and ETag (the same upload, whoever delivers it).
+ */
+export const uploadItemKey = (u: { clientId: string; batchId: string; key: string; etag?: string }) => ({
+  batch_id: UPLOAD_ITEM_PREFIX + batchPartition(u.clientId, u.batchId),
+  img_fprint: createHash('sha256').update(u.etag === undefined ? u.key : `${u.key}\u0000${u.etag}`).digest('hex').slice(0, 32),
 });
 export const clientKey = (clientId: string) => ({ batch_id: CLIENT_PREFIX + clientId, img_fprint: CLIENT_SK });
 

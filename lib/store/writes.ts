@@ -1,9 +1,24 @@
 // Every write of the store as a pure request builder (unit-tested without a network); lib/store/batch-store.ts sends
 // them. Expressions name attributes by their domain names through lib/store/attributes.ts (`#fileName`).
 import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchNames, imageNames, toBatchItem, toImageItem, type BatchAttribute, type ImageAttribute } from './attributes';
+import { batchNames, imageNames, toBatchItem, toImageItem, uploadNames, type BatchAttribute, type ImageAttribute } from './attributes';
 import { ZERO_COUNTS, type Batch, type CatInstance, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
-import { BATCH_SK, CALLBACK_DUE, EXPIRY_DUE, INDEX, LIMITS, batchKey, batchPartition, imageKey, nowSeconds, purgeAt, statusTs, ttlFor, type ImageItem } from './schema';
+import {
+  BATCH_SK,
+  CALLBACK_DUE,
+  EXPIRY_DUE,
+  INDEX,
+  LIMITS,
+  batchKey,
+  batchPartition,
+  imageKey,
+  nowSeconds,
+  purgeAt,
+  statusTs,
+  ttlFor,
+  uploadItemKey,
+  type ImageItem,
+} from './schema';
 
 // ---- batches -------------------------------------------------------------------------------------------------
 
@@ -62,17 +77,32 @@ export function putBatchRequest(table: string, batch: Batch): PutCommandInput {
 /**
  * Moves counters by `delta` in one update, answering the summary after it; only on a live summary (liveBatch), so that
  * no write of an upload in flight recreates an erased batch's summary or counts into one being erased or expired.
+ * With `takingUploads` (a new image's claim), only while the batch takes uploads: open, or closed with fewer arrived
+ * than it was told of. A close that made the batch done between the upload's read of it and its claim so refuses the
+ * claim in the very write that would count it (docs/design.md §6).
  */
-export function countRequest(table: string, clientId: string, batchId: string, delta: Partial<Counts>, nowMs: number): UpdateCommandInput {
+export function countRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  delta: Partial<Counts>,
+  nowMs: number,
+  opts: { takingUploads?: boolean } = {},
+): UpdateCommandInput {
   const moved = (Object.entries(delta) as [keyof Counts, number][]).filter(([, n]) => n !== 0);
   const live = liveBatch(nowMs);
+  const taking = opts.takingUploads === true;
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: `ADD ${moved.map(([name]) => `#${name} :${name}`).join(', ')}`,
-    ConditionExpression: live.condition,
-    ExpressionAttributeNames: batchNames(...live.names, ...moved.map(([name]) => name)),
-    ExpressionAttributeValues: { ...live.values, ...Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])) },
+    ConditionExpression: live.condition + (taking ? ' AND (attribute_not_exists(#closed) OR #closed = :false OR #total < #expected)' : ''),
+    ExpressionAttributeNames: batchNames(...live.names, ...moved.map(([name]) => name), ...(taking ? (['closed', 'total', 'expected'] as const) : [])),
+    ExpressionAttributeValues: {
+      ...live.values,
+      ...Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])),
+      ...(taking ? { ':false': false } : {}),
+    },
     ReturnValues: 'ALL_NEW',
   };
 }
@@ -447,12 +477,11 @@ export const finishCounts = (r: ImageResult): Partial<Counts> =>
 
 /**
  * Counts another upload of an image already recorded in the batch. The file name set makes a redelivered event a
- * no-op; past LIMITS.dupFiles names only the count grows.
+ * no-op; past LIMITS.dupFiles names only the count grows, and the upload's own item guards it (duplicateMarkRequest).
  */
 export function duplicateRequest(table: string, original: Image, fileName: string): UpdateCommandInput {
-  const keepName = (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
   const key = imageKey(original.clientId, original.batchId, original.fprint);
-  return keepName
+  return keepsDuplicateName(original)
     ? {
         TableName: table,
         Key: key,
@@ -469,6 +498,71 @@ export function duplicateRequest(table: string, original: Image, fileName: strin
         ExpressionAttributeNames: imageNames('duplicates', 'fprint'),
         ExpressionAttributeValues: { ':one': 1 },
       };
+}
+
+/** Whether a duplicate's name is kept on its original (and so guards its redelivery there). */
+export const keepsDuplicateName = (original: Pick<Image, 'duplicateFiles'>): boolean => (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
+
+// ---- an upload's own item: its attempts and what it was counted as ---------------------------------------------
+
+/** One upload (its key and ETag) in a batch; its item lives as long as the batch. */
+export interface UploadRef {
+  clientId: string;
+  batchId: string;
+  key: string;
+  etag?: string;
+  /** Epoch s: the batch's TTL. */
+  expiresAt: number;
+}
+
+/**
+ * Counts an attempt at the upload as it starts, before any step that may never return (a timeout, running out of
+ * memory): the count answered includes this attempt, and a later attempt sees it whatever became of this one.
+ */
+export function startAttemptRequest(table: string, u: UploadRef): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: uploadItemKey(u),
+    UpdateExpression: 'ADD #attempts :one SET #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)',
+    ExpressionAttributeNames: uploadNames('attempts', 'expiresAt', 'purgeAt'),
+    ExpressionAttributeValues: { ':one': 1, ':ttl': u.expiresAt, ':purge': purgeAt(u.expiresAt) },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** Takes back an attempt that ended without failing (handed back until another run's lease is over). */
+export function endAttemptRequest(table: string, u: UploadRef): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: uploadItemKey(u),
+    UpdateExpression: 'ADD #attempts :minus',
+    ConditionExpression: '#attempts > :zero',
+    ExpressionAttributeNames: uploadNames('attempts'),
+    ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+  };
+}
+
+/** Remembers the fingerprint an attempt found, so that a later attempt can finish its record without decoding. */
+export function noteFingerprintRequest(table: string, u: UploadRef, fprint: string): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: uploadItemKey(u),
+    UpdateExpression: 'SET #fprint = :fprint',
+    ExpressionAttributeNames: uploadNames('fprint'),
+    ExpressionAttributeValues: { ':fprint': fprint },
+  };
+}
+
+/** Marks the upload as counted a duplicate of `fprint`, once: the redelivery guard of a duplicate whose name is not kept. */
+export function duplicateMarkRequest(table: string, u: UploadRef, fprint: string): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: uploadItemKey(u),
+    UpdateExpression: 'SET #duplicateOf = :fprint, #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)',
+    ConditionExpression: 'attribute_not_exists(#duplicateOf)',
+    ExpressionAttributeNames: uploadNames('duplicateOf', 'expiresAt', 'purgeAt'),
+    ExpressionAttributeValues: { ':fprint': fprint, ':ttl': u.expiresAt, ':purge': purgeAt(u.expiresAt) },
+  };
 }
 
 export const DUPLICATE_COUNTS: Partial<Counts> = { total: 1, duplicate: 1 };

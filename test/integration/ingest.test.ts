@@ -185,7 +185,7 @@ describe('ingest on the local stack', () => {
 
     const [item] = await images(batch, client);
     expect(item!.log_ts).toBe(item!.upload_ts);
-    expect(item!.logs!.join('\n')).toMatch(/DetectLabels by S3Object/);
+    expect(item!.logs!.join('\n')).toMatch(/DetectLabels by Bytes/);
     expect(item!.ttl).toBeLessThanOrEqual(Math.floor(now / 1000) + 7 * 86400 + 60);
   });
 

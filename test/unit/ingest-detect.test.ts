@@ -1,30 +1,27 @@
-import { buildDetectRequest, canSendByReference, interpretLabels, toRekognitionJpeg } from '../../lib/ingest/detect';
+import { buildDetectRequest, canSendAsIs, interpretLabels, toRekognitionJpeg } from '../../lib/ingest/detect';
 import sharp from 'sharp';
 
-const facts = { bucket: 'b', key: 'uploads/demo/b1/cat.jpg', bytes: 1_000_000, format: 'jpeg', width: 4000, height: 3000 };
+const facts = { bytes: 1_000_000, format: 'jpeg', width: 4000, height: 3000 };
 
-describe('canSendByReference', () => {
-  it('sends a JPEG or PNG within limits by S3Object', () => {
-    expect(canSendByReference(facts)).toBe(true);
-    expect(canSendByReference({ ...facts, format: 'png' })).toBe(true);
+describe('canSendAsIs', () => {
+  it('sends a JPEG or PNG within limits as the bytes read', () => {
+    expect(canSendAsIs(facts)).toBe(true);
+    expect(canSendAsIs({ ...facts, format: 'png' })).toBe(true);
   });
 
   it.each([
     ['a WebP', { format: 'webp' }],
-    ['an object over 15 MB', { bytes: 16 * 1024 * 1024 }],
+    ['a file over 5 MB (Image.Bytes\' limit)', { bytes: 5 * 1024 * 1024 + 1 }],
     ['a side over 10,000 px', { width: 12_000 }],
-  ])('converts %s to Bytes', (_what, change) => {
-    expect(canSendByReference({ ...facts, ...change })).toBe(false);
+  ])('converts %s', (_what, change) => {
+    expect(canSendAsIs({ ...facts, ...change })).toBe(false);
   });
 });
 
 describe('buildDetectRequest', () => {
-  it('names the object for S3Object input', () => {
-    expect(buildDetectRequest({ s3: { bucket: 'b', key: 'k' } }, { minConfidence: 50, maxLabels: 25 })).toEqual({
-      Image: { S3Object: { Bucket: 'b', Name: 'k' } },
-      MinConfidence: 50,
-      MaxLabels: 25,
-    });
+  it('sends bytes, never an S3Object (Rekognition would read the key again)', () => {
+    const bytes = Buffer.from('jpeg');
+    expect(buildDetectRequest(bytes, { minConfidence: 50, maxLabels: 25 })).toEqual({ Image: { Bytes: bytes }, MinConfidence: 50, MaxLabels: 25 });
   });
 });
 

@@ -53,6 +53,7 @@ const CONFIG: Config = {
   defaultRetentionDays: 30,
   maxRetentionDays: 365,
   transactions: false,
+  maxAttempts: 5,
 };
 const NOW = 1_700_000_000_000;
 const ETAG = 'etag-1';
@@ -131,13 +132,23 @@ function given(opts: { summary?: Batch; body?: Buffer; etag?: string; existing?:
   rekognition.on(DetectLabelsCommand).resolves({ Labels: [{ Name: 'Cup', Confidence: 91 }], LabelModelVersion: '3.0' });
 }
 
-const updates = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input as UpdateCommandInput);
+const allUpdates = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input as UpdateCommandInput);
+/** The upload's own item (its attempts, its fingerprint, whether it was counted): partitions apart from the batch's. */
+const isUploadItem = (u: UpdateCommandInput) => String(u.Key?.batch_id).startsWith('UPLOAD#');
+const updates = () => allUpdates().filter((u) => !isUploadItem(u));
+const uploadItemWrites = () => allUpdates().filter(isUploadItem);
 /** The counter moves sent, as domain names: `{ total: 1, pending: 1 }`. */
 const counterMoves = () =>
   updates()
     .filter((u) => u.UpdateExpression?.startsWith('ADD') && u.Key?.img_fprint === '#BATCH')
-    // The counters moved; :nowS is the condition's clock (a live batch), not a counter.
-    .map((u) => Object.fromEntries(Object.entries(u.ExpressionAttributeValues ?? {}).filter(([k]) => k !== ':nowS').map(([k, v]) => [k.slice(1), v])));
+    // The counters moved; :nowS is the condition's clock (a live batch) and :false a claim's, not counters.
+    .map((u) =>
+      Object.fromEntries(
+        Object.entries(u.ExpressionAttributeValues ?? {})
+          .filter(([k, v]) => k !== ':nowS' && typeof v === 'number')
+          .map(([k, v]) => [k.slice(1), v]),
+      ),
+    );
 const failRecords = () => ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
 const copies = () => s3.commandCalls(CopyObjectCommand).map((c) => c.args[0].input);
 const puts = () => s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input);
@@ -225,6 +236,17 @@ describe('an upload that succeeds', () => {
     expect(result.outcome).toBe('success');
     expect(puts().find((p) => p.Key?.startsWith('processed/'))).toMatchObject({ Key: `processed/demo/b1/${fp.fprint}.png`, Body: image });
     expect(s3.commandCalls(DeleteObjectCommand)).toHaveLength(0);
+  });
+
+  it('sends DetectLabels the bytes it read, never the key: a newer object under the key cannot lend the record its labels', async () => {
+    given();
+
+    await processUpload(deps(), event());
+
+    const sent = rekognition.commandCalls(DetectLabelsCommand).map((c) => c.args[0].input.Image);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.S3Object).toBeUndefined();
+    expect(Buffer.from(sent[0]?.Bytes ?? new Uint8Array()).equals(image)).toBe(true);
   });
 
   it('leaves a newer object that replaced the upload between the copy and the delete', async () => {
@@ -425,6 +447,28 @@ describe('rejections become one fail record, counted total and fail, and an obje
     expect(copies()).toEqual([]);
   });
 
+  it('when the batch was closed after this upload read it open: the claim\'s own transaction refuses it, BatchClosed', async () => {
+    // The upload reads the summary open; by the claim's transaction a close has made it done.
+    given();
+    let reads = 0;
+    ddb.on(GetCommand, { Key: batchKey('demo', 'b1') }).callsFake(() => ({
+      Item: toBatchItem(reads++ === 0 ? batch() : batch({ closed: true, closedAt: NOW, doneAt: NOW })),
+    }));
+    ddb.on(TransactWriteCommand).callsFake((input: { TransactItems: { Update?: UpdateCommandInput }[] }) => {
+      const counts = input.TransactItems[1]?.Update;
+      if (counts?.ExpressionAttributeValues?.[':pending'] === 1 && counts.ConditionExpression?.includes('#closed')) {
+        throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }] });
+      }
+      return {};
+    });
+
+    const result = await processUpload(deps(true), event());
+
+    expect(result).toMatchObject({ outcome: 'fail', errorCode: 'BatchClosed' });
+    expect(detectCalls()).toBe(0);
+    expect(ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems?.[0]?.Put?.Item?.err_code)).toContain('BatchClosed');
+  });
+
   it('when the batch is closed: BatchClosed, never claimed or classified', async () => {
     given({ summary: batch({ closed: true, closedAt: NOW - 10 }) });
 
@@ -610,6 +654,118 @@ describe('transient faults', () => {
     expect(updates().some((u) => u.UpdateExpression === 'SET #leaseUntil = :zero')).toBe(true);
     expect(counterMoves()).toEqual([{ total: 1, pending: 1 }]);
     expect(deletes()).toEqual([]);
+  });
+});
+
+describe('an upload that never finishes (a timeout, out of memory, a fault that persists)', () => {
+  /** The upload's stored attempts as the next attempt finds them: `attempts` counts this one too. */
+  const storedAttempts = (attempts: number, fprint?: string) => {
+    s3.on(HeadObjectCommand).resolves({ ETag: `"${ETAG}"` });
+    ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) =>
+      isUploadItem(input)
+        ? { Attributes: { ...input.Key, attempts, ...(fprint ? { seen_fprint: fprint } : {}) } }
+        : { Attributes: toBatchItem(batch()) },
+    );
+  };
+  const accessDenied = () =>
+    new S3ServiceException({ name: 'AccessDenied', $fault: 'client', message: 'Access Denied', $metadata: { httpStatusCode: 403 } });
+
+  it('counts every attempt where the next one sees it, before reading the object', async () => {
+    given();
+    let readsBeforeCount = -1;
+    ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
+      if (isUploadItem(input) && input.UpdateExpression?.includes('ADD') && readsBeforeCount < 0) readsBeforeCount = s3.commandCalls(GetObjectCommand).length;
+      return { Attributes: toBatchItem(batch()) };
+    });
+
+    expect((await processUpload(deps(), event())).outcome).toBe('success');
+
+    expect(readsBeforeCount).toBe(0);
+  });
+
+  it('past the limit, records ProcessingFailed and moves it under failed/ without reading or classifying it again', async () => {
+    given();
+    storedAttempts(CONFIG.maxAttempts + 1);
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toMatchObject({ outcome: 'fail', errorCode: 'ProcessingFailed' });
+    expect(s3.commandCalls(GetObjectCommand)).toHaveLength(0);
+    expect(detectCalls()).toBe(0);
+    expect(failRecords()).toEqual([expect.objectContaining({ op_status: 'fail', err_code: 'ProcessingFailed', etag: ETAG })]);
+    expect(counterMoves()).toEqual([{ total: 1, fail: 1 }]);
+    expect(copies()).toEqual([expect.objectContaining({ Key: 'failed/demo/b1/photo.png', CopySourceIfMatch: ETAG })]);
+    expect(deletes()).toEqual([KEY]);
+  });
+
+  it('past the limit, finishes the claim a dead run left processing as fail, so pending becomes fail and the batch can end', async () => {
+    given({ existing: record({ status: 'processing', claimId: 'dead-run', leaseUntil: NOW - 1, restingKey: undefined }) });
+    storedAttempts(CONFIG.maxAttempts + 1, fp.fprint);
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toMatchObject({ outcome: 'fail', errorCode: 'ProcessingFailed', fprint: fp.fprint });
+    expect(s3.commandCalls(GetObjectCommand)).toHaveLength(0);
+    const finish = updates().find((u) => u.ConditionExpression === '#claimId = :claim');
+    expect(finish?.ExpressionAttributeValues).toMatchObject({ ':claim': 'dead-run', ':status': 'fail', ':errorCode': 'ProcessingFailed' });
+    expect(counterMoves()).toEqual([{ pending: -1, fail: 1 }]);
+    expect(copies().map((c) => c.Key)).toEqual(['failed/demo/b1/photo.png']);
+  });
+
+  it('past the limit, leaves a claim a live run still leases, and hands the message back until the lease is over', async () => {
+    given({ existing: record({ status: 'processing', claimId: 'live-run', leaseUntil: NOW + 30_000, restingKey: undefined }) });
+    storedAttempts(CONFIG.maxAttempts + 1, fp.fprint);
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toMatchObject({ outcome: 'deferred', retryAfterSeconds: 31 });
+    expect(counterMoves()).toEqual([]);
+    expect(copies()).toEqual([]);
+    // The deferral is not an attempt that failed.
+    expect(uploadItemWrites().filter((u) => u.ExpressionAttributeValues?.[':minus'] === -1)).toHaveLength(1);
+  });
+
+  it('past the limit, finds an upload already recorded (a late redelivery) and only finishes its move', async () => {
+    given({ existing: record() });
+    storedAttempts(CONFIG.maxAttempts + 1, fp.fprint);
+
+    expect((await processUpload(deps(), event())).outcome).toBe('redelivered');
+    expect(failRecords()).toEqual([]);
+    expect(counterMoves()).toEqual([]);
+  });
+
+  it('at the last attempt, a fault that reaches the catch records ProcessingFailed instead of failing the message again', async () => {
+    // What the table holds once this attempt claimed the image and gave the claim back on the fault.
+    given({ existing: record({ status: 'processing', claimId: 'this-run', leaseUntil: 0, restingKey: undefined }) });
+    storedAttempts(CONFIG.maxAttempts);
+    rekognition.on(DetectLabelsCommand).rejects(new ThrottlingException({ message: 'slow down', $metadata: {} }));
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toMatchObject({ outcome: 'fail', errorCode: 'ProcessingFailed', fprint: fp.fprint });
+    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, fail: 1 }]);
+    expect(copies().map((c) => c.Key)).toEqual(['failed/demo/b1/photo.png']);
+  });
+
+  it('below the limit, a persistent AccessDenied still fails the message for SQS to deliver again', async () => {
+    given();
+    storedAttempts(CONFIG.maxAttempts - 1);
+    s3.on(GetObjectCommand).rejects(accessDenied());
+
+    await expect(processUpload(deps(), event())).rejects.toThrow(/Access Denied/);
+    expect(failRecords()).toEqual([]);
+  });
+
+  it('at the last attempt, a persistent AccessDenied ends as a ProcessingFailed record', async () => {
+    given();
+    storedAttempts(CONFIG.maxAttempts);
+    s3.on(GetObjectCommand).rejects(accessDenied());
+
+    const result = await processUpload(deps(), event());
+
+    expect(result).toMatchObject({ outcome: 'fail', errorCode: 'ProcessingFailed' });
+    expect(failRecords()).toEqual([expect.objectContaining({ err_code: 'ProcessingFailed' })]);
+    expect(counterMoves()).toEqual([{ total: 1, fail: 1 }]);
   });
 });
 

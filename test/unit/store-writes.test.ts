@@ -1,6 +1,6 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ZERO_COUNTS } from '../../lib/store/model';
-import { BATCH_SK } from '../../lib/store/schema';
+import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/schema';
 import {
   addExpectedRequest,
   autoCloseRequest,
@@ -8,7 +8,9 @@ import {
   closeRequest,
   countRecords,
   countRequest,
+  duplicateMarkRequest,
   duplicateRequest,
+  endAttemptRequest,
   finishCounts,
   finishRequest,
   markDoneRequest,
@@ -17,6 +19,7 @@ import {
   recountQuery,
   rejectionRequest,
   setCountsRequest,
+  startAttemptRequest,
   takeoverRequest,
   transaction,
 } from '../../lib/store/writes';
@@ -130,6 +133,14 @@ describe('duplicates and rejections', () => {
     const full = { ...original, duplicateFiles: Array.from({ length: 50 }, (_, i) => `n${i}`) };
 
     expect(stored(duplicateRequest('T', full, 'x'), duplicateRequest('T', full, 'x').UpdateExpression)).toBe('ADD dup_count :one');
+  });
+
+  it('past the names kept, guards the count with a mark on the upload\'s own item, set once', () => {
+    const upload = { clientId: 'demo', batchId: 'b1', key: 'uploads/demo/b1/x', etag: 'e9', expiresAt: 99 };
+    const req = duplicateMarkRequest('T', upload, 'f');
+
+    expect(req.Key).toEqual(uploadItemKey(upload));
+    expect(stored(req, req.ConditionExpression)).toBe('attribute_not_exists(dup_of)');
   });
 
   it('writes a fail record once, with its status key and no cat or log index keys', () => {
@@ -247,5 +258,47 @@ describe('transaction', () => {
 
     expect(tx.TransactItems?.map((i) => Object.keys(i)[0])).toEqual(['Update', 'Update']);
     expect((tx.TransactItems?.[1]?.Update as UpdateCommandInput).ReturnValues).toBeUndefined();
+  });
+});
+
+describe("an upload's own item", () => {
+  const upload = { clientId: 'demo', batchId: 'b1', key: 'uploads/demo/b1/cat.jpg', etag: 'e1', expiresAt: 1_700_086_400 };
+
+  it('lives apart from the batch partition, one per key and ETag', () => {
+    const key = uploadItemKey(upload);
+
+    expect(key.batch_id).toBe('UPLOAD#demo#b1');
+    expect(uploadItemKey({ ...upload, etag: 'e2' }).img_fprint).not.toBe(key.img_fprint);
+    expect(uploadItemKey({ ...upload }).img_fprint).toBe(key.img_fprint);
+  });
+
+  it('counts an attempt as it starts, answering the count with this one in it, and keeps it as long as the batch', () => {
+    const req = startAttemptRequest('T', upload);
+
+    expect(stored(req, req.UpdateExpression)).toBe('ADD attempts :one SET ttl = if_not_exists(ttl, :ttl), purge_at = if_not_exists(purge_at, :purge)');
+    expect(req.ExpressionAttributeValues).toEqual({ ':one': 1, ':ttl': upload.expiresAt, ':purge': purgeAt(upload.expiresAt) });
+    expect(req.ReturnValues).toBe('ALL_NEW');
+  });
+
+  it('takes back a handed-back attempt without going below zero', () => {
+    const req = endAttemptRequest('T', upload);
+
+    expect(stored(req, req.ConditionExpression)).toBe('attempts > :zero');
+  });
+});
+
+describe("a new image's claim counts only into a batch that takes uploads", () => {
+  it('conditions the counter move on open, or closed with fewer arrived than declared', () => {
+    const req = countRequest('T', 'demo', 'b1', { total: 1, pending: 1 }, 1_700_000_000_000, { takingUploads: true });
+
+    expect(stored(req, req.ConditionExpression)).toBe(
+      'attribute_exists(batch_id) AND attribute_not_exists(deleting) AND ttl > :nowS AND (attribute_not_exists(closed) OR closed = :false OR n_total < expected)',
+    );
+  });
+
+  it('leaves every other counter move free of it (a result, a rejection, a duplicate)', () => {
+    const req = countRequest('T', 'demo', 'b1', { pending: -1, success: 1 }, 1_700_000_000_000);
+
+    expect(stored(req, req.ConditionExpression)).toBe('attribute_exists(batch_id) AND attribute_not_exists(deleting) AND ttl > :nowS');
   });
 });
