@@ -323,7 +323,7 @@ export class BatchStore {
       after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
     } while (after !== undefined && this.now() < opts.deadline);
     const batch = await this.getBatch(clientId, batchId);
-    if (!this.isLive(batch)) return { outcome: 'missing' };
+    if (!batch || !this.isLive(batch)) return { outcome: 'missing' };
     return { outcome: 'reclassified', batch, ...(after !== undefined ? { after } : {}) };
   }
 

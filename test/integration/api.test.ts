@@ -269,7 +269,7 @@ describe('a batch being erased (its summary marked, the erasure still running)',
   });
 
   it.each([
-    ['marked for erasure', (name: string) => new UpdateCommand(markDeletingRequest(stackEnv('TABLE_NAME'), who.clientId, name))],
+    ['marked for erasure', (name: string) => new UpdateCommand(markDeletingRequest(stackEnv('TABLE_NAME'), who.clientId, name, Date.now()))],
     ['erased to its last step (summary deleted)', (name: string) => new DeleteCommand({ TableName: stackEnv('TABLE_NAME'), Key: batchKey(who.clientId, name) })],
   ])('ends a :reclassify run as missing when the batch is %s between two of its pages (the race, injected before the second page)', async (_, erase) => {
     const name = await seedCats(fprints(6, 'r').map((fprint, i) => ({ fprint, uploadTs: at(i), isCat: true })));
