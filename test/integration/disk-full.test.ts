@@ -86,6 +86,7 @@ describe('a full data dir (a tmpfs of its own)', () => {
   const mountPoint = path.join(work, 'mnt');
   const dataDir = path.join(mountPoint, 'data');
   const filler = path.join(mountPoint, 'filler');
+  const filler2 = path.join(mountPoint, 'filler-2');
   const cliDir = path.join(work, 'photos');
   let stack: StackProcess;
   let apiKey: string;
@@ -147,6 +148,10 @@ describe('a full data dir (a tmpfs of its own)', () => {
     // The CLI's upload through its form: told by S3 that it is out of space, not a retry.
     await expect(postForm(form, formFile, 'image/png', (images[IMAGES] as Buffer).length)).rejects.toThrow(OutOfSpaceError);
 
+    // Whatever the refused writes gave back since (their temporaries removed) is taken again, so the probe below
+    // meets a full disk whatever the timing of the stack's own writes.
+    const left = statfsSync(mountPoint);
+    if (left.bavail * left.bsize > 64 * 1024) execFileSync('fallocate', ['-l', String(left.bavail * left.bsize - 64 * 1024), filler2]);
     const dynamodb = localDynamoClient(stack.dynamodbUrl, { maxAttempts: 1 });
     const probe = { batch_id: { S: 'disk-probe' }, img_fprint: { S: 'probe' }, filler: { S: 'x'.repeat(300_000) } };
     await expect(dynamodb.send(new PutItemCommand({ TableName: LOCAL_NAMES.table, Item: probe }))).rejects.toMatchObject({
@@ -187,6 +192,7 @@ describe('a full data dir (a tmpfs of its own)', () => {
 
   it('converges once space returns: every accepted upload ends with a record, refused ones go on a second try', async () => {
     rmSync(filler);
+    rmSync(filler2, { force: true });
     const accepted = outcomes.filter((o) => o.ok).map((o) => path.basename(o.key));
     const refused = outcomes.filter((o) => !o.ok);
     for (const o of refused) expect(await put(stack, o.key, images[Number(/img-(\d+)/.exec(o.key)?.[1])] as Buffer)).toMatchObject({ ok: true });
