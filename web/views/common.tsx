@@ -31,6 +31,15 @@ export function Counts({ batch }: { batch: BatchSummary }) {
   );
 }
 
+/**
+ * A file name that may wrap only after `/`, `_`, `-` or `.` (a <wbr> there), never inside a word: "cat_kitten_boxed.jpg"
+ * wraps as "cat_kitten_" / "boxed.jpg".
+ */
+export function FileName({ name }: { name: string }) {
+  const parts = name.split(/(?<=[/_.-])/);
+  return <>{parts.map((p, i) => (i === 0 ? p : [<wbr key={i} />, p]))}</>;
+}
+
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
   return (
