@@ -1,9 +1,9 @@
 // Focus and scroll across the hash router's page changes. A new page puts focus on its heading (read once it has
-// rendered); a page the reader comes back to (Escape, a breadcrumb, the browser's back button, any link to it) puts focus
-// back on the link that left it, at the scroll position it had.
+// rendered); a page the reader comes back to from the one it led to (Escape, a breadcrumb, the browser's back button) puts
+// focus back on the link that left it, at the scroll position it had.
 
-/** Per route (its hash): the link that left it and the scroll position then. */
-const left = new Map<string, { href: string; y: number }>();
+/** The pages walked through, the current one last: each with the link that left it and its scroll position then. */
+let trail: { hash: string; opener?: string; y: number }[] = [];
 
 /** Resolves with the first element matching `selector`, once rendered; null after `ms`. */
 function whenRendered(selector: string, ms = 5000): Promise<HTMLElement | null> {
@@ -42,16 +42,25 @@ let current = 0;
 export function onPageChange(fromHash: string, toHash: string): void {
   const [from, to] = [fromHash || '#/', toHash || '#/'];
   const run = ++current;
+  let here = trail[trail.length - 1];
+  if (!here || here.hash !== from) trail = [(here = { hash: from, y: 0 })];
   const active = document.activeElement as HTMLElement | null;
-  const opener = active?.closest('a[href^="#"]')?.getAttribute('href');
-  left.set(from, { href: opener ?? to, y: scrollY });
+  here.opener = active?.closest('a[href^="#"]')?.getAttribute('href') ?? undefined;
+  here.y = scrollY;
   // Another view of the same page (a batch's filters): focus stays on the control that chose it.
-  if (from.split('?')[0] === to.split('?')[0]) return;
-  const back = left.get(to);
+  if (from.split('?')[0] === to.split('?')[0]) {
+    here.hash = to;
+    return;
+  }
+  // Back to the page before (Escape, a breadcrumb, the back button): to the link that left it, at its scroll position.
+  const before = trail[trail.length - 2];
+  const back = before?.hash === to ? before : undefined;
+  if (back) trail.pop();
+  else trail = [...trail.slice(-49), { hash: to, y: 0 }];
   // After the new page's first render (the old page's heading and links are gone by then).
   setTimeout(() => {
     if (run !== current) return;
-    if (back) restore(run, back);
+    if (back?.opener) restore(run, { href: back.opener, y: back.y });
     else focusHeading(run);
   }, 0);
 }

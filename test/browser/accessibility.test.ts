@@ -1,0 +1,289 @@
+// The web app's accessibility (issue 23), in Debian's Chromium against the local stack: axe-core on every page and
+// state at a desktop's and a phone's width, and the keyboard paths (the skip link; focus and scroll across page changes).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import sharp from 'sharp';
+import type { Image, UploadForm } from '../../lib/api/schemas';
+import { postForm } from '../helpers/upload-form';
+import { launchChromium, phoneContext, screenshot, signIn, type Recorder } from './browser';
+import { call, newClient, readAll, stackEnv, waitForBridgeIdle, type TestClient } from './stack-client';
+
+const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
+const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'];
+const WIDTHS = [
+  { width: 1280, height: 800 },
+  { width: 375, height: 812 },
+];
+
+let apiUrl: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let owner: TestClient;
+let batchId: string;
+let images: Image[];
+const recorder: Recorder = { urls: [], errors: [], failures: [] };
+
+/** axe-core's violations of the page as it stands, at both widths (a screenshot of each); `name` says which state. */
+async function expectNoViolations(name: string): Promise<void> {
+  const found: string[] = [];
+  for (const size of WIDTHS) {
+    await page.setViewportSize(size);
+    const result = await new AxeBuilder({ page }).withTags(TAGS).analyze();
+    await screenshot(page, `a11y-${name}-${size.width}`);
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    if (wide > size.width) found.push(`${size.width}px: the page is ${wide} px wide`);
+    for (const v of result.violations) found.push(`${size.width}px ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(' | ')}`);
+  }
+  expect([name, found]).toEqual([name, []]);
+}
+
+const focused = () =>
+  page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    return { tag: el?.tagName ?? null, id: el?.id ?? '', fprint: el?.dataset.fprint ?? null, inMain: !!el?.closest('#main'), text: el?.textContent ?? '' };
+  });
+
+/** Waits until the focused element is the card of `fprint`. */
+const focusOnCard = (fprint: string) =>
+  page.waitForFunction((f) => (document.activeElement as HTMLElement | null)?.dataset.fprint === f, fprint, { timeout: 30_000 });
+
+async function openBatch(filter = ''): Promise<void> {
+  await page.goto(`${apiUrl}/#/batches/${batchId}${filter ? `?filter=${filter}` : ''}`);
+  await page.locator('#batch-title').waitFor();
+}
+
+beforeAll(async () => {
+  apiUrl = stackEnv('ICECAT_API_URL');
+  owner = await newClient('web-a11y');
+  const cat = fixture('chelsea.png');
+  // A tabby on a light floor, the same cat in the dark, dark photos, a file that is no image, an exact duplicate.
+  const files = [
+    { name: 'chelsea.png', type: 'image/png', body: cat },
+    { name: 'cat_kitten_boxed.jpg', type: 'image/jpeg', body: await sharp(cat).jpeg({ quality: 80 }).toBuffer() },
+    { name: 'dark_cat.png', type: 'image/png', body: await sharp(cat).linear(0.3, 0).png().toBuffer() },
+    { name: 'camera.png', type: 'image/png', body: fixture('camera.png') },
+    { name: 'brick.png', type: 'image/png', body: fixture('brick.png') },
+    { name: 'gravel.png', type: 'image/png', body: fixture('gravel.png') },
+    { name: 'neg_bus.jpg', type: 'image/jpeg', body: fixture('rocket.jpg') },
+    { name: 'coffee.png', type: 'image/png', body: fixture('coffee.png') },
+    { name: 'notes.png', type: 'image/png', body: Buffer.from('these are notes, not pixels') },
+    { name: 'chelsea copy.png', type: 'image/png', body: cat },
+  ];
+  const created = await call('POST', '/v1/batches', owner.key, { debug: true, files: files.map((f) => ({ name: f.name, contentType: f.type, size: f.body.length })) });
+  if (created.status !== 201 && created.status !== 200) throw new Error(`POST /v1/batches answered ${created.status}`);
+  batchId = created.body.batchId as string;
+  const forms = created.body.uploads as UploadForm[];
+  for (const f of files) {
+    const status = await postForm(forms.find((form) => form.file === f.name)!, f.body, f.type);
+    if (status >= 300) throw new Error(`upload answered ${status}`);
+    await waitForBridgeIdle(120_000);
+  }
+  images = await readAll<Image>(`/v1/batches/${batchId}/images`, owner.key);
+  browser = await launchChromium();
+  context = await phoneContext(browser, recorder);
+  page = await context.newPage();
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('the web app, by axe-core (WCAG 2.2 AA and best practice) at 1280 and 375 px', () => {
+  it('sign-in, and sign-in with its error', async () => {
+    await page.goto(`${apiUrl}/`);
+    await page.getByLabel('API key').waitFor();
+    await expectNoViolations('sign-in');
+    await page.getByLabel('API key').fill('not-a-key-of-anyone');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#sign-in-error').waitFor({ timeout: 30_000 });
+    await expectNoViolations('sign-in-error');
+  });
+
+  it('the batch list', async () => {
+    await signIn(page, apiUrl, owner.key);
+    await page.locator('.batch-row').first().waitFor();
+    await expectNoViolations('batches');
+  });
+
+  it.each(['all', 'cats', 'not-cats', 'failed', 'duplicates'])('a batch under the filter %s', async (filter) => {
+    await openBatch(filter === 'all' ? '' : filter);
+    await page.locator('.grid[aria-busy="false"]').waitFor({ timeout: 30_000 });
+    await page.locator('a.card').first().waitFor();
+    await expectNoViolations(`batch-${filter}`);
+  });
+
+  it('near-duplicates', async () => {
+    await openBatch('near-duplicates');
+    await page.locator('#near-title').waitFor({ timeout: 30_000 });
+    await expectNoViolations('near-duplicates');
+  });
+
+  it('an image of a cat, its boxes drawn in two tones', async () => {
+    for (const name of ['chelsea.png', 'cat_kitten_boxed.jpg', 'dark_cat.png']) {
+      const image = images.find((i) => i.fileName === name || (name === 'chelsea.png' && i.fileName === 'chelsea copy.png'));
+      if (!image) continue;
+      await page.goto(`${apiUrl}/#/batches/${batchId}/images/${image.fprint}`);
+      await page.locator('#image-title').waitFor();
+      await page.locator('.frame img:not(.preview)').evaluate((el: HTMLImageElement) => el.decode());
+      await page.locator('.frame img.preview').waitFor({ state: 'detached' });
+      await expectNoViolations(`image-${name.replace(/\W/g, '-')}`);
+    }
+    const dark = await page.locator('svg.boxes rect.cat-box-dark').count();
+    const light = await page.locator('svg.boxes rect.cat-box').count();
+    expect([dark, light >= 1]).toEqual([light, true]);
+  });
+
+  it('a failed image', async () => {
+    const failed = images.find((i) => i.status === 'fail')!;
+    await page.goto(`${apiUrl}/#/batches/${batchId}/images/${failed.fprint}`);
+    await page.locator('#image-title').waitFor();
+    await expectNoViolations('image-failed');
+  });
+
+  it('a new batch, with files chosen', async () => {
+    await page.goto(`${apiUrl}/#/new`);
+    await page.locator('#new-title').waitFor();
+    await expectNoViolations('new-batch');
+    await page.setInputFiles('#file-input', [{ name: 'cat_kitten_boxed.jpg', mimeType: 'image/png', buffer: fixture('chelsea.png') }]);
+    await page.locator('.upload-list li').waitFor();
+    await expectNoViolations('new-batch-chosen');
+  });
+
+  it('logs', async () => {
+    await page.goto(`${apiUrl}/#/batches/${batchId}/logs`);
+    await page.locator('.log-entry').first().waitFor({ timeout: 30_000 });
+    await expectNoViolations('logs');
+  });
+
+  it('the manage panel and the delete dialog', async () => {
+    await openBatch();
+    await page.locator('.actions details').waitFor();
+    if (!(await page.locator('.actions details').evaluate((el) => (el as HTMLDetailsElement).open))) await page.getByText('Manage batch', { exact: true }).click();
+    await page.getByRole('button', { name: 'Delete batch…' }).waitFor();
+    await expectNoViolations('manage');
+    await page.getByRole('button', { name: 'Delete batch…' }).click();
+    await page.getByRole('dialog').waitFor();
+    await expectNoViolations('delete-dialog');
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+  });
+});
+
+describe('the web app by keyboard', () => {
+  beforeAll(async () => {
+    await page.goto(`${apiUrl}/`);
+    await page.locator('#batches-title, #api-key').first().waitFor();
+    if ((await page.locator('#api-key').count()) > 0) await signIn(page, apiUrl, owner.key);
+  });
+
+  it('skips to the content: focus moves into the main region, the route stays', async () => {
+    // A fresh load: nothing focused yet.
+    await page.goto('about:blank');
+    await openBatch('cats');
+    await page.locator('a.card').first().waitFor();
+    const before = page.url();
+    await page.keyboard.press('Tab');
+    const skip = await focused();
+    await page.keyboard.press('Enter');
+    const after = await focused();
+
+    expect(skip.text).toBe('Skip to content');
+    expect(after.inMain).toBe(true);
+    expect(page.url()).toBe(before);
+    expect(await page.locator('#batch-title').count()).toBe(1);
+    expect(await page.locator('#batches-title').count()).toBe(0);
+  });
+
+  it("focuses a new page's heading, and brings focus and scroll back to the card that opened it (Escape, breadcrumb, back button)", async () => {
+    await page.setViewportSize({ width: 375, height: 812 });
+    await openBatch();
+    await page.locator('.grid[aria-busy="false"]').waitFor({ timeout: 30_000 });
+    const card = page.locator('a.card').last();
+    const fprint = (await card.getAttribute('data-fprint'))!;
+    const batchTitle = await page.title();
+    const back = async (how: () => Promise<unknown>) => {
+      await card.focus();
+      const y = await page.evaluate(() => scrollY);
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.activeElement?.id === 'image-title', undefined, { timeout: 30_000 });
+      const onImage = { focus: await focused(), title: await page.title(), y: await page.evaluate(() => scrollY) };
+      await how();
+      await focusOnCard(fprint);
+      return { y, onImage, after: { y: await page.evaluate(() => scrollY), title: await page.title() } };
+    };
+
+    const escape = await back(() => page.keyboard.press('Escape'));
+    const crumb = await back(async () => {
+      await page.locator('.crumbs a').nth(1).focus();
+      await page.keyboard.press('Enter');
+    });
+    const browserBack = await back(() => page.goBack());
+    await page.keyboard.press('Shift+Tab');
+    const previous = await focused();
+
+    for (const way of [escape, crumb, browserBack]) {
+      expect(way.y).toBeGreaterThan(200);
+      expect(way.onImage.focus.tag).toBe('H1');
+      expect(way.onImage.title).not.toBe(batchTitle);
+      expect(way.onImage.y).toBe(0);
+      expect(Math.abs(way.after.y - way.y)).toBeLessThanOrEqual(2);
+      expect(way.after.title).toBe(batchTitle);
+    }
+    // One key from the card it came back to: the card before it.
+    expect(previous.fprint).toBe(await page.locator('a.card').nth(-2).getAttribute('data-fprint'));
+  }, 120_000);
+
+  it('names each card once: its thumbnail adds no name of its own', async () => {
+    await openBatch();
+    await page.locator('.grid[aria-busy="false"]').waitFor({ timeout: 30_000 });
+    const cards = await page.locator('a.card').evaluateAll((links) =>
+      links.map((a) => ({ alts: [...a.querySelectorAll('img')].map((i) => i.alt), named: a.querySelectorAll('[aria-label],[role="img"]').length, name: a.querySelector('.card-name')?.textContent ?? '' })),
+    );
+    const text = await page.locator('a.card').allTextContents();
+
+    expect(cards.every((c) => c.alts.every((alt) => alt === '') && c.named === 0)).toBe(true);
+    for (const [i, t] of text.entries()) expect(t.split(cards[i]!.name).length - 1).toBe(1);
+    // A card badged a cat lists the Cat label.
+    const catCards = await page.locator('a.card:has(.badge-cat) .card-labels').allTextContents();
+    expect(catCards.length).toBeGreaterThan(0);
+    expect(catCards.every((l) => l.split(', ')[0] === 'Cat')).toBe(true);
+  });
+
+  it('wraps file names only after / _ - or ., never inside a word', async () => {
+    const image = images.find((i) => i.fileName === 'cat_kitten_boxed.jpg')!;
+    await page.setViewportSize({ width: 375, height: 812 });
+    await page.goto(`${apiUrl}/#/batches/${batchId}/images/${image.fprint}`);
+    await page.locator('#image-title').waitFor();
+    const lines = await page.locator('#image-title').evaluate((h) => {
+      // The heading squeezed to 8em: the name must wrap, and may only where a separator ends a part.
+      (h as HTMLElement).style.width = '8em';
+      const out: string[] = [];
+      const walker = document.createTreeWalker(h, NodeFilter.SHOW_TEXT);
+      let top: number | null = null;
+      let line = '';
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        for (let i = 0; i < (n.textContent ?? '').length; i++) {
+          const r = document.createRange();
+          r.setStart(n, i);
+          r.setEnd(n, i + 1);
+          const t = Math.round(r.getBoundingClientRect().top);
+          if (top !== null && t > top + 2) {
+            out.push(line);
+            line = '';
+          }
+          top = t;
+          line += n.textContent![i];
+        }
+      }
+      out.push(line);
+      return out;
+    });
+
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.join('')).toBe('cat_kitten_boxed.jpg');
+    for (const l of lines.slice(0, -1)) expect(l).toMatch(/[/_.-]$/);
+  });
+});
