@@ -35,10 +35,22 @@ async function expectNoViolations(name: string): Promise<void> {
     await screenshot(page, `a11y-${name}-${size.width}`);
     const wide = await page.evaluate(() => document.documentElement.scrollWidth);
     if (wide > size.width) found.push(`${size.width}px: the page is ${wide} px wide`);
+    // WCAG 2.2's 24 px, for every control itself (axe passes a small target with room around it).
+    for (const small of await smallTargets()) found.push(`${size.width}px: ${small} is under 24x24 px`);
     for (const v of result.violations) found.push(`${size.width}px ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(' | ')}`);
   }
   expect([name, found]).toEqual([name, []]);
 }
+
+/** Visible controls less than 24 px wide or tall, but a link in a sentence's text (exempt) and a visually hidden input. */
+const smallTargets = () =>
+  page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('a[href], button, input:not([type="hidden"]), select, summary, [tabindex="0"]')]
+      .filter((el) => el.checkVisibility() && !el.closest('p:not(.crumbs):not(.log-head), .visually-hidden'))
+      .map((el) => ({ el, r: el.getBoundingClientRect() }))
+      .filter(({ r }) => r.width < 24 || r.height < 24)
+      .map(({ el, r }) => `${el.tagName.toLowerCase()} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(r.width)}x${Math.round(r.height)}`),
+  );
 
 const focused = () =>
   page.evaluate(() => {
@@ -235,6 +247,31 @@ describe('the web app by keyboard', () => {
     // One key from the card it came back to: the card before it.
     expect(previous.fprint).toBe(await page.locator('a.card').nth(-2).getAttribute('data-fprint'));
   }, 120_000);
+
+  it('draws the focus indicator at 3:1 or more against what surrounds it, in the header and on the page', async () => {
+    await openBatch();
+    await page.locator('a.card').first().waitFor();
+    const selectors = ['.brand', '.top nav a', '.top nav button', '.crumbs a', '.toolbar button', '.actions summary', '.filters a', 'a.card'];
+    const ratios: Record<string, number> = {};
+    for (const selector of selectors) {
+      await page.locator(selector).first().focus();
+      ratios[selector] = await page.evaluate(() => {
+        const el = document.activeElement as HTMLElement;
+        const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+        const lum = ([r, g, b]: number[]) =>
+          [r!, g!, b!].map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)).reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i]!, 0);
+        let around = el.parentElement;
+        while (around && (rgb(getComputedStyle(around).backgroundColor)[3] === 0 || getComputedStyle(around).backgroundColor === 'transparent')) around = around.parentElement;
+        const bg = lum(rgb(around ? getComputedStyle(around).backgroundColor : 'rgb(255, 255, 255)'));
+        const style = getComputedStyle(el);
+        if (!el.matches(':focus-visible') || style.outlineStyle === 'none' || parseFloat(style.outlineWidth) < 2) return 0;
+        const fg = lum(rgb(style.outlineColor));
+        return Math.round(((Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05)) * 100) / 100;
+      });
+    }
+
+    expect(Object.entries(ratios).filter(([, r]) => r < 3)).toEqual([]);
+  });
 
   it('names each card once: its thumbnail adds no name of its own', async () => {
     await openBatch();
