@@ -52,6 +52,49 @@ const smallTargets = () =>
       .map(({ el, r }) => `${el.tagName.toLowerCase()} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(r.width)}x${Math.round(r.height)}`),
   );
 
+const luminance = ([r, g, b]: number[]) =>
+  [r!, g!, b!].map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)).reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i]!, 0);
+const contrast = (a: number[], b: number[]) => {
+  const [x, y] = [luminance(a), luminance(b)];
+  return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+};
+
+/**
+ * The first cat box's contrast against the photo, measured in pixels: the frame shot with its boxes and without. All
+ * round the box, every few pixels, across its edge: the outline's best stroke colour against the photo just outside it,
+ * and just inside; the worst place's figure.
+ */
+async function boxContrast(): Promise<number> {
+  const frame = page.locator('.frame');
+  const shot = async () => {
+    const { data, info } = await sharp(await frame.screenshot()).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    return (x: number, y: number) => {
+      const [cx, cy] = [Math.min(info.width - 1, Math.max(0, Math.round(x))), Math.min(info.height - 1, Math.max(0, Math.round(y)))];
+      const at = (cy * info.width + cx) * 3;
+      return [data[at]!, data[at + 1]!, data[at + 2]!];
+    };
+  };
+  const [f, b] = await Promise.all([frame.boundingBox(), page.locator('svg.boxes rect.cat-box').first().boundingBox()]);
+  const withBoxes = await shot();
+  await page.locator('svg.boxes').evaluate((el) => ((el as unknown as HTMLElement).style.visibility = 'hidden'));
+  const photo = await shot();
+  await page.locator('svg.boxes').evaluate((el) => ((el as unknown as HTMLElement).style.visibility = ''));
+  const [left, top, right, bottom] = [b!.x - f!.x, b!.y - f!.y, b!.x - f!.x + b!.width, b!.y - f!.y + b!.height];
+  // Points on the edge, each with its outward direction.
+  const points: [number, number, number, number][] = [];
+  for (let x = left + 12; x < right - 12; x += 6) points.push([x, top, 0, -1], [x, bottom, 0, 1]);
+  for (let y = top + 12; y < bottom - 12; y += 6) points.push([left, y, -1, 0], [right, y, 1, 0]);
+  let worst = Infinity;
+  for (const [x, y, dx, dy] of points) {
+    const strokes = [-3, -2, -1, 0, 1, 2, 3].map((d) => withBoxes(x + dx * d, y + dy * d));
+    for (const side of [7, -7]) {
+      const around = photo(x + dx * side, y + dy * side);
+      worst = Math.min(worst, Math.max(...strokes.map((s) => contrast(s, around))));
+    }
+  }
+  return Math.round(worst * 100) / 100;
+}
+
 const focused = () =>
   page.evaluate(() => {
     const el = document.activeElement as HTMLElement | null;
@@ -61,6 +104,13 @@ const focused = () =>
 /** Waits until the focused element is the card of `fprint`. */
 const focusOnCard = (fprint: string) =>
   page.waitForFunction((f) => (document.activeElement as HTMLElement | null)?.dataset.fprint === f, fprint, { timeout: 30_000 });
+
+/** Signs the owner in unless the page already is. */
+async function signedIn(): Promise<void> {
+  await page.goto(`${apiUrl}/`);
+  await page.locator('#batches-title, #api-key').first().waitFor();
+  if ((await page.locator('#api-key').count()) > 0) await signIn(page, apiUrl, owner.key);
+}
 
 async function openBatch(filter = ''): Promise<void> {
   await page.goto(`${apiUrl}/#/batches/${batchId}${filter ? `?filter=${filter}` : ''}`);
@@ -103,7 +153,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-describe('the web app, by axe-core (WCAG 2.2 AA and best practice) at 1280 and 375 px', () => {
+describe('the sign-in page, by axe-core (WCAG 2.2 AA and best practice) at 1280 and 375 px', () => {
   it('sign-in, and sign-in with its error', async () => {
     await page.goto(`${apiUrl}/`);
     await page.getByLabel('API key').waitFor();
@@ -114,8 +164,13 @@ describe('the web app, by axe-core (WCAG 2.2 AA and best practice) at 1280 and 3
     await expectNoViolations('sign-in-error');
   });
 
+});
+
+describe('the web app signed in, by axe-core (WCAG 2.2 AA and best practice) at 1280 and 375 px', () => {
+  beforeAll(signedIn);
+
   it('the batch list', async () => {
-    await signIn(page, apiUrl, owner.key);
+    await page.goto(`${apiUrl}/#/`);
     await page.locator('.batch-row').first().waitFor();
     await expectNoViolations('batches');
   });
@@ -133,19 +188,25 @@ describe('the web app, by axe-core (WCAG 2.2 AA and best practice) at 1280 and 3
     await expectNoViolations('near-duplicates');
   });
 
-  it('an image of a cat, its boxes drawn in two tones', async () => {
+  it('an image of a cat, its boxes drawn in two tones, at 3:1 or more against the photo on either side all round', async () => {
+    const measured: Record<string, number> = {};
     for (const name of ['chelsea.png', 'cat_kitten_boxed.jpg', 'dark_cat.png']) {
       const image = images.find((i) => i.fileName === name || (name === 'chelsea.png' && i.fileName === 'chelsea copy.png'));
-      if (!image) continue;
+      if (!image?.isCat) continue;
       await page.goto(`${apiUrl}/#/batches/${batchId}/images/${image.fprint}`);
       await page.locator('#image-title').waitFor();
       await page.locator('.frame img:not(.preview)').evaluate((el: HTMLImageElement) => el.decode());
       await page.locator('.frame img.preview').waitFor({ state: 'detached' });
       await expectNoViolations(`image-${name.replace(/\W/g, '-')}`);
+      await page.setViewportSize(WIDTHS[0]!);
+      measured[name] = await boxContrast();
     }
     const dark = await page.locator('svg.boxes rect.cat-box-dark').count();
     const light = await page.locator('svg.boxes rect.cat-box').count();
+
     expect([dark, light >= 1]).toEqual([light, true]);
+    expect(Object.keys(measured).length).toBeGreaterThanOrEqual(2);
+    for (const [name, ratio] of Object.entries(measured)) expect([name, ratio >= 3]).toEqual([name, true]);
   });
 
   it('a failed image', async () => {
@@ -185,11 +246,7 @@ describe('the web app, by axe-core (WCAG 2.2 AA and best practice) at 1280 and 3
 });
 
 describe('the web app by keyboard', () => {
-  beforeAll(async () => {
-    await page.goto(`${apiUrl}/`);
-    await page.locator('#batches-title, #api-key').first().waitFor();
-    if ((await page.locator('#api-key').count()) > 0) await signIn(page, apiUrl, owner.key);
-  });
+  beforeAll(signedIn);
 
   it('skips to the content: focus moves into the main region, the route stays', async () => {
     // A fresh load: nothing focused yet.
