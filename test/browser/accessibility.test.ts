@@ -60,12 +60,16 @@ const contrast = (a: number[], b: number[]) => {
 };
 
 /**
- * The first cat box's contrast against the photo, measured in pixels: the frame shot with its boxes and without. All
- * round the box, every few pixels, across its edge: the outline's best stroke colour against the photo just outside it,
- * and just inside; the worst place's figure.
+ * A shape's contrast against the photo under it, measured in pixels: `frame` shot with `layer` shown and hidden. All
+ * round `shape`, every few pixels, across its edge: its best colour there against the photo just outside it (and just
+ * inside, for an outline); the worst place's figure.
  */
-async function boxContrast(): Promise<number> {
-  const frame = page.locator('.frame');
+async function contrastAgainstPhoto(
+  frame: ReturnType<Page['locator']>,
+  layer: ReturnType<Page['locator']>,
+  shape: ReturnType<Page['locator']>,
+  { sides = [7, -7], margin = 12 } = {},
+): Promise<number> {
   const shot = async () => {
     const { data, info } = await sharp(await frame.screenshot()).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     return (x: number, y: number) => {
@@ -74,20 +78,20 @@ async function boxContrast(): Promise<number> {
       return [data[at]!, data[at + 1]!, data[at + 2]!];
     };
   };
-  const [f, b] = await Promise.all([frame.boundingBox(), page.locator('svg.boxes rect.cat-box').first().boundingBox()]);
+  const [f, b] = await Promise.all([frame.boundingBox(), shape.boundingBox()]);
   const withBoxes = await shot();
-  await page.locator('svg.boxes').evaluate((el) => ((el as unknown as HTMLElement).style.visibility = 'hidden'));
+  await layer.evaluate((el) => ((el as HTMLElement).style.visibility = 'hidden'));
   const photo = await shot();
-  await page.locator('svg.boxes').evaluate((el) => ((el as unknown as HTMLElement).style.visibility = ''));
+  await layer.evaluate((el) => ((el as HTMLElement).style.visibility = ''));
   const [left, top, right, bottom] = [b!.x - f!.x, b!.y - f!.y, b!.x - f!.x + b!.width, b!.y - f!.y + b!.height];
   // Points on the edge, each with its outward direction.
   const points: [number, number, number, number][] = [];
-  for (let x = left + 12; x < right - 12; x += 6) points.push([x, top, 0, -1], [x, bottom, 0, 1]);
-  for (let y = top + 12; y < bottom - 12; y += 6) points.push([left, y, -1, 0], [right, y, 1, 0]);
+  for (let x = left + margin; x < right - margin; x += 3) points.push([x, top, 0, -1], [x, bottom, 0, 1]);
+  for (let y = top + margin; y < bottom - margin; y += 3) points.push([left, y, -1, 0], [right, y, 1, 0]);
   let worst = Infinity;
   for (const [x, y, dx, dy] of points) {
     const strokes = [-3, -2, -1, 0, 1, 2, 3].map((d) => withBoxes(x + dx * d, y + dy * d));
-    for (const side of [7, -7]) {
+    for (const side of sides) {
       const around = photo(x + dx * side, y + dy * side);
       worst = Math.min(worst, Math.max(...strokes.map((s) => contrast(s, around))));
     }
@@ -182,6 +186,21 @@ describe('the web app signed in, by axe-core (WCAG 2.2 AA and best practice) at 
     await expectNoViolations(`batch-${filter}`);
   });
 
+  it("a card's cat badge, at 3:1 or more against the photo around it", async () => {
+    await openBatch('cats');
+    await page.locator('.grid[aria-busy="false"]').waitFor({ timeout: 30_000 });
+    await page.setViewportSize(WIDTHS[0]!);
+    const measured: Record<string, number> = {};
+    for (const card of await page.locator('a.card:has(.badge-cat)').all()) {
+      await card.locator('.thumb img').evaluate((el: HTMLImageElement) => el.decode());
+      const badge = card.locator('.badge-cat');
+      measured[(await card.locator('.card-name').textContent())!] = await contrastAgainstPhoto(card, badge, badge, { sides: [6], margin: 4 });
+    }
+
+    expect(Object.keys(measured).length).toBeGreaterThanOrEqual(2);
+    for (const [name, ratio] of Object.entries(measured)) expect([name, ratio >= 3]).toEqual([name, true]);
+  });
+
   it('near-duplicates', async () => {
     await openBatch('near-duplicates');
     await page.locator('#near-title').waitFor({ timeout: 30_000 });
@@ -199,7 +218,8 @@ describe('the web app signed in, by axe-core (WCAG 2.2 AA and best practice) at 
       await page.locator('.frame img.preview').waitFor({ state: 'detached' });
       await expectNoViolations(`image-${name.replace(/\W/g, '-')}`);
       await page.setViewportSize(WIDTHS[0]!);
-      measured[name] = await boxContrast();
+      const boxes = page.locator('svg.boxes');
+      measured[name] = await contrastAgainstPhoto(page.locator('.frame'), boxes, boxes.locator('rect.cat-box').first());
     }
     const dark = await page.locator('svg.boxes rect.cat-box-dark').count();
     const light = await page.locator('svg.boxes rect.cat-box').count();
