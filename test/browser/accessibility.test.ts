@@ -161,11 +161,14 @@ describe('the sign-in page, by axe-core (WCAG 2.2 AA and best practice) at 1280 
   it('sign-in, and sign-in with its error', async () => {
     await page.goto(`${apiUrl}/`);
     await page.getByLabel('API key').waitFor();
+    const description = await page.locator('meta[name="description"]').getAttribute('content');
     await expectNoViolations('sign-in');
     await page.getByLabel('API key').fill('not-a-key-of-anyone');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.locator('#sign-in-error').waitFor({ timeout: 30_000 });
     await expectNoViolations('sign-in-error');
+
+    expect(description).toMatch(/\bcats?\b/i);
   });
 
 });
