@@ -57,3 +57,6 @@ export function boxRect(box: Box): { x: number; y: number; width: number; height
   const y = clamp(box.top);
   return { x, y, width: clamp(box.left + box.width) - x, height: clamp(box.top + box.height) - y };
 }
+
+/** A file name cut after each `/`, `_`, `-` and `.`: the only places it may wrap ("cat_", "kitten_", "boxed.", "jpg"). */
+export const nameParts = (name: string): string[] => name.split(/(?<=[/_.-])/);

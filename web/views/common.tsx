@@ -1,5 +1,5 @@
 import type { BatchSummary } from '../api';
-import { plural, progressOf } from '../format';
+import { nameParts, plural, progressOf } from '../format';
 
 export function StatusChip({ status }: { status: string }) {
   return <span class={`chip chip-${status}`}>{status}</span>;
@@ -36,8 +36,7 @@ export function Counts({ batch }: { batch: BatchSummary }) {
  * wraps as "cat_kitten_" / "boxed.jpg".
  */
 export function FileName({ name }: { name: string }) {
-  const parts = name.split(/(?<=[/_.-])/);
-  return <>{parts.map((p, i) => (i === 0 ? p : [<wbr key={i} />, p]))}</>;
+  return <>{nameParts(name).map((p, i) => (i === 0 ? p : [<wbr key={i} />, p]))}</>;
 }
 
 export function ErrorNote({ error }: { error: unknown }) {
