@@ -17,13 +17,18 @@ export function progressOf(batch: BatchSummary): { finished: number; of: number 
   return { finished: success + fail + duplicate, of: Math.max(total, batch.expected ?? 0) };
 }
 
-export const topLabels = (image: Image, n = 3): string =>
-  image.labels
+/**
+ * The image's best labels, by confidence. A cat's always name the Cat label first, so a card's verdict and its labels
+ * agree (its Cat label may rank below others, or be missing where a box alone made it a cat).
+ */
+export function topLabels(image: Image, n = 3): string {
+  const names = image.labels
     .slice()
     .sort((a, b) => b.confidence - a.confidence)
-    .slice(0, n)
-    .map((l) => l.name)
-    .join(', ');
+    .map((l) => l.name);
+  if (image.isCat) return ['Cat', ...names.filter((l) => l.toLowerCase() !== 'cat')].slice(0, n).join(', ');
+  return names.slice(0, n).join(', ');
+}
 
 /** The cat confidence to show: the API's, else the best "Cat" label's. */
 export function catConfidence(image: Image): number | null {
@@ -32,12 +37,14 @@ export function catConfidence(image: Image): number | null {
   return cat ? cat.confidence : null;
 }
 
-export function describeImage(image: Image): string {
-  const name = image.fileName ?? image.fprint;
-  if (image.status === 'fail') return `${name}: failed${image.error ? ` (${image.error.code})` : ''}`;
-  if (image.isCat) return `${name}: a cat${topLabels(image) ? `; ${topLabels(image)}` : ''}`;
-  const labels = topLabels(image);
-  return labels ? `${name}: ${labels}` : name;
+/**
+ * The full-size picture's alt text: what the page around it does not already say (its heading names the file, its
+ * table the labels): what is drawn over it.
+ */
+export function describePicture(image: Image): string {
+  if (image.status === 'fail') return 'The upload, which could not be read as an image';
+  const boxes = (image.cats ?? []).filter((c) => c.box).length;
+  return boxes > 0 ? `The uploaded picture, ${boxes === 1 ? 'its cat outlined' : `its ${boxes} cats outlined`}` : 'The uploaded picture';
 }
 
 /**
@@ -50,3 +57,6 @@ export function boxRect(box: Box): { x: number; y: number; width: number; height
   const y = clamp(box.top);
   return { x, y, width: clamp(box.left + box.width) - x, height: clamp(box.top + box.height) - y };
 }
+
+/** A file name cut after each `/`, `_`, `-` and `.`: the only places it may wrap ("cat_", "kitten_", "boxed.", "jpg"). */
+export const nameParts = (name: string): string[] => name.split(/(?<=[/_.-])/);

@@ -3,6 +3,7 @@
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { createApi } from './api';
+import { skipToMain } from './focus';
 import { href, useRoute, type Route } from './route';
 import { readKey, saveKey, signOut } from './session';
 import { BatchList } from './views/batch-list';
@@ -62,7 +63,7 @@ function App() {
 
   return (
     <>
-      <a class="skip" href="#main">
+      <a class="skip" href="#main" onClick={skipToMain}>
         Skip to content
       </a>
       <header class="top">

@@ -1,6 +1,7 @@
 // Hash routes, so the API serves one page for every view: #/, #/new, #/batches/{id}[?filter=], #/batches/{id}/logs,
 // #/batches/{id}/images/{fprint}.
 import { useEffect, useState } from 'preact/hooks';
+import { onPageChange } from './focus';
 
 export type Route =
   | { view: 'batches' }
@@ -40,7 +41,15 @@ export const href = {
 export function useRoute(): Route {
   const [route, setRoute] = useState(() => parseRoute(location.hash));
   useEffect(() => {
-    const onChange = () => setRoute(parseRoute(location.hash));
+    if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
+    let at = location.hash;
+    const onChange = () => {
+      // Only a route (#/…, or none) is one: a fragment such as #main changes no page.
+      if (location.hash && !location.hash.startsWith('#/')) return;
+      onPageChange(at, location.hash);
+      at = location.hash;
+      setRoute(parseRoute(location.hash));
+    };
     addEventListener('hashchange', onChange);
     return () => removeEventListener('hashchange', onChange);
   }, []);

@@ -1,6 +1,7 @@
 // The web app's pure parts: what it reads from the API's description, how it draws boxes and counts progress.
 import { capabilitiesOf } from '../../web/capabilities';
-import { boxRect, progressOf } from '../../web/format';
+import type { Image } from '../../web/api';
+import { boxRect, nameParts, progressOf, topLabels } from '../../web/format';
 import { nextSlice } from '../../web/groups';
 
 const doc = {
@@ -67,5 +68,31 @@ describe('the near-duplicate groups shown per thumbnails call', () => {
 
   it('takes a group larger than one call alone', () => {
     expect(nextSlice(groups(150, 2), 0)).toBe(1);
+  });
+});
+
+describe("a card's labels and file name", () => {
+  const labels = [
+    { name: 'Dog', confidence: 60 },
+    { name: 'Canine', confidence: 60 },
+    { name: 'Mammal', confidence: 55 },
+    { name: 'Cat', confidence: 28 },
+  ];
+  const image = (isCat: boolean, ls = labels) => ({ fprint: 'f', status: 'success', isCat, labels: ls, duplicates: 0 }) as unknown as Image;
+
+  it("names a cat's Cat label first, whatever its rank, so the badge and the labels agree", () => {
+    expect([topLabels(image(true)), topLabels(image(true, labels.slice(0, 3))), topLabels(image(false))]).toEqual([
+      'Cat, Dog, Canine',
+      'Cat, Dog, Canine',
+      'Dog, Canine, Mammal',
+    ]);
+  });
+
+  it('cuts a file name only after / _ - and .', () => {
+    expect([nameParts('cat_kitten_boxed.jpg'), nameParts('holiday/neg-bus.jpg'), nameParts('photo')]).toEqual([
+      ['cat_', 'kitten_', 'boxed.', 'jpg'],
+      ['holiday/', 'neg-', 'bus.', 'jpg'],
+      ['photo'],
+    ]);
   });
 });

@@ -6,7 +6,7 @@ import { useCapabilities, useNearViewport, usePoll } from '../hooks';
 import { href } from '../route';
 import { forgetErasedBatch, rememberBatch } from '../session';
 import { BatchActions } from './batch-actions';
-import { BatchProgress, Counts, ErrorNote, onGridKey, StatusChip } from './common';
+import { BatchProgress, Counts, ErrorNote, FileName, onGridKey, StatusChip } from './common';
 import { knownGroupCount, NearDuplicates } from './near-duplicates';
 import { Thumb } from './thumb';
 
@@ -119,8 +119,10 @@ function Card({ image, batchId, index }: { image: Image; batchId: string; index:
         <Thumb image={image} eager={index < 12} />
         {image.isCat && <span class="badge badge-cat">Cat{cat !== null ? ` ${percent(cat)}` : ''}</span>}
         {image.status !== 'success' && <span class={`badge badge-${image.status}`}>{image.status}</span>}
-        <span class="card-name">{image.fileName ?? image.fprint}</span>
-        {image.labels.length > 0 && <span class="card-labels">{topLabels(image)}</span>}
+        <span class="card-name">
+          <FileName name={image.fileName ?? image.fprint} />
+        </span>
+        {(image.labels.length > 0 || image.isCat) && <span class="card-labels">{topLabels(image)}</span>}
         {image.error && (
           <span class="card-error">
             {image.error.code}: {image.error.message}
@@ -129,7 +131,12 @@ function Card({ image, batchId, index }: { image: Image; batchId: string; index:
         {image.duplicates > 0 && (
           <span class="card-dups">
             {plural(image.duplicates, 'duplicate')}
-            {image.duplicateFiles && image.duplicateFiles.length > 0 ? `: ${image.duplicateFiles.join(', ')}` : ''}
+            {image.duplicateFiles?.map((f, i) => (
+              <span key={f}>
+                {i === 0 ? ': ' : ', '}
+                <FileName name={f} />
+              </span>
+            ))}
           </span>
         )}
       </a>

@@ -1,5 +1,5 @@
 import type { BatchSummary } from '../api';
-import { plural, progressOf } from '../format';
+import { nameParts, plural, progressOf } from '../format';
 
 export function StatusChip({ status }: { status: string }) {
   return <span class={`chip chip-${status}`}>{status}</span>;
@@ -29,6 +29,14 @@ export function Counts({ batch }: { batch: BatchSummary }) {
       {typeof c.pending === 'number' && c.pending > 0 && <li>{c.pending} pending</li>}
     </ul>
   );
+}
+
+/**
+ * A file name that may wrap only after `/`, `_`, `-` or `.` (a <wbr> there), never inside a word: "cat_kitten_boxed.jpg"
+ * wraps as "cat_kitten_" / "boxed.jpg".
+ */
+export function FileName({ name }: { name: string }) {
+  return <>{nameParts(name).map((p, i) => (i === 0 ? p : [<wbr key={i} />, p]))}</>;
 }
 
 export function ErrorNote({ error }: { error: unknown }) {

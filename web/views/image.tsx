@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { batchPath, isNotFound, type Api, type Box, type Image } from '../api';
-import { boxRect, catConfidence, describeImage, percent, when } from '../format';
+import { boxRect, catConfidence, describePicture, percent, when } from '../format';
 import { href } from '../route';
 import { batchHref } from './batch';
-import { ErrorNote, StatusChip } from './common';
+import { ErrorNote, FileName, StatusChip } from './common';
 
 /**
  * The image fills the frame's width; until it has loaded, its thumbnail (of the same proportions, and usually in the
@@ -19,9 +19,9 @@ function Picture({ image }: { image: Image }) {
       <div class={`frame${src ? ' fill' : ''}`}>
         {preview && <img class="preview" src={preview} alt="" aria-hidden="true" />}
         {src ? (
-          <img class={preview ? 'arriving' : undefined} src={src} alt={describeImage(image)} onLoad={() => setLoaded(src)} />
+          <img class={preview ? 'arriving' : undefined} src={src} alt={describePicture(image)} onLoad={() => setLoaded(src)} />
         ) : (
-          <span class="thumb placeholder big" role="img" aria-label={describeImage(image)}>
+          <span class="thumb placeholder big" role="img" aria-label={describePicture(image)}>
             <span aria-hidden="true">{(image.fileName ?? '').split('.').pop()?.toUpperCase() || 'IMG'}</span>
           </span>
         )}
@@ -29,7 +29,13 @@ function Picture({ image }: { image: Image }) {
           <svg class="boxes" viewBox="0 0 100 100" preserveAspectRatio="none" aria-hidden="true">
             {boxes.map((c, i) => {
               const r = boxRect(c.box as Box);
-              return <rect key={i} class="cat-box" x={r.x} y={r.y} width={r.width} height={r.height} vector-effect="non-scaling-stroke" />;
+              // Two tones, a dark stroke under a light one: one of them stands out against any photo.
+              return (
+                <g key={i}>
+                  <rect class="cat-box-dark" x={r.x} y={r.y} width={r.width} height={r.height} vector-effect="non-scaling-stroke" />
+                  <rect class="cat-box" x={r.x} y={r.y} width={r.width} height={r.height} vector-effect="non-scaling-stroke" />
+                </g>
+              );
             })}
           </svg>
         )}
@@ -83,7 +89,9 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
       {image && (
         <>
           <div class="title-row">
-            <h1 id="image-title">{image.fileName ?? image.fprint}</h1>
+            <h1 id="image-title">
+              <FileName name={image.fileName ?? image.fprint} />
+            </h1>
             <StatusChip status={image.status} />
             {image.isCat && <span class="badge badge-cat static">Cat{cat !== null ? ` ${percent(cat)}` : ''}</span>}
           </div>
@@ -133,7 +141,9 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
                   {image.duplicateFiles && image.duplicateFiles.length > 0 && (
                     <ul class="dup-files">
                       {image.duplicateFiles.map((f) => (
-                        <li key={f}>{f}</li>
+                        <li key={f}>
+                          <FileName name={f} />
+                        </li>
                       ))}
                     </ul>
                   )}

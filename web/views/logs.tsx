@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { batchPath, type Api, type LogEntry, type Page } from '../api';
 import { when } from '../format';
 import { href } from '../route';
-import { ErrorNote } from './common';
+import { ErrorNote, FileName } from './common';
 
 /** A debug batch's logs (GET …/logs), by time, narrowed to one image if the reader picks one. */
 export function LogsView({ api, batchId }: { api: Api; batchId: string }) {
@@ -58,7 +58,9 @@ export function LogsView({ api, batchId }: { api: Api; batchId: string }) {
           <li key={`${e.fprint}/${e.loggedAt}`} class="log-entry">
             <p class="log-head">
               <time dateTime={e.loggedAt ?? undefined}>{when(e.loggedAt)}</time> ·{' '}
-              <a href={href.image(batchId, e.fprint)}>{e.fileName ?? e.fprint}</a>
+              <a href={href.image(batchId, e.fprint)}>
+                <FileName name={e.fileName ?? e.fprint} />
+              </a>
               {e.status ? ` · ${e.status}` : ''}
             </p>
             <pre tabIndex={0}>{e.lines.join('\n')}</pre>

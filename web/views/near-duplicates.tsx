@@ -4,7 +4,7 @@ import { plural } from '../format';
 import { nextSlice, THUMBNAILS_PER_CALL } from '../groups';
 import { useNearViewport } from '../hooks';
 import { href } from '../route';
-import { ErrorNote, onGridKey } from './common';
+import { ErrorNote, FileName, onGridKey } from './common';
 import { Thumb } from './thumb';
 
 type Group = SimilarGroups['groups'][number];
@@ -25,11 +25,13 @@ function Member({ batchId, fprint, name, image }: { batchId: string; fprint: str
           <Thumb image={image} />
         ) : (
           // The same square box the thumbnail will fill: nothing moves when it comes.
-          <span class="thumb placeholder" role="img" aria-label={name}>
-            <span aria-hidden="true">{name.split('.').pop()?.slice(0, 4).toUpperCase()}</span>
+          <span class="thumb placeholder" aria-hidden="true">
+            <span>{name.split('.').pop()?.slice(0, 4).toUpperCase()}</span>
           </span>
         )}
-        <span class="card-name">{name}</span>
+        <span class="card-name">
+          <FileName name={name} />
+        </span>
       </a>
     </li>
   );

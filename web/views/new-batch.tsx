@@ -6,7 +6,7 @@ import { useCapabilities } from '../hooks';
 import { href } from '../route';
 import { rememberBatch } from '../session';
 import { UploadError, chosenFiles, droppedFiles, eachLimited, imageType, postForm, type PickedFile } from '../upload';
-import { ErrorNote } from './common';
+import { ErrorNote, FileName } from './common';
 
 type FileState = { sent: number; state: 'waiting' | 'uploading' | 'done' | 'failed'; error?: string };
 
@@ -251,7 +251,9 @@ export function NewBatch({ api }: { api: Api }) {
               const p = progress.current[i];
               return (
                 <li key={f.name} data-state={p?.state ?? 'waiting'}>
-                  <span class="upload-name">{f.name}</span>
+                  <span class="upload-name">
+                    <FileName name={f.name} />
+                  </span>
                   <progress max={Math.max(f.file.size, 1)} value={p?.sent ?? 0} aria-label={`${f.name} uploaded`} />
                   <span class="upload-state">{p ? (p.state === 'failed' ? `failed: ${p.error}` : p.state) : `${Math.ceil(f.file.size / 1024)} KB`}</span>
                 </li>
