@@ -2,6 +2,7 @@
 // to the local queue — and skipping objects whose message the queue still holds, which only the local queue can tell.
 // Each run then queues again the completion callbacks whose message was lost (lib/reconcile/callbacks.ts): the local
 // callbacks queue keeps pending retries in memory only, so after a restart this is what delivers them.
+import { startPeriodicSweep } from './periodic-sweep';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { envNumber } from '../lib/config';
 import { sweepCallbacks, type CallbackSweepDeps, type CallbackSweepLimits, type CallbackSweepResult } from '../lib/reconcile/callbacks';
@@ -51,9 +52,6 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
   };
   const log = opts.log ?? ((line: string) => console.warn(line));
   const { queue } = opts;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<LocalSweepResult> = Promise.resolve(undefined as unknown as LocalSweepResult);
   const sweepLog = (line: string, details?: Record<string, unknown>) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`);
 
   const sendMessages = async (bodies: string[]) => {
@@ -97,30 +95,5 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
     }
   };
 
-  const sweep = (): Promise<LocalSweepResult> => {
-    running = running.catch(() => undefined).then(runOnce);
-    return running;
-  };
-
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      sweep()
-        .catch((err: unknown) => log(`[reconcile] sweep failed: ${String(err)}`))
-        .finally(schedule);
-    }, intervalMs);
-  };
-
-  sweep()
-    .catch((err: unknown) => log(`[reconcile] sweep at start failed: ${String(err)}`))
-    .finally(schedule);
-
-  return {
-    sweep,
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running.catch(() => undefined);
-    },
-  };
+  return startPeriodicSweep(runOnce, { intervalMs, log, name: 'reconcile', initial: undefined as unknown as LocalSweepResult });
 }

@@ -1,6 +1,7 @@
 // The expiry sweep on the local stack (lib/erase/expiry.ts): once at start, then every interval, as the scheduled
 // function runs it on AWS. dynalite has no TTL and the local S3 no lifecycle, so this is what makes an expired batch go
 // locally: its erasure (the erase job, in-process) deletes its objects under every prefix and every item it left.
+import { startPeriodicSweep } from './periodic-sweep';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { envNumber } from '../lib/config';
@@ -38,9 +39,6 @@ export const expiryIntervalMsFromEnv = (): number => envNumber('ICECAT_EXPIRY_IN
 export function startLocalExpiry(opts: LocalExpiryOptions): LocalExpiry {
   const intervalMs = opts.intervalMs ?? expiryIntervalMsFromEnv();
   const log = opts.log ?? ((line: string) => console.warn(line));
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<LocalExpiryResult> = Promise.resolve({ expired: 0, queued: [], truncated: false });
   let lifecycleAt: number | undefined;
 
   const runOnce = async (): Promise<LocalExpiryResult> => {
@@ -63,31 +61,5 @@ export function startLocalExpiry(opts: LocalExpiryOptions): LocalExpiry {
     return { ...result, lifecycle: deleted };
   };
 
-  const sweep = (): Promise<LocalExpiryResult> => {
-    running = running.catch(() => undefined).then(runOnce);
-    return running;
-  };
-
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      sweep()
-        .catch((err: unknown) => log(`[expiry] sweep failed: ${String(err)}`))
-        .finally(schedule);
-    }, intervalMs);
-  };
-
-  sweep()
-    // E.g. a data dir whose table predates the batches-expiring index.
-    .catch((err: unknown) => log(`[expiry] sweep at start failed: ${String(err)}`))
-    .finally(schedule);
-
-  return {
-    sweep,
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running.catch(() => undefined);
-    },
-  };
+  return startPeriodicSweep(runOnce, { intervalMs, log, name: 'expiry', initial: { expired: 0, queued: [], truncated: false } });
 }

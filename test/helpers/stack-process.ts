@@ -84,7 +84,8 @@ export async function startStackProcess(dataDir: string, logFile: string, env: R
     apiUrl: `http://127.0.0.1:${ports.API}`,
     bridgeUrl: `http://127.0.0.1:${ports.BRIDGE}`,
     // An external DynamoDB (DynamoDB Local, `npm run test:strict`) stands in for dynalite there too.
-    dynamodbUrl: env.ICECAT_DYNAMODB_ENDPOINT ?? (process.env.ICECAT_DYNAMODB_ENDPOINT || `http://127.0.0.1:${ports.DYNAMODB}`),
+    // An empty ICECAT_DYNAMODB_ENDPOINT in `env` runs the stack on its own dynalite whatever the test run uses.
+    dynamodbUrl: ('ICECAT_DYNAMODB_ENDPOINT' in env ? env.ICECAT_DYNAMODB_ENDPOINT : process.env.ICECAT_DYNAMODB_ENDPOINT) || `http://127.0.0.1:${ports.DYNAMODB}`,
     bucket: LOCAL_NAMES.bucket,
     signal: (signal) => {
       try {

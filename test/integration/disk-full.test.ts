@@ -106,6 +106,9 @@ describe('a full data dir (a tmpfs of its own)', () => {
       ICECAT_RECONCILE_INTERVAL_SECONDS: '1',
       ICECAT_RECONCILE_GRACE_SECONDS: '1',
       CLAIM_LEASE_SECONDS: '10',
+      // The stack's own dynalite, whose LevelDB lives in the full data dir: under `npm run test:strict` the suite's
+      // DynamoDB Local keeps its data elsewhere, and a full data dir could not reach it.
+      ICECAT_DYNAMODB_ENDPOINT: '',
     });
     apiKey = readFileSync(path.join(dataDir, 'demo-api-key'), 'utf8').trim();
     images = await distinctImages(IMAGES + 3, seededRandom(163));
