@@ -14,6 +14,7 @@
 //   bench that no longer works fails there. A smoke run's results go to a temporary folder, never to bench/results/
 //   (whose files stay the last full-size runs), and no goal is checked. `--report FILE` writes
 //   `{benches: [{name, ok, seconds}]}` to FILE for .ci/run's count.
+// - `npm run bench -- --summary` rewrites summary.md from the stored results and runs no bench.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,18 +60,20 @@ async function runOne(name: string, resultsDir: string): Promise<void> {
   console.log(JSON.stringify(record, null, 2));
 }
 
-function parseArgs(argv: string[]): { names: string[]; smoke: boolean; report?: string } {
+function parseArgs(argv: string[]): { names: string[]; smoke: boolean; summaryOnly: boolean; report?: string } {
   const names: string[] = [];
   let smoke = process.env.BENCH_SMOKE === '1';
   let report: string | undefined;
+  let summaryOnly = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--smoke') smoke = true;
+    else if (a === '--summary') summaryOnly = true;
     else if (a === '--report') report = argv[++i];
     else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
     else names.push(a);
   }
-  return { names, smoke, report };
+  return { names, smoke, summaryOnly, report };
 }
 
 async function main(): Promise<void> {
@@ -78,6 +81,11 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   for (const name of args.names) if (!all.includes(name)) throw new Error(`no bench named ${name}; have: ${all.join(', ')}`);
   const names = args.names.length ? args.names : all;
+  if (args.summaryOnly) {
+    // Rewrites summary.md from the stored results (a bench's headline() may have changed since its run); runs nothing.
+    await writeSummary(all);
+    return;
+  }
   const resultsDir = args.smoke ? mkdtempSync(join(tmpdir(), 'icecat-bench-smoke-')) : RESULTS_DIR;
   mkdirSync(resultsDir, { recursive: true });
   const env = { ...process.env, BENCH_SMOKE: args.smoke ? '1' : '0', BENCH_RESULTS_DIR: resultsDir };

@@ -14,7 +14,7 @@ import { startStack } from '../local/stack';
 import { registerClient } from '../lib/auth/register';
 import { batchKey, type BatchItem } from '../lib/store/schema';
 import { treeRssBytes } from './process-tree';
-import { round } from './stats';
+import { headline as figure, pick, round, type Headline } from './stats';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 /** SOAK_UPLOADS overrides the count (e.g. a longer run); the checkpoints stay at a third and at the end. */
@@ -167,4 +167,12 @@ export default async function run(): Promise<Record<string, unknown>> {
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The soak's goals: resident memory from 10,000 to 30,000 uploads, and the last 1,000 uploads' rate beside the first's. */
+export function headline(r: Record<string, unknown>): Headline[] {
+  return [
+    figure('resident memory growth, 10,000 → 30,000 uploads', pick(r, 'rssGrowth', 'growth'), '<= 0.05'),
+    figure('uploads/s, the last 1,000 ÷ the first 1,000', pick(r, 'uploadsPerSecond', 'lastOverFirst'), '>= 0.9'),
+  ];
 }
