@@ -2,9 +2,8 @@
 // API whose answer to one request is lost. The short-lived forms come from a second API front end (the real handlers,
 // in this test's process) over the global stack's S3, DynamoDB and queue, configured as a deployment would be,
 // through its environment: the forms it signs name the slow S3 endpoint and expire after UPLOAD_EXPIRES_SECONDS.
-import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../../local/listen';
 import path from 'node:path';
 import { apiFunctionSelector, loadApiFunctions } from '../../local/api-functions';
 import { startHttpGateway } from '../../local/http-gateway';
@@ -36,16 +35,8 @@ export async function startSlowS3(target: string, delayMs: number): Promise<Slow
       }, delayMs);
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
+  // The stand-ins' own binding: a free loopback port; closing drops every connection at once.
+  return listen(server, '127.0.0.1', 0, { graceMs: 0 });
 }
 
 export interface ApiFrontEnd {
@@ -121,14 +112,6 @@ export async function startLossyApi(target: string, method: string, pathname: st
       upstream.end(Buffer.concat(chunks));
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
+  // The stand-ins' own binding: a free loopback port; closing drops every connection at once.
+  return listen(server, '127.0.0.1', 0, { graceMs: 0 });
 }
