@@ -11,6 +11,8 @@ import {
   BatchExistsError,
   ExpectedBelowTotalError,
   FileTooLargeError,
+  ImageFailedError,
+  ImageNotClassifiedError,
   InvalidParameterError,
   MalformedBodyError,
   NotFoundError,
@@ -31,7 +33,15 @@ export function toHttpError(err: unknown): HttpErrorAnswer {
   if (err instanceof CursorError) return { status: 400, code: 'invalid_cursor', message: `cursor: ${err.message}` };
   if (err instanceof AuthError) return { status: 401, code: 'unauthorized', message: err.message };
   if (err instanceof NotFoundError) return { status: 404, code: err.code, message: err.message };
-  if (err instanceof BatchExistsError || err instanceof BatchErasingError || err instanceof BatchClosedError || err instanceof BatchNotDoneError || err instanceof ExpectedBelowTotalError) {
+  if (
+    err instanceof BatchExistsError ||
+    err instanceof BatchErasingError ||
+    err instanceof BatchClosedError ||
+    err instanceof BatchNotDoneError ||
+    err instanceof ExpectedBelowTotalError ||
+    err instanceof ImageFailedError ||
+    err instanceof ImageNotClassifiedError
+  ) {
     return { status: 409, code: err.code, message: err.message };
   }
   if (err instanceof FileTooLargeError) return { status: 413, code: err.code, message: err.message };
