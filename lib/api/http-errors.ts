@@ -2,7 +2,7 @@
 // 500; anything unrecognised is a bug, answered 500 with a fixed message and logged by the caller.
 import { AuthError } from '../auth/api-keys';
 import { CursorError } from '../store/cursor';
-import { StoreThrottledError } from '../store/errors';
+import { ReviewConflictError, StoreThrottledError } from '../store/errors';
 import {
   ApiError,
   BatchClosedError,
@@ -44,6 +44,7 @@ export function toHttpError(err: unknown): HttpErrorAnswer {
   ) {
     return { status: 409, code: err.code, message: err.message };
   }
+  if (err instanceof ReviewConflictError) return { status: 409, code: 'review_conflict', message: err.message };
   if (err instanceof FileTooLargeError) return { status: 413, code: err.code, message: err.message };
   if (err instanceof StoreThrottledError) return { status: 429, code: 'throttled', message: 'too many requests; retry later' };
   if (err instanceof ApiError) return { status: 400, code: err.code, message: err.message };

@@ -17,7 +17,9 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { reusableResultRequest } from './access-patterns';
-import { BatchClosedError, BatchErasedError } from './errors';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelay } from '../backoff';
+import { BatchClosedError, BatchErasedError, ReviewConflictError } from './errors';
 import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
 import { isCatAt, isVisibleBatch, machineIsCatOf, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image, type Review } from './model';
@@ -108,7 +110,9 @@ export interface Verdict {
 }
 
 /** Rounds of read-then-write a review makes while other writes (reviews, a re-threshold) change the image under it. */
-const REVIEW_ROUNDS = 8;
+const REVIEW_ROUNDS = 12;
+/** Waits between those rounds: many reviews of one image at once spread out instead of colliding again. */
+const REVIEW_BACKOFF = { baseDelayMs: 10, maxDelayMs: 400 };
 
 export interface ReclassifyOptions {
   /** Continue after this fingerprint (an earlier request's `after`). */
@@ -405,7 +409,10 @@ export class BatchStore {
       const delta = Object.fromEntries(Object.entries(reviewCounts(image, review)).filter(([, n]) => n !== 0)) as Partial<Counts>;
       try {
         const written = Object.keys(delta).length > 0 ? await this.recordWithCounts(request, { clientId, batchId }, delta) : await this.writeIfLive(request, clientId, batchId);
-        if (!written) continue;
+        if (!written) {
+          await sleep(backoffDelay(round, REVIEW_BACKOFF));
+          continue;
+        }
       } catch (err) {
         if (err instanceof BatchErasedError) return { outcome: 'missing' };
         throw err;
@@ -413,7 +420,7 @@ export class BatchStore {
       const after = await this.getImage(clientId, batchId, fprint);
       return after ? { outcome: 'reviewed', image: after } : { outcome: 'missing' };
     }
-    throw new Error(`the review of ${fprint} kept meeting other writes; try again`);
+    throw new ReviewConflictError(`other writes kept changing image ${fprint} while it was reviewed; try again`);
   }
 
   /** A record write that moves no counter (a review's note alone): only while the batch is live. */
