@@ -34,8 +34,8 @@ function resolve(from: string, name: string): LockedPackage | undefined {
 
 describe('package-lock.json', () => {
   test('records the same dependencies and devDependencies as package.json', () => {
-    expect(lock.packages[''].dependencies).toEqual(manifest.dependencies);
-    expect(lock.packages[''].devDependencies).toEqual(manifest.devDependencies);
+    expect(lock.packages['']?.dependencies).toEqual(manifest.dependencies);
+    expect(lock.packages['']?.devDependencies).toEqual(manifest.devDependencies);
   });
 
   test('locks every direct dependency at the exact version package.json pins', () => {
