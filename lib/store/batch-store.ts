@@ -22,7 +22,7 @@ import { backoffDelay } from '../backoff';
 import { BatchClosedError, BatchErasedError, ReviewConflictError } from './errors';
 import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
-import { isCatAt, isVisibleBatch, machineIsCatOf, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image, type Review } from './model';
+import { isCatAt, isVisibleBatch, machineIsCatOf, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image, type Review } from '../domain';
 import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem, type UploadItem } from './schema';
 import {
   CLAIM_COUNTS,

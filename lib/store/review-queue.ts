@@ -10,7 +10,7 @@ import { BatchGetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/
 import { batchGetRequests } from './access-patterns';
 import { imageNames, toImage } from './attributes';
 import type { StartKey } from './cursor';
-import type { Image, Review } from './model';
+import type { Image, Review } from '../domain';
 import { isVisibleImage, type Page, type PageRequest, type StoreContext } from './reader';
 import {
   INDEX,

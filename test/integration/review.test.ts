@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { agreementSchema, batchSummarySchema, imageListSchema, imageSchema, type Image } from '../../lib/api/schemas';
 import { countRecords, recountQuery } from '../../lib/store/writes';
-import type { Counts } from '../../lib/store/model';
+import type { Counts } from '../../lib/domain';
 import type { ImageItem } from '../../lib/store/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { call, newClient, readAllPages, seedBatch, type TestClient } from '../helpers/api';
