@@ -6,9 +6,11 @@ import { GetCommand, type DynamoDBDocumentClient, type GetCommandInput } from '@
 import { createHash, randomBytes } from 'node:crypto';
 import { ID_PATTERN, ID_RULE } from '../ids';
 import { API_KEY_PREFIX as KEY_PARTITION_PREFIX, RESERVED_CLIENT_IDS } from '../store/schema';
+import { IceCatError } from '../errors';
 
-export class AuthError extends Error {
+export class AuthError extends IceCatError {
   override name = 'AuthError';
+  readonly code: string = 'unauthorized';
 }
 export class MissingApiKeyError extends AuthError {
   override name = 'MissingApiKeyError';
