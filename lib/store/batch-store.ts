@@ -16,8 +16,8 @@ import {
   type PutCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { reusableResultRequest } from './access-patterns';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { reusableResultRequest } from './access-patterns';
 import { backoffDelay } from '../backoff';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError, ReviewConflictError } from './errors';
