@@ -223,7 +223,8 @@ describe('an upload that succeeds', () => {
     await processUpload(deps(true), event());
 
     const transactions = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems?.length);
-    expect(transactions).toEqual([2, 2]);
+    // The claim's carries the fingerprint's note on the upload's own item too: no write of its own.
+    expect(transactions).toEqual([3, 2]);
     expect(counterMoves()).toEqual([]);
   });
 
@@ -455,9 +456,10 @@ describe('rejections become one fail record, counted total and fail, and an obje
       Item: toBatchItem(reads++ === 0 ? batch() : batch({ closed: true, closedAt: NOW, doneAt: NOW })),
     }));
     ddb.on(TransactWriteCommand).callsFake((input: { TransactItems: { Update?: UpdateCommandInput }[] }) => {
-      const counts = input.TransactItems[1]?.Update;
+      const counts = input.TransactItems.at(-1)?.Update;
       if (counts?.ExpressionAttributeValues?.[':pending'] === 1 && counts.ConditionExpression?.includes('#closed')) {
-        throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }] });
+        const reasons = input.TransactItems.map((_, i) => ({ Code: i === input.TransactItems.length - 1 ? 'ConditionalCheckFailed' : 'None' }));
+        throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: reasons });
       }
       return {};
     });
