@@ -1,93 +1,15 @@
-// SQS batch of S3 events in, partial batch failures out (Powertools' BatchProcessor). The work is
-// lib/ingest/pipeline.ts. Configuration is checked at cold start: a bad number stops the function there, naming the
-// variable, before any message is taken. Two things the processor does not do are added here (docs/design.md §9):
-// at most INGEST_PARALLELISM records in flight (it starts every record at once), and a message whose image another
-// run's claim still leases is failed and made visible again only once that lease is over (SQS
-// ChangeMessageVisibility on AWS, the local queue locally): lib/aws/message-visibility.ts.
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { Logger } from '@aws-lambda-powertools/logger';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { clients, sqsClient } from '../../lib/aws/clients';
-import { messageVisibility, type RetryLater } from '../../lib/aws/message-visibility';
-import { loadIngestConfig } from '../../lib/config';
-import { boundedBy } from '../../lib/ingest/bounded';
+// SQS batch of S3 events in, partial batch failures out: the ingest (app.ts) built at cold start with its AWS
+// wiring. A missing INGEST_QUEUE_URL, CALLBACK_QUEUE_URL or EVENT_BUS_NAME, like a bad number, stops it there,
+// naming the variable, before any message is taken.
+import { sqsClient } from '../../lib/aws/clients';
+import { SqsMessageVisibility } from '../../lib/aws/message-visibility';
+import { required } from '../../lib/config';
 import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
-import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
-import { completionFromEnv } from '../../lib/notify/wiring';
-import { BatchStore } from '../../lib/store/batch-store';
-import { takeBack } from '../../lib/store/take-back';
-import { uploadsIn } from './events';
+import { awsNotifyWiring } from '../../lib/notify/wiring';
+import { createIngestHandler } from './app';
 
-const config = loadIngestConfig();
-const logger = new Logger({ serviceName: 'icecat-ingest' });
-const { s3, ddb, rekognition } = clients();
-const deps: IngestDeps = {
-  s3,
-  rekognition,
-  store: new BatchStore({
-    ddb,
-    tableName: config.tableName,
-    transactions: config.transactions,
-    onDone: completionFromEnv((message, details) => logger.error(message, details)),
-    takeBack: takeBack(ddb, config.tableName),
-  }),
-  config,
-  logger,
+export const handler = createIngestHandler({
+  ...awsNotifyWiring(),
+  visibility: new SqsMessageVisibility(sqsClient(), required('INGEST_QUEUE_URL')),
   metrics: new PowertoolsIngestMetrics(),
-};
-const visibility = messageVisibility(process.env.INGEST_QUEUE_URL || undefined, sqsClient);
-
-/** The message's uploads are deferred: it fails, and comes back once `delaySeconds` have passed. */
-class RetryLaterSignal extends Error {
-  override name = 'RetryLaterSignal';
-  constructor(readonly delaySeconds: number) {
-    super(`an image of the message is claimed by another run: back in ${delaySeconds} s`);
-  }
-}
-
-/** One message: each upload it announces, in order. Deferred uploads fail it with the longest wait among them. */
-async function handleRecord(record: SQSRecord): Promise<void> {
-  let delaySeconds = 0;
-  try {
-    for (const upload of uploadsIn(record)) {
-      const result = await processUpload(deps, upload);
-      logger.info('upload handled', { messageId: record.messageId, ...result });
-      if (result.outcome === 'deferred') delaySeconds = Math.max(delaySeconds, result.retryAfterSeconds);
-    }
-  } catch (err) {
-    logger.error('upload failed; SQS will redeliver it', { messageId: record.messageId, error: err as Error });
-    throw err;
-  }
-  if (delaySeconds > 0) throw new RetryLaterSignal(delaySeconds);
-}
-
-export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
-  const later: RetryLater[] = [];
-  const slot = boundedBy(config.parallelism);
-  // A processor per invocation: the local stack runs several invocations of this module at once, and a processor
-  // keeps the records of the batch it is working on.
-  const processor = new BatchProcessor(EventType.SQS);
-  try {
-    const response = await processPartialResponse(
-      event,
-      (record: SQSRecord) =>
-        slot(async () => {
-          try {
-            await handleRecord(record);
-          } catch (err) {
-            if (err instanceof RetryLaterSignal) {
-              later.push({ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: err.delaySeconds });
-            }
-            throw err;
-          }
-        }),
-      processor,
-      // Every message failed is still a partial answer: SQS delivers each again, as it would the whole batch.
-      { ...(context ? { context } : {}), throwOnFullBatchFailure: false },
-    );
-    if (later.length > 0) await visibility.retryLater(later, (message, details) => logger.warn(message, details));
-    return response;
-  } finally {
-    deps.metrics.publish();
-  }
-};
+});

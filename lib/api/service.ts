@@ -2,7 +2,7 @@
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
 import { getBatch, getImage, getImages, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
-import type { Image as StoredImage } from '../store/model';
+import type { Image as StoredImage } from '../domain';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
@@ -20,7 +20,7 @@ export interface ApiServiceOptions {
  * How GET …/similar reads the batch: of each image only its key, its pHash and its name to show, 2,000 items a Query
  * (projected items are ~100 bytes, so a page stays far below DynamoDB's 1 MB). The similar bench reads the same way.
  */
-export const SIMILAR_READ: BatchPagesOptions = { attributes: ['img_fprint', 'phash', 'file_name'], pageSize: 2000 };
+export const SIMILAR_READ: BatchPagesOptions = { attributes: ['fprint', 'phash', 'fileName'], pageSize: 2000 };
 
 export interface List<T> {
   items: T[];

@@ -1,4 +1,4 @@
-// Runs the read access patterns (access-patterns.ts) and answers in domain terms (model.ts). Every read filters
+// Runs the read access patterns (access-patterns.ts) and answers in domain terms (lib/domain.ts). Every read filters
 // expired items (ttl) itself, since DynamoDB deletes them only within days, and list reads page with an opaque,
 // tamper-evident cursor (cursor.ts) and are filled up to their limit even when a filter leaves DynamoDB pages short.
 import {
@@ -36,7 +36,7 @@ import { toBatch, toImage } from './attributes';
 import type { CursorCodec, StartKey } from './cursor';
 import { QueryError, StoreThrottledError } from './errors';
 import type { QueryPlan, TimeRange } from './expressions';
-import { isVisibleBatch, type Batch, type Image } from './model';
+import { isVisibleBatch, type Batch, type Image } from '../domain';
 import { BATCH_SK, nowSeconds, type BatchItem, type ImageItem } from './schema';
 
 export interface Page<T> {
