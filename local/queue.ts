@@ -8,6 +8,7 @@ import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readF
 import path from 'node:path';
 import { localReceiptHandle, registerLocalQueueVisibility } from '../lib/aws/message-visibility';
 import { createLambdaContext, LOCAL_ACCOUNT_ID, LOCAL_NAMES } from './env';
+import { FairReadyList, LOCAL_FAIR_SHARE, type FairShareRule } from './fair-share';
 import { QueueJournal, type JournalOptions, type JournalStats } from './queue-journal';
 
 export type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
@@ -41,6 +42,13 @@ export interface LocalQueueOptions {
   keysOf?: (body: string) => string[];
   /** Accept and journal messages but deliver none until resume() (e.g. while the handler loads). */
   paused?: boolean;
+  /**
+   * The fair queue's rule (fair-share.ts): when a message group holds a disproportionate share of the messages in
+   * flight, other groups' messages go first. False delivers in arrival order. Default LOCAL_FAIR_SHARE.
+   */
+  fairShare?: FairShareRule | false;
+  /** The MessageGroupId of a message sent without one (e.g. the uploading client of an S3 notification). */
+  groupOf?: (body: string) => string | undefined;
   log?: (line: string) => void;
   random?: () => number;
 }
@@ -48,6 +56,7 @@ export interface LocalQueueOptions {
 export interface DeadLetter {
   messageId: string;
   body: string;
+  groupId?: string;
   description: string;
   receiveCount: number;
   sentAt: string;
@@ -69,6 +78,9 @@ export interface QueueStats {
   queued: number;
   delayed: number;
   inFlight: number;
+  /** Message groups with messages waiting, and in flight. */
+  groupsWaiting: number;
+  groupsInFlight: number;
   idle: boolean;
   journal?: JournalStats;
 }
@@ -76,6 +88,8 @@ export interface QueueStats {
 interface Message {
   messageId: string;
   body: string;
+  /** MessageGroupId: the tenant the fair share is about (journaled). */
+  groupId?: string;
   md5OfBody: string;
   sentAt: number;
   firstReceiveAt?: number;
@@ -94,19 +108,21 @@ export class QueueStoppedError extends Error {
   override name = 'QueueStoppedError';
 }
 
-type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused'>> &
-  Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf'>;
+type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'groupOf'>> &
+  Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'groupOf'>;
 
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
 export class LocalQueue {
   private readonly opts: Settings;
   private readonly journal: QueueJournal | undefined;
-  private readonly ready: Message[] = [];
+  private readonly ready: FairReadyList<Message>;
   private readonly delayed = new Set<Message>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private windowTimer: NodeJS.Timeout | undefined;
   private inFlightBatches = 0;
   private readonly inFlightMessages = new Set<Message>();
+  /** Messages in flight per group (the fair share's measure). */
+  private readonly inFlightGroups = new Map<string, number>();
   private readonly keyCounts = new Map<string, number>();
   private holds = 0;
   private stopped = false;
@@ -135,8 +151,10 @@ export class LocalQueue {
       describe: (body) => body.slice(0, 200),
       log: (line) => console.log(line),
       random: Math.random,
+      fairShare: LOCAL_FAIR_SHARE,
       ...options,
     };
+    this.ready = new FairReadyList<Message>(this.opts.fairShare);
     this.paused = options.paused ?? false;
     if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
     if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
@@ -164,13 +182,14 @@ export class LocalQueue {
    * SendMessage: queues a body, durably when the queue has a journal, and returns its message id. While the queue
    * stops, a message is still accepted into the journal (for the next start) until the journal closes.
    */
-  send(body: string): string {
+  send(body: string, options: { groupId?: string } = {}): string {
     if (this.stopped && !this.journal?.isOpen) throw new QueueStoppedError('the queue is stopped');
     const now = Date.now();
     const message: Message = {
       messageId: randomUUID(),
       body,
       md5OfBody: createHash('md5').update(body).digest('hex'),
+      ...groupField(options.groupId ?? this.opts.groupOf?.(body)),
       sentAt: now,
       receiveCount: 0,
       availableAt: now,
@@ -183,6 +202,11 @@ export class LocalQueue {
     this.ready.push(message);
     this.pump();
     return message.messageId;
+  }
+
+  /** Stops handing out batches (those in flight finish); messages are still accepted. resume() delivers again. */
+  pause(): void {
+    this.paused = true;
   }
 
   /** Starts delivering (see the paused option). */
@@ -234,6 +258,8 @@ export class LocalQueue {
       queued: this.ready.length,
       delayed: this.delayed.size,
       inFlight: this.inFlightMessages.size,
+      groupsWaiting: this.ready.groupCount,
+      groupsInFlight: this.inFlightGroups.size,
       idle: this.idle,
       ...(this.journal ? { journal: this.journal.stats() } : {}),
     };
@@ -271,7 +297,7 @@ export class LocalQueue {
     let sent = 0;
     try {
       for (const letter of letters) {
-        this.send(letter.body);
+        this.send(letter.body, groupField(letter.groupId));
         sent += 1;
       }
     } finally {
@@ -309,7 +335,7 @@ export class LocalQueue {
     if (this.windowTimer) clearTimeout(this.windowTimer);
     await this.settled(drainTimeoutMs);
     const left = this.ready.length + this.delayed.size + this.inFlightMessages.size;
-    this.ready.length = 0;
+    this.ready.clear();
     this.delayed.clear();
     this.journal?.close();
     if (left > 0 && this.journal) this.opts.log(`[queue] ${left} message(s) not yet handled stay in ${this.journal.file}`);
@@ -368,6 +394,13 @@ export class LocalQueue {
     }
   }
 
+  private countInFlight(message: Message, delta: 1 | -1): void {
+    if (message.groupId === undefined) return;
+    const count = (this.inFlightGroups.get(message.groupId) ?? 0) + delta;
+    if (count > 0) this.inFlightGroups.set(message.groupId, count);
+    else this.inFlightGroups.delete(message.groupId);
+  }
+
   private deleteMessage(message: Message): void {
     this.journal?.deleted(message.messageId);
     this.track(message, -1);
@@ -384,7 +417,7 @@ export class LocalQueue {
   private pump(): void {
     if (this.stopped || this.paused) return;
     while (this.inFlightBatches < this.opts.maxConcurrency && this.ready.length > 0) {
-      const oldest = this.ready[0] as Message;
+      const oldest = this.ready.oldest() as Message;
       const windowEnds = oldest.availableAt + this.opts.batchWindowMs;
       if (this.ready.length < this.opts.batchSize && Date.now() < windowEnds) {
         if (!this.windowTimer) {
@@ -395,7 +428,7 @@ export class LocalQueue {
         }
         return;
       }
-      const batch = this.ready.splice(0, this.opts.batchSize);
+      const batch = this.ready.take(this.opts.batchSize, (group) => this.inFlightGroups.get(group) ?? 0, this.inFlightMessages.size);
       const run = this.invoke(batch).finally(() => this.running.delete(run));
       this.running.add(run);
     }
@@ -410,6 +443,7 @@ export class LocalQueue {
       message.firstReceiveAt ??= now;
       delete message.visibleAt;
       this.inFlightMessages.add(message);
+      this.countInFlight(message, +1);
       this.journal?.received(message.messageId, message.receiveCount, now);
     }
     const event: SQSEvent = { Records: batch.map((m) => this.toRecord(m)) };
@@ -426,6 +460,7 @@ export class LocalQueue {
     }
     for (const message of batch) {
       this.inFlightMessages.delete(message);
+      this.countInFlight(message, -1);
       delete message.receiptHandle;
       const reason = failed.get(message);
       if (reason === undefined) {
@@ -488,6 +523,7 @@ export class LocalQueue {
     const letter: DeadLetter = {
       messageId: message.messageId,
       body: message.body,
+      ...groupField(message.groupId),
       description: this.opts.describe(message.body),
       receiveCount: message.receiveCount,
       sentAt: new Date(message.sentAt).toISOString(),
@@ -538,6 +574,7 @@ export class LocalQueue {
         SentTimestamp: String(message.sentAt),
         SenderId: 'AIDAIENQZJOLO23YVJ4VO',
         ApproximateFirstReceiveTimestamp: String(message.firstReceiveAt ?? message.sentAt),
+        ...(message.groupId !== undefined ? { MessageGroupId: message.groupId } : {}),
       },
       messageAttributes: {},
       md5OfBody: message.md5OfBody,
@@ -555,6 +592,8 @@ export class LocalQueue {
     }
   }
 }
+
+const groupField = (groupId: string | undefined): { groupId?: string } => (groupId === undefined ? {} : { groupId });
 
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
