@@ -8,6 +8,9 @@ import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
 import { loadApiConfig } from '../../lib/api/config';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
+import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
+import { containerRateLimiter } from '../../lib/quota/rate-limiter';
+import { ClientLimitsReader } from '../../lib/store/client-limits';
 import { createDocumentClient, createS3Client, sqsClient } from '../../lib/aws/clients';
 import { loadExportConfig } from '../../lib/export/config';
 import { createApiHandler } from '../../lib/http/app';
@@ -20,6 +23,7 @@ import { BatchStore } from '../../lib/store/batch-store';
 const config = loadApiConfig();
 const ddb = createDocumentClient();
 const signingKey = loadCallbackSigningKey();
+const limits = new ClientLimitsReader({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
 
 const app = createApiHandler({
   routes: apiRoutes(config).filter((route) => route.function === 'batches'),
@@ -39,6 +43,7 @@ const app = createApiHandler({
     }),
   },
   authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),
+  rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
 });
 
 export const handler = (event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> =>

@@ -10,6 +10,8 @@ import { loadIngestConfig } from '../../lib/config';
 import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
 import { completionFromEnv } from '../../lib/notify/wiring';
+import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
+import { ClientQuotaStore } from '../../lib/store/quota-writes';
 import { BatchStore } from '../../lib/store/batch-store';
 import { takeBack } from '../../lib/store/take-back';
 import { uploadsIn } from './events';
@@ -30,6 +32,8 @@ const deps: IngestDeps = {
   config,
   logger,
   metrics: new PowertoolsIngestMetrics(),
+  // Each upload counts against its client's daily images quota (docs/design.md §11).
+  quota: new ClientQuotaStore({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() }),
 };
 const visibility = messageVisibility(process.env.INGEST_QUEUE_URL || undefined, sqsClient);
 

@@ -1,6 +1,7 @@
 // The one place where errors become HTTP answers: {"error": {"code", "message"}}. Messages are shown only below
 // 500; anything unrecognised is a bug, answered 500 with a fixed message and logged by the caller.
 import { AuthError } from '../auth/api-keys';
+import { RateLimitedError } from '../quota/rate-limiter';
 import { CursorError } from '../store/cursor';
 import { StoreThrottledError } from '../store/errors';
 import {
@@ -20,6 +21,8 @@ export interface HttpErrorAnswer {
   status: number;
   code: string;
   message: string;
+  /** Headers the answer carries (Retry-After of a 429). */
+  headers?: Record<string, string>;
 }
 
 export const INTERNAL_ERROR: HttpErrorAnswer = { status: 500, code: 'internal_error', message: 'internal error' };
@@ -35,6 +38,9 @@ export function toHttpError(err: unknown): HttpErrorAnswer {
     return { status: 409, code: err.code, message: err.message };
   }
   if (err instanceof FileTooLargeError) return { status: 413, code: err.code, message: err.message };
+  if (err instanceof RateLimitedError) {
+    return { status: 429, code: 'rate_limited', message: err.message, headers: { 'Retry-After': String(err.retryAfterSeconds) } };
+  }
   if (err instanceof StoreThrottledError) return { status: 429, code: 'throttled', message: 'too many requests; retry later' };
   if (err instanceof ApiError) return { status: 400, code: err.code, message: err.message };
   if (isOutOfStorage(err)) return OUT_OF_STORAGE;

@@ -32,6 +32,7 @@ import {
   similarGroupsSchema,
   similarQuerySchema,
   uploadFormsSchema,
+  usageSchema,
   type SchemaLimits,
 } from './schemas';
 
@@ -224,6 +225,24 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: reclassifyResultSchema,
       errors: [400, 401, 404, 409, 429, 500],
       run: ({ service, clientId, params, body }) => service.reclassify(clientId, params.batchId, body),
+    }),
+    route({
+      function: 'api',
+      method: 'GET',
+      path: '/v1/usage',
+      operationId: 'getUsage',
+      summary: "The client's limits (requests per second, images per UTC day) and today's use of them",
+      description:
+        'API requests beyond the rate answer 429 rate_limited with Retry-After (a token bucket per client: the rate, bursts ' +
+        'of twice it). Uploads beyond the day\'s images quota are kept under failed/ as fail records with code ' +
+        'QuotaExceeded, never classified; they count as rejected here.',
+      authenticated: true,
+      params: noParams,
+      query: noQuerySchema,
+      status: 200,
+      response: usageSchema,
+      errors: [400, 401, 429, 500],
+      run: ({ service, clientId }) => service.usage(clientId),
     }),
     route({
       function: 'api',

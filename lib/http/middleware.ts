@@ -42,6 +42,21 @@ export function authenticate(authenticator: Authenticator): ApiMiddleware {
   };
 }
 
+/** What admits a client's request or throws RateLimitedError (lib/quota/rate-limiter.ts). */
+export interface RateLimiter {
+  admit(clientId: string): Promise<void>;
+}
+
+/** After authentication: the client's token bucket takes the request, or it answers 429 with Retry-After. */
+export function rateLimit(limiter: RateLimiter): ApiMiddleware {
+  return {
+    name: 'rateLimit',
+    before: async (request: ApiRequest) => {
+      if (request.context.clientId !== undefined) await limiter.admit(request.context.clientId);
+    },
+  };
+}
+
 /** JSON bodies through @middy/http-json-body-parser; an absent body is `{}`; anything unparsable is a 400. */
 export function jsonBody(): ApiMiddleware {
   const parser = httpJsonBodyParser();
@@ -124,7 +139,7 @@ export function mapErrors(log: ErrorLogger = defaultLogger): ApiMiddleware {
           error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
         });
       }
-      request.error = createError(answer.status, errorBody(answer), { expose: true });
+      request.error = createError(answer.status, errorBody(answer), { expose: true, ...(answer.headers ? { headers: answer.headers } : {}) });
     },
   };
 }

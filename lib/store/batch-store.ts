@@ -411,12 +411,13 @@ export class BatchStore {
   // ---- an upload's attempts (docs/design.md §6) -----------------------------------------------------------
 
   /** Counts an attempt as it starts; answers the attempts so far (this one included) and the fingerprint one found. */
-  async startAttempt(upload: UploadRef): Promise<{ attempts: number; fprint?: string }> {
+  async startAttempt(upload: UploadRef): Promise<{ attempts: number; fprint?: string; quotaExceeded?: string }> {
     const out = await this.ddb.send(new UpdateCommand(startAttemptRequest(this.table, upload)));
     const item = (out.Attributes ?? {}) as Partial<UploadItem>;
     return {
       attempts: typeof item.attempts === 'number' ? item.attempts : 1,
       ...(typeof item.seen_fprint === 'string' ? { fprint: item.seen_fprint } : {}),
+      ...(typeof item.quota_over === 'string' ? { quotaExceeded: item.quota_over } : {}),
     };
   }
 
