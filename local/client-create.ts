@@ -47,7 +47,7 @@ class UsageError extends Error {
 }
 
 /** `--rate N` and `--max-images-per-day N` (or `default`) from the arguments after the client id. */
-export function parseLimitOptions(args: string[]): LimitChanges {
+function parseLimitOptions(args: string[]): LimitChanges {
   const changes: LimitChanges = {};
   for (let i = 0; i < args.length; i += 2) {
     const [flag, raw] = [args[i], args[i + 1]];

@@ -139,7 +139,10 @@ export function mapErrors(log: ErrorLogger = defaultLogger): ApiMiddleware {
           error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
         });
       }
-      request.error = createError(answer.status, errorBody(answer), { expose: true, ...(answer.headers ? { headers: answer.headers } : {}) });
+      const error = createError(answer.status, errorBody(answer), { expose: true });
+      // @middy/http-error-handler answers with the error's own headers (Retry-After of a 429).
+      if (answer.headers) Object.assign(error, { headers: answer.headers });
+      request.error = error;
     },
   };
 }

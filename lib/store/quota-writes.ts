@@ -49,8 +49,8 @@ export function countUploadRequest(table: string, clientId: string, day: string,
     TableName: table,
     Key: usageKey(clientId, day),
     UpdateExpression: 'ADD accepted :one SET purge_at = if_not_exists(purge_at, :purge)',
-    ConditionExpression: 'attribute_not_exists(accepted) OR accepted < :limit',
-    ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':purge': nowSeconds(nowMs) + USAGE_KEEP_DAYS * 86400 },
+    ConditionExpression: '(attribute_not_exists(accepted) AND :limit > :zero) OR accepted < :limit',
+    ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':limit': limit, ':purge': nowSeconds(nowMs) + USAGE_KEEP_DAYS * 86400 },
   };
 }
 
