@@ -59,6 +59,7 @@ describe('OpenAPI document', () => {
         'DELETE /v1/batches/{batchId}',
         'GET /v1/images',
         'GET /v1/openapi.json',
+        'GET /v1/usage',
         'GET /',
         'GET /app/{asset}',
       ].sort(),
