@@ -29,6 +29,8 @@ export class FairReadyList<M extends Waiting> {
   /** Per group, its waiting messages in arrival order, each with its arrival number. */
   private readonly groups = new Map<string, { seq: number; message: M }[]>();
   private seq = 0;
+  /** Arrival numbers of messages put back at the front (unshift): below every other. */
+  private frontSeq = 0;
   private count = 0;
 
   constructor(private readonly rule: FairShareRule | false) {}
@@ -50,6 +52,23 @@ export class FairReadyList<M extends Waiting> {
     if (waiting) waiting.push({ seq: this.seq, message });
     else this.groups.set(group, [{ seq: this.seq, message }]);
     this.count += 1;
+  }
+
+  /** Puts a message back first in line (e.g. a task whose worker died). */
+  unshift(message: M): void {
+    this.frontSeq -= 1;
+    const group = message.groupId ?? `\u0000${this.frontSeq}`;
+    const waiting = this.groups.get(group);
+    if (waiting) waiting.unshift({ seq: this.frontSeq, message });
+    else this.groups.set(group, [{ seq: this.frontSeq, message }]);
+    this.count += 1;
+  }
+
+  /** Takes every waiting message out, oldest first (e.g. to fail them all). */
+  drain(): M[] {
+    const all = [...this.groups.values()].flat().sort((a, b) => a.seq - b.seq);
+    this.clear();
+    return all.map((w) => w.message);
   }
 
   /** The message waiting longest (first in), whatever its group. */

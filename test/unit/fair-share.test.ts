@@ -123,6 +123,35 @@ describe('FairReadyList (the fair queue rule)', () => {
     expect(taken.map((m) => m.id)).toEqual(['n0', 'n1', 'A0']);
   });
 
+  it('puts a message taken back first in line, and drains everything oldest first', () => {
+    // Arrange
+    const list = new FairReadyList<M>(LOCAL_FAIR_SHARE);
+    fill(list, 'A', 2);
+    fill(list, 'B', 1);
+    const [first] = list.take(1, () => 0, 0);
+
+    // Act
+    list.unshift(first as M);
+
+    // Assert
+    expect(list.drain().map((m) => m.id)).toEqual(['A0', 'A1', 'B0']);
+    expect(list.length).toBe(0);
+  });
+
+  it("serves a client with fewer images waiting or in work first, as the detector's pool counts them", () => {
+    // Arrange: A has 8 images pending (2 running, 6 waiting), B 4 waiting that arrived later
+    const list = new FairReadyList<M>(LOCAL_FAIR_SHARE);
+    fill(list, 'A', 6);
+    fill(list, 'B', 4);
+    const pending = new Map([['A', 8], ['B', 4]]);
+
+    // Act
+    const [next] = list.take(1, (g) => pending.get(g) ?? 0, 12);
+
+    // Assert
+    expect(next?.id).toBe('B0');
+  });
+
   it('without a rule, is a plain first-in first-out list', () => {
     // Arrange
     const list = new FairReadyList<M>(false);
