@@ -13,8 +13,7 @@ import { quotaExceededMessage, utcDay, type ClientLimits } from '../quota/limits
 import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
 import { BatchClosedError, BatchErasedError } from '../store/errors';
-import { allArrived, isCatAt, type Batch, type Image, type Outcome } from '../store/model';
-import type { Claim, ImageResult, UploadRef } from '../store/writes';
+import { allArrived, isCatAt, type Batch, type Claim, type Image, type ImageResult, type Outcome, type UploadRef } from '../domain';
 import { DebugLog } from './debug-log';
 import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
