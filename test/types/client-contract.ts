@@ -12,6 +12,7 @@ import type {
   reclassifyResultSchema,
   similarGroupsSchema,
   uploadFormsSchema,
+  usageSchema,
 } from '../../lib/api/schemas';
 import type {
   ApiErrorBody,
@@ -23,6 +24,7 @@ import type {
   Page,
   Reclassified,
   SimilarGroups,
+  Usage,
 } from '../../lib/api/client-contract';
 
 /** Compiles only when every value of `Server` is a value of `Client`. */
@@ -38,5 +40,6 @@ export type ServerAnswersFitTheClients = [
   ClientReads<z.output<typeof uploadFormsSchema>, MoreUploads>,
   ClientReads<z.output<typeof errorSchema>, ApiErrorBody>,
   ClientReads<z.output<typeof similarGroupsSchema>, SimilarGroups>,
+  ClientReads<z.output<typeof usageSchema>, Usage>,
   ClientReads<z.output<typeof reclassifyResultSchema>, Reclassified>,
 ];
