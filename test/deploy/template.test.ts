@@ -592,6 +592,13 @@ describe('HTTP API', () => {
   const sampleOf = (template: string) => template.replace(/\{[^}]+\}/g, 'x1');
   const arnOf = (fn: ApiFunctionName) => `{${LOGICAL_IDS[fn]}.Arn}`;
 
+  it('throttles the $default stage as a whole: API Gateway has no per-client limits on HTTP APIs (those are the functions\' token buckets)', () => {
+    const settings = props('HttpApiStage').DefaultRouteSettings as { ThrottlingRateLimit: number; ThrottlingBurstLimit: number };
+    const custom = (pkg.service.custom as { api: { throttleRate: number; throttleBurst: number } }).api;
+    expect([settings.ThrottlingRateLimit, settings.ThrottlingBurstLimit]).toEqual([custom.throttleRate, custom.throttleBurst]);
+    expect(settings.ThrottlingBurstLimit).toBeGreaterThanOrEqual(settings.ThrottlingRateLimit);
+  });
+
   it('sends requests no route matches to the default function, which answers them in its own error shape', () => {
     expect(awsRoutes().find((r) => r.key === '$default')?.target).toBe(arnOf(DEFAULT_API_FUNCTION));
   });
