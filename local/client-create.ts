@@ -11,7 +11,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AuthError } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
 import { defaultClientLimits, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
-import { ClientQuotaStore, UnknownClientError } from '../lib/store/quota-writes';
+import { ClientQuotaStore, UnregisteredClientError } from '../lib/store/quota-writes';
 import { LOCAL_NAMES, portsFromEnv } from './env';
 
 interface Target {
@@ -42,8 +42,8 @@ function awsTarget(): Target | undefined {
 
 type LimitChanges = { [K in keyof ClientLimits]?: number | null };
 
-class UsageError extends Error {
-  override name = 'UsageError';
+class LimitOptionError extends Error {
+  override name = 'LimitOptionError';
 }
 
 /** `--rate N` and `--max-images-per-day N` (or `default`) from the arguments after the client id. */
@@ -52,8 +52,8 @@ function parseLimitOptions(args: string[]): LimitChanges {
   for (let i = 0; i < args.length; i += 2) {
     const [flag, raw] = [args[i], args[i + 1]];
     const field = flag === '--rate' ? 'ratePerSecond' : flag === '--max-images-per-day' ? 'maxImagesPerDay' : undefined;
-    if (!field) throw new UsageError(`unknown option ${flag}`);
-    if (raw === undefined) throw new UsageError(`${flag} needs a value`);
+    if (!field) throw new LimitOptionError(`unknown option ${flag}`);
+    if (raw === undefined) throw new LimitOptionError(`${flag} needs a value`);
     if (raw === 'default') {
       changes[field] = null;
       continue;
@@ -62,7 +62,7 @@ function parseLimitOptions(args: string[]): LimitChanges {
     const ok =
       field === 'ratePerSecond' ? Number.isFinite(n) && n >= 0.1 && n <= MAX_RATE_PER_SECOND : Number.isInteger(n) && n >= 0 && n <= MAX_IMAGES_PER_DAY;
     if (!ok) {
-      throw new UsageError(
+      throw new LimitOptionError(
         field === 'ratePerSecond'
           ? `--rate must be requests per second from 0.1 to ${MAX_RATE_PER_SECOND}, or default; got "${raw}"`
           : `--max-images-per-day must be a whole number from 0 to ${MAX_IMAGES_PER_DAY}, or default; got "${raw}"`,
@@ -91,7 +91,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     changes = parseLimitOptions(options);
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
+    if (!(err instanceof LimitOptionError)) throw err;
     console.error(`${err.message}\n${USAGE}`);
     return 2;
   }
@@ -117,7 +117,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${key}\n`);
     return 0;
   } catch (err) {
-    if (err instanceof UnknownClientError) {
+    if (err instanceof UnregisteredClientError) {
       console.error(`${err.message}: make it with npm run client:create -- ${clientId}`);
       return 2;
     }

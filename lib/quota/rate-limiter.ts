@@ -1,11 +1,13 @@
 // The API's per-client rate limit (docs/design.md §11): a token bucket per client, `ratePerSecond` tokens a second and
 // a burst of twice that. The buckets live in the process that serves the API: one for the whole local stack; on AWS
 // one per Lambda container, which API Gateway's own stage throttling bounds as a whole (docs/scaling.md).
+import { IceCatError } from '../errors';
 import { burstOf, type ClientLimits } from './limits';
 import { TokenBucket } from './token-bucket';
 
-export class RateLimitedError extends Error {
+export class RateLimitedError extends IceCatError {
   override name = 'RateLimitedError';
+  readonly code = 'rate_limited';
   constructor(
     readonly clientId: string,
     /** Whole seconds until a request will be taken again (Retry-After). */

@@ -1,9 +1,11 @@
 // The sweep's and the router's sender on AWS: SendMessageBatch, ten messages a request, retrying the entries SQS
 // refused; `groupOf` gives each message its MessageGroupId (the uploads queue is a fair queue: docs/design.md §11).
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { IceCatError } from '../errors';
 
-export class SendFailedError extends Error {
+export class SendFailedError extends IceCatError {
   override name = 'SendFailedError';
+  readonly code: string = 'send_failed';
 }
 
 const MAX_BATCH = 10;

@@ -3,6 +3,7 @@
 // beyond the quota is marked on its own upload item, so that each of its attempts agrees.
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { IceCatError } from '../errors';
 import type { ClientLimits } from '../quota/limits';
 import { uploadNames } from './attributes';
 import { ClientLimitsReader, usageKey } from './client-limits';
@@ -12,8 +13,10 @@ import type { UploadRef } from './writes';
 /** A day's usage item stays this long after the day (GET /v1/usage reads today's only). */
 const USAGE_KEEP_DAYS = 40;
 
-export class UnknownClientError extends Error {
-  override name = 'UnknownClientError';
+/** Limits set for a client never registered (client:create). */
+export class UnregisteredClientError extends IceCatError {
+  override name = 'UnregisteredClientError';
+  readonly code = 'unregistered_client';
 }
 
 /** Sets (or, for null, removes: back to the default) a registered client's own limits. */
@@ -81,7 +84,7 @@ export class ClientQuotaStore extends ClientLimitsReader {
     try {
       await this.opts.ddb.send(new UpdateCommand(setClientLimitsRequest(this.opts.tableName, clientId, limits)));
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) throw new UnknownClientError(`client ${clientId} is not registered`, { cause: err });
+      if (err instanceof ConditionalCheckFailedException) throw new UnregisteredClientError(`client ${clientId} is not registered`, { cause: err });
       throw err;
     }
     this.cache.delete(clientId);

@@ -3,7 +3,7 @@
 import { burstOf, nextUtcDay, utcDay, withDefaults } from '../../lib/quota/limits';
 import { ClientRateLimiter, RateLimitedError } from '../../lib/quota/rate-limiter';
 import { TokenBucket } from '../../lib/quota/token-bucket';
-import { toHttpError } from '../../lib/api/http-errors';
+import { toHttpError } from '../../lib/http/middleware';
 import { countUploadRequest, markQuotaExceededRequest, setClientLimitsRequest } from '../../lib/store/quota-writes';
 import { usageKey } from '../../lib/store/client-limits';
 
