@@ -41,7 +41,7 @@ export class ClientLimitsReader {
     this.now = opts.now ?? Date.now;
   }
 
-  /** The client's limits, its own where set, else the defaults; UnknownClientError for a client never registered. */
+  /** The client's limits: its own where set, else the defaults (also for a client without a registry item). */
   async limitsOf(clientId: string): Promise<ClientLimits> {
     const now = this.now();
     const cached = this.cache.get(clientId);
