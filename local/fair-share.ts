@@ -85,20 +85,24 @@ export class FairReadyList<M extends Waiting> {
    * Takes up to `n` messages for one batch. Each pick counts as in flight for the next one, so a quiet group's backlog
    * fills a batch only while it stays quiet. `inFlight(group)` and `totalInFlight` are the queue's before this batch.
    */
-  take(n: number, inFlight: (groupId: string) => number, totalInFlight: number): M[] {
+  take(n: number, inFlight: (groupId: string) => number, totalInFlight: number, opts: { quietOnly?: boolean } = {}): M[] {
     const taken: M[] = [];
     const picked = new Map<string, number>();
+    // Only the groups quiet as the batch starts, when asked: the batch beside the full slots is theirs alone.
+    const allowed = opts.quietOnly ? new Set(this.quietGroups(inFlight, totalInFlight)) : undefined;
     while (taken.length < n && this.count > 0) {
       const total = totalInFlight + taken.length;
       let best: { group: string; seq: number; noisy: boolean; flying: number } | undefined;
       for (const [group, waiting] of this.groups) {
+        if (allowed && !allowed.has(group)) continue;
         const head = waiting[0] as { seq: number };
         const flying = inFlight(group) + (picked.get(group) ?? 0);
         const noisy = this.rule !== false && flying >= this.rule.minInFlight && flying > this.rule.share * total;
         const candidate = { group, seq: head.seq, noisy, flying };
         if (!best || goesBefore(candidate, best, this.rule !== false)) best = candidate;
       }
-      const chosen = best as { group: string };
+      if (!best) break;
+      const chosen = best;
       const waiting = this.groups.get(chosen.group) as { seq: number; message: M }[];
       taken.push((waiting.shift() as { message: M }).message);
       if (waiting.length === 0) this.groups.delete(chosen.group);
@@ -106,6 +110,21 @@ export class FairReadyList<M extends Waiting> {
       this.count -= 1;
     }
     return taken;
+  }
+
+  /** Whether a quiet group (one named by messages: not a lone message without a group) has a message waiting. */
+  hasQuiet(inFlight: (groupId: string) => number, totalInFlight: number): boolean {
+    return this.quietGroups(inFlight, totalInFlight).length > 0;
+  }
+
+  private quietGroups(inFlight: (groupId: string) => number, totalInFlight: number): string[] {
+    const rule = this.rule;
+    if (rule === false) return [];
+    return [...this.groups.keys()].filter((group) => {
+      if (group.startsWith('\u0000')) return false;
+      const flying = inFlight(group);
+      return !(flying >= rule.minInFlight && flying > rule.share * totalInFlight);
+    });
   }
 
   /** Empties the list (a stopping queue). */

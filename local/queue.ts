@@ -49,6 +49,12 @@ export interface LocalQueueOptions {
   fairShare?: FairShareRule | false;
   /** The MessageGroupId of a message sent without one (e.g. the uploading client of an S3 notification). */
   groupOf?: (body: string) => string | undefined;
+  /**
+   * With the fair share on: while every one of the maxConcurrency slots is busy, one more batch may run if it holds
+   * only quiet groups' messages (default true). On AWS a slot among many frees within a fraction of a second; with
+   * the two or so a machine runs, a quiet client would otherwise wait for a noisy one's whole batch.
+   */
+  quietSlot?: boolean;
   log?: (line: string) => void;
   random?: () => number;
 }
@@ -108,7 +114,7 @@ export class QueueStoppedError extends Error {
   override name = 'QueueStoppedError';
 }
 
-type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'groupOf'>> &
+type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'groupOf' | 'quietSlot'>> &
   Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'groupOf'>;
 
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
@@ -120,6 +126,9 @@ export class LocalQueue {
   private readonly timers = new Set<NodeJS.Timeout>();
   private windowTimer: NodeJS.Timeout | undefined;
   private inFlightBatches = 0;
+  /** Whether the batch beyond maxConcurrency (quiet groups only: the quietSlot option) is running. */
+  private quietBatchRunning = false;
+  private readonly quietSlot: boolean;
   private readonly inFlightMessages = new Set<Message>();
   /** Messages in flight per group (the fair share's measure). */
   private readonly inFlightGroups = new Map<string, number>();
@@ -155,6 +164,7 @@ export class LocalQueue {
       ...options,
     };
     this.ready = new FairReadyList<Message>(this.opts.fairShare);
+    this.quietSlot = this.opts.fairShare !== false && (options.quietSlot ?? true);
     this.paused = options.paused ?? false;
     if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
     if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
@@ -416,7 +426,12 @@ export class LocalQueue {
 
   private pump(): void {
     if (this.stopped || this.paused) return;
-    while (this.inFlightBatches < this.opts.maxConcurrency && this.ready.length > 0) {
+    for (;;) {
+      if (this.ready.length === 0) return;
+      const inFlightOf = (group: string) => this.inFlightGroups.get(group) ?? 0;
+      const regular = this.inFlightBatches < this.opts.maxConcurrency;
+      const quiet = !regular && this.quietSlot && !this.quietBatchRunning && this.ready.hasQuiet(inFlightOf, this.inFlightMessages.size);
+      if (!regular && !quiet) return;
       const oldest = this.ready.oldest() as Message;
       const windowEnds = oldest.availableAt + this.opts.batchWindowMs;
       if (this.ready.length < this.opts.batchSize && Date.now() < windowEnds) {
@@ -428,8 +443,15 @@ export class LocalQueue {
         }
         return;
       }
-      const batch = this.ready.take(this.opts.batchSize, (group) => this.inFlightGroups.get(group) ?? 0, this.inFlightMessages.size);
-      const run = this.invoke(batch).finally(() => this.running.delete(run));
+      const batch = this.ready.take(this.opts.batchSize, inFlightOf, this.inFlightMessages.size, { quietOnly: quiet });
+      if (batch.length === 0) return;
+      if (quiet) this.quietBatchRunning = true;
+      const run = this.invoke(batch)
+        .finally(() => {
+          if (quiet) this.quietBatchRunning = false;
+          this.running.delete(run);
+        })
+        .then(() => this.pump());
       this.running.add(run);
     }
   }

@@ -193,6 +193,8 @@ describe('LocalQueue fair share', () => {
       batchSize: 2,
       batchWindowMs: 0,
       maxConcurrency: 2,
+      // The batches' order alone (the slot beside them has tests of its own).
+      quietSlot: false,
       paused: true,
       log: () => undefined,
       handler: async (event: SQSEvent) => {
@@ -213,6 +215,74 @@ describe('LocalQueue fair share', () => {
 
     // Assert
     expect(delivered).toEqual([['A:a0', 'A:a1'], ['A:a2', 'A:a3'], ['B:b0', 'B:b1'], ['A:a4', 'A:a5'], ['A:a6', 'A:a7']]);
+    await queue.stop();
+  });
+
+  it("runs one more batch of a quiet client's messages while the noisy one holds every slot, and one only", async () => {
+    // Arrange: one slot, held by A's batch until released
+    const delivered: string[][] = [];
+    const releases: (() => void)[] = [];
+    const queue = new LocalQueue({
+      batchSize: 10,
+      batchWindowMs: 0,
+      maxConcurrency: 1,
+      log: () => undefined,
+      handler: async (event: SQSEvent) => {
+        delivered.push(event.Records.map((r) => r.body));
+        await new Promise<void>((resolve) => releases.push(resolve));
+      },
+    });
+    queue.send('a0', { groupId: 'A' });
+    queue.send('a1', { groupId: 'A' });
+    await tick();
+
+    // Act: B arrives while A's batch runs and A still has a message waiting; then C while B's runs
+    queue.send('b0', { groupId: 'B' });
+    await tick();
+    queue.send('c0', { groupId: 'C' });
+    await tick();
+    const whileHeld = delivered.map((batch) => [...batch]);
+    while (!queue.idle) {
+      releases.shift()?.();
+      await tick();
+    }
+
+    // Assert: a0 in the slot, b0 beside it at once, c0 not (the extra slot is taken); once a0's batch is over A holds
+    // nothing in flight, so a1 (older) and c0 share the freed slot
+    expect(whileHeld).toEqual([['a0'], ['b0']]);
+    expect(delivered.slice(2)).toEqual([['a1', 'c0']]);
+    await queue.stop();
+  });
+
+  it('without the quiet slot, a quiet client waits for the noisy one\'s batch to end', async () => {
+    // Arrange
+    const delivered: string[][] = [];
+    const releases: (() => void)[] = [];
+    const queue = new LocalQueue({
+      batchSize: 10,
+      batchWindowMs: 0,
+      maxConcurrency: 1,
+      quietSlot: false,
+      log: () => undefined,
+      handler: async (event: SQSEvent) => {
+        delivered.push(event.Records.map((r) => r.body));
+        await new Promise<void>((resolve) => releases.push(resolve));
+      },
+    });
+    queue.send('a0', { groupId: 'A' });
+    await tick();
+
+    // Act
+    queue.send('b0', { groupId: 'B' });
+    await tick();
+    const whileHeld = delivered.length;
+    while (!queue.idle) {
+      releases.shift()?.();
+      await tick();
+    }
+
+    // Assert
+    expect([whileHeld, delivered]).toEqual([1, [['a0'], ['b0']]]);
     await queue.stop();
   });
 
