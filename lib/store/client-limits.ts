@@ -20,7 +20,12 @@ export interface DailyUsage {
 }
 
 export function clientLimitsRequest(table: string, clientId: string): GetCommandInput {
-  return { TableName: table, Key: clientKey(clientId), ProjectionExpression: 'batch_id, rate_per_s, max_images_day' };
+  return {
+    TableName: table,
+    Key: clientKey(clientId),
+    ProjectionExpression: '#pk, #rate, #images',
+    ExpressionAttributeNames: { '#pk': 'batch_id', '#rate': 'rate_per_s', '#images': 'max_images_day' },
+  };
 }
 
 export interface ClientLimitsStoreOptions {
@@ -61,7 +66,7 @@ export class ClientLimitsReader {
 
   async usage(clientId: string, day: string): Promise<DailyUsage> {
     const out = await this.opts.ddb.send(
-      new GetCommand({ TableName: this.opts.tableName, Key: usageKey(clientId, day), ProjectionExpression: 'accepted, rejected', ConsistentRead: true }),
+      new GetCommand({ TableName: this.opts.tableName, Key: usageKey(clientId, day), ProjectionExpression: '#accepted, #rejected', ExpressionAttributeNames: { '#accepted': 'accepted', '#rejected': 'rejected' }, ConsistentRead: true }),
     );
     const item = (out.Item ?? {}) as { accepted?: number; rejected?: number };
     return { day, accepted: item.accepted ?? 0, rejected: item.rejected ?? 0 };

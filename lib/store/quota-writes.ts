@@ -51,8 +51,9 @@ export function countUploadRequest(table: string, clientId: string, day: string,
   return {
     TableName: table,
     Key: usageKey(clientId, day),
-    UpdateExpression: 'ADD accepted :one SET purge_at = if_not_exists(purge_at, :purge)',
-    ConditionExpression: '(attribute_not_exists(accepted) AND :limit > :zero) OR accepted < :limit',
+    UpdateExpression: 'ADD #accepted :one SET #purgeAt = if_not_exists(#purgeAt, :purge)',
+    ConditionExpression: '(attribute_not_exists(#accepted) AND :limit > :zero) OR #accepted < :limit',
+    ExpressionAttributeNames: { '#accepted': 'accepted', '#purgeAt': 'purge_at' },
     ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':limit': limit, ':purge': nowSeconds(nowMs) + USAGE_KEEP_DAYS * 86400 },
   };
 }
@@ -61,7 +62,8 @@ export function countRefusedRequest(table: string, clientId: string, day: string
   return {
     TableName: table,
     Key: usageKey(clientId, day),
-    UpdateExpression: 'ADD rejected :one SET purge_at = if_not_exists(purge_at, :purge)',
+    UpdateExpression: 'ADD #rejected :one SET #purgeAt = if_not_exists(#purgeAt, :purge)',
+    ExpressionAttributeNames: { '#rejected': 'rejected', '#purgeAt': 'purge_at' },
     ExpressionAttributeValues: { ':one': 1, ':purge': nowSeconds(nowMs) + USAGE_KEEP_DAYS * 86400 },
   };
 }

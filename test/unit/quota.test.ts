@@ -95,7 +95,8 @@ describe('quota requests', () => {
 
     // Assert
     expect(request.Key).toEqual(usageKey('acme', '2026-11-25'));
-    expect(request.ConditionExpression).toBe('(attribute_not_exists(accepted) AND :limit > :zero) OR accepted < :limit');
+    expect(request.ConditionExpression).toBe('(attribute_not_exists(#accepted) AND :limit > :zero) OR #accepted < :limit');
+    expect(request.ExpressionAttributeNames).toEqual({ '#accepted': 'accepted', '#purgeAt': 'purge_at' });
     expect(request.ExpressionAttributeValues).toMatchObject({ ':limit': 0, ':zero': 0, ':one': 1 });
   });
 
