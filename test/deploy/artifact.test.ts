@@ -64,7 +64,15 @@ beforeAll(async () => {
       ContentType: 'image/png',
     }),
   );
-  run = await runArtifactHandler(dir, await delivered, stack.env);
+  // The queues and bus a deployed ingest is given (required at its cold start); nothing here sends to them, and any
+  // SQS call would stay on loopback (a closed port).
+  const awsWiring = {
+    AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:9',
+    INGEST_QUEUE_URL: 'http://127.0.0.1:9/000000000000/icecat-ingest',
+    CALLBACK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/icecat-callbacks',
+    EVENT_BUS_NAME: 'default',
+  };
+  run = await runArtifactHandler(dir, await delivered, { ...stack.env, ...awsWiring });
 }, 300_000);
 
 afterAll(async () => {
