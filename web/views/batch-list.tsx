@@ -78,14 +78,15 @@ export function BatchList({ api }: { api: Api }) {
 
   const refresh = useCallback(async () => {
     try {
-      const { page, listed: all } = await loadBatches(api);
+      // Both before either shows: the usage line appearing above a list already drawn would move the list.
+      const [{ page, listed: all }, today] = await Promise.all([loadBatches(api), loadUsage(api).catch(() => null)]);
       setListed(all);
       // Keep the pages beyond the first that "Show more" loaded; the first page is replaced by fresher counts.
       const old = shown.current ?? [];
       const fresh = new Set(page.items.map((b) => b.batchId));
       setBatches([...page.items, ...old.slice(PAGE).filter((b) => !fresh.has(b.batchId))].filter((b) => !wasErased(b.batchId)));
       if (old.length <= PAGE) setCursor(page.cursor);
-      setUsage(await loadUsage(api));
+      setUsage(today);
       setError(null);
     } catch (err) {
       setError(err);
