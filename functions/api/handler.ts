@@ -32,6 +32,7 @@ const app = createApiHandler({
       store: { ddb, tableName: config.tableName, cursors },
       links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
       limits,
+      catMinConfidence: config.catMinConfidence,
     }),
   },
   authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),

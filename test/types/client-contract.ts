@@ -2,6 +2,7 @@
 // contract, so a field the server renames or retypes breaks the build instead of the CLI or the web page.
 import type * as z from 'zod';
 import type {
+  agreementSchema,
   batchListSchema,
   batchSummarySchema,
   createdBatchSchema,
@@ -15,6 +16,7 @@ import type {
   usageSchema,
 } from '../../lib/api/schemas';
 import type {
+  Agreement,
   ApiErrorBody,
   BatchSummary,
   CreatedBatch,
@@ -41,5 +43,6 @@ export type ServerAnswersFitTheClients = [
   ClientReads<z.output<typeof errorSchema>, ApiErrorBody>,
   ClientReads<z.output<typeof similarGroupsSchema>, SimilarGroups>,
   ClientReads<z.output<typeof usageSchema>, Usage>,
+  ClientReads<z.output<typeof agreementSchema>, Agreement>,
   ClientReads<z.output<typeof reclassifyResultSchema>, Reclassified>,
 ];
