@@ -12,6 +12,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { clients } from '../../lib/aws/clients';
 import type { MessageVisibility, RetryLater } from '../../lib/aws/message-visibility';
 import { loadIngestConfig } from '../../lib/config';
+import { IceCatError } from '../../lib/errors';
 import { boundedBy } from '../../lib/ingest/bounded';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
@@ -29,8 +30,9 @@ export interface IngestWiring extends NotifyWiring {
 export type IngestHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
 /** The message's uploads are deferred: it fails, and comes back once `delaySeconds` have passed. */
-class RetryLaterSignal extends Error {
+class RetryLaterSignal extends IceCatError {
   override name = 'RetryLaterSignal';
+  readonly code = 'retry_later';
   constructor(readonly delaySeconds: number) {
     super(`an image of the message is claimed by another run: back in ${delaySeconds} s`);
   }
