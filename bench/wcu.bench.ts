@@ -303,7 +303,8 @@ export default async function run(): Promise<Record<string, unknown>> {
       // No batch here asks for a callback: nothing is sent to the callbacks queue.
       callbacks: new LocalJobQueue('callbacks', { awaitImmediate: false }),
       visibility: new LocalMessageVisibility(),
-      metrics: new PowertoolsIngestMetrics(),
+      // Quiet, as the stack keeps its own ingest's metrics: the documents go nowhere.
+      metrics: PowertoolsIngestMetrics.listenedBy({ listener: () => undefined, echo: false }),
     });
     handlers.plain ??= plainIngestHandler();
     return (handlers[mode] as BatchHandler)(event, context);

@@ -2,7 +2,8 @@
 // (handler.ts) and the local stack's in-process queues locally. Everything else it reads from its environment once,
 // when built: a missing TABLE_NAME, BUCKET_NAME or CALLBACK_SIGNING_KEY fails there, naming the variable.
 import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
-import { loadApiConfig } from '../../lib/api/config';
+import { IMAGE_URL_WINDOW_SECONDS, loadApiConfig } from '../../lib/api/config';
+import { imageLinkSignerFromEnv } from '../../lib/api/image-links';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
@@ -38,6 +39,8 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         exports: { ddb, tableName: config.tableName, config: loadExportConfig() },
         erasures: wiring.erasures,
         callbacks: { signingKey, allowLoopback: loadNotifyConfig().allowLoopback },
+        // A review answers the image, its links signed as the read function signs them.
+        links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
       }),
     },
     authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),

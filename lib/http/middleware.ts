@@ -126,6 +126,9 @@ const HTTP_ANSWERS: Readonly<Record<string, { status: number; message?: (own: st
   batch_closed: { status: 409 },
   batch_not_done: { status: 409 },
   expected_below_total: { status: 409 },
+  image_failed: { status: 409 },
+  image_not_classified: { status: 409 },
+  review_conflict: { status: 409 },
   file_too_large: { status: 413 },
   throttled: { status: 429, message: () => 'too many requests; retry later' },
 };

@@ -12,7 +12,7 @@ import { registerClient } from '../../lib/auth/register';
 import { BATCH_SK, batchPartition, type ImageItem } from '../../lib/store/schema';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
-import { ensurePackaged, ROOT, runUnzippedHandler, type ArtifactRun } from './packaged';
+import { DEPLOYED_WIRING, ensurePackaged, ROOT, runUnzippedHandler, type ArtifactRun } from './packaged';
 
 type RunResult = ArtifactRun<SQSBatchResponse>;
 
@@ -64,15 +64,7 @@ beforeAll(async () => {
       ContentType: 'image/png',
     }),
   );
-  // The queues and bus a deployed ingest is given (required at its cold start); nothing here sends to them, and any
-  // SQS call would stay on loopback (a closed port).
-  const awsWiring = {
-    AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:9',
-    INGEST_QUEUE_URL: 'http://127.0.0.1:9/000000000000/icecat-ingest',
-    CALLBACK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/icecat-callbacks',
-    EVENT_BUS_NAME: 'default',
-  };
-  run = await runArtifactHandler(dir, await delivered, { ...stack.env, ...awsWiring });
+  run = await runArtifactHandler(dir, await delivered, { ...stack.env, ...DEPLOYED_WIRING });
 }, 300_000);
 
 afterAll(async () => {
