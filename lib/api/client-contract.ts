@@ -21,6 +21,25 @@ export interface BatchCounts {
   cats: number;
 }
 
+/** What a batch cost in DetectLabels calls, and what reuse and duplicates saved (dollars at the server's price). */
+export interface BatchUsage {
+  detectLabelsCalls: number;
+  reused: number;
+  duplicates: number;
+  estimatedCostUsd: number;
+  savedUsd: number;
+}
+
+/** POST /v1/fingerprints:known: which of the fingerprints the client already has answers for. */
+export interface KnownFingerprints {
+  known: string[];
+  /** The server's price per DetectLabels call. */
+  pricePerImageUsd?: number;
+}
+
+/** Most fingerprints one POST /v1/fingerprints:known takes. */
+export const KNOWN_FINGERPRINTS_MAX = 1000;
+
 export interface BatchSummary {
   batchId: string;
   status: BatchStatus;
@@ -28,6 +47,8 @@ export interface BatchSummary {
   closed?: boolean;
   expected: number | null;
   counts: BatchCounts;
+  /** Absent from servers before cost was reported. */
+  usage?: BatchUsage;
   debug: boolean;
   /** The cat threshold of the last :reclassify; null: the deployment's configured one. */
   catMinConfidence?: number | null;

@@ -1,6 +1,7 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
 import { reportedStatus, type Batch, type Image } from '../store/model';
+import { batchUsage, pricePerImageUsd } from '../usage/cost';
 import { NO_LINKS, type ImageLinks } from './image-links';
 import type { BatchSummary, Image as ImageAnswer, LogEntry } from './schemas';
 
@@ -37,13 +38,14 @@ export function presentLogEntry(image: Image): LogEntry {
   };
 }
 
-export function presentBatch(batch: Batch): BatchSummary {
+export function presentBatch(batch: Batch, pricePerImage: number = pricePerImageUsd()): BatchSummary {
   return {
     batchId: batch.batchId,
     status: reportedStatus(batch),
     closed: batch.closed,
     expected: batch.expected ?? null,
     counts: { ...batch.counts },
+    usage: batchUsage(batch.counts, pricePerImage),
     debug: batch.debug,
     catMinConfidence: batch.catMinConfidence ?? null,
     retentionDays: batch.retentionDays,

@@ -24,6 +24,8 @@ import {
   fprintSchema,
   imageListSchema,
   imageSchema,
+  knownFingerprintsBodySchema,
+  knownFingerprintsSchema,
   logListSchema,
   logsQuerySchema,
   noQuerySchema,
@@ -351,6 +353,26 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: imageListSchema,
       errors: [400, 401, 429, 500],
       run: ({ service, clientId, query }) => service.listClientImages(clientId, query),
+    }),
+    route({
+      function: 'api',
+      method: 'POST',
+      path: '/v1/fingerprints:known',
+      operationId: 'knownFingerprints',
+      summary: 'Which of these fingerprints the client already has answers for: what an upload would not pay for',
+      description:
+        "For estimates before an upload (icecat upload --dry-run): each fingerprint is looked up in the caller's own " +
+        'partition of the client-fprint index (access pattern 5b), so another client\'s images never answer. A known ' +
+        'fingerprint is reused by the ingest, not sent to DetectLabels.',
+      accessPatterns: ['5b'],
+      authenticated: true,
+      params: noParams,
+      query: noQuerySchema,
+      body: knownFingerprintsBodySchema,
+      status: 200,
+      response: knownFingerprintsSchema,
+      errors: [400, 401, 413, 429, 500],
+      run: ({ service, clientId, body }) => service.knownFingerprints(clientId, body.fprints),
     }),
     route({
       function: 'api',

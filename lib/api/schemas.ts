@@ -232,6 +232,21 @@ export const batchGetBodySchema = z
   })
   .check(z.meta({ id: 'BatchGetRequest' }));
 
+/** Most fingerprints one POST /v1/fingerprints:known takes. */
+export const KNOWN_FINGERPRINTS_MAX = 1000;
+
+export const knownFingerprintsBodySchema = z
+  .strictObject({
+    fprints: z
+      .array(fprintSchema)
+      .check(
+        z.minLength(1),
+        z.maxLength(KNOWN_FINGERPRINTS_MAX),
+        z.meta({ description: `Fingerprints computed as the ingest computes them (the CLI's --dry-run does), 1-${KNOWN_FINGERPRINTS_MAX}.` }),
+      ),
+  })
+  .check(z.meta({ id: 'KnownFingerprintsRequest' }));
+
 // Responses ----------------------------------------------------------------------------------------------------
 
 const isoTime = z.iso.datetime();
@@ -306,6 +321,18 @@ export const callbackStateSchema = z
   })
   .check(z.meta({ id: 'CallbackDelivery' }));
 
+const dollarsSchema = z.number().check(z.gte(0));
+
+export const usageSchema = z
+  .object({
+    detectLabelsCalls: z.number().check(z.int(), z.meta({ description: 'Images classified by a DetectLabels call of their own: counts.success − counts.reused.' })),
+    reused: z.number().check(z.int(), z.meta({ description: "Images classified from the client's earlier answer for the same pixels: no call." })),
+    duplicates: z.number().check(z.int(), z.meta({ description: 'Uploads of pixels already in the batch: no call.' })),
+    estimatedCostUsd: dollarsSchema.check(z.meta({ description: 'detectLabelsCalls at ICECAT_PRICE_PER_IMAGE_USD (default 0.001, Rekognition\'s first price tier).' })),
+    savedUsd: dollarsSchema.check(z.meta({ description: 'The calls reuse and duplicates avoided, at the same price.' })),
+  })
+  .check(z.meta({ id: 'Usage', description: 'What the batch cost in DetectLabels calls so far, and what reuse and dedupe saved.' }));
+
 export const batchSummarySchema = z
   .object({
     batchId: z.string(),
@@ -327,6 +354,7 @@ export const batchSummarySchema = z
         cats: z.number().check(z.int()),
       })
       .check(z.meta({ description: 'total = pending + success + fail + duplicate, always; reused and cats are parts of success.' })),
+    usage: usageSchema,
     debug: z.boolean(),
     catMinConfidence: z.nullable(z.number()).check(z.meta({ description: 'The cat threshold its images are classified at: the configured one when the batch was made, then that of the last POST …:reclassify (null: a batch made before batches kept it).' })),
     retentionDays: z.number(),
@@ -433,6 +461,18 @@ export const reclassifyResultSchema = z
   })
   .check(z.meta({ id: 'ReclassifyResult' }));
 
+export const knownFingerprintsSchema = z
+  .object({
+    known: z.array(z.string()).check(z.meta({
+      description:
+        "The asked fingerprints the client already has a classification of, within retention, in any of its batches " +
+        '(an upload of them is reused, not sent to DetectLabels), distinct, in the order asked. Only the caller\'s own ' +
+        "images count: another client's is simply unknown.",
+    })),
+    pricePerImageUsd: z.number().check(z.gte(0), z.meta({ description: 'The price of one DetectLabels call this service estimates with (ICECAT_PRICE_PER_IMAGE_USD).' })),
+  })
+  .check(z.meta({ id: 'KnownFingerprints' }));
+
 export const batchGetResultSchema = z
   .object({
     items: z.array(imageSchema),
@@ -464,3 +504,4 @@ export type ClientImagesQuery = z.infer<typeof clientImagesQuerySchema>;
 export type LogsQuery = z.infer<typeof logsQuerySchema>;
 export type SimilarQuery = z.infer<typeof similarQuerySchema>;
 export type SimilarGroups = z.infer<typeof similarGroupsSchema>;
+export type KnownFingerprints = z.infer<typeof knownFingerprintsSchema>;

@@ -1,14 +1,15 @@
 // The API's read operations (docs/design.md §3), free of HTTP: a client id and validated input in, response shapes
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
-import { getBatch, getImage, getImages, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
+import { getBatch, getImage, getImages, knownFingerprints, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
 import type { Image as StoredImage } from '../store/model';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
+import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, KnownFingerprints, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
+import { pricePerImageUsd } from '../usage/cost';
 
 export interface ApiServiceOptions {
   store: StoreContext;
@@ -107,6 +108,11 @@ export class ApiService {
     const { limit, cursor, ...filter } = query;
     const page = await queryClientImages(this.opts.store, clientId, filter, { limit, cursor });
     return { items: await this.presentImages(page.items), ...cursorOf(page) };
+  }
+
+  /** POST /v1/fingerprints:known: which of these pixels the client already has answers for (an upload estimate). */
+  async knownFingerprints(clientId: string, fprints: string[]): Promise<KnownFingerprints> {
+    return { known: await knownFingerprints(this.opts.store, clientId, fprints), pricePerImageUsd: pricePerImageUsd() };
   }
 
   private async presentImages(images: StoredImage[]): Promise<Image[]> {

@@ -8,6 +8,7 @@ import type {
   CreatedBatch,
   DeclaredFile,
   Image,
+  KnownFingerprints,
   LogEntry,
   MoreUploads,
   Page,
@@ -142,6 +143,12 @@ export class ApiClient {
   /** Closing again with the same count answers the summary again. */
   closeBatch(batchId: string, expected?: number): Promise<BatchSummary> {
     return this.json('POST', batchPath(batchId, ':close'), { ...(expected === undefined ? {} : { body: { expected } }), idempotent: true });
+  }
+
+  /** Which of these fingerprints (at most 1,000) the client already has answers for. */
+  knownFingerprints(fprints: string[]): Promise<KnownFingerprints> {
+    // Asking changes nothing: safe to repeat.
+    return this.json('POST', '/v1/fingerprints:known', { body: { fprints }, idempotent: true });
   }
 
   getBatch(batchId: string): Promise<BatchSummary> {

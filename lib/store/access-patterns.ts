@@ -300,3 +300,20 @@ export function reusableResultRequest(tableName: string, clientId: string, fprin
     Limit: REUSE_LOOKUP_LIMIT,
   };
 }
+
+/**
+ * 5b for an estimate: whether the client holds a classified record of these pixels, within retention, in any batch
+ * (what the ingest would reuse). Keys only; a page of REUSE_LOOKUP_LIMIT records, paged on while none matched.
+ */
+export function knownFingerprintRequest(tableName: string, clientId: string, fprint: string, nowS: number): QueryCommandInput {
+  return {
+    TableName: tableName,
+    IndexName: INDEX.clientFprint,
+    KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
+    FilterExpression: '#status = :success AND #expiresAt > :now AND attribute_exists(#labels)',
+    ProjectionExpression: '#partition, #fprint',
+    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels'),
+    ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
+    Limit: REUSE_LOOKUP_LIMIT,
+  };
+}

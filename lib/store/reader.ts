@@ -28,6 +28,7 @@ import {
   clientBatchesRequest,
   clientImagesRequest,
   imageRequest,
+  knownFingerprintRequest,
   type BatchImagesFilter,
   type ClientBatchesFilter,
   type ClientImagesFilter,
@@ -272,4 +273,38 @@ export async function getImages(
     }
   }
   return [...new Set(fprints)].flatMap((f) => found.get(f) ?? []);
+}
+
+/** Index Queries a known-fingerprints lookup runs at once. */
+const KNOWN_PARALLEL = 16;
+/** Pages of one fingerprint's records read before it counts as unknown (each page REUSE_LOOKUP_LIMIT records). */
+const KNOWN_MAX_PAGES = 5;
+
+/**
+ * Which of these fingerprints the client already has classified (within retention, any batch): the ones the ingest
+ * would reuse rather than send to DetectLabels. Only the client's own partition of the client-fprint index is read, so
+ * another client's images are never an answer. Distinct, in the order asked.
+ */
+export async function knownFingerprints(ctx: StoreContext, clientId: string, fprints: readonly string[]): Promise<string[]> {
+  const distinct = [...new Set(fprints)];
+  const nowS = storeNowS(ctx);
+  const known = new Array<boolean>(distinct.length).fill(false);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < distinct.length; i = next++) {
+      let start: Record<string, unknown> | undefined;
+      for (let page = 0; page < KNOWN_MAX_PAGES; page++) {
+        const input = knownFingerprintRequest(ctx.tableName, clientId, distinct[i]!, nowS);
+        const out = await ctx.ddb.send(new QueryCommand({ ...input, ...(start ? { ExclusiveStartKey: start } : {}) }));
+        if ((out.Items ?? []).length > 0) {
+          known[i] = true;
+          break;
+        }
+        start = out.LastEvaluatedKey;
+        if (!start) break;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(KNOWN_PARALLEL, distinct.length) }, worker));
+  return distinct.filter((_, i) => known[i]);
 }

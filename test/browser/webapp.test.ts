@@ -142,6 +142,12 @@ describe('the web app', () => {
     await page.locator('.title-row .chip-done').waitFor({ timeout: 30_000 });
     const summary = await call('GET', `/v1/batches/${batchId}`, owner.key);
     expect(summary.body).toMatchObject({ status: 'done', counts: { total: FILES.length, fail: 1, duplicate: 1 }, debug: true });
+    // What it cost: a call per classified image, the duplicate saved one.
+    const { detectLabelsCalls, savedUsd } = summary.body.usage;
+    await page.locator('.usage', { hasText: `${detectLabelsCalls} DetectLabels calls` }).waitFor();
+    expect(await page.locator('.usage').textContent()).toBe(
+      `Cost: ${detectLabelsCalls} DetectLabels calls, about $${detectLabelsCalls / 1000} · saved $${savedUsd} (0 reused, 1 duplicate)`,
+    );
   }, 180_000);
 
   it('shows the batch as a grid: a card per distinct image, a cat badge per cat, a thumbnail or a placeholder of fixed size', async () => {

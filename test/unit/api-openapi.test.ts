@@ -58,6 +58,7 @@ describe('OpenAPI document', () => {
         'GET /v1/batches/{batchId}/similar',
         'DELETE /v1/batches/{batchId}',
         'GET /v1/images',
+        'POST /v1/fingerprints:known',
         'GET /v1/openapi.json',
         'GET /',
         'GET /app/{asset}',

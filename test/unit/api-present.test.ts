@@ -180,6 +180,7 @@ describe('presentBatch', () => {
       closed: true,
       expected: 2,
       counts: { total: 2, pending: 0, success: 1, fail: 0, duplicate: 1, reused: 0, cats: 1 },
+      usage: { detectLabelsCalls: 1, reused: 0, duplicates: 1, estimatedCostUsd: 0.001, savedUsd: 0.001 },
       debug: true,
       catMinConfidence: null,
       retentionDays: 7,

@@ -6,7 +6,7 @@ import { useCapabilities, useNearViewport, usePoll } from '../hooks';
 import { href } from '../route';
 import { forgetErasedBatch, rememberBatch } from '../session';
 import { BatchActions } from './batch-actions';
-import { BatchProgress, Counts, ErrorNote, FileName, onGridKey, StatusChip } from './common';
+import { BatchProgress, Counts, ErrorNote, FileName, onGridKey, StatusChip, Usage } from './common';
 import { knownGroupCount, NearDuplicates } from './near-duplicates';
 import { Thumb } from './thumb';
 
@@ -292,6 +292,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
         <div class="summary" aria-live="polite">
           <BatchProgress batch={batch} />
           <Counts batch={batch} />
+          <Usage batch={batch} />
           <p class="muted">
             Created {when(batch.createdAt)}
             {batch.doneAt ? ` · done ${when(batch.doneAt)}` : ''}
