@@ -4,11 +4,13 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ExportConfig } from '../export/config';
-import { CONTENT_TYPES, type ExportFormat } from '../export/encode';
-import type { ExportImage } from '../export/rows';
+import { CONTENT_TYPES, FILE_EXTENSIONS, type ExportFormat } from '../export/encode';
+import type { MegaDetectorContext } from '../export/megadetector';
+import type { ExportBox, ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport } from '../export/writer';
-import type { Image } from '../store/model';
+import type { Image, TrimmedLabels } from '../store/model';
+import { DETECTIONS_EXPORT_ATTRIBUTES } from '../store/schema';
 import { batchImagePages } from '../store/export-pages';
 import { HttpAnswer } from './http-answer';
 
@@ -33,15 +35,29 @@ export const exportImageOf = (image: Image): ExportImage => ({
   duplicates: image.duplicates ?? 0,
   duplicateFiles: image.duplicateFiles ?? [],
   error: image.errorCode ? { code: image.errorCode } : null,
+  ...(image.cats ? { cats: image.cats } : {}),
+  ...(image.detection ? { boxes: otherBoxes(image.detection), model: image.detection.model } : {}),
+  ...(typeof image.width === 'number' && typeof image.height === 'number' ? { width: image.width, height: image.height } : {}),
 });
 
-async function* exportImages(deps: ExportDeps, clientId: string, batchId: string): AsyncGenerator<ExportImage[]> {
-  for await (const page of batchImagePages(deps, clientId, batchId)) yield page.map(exportImageOf);
+/** The boxes of the labels other than Cat in a record's trimmed answer. */
+const otherBoxes = (detection: TrimmedLabels): ExportBox[] =>
+  detection.labels.flatMap((l) => (l.name === 'Cat' ? [] : (l.boxes ?? []).map((b) => ({ name: l.name, confidence: b.confidence, box: b.box }))));
+
+async function* exportImages(deps: ExportDeps, clientId: string, batchId: string, format: ExportFormat): AsyncGenerator<ExportImage[]> {
+  const read = format === 'megadetector' ? { attributes: DETECTIONS_EXPORT_ATTRIBUTES } : {};
+  for await (const page of batchImagePages(deps, clientId, batchId, read)) yield page.map(exportImageOf);
 }
 
-/** The export of a batch the caller has checked is the client's. */
-export async function exportBatch(deps: ExportDeps, clientId: string, batchId: string, format: ExportFormat): Promise<HttpAnswer> {
-  const out = await writeExport(exportChunks(exportImages(deps, clientId, batchId), format), {
+/** The export of a batch the caller has checked is the client's; `batch` says its threshold and completion. */
+export async function exportBatch(
+  deps: ExportDeps,
+  clientId: string,
+  batchId: string,
+  format: ExportFormat,
+  batch: MegaDetectorContext = { catMinConfidence: 0 },
+): Promise<HttpAnswer> {
+  const out = await writeExport(exportChunks(exportImages(deps, clientId, batchId, format), format, batch), {
     inlineMaxBytes: deps.config.inlineMaxBytes,
     spill: (body) =>
       storeExport(body, {
@@ -58,7 +74,7 @@ export async function exportBatch(deps: ExportDeps, clientId: string, batchId: s
   if (out.kind === 'stored') return new HttpAnswer(303, { Location: out.stored.url, ...rows });
   return new HttpAnswer(
     200,
-    { 'Content-Type': CONTENT_TYPES[format], 'Content-Disposition': `attachment; filename="${batchId}.${format}"`, ...rows },
+    { 'Content-Type': CONTENT_TYPES[format], 'Content-Disposition': `attachment; filename="${batchId}.${FILE_EXTENSIONS[format]}"`, ...rows },
     out.body,
   );
 }

@@ -404,7 +404,11 @@ export const createdBatchSchema = z
   .check(z.meta({ id: 'CreatedBatch' }));
 
 export const exportQuerySchema = z.strictObject({
-  format: z._default(z.enum(EXPORT_FORMATS), 'csv').check(z.meta({ description: 'csv (RFC 4180, with a header) or jsonl (JSON Lines).' })),
+  format: z._default(z.enum(EXPORT_FORMATS), 'csv').check(z.meta({
+    description:
+      'csv (RFC 4180, with a header), jsonl (JSON Lines), or megadetector: a MegaDetector results file, format 1.6 ' +
+      '(lila.science/megadetector-output-format), as Timelapse and AddaxAI read it.',
+  })),
 });
 
 const MAX_DISTANCE_RULE = `must be a whole number of bits from 0 to ${MAX_DISTANCE_LIMIT}`;

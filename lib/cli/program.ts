@@ -34,7 +34,7 @@ export interface Handlers {
   batches(opts: JsonOption & { status?: string; limit: number }): Promise<number>;
   status(batch: string, opts: JsonOption): Promise<number>;
   images(batch: string, opts: JsonOption & { cats?: boolean; status?: string }): Promise<number>;
-  export(batch: string, opts: JsonOption & { format?: 'csv' | 'jsonl'; output?: string }): Promise<number>;
+  export(batch: string, opts: JsonOption & { format?: 'csv' | 'jsonl' | 'megadetector'; output?: string }): Promise<number>;
   logs(batch: string, opts: JsonOption): Promise<number>;
   close(batch: string, opts: JsonOption): Promise<number>;
   delete(batch: string, opts: JsonOption): Promise<number>;
@@ -122,9 +122,15 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     .addOption(jsonOption)
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.images(batch, cmd.optsWithGlobals())));
 
-  sub('export', 'Download one row per uploaded file, duplicates included (CSV or JSON lines)')
+  sub('export', 'Download one row per uploaded file, duplicates included (CSV, JSON lines, or a MegaDetector results file)')
     .argument('<batch>', 'batch id', batchName)
-    .addOption(new Option('--format <format>', 'csv or jsonl (default csv; jsonl with --json)').choices(['csv', 'jsonl']))
+    .addOption(
+      new Option('--format <format>', 'csv, jsonl, or megadetector (a MegaDetector 1.6 results file for Timelapse or AddaxAI); default csv, jsonl with --json').choices([
+        'csv',
+        'jsonl',
+        'megadetector',
+      ]),
+    )
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .addOption(new Option('--json', 'same as --format jsonl'))
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.export(batch, cmd.optsWithGlobals())));

@@ -18,6 +18,13 @@ export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
 
 export type ExportStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
 
+/** A box the detector drew, as ratios of the image's sides (Rekognition's BoundingBox), confidence 0–100. */
+export interface ExportBox {
+  name: string;
+  confidence: number;
+  box: { left: number; top: number; width: number; height: number };
+}
+
 /** What an export needs of an image record (the domain image, times in epoch ms). */
 export interface ExportImage {
   fprint: string;
@@ -35,6 +42,16 @@ export interface ExportImage {
   /** Set when the record is itself a duplicate upload: the original's file name. */
   duplicateOf?: string | null;
   error: { code: string } | null;
+  /** The Cat boxes (the MegaDetector export's category 1). */
+  cats?: { confidence: number; box: ExportBox['box'] }[];
+  /** The other labels' boxes. */
+  boxes?: ExportBox[];
+  width?: number;
+  height?: number;
+  /** The model that classified it (DetectLabels' LabelModelVersion). */
+  model?: string;
+  /** The capture time as MegaDetector writes it, `YYYY:MM:DD HH:MM:SS`. */
+  captureDatetime?: string;
 }
 
 export interface ExportRow {

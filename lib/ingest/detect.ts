@@ -5,12 +5,13 @@ import {
   InvalidParameterException,
   type DetectLabelsCommandInput,
   type DetectLabelsCommandOutput,
+  type Instance,
   type RekognitionClient,
 } from '@aws-sdk/client-rekognition';
 import sharp from 'sharp';
 import { RejectedUpload } from './errors';
 import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
-import { isCatAt, type CatInstance, type Label, type TrimmedLabels } from '../store/model';
+import { isCatAt, type CatInstance, type Label, type LabelBox, type TrimmedLabels } from '../store/model';
 import { LIMITS } from '../store/schema';
 
 export interface ImageFacts {
@@ -124,11 +125,25 @@ export function interpretLabels(
       confidence: round2(l.Confidence ?? 0),
       parents: (l.Parents ?? []).map((p) => p.Name ?? '').filter(Boolean),
       instances: l.Instances?.length ?? 0,
+      boxes: l.Name === 'Cat' ? [] : boxesOf(l.Instances),
     }))
     .sort((a, b) => b.confidence - a.confidence)
     .slice(0, LIMITS.labels);
   const catLabel = (out.Labels ?? []).find((l) => l.Name === 'Cat');
-  const cats: CatInstance[] = (catLabel?.Instances ?? [])
+  const cats: CatInstance[] = boxesOf(catLabel?.Instances).slice(0, LIMITS.cats);
+  const catConfidence = Math.max(0, catLabel ? round2(catLabel.Confidence ?? 0) : 0, ...cats.map((c) => c.confidence));
+  return {
+    isCat: isCatAt(catConfidence, catMinConfidence),
+    catConfidence,
+    cats,
+    labels: all.map(({ name, confidence }) => ({ name, confidence })),
+    trimmed: { model: out.LabelModelVersion ?? 'unknown', labels: keepOtherBoxes(all) },
+  };
+}
+
+/** A label's instances with a box, most confident first, confidences and box sides rounded. */
+function boxesOf(instances: Instance[] | undefined): LabelBox[] {
+  return (instances ?? [])
     .filter((i) => i.BoundingBox)
     .map((i) => ({
       confidence: round2(i.Confidence ?? 0),
@@ -139,16 +154,22 @@ export function interpretLabels(
         height: round4(i.BoundingBox!.Height ?? 0),
       },
     }))
-    .sort((a, b) => b.confidence - a.confidence)
-    .slice(0, LIMITS.cats);
-  const catConfidence = Math.max(0, catLabel ? round2(catLabel.Confidence ?? 0) : 0, ...cats.map((c) => c.confidence));
-  return {
-    isCat: isCatAt(catConfidence, catMinConfidence),
-    catConfidence,
-    cats,
-    labels: all.map(({ name, confidence }) => ({ name, confidence })),
-    trimmed: { model: out.LabelModelVersion ?? 'unknown', labels: all },
-  };
+    .sort((a, b) => b.confidence - a.confidence);
+}
+
+/** The other labels' boxes, the most confident LIMITS.otherBoxes of the image kept; `boxes` only where one is left. */
+function keepOtherBoxes(labels: (TrimmedLabels['labels'][number] & { boxes: LabelBox[] })[]): TrimmedLabels['labels'] {
+  const kept = labels
+    .flatMap((l) => l.boxes.map((b) => b.confidence))
+    .sort((a, b) => b - a)
+    .slice(0, LIMITS.otherBoxes);
+  const floor = kept.length < LIMITS.otherBoxes ? -Infinity : kept[kept.length - 1]!;
+  let room = LIMITS.otherBoxes;
+  return labels.map(({ boxes, ...label }) => {
+    const keep = boxes.filter((b) => b.confidence >= floor).slice(0, room);
+    room -= keep.length;
+    return keep.length ? { ...label, boxes: keep } : label;
+  });
 }
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;

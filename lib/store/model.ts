@@ -17,10 +17,19 @@ export interface Label {
   confidence: number;
 }
 
-/** Trimmed DetectLabels answer: what a debugger needs, without boxes or raw payload. */
+/** A box DetectLabels drew around one instance of a label, as ratios of the image's sides (Rekognition's BoundingBox). */
+export interface LabelBox {
+  confidence: number;
+  box: { left: number; top: number; width: number; height: number };
+}
+
+/**
+ * Trimmed DetectLabels answer: what a debugger needs and the boxes of the labels other than Cat (the MegaDetector
+ * export's other categories; Cat's are `cats`), without the raw payload.
+ */
 export interface TrimmedLabels {
   model: string;
-  labels: { name: string; confidence: number; parents: string[]; instances: number }[];
+  labels: { name: string; confidence: number; parents: string[]; instances: number; boxes?: LabelBox[] }[];
 }
 
 /** One cat DetectLabels found, with its box as ratios of the image's sides (Rekognition's BoundingBox). */

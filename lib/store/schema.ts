@@ -61,6 +61,8 @@ export const LIMITS = {
   labels: 25,
   /** Cat instances kept per image, most confident first. */
   cats: 10,
+  /** Boxes of the other labels kept per image (in its trimmed answer), most confident first. */
+  otherBoxes: 30,
   errMessageChars: 500,
 } as const;
 
@@ -225,4 +227,7 @@ export const LISTING_ATTRIBUTES = [
  * time is still in received_ts.
  */
 export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts'] as const;
+
+/** What the MegaDetector export reads of each record besides a listing's: the trimmed answer (its boxes) and the size. */
+export const DETECTIONS_EXPORT_ATTRIBUTES = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'rek_resp', 'width', 'height'] as const;
 
