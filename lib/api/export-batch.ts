@@ -44,7 +44,8 @@ export const exportImageOf = (image: Image): ExportImage => ({
 const otherBoxes = (detection: TrimmedLabels): ExportBox[] =>
   detection.labels.flatMap((l) => (l.name === 'Cat' ? [] : (l.boxes ?? []).map((b) => ({ name: l.name, confidence: b.confidence, box: b.box }))));
 
-async function* exportImages(deps: ExportDeps, clientId: string, batchId: string, format: ExportFormat): AsyncGenerator<ExportImage[]> {
+/** A batch's images a page at a time, read as the format needs them (the bench export reads the same way). */
+export async function* exportImages(deps: Pick<ExportDeps, 'ddb' | 'tableName' | 'now'>, clientId: string, batchId: string, format: ExportFormat): AsyncGenerator<ExportImage[]> {
   const read = format === 'megadetector' ? { attributes: DETECTIONS_EXPORT_ATTRIBUTES } : {};
   for await (const page of batchImagePages(deps, clientId, batchId, read)) yield page.map(exportImageOf);
 }
