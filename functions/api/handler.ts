@@ -26,6 +26,7 @@ const app = createApiHandler({
   services: {
     api: new ApiService({
       store: { ddb, tableName: config.tableName, cursors },
+      catMinConfidence: config.catMinConfidence,
       links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
     }),
   },

@@ -2,6 +2,7 @@
 // nothing is known yet.
 import { reportedStatus, type Batch, type Image } from '../store/model';
 import { batchUsage, pricePerImageUsd } from '../usage/cost';
+import type { LabelCount } from '../store/label-counts';
 import { NO_LINKS, type ImageLinks } from './image-links';
 import type { BatchSummary, Image as ImageAnswer, LogEntry } from './schemas';
 
@@ -38,7 +39,11 @@ export function presentLogEntry(image: Image): LogEntry {
   };
 }
 
-export function presentBatch(batch: Batch, pricePerImage: number = pricePerImageUsd()): BatchSummary {
+/**
+ * The summary. `labels`: the batch's top labels, counted from its records (GET of one done batch); null where they were
+ * not counted (lists, writes, a batch still changing).
+ */
+export function presentBatch(batch: Batch, pricePerImage: number = pricePerImageUsd(), labels: LabelCount[] | null = null): BatchSummary {
   return {
     batchId: batch.batchId,
     status: reportedStatus(batch),
@@ -46,6 +51,7 @@ export function presentBatch(batch: Batch, pricePerImage: number = pricePerImage
     expected: batch.expected ?? null,
     counts: { ...batch.counts },
     usage: batchUsage(batch.counts, pricePerImage),
+    labels,
     debug: batch.debug,
     catMinConfidence: batch.catMinConfidence ?? null,
     retentionDays: batch.retentionDays,

@@ -93,6 +93,32 @@ const rangeCheck = z.superRefine((q: { from?: number; to?: number }, ctx) => {
 /** An optional field with its own description. */
 const optional = <T extends z.ZodMiniType>(schema: T, description: string) => z.optional(schema).check(z.meta({ description }));
 
+/** The longest label name a filter takes (Rekognition's are far shorter). */
+export const LABEL_MAX_CHARS = 100;
+
+/** label=Dog&label=Cat (API Gateway joins a repeated parameter with commas) or label=Dog,Cat: the names, trimmed. */
+const labelsSchema = z.pipe(
+  z.string().check(z.meta({ examples: ['Dog', 'Dog,Cat'] })),
+  z.transform((raw: string, ctx) => {
+    const names = raw.split(',').map((n) => n.trim());
+    if (names.some((n) => n.length === 0 || n.length > LABEL_MAX_CHARS)) {
+      ctx.issues.push({ code: 'custom', message: `each label must be 1-${LABEL_MAX_CHARS} characters`, input: raw });
+      return z.NEVER;
+    }
+    return [...new Set(names)];
+  }),
+);
+
+const CONFIDENCE_RULE = 'must be a number from 0 to 100';
+
+/** A confidence as a query parameter: 0–100, digits and an optional fraction only. */
+const confidenceSchema = z
+  .pipe(
+    z.string().check(z.regex(/^\d{1,3}(\.\d{1,4})?$/, CONFIDENCE_RULE), z.meta({ examples: ['80'] })),
+    z.transform(Number),
+  )
+  .check(z.refine((n: number) => n >= 0 && n <= 100, CONFIDENCE_RULE));
+
 /** cat=true|false as a query parameter. */
 const catFilterSchema = z.pipe(
   z.enum(['true', 'false']),
@@ -110,10 +136,24 @@ export const batchImagesQuerySchema = z
     ),
     from: optional(timeSchema, 'Uploaded at or after this time.'),
     to: optional(timeSchema, 'Uploaded at or before this time.'),
+    label: optional(
+      labelsSchema,
+      `Only images with this label (case-insensitive), at or above minConfidence. Repeat it (label=Dog&label=Cat) or ` +
+        `separate names with commas for any of them; each name at most ${LABEL_MAX_CHARS} characters.`,
+    ),
+    minConfidence: optional(
+      confidenceSchema,
+      'With label: the least confidence, 0–100 (default: any stored label, i.e. REKOGNITION_MIN_CONFIDENCE and up).',
+    ),
     limit: limitSchema,
     cursor: z.optional(cursorSchema),
   })
-  .check(rangeCheck);
+  .check(
+    rangeCheck,
+    z.superRefine((q: { label?: string[]; minConfidence?: number }, ctx) => {
+      if (q.minConfidence !== undefined && q.label === undefined) ctx.addIssue({ code: 'custom', path: ['minConfidence'], message: 'needs `label`' });
+    }),
+  );
 
 export const clientImagesQuerySchema = z
   .strictObject({
@@ -355,6 +395,14 @@ export const batchSummarySchema = z
       })
       .check(z.meta({ description: 'total = pending + success + fail + duplicate, always; reused and cats are parts of success.' })),
     usage: usageSchema,
+    labels: z
+      .nullable(z.array(z.object({ name: z.string(), images: z.number().check(z.int()) })))
+      .check(z.meta({
+        description:
+          "GET of one done batch: its 20 most frequent labels, most images first, with how many distinct images carry each " +
+          "at the batch's cat threshold (catMinConfidence; :reclassify moves it), counted from its records. null while the " +
+          'batch is not done, and in lists and write answers.',
+      })),
     debug: z.boolean(),
     catMinConfidence: z.nullable(z.number()).check(z.meta({ description: 'The cat threshold its images are classified at: the configured one when the batch was made, then that of the last POST …:reclassify (null: a batch made before batches kept it).' })),
     retentionDays: z.number(),

@@ -2,7 +2,8 @@
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
 import { getBatch, getImage, getImages, knownFingerprints, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
-import type { Image as StoredImage } from '../store/model';
+import { reportedStatus, type Batch as StoredBatch, type Image as StoredImage } from '../store/model';
+import { batchLabelCounts, type LabelCount } from '../store/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
@@ -15,6 +16,8 @@ export interface ApiServiceOptions {
   store: StoreContext;
   /** Signs images' thumbnailUrl and imageUrl; without it both are null. */
   links?: ImageLinkSigner;
+  /** The configured cat threshold: a batch's labels are counted at its own, else at this (default 80). */
+  catMinConfidence?: number;
 }
 
 /**
@@ -41,7 +44,14 @@ export class ApiService {
   async getBatch(clientId: string, batchId: string): Promise<BatchSummary> {
     const batch = await getBatch(this.opts.store, clientId, batchId);
     if (!batch) throw new BatchNotFoundError(batchId);
-    return presentBatch(batch);
+    return presentBatch(batch, pricePerImageUsd(), await this.labelsOf(batch));
+  }
+
+  /** A done batch's top labels (a projected read of its partition); null while it still changes. */
+  private async labelsOf(batch: StoredBatch): Promise<LabelCount[] | null> {
+    if (reportedStatus(batch) !== 'done') return null;
+    const threshold = batch.catMinConfidence ?? this.opts.catMinConfidence ?? 80;
+    return batchLabelCounts(this.opts.store, batch.clientId, batch.batchId, threshold);
   }
 
   /**
@@ -49,12 +59,12 @@ export class ApiService {
    * time: a batch marked for erasure by another function must answer 404 at once, which no container cache can know.
    */
   private async requireBatch(clientId: string, batchId: string): Promise<void> {
-    await this.getBatch(clientId, batchId);
+    if (!(await getBatch(this.opts.store, clientId, batchId))) throw new BatchNotFoundError(batchId);
   }
 
   async listBatches(clientId: string, query: ClientBatchesQuery): Promise<List<BatchSummary>> {
     const { limit, cursor, ...filter } = query;
-    return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), presentBatch);
+    return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), (batch) => presentBatch(batch));
   }
 
   async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<Image>> {

@@ -17,7 +17,7 @@ export function completionFromEnv(log = logJson): (batch: Batch) => Promise<void
   return completionNotifier({
     callbacks: callbackQueueFromEnv(),
     ...(busName ? { events: { client: createEventBridgeClient(), busName } } : {}),
-    present: presentBatch,
+    present: (batch) => presentBatch(batch),
     log,
   });
 }

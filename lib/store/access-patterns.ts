@@ -101,6 +101,21 @@ export interface BatchImagesFilter extends TimeRange {
   cat?: boolean;
   /** The name the image was uploaded as, or that of one of its duplicates (the first LIMITS.dupFiles kept). */
   fileName?: string;
+  /** Any of these labels (case-insensitive) at or above minConfidence: matched on each page read (labelMatcher). */
+  label?: string[];
+  /** 0–100; with `label` (default: any stored confidence). */
+  minConfidence?: number;
+}
+
+/**
+ * Whether a stored image has any of the labels at or above the confidence. Labels live in a list of maps, which no
+ * filter expression can compare case-insensitively, so the listing's pages are matched as they are read.
+ */
+export function labelMatcher(f: Pick<BatchImagesFilter, 'label' | 'minConfidence'>): ((item: { labels?: { name: string; confidence: number }[] }) => boolean) | undefined {
+  if (!f.label?.length) return undefined;
+  const names = new Set(f.label.map((l) => l.toLowerCase()));
+  const min = f.minConfidence ?? 0;
+  return (item) => (item.labels ?? []).some((l) => names.has(l.name.toLowerCase()) && l.confidence >= min);
 }
 
 /** The filters of a batch listing that no key condition serves: cat and fileName, on any of its patterns. */

@@ -29,6 +29,7 @@ import {
   clientImagesRequest,
   imageRequest,
   knownFingerprintRequest,
+  labelMatcher,
   type BatchImagesFilter,
   type ClientBatchesFilter,
   type ClientImagesFilter,
@@ -145,8 +146,11 @@ async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, li
 const images = (page: Page<ImageItem>): Page<Image> => ({ ...page, items: page.items.map(toImage) });
 
 /** 1, 2 or 7 as the filter asks. */
-export const queryBatchImages = async (ctx: StoreContext, clientId: string, batchId: string, filter: BatchImagesFilter, page: PageRequest) =>
-  images(await runQuery(ctx, batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter }), page));
+export async function queryBatchImages(ctx: StoreContext, clientId: string, batchId: string, filter: BatchImagesFilter, page: PageRequest): Promise<Page<Image>> {
+  const plan = batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter });
+  const matches = labelMatcher(filter);
+  return images(await runQuery<ImageItem>(ctx, plan, page, matches && (async (items) => items.filter(matches))));
+}
 
 /**
  * A batch's images as GET /v1/batches/{id}/images lists them, or undefined when the batch is missing, expired or being

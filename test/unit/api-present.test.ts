@@ -181,6 +181,7 @@ describe('presentBatch', () => {
       expected: 2,
       counts: { total: 2, pending: 0, success: 1, fail: 0, duplicate: 1, reused: 0, cats: 1 },
       usage: { detectLabelsCalls: 1, reused: 0, duplicates: 1, estimatedCostUsd: 0.001, savedUsd: 0.001 },
+      labels: null,
       debug: true,
       catMinConfidence: null,
       retentionDays: 7,
