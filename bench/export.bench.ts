@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { encodeDetections } from '../lib/store/detections';
 import { batchPartition, statusTs, type ImageItem } from '../lib/store/schema';
 import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';
 import { headline as figure, median, pick, round, sized, type Headline } from './stats';
@@ -18,8 +19,8 @@ const FORMATS = ['csv', 'megadetector'] as const;
 const CLIENT = 'bench';
 const LABELS = ['Cat', 'Pet', 'Animal', 'Mammal', 'Dog', 'Person', 'Indoors', 'Furniture', 'Plant', 'Couch'];
 
-/** A classified camera-trap-like record of ~1.5 KB: labels, a trimmed answer with boxes, a cat box on a third. */
-function item(batchId: string, i: number, now: number): ImageItem {
+/** A classified camera-trap-like record of ~1.5 KB: labels, a trimmed answer, two other boxes, a cat box on a third. */
+export function item(batchId: string, i: number, now: number): ImageItem {
   const fprint = i.toString(16).padStart(32, '0');
   const fail = i % 50 === 49;
   const box = { left: 0.1 + (i % 7) / 20, top: 0.2, width: 0.3, height: 0.25 };
@@ -48,9 +49,10 @@ function item(batchId: string, i: number, now: number): ImageItem {
               confidence: 99 - k * 7,
               parents: k < 4 ? ['Animal', 'Mammal'] : ['Indoors'],
               instances: k === 4 || k === 5 ? 1 : 0,
-              ...(k === 4 || k === 5 ? { boxes: [{ confidence: 99 - k * 7, box }] } : {}),
             })),
           },
+          // A dog and a person boxed, as the ingest keeps them (lib/store/detections.ts).
+          rek_dets: encodeDetections({ model: '3.0', boxes: [4, 5].map((k) => ({ name: LABELS[k]!, confidence: 99 - k * 7, box })) }),
           width: 4000,
           height: 3000,
           ...(i % 10 === 0 ? { dup_count: 1, dup_files: [`copies/IMG_${String(i).padStart(6, '0')}.JPG`] } : {}),
@@ -58,7 +60,7 @@ function item(batchId: string, i: number, now: number): ImageItem {
   } as ImageItem;
 }
 
-async function seed(ddb: DynamoDBDocumentClient, table: string, batchId: string, count: number): Promise<void> {
+export async function seed(ddb: DynamoDBDocumentClient, table: string, batchId: string, count: number): Promise<void> {
   const now = Date.now();
   for (let i = 0; i < count; i += 25) {
     let requests: Record<string, unknown>[] = Array.from({ length: Math.min(25, count - i) }, (_, k) => ({ PutRequest: { Item: item(batchId, i + k, now) } }));

@@ -6,10 +6,10 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ExportConfig } from '../export/config';
 import { CONTENT_TYPES, FILE_EXTENSIONS, type ExportFormat } from '../export/encode';
 import type { MegaDetectorContext } from '../export/megadetector';
-import type { ExportBox, ExportImage } from '../export/rows';
+import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport } from '../export/writer';
-import type { Image, TrimmedLabels } from '../store/model';
+import type { Image } from '../store/model';
 import { DETECTIONS_EXPORT_ATTRIBUTES } from '../store/schema';
 import { batchImagePages } from '../store/export-pages';
 import { HttpAnswer } from './http-answer';
@@ -36,13 +36,9 @@ export const exportImageOf = (image: Image): ExportImage => ({
   duplicateFiles: image.duplicateFiles ?? [],
   error: image.errorCode ? { code: image.errorCode } : null,
   ...(image.cats ? { cats: image.cats } : {}),
-  ...(image.detection ? { boxes: otherBoxes(image.detection), model: image.detection.model } : {}),
+  ...(image.detections ? { boxes: image.detections.boxes, model: image.detections.model } : {}),
   ...(typeof image.width === 'number' && typeof image.height === 'number' ? { width: image.width, height: image.height } : {}),
 });
-
-/** The boxes of the labels other than Cat in a record's trimmed answer. */
-const otherBoxes = (detection: TrimmedLabels): ExportBox[] =>
-  detection.labels.flatMap((l) => (l.name === 'Cat' ? [] : (l.boxes ?? []).map((b) => ({ name: l.name, confidence: b.confidence, box: b.box }))));
 
 /** A batch's images a page at a time, read as the format needs them (the bench export reads the same way). */
 export async function* exportImages(deps: Pick<ExportDeps, 'ddb' | 'tableName' | 'now'>, clientId: string, batchId: string, format: ExportFormat): AsyncGenerator<ExportImage[]> {

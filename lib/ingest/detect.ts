@@ -11,7 +11,7 @@ import {
 import sharp from 'sharp';
 import { RejectedUpload } from './errors';
 import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
-import { isCatAt, type CatInstance, type Label, type LabelBox, type TrimmedLabels } from '../store/model';
+import { isCatAt, type CatInstance, type Detections, type Label, type TrimmedLabels } from '../store/model';
 import { LIMITS } from '../store/schema';
 
 export interface ImageFacts {
@@ -57,6 +57,8 @@ export async function toRekognitionJpeg(image: Buffer, maxInputPixels: number): 
 }
 
 export interface Detection {
+  /** The model and the boxes of the labels other than Cat (the most confident LIMITS.otherBoxes). */
+  detections: Detections;
   isCat: boolean;
   /** The best Cat confidence, label or instance; 0 when no Cat was found. */
   catConfidence: number;
@@ -125,24 +127,29 @@ export function interpretLabels(
       confidence: round2(l.Confidence ?? 0),
       parents: (l.Parents ?? []).map((p) => p.Name ?? '').filter(Boolean),
       instances: l.Instances?.length ?? 0,
-      boxes: l.Name === 'Cat' ? [] : boxesOf(l.Instances),
     }))
     .sort((a, b) => b.confidence - a.confidence)
     .slice(0, LIMITS.labels);
   const catLabel = (out.Labels ?? []).find((l) => l.Name === 'Cat');
   const cats: CatInstance[] = boxesOf(catLabel?.Instances).slice(0, LIMITS.cats);
+  const boxes = (out.Labels ?? [])
+    .filter((l) => l.Name && l.Name !== 'Cat')
+    .flatMap((l) => boxesOf(l.Instances).map((b) => ({ name: l.Name!, ...b })))
+    .sort((a, b) => b.confidence - a.confidence)
+    .slice(0, LIMITS.otherBoxes);
   const catConfidence = Math.max(0, catLabel ? round2(catLabel.Confidence ?? 0) : 0, ...cats.map((c) => c.confidence));
   return {
     isCat: isCatAt(catConfidence, catMinConfidence),
     catConfidence,
     cats,
     labels: all.map(({ name, confidence }) => ({ name, confidence })),
-    trimmed: { model: out.LabelModelVersion ?? 'unknown', labels: keepOtherBoxes(all) },
+    trimmed: { model: out.LabelModelVersion ?? 'unknown', labels: all },
+    detections: { model: out.LabelModelVersion ?? 'unknown', boxes },
   };
 }
 
 /** A label's instances with a box, most confident first, confidences and box sides rounded. */
-function boxesOf(instances: Instance[] | undefined): LabelBox[] {
+function boxesOf(instances: Instance[] | undefined): CatInstance[] {
   return (instances ?? [])
     .filter((i) => i.BoundingBox)
     .map((i) => ({
@@ -155,21 +162,6 @@ function boxesOf(instances: Instance[] | undefined): LabelBox[] {
       },
     }))
     .sort((a, b) => b.confidence - a.confidence);
-}
-
-/** The other labels' boxes, the most confident LIMITS.otherBoxes of the image kept; `boxes` only where one is left. */
-function keepOtherBoxes(labels: (TrimmedLabels['labels'][number] & { boxes: LabelBox[] })[]): TrimmedLabels['labels'] {
-  const kept = labels
-    .flatMap((l) => l.boxes.map((b) => b.confidence))
-    .sort((a, b) => b - a)
-    .slice(0, LIMITS.otherBoxes);
-  const floor = kept.length < LIMITS.otherBoxes ? -Infinity : kept[kept.length - 1]!;
-  let room = LIMITS.otherBoxes;
-  return labels.map(({ boxes, ...label }) => {
-    const keep = boxes.filter((b) => b.confidence >= floor).slice(0, room);
-    room -= keep.length;
-    return keep.length ? { ...label, boxes: keep } : label;
-  });
 }
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;

@@ -414,8 +414,8 @@ async function detectInClaim(
     );
     upload.log.add(`DetectLabels by ${detection.sentAs}: ${detection.labels.slice(0, 5).map((l) => `${l.name} ${l.confidence}`).join(', ')}`);
     upload.log.add(detection.isCat ? 'a cat' : 'not a cat');
-    const { isCat, catConfidence, cats, labels, trimmed } = detection;
-    return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed };
+    const { isCat, catConfidence, cats, labels, trimmed, detections } = detection;
+    return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed, detections };
   } catch (err) {
     if (err instanceof RejectedUpload) throw new RejectedUpload(err.code, err.message, { cause: err, claim: held });
     await deps.store.release(held.claim);

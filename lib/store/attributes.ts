@@ -1,6 +1,7 @@
 // The one table from domain names (lib/store/model.ts) to stored attribute names, read both ways: items become
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
+import { decodeDetections, encodeDetections } from './detections';
 import type { Batch, Counts, Image } from './model';
 import { BATCH_SK, EXPIRY_DUE, batchPartition, purgeAt, splitPartition, type BatchItem, type ImageItem } from './schema';
 
@@ -20,6 +21,8 @@ export const IMAGE_ATTRIBUTES = {
   reused: 'reused',
   labels: 'labels',
   detection: 'rek_resp',
+  // A compact string (detections.ts): encoded and decoded here, not copied as it is.
+  detections: 'rek_dets',
   logs: 'logs',
   loggedAt: 'log_ts',
   phash: 'phash',
@@ -118,6 +121,9 @@ export function toImage(item: Partial<ImageItem>): Image {
   out.batchId = batchId;
   out.uploadedAt = item.upload_ts ?? item.received_ts;
   if (item.dup_files !== undefined) out.duplicateFiles = [...item.dup_files].sort();
+  const detections = decodeDetections(stored.rek_dets);
+  if (detections) out.detections = detections;
+  else delete out.detections;
   return out as unknown as Image;
 }
 
@@ -129,6 +135,7 @@ export function toImageItem(image: Image): ImageItem {
     if (value !== undefined && name !== 'partition') out[attribute] = value;
   }
   if (typeof image.expiresAt === 'number') out.purge_at = purgeAt(image.expiresAt);
+  if (image.detections) out.rek_dets = encodeDetections(image.detections);
   return out as unknown as ImageItem;
 }
 

@@ -17,19 +17,23 @@ export interface Label {
   confidence: number;
 }
 
-/** A box DetectLabels drew around one instance of a label, as ratios of the image's sides (Rekognition's BoundingBox). */
-export interface LabelBox {
+/** Trimmed DetectLabels answer: what a debugger needs, without boxes or raw payload. */
+export interface TrimmedLabels {
+  model: string;
+  labels: { name: string; confidence: number; parents: string[]; instances: number }[];
+}
+
+/** A box DetectLabels drew around one instance of a label other than Cat, as ratios of the image's sides. */
+export interface NamedBox {
+  name: string;
   confidence: number;
   box: { left: number; top: number; width: number; height: number };
 }
 
-/**
- * Trimmed DetectLabels answer: what a debugger needs and the boxes of the labels other than Cat (the MegaDetector
- * export's other categories; Cat's are `cats`), without the raw payload.
- */
-export interface TrimmedLabels {
+/** The model that classified an image and the boxes it drew of the labels other than Cat (the MegaDetector export's). */
+export interface Detections {
   model: string;
-  labels: { name: string; confidence: number; parents: string[]; instances: number; boxes?: LabelBox[] }[];
+  boxes: NamedBox[];
 }
 
 /** One cat DetectLabels found, with its box as ratios of the image's sides (Rekognition's BoundingBox). */
@@ -69,6 +73,8 @@ export interface Image {
   reused?: boolean;
   labels?: Label[];
   detection?: TrimmedLabels;
+  /** Set by a DetectLabels call of its own (not on a reused result). */
+  detections?: Detections;
   logs?: string[];
   /** Epoch ms; set only when the record holds logs. */
   loggedAt?: number;

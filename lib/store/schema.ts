@@ -61,7 +61,7 @@ export const LIMITS = {
   labels: 25,
   /** Cat instances kept per image, most confident first. */
   cats: 10,
-  /** Boxes of the other labels kept per image (in its trimmed answer), most confident first. */
+  /** Boxes of the labels other than Cat kept per image (rek_dets), most confident first. */
   otherBoxes: 30,
   errMessageChars: 500,
 } as const;
@@ -93,6 +93,8 @@ export interface ImageItem {
   reused?: boolean;
   labels?: Label[];
   rek_resp?: TrimmedLabels;
+  /** detections.ts: the other labels' boxes and the model, one compact string. */
+  rek_dets?: string;
   /** Written only for cats: the sparse client-cats index. Equals upload_ts. */
   cat_ts?: number;
   /** Written only in debug mode: the sparse batch-logs index. */
@@ -228,6 +230,6 @@ export const LISTING_ATTRIBUTES = [
  */
 export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts'] as const;
 
-/** What the MegaDetector export reads of each record besides a listing's: the trimmed answer (its boxes) and the size. */
-export const DETECTIONS_EXPORT_ATTRIBUTES = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'rek_resp', 'width', 'height'] as const;
+/** What the MegaDetector export reads of each record besides a listing's: the other labels' boxes and the size. */
+export const DETECTIONS_EXPORT_ATTRIBUTES = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'rek_dets', 'width', 'height'] as const;
 

@@ -2,7 +2,8 @@
 // them. Expressions name attributes by their domain names through lib/store/attributes.ts (`#fileName`).
 import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, toBatchItem, toImageItem, uploadNames, type BatchAttribute, type ImageAttribute } from './attributes';
-import { ZERO_COUNTS, type Batch, type CatInstance, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
+import { ZERO_COUNTS, type Batch, type CatInstance, type Counts, type Image, type ImageError, type Label, type TrimmedLabels, type Detections } from './model';
+import { encodeDetections } from './detections';
 import {
   BATCH_SK,
   CALLBACK_DUE,
@@ -405,6 +406,8 @@ export type ImageResult =
       cats: CatInstance[];
       labels: Label[];
       detection?: TrimmedLabels;
+      /** The model and the other labels' boxes (a DetectLabels call's own, not a reused result's). */
+      detections?: Detections;
       /** Epoch ms of the classification a reused result was copied from. */
       reusedFrom?: number;
     }
@@ -439,6 +442,11 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
       set.push('#detection = :detection');
       names.push('detection');
       values[':detection'] = f.result.detection;
+    }
+    if (f.result.detections) {
+      set.push('#detections = :detections');
+      names.push('detections');
+      values[':detections'] = encodeDetections(f.result.detections);
     }
     if (f.result.reusedFrom !== undefined) {
       set.push('#reused = :reused');

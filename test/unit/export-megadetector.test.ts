@@ -3,6 +3,7 @@ import type { ExportImage } from '../../lib/export/rows';
 import { exportChunks } from '../../lib/export/writer';
 import { interpretLabels } from '../../lib/ingest/detect';
 import { LIMITS } from '../../lib/store/schema';
+import { toImage, toImageItem } from '../../lib/store/attributes';
 import { megadetectorProblems } from '../helpers/megadetector-rules';
 
 const T = Date.UTC(2024, 5, 1, 6, 30, 5);
@@ -164,7 +165,7 @@ describe('the MegaDetector results file', () => {
 describe('the ingest keeps the boxes of the labels other than Cat', () => {
   const instance = (confidence: number) => ({ Confidence: confidence, BoundingBox: { Left: 0.1, Top: 0.2, Width: 0.3, Height: 0.4 } });
 
-  it('in its trimmed answer, most confident first; Cat\'s stay in cats', () => {
+  it("with the model, most confident first; Cat's stay in cats", () => {
     const out = interpretLabels(
       {
         LabelModelVersion: '3.0',
@@ -178,17 +179,29 @@ describe('the ingest keeps the boxes of the labels other than Cat', () => {
     );
 
     expect(out.cats).toHaveLength(1);
-    expect(out.trimmed.labels.find((l) => l.name === 'Dog')?.boxes?.map((b) => b.confidence)).toEqual([85, 60]);
-    expect(out.trimmed.labels.find((l) => l.name === 'Cat')?.boxes).toBeUndefined();
-    expect(out.trimmed.labels.find((l) => l.name === 'Animal')?.boxes).toBeUndefined();
+    expect(out.detections).toEqual({
+      model: '3.0',
+      boxes: [85, 60].map((confidence) => ({ name: 'Dog', confidence, box: { left: 0.1, top: 0.2, width: 0.3, height: 0.4 } })),
+    });
   });
 
   it(`keeps at most ${LIMITS.otherBoxes} of them, the most confident`, () => {
     const many = Array.from({ length: 40 }, (_, i) => instance(40 + i));
     const out = interpretLabels({ Labels: [{ Name: 'Person', Confidence: 79, Instances: many }] }, 80);
 
-    const kept = out.trimmed.labels[0]?.boxes ?? [];
+    const kept = out.detections.boxes;
     expect(kept).toHaveLength(LIMITS.otherBoxes);
     expect(Math.min(...kept.map((b) => b.confidence))).toBe(40 + 40 - LIMITS.otherBoxes);
+  });
+
+  it('stores them as one compact string and reads them back', () => {
+    const image = { clientId: 'c', batchId: 'b', fprint: 'f', status: 'success' as const, expiresAt: 1 };
+    const detections = { model: 'm', boxes: [{ name: 'Dog', confidence: 85.5, box: { left: 0.1, top: 0.2, width: 0.3, height: 0.4 } }] };
+
+    const item = toImageItem({ ...image, detections }) as unknown as Record<string, unknown>;
+
+    expect(typeof item.rek_dets).toBe('string');
+    expect(toImage(item).detections).toEqual(detections);
+    expect(toImage({ ...item, rek_dets: 'garbage' }).detections).toBeUndefined();
   });
 });
