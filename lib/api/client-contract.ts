@@ -49,6 +49,8 @@ export interface BatchSummary {
   counts: BatchCounts;
   /** Absent from servers before cost was reported. */
   usage?: BatchUsage;
+  /** A done batch's top labels with how many distinct images carry each at its threshold; null where not counted. */
+  labels?: { name: string; images: number }[] | null;
   debug: boolean;
   /** The cat threshold of the last :reclassify; null: the deployment's configured one. */
   catMinConfidence?: number | null;

@@ -241,6 +241,26 @@ describe('the web app', () => {
     expect(all).toHaveLength(DISTINCT);
   });
 
+  it("offers the done batch's labels as filters: a label's grid is the API's listing of it at the batch's threshold", async () => {
+    const summary = (await call('GET', `/v1/batches/${batchId}`, owner.key)).body;
+    const top = summary.labels[0] as { name: string; images: number };
+    const chip = page.getByRole('navigation', { name: 'Filter by label' }).getByRole('link', { name: new RegExp(`^${top.name} \\(`) });
+
+    await chip.click();
+    await page.locator(`.grid[aria-label="${top.name} images"][aria-busy="false"]`).waitFor();
+    const shown = await page.locator('a.card').evaluateAll((links) => links.map((a) => (a as HTMLElement).dataset.fprint));
+    await expectFits('filter-label');
+    await desktopScreenshot('filter-label');
+    const query = new URLSearchParams({ label: top.name, minConfidence: String(summary.catMinConfidence), limit: '100' });
+    const listed = await call('GET', `/v1/batches/${batchId}/images?${query}`, owner.key);
+
+    expect(summary.labels.length).toBeGreaterThan(0);
+    expect(await chip.getAttribute('aria-current')).toBe('page');
+    expect(shown.sort()).toEqual(listed.body.items.map((i: Image) => i.fprint).sort());
+    expect(shown).toHaveLength(top.images);
+    await page.getByRole('link', { name: 'All', exact: true }).click();
+  });
+
   it('moves between the cards with the arrow keys', async () => {
     await page.locator('a.card').first().focus();
     await page.keyboard.press('ArrowRight');

@@ -28,6 +28,17 @@ export const FILTERS: Record<string, Filter> = {
   duplicates: { label: 'Duplicates', query: {}, keep: (i) => i.duplicates > 0 },
 };
 
+/** A label filter's name in the route: `label:<threshold>:<label>`, the threshold the batch's label counts use. */
+export const labelFilterName = (label: string, minConfidence: number | null | undefined): string => `label:${minConfidence ?? 0}:${label}`;
+
+/** The filter a route names: one of FILTERS, or a label at a threshold (`label:80:Dog`); undefined for any other name. */
+export function filterOf(name: string): Filter | undefined {
+  if (FILTERS[name]) return FILTERS[name];
+  const m = /^label:(\d{1,3}(?:\.\d+)?):(.{1,100})$/.exec(name);
+  if (!m) return undefined;
+  return { label: m[2]!, query: { label: m[2]!, minConfidence: m[1]! } };
+}
+
 /** The view of near-duplicate groups, beside the filters (`?filter=near-duplicates`). */
 export const NEAR = 'near-duplicates';
 
@@ -55,7 +66,7 @@ async function fetchPage(api: Api, batchId: string, filter: Filter, cursor?: str
 
 /** A batch's images page by page, under one filter: the first screenful at once, the rest as the reader scrolls. */
 function useImages(api: Api, batchId: string, filterName: string, generation: number) {
-  const filter = FILTERS[filterName] ?? FILTERS.all!;
+  const filter = filterOf(filterName) ?? FILTERS.all!;
   const [images, setImages] = useState<Image[]>([]);
   // Done for one view only: a render of a new filter never shows the previous one's "all loaded".
   const view = `${batchId}/${filterName}/${generation}`;
@@ -195,7 +206,7 @@ function ImageGrid({ api, batchId, filterName, generation, shownCount }: { api: 
   return (
     <>
       <ErrorNote error={error} />
-      <ul class="grid" aria-label={`${FILTERS[filterName]!.label} images`} aria-busy={!done} onKeyDown={onGridKey}>
+      <ul class="grid" aria-label={`${(filterOf(filterName) ?? FILTERS.all!).label} images`} aria-busy={!done} onKeyDown={onGridKey}>
         {images.map((image, i) => (
           <Card key={image.fprint} image={image} batchId={batchId} index={i} />
         ))}
@@ -221,7 +232,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
   const caps = useCapabilities();
   const servesSimilar = caps?.serves('GET', `${batchPath(batchId)}/similar`) ?? false;
   const near = filter === NEAR;
-  const filterName = near || FILTERS[filter] ? filter : 'all';
+  const filterName = near || filterOf(filter) ? filter : 'all';
   lastView.set(batchId, filterName);
   const seen = useRef<string | null>(null);
   const [stale, setStale] = useState(false);
@@ -339,6 +350,23 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
           </a>
         )}
       </nav>
+      {batch?.labels && batch.labels.length > 0 && (
+        <nav class="filters label-filters" aria-label="Filter by label">
+          <span class="muted">Labels:</span>
+          {batch.labels.map((l) => {
+            const name = labelFilterName(l.name, batch.catMinConfidence);
+            return (
+              <a key={l.name} href={href.batch(batchId, name)} class="filter" aria-current={name === filterName ? 'page' : undefined}>
+                {l.name}
+                <span class="visually-hidden"> ({plural(l.images, 'image')})</span>
+                <span class="tab-count" aria-hidden="true">
+                  {l.images}
+                </span>
+              </a>
+            );
+          })}
+        </nav>
+      )}
       {stale && !near && (
         <button
           type="button"
