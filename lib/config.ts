@@ -1,7 +1,10 @@
 // Configuration read from the environment once per container. Required values fail fast, naming the variable.
+import { DEFAULT_PRICE_PER_IMAGE_USD } from './domain';
+import { IceCatError } from './errors';
 
-export class ConfigError extends Error {
+export class ConfigError extends IceCatError {
   override name = 'ConfigError';
+  readonly code: string = 'invalid_configuration';
 }
 
 export function required(name: string): string {
@@ -105,3 +108,7 @@ export function loadIngestConfig(): IngestConfig {
 
 /** DetectLabels attempts, throttling retries included (the SDK's standard jittered backoff). */
 export const rekognitionMaxAttempts = (): number => count('REKOGNITION_MAX_ATTEMPTS', 6, 1, 20);
+
+/** ICECAT_PRICE_PER_IMAGE_USD: dollars per DetectLabels call (0–1), read once; a bad value fails naming the variable. */
+let price: number | undefined;
+export const pricePerImageUsd = (): number => (price ??= envNumber('ICECAT_PRICE_PER_IMAGE_USD', DEFAULT_PRICE_PER_IMAGE_USD, { min: 0, max: 1 }));

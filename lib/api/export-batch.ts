@@ -9,9 +9,8 @@ import type { MegaDetectorContext } from '../export/megadetector';
 import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport } from '../export/writer';
-import type { Image } from '../store/model';
-import { DETECTIONS_EXPORT_ATTRIBUTES } from '../store/schema';
-import { batchImagePages } from '../store/export-pages';
+import type { Image } from '../domain';
+import { batchImagePages, DETECTIONS_READ } from '../store/export-pages';
 import { HttpAnswer } from './http-answer';
 
 export interface ExportDeps {
@@ -42,7 +41,7 @@ export const exportImageOf = (image: Image): ExportImage => ({
 
 /** A batch's images a page at a time, read as the format needs them (the bench export reads the same way). */
 export async function* exportImages(deps: Pick<ExportDeps, 'ddb' | 'tableName' | 'now'>, clientId: string, batchId: string, format: ExportFormat): AsyncGenerator<ExportImage[]> {
-  const read = format === 'megadetector' ? { attributes: DETECTIONS_EXPORT_ATTRIBUTES } : {};
+  const read = format === 'megadetector' ? DETECTIONS_READ : {};
   for await (const page of batchImagePages(deps, clientId, batchId, read)) yield page.map(exportImageOf);
 }
 

@@ -2,15 +2,15 @@
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
 import { getBatch, getImage, getImages, knownFingerprints, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
-import { reportedStatus, type Batch as StoredBatch, type Image as StoredImage } from '../store/model';
-import { batchLabelCounts, type LabelCount } from '../store/label-counts';
+import { reportedStatus, type Batch as StoredBatch, type Image as StoredImage, type LabelCount } from '../domain';
+import { batchLabelCounts } from '../store/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
 import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, KnownFingerprints, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
-import { pricePerImageUsd } from '../usage/cost';
+import { pricePerImageUsd } from '../config';
 
 export interface ApiServiceOptions {
   store: StoreContext;
@@ -24,7 +24,7 @@ export interface ApiServiceOptions {
  * How GET …/similar reads the batch: of each image only its key, its pHash and its name to show, 2,000 items a Query
  * (projected items are ~100 bytes, so a page stays far below DynamoDB's 1 MB). The similar bench reads the same way.
  */
-export const SIMILAR_READ: BatchPagesOptions = { attributes: ['img_fprint', 'phash', 'file_name'], pageSize: 2000 };
+export const SIMILAR_READ: BatchPagesOptions = { attributes: ['fprint', 'phash', 'fileName'], pageSize: 2000 };
 
 export interface List<T> {
   items: T[];
@@ -44,7 +44,7 @@ export class ApiService {
   async getBatch(clientId: string, batchId: string): Promise<BatchSummary> {
     const batch = await getBatch(this.opts.store, clientId, batchId);
     if (!batch) throw new BatchNotFoundError(batchId);
-    return presentBatch(batch, pricePerImageUsd(), await this.labelsOf(batch));
+    return presentBatch(batch, await this.labelsOf(batch));
   }
 
   /** A done batch's top labels (a projected read of its partition); null while it still changes. */

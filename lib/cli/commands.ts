@@ -6,9 +6,9 @@ import { pipeline } from 'node:stream/promises';
 import { batchPath } from '../api/client-contract';
 import { ApiClient, collect } from './api-client';
 import { resolveConnection } from './config';
-import { ApiError, EXIT, NetworkError, RouteMissingError, UsageError } from './errors';
+import { ApiAnswerError, EXIT, NetworkError, RouteMissingError, UsageError } from './errors';
 import { estimateLine, estimateUpload, localFingerprints, type AskKnown } from './estimate';
-import { pricePerImageUsd } from '../usage/cost';
+import { pricePerImageUsd } from '../config';
 import {
   batchTable,
   fileRows,
@@ -84,7 +84,7 @@ export function commandHandlers(ctx: CommandContext): Handlers {
     async export(batch, o) {
       const format = o.format ?? (o.json ? 'jsonl' : 'csv');
       const res = await clientFor(o).fetch('GET', batchPath(batch, '/export'), { query: { format } });
-      if (!res.body) throw new ApiError(res.status, 'empty_export', 'the export answered no body');
+      if (!res.body) throw new ApiAnswerError(res.status, 'empty_export', 'the export answered no body');
       const source = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
       if (o.output) {
         let bytes = 0;
@@ -138,7 +138,7 @@ async function batchImages(client: ApiClient, batch: string, filter: { status?: 
   try {
     return await collect(client.images(batch, { status: filter.status, cat: true }));
   } catch (e) {
-    if (!(e instanceof ApiError && e.status === 400 && /\bcat\b/.test(e.message))) throw e;
+    if (!(e instanceof ApiAnswerError && e.status === 400 && /\bcat\b/.test(e.message))) throw e;
     return (await collect(client.images(batch, { status: filter.status }))).filter((i) => i.isCat === true);
   }
 }
@@ -256,7 +256,7 @@ async function upload(
       if (e instanceof RouteMissingError) {
         closeSupported = false;
         progress.note('this API cannot close batches yet: the batch is done once every declared file arrived');
-      } else if (e instanceof ApiError && e.status === 409 && result.resumed) {
+      } else if (e instanceof ApiAnswerError && e.status === 409 && result.resumed) {
         // More arrived than the resumed batch showed when this run began (the earlier run's last uploads were
         // still being recorded): close on what the service counts.
         await client.closeBatch(batchId);

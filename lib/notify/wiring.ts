@@ -1,9 +1,9 @@
 // The completion hook and the callbacks queue as a function builds them from its environment: SQS and EventBridge on
 // AWS (CALLBACK_QUEUE_URL, EVENT_BUS_NAME), the in-process queue of the local stack otherwise.
-import { presentBatch } from '../api/present';
 import { createEventBridgeClient, sqsClient } from '../aws/clients';
 import { jobQueue, type JobQueue } from '../jobs/queue';
-import type { Batch } from '../store/model';
+import { presentBatch, type Batch } from '../domain';
+import { pricePerImageUsd } from '../config';
 import { completionNotifier } from './completion';
 
 export const callbackQueueFromEnv = (): JobQueue =>
@@ -17,7 +17,7 @@ export function completionFromEnv(log = logJson): (batch: Batch) => Promise<void
   return completionNotifier({
     callbacks: callbackQueueFromEnv(),
     ...(busName ? { events: { client: createEventBridgeClient(), busName } } : {}),
-    present: (batch) => presentBatch(batch),
+    present: (batch) => presentBatch(batch, { pricePerImageUsd: pricePerImageUsd() }),
     log,
   });
 }

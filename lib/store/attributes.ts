@@ -1,8 +1,8 @@
 // The one table from domain names (lib/store/model.ts) to stored attribute names, read both ways: items become
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
+import type { Batch, Counts, Image } from '../domain';
 import { decodeDetections, encodeDetections } from './detections';
-import type { Batch, Counts, Image } from './model';
 import { BATCH_SK, EXPIRY_DUE, batchPartition, purgeAt, splitPartition, type BatchItem, type ImageItem } from './schema';
 
 export const IMAGE_ATTRIBUTES = {

@@ -17,10 +17,11 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { reusableResultRequest } from './access-patterns';
-import { BatchClosedError, BatchErasedError } from './errors';
+import { BatchClosedError } from '../errors';
+import { BatchErasedError } from './errors';
 import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
-import { isCatAt, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from './model';
+import { isCatAt, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from '../domain';
 import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem, type UploadItem } from './schema';
 import {
   CLAIM_COUNTS,
@@ -489,7 +490,7 @@ export class BatchStore {
   private async countRefused(batch: { clientId: string; batchId: string }, takingUploads: boolean): Promise<Error> {
     const now = takingUploads ? await this.getBatch(batch.clientId, batch.batchId) : undefined;
     if (!now || !this.isLive(now)) return new BatchErasedError(`batch ${batch.batchId} is being erased`);
-    return new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`);
+    return new BatchClosedError(batch.batchId, `batch ${batch.batchId} was closed before this upload was counted`);
   }
 }
 

@@ -2,18 +2,14 @@
 // each at the batch's cat threshold, counted from its records. A record is one distinct image (duplicates are counted
 // on it, not recorded), a reused image is a record with its labels, a re-threshold changes the threshold the count is
 // made at, and an erased batch has no records: so the count is exact under each of them by construction.
+import type { LabelCount } from '../domain';
 import { batchImagePages, type BatchPagesOptions } from './export-pages';
-
-export interface LabelCount {
-  name: string;
-  images: number;
-}
 
 /** Labels a summary names. */
 export const TOP_LABELS = 20;
 
 /** Of each record only its key, status and labels, 2,000 items a Query (~300 bytes each: far below 1 MB a page). */
-export const LABEL_COUNT_READ: BatchPagesOptions = { attributes: ['img_fprint', 'op_status', 'labels'], pageSize: 2000 };
+export const LABEL_COUNT_READ: BatchPagesOptions = { attributes: ['fprint', 'status', 'labels'], pageSize: 2000 };
 
 /** Ranks counts: most images first, then by name. */
 export function topLabels(counts: ReadonlyMap<string, number>, top = TOP_LABELS): LabelCount[] {

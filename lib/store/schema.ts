@@ -2,7 +2,7 @@
 // resources/table.yml is the deployed definition; this file is how the store names what it holds. Nothing outside
 // lib/store reads a stored attribute name.
 import { createHash } from 'node:crypto';
-import type { CatInstance, ImageStatus, Label, TrimmedLabels } from './model';
+import type { CatInstance, ImageStatus, Label, TrimmedLabels } from '../domain';
 
 export const BATCH_SK = '#BATCH';
 export const CLIENT_SK = '#CLIENT';
@@ -229,7 +229,4 @@ export const LISTING_ATTRIBUTES = [
  * time is still in received_ts.
  */
 export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts'] as const;
-
-/** What the MegaDetector export reads of each record besides a listing's: the other labels' boxes and the size. */
-export const DETECTIONS_EXPORT_ATTRIBUTES = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'rek_dets', 'width', 'height'] as const;
 

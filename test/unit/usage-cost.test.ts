@@ -1,6 +1,4 @@
-import { presentBatch } from '../../lib/api/present';
-import { batchUsage, uploadEstimate } from '../../lib/usage/cost';
-import { ZERO_COUNTS, type Batch } from '../../lib/store/model';
+import { batchUsage, presentBatch, uploadEstimate, ZERO_COUNTS, type Batch } from '../../lib/domain';
 
 describe('batchUsage', () => {
   it('counts a call per classified image that was not reused, and prices it', () => {
@@ -43,6 +41,6 @@ describe('the summary', () => {
       counts: { ...ZERO_COUNTS, total: 5, success: 3, reused: 1, duplicate: 2 },
     };
 
-    expect(presentBatch(batch, 0.002).usage).toEqual({ detectLabelsCalls: 2, reused: 1, duplicates: 2, estimatedCostUsd: 0.004, savedUsd: 0.006 });
+    expect(presentBatch(batch, { pricePerImageUsd: 0.002 }).usage).toEqual({ detectLabelsCalls: 2, reused: 1, duplicates: 2, estimatedCostUsd: 0.004, savedUsd: 0.006 });
   });
 });
