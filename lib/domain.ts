@@ -75,6 +75,10 @@ export interface Image {
   detection?: TrimmedLabels;
   /** Set by a DetectLabels call of its own (not on a reused result). */
   detections?: Detections;
+  /** From the upload's EXIF, where it had them (Capture). */
+  capturedAt?: string;
+  camera?: string;
+  location?: { lat: number; lon: number };
   logs?: string[];
   /** Epoch ms; set only when the record holds logs. */
   loggedAt?: number;
@@ -198,6 +202,19 @@ export interface Fingerprint {
    * holding a Fingerprint does not hold the decoded image; a duplicate that needs no thumbnail pays no encode.
    */
   thumbnail(): Promise<Buffer>;
+  /** The raw EXIF block sharp found in the header, if any (capture time, camera, place: lib/ingest/capture.ts). */
+  exif?: Buffer;
+}
+
+/**
+ * When, with what and where a photo was taken, from its EXIF (docs/design.md §12); each null when absent or
+ * impossible. `capturedAt` is the camera's wall clock, with its offset when the camera wrote one
+ * (`2024-06-01T06:30:00+02:00`), else without a zone (`2024-06-01T06:30:00`).
+ */
+export interface Capture {
+  capturedAt: string | null;
+  camera: string | null;
+  location: { lat: number; lon: number } | null;
 }
 
 /** One upload's claim on (batch, fingerprint): who holds it and what it knows of the upload. */
@@ -237,6 +254,8 @@ export type ImageResult =
 
 export interface Finish {
   result: ImageResult;
+  /** The upload's own capture time, camera and place (a reused result's too: they are this upload's EXIF). */
+  capture?: Capture;
   /** When the upload arrived: its upload time in every index. */
   uploadedAt: number;
   now: number;

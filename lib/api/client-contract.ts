@@ -94,6 +94,10 @@ export interface Image {
   thumbnailUrl?: string | null;
   /** Presigned GET of the classified image (a duplicate: its original); null unless classified. */
   imageUrl?: string | null;
+  /** From the EXIF: the camera's wall clock (with its offset when written), `Make Model`, the GPS position. */
+  capturedAt?: string | null;
+  camera?: string | null;
+  location?: { lat: number; lon: number } | null;
 }
 
 export interface LogEntry {

@@ -37,6 +37,9 @@ export const exportImageOf = (image: Image): ExportImage => ({
   ...(image.cats ? { cats: image.cats } : {}),
   ...(image.detections ? { boxes: image.detections.boxes, model: image.detections.model } : {}),
   ...(typeof image.width === 'number' && typeof image.height === 'number' ? { width: image.width, height: image.height } : {}),
+  capturedAt: image.capturedAt ?? null,
+  camera: image.camera ?? null,
+  location: image.location ?? null,
 });
 
 /** A batch's images a page at a time, read as the format needs them (the bench export reads the same way). */

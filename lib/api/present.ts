@@ -30,6 +30,9 @@ export function presentImage(image: Image, links: ImageLinks = NO_LINKS): ImageA
     duplicateFiles: image.duplicateFiles ?? [],
     reused: image.reused === true,
     error: image.errorCode ? { code: image.errorCode, message: image.errorMessage ?? '' } : null,
+    capturedAt: image.capturedAt ?? null,
+    camera: image.camera ?? null,
+    location: image.location ? { lat: image.location.lat, lon: image.location.lon } : null,
     ...links,
   };
 }

@@ -109,6 +109,27 @@ const labelsSchema = z.pipe(
   }),
 );
 
+const WALL_CLOCK = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?$/;
+
+/**
+ * A wall-clock time as a camera writes it (no zone), filled out to `YYYY-MM-DDTHH:MM:SS`: the missing parts as early
+ * as they go for `from`, as late for `to`, so a bound is inclusive.
+ */
+const wallClockSchema = (end: 'from' | 'to') =>
+  z.pipe(
+    z.string().check(z.meta({ examples: ['2024-06-01', '2024-06-01T06:30:00'] })),
+    z.transform((raw: string, ctx) => {
+      const m = WALL_CLOCK.exec(raw);
+      const [month, day, hour, minute, second] = (m ?? []).slice(2).map((v) => (v === undefined ? undefined : Number(v)));
+      if (!m || month! < 1 || month! > 12 || day! < 1 || day! > 31 || (hour ?? 0) > 23 || (minute ?? 0) > 59 || (second ?? 0) > 59) {
+        ctx.issues.push({ code: 'custom', message: 'must be a wall-clock time YYYY-MM-DD[THH:MM[:SS]] without a zone', input: raw });
+        return z.NEVER;
+      }
+      const fill = end === 'from' ? 'T00:00:00' : 'T23:59:59';
+      return raw.length === 10 ? raw + fill : raw.length === 16 ? `${raw}:${end === 'from' ? '00' : '59'}` : raw;
+    }),
+  );
+
 const CONFIDENCE_RULE = 'must be a number from 0 to 100';
 
 /** A confidence as a query parameter: 0–100, digits and an optional fraction only. */
@@ -136,6 +157,16 @@ export const batchImagesQuerySchema = z
     ),
     from: optional(timeSchema, 'Uploaded at or after this time.'),
     to: optional(timeSchema, 'Uploaded at or before this time.'),
+    capturedFrom: optional(
+      wallClockSchema('from'),
+      'Captured at or after this wall-clock time, as the camera wrote it (no zone): 2024-06-01, 2024-06-01T06:30 or ' +
+        '2024-06-01T06:30:00. Only images with a capture time; by capture time.',
+    ),
+    capturedTo: optional(wallClockSchema('to'), 'Captured at or before this wall-clock time (inclusive: 2024-06-01 takes the whole day).'),
+    order: optional(
+      z.enum(['captured']),
+      '`captured`: by capture time, oldest first (the images with a capture time only; served by the batch-captured index).',
+    ),
     label: optional(
       labelsSchema,
       `Only images with this label (case-insensitive), at or above minConfidence. Repeat it (label=Dog&label=Cat) or ` +
@@ -150,8 +181,11 @@ export const batchImagesQuerySchema = z
   })
   .check(
     rangeCheck,
-    z.superRefine((q: { label?: string[]; minConfidence?: number }, ctx) => {
+    z.superRefine((q: { label?: string[]; minConfidence?: number; capturedFrom?: string; capturedTo?: string }, ctx) => {
       if (q.minConfidence !== undefined && q.label === undefined) ctx.addIssue({ code: 'custom', path: ['minConfidence'], message: 'needs `label`' });
+      if (q.capturedFrom !== undefined && q.capturedTo !== undefined && q.capturedFrom > q.capturedTo) {
+        ctx.addIssue({ code: 'custom', path: ['capturedFrom'], message: 'must not be after `capturedTo`' });
+      }
     }),
   );
 
@@ -312,6 +346,17 @@ export const imageSchema = z
       description: `The later uploads' file names, sorted; only the first ${LIMITS.dupFiles} are kept, so past them \`duplicates\` is larger.`,
     })),
     reused: z.boolean().check(z.meta({ description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call." })),
+    capturedAt: z.nullable(z.string()).check(z.meta({
+      description:
+        "When the photo was taken, from its EXIF (DateTimeOriginal, else CreateDate): the camera's wall clock, with its offset " +
+        'when the camera wrote one (2024-06-01T06:30:00+02:00), else without a zone (2024-06-01T06:30:00). null when absent or ' +
+        'impossible (0000:00:00, before 1990, more than a day after the upload), and in listings served by the older indexes ' +
+        '(status, upload time, client-wide), which do not project it.',
+    })),
+    camera: z.nullable(z.string()).check(z.meta({ description: 'EXIF Make and Model ("Reconyx HC600"); null when absent.' })),
+    location: z
+      .nullable(z.object({ lat: z.number(), lon: z.number() }))
+      .check(z.meta({ description: 'EXIF GPS position in decimal degrees; null when absent or impossible (a latitude beyond ±90).' })),
     error: z.nullable(z.object({ code: z.string(), message: z.string() })),
     thumbnailUrl: z
       .nullable(z.string())

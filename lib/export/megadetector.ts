@@ -39,6 +39,9 @@ function bbox(b: ExportBox['box']): string {
 
 const pad = (n: number): string => String(n).padStart(2, '0');
 
+/** MegaDetector's `datetime`: a capture time's wall clock (`2024-06-01T06:30:00+02:00`) as `YYYY:MM:DD HH:MM:SS`. */
+export const megadetectorDatetime = (capturedAt: string): string => `${capturedAt.slice(0, 10).replace(/-/g, ':')} ${capturedAt.slice(11, 19)}`;
+
 /** `YYYY-MM-DD HH:MM:SS` in UTC: MegaDetector's detection_completion_time. */
 export function completionTime(ms: number): string {
   const d = new Date(ms);
@@ -95,7 +98,7 @@ export class MegaDetectorEncoder {
     else if (image.status !== 'success') text = `"failure": "${NOT_PROCESSED_YET}", "detections": null`;
     else text = `"detections": ${this.detections(image)}`;
     if (typeof image.width === 'number' && typeof image.height === 'number') text += `, "width": ${image.width}, "height": ${image.height}`;
-    if (image.captureDatetime) text += `, "datetime": ${JSON.stringify(image.captureDatetime)}`;
+    if (image.capturedAt) text += `, "datetime": ${JSON.stringify(megadetectorDatetime(image.capturedAt))}`;
     return text;
   }
 

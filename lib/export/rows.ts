@@ -12,6 +12,10 @@ export const EXPORT_COLUMNS = [
   'error_code',
   'uploaded_at',
   'classified_at',
+  'captured_at',
+  'camera',
+  'lat',
+  'lon',
 ] as const;
 
 export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
@@ -50,8 +54,10 @@ export interface ExportImage {
   height?: number;
   /** The model that classified it (DetectLabels' LabelModelVersion). */
   model?: string;
-  /** The capture time as MegaDetector writes it, `YYYY:MM:DD HH:MM:SS`. */
-  captureDatetime?: string;
+  /** From the EXIF: the camera's wall clock (with its offset when it wrote one), camera, place. */
+  capturedAt?: string | null;
+  camera?: string | null;
+  location?: { lat: number; lon: number } | null;
 }
 
 export interface ExportRow {
@@ -65,6 +71,10 @@ export interface ExportRow {
   error_code: string | null;
   uploaded_at: string | null;
   classified_at: string | null;
+  captured_at: string | null;
+  camera: string | null;
+  lat: number | null;
+  lon: number | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -93,6 +103,11 @@ export function exportRows(image: ExportImage): ExportRow[] {
     cat_confidence: catConfidenceOf(image),
     labels: formatLabels(image.labels),
     fprint: image.fprint,
+    // A duplicate's own EXIF is not read (its pixels are the original's): it shows the original's.
+    captured_at: image.capturedAt ?? null,
+    camera: image.camera ?? null,
+    lat: image.location?.lat ?? null,
+    lon: image.location?.lon ?? null,
   };
   const own: ExportRow = {
     file_name: image.fileName,

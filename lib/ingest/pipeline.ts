@@ -13,8 +13,9 @@ import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError } from '../store/errors';
-import { allArrived, isCatAt, type Batch, type Claim, type Image, type ImageResult, type Outcome, type UploadRef } from '../domain';
+import { allArrived, isCatAt, type Batch, type Capture, type Claim, type Image, type ImageResult, type Outcome, type UploadRef } from '../domain';
 import { DebugLog } from './debug-log';
+import { readCapture } from './capture';
 import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
@@ -78,6 +79,8 @@ export interface Upload extends UploadKey {
   log: DebugLog;
   /** The thumbnail this upload stored, if any: deleted again when its batch turns out to be erased meanwhile. */
   thumbnail?: string;
+  /** Capture time, camera and place from its EXIF (lib/ingest/capture.ts), read with its fingerprint. */
+  capture?: Capture;
   /** Where this run copied the upload before recording it: deleted again when its batch turns out to be erased meanwhile. */
   rested?: string;
   /** The fingerprint this run found, and the claim it holds on it (if any). */
@@ -245,6 +248,7 @@ async function fingerprintImage(deps: IngestDeps, upload: Upload, object: { byte
     );
   }
   upload.log.add(`fingerprint ${image.fprint} phash ${image.phash} ${image.format} ${image.width}x${image.height}`);
+  upload.capture = readCapture(image.exif, upload.receivedAt);
   return image;
 }
 
@@ -459,6 +463,7 @@ async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, r
     now: (deps.now ?? Date.now)(),
     restingKey: processedKey,
     logs: upload.log.entries(),
+    ...(upload.capture ? { capture: upload.capture } : {}),
   });
   if (!finished) throw await lostClaim(deps, upload, held.claim);
 }

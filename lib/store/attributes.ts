@@ -23,6 +23,9 @@ export const IMAGE_ATTRIBUTES = {
   detection: 'rek_resp',
   // A compact string (detections.ts): encoded and decoded here, not copied as it is.
   detections: 'rek_dets',
+  capturedAt: 'cap_at',
+  camera: 'camera',
+  location: 'gps',
   logs: 'logs',
   loggedAt: 'log_ts',
   phash: 'phash',
@@ -40,6 +43,8 @@ export const IMAGE_ATTRIBUTES = {
   receivedAt: 'received_ts',
   statusKey: 'status_ts',
   catAt: 'cat_ts',
+  // The capture time's wall clock (cap_at without its offset), the batch-captured index's sort key.
+  capturedWall: 'cap_wall',
   partition: 'batch_id',
   // DynamoDB's TTL attribute, a while after expiresAt (schema.ts PURGE_AFTER_EXPIRY_S); reads filter on expiresAt.
   purgeAt: 'purge_at',
@@ -106,7 +111,7 @@ export const uploadNames = (...names: (keyof typeof UPLOAD_ATTRIBUTES)[]): Recor
 
 /** The attributes an image read back shows: the index keys are the store's own. */
 const SHOWN_IMAGE_ATTRIBUTES = Object.entries(IMAGE_ATTRIBUTES).filter(
-  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'partition', 'purgeAt'].includes(name),
+  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'capturedWall', 'partition', 'purgeAt'].includes(name),
 );
 
 /** A stored image (whole, or as an index projects it) as the domain sees it. */

@@ -30,6 +30,9 @@ import {
   imageRequest,
   knownFingerprintRequest,
   labelMatcher,
+  byCaptureTime,
+  capturedItemsRequests,
+  matchesBatchFilter,
   type BatchImagesFilter,
   type ClientBatchesFilter,
   type ClientImagesFilter,
@@ -148,6 +151,7 @@ const images = (page: Page<ImageItem>): Page<Image> => ({ ...page, items: page.i
 /** 1, 2 or 7 as the filter asks. */
 export async function queryBatchImages(ctx: StoreContext, clientId: string, batchId: string, filter: BatchImagesFilter, page: PageRequest): Promise<Page<Image>> {
   const plan = batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter });
+  if (byCaptureTime(filter)) return images(await runQuery<ImageItem>(ctx, plan, page, (keys) => capturedItems(ctx, keys, filter)));
   const matches = labelMatcher(filter);
   return images(await runQuery<ImageItem>(ctx, plan, page, matches && (async (items) => items.filter(matches))));
 }
@@ -179,6 +183,18 @@ export async function queryVisibleBatchImages(
   const startKey = out.LastEvaluatedKey as StartKey | undefined;
   // Later rounds (a ttl filter left the page short) and the cursor are those of the listing without its summary.
   return images(await fillPage(ctx, batchResultsRequest(q), page.limit, { items: items as ImageItem[], startKey, ended: !startKey }));
+}
+
+/** A capture-time page's items read whole by key, in the index's order, the listing's filters applied. */
+async function capturedItems(ctx: StoreContext, keys: ImageItem[], filter: BatchImagesFilter): Promise<ImageItem[]> {
+  const nowS = storeNowS(ctx);
+  const found = new Map<string, ImageItem>();
+  for (const request of capturedItemsRequests(ctx.tableName, keys)) {
+    for (const item of await batchGetAll<Partial<ImageItem>>(ctx, request.RequestItems, DEFAULT_RETRY)) {
+      if (isVisibleImage(item, nowS) && matchesBatchFilter(item, filter)) found.set(item.img_fprint, item);
+    }
+  }
+  return keys.flatMap((k) => found.get(k.img_fprint) ?? []);
 }
 
 /** 4: a batch's debug logs. */

@@ -32,6 +32,7 @@ export const INDEX = {
   clientBatches: 'client-batches',
   callbacksDue: 'callbacks-due',
   batchesExpiring: 'batches-expiring',
+  batchCaptured: 'batch-captured',
 } as const;
 
 /** The one value of cb_due: every batch whose completion callback is still to deliver is in one index partition. */
@@ -225,8 +226,14 @@ export const LISTING_ATTRIBUTES = [
 ] as const;
 
 /**
+ * Capture time, camera and place: shown by listings of the table itself and of batch-captured, which project them;
+ * the indexes made before them (their projections cannot change in place) do not.
+ */
+export const CAPTURE_ATTRIBUTES = ['cap_at', 'camera', 'gps'] as const;
+
+/**
  * A listing read from the table itself (or client-fprint) also shows images still being classified, whose upload
  * time is still in received_ts.
  */
-export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts'] as const;
+export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts', ...CAPTURE_ATTRIBUTES] as const;
 

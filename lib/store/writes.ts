@@ -408,6 +408,22 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
       names.push('detections');
       values[':detections'] = encodeDetections(f.result.detections);
     }
+    const capture = f.capture;
+    if (capture?.capturedAt) {
+      set.push('#capturedAt = :capturedAt', '#capturedWall = :capturedWall');
+      names.push('capturedAt', 'capturedWall');
+      Object.assign(values, { ':capturedAt': capture.capturedAt, ':capturedWall': capture.capturedAt.slice(0, 19) });
+    }
+    if (capture?.camera) {
+      set.push('#camera = :camera');
+      names.push('camera');
+      values[':camera'] = capture.camera;
+    }
+    if (capture?.location) {
+      set.push('#location = :location');
+      names.push('location');
+      values[':location'] = capture.location;
+    }
     if (f.result.reusedFrom !== undefined) {
       set.push('#reused = :reused');
       names.push('reused');

@@ -137,6 +137,9 @@ describe('presentImage', () => {
       duplicateFiles: [],
       reused: false,
       error: { code: 'NotAnImage', message: 'not an image' },
+      capturedAt: null,
+      camera: null,
+      location: null,
       thumbnailUrl: null,
       imageUrl: null,
     });
