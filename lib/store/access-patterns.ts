@@ -158,7 +158,7 @@ export function batchInProgressRequest(q: BatchQuery & BatchImagesFilter): Query
  */
 export function batchCapturedRequest(q: BatchQuery & BatchImagesFilter): QueryPlan {
   const e = batchExpression(q);
-  const a = e.name('cap_wall');
+  const a = q.capturedFrom !== undefined || q.capturedTo !== undefined ? e.name('cap_wall') : '';
   if (q.capturedFrom !== undefined && q.capturedTo !== undefined) {
     e.keyCondition(`${a} BETWEEN ${e.value(':capFrom', q.capturedFrom)} AND ${e.value(':capTo', q.capturedTo)}`);
   } else if (q.capturedFrom !== undefined) e.keyCondition(`${a} >= ${e.value(':capFrom', q.capturedFrom)}`);

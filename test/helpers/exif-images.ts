@@ -38,7 +38,8 @@ export async function photoWithExif(spec: ExifSpec, side = 160, colour = '#5a7d3
     ifd3.GPSLongitude = spec.lon.slice(0, 3).map((n) => rational(n as number)).join(' ');
   }
   // Some texture, so that each photo has its own pixels.
-  const noise = Buffer.from(Array.from({ length: side * side * 3 }, (_, i) => (i * 7919 + side * 31 + colour.charCodeAt(2)) % 251));
+  const seed = [...colour].reduce((n, c) => n * 31 + c.charCodeAt(0), 7) % 9973;
+  const noise = Buffer.from(Array.from({ length: side * side * 3 }, (_, i) => (i * 7919 + seed * (1 + (i % 3))) % 251));
   const jpeg = await sharp(noise, { raw: { width: side, height: side, channels: 3 } })
     .jpeg({ quality: 85 })
     .withExif({ IFD0: ifd0, IFD2: ifd2, IFD3: ifd3 })
