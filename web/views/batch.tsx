@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiRequestError, batchPath, isNotFound, type Api, type BatchSummary, type Image, type Page, type Query } from '../api';
 import { capabilities } from '../capabilities';
-import { catConfidence, percent, plural, topLabels, when } from '../format';
+import { capturedWhen, catConfidence, percent, plural, topLabels, when } from '../format';
 import { useCapabilities, useNearViewport, usePoll } from '../hooks';
 import { href } from '../route';
 import { forgetErasedBatch, rememberBatch } from '../session';
@@ -26,6 +26,8 @@ export const FILTERS: Record<string, Filter> = {
   'not-cats': { label: 'Not cats', query: { cat: 'false' }, fallback: { query: { status: 'success' }, keep: (i) => i.isCat === false } },
   failed: { label: 'Failed', query: { status: 'fail' } },
   duplicates: { label: 'Duplicates', query: {}, keep: (i) => i.duplicates > 0 },
+  // The images with a capture time, oldest first (the API's batch-captured index).
+  captured: { label: 'By capture time', query: { order: 'captured' } },
 };
 
 /** A label filter's name in the route: `label:<threshold>:<label>`, the threshold the batch's label counts use. */
@@ -134,6 +136,7 @@ function Card({ image, batchId, index }: { image: Image; batchId: string; index:
           <FileName name={image.fileName ?? image.fprint} />
         </span>
         {(image.labels.length > 0 || image.isCat) && <span class="card-labels">{topLabels(image)}</span>}
+        {image.capturedAt && <span class="card-captured">{capturedWhen(image.capturedAt)}</span>}
         {image.error && (
           <span class="card-error">
             {image.error.code}: {image.error.message}
