@@ -41,6 +41,9 @@ export function filterOf(name: string): Filter | undefined {
   return { label: m[2]!, query: { label: m[2]!, minConfidence: m[1]! } };
 }
 
+/** The images by capture time (`?filter=captured`): shown after the filters and the near-duplicates. */
+export const CAPTURED = 'captured';
+
 /** The view of near-duplicate groups, beside the filters (`?filter=near-duplicates`). */
 export const NEAR = 'near-duplicates';
 
@@ -334,7 +337,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
         />
       )}
       <nav class="filters" aria-label="Filter images">
-        {Object.entries(FILTERS).map(([name, f]) => (
+        {Object.entries(FILTERS).filter(([name]) => name !== CAPTURED).map(([name, f]) => (
           <a key={name} href={href.batch(batchId, name)} class="filter" aria-current={name === filterName ? 'page' : undefined}>
             {f.label}
           </a>
@@ -352,6 +355,10 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
             )}
           </a>
         )}
+        {/* A sort rather than a filter: after the filters. */}
+        <a href={href.batch(batchId, CAPTURED)} class="filter" aria-current={filterName === CAPTURED ? 'page' : undefined}>
+          {FILTERS[CAPTURED]!.label}
+        </a>
       </nav>
       {batch?.labels && batch.labels.length > 0 && (
         <nav class="filters label-filters" aria-label="Filter by label">
