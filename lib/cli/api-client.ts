@@ -55,6 +55,12 @@ export interface CreateBatchRequest {
 export interface ImageFilter {
   status?: string;
   cat?: boolean;
+  /** Any of these labels (sent as one comma-separated parameter, as API Gateway joins repeated ones). */
+  label?: string[];
+  minConfidence?: number;
+  capturedFrom?: string;
+  capturedTo?: string;
+  order?: 'captured';
 }
 
 const ROUTE_MISSING = /^no route /;
@@ -174,7 +180,15 @@ export class ApiClient {
   }
 
   images(batchId: string, filter: ImageFilter = {}): AsyncGenerator<Image> {
-    return this.pages<Image>(batchPath(batchId, '/images'), { status: filter.status, cat: filter.cat });
+    return this.pages<Image>(batchPath(batchId, '/images'), {
+      status: filter.status,
+      cat: filter.cat,
+      label: filter.label?.length ? filter.label.join(',') : undefined,
+      minConfidence: filter.minConfidence,
+      capturedFrom: filter.capturedFrom,
+      capturedTo: filter.capturedTo,
+      order: filter.order,
+    });
   }
 
   logs(batchId: string): AsyncGenerator<LogEntry> {

@@ -4,7 +4,7 @@ import { createWriteStream } from 'node:fs';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { batchPath } from '../api/client-contract';
-import { ApiClient, collect } from './api-client';
+import { ApiClient, collect, type ImageFilter } from './api-client';
 import { resolveConnection } from './config';
 import { ApiAnswerError, EXIT, NetworkError, RouteMissingError, UsageError } from './errors';
 import { estimateLine, estimateUpload, localFingerprints, type AskKnown } from './estimate';
@@ -76,7 +76,15 @@ export function commandHandlers(ctx: CommandContext): Handlers {
     },
 
     async images(batch, o) {
-      const items = await batchImages(clientFor(o), batch, { status: o.status, cats: o.cats });
+      const items = await batchImages(clientFor(o), batch, {
+        status: o.status,
+        cats: o.cats,
+        label: o.label,
+        minConfidence: o.minConfidence,
+        capturedFrom: o.capturedFrom,
+        capturedTo: o.capturedTo,
+        ...(o.byCaptureTime ? { order: 'captured' as const } : {}),
+      });
       printItems(items, o, imageTable, 'no images');
       return EXIT.ok;
     },
@@ -133,13 +141,14 @@ export function commandHandlers(ctx: CommandContext): Handlers {
 }
 
 /** A batch's images; `cats` asks the API (`cat=true`) and, where a server does not filter by it yet, filters here. */
-async function batchImages(client: ApiClient, batch: string, filter: { status?: string; cats?: boolean }): Promise<Image[]> {
-  if (!filter.cats) return collect(client.images(batch, { status: filter.status }));
+async function batchImages(client: ApiClient, batch: string, filter: Omit<ImageFilter, 'cat'> & { cats?: boolean }): Promise<Image[]> {
+  const { cats, ...rest } = filter;
+  if (!cats) return collect(client.images(batch, rest));
   try {
-    return await collect(client.images(batch, { status: filter.status, cat: true }));
+    return await collect(client.images(batch, { ...rest, cat: true }));
   } catch (e) {
     if (!(e instanceof ApiAnswerError && e.status === 400 && /\bcat\b/.test(e.message))) throw e;
-    return (await collect(client.images(batch, { status: filter.status }))).filter((i) => i.isCat === true);
+    return (await collect(client.images(batch, rest))).filter((i) => i.isCat === true);
   }
 }
 

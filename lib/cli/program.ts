@@ -33,7 +33,10 @@ export interface Handlers {
   upload(inputs: string[], opts: UploadCommandOptions): Promise<number>;
   batches(opts: JsonOption & { status?: string; limit: number }): Promise<number>;
   status(batch: string, opts: JsonOption): Promise<number>;
-  images(batch: string, opts: JsonOption & { cats?: boolean; status?: string }): Promise<number>;
+  images(
+    batch: string,
+    opts: JsonOption & { cats?: boolean; status?: string; label?: string[]; minConfidence?: number; capturedFrom?: string; capturedTo?: string; byCaptureTime?: boolean },
+  ): Promise<number>;
   export(batch: string, opts: JsonOption & { format?: 'csv' | 'jsonl' | 'megadetector'; output?: string }): Promise<number>;
   logs(batch: string, opts: JsonOption): Promise<number>;
   close(batch: string, opts: JsonOption): Promise<number>;
@@ -119,6 +122,11 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     .argument('<batch>', 'batch id', batchName)
     .option('--cats', 'only cats')
     .option('--status <status>', 'only images in this status', choice(OP_STATUSES))
+    .option('--label <name>', 'only images with this label (case-insensitive); repeat it for any of several', (v: string, all: string[] = []) => [...all, v])
+    .option('--min-confidence <n>', 'with --label: the least confidence, 0-100', Number)
+    .option('--captured-from <time>', 'captured at or after this wall-clock time (2024-06-01 or 2024-06-01T06:30:00)')
+    .option('--captured-to <time>', 'captured at or before this wall-clock time (inclusive)')
+    .option('--by-capture-time', 'the images with a capture time, oldest first')
     .addOption(jsonOption)
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.images(batch, cmd.optsWithGlobals())));
 

@@ -7,6 +7,7 @@ import { routeTargets } from '../../lib/api/routes';
 import {
   LISTING_ATTRIBUTES,
   batchByStatusRequest,
+  batchCapturedRequest,
   batchLogsRequest,
   batchResultsRequest,
   batchTimeRangeRequest,
@@ -87,6 +88,7 @@ const QUERY_PLANS: QueryPlan[] = [
   clientTimeRangeRequest({ ...Q, status: 'success', cat: false }),
   clientCatsRequest({ ...Q, status: 'success' }),
   clientBatchesRequest({ ...Q, status: 'processing' }),
+  batchCapturedRequest({ ...Q, capturedFrom: '2024-06-01T00:00:00', capturedTo: '2024-06-01T23:59:59' }),
   // The reconciliation sweep's: batches owing their completion callback (it reads each summary itself).
   {
     pattern: 'callbacks owed',
@@ -243,8 +245,10 @@ describe('table and indexes', () => {
     const needed = [
       ...attributesIn(plan.input.FilterExpression, plan.input.ExpressionAttributeNames),
       ...attributesIn(plan.input.ProjectionExpression, plan.input.ExpressionAttributeNames),
-      // The logs and batches listings show no image listing attributes.
-      ...([INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue, INDEX.batchesExpiring] as string[]).includes(plan.input.IndexName as string) ? [] : LISTING_ATTRIBUTES,
+      // The logs and batches listings show no image listing attributes; batch-captured's page is read by BatchGetItem.
+      ...([INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue, INDEX.batchesExpiring, INDEX.batchCaptured] as string[]).includes(plan.input.IndexName as string)
+        ? []
+        : LISTING_ATTRIBUTES,
     ];
     const missing = index.Projection.ProjectionType === 'ALL' ? [] : needed.filter((a) => !available.has(a));
     expect(missing).toEqual([]);

@@ -3,6 +3,7 @@
 // MegaDetector file with `datetime`; garbled EXIF and a 60 KB maker note never fail an upload.
 import { uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
+import { icecat } from '../helpers/cli';
 import { photoWithExif } from '../helpers/exif-images';
 import { megadetectorProblems } from '../helpers/megadetector-rules';
 
@@ -96,5 +97,18 @@ describe('capture time, camera and place', () => {
     expect(rows.find((r) => r.file_name === 'cam3/none.jpg')).toMatchObject({ captured_at: null, camera: null, lat: null, lon: null });
     expect(megadetectorProblems(text)).toEqual([]);
     expect(dawn.datetime).toBe('2024:06:01 05:10:00');
+  });
+
+  it('lists by capture time and by label from the CLI', async () => {
+    const byTime = await icecat(['images', batchId, '--captured-from', '2024-06-01', '--by-capture-time', '--json'], client.key);
+    const table = await icecat(['images', batchId, '--by-capture-time'], client.key);
+    const anyLabel = (await list({})).body.items[0].labels[0].name as string;
+    const want = (await list({ label: anyLabel })).body.items.map((i: Img) => i.fileName).sort();
+    const byLabel = await icecat(['images', batchId, '--label', anyLabel.toUpperCase(), '--label', 'NoSuchLabel', '--json'], client.key);
+
+    expect(byTime.code).toBe(0);
+    expect(fileNames(JSON.parse(byTime.stdout).items)).toEqual(['cam1/dawn.jpg', 'cam1/noon.jpg']);
+    expect(table.stdout).toMatch(/^cam1\/dawn\.jpg .* 2024-06-01T05:10:00\+02:00 /m);
+    expect(fileNames(JSON.parse(byLabel.stdout).items).sort()).toEqual(want);
   });
 });
