@@ -10,11 +10,11 @@ import { exportChunks, writeExport } from '../lib/export/writer';
 import { localDynamoClient } from '../local/dynamodb';
 
 async function main(): Promise<void> {
-  const [endpoint, tableName, clientId, batchId, format, outFile] = process.argv.slice(2) as [string, string, string, string, ExportFormat, string];
+  const [endpoint, tableName, clientId, batchId, format, outFile, inline] = process.argv.slice(2) as [string, string, string, string, ExportFormat, string, string];
   const ddb = DynamoDBDocumentClient.from(localDynamoClient(endpoint));
   const started = performance.now();
   const out = await writeExport(exportChunks(exportImages({ ddb, tableName }, clientId, batchId, format), format, { catMinConfidence: 80, doneAt: Date.now() }), {
-    inlineMaxBytes: 1024 * 1024,
+    inlineMaxBytes: Number(inline),
     spill: (body) => pipeline(body, createWriteStream(outFile)),
   });
   const ms = performance.now() - started;

@@ -231,8 +231,14 @@ function ImageGrid({ api, batchId, filterName, generation, shownCount }: { api: 
 const lastView = new Map<string, string>();
 export const batchHref = (batchId: string): string => href.batch(batchId, lastView.get(batchId));
 
+/**
+ * The last summary shown of each batch: a page coming back to the batch lays out at once as it was left (its labels,
+ * its counts), so focus and scroll return to the card before the fresh summary arrives, and nothing moves under them.
+ */
+const lastSummary = new Map<string, BatchSummary>();
+
 export function BatchView({ api, batchId, filter }: { api: Api; batchId: string; filter: string }) {
-  const [batch, setBatch] = useState<BatchSummary | null>(null);
+  const [batch, setBatch] = useState<BatchSummary | null>(() => lastSummary.get(batchId) ?? null);
   const [error, setError] = useState<unknown>(null);
   const [generation, setGeneration] = useState(0);
   const caps = useCapabilities();
@@ -253,6 +259,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
 
   /** A summary read or answered to an action; `regrid`: outcomes changed (a new cat threshold), read the grid again. */
   const show = useCallback((summary: BatchSummary, regrid = false) => {
+    lastSummary.set(batchId, summary);
     setBatch(summary);
     setError(null);
     // New outcomes: read the grid again (the reader sees results arrive while the batch processes).
@@ -266,7 +273,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
       else setStale(true);
     }
     seen.current = signature;
-  }, []);
+  }, [batchId]);
   // Once erased, a summary still on its way must not show the batch again (nor its 404).
   const erased = useRef(false);
 
@@ -332,6 +339,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
           onErased={() => {
             erased.current = true;
             forgetErasedBatch(batchId);
+            lastSummary.delete(batchId);
             location.hash = href.batches();
           }}
         />
