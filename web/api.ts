@@ -17,6 +17,7 @@ export type {
   Reclassified,
   SimilarGroups,
   UploadForm,
+  Usage,
 } from '../lib/api/client-contract';
 export { batchPath } from '../lib/api/client-contract';
 

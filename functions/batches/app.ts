@@ -2,7 +2,8 @@
 // (handler.ts) and the local stack's in-process queues locally. Everything else it reads from its environment once,
 // when built: a missing TABLE_NAME, BUCKET_NAME or CALLBACK_SIGNING_KEY fails there, naming the variable.
 import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
-import { loadApiConfig } from '../../lib/api/config';
+import { IMAGE_URL_WINDOW_SECONDS, loadApiConfig } from '../../lib/api/config';
+import { imageLinkSignerFromEnv } from '../../lib/api/image-links';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
@@ -13,6 +14,9 @@ import { loadCallbackSigningKey } from '../../lib/notify/completion';
 import { loadNotifyConfig } from '../../lib/notify/schedule';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
+import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
+import { containerRateLimiter } from '../../lib/quota/rate-limiter';
+import { ClientLimitsReader } from '../../lib/store/client-limits';
 
 export interface BatchesWiring extends NotifyWiring {
   /** Where a DELETE queues the batch's erasure (functions/erase consumes it). */
@@ -23,6 +27,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
   const config = loadApiConfig();
   const ddb = createDocumentClient();
   const signingKey = loadCallbackSigningKey();
+  const limits = new ClientLimitsReader({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
   return createApiHandler({
     routes: apiRoutes(config).filter((route) => route.function === 'batches'),
     services: {
@@ -38,8 +43,11 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         exports: { ddb, tableName: config.tableName, config: loadExportConfig() },
         erasures: wiring.erasures,
         callbacks: { signingKey, allowLoopback: loadNotifyConfig().allowLoopback },
+        // A review answers the image, its links signed as the read function signs them.
+        links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
       }),
     },
     authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),
+    rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   });
 }

@@ -8,7 +8,7 @@ import { EXPORT_FORMATS } from '../export/encode';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
 import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT } from '../similar/groups';
 import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
-import { BATCH_STATUSES, IMAGE_STATUSES, type BatchSummary } from '../domain';
+import { BATCH_STATUSES, IMAGE_STATUSES, REVIEW_NOTE_MAX_CHARS, type BatchSummary } from '../domain';
 import { LIMITS } from '../store/schema';
 
 export const PAGE_LIMIT_MAX = 100;
@@ -146,8 +146,34 @@ const catFilterSchema = z.pipe(
   z.transform((v: 'true' | 'false') => v === 'true'),
 );
 
+/** The review queue's filter and order (docs/design.md §10); they go together, and with nothing else but the page. */
+const reviewQueueCheck = z.superRefine((q: Record<string, unknown>, ctx) => {
+  if (q.review === 'pending' && q.order === 'captured') {
+    ctx.addIssue({ code: 'custom', path: ['order'], message: 'the review queue is ordered by uncertainty: send order=uncertain or none' });
+  }
+  if (q.order === 'uncertain' && q.review !== 'pending') {
+    ctx.addIssue({ code: 'custom', path: ['order'], message: 'uncertain orders the review queue: send it with review=pending' });
+  }
+  if (q.review === 'pending') {
+    for (const name of ['status', 'cat', 'fileName', 'from', 'to', 'label', 'minConfidence', 'capturedFrom', 'capturedTo']) {
+      if (q[name] !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: 'cannot be combined with review=pending' });
+    }
+  }
+});
+
 export const batchImagesQuerySchema = z
   .strictObject({
+    review: optional(
+      z.enum(['pending']),
+      '`pending`: only classified images no person has reviewed yet (the review queue), those whose cat confidence is ' +
+        "nearest the batch's threshold first (order=uncertain, the default and only order of the queue). Combines with " +
+        'limit and cursor only; a cursor is good until the batch is re-thresholded.',
+    ),
+    order: optional(
+      z.enum(['uncertain', 'captured']),
+      '`uncertain` (with review=pending): cat confidence nearest the batch\'s threshold first. `captured`: by capture time, ' +
+        'oldest first (the images with a capture time only; served by the batch-captured index).',
+    ),
     status: z.optional(batchImageStatusSchema),
     cat: optional(catFilterSchema, '`true`: only cats (classified, cat found); `false`: only classified non-cats.'),
     fileName: optional(
@@ -163,10 +189,6 @@ export const batchImagesQuerySchema = z
         '2024-06-01T06:30:00. Only images with a capture time; by capture time.',
     ),
     capturedTo: optional(wallClockSchema('to'), 'Captured at or before this wall-clock time (inclusive: 2024-06-01 takes the whole day).'),
-    order: optional(
-      z.enum(['captured']),
-      '`captured`: by capture time, oldest first (the images with a capture time only; served by the batch-captured index).',
-    ),
     label: optional(
       labelsSchema,
       `Only images with this label (case-insensitive), at or above minConfidence. Repeat it (label=Dog&label=Cat) or ` +
@@ -181,6 +203,7 @@ export const batchImagesQuerySchema = z
   })
   .check(
     rangeCheck,
+    reviewQueueCheck,
     z.superRefine((q: { label?: string[]; minConfidence?: number; capturedFrom?: string; capturedTo?: string }, ctx) => {
       if (q.minConfidence !== undefined && q.label === undefined) ctx.addIssue({ code: 'custom', path: ['minConfidence'], message: 'needs `label`' });
       if (q.capturedFrom !== undefined && q.capturedTo !== undefined && q.capturedFrom > q.capturedTo) {
@@ -300,6 +323,16 @@ export function createBatchBodySchema(limits: SchemaLimits) {
     .check(z.meta({ id: 'CreateBatchRequest' }));
 }
 
+export const reviewBodySchema = z
+  .strictObject({
+    isCat: z.boolean().check(z.meta({ description: 'Your verdict: true, the image shows a cat; false, it does not.' })),
+    note: optional(
+      z.string().check(z.maxLength(REVIEW_NOTE_MAX_CHARS)),
+      `Why, for whoever reads it later (at most ${REVIEW_NOTE_MAX_CHARS} characters; an empty note is none).`,
+    ),
+  })
+  .check(z.meta({ id: 'ReviewRequest' }));
+
 export const batchGetBodySchema = z
   .strictObject({
     fprints: z.array(fprintSchema).check(z.minLength(1), z.maxLength(BATCH_GET_MAX_KEYS)),
@@ -346,6 +379,24 @@ export const imageSchema = z
       description: `The later uploads' file names, sorted; only the first ${LIMITS.dupFiles} are kept, so past them \`duplicates\` is larger.`,
     })),
     reused: z.boolean().check(z.meta({ description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call." })),
+    machineIsCat: z.nullable(z.boolean()).check(z.meta({
+      description: "The detector's verdict at the batch's threshold (`isCat` is the person's verdict when there is one); null until classified.",
+    })),
+    review: z
+      .nullable(
+        z
+          .object({
+            isCat: z.boolean(),
+            note: z.nullable(z.string()),
+            reviewedAt: isoTime,
+          })
+          .check(z.meta({ id: 'Review' })),
+      )
+      .check(z.meta({
+        description:
+          "A person's verdict (PUT …/review), which `isCat` follows; its duplicates share it, and a later batch of the " +
+          'client that holds the same pixels carries it. null when none.',
+      })),
     capturedAt: z.nullable(z.string()).check(z.meta({
       description:
         "When the photo was taken, from its EXIF (DateTimeOriginal, else CreateDate): the camera's wall clock, with its offset " +
@@ -408,7 +459,7 @@ export const callbackStateSchema = z
 
 const dollarsSchema = z.number().check(z.gte(0));
 
-export const usageSchema = z
+export const batchUsageSchema = z
   .object({
     detectLabelsCalls: z.number().check(z.int(), z.meta({ description: 'Images classified by a DetectLabels call of their own: counts.success − counts.reused.' })),
     reused: z.number().check(z.int(), z.meta({ description: "Images classified from the client's earlier answer for the same pixels: no call." })),
@@ -416,7 +467,7 @@ export const usageSchema = z
     estimatedCostUsd: dollarsSchema.check(z.meta({ description: 'detectLabelsCalls at ICECAT_PRICE_PER_IMAGE_USD (default 0.001, Rekognition\'s first price tier).' })),
     savedUsd: dollarsSchema.check(z.meta({ description: 'The calls reuse and duplicates avoided, at the same price.' })),
   })
-  .check(z.meta({ id: 'Usage', description: 'What the batch cost in DetectLabels calls so far, and what reuse and dedupe saved.' }));
+  .check(z.meta({ id: 'BatchUsage', description: 'What the batch cost in DetectLabels calls so far, and what reuse and dedupe saved.' }));
 
 export const batchSummarySchema = z
   .object({
@@ -437,9 +488,16 @@ export const batchSummarySchema = z
         duplicate: z.number().check(z.int()),
         reused: z.number().check(z.int()),
         cats: z.number().check(z.int()),
+        reviewed: z.number().check(z.int()),
+        corrected: z.number().check(z.int()),
       })
-      .check(z.meta({ description: 'total = pending + success + fail + duplicate, always; reused and cats are parts of success.' })),
-    usage: usageSchema,
+      .check(z.meta({
+        description:
+          'total = pending + success + fail + duplicate, always; reused, cats and reviewed are parts of success. cats ' +
+          'counts isCat (a person’s verdict wins); reviewed, the images with a person’s verdict; corrected, those of ' +
+          'them whose verdict differs from the machine’s at the batch’s threshold.',
+      })),
+    usage: batchUsageSchema,
     labels: z
       .nullable(z.array(z.object({ name: z.string(), images: z.number().check(z.int()) })))
       .check(z.meta({
@@ -569,6 +627,37 @@ export const knownFingerprintsSchema = z
     pricePerImageUsd: z.number().check(z.gte(0), z.meta({ description: 'The price of one DetectLabels call this service estimates with (ICECAT_PRICE_PER_IMAGE_USD).' })),
   })
   .check(z.meta({ id: 'KnownFingerprints' }));
+export const usageSchema = z
+  .object({
+    clientId: z.string(),
+    day: z.string().check(z.meta({ description: 'The UTC day (YYYY-MM-DD) the images counts are of.' })),
+    limits: z.object({
+      requestsPerSecond: z.number().check(z.meta({ description: 'API requests per second, sustained; beyond it 429 with Retry-After.' })),
+      burst: z.number().check(z.meta({ description: 'API requests at once after a quiet while: twice the rate.' })),
+      imagesPerDay: z.number().check(z.meta({ description: 'Uploads accepted per UTC day; beyond it each ends as a fail record with code QuotaExceeded.' })),
+    }),
+    images: z.object({
+      accepted: z.number().check(z.meta({ description: 'Uploads of the day counted against the quota.' })),
+      rejected: z.number().check(z.meta({ description: 'Uploads of the day beyond the quota (QuotaExceeded records, objects under failed/).' })),
+      remaining: z.number().check(z.meta({ description: 'Uploads still accepted today.' })),
+    }),
+    resetsAt: z.string().check(z.meta({ description: 'When the images quota starts afresh: the next 00:00 UTC.' })),
+  })
+  .check(z.meta({ id: 'Usage', description: "The client's limits and today's use of them (docs/design.md §11)." }));
+export const agreementSchema = z
+  .object({
+    reviewed: z.number().check(z.int()).check(z.meta({ description: 'Images with a person’s verdict.' })),
+    agree: z.number().check(z.int()).check(z.meta({ description: 'Of them, those whose verdict is the machine’s at the batch’s threshold.' })),
+    precision: z.nullable(z.number()).check(z.meta({ description: 'Of the machine’s cats among them, the share people called cats (0–1); null when the machine called none.' })),
+    recall: z.nullable(z.number()).check(z.meta({ description: 'Of the people’s cats, the share the machine called cats (0–1); null when people called none.' })),
+    suggestedCatMinConfidence: z.nullable(z.number()).check(z.meta({
+      description:
+        'The threshold at which the machine’s verdicts would have agreed with the most reviews (ties: the lowest), to ' +
+        'send to POST …:reclassify; null without reviews.',
+    })),
+    catMinConfidence: z.number().check(z.meta({ description: 'The batch’s threshold now, which `agree`, precision and recall are at.' })),
+  })
+  .check(z.meta({ id: 'Agreement' }));
 
 export const batchGetResultSchema = z
   .object({
@@ -598,6 +687,8 @@ export type CreateBatchBody = z.infer<ReturnType<typeof createBatchBodySchema>>;
 export type AddUploadsBody = z.infer<ReturnType<typeof addUploadsBodySchema>>;
 export type CloseBatchBody = z.infer<typeof closeBatchBodySchema>;
 export type ReclassifyBody = z.infer<typeof reclassifyBodySchema>;
+export type ReviewBody = z.infer<typeof reviewBodySchema>;
+export type AgreementAnswer = z.infer<typeof agreementSchema>;
 export type ReclassifyResult = z.infer<typeof reclassifyResultSchema>;
 export type ClientBatchesQuery = z.infer<typeof clientBatchesQuerySchema>;
 export type BatchImagesQuery = z.infer<typeof batchImagesQuerySchema>;
@@ -606,3 +697,4 @@ export type LogsQuery = z.infer<typeof logsQuerySchema>;
 export type SimilarQuery = z.infer<typeof similarQuerySchema>;
 export type SimilarGroups = z.infer<typeof similarGroupsSchema>;
 export type KnownFingerprints = z.infer<typeof knownFingerprintsSchema>;
+export type Usage = z.infer<typeof usageSchema>;

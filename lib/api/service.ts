@@ -6,18 +6,31 @@ import { reportedStatus, type Batch as StoredBatch, type Image as StoredImage, t
 import { batchLabelCounts } from '../store/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
+import { queryReviewQueue, reviewedVerdicts } from '../store/review-queue';
+import { agreementOf } from '../review/agreement';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, KnownFingerprints, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
+import type { AgreementAnswer, BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, KnownFingerprints, LogEntry, LogsQuery, SimilarGroups, SimilarQuery, Usage } from './schemas';
 import { pricePerImageUsd } from '../config';
+import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
+import type { DailyUsage } from '../store/client-limits';
+
+/** What GET /v1/usage reads: a client's limits and its usage of a day (lib/store/client-limits.ts). */
+export interface UsageReader {
+  limitsOf(clientId: string): Promise<ClientLimits>;
+  usage(clientId: string, day: string): Promise<DailyUsage>;
+}
 
 export interface ApiServiceOptions {
   store: StoreContext;
   /** Signs images' thumbnailUrl and imageUrl; without it both are null. */
   links?: ImageLinkSigner;
-  /** The configured cat threshold: a batch's labels are counted at its own, else at this (default 80). */
-  catMinConfidence?: number;
+  /** Clients' limits and usage (GET /v1/usage). */
+  limits?: UsageReader;
+  now?: () => number;
+  /** The configured cat threshold: a batch's own when it has none stored (made before batches kept it). */
+  catMinConfidence: number;
 }
 
 /**
@@ -62,13 +75,35 @@ export class ApiService {
     if (!(await getBatch(this.opts.store, clientId, batchId))) throw new BatchNotFoundError(batchId);
   }
 
+  /** The client's limits and today's (UTC) use of its images quota. */
+  async usage(clientId: string): Promise<Usage> {
+    const reader = this.opts.limits;
+    if (!reader) throw new Error('this API service has no limits reader');
+    const now = (this.opts.now ?? Date.now)();
+    const day = utcDay(now);
+    const [limits, used] = await Promise.all([reader.limitsOf(clientId), reader.usage(clientId, day)]);
+    return {
+      clientId,
+      day,
+      limits: { requestsPerSecond: limits.ratePerSecond, burst: burstOf(limits.ratePerSecond), imagesPerDay: limits.maxImagesPerDay },
+      images: { accepted: used.accepted, rejected: used.rejected, remaining: Math.max(0, limits.maxImagesPerDay - used.accepted) },
+      resetsAt: new Date(nextUtcDay(now)).toISOString(),
+    };
+  }
+
   async listBatches(clientId: string, query: ClientBatchesQuery): Promise<List<BatchSummary>> {
     const { limit, cursor, ...filter } = query;
     return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), (batch) => presentBatch(batch));
   }
 
   async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<Image>> {
-    const { limit, cursor, ...filter } = query;
+    const { limit, cursor, review, order: _order, ...filter } = query;
+    if (review === 'pending') {
+      const batch = await getBatch(this.opts.store, clientId, batchId);
+      if (!batch) throw new BatchNotFoundError(batchId);
+      const page = await queryReviewQueue(this.opts.store, clientId, batchId, this.thresholdOf(batch), { limit, cursor });
+      return { items: await this.presentImages(page.items), ...cursorOf(page) };
+    }
     const page = await queryVisibleBatchImages(this.opts.store, clientId, batchId, filter, { limit, cursor });
     if (!page) throw new BatchNotFoundError(batchId);
     return { items: await this.presentImages(page.items), ...cursorOf(page) };
@@ -112,6 +147,19 @@ export class ApiService {
     // Grouped in slices, so that the server answers other requests meanwhile (the local stack's API shares its thread).
     const { groups } = await nearDuplicateGroupsAsync(images, query.maxDistance === undefined ? {} : { maxDistance: query.maxDistance });
     return { groups: groups.map((g) => ({ ...g, fileNames: g.fprints.map((f) => names.get(f) ?? null) })) };
+  }
+
+  /** Agreement of the machine with the batch's reviews, at the batch's threshold now (docs/design.md §10). */
+  async agreement(clientId: string, batchId: string): Promise<AgreementAnswer> {
+    const batch = await getBatch(this.opts.store, clientId, batchId);
+    if (!batch) throw new BatchNotFoundError(batchId);
+    const verdicts = await reviewedVerdicts(this.opts.store, clientId, batchId);
+    const agreement = agreementOf(verdicts.map((v) => ({ catConfidence: v.catConfidence, isCat: v.review.isCat, machineIsCat: v.review.machineIsCat })));
+    return { ...agreement, catMinConfidence: this.thresholdOf(batch) };
+  }
+
+  private thresholdOf(batch: StoredBatch): number {
+    return batch.catMinConfidence ?? this.opts.catMinConfidence;
   }
 
   async listClientImages(clientId: string, query: ClientImagesQuery): Promise<List<Image>> {

@@ -16,7 +16,10 @@ import {
   formatBytes,
   imageTable,
   json,
+  agreementLines,
   logLines,
+  reviewLine,
+  reviewQueueTable,
   similarTable,
   summaryLines,
   table,
@@ -76,6 +79,11 @@ export function commandHandlers(ctx: CommandContext): Handlers {
     },
 
     async images(batch, o) {
+      if (o.review === 'pending') {
+        const items = await collect(clientFor(o).reviewQueue(batch));
+        printItems(items, o, reviewQueueTable, 'no image waits for a review');
+        return EXIT.ok;
+      }
       const items = await batchImages(clientFor(o), batch, {
         status: o.status,
         cats: o.cats,
@@ -86,6 +94,22 @@ export function commandHandlers(ctx: CommandContext): Handlers {
         ...(o.byCaptureTime ? { order: 'captured' as const } : {}),
       });
       printItems(items, o, imageTable, 'no images');
+      return EXIT.ok;
+    },
+
+    async review(batch, name, o) {
+      const client = clientFor(o);
+      const fprint = await imageOf(client, batch, name);
+      const image = o.withdraw
+        ? await client.withdrawReview(batch, fprint)
+        : await client.review(batch, fprint, { isCat: o.cat === true, ...(o.note ? { note: o.note } : {}) });
+      out(o.json ? json(image) : reviewLine(image));
+      return EXIT.ok;
+    },
+
+    async agreement(batch, o) {
+      const agreement = await clientFor(o).agreement(batch);
+      out(o.json ? json(agreement) : agreementLines(batch, agreement));
       return EXIT.ok;
     },
 
@@ -138,6 +162,23 @@ export function commandHandlers(ctx: CommandContext): Handlers {
       return EXIT.ok;
     },
   };
+}
+
+/**
+ * The fingerprint of the image a person names: its fingerprint, or the file name it (or one of its duplicates) was
+ * uploaded under. A name that is both is taken as the fingerprint.
+ */
+async function imageOf(client: ApiClient, batch: string, name: string): Promise<string> {
+  try {
+    return (await client.getImage(batch, name)).fprint;
+  } catch (err) {
+    // 404: no image of that fingerprint; 400: not even shaped like one. Either way, try it as a file name.
+    if (!(err instanceof ApiAnswerError) || (err.status !== 404 && err.status !== 400) || err instanceof RouteMissingError) throw err;
+    if (err.status === 404 && /^batch /.test(err.message)) throw err;
+  }
+  const [found] = await collect(client.pages<Image>(batchPath(batch, '/images'), { fileName: name }));
+  if (!found) throw new UsageError(`batch ${batch} has no image named ${name} (give its file name as uploaded, folders included, or its fingerprint)`);
+  return found.fprint;
 }
 
 /** A batch's images; `cats` asks the API (`cat=true`) and, where a server does not filter by it yet, filters here. */
@@ -292,6 +333,13 @@ async function upload(
     out(fileTable(fileRows(result.sent, images, problems, settled)));
     out(uploadFooter(summary, result, settled));
     if (settled && summary.usage) out(usageLine(summary.usage));
+  }
+  const overQuota = images.filter((i) => i.error?.code === 'QuotaExceeded').length;
+  if (overQuota > 0) {
+    err(
+      `${overQuota} file${overQuota === 1 ? ' was' : 's were'} beyond this client's images quota for today (QuotaExceeded): ` +
+        'kept by the service under failed/, not classified; the quota starts afresh at 00:00 UTC (GET /v1/usage shows it)',
+    );
   }
   if (result.outOfSpace) {
     err(outOfSpaceLine(result, `run the same command with --batch ${batchId}`));

@@ -15,7 +15,7 @@ export const CONTENT_TYPES: Record<ExportFormat, string> = {
 export const FILE_EXTENSIONS: Record<ExportFormat, string> = { csv: 'csv', jsonl: 'jsonl', megadetector: 'json' };
 
 /** Columns holding text the uploader chose (file names) or that a spreadsheet might read as a formula. */
-const TEXT_COLUMNS = new Set<keyof ExportRow>(['file_name', 'duplicate_of', 'labels', 'error_code', 'camera']);
+const TEXT_COLUMNS = new Set<keyof ExportRow>(['file_name', 'duplicate_of', 'labels', 'error_code', 'review_note', 'camera']);
 
 /**
  * Spreadsheets run a cell starting with = + - @ (or a tab or CR, which some strip first) as a formula (OWASP

@@ -12,6 +12,9 @@ export const EXPORT_COLUMNS = [
   'error_code',
   'uploaded_at',
   'classified_at',
+  'machine_is_cat',
+  'reviewed',
+  'review_note',
   'captured_at',
   'camera',
   'lat',
@@ -35,6 +38,10 @@ export interface ExportImage {
   fileName: string | null;
   status: ExportStatus;
   isCat: boolean | null;
+  /** The detector's verdict at the batch's threshold (is_cat is the person's when reviewed); null until classified. */
+  machineIsCat?: boolean | null;
+  /** A person's verdict, when one was given: isCat is it. */
+  review?: { note: string | null } | null;
   /** The Cat label's confidence; derived from `labels` when absent. */
   catConfidence?: number | null;
   labels: { name: string; confidence: number }[];
@@ -71,6 +78,9 @@ export interface ExportRow {
   error_code: string | null;
   uploaded_at: string | null;
   classified_at: string | null;
+  machine_is_cat: boolean | null;
+  reviewed: boolean;
+  review_note: string | null;
   captured_at: string | null;
   camera: string | null;
   lat: number | null;
@@ -103,6 +113,10 @@ export function exportRows(image: ExportImage): ExportRow[] {
     cat_confidence: catConfidenceOf(image),
     labels: formatLabels(image.labels),
     fprint: image.fprint,
+    // A duplicate shares its original's verdict, the person's too (docs/design.md §10).
+    machine_is_cat: image.machineIsCat ?? (image.status === 'success' ? image.isCat : null),
+    reviewed: Boolean(image.review),
+    review_note: image.review?.note ?? null,
     // A duplicate's own EXIF is not read (its pixels are the original's): it shows the original's.
     captured_at: image.capturedAt ?? null,
     camera: image.camera ?? null,

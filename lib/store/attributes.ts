@@ -3,7 +3,7 @@
 // attribute's stored name is written here once.
 import type { Batch, Counts, Image } from '../domain';
 import { decodeDetections, encodeDetections } from './detections';
-import { BATCH_SK, EXPIRY_DUE, batchPartition, purgeAt, splitPartition, type BatchItem, type ImageItem } from './schema';
+import { BATCH_SK, EXPIRY_DUE, batchPartition, fromStoredReview, purgeAt, splitPartition, toStoredReview, type BatchItem, type ImageItem } from './schema';
 
 export const IMAGE_ATTRIBUTES = {
   fprint: 'img_fprint',
@@ -16,6 +16,7 @@ export const IMAGE_ATTRIBUTES = {
   classifiedAt: 'rek_ts',
   expiresAt: 'ttl',
   isCat: 'rek_iscat',
+  review: 'review',
   catConfidence: 'cat_conf',
   cats: 'rek_cats',
   reused: 'reused',
@@ -45,6 +46,7 @@ export const IMAGE_ATTRIBUTES = {
   catAt: 'cat_ts',
   // The capture time's wall clock (cap_at without its offset), the batch-captured index's sort key.
   capturedWall: 'cap_wall',
+  reviewKey: 'review_key',
   partition: 'batch_id',
   // DynamoDB's TTL attribute, a while after expiresAt (schema.ts PURGE_AFTER_EXPIRY_S); reads filter on expiresAt.
   purgeAt: 'purge_at',
@@ -78,6 +80,8 @@ export const UPLOAD_ATTRIBUTES = {
   attempts: 'attempts',
   fprint: 'seen_fprint',
   duplicateOf: 'dup_of',
+  /** Set when the upload was beyond its client's daily quota (docs/design.md §11). */
+  quotaExceeded: 'quota_over',
   expiresAt: 'ttl',
   purgeAt: 'purge_at',
 } as const;
@@ -90,6 +94,8 @@ export const COUNTER_ATTRIBUTES = {
   duplicate: 'n_duplicate',
   reused: 'n_reused',
   cats: 'n_cats',
+  reviewed: 'n_reviewed',
+  corrected: 'n_corrected',
 } as const satisfies Record<keyof Counts, string>;
 
 export type ImageAttribute = keyof typeof IMAGE_ATTRIBUTES;
@@ -111,7 +117,7 @@ export const uploadNames = (...names: (keyof typeof UPLOAD_ATTRIBUTES)[]): Recor
 
 /** The attributes an image read back shows: the index keys are the store's own. */
 const SHOWN_IMAGE_ATTRIBUTES = Object.entries(IMAGE_ATTRIBUTES).filter(
-  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'capturedWall', 'partition', 'purgeAt'].includes(name),
+  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'capturedWall', 'reviewKey', 'partition', 'purgeAt'].includes(name),
 );
 
 /** A stored image (whole, or as an index projects it) as the domain sees it. */
@@ -124,8 +130,12 @@ export function toImage(item: Partial<ImageItem>): Image {
   const { clientId, batchId } = splitPartition(item.batch_id ?? '');
   out.clientId = item.client_id ?? clientId;
   out.batchId = batchId;
-  out.uploadedAt = item.upload_ts ?? item.received_ts;
+  // Indexes keyed by status_ts (`{op_status}#{upload_ts}`) project neither: they are read back from the key.
+  const fromKey = typeof item.status_ts === 'string' ? /^(\w+)#(\d+)$/.exec(item.status_ts) : null;
+  if (out.status === undefined && fromKey) out.status = fromKey[1];
+  out.uploadedAt = item.upload_ts ?? item.received_ts ?? (fromKey ? Number(fromKey[2]) : undefined);
   if (item.dup_files !== undefined) out.duplicateFiles = [...item.dup_files].sort();
+  if (item.review !== undefined) out.review = fromStoredReview(item.review);
   const detections = decodeDetections(stored.rek_dets);
   if (detections) out.detections = detections;
   else delete out.detections;
@@ -140,6 +150,7 @@ export function toImageItem(image: Image): ImageItem {
     if (value !== undefined && name !== 'partition') out[attribute] = value;
   }
   if (typeof image.expiresAt === 'number') out.purge_at = purgeAt(image.expiresAt);
+  if (image.review) out.review = toStoredReview(image.review);
   if (image.detections) out.rek_dets = encodeDetections(image.detections);
   return out as unknown as ImageItem;
 }

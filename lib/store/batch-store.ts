@@ -16,12 +16,14 @@ import {
   type PutCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { reusableResultRequest } from './access-patterns';
+import { backoffDelay } from '../backoff';
 import { BatchClosedError } from '../errors';
-import { BatchErasedError } from './errors';
+import { BatchErasedError, ReviewConflictError } from './errors';
 import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
-import { isCatAt, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from '../domain';
+import { isCatAt, isVisibleBatch, machineIsCatOf, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image, type Review } from '../domain';
 import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem, type UploadItem } from './schema';
 import {
   CLAIM_COUNTS,
@@ -39,10 +41,12 @@ import {
   endAttemptRequest,
   finishCounts,
   finishRequest,
+  machineVerdictRequest,
   markDeletingRequest,
   keepsDuplicateName,
   markDoneRequest,
   markExpiredRequest,
+  movedBy,
   newBatch,
   noteFingerprintRequest,
   putBatchRequest,
@@ -50,14 +54,20 @@ import {
   recountQuery,
   rejectionRequest,
   releaseRequest,
+  reviewCounts,
+  reviewRequest,
   setCountsRequest,
+  settledGuard,
   startAttemptRequest,
   takeoverRequest,
+  takesUploads,
   thresholdRequest,
   transaction,
+  unchangedGuard,
   type Claim,
   type Finish,
   type NewBatch,
+  type SummaryCondition,
   type UploadRef,
 } from './writes';
 
@@ -78,6 +88,19 @@ export interface BatchStoreOptions {
   takeBack?: TakeBack;
 }
 
+/** How a record write may skip reading the summary back: the summary as the writer read it (its `expected`). */
+export interface RecordOptions {
+  seen?: Pick<Batch, 'expected'>;
+}
+
+/** The attempts counted on an upload's item, the one starting included, and the fingerprint one of them noted. */
+export interface AttemptCount {
+  attempts: number;
+  fprint?: string;
+  /** The UTC day whose images quota the upload was beyond, when its first attempt found it so (docs/design.md §11). */
+  quotaExceeded?: string;
+}
+
 export type ClaimOutcome =
   | { held: true; takeover: boolean; uploadedAt: number }
   /** Someone holds or held this image already: the record that says so. */
@@ -89,6 +112,26 @@ export type ReclassifyOutcome =
   | { outcome: 'not-done' }
   /** `after`: the last fingerprint handled when the time budget ran out before the batch's end. */
   | { outcome: 'reclassified'; batch: Batch; after?: string };
+
+export type ReviewOutcome =
+  /** No such image in the batch (or the batch is gone, or being erased). */
+  | { outcome: 'missing' }
+  /** The image is a `fail` record: there is no verdict to review. */
+  | { outcome: 'failed'; image: Image }
+  /** The image is still being classified: no machine verdict yet. */
+  | { outcome: 'not-classified'; image: Image }
+  | { outcome: 'reviewed'; image: Image };
+
+/** A person's verdict as given: isCat and an optional note. */
+export interface Verdict {
+  isCat: boolean;
+  note?: string;
+}
+
+/** Rounds of read-then-write a review makes while other writes (reviews, a re-threshold) change the image under it. */
+const REVIEW_ROUNDS = 12;
+/** Waits between those rounds: many reviews of one image at once spread out instead of colliding again. */
+const REVIEW_BACKOFF = { baseDelayMs: 10, maxDelayMs: 400 };
 
 export interface ReclassifyOptions {
   /** Continue after this fingerprint (an earlier request's `after`). */
@@ -109,6 +152,28 @@ const conditionFailed = (err: unknown): boolean => err instanceof ConditionalChe
 /** The transaction failed because its write at `index` found its condition false. */
 const conditionFailedAt = (err: unknown, index: number): boolean =>
   err instanceof TransactionCanceledException && err.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
+
+/** The item the transaction's write at `index` found, when that write asked for it (ReturnValuesOnConditionCheckFailure). */
+const foundAt = (err: unknown, index: number): Record<string, unknown> | undefined => {
+  const item = err instanceof TransactionCanceledException ? err.CancellationReasons?.[index]?.Item : undefined;
+  return item ? (fromAttributeValues({ M: item }) as Record<string, unknown>) : undefined;
+};
+
+/** A low-level AttributeValue as a plain value (a cancelled transaction's reasons are not unmarshalled for us). */
+function fromAttributeValues(v: Record<string, unknown>): unknown {
+  if ('N' in v) return Number(v.N);
+  if ('S' in v) return v.S;
+  if ('BOOL' in v) return v.BOOL;
+  if ('NULL' in v) return null;
+  if ('M' in v) return Object.fromEntries(Object.entries(v.M as Record<string, Record<string, unknown>>).map(([k, x]) => [k, fromAttributeValues(x)]));
+  if ('L' in v) return (v.L as Record<string, unknown>[]).map(fromAttributeValues);
+  if ('SS' in v) return new Set(v.SS as string[]);
+  if ('NS' in v) return new Set((v.NS as string[]).map(Number));
+  return undefined;
+}
+
+/** Rounds of a counter move guarded by the exact summary it found, before it moves unguarded and reads the summary back. */
+const GUARDED_ROUNDS = 5;
 
 /** Recount rounds before giving up on a batch that keeps changing under it (the next redelivery or sweep retries). */
 const RECOUNT_ROUNDS = 5;
@@ -310,17 +375,22 @@ export class BatchStore {
     let after = opts.after;
     do {
       const out = await this.ddb.send(new QueryCommand(reclassifyPageQuery(this.table, clientId, batchId, opts.pageSize ?? RECLASSIFY_PAGE, after)));
-      const flips = ((out.Items ?? []) as ImageItem[])
-        .map(toImage)
-        .filter((i) => i.status === 'success' && i.catConfidence !== undefined && isCatAt(i.catConfidence, catMinConfidence) !== (i.isCat === true));
-      let moved = 0;
-      for (let i = 0; i < flips.length; i += RECLASSIFY_PARALLEL) {
-        const flipped = await Promise.all(flips.slice(i, i + RECLASSIFY_PARALLEL).map((image) => this.flipCat({ ...image, clientId, batchId }, image.isCat !== true)));
-        moved += flipped.reduce((n, f) => n + f, 0);
+      const changes = ((out.Items ?? []) as ImageItem[])
+        .map((item) => ({ ...toImage(item), clientId, batchId }))
+        .filter((i) => i.status === 'success' && i.catConfidence !== undefined && isCatAt(i.catConfidence, catMinConfidence) !== machineIsCatOf(i));
+      const moved: Partial<Counts> = { cats: 0, corrected: 0 };
+      for (let i = 0; i < changes.length; i += RECLASSIFY_PARALLEL) {
+        const deltas = await Promise.all(changes.slice(i, i + RECLASSIFY_PARALLEL).map((image) => this.rethreshold(image, catMinConfidence)));
+        for (const d of deltas) {
+          moved.cats! += d.cats ?? 0;
+          moved.corrected! += d.corrected ?? 0;
+        }
       }
       // Its condition fails only for a batch being erased or expired meanwhile: it is gone, nothing is left to count
       // for, and no later page is read.
-      if (moved !== 0 && !(await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved }, this.now())))) return { outcome: 'missing' };
+      if ((moved.cats !== 0 || moved.corrected !== 0) && !(await this.conditionalUpdate(countRequest(this.table, clientId, batchId, moved, this.now())))) {
+        return { outcome: 'missing' };
+      }
       after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
     } while (after !== undefined && this.now() < opts.deadline);
     const batch = await this.getBatch(clientId, batchId);
@@ -328,13 +398,80 @@ export class BatchStore {
     return { outcome: 'reclassified', batch, ...(after !== undefined ? { after } : {}) };
   }
 
-  /** +1 or -1 on the cat count when the flag flipped; 0 when someone else flipped it first. */
-  private async flipCat(image: Image, isCat: boolean): Promise<number> {
+  /**
+   * One image at a new threshold: an unreviewed image's cat flag flips (±1 cats); a reviewed one keeps the person's
+   * verdict and only its machine verdict moves (±1 corrected). When another write changed the image since it was read
+   * (another re-threshold, a review given or withdrawn) it is read again and judged as it is now.
+   */
+  private async rethreshold(read: Image, threshold: number): Promise<Partial<Counts>> {
+    let image: Image | undefined = read;
+    for (let round = 0; image && round < REVIEW_ROUNDS; round++) {
+      const machine = isCatAt(image.catConfidence ?? 0, threshold);
+      if (image.status !== 'success' || machine === machineIsCatOf(image)) return {};
+      const review = image.review;
+      try {
+        if (review) {
+          await this.ddb.send(new UpdateCommand(machineVerdictRequest(this.table, image, review, machine)));
+          return { corrected: (review.isCat !== machine ? 1 : 0) - (review.isCat !== review.machineIsCat ? 1 : 0) };
+        }
+        await this.ddb.send(new UpdateCommand(catFlagRequest(this.table, image, machine)));
+        return { cats: machine ? 1 : -1 };
+      } catch (err) {
+        if (!conditionFailed(err)) throw err;
+      }
+      image = await this.getImage(image.clientId, image.batchId, image.fprint);
+    }
+    return {};
+  }
+
+  // ---- a person's verdict (docs/design.md §10) -----------------------------------------------------------------
+
+  /**
+   * Gives a person's verdict on a classified image (or withdraws it: `verdict` undefined), moving the batch's cats,
+   * reviewed and corrected counters with it, in one transaction or as two writes (as every record write). Read, then
+   * written only if the image is still as read; when a re-threshold or another review changed it meanwhile, again.
+   * A batch being erased or gone answers missing, and nothing is counted into it.
+   */
+  async review(clientId: string, batchId: string, fprint: string, verdict: Verdict | undefined): Promise<ReviewOutcome> {
+    if (!this.isLive(await this.getBatch(clientId, batchId))) return { outcome: 'missing' };
+    for (let round = 0; round < REVIEW_ROUNDS; round++) {
+      const image = await this.getImage(clientId, batchId, fprint);
+      if (!image || image.expiresAt <= nowSeconds(this.now())) return { outcome: 'missing' };
+      if (image.status === 'fail') return { outcome: 'failed', image };
+      if (image.status !== 'success') return { outcome: 'not-classified', image };
+      const review: Review | undefined = verdict && {
+        isCat: verdict.isCat,
+        ...(verdict.note ? { note: verdict.note } : {}),
+        reviewedAt: Math.max(this.now(), (image.review?.reviewedAt ?? 0) + 1),
+        machineIsCat: machineIsCatOf(image) === true,
+      };
+      if (!review && !image.review) return { outcome: 'reviewed', image };
+      const request = reviewRequest(this.table, image, review);
+      const delta = Object.fromEntries(Object.entries(reviewCounts(image, review)).filter(([, n]) => n !== 0)) as Partial<Counts>;
+      try {
+        const written = Object.keys(delta).length > 0 ? await this.recordWithCounts(request, { clientId, batchId }, delta) : await this.writeIfLive(request, clientId, batchId);
+        if (!written) {
+          await sleep(backoffDelay(round, REVIEW_BACKOFF));
+          continue;
+        }
+      } catch (err) {
+        if (err instanceof BatchErasedError) return { outcome: 'missing' };
+        throw err;
+      }
+      const after = await this.getImage(clientId, batchId, fprint);
+      return after ? { outcome: 'reviewed', image: after } : { outcome: 'missing' };
+    }
+    throw new ReviewConflictError(`other writes kept changing image ${fprint} while it was reviewed; try again`);
+  }
+
+  /** A record write that moves no counter (a review's note alone): only while the batch is live. */
+  private async writeIfLive(request: UpdateCommandInput, clientId: string, batchId: string): Promise<boolean> {
+    if (!this.isLive(await this.getBatch(clientId, batchId))) throw new BatchErasedError(`batch ${batchId} is being erased`);
     try {
-      await this.ddb.send(new UpdateCommand(catFlagRequest(this.table, image, isCat)));
-      return isCat ? 1 : -1;
+      await this.ddb.send(new UpdateCommand(request));
+      return true;
     } catch (err) {
-      if (conditionFailed(err)) return 0;
+      if (conditionFailed(err)) return false;
       throw err;
     }
   }
@@ -351,19 +488,25 @@ export class BatchStore {
    * has expired (already counted). Otherwise answers the record that holds the image. Throws BatchClosedError, leaving
    * nothing written, when the batch takes no more uploads (closed, every declared file arrived) by the time it counts.
    */
-  async claim(c: Claim): Promise<ClaimOutcome> {
-    if (await this.recordWithCounts(claimRequest(this.table, c), c, CLAIM_COUNTS, { takingUploads: true })) {
+  async claim(c: Claim, opts: RecordOptions & { note?: UploadRef } = {}): Promise<ClaimOutcome> {
+    // The fingerprint this upload found goes on its own item with the claim, so that an attempt giving up later finds
+    // the record without decoding (docs/design.md §6): in the claim's transaction, or written just before it.
+    const note = opts.note && noteFingerprintRequest(this.table, opts.note, c.fprint);
+    if (note && !this.opts.transactions) await this.ddb.send(new UpdateCommand(note));
+    const records = note && this.opts.transactions ? [claimRequest(this.table, c), note] : [claimRequest(this.table, c)];
+    if (await this.recordWithCounts(records, c, CLAIM_COUNTS, { ...opts, takingUploads: true })) {
       return { held: true, takeover: false, uploadedAt: c.now };
     }
     const existing = await this.getImage(c.clientId, c.batchId, c.fprint);
-    if (!existing) return this.claim(c); // removed between the two calls: try again
+    if (!existing) return this.claim(c, opts); // removed between the two calls: try again
     if (existing.status === 'processing' && existing.claimId && (existing.leaseUntil ?? 0) < c.now) {
       try {
+        if (note && this.opts.transactions) await this.ddb.send(new UpdateCommand(note));
         await this.ddb.send(new UpdateCommand(takeoverRequest(this.table, c, existing.claimId)));
         return { held: true, takeover: true, uploadedAt: existing.uploadedAt ?? c.now };
       } catch (err) {
         if (!conditionFailed(err)) throw err;
-        return this.claim(c); // another run took it over first
+        return this.claim(c, opts); // another run took it over first
       }
     }
     return { held: false, existing };
@@ -372,18 +515,22 @@ export class BatchStore {
   /**
    * The client's earlier classification of these pixels in another batch, within retention, or undefined: one
    * eventually consistent index Query (a record written a moment ago may be missed: then DetectLabels is called).
+   * The earliest classification (every copy is of it), with the latest person's verdict any of the records carries
+   * (docs/design.md §10: a client never reviews the same pixels twice).
    */
   async findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
     const out = await this.ddb.send(new QueryCommand(reusableResultRequest(this.table, clientId, fprint, Math.floor(this.now() / 1000))));
-    return ((out.Items ?? []) as ImageItem[])
-      .map(toImage)
-      .filter((i) => i.batchId !== batchId && i.labels !== undefined)
-      .sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0))[0];
+    const found = ((out.Items ?? []) as ImageItem[]).map(toImage).filter((i) => i.batchId !== batchId && i.labels !== undefined);
+    const earliest = found.sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0))[0];
+    const review = found.flatMap((i) => (i.review ? [i.review] : [])).sort((a, b) => b.reviewedAt - a.reviewedAt)[0];
+    if (!earliest) return undefined;
+    const { review: _own, ...classification } = earliest;
+    return review ? { ...classification, review } : classification;
   }
 
   /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */
-  async finish(c: Claim, f: Finish): Promise<boolean> {
-    return this.recordWithCounts(finishRequest(this.table, c, f), c, finishCounts(f.result));
+  async finish(c: Claim, f: Finish, opts: RecordOptions = {}): Promise<boolean> {
+    return this.recordWithCounts(finishRequest(this.table, c, f), c, finishCounts(f.result), opts);
   }
 
   async release(c: Claim): Promise<void> {
@@ -395,29 +542,36 @@ export class BatchStore {
   }
 
   /** Records a refused upload (a `fail` record) and counts it; false when it was recorded before (a redelivery). */
-  async reject(image: Image): Promise<boolean> {
-    return this.recordWithCounts(rejectionRequest(this.table, image), image, REJECTION_COUNTS);
+  async reject(image: Image, opts: RecordOptions = {}): Promise<boolean> {
+    return this.recordWithCounts(rejectionRequest(this.table, image), image, REJECTION_COUNTS, opts);
   }
 
   /**
    * Counts another upload of a recorded image; false when this upload was counted before (a redelivery). Its name on
    * the original guards that while names are kept; past them, the upload's own item is marked in the same write.
    */
-  async addDuplicate(original: Image, fileName: string, upload: UploadRef): Promise<boolean> {
+  async addDuplicate(original: Image, fileName: string, upload: UploadRef, opts: RecordOptions & { note?: boolean } = {}): Promise<boolean> {
     const count = duplicateRequest(this.table, original, fileName);
-    const records = keepsDuplicateName(original) ? [count] : [duplicateMarkRequest(this.table, upload, original.fprint), count];
-    return this.recordWithCounts(records, original, DUPLICATE_COUNTS);
+    // The mark sets the upload's fingerprint too; without it, a transaction notes the fingerprint beside the count (a
+    // claim's transaction that found the image claimed wrote nothing).
+    const uploadItem = keepsDuplicateName(original)
+      ? opts.note && this.opts.transactions
+        ? [noteFingerprintRequest(this.table, upload, original.fprint)]
+        : []
+      : [duplicateMarkRequest(this.table, upload, original.fprint)];
+    return this.recordWithCounts([...uploadItem, count], original, DUPLICATE_COUNTS, opts);
   }
 
   // ---- an upload's attempts (docs/design.md §6) -----------------------------------------------------------
 
   /** Counts an attempt as it starts; answers the attempts so far (this one included) and the fingerprint one found. */
-  async startAttempt(upload: UploadRef): Promise<{ attempts: number; fprint?: string }> {
+  async startAttempt(upload: UploadRef): Promise<AttemptCount> {
     const out = await this.ddb.send(new UpdateCommand(startAttemptRequest(this.table, upload)));
     const item = (out.Attributes ?? {}) as Partial<UploadItem>;
     return {
       attempts: typeof item.attempts === 'number' ? item.attempts : 1,
       ...(typeof item.seen_fprint === 'string' ? { fprint: item.seen_fprint } : {}),
+      ...(typeof item.quota_over === 'string' ? { quotaExceeded: item.quota_over } : {}),
     };
   }
 
@@ -445,23 +599,11 @@ export class BatchStore {
     record: UpdateCommandInput | PutCommandInput | (UpdateCommandInput | PutCommandInput)[],
     batch: { clientId: string; batchId: string },
     delta: Partial<Counts>,
-    opts: { takingUploads?: boolean } = {},
+    opts: RecordOptions & { takingUploads?: boolean } = {},
   ): Promise<boolean> {
     const records = Array.isArray(record) ? record : [record];
+    if (this.opts.transactions) return this.transactWithCounts(records, batch, delta, opts);
     const count = countRequest(this.table, batch.clientId, batch.batchId, delta, this.now(), opts);
-    if (this.opts.transactions) {
-      try {
-        await this.ddb.send(new TransactWriteCommand(transaction(...records, count)));
-      } catch (err) {
-        if (records.some((_, i) => conditionFailedAt(err, i))) return false;
-        if (conditionFailedAt(err, records.length)) throw await this.countRefused(batch, opts.takingUploads === true);
-        throw err;
-      }
-      // A transaction answers no values: read the summary to see whether it closed or finished the batch.
-      const after = await this.getBatch(batch.clientId, batch.batchId);
-      if (after) await this.settle(after);
-      return true;
-    }
     for (const write of records) {
       try {
         if ('Item' in write) await this.ddb.send(new PutCommand(write as PutCommandInput));
@@ -484,6 +626,53 @@ export class BatchStore {
     }
     await this.settle(toBatch(out.Attributes as BatchItem));
     return true;
+  }
+
+  /**
+   * The records and the counter move as one transaction. A transaction answers no values, so the move is guarded
+   * (docs/design.md §9): given the summary the writer read (`seen`), it holds only where it leaves nothing to settle,
+   * and the writer needs no read. When the guard finds settling may be due, the cancelled move answers the summary
+   * it found; the move is sent again guarded by exactly that summary, so the summary it leaves is known and is
+   * settled without a read. Only a batch that keeps moving under it for GUARDED_ROUNDS rounds is moved unguarded
+   * and read back. Without `seen` it is moved unguarded and read back.
+   */
+  private async transactWithCounts(
+    records: (UpdateCommandInput | PutCommandInput)[],
+    batch: { clientId: string; batchId: string },
+    delta: Partial<Counts>,
+    opts: RecordOptions & { takingUploads?: boolean },
+  ): Promise<boolean> {
+    const takingUploads = opts.takingUploads === true;
+    let guard: SummaryCondition | undefined = opts.seen ? settledGuard(delta, opts.seen.expected) : undefined;
+    let leaves: Batch | undefined;
+    for (let round = 0; ; round++) {
+      const count = countRequest(this.table, batch.clientId, batch.batchId, delta, this.now(), { takingUploads, guard });
+      try {
+        await this.ddb.send(new TransactWriteCommand(transaction(...records, count)));
+      } catch (err) {
+        if (records.some((_, i) => conditionFailedAt(err, i))) return false;
+        if (!conditionFailedAt(err, records.length)) throw err;
+        const found = foundAt(err, records.length);
+        const before = found ? toBatch(found as unknown as BatchItem) : await this.getBatch(batch.clientId, batch.batchId);
+        if (!before || !this.isLive(before)) throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
+        if (takingUploads && !takesUploads(before)) throw new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`);
+        // Unguarded, only a summary gone, being erased or closed refuses a move, and none of those ends.
+        if (!guard) throw takingUploads ? new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`) : new BatchErasedError(`batch ${batch.batchId} is being erased`);
+        // Refused by the guard: settling may be due, or the summary moved since `before` was found.
+        if (round + 1 >= GUARDED_ROUNDS) {
+          guard = undefined;
+          leaves = undefined;
+        } else {
+          guard = unchangedGuard(before);
+          leaves = movedBy(before, delta);
+        }
+        continue;
+      }
+      if (guard && !leaves) return true; // guarded by settledGuard: nothing to settle
+      const after = leaves ?? (await this.getBatch(batch.clientId, batch.batchId));
+      if (after) await this.settle(after);
+      return true;
+    }
   }
 
   /** Why a counter move was refused: the batch is being erased or gone, or (a claim's) it takes no more uploads. */

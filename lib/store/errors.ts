@@ -19,3 +19,9 @@ export class BatchErasedError extends IceCatError {
   override name = 'BatchErasedError';
   readonly code = 'batch_erased';
 }
+
+/** A review kept finding its image changed by other writes (reviews of it at the same moment): nothing was written. */
+export class ReviewConflictError extends IceCatError {
+  override name = 'ReviewConflictError';
+  readonly code = 'review_conflict';
+}

@@ -154,6 +154,8 @@ describe('GET /v1/batches/{batchId}/images', () => {
       duplicates: 0,
       duplicateFiles: [],
       reused: false,
+      machineIsCat: true,
+      review: null,
       error: null,
       capturedAt: null,
       camera: null,

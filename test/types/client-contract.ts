@@ -2,6 +2,7 @@
 // contract, so a field the server renames or retypes breaks the build instead of the CLI or the web page.
 import type * as z from 'zod';
 import type {
+  agreementSchema,
   batchListSchema,
   batchSummarySchema,
   createdBatchSchema,
@@ -12,8 +13,10 @@ import type {
   reclassifyResultSchema,
   similarGroupsSchema,
   uploadFormsSchema,
+  usageSchema,
 } from '../../lib/api/schemas';
 import type {
+  Agreement,
   ApiErrorBody,
   BatchSummary,
   CreatedBatch,
@@ -23,6 +26,7 @@ import type {
   Page,
   Reclassified,
   SimilarGroups,
+  Usage,
 } from '../../lib/api/client-contract';
 
 /** Compiles only when every value of `Server` is a value of `Client`. */
@@ -38,5 +42,7 @@ export type ServerAnswersFitTheClients = [
   ClientReads<z.output<typeof uploadFormsSchema>, MoreUploads>,
   ClientReads<z.output<typeof errorSchema>, ApiErrorBody>,
   ClientReads<z.output<typeof similarGroupsSchema>, SimilarGroups>,
+  ClientReads<z.output<typeof usageSchema>, Usage>,
+  ClientReads<z.output<typeof agreementSchema>, Agreement>,
   ClientReads<z.output<typeof reclassifyResultSchema>, Reclassified>,
 ];
