@@ -28,7 +28,7 @@ export const exportImageOf = (image: Image): ExportImage => ({
   status: image.status,
   isCat: typeof image.isCat === 'boolean' ? image.isCat : null,
   machineIsCat: image.status === 'success' ? (machineIsCatOf(image) ?? null) : null,
-  review: image.review ? { note: image.review.note ?? null } : null,
+  review: image.review ? { isCat: image.review.isCat, note: image.review.note ?? null } : null,
   catConfidence: image.catConfidence ?? null,
   labels: image.labels ?? [],
   uploadedAt: image.uploadedAt ?? null,

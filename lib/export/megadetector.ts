@@ -99,6 +99,7 @@ export class MegaDetectorEncoder {
     else text = `"detections": ${this.detections(image)}`;
     if (typeof image.width === 'number' && typeof image.height === 'number') text += `, "width": ${image.width}, "height": ${image.height}`;
     if (image.capturedAt) text += `, "datetime": ${JSON.stringify(megadetectorDatetime(image.capturedAt))}`;
+    if (image.review && typeof image.review.isCat === 'boolean') text += `, "review": {"isCat": ${image.review.isCat}}`;
     return text;
   }
 

@@ -41,7 +41,8 @@ export interface ExportImage {
   /** The detector's verdict at the batch's threshold (is_cat is the person's when reviewed); null until classified. */
   machineIsCat?: boolean | null;
   /** A person's verdict, when one was given: isCat is it. */
-  review?: { note: string | null } | null;
+  /** A person's verdict (docs/design.md §10): isCat is theirs, carried into the MegaDetector file's `review`. */
+  review?: { isCat?: boolean; note: string | null } | null;
   /** The Cat label's confidence; derived from `labels` when absent. */
   catConfidence?: number | null;
   labels: { name: string; confidence: number }[];

@@ -141,6 +141,14 @@ describe('the MegaDetector results file', () => {
     expect(JSON.parse(text).images).toHaveLength(15);
   });
 
+  it("carries a person's verdict as the entry's review, its duplicates' too, and still follows the rules", async () => {
+    const { text } = await fileOf([[image({ isCat: false, review: { isCat: false, note: 'a statue' }, duplicates: 1, duplicateFiles: ['copy.jpg'] }), image({ fprint: 'f9', fileName: 'other.jpg' })]]);
+    const entries = JSON.parse(text).images;
+
+    expect(megadetectorProblems(text)).toEqual([]);
+    expect(entries.map((e: { review?: unknown }) => e.review ?? null)).toEqual([{ isCat: false }, { isCat: false }, null]);
+  });
+
   it('names the local detector by its model and Rekognition by its version', () => {
     expect(detectorName('centernet-mobilenetv3-coco80 (@vladmandic/human 3.3.6, local)')).toBe('centernet-mobilenetv3-coco80 (@vladmandic/human 3.3.6, local)');
     expect(detectorName('3.0')).toBe('Amazon Rekognition DetectLabels 3.0');
