@@ -97,7 +97,9 @@ export class ApiService {
   }
 
   async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<Image>> {
-    const { limit, cursor, review, order: _order, ...filter } = query;
+    const { limit, cursor, review, order, ...rest } = query;
+    // order=uncertain belongs to the review queue; order=captured reads by capture time (batch-captured).
+    const filter = order === 'captured' ? { ...rest, order } : rest;
     if (review === 'pending') {
       const batch = await getBatch(this.opts.store, clientId, batchId);
       if (!batch) throw new BatchNotFoundError(batchId);
