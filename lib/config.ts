@@ -1,4 +1,5 @@
 // Configuration read from the environment once per container. Required values fail fast, naming the variable.
+import { DEFAULT_PRICE_PER_IMAGE_USD } from './domain';
 import { IceCatError } from './errors';
 
 export class ConfigError extends IceCatError {
@@ -73,6 +74,9 @@ export interface Config {
   maxAttempts: number;
 }
 
+/** sharp's pixel limit unless MAX_INPUT_PIXELS says otherwise; the CLI's local fingerprint (--dry-run) decodes with it too. */
+export const DEFAULT_MAX_INPUT_PIXELS = 100_000_000;
+
 export function loadConfig(): Config {
   const defaultRetentionDays = envNumber('DEFAULT_RETENTION_DAYS', 30, { min: 1, max: 3650 });
   return {
@@ -83,7 +87,7 @@ export function loadConfig(): Config {
     minConfidence: percent('REKOGNITION_MIN_CONFIDENCE', 20),
     maxLabels: count('REKOGNITION_MAX_LABELS', 25, 1, 1000),
     maxUploadBytes: count('MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 5 * 1024 ** 3),
-    maxInputPixels: count('MAX_INPUT_PIXELS', 100_000_000, 1, 2 ** 32),
+    maxInputPixels: count('MAX_INPUT_PIXELS', DEFAULT_MAX_INPUT_PIXELS, 1, 2 ** 32),
     claimLeaseSeconds: envNumber('CLAIM_LEASE_SECONDS', 120, { min: 1, max: 86_400 }),
     defaultRetentionDays,
     maxRetentionDays: envNumber('MAX_RETENTION_DAYS', 365, { min: defaultRetentionDays, max: 3650 }),
@@ -104,3 +108,7 @@ export function loadIngestConfig(): IngestConfig {
 
 /** DetectLabels attempts, throttling retries included (the SDK's standard jittered backoff). */
 export const rekognitionMaxAttempts = (): number => count('REKOGNITION_MAX_ATTEMPTS', 6, 1, 20);
+
+/** ICECAT_PRICE_PER_IMAGE_USD: dollars per DetectLabels call (0–1), read once; a bad value fails naming the variable. */
+let price: number | undefined;
+export const pricePerImageUsd = (): number => (price ??= envNumber('ICECAT_PRICE_PER_IMAGE_USD', DEFAULT_PRICE_PER_IMAGE_USD, { min: 0, max: 1 }));

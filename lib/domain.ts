@@ -23,6 +23,19 @@ export interface TrimmedLabels {
   labels: { name: string; confidence: number; parents: string[]; instances: number }[];
 }
 
+/** A box DetectLabels drew around one instance of a label other than Cat, as ratios of the image's sides. */
+export interface NamedBox {
+  name: string;
+  confidence: number;
+  box: { left: number; top: number; width: number; height: number };
+}
+
+/** The model that classified an image and the boxes it drew of the labels other than Cat (the MegaDetector export's). */
+export interface Detections {
+  model: string;
+  boxes: NamedBox[];
+}
+
 /** One cat DetectLabels found, with its box as ratios of the image's sides (Rekognition's BoundingBox). */
 export interface CatInstance {
   confidence: number;
@@ -78,6 +91,12 @@ export interface Image {
   reused?: boolean;
   labels?: Label[];
   detection?: TrimmedLabels;
+  /** Set by a DetectLabels call of its own (not on a reused result). */
+  detections?: Detections;
+  /** From the upload's EXIF, where it had them (Capture). */
+  capturedAt?: string;
+  camera?: string;
+  location?: { lat: number; lon: number };
   logs?: string[];
   /** Epoch ms; set only when the record holds logs. */
   loggedAt?: number;
@@ -209,6 +228,19 @@ export interface Fingerprint {
    * holding a Fingerprint does not hold the decoded image; a duplicate that needs no thumbnail pays no encode.
    */
   thumbnail(): Promise<Buffer>;
+  /** The raw EXIF block sharp found in the header, if any (capture time, camera, place: lib/ingest/capture.ts). */
+  exif?: Buffer;
+}
+
+/**
+ * When, with what and where a photo was taken, from its EXIF (docs/design.md §12); each null when absent or
+ * impossible. `capturedAt` is the camera's wall clock, with its offset when the camera wrote one
+ * (`2024-06-01T06:30:00+02:00`), else without a zone (`2024-06-01T06:30:00`).
+ */
+export interface Capture {
+  capturedAt: string | null;
+  camera: string | null;
+  location: { lat: number; lon: number } | null;
 }
 
 /** One upload's claim on (batch, fingerprint): who holds it and what it knows of the upload. */
@@ -239,6 +271,8 @@ export type ImageResult =
       cats: CatInstance[];
       labels: Label[];
       detection?: TrimmedLabels;
+      /** The model and the other labels' boxes (a DetectLabels call's own, not a reused result's). */
+      detections?: Detections;
       /** Epoch ms of the classification a reused result was copied from. */
       reusedFrom?: number;
       /**
@@ -251,6 +285,8 @@ export type ImageResult =
 
 export interface Finish {
   result: ImageResult;
+  /** The upload's own capture time, camera and place (a reused result's too: they are this upload's EXIF). */
+  capture?: Capture;
   /** When the upload arrived: its upload time in every index. */
   uploadedAt: number;
   now: number;
@@ -266,6 +302,60 @@ export interface UploadRef {
   etag?: string;
   /** Epoch s: the batch's TTL. */
   expiresAt: number;
+}
+
+// ---- what a batch cost, and what an upload will cost (docs/design.md §12) ----------------------------------------
+
+/** Rekognition's first price tier per DetectLabels call, unless ICECAT_PRICE_PER_IMAGE_USD says otherwise. */
+export const DEFAULT_PRICE_PER_IMAGE_USD = 0.001;
+
+export interface Usage {
+  /** Images classified by a DetectLabels call of their own. */
+  detectLabelsCalls: number;
+  /** Images classified by copying the client's earlier answer for the same pixels: no call. */
+  reused: number;
+  /** Uploads of pixels already in the batch: no call. */
+  duplicates: number;
+  estimatedCostUsd: number;
+  /** The calls reuse and duplicates avoided, at the same price. */
+  savedUsd: number;
+}
+
+/** Dollars without float noise (1e-9 of a dollar is far below any price tier). */
+export const dollars = (n: number): number => Math.round(n * 1e9) / 1e9;
+
+export function batchUsage(counts: { success: number; reused: number; duplicate: number }, pricePerImage: number): Usage {
+  const detectLabelsCalls = Math.max(counts.success - counts.reused, 0);
+  return {
+    detectLabelsCalls,
+    reused: counts.reused,
+    duplicates: counts.duplicate,
+    estimatedCostUsd: dollars(detectLabelsCalls * pricePerImage),
+    savedUsd: dollars((counts.reused + counts.duplicate) * pricePerImage),
+  };
+}
+
+export interface Estimate {
+  /** The files that are images. */
+  images: number;
+  /** Their distinct fingerprints. */
+  distinct: number;
+  /** Of those, the ones the client already has answers for (reused, not called). */
+  known: number;
+  /** distinct − known. */
+  newCalls: number;
+  estimatedCostUsd: number;
+}
+
+export function uploadEstimate(images: number, distinct: number, known: number, pricePerImage: number): Estimate {
+  const newCalls = Math.max(distinct - known, 0);
+  return { images, distinct, known, newCalls, estimatedCostUsd: dollars(newCalls * pricePerImage) };
+}
+
+/** A label and how many distinct images of a batch carry it at the batch's threshold. */
+export interface LabelCount {
+  name: string;
+  images: number;
 }
 
 // ---- what a client is shown of a batch ---------------------------------------------------------------------------
@@ -308,6 +398,9 @@ export interface BatchSummary {
   closed: boolean;
   expected: number | null;
   counts: Counts;
+  usage: Usage;
+  /** A done batch's top labels (GET of one batch); null where not counted. */
+  labels: LabelCount[] | null;
   debug: boolean;
   catMinConfidence: number | null;
   retentionDays: number;
@@ -321,13 +414,22 @@ export interface BatchSummary {
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 
-export function presentBatch(batch: Batch): BatchSummary {
+export interface PresentBatchOptions {
+  /** Dollars per DetectLabels call (config: ICECAT_PRICE_PER_IMAGE_USD); default DEFAULT_PRICE_PER_IMAGE_USD. */
+  pricePerImageUsd?: number;
+  /** The batch's top labels, when they were counted. */
+  labels?: LabelCount[] | null;
+}
+
+export function presentBatch(batch: Batch, opts: PresentBatchOptions = {}): BatchSummary {
   return {
     batchId: batch.batchId,
     status: reportedStatus(batch),
     closed: batch.closed,
     expected: batch.expected ?? null,
     counts: { ...batch.counts },
+    usage: batchUsage(batch.counts, opts.pricePerImageUsd ?? DEFAULT_PRICE_PER_IMAGE_USD),
+    labels: opts.labels ?? null,
     debug: batch.debug,
     catMinConfidence: batch.catMinConfidence ?? null,
     retentionDays: batch.retentionDays,

@@ -60,3 +60,19 @@ export function boxRect(box: Box): { x: number; y: number; width: number; height
 
 /** A file name cut after each `/`, `_`, `-` and `.`: the only places it may wrap ("cat_", "kitten_", "boxed.", "jpg"). */
 export const nameParts = (name: string): string[] => name.split(/(?<=[/_.-])/);
+
+/**
+ * A capture time as the camera wrote it: its wall clock, never moved into the reader's zone (a dawn shot reads as
+ * dawn), with the camera's offset when it wrote one. "2024-06-01T06:30:00+02:00" reads "2024-06-01 06:30:00 (UTC+02:00)".
+ */
+export function capturedWhen(capturedAt: string): string {
+  const wall = `${capturedAt.slice(0, 10)} ${capturedAt.slice(11, 19)}`;
+  const offset = capturedAt.slice(19);
+  return offset ? `${wall} (UTC${offset})` : wall;
+}
+
+/** A GPS position in degrees, hemispheres named: "47.50000° N, 122.25833° W". */
+export function place(location: { lat: number; lon: number }): string {
+  const deg = (v: number, pos: string, neg: string) => `${Math.abs(v).toFixed(5)}° ${v < 0 ? neg : pos}`;
+  return `${deg(location.lat, 'N', 'S')}, ${deg(location.lon, 'E', 'W')}`;
+}

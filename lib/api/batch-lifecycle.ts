@@ -36,6 +36,9 @@ import type { AddUploadsBody, BatchSummary, CloseBatchBody, CreateBatchBody, Ima
 import type { ReviewOutcome, Verdict } from '../store/batch-store';
 import { presignUploads, type DeclaredFile } from './uploads';
 
+/** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */
+const DEFAULT_CAT_MIN_CONFIDENCE = 80;
+
 export interface BatchLifecycleOptions {
   store: BatchStore;
   s3: S3Client;
@@ -189,12 +192,14 @@ export class BatchLifecycleService {
   async exportBatch(clientId: string, batchId: string, format: ExportFormat): Promise<HttpAnswer> {
     const exports = this.opts.exports;
     if (!exports) throw new Error('exports are not configured for this function');
-    await this.requireBatch(clientId, batchId);
+    const batch = await this.requireBatch(clientId, batchId);
+    const catMinConfidence = batch.catMinConfidence ?? this.opts.catMinConfidence ?? DEFAULT_CAT_MIN_CONFIDENCE;
     return exportBatch(
       { ...exports, s3: this.opts.s3, bucketName: this.opts.bucketName, ...(this.opts.now ? { now: this.opts.now } : {}) },
       clientId,
       batchId,
       format,
+      { catMinConfidence, ...(batch.doneAt !== undefined ? { doneAt: batch.doneAt } : {}) },
     );
   }
 

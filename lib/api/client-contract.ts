@@ -26,6 +26,25 @@ export interface BatchCounts {
   corrected?: number;
 }
 
+/** What a batch cost in DetectLabels calls, and what reuse and duplicates saved (dollars at the server's price). */
+export interface BatchUsage {
+  detectLabelsCalls: number;
+  reused: number;
+  duplicates: number;
+  estimatedCostUsd: number;
+  savedUsd: number;
+}
+
+/** POST /v1/fingerprints:known: which of the fingerprints the client already has answers for. */
+export interface KnownFingerprints {
+  known: string[];
+  /** The server's price per DetectLabels call. */
+  pricePerImageUsd?: number;
+}
+
+/** Most fingerprints one POST /v1/fingerprints:known takes. */
+export const KNOWN_FINGERPRINTS_MAX = 1000;
+
 export interface BatchSummary {
   batchId: string;
   status: BatchStatus;
@@ -33,6 +52,10 @@ export interface BatchSummary {
   closed?: boolean;
   expected: number | null;
   counts: BatchCounts;
+  /** Absent from servers before cost was reported. */
+  usage?: BatchUsage;
+  /** A done batch's top labels with how many distinct images carry each at its threshold; null where not counted. */
+  labels?: { name: string; images: number }[] | null;
   debug: boolean;
   /** The cat threshold of the last :reclassify; null: the deployment's configured one. */
   catMinConfidence?: number | null;
@@ -80,6 +103,10 @@ export interface Image {
   thumbnailUrl?: string | null;
   /** Presigned GET of the classified image (a duplicate: its original); null unless classified. */
   imageUrl?: string | null;
+  /** From the EXIF: the camera's wall clock (with its offset when written), `Make Model`, the GPS position. */
+  capturedAt?: string | null;
+  camera?: string | null;
+  location?: { lat: number; lon: number } | null;
 }
 
 export interface Review {

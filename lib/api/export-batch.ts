@@ -4,12 +4,13 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ExportConfig } from '../export/config';
-import { CONTENT_TYPES, type ExportFormat } from '../export/encode';
+import { CONTENT_TYPES, FILE_EXTENSIONS, type ExportFormat } from '../export/encode';
+import type { MegaDetectorContext } from '../export/megadetector';
 import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport } from '../export/writer';
 import { machineIsCatOf, type Image } from '../domain';
-import { batchImagePages } from '../store/export-pages';
+import { batchImagePages, DETECTIONS_READ } from '../store/export-pages';
 import { HttpAnswer } from './http-answer';
 
 export interface ExportDeps {
@@ -27,7 +28,7 @@ export const exportImageOf = (image: Image): ExportImage => ({
   status: image.status,
   isCat: typeof image.isCat === 'boolean' ? image.isCat : null,
   machineIsCat: image.status === 'success' ? (machineIsCatOf(image) ?? null) : null,
-  review: image.review ? { note: image.review.note ?? null } : null,
+  review: image.review ? { isCat: image.review.isCat, note: image.review.note ?? null } : null,
   catConfidence: image.catConfidence ?? null,
   labels: image.labels ?? [],
   uploadedAt: image.uploadedAt ?? null,
@@ -35,15 +36,29 @@ export const exportImageOf = (image: Image): ExportImage => ({
   duplicates: image.duplicates ?? 0,
   duplicateFiles: image.duplicateFiles ?? [],
   error: image.errorCode ? { code: image.errorCode } : null,
+  ...(image.cats ? { cats: image.cats } : {}),
+  ...(image.detections ? { boxes: image.detections.boxes, model: image.detections.model } : {}),
+  ...(typeof image.width === 'number' && typeof image.height === 'number' ? { width: image.width, height: image.height } : {}),
+  capturedAt: image.capturedAt ?? null,
+  camera: image.camera ?? null,
+  location: image.location ?? null,
 });
 
-async function* exportImages(deps: ExportDeps, clientId: string, batchId: string): AsyncGenerator<ExportImage[]> {
-  for await (const page of batchImagePages(deps, clientId, batchId)) yield page.map(exportImageOf);
+/** A batch's images a page at a time, read as the format needs them (the bench export reads the same way). */
+export async function* exportImages(deps: Pick<ExportDeps, 'ddb' | 'tableName' | 'now'>, clientId: string, batchId: string, format: ExportFormat): AsyncGenerator<ExportImage[]> {
+  const read = format === 'megadetector' ? DETECTIONS_READ : {};
+  for await (const page of batchImagePages(deps, clientId, batchId, read)) yield page.map(exportImageOf);
 }
 
-/** The export of a batch the caller has checked is the client's. */
-export async function exportBatch(deps: ExportDeps, clientId: string, batchId: string, format: ExportFormat): Promise<HttpAnswer> {
-  const out = await writeExport(exportChunks(exportImages(deps, clientId, batchId), format), {
+/** The export of a batch the caller has checked is the client's; `batch` says its threshold and completion. */
+export async function exportBatch(
+  deps: ExportDeps,
+  clientId: string,
+  batchId: string,
+  format: ExportFormat,
+  batch: MegaDetectorContext = { catMinConfidence: 0 },
+): Promise<HttpAnswer> {
+  const out = await writeExport(exportChunks(exportImages(deps, clientId, batchId, format), format, batch), {
     inlineMaxBytes: deps.config.inlineMaxBytes,
     spill: (body) =>
       storeExport(body, {
@@ -60,7 +75,7 @@ export async function exportBatch(deps: ExportDeps, clientId: string, batchId: s
   if (out.kind === 'stored') return new HttpAnswer(303, { Location: out.stored.url, ...rows });
   return new HttpAnswer(
     200,
-    { 'Content-Type': CONTENT_TYPES[format], 'Content-Disposition': `attachment; filename="${batchId}.${format}"`, ...rows },
+    { 'Content-Type': CONTENT_TYPES[format], 'Content-Disposition': `attachment; filename="${batchId}.${FILE_EXTENSIONS[format]}"`, ...rows },
     out.body,
   );
 }

@@ -1,11 +1,16 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
-import { machineIsCatOf, type Image } from '../domain';
+import { machineIsCatOf, presentBatch as presentDomainBatch, type Batch, type BatchSummary, type Image, type LabelCount } from '../domain';
+import { pricePerImageUsd } from '../config';
 import { NO_LINKS, type ImageLinks } from './image-links';
 import type { Image as ImageAnswer, LogEntry } from './schemas';
 
-/** The batch summary is the domain's own (lib/domain.ts): the completion callback sends the same shape. */
-export { presentBatch } from '../domain';
+/**
+ * The batch summary is the domain's own (lib/domain.ts): the completion callback sends the same shape. Here priced at
+ * the configured ICECAT_PRICE_PER_IMAGE_USD, with the batch's top labels when they were counted.
+ */
+export const presentBatch = (batch: Batch, labels: LabelCount[] | null = null): BatchSummary =>
+  presentDomainBatch(batch, { pricePerImageUsd: pricePerImageUsd(), labels });
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 
@@ -27,6 +32,9 @@ export function presentImage(image: Image, links: ImageLinks = NO_LINKS): ImageA
     machineIsCat: image.status === 'success' ? (machineIsCatOf(image) ?? null) : null,
     review: image.review ? { isCat: image.review.isCat, note: image.review.note ?? null, reviewedAt: new Date(image.review.reviewedAt).toISOString() } : null,
     error: image.errorCode ? { code: image.errorCode, message: image.errorMessage ?? '' } : null,
+    capturedAt: image.capturedAt ?? null,
+    camera: image.camera ?? null,
+    location: image.location ? { lat: image.location.lat, lon: image.location.lon } : null,
     ...links,
   };
 }

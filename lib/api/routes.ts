@@ -25,6 +25,8 @@ import {
   fprintSchema,
   imageListSchema,
   imageSchema,
+  knownFingerprintsBodySchema,
+  knownFingerprintsSchema,
   logListSchema,
   logsQuerySchema,
   noQuerySchema,
@@ -182,18 +184,23 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       method: 'GET',
       path: '/v1/batches/{batchId}/export',
       operationId: 'exportBatch',
-      summary: 'One row per uploaded file, duplicates and failures included, as CSV or JSON Lines',
+      summary: 'One row per uploaded file, duplicates and failures included, as CSV, JSON Lines or a MegaDetector results file',
       description:
         'Columns: file_name, status, is_cat, cat_confidence, labels (Name:confidence|…), fprint, duplicate_of, error_code, ' +
-        'uploaded_at, classified_at, machine_is_cat, reviewed, review_note (is_cat is a person\'s verdict where one was given). A small export is the answer itself; a larger one is stored and answered with a 303 ' +
-        'to a presigned GET (EXPORT_URL_SECONDS). X-Export-Rows says how many rows it has.',
+        'uploaded_at, classified_at, machine_is_cat, reviewed, review_note (is_cat is a person\'s verdict where one was given), ' +
+        'captured_at, camera, lat, lon. format=megadetector answers a MegaDetector results file (format 1.6): one entry per ' +
+        'uploaded file with every box the detector drew (category "1" cat, then the batch\'s other boxed labels in lower ' +
+        'case), `detections: null` and `failure` (the error code, or NotProcessedYet) for a file without a result; its ' +
+        '`images` come first, `detection_categories` and `info` after them. A small export is the answer itself; a larger ' +
+        'one is stored and answered with a 303 to a presigned GET (EXPORT_URL_SECONDS). X-Export-Rows says how many rows ' +
+        '(entries) it has.',
       authenticated: true,
       params: batchParams,
       query: exportQuerySchema,
       status: 200,
-      response: z.string().check(z.meta({ description: 'The export (text/csv or application/x-ndjson), as an attachment.' })),
+      response: z.string().check(z.meta({ description: 'The export (text/csv, application/x-ndjson or application/json), as an attachment.' })),
       otherAnswers: {
-        200: { description: 'The export, as an attachment.', content: ['text/csv', 'application/x-ndjson'], headers: ['Content-Disposition', 'X-Export-Rows'] },
+        200: { description: 'The export, as an attachment.', content: ['text/csv', 'application/x-ndjson', 'application/json'], headers: ['Content-Disposition', 'X-Export-Rows'] },
         303: { description: 'The export was stored: Location is a presigned GET of it.', headers: ['Location', 'X-Export-Rows'] },
       },
       errors: BATCH_ERRORS,
@@ -434,6 +441,26 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: imageListSchema,
       errors: [400, 401, 429, 500],
       run: ({ service, clientId, query }) => service.listClientImages(clientId, query),
+    }),
+    route({
+      function: 'api',
+      method: 'POST',
+      path: '/v1/fingerprints:known',
+      operationId: 'knownFingerprints',
+      summary: 'Which of these fingerprints the client already has answers for: what an upload would not pay for',
+      description:
+        "For estimates before an upload (icecat upload --dry-run): each fingerprint is looked up in the caller's own " +
+        'partition of the client-fprint index (access pattern 5b), so another client\'s images never answer. A known ' +
+        'fingerprint is reused by the ingest, not sent to DetectLabels.',
+      accessPatterns: ['5b'],
+      authenticated: true,
+      params: noParams,
+      query: noQuerySchema,
+      body: knownFingerprintsBodySchema,
+      status: 200,
+      response: knownFingerprintsSchema,
+      errors: [400, 401, 413, 429, 500],
+      run: ({ service, clientId, body }) => service.knownFingerprints(clientId, body.fprints),
     }),
     route({
       function: 'api',

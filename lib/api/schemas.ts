@@ -93,6 +93,53 @@ const rangeCheck = z.superRefine((q: { from?: number; to?: number }, ctx) => {
 /** An optional field with its own description. */
 const optional = <T extends z.ZodMiniType>(schema: T, description: string) => z.optional(schema).check(z.meta({ description }));
 
+/** The longest label name a filter takes (Rekognition's are far shorter). */
+export const LABEL_MAX_CHARS = 100;
+
+/** label=Dog&label=Cat (API Gateway joins a repeated parameter with commas) or label=Dog,Cat: the names, trimmed. */
+const labelsSchema = z.pipe(
+  z.string().check(z.meta({ examples: ['Dog', 'Dog,Cat'] })),
+  z.transform((raw: string, ctx) => {
+    const names = raw.split(',').map((n) => n.trim());
+    if (names.some((n) => n.length === 0 || n.length > LABEL_MAX_CHARS)) {
+      ctx.issues.push({ code: 'custom', message: `each label must be 1-${LABEL_MAX_CHARS} characters`, input: raw });
+      return z.NEVER;
+    }
+    return [...new Set(names)];
+  }),
+);
+
+const WALL_CLOCK = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?$/;
+
+/**
+ * A wall-clock time as a camera writes it (no zone), filled out to `YYYY-MM-DDTHH:MM:SS`: the missing parts as early
+ * as they go for `from`, as late for `to`, so a bound is inclusive.
+ */
+const wallClockSchema = (end: 'from' | 'to') =>
+  z.pipe(
+    z.string().check(z.meta({ examples: ['2024-06-01', '2024-06-01T06:30:00'] })),
+    z.transform((raw: string, ctx) => {
+      const m = WALL_CLOCK.exec(raw);
+      const [month, day, hour, minute, second] = (m ?? []).slice(2).map((v) => (v === undefined ? undefined : Number(v)));
+      if (!m || month! < 1 || month! > 12 || day! < 1 || day! > 31 || (hour ?? 0) > 23 || (minute ?? 0) > 59 || (second ?? 0) > 59) {
+        ctx.issues.push({ code: 'custom', message: 'must be a wall-clock time YYYY-MM-DD[THH:MM[:SS]] without a zone', input: raw });
+        return z.NEVER;
+      }
+      const fill = end === 'from' ? 'T00:00:00' : 'T23:59:59';
+      return raw.length === 10 ? raw + fill : raw.length === 16 ? `${raw}:${end === 'from' ? '00' : '59'}` : raw;
+    }),
+  );
+
+const CONFIDENCE_RULE = 'must be a number from 0 to 100';
+
+/** A confidence as a query parameter: 0–100, digits and an optional fraction only. */
+const confidenceSchema = z
+  .pipe(
+    z.string().check(z.regex(/^\d{1,3}(\.\d{1,4})?$/, CONFIDENCE_RULE), z.meta({ examples: ['80'] })),
+    z.transform(Number),
+  )
+  .check(z.refine((n: number) => n >= 0 && n <= 100, CONFIDENCE_RULE));
+
 /** cat=true|false as a query parameter. */
 const catFilterSchema = z.pipe(
   z.enum(['true', 'false']),
@@ -101,11 +148,14 @@ const catFilterSchema = z.pipe(
 
 /** The review queue's filter and order (docs/design.md §10); they go together, and with nothing else but the page. */
 const reviewQueueCheck = z.superRefine((q: Record<string, unknown>, ctx) => {
+  if (q.review === 'pending' && q.order === 'captured') {
+    ctx.addIssue({ code: 'custom', path: ['order'], message: 'the review queue is ordered by uncertainty: send order=uncertain or none' });
+  }
   if (q.order === 'uncertain' && q.review !== 'pending') {
     ctx.addIssue({ code: 'custom', path: ['order'], message: 'uncertain orders the review queue: send it with review=pending' });
   }
   if (q.review === 'pending') {
-    for (const name of ['status', 'cat', 'fileName', 'from', 'to']) {
+    for (const name of ['status', 'cat', 'fileName', 'from', 'to', 'label', 'minConfidence', 'capturedFrom', 'capturedTo']) {
       if (q[name] !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: 'cannot be combined with review=pending' });
     }
   }
@@ -119,7 +169,11 @@ export const batchImagesQuerySchema = z
         "nearest the batch's threshold first (order=uncertain, the default and only order of the queue). Combines with " +
         'limit and cursor only; a cursor is good until the batch is re-thresholded.',
     ),
-    order: optional(z.enum(['uncertain']), '`uncertain` (with review=pending): cat confidence nearest the batch\'s threshold first.'),
+    order: optional(
+      z.enum(['uncertain', 'captured']),
+      '`uncertain` (with review=pending): cat confidence nearest the batch\'s threshold first. `captured`: by capture time, ' +
+        'oldest first (the images with a capture time only; served by the batch-captured index).',
+    ),
     status: z.optional(batchImageStatusSchema),
     cat: optional(catFilterSchema, '`true`: only cats (classified, cat found); `false`: only classified non-cats.'),
     fileName: optional(
@@ -129,10 +183,34 @@ export const batchImagesQuerySchema = z
     ),
     from: optional(timeSchema, 'Uploaded at or after this time.'),
     to: optional(timeSchema, 'Uploaded at or before this time.'),
+    capturedFrom: optional(
+      wallClockSchema('from'),
+      'Captured at or after this wall-clock time, as the camera wrote it (no zone): 2024-06-01, 2024-06-01T06:30 or ' +
+        '2024-06-01T06:30:00. Only images with a capture time; by capture time.',
+    ),
+    capturedTo: optional(wallClockSchema('to'), 'Captured at or before this wall-clock time (inclusive: 2024-06-01 takes the whole day).'),
+    label: optional(
+      labelsSchema,
+      `Only images with this label (case-insensitive), at or above minConfidence. Repeat it (label=Dog&label=Cat) or ` +
+        `separate names with commas for any of them; each name at most ${LABEL_MAX_CHARS} characters.`,
+    ),
+    minConfidence: optional(
+      confidenceSchema,
+      'With label: the least confidence, 0–100 (default: any stored label, i.e. REKOGNITION_MIN_CONFIDENCE and up).',
+    ),
     limit: limitSchema,
     cursor: z.optional(cursorSchema),
   })
-  .check(rangeCheck, reviewQueueCheck);
+  .check(
+    rangeCheck,
+    reviewQueueCheck,
+    z.superRefine((q: { label?: string[]; minConfidence?: number; capturedFrom?: string; capturedTo?: string }, ctx) => {
+      if (q.minConfidence !== undefined && q.label === undefined) ctx.addIssue({ code: 'custom', path: ['minConfidence'], message: 'needs `label`' });
+      if (q.capturedFrom !== undefined && q.capturedTo !== undefined && q.capturedFrom > q.capturedTo) {
+        ctx.addIssue({ code: 'custom', path: ['capturedFrom'], message: 'must not be after `capturedTo`' });
+      }
+    }),
+  );
 
 export const clientImagesQuerySchema = z
   .strictObject({
@@ -261,6 +339,21 @@ export const batchGetBodySchema = z
   })
   .check(z.meta({ id: 'BatchGetRequest' }));
 
+/** Most fingerprints one POST /v1/fingerprints:known takes. */
+export const KNOWN_FINGERPRINTS_MAX = 1000;
+
+export const knownFingerprintsBodySchema = z
+  .strictObject({
+    fprints: z
+      .array(fprintSchema)
+      .check(
+        z.minLength(1),
+        z.maxLength(KNOWN_FINGERPRINTS_MAX),
+        z.meta({ description: `Fingerprints computed as the ingest computes them (the CLI's --dry-run does), 1-${KNOWN_FINGERPRINTS_MAX}.` }),
+      ),
+  })
+  .check(z.meta({ id: 'KnownFingerprintsRequest' }));
+
 // Responses ----------------------------------------------------------------------------------------------------
 
 const isoTime = z.iso.datetime();
@@ -304,6 +397,17 @@ export const imageSchema = z
           "A person's verdict (PUT …/review), which `isCat` follows; its duplicates share it, and a later batch of the " +
           'client that holds the same pixels carries it. null when none.',
       })),
+    capturedAt: z.nullable(z.string()).check(z.meta({
+      description:
+        "When the photo was taken, from its EXIF (DateTimeOriginal, else CreateDate): the camera's wall clock, with its offset " +
+        'when the camera wrote one (2024-06-01T06:30:00+02:00), else without a zone (2024-06-01T06:30:00). null when absent or ' +
+        'impossible (0000:00:00, before 1990, more than a day after the upload), and in listings served by the older indexes ' +
+        '(status, upload time, client-wide), which do not project it.',
+    })),
+    camera: z.nullable(z.string()).check(z.meta({ description: 'EXIF Make and Model ("Reconyx HC600"); null when absent.' })),
+    location: z
+      .nullable(z.object({ lat: z.number(), lon: z.number() }))
+      .check(z.meta({ description: 'EXIF GPS position in decimal degrees; null when absent or impossible (a latitude beyond ±90).' })),
     error: z.nullable(z.object({ code: z.string(), message: z.string() })),
     thumbnailUrl: z
       .nullable(z.string())
@@ -353,6 +457,18 @@ export const callbackStateSchema = z
   })
   .check(z.meta({ id: 'CallbackDelivery' }));
 
+const dollarsSchema = z.number().check(z.gte(0));
+
+export const batchUsageSchema = z
+  .object({
+    detectLabelsCalls: z.number().check(z.int(), z.meta({ description: 'Images classified by a DetectLabels call of their own: counts.success − counts.reused.' })),
+    reused: z.number().check(z.int(), z.meta({ description: "Images classified from the client's earlier answer for the same pixels: no call." })),
+    duplicates: z.number().check(z.int(), z.meta({ description: 'Uploads of pixels already in the batch: no call.' })),
+    estimatedCostUsd: dollarsSchema.check(z.meta({ description: 'detectLabelsCalls at ICECAT_PRICE_PER_IMAGE_USD (default 0.001, Rekognition\'s first price tier).' })),
+    savedUsd: dollarsSchema.check(z.meta({ description: 'The calls reuse and duplicates avoided, at the same price.' })),
+  })
+  .check(z.meta({ id: 'BatchUsage', description: 'What the batch cost in DetectLabels calls so far, and what reuse and dedupe saved.' }));
+
 export const batchSummarySchema = z
   .object({
     batchId: z.string(),
@@ -380,6 +496,15 @@ export const batchSummarySchema = z
           'total = pending + success + fail + duplicate, always; reused, cats and reviewed are parts of success. cats ' +
           'counts isCat (a person’s verdict wins); reviewed, the images with a person’s verdict; corrected, those of ' +
           'them whose verdict differs from the machine’s at the batch’s threshold.',
+      })),
+    usage: batchUsageSchema,
+    labels: z
+      .nullable(z.array(z.object({ name: z.string(), images: z.number().check(z.int()) })))
+      .check(z.meta({
+        description:
+          "GET of one done batch: its 20 most frequent labels, most images first, with how many distinct images carry each " +
+          "at the batch's cat threshold (catMinConfidence; :reclassify moves it), counted from its records. null while the " +
+          'batch is not done, and in lists and write answers.',
       })),
     debug: z.boolean(),
     catMinConfidence: z.nullable(z.number()).check(z.meta({ description: 'The cat threshold its images are classified at: the configured one when the batch was made, then that of the last POST …:reclassify (null: a batch made before batches kept it).' })),
@@ -430,7 +555,11 @@ export const createdBatchSchema = z
   .check(z.meta({ id: 'CreatedBatch' }));
 
 export const exportQuerySchema = z.strictObject({
-  format: z._default(z.enum(EXPORT_FORMATS), 'csv').check(z.meta({ description: 'csv (RFC 4180, with a header) or jsonl (JSON Lines).' })),
+  format: z._default(z.enum(EXPORT_FORMATS), 'csv').check(z.meta({
+    description:
+      'csv (RFC 4180, with a header), jsonl (JSON Lines), or megadetector: a MegaDetector results file, format 1.6 ' +
+      '(lila.science/megadetector-output-format), as Timelapse and AddaxAI read it.',
+  })),
 });
 
 const MAX_DISTANCE_RULE = `must be a whole number of bits from 0 to ${MAX_DISTANCE_LIMIT}`;
@@ -487,6 +616,17 @@ export const reclassifyResultSchema = z
   })
   .check(z.meta({ id: 'ReclassifyResult' }));
 
+export const knownFingerprintsSchema = z
+  .object({
+    known: z.array(z.string()).check(z.meta({
+      description:
+        "The asked fingerprints the client already has a classification of, within retention, in any of its batches " +
+        '(an upload of them is reused, not sent to DetectLabels), distinct, in the order asked. Only the caller\'s own ' +
+        "images count: another client's is simply unknown.",
+    })),
+    pricePerImageUsd: z.number().check(z.gte(0), z.meta({ description: 'The price of one DetectLabels call this service estimates with (ICECAT_PRICE_PER_IMAGE_USD).' })),
+  })
+  .check(z.meta({ id: 'KnownFingerprints' }));
 export const usageSchema = z
   .object({
     clientId: z.string(),
@@ -556,4 +696,5 @@ export type ClientImagesQuery = z.infer<typeof clientImagesQuerySchema>;
 export type LogsQuery = z.infer<typeof logsQuerySchema>;
 export type SimilarQuery = z.infer<typeof similarQuerySchema>;
 export type SimilarGroups = z.infer<typeof similarGroupsSchema>;
+export type KnownFingerprints = z.infer<typeof knownFingerprintsSchema>;
 export type Usage = z.infer<typeof usageSchema>;

@@ -1,8 +1,9 @@
 // The API's read operations (docs/design.md §3), free of HTTP: a client id and validated input in, response shapes
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
-import { getBatch, getImage, getImages, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
-import type { Batch as StoredBatch, Image as StoredImage } from '../domain';
+import { getBatch, getImage, getImages, knownFingerprints, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
+import { reportedStatus, type Batch as StoredBatch, type Image as StoredImage, type LabelCount } from '../domain';
+import { batchLabelCounts } from '../store/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
 import { queryReviewQueue, reviewedVerdicts } from '../store/review-queue';
@@ -10,7 +11,8 @@ import { agreementOf } from '../review/agreement';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type { AgreementAnswer, BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery, SimilarGroups, SimilarQuery, Usage } from './schemas';
+import type { AgreementAnswer, BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, KnownFingerprints, LogEntry, LogsQuery, SimilarGroups, SimilarQuery, Usage } from './schemas';
+import { pricePerImageUsd } from '../config';
 import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
 import type { DailyUsage } from '../store/client-limits';
 
@@ -55,7 +57,14 @@ export class ApiService {
   async getBatch(clientId: string, batchId: string): Promise<BatchSummary> {
     const batch = await getBatch(this.opts.store, clientId, batchId);
     if (!batch) throw new BatchNotFoundError(batchId);
-    return presentBatch(batch);
+    return presentBatch(batch, await this.labelsOf(batch));
+  }
+
+  /** A done batch's top labels (a projected read of its partition); null while it still changes. */
+  private async labelsOf(batch: StoredBatch): Promise<LabelCount[] | null> {
+    if (reportedStatus(batch) !== 'done') return null;
+    const threshold = batch.catMinConfidence ?? this.opts.catMinConfidence ?? 80;
+    return batchLabelCounts(this.opts.store, batch.clientId, batch.batchId, threshold);
   }
 
   /**
@@ -63,7 +72,7 @@ export class ApiService {
    * time: a batch marked for erasure by another function must answer 404 at once, which no container cache can know.
    */
   private async requireBatch(clientId: string, batchId: string): Promise<void> {
-    await this.getBatch(clientId, batchId);
+    if (!(await getBatch(this.opts.store, clientId, batchId))) throw new BatchNotFoundError(batchId);
   }
 
   /** The client's limits and today's (UTC) use of its images quota. */
@@ -84,11 +93,13 @@ export class ApiService {
 
   async listBatches(clientId: string, query: ClientBatchesQuery): Promise<List<BatchSummary>> {
     const { limit, cursor, ...filter } = query;
-    return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), presentBatch);
+    return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), (batch) => presentBatch(batch));
   }
 
   async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<Image>> {
-    const { limit, cursor, review, order: _order, ...filter } = query;
+    const { limit, cursor, review, order, ...rest } = query;
+    // order=uncertain belongs to the review queue; order=captured reads by capture time (batch-captured).
+    const filter = order === 'captured' ? { ...rest, order } : rest;
     if (review === 'pending') {
       const batch = await getBatch(this.opts.store, clientId, batchId);
       if (!batch) throw new BatchNotFoundError(batchId);
@@ -157,6 +168,11 @@ export class ApiService {
     const { limit, cursor, ...filter } = query;
     const page = await queryClientImages(this.opts.store, clientId, filter, { limit, cursor });
     return { items: await this.presentImages(page.items), ...cursorOf(page) };
+  }
+
+  /** POST /v1/fingerprints:known: which of these pixels the client already has answers for (an upload estimate). */
+  async knownFingerprints(clientId: string, fprints: string[]): Promise<KnownFingerprints> {
+    return { known: await knownFingerprints(this.opts.store, clientId, fprints), pricePerImageUsd: pricePerImageUsd() };
   }
 
   private async presentImages(images: StoredImage[]): Promise<Image[]> {

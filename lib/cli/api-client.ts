@@ -9,6 +9,7 @@ import type {
   CreatedBatch,
   DeclaredFile,
   Image,
+  KnownFingerprints,
   LogEntry,
   MoreUploads,
   Page,
@@ -55,6 +56,12 @@ export interface CreateBatchRequest {
 export interface ImageFilter {
   status?: string;
   cat?: boolean;
+  /** Any of these labels (sent as one comma-separated parameter, as API Gateway joins repeated ones). */
+  label?: string[];
+  minConfidence?: number;
+  capturedFrom?: string;
+  capturedTo?: string;
+  order?: 'captured';
 }
 
 const ROUTE_MISSING = /^no route /;
@@ -145,6 +152,12 @@ export class ApiClient {
     return this.json('POST', batchPath(batchId, ':close'), { ...(expected === undefined ? {} : { body: { expected } }), idempotent: true });
   }
 
+  /** Which of these fingerprints (at most 1,000) the client already has answers for. */
+  knownFingerprints(fprints: string[]): Promise<KnownFingerprints> {
+    // Asking changes nothing: safe to repeat.
+    return this.json('POST', '/v1/fingerprints:known', { body: { fprints }, idempotent: true });
+  }
+
   getBatch(batchId: string): Promise<BatchSummary> {
     return this.json('GET', batchPath(batchId));
   }
@@ -190,7 +203,15 @@ export class ApiClient {
   }
 
   images(batchId: string, filter: ImageFilter = {}): AsyncGenerator<Image> {
-    return this.pages<Image>(batchPath(batchId, '/images'), { status: filter.status, cat: filter.cat });
+    return this.pages<Image>(batchPath(batchId, '/images'), {
+      status: filter.status,
+      cat: filter.cat,
+      label: filter.label?.length ? filter.label.join(',') : undefined,
+      minConfidence: filter.minConfidence,
+      capturedFrom: filter.capturedFrom,
+      capturedTo: filter.capturedTo,
+      order: filter.order,
+    });
   }
 
   logs(batchId: string): AsyncGenerator<LogEntry> {

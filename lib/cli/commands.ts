@@ -4,9 +4,11 @@ import { createWriteStream } from 'node:fs';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { batchPath } from '../api/client-contract';
-import { ApiClient, collect } from './api-client';
+import { ApiClient, collect, type ImageFilter } from './api-client';
 import { resolveConnection } from './config';
 import { ApiAnswerError, EXIT, NetworkError, RouteMissingError, UsageError } from './errors';
+import { estimateLine, estimateUpload, localFingerprints, type AskKnown } from './estimate';
+import { pricePerImageUsd } from '../config';
 import {
   batchTable,
   fileRows,
@@ -24,7 +26,7 @@ import {
 } from './output';
 import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
 import type { GlobalOptions, Handlers, JsonOption, UploadCommandOptions } from './program';
-import type { BatchSummary, Image } from '../api/client-contract';
+import type { BatchSummary, BatchUsage, Image } from '../api/client-contract';
 import { checkFile, countFiles, isProblem, skipProblem, uploadFolder, type CandidateFile, type FileProblem, type UploadResult } from './uploader';
 import { checkInputs, walkFiles, type SkippedEntry } from './walker';
 
@@ -40,13 +42,25 @@ export function commandHandlers(ctx: CommandContext): Handlers {
   const out = (text: string) => ctx.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   const err = (text: string) => ctx.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
   const clientFor = (o: GlobalOptions) => new ApiClient(resolveConnection(o, ctx.env));
+  /** The service's known fingerprints, when a key is configured; without one a dry run prices every image as new. */
+  const askKnownFor = (o: GlobalOptions): AskKnown | undefined => {
+    let client: ApiClient;
+    try {
+      client = clientFor(o);
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      err(`${e.message}; without it the estimate counts every image as new`);
+      return undefined;
+    }
+    return (fprints) => client.knownFingerprints(fprints);
+  };
   const printSummary = (summary: BatchSummary, o: JsonOption) => out(o.json ? json(summary) : summaryLines(summary));
   /** A list as JSON `{ items }`, or as text: `render`ed, or `none` when empty. */
   const printItems = <T>(items: T[], o: JsonOption, render: (items: T[]) => string, none: string) =>
     out(o.json ? json({ items }) : items.length ? render(items) : none);
 
   return {
-    upload: (inputs, o) => (o.dryRun ? dryRun(inputs, o, out) : upload(inputs, o, clientFor(o), ctx, out, err)),
+    upload: (inputs, o) => (o.dryRun ? dryRun(inputs, o, askKnownFor(o), out, err) : upload(inputs, o, clientFor(o), ctx, out, err)),
 
     async batches(o) {
       const client = clientFor(o);
@@ -70,7 +84,15 @@ export function commandHandlers(ctx: CommandContext): Handlers {
         printItems(items, o, reviewQueueTable, 'no image waits for a review');
         return EXIT.ok;
       }
-      const items = await batchImages(clientFor(o), batch, { status: o.status, cats: o.cats });
+      const items = await batchImages(clientFor(o), batch, {
+        status: o.status,
+        cats: o.cats,
+        label: o.label,
+        minConfidence: o.minConfidence,
+        capturedFrom: o.capturedFrom,
+        capturedTo: o.capturedTo,
+        ...(o.byCaptureTime ? { order: 'captured' as const } : {}),
+      });
       printItems(items, o, imageTable, 'no images');
       return EXIT.ok;
     },
@@ -160,17 +182,24 @@ async function imageOf(client: ApiClient, batch: string, name: string): Promise<
 }
 
 /** A batch's images; `cats` asks the API (`cat=true`) and, where a server does not filter by it yet, filters here. */
-async function batchImages(client: ApiClient, batch: string, filter: { status?: string; cats?: boolean }): Promise<Image[]> {
-  if (!filter.cats) return collect(client.images(batch, { status: filter.status }));
+async function batchImages(client: ApiClient, batch: string, filter: Omit<ImageFilter, 'cat'> & { cats?: boolean }): Promise<Image[]> {
+  const { cats, ...rest } = filter;
+  if (!cats) return collect(client.images(batch, rest));
   try {
-    return await collect(client.images(batch, { status: filter.status, cat: true }));
+    return await collect(client.images(batch, { ...rest, cat: true }));
   } catch (e) {
     if (!(e instanceof ApiAnswerError && e.status === 400 && /\bcat\b/.test(e.message))) throw e;
-    return (await collect(client.images(batch, { status: filter.status }))).filter((i) => i.isCat === true);
+    return (await collect(client.images(batch, rest))).filter((i) => i.isCat === true);
   }
 }
 
-async function dryRun(inputs: string[], o: UploadCommandOptions, out: (t: string) => void): Promise<number> {
+async function dryRun(
+  inputs: string[],
+  o: UploadCommandOptions,
+  ask: AskKnown | undefined,
+  out: (t: string) => void,
+  err: (t: string) => void,
+): Promise<number> {
   const files: CandidateFile[] = [];
   const problems: FileProblem[] = [];
   const seen = new Set<string>();
@@ -185,8 +214,25 @@ async function dryRun(inputs: string[], o: UploadCommandOptions, out: (t: string
     else files.push(verdict);
   }
   const bytes = files.reduce((n, f) => n + f.size, 0);
+  if (!o.json && !o.quiet && files.length) err(`fingerprinting ${files.length} files as the service would…`);
+  let estimate;
+  try {
+    estimate = await estimateUpload(await localFingerprints(files.map((f) => f.path)), ask, pricePerImageUsd());
+  } catch (e) {
+    // A service that does not know the route yet: the estimate counts every image as new.
+    if (!(e instanceof RouteMissingError)) throw e;
+    err('this API cannot tell known fingerprints yet: the estimate counts every image as new');
+    estimate = await estimateUpload(await localFingerprints(files.map((f) => f.path)), undefined, pricePerImageUsd());
+  }
   if (o.json) {
-    out(json({ dryRun: true, files: files.map(({ name, size, contentType }) => ({ file: name, size, contentType })), notUploaded: problems.map(problemJson) }));
+    out(
+      json({
+        dryRun: true,
+        files: files.map(({ name, size, contentType }) => ({ file: name, size, contentType })),
+        notUploaded: problems.map(problemJson),
+        estimate,
+      }),
+    );
   } else {
     const rows = [
       ...files.map((f) => [f.name, 'would upload', formatBytes(f.size), f.contentType, '']),
@@ -194,6 +240,7 @@ async function dryRun(inputs: string[], o: UploadCommandOptions, out: (t: string
     ].sort((a, b) => ((a[0] ?? '') < (b[0] ?? '') ? -1 : 1));
     if (rows.length) out(table(['FILE', 'PLAN', 'SIZE', 'TYPE', 'REASON'], rows));
     out(`dry run: would upload ${files.length} files (${formatBytes(bytes)}); ${problems.length} would not be uploaded; nothing was sent`);
+    out(estimateLine(estimate));
   }
   return EXIT.ok;
 }
@@ -285,6 +332,7 @@ async function upload(
   } else {
     out(fileTable(fileRows(result.sent, images, problems, settled)));
     out(uploadFooter(summary, result, settled));
+    if (settled && summary.usage) out(usageLine(summary.usage));
   }
   const overQuota = images.filter((i) => i.error?.code === 'QuotaExceeded').length;
   if (overQuota > 0) {
@@ -328,6 +376,12 @@ function uploadFooter(s: BatchSummary, r: UploadResult, settled: boolean): strin
   const notUploaded = r.rejected.length + r.unsent.length;
   if (notUploaded) parts.push(`${notUploaded} not uploaded`);
   return parts.join('; ');
+}
+
+/** What the batch cost and what reuse and duplicates saved: the last line of a settled upload. */
+export function usageLine(u: BatchUsage): string {
+  const calls = `${u.detectLabelsCalls} DetectLabels ${u.detectLabelsCalls === 1 ? 'call' : 'calls'}`;
+  return `cost: ${calls}, $${u.estimatedCostUsd}; ${u.reused} reused and ${u.duplicates} ${u.duplicates === 1 ? 'duplicate' : 'duplicates'} saved $${u.savedUsd}`;
 }
 
 /** How long --wait keeps asking an API that does not answer (a restarting stack, a network blip) before it gives up. */

@@ -104,9 +104,11 @@ export function fileTable(rows: readonly FileRow[]): string {
 }
 
 export function imageTable(images: readonly Image[]): string {
+  // The capture time when any image has one (camera-trap photos), as the camera wrote it.
+  const captured = images.some((i) => i.capturedAt);
   return table(
-    ['FILE', 'STATUS', 'CAT', 'TOP LABELS', 'COPIES', 'FPRINT'],
-    images.map((i) => [i.fileName ?? '', i.status, catCell(i), topLabels(i.labels), String(i.duplicates || ''), i.fprint]),
+    ['FILE', 'STATUS', 'CAT', 'TOP LABELS', 'COPIES', ...(captured ? ['CAPTURED'] : []), 'FPRINT'],
+    images.map((i) => [i.fileName ?? '', i.status, catCell(i), topLabels(i.labels), String(i.duplicates || ''), ...(captured ? [i.capturedAt ?? ''] : []), i.fprint]),
   );
 }
 

@@ -43,10 +43,13 @@ export interface Handlers {
   upload(inputs: string[], opts: UploadCommandOptions): Promise<number>;
   batches(opts: JsonOption & { status?: string; limit: number }): Promise<number>;
   status(batch: string, opts: JsonOption): Promise<number>;
-  images(batch: string, opts: JsonOption & { cats?: boolean; status?: string; review?: 'pending' }): Promise<number>;
+  images(
+    batch: string,
+    opts: JsonOption & { cats?: boolean; status?: string; review?: 'pending'; label?: string[]; minConfidence?: number; capturedFrom?: string; capturedTo?: string; byCaptureTime?: boolean },
+  ): Promise<number>;
   review(batch: string, image: string, opts: JsonOption & ReviewOptions): Promise<number>;
   agreement(batch: string, opts: JsonOption): Promise<number>;
-  export(batch: string, opts: JsonOption & { format?: 'csv' | 'jsonl'; output?: string }): Promise<number>;
+  export(batch: string, opts: JsonOption & { format?: 'csv' | 'jsonl' | 'megadetector'; output?: string }): Promise<number>;
   logs(batch: string, opts: JsonOption): Promise<number>;
   close(batch: string, opts: JsonOption): Promise<number>;
   delete(batch: string, opts: JsonOption): Promise<number>;
@@ -131,6 +134,11 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     .argument('<batch>', 'batch id', batchName)
     .option('--cats', 'only cats')
     .option('--status <status>', 'only images in this status', choice(OP_STATUSES))
+    .option('--label <name>', 'only images with this label (case-insensitive); repeat it for any of several', (v: string, all: string[] = []) => [...all, v])
+    .option('--min-confidence <n>', 'with --label: the least confidence, 0-100', Number)
+    .option('--captured-from <time>', 'captured at or after this wall-clock time (2024-06-01 or 2024-06-01T06:30:00)')
+    .option('--captured-to <time>', 'captured at or before this wall-clock time (inclusive)')
+    .option('--by-capture-time', 'the images with a capture time, oldest first')
     .addOption(
       new Option('--review <state>', 'pending: the review queue, images no person has reviewed, least certain first').choices(['pending']).conflicts(['cats', 'status']),
     )
@@ -155,9 +163,15 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     handlers.agreement(batch, o),
   );
 
-  sub('export', 'Download one row per uploaded file, duplicates included (CSV or JSON lines)')
+  sub('export', 'Download one row per uploaded file, duplicates included (CSV, JSON lines, or a MegaDetector results file)')
     .argument('<batch>', 'batch id', batchName)
-    .addOption(new Option('--format <format>', 'csv or jsonl (default csv; jsonl with --json)').choices(['csv', 'jsonl']))
+    .addOption(
+      new Option('--format <format>', 'csv, jsonl, or megadetector (a MegaDetector 1.6 results file for Timelapse or AddaxAI); default csv, jsonl with --json').choices([
+        'csv',
+        'jsonl',
+        'megadetector',
+      ]),
+    )
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .addOption(new Option('--json', 'same as --format jsonl'))
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.export(batch, cmd.optsWithGlobals())));

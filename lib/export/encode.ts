@@ -1,16 +1,21 @@
 // Export encoders: CSV (RFC 4180) and JSON Lines, one row at a time so a writer can stream them.
-import { EXPORT_COLUMNS, type ExportRow } from './rows';
+import { MegaDetectorEncoder, type MegaDetectorContext } from './megadetector';
+import { EXPORT_COLUMNS, exportRows, type ExportImage, type ExportRow } from './rows';
 
-export const EXPORT_FORMATS = ['csv', 'jsonl'] as const;
+export const EXPORT_FORMATS = ['csv', 'jsonl', 'megadetector'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8; header=present',
   jsonl: 'application/x-ndjson; charset=utf-8',
+  megadetector: 'application/json; charset=utf-8',
 };
 
+/** The export's file name extension. */
+export const FILE_EXTENSIONS: Record<ExportFormat, string> = { csv: 'csv', jsonl: 'jsonl', megadetector: 'json' };
+
 /** Columns holding text the uploader chose (file names) or that a spreadsheet might read as a formula. */
-const TEXT_COLUMNS = new Set<keyof ExportRow>(['file_name', 'duplicate_of', 'labels', 'error_code', 'review_note']);
+const TEXT_COLUMNS = new Set<keyof ExportRow>(['file_name', 'duplicate_of', 'labels', 'error_code', 'review_note', 'camera']);
 
 /**
  * Spreadsheets run a cell starting with = + - @ (or a tab or CR, which some strip first) as a formula (OWASP
@@ -38,10 +43,27 @@ export const csvLine = (row: ExportRow): string => EXPORT_COLUMNS.map((c) => csv
 export const jsonLine = (row: ExportRow): string =>
   JSON.stringify(Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, row[c]]))) + '\n';
 
+/** One export's encoder: its start, each image record's text (with how many entries it made), then its end. */
 export interface ExportEncoder {
   header: string;
-  line(row: ExportRow): string;
+  image(image: ExportImage): { text: string; rows: number };
+  footer(): string;
 }
 
-export const encoderFor = (format: ExportFormat): ExportEncoder =>
-  format === 'csv' ? { header: csvHeader(), line: csvLine } : { header: '', line: jsonLine };
+/** CSV and JSON Lines: one row per uploaded file, nothing after the last. */
+function rowEncoder(header: string, line: (row: ExportRow) => string): ExportEncoder {
+  return {
+    header,
+    image(image) {
+      const rows = exportRows(image);
+      return { text: rows.map(line).join(''), rows: rows.length };
+    },
+    footer: () => '',
+  };
+}
+
+/** A fresh encoder per export (the MegaDetector one keeps its categories); `context` is the MegaDetector file's batch. */
+export function encoderFor(format: ExportFormat, context: MegaDetectorContext = { catMinConfidence: 0 }): ExportEncoder {
+  if (format === 'megadetector') return new MegaDetectorEncoder(context);
+  return format === 'csv' ? rowEncoder(csvHeader(), csvLine) : rowEncoder('', jsonLine);
+}

@@ -15,11 +15,22 @@ export const EXPORT_COLUMNS = [
   'machine_is_cat',
   'reviewed',
   'review_note',
+  'captured_at',
+  'camera',
+  'lat',
+  'lon',
 ] as const;
 
 export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
 
 export type ExportStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
+
+/** A box the detector drew, as ratios of the image's sides (Rekognition's BoundingBox), confidence 0–100. */
+export interface ExportBox {
+  name: string;
+  confidence: number;
+  box: { left: number; top: number; width: number; height: number };
+}
 
 /** What an export needs of an image record (the domain image, times in epoch ms). */
 export interface ExportImage {
@@ -30,7 +41,8 @@ export interface ExportImage {
   /** The detector's verdict at the batch's threshold (is_cat is the person's when reviewed); null until classified. */
   machineIsCat?: boolean | null;
   /** A person's verdict, when one was given: isCat is it. */
-  review?: { note: string | null } | null;
+  /** A person's verdict (docs/design.md §10): isCat is theirs, carried into the MegaDetector file's `review`. */
+  review?: { isCat?: boolean; note: string | null } | null;
   /** The Cat label's confidence; derived from `labels` when absent. */
   catConfidence?: number | null;
   labels: { name: string; confidence: number }[];
@@ -42,6 +54,18 @@ export interface ExportImage {
   /** Set when the record is itself a duplicate upload: the original's file name. */
   duplicateOf?: string | null;
   error: { code: string } | null;
+  /** The Cat boxes (the MegaDetector export's category 1). */
+  cats?: { confidence: number; box: ExportBox['box'] }[];
+  /** The other labels' boxes. */
+  boxes?: ExportBox[];
+  width?: number;
+  height?: number;
+  /** The model that classified it (DetectLabels' LabelModelVersion). */
+  model?: string;
+  /** From the EXIF: the camera's wall clock (with its offset when it wrote one), camera, place. */
+  capturedAt?: string | null;
+  camera?: string | null;
+  location?: { lat: number; lon: number } | null;
 }
 
 export interface ExportRow {
@@ -58,6 +82,10 @@ export interface ExportRow {
   machine_is_cat: boolean | null;
   reviewed: boolean;
   review_note: string | null;
+  captured_at: string | null;
+  camera: string | null;
+  lat: number | null;
+  lon: number | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -90,6 +118,11 @@ export function exportRows(image: ExportImage): ExportRow[] {
     machine_is_cat: image.machineIsCat ?? (image.status === 'success' ? image.isCat : null),
     reviewed: Boolean(image.review),
     review_note: image.review?.note ?? null,
+    // A duplicate's own EXIF is not read (its pixels are the original's): it shows the original's.
+    captured_at: image.capturedAt ?? null,
+    camera: image.camera ?? null,
+    lat: image.location?.lat ?? null,
+    lon: image.location?.lon ?? null,
   };
   const own: ExportRow = {
     file_name: image.fileName,

@@ -4,14 +4,14 @@ import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
-import { CONTENT_TYPES, type ExportFormat } from './encode';
+import { CONTENT_TYPES, FILE_EXTENSIONS, type ExportFormat } from './encode';
 
 /** S3's smallest multipart part; also the most one export upload holds in memory besides the inline buffer. */
 const PART_BYTES = 5 * 1024 * 1024;
 
 /** exports/{clientId}/{batchId}/{time}.{format}; the time is ISO-8601 UTC with ':' and '.' made key-safe. */
 export const exportKey = (clientId: string, batchId: string, atMs: number, format: ExportFormat): string =>
-  `exports/${clientId}/${batchId}/${new Date(atMs).toISOString().replace(/[:.]/g, '-')}.${format}`;
+  `exports/${clientId}/${batchId}/${new Date(atMs).toISOString().replace(/[:.]/g, '-')}.${FILE_EXTENSIONS[format]}`;
 
 export interface StoredExport {
   key: string;
@@ -33,7 +33,7 @@ export interface S3ExportTarget {
 export async function storeExport(body: Readable, t: S3ExportTarget): Promise<StoredExport> {
   const now = (t.now ?? Date.now)();
   const key = exportKey(t.clientId, t.batchId, now, t.format);
-  const disposition = `attachment; filename="${t.batchId}.${t.format}"`;
+  const disposition = `attachment; filename="${t.batchId}.${FILE_EXTENSIONS[t.format]}"`;
   await new Upload({
     client: t.s3,
     params: { Bucket: t.bucket, Key: key, Body: body, ContentType: CONTENT_TYPES[t.format], ContentDisposition: disposition },

@@ -3,31 +3,34 @@
 // go to a sink (S3 on AWS and locally), so memory stays within the bound plus one page.
 import { Readable } from 'node:stream';
 import { encoderFor, type ExportFormat } from './encode';
-import { exportRows, type ExportImage } from './rows';
+import type { MegaDetectorContext } from './megadetector';
+import type { ExportImage } from './rows';
 
 export interface ExportChunk {
   text: string;
   rows: number;
 }
 
-/** The header (CSV), then one chunk per page of image records. */
+/** The header (CSV's, the MegaDetector file's start), then one chunk per page of image records, then the end. */
 export async function* exportChunks(
   pages: AsyncIterable<readonly ExportImage[]>,
   format: ExportFormat,
+  context?: MegaDetectorContext,
 ): AsyncGenerator<ExportChunk> {
-  const encoder = encoderFor(format);
+  const encoder = encoderFor(format, context);
   if (encoder.header) yield { text: encoder.header, rows: 0 };
   for await (const page of pages) {
     let text = '';
     let rows = 0;
     for (const image of page) {
-      for (const row of exportRows(image)) {
-        text += encoder.line(row);
-        rows++;
-      }
+      const out = encoder.image(image);
+      text += out.text;
+      rows += out.rows;
     }
     if (rows) yield { text, rows };
   }
+  const footer = encoder.footer();
+  if (footer) yield { text: footer, rows: 0 };
 }
 
 export type ExportOutcome<S> =

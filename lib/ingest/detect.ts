@@ -5,12 +5,13 @@ import {
   InvalidParameterException,
   type DetectLabelsCommandInput,
   type DetectLabelsCommandOutput,
+  type Instance,
   type RekognitionClient,
 } from '@aws-sdk/client-rekognition';
 import sharp from 'sharp';
 import { RejectedUpload } from './errors';
 import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
-import { isCatAt, type CatInstance, type Label, type TrimmedLabels } from '../domain';
+import { isCatAt, type CatInstance, type Detections, type Label, type TrimmedLabels } from '../domain';
 import { LIMITS } from '../store/schema';
 
 export interface ImageFacts {
@@ -56,6 +57,8 @@ export async function toRekognitionJpeg(image: Buffer, maxInputPixels: number): 
 }
 
 export interface Detection {
+  /** The model and the boxes of the labels other than Cat (the most confident LIMITS.otherBoxes). */
+  detections: Detections;
   isCat: boolean;
   /** The best Cat confidence, label or instance; 0 when no Cat was found. */
   catConfidence: number;
@@ -128,7 +131,26 @@ export function interpretLabels(
     .sort((a, b) => b.confidence - a.confidence)
     .slice(0, LIMITS.labels);
   const catLabel = (out.Labels ?? []).find((l) => l.Name === 'Cat');
-  const cats: CatInstance[] = (catLabel?.Instances ?? [])
+  const cats: CatInstance[] = boxesOf(catLabel?.Instances).slice(0, LIMITS.cats);
+  const boxes = (out.Labels ?? [])
+    .filter((l) => l.Name && l.Name !== 'Cat')
+    .flatMap((l) => boxesOf(l.Instances).map((b) => ({ name: l.Name!, ...b })))
+    .sort((a, b) => b.confidence - a.confidence)
+    .slice(0, LIMITS.otherBoxes);
+  const catConfidence = Math.max(0, catLabel ? round2(catLabel.Confidence ?? 0) : 0, ...cats.map((c) => c.confidence));
+  return {
+    isCat: isCatAt(catConfidence, catMinConfidence),
+    catConfidence,
+    cats,
+    labels: all.map(({ name, confidence }) => ({ name, confidence })),
+    trimmed: { model: out.LabelModelVersion ?? 'unknown', labels: all },
+    detections: { model: out.LabelModelVersion ?? 'unknown', boxes },
+  };
+}
+
+/** A label's instances with a box, most confident first, confidences and box sides rounded. */
+function boxesOf(instances: Instance[] | undefined): CatInstance[] {
+  return (instances ?? [])
     .filter((i) => i.BoundingBox)
     .map((i) => ({
       confidence: round2(i.Confidence ?? 0),
@@ -139,16 +161,7 @@ export function interpretLabels(
         height: round4(i.BoundingBox!.Height ?? 0),
       },
     }))
-    .sort((a, b) => b.confidence - a.confidence)
-    .slice(0, LIMITS.cats);
-  const catConfidence = Math.max(0, catLabel ? round2(catLabel.Confidence ?? 0) : 0, ...cats.map((c) => c.confidence));
-  return {
-    isCat: isCatAt(catConfidence, catMinConfidence),
-    catConfidence,
-    cats,
-    labels: all.map(({ name, confidence }) => ({ name, confidence })),
-    trimmed: { model: out.LabelModelVersion ?? 'unknown', labels: all },
-  };
+    .sort((a, b) => b.confidence - a.confidence);
 }
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;

@@ -48,10 +48,11 @@ export async function fingerprint(image: Buffer, opts: FingerprintOptions): Prom
   const fprint = XXHash128.hash(Buffer.from(`${info.width}x${info.height}x${info.channels}:${pixels}`)).toString('hex');
   const small = preview(canonical);
   const phash = perceptualHash(luminance32(small));
-  return { fprint, phash, format, width: info.width, height: info.height, thumbnail: () => encodeThumbnail(small) };
+  return { fprint, phash, format: format.format, width: info.width, height: info.height, thumbnail: () => encodeThumbnail(small), ...(format.exif ? { exif: format.exif } : {}) };
 }
 
-async function detectFormat(image: Buffer, opts: FingerprintOptions): Promise<string> {
+/** The format sharp reads from the header, and the EXIF block it found there (no second header read for it). */
+async function detectFormat(image: Buffer, opts: FingerprintOptions): Promise<{ format: string; exif?: Buffer }> {
   let meta: Metadata;
   try {
     meta = await sharp(image, { limitInputPixels: false }).metadata(); // header only: the limit is checked below
@@ -68,7 +69,7 @@ async function detectFormat(image: Buffer, opts: FingerprintOptions): Promise<st
   if (!meta.format || !SUPPORTED.has(meta.format)) {
     throw new RejectedUpload('UnsupportedFormat', `image format "${meta.format ?? 'unknown'}" is not supported`);
   }
-  return meta.format;
+  return { format: meta.format, ...(meta.exif ? { exif: meta.exif } : {}) };
 }
 
 const SUPPORTED = new Set(['jpeg', 'png', 'webp', 'gif', 'tiff', 'avif', 'heif']);

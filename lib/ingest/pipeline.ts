@@ -14,9 +14,10 @@ import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError } from '../store/errors';
-import { allArrived, isCatAt, type Batch, type Claim, type Image, type ImageResult, type Outcome, type UploadRef } from '../domain';
+import { allArrived, isCatAt, type Batch, type Capture, type Claim, type Image, type ImageResult, type Outcome, type UploadRef } from '../domain';
 import type { AttemptCount } from '../store/batch-store';
 import { DebugLog } from './debug-log';
+import { readCapture } from './capture';
 import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
 import { fingerprint, type Fingerprint } from './fingerprint';
@@ -100,6 +101,8 @@ export interface Upload extends UploadKey {
   log: DebugLog;
   /** The thumbnail this upload stored, if any: deleted again when its batch turns out to be erased meanwhile. */
   thumbnail?: string;
+  /** Capture time, camera and place from its EXIF (lib/ingest/capture.ts), read with its fingerprint. */
+  capture?: Capture;
   /** Where this run copied the upload before recording it: deleted again when its batch turns out to be erased meanwhile. */
   rested?: string;
   /** The fingerprint this run found, and the claim it holds on it (if any). */
@@ -287,6 +290,7 @@ async function fingerprintImage(deps: IngestDeps, upload: Upload, object: { byte
     );
   }
   upload.log.add(`fingerprint ${image.fprint} phash ${image.phash} ${image.format} ${image.width}x${image.height}`);
+  upload.capture = readCapture(image.exif, upload.receivedAt);
   return image;
 }
 
@@ -460,8 +464,8 @@ async function detectInClaim(
     );
     upload.log.add(`DetectLabels by ${detection.sentAs}: ${detection.labels.slice(0, 5).map((l) => `${l.name} ${l.confidence}`).join(', ')}`);
     upload.log.add(detection.isCat ? 'a cat' : 'not a cat');
-    const { isCat, catConfidence, cats, labels, trimmed } = detection;
-    return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed };
+    const { isCat, catConfidence, cats, labels, trimmed, detections } = detection;
+    return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed, detections };
   } catch (err) {
     if (err instanceof RejectedUpload) throw new RejectedUpload(err.code, err.message, { cause: err, claim: held });
     await deps.store.release(held.claim);
@@ -505,6 +509,7 @@ async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, r
     now: (deps.now ?? Date.now)(),
     restingKey: processedKey,
     logs: upload.log.entries(),
+    ...(upload.capture ? { capture: upload.capture } : {}),
   }, { seen: upload.batch });
   if (!finished) throw await lostClaim(deps, upload, held.claim);
 }

@@ -2,7 +2,7 @@
 // bus. On AWS both come from the environment (awsNotifyWiring: a missing CALLBACK_QUEUE_URL or EVENT_BUS_NAME stops
 // the function at cold start, naming the variable); the local stack passes its in-process callbacks queue instead.
 import { createEventBridgeClient, sqsClient } from '../aws/clients';
-import { required } from '../config';
+import { pricePerImageUsd, required } from '../config';
 import { presentBatch, type Batch } from '../domain';
 import { SqsJobQueue, type JobQueue } from '../jobs/queue';
 import { completionNotifier } from './completion';
@@ -27,7 +27,7 @@ export function completionHook(wiring: NotifyWiring, log = logJson): (batch: Bat
   return completionNotifier({
     callbacks: wiring.callbacks,
     ...(wiring.eventBusName ? { events: { client: createEventBridgeClient(), busName: wiring.eventBusName } } : {}),
-    present: presentBatch,
+    present: (batch) => presentBatch(batch, { pricePerImageUsd: pricePerImageUsd() }),
     log,
   });
 }

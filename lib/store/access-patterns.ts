@@ -4,7 +4,7 @@ import type { BatchGetCommandInput, GetCommandInput, QueryCommandInput } from '@
 import { imageNames } from './attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
 import { IMAGE_STATUSES, type BatchStatus, type ImageStatus } from '../domain';
-import { BATCH_SK, INDEX, IN_PROGRESS_LISTING_ATTRIBUTES, LISTING_ATTRIBUTES, batchKey, batchPartition, imageKey, statusTs } from './schema';
+import { BATCH_SK, INDEX, IN_PROGRESS_LISTING_ATTRIBUTES, LISTING_ATTRIBUTES, batchKey, batchPartition, imageKey, statusTs, type ImageItem } from './schema';
 
 export { LISTING_ATTRIBUTES };
 
@@ -101,6 +101,26 @@ export interface BatchImagesFilter extends TimeRange {
   cat?: boolean;
   /** The name the image was uploaded as, or that of one of its duplicates (the first LIMITS.dupFiles kept). */
   fileName?: string;
+  /** Any of these labels (case-insensitive) at or above minConfidence: matched on each page read (labelMatcher). */
+  label?: string[];
+  /** 0–100; with `label` (default: any stored confidence). */
+  minConfidence?: number;
+  /** Capture time's wall clock, `YYYY-MM-DDTHH:MM:SS`, inclusive: a key condition on batch-captured. */
+  capturedFrom?: string;
+  capturedTo?: string;
+  /** `captured`: by capture time (batch-captured), only the images that have one. */
+  order?: 'captured' | 'uncertain';
+}
+
+/**
+ * Whether a stored image has any of the labels at or above the confidence. Labels live in a list of maps, which no
+ * filter expression can compare case-insensitively, so the listing's pages are matched as they are read.
+ */
+export function labelMatcher(f: Pick<BatchImagesFilter, 'label' | 'minConfidence'>): ((item: { labels?: { name: string; confidence: number }[] }) => boolean) | undefined {
+  if (!f.label?.length) return undefined;
+  const names = new Set(f.label.map((l) => l.toLowerCase()));
+  const min = f.minConfidence ?? 0;
+  return (item) => (item.labels ?? []).some((l) => names.has(l.name.toLowerCase()) && l.confidence >= min);
 }
 
 /** The filters of a batch listing that no key condition serves: cat and fileName, on any of its patterns. */
@@ -130,7 +150,56 @@ export function batchInProgressRequest(q: BatchQuery & BatchImagesFilter): Query
  * GET /v1/batches/{id}/images: processing → 1 filtered, another status → 2, a time range alone → 7, nothing → 1; cat and
  * fileName filter whichever was chosen.
  */
+/**
+ * A batch by capture time (sparse GSI batch-captured: cap_wall is written with a capture time only), optionally in a
+ * range of wall-clock times, compared as the camera wrote them. The index projects keys and ttl only (the table's
+ * quota of projected attributes is spent), so a page's items are then read by BatchGetItem (capturedItemsRequests)
+ * and the other filters apply to them (matchesBatchFilter).
+ */
+export function batchCapturedRequest(q: BatchQuery & BatchImagesFilter): QueryPlan {
+  const e = batchExpression(q);
+  const a = q.capturedFrom !== undefined || q.capturedTo !== undefined ? e.name('cap_wall') : '';
+  if (q.capturedFrom !== undefined && q.capturedTo !== undefined) {
+    e.keyCondition(`${a} BETWEEN ${e.value(':capFrom', q.capturedFrom)} AND ${e.value(':capTo', q.capturedTo)}`);
+  } else if (q.capturedFrom !== undefined) e.keyCondition(`${a} >= ${e.value(':capFrom', q.capturedFrom)}`);
+  else if (q.capturedTo !== undefined) e.keyCondition(`${a} <= ${e.value(':capTo', q.capturedTo)}`);
+  return e.build({ pattern: 'batch-captured', tableName: q.tableName, index: INDEX.batchCaptured, keyAttributes: gsiKey('batch_id', 'cap_wall'), nowS: q.nowS });
+}
+
+/** Whether the listing reads by capture time (batchCapturedRequest). */
+export const byCaptureTime = (f: BatchImagesFilter): boolean => f.capturedFrom !== undefined || f.capturedTo !== undefined || f.order === 'captured';
+
+/** BatchGetItem of a capture-time page's items by key, as a listing shows them (and cap_wall, for the cursor). */
+export function capturedItemsRequests(tableName: string, keys: readonly { batch_id: string; img_fprint: string }[]): BatchGetCommandInput[] {
+  const projection = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'cap_wall'];
+  const requests: BatchGetCommandInput[] = [];
+  for (let i = 0; i < keys.length; i += BATCH_GET_MAX_KEYS) {
+    requests.push({
+      RequestItems: {
+        [tableName]: {
+          Keys: keys.slice(i, i + BATCH_GET_MAX_KEYS).map((k) => ({ batch_id: k.batch_id, img_fprint: k.img_fprint })),
+          ProjectionExpression: projection.map((a) => `#${a}`).join(', '),
+          ExpressionAttributeNames: Object.fromEntries(projection.map((a) => [`#${a}`, a])),
+        },
+      },
+    });
+  }
+  return requests;
+}
+
+/** The filters of a batch listing, on a whole item read by key (the capture-time listing's). */
+export function matchesBatchFilter(item: Partial<ImageItem>, f: BatchImagesFilter): boolean {
+  if (f.status !== undefined && item.op_status !== f.status) return false;
+  if (f.cat !== undefined && item.rek_iscat !== f.cat) return false;
+  if (f.fileName !== undefined && item.file_name !== f.fileName && ![...(item.dup_files ?? [])].includes(f.fileName)) return false;
+  const uploaded = item.upload_ts ?? item.received_ts;
+  if (f.from !== undefined && (uploaded === undefined || uploaded < f.from)) return false;
+  if (f.to !== undefined && (uploaded === undefined || uploaded > f.to)) return false;
+  return labelMatcher(f)?.(item) ?? true;
+}
+
 export function batchImagesRequest(q: BatchQuery & BatchImagesFilter): QueryPlan {
+  if (byCaptureTime(q)) return batchCapturedRequest(q);
   if (q.status === 'processing') return batchInProgressRequest(q);
   if (q.status) return batchByStatusRequest({ ...q, status: q.status });
   if (q.from !== undefined || q.to !== undefined) return batchTimeRangeRequest(q);
@@ -296,6 +365,23 @@ export function reusableResultRequest(tableName: string, clientId: string, fprin
     FilterExpression: '#status = :success AND #expiresAt > :now',
     ProjectionExpression: '#partition, #fprint, #status, #labels, #catConfidence, #cats, #classifiedAt, #expiresAt, #review',
     ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels', 'catConfidence', 'cats', 'classifiedAt', 'review'),
+    ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
+    Limit: REUSE_LOOKUP_LIMIT,
+  };
+}
+
+/**
+ * 5b for an estimate: whether the client holds a classified record of these pixels, within retention, in any batch
+ * (what the ingest would reuse). Keys only; a page of REUSE_LOOKUP_LIMIT records, paged on while none matched.
+ */
+export function knownFingerprintRequest(tableName: string, clientId: string, fprint: string, nowS: number): QueryCommandInput {
+  return {
+    TableName: tableName,
+    IndexName: INDEX.clientFprint,
+    KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
+    FilterExpression: '#status = :success AND #expiresAt > :now AND attribute_exists(#labels)',
+    ProjectionExpression: '#partition, #fprint',
+    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels'),
     ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
     Limit: REUSE_LOOKUP_LIMIT,
   };

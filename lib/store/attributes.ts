@@ -2,6 +2,7 @@
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
 import type { Batch, Counts, Image } from '../domain';
+import { decodeDetections, encodeDetections } from './detections';
 import { BATCH_SK, EXPIRY_DUE, batchPartition, fromStoredReview, purgeAt, splitPartition, toStoredReview, type BatchItem, type ImageItem } from './schema';
 
 export const IMAGE_ATTRIBUTES = {
@@ -21,6 +22,11 @@ export const IMAGE_ATTRIBUTES = {
   reused: 'reused',
   labels: 'labels',
   detection: 'rek_resp',
+  // A compact string (detections.ts): encoded and decoded here, not copied as it is.
+  detections: 'rek_dets',
+  capturedAt: 'cap_at',
+  camera: 'camera',
+  location: 'gps',
   logs: 'logs',
   loggedAt: 'log_ts',
   phash: 'phash',
@@ -38,6 +44,8 @@ export const IMAGE_ATTRIBUTES = {
   receivedAt: 'received_ts',
   statusKey: 'status_ts',
   catAt: 'cat_ts',
+  // The capture time's wall clock (cap_at without its offset), the batch-captured index's sort key.
+  capturedWall: 'cap_wall',
   reviewKey: 'review_key',
   partition: 'batch_id',
   // DynamoDB's TTL attribute, a while after expiresAt (schema.ts PURGE_AFTER_EXPIRY_S); reads filter on expiresAt.
@@ -109,7 +117,7 @@ export const uploadNames = (...names: (keyof typeof UPLOAD_ATTRIBUTES)[]): Recor
 
 /** The attributes an image read back shows: the index keys are the store's own. */
 const SHOWN_IMAGE_ATTRIBUTES = Object.entries(IMAGE_ATTRIBUTES).filter(
-  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'reviewKey', 'partition', 'purgeAt'].includes(name),
+  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'capturedWall', 'reviewKey', 'partition', 'purgeAt'].includes(name),
 );
 
 /** A stored image (whole, or as an index projects it) as the domain sees it. */
@@ -128,6 +136,9 @@ export function toImage(item: Partial<ImageItem>): Image {
   out.uploadedAt = item.upload_ts ?? item.received_ts ?? (fromKey ? Number(fromKey[2]) : undefined);
   if (item.dup_files !== undefined) out.duplicateFiles = [...item.dup_files].sort();
   if (item.review !== undefined) out.review = fromStoredReview(item.review);
+  const detections = decodeDetections(stored.rek_dets);
+  if (detections) out.detections = detections;
+  else delete out.detections;
   return out as unknown as Image;
 }
 
@@ -140,6 +151,7 @@ export function toImageItem(image: Image): ImageItem {
   }
   if (typeof image.expiresAt === 'number') out.purge_at = purgeAt(image.expiresAt);
   if (image.review) out.review = toStoredReview(image.review);
+  if (image.detections) out.rek_dets = encodeDetections(image.detections);
   return out as unknown as ImageItem;
 }
 

@@ -11,7 +11,12 @@ export interface BatchPagesOptions {
   pageSize?: number;
   /** The image's fields to read, by their domain names (default: what a listing shows, the duplicates' names included). */
   attributes?: readonly ImageAttribute[];
+  /** Fields to read besides what a listing shows (when `attributes` is not given). */
+  alsoRead?: readonly ImageAttribute[];
 }
+
+/** What the MegaDetector export reads besides a listing's fields: the other labels' boxes and the image's size. */
+export const DETECTIONS_READ: BatchPagesOptions = { alsoRead: ['detections', 'width', 'height'] };
 
 /**
  * Every image of a batch, a page at a time (access pattern 1 on the table, LastEvaluatedKey carried internally).
@@ -24,7 +29,11 @@ export async function* batchImagePages(
   opts: BatchPagesOptions = {},
 ): AsyncGenerator<Image[]> {
   const nowS = nowSeconds((ctx.now ?? Date.now)());
-  const plan = batchResultsRequest({ tableName: ctx.tableName, clientId, batchId, nowS }, opts.attributes?.map((name) => IMAGE_ATTRIBUTES[name]) ?? IN_PROGRESS_LISTING_ATTRIBUTES);
+  const projection = opts.attributes?.map((name) => IMAGE_ATTRIBUTES[name]) ?? [
+    ...IN_PROGRESS_LISTING_ATTRIBUTES,
+    ...(opts.alsoRead ?? []).map((name) => IMAGE_ATTRIBUTES[name]),
+  ];
+  const plan = batchResultsRequest({ tableName: ctx.tableName, clientId, batchId, nowS }, projection);
   let startKey: Record<string, unknown> | undefined;
   do {
     const out = await ctx.ddb.send(new QueryCommand({ ...plan.input, Limit: opts.pageSize ?? 500, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }));

@@ -28,6 +28,11 @@ import {
   clientBatchesRequest,
   clientImagesRequest,
   imageRequest,
+  knownFingerprintRequest,
+  labelMatcher,
+  byCaptureTime,
+  capturedItemsRequests,
+  matchesBatchFilter,
   type BatchImagesFilter,
   type ClientBatchesFilter,
   type ClientImagesFilter,
@@ -144,8 +149,12 @@ async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, li
 const images = (page: Page<ImageItem>): Page<Image> => ({ ...page, items: page.items.map(toImage) });
 
 /** 1, 2 or 7 as the filter asks. */
-export const queryBatchImages = async (ctx: StoreContext, clientId: string, batchId: string, filter: BatchImagesFilter, page: PageRequest) =>
-  images(await runQuery(ctx, batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter }), page));
+export async function queryBatchImages(ctx: StoreContext, clientId: string, batchId: string, filter: BatchImagesFilter, page: PageRequest): Promise<Page<Image>> {
+  const plan = batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter });
+  if (byCaptureTime(filter)) return images(await runQuery<ImageItem>(ctx, plan, page, (keys) => capturedItems(ctx, keys, filter)));
+  const matches = labelMatcher(filter);
+  return images(await runQuery<ImageItem>(ctx, plan, page, matches && (async (items) => items.filter(matches))));
+}
 
 /**
  * A batch's images as GET /v1/batches/{id}/images lists them, or undefined when the batch is missing, expired or being
@@ -174,6 +183,18 @@ export async function queryVisibleBatchImages(
   const startKey = out.LastEvaluatedKey as StartKey | undefined;
   // Later rounds (a ttl filter left the page short) and the cursor are those of the listing without its summary.
   return images(await fillPage(ctx, batchResultsRequest(q), page.limit, { items: items as ImageItem[], startKey, ended: !startKey }));
+}
+
+/** A capture-time page's items read whole by key, in the index's order, the listing's filters applied. */
+async function capturedItems(ctx: StoreContext, keys: ImageItem[], filter: BatchImagesFilter): Promise<ImageItem[]> {
+  const nowS = storeNowS(ctx);
+  const found = new Map<string, ImageItem>();
+  for (const request of capturedItemsRequests(ctx.tableName, keys)) {
+    for (const item of await batchGetAll<Partial<ImageItem>>(ctx, request.RequestItems, DEFAULT_RETRY)) {
+      if (isVisibleImage(item, nowS) && matchesBatchFilter(item, filter)) found.set(item.img_fprint, item);
+    }
+  }
+  return keys.flatMap((k) => found.get(k.img_fprint) ?? []);
 }
 
 /** 4: a batch's debug logs. */
@@ -272,4 +293,38 @@ export async function getImages(
     }
   }
   return [...new Set(fprints)].flatMap((f) => found.get(f) ?? []);
+}
+
+/** Index Queries a known-fingerprints lookup runs at once. */
+const KNOWN_PARALLEL = 16;
+/** Pages of one fingerprint's records read before it counts as unknown (each page REUSE_LOOKUP_LIMIT records). */
+const KNOWN_MAX_PAGES = 5;
+
+/**
+ * Which of these fingerprints the client already has classified (within retention, any batch): the ones the ingest
+ * would reuse rather than send to DetectLabels. Only the client's own partition of the client-fprint index is read, so
+ * another client's images are never an answer. Distinct, in the order asked.
+ */
+export async function knownFingerprints(ctx: StoreContext, clientId: string, fprints: readonly string[]): Promise<string[]> {
+  const distinct = [...new Set(fprints)];
+  const nowS = storeNowS(ctx);
+  const known = new Array<boolean>(distinct.length).fill(false);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < distinct.length; i = next++) {
+      let start: Record<string, unknown> | undefined;
+      for (let page = 0; page < KNOWN_MAX_PAGES; page++) {
+        const input = knownFingerprintRequest(ctx.tableName, clientId, distinct[i]!, nowS);
+        const out = await ctx.ddb.send(new QueryCommand({ ...input, ...(start ? { ExclusiveStartKey: start } : {}) }));
+        if ((out.Items ?? []).length > 0) {
+          known[i] = true;
+          break;
+        }
+        start = out.LastEvaluatedKey;
+        if (!start) break;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(KNOWN_PARALLEL, distinct.length) }, worker));
+  return distinct.filter((_, i) => known[i]);
 }

@@ -32,6 +32,7 @@ export const INDEX = {
   clientBatches: 'client-batches',
   callbacksDue: 'callbacks-due',
   batchesExpiring: 'batches-expiring',
+  batchCaptured: 'batch-captured',
   batchReview: 'batch-review',
 } as const;
 
@@ -105,6 +106,8 @@ export const LIMITS = {
   labels: 25,
   /** Cat instances kept per image, most confident first. */
   cats: 10,
+  /** Boxes of the labels other than Cat kept per image (rek_dets), most confident first. */
+  otherBoxes: 30,
   errMessageChars: 500,
 } as const;
 
@@ -140,6 +143,8 @@ export interface ImageItem {
   reused?: boolean;
   labels?: Label[];
   rek_resp?: TrimmedLabels;
+  /** detections.ts: the other labels' boxes and the model, one compact string. */
+  rek_dets?: string;
   /** Written only for cats: the sparse client-cats index. Equals upload_ts. */
   cat_ts?: number;
   /** Written only in debug mode: the sparse batch-logs index. */
@@ -274,8 +279,14 @@ export const LISTING_ATTRIBUTES = [
 ] as const;
 
 /**
+ * Capture time, camera and place: shown by listings of the table itself and of batch-captured, which project them;
+ * the indexes made before them (their projections cannot change in place) do not.
+ */
+export const CAPTURE_ATTRIBUTES = ['cap_at', 'camera', 'gps'] as const;
+
+/**
  * A listing read from the table itself (or client-fprint) also shows images still being classified, whose upload
  * time is still in received_ts.
  */
-export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts'] as const;
+export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts', ...CAPTURE_ATTRIBUTES] as const;
 

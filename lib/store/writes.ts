@@ -3,6 +3,7 @@
 import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, toBatchItem, toImageItem, uploadNames, type BatchAttribute, type ImageAttribute } from './attributes';
 import { ZERO_COUNTS, type Batch, type Claim, type Counts, type Finish, type Image, type ImageResult, type Review, type UploadRef } from '../domain';
+import { encodeDetections } from './detections';
 import {
   BATCH_SK,
   CALLBACK_DUE,
@@ -504,6 +505,27 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
       set.push('#detection = :detection');
       names.push('detection');
       values[':detection'] = f.result.detection;
+    }
+    if (f.result.detections) {
+      set.push('#detections = :detections');
+      names.push('detections');
+      values[':detections'] = encodeDetections(f.result.detections);
+    }
+    const capture = f.capture;
+    if (capture?.capturedAt) {
+      set.push('#capturedAt = :capturedAt', '#capturedWall = :capturedWall');
+      names.push('capturedAt', 'capturedWall');
+      Object.assign(values, { ':capturedAt': capture.capturedAt, ':capturedWall': capture.capturedAt.slice(0, 19) });
+    }
+    if (capture?.camera) {
+      set.push('#camera = :camera');
+      names.push('camera');
+      values[':camera'] = capture.camera;
+    }
+    if (capture?.location) {
+      set.push('#location = :location');
+      names.push('location');
+      values[':location'] = capture.location;
     }
     if (f.result.reusedFrom !== undefined) {
       set.push('#reused = :reused');

@@ -10,6 +10,7 @@ import { createS3Client } from '../../lib/aws/clients';
 import type { Image, SimilarGroups, UploadForm } from '../../lib/api/schemas';
 import { call, newClient, readAll, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
 import { postForm } from '../helpers/upload-form';
+import { photoWithExif } from '../helpers/exif-images';
 import { launchChromium, phoneContext, screenshot, scrollWidth, signIn as signInAs, type Recorder } from './browser';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
@@ -142,6 +143,12 @@ describe('the web app', () => {
     await page.locator('.title-row .chip-done').waitFor({ timeout: 30_000 });
     const summary = await call('GET', `/v1/batches/${batchId}`, owner.key);
     expect(summary.body).toMatchObject({ status: 'done', counts: { total: FILES.length, fail: 1, duplicate: 1 }, debug: true });
+    // What it cost: a call per classified image, the duplicate saved one.
+    const { detectLabelsCalls, savedUsd } = summary.body.usage;
+    await page.locator('.usage', { hasText: `${detectLabelsCalls} DetectLabels calls` }).waitFor();
+    expect(await page.locator('.usage').textContent()).toBe(
+      `Cost: ${detectLabelsCalls} DetectLabels calls, about $${detectLabelsCalls / 1000} · saved $${savedUsd} (0 reused, 1 duplicate)`,
+    );
   }, 180_000);
 
   it('shows the batch as a grid: a card per distinct image, a cat badge per cat, a thumbnail or a placeholder of fixed size', async () => {
@@ -233,6 +240,26 @@ describe('the web app', () => {
     expect(duplicates[0]?.text).toContain('1 duplicate');
     expect(duplicates[0]?.text).toContain(original.fileName === 'chelsea.png' ? 'chelsea copy.png' : 'chelsea.png');
     expect(all).toHaveLength(DISTINCT);
+  });
+
+  it("offers the done batch's labels as filters: a label's grid is the API's listing of it at the batch's threshold", async () => {
+    const summary = (await call('GET', `/v1/batches/${batchId}`, owner.key)).body;
+    const top = summary.labels[0] as { name: string; images: number };
+    const chip = page.getByRole('navigation', { name: 'Filter by label' }).getByRole('link', { name: new RegExp(`^${top.name} \\(`) });
+
+    await chip.click();
+    await page.locator(`.grid[aria-label="${top.name} images"][aria-busy="false"]`).waitFor();
+    const shown = await page.locator('a.card').evaluateAll((links) => links.map((a) => (a as HTMLElement).dataset.fprint));
+    await expectFits('filter-label');
+    await desktopScreenshot('filter-label');
+    const query = new URLSearchParams({ label: top.name, minConfidence: String(summary.catMinConfidence), limit: '100' });
+    const listed = await call('GET', `/v1/batches/${batchId}/images?${query}`, owner.key);
+
+    expect(summary.labels.length).toBeGreaterThan(0);
+    expect(await chip.getAttribute('aria-current')).toBe('page');
+    expect(shown.sort()).toEqual(listed.body.items.map((i: Image) => i.fprint).sort());
+    expect(shown).toHaveLength(top.images);
+    await page.getByRole('link', { name: 'All', exact: true }).click();
   });
 
   it('moves between the cards with the arrow keys', async () => {
@@ -503,6 +530,40 @@ describe('the web app', () => {
     expect(names.sort()).toEqual(['beach/coffee.png', 'beach/rocket.jpg', 'chelsea.png']);
     expect(widths.map((w) => w > 0 && w <= 256)).toEqual([true, true, true]);
     expect(cats).toBe(1);
+  }, 90_000);
+
+  it('sorts a batch of camera-trap photos by capture time and shows an image\'s capture time, camera and place', async () => {
+    const batch = uniqueId('trap');
+    const photos = [
+      { key: 'cam1/noon.jpg', body: await photoWithExif({ make: 'Reconyx', model: 'HC600', dateTimeOriginal: '2024:06:01 12:00:00' }, 160, '#a1') },
+      { key: 'cam1/dawn.jpg', body: await photoWithExif({ make: 'Reconyx', model: 'HC600', dateTimeOriginal: '2024:06:01 05:10:00', offsetTimeOriginal: '+02:00', lat: [47, 30, 0, 'N'], lon: [122, 15, 30, 'W'] }, 160, '#b2') },
+      { key: 'cam2/night.jpg', body: await photoWithExif({ make: 'Browning', dateTimeOriginal: '2024:05:31 23:59:59' }, 160, '#c3') },
+    ];
+    const s3 = createS3Client();
+    try {
+      for (const p of photos) {
+        await s3.send(new PutObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: `uploads/${uploader.clientId}/${batch}/${p.key}`, Body: p.body, ContentType: 'image/jpeg' }));
+      }
+    } finally {
+      s3.destroy();
+    }
+    await waitForBridgeIdle();
+    await page.goto(`${apiUrl}/#/batches/${batch}?filter=captured`);
+    await page.locator('.grid[aria-label="By capture time images"][aria-busy="false"]').waitFor();
+    const names = await page.locator('a.card .card-name').allTextContents();
+    const times = await page.locator('a.card .card-captured').allTextContents();
+    await expectFits('captured-order');
+    await desktopScreenshot('captured-order');
+    await page.locator('a.card').nth(1).click();
+    await page.locator('#image-title', { hasText: 'cam1/dawn.jpg' }).waitFor();
+    const details = await page.locator('dl.details').textContent();
+    await expectFits('captured-image');
+
+    expect(names).toEqual(['cam2/night.jpg', 'cam1/dawn.jpg', 'cam1/noon.jpg']);
+    expect(times).toEqual(['2024-05-31 23:59:59', '2024-06-01 05:10:00 (UTC+02:00)', '2024-06-01 12:00:00']);
+    expect(details).toContain('Captured2024-06-01 05:10:00 (UTC+02:00)');
+    expect(details).toContain('CameraReconyx HC600');
+    expect(details).toContain('Place47.50000° N, 122.25833° W');
   }, 90_000);
 
   it("shows another client's key none of the first client's batches", async () => {

@@ -7,6 +7,7 @@ import { routeTargets } from '../../lib/api/routes';
 import {
   LISTING_ATTRIBUTES,
   batchByStatusRequest,
+  batchCapturedRequest,
   batchLogsRequest,
   batchResultsRequest,
   batchTimeRangeRequest,
@@ -89,6 +90,7 @@ const QUERY_PLANS: QueryPlan[] = [
   clientTimeRangeRequest({ ...Q, status: 'success', cat: false }),
   clientCatsRequest({ ...Q, status: 'success' }),
   clientBatchesRequest({ ...Q, status: 'processing' }),
+  batchCapturedRequest({ ...Q, capturedFrom: '2024-06-01T00:00:00', capturedTo: '2024-06-01T23:59:59' }),
   // The reconciliation sweep's: batches owing their completion callback (it reads each summary itself).
   {
     pattern: 'callbacks owed',
@@ -115,7 +117,7 @@ const QUERY_PLANS: QueryPlan[] = [
 /** What an index keyed by status_ts (`{op_status}#{upload_ts}`) holds without projecting it (lib/store/attributes.ts). */
 const HELD_BY_KEY: Record<string, string[]> = { status_ts: ['op_status', 'upload_ts'] };
 /** Indexes whose queries list no image attributes: their pages are keys, read again from the table when needed. */
-const KEYS_INDEXES: string[] = [INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue, INDEX.batchesExpiring, INDEX.batchReview];
+const KEYS_INDEXES: string[] = [INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue, INDEX.batchesExpiring, INDEX.batchReview, INDEX.batchCaptured];
 const INDEX_PLANS = QUERY_PLANS.filter((p) => p.input.IndexName);
 
 /** Attribute names an expression mentions, in order, through its #placeholders. */

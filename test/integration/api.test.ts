@@ -157,6 +157,9 @@ describe('GET /v1/batches/{batchId}/images', () => {
       machineIsCat: true,
       review: null,
       error: null,
+      capturedAt: null,
+      camera: null,
+      location: null,
       thumbnailUrl: expect.stringMatching(new RegExp(`^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/thumbnails/${owner.clientId}/${batch}/a0\\.webp\\?.*X-Amz-Signature=`)),
       imageUrl: expect.stringMatching(new RegExp(`^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/processed/${owner.clientId}/${batch}/a0\\.jpg\\?.*X-Amz-Signature=`)),
     });

@@ -61,6 +61,7 @@ describe('OpenAPI document', () => {
         'DELETE /v1/batches/{batchId}/images/{fprint}/review',
         'GET /v1/batches/{batchId}/agreement',
         'GET /v1/images',
+        'POST /v1/fingerprints:known',
         'GET /v1/openapi.json',
         'GET /v1/usage',
         'GET /',

@@ -139,6 +139,9 @@ describe('presentImage', () => {
       machineIsCat: null,
       review: null,
       error: { code: 'NotAnImage', message: 'not an image' },
+      capturedAt: null,
+      camera: null,
+      location: null,
       thumbnailUrl: null,
       imageUrl: null,
     });
@@ -182,6 +185,8 @@ describe('presentBatch', () => {
       closed: true,
       expected: 2,
       counts: { total: 2, pending: 0, success: 1, fail: 0, duplicate: 1, reused: 0, cats: 1, reviewed: 0, corrected: 0 },
+      usage: { detectLabelsCalls: 1, reused: 0, duplicates: 1, estimatedCostUsd: 0.001, savedUsd: 0.001 },
+      labels: null,
       debug: true,
       catMinConfidence: null,
       retentionDays: 7,

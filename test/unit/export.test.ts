@@ -78,10 +78,23 @@ describe('exportRows', () => {
         error_code: null,
         uploaded_at: '2024-05-01T12:00:00.000Z',
         classified_at: '2024-05-01T12:00:01.500Z',
+        captured_at: null,
+        camera: null,
+        lat: null,
+        lon: null,
         machine_is_cat: true,
         reviewed: false,
         review_note: null,
       },
+    ]);
+  });
+
+  it('gives the capture time, camera and place, the original\'s on a duplicate\'s row', () => {
+    const rows = exportRows(image({ capturedAt: '2024-06-01T06:30:00+02:00', camera: 'Reconyx HC600', location: { lat: 47.5, lon: -122.25 }, duplicates: 1, duplicateFiles: ['b.jpg'] }));
+
+    expect(rows.map((r) => [r.captured_at, r.camera, r.lat, r.lon])).toEqual([
+      ['2024-06-01T06:30:00+02:00', 'Reconyx HC600', 47.5, -122.25],
+      ['2024-06-01T06:30:00+02:00', 'Reconyx HC600', 47.5, -122.25],
     ]);
   });
 
@@ -124,7 +137,9 @@ describe('exportRows', () => {
 
 describe('CSV', () => {
   it('has the documented columns in order, CRLF-terminated', () => {
-    expect(csvHeader()).toBe('file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at,machine_is_cat,reviewed,review_note\r\n');
+    expect(csvHeader()).toBe(
+      'file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at,machine_is_cat,reviewed,review_note,captured_at,camera,lat,lon\r\n',
+    );
   });
 
   it('quotes fields with commas, quotes or line breaks and doubles their quotes (RFC 4180)', () => {
@@ -153,7 +168,7 @@ describe('CSV', () => {
 
   it('writes nulls as empty cells and booleans as true/false', () => {
     const row = rowOf({ status: 'pending', isCat: null, labels: [], uploadedAt: null, classifiedAt: null });
-    expect(csvLine(row)).toBe('cat.jpg,pending,,,,f0,,,,,,false,\r\n');
+    expect(csvLine(row)).toBe('cat.jpg,pending,,,,f0,,,,,,false,,,,,\r\n');
     expect(csvLine(rowOf({ isCat: false }))).toContain(',false,');
   });
 });

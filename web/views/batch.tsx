@@ -1,12 +1,12 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiRequestError, batchPath, isNotFound, type Api, type BatchSummary, type Image, type Page, type Query } from '../api';
 import { capabilities } from '../capabilities';
-import { catConfidence, percent, plural, topLabels, when } from '../format';
+import { capturedWhen, catConfidence, percent, plural, topLabels, when } from '../format';
 import { useCapabilities, useNearViewport, usePoll } from '../hooks';
 import { href } from '../route';
 import { forgetErasedBatch, rememberBatch } from '../session';
 import { BatchActions } from './batch-actions';
-import { BatchProgress, Counts, ErrorNote, FileName, onGridKey, StatusChip } from './common';
+import { BatchProgress, Counts, ErrorNote, FileName, onGridKey, StatusChip, Usage } from './common';
 import { knownGroupCount, NearDuplicates } from './near-duplicates';
 import { Thumb } from './thumb';
 
@@ -26,7 +26,23 @@ export const FILTERS: Record<string, Filter> = {
   'not-cats': { label: 'Not cats', query: { cat: 'false' }, fallback: { query: { status: 'success' }, keep: (i) => i.isCat === false } },
   failed: { label: 'Failed', query: { status: 'fail' } },
   duplicates: { label: 'Duplicates', query: {}, keep: (i) => i.duplicates > 0 },
+  // The images with a capture time, oldest first (the API's batch-captured index).
+  captured: { label: 'By capture time', query: { order: 'captured' } },
 };
+
+/** A label filter's name in the route: `label:<threshold>:<label>`, the threshold the batch's label counts use. */
+export const labelFilterName = (label: string, minConfidence: number | null | undefined): string => `label:${minConfidence ?? 0}:${label}`;
+
+/** The filter a route names: one of FILTERS, or a label at a threshold (`label:80:Dog`); undefined for any other name. */
+export function filterOf(name: string): Filter | undefined {
+  if (FILTERS[name]) return FILTERS[name];
+  const m = /^label:(\d{1,3}(?:\.\d+)?):(.{1,100})$/.exec(name);
+  if (!m) return undefined;
+  return { label: m[2]!, query: { label: m[2]!, minConfidence: m[1]! } };
+}
+
+/** The images by capture time (`?filter=captured`): shown after the filters and the near-duplicates. */
+export const CAPTURED = 'captured';
 
 /** The view of near-duplicate groups, beside the filters (`?filter=near-duplicates`). */
 export const NEAR = 'near-duplicates';
@@ -55,7 +71,7 @@ async function fetchPage(api: Api, batchId: string, filter: Filter, cursor?: str
 
 /** A batch's images page by page, under one filter: the first screenful at once, the rest as the reader scrolls. */
 function useImages(api: Api, batchId: string, filterName: string, generation: number) {
-  const filter = FILTERS[filterName] ?? FILTERS.all!;
+  const filter = filterOf(filterName) ?? FILTERS.all!;
   const [images, setImages] = useState<Image[]>([]);
   // Done for one view only: a render of a new filter never shows the previous one's "all loaded".
   const view = `${batchId}/${filterName}/${generation}`;
@@ -123,6 +139,7 @@ function Card({ image, batchId, index }: { image: Image; batchId: string; index:
           <FileName name={image.fileName ?? image.fprint} />
         </span>
         {(image.labels.length > 0 || image.isCat) && <span class="card-labels">{topLabels(image)}</span>}
+        {image.capturedAt && <span class="card-captured">{capturedWhen(image.capturedAt)}</span>}
         {image.error && (
           <span class="card-error">
             {image.error.code}: {image.error.message}
@@ -195,7 +212,7 @@ function ImageGrid({ api, batchId, filterName, generation, shownCount }: { api: 
   return (
     <>
       <ErrorNote error={error} />
-      <ul class="grid" aria-label={`${FILTERS[filterName]!.label} images`} aria-busy={!done} onKeyDown={onGridKey}>
+      <ul class="grid" aria-label={`${(filterOf(filterName) ?? FILTERS.all!).label} images`} aria-busy={!done} onKeyDown={onGridKey}>
         {images.map((image, i) => (
           <Card key={image.fprint} image={image} batchId={batchId} index={i} />
         ))}
@@ -214,14 +231,20 @@ function ImageGrid({ api, batchId, filterName, generation, shownCount }: { api: 
 const lastView = new Map<string, string>();
 export const batchHref = (batchId: string): string => href.batch(batchId, lastView.get(batchId));
 
+/**
+ * The last summary shown of each batch: a page coming back to the batch lays out at once as it was left (its labels,
+ * its counts), so focus and scroll return to the card before the fresh summary arrives, and nothing moves under them.
+ */
+const lastSummary = new Map<string, BatchSummary>();
+
 export function BatchView({ api, batchId, filter }: { api: Api; batchId: string; filter: string }) {
-  const [batch, setBatch] = useState<BatchSummary | null>(null);
+  const [batch, setBatch] = useState<BatchSummary | null>(() => lastSummary.get(batchId) ?? null);
   const [error, setError] = useState<unknown>(null);
   const [generation, setGeneration] = useState(0);
   const caps = useCapabilities();
   const servesSimilar = caps?.serves('GET', `${batchPath(batchId)}/similar`) ?? false;
   const near = filter === NEAR;
-  const filterName = near || FILTERS[filter] ? filter : 'all';
+  const filterName = near || filterOf(filter) ? filter : 'all';
   lastView.set(batchId, filterName);
   const seen = useRef<string | null>(null);
   const [stale, setStale] = useState(false);
@@ -236,6 +259,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
 
   /** A summary read or answered to an action; `regrid`: outcomes changed (a new cat threshold), read the grid again. */
   const show = useCallback((summary: BatchSummary, regrid = false) => {
+    lastSummary.set(batchId, summary);
     setBatch(summary);
     setError(null);
     // New outcomes: read the grid again (the reader sees results arrive while the batch processes).
@@ -249,7 +273,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
       else setStale(true);
     }
     seen.current = signature;
-  }, []);
+  }, [batchId]);
   // Once erased, a summary still on its way must not show the batch again (nor its 404).
   const erased = useRef(false);
 
@@ -292,6 +316,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
         <div class="summary" aria-live="polite">
           <BatchProgress batch={batch} />
           <Counts batch={batch} />
+          <Usage batch={batch} />
           <p class="muted">
             Created {when(batch.createdAt)}
             {batch.doneAt ? ` · done ${when(batch.doneAt)}` : ''}
@@ -314,12 +339,13 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
           onErased={() => {
             erased.current = true;
             forgetErasedBatch(batchId);
+            lastSummary.delete(batchId);
             location.hash = href.batches();
           }}
         />
       )}
       <nav class="filters" aria-label="Filter images">
-        {Object.entries(FILTERS).map(([name, f]) => (
+        {Object.entries(FILTERS).filter(([name]) => name !== CAPTURED).map(([name, f]) => (
           <a key={name} href={href.batch(batchId, name)} class="filter" aria-current={name === filterName ? 'page' : undefined}>
             {f.label}
           </a>
@@ -337,7 +363,28 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
             )}
           </a>
         )}
+        {/* A sort rather than a filter: after the filters. */}
+        <a href={href.batch(batchId, CAPTURED)} class="filter" aria-current={filterName === CAPTURED ? 'page' : undefined}>
+          {FILTERS[CAPTURED]!.label}
+        </a>
       </nav>
+      {batch?.labels && batch.labels.length > 0 && (
+        <nav class="filters label-filters" aria-label="Filter by label">
+          <span class="muted">Labels:</span>
+          {batch.labels.map((l) => {
+            const name = labelFilterName(l.name, batch.catMinConfidence);
+            return (
+              <a key={l.name} href={href.batch(batchId, name)} class="filter" aria-current={name === filterName ? 'page' : undefined}>
+                {l.name}
+                <span class="visually-hidden"> ({plural(l.images, 'image')})</span>
+                <span class="tab-count" aria-hidden="true">
+                  {l.images}
+                </span>
+              </a>
+            );
+          })}
+        </nav>
+      )}
       {stale && !near && (
         <button
           type="button"

@@ -31,6 +31,21 @@ export function Counts({ batch }: { batch: BatchSummary }) {
   );
 }
 
+/** Dollars as a price reads: up to four decimals, never float noise ($0.007, $1.2345). */
+export const dollars = (usd: number): string => `$${Number(usd.toFixed(4))}`;
+
+/** What the batch cost in DetectLabels calls and what reuse and duplicates saved (absent from older servers). */
+export function Usage({ batch }: { batch: BatchSummary }) {
+  const u = batch.usage;
+  if (!u) return null;
+  return (
+    <p class="usage" aria-label="Cost">
+      Cost: {plural(u.detectLabelsCalls, 'DetectLabels call')}, about {dollars(u.estimatedCostUsd)}
+      {u.reused + u.duplicates > 0 && ` · saved ${dollars(u.savedUsd)} (${u.reused} reused, ${plural(u.duplicates, 'duplicate')})`}
+    </p>
+  );
+}
+
 /**
  * A file name that may wrap only after `/`, `_`, `-` or `.` (a <wbr> there), never inside a word: "cat_kitten_boxed.jpg"
  * wraps as "cat_kitten_" / "boxed.jpg".

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { batchPath, isNotFound, type Api, type Box, type Image } from '../api';
-import { boxRect, catConfidence, describePicture, percent, when } from '../format';
+import { boxRect, capturedWhen, catConfidence, describePicture, percent, place, when } from '../format';
 import { href } from '../route';
 import { batchHref } from './batch';
 import { ErrorNote, FileName, StatusChip } from './common';
@@ -155,6 +155,24 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
                 <dd>
                   <code>{image.fprint}</code>
                 </dd>
+                {image.capturedAt && (
+                  <>
+                    <dt>Captured</dt>
+                    <dd>{capturedWhen(image.capturedAt)}</dd>
+                  </>
+                )}
+                {image.camera && (
+                  <>
+                    <dt>Camera</dt>
+                    <dd>{image.camera}</dd>
+                  </>
+                )}
+                {image.location && (
+                  <>
+                    <dt>Place</dt>
+                    <dd>{place(image.location)}</dd>
+                  </>
+                )}
                 <dt>Uploaded</dt>
                 <dd>{when(image.uploadedAt)}</dd>
                 <dt>Classified</dt>

@@ -1,0 +1,91 @@
+// Capture time, camera and place from an image's EXIF block (docs/design.md §12), read with exif-reader: a small,
+// dependency-free parser (MIT, the one sharp's own documentation points to for its `exif` Buffer) that parses only
+// the IFDs it is given and bounds every read by the buffer. Anything missing, garbled or impossible gives null for
+// that field and never fails the upload: the reader's own errors are caught here.
+import exifReader from 'exif-reader';
+import type { Capture } from '../domain';
+
+export const NO_CAPTURE: Capture = { capturedAt: null, camera: null, location: null };
+
+/** Capture times before this are a camera's unset clock (and before digital camera traps). */
+const EARLIEST_YEAR = 1990;
+/** A capture more than this after the upload is a wrong clock. */
+const FUTURE_SLACK_MS = 86_400_000;
+const CAMERA_MAX_CHARS = 100;
+
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+/** exif-reader parses `YYYY:MM:DD HH:MM:SS` as that wall-clock time in UTC: read it back the same way. */
+const wallClock = (d: Date): string =>
+  `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+
+/** `+02:00`, `-05:30`: an offset a camera writes, at most 14 hours. */
+function offsetMinutes(offset: unknown): number | undefined {
+  if (typeof offset !== 'string') return undefined;
+  const m = /^([+-])(\d{2}):(\d{2})$/.exec(offset.replace(/\0+$/, '').trim());
+  if (!m) return undefined;
+  const minutes = Number(m[2]) * 60 + Number(m[3]);
+  if (Number(m[2]) > 14 || Number(m[3]) > 59) return undefined;
+  return m[1] === '-' ? -minutes : minutes;
+}
+
+function capturedAt(date: unknown, offset: unknown, uploadedAtMs: number): string | null {
+  if (!(date instanceof Date) || Number.isNaN(date.getTime())) return null;
+  if (date.getUTCFullYear() < EARLIEST_YEAR) return null;
+  const minutes = offsetMinutes(offset);
+  // The instant the camera meant: exact with an offset; without one, its wall clock is within 14 h of UTC.
+  const instant = date.getTime() - (minutes ?? 0) * 60_000;
+  if (instant > uploadedAtMs + FUTURE_SLACK_MS) return null;
+  if (minutes === undefined) return wallClock(date);
+  const sign = minutes < 0 ? '-' : '+';
+  return `${wallClock(date)}${sign}${pad(Math.floor(Math.abs(minutes) / 60))}:${pad(Math.abs(minutes) % 60)}`;
+}
+
+const clean = (v: unknown): string => (typeof v === 'string' ? v.replace(/\0/g, '').replace(/\s+/g, ' ').trim() : '');
+
+/** `Make Model`, the make once when the model repeats it ("Canon Canon EOS R5" is "Canon EOS R5"). */
+function camera(make: unknown, model: unknown): string | null {
+  const mk = clean(make);
+  const md = clean(model);
+  const name = md.toLowerCase().startsWith(mk.toLowerCase()) ? md : `${mk} ${md}`.trim();
+  // eslint-disable-next-line no-control-regex
+  if (!name || /[\u0000-\u001f\u007f]/.test(name)) return null;
+  return name.slice(0, CAMERA_MAX_CHARS);
+}
+
+/** Degrees, minutes, seconds (EXIF rationals) and a hemisphere to signed decimal degrees, or undefined. */
+function degrees(dms: unknown, ref: unknown, negative: string, limit: number): number | undefined {
+  if (!Array.isArray(dms) || dms.length === 0 || dms.length > 3 || !dms.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0)) return undefined;
+  const [d = 0, m = 0, s = 0] = dms as number[];
+  if (m >= 60 || s >= 60) return undefined;
+  const value = d + m / 60 + s / 3600;
+  if (value > limit) return undefined;
+  const signed = clean(ref).toUpperCase() === negative ? -value : value;
+  return Math.round(signed * 1e6) / 1e6;
+}
+
+function location(gps: Record<string, unknown> | undefined): Capture['location'] {
+  if (!gps) return null;
+  const lat = degrees(gps.GPSLatitude, gps.GPSLatitudeRef, 'S', 90);
+  const lon = degrees(gps.GPSLongitude, gps.GPSLongitudeRef, 'W', 180);
+  return lat === undefined || lon === undefined ? null : { lat, lon };
+}
+
+/** The capture facts of an EXIF block (sharp's metadata().exif), each null when absent or impossible. */
+export function readCapture(exif: Buffer | undefined, uploadedAtMs: number): Capture {
+  if (!exif || exif.length < 8) return NO_CAPTURE;
+  let tags: ReturnType<typeof exifReader>;
+  try {
+    tags = exifReader(exif);
+  } catch {
+    return NO_CAPTURE;
+  }
+  const photo = (tags.Photo ?? {}) as Record<string, unknown>;
+  const image = (tags.Image ?? {}) as Record<string, unknown>;
+  const original = capturedAt(photo.DateTimeOriginal, photo.OffsetTimeOriginal, uploadedAtMs);
+  return {
+    capturedAt: original ?? capturedAt(photo.DateTimeDigitized, photo.OffsetTimeDigitized, uploadedAtMs),
+    camera: camera(image.Make, image.Model),
+    location: location(tags.GPSInfo as Record<string, unknown> | undefined),
+  };
+}
