@@ -3,6 +3,7 @@
 import type { Query } from '../lib/api/client-contract';
 
 export type {
+  BatchCounts,
   BatchStatus,
   BatchSummary,
   Box,
@@ -40,6 +41,7 @@ function withQuery(path: string, query: Query = {}): string {
 export interface Api {
   get<T>(path: string, query?: Query): Promise<T>;
   post<T>(path: string, body?: unknown): Promise<T>;
+  put<T>(path: string, body: unknown): Promise<T>;
   /** DELETE; the JSON answer, if any. */
   del<T>(path: string): Promise<T>;
   /** A file the API answers (an export), as a Blob. */
@@ -72,6 +74,7 @@ export function createApi(key: string, onUnauthorized: () => void): Api {
   return {
     get: async <T>(path: string, query?: Query) => (await request('GET', withQuery(path, query))).json() as Promise<T>,
     post: async (path, body) => parsed(await request('POST', path, body ?? {})),
+    put: async (path, body) => parsed(await request('PUT', path, body)),
     del: async (path) => parsed(await request('DELETE', path)),
     blob: async (path, query) => (await request('GET', withQuery(path, query))).blob(),
   };

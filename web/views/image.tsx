@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { batchPath, isNotFound, type Api, type Box, type Image } from '../api';
-import { boxRect, catConfidence, describePicture, percent, when } from '../format';
+import { batchPath, isNotFound, type Api, type Image } from '../api';
+import { catConfidence, describePicture, percent, when } from '../format';
 import { href } from '../route';
 import { batchHref } from './batch';
+import { BoxList, boxedCats, CatBoxes } from './cat-boxes';
 import { ErrorNote, FileName, StatusChip } from './common';
 
 /**
@@ -10,7 +11,7 @@ import { ErrorNote, FileName, StatusChip } from './common';
  * browser's cache from the grid) holds its place, so nothing below moves when it arrives.
  */
 function Picture({ image }: { image: Image }) {
-  const boxes = (image.cats ?? []).filter((c) => c.box);
+  const boxes = boxedCats(image);
   const src = image.imageUrl ?? image.thumbnailUrl;
   const [loaded, setLoaded] = useState<string | null>(null);
   const preview = src !== image.thumbnailUrl && loaded !== src ? image.thumbnailUrl : null;
@@ -25,30 +26,11 @@ function Picture({ image }: { image: Image }) {
             <span aria-hidden="true">{(image.fileName ?? '').split('.').pop()?.toUpperCase() || 'IMG'}</span>
           </span>
         )}
-        {boxes.length > 0 && (
-          <svg class="boxes" viewBox="0 0 100 100" preserveAspectRatio="none" aria-hidden="true">
-            {boxes.map((c, i) => {
-              const r = boxRect(c.box as Box);
-              // Two tones, a dark stroke under a light one: one of them stands out against any photo.
-              return (
-                <g key={i}>
-                  <rect class="cat-box-dark" x={r.x} y={r.y} width={r.width} height={r.height} vector-effect="non-scaling-stroke" />
-                  <rect class="cat-box" x={r.x} y={r.y} width={r.width} height={r.height} vector-effect="non-scaling-stroke" />
-                </g>
-              );
-            })}
-          </svg>
-        )}
+        <CatBoxes boxes={boxes} />
       </div>
       {boxes.length > 0 && (
         <figcaption>
-          <ul class="box-list">
-            {boxes.map((c, i) => (
-              <li key={i}>
-                Cat {percent(c.confidence)} at {percent((c.box as Box).left * 100)} from the left, {percent((c.box as Box).top * 100)} from the top
-              </li>
-            ))}
-          </ul>
+          <BoxList boxes={boxes} />
         </figcaption>
       )}
     </figure>
