@@ -220,6 +220,8 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
   const [generation, setGeneration] = useState(0);
   const caps = useCapabilities();
   const servesSimilar = caps?.serves('GET', `${batchPath(batchId)}/similar`) ?? false;
+  // Review mode needs the verdict route and the review queue (DESIGN §10).
+  const servesReview = (caps?.serves('PUT', `${batchPath(batchId)}/images/x/review`) && caps.takes('GET', `${batchPath(batchId)}/images`, 'review')) ?? false;
   const near = filter === NEAR;
   const filterName = near || FILTERS[filter] ? filter : 'all';
   lastView.set(batchId, filterName);
@@ -303,6 +305,11 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
         {batch?.debug && (
           <a class="button" href={href.logs(batchId)}>
             Logs
+          </a>
+        )}
+        {batch && servesReview && batch.counts.success > 0 && (
+          <a class="button" href={href.review(batchId)}>
+            Review
           </a>
         )}
       </div>

@@ -1,5 +1,6 @@
 import type { BatchSummary } from '../api';
 import { nameParts, plural, progressOf } from '../format';
+import type { ReviewCounts } from '../review';
 
 export function StatusChip({ status }: { status: string }) {
   return <span class={`chip chip-${status}`}>{status}</span>;
@@ -19,7 +20,7 @@ export function BatchProgress({ batch }: { batch: BatchSummary }) {
 }
 
 export function Counts({ batch }: { batch: BatchSummary }) {
-  const c = batch.counts;
+  const c: ReviewCounts = batch.counts;
   return (
     <ul class="counts" aria-label="Counts">
       <li>{plural(c.cats, 'cat')}</li>
@@ -27,6 +28,11 @@ export function Counts({ batch }: { batch: BatchSummary }) {
       <li>{c.fail} failed</li>
       <li>{plural(c.duplicate, 'duplicate')}</li>
       {typeof c.pending === 'number' && c.pending > 0 && <li>{c.pending} pending</li>}
+      {typeof c.reviewed === 'number' && c.reviewed > 0 && (
+        <li>
+          {c.reviewed} reviewed{typeof c.corrected === 'number' ? `, ${c.corrected} corrected` : ''}
+        </li>
+      )}
     </ul>
   );
 }
