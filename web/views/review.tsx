@@ -31,7 +31,7 @@ import {
 import { href } from '../route';
 import { batchHref } from './batch';
 import { reclassifyAll } from './batch-actions';
-import { BoxList, boxedCats, CatBoxes } from './cat-boxes';
+import { BoxList, boxedCats, BoxRects } from './cat-boxes';
 import { ErrorNote, FileName } from './common';
 
 const PAGE = 25;
@@ -50,26 +50,46 @@ const shortcutsOn = (): boolean => {
 };
 
 /**
- * One image as large as the screen allows, whole, with its boxes drawn only once it has loaded (never over the image
- * before). A picture whose presigned URL has expired asks for the image again (`onStale`), once.
+ * One image as large as the screen allows, whole: the picture and its boxes in one SVG in the image's own pixels, so
+ * the boxes stay on the cat at any size (a small photo is drawn larger). Shown once its size is known, never with
+ * another image's boxes. A picture whose presigned URL has expired asks for the image again (`onStale`).
  */
 function ReviewPicture({ image, onStale }: { image: ReviewedImage; onStale: (image: ReviewedImage) => void }) {
   const boxes = boxedCats(image);
   const src = image.imageUrl ?? image.thumbnailUrl;
-  const [loaded, setLoaded] = useState<string | null>(null);
-  const shown = !!src && loaded === src;
+  const [size, setSize] = useState<{ src: string; width: number; height: number } | null>(null);
+  const stale = useRef(onStale);
+  stale.current = onStale;
+  useEffect(() => {
+    if (!src) return undefined;
+    let live = true;
+    const probe = new Image();
+    probe.onload = () => live && setSize({ src, width: probe.naturalWidth, height: probe.naturalHeight });
+    probe.onerror = () => live && stale.current(image);
+    probe.src = src;
+    return () => {
+      live = false;
+    };
+  }, [src]);
+  const shown = size && size.src === src ? size : null;
   return (
     <figure class="picture review-picture">
-      <div class={`frame review-frame${shown ? '' : ' waiting'}`}>
-        {src ? (
-          <img key={src} src={src} alt={describePicture(image)} onLoad={() => setLoaded(src)} onError={() => onStale(image)} />
-        ) : (
-          <span class="thumb placeholder big" role="img" aria-label={describePicture(image)}>
-            <span aria-hidden="true">{(image.fileName ?? '').split('.').pop()?.toUpperCase() || 'IMG'}</span>
-          </span>
-        )}
-        {shown && <CatBoxes boxes={boxes} />}
-      </div>
+      {!src ? (
+        <span class="thumb placeholder big" role="img" aria-label={describePicture(image)}>
+          <span aria-hidden="true">{(image.fileName ?? '').split('.').pop()?.toUpperCase() || 'IMG'}</span>
+        </span>
+      ) : shown ? (
+        <svg class="review-frame" viewBox={`0 0 ${shown.width} ${shown.height}`} role="img" aria-label={describePicture(image)}>
+          <image href={shown.src} width={shown.width} height={shown.height} />
+          <g class="review-boxes">
+            <BoxRects boxes={boxes} width={shown.width} height={shown.height} />
+          </g>
+        </svg>
+      ) : (
+        <div class="review-frame waiting">
+          <span class="muted">Loading the picture…</span>
+        </div>
+      )}
       <figcaption>{boxes.length > 0 ? <BoxList boxes={boxes} /> : <p class="muted box-none">No cat box drawn.</p>}</figcaption>
     </figure>
   );
@@ -111,11 +131,11 @@ function AgreementPanel({
           <dl class="details">
             <dt>Precision</dt>
             <dd>
-              {ratioText(agreement.precision)} <span class="hint">of the images it called cats, were</span>
+              {ratioText(agreement.precision)} <span class="hint">of the images it called cats are cats</span>
             </dd>
             <dt>Recall</dt>
             <dd>
-              {ratioText(agreement.recall)} <span class="hint">of the cats, it found</span>
+              {ratioText(agreement.recall)} <span class="hint">of the cats it called cats</span>
             </dd>
             <dt>Threshold</dt>
             <dd>{now === null ? 'the deployment’s default' : thresholdText(now)}</dd>
