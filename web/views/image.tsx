@@ -5,6 +5,7 @@ import { href } from '../route';
 import { batchHref } from './batch';
 import { BoxList, boxedCats, CatBoxes } from './cat-boxes';
 import { ErrorNote, FileName, StatusChip } from './common';
+import { VerdictPanel } from './verdict';
 
 /**
  * The image fills the frame's width; until it has loaded, its thumbnail (of the same proportions, and usually in the
@@ -88,6 +89,7 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
                   </p>
                 </div>
               )}
+              <VerdictPanel api={api} image={image} onChange={setImage} />
               <h2>Labels</h2>
               {image.labels.length === 0 ? (
                 <p class="muted">No labels.</p>

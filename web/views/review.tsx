@@ -463,7 +463,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
                   {queue.skipped.length > 0
                     ? `You skipped ${plural(queue.skipped.length, 'image')}.`
                     : batch?.status === 'done'
-                      ? 'Verdicts can be changed from the batch: a withdrawn one brings its image back here.'
+                      ? 'A verdict can be changed on its image’s page; one withdrawn there brings its image back here.'
                       : 'Images still being classified join the queue once they are done.'}
                 </p>
                 <div class="buttons">
