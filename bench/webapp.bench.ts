@@ -14,7 +14,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import sharp, { type OutputInfo } from 'sharp';
 import { XXHash128 } from 'xxhash-addon';
-import { buildWebBundle, scriptSize } from '../scripts/build-web';
+import { buildWebBundle, scriptSize } from '../lib/web/build';
 import { startStack, type Stack } from '../local/stack';
 import { fingerprint, preview } from '../lib/ingest/fingerprint';
 import { thumbnailKey } from '../lib/ingest/s3-key';

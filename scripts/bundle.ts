@@ -4,7 +4,7 @@ import { build, type Metafile, type Plugin } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildWebBundle } from './build-web';
+import { buildWebBundle } from '../lib/web/build';
 import { writeZip } from './zip';
 
 export type LambdaArchitecture = 'x86_64' | 'arm64';

@@ -15,7 +15,7 @@ import { nowSeconds } from '../store/schema';
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
-import { isVisibleBatch, type Batch } from '../store/model';
+import { isVisibleBatch, type Batch } from '../domain';
 import { newBatch } from '../store/writes';
 import {
   BatchClosedError,

@@ -8,7 +8,7 @@ import { CONTENT_TYPES, type ExportFormat } from '../export/encode';
 import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport } from '../export/writer';
-import type { Image } from '../store/model';
+import type { Image } from '../domain';
 import { batchImagePages } from '../store/export-pages';
 import { HttpAnswer } from './http-answer';
 

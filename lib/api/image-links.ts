@@ -9,7 +9,7 @@ import { fromEnv } from '@aws-sdk/credential-provider-env';
 import { S3RequestPresigner, type S3RequestPresignerOptions } from '@aws-sdk/s3-request-presigner';
 import { envBoolean, required } from '../config';
 import { hasThumbnail, thumbnailKey } from '../ingest/s3-key';
-import type { Image } from '../store/model';
+import type { Image } from '../domain';
 
 export interface ImageLinks {
   thumbnailUrl: string | null;

@@ -1,8 +1,11 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
-import { reportedStatus, type Batch, type Image } from '../store/model';
+import type { Image } from '../domain';
 import { NO_LINKS, type ImageLinks } from './image-links';
-import type { BatchSummary, Image as ImageAnswer, LogEntry } from './schemas';
+import type { Image as ImageAnswer, LogEntry } from './schemas';
+
+/** The batch summary is the domain's own (lib/domain.ts): the completion callback sends the same shape. */
+export { presentBatch } from '../domain';
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 
@@ -37,41 +40,3 @@ export function presentLogEntry(image: Image): LogEntry {
   };
 }
 
-export function presentBatch(batch: Batch): BatchSummary {
-  return {
-    batchId: batch.batchId,
-    status: reportedStatus(batch),
-    closed: batch.closed,
-    expected: batch.expected ?? null,
-    counts: { ...batch.counts },
-    debug: batch.debug,
-    catMinConfidence: batch.catMinConfidence ?? null,
-    retentionDays: batch.retentionDays,
-    createdAt: new Date(batch.createdAt).toISOString(),
-    closedAt: iso(batch.closedAt),
-    doneAt: iso(batch.doneAt),
-    expiresAt: new Date(batch.expiresAt * 1000).toISOString(),
-    callbackUrl: batch.callbackUrl ?? null,
-    callback: presentCallback(batch),
-  };
-}
-
-/** The completion callback's delivery: pending from the moment the batch is done until delivered or given up. */
-function presentCallback(batch: Batch): BatchSummary['callback'] {
-  const state = batch.callback;
-  if (!state) {
-    return batch.callbackDue && batch.callbackUrl
-      ? { url: batch.callbackUrl, status: 'pending', attempts: 0, lastAttemptAt: null, lastStatus: null, lastError: null, deliveredAt: null, gaveUpAt: null }
-      : null;
-  }
-  return {
-    url: state.url,
-    status: state.deliveredAt !== null ? 'delivered' : state.gaveUpAt !== null ? 'failed' : 'pending',
-    attempts: state.attempts,
-    lastAttemptAt: iso(state.lastAttemptAt ?? undefined),
-    lastStatus: state.lastStatus,
-    lastError: state.lastError,
-    deliveredAt: iso(state.deliveredAt ?? undefined),
-    gaveUpAt: iso(state.gaveUpAt ?? undefined),
-  };
-}

@@ -5,7 +5,7 @@ import * as z from 'zod/mini';
 import type { BatchLifecycleService } from './batch-lifecycle';
 import type { ApiFunctionName, RouteTarget } from './functions';
 import type { ApiService } from './service';
-import type { WebSite } from '../web/site';
+import type { HttpAnswer } from './http-answer';
 import {
   addUploadsBodySchema,
   batchGetBodySchema,
@@ -37,6 +37,12 @@ import {
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
+/** The web app's files as the routes serve them (lib/web/site.ts, on the function that serves them). */
+export interface WebPages {
+  page(request: { headers: Readonly<Record<string, string | undefined>> }): HttpAnswer;
+  asset(name: string, request: { headers: Readonly<Record<string, string | undefined>> }): HttpAnswer;
+}
+
 /** Error statuses a route may answer; 400, 401 (when authenticated), 429 and 500 apply to every route. */
 export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
 
@@ -57,7 +63,7 @@ export interface RouteInput<S, P, Q, B> {
   headers: Readonly<Record<string, string | undefined>>;
   openApiDocument: () => unknown;
   /** The web app's files, on the function that serves them. */
-  webSite: () => Promise<WebSite>;
+  webSite: () => Promise<WebPages>;
 }
 
 type AnySchema = z.ZodMiniType;

@@ -8,7 +8,7 @@ import { EXPORT_FORMATS } from '../export/encode';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
 import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT } from '../similar/groups';
 import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
-import { BATCH_STATUSES, IMAGE_STATUSES } from '../store/model';
+import { BATCH_STATUSES, IMAGE_STATUSES, type BatchSummary } from '../domain';
 import { LIMITS } from '../store/schema';
 
 export const PAGE_LIMIT_MAX = 100;
@@ -451,7 +451,11 @@ export const errorSchema = z
 
 export type Image = z.infer<typeof imageSchema>;
 export type LogEntry = z.infer<typeof logEntrySchema>;
-export type BatchSummary = z.infer<typeof batchSummarySchema>;
+/** The summary's shape is the domain's (lib/domain.ts); the schema must describe exactly that shape. */
+export type { BatchSummary };
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const summarySchemaIsTheDomainShape: Same<z.infer<typeof batchSummarySchema>, BatchSummary> = true;
+void summarySchemaIsTheDomainShape;
 export type UploadForm = z.infer<typeof uploadFormSchema>;
 export type CreateBatchBody = z.infer<ReturnType<typeof createBatchBodySchema>>;
 export type AddUploadsBody = z.infer<ReturnType<typeof addUploadsBodySchema>>;

@@ -7,8 +7,7 @@ import httpRouterHandler, { type Method } from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { RouteNotFoundError } from '../api/errors';
 import { HttpAnswer } from '../api/http-answer';
-import type { ApiServices, Route } from '../api/routes';
-import type { WebSite } from '../web/site';
+import type { ApiServices, Route, WebPages } from '../api/routes';
 import {
   API_HEADERS,
   JSON_CONTENT_TYPE,
@@ -31,7 +30,7 @@ export interface ApiDeps {
   /** What GET /v1/openapi.json answers, when this function serves it (the document describes every route). */
   openApiDocument?: () => unknown;
   /** The web app (GET / and /app/*), when this function serves it. */
-  webSite?: () => Promise<WebSite>;
+  webSite?: () => Promise<WebPages>;
   logError?: ErrorLogger;
 }
 

@@ -10,7 +10,7 @@ import {
 import sharp from 'sharp';
 import { RejectedUpload } from './errors';
 import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
-import { isCatAt, type CatInstance, type Label, type TrimmedLabels } from '../store/model';
+import { isCatAt, type CatInstance, type Label, type TrimmedLabels } from '../domain';
 import { LIMITS } from '../store/schema';
 
 export interface ImageFacts {

@@ -1,7 +1,6 @@
 // Why an upload could not be classified. A RejectedUpload is the upload's fault and ends in a `fail` record;
 // anything else is treated as transient and retried by SQS.
-import type { Claim } from '../store/writes';
-import type { Fingerprint } from './fingerprint';
+import type { Claim, Fingerprint } from '../domain';
 
 /** A claim this run holds, with the upload time it keeps (a takeover keeps the first receipt's). */
 export interface HeldClaim {

@@ -1,26 +1,11 @@
 import sharp, { type Metadata } from 'sharp';
 import { XXHash128 } from 'xxhash-addon';
+import type { Fingerprint } from '../domain';
 import { RejectedUpload } from './errors';
 
+export type { Fingerprint } from '../domain';
 export { hammingDistance } from '../similar/phash';
 
-export interface Fingerprint {
-  /** 128-bit XXH3 of the dimensions and the XXH3 of the canonical decoded pixels (32 hex): the exact dedupe key. */
-  fprint: string;
-  /** 64-bit DCT perceptual hash, hex: a near-duplicate hint, never a key. */
-  phash: string;
-  /** Format as sharp detected it from the bytes, not from the file name. */
-  format: string;
-  /** Oriented dimensions. */
-  width: number;
-  height: number;
-  /**
-   * The thumbnail: a WebP at most THUMBNAIL_SIDE px a side, oriented, encoded on each call from a preview sampled
-   * out of the decoded pixels during the fingerprint (no second decode). The preview is at most 256x256 pixels, so
-   * holding a Fingerprint does not hold the decoded image; a duplicate that needs no thumbnail pays no encode.
-   */
-  thumbnail(): Promise<Buffer>;
-}
 
 export interface FingerprintOptions {
   maxInputPixels: number;

@@ -4,8 +4,7 @@
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { requiredSecret } from '../config';
 import type { JobQueue } from '../jobs/queue';
-import type { Batch } from '../store/model';
-import type { BatchSummary } from '../api/schemas';
+import type { Batch, BatchSummary } from '../domain';
 import { buildBatchCompletedEvent, publishBatchCompleted } from './events';
 import { callbackMessage, completedSummary } from './job';
 

@@ -1,10 +1,13 @@
 // A completion callback's delivery, one attempt at a time: resolve and judge the target, POST the signed summary,
 // then say what the client sees (the callback state on its batch) and whether and when to try again. The caller
 // carries the job between attempts (an SQS message delayed by `retryInSeconds` on AWS; the local queue locally).
+import type { CallbackState } from '../domain';
 import type { AttemptResult } from './deliver';
 import { postCallback } from './deliver';
 import { nextRetryDelay, type NotifyConfig } from './schedule';
 import { CallbackTargetError, resolveCallbackTarget, type Lookup } from './target';
+
+export type { CallbackState } from '../domain';
 
 export interface CallbackJob {
   url: string;
@@ -16,20 +19,6 @@ export interface CallbackJob {
   attempts: number;
 }
 
-/** What GET /v1/batches/{batchId} shows of the callback. */
-export interface CallbackState {
-  url: string;
-  attempts: number;
-  lastAttemptAt: number | null;
-  /** The receiver's status of the last attempt, null when none came. */
-  lastStatus: number | null;
-  lastError: string | null;
-  deliveredAt: number | null;
-  /** Set when the window closed without a 2xx. */
-  gaveUpAt: number | null;
-  /** Epoch ms of the first attempt: where the retry window starts (also for an attempt the sweep queues again). */
-  firstAttemptAt?: number;
-}
 
 export interface DeliveryStep {
   state: CallbackState;

@@ -2,8 +2,7 @@
 // local queue locally). It holds the summary as first sent, so every attempt signs the same bytes, and no secret:
 // the consumer derives the batch's secret again from the server key. The sender's side only: reading one back
 // (lib/notify/job-decode.ts) needs zod, which the functions that only queue a first attempt (ingest) do not load.
-import type { BatchSummary } from '../api/schemas';
-import type { Batch } from '../store/model';
+import type { Batch, BatchSummary } from '../domain';
 import type { CallbackJob } from './delivery';
 
 export const CALLBACK_MESSAGE_TYPE = 'callback';

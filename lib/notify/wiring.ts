@@ -1,9 +1,8 @@
 // The completion hook and the callbacks queue as a function builds them from its environment: SQS and EventBridge on
 // AWS (CALLBACK_QUEUE_URL, EVENT_BUS_NAME), the in-process queue of the local stack otherwise.
-import { presentBatch } from '../api/present';
 import { createEventBridgeClient, sqsClient } from '../aws/clients';
 import { jobQueue, type JobQueue } from '../jobs/queue';
-import type { Batch } from '../store/model';
+import { presentBatch, type Batch } from '../domain';
 import { completionNotifier } from './completion';
 
 export const callbackQueueFromEnv = (): JobQueue =>

@@ -5,13 +5,12 @@
 // longer than the longest wait between two attempts. The sweep queues such a callback again, with the attempts it
 // had, exactly as the completion hook would have; stamping the batch first makes two sweeps never queue it twice.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { BatchSummary } from '../api/schemas';
 import type { JobQueue } from '../jobs/queue';
 import { callbackMessage, completedSummary } from '../notify/job';
 import { isFinalState } from '../notify/delivery';
 import type { NotifyConfig } from '../notify/schedule';
 import { batchesOwingCallbacks, readSummary, stampCallbackRequeued } from '../store/callback-requeue';
-import type { Batch } from '../store/model';
+import type { Batch, BatchSummary } from '../domain';
 
 export interface CallbackSweepDeps {
   ddb: DynamoDBDocumentClient;

@@ -3,7 +3,7 @@
 import type { BatchGetCommandInput, GetCommandInput, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { imageNames } from './attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
-import { IMAGE_STATUSES, type BatchStatus, type ImageStatus } from './model';
+import { IMAGE_STATUSES, type BatchStatus, type ImageStatus } from '../domain';
 import { BATCH_SK, INDEX, IN_PROGRESS_LISTING_ATTRIBUTES, LISTING_ATTRIBUTES, batchKey, batchPartition, imageKey, statusTs } from './schema';
 
 export { LISTING_ATTRIBUTES };

@@ -1,7 +1,7 @@
 // The one table from domain names (lib/store/model.ts) to stored attribute names, read both ways: items become
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
-import type { Batch, Counts, Image } from './model';
+import type { Batch, Counts, Image } from '../domain';
 import { BATCH_SK, EXPIRY_DUE, batchPartition, purgeAt, splitPartition, type BatchItem, type ImageItem } from './schema';
 
 export const IMAGE_ATTRIBUTES = {

@@ -3,7 +3,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { toBatch } from './attributes';
-import type { Batch } from './model';
+import type { Batch } from '../domain';
 import { batchKey, splitPartition, type BatchItem } from './schema';
 import { callbackRequeueRequest, dueCallbacksQuery } from './writes';
 

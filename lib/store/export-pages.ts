@@ -3,7 +3,7 @@
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchResultsRequest } from './access-patterns';
 import { toImage } from './attributes';
-import type { Image } from './model';
+import type { Image } from '../domain';
 import { IN_PROGRESS_LISTING_ATTRIBUTES, nowSeconds, type ImageItem } from './schema';
 
 export interface BatchPagesOptions {

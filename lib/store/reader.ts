@@ -36,7 +36,7 @@ import { toBatch, toImage } from './attributes';
 import type { CursorCodec, StartKey } from './cursor';
 import { QueryError, StoreThrottledError } from './errors';
 import type { QueryPlan, TimeRange } from './expressions';
-import { isVisibleBatch, type Batch, type Image } from './model';
+import { isVisibleBatch, type Batch, type Image } from '../domain';
 import { BATCH_SK, nowSeconds, type BatchItem, type ImageItem } from './schema';
 
 export interface Page<T> {

@@ -2,7 +2,7 @@
 // resources/table.yml is the deployed definition; this file is how the store names what it holds. Nothing outside
 // lib/store reads a stored attribute name.
 import { createHash } from 'node:crypto';
-import type { CatInstance, ImageStatus, Label, TrimmedLabels } from './model';
+import type { CatInstance, ImageStatus, Label, TrimmedLabels } from '../domain';
 
 export const BATCH_SK = '#BATCH';
 export const CLIENT_SK = '#CLIENT';

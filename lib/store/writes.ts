@@ -2,7 +2,7 @@
 // them. Expressions name attributes by their domain names through lib/store/attributes.ts (`#fileName`).
 import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, toBatchItem, toImageItem, uploadNames, type BatchAttribute, type ImageAttribute } from './attributes';
-import { ZERO_COUNTS, type Batch, type CatInstance, type Counts, type Image, type ImageError, type Label, type TrimmedLabels } from './model';
+import { ZERO_COUNTS, type Batch, type Claim, type Counts, type Finish, type Image, type ImageResult, type UploadRef } from '../domain';
 import {
   BATCH_SK,
   CALLBACK_DUE,
@@ -19,6 +19,8 @@ import {
   uploadItemKey,
   type ImageItem,
 } from './schema';
+
+export type { Claim, Finish, ImageResult, UploadRef } from '../domain';
 
 // ---- batches -------------------------------------------------------------------------------------------------
 
@@ -309,24 +311,6 @@ export function setCountsRequest(table: string, clientId: string, batchId: strin
 
 // ---- images --------------------------------------------------------------------------------------------------
 
-/** One upload's claim on (batch, fingerprint): who holds it and what it knows of the upload. */
-export interface Claim {
-  clientId: string;
-  batchId: string;
-  fprint: string;
-  claimId: string;
-  key: string;
-  etag?: string;
-  fileName: string;
-  phash: string;
-  format: string;
-  width: number;
-  height: number;
-  now: number;
-  leaseMs: number;
-  /** Epoch s: the batch's expiry, which every record of the batch shares (its TTL). */
-  expiresAt: number;
-}
 
 const CLAIM_SET =
   'SET #status = :processing, #claimId = :claim, #leaseUntil = :lease, #clientId = :client, #key = :key, ' +
@@ -396,28 +380,6 @@ export function releaseRequest(table: string, c: Claim): UpdateCommandInput {
   };
 }
 
-/** A classification: DetectLabels' own (with its trimmed answer) or one reused from the client's earlier record. */
-export type ImageResult =
-  | {
-      status: 'success';
-      isCat: boolean;
-      catConfidence: number;
-      cats: CatInstance[];
-      labels: Label[];
-      detection?: TrimmedLabels;
-      /** Epoch ms of the classification a reused result was copied from. */
-      reusedFrom?: number;
-    }
-  | { status: 'fail'; error: ImageError };
-
-export interface Finish {
-  result: ImageResult;
-  /** When the upload arrived: its upload time in every index. */
-  uploadedAt: number;
-  now: number;
-  restingKey: string;
-  logs?: string[];
-}
 
 /** The final state of a claimed image, written only by the claim's holder; it writes the index keys. */
 export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommandInput {
@@ -505,15 +467,6 @@ export const keepsDuplicateName = (original: Pick<Image, 'duplicateFiles'>): boo
 
 // ---- an upload's own item: its attempts and what it was counted as ---------------------------------------------
 
-/** One upload (its key and ETag) in a batch; its item lives as long as the batch. */
-export interface UploadRef {
-  clientId: string;
-  batchId: string;
-  key: string;
-  etag?: string;
-  /** Epoch s: the batch's TTL. */
-  expiresAt: number;
-}
 
 /**
  * Counts an attempt at the upload as it starts, before any step that may never return (a timeout, running out of

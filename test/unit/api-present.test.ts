@@ -1,6 +1,6 @@
 import { presentBatch, presentImage } from '../../lib/api/present';
 import { toBatch, toBatchItem, toImage, toImageItem } from '../../lib/store/attributes';
-import { ZERO_COUNTS, batchStatus, reportedStatus, type Batch, type Image } from '../../lib/store/model';
+import { ZERO_COUNTS, batchStatus, reportedStatus, type Batch, type Image } from '../../lib/domain';
 import { BATCH_SK } from '../../lib/store/schema';
 
 const counts = (c: Partial<Batch['counts']>): Batch['counts'] => ({ ...ZERO_COUNTS, ...c });

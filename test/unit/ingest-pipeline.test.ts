@@ -32,7 +32,7 @@ import { ListenedMetrics, PowertoolsIngestMetrics, withEmfListener, type IngestM
 import { processUpload, type IngestDeps, type UploadEvent } from '../../lib/ingest/pipeline';
 import { toBatchItem, toImageItem } from '../../lib/store/attributes';
 import { BatchStore } from '../../lib/store/batch-store';
-import { ZERO_COUNTS, type Batch, type Image } from '../../lib/store/model';
+import { ZERO_COUNTS, type Batch, type Image } from '../../lib/domain';
 import { batchKey, clientKey, imageKey } from '../../lib/store/schema';
 import { newBatch } from '../../lib/store/writes';
 

@@ -1,5 +1,5 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ZERO_COUNTS } from '../../lib/store/model';
+import { ZERO_COUNTS } from '../../lib/domain';
 import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/schema';
 import {
   addExpectedRequest,

@@ -1,0 +1,94 @@
+// The layers of docs/design.md ("Layers"), as rules: `npm run lint` (and so `npm test` and CI) fails on an import
+// that points up a layer or closes a circle, naming the rule. From the bottom up:
+//   domain    lib/domain.ts, lib/errors.ts, lib/config.ts, lib/ids.ts, lib/backoff.ts, lib/validation-messages.ts, lib/similar/
+//   adapters  lib/store/, lib/aws/, lib/jobs/
+//   services  lib/ingest/, lib/notify/, lib/auth/, lib/erase/, lib/export/, lib/reconcile/
+//   api       lib/api/
+//   edges     lib/http/, lib/web/, lib/cli/
+//   run-time  functions/, then local/ (which runs them), bin/, web/ (the browser app)
+//   tooling   scripts/ (build time), bench/, events/, test/: nothing that runs imports them
+const DOMAIN = '^lib/(domain|errors|config|ids|backoff|validation-messages)[.]ts$|^lib/similar/';
+const ADAPTERS = '^lib/(store|aws|jobs)/';
+const SERVICES = '^lib/(ingest|notify|auth|erase|export|reconcile)/';
+const API = '^lib/api/';
+const EDGES = '^lib/(http|web|cli)/';
+const RUN_TIME = '^(functions|local|bin|web)/';
+const TOOLING = '^(scripts|bench|events|test)/';
+
+const above = (...layers) => layers.join('|');
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Modules that import each other, directly or round a loop: move what both need down a layer.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'domain-imports-nothing',
+      severity: 'error',
+      comment: 'lib/domain.ts is the bottom: the types every room shares, importing nothing of the project.',
+      from: { path: '^lib/domain[.]ts$' },
+      to: { path: '^(lib|functions|local|bin|web|scripts|bench|events|test)/' },
+    },
+    {
+      name: 'domain-not-up',
+      severity: 'error',
+      comment: 'The domain layer imports only the domain layer.',
+      from: { path: DOMAIN },
+      to: { path: above(ADAPTERS, SERVICES, API, EDGES, RUN_TIME, TOOLING) },
+    },
+    {
+      name: 'adapters-not-up',
+      severity: 'error',
+      comment: 'The store and the AWS adapters speak the domain; they never import a service, the API or above.',
+      from: { path: ADAPTERS },
+      to: { path: above(SERVICES, API, EDGES, RUN_TIME, TOOLING) },
+    },
+    {
+      name: 'services-not-up',
+      severity: 'error',
+      comment: 'ingest, notify, auth, erase, export and reconcile serve the API; they never import it or anything above.',
+      from: { path: SERVICES },
+      to: { path: above(API, EDGES, RUN_TIME, TOOLING) },
+    },
+    {
+      name: 'api-not-up',
+      severity: 'error',
+      comment: 'The API layer is served by the HTTP app, the web site and the CLI, and never imports them.',
+      from: { path: API },
+      to: { path: above(EDGES, RUN_TIME, TOOLING) },
+    },
+    {
+      name: 'lib-not-up',
+      severity: 'error',
+      comment: 'lib/ holds what functions/ and local/ run; it never imports them, nor build scripts, benches or tests.',
+      from: { path: '^lib/' },
+      to: { path: above(RUN_TIME, TOOLING) },
+    },
+    {
+      name: 'functions-not-local',
+      severity: 'error',
+      comment: 'A Lambda function gets the local stand-ins through its deps, never by importing local/.',
+      from: { path: '^functions/' },
+      to: { path: above('^(local|bin|web)/', TOOLING) },
+    },
+    {
+      name: 'run-time-not-tooling',
+      severity: 'error',
+      comment: 'What runs (the stack, the CLI, the web app) never imports build scripts, benches, sample events or tests.',
+      from: { path: RUN_TIME },
+      to: { path: TOOLING },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|[.]build|[.]serverless|[.]data|coverage)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js', '.cjs', '.mjs', '.json'] },
+  },
+};

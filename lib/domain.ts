@@ -1,0 +1,330 @@
+// The domain every room shares: images, batches, their counters and rules, an upload's claim and result, the batch
+// summary a client is shown (by the API and by the completion callback). It imports nothing of the project: the
+// bottom layer (docs/design.md, "Layers"). lib/store/attributes.ts maps these names to the stored attribute names.
+
+/**
+ * What a stored image record says about its upload: being classified, classified, or refused. Duplicates are counted
+ * on the record of the image they repeat, not recorded apart.
+ */
+export const IMAGE_STATUSES = ['processing', 'success', 'fail'] as const;
+export type ImageStatus = (typeof IMAGE_STATUSES)[number];
+
+/** How an upload ended: its own record's final status, or a duplicate counted on an earlier record. */
+export type Outcome = 'success' | 'fail' | 'duplicate';
+
+export interface Label {
+  name: string;
+  confidence: number;
+}
+
+/** Trimmed DetectLabels answer: what a debugger needs, without boxes or raw payload. */
+export interface TrimmedLabels {
+  model: string;
+  labels: { name: string; confidence: number; parents: string[]; instances: number }[];
+}
+
+/** One cat DetectLabels found, with its box as ratios of the image's sides (Rekognition's BoundingBox). */
+export interface CatInstance {
+  confidence: number;
+  box: { left: number; top: number; width: number; height: number };
+}
+
+export interface ImageError {
+  code: string;
+  message: string;
+}
+
+/** One image record: an upload with new pixels (or a refused upload) in a client's batch. */
+export interface Image {
+  clientId: string;
+  /** The client's own name for the batch (the API's and S3's batch id). */
+  batchId: string;
+  /** Pixel fingerprint; a refused upload's record key (`fail-…`). */
+  fprint: string;
+  status: ImageStatus;
+  /** Epoch ms: when the upload was first received. */
+  uploadedAt?: number;
+  /** Epoch ms: when its result was recorded. */
+  classifiedAt?: number;
+  /** Epoch s: DynamoDB TTL. */
+  expiresAt: number;
+  key?: string;
+  /** ETag of the uploaded object: same key and ETag is the same upload. */
+  etag?: string;
+  fileName?: string;
+  isCat?: boolean;
+  /** The best Cat confidence (label or instance), 0 when none: isCat is catConfidence >= the batch's threshold. */
+  catConfidence?: number;
+  cats?: CatInstance[];
+  /** Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call. */
+  reused?: boolean;
+  labels?: Label[];
+  detection?: TrimmedLabels;
+  logs?: string[];
+  /** Epoch ms; set only when the record holds logs. */
+  loggedAt?: number;
+  phash?: string;
+  width?: number;
+  height?: number;
+  format?: string;
+  /** Where the object rests: processed/…, failed/…. */
+  restingKey?: string;
+  errorCode?: string;
+  errorMessage?: string;
+  /** Later uploads of the same pixels to this batch, and the first of their names. */
+  duplicates?: number;
+  duplicateFiles?: string[];
+  claimId?: string;
+  leaseUntil?: number;
+}
+
+export interface Counts {
+  /** Every upload counted: pending + success + fail + duplicate. */
+  total: number;
+  /** Claimed and still being classified. */
+  pending: number;
+  success: number;
+  fail: number;
+  duplicate: number;
+  /** Of success: classified by copying the client's earlier result for the same pixels (no DetectLabels call). */
+  reused: number;
+  cats: number;
+}
+
+export const ZERO_COUNTS: Counts = { total: 0, pending: 0, success: 0, fail: 0, duplicate: 0, reused: 0, cats: 0 };
+
+export interface Batch {
+  clientId: string;
+  batchId: string;
+  /** Epoch ms. */
+  createdAt: number;
+  debug: boolean;
+  retentionDays: number;
+  /** Epoch s: DynamoDB TTL. */
+  expiresAt: number;
+  /** Files the client said it uploads in all; undefined when it never said. */
+  expected?: number;
+  closed: boolean;
+  /** Epoch ms. */
+  closedAt?: number;
+  /** The cat threshold the batch was last re-thresholded to (POST …:reclassify); the configured one until then. */
+  catMinConfidence?: number;
+  /** Epoch ms; set once, by the write that made the batch done. */
+  doneAt?: number;
+  counts: Counts;
+  /** Being erased (DELETE): invisible to reads, refused by the ingest. */
+  deleting?: boolean;
+  /** Where the summary is POSTed once the batch is done. */
+  callbackUrl?: string;
+  /** The last delivery of that POST. */
+  callback?: CallbackState;
+  /** Done with a callback not yet delivered nor given up (the sweep queues it again when its message was lost). */
+  callbackDue?: boolean;
+  /** Epoch ms: when the sweep last queued the callback again. */
+  callbackRequeuedAt?: number;
+}
+
+export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
+/** Every declared file arrived (or none was declared). */
+export const allArrived = (b: Pick<Batch, 'expected' | 'counts'>): boolean => b.expected === undefined || b.counts.total >= b.expected;
+
+/** docs/design.md §6: open until closed; processing while anything is pending or declared files are missing; then done. */
+export function batchStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts'>): BatchStatus {
+  if (!b.closed) return 'open';
+  return b.counts.pending === 0 && allArrived(b) ? 'done' : 'processing';
+}
+
+/**
+ * The status a reader is told: `done` only once the write that stamps doneAt has landed, as the batch list's filter
+ * (done_ts) has it, so no summary says done without doneAt, before the completion callback is queued.
+ */
+export function reportedStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts' | 'doneAt'>): BatchStatus {
+  if (b.doneAt !== undefined) return 'done';
+  const status = batchStatus(b);
+  return status === 'done' ? 'processing' : status;
+}
+
+/**
+ * A batch is shown while it exists, has not expired and is not being erased (the reads and the lifecycle service alike).
+ * Here rather than beside isVisibleImage in reader.ts, which the batches function must not bundle.
+ */
+export function isVisibleBatch(batch: Batch | undefined, nowS: number): batch is Batch {
+  return batch !== undefined && batch.deleting !== true && typeof batch.expiresAt === 'number' && batch.expiresAt > nowS;
+}
+
+/** Auto-close: as many uploads arrived as the client declared. */
+export const shouldAutoClose = (b: Batch): boolean => !b.closed && b.expected !== undefined && b.counts.total >= b.expected;
+
+/** Done now, and not yet stamped done. */
+export const shouldMarkDone = (b: Batch): boolean => b.doneAt === undefined && batchStatus(b) === 'done';
+
+/** The one cat rule: a Cat was found, at or above the threshold (0 takes every Cat found, never an image without one). */
+export const isCatAt = (catConfidence: number | undefined, threshold: number): boolean =>
+  catConfidence !== undefined && catConfidence > 0 && catConfidence >= threshold;
+
+// ---- an upload on its way: its pixels' identity, its claim on a record, its result ----------------------------------
+
+/** An image's identity as decoded from its bytes (lib/ingest/fingerprint.ts computes it). */
+export interface Fingerprint {
+  /** 128-bit XXH3 of the dimensions and the XXH3 of the canonical decoded pixels (32 hex): the exact dedupe key. */
+  fprint: string;
+  /** 64-bit DCT perceptual hash, hex: a near-duplicate hint, never a key. */
+  phash: string;
+  /** Format as sharp detected it from the bytes, not from the file name. */
+  format: string;
+  /** Oriented dimensions. */
+  width: number;
+  height: number;
+  /**
+   * The thumbnail: a WebP at most THUMBNAIL_SIDE px a side, oriented, encoded on each call from a preview sampled
+   * out of the decoded pixels during the fingerprint (no second decode). The preview is at most 256x256 pixels, so
+   * holding a Fingerprint does not hold the decoded image; a duplicate that needs no thumbnail pays no encode.
+   */
+  thumbnail(): Promise<Buffer>;
+}
+
+/** One upload's claim on (batch, fingerprint): who holds it and what it knows of the upload. */
+export interface Claim {
+  clientId: string;
+  batchId: string;
+  fprint: string;
+  claimId: string;
+  key: string;
+  etag?: string;
+  fileName: string;
+  phash: string;
+  format: string;
+  width: number;
+  height: number;
+  now: number;
+  leaseMs: number;
+  /** Epoch s: the batch's expiry, which every record of the batch shares (its TTL). */
+  expiresAt: number;
+}
+
+/** A classification: DetectLabels' own (with its trimmed answer) or one reused from the client's earlier record. */
+export type ImageResult =
+  | {
+      status: 'success';
+      isCat: boolean;
+      catConfidence: number;
+      cats: CatInstance[];
+      labels: Label[];
+      detection?: TrimmedLabels;
+      /** Epoch ms of the classification a reused result was copied from. */
+      reusedFrom?: number;
+    }
+  | { status: 'fail'; error: ImageError };
+
+export interface Finish {
+  result: ImageResult;
+  /** When the upload arrived: its upload time in every index. */
+  uploadedAt: number;
+  now: number;
+  restingKey: string;
+  logs?: string[];
+}
+
+/** One upload (its key and ETag) in a batch; its item lives as long as the batch. */
+export interface UploadRef {
+  clientId: string;
+  batchId: string;
+  key: string;
+  etag?: string;
+  /** Epoch s: the batch's TTL. */
+  expiresAt: number;
+}
+
+// ---- what a client is shown of a batch ---------------------------------------------------------------------------
+
+/** What GET /v1/batches/{batchId} shows of the callback. */
+export interface CallbackState {
+  url: string;
+  attempts: number;
+  lastAttemptAt: number | null;
+  /** The receiver's status of the last attempt, null when none came. */
+  lastStatus: number | null;
+  lastError: string | null;
+  deliveredAt: number | null;
+  /** Set when the window closed without a 2xx. */
+  gaveUpAt: number | null;
+  /** Epoch ms of the first attempt: where the retry window starts (also for an attempt the sweep queues again). */
+  firstAttemptAt?: number;
+}
+
+/** The completion callback's delivery as a client sees it (GET /v1/batches/{batchId}, `callback`). */
+export interface CallbackDelivery {
+  url: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  lastAttemptAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  deliveredAt: string | null;
+  gaveUpAt: string | null;
+}
+
+/**
+ * A batch as the API shows it and the completion callback sends it (docs/design.md §3): camelCase, ISO-8601 UTC
+ * times, nulls where nothing is known yet. lib/api/schemas.ts declares the same shape for validation and OpenAPI,
+ * and checks at compile time that the two agree.
+ */
+export interface BatchSummary {
+  batchId: string;
+  status: BatchStatus;
+  closed: boolean;
+  expected: number | null;
+  counts: Counts;
+  debug: boolean;
+  catMinConfidence: number | null;
+  retentionDays: number;
+  createdAt: string;
+  closedAt: string | null;
+  doneAt: string | null;
+  expiresAt: string;
+  callbackUrl: string | null;
+  callback: CallbackDelivery | null;
+}
+
+const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
+
+export function presentBatch(batch: Batch): BatchSummary {
+  return {
+    batchId: batch.batchId,
+    status: reportedStatus(batch),
+    closed: batch.closed,
+    expected: batch.expected ?? null,
+    counts: { ...batch.counts },
+    debug: batch.debug,
+    catMinConfidence: batch.catMinConfidence ?? null,
+    retentionDays: batch.retentionDays,
+    createdAt: new Date(batch.createdAt).toISOString(),
+    closedAt: iso(batch.closedAt),
+    doneAt: iso(batch.doneAt),
+    expiresAt: new Date(batch.expiresAt * 1000).toISOString(),
+    callbackUrl: batch.callbackUrl ?? null,
+    callback: presentCallback(batch),
+  };
+}
+
+/** The completion callback's delivery: pending from the moment the batch is done until delivered or given up. */
+function presentCallback(batch: Batch): CallbackDelivery | null {
+  const state = batch.callback;
+  if (!state) {
+    return batch.callbackDue && batch.callbackUrl
+      ? { url: batch.callbackUrl, status: 'pending', attempts: 0, lastAttemptAt: null, lastStatus: null, lastError: null, deliveredAt: null, gaveUpAt: null }
+      : null;
+  }
+  return {
+    url: state.url,
+    status: state.deliveredAt !== null ? 'delivered' : state.gaveUpAt !== null ? 'failed' : 'pending',
+    attempts: state.attempts,
+    lastAttemptAt: iso(state.lastAttemptAt ?? undefined),
+    lastStatus: state.lastStatus,
+    lastError: state.lastError,
+    deliveredAt: iso(state.deliveredAt ?? undefined),
+    gaveUpAt: iso(state.gaveUpAt ?? undefined),
+  };
+}
