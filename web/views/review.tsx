@@ -289,7 +289,15 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
   /** The announcement after a move: what was done, and what is shown now. */
   const tell = (done: string, next: ReviewQueue, reviewedNow: number) => {
     const upcoming = current(next);
-    const what = upcoming ? ` Now: ${nameOf(upcoming)}, the detector says ${machineSays(upcoming, catConfidence(upcoming))}.` : '';
+    const what = upcoming
+      ? ` Now: ${nameOf(upcoming)}, the detector says ${machineSays(upcoming, catConfidence(upcoming))}.`
+      : !next.ended
+        ? ''
+        : next.skipped.length === 1
+          ? ' Only the skipped image is left.'
+          : next.skipped.length > 1
+            ? ` Only the ${next.skipped.length} skipped images are left.`
+            : ' Nothing left to review.';
     setSaid(`${done} ${reviewedNow} of ${of} reviewed.${what}`);
   };
 
@@ -468,7 +476,13 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
                 </p>
                 <div class="buttons">
                   {queue.skipped.length > 0 && (
-                    <button type="button" onClick={() => setQueue(again(queueRef.current))}>
+                    <button
+                      type="button"
+                      onClick={() => {
+                        refocus.current = true;
+                        setQueue(again(queueRef.current));
+                      }}
+                    >
                       Review the {plural(queue.skipped.length, 'skipped image')}
                     </button>
                   )}
