@@ -2,7 +2,7 @@
 // large with its cat boxes; the reader says cat (y), not a cat (n), takes the last verdict back (u) or skips (→), by key
 // or by button. Beside it, how often the detector agreed with the reviews and the threshold that would have agreed
 // most, applied in one click. Verdicts show at once and go to the API one after the other, in the order given.
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { batchPath, isNotFound, type Api, type BatchSummary, type Page } from '../api';
 import { catConfidence, describePicture, plural } from '../format';
 import { useCapabilities } from '../hooks';
@@ -181,6 +181,8 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
   const [verdictError, setVerdictError] = useState<unknown>(null);
   const [said, setSaid] = useState('');
   const [unsynced, setUnsynced] = useState(0);
+  /** Verdicts sent and not yet in the counts read back: the progress says so (aria-busy). */
+  const [saving, setSaving] = useState(false);
   const [shortcuts, setShortcuts] = useState(shortcutsOn);
   const [rethreshold, setRethreshold] = useState<{ busy: boolean; outcome: string | null; error: unknown }>({ busy: false, outcome: null, error: null });
 
@@ -215,6 +217,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
       setBatch(summary);
       setAgreement(agreed);
       setUnsynced(0);
+      setSaving(false);
     } catch (error) {
       if (at === sent.current) setLoadError(error);
     }
@@ -224,6 +227,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
     sent.current++;
     inFlight.current++;
     setUnsynced((u) => u + delta);
+    setSaving(true);
     chain.current = chain.current
       .then(op)
       .finally(() => {
@@ -273,8 +277,9 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
     }
   }, [queue]);
 
-  // A verdict that emptied the queue took its buttons with it: focus goes to what is there now, never to nowhere.
-  useEffect(() => {
+  // A verdict that emptied the queue took its buttons with it: focus goes to what is there now, never to nowhere. A
+  // layout effect, run as the DOM changes: a plain one could run late, after the next move had set the flag again.
+  useLayoutEffect(() => {
     if (!refocus.current) return;
     refocus.current = false;
     const active = document.activeElement;
@@ -436,7 +441,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
       <div class="title-row">
         <h1 id="review-title">Review {batchId}</h1>
       </div>
-      <div class="progress review-progress">
+      <div class="progress review-progress" aria-busy={saving}>
         <progress max={Math.max(of, 1)} value={reviewed} aria-label={`${reviewed} of ${of} reviewed`} />
         <span class="progress-text">
           {reviewed} of {of} reviewed
