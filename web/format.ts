@@ -60,3 +60,13 @@ export function boxRect(box: Box): { x: number; y: number; width: number; height
 
 /** A file name cut after each `/`, `_`, `-` and `.`: the only places it may wrap ("cat_", "kitten_", "boxed.", "jpg"). */
 export const nameParts = (name: string): string[] => name.split(/(?<=[/_.-])/);
+
+/**
+ * A cat badge's words: "Cat 87%" from the detector; "Cat, reviewed" when a person said so (their verdict wins, and the
+ * detector's confidence may be anything).
+ */
+export function catBadge(image: Image & { review?: { isCat: boolean } | null }): string {
+  if (image.review?.isCat) return 'Cat, reviewed';
+  const cat = catConfidence(image);
+  return cat === null ? 'Cat' : `Cat ${percent(cat)}`;
+}

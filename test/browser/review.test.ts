@@ -361,6 +361,7 @@ describe("an image's own page", () => {
     const given = await imageOf(batchId, coffee.fprint);
     const pendingWhileGiven = await queueOrder(batchId);
     const pressed = await panel.getByRole('button', { name: 'Cat', exact: true }).getAttribute('aria-pressed');
+    const badge = await page.locator('.title-row .badge-cat').textContent();
     await shoot('image-verdict');
     await panel.getByRole('button', { name: 'Withdraw my verdict' }).click();
     await panel.getByRole('status').filter({ hasText: 'Verdict withdrawn' }).waitFor();
@@ -369,6 +370,7 @@ describe("an image's own page", () => {
     expect(before).toContain('No person’s verdict yet.');
     expect(given).toMatchObject({ isCat: true, machineIsCat: false, review: { isCat: true } });
     expect(pressed).toBe('true');
+    expect(badge).toBe('Cat, reviewed');
     expect(pendingWhileGiven).not.toContain('coffee.png');
     expect(withdrawn).toMatchObject({ isCat: false, review: null });
     expect(await queueOrder(batchId)).toContain('coffee.png');

@@ -20,6 +20,7 @@ import {
   type ReviewedImage,
   type ReviewQueue,
 } from '../../web/review';
+import { catBadge } from '../../web/format';
 
 const image = (fprint: string, more: Partial<ReviewedImage> = {}): ReviewedImage =>
   ({ batchId: 'b', fprint, fileName: `${fprint}.jpg`, status: 'success', isCat: false, machineIsCat: false, labels: [], duplicates: 0, review: null, ...more }) as ReviewedImage;
@@ -130,5 +131,13 @@ describe('how review mode words it', () => {
 
   it('shows thresholds to a tenth and ratios as whole percentages, a dash when undefined', () => {
     expect([thresholdText(70), thresholdText(62.55), ratioText(0.666), ratioText(null), ratioText(1)]).toEqual(['70%', '62.6%', '67%', '—', '100%']);
+  });
+
+  it("badges a cat by the detector's confidence, or as reviewed when a person said so whatever the confidence", () => {
+    expect([
+      catBadge(image('a', { isCat: true, catConfidence: 87.4 })),
+      catBadge(image('a', { isCat: true, catConfidence: 0, review: { isCat: true } })),
+      catBadge(image('a', { isCat: true, catConfidence: null })),
+    ]).toEqual(['Cat 87%', 'Cat, reviewed', 'Cat']);
   });
 });

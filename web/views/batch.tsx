@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, batchPath, isNotFound, type Api, type BatchSummary, type Image, type Page, type Query } from '../api';
 import { capabilities } from '../capabilities';
-import { catConfidence, percent, plural, topLabels, when } from '../format';
+import { catBadge, plural, topLabels, when } from '../format';
 import { useCapabilities, useNearViewport, usePoll } from '../hooks';
 import { href } from '../route';
 import { forgetErasedBatch, rememberBatch } from '../session';
@@ -112,12 +112,11 @@ function useImages(api: Api, batchId: string, filterName: string, generation: nu
 }
 
 function Card({ image, batchId, index }: { image: Image; batchId: string; index: number }) {
-  const cat = image.isCat ? catConfidence(image) : null;
   return (
     <li>
       <a class="card" href={href.image(batchId, image.fprint)} data-fprint={image.fprint} data-status={image.status}>
         <Thumb image={image} eager={index < 12} />
-        {image.isCat && <span class="badge badge-cat">Cat{cat !== null ? ` ${percent(cat)}` : ''}</span>}
+        {image.isCat && <span class="badge badge-cat">{catBadge(image)}</span>}
         {image.status !== 'success' && <span class={`badge badge-${image.status}`}>{image.status}</span>}
         <span class="card-name">
           <FileName name={image.fileName ?? image.fprint} />

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { batchPath, isNotFound, type Api, type Image } from '../api';
-import { catConfidence, describePicture, percent, when } from '../format';
+import { catBadge, describePicture, percent, when } from '../format';
 import { href } from '../route';
 import { batchHref } from './batch';
 import { BoxList, boxedCats, CatBoxes } from './cat-boxes';
@@ -61,7 +61,6 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
     return () => removeEventListener('keydown', onKey);
   }, [batchId]);
 
-  const cat = image ? catConfidence(image) : null;
   return (
     <section aria-labelledby="image-title">
       <p class="crumbs">
@@ -76,7 +75,7 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
               <FileName name={image.fileName ?? image.fprint} />
             </h1>
             <StatusChip status={image.status} />
-            {image.isCat && <span class="badge badge-cat static">Cat{cat !== null ? ` ${percent(cat)}` : ''}</span>}
+            {image.isCat && <span class="badge badge-cat static">{catBadge(image)}</span>}
           </div>
           <div class="image-layout">
             <Picture image={image} />
