@@ -2,14 +2,14 @@
 // that points up a layer or closes a circle, naming the rule. From the bottom up:
 //   domain    lib/domain.ts, lib/errors.ts, lib/config.ts, lib/ids.ts, lib/backoff.ts, lib/validation-messages.ts, lib/similar/
 //   adapters  lib/store/, lib/aws/, lib/jobs/
-//   services  lib/ingest/, lib/notify/, lib/auth/, lib/erase/, lib/export/, lib/reconcile/
+//   services  lib/ingest/, lib/notify/, lib/auth/, lib/erase/, lib/export/, lib/reconcile/, lib/review/
 //   api       lib/api/
 //   edges     lib/http/, lib/web/, lib/cli/
 //   run-time  functions/, then local/ (which runs them), bin/, web/ (the browser app)
 //   tooling   scripts/ (build time), bench/, events/, test/: nothing that runs imports them
 const DOMAIN = '^lib/(domain|errors|config|ids|backoff|validation-messages)[.]ts$|^lib/similar/';
 const ADAPTERS = '^lib/(store|aws|jobs)/';
-const SERVICES = '^lib/(ingest|notify|auth|erase|export|reconcile)/';
+const SERVICES = '^lib/(ingest|notify|auth|erase|export|reconcile|review)/';
 const API = '^lib/api/';
 const EDGES = '^lib/(http|web|cli)/';
 const RUN_TIME = '^(functions|local|bin|web)/';

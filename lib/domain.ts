@@ -29,6 +29,21 @@ export interface CatInstance {
   box: { left: number; top: number; width: number; height: number };
 }
 
+/**
+ * A person's verdict on an image (docs/design.md §10): it wins over the machine's. `machineIsCat` is the detector's
+ * verdict at the batch's threshold, kept beside it (a re-threshold moves it, never the person's).
+ */
+export interface Review {
+  isCat: boolean;
+  note?: string;
+  /** Epoch ms. */
+  reviewedAt: number;
+  machineIsCat: boolean;
+}
+
+/** Longest review note kept. */
+export const REVIEW_NOTE_MAX_CHARS = 500;
+
 export interface ImageError {
   code: string;
   message: string;
@@ -52,7 +67,10 @@ export interface Image {
   /** ETag of the uploaded object: same key and ETag is the same upload. */
   etag?: string;
   fileName?: string;
+  /** The image's verdict: the person's when reviewed, otherwise the machine's at the batch's threshold. */
   isCat?: boolean;
+  /** A person's verdict, when one was given (a reuse carries it from the client's earlier record of the pixels). */
+  review?: Review;
   /** The best Cat confidence (label or instance), 0 when none: isCat is catConfidence >= the batch's threshold. */
   catConfidence?: number;
   cats?: CatInstance[];
@@ -88,10 +106,15 @@ export interface Counts {
   duplicate: number;
   /** Of success: classified by copying the client's earlier result for the same pixels (no DetectLabels call). */
   reused: number;
+  /** Of success: images whose isCat is a cat (a person's verdict wins). */
   cats: number;
+  /** Of success: images with a person's verdict. */
+  reviewed: number;
+  /** Of reviewed: verdicts that disagree with the machine's at the batch's threshold. */
+  corrected: number;
 }
 
-export const ZERO_COUNTS: Counts = { total: 0, pending: 0, success: 0, fail: 0, duplicate: 0, reused: 0, cats: 0 };
+export const ZERO_COUNTS: Counts = { total: 0, pending: 0, success: 0, fail: 0, duplicate: 0, reused: 0, cats: 0, reviewed: 0, corrected: 0 };
 
 export interface Batch {
   clientId: string;
@@ -160,6 +183,9 @@ export const shouldAutoClose = (b: Batch): boolean => !b.closed && b.expected !=
 /** Done now, and not yet stamped done. */
 export const shouldMarkDone = (b: Batch): boolean => b.doneAt === undefined && batchStatus(b) === 'done';
 
+/** The machine's verdict on a classified image: kept beside a person's, else the image's own flag. */
+export const machineIsCatOf = (image: Pick<Image, 'isCat' | 'review'>): boolean | undefined => image.review?.machineIsCat ?? image.isCat;
+
 /** The one cat rule: a Cat was found, at or above the threshold (0 takes every Cat found, never an image without one). */
 export const isCatAt = (catConfidence: number | undefined, threshold: number): boolean =>
   catConfidence !== undefined && catConfidence > 0 && catConfidence >= threshold;
@@ -215,6 +241,11 @@ export type ImageResult =
       detection?: TrimmedLabels;
       /** Epoch ms of the classification a reused result was copied from. */
       reusedFrom?: number;
+      /**
+       * A person's verdict carried with a reused result (docs/design.md §10): the image's isCat is then the person's,
+       * and `isCat` above stays the machine's.
+       */
+      review?: Omit<Review, 'machineIsCat'>;
     }
   | { status: 'fail'; error: ImageError };
 

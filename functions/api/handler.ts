@@ -27,6 +27,7 @@ const app = createApiHandler({
     api: new ApiService({
       store: { ddb, tableName: config.tableName, cursors },
       links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
+      catMinConfidence: config.catMinConfidence,
     }),
   },
   authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),

@@ -5,7 +5,8 @@
 // The erasure runs in functions/erase (queued here: ERASE_QUEUE_URL on AWS, in-process locally).
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
-import { loadApiConfig } from '../../lib/api/config';
+import { IMAGE_URL_WINDOW_SECONDS, loadApiConfig } from '../../lib/api/config';
+import { imageLinkSignerFromEnv } from '../../lib/api/image-links';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createS3Client, sqsClient } from '../../lib/aws/clients';
@@ -36,6 +37,8 @@ const app = createApiHandler({
       exports: { ddb, tableName: config.tableName, config: loadExportConfig() },
       erasures: jobQueue('erase', process.env.ERASE_QUEUE_URL || undefined, sqsClient, { awaitImmediate: true }),
       callbacks: { signingKey, allowLoopback: loadNotifyConfig().allowLoopback },
+      // A review answers the image, its links signed as the read function signs them.
+      links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
     }),
   },
   authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),

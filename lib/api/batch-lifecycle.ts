@@ -25,10 +25,15 @@ import {
   BatchNotFoundError,
   ExpectedBelowTotalError,
   FileTooLargeError,
+  ImageFailedError,
+  ImageNotClassifiedError,
+  ImageNotFoundError,
   InvalidParameterError,
 } from './errors';
-import { presentBatch } from './present';
-import type { AddUploadsBody, BatchSummary, CloseBatchBody, CreateBatchBody, ReclassifyBody, ReclassifyResult, UploadForm } from './schemas';
+import { NO_LINKS, type ImageLinkSigner } from './image-links';
+import { presentBatch, presentImage } from './present';
+import type { AddUploadsBody, BatchSummary, CloseBatchBody, CreateBatchBody, Image, ReclassifyBody, ReclassifyResult, ReviewBody, UploadForm } from './schemas';
+import type { ReviewOutcome, Verdict } from '../store/batch-store';
 import { presignUploads, type DeclaredFile } from './uploads';
 
 export interface BatchLifecycleOptions {
@@ -52,6 +57,8 @@ export interface BatchLifecycleOptions {
   erasures?: JobQueue;
   /** callbackUrl: the server key secrets are derived from, and whether loopback http is allowed (local only). */
   callbacks?: { signingKey: string; allowLoopback: boolean };
+  /** Signs the thumbnailUrl and imageUrl of an image a review answers; without it both are null. */
+  links?: ImageLinkSigner;
 }
 
 export interface DeletedBatch {
@@ -239,6 +246,24 @@ export class BatchLifecycleService {
     // Closing again is harmless unless it declares another number of files.
     if (body.expected !== undefined && body.expected !== batch.expected) throw new BatchClosedError(batchId);
     return presentBatch(batch);
+  }
+
+  /** A person's verdict on one image (docs/design.md §10): the image as it is now. */
+  async reviewImage(clientId: string, batchId: string, fprint: string, body: ReviewBody): Promise<Image> {
+    const verdict: Verdict = { isCat: body.isCat, ...(body.note ? { note: body.note } : {}) };
+    return this.reviewed(batchId, fprint, await this.opts.store.review(clientId, batchId, fprint, verdict));
+  }
+
+  /** Withdraws a person's verdict: isCat is the machine's again. */
+  async withdrawReview(clientId: string, batchId: string, fprint: string): Promise<Image> {
+    return this.reviewed(batchId, fprint, await this.opts.store.review(clientId, batchId, fprint, undefined));
+  }
+
+  private async reviewed(batchId: string, fprint: string, out: ReviewOutcome): Promise<Image> {
+    if (out.outcome === 'missing') throw new ImageNotFoundError(batchId, fprint);
+    if (out.outcome === 'failed') throw new ImageFailedError(fprint, out.image.errorCode);
+    if (out.outcome === 'not-classified') throw new ImageNotClassifiedError(fprint);
+    return presentImage(out.image, this.opts.links ? await this.opts.links.linksOf(out.image) : NO_LINKS);
   }
 
   /** The cat flags and counters again at a new threshold, from stored confidences (no Rekognition call), in pages. */

@@ -18,7 +18,12 @@ export interface BatchCounts {
   fail: number;
   duplicate: number;
   reused?: number;
+  /** Images whose isCat is a cat (a person's verdict wins). */
   cats: number;
+  /** Images with a person's verdict (absent from servers without review). */
+  reviewed?: number;
+  /** Reviewed images whose verdict differs from the machine's at the batch's threshold. */
+  corrected?: number;
 }
 
 export interface BatchSummary {
@@ -66,12 +71,45 @@ export interface Image {
   /** File names of this batch's later uploads of the same pixels (bounded by the server). */
   duplicateFiles?: string[];
   reused?: boolean;
+  /** The detector's verdict at the batch's threshold; isCat is the person's when `review` is set. */
+  machineIsCat?: boolean | null;
+  /** A person's verdict (PUT …/review); null when none. */
+  review?: Review | null;
   error: { code: string; message: string } | null;
   /** Presigned GET of a WebP at most 256 px a side; null when the image was never decoded. */
   thumbnailUrl?: string | null;
   /** Presigned GET of the classified image (a duplicate: its original); null unless classified. */
   imageUrl?: string | null;
 }
+
+export interface Review {
+  isCat: boolean;
+  note: string | null;
+  reviewedAt: string;
+}
+
+/** The body of PUT …/images/{fprint}/review. */
+export interface ReviewBody {
+  isCat: boolean;
+  /** At most 500 characters. */
+  note?: string;
+}
+
+/** GET …/agreement: the machine against the batch's reviews. */
+export interface Agreement {
+  reviewed: number;
+  agree: number;
+  precision: number | null;
+  recall: number | null;
+  /** The threshold that would have agreed with the most reviews (ties: the lowest), for :reclassify; null without reviews. */
+  suggestedCatMinConfidence: number | null;
+  /** The batch's threshold now. */
+  catMinConfidence?: number;
+}
+
+/** The path of one image's review. */
+export const reviewPath = (batchId: string, fprint: string): string =>
+  `/v1/batches/${encodeURIComponent(batchId)}/images/${encodeURIComponent(fprint)}/review`;
 
 export interface LogEntry {
   batchId: string;

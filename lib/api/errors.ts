@@ -113,3 +113,21 @@ export class ExpectedBelowTotalError extends ApiError {
     super(`expected: ${expected} is fewer than the ${total} uploads that already arrived`);
   }
 }
+
+/** A review of a `fail` record: the image was never classified, so there is no verdict to correct. */
+export class ImageFailedError extends ApiError {
+  override name = 'ImageFailedError';
+  override readonly code = 'image_failed';
+  constructor(fprint: string, errorCode: string | undefined) {
+    super(`image ${fprint} failed (${errorCode ?? 'unknown error'}): it has no verdict to review`);
+  }
+}
+
+/** A review of an image still being classified: the machine has no verdict yet; review it once it has one. */
+export class ImageNotClassifiedError extends ApiError {
+  override name = 'ImageNotClassifiedError';
+  override readonly code = 'image_not_classified';
+  constructor(fprint: string) {
+    super(`image ${fprint} is still being classified; review it once it is (its status is then success)`);
+  }
+}

@@ -8,7 +8,7 @@ import { CONTENT_TYPES, type ExportFormat } from '../export/encode';
 import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport } from '../export/writer';
-import type { Image } from '../domain';
+import { machineIsCatOf, type Image } from '../domain';
 import { batchImagePages } from '../store/export-pages';
 import { HttpAnswer } from './http-answer';
 
@@ -26,6 +26,8 @@ export const exportImageOf = (image: Image): ExportImage => ({
   fileName: image.fileName ?? null,
   status: image.status,
   isCat: typeof image.isCat === 'boolean' ? image.isCat : null,
+  machineIsCat: image.status === 'success' ? (machineIsCatOf(image) ?? null) : null,
+  review: image.review ? { note: image.review.note ?? null } : null,
   catConfidence: image.catConfidence ?? null,
   labels: image.labels ?? [],
   uploadedAt: image.uploadedAt ?? null,

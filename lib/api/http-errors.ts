@@ -2,7 +2,7 @@
 // 500; anything unrecognised is a bug, answered 500 with a fixed message and logged by the caller.
 import { AuthError } from '../auth/api-keys';
 import { CursorError } from '../store/cursor';
-import { StoreThrottledError } from '../store/errors';
+import { ReviewConflictError, StoreThrottledError } from '../store/errors';
 import {
   ApiError,
   BatchClosedError,
@@ -11,6 +11,8 @@ import {
   BatchExistsError,
   ExpectedBelowTotalError,
   FileTooLargeError,
+  ImageFailedError,
+  ImageNotClassifiedError,
   InvalidParameterError,
   MalformedBodyError,
   NotFoundError,
@@ -31,9 +33,18 @@ export function toHttpError(err: unknown): HttpErrorAnswer {
   if (err instanceof CursorError) return { status: 400, code: 'invalid_cursor', message: `cursor: ${err.message}` };
   if (err instanceof AuthError) return { status: 401, code: 'unauthorized', message: err.message };
   if (err instanceof NotFoundError) return { status: 404, code: err.code, message: err.message };
-  if (err instanceof BatchExistsError || err instanceof BatchErasingError || err instanceof BatchClosedError || err instanceof BatchNotDoneError || err instanceof ExpectedBelowTotalError) {
+  if (
+    err instanceof BatchExistsError ||
+    err instanceof BatchErasingError ||
+    err instanceof BatchClosedError ||
+    err instanceof BatchNotDoneError ||
+    err instanceof ExpectedBelowTotalError ||
+    err instanceof ImageFailedError ||
+    err instanceof ImageNotClassifiedError
+  ) {
     return { status: 409, code: err.code, message: err.message };
   }
+  if (err instanceof ReviewConflictError) return { status: 409, code: 'review_conflict', message: err.message };
   if (err instanceof FileTooLargeError) return { status: 413, code: err.code, message: err.message };
   if (err instanceof StoreThrottledError) return { status: 429, code: 'throttled', message: 'too many requests; retry later' };
   if (err instanceof ApiError) return { status: 400, code: err.code, message: err.message };

@@ -1,6 +1,6 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
-import type { Image } from '../domain';
+import { machineIsCatOf, type Image } from '../domain';
 import { NO_LINKS, type ImageLinks } from './image-links';
 import type { Image as ImageAnswer, LogEntry } from './schemas';
 
@@ -24,6 +24,8 @@ export function presentImage(image: Image, links: ImageLinks = NO_LINKS): ImageA
     duplicates: image.duplicates ?? 0,
     duplicateFiles: image.duplicateFiles ?? [],
     reused: image.reused === true,
+    machineIsCat: image.status === 'success' ? (machineIsCatOf(image) ?? null) : null,
+    review: image.review ? { isCat: image.review.isCat, note: image.review.note ?? null, reviewedAt: new Date(image.review.reviewedAt).toISOString() } : null,
     error: image.errorCode ? { code: image.errorCode, message: image.errorMessage ?? '' } : null,
     ...links,
   };

@@ -8,7 +8,7 @@ import { EXPORT_FORMATS } from '../export/encode';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
 import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT } from '../similar/groups';
 import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
-import { BATCH_STATUSES, IMAGE_STATUSES, type BatchSummary } from '../domain';
+import { BATCH_STATUSES, IMAGE_STATUSES, REVIEW_NOTE_MAX_CHARS, type BatchSummary } from '../domain';
 import { LIMITS } from '../store/schema';
 
 export const PAGE_LIMIT_MAX = 100;
@@ -99,8 +99,27 @@ const catFilterSchema = z.pipe(
   z.transform((v: 'true' | 'false') => v === 'true'),
 );
 
+/** The review queue's filter and order (docs/design.md §10); they go together, and with nothing else but the page. */
+const reviewQueueCheck = z.superRefine((q: Record<string, unknown>, ctx) => {
+  if (q.order === 'uncertain' && q.review !== 'pending') {
+    ctx.addIssue({ code: 'custom', path: ['order'], message: 'uncertain orders the review queue: send it with review=pending' });
+  }
+  if (q.review === 'pending') {
+    for (const name of ['status', 'cat', 'fileName', 'from', 'to']) {
+      if (q[name] !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: 'cannot be combined with review=pending' });
+    }
+  }
+});
+
 export const batchImagesQuerySchema = z
   .strictObject({
+    review: optional(
+      z.enum(['pending']),
+      '`pending`: only classified images no person has reviewed yet (the review queue), those whose cat confidence is ' +
+        "nearest the batch's threshold first (order=uncertain, the default and only order of the queue). Combines with " +
+        'limit and cursor only; a cursor is good until the batch is re-thresholded.',
+    ),
+    order: optional(z.enum(['uncertain']), '`uncertain` (with review=pending): cat confidence nearest the batch\'s threshold first.'),
     status: z.optional(batchImageStatusSchema),
     cat: optional(catFilterSchema, '`true`: only cats (classified, cat found); `false`: only classified non-cats.'),
     fileName: optional(
@@ -113,7 +132,7 @@ export const batchImagesQuerySchema = z
     limit: limitSchema,
     cursor: z.optional(cursorSchema),
   })
-  .check(rangeCheck);
+  .check(rangeCheck, reviewQueueCheck);
 
 export const clientImagesQuerySchema = z
   .strictObject({
@@ -226,6 +245,16 @@ export function createBatchBodySchema(limits: SchemaLimits) {
     .check(z.meta({ id: 'CreateBatchRequest' }));
 }
 
+export const reviewBodySchema = z
+  .strictObject({
+    isCat: z.boolean().check(z.meta({ description: 'Your verdict: true, the image shows a cat; false, it does not.' })),
+    note: optional(
+      z.string().check(z.maxLength(REVIEW_NOTE_MAX_CHARS)),
+      `Why, for whoever reads it later (at most ${REVIEW_NOTE_MAX_CHARS} characters; an empty note is none).`,
+    ),
+  })
+  .check(z.meta({ id: 'ReviewRequest' }));
+
 export const batchGetBodySchema = z
   .strictObject({
     fprints: z.array(fprintSchema).check(z.minLength(1), z.maxLength(BATCH_GET_MAX_KEYS)),
@@ -257,6 +286,24 @@ export const imageSchema = z
       description: `The later uploads' file names, sorted; only the first ${LIMITS.dupFiles} are kept, so past them \`duplicates\` is larger.`,
     })),
     reused: z.boolean().check(z.meta({ description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call." })),
+    machineIsCat: z.nullable(z.boolean()).check(z.meta({
+      description: "The detector's verdict at the batch's threshold (`isCat` is the person's verdict when there is one); null until classified.",
+    })),
+    review: z
+      .nullable(
+        z
+          .object({
+            isCat: z.boolean(),
+            note: z.nullable(z.string()),
+            reviewedAt: isoTime,
+          })
+          .check(z.meta({ id: 'Review' })),
+      )
+      .check(z.meta({
+        description:
+          "A person's verdict (PUT …/review), which `isCat` follows; its duplicates share it, and a later batch of the " +
+          'client that holds the same pixels carries it. null when none.',
+      })),
     error: z.nullable(z.object({ code: z.string(), message: z.string() })),
     thumbnailUrl: z
       .nullable(z.string())
@@ -325,8 +372,15 @@ export const batchSummarySchema = z
         duplicate: z.number().check(z.int()),
         reused: z.number().check(z.int()),
         cats: z.number().check(z.int()),
+        reviewed: z.number().check(z.int()),
+        corrected: z.number().check(z.int()),
       })
-      .check(z.meta({ description: 'total = pending + success + fail + duplicate, always; reused and cats are parts of success.' })),
+      .check(z.meta({
+        description:
+          'total = pending + success + fail + duplicate, always; reused, cats and reviewed are parts of success. cats ' +
+          'counts isCat (a person’s verdict wins); reviewed, the images with a person’s verdict; corrected, those of ' +
+          'them whose verdict differs from the machine’s at the batch’s threshold.',
+      })),
     debug: z.boolean(),
     catMinConfidence: z.nullable(z.number()).check(z.meta({ description: 'The cat threshold its images are classified at: the configured one when the batch was made, then that of the last POST …:reclassify (null: a batch made before batches kept it).' })),
     retentionDays: z.number(),
@@ -433,6 +487,21 @@ export const reclassifyResultSchema = z
   })
   .check(z.meta({ id: 'ReclassifyResult' }));
 
+export const agreementSchema = z
+  .object({
+    reviewed: z.number().check(z.int()).check(z.meta({ description: 'Images with a person’s verdict.' })),
+    agree: z.number().check(z.int()).check(z.meta({ description: 'Of them, those whose verdict is the machine’s at the batch’s threshold.' })),
+    precision: z.nullable(z.number()).check(z.meta({ description: 'Of the machine’s cats among them, the share people called cats (0–1); null when the machine called none.' })),
+    recall: z.nullable(z.number()).check(z.meta({ description: 'Of the people’s cats, the share the machine called cats (0–1); null when people called none.' })),
+    suggestedCatMinConfidence: z.nullable(z.number()).check(z.meta({
+      description:
+        'The threshold at which the machine’s verdicts would have agreed with the most reviews (ties: the lowest), to ' +
+        'send to POST …:reclassify; null without reviews.',
+    })),
+    catMinConfidence: z.number().check(z.meta({ description: 'The batch’s threshold now, which `agree`, precision and recall are at.' })),
+  })
+  .check(z.meta({ id: 'Agreement' }));
+
 export const batchGetResultSchema = z
   .object({
     items: z.array(imageSchema),
@@ -461,6 +530,8 @@ export type CreateBatchBody = z.infer<ReturnType<typeof createBatchBodySchema>>;
 export type AddUploadsBody = z.infer<ReturnType<typeof addUploadsBodySchema>>;
 export type CloseBatchBody = z.infer<typeof closeBatchBodySchema>;
 export type ReclassifyBody = z.infer<typeof reclassifyBodySchema>;
+export type ReviewBody = z.infer<typeof reviewBodySchema>;
+export type AgreementAnswer = z.infer<typeof agreementSchema>;
 export type ReclassifyResult = z.infer<typeof reclassifyResultSchema>;
 export type ClientBatchesQuery = z.infer<typeof clientBatchesQuerySchema>;
 export type BatchImagesQuery = z.infer<typeof batchImagesQuerySchema>;

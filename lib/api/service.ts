@@ -2,18 +2,22 @@
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
 import { getBatch, getImage, getImages, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
-import type { Image as StoredImage } from '../domain';
+import type { Batch as StoredBatch, Image as StoredImage } from '../domain';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
+import { queryReviewQueue, reviewedVerdicts } from '../store/review-queue';
+import { agreementOf } from '../review/agreement';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type { BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
+import type { AgreementAnswer, BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
 
 export interface ApiServiceOptions {
   store: StoreContext;
   /** Signs images' thumbnailUrl and imageUrl; without it both are null. */
   links?: ImageLinkSigner;
+  /** The configured cat threshold: a batch's own when it has none stored (made before batches kept it). */
+  catMinConfidence: number;
 }
 
 /**
@@ -57,7 +61,13 @@ export class ApiService {
   }
 
   async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<Image>> {
-    const { limit, cursor, ...filter } = query;
+    const { limit, cursor, review, order: _order, ...filter } = query;
+    if (review === 'pending') {
+      const batch = await getBatch(this.opts.store, clientId, batchId);
+      if (!batch) throw new BatchNotFoundError(batchId);
+      const page = await queryReviewQueue(this.opts.store, clientId, batchId, this.thresholdOf(batch), { limit, cursor });
+      return { items: await this.presentImages(page.items), ...cursorOf(page) };
+    }
     const page = await queryVisibleBatchImages(this.opts.store, clientId, batchId, filter, { limit, cursor });
     if (!page) throw new BatchNotFoundError(batchId);
     return { items: await this.presentImages(page.items), ...cursorOf(page) };
@@ -101,6 +111,19 @@ export class ApiService {
     // Grouped in slices, so that the server answers other requests meanwhile (the local stack's API shares its thread).
     const { groups } = await nearDuplicateGroupsAsync(images, query.maxDistance === undefined ? {} : { maxDistance: query.maxDistance });
     return { groups: groups.map((g) => ({ ...g, fileNames: g.fprints.map((f) => names.get(f) ?? null) })) };
+  }
+
+  /** Agreement of the machine with the batch's reviews, at the batch's threshold now (docs/design.md §10). */
+  async agreement(clientId: string, batchId: string): Promise<AgreementAnswer> {
+    const batch = await getBatch(this.opts.store, clientId, batchId);
+    if (!batch) throw new BatchNotFoundError(batchId);
+    const verdicts = await reviewedVerdicts(this.opts.store, clientId, batchId);
+    const agreement = agreementOf(verdicts.map((v) => ({ catConfidence: v.catConfidence, isCat: v.review.isCat, machineIsCat: v.review.machineIsCat })));
+    return { ...agreement, catMinConfidence: this.thresholdOf(batch) };
+  }
+
+  private thresholdOf(batch: StoredBatch): number {
+    return batch.catMinConfidence ?? this.opts.catMinConfidence;
   }
 
   async listClientImages(clientId: string, query: ClientImagesQuery): Promise<List<Image>> {

@@ -2,8 +2,9 @@
 // API's error bodies turned into the CLI's errors. It never needs AWS credentials: uploads go through presigned forms.
 import { ApiError, AuthError, NetworkError, OutOfSpaceError, RouteMissingError, saysOutOfSpace } from './errors';
 import { DEFAULT_RETRY, TransientError, describeNetworkError, isTransientStatus, retryAfterMs, withRetry, type RetryHooks, type RetryPolicy } from './retry';
-import { batchPath } from '../api/client-contract';
+import { batchPath, reviewPath } from '../api/client-contract';
 import type {
+  Agreement,
   BatchSummary,
   CreatedBatch,
   DeclaredFile,
@@ -154,6 +155,28 @@ export class ApiClient {
 
   similar(batchId: string, maxDistance?: number): Promise<SimilarGroups> {
     return this.json('GET', batchPath(batchId, '/similar'), { query: { maxDistance } });
+  }
+
+  getImage(batchId: string, fprint: string): Promise<Image> {
+    return this.json('GET', batchPath(batchId, `/images/${encodeURIComponent(fprint)}`));
+  }
+
+  /** Giving the same verdict again changes nothing, so it may be repeated. */
+  review(batchId: string, fprint: string, verdict: { isCat: boolean; note?: string }): Promise<Image> {
+    return this.json('PUT', reviewPath(batchId, fprint), { body: verdict });
+  }
+
+  withdrawReview(batchId: string, fprint: string): Promise<Image> {
+    return this.json('DELETE', reviewPath(batchId, fprint));
+  }
+
+  agreement(batchId: string): Promise<Agreement> {
+    return this.json('GET', batchPath(batchId, '/agreement'));
+  }
+
+  /** The review queue: images no person has reviewed, least certain first. */
+  reviewQueue(batchId: string): AsyncGenerator<Image> {
+    return this.pages<Image>(batchPath(batchId, '/images'), { review: 'pending', order: 'uncertain' });
   }
 
   /** Every page of a list, in order. */

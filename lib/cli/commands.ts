@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { batchPath } from '../api/client-contract';
 import { ApiClient, collect } from './api-client';
 import { resolveConnection } from './config';
-import { ApiError, EXIT, NetworkError, RouteMissingError } from './errors';
+import { ApiError, EXIT, NetworkError, RouteMissingError, UsageError } from './errors';
 import {
   batchTable,
   fileRows,
@@ -14,7 +14,10 @@ import {
   formatBytes,
   imageTable,
   json,
+  agreementLines,
   logLines,
+  reviewLine,
+  reviewQueueTable,
   similarTable,
   summaryLines,
   table,
@@ -62,8 +65,29 @@ export function commandHandlers(ctx: CommandContext): Handlers {
     },
 
     async images(batch, o) {
+      if (o.review === 'pending') {
+        const items = await collect(clientFor(o).reviewQueue(batch));
+        printItems(items, o, reviewQueueTable, 'no image waits for a review');
+        return EXIT.ok;
+      }
       const items = await batchImages(clientFor(o), batch, { status: o.status, cats: o.cats });
       printItems(items, o, imageTable, 'no images');
+      return EXIT.ok;
+    },
+
+    async review(batch, name, o) {
+      const client = clientFor(o);
+      const fprint = await imageOf(client, batch, name);
+      const image = o.withdraw
+        ? await client.withdrawReview(batch, fprint)
+        : await client.review(batch, fprint, { isCat: o.cat === true, ...(o.note ? { note: o.note } : {}) });
+      out(o.json ? json(image) : reviewLine(image));
+      return EXIT.ok;
+    },
+
+    async agreement(batch, o) {
+      const agreement = await clientFor(o).agreement(batch);
+      out(o.json ? json(agreement) : agreementLines(batch, agreement));
       return EXIT.ok;
     },
 
@@ -116,6 +140,23 @@ export function commandHandlers(ctx: CommandContext): Handlers {
       return EXIT.ok;
     },
   };
+}
+
+/**
+ * The fingerprint of the image a person names: its fingerprint, or the file name it (or one of its duplicates) was
+ * uploaded under. A name that is both is taken as the fingerprint.
+ */
+async function imageOf(client: ApiClient, batch: string, name: string): Promise<string> {
+  try {
+    return (await client.getImage(batch, name)).fprint;
+  } catch (err) {
+    // 404: no image of that fingerprint; 400: not even shaped like one. Either way, try it as a file name.
+    if (!(err instanceof ApiError) || (err.status !== 404 && err.status !== 400) || err instanceof RouteMissingError) throw err;
+    if (err.status === 404 && /^batch /.test(err.message)) throw err;
+  }
+  const [found] = await collect(client.pages<Image>(batchPath(batch, '/images'), { fileName: name }));
+  if (!found) throw new UsageError(`batch ${batch} has no image named ${name} (give its file name as uploaded, folders included, or its fingerprint)`);
+  return found.fprint;
 }
 
 /** A batch's images; `cats` asks the API (`cat=true`) and, where a server does not filter by it yet, filters here. */

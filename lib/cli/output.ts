@@ -2,7 +2,7 @@
 // batch's records (an image per distinct picture, its later copies listed as its duplicates) and the files that
 // never reached the service.
 import stringWidth from 'string-width';
-import type { BatchSummary, Image, Label, LogEntry, SimilarGroups } from '../api/client-contract';
+import type { Agreement, BatchSummary, Image, Label, LogEntry, SimilarGroups } from '../api/client-contract';
 import type { FileProblem } from './uploader';
 
 export function formatBytes(n: number): string {
@@ -148,6 +148,8 @@ export function summaryLines(b: BatchSummary): string {
     ['duplicate', c.duplicate],
     ['reused', c.reused],
     ['cats', c.cats],
+    ['reviewed', c.reviewed],
+    ['corrected', c.corrected],
     ['debug', b.debug],
     ['created', b.createdAt],
     ['closed at', b.closedAt],
@@ -167,3 +169,40 @@ export function logLines(entries: readonly LogEntry[]): string {
 }
 
 export const json = (value: unknown): string => JSON.stringify(value, null, 2);
+
+/** The review queue: the least certain first, with the machine's verdict and confidence. */
+export function reviewQueueTable(images: readonly Image[]): string {
+  return table(
+    ['FILE', 'MACHINE', 'CAT CONFIDENCE', 'TOP LABELS', 'FPRINT'],
+    images.map((i) => [i.fileName ?? '', verdictWord(i.machineIsCat ?? i.isCat), typeof i.catConfidence === 'number' ? `${Math.round(i.catConfidence * 10) / 10}%` : '', topLabels(i.labels), i.fprint]),
+  );
+}
+
+const verdictWord = (isCat: boolean | null | undefined): string => (isCat === true ? 'cat' : isCat === false ? 'not a cat' : '');
+
+/** One reviewed image: the person's verdict beside the machine's. */
+export function reviewLine(image: Image): string {
+  const name = image.fileName ?? image.fprint;
+  const machine = verdictWord(image.machineIsCat);
+  if (!image.review) return `${name}: no review; ${verdictWord(image.isCat)} (the machine's verdict)`;
+  const agrees = image.review.isCat === image.machineIsCat ? 'as the machine said' : `the machine said: ${machine}`;
+  return `${name}: ${verdictWord(image.review.isCat)} (${agrees})${image.review.note ? ` — ${image.review.note}` : ''}`;
+}
+
+const percent = (ratio: number | null): string => (ratio === null ? '-' : `${Math.round(ratio * 1000) / 10}%`);
+
+export function agreementLines(batchId: string, a: Agreement): string {
+  const lines: [string, string | number][] = [
+    ['reviewed', a.reviewed],
+    ['agree', a.reviewed ? `${a.agree} (${percent(a.agree / a.reviewed)})` : 0],
+    ['precision', percent(a.precision)],
+    ['recall', percent(a.recall)],
+    ['threshold', a.catMinConfidence ?? '-'],
+    ['suggested', a.suggestedCatMinConfidence ?? '- (review some images first)'],
+  ];
+  const out = lines.map(([k, v]) => `${`${k}:`.padEnd(11)}${String(v)}`);
+  if (a.suggestedCatMinConfidence !== null && a.suggestedCatMinConfidence !== a.catMinConfidence) {
+    out.push(`re-threshold: POST /v1/batches/${batchId}:reclassify {"catMinConfidence": ${a.suggestedCatMinConfidence}} (or the web app's button)`);
+  }
+  return out.join('\n');
+}

@@ -29,11 +29,23 @@ export interface JsonOption extends GlobalOptions {
   json?: boolean;
 }
 
+export interface ReviewOptions {
+  cat?: boolean;
+  notCat?: boolean;
+  note?: string;
+  withdraw?: boolean;
+}
+
+/** Longest review note the API keeps. */
+export const REVIEW_NOTE_MAX = 500;
+
 export interface Handlers {
   upload(inputs: string[], opts: UploadCommandOptions): Promise<number>;
   batches(opts: JsonOption & { status?: string; limit: number }): Promise<number>;
   status(batch: string, opts: JsonOption): Promise<number>;
-  images(batch: string, opts: JsonOption & { cats?: boolean; status?: string }): Promise<number>;
+  images(batch: string, opts: JsonOption & { cats?: boolean; status?: string; review?: 'pending' }): Promise<number>;
+  review(batch: string, image: string, opts: JsonOption & ReviewOptions): Promise<number>;
+  agreement(batch: string, opts: JsonOption): Promise<number>;
   export(batch: string, opts: JsonOption & { format?: 'csv' | 'jsonl'; output?: string }): Promise<number>;
   logs(batch: string, opts: JsonOption): Promise<number>;
   close(batch: string, opts: JsonOption): Promise<number>;
@@ -119,8 +131,29 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     .argument('<batch>', 'batch id', batchName)
     .option('--cats', 'only cats')
     .option('--status <status>', 'only images in this status', choice(OP_STATUSES))
+    .addOption(
+      new Option('--review <state>', 'pending: the review queue, images no person has reviewed, least certain first').choices(['pending']).conflicts(['cats', 'status']),
+    )
     .addOption(jsonOption)
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.images(batch, cmd.optsWithGlobals())));
+
+  sub('review', "Give your verdict on an image, which wins over the machine's (or withdraw it)")
+    .argument('<batch>', 'batch id', batchName)
+    .argument('<image>', "the image's file name in the batch (a duplicate's too) or its fingerprint")
+    .addOption(new Option('--cat', 'it shows a cat').conflicts(['notCat', 'withdraw']))
+    .addOption(new Option('--not-cat', 'it does not show a cat').conflicts(['withdraw']))
+    .addOption(new Option('--note <text>', `why, for whoever reads it later (at most ${REVIEW_NOTE_MAX} characters)`).argParser(noteText).conflicts(['withdraw']))
+    .option('--withdraw', "withdraw your verdict: the machine's counts again")
+    .addOption(jsonOption)
+    .action(async (batch: string, image: string, _o, cmd: Command) => {
+      const o = cmd.optsWithGlobals<JsonOption & ReviewOptions>();
+      if (!o.cat && !o.notCat && !o.withdraw) throw cmd.error('error: say --cat or --not-cat (or --withdraw)', { exitCode: 1, code: 'icecat.review.verdict' });
+      done(await handlers.review(batch, image, o));
+    });
+
+  batchCommand('agreement', "How far the machine agrees with the batch's reviews, and the threshold that would agree most", (batch, o) =>
+    handlers.agreement(batch, o),
+  );
 
   sub('export', 'Download one row per uploaded file, duplicates included (CSV or JSON lines)')
     .argument('<batch>', 'batch id', batchName)
@@ -158,6 +191,11 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
       }
     },
   };
+}
+
+function noteText(value: string): string {
+  if (value.length > REVIEW_NOTE_MAX) throw new InvalidArgumentError(`must be at most ${REVIEW_NOTE_MAX} characters (this one has ${value.length})`);
+  return value;
 }
 
 function choice(values: readonly string[]) {

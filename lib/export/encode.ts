@@ -10,7 +10,7 @@ export const CONTENT_TYPES: Record<ExportFormat, string> = {
 };
 
 /** Columns holding text the uploader chose (file names) or that a spreadsheet might read as a formula. */
-const TEXT_COLUMNS = new Set<keyof ExportRow>(['file_name', 'duplicate_of', 'labels', 'error_code']);
+const TEXT_COLUMNS = new Set<keyof ExportRow>(['file_name', 'duplicate_of', 'labels', 'error_code', 'review_note']);
 
 /**
  * Spreadsheets run a cell starting with = + - @ (or a tab or CR, which some strip first) as a formula (OWASP

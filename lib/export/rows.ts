@@ -12,6 +12,9 @@ export const EXPORT_COLUMNS = [
   'error_code',
   'uploaded_at',
   'classified_at',
+  'machine_is_cat',
+  'reviewed',
+  'review_note',
 ] as const;
 
 export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
@@ -24,6 +27,10 @@ export interface ExportImage {
   fileName: string | null;
   status: ExportStatus;
   isCat: boolean | null;
+  /** The detector's verdict at the batch's threshold (is_cat is the person's when reviewed); null until classified. */
+  machineIsCat?: boolean | null;
+  /** A person's verdict, when one was given: isCat is it. */
+  review?: { note: string | null } | null;
   /** The Cat label's confidence; derived from `labels` when absent. */
   catConfidence?: number | null;
   labels: { name: string; confidence: number }[];
@@ -48,6 +55,9 @@ export interface ExportRow {
   error_code: string | null;
   uploaded_at: string | null;
   classified_at: string | null;
+  machine_is_cat: boolean | null;
+  reviewed: boolean;
+  review_note: string | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -76,6 +86,10 @@ export function exportRows(image: ExportImage): ExportRow[] {
     cat_confidence: catConfidenceOf(image),
     labels: formatLabels(image.labels),
     fprint: image.fprint,
+    // A duplicate shares its original's verdict, the person's too (docs/design.md §10).
+    machine_is_cat: image.machineIsCat ?? (image.status === 'success' ? image.isCat : null),
+    reviewed: Boolean(image.review),
+    review_note: image.review?.note ?? null,
   };
   const own: ExportRow = {
     file_name: image.fileName,

@@ -386,6 +386,10 @@ async function reuseEarlierResult(deps: IngestDeps, upload: Upload, image: Finge
     cats: earlier.cats ?? [],
     labels: earlier.labels ?? [],
     reusedFrom: earlier.classifiedAt ?? upload.receivedAt,
+    // The client's own verdict on these pixels comes with them (docs/design.md §10).
+    ...(earlier.review
+      ? { review: { isCat: earlier.review.isCat, ...(earlier.review.note ? { note: earlier.review.note } : {}), reviewedAt: earlier.review.reviewedAt } }
+      : {}),
   };
 }
 

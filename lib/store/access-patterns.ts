@@ -294,8 +294,8 @@ export function reusableResultRequest(tableName: string, clientId: string, fprin
     IndexName: INDEX.clientFprint,
     KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
     FilterExpression: '#status = :success AND #expiresAt > :now',
-    ProjectionExpression: '#partition, #fprint, #status, #labels, #catConfidence, #cats, #classifiedAt, #expiresAt',
-    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels', 'catConfidence', 'cats', 'classifiedAt'),
+    ProjectionExpression: '#partition, #fprint, #status, #labels, #catConfidence, #cats, #classifiedAt, #expiresAt, #review',
+    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels', 'catConfidence', 'cats', 'classifiedAt', 'review'),
     ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
     Limit: REUSE_LOOKUP_LIMIT,
   };

@@ -2,7 +2,7 @@
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
 import type { Batch, Counts, Image } from '../domain';
-import { BATCH_SK, EXPIRY_DUE, batchPartition, purgeAt, splitPartition, type BatchItem, type ImageItem } from './schema';
+import { BATCH_SK, EXPIRY_DUE, batchPartition, fromStoredReview, purgeAt, splitPartition, toStoredReview, type BatchItem, type ImageItem } from './schema';
 
 export const IMAGE_ATTRIBUTES = {
   fprint: 'img_fprint',
@@ -15,6 +15,7 @@ export const IMAGE_ATTRIBUTES = {
   classifiedAt: 'rek_ts',
   expiresAt: 'ttl',
   isCat: 'rek_iscat',
+  review: 'review',
   catConfidence: 'cat_conf',
   cats: 'rek_cats',
   reused: 'reused',
@@ -37,6 +38,7 @@ export const IMAGE_ATTRIBUTES = {
   receivedAt: 'received_ts',
   statusKey: 'status_ts',
   catAt: 'cat_ts',
+  reviewKey: 'review_key',
   partition: 'batch_id',
   // DynamoDB's TTL attribute, a while after expiresAt (schema.ts PURGE_AFTER_EXPIRY_S); reads filter on expiresAt.
   purgeAt: 'purge_at',
@@ -82,6 +84,8 @@ export const COUNTER_ATTRIBUTES = {
   duplicate: 'n_duplicate',
   reused: 'n_reused',
   cats: 'n_cats',
+  reviewed: 'n_reviewed',
+  corrected: 'n_corrected',
 } as const satisfies Record<keyof Counts, string>;
 
 export type ImageAttribute = keyof typeof IMAGE_ATTRIBUTES;
@@ -103,7 +107,7 @@ export const uploadNames = (...names: (keyof typeof UPLOAD_ATTRIBUTES)[]): Recor
 
 /** The attributes an image read back shows: the index keys are the store's own. */
 const SHOWN_IMAGE_ATTRIBUTES = Object.entries(IMAGE_ATTRIBUTES).filter(
-  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'partition', 'purgeAt'].includes(name),
+  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'reviewKey', 'partition', 'purgeAt'].includes(name),
 );
 
 /** A stored image (whole, or as an index projects it) as the domain sees it. */
@@ -116,8 +120,12 @@ export function toImage(item: Partial<ImageItem>): Image {
   const { clientId, batchId } = splitPartition(item.batch_id ?? '');
   out.clientId = item.client_id ?? clientId;
   out.batchId = batchId;
-  out.uploadedAt = item.upload_ts ?? item.received_ts;
+  // Indexes keyed by status_ts (`{op_status}#{upload_ts}`) project neither: they are read back from the key.
+  const fromKey = typeof item.status_ts === 'string' ? /^(\w+)#(\d+)$/.exec(item.status_ts) : null;
+  if (out.status === undefined && fromKey) out.status = fromKey[1];
+  out.uploadedAt = item.upload_ts ?? item.received_ts ?? (fromKey ? Number(fromKey[2]) : undefined);
   if (item.dup_files !== undefined) out.duplicateFiles = [...item.dup_files].sort();
+  if (item.review !== undefined) out.review = fromStoredReview(item.review);
   return out as unknown as Image;
 }
 
@@ -129,6 +137,7 @@ export function toImageItem(image: Image): ImageItem {
     if (value !== undefined && name !== 'partition') out[attribute] = value;
   }
   if (typeof image.expiresAt === 'number') out.purge_at = purgeAt(image.expiresAt);
+  if (image.review) out.review = toStoredReview(image.review);
   return out as unknown as ImageItem;
 }
 

@@ -17,10 +17,12 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { reusableResultRequest } from './access-patterns';
-import { BatchClosedError, BatchErasedError } from './errors';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelay } from '../backoff';
+import { BatchClosedError, BatchErasedError, ReviewConflictError } from './errors';
 import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
-import { isCatAt, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image } from '../domain';
+import { isCatAt, isVisibleBatch, machineIsCatOf, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image, type Review } from '../domain';
 import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem, type UploadItem } from './schema';
 import {
   CLAIM_COUNTS,
@@ -38,6 +40,7 @@ import {
   endAttemptRequest,
   finishCounts,
   finishRequest,
+  machineVerdictRequest,
   markDeletingRequest,
   keepsDuplicateName,
   markDoneRequest,
@@ -49,6 +52,8 @@ import {
   recountQuery,
   rejectionRequest,
   releaseRequest,
+  reviewCounts,
+  reviewRequest,
   setCountsRequest,
   startAttemptRequest,
   takeoverRequest,
@@ -88,6 +93,26 @@ export type ReclassifyOutcome =
   | { outcome: 'not-done' }
   /** `after`: the last fingerprint handled when the time budget ran out before the batch's end. */
   | { outcome: 'reclassified'; batch: Batch; after?: string };
+
+export type ReviewOutcome =
+  /** No such image in the batch (or the batch is gone, or being erased). */
+  | { outcome: 'missing' }
+  /** The image is a `fail` record: there is no verdict to review. */
+  | { outcome: 'failed'; image: Image }
+  /** The image is still being classified: no machine verdict yet. */
+  | { outcome: 'not-classified'; image: Image }
+  | { outcome: 'reviewed'; image: Image };
+
+/** A person's verdict as given: isCat and an optional note. */
+export interface Verdict {
+  isCat: boolean;
+  note?: string;
+}
+
+/** Rounds of read-then-write a review makes while other writes (reviews, a re-threshold) change the image under it. */
+const REVIEW_ROUNDS = 12;
+/** Waits between those rounds: many reviews of one image at once spread out instead of colliding again. */
+const REVIEW_BACKOFF = { baseDelayMs: 10, maxDelayMs: 400 };
 
 export interface ReclassifyOptions {
   /** Continue after this fingerprint (an earlier request's `after`). */
@@ -309,17 +334,22 @@ export class BatchStore {
     let after = opts.after;
     do {
       const out = await this.ddb.send(new QueryCommand(reclassifyPageQuery(this.table, clientId, batchId, opts.pageSize ?? RECLASSIFY_PAGE, after)));
-      const flips = ((out.Items ?? []) as ImageItem[])
-        .map(toImage)
-        .filter((i) => i.status === 'success' && i.catConfidence !== undefined && isCatAt(i.catConfidence, catMinConfidence) !== (i.isCat === true));
-      let moved = 0;
-      for (let i = 0; i < flips.length; i += RECLASSIFY_PARALLEL) {
-        const flipped = await Promise.all(flips.slice(i, i + RECLASSIFY_PARALLEL).map((image) => this.flipCat({ ...image, clientId, batchId }, image.isCat !== true)));
-        moved += flipped.reduce((n, f) => n + f, 0);
+      const changes = ((out.Items ?? []) as ImageItem[])
+        .map((item) => ({ ...toImage(item), clientId, batchId }))
+        .filter((i) => i.status === 'success' && i.catConfidence !== undefined && isCatAt(i.catConfidence, catMinConfidence) !== machineIsCatOf(i));
+      const moved: Partial<Counts> = { cats: 0, corrected: 0 };
+      for (let i = 0; i < changes.length; i += RECLASSIFY_PARALLEL) {
+        const deltas = await Promise.all(changes.slice(i, i + RECLASSIFY_PARALLEL).map((image) => this.rethreshold(image, catMinConfidence)));
+        for (const d of deltas) {
+          moved.cats! += d.cats ?? 0;
+          moved.corrected! += d.corrected ?? 0;
+        }
       }
       // Its condition fails only for a batch being erased or expired meanwhile: it is gone, nothing is left to count
       // for, and no later page is read.
-      if (moved !== 0 && !(await this.conditionalUpdate(countRequest(this.table, clientId, batchId, { cats: moved }, this.now())))) return { outcome: 'missing' };
+      if ((moved.cats !== 0 || moved.corrected !== 0) && !(await this.conditionalUpdate(countRequest(this.table, clientId, batchId, moved, this.now())))) {
+        return { outcome: 'missing' };
+      }
       after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
     } while (after !== undefined && this.now() < opts.deadline);
     const batch = await this.getBatch(clientId, batchId);
@@ -327,13 +357,80 @@ export class BatchStore {
     return { outcome: 'reclassified', batch, ...(after !== undefined ? { after } : {}) };
   }
 
-  /** +1 or -1 on the cat count when the flag flipped; 0 when someone else flipped it first. */
-  private async flipCat(image: Image, isCat: boolean): Promise<number> {
+  /**
+   * One image at a new threshold: an unreviewed image's cat flag flips (±1 cats); a reviewed one keeps the person's
+   * verdict and only its machine verdict moves (±1 corrected). When another write changed the image since it was read
+   * (another re-threshold, a review given or withdrawn) it is read again and judged as it is now.
+   */
+  private async rethreshold(read: Image, threshold: number): Promise<Partial<Counts>> {
+    let image: Image | undefined = read;
+    for (let round = 0; image && round < REVIEW_ROUNDS; round++) {
+      const machine = isCatAt(image.catConfidence ?? 0, threshold);
+      if (image.status !== 'success' || machine === machineIsCatOf(image)) return {};
+      const review = image.review;
+      try {
+        if (review) {
+          await this.ddb.send(new UpdateCommand(machineVerdictRequest(this.table, image, review, machine)));
+          return { corrected: (review.isCat !== machine ? 1 : 0) - (review.isCat !== review.machineIsCat ? 1 : 0) };
+        }
+        await this.ddb.send(new UpdateCommand(catFlagRequest(this.table, image, machine)));
+        return { cats: machine ? 1 : -1 };
+      } catch (err) {
+        if (!conditionFailed(err)) throw err;
+      }
+      image = await this.getImage(image.clientId, image.batchId, image.fprint);
+    }
+    return {};
+  }
+
+  // ---- a person's verdict (docs/design.md §10) -----------------------------------------------------------------
+
+  /**
+   * Gives a person's verdict on a classified image (or withdraws it: `verdict` undefined), moving the batch's cats,
+   * reviewed and corrected counters with it, in one transaction or as two writes (as every record write). Read, then
+   * written only if the image is still as read; when a re-threshold or another review changed it meanwhile, again.
+   * A batch being erased or gone answers missing, and nothing is counted into it.
+   */
+  async review(clientId: string, batchId: string, fprint: string, verdict: Verdict | undefined): Promise<ReviewOutcome> {
+    if (!this.isLive(await this.getBatch(clientId, batchId))) return { outcome: 'missing' };
+    for (let round = 0; round < REVIEW_ROUNDS; round++) {
+      const image = await this.getImage(clientId, batchId, fprint);
+      if (!image || image.expiresAt <= nowSeconds(this.now())) return { outcome: 'missing' };
+      if (image.status === 'fail') return { outcome: 'failed', image };
+      if (image.status !== 'success') return { outcome: 'not-classified', image };
+      const review: Review | undefined = verdict && {
+        isCat: verdict.isCat,
+        ...(verdict.note ? { note: verdict.note } : {}),
+        reviewedAt: Math.max(this.now(), (image.review?.reviewedAt ?? 0) + 1),
+        machineIsCat: machineIsCatOf(image) === true,
+      };
+      if (!review && !image.review) return { outcome: 'reviewed', image };
+      const request = reviewRequest(this.table, image, review);
+      const delta = Object.fromEntries(Object.entries(reviewCounts(image, review)).filter(([, n]) => n !== 0)) as Partial<Counts>;
+      try {
+        const written = Object.keys(delta).length > 0 ? await this.recordWithCounts(request, { clientId, batchId }, delta) : await this.writeIfLive(request, clientId, batchId);
+        if (!written) {
+          await sleep(backoffDelay(round, REVIEW_BACKOFF));
+          continue;
+        }
+      } catch (err) {
+        if (err instanceof BatchErasedError) return { outcome: 'missing' };
+        throw err;
+      }
+      const after = await this.getImage(clientId, batchId, fprint);
+      return after ? { outcome: 'reviewed', image: after } : { outcome: 'missing' };
+    }
+    throw new ReviewConflictError(`other writes kept changing image ${fprint} while it was reviewed; try again`);
+  }
+
+  /** A record write that moves no counter (a review's note alone): only while the batch is live. */
+  private async writeIfLive(request: UpdateCommandInput, clientId: string, batchId: string): Promise<boolean> {
+    if (!this.isLive(await this.getBatch(clientId, batchId))) throw new BatchErasedError(`batch ${batchId} is being erased`);
     try {
-      await this.ddb.send(new UpdateCommand(catFlagRequest(this.table, image, isCat)));
-      return isCat ? 1 : -1;
+      await this.ddb.send(new UpdateCommand(request));
+      return true;
     } catch (err) {
-      if (conditionFailed(err)) return 0;
+      if (conditionFailed(err)) return false;
       throw err;
     }
   }
@@ -371,13 +468,17 @@ export class BatchStore {
   /**
    * The client's earlier classification of these pixels in another batch, within retention, or undefined: one
    * eventually consistent index Query (a record written a moment ago may be missed: then DetectLabels is called).
+   * The earliest classification (every copy is of it), with the latest person's verdict any of the records carries
+   * (docs/design.md §10: a client never reviews the same pixels twice).
    */
   async findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
     const out = await this.ddb.send(new QueryCommand(reusableResultRequest(this.table, clientId, fprint, Math.floor(this.now() / 1000))));
-    return ((out.Items ?? []) as ImageItem[])
-      .map(toImage)
-      .filter((i) => i.batchId !== batchId && i.labels !== undefined)
-      .sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0))[0];
+    const found = ((out.Items ?? []) as ImageItem[]).map(toImage).filter((i) => i.batchId !== batchId && i.labels !== undefined);
+    const earliest = found.sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0))[0];
+    const review = found.flatMap((i) => (i.review ? [i.review] : [])).sort((a, b) => b.reviewedAt - a.reviewedAt)[0];
+    if (!earliest) return undefined;
+    const { review: _own, ...classification } = earliest;
+    return review ? { ...classification, review } : classification;
   }
 
   /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */

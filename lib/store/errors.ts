@@ -19,3 +19,8 @@ export class BatchErasedError extends Error {
 export class BatchClosedError extends Error {
   override name = 'BatchClosedError';
 }
+
+/** A review kept finding its image changed by other writes (reviews of it at the same moment): nothing was written. */
+export class ReviewConflictError extends Error {
+  override name = 'ReviewConflictError';
+}

@@ -2,7 +2,7 @@
 // resources/table.yml is the deployed definition; this file is how the store names what it holds. Nothing outside
 // lib/store reads a stored attribute name.
 import { createHash } from 'node:crypto';
-import type { CatInstance, ImageStatus, Label, TrimmedLabels } from '../domain';
+import type { CatInstance, ImageStatus, Label, Review, TrimmedLabels } from '../domain';
 
 export const BATCH_SK = '#BATCH';
 export const CLIENT_SK = '#CLIENT';
@@ -32,7 +32,51 @@ export const INDEX = {
   clientBatches: 'client-batches',
   callbacksDue: 'callbacks-due',
   batchesExpiring: 'batches-expiring',
+  batchReview: 'batch-review',
 } as const;
+
+/**
+ * The sort key of the sparse batch-review index (`review_key`): every classified image of a batch, pending review
+ * (`P#`) or reviewed (`R#`), then its cat confidence as 9 digits of millionths (floored, so a confidence read back
+ * from the key is never above the stored one). Pending images nearest the batch's threshold come first by two key
+ * conditions walking away from it (lib/store/review-queue.ts); the reviewed ones are what agreement reads.
+ */
+export const REVIEW_PENDING = 'P#';
+export const REVIEW_DONE = 'R#';
+const CONF_DIGITS = 9;
+const CONF_SCALE = 1_000_000;
+
+/** The confidence's key digits (0-100 in millionths). */
+export const confidenceDigits = (confidence: number): string =>
+  String(Math.min(100 * CONF_SCALE, Math.max(0, Math.floor(confidence * CONF_SCALE)))).padStart(CONF_DIGITS, '0');
+
+export const reviewKey = (reviewed: boolean, confidence: number): string => (reviewed ? REVIEW_DONE : REVIEW_PENDING) + confidenceDigits(confidence);
+
+/** The confidence a review key holds (millionths, floored). */
+export const confidenceOfReviewKey = (key: string): number => Number(key.slice(2)) / CONF_SCALE;
+
+/** The key digits just below those of this confidence, or undefined when there are none (0). */
+export const digitsBelow = (confidence: number): string | undefined => {
+  const n = Number(confidenceDigits(confidence)) - 1;
+  return n < 0 ? undefined : String(n).padStart(CONF_DIGITS, '0');
+};
+
+/** A person's verdict as stored in the image's `review` map. */
+export interface StoredReview {
+  cat: boolean;
+  note?: string;
+  ts: number;
+  /** The machine's verdict at the batch's threshold. */
+  mc: boolean;
+}
+
+export const toStoredReview = (r: Review): StoredReview => ({ cat: r.isCat, ...(r.note ? { note: r.note } : {}), ts: r.reviewedAt, mc: r.machineIsCat });
+export const fromStoredReview = (r: StoredReview): Review => ({
+  isCat: r.cat === true,
+  ...(typeof r.note === 'string' && r.note !== '' ? { note: r.note } : {}),
+  reviewedAt: Number(r.ts),
+  machineIsCat: r.mc === true,
+});
 
 /** The one value of cb_due: every batch whose completion callback is still to deliver is in one index partition. */
 export const CALLBACK_DUE = 'due';
@@ -84,7 +128,12 @@ export interface ImageItem {
   claim_id?: string;
   lease_until?: number;
   rek_ts?: number;
+  /** The image's verdict: a person's when reviewed (review), otherwise the machine's. */
   rek_iscat?: boolean;
+  /** A person's verdict (docs/design.md §10). */
+  review?: StoredReview;
+  /** Sort key of the sparse batch-review index (reviewKey): written with a success result, moved by a review. */
+  review_key?: string;
   cat_conf?: number;
   rek_cats?: CatInstance[];
   /** true when copied from the client's earlier classification of the same pixels. */
@@ -164,6 +213,8 @@ export interface BatchItem {
   n_duplicate: number;
   n_reused?: number;
   n_cats: number;
+  n_reviewed?: number;
+  n_corrected?: number;
 }
 
 /** The partition of a client's batch: batch names are the client's own, so two clients may share one. */
@@ -203,9 +254,9 @@ export const LISTING_ATTRIBUTES = [
   'cat_conf',
   'rek_cats',
   'reused',
+  'review',
   'batch_id',
   'img_fprint',
-  'client_id',
   'file_name',
   'op_status',
   'rek_iscat',

@@ -2,7 +2,7 @@
 // them. Expressions name attributes by their domain names through lib/store/attributes.ts (`#fileName`).
 import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, toBatchItem, toImageItem, uploadNames, type BatchAttribute, type ImageAttribute } from './attributes';
-import { ZERO_COUNTS, type Batch, type Claim, type Counts, type Finish, type Image, type ImageResult, type UploadRef } from '../domain';
+import { ZERO_COUNTS, type Batch, type Claim, type Counts, type Finish, type Image, type ImageResult, type Review, type UploadRef } from '../domain';
 import {
   BATCH_SK,
   CALLBACK_DUE,
@@ -14,7 +14,9 @@ import {
   imageKey,
   nowSeconds,
   purgeAt,
+  reviewKey,
   statusTs,
+  toStoredReview,
   ttlFor,
   uploadItemKey,
   type ImageItem,
@@ -269,14 +271,14 @@ function batchRecordsQuery(
 }
 
 /** What a recount reads of each record. */
-const RECOUNT_ATTRIBUTES = ['status', 'isCat', 'duplicates', 'reused'] as const satisfies readonly ImageAttribute[];
+const RECOUNT_ATTRIBUTES = ['status', 'isCat', 'duplicates', 'reused', 'review'] as const satisfies readonly ImageAttribute[];
 
 /** What a recount reads: every record of the batch. */
 export const recountQuery = (table: string, clientId: string, batchId: string): QueryCommandInput =>
   batchRecordsQuery(table, clientId, batchId, RECOUNT_ATTRIBUTES);
 
 /** The counters the records add up to. */
-export function countRecords(items: readonly Pick<ImageItem, 'op_status' | 'rek_iscat' | 'dup_count' | 'reused'>[]): Counts {
+export function countRecords(items: readonly Pick<ImageItem, 'op_status' | 'rek_iscat' | 'dup_count' | 'reused' | 'review'>[]): Counts {
   const counts = { ...ZERO_COUNTS };
   for (const item of items) {
     const duplicates = item.dup_count ?? 0;
@@ -287,6 +289,10 @@ export function countRecords(items: readonly Pick<ImageItem, 'op_status' | 'rek_
     else counts.fail++;
     if (item.op_status === 'success' && item.rek_iscat === true) counts.cats++;
     if (item.op_status === 'success' && item.reused === true) counts.reused++;
+    if (item.op_status === 'success' && item.review !== undefined) {
+      counts.reviewed++;
+      if (item.review.cat !== item.review.mc) counts.corrected++;
+    }
   }
   return counts;
 }
@@ -394,9 +400,21 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
     ':claim': c.claimId,
   };
   if (f.result.status === 'success') {
-    set.push('#isCat = :cat', '#catConfidence = :catConfidence', '#cats = :cats', '#labels = :labels');
-    names.push('isCat', 'catConfidence', 'cats', 'labels');
-    Object.assign(values, { ':cat': f.result.isCat, ':catConfidence': f.result.catConfidence, ':cats': f.result.cats, ':labels': f.result.labels });
+    const review = reviewOfResult(f.result);
+    set.push('#isCat = :cat', '#catConfidence = :catConfidence', '#cats = :cats', '#labels = :labels', '#reviewKey = :reviewKey');
+    names.push('isCat', 'catConfidence', 'cats', 'labels', 'reviewKey');
+    Object.assign(values, {
+      ':cat': review?.isCat ?? f.result.isCat,
+      ':catConfidence': f.result.catConfidence,
+      ':cats': f.result.cats,
+      ':labels': f.result.labels,
+      ':reviewKey': reviewKey(review !== undefined, f.result.catConfidence),
+    });
+    if (review) {
+      set.push('#review = :review');
+      names.push('review');
+      values[':review'] = toStoredReview(review);
+    }
     if (f.result.detection) {
       set.push('#detection = :detection');
       names.push('detection');
@@ -407,7 +425,7 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
       names.push('reused');
       values[':reused'] = true;
     }
-    if (f.result.isCat) {
+    if (review?.isCat ?? f.result.isCat) {
       set.push('#catAt = :uploadedAt');
       names.push('catAt');
     }
@@ -431,11 +449,23 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
   };
 }
 
-/** What finishing moves on the counters: pending becomes success (and a cat) or fail. */
-export const finishCounts = (r: ImageResult): Partial<Counts> =>
-  r.status === 'success'
-    ? { pending: -1, success: 1, ...(r.isCat ? { cats: 1 } : {}), ...(r.reusedFrom !== undefined ? { reused: 1 } : {}) }
-    : { pending: -1, fail: 1 };
+/** The person's verdict a success result carries, beside the machine's (its isCat). */
+function reviewOfResult(r: Extract<ImageResult, { status: 'success' }>): Review | undefined {
+  return r.review ? { ...r.review, machineIsCat: r.isCat } : undefined;
+}
+
+/** What finishing moves on the counters: pending becomes success (and a cat, reviewed, corrected) or fail. */
+export function finishCounts(r: ImageResult): Partial<Counts> {
+  if (r.status !== 'success') return { pending: -1, fail: 1 };
+  const review = reviewOfResult(r);
+  return {
+    pending: -1,
+    success: 1,
+    ...((review?.isCat ?? r.isCat) ? { cats: 1 } : {}),
+    ...(r.reusedFrom !== undefined ? { reused: 1 } : {}),
+    ...(review ? { reviewed: 1, ...(review.isCat !== review.machineIsCat ? { corrected: 1 } : {}) } : {}),
+  };
+}
 
 /**
  * Counts another upload of an image already recorded in the batch. The file name set makes a redelivered event a
@@ -567,22 +597,100 @@ export function thresholdRequest(table: string, clientId: string, batchId: strin
 
 /** One page of a batch's records, projected to what re-thresholding reads, after `afterFprint`. */
 export const reclassifyPageQuery = (table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput => ({
-  ...batchRecordsQuery(table, clientId, batchId, ['fprint', 'status', 'isCat', 'catConfidence', 'uploadedAt'], afterFprint),
+  ...batchRecordsQuery(table, clientId, batchId, ['fprint', 'status', 'isCat', 'catConfidence', 'uploadedAt', 'review'], afterFprint),
   Limit: limit,
 });
 
 /**
- * Flips one classified image's cat flag and its sparse client-cats key (cat_ts = upload_ts, or removed), only if the
- * flag is still what was read: a concurrent re-threshold never moves the cat counter twice for one image.
+ * Flips one classified, unreviewed image's cat flag and its sparse client-cats key (cat_ts = upload_ts, or removed),
+ * only if the flag is still what was read and no person has given a verdict meanwhile: a concurrent re-threshold never
+ * moves the cat counter twice for one image, and never touches a person's verdict (docs/design.md §10).
  */
 export function catFlagRequest(table: string, image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'uploadedAt'>, isCat: boolean): UpdateCommandInput {
   return {
     TableName: table,
     Key: imageKey(image.clientId, image.batchId, image.fprint),
     UpdateExpression: isCat ? 'SET #isCat = :cat, #catAt = :uploadedAt' : 'SET #isCat = :cat REMOVE #catAt',
-    ConditionExpression: '#status = :success AND #isCat = :was',
-    ExpressionAttributeNames: imageNames('isCat', 'catAt', 'status'),
+    ConditionExpression: '#status = :success AND #isCat = :was AND attribute_not_exists(#review)',
+    ExpressionAttributeNames: imageNames('isCat', 'catAt', 'status', 'review'),
     ExpressionAttributeValues: { ':cat': isCat, ':was': !isCat, ':success': 'success', ...(isCat ? { ':uploadedAt': image.uploadedAt } : {}) },
+  };
+}
+
+/**
+ * A re-threshold of a reviewed image: only the machine's verdict kept beside the person's moves (isCat stays the
+ * person's), and only if the review is still the one read.
+ */
+export function machineVerdictRequest(table: string, image: Pick<Image, 'clientId' | 'batchId' | 'fprint'>, review: Review, machineIsCat: boolean): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: imageKey(image.clientId, image.batchId, image.fprint),
+    UpdateExpression: 'SET #review.#mc = :mc',
+    ConditionExpression: '#status = :success AND #review.#ts = :ts AND #review.#mc = :was',
+    ExpressionAttributeNames: { ...imageNames('review', 'status'), '#mc': 'mc', '#ts': 'ts' },
+    ExpressionAttributeValues: { ':mc': machineIsCat, ':was': review.machineIsCat, ':ts': review.reviewedAt, ':success': 'success' },
+  };
+}
+
+// ---- a person's verdict (docs/design.md §10) ------------------------------------------------------------------
+
+/**
+ * Gives (review) or withdraws (undefined) a person's verdict on a classified image: the image's isCat becomes the
+ * verdict (or the machine's again), its client-cats key follows, and its batch-review key moves between pending and
+ * reviewed. Only if the image is still as read (its flag, and its review by time), so two reviews or a review and a
+ * re-threshold never both count.
+ */
+export function reviewRequest(
+  table: string,
+  image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'uploadedAt' | 'isCat' | 'catConfidence' | 'review'>,
+  review: Review | undefined,
+): UpdateCommandInput {
+  const machine = image.review?.machineIsCat ?? image.isCat === true;
+  const isCat = review ? review.isCat : machine;
+  const set = ['#isCat = :cat', '#reviewKey = :reviewKey'];
+  const remove: string[] = [];
+  const names: ImageAttribute[] = ['isCat', 'reviewKey', 'status', 'review'];
+  const values: Record<string, unknown> = {
+    ':cat': isCat,
+    ':reviewKey': reviewKey(review !== undefined, image.catConfidence ?? 0),
+    ':success': 'success',
+    ':was': image.isCat === true,
+  };
+  if (review) {
+    set.push('#review = :review');
+    values[':review'] = toStoredReview(review);
+  } else remove.push('#review');
+  names.push('catAt');
+  if (isCat) {
+    set.push('#catAt = :uploadedAt');
+    values[':uploadedAt'] = image.uploadedAt;
+  } else remove.push('#catAt');
+  const condition = ['#status = :success', '#isCat = :was'];
+  let extraNames: Record<string, string> = {};
+  if (image.review) {
+    condition.push('#review.#ts = :ts');
+    values[':ts'] = image.review.reviewedAt;
+    extraNames = { '#ts': 'ts' };
+  } else condition.push('attribute_not_exists(#review)');
+  return {
+    TableName: table,
+    Key: imageKey(image.clientId, image.batchId, image.fprint),
+    UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+    ConditionExpression: condition.join(' AND '),
+    ExpressionAttributeNames: { ...imageNames(...names), ...extraNames },
+    ExpressionAttributeValues: values,
+  };
+}
+
+/** What a review (or its withdrawal) moves on the counters: cats, reviewed and corrected, from before to after. */
+export function reviewCounts(before: Pick<Image, 'isCat' | 'review'>, after: Review | undefined): Partial<Counts> {
+  const machine = before.review?.machineIsCat ?? before.isCat === true;
+  const isCatAfter = after ? after.isCat : machine;
+  const corrected = (r: { isCat: boolean } | undefined) => (r !== undefined && r.isCat !== machine ? 1 : 0);
+  return {
+    cats: (isCatAfter ? 1 : 0) - (before.isCat === true ? 1 : 0),
+    reviewed: (after ? 1 : 0) - (before.review ? 1 : 0),
+    corrected: corrected(after) - corrected(before.review),
   };
 }
 

@@ -17,6 +17,7 @@ import {
   imageAcrossBatchesRequest,
 } from '../../lib/store/access-patterns';
 import type { QueryPlan } from '../../lib/store/expressions';
+import { reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review-queue';
 import { INDEX } from '../../lib/store/schema';
 import { dueCallbacksQuery, expiredBatchesQuery } from '../../lib/store/writes';
 import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
@@ -101,7 +102,19 @@ const QUERY_PLANS: QueryPlan[] = [
     keyAttributes: ['exp_due', 'ttl', 'batch_id', 'img_fprint'],
     input: expiredBatchesQuery('T', 1, 100),
   },
+  // The review queue (keys only: its page is then read by BatchGetItem) and the reviewed images' verdicts.
+  ...(['up', 'down'] as const).map((side) => ({
+    pattern: `review queue ${side}`,
+    scope: 'a batch',
+    keyAttributes: ['batch_id', 'review_key', 'img_fprint'],
+    input: reviewQueueSideRequest('T', 'c', 'b', 80, side, 10)!,
+  })),
+  { pattern: 'reviewed verdicts', scope: 'a batch', keyAttributes: ['batch_id', 'review_key', 'img_fprint'], input: reviewedRequest('T', 'c', 'b') },
 ];
+/** What an index keyed by status_ts (`{op_status}#{upload_ts}`) holds without projecting it (lib/store/attributes.ts). */
+const HELD_BY_KEY: Record<string, string[]> = { status_ts: ['op_status', 'upload_ts'] };
+/** Indexes whose queries list no image attributes: their pages are keys, read again from the table when needed. */
+const KEYS_INDEXES: string[] = [INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue, INDEX.batchesExpiring, INDEX.batchReview];
 const INDEX_PLANS = QUERY_PLANS.filter((p) => p.input.IndexName);
 
 /** Attribute names an expression mentions, in order, through its #placeholders. */
@@ -237,14 +250,15 @@ describe('table and indexes', () => {
     const index = indexes().get(plan.input.IndexName as string) as IndexDef;
     const available = new Set([
       ...keyOf(index.KeySchema),
+      ...keyOf(index.KeySchema).flatMap((k) => HELD_BY_KEY[k ?? ''] ?? []),
       ...keyOf(table().KeySchema as KeyElement[]),
       ...(index.Projection.NonKeyAttributes ?? []),
     ]);
     const needed = [
       ...attributesIn(plan.input.FilterExpression, plan.input.ExpressionAttributeNames),
       ...attributesIn(plan.input.ProjectionExpression, plan.input.ExpressionAttributeNames),
-      // The logs and batches listings show no image listing attributes.
-      ...([INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue, INDEX.batchesExpiring] as string[]).includes(plan.input.IndexName as string) ? [] : LISTING_ATTRIBUTES,
+      // The logs, batches and review listings show no image listing attributes.
+      ...(KEYS_INDEXES.includes(plan.input.IndexName as string) ? [] : LISTING_ATTRIBUTES),
     ];
     const missing = index.Projection.ProjectionType === 'ALL' ? [] : needed.filter((a) => !available.has(a));
     expect(missing).toEqual([]);

@@ -4,7 +4,7 @@ import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { registerApiKey } from '../../lib/auth/register';
 import { toBatchItem } from '../../lib/store/attributes';
 import type { ImageStatus } from '../../lib/domain';
-import { LIMITS, batchPartition, statusTs, type BatchItem, type ImageItem } from '../../lib/store/schema';
+import { LIMITS, batchPartition, reviewKey, statusTs, type BatchItem, type ImageItem } from '../../lib/store/schema';
 import { newBatch } from '../../lib/store/writes';
 import { aws, stackEnv, uniqueId } from '.';
 
@@ -67,6 +67,8 @@ export interface SeedImage {
   ttl?: number;
   dupCount?: number;
   error?: { code: string; message: string };
+  /** The best Cat confidence (then also its review key); none when not given. */
+  catConfidence?: number;
 }
 
 /** An image item as the ingest writes it: the sparse attributes only where they apply. */
@@ -91,6 +93,8 @@ export function imageItem(clientId: string, batchId: string, seed: SeedImage): I
           rek_ts: seed.uploadTs + 500,
           rek_iscat: seed.isCat ?? false,
           labels: seed.isCat ? [{ name: 'Cat', confidence: 91.5 }, { name: 'Animal', confidence: 91.5 }] : [{ name: 'Cup', confidence: 40 }],
+          // As the ingest writes them: the best Cat confidence and the image's place in the review queue.
+          ...(seed.catConfidence !== undefined ? { cat_conf: seed.catConfidence, review_key: reviewKey(false, seed.catConfidence) } : {}),
         }
       : {}),
     ...(classified && seed.isCat ? { cat_ts: seed.uploadTs } : {}),

@@ -61,7 +61,7 @@ describe('GET /v1/batches/{batchId}/export', () => {
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${batchId}.csv"`);
     const lines = (await res.text()).split('\r\n').filter(Boolean);
     expect(total).toBe(FILES.length);
-    expect(lines[0]).toBe('file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at');
+    expect(lines[0]).toBe('file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at,machine_is_cat,reviewed,review_note');
     expect(lines).toHaveLength(total + 1);
     expect(Number(res.headers.get('x-export-rows'))).toBe(total);
     expect(lines.filter((l) => /^[^,]*,duplicate,/.test(l))).toEqual([expect.stringMatching(/^copies\/chelsea again\.png,duplicate,.*,chelsea\.png,,/)]);

@@ -154,6 +154,8 @@ describe('GET /v1/batches/{batchId}/images', () => {
       duplicates: 0,
       duplicateFiles: [],
       reused: false,
+      machineIsCat: true,
+      review: null,
       error: null,
       thumbnailUrl: expect.stringMatching(new RegExp(`^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/thumbnails/${owner.clientId}/${batch}/a0\\.webp\\?.*X-Amz-Signature=`)),
       imageUrl: expect.stringMatching(new RegExp(`^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/processed/${owner.clientId}/${batch}/a0\\.jpg\\?.*X-Amz-Signature=`)),

@@ -83,7 +83,7 @@ describe('icecat export', () => {
 
     expect(run.code).toBe(0);
     const [head, ...rows] = csvRows(run.stdout);
-    expect(head).toEqual(['file_name', 'status', 'is_cat', 'cat_confidence', 'labels', 'fprint', 'duplicate_of', 'error_code', 'uploaded_at', 'classified_at']);
+    expect(head).toEqual(['file_name', 'status', 'is_cat', 'cat_confidence', 'labels', 'fprint', 'duplicate_of', 'error_code', 'uploaded_at', 'classified_at', 'machine_is_cat', 'reviewed', 'review_note']);
     expect(rows).toHaveLength(total);
     const copyRow = rows.find((r) => r[0] === copy);
     expect(copyRow?.[1]).toBe('duplicate');

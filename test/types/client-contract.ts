@@ -2,6 +2,7 @@
 // contract, so a field the server renames or retypes breaks the build instead of the CLI or the web page.
 import type * as z from 'zod';
 import type {
+  agreementSchema,
   batchListSchema,
   batchSummarySchema,
   createdBatchSchema,
@@ -14,6 +15,7 @@ import type {
   uploadFormsSchema,
 } from '../../lib/api/schemas';
 import type {
+  Agreement,
   ApiErrorBody,
   BatchSummary,
   CreatedBatch,
@@ -38,5 +40,6 @@ export type ServerAnswersFitTheClients = [
   ClientReads<z.output<typeof uploadFormsSchema>, MoreUploads>,
   ClientReads<z.output<typeof errorSchema>, ApiErrorBody>,
   ClientReads<z.output<typeof similarGroupsSchema>, SimilarGroups>,
+  ClientReads<z.output<typeof agreementSchema>, Agreement>,
   ClientReads<z.output<typeof reclassifyResultSchema>, Reclassified>,
 ];

@@ -49,7 +49,7 @@ describe('which function serves a request', () => {
     expect(functionFor(routeTargets(), 'POST', `/v1/batches/${BATCH}:open`)).toBe('batches');
   });
 
-  it('gives the batches function the batch lifecycle writes and the S3 work (export, erasure) alone', () => {
+  it('gives the batches function the batch lifecycle writes, reviews and the S3 work (export, erasure) alone', () => {
     expect(routeTargets().filter((t) => t.function === 'batches').map((t) => `${t.method} ${t.path}`)).toEqual([
       'POST /v1/batches',
       'POST /v1/batches/{batchId}/uploads',
@@ -57,6 +57,8 @@ describe('which function serves a request', () => {
       'GET /v1/batches/{batchId}/export',
       'DELETE /v1/batches/{batchId}',
       'POST /v1/batches/{batchId}:reclassify',
+      'PUT /v1/batches/{batchId}/images/{fprint}/review',
+      'DELETE /v1/batches/{batchId}/images/{fprint}/review',
     ]);
   });
 });

@@ -78,7 +78,19 @@ describe('exportRows', () => {
         error_code: null,
         uploaded_at: '2024-05-01T12:00:00.000Z',
         classified_at: '2024-05-01T12:00:01.500Z',
+        machine_is_cat: true,
+        reviewed: false,
+        review_note: null,
       },
+    ]);
+  });
+
+  it("carries a person's verdict to the record's row and its duplicates' rows, beside the machine's", () => {
+    const rows = exportRows(image({ isCat: false, machineIsCat: true, review: { note: 'a statue' }, duplicates: 1, duplicateFiles: ['copy.jpg'] }));
+
+    expect(rows.map((r) => [r.file_name, r.is_cat, r.machine_is_cat, r.reviewed, r.review_note])).toEqual([
+      ['cat.jpg', false, true, true, 'a statue'],
+      ['copy.jpg', false, true, true, 'a statue'],
     ]);
   });
 
@@ -112,7 +124,7 @@ describe('exportRows', () => {
 
 describe('CSV', () => {
   it('has the documented columns in order, CRLF-terminated', () => {
-    expect(csvHeader()).toBe('file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at\r\n');
+    expect(csvHeader()).toBe('file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at,machine_is_cat,reviewed,review_note\r\n');
   });
 
   it('quotes fields with commas, quotes or line breaks and doubles their quotes (RFC 4180)', () => {
@@ -141,7 +153,7 @@ describe('CSV', () => {
 
   it('writes nulls as empty cells and booleans as true/false', () => {
     const row = rowOf({ status: 'pending', isCat: null, labels: [], uploadedAt: null, classifiedAt: null });
-    expect(csvLine(row)).toBe('cat.jpg,pending,,,,f0,,,,\r\n');
+    expect(csvLine(row)).toBe('cat.jpg,pending,,,,f0,,,,,,false,\r\n');
     expect(csvLine(rowOf({ isCat: false }))).toContain(',false,');
   });
 });

@@ -226,7 +226,7 @@ describe('recount', () => {
     const req = recountQuery('T', 'acme', 'holiday');
 
     expect(req.ExpressionAttributeValues).toEqual({ ':partition': 'acme#holiday', ':summary': BATCH_SK });
-    expect(stored(req, req.ProjectionExpression)).toBe('op_status, rek_iscat, dup_count, reused');
+    expect(stored(req, req.ProjectionExpression)).toBe('op_status, rek_iscat, dup_count, reused, review');
     expect(req.ConsistentRead).toBe(true);
   });
 
