@@ -3,6 +3,7 @@
 import type { Query } from '../lib/api/client-contract';
 
 export type {
+  Agreement,
   BatchCounts,
   BatchStatus,
   BatchSummary,
@@ -15,10 +16,11 @@ export type {
   Page,
   Query,
   Reclassified,
+  Review,
   SimilarGroups,
   UploadForm,
 } from '../lib/api/client-contract';
-export { batchPath } from '../lib/api/client-contract';
+export { batchPath, reviewPath } from '../lib/api/client-contract';
 
 export class ApiError extends Error {
   override name = 'ApiError';

@@ -65,7 +65,7 @@ export const nameParts = (name: string): string[] => name.split(/(?<=[/_.-])/);
  * A cat badge's words: "Cat 87%" from the detector; "Cat, reviewed" when a person said so (their verdict wins, and the
  * detector's confidence may be anything).
  */
-export function catBadge(image: Image & { review?: { isCat: boolean } | null }): string {
+export function catBadge(image: Image): string {
   if (image.review?.isCat) return 'Cat, reviewed';
   const cat = catConfidence(image);
   return cat === null ? 'Cat' : `Cat ${percent(cat)}`;

@@ -3,39 +3,18 @@
 // images skipped (offered again once the queue runs out).
 import type { BatchCounts, Image } from './api';
 
-/** A person's verdict on an image, as the API answers it (§10). */
-export interface Review {
-  isCat: boolean;
-  note?: string | null;
-  reviewedAt?: string | null;
-}
-
-/** An image with §10's fields: `isCat` is the person's verdict when there is one, `machineIsCat` the detector's. */
-export type ReviewedImage = Image & { review?: Review | null; machineIsCat?: boolean | null };
-
-/** GET …/agreement: the machine's verdicts against the reviews (precision and recall null when undefined). */
-export interface Agreement {
-  reviewed: number;
-  agree: number;
-  precision: number | null;
-  recall: number | null;
-  suggestedCatMinConfidence: number | null;
-}
-
-export type ReviewCounts = BatchCounts & { reviewed?: number; corrected?: number };
-
 export interface Verdict {
-  image: ReviewedImage;
+  image: Image;
   isCat: boolean;
 }
 
 export interface ReviewQueue {
   /** Unreviewed images still to show, the current one first. */
-  queue: ReviewedImage[];
+  queue: Image[];
   /** Verdicts given in this visit, the last one last (undo pops it). */
   given: Verdict[];
   /** Images passed over with "skip", in the order they were skipped. */
-  skipped: ReviewedImage[];
+  skipped: Image[];
   /** Where the API's listing goes on; undefined with `ended`: read to its end. */
   cursor?: string;
   ended: boolean;
@@ -43,7 +22,7 @@ export interface ReviewQueue {
 
 export const emptyQueue = (): ReviewQueue => ({ queue: [], given: [], skipped: [], ended: false });
 
-export const current = (q: ReviewQueue): ReviewedImage | undefined => q.queue[0];
+export const current = (q: ReviewQueue): Image | undefined => q.queue[0];
 
 /** Images the queue should not take again from a page: those it holds, judged here, or skipped. */
 function known(q: ReviewQueue): Set<string> {
@@ -51,7 +30,7 @@ function known(q: ReviewQueue): Set<string> {
 }
 
 /** A page of the listing appended: images already known here are left out (a verdict on its way, a page read twice). */
-export function withPage(q: ReviewQueue, items: ReviewedImage[], cursor: string | undefined): ReviewQueue {
+export function withPage(q: ReviewQueue, items: Image[], cursor: string | undefined): ReviewQueue {
   const seen = known(q);
   const fresh = items.filter((i) => !seen.has(i.fprint) && !i.review);
   return { ...q, queue: [...q.queue, ...fresh], cursor, ended: !cursor };
@@ -99,7 +78,7 @@ export function restored(q: ReviewQueue, verdict: Verdict): ReviewQueue {
 }
 
 /** An image read again (its presigned URLs had expired) put in the place of the one the queue holds. */
-export function replaced(q: ReviewQueue, image: ReviewedImage): ReviewQueue {
+export function replaced(q: ReviewQueue, image: Image): ReviewQueue {
   return { ...q, queue: q.queue.map((i) => (i.fprint === image.fprint ? image : i)) };
 }
 
@@ -116,13 +95,13 @@ export function restart(q: ReviewQueue): ReviewQueue {
 export const wantsMore = (q: ReviewQueue, low = 5): boolean => !q.ended && q.queue.length < low;
 
 /** "12 of 40 reviewed": the API's counts, moved by the verdicts still on their way. */
-export function progress(counts: ReviewCounts, unsynced: number): { reviewed: number; of: number } {
+export function progress(counts: BatchCounts, unsynced: number): { reviewed: number; of: number } {
   const of = counts.success;
   return { reviewed: Math.min(of, Math.max(0, (counts.reviewed ?? 0) + unsynced)), of };
 }
 
 /** What the detector said, in words: "cat (87%)", "not a cat (cat 12%)", "not a cat". */
-export function machineSays(image: ReviewedImage, catConfidence: number | null): string {
+export function machineSays(image: Image, catConfidence: number | null): string {
   const machine = image.machineIsCat ?? (image.review ? null : image.isCat);
   const pct = catConfidence === null ? null : `${Math.round(catConfidence)}%`;
   if (machine === null || machine === undefined) return 'no verdict';

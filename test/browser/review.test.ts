@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import type { UploadForm } from '../../lib/api/schemas';
-import type { Agreement, ReviewedImage } from '../../web/review';
+import type { Agreement, Image } from '../../lib/api/client-contract';
 import { postForm } from '../helpers/upload-form';
 import { accessibilityFindings, contrastAgainstPhoto, WIDTHS } from './a11y';
 import { launchChromium, phoneContext, screenshot, scrollWidth, signIn, type Recorder } from './browser';
@@ -54,17 +54,17 @@ async function uploadBatch(photos: { name: string; type: string; body: Buffer }[
   return created.body.batchId as string;
 }
 
-const images = (batchId: string) => readAll<ReviewedImage>(`/v1/batches/${batchId}/images`, owner.key);
+const images = (batchId: string) => readAll<Image>(`/v1/batches/${batchId}/images`, owner.key);
 const summary = async (batchId: string) => (await call<Summary>('GET', `/v1/batches/${batchId}`, owner.key)).body;
 const agreement = async (batchId: string) => (await call<Agreement>('GET', `/v1/batches/${batchId}/agreement`, owner.key)).body;
-const imageOf = async (batchId: string, fprint: string) => (await call<ReviewedImage>('GET', `/v1/batches/${batchId}/images/${fprint}`, owner.key)).body;
+const imageOf = async (batchId: string, fprint: string) => (await call<Image>('GET', `/v1/batches/${batchId}/images/${fprint}`, owner.key)).body;
 /** The review queue as the API lists it, every page. */
 async function queueOrder(batchId: string): Promise<string[]> {
   const names: string[] = [];
   let cursor: string | undefined;
   do {
     const query = `review=pending&order=uncertain&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const page = await call<{ items: ReviewedImage[]; cursor?: string }>('GET', `/v1/batches/${batchId}/images?${query}`, owner.key);
+    const page = await call<{ items: Image[]; cursor?: string }>('GET', `/v1/batches/${batchId}/images?${query}`, owner.key);
     names.push(...page.body.items.map((i) => i.fileName!));
     cursor = page.body.cursor;
   } while (cursor);
@@ -119,7 +119,7 @@ describe('review mode by keyboard alone', () => {
   let batchId: string;
   /** Each distinct image's verdict: the detector's, but for its least sure cat, which the person says is not one. */
   const verdicts = new Map<string, boolean>();
-  let doubtful: ReviewedImage;
+  let doubtful: Image;
   let classified: number;
   let order: string[];
 

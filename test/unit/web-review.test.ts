@@ -17,14 +17,14 @@ import {
   undo,
   wantsMore,
   withPage,
-  type ReviewedImage,
   type ReviewQueue,
 } from '../../web/review';
+import type { Image } from '../../web/api';
 import { catBadge } from '../../web/format';
 
-const image = (fprint: string, more: Partial<ReviewedImage> = {}): ReviewedImage =>
-  ({ batchId: 'b', fprint, fileName: `${fprint}.jpg`, status: 'success', isCat: false, machineIsCat: false, labels: [], duplicates: 0, review: null, ...more }) as ReviewedImage;
-const fprints = (list: ReviewedImage[]) => list.map((i) => i.fprint);
+const image = (fprint: string, more: Partial<Image> = {}): Image =>
+  ({ batchId: 'b', fprint, fileName: `${fprint}.jpg`, status: 'success', isCat: false, machineIsCat: false, labels: [], duplicates: 0, review: null, ...more }) as Image;
+const fprints = (list: Image[]) => list.map((i) => i.fprint);
 const queueOf = (...names: string[]): ReviewQueue => withPage(emptyQueue(), names.map((n) => image(n)), undefined);
 
 describe('the review queue, as the listing fills it', () => {
@@ -39,7 +39,7 @@ describe('the review queue, as the listing fills it', () => {
   it('takes no image twice: not one it holds, judged here, or skipped, nor one already reviewed', () => {
     let q = queueOf('a', 'b', 'c');
     q = skip(judge(q, true));
-    q = withPage(q, [image('a'), image('b'), image('c'), image('d'), image('e', { review: { isCat: true } })], undefined);
+    q = withPage(q, [image('a'), image('b'), image('c'), image('d'), image('e', { review: { isCat: true, note: null, reviewedAt: 't' } })], undefined);
 
     expect([fprints(q.queue), fprints(q.skipped), q.given.map((v) => v.image.fprint)]).toEqual([['c', 'd'], ['b'], ['a']]);
   });
@@ -123,7 +123,7 @@ describe('how review mode words it', () => {
   it("says the detector's verdict, not the person's, with the cat confidence", () => {
     expect([
       machineSays(image('a', { machineIsCat: true, isCat: true }), 87.4),
-      machineSays(image('a', { machineIsCat: false, isCat: true, review: { isCat: true } }), 12),
+      machineSays(image('a', { machineIsCat: false, isCat: true, review: { isCat: true, note: null, reviewedAt: 't' } }), 12),
       machineSays(image('a', { machineIsCat: false }), null),
       machineSays(image('a', { machineIsCat: undefined, isCat: true }), 90),
     ]).toEqual(['a cat (87%)', 'not a cat (cat 12%)', 'not a cat', 'a cat (90%)']);
@@ -136,7 +136,7 @@ describe('how review mode words it', () => {
   it("badges a cat by the detector's confidence, or as reviewed when a person said so whatever the confidence", () => {
     expect([
       catBadge(image('a', { isCat: true, catConfidence: 87.4 })),
-      catBadge(image('a', { isCat: true, catConfidence: 0, review: { isCat: true } })),
+      catBadge(image('a', { isCat: true, catConfidence: 0, review: { isCat: true, note: null, reviewedAt: 't' } })),
       catBadge(image('a', { isCat: true, catConfidence: null })),
     ]).toEqual(['Cat 87%', 'Cat, reviewed', 'Cat']);
   });

@@ -1,6 +1,5 @@
 import type { BatchSummary } from '../api';
 import { nameParts, plural, progressOf } from '../format';
-import type { ReviewCounts } from '../review';
 
 export function StatusChip({ status }: { status: string }) {
   return <span class={`chip chip-${status}`}>{status}</span>;
@@ -20,7 +19,7 @@ export function BatchProgress({ batch }: { batch: BatchSummary }) {
 }
 
 export function Counts({ batch }: { batch: BatchSummary }) {
-  const c: ReviewCounts = batch.counts;
+  const c = batch.counts;
   return (
     <ul class="counts" aria-label="Counts">
       <li>{plural(c.cats, 'cat')}</li>

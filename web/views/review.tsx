@@ -3,7 +3,7 @@
 // or by button. Beside it, how often the detector agreed with the reviews and the threshold that would have agreed
 // most, applied in one click. Verdicts show at once and go to the API one after the other, in the order given.
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { batchPath, isNotFound, type Api, type BatchSummary, type Page } from '../api';
+import { batchPath, isNotFound, reviewPath, type Agreement, type Api, type BatchSummary, type Image, type Page } from '../api';
 import { catConfidence, describePicture, plural } from '../format';
 import { useCapabilities } from '../hooks';
 import {
@@ -23,9 +23,6 @@ import {
   undo,
   wantsMore,
   withPage,
-  type Agreement,
-  type ReviewCounts,
-  type ReviewedImage,
   type ReviewQueue,
 } from '../review';
 import { href } from '../route';
@@ -38,7 +35,7 @@ const PAGE = 25;
 const SHORTCUTS = 'icecat.reviewShortcuts';
 
 const imagePath = (batchId: string, fprint: string) => batchPath(batchId, `/images/${encodeURIComponent(fprint)}`);
-const nameOf = (image: ReviewedImage) => image.fileName ?? image.fprint;
+const nameOf = (image: Image) => image.fileName ?? image.fprint;
 
 /** Single-key shortcuts can be turned off (WCAG 2.1.4): a speech user's words must not judge images. */
 const shortcutsOn = (): boolean => {
@@ -54,7 +51,7 @@ const shortcutsOn = (): boolean => {
  * the boxes stay on the cat at any size (a small photo is drawn larger). Shown once its size is known, never with
  * another image's boxes. A picture whose presigned URL has expired asks for the image again (`onStale`).
  */
-function ReviewPicture({ image, onStale }: { image: ReviewedImage; onStale: (image: ReviewedImage) => void }) {
+function ReviewPicture({ image, onStale }: { image: Image; onStale: (image: Image) => void }) {
   const boxes = boxedCats(image);
   const src = image.imageUrl ?? image.thumbnailUrl;
   const [size, setSize] = useState<{ src: string; width: number; height: number } | null>(null);
@@ -247,7 +244,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
     r.loading = true;
     const run = r.run;
     try {
-      const page = await api.get<Page<ReviewedImage>>(`${path}/images`, { review: 'pending', order: 'uncertain', limit: PAGE, cursor: queueRef.current.cursor });
+      const page = await api.get<Page<Image>>(`${path}/images`, { review: 'pending', order: 'uncertain', limit: PAGE, cursor: queueRef.current.cursor });
       if (run !== reading.current.run) return;
       setQueue(withPage(queueRef.current, page.items, page.cursor));
     } catch (error) {
@@ -287,7 +284,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
     document.querySelector<HTMLElement>('#review-current, #review-end')?.focus();
   });
 
-  const counts = (batch?.counts ?? { success: 0 }) as ReviewCounts;
+  const counts = batch?.counts ?? { total: 0, success: 0, fail: 0, duplicate: 0, cats: 0 };
   const { reviewed, of } = progress(counts, unsynced);
   const image = current(queue);
 
@@ -316,7 +313,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
     tell(`${nameOf(judged)}: ${isCat ? 'cat' : 'not a cat'}.`, next, Math.min(of, reviewed + 1));
     send(1, async () => {
       try {
-        await api.put(`${imagePath(batchId, judged.fprint)}/review`, { isCat });
+        await api.put(reviewPath(batchId, judged.fprint), { isCat });
       } catch (error) {
         setQueue(refused(queueRef.current, judged.fprint));
         setVerdictError(error);
@@ -336,7 +333,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
     tell(`Undone: ${nameOf(undone.image)} is unreviewed again.`, next, Math.max(0, reviewed - 1));
     send(-1, async () => {
       try {
-        await api.del(`${imagePath(batchId, undone.image.fprint)}/review`);
+        await api.del(reviewPath(batchId, undone.image.fprint));
       } catch (error) {
         setQueue(restored(queueRef.current, undone));
         setVerdictError(error);
@@ -360,10 +357,10 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
     setReadingRun(reading.current.run);
   };
 
-  const stale = (old: ReviewedImage) => {
+  const stale = (old: Image) => {
     if (restale.current.has(old.fprint)) return;
     restale.current.add(old.fprint);
-    api.get<ReviewedImage>(imagePath(batchId, old.fprint)).then(
+    api.get<Image>(imagePath(batchId, old.fprint)).then(
       (fresh) => setQueue(replaced(queueRef.current, fresh)),
       () => undefined,
     );

@@ -1,15 +1,15 @@
 // One image's verdicts (DESIGN §10): the detector's, and the person's, which wins. On the image's own page a person
 // gives, changes or withdraws theirs; review mode is the quick way through a whole batch.
 import { useRef, useState } from 'preact/hooks';
-import { batchPath, type Api } from '../api';
+import { reviewPath, type Api, type Image } from '../api';
 import { catConfidence, when } from '../format';
 import { useCapabilities } from '../hooks';
-import { machineSays, type ReviewedImage } from '../review';
+import { machineSays } from '../review';
 import { ErrorNote } from './common';
 
-export function VerdictPanel({ api, image, onChange }: { api: Api; image: ReviewedImage; onChange: (image: ReviewedImage) => void }) {
+export function VerdictPanel({ api, image, onChange }: { api: Api; image: Image; onChange: (image: Image) => void }) {
   const caps = useCapabilities();
-  const path = `${batchPath(image.batchId)}/images/${encodeURIComponent(image.fprint)}/review`;
+  const path = reviewPath(image.batchId, image.fprint);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [said, setSaid] = useState('');
@@ -22,7 +22,7 @@ export function VerdictPanel({ api, image, onChange }: { api: Api; image: Review
     setBusy(true);
     setError(null);
     try {
-      const answer = isCat === null ? await api.del<ReviewedImage | undefined>(path) : await api.put<ReviewedImage>(path, { isCat });
+      const answer = isCat === null ? await api.del<Image | undefined>(path) : await api.put<Image>(path, { isCat });
       // A DELETE may answer nothing: the image without its review, as the page knows it.
       onChange(answer ?? { ...image, review: null, isCat: image.machineIsCat ?? image.isCat });
       setSaid(isCat === null ? 'Verdict withdrawn: the detector’s stands.' : `Your verdict: ${isCat ? 'a cat' : 'not a cat'}.`);
