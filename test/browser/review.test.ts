@@ -363,6 +363,9 @@ describe("an image's own page", () => {
     const pressed = await panel.getByRole('button', { name: 'Cat', exact: true }).getAttribute('aria-pressed');
     const badge = await page.locator('.title-row .badge-cat').textContent();
     await shoot('image-verdict');
+    await panel.getByRole('button', { name: 'Not a cat' }).click();
+    await panel.getByRole('status').filter({ hasText: 'Your verdict: not a cat.' }).waitFor();
+    const changed = await imageOf(batchId, coffee.fprint);
     await panel.getByRole('button', { name: 'Withdraw my verdict' }).click();
     await panel.getByRole('status').filter({ hasText: 'Verdict withdrawn' }).waitFor();
     const withdrawn = await imageOf(batchId, coffee.fprint);
@@ -371,6 +374,7 @@ describe("an image's own page", () => {
     expect(given).toMatchObject({ isCat: true, machineIsCat: false, review: { isCat: true } });
     expect(pressed).toBe('true');
     expect(badge).toBe('Cat, reviewed');
+    expect(changed).toMatchObject({ isCat: false, review: { isCat: false } });
     expect(pendingWhileGiven).not.toContain('coffee.png');
     expect(withdrawn).toMatchObject({ isCat: false, review: null });
     expect(await queueOrder(batchId)).toContain('coffee.png');
