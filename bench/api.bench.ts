@@ -59,7 +59,7 @@ async function serve(kind: string, dataDir: string, dynamodbUrl?: string): Promi
   process.once('SIGTERM', () => void close().then(() => process.exit(0)));
 }
 
-function startChild(args: string[]): Promise<{ child: ChildProcess; ready: Record<string, string> }> {
+export function startChild(args: string[]): Promise<{ child: ChildProcess; ready: Record<string, string> }> {
   const child = spawn(process.execPath, [...process.execArgv, __filename, '--serve', ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'ERROR' },
@@ -74,7 +74,7 @@ function startChild(args: string[]): Promise<{ child: ChildProcess; ready: Recor
   });
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
+export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
@@ -186,7 +186,7 @@ function summary(clientId: string, batchId: string, n: number): Record<string, u
   };
 }
 
-async function writeAll(ddb: DynamoDBDocumentClient, table: string, items: Record<string, unknown>[], parallel = 8): Promise<void> {
+export async function writeAll(ddb: DynamoDBDocumentClient, table: string, items: Record<string, unknown>[], parallel = 8): Promise<void> {
   const chunks: Record<string, unknown>[][] = [];
   for (let i = 0; i < items.length; i += 25) chunks.push(items.slice(i, i + 25));
   let next = 0;

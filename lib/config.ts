@@ -1,7 +1,9 @@
 // Configuration read from the environment once per container. Required values fail fast, naming the variable.
+import { IceCatError } from './errors';
 
-export class ConfigError extends Error {
+export class ConfigError extends IceCatError {
   override name = 'ConfigError';
+  readonly code: string = 'invalid_configuration';
 }
 
 export function required(name: string): string {

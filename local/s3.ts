@@ -168,7 +168,7 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   // Koa's default error listener prints every failed request; keep only server faults, silent or not: a fault of the
   // local S3 is a bug to see, and its cause is nowhere else.
   server.on('error', (err: Error & { status?: number }) => {
-    if ((err.status ?? 500) >= 500 && !(opts.onWriteFault && err instanceof OutOfSpaceError)) console.error('[s3] request failed:', err);
+    if ((err.status ?? 500) >= 500 && !(opts.onWriteFault && err instanceof S3OutOfSpaceError)) console.error('[s3] request failed:', err);
   });
   const address = await server.run();
   const url = `http://${opts.host}:${address.port}`;
@@ -196,7 +196,7 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
 }
 
 /** The answer to a write the local S3 could not make for lack of space: S3's InternalError, which clients retry. */
-class OutOfSpaceError extends S3Error {
+class S3OutOfSpaceError extends S3Error {
   constructor(override readonly cause: unknown) {
     super('InternalError', 'We encountered an internal error. Please try again. (The local S3 is out of disk space: the write was not made.)');
   }
@@ -210,7 +210,7 @@ function outOfSpaceAnswers(onWriteFault: ((err: unknown) => void) | undefined): 
     } catch (err) {
       if (!isOutOfSpace(err)) throw err;
       onWriteFault?.(err);
-      throw new OutOfSpaceError(err);
+      throw new S3OutOfSpaceError(err);
     }
   };
 }

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, envNumber } from '../lib/config';
+import { IMAGE_ATTRIBUTES } from '../lib/store/attributes';
 import { batchPartition } from '../lib/store/schema';
 import { dataDirFromEnv, prepareDataDir } from './data-layout';
 import { startStack, type Stack } from './stack';
@@ -54,7 +55,7 @@ function banner(stack: Stack): string {
     '',
     'Upload a folder as batch "first-batch" of client "demo", then read the records:',
     `  aws s3 cp ./photos s3://${stack.bucket}/uploads/demo/first-batch/ --recursive`,
-    `  aws dynamodb query --table-name ${stack.table} --key-condition-expression 'batch_id = :b' \\`,
+    `  aws dynamodb query --table-name ${stack.table} --key-condition-expression '${IMAGE_ATTRIBUTES.partition} = :b' \\`,
     `      --expression-attribute-values '{":b":{"S":"${batchPartition('demo', 'first-batch')}"}}'`,
   );
   if (stack.demoApiKey && endpoints.api) {

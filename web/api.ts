@@ -1,6 +1,7 @@
 // The API as the page uses it (its shapes: the clients' contract, shared with the CLI). The key travels only in the
 // Authorization header; no URL the page builds ever holds it.
 import type { Query } from '../lib/api/client-contract';
+import { WebAppError } from './errors';
 
 export type {
   Agreement,
@@ -22,8 +23,9 @@ export type {
 } from '../lib/api/client-contract';
 export { batchPath, reviewPath } from '../lib/api/client-contract';
 
-export class ApiError extends Error {
-  override name = 'ApiError';
+/** The API answered an error: its status and code as it said them. */
+export class ApiRequestError extends WebAppError {
+  override name = 'ApiRequestError';
   constructor(
     readonly status: number,
     readonly code: string,
@@ -67,7 +69,7 @@ export function createApi(key: string, onUnauthorized: () => void): Api {
       // Not the API's error shape (a proxy's page): the status says enough.
     }
     if (res.status === 401) onUnauthorized();
-    throw new ApiError(res.status, code, message);
+    throw new ApiRequestError(res.status, code, message);
   }
   const parsed = async (res: Response) => {
     const text = await res.text();
@@ -83,4 +85,4 @@ export function createApi(key: string, onUnauthorized: () => void): Api {
 }
 
 /** A route this API does not have yet (or a batch it does not know): the page hides what needs it. */
-export const isNotFound = (error: unknown): boolean => error instanceof ApiError && error.status === 404;
+export const isNotFound = (error: unknown): boolean => error instanceof ApiRequestError && error.status === 404;

@@ -1,6 +1,7 @@
 // Files from a drop (files or whole folders, through webkitGetAsEntry) or a file input, and their upload through
 // the presigned POST forms with XMLHttpRequest, whose upload events give per-file progress.
 import type { UploadForm } from './api';
+import { WebAppError } from './errors';
 
 export interface PickedFile {
   /** The name the batch records: the path inside a dropped folder, else the file's name. */
@@ -73,8 +74,9 @@ export function droppedFiles(data: DataTransfer): Promise<{ name: string; file: 
 export const chosenFiles = (list: FileList): { name: string; file: File }[] =>
   Array.from(list).map((file) => ({ name: file.webkitRelativePath || file.name, file }));
 
-export class UploadError extends Error {
+export class UploadError extends WebAppError {
   override name = 'UploadError';
+  readonly code: string = 'upload_failed';
   constructor(
     message: string,
     /** S3's status; 0 when the browser saw none (a network error, or an answer CORS hid). */

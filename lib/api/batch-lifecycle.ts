@@ -17,8 +17,8 @@ import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
 import { isVisibleBatch, type Batch } from '../domain';
 import { newBatch } from '../store/writes';
+import { BatchClosedError } from '../errors';
 import {
-  BatchClosedError,
   BatchErasingError,
   BatchExistsError,
   BatchNotDoneError,

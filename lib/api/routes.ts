@@ -184,7 +184,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       summary: 'One row per uploaded file, duplicates and failures included, as CSV or JSON Lines',
       description:
         'Columns: file_name, status, is_cat, cat_confidence, labels (Name:confidence|…), fprint, duplicate_of, error_code, ' +
-        'uploaded_at, classified_at. A small export is the answer itself; a larger one is stored and answered with a 303 ' +
+        'uploaded_at, classified_at, machine_is_cat, reviewed, review_note (is_cat is a person\'s verdict where one was given). A small export is the answer itself; a larger one is stored and answered with a 303 ' +
         'to a presigned GET (EXPORT_URL_SECONDS). X-Export-Rows says how many rows it has.',
       authenticated: true,
       params: batchParams,

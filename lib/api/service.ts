@@ -24,7 +24,7 @@ export interface ApiServiceOptions {
  * How GET …/similar reads the batch: of each image only its key, its pHash and its name to show, 2,000 items a Query
  * (projected items are ~100 bytes, so a page stays far below DynamoDB's 1 MB). The similar bench reads the same way.
  */
-export const SIMILAR_READ: BatchPagesOptions = { attributes: ['img_fprint', 'phash', 'file_name'], pageSize: 2000 };
+export const SIMILAR_READ: BatchPagesOptions = { attributes: ['fprint', 'phash', 'fileName'], pageSize: 2000 };
 
 export interface List<T> {
   items: T[];

@@ -1,14 +1,16 @@
-// API keys: each key belongs to one client and is stored only as its SHA-256 hash, in the images table under the
-// APIKEY# partition prefix, which no batch partition ({clientId}#{batchId}) can take: the client id APIKEY is reserved.
-// The key item has no client_id, created_ts or other index attribute, so it appears in no index. This module reads keys; registering one is
+// API keys: each key belongs to one client and is stored only as its SHA-256 hash (lib/store/credentials.ts holds
+// the items; the client ids it reserves for them are refused here). This module reads keys; registering one is
 // register.ts, so the API functions, which only authenticate, carry no key-writing code.
-import { GetCommand, type DynamoDBDocumentClient, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
 import { ID_PATTERN, ID_RULE } from '../ids';
-import { API_KEY_PREFIX as KEY_PARTITION_PREFIX, RESERVED_CLIENT_IDS } from '../store/schema';
+import { apiKeyOwner } from '../store/credentials';
+import { RESERVED_CLIENT_IDS } from '../store/schema';
+import { IceCatError } from '../errors';
 
-export class AuthError extends Error {
+export class AuthError extends IceCatError {
   override name = 'AuthError';
+  readonly code: string = 'unauthorized';
 }
 export class MissingApiKeyError extends AuthError {
   override name = 'MissingApiKeyError';
@@ -27,23 +29,9 @@ export class InvalidClientIdError extends AuthError {
 export const API_KEY_PREFIX = 'icw_';
 /** Keys are `icw_` + 32 random bytes in base64url: a fast hash is enough, nothing to brute-force. */
 export const API_KEY_PATTERN = /^[A-Za-z0-9_-]{16,256}$/;
-const KEY_SORT = '#KEY' as const;
-
-export interface ApiKeyItem {
-  batch_id: string;
-  img_fprint: typeof KEY_SORT;
-  owner_id: string;
-  registered_ts: number;
-}
-
 export const generateApiKey = (): string => API_KEY_PREFIX + randomBytes(32).toString('base64url');
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
-
-export const apiKeyItemKey = (keyHash: string): Pick<ApiKeyItem, 'batch_id' | 'img_fprint'> => ({
-  batch_id: KEY_PARTITION_PREFIX + keyHash,
-  img_fprint: KEY_SORT,
-});
 
 export function assertClientId(clientId: string): void {
   if (!ID_PATTERN.test(clientId)) throw new InvalidClientIdError(`client id "${clientId}" must be ${ID_RULE}`);
@@ -56,10 +44,6 @@ export function bearerKey(header: string | undefined): string {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header.trim());
   if (!match?.[1]) throw new InvalidApiKeyError('Authorization must be "Bearer <api key>"');
   return match[1];
-}
-
-export function getApiKeyRequest(tableName: string, key: string): GetCommandInput {
-  return { TableName: tableName, Key: apiKeyItemKey(hashApiKey(key)), ProjectionExpression: 'owner_id' };
 }
 
 export interface AuthenticatorOptions {
@@ -88,9 +72,8 @@ export class ApiKeyAuthenticator {
     const hash = hashApiKey(key);
     const cached = this.cache.get(hash);
     if (cached && cached.until > this.now()) return cached.clientId;
-    const out = await this.opts.ddb.send(new GetCommand(getApiKeyRequest(this.opts.tableName, key)));
-    const owner = (out.Item as Partial<ApiKeyItem> | undefined)?.owner_id;
-    if (typeof owner !== 'string') throw new InvalidApiKeyError('unknown API key');
+    const owner = await apiKeyOwner(this.opts, hash);
+    if (owner === undefined) throw new InvalidApiKeyError('unknown API key');
     if (this.cache.size >= 10_000) this.cache.clear();
     this.cache.set(hash, { clientId: owner, until: this.now() + this.cacheMs });
     return owner;

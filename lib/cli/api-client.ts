@@ -1,6 +1,6 @@
 // The HTTP API's client (docs/design.md §3): bearer key, JSON in and out, retries of transient failures, and the
 // API's error bodies turned into the CLI's errors. It never needs AWS credentials: uploads go through presigned forms.
-import { ApiError, AuthError, NetworkError, OutOfSpaceError, RouteMissingError, saysOutOfSpace } from './errors';
+import { ApiAnswerError, KeyRefusedError, NetworkError, OutOfSpaceError, RouteMissingError, saysOutOfSpace } from './errors';
 import { DEFAULT_RETRY, TransientError, describeNetworkError, isTransientStatus, retryAfterMs, withRetry, type RetryHooks, type RetryPolicy } from './retry';
 import { batchPath, reviewPath } from '../api/client-contract';
 import type {
@@ -101,9 +101,9 @@ export class ApiClient {
         const Failure = idempotent || res.status === 429 ? TransientError : AmbiguousFailure;
         throw new Failure(`${method} ${url.pathname}: ${res.status} ${error.message}`, retryAfterMs(res.headers.get('retry-after')));
       }
-      if (res.status === 401) throw new AuthError(`the API refused the key (${error.message}): check ICECAT_API_KEY or --api-key`);
+      if (res.status === 401) throw new KeyRefusedError(`the API refused the key (${error.message}): check ICECAT_API_KEY or --api-key`);
       if (res.status === 404 && ROUTE_MISSING.test(error.message)) throw new RouteMissingError(method, templateOf(url.pathname));
-      throw new ApiError(res.status, error.code, error.message);
+      throw new ApiAnswerError(res.status, error.code, error.message);
     };
     try {
       if (options.retry === false) return await once();

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { batchPath } from '../api/client-contract';
 import { ApiClient, collect } from './api-client';
 import { resolveConnection } from './config';
-import { ApiError, EXIT, NetworkError, RouteMissingError, UsageError } from './errors';
+import { ApiAnswerError, EXIT, NetworkError, RouteMissingError, UsageError } from './errors';
 import {
   batchTable,
   fileRows,
@@ -94,7 +94,7 @@ export function commandHandlers(ctx: CommandContext): Handlers {
     async export(batch, o) {
       const format = o.format ?? (o.json ? 'jsonl' : 'csv');
       const res = await clientFor(o).fetch('GET', batchPath(batch, '/export'), { query: { format } });
-      if (!res.body) throw new ApiError(res.status, 'empty_export', 'the export answered no body');
+      if (!res.body) throw new ApiAnswerError(res.status, 'empty_export', 'the export answered no body');
       const source = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
       if (o.output) {
         let bytes = 0;
@@ -151,7 +151,7 @@ async function imageOf(client: ApiClient, batch: string, name: string): Promise<
     return (await client.getImage(batch, name)).fprint;
   } catch (err) {
     // 404: no image of that fingerprint; 400: not even shaped like one. Either way, try it as a file name.
-    if (!(err instanceof ApiError) || (err.status !== 404 && err.status !== 400) || err instanceof RouteMissingError) throw err;
+    if (!(err instanceof ApiAnswerError) || (err.status !== 404 && err.status !== 400) || err instanceof RouteMissingError) throw err;
     if (err.status === 404 && /^batch /.test(err.message)) throw err;
   }
   const [found] = await collect(client.pages<Image>(batchPath(batch, '/images'), { fileName: name }));
@@ -165,7 +165,7 @@ async function batchImages(client: ApiClient, batch: string, filter: { status?: 
   try {
     return await collect(client.images(batch, { status: filter.status, cat: true }));
   } catch (e) {
-    if (!(e instanceof ApiError && e.status === 400 && /\bcat\b/.test(e.message))) throw e;
+    if (!(e instanceof ApiAnswerError && e.status === 400 && /\bcat\b/.test(e.message))) throw e;
     return (await collect(client.images(batch, { status: filter.status }))).filter((i) => i.isCat === true);
   }
 }
@@ -259,7 +259,7 @@ async function upload(
       if (e instanceof RouteMissingError) {
         closeSupported = false;
         progress.note('this API cannot close batches yet: the batch is done once every declared file arrived');
-      } else if (e instanceof ApiError && e.status === 409 && result.resumed) {
+      } else if (e instanceof ApiAnswerError && e.status === 409 && result.resumed) {
         // More arrived than the resumed batch showed when this run began (the earlier run's last uploads were
         // still being recorded): close on what the service counts.
         await client.closeBatch(batchId);

@@ -1,31 +1,42 @@
-// The CLI's failures, each with the exit code it ends the process with (0 success, 2 some files failed, 1 usage,
-// authentication or network, as docs/design.md §7 sets).
+// The CLI's failures. Each carries a code of the one error family (lib/errors.ts): the API's own code when the API
+// answered one, and the exit code comes from the code (0 success, 2 some files failed or the service is out of
+// space, 1 usage, authentication, network or any other failure, as docs/design.md §7 sets).
+import { IceCatError } from '../errors';
 
 export const EXIT = { ok: 0, failure: 1, someFailed: 2, interrupted: 130 } as const;
 
-export class CliError extends Error {
+/** Exit codes by error code; every other code exits 1. */
+const EXIT_BY_CODE: Readonly<Record<string, number>> = { insufficient_storage: EXIT.someFailed };
+
+/** The exit code of a failure with this code. */
+export const exitCodeFor = (code: string): number => EXIT_BY_CODE[code] ?? EXIT.failure;
+
+/** A failure only the CLI meets (its arguments, the network, the API's answers as it reads them). */
+export abstract class CliError extends IceCatError {
   override name = 'CliError';
-  readonly exitCode: number = EXIT.failure;
 }
 
 /** Bad arguments or configuration. */
 export class UsageError extends CliError {
   override name = 'UsageError';
+  readonly code: string = 'usage';
 }
 
 /** The API refused the key. */
-export class AuthError extends CliError {
-  override name = 'AuthError';
+export class KeyRefusedError extends CliError {
+  override name = 'KeyRefusedError';
+  readonly code: string = 'unauthorized';
 }
 
 /** No answer from the API (or S3) after every retry. */
 export class NetworkError extends CliError {
   override name = 'NetworkError';
+  readonly code: string = 'network';
 }
 
 /** The API answered an error; `code` and `status` as it said them. */
-export class ApiError extends CliError {
-  override name = 'ApiError';
+export class ApiAnswerError extends CliError {
+  override name = 'ApiAnswerError';
   constructor(
     readonly status: number,
     readonly code: string,
@@ -36,7 +47,7 @@ export class ApiError extends CliError {
 }
 
 /** The API has no such route: a server older than this CLI. */
-export class RouteMissingError extends ApiError {
+export class RouteMissingError extends ApiAnswerError {
   override name = 'RouteMissingError';
   constructor(
     readonly method: string,
@@ -52,7 +63,7 @@ export class RouteMissingError extends ApiError {
  */
 export class OutOfSpaceError extends CliError {
   override name = 'OutOfSpaceError';
-  override readonly exitCode: number = EXIT.someFailed;
+  readonly code: string = 'insufficient_storage';
   constructor(
     /** The service that refused: the API, or S3. */
     readonly service: string,

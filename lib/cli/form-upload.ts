@@ -10,9 +10,10 @@ import https from 'node:https';
 import { OutOfSpaceError, saysOutOfSpace } from './errors';
 import { TransientError, isTransientStatus, retryAfterMs } from './retry';
 import type { UploadForm } from '../api/client-contract';
+import { IceCatError } from '../errors';
 
 /** S3 refused the upload for good (policy, expiry, size), or the file changed: it is not in the batch. */
-export class UploadRefusedError extends Error {
+export class UploadRefusedError extends IceCatError {
   override name = 'UploadRefusedError';
   constructor(
     readonly status: number,

@@ -1,9 +1,9 @@
 // `icecat`: parses the command line, runs the command, and turns every failure into a message on stderr and an exit
-// code (0 ok, 2 some file failed, 1 usage / authentication / network).
+// code from its error code (lib/cli/errors.ts: 0 ok, 2 some file failed or out of space, 1 anything else).
 import { commandHandlers, type CommandContext } from './commands';
-import { CliError, EXIT } from './errors';
+import { IceCatError } from '../errors';
+import { EXIT, exitCodeFor } from './errors';
 import { buildProgram } from './program';
-import { WalkInputError } from './walker';
 
 export async function main(argv: string[], ctx: CommandContext): Promise<number> {
   const writeErr = (text: string) => ctx.stderr.write(text);
@@ -11,13 +11,9 @@ export async function main(argv: string[], ctx: CommandContext): Promise<number>
   try {
     return await run(argv);
   } catch (err) {
-    if (err instanceof CliError) {
+    if (err instanceof IceCatError) {
       writeErr(`icecat: ${err.message}\n`);
-      return err.exitCode;
-    }
-    if (err instanceof WalkInputError) {
-      writeErr(`icecat: ${err.message}\n`);
-      return EXIT.failure;
+      return exitCodeFor(err.code);
     }
     writeErr(`icecat: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return EXIT.failure;

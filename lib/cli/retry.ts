@@ -1,5 +1,6 @@
 // Retries of transient failures (network errors, 5xx, 429) with capped exponential backoff and full jitter, as the
 // AWS SDKs do: many clients retrying at once spread out instead of hammering a recovering service together.
+import { IceCatError } from '../errors';
 
 export interface RetryPolicy {
   /** Tries in all, the first included. */
@@ -11,8 +12,9 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseMs: 250, maxMs: 8_000 };
 
 /** A failure worth another try; `retryAfterMs` is the server's own hint (Retry-After), when it gave one. */
-export class TransientError extends Error {
+export class TransientError extends IceCatError {
   override name = 'TransientError';
+  readonly code: string = 'transient';
   constructor(
     message: string,
     readonly retryAfterMs?: number,

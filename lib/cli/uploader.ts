@@ -7,7 +7,7 @@
 import { ulid } from 'ulid';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../ids';
 import { AmbiguousFailure, ApiClient, collect } from './api-client';
-import { ApiError, NetworkError, OutOfSpaceError } from './errors';
+import { ApiAnswerError, NetworkError, OutOfSpaceError } from './errors';
 import { UploadRefusedError, postForm } from './form-upload';
 import { imageTypeOf } from './media-type';
 import { TaskPool } from './pool';
@@ -228,13 +228,13 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
         return;
       } catch (err) {
         // 413 names the first file over the API's size cap and the cap: drop every file over it, declare the rest.
-        const index = err instanceof ApiError && err.status === 413 ? TOO_LARGE_INDEX.exec(err.message)?.[1] : undefined;
+        const index = err instanceof ApiAnswerError && err.status === 413 ? TOO_LARGE_INDEX.exec(err.message)?.[1] : undefined;
         const named = index === undefined ? undefined : remaining[Number(index)];
         if (!named) throw err;
-        const max = MAX_BYTES.exec((err as ApiError).message)?.[1];
+        const max = MAX_BYTES.exec((err as ApiAnswerError).message)?.[1];
         if (max) maxBytes = Number(max);
         const over = remaining.filter((f) => f === named || f.size > maxBytes);
-        for (const f of over) reject(f === named ? tooLarge(f, (err as ApiError).message.replace(/^files\[\d+\]\.size: /, '')) : tooLarge(f));
+        for (const f of over) reject(f === named ? tooLarge(f, (err as ApiAnswerError).message.replace(/^files\[\d+\]\.size: /, '')) : tooLarge(f));
         remaining = remaining.filter((f) => !over.includes(f));
       }
     }
@@ -254,7 +254,7 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       events.batchCreated?.(created.batchId);
       return created;
     } catch (err) {
-      if (!(err instanceof ApiError && err.status === 409)) throw err;
+      if (!(err instanceof ApiAnswerError && err.status === 409)) throw err;
     }
     const existing = await opts.client.getBatch(batchId);
     // As this very declaration made it (an earlier try of this request, whose answer was lost; or an earlier run that
@@ -266,7 +266,7 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       events.batchCreated?.(batchId);
       return opts.client.renewUploads(batchId, declared);
     }
-    if (!opts.batchId) throw new ApiError(409, 'batch_exists', `batch ${batchId} exists and is not the one this upload made`);
+    if (!opts.batchId) throw new ApiAnswerError(409, 'batch_exists', `batch ${batchId} exists and is not the one this upload made`);
     // The named batch exists: resume it, sending only the files it does not hold yet.
     result.created = existing;
     result.resumed = true;

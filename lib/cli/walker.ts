@@ -4,6 +4,7 @@
 import { opendir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Stats } from 'node:fs';
+import { IceCatError } from '../errors';
 
 export interface WalkedFile {
   /** Where it is on disk. */
@@ -35,8 +36,9 @@ export interface WalkOptions {
 }
 
 /** Usage problems with the inputs themselves (a path that does not exist). */
-export class WalkInputError extends Error {
+export class WalkInputError extends IceCatError {
   override name = 'WalkInputError';
+  readonly code: string = 'invalid_input';
 }
 
 const toPosix = (p: string): string => p.split(path.sep).join('/');

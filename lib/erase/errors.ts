@@ -1,6 +1,9 @@
+import { IceCatError } from '../errors';
+
 /** Some objects or items outlasted their retries; running the erasure again finishes it. */
-export class EraseIncompleteError extends Error {
+export class EraseIncompleteError extends IceCatError {
   override name = 'EraseIncompleteError';
+  readonly code: string = 'erase_incomplete';
   readonly keys: unknown[];
 
   constructor(message: string, opts: { keys: unknown[]; cause?: unknown }) {

@@ -4,10 +4,11 @@
 // erasure to the erase job. On AWS a scheduled function runs it (functions/expire); locally the stack runs it at start
 // and every interval (local/expiry.ts), and since dynalite has no TTL it is what deletes expired items there too.
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JobQueue } from '../jobs/queue';
-import { nowSeconds, splitPartition } from '../store/schema';
-import { expiredBatchesQuery, markExpiredRequest } from '../store/writes';
+import { readExpiredBatches } from '../store/expired-batches';
+import { nowSeconds } from '../store/schema';
+import { markExpiredRequest } from '../store/writes';
 import { encodeEraseMessage } from './message';
 
 /**
@@ -68,17 +69,16 @@ export async function sweepExpiredBatches(deps: ExpirySweepDeps, limits: ExpiryS
   const result: ExpirySweepResult = { expired: 0, queued: [], truncated: false };
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await deps.ddb.send(new QueryCommand(expiredBatchesQuery(deps.tableName, nowSeconds(now), limits.pageSize ?? 100, startKey)));
-    for (const key of page.Items ?? []) {
+    const page = await readExpiredBatches(deps, nowSeconds(now), limits.pageSize ?? 100, startKey);
+    for (const { clientId, batchId } of page.batches) {
       if (result.expired >= limits.maxBatches) {
         result.truncated = true;
         break;
       }
       result.expired += 1;
-      const { clientId, batchId } = splitPartition(String(key.batch_id));
       if (await queueExpiredErasure(deps, clientId, batchId, now, now - limits.requeueAfterMs)) result.queued.push(`${clientId}/${batchId}`);
     }
-    startKey = page.LastEvaluatedKey;
+    startKey = page.next;
   } while (startKey && !result.truncated);
   if (result.queued.length > 0 || result.truncated) deps.log?.('queued the erasure of expired batches', { ...result });
   return result;

@@ -20,6 +20,7 @@ import {
   type Authenticator,
   type ErrorLogger,
 } from './middleware';
+import { IceCatError } from '../errors';
 
 export interface ApiDeps {
   /** The routes this function serves. */
@@ -34,8 +35,9 @@ export interface ApiDeps {
   logError?: ErrorLogger;
 }
 
-export class ApiWiringError extends Error {
+export class ApiWiringError extends IceCatError {
   override name = 'ApiWiringError';
+  readonly code: string = 'api_wiring';
 }
 
 export type ApiHandler = (event: APIGatewayProxyEventV2, context?: Partial<ApiContext>) => Promise<APIGatewayProxyStructuredResultV2>;

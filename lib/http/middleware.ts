@@ -6,7 +6,7 @@ import { createError } from '@middy/util';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import { InvalidParameterError, MalformedBodyError } from '../api/errors';
-import { errorBody, toHttpError } from '../api/http-errors';
+import { IceCatError } from '../errors';
 import type { Route } from '../api/routes';
 
 export interface ValidInput {
@@ -102,6 +102,67 @@ export function validate(route: Route): ApiMiddleware {
     },
   };
 }
+
+// ---- errors to HTTP answers: the one place -----------------------------------------------------------------------
+
+export interface HttpErrorAnswer {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/**
+ * The status each error code of the family (lib/errors.ts) is answered with, and its message when not the error's
+ * own. A code not listed is a bug: 500 with a fixed message, the error logged, its internals never shown.
+ */
+const HTTP_ANSWERS: Readonly<Record<string, { status: number; message?: (own: string) => string }>> = {
+  invalid_parameter: { status: 400 },
+  malformed_body: { status: 400 },
+  invalid_cursor: { status: 400, message: (own) => `cursor: ${own}` },
+  unauthorized: { status: 401 },
+  not_found: { status: 404 },
+  batch_exists: { status: 409 },
+  batch_erasing: { status: 409 },
+  batch_closed: { status: 409 },
+  batch_not_done: { status: 409 },
+  expected_below_total: { status: 409 },
+  image_failed: { status: 409 },
+  image_not_classified: { status: 409 },
+  review_conflict: { status: 409 },
+  file_too_large: { status: 413 },
+  throttled: { status: 429, message: () => 'too many requests; retry later' },
+};
+
+/** The error codes the API answers with a status below 500, and that status (docs/api.md lists them). */
+export const ANSWERED_CODES: Readonly<Record<string, number>> = Object.fromEntries(Object.entries(HTTP_ANSWERS).map(([code, a]) => [code, a.status]));
+
+export const INTERNAL_ERROR: HttpErrorAnswer = { status: 500, code: 'internal_error', message: 'internal error' };
+
+export const OUT_OF_STORAGE: HttpErrorAnswer = {
+  status: 507,
+  code: 'insufficient_storage',
+  message: 'the service is out of storage space: nothing was changed; retry once space is freed',
+};
+
+export function toHttpError(err: unknown): HttpErrorAnswer {
+  if (err instanceof IceCatError) {
+    const answer = HTTP_ANSWERS[err.code];
+    if (answer) return { status: answer.status, code: err.code, message: answer.message ? answer.message(err.message) : err.message };
+  }
+  if (isOutOfStorage(err)) return OUT_OF_STORAGE;
+  return INTERNAL_ERROR;
+}
+
+/**
+ * A store that refused a write for lack of disk space: the one-machine stack's DynamoDB (dynalite) answers
+ * InternalServerError saying so (docs/design.md, "A full disk"); AWS's never does.
+ */
+function isOutOfStorage(err: unknown): boolean {
+  const { name, message } = (err ?? {}) as { name?: unknown; message?: unknown };
+  return name === 'InternalServerError' && typeof message === 'string' && /no space left on device|out of disk space/i.test(message);
+}
+
+export const errorBody = (answer: HttpErrorAnswer): string => JSON.stringify({ error: { code: answer.code, message: answer.message } });
 
 export type ErrorLogger = (message: string, details: Record<string, unknown>) => void;
 

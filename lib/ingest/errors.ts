@@ -1,6 +1,7 @@
 // Why an upload could not be classified. A RejectedUpload is the upload's fault and ends in a `fail` record;
 // anything else is treated as transient and retried by SQS.
 import type { Claim, Fingerprint } from '../domain';
+import { IceCatError } from '../errors';
 
 /** A claim this run holds, with the upload time it keeps (a takeover keeps the first receipt's). */
 export interface HeldClaim {
@@ -27,7 +28,7 @@ export type RejectionCode =
 export const DECODED_REJECTIONS: ReadonlySet<string> = new Set<RejectionCode>(['ImageTooSmall', 'BatchClosed', 'DetectionRejected']);
 
 /** The upload itself is bad: recorded as `fail` with this code, never retried. */
-export class RejectedUpload extends Error {
+export class RejectedUpload extends IceCatError {
   override name = 'RejectedUpload';
   constructor(
     readonly code: RejectionCode,

@@ -13,10 +13,12 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { RejectedUpload } from './errors';
+import { IceCatError } from '../errors';
 
 /** The object is no longer under uploads/: an earlier delivery of the same event already moved it. */
-export class UploadGone extends Error {
+export class UploadGone extends IceCatError {
   override name = 'UploadGone';
+  readonly code: string = 'upload_gone';
 }
 
 export interface StoredUpload {

@@ -1,11 +1,13 @@
 // The EventBridge side of completion (AWS): a `Batch Completed` event from `icecat.wrangler` with the summary.
 import { PutEventsCommand, type EventBridgeClient, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { IceCatError } from '../errors';
 
 export const EVENT_SOURCE = 'icecat.wrangler';
 export const BATCH_COMPLETED = 'Batch Completed';
 
-export class EventPublishError extends Error {
+export class EventPublishError extends IceCatError {
   override name = 'EventPublishError';
+  readonly code: string = 'event_publish_failed';
 }
 
 export function buildBatchCompletedEvent(

@@ -2,6 +2,7 @@
 import * as z from 'zod/mini';
 import '../validation-messages';
 import { CALLBACK_MESSAGE_TYPE, type CallbackMessage } from './job';
+import { IceCatError } from '../errors';
 
 const callbackMessageSchema = z.strictObject({
   type: z.literal(CALLBACK_MESSAGE_TYPE),
@@ -14,8 +15,9 @@ const callbackMessageSchema = z.strictObject({
   firstAttemptAt: z.optional(z.number().check(z.int())),
 }) satisfies z.ZodMiniType<CallbackMessage>;
 
-export class CallbackMessageError extends Error {
+export class CallbackMessageError extends IceCatError {
   override name = 'CallbackMessageError';
+  readonly code: string = 'callback_message_invalid';
 }
 
 export function decodeCallbackMessage(text: string): CallbackMessage {

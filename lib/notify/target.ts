@@ -4,6 +4,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { judgeAddress } from './address';
+import { IceCatError } from '../errors';
 
 export interface CallbackPolicy {
   /**
@@ -20,7 +21,7 @@ export type CallbackRefusal =
   | 'HostNotFound'
   | 'AddressNotAllowed';
 
-export class CallbackTargetError extends Error {
+export class CallbackTargetError extends IceCatError {
   override name = 'CallbackTargetError';
   constructor(
     readonly code: CallbackRefusal,

@@ -1,8 +1,10 @@
 // The sweep's sender on AWS: SendMessageBatch, ten messages a request, retrying the entries SQS refused.
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { IceCatError } from '../errors';
 
-export class SendFailedError extends Error {
+export class SendFailedError extends IceCatError {
   override name = 'SendFailedError';
+  readonly code: string = 'send_failed';
 }
 
 const MAX_BATCH = 10;

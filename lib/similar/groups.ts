@@ -4,6 +4,7 @@
 // at their distance, at most (maxDistance + 1)·(n − 1) however many pairs are close, so memory stays linear in the
 // batch even when thousands of images of one scene are all within the distance of one another.
 import { isFlatPhash, parsePhash, popcount32 as importedPopcount32 } from './phash';
+import { IceCatError } from '../errors';
 
 // Bound once: a transpiled import is a property read (a getter under CommonJS interop) on every call, and this
 // one runs millions of times per batch.
@@ -39,8 +40,9 @@ export interface SimilarGroups {
   groups: SimilarGroup[];
 }
 
-export class InvalidMaxDistance extends RangeError {
+export class InvalidMaxDistance extends IceCatError {
   override name = 'InvalidMaxDistance';
+  readonly code: string = 'invalid_parameter';
 }
 
 /**

@@ -19,7 +19,8 @@ import {
 import { reusableResultRequest } from './access-patterns';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../backoff';
-import { BatchClosedError, BatchErasedError, ReviewConflictError } from './errors';
+import { BatchClosedError } from '../errors';
+import { BatchErasedError, ReviewConflictError } from './errors';
 import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
 import { isCatAt, isVisibleBatch, machineIsCatOf, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image, type Review } from '../domain';
@@ -590,7 +591,7 @@ export class BatchStore {
   private async countRefused(batch: { clientId: string; batchId: string }, takingUploads: boolean): Promise<Error> {
     const now = takingUploads ? await this.getBatch(batch.clientId, batch.batchId) : undefined;
     if (!now || !this.isLive(now)) return new BatchErasedError(`batch ${batch.batchId} is being erased`);
-    return new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`);
+    return new BatchClosedError(batch.batchId, `batch ${batch.batchId} was closed before this upload was counted`);
   }
 }
 

@@ -1,11 +1,13 @@
 // Opaque, tamper-evident paging cursors: a DynamoDB LastEvaluatedKey sealed with an HMAC over the key and the
 // query's scope (index, partition, key condition). A cursor forged, edited, or issued for another query fails.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { IceCatError } from '../errors';
 
 export type StartKey = Record<string, string | number>;
 
-export class CursorError extends Error {
+export class CursorError extends IceCatError {
   override name = 'CursorError';
+  readonly code: string = 'invalid_cursor';
 }
 
 /** Shortest secret accepted: 32 bytes of entropy as text. */

@@ -2,15 +2,15 @@
 // over. Apart from reader.ts so that a function bundles only this Query, not the listings' cursors.
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchResultsRequest } from './access-patterns';
-import { toImage } from './attributes';
+import { IMAGE_ATTRIBUTES, toImage, type ImageAttribute } from './attributes';
 import type { Image } from '../domain';
 import { IN_PROGRESS_LISTING_ATTRIBUTES, nowSeconds, type ImageItem } from './schema';
 
 export interface BatchPagesOptions {
   /** Items evaluated per Query (default 500); a page also ends at DynamoDB's 1 MB. */
   pageSize?: number;
-  /** Stored attributes to read (default: what a listing shows, the duplicates' file names included). */
-  attributes?: readonly string[];
+  /** The image's fields to read, by their domain names (default: what a listing shows, the duplicates' names included). */
+  attributes?: readonly ImageAttribute[];
 }
 
 /**
@@ -24,7 +24,7 @@ export async function* batchImagePages(
   opts: BatchPagesOptions = {},
 ): AsyncGenerator<Image[]> {
   const nowS = nowSeconds((ctx.now ?? Date.now)());
-  const plan = batchResultsRequest({ tableName: ctx.tableName, clientId, batchId, nowS }, opts.attributes ?? IN_PROGRESS_LISTING_ATTRIBUTES);
+  const plan = batchResultsRequest({ tableName: ctx.tableName, clientId, batchId, nowS }, opts.attributes?.map((name) => IMAGE_ATTRIBUTES[name]) ?? IN_PROGRESS_LISTING_ATTRIBUTES);
   let startKey: Record<string, unknown> | undefined;
   do {
     const out = await ctx.ddb.send(new QueryCommand({ ...plan.input, Limit: opts.pageSize ?? 500, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }));

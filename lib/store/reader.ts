@@ -243,7 +243,7 @@ export interface RetryOptions extends BackoffPolicy {
 export const DEFAULT_RETRY: RetryOptions = { attempts: 8, baseDelayMs: 25, maxDelayMs: 2000 };
 
 /** One BatchGetItem request to the end: UnprocessedKeys are retried with jittered backoff. */
-async function batchGetAll<T>(ctx: StoreContext, request: BatchGetCommandInput['RequestItems'], retry: RetryOptions = DEFAULT_RETRY): Promise<T[]> {
+export async function batchGetAll<T>(ctx: StoreContext, request: BatchGetCommandInput['RequestItems'], retry: RetryOptions = DEFAULT_RETRY): Promise<T[]> {
   const found: T[] = [];
   let pending = request;
   for (let round = 0; pending && Object.keys(pending).length > 0; round++) {

@@ -6,12 +6,12 @@
 // nothing: a page walks two key ranges away from the threshold (up from it ascending, down from it descending) and
 // merges them by distance. The index holds keys only (and the verdict), so the page's images are then read by one
 // consistent BatchGetItem, which also leaves out an image reviewed a moment ago that the index still lists.
-import { BatchGetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchGetRequests } from './access-patterns';
 import { imageNames, toImage } from './attributes';
 import type { StartKey } from './cursor';
 import type { Image, Review } from '../domain';
-import { isVisibleImage, type Page, type PageRequest, type StoreContext } from './reader';
+import { batchGetAll, isVisibleImage, type Page, type PageRequest, type StoreContext } from './reader';
 import {
   INDEX,
   REVIEW_DONE,
@@ -130,14 +130,10 @@ async function readImages(ctx: StoreContext, clientId: string, batchId: string, 
   const nowS = nowSeconds((ctx.now ?? Date.now)());
   const found = new Map<string, Image>();
   for (const request of batchGetRequests(ctx.tableName, clientId, batchId, fprints)) {
-    let pending = request.RequestItems;
-    for (let round = 0; pending && Object.keys(pending).length > 0 && round < 8; round++) {
-      const table = pending[ctx.tableName];
-      const out = await ctx.ddb.send(new BatchGetCommand({ RequestItems: table ? { [ctx.tableName]: { ...table, ConsistentRead: true } } : pending }));
-      for (const item of (out.Responses?.[ctx.tableName] ?? []) as Partial<ImageItem>[]) {
-        if (isVisibleImage(item, nowS)) found.set(item.img_fprint, toImage(item));
-      }
-      pending = out.UnprocessedKeys;
+    const keys = request.RequestItems?.[ctx.tableName];
+    if (!keys) continue;
+    for (const item of await batchGetAll<Partial<ImageItem>>(ctx, { [ctx.tableName]: { ...keys, ConsistentRead: true } })) {
+      if (isVisibleImage(item, nowS)) found.set(item.img_fprint, toImage(item));
     }
   }
   return fprints.flatMap((f) => found.get(f) ?? []);

@@ -8,11 +8,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { INDEX_HTML, type WebAsset, type WebBundle } from './site';
+import { IceCatError } from '../errors';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
-export class WebBuildError extends Error {
+export class WebBuildError extends IceCatError {
   override name = 'WebBuildError';
+  readonly code: string = 'web_build_failed';
 }
 
 function asset(name: string, contentType: string, data: Uint8Array | string): WebAsset {

@@ -52,8 +52,8 @@ export class ImageTooLargeError extends DetectorError {
   }
 }
 
-export class InvalidParameterError extends DetectorError {
-  override name = 'InvalidParameterError';
+export class DetectorParameterError extends DetectorError {
+  override name = 'DetectorParameterError';
   constructor(message = 'Request has invalid parameters') {
     super('InvalidParameterException', message);
   }

@@ -14,7 +14,7 @@ import {
   DetectorError,
   ImageTooLargeError,
   InvalidImageFormatError,
-  InvalidParameterError,
+  DetectorParameterError,
   InvalidS3ObjectError,
   ThrottlingError,
   ThroughputExceededError,
@@ -171,7 +171,7 @@ async function checkImage(image: Buffer): Promise<void> {
   const height = meta.autoOrient?.height ?? meta.height;
   if (!width || !height) throw new InvalidImageFormatError();
   if (Math.min(width, height) < LIMITS.minSide) {
-    throw new InvalidParameterError(
+    throw new DetectorParameterError(
       `Request has invalid parameters: the image is ${width}x${height} px, the minimum is ${LIMITS.minSide} px a side`,
     );
   }
@@ -218,9 +218,9 @@ function sendAwsError(res: ServerResponse, err: DetectorError, requestId: string
   );
 }
 
-function toInvalidParameter(error: z.ZodError): InvalidParameterError {
+function toInvalidParameter(error: z.ZodError): DetectorParameterError {
   const detail = error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`).join('; ');
-  return new InvalidParameterError(`Request has invalid parameters (${detail})`);
+  return new DetectorParameterError(`Request has invalid parameters (${detail})`);
 }
 
 /** Starts the endpoint once the model is loaded; each server keeps its own faults and counters. */
@@ -300,7 +300,7 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     let image: Buffer;
     if (request.Image.Bytes !== undefined) {
       image = Buffer.from(request.Image.Bytes, 'base64');
-      if (image.length === 0) throw new InvalidParameterError('Request has invalid parameters (Image.Bytes is empty)');
+      if (image.length === 0) throw new DetectorParameterError('Request has invalid parameters (Image.Bytes is empty)');
       if (image.length > LIMITS.maxBytes) throw new ImageTooLargeError();
     } else {
       s3 ??= createS3Client();

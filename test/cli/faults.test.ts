@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ApiClient } from '../../lib/cli/api-client';
-import { AuthError, NetworkError, RouteMissingError } from '../../lib/cli/errors';
+import { KeyRefusedError, NetworkError, RouteMissingError } from '../../lib/cli/errors';
 import { UploadRefusedError, postForm } from '../../lib/cli/form-upload';
 import { withRetry } from '../../lib/cli/retry';
 import { waitUntilDone } from '../../lib/cli/commands';
@@ -82,7 +82,7 @@ describe('ApiClient against faults', () => {
   it('turns a refused key into an authentication error without retrying', async () => {
     answers.push(jsonAnswer(401, { error: { code: 'unauthorized', message: 'invalid API key' } }));
 
-    await expect(client().getBatch('b1')).rejects.toThrow(AuthError);
+    await expect(client().getBatch('b1')).rejects.toThrow(KeyRefusedError);
     expect(requests).toHaveLength(1);
   });
 

@@ -333,7 +333,7 @@ describe('IAM', () => {
     ['api', 's3:GetObject', ['{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
     ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['batches', 's3:PutObject', ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/uploads/*']],
-    ['batches', 's3:GetObject', ['{ImagesBucket.Arn}/exports/*']],
+    ['batches', 's3:GetObject', ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
     ['batches', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{EraseQueue.Arn}']],
     ['ingest', 'sqs:SendMessage', ['{CallbackQueue.Arn}']],
     ['ingest', 'sqs:ChangeMessageVisibility', ['{IngestQueue.Arn}']],

@@ -26,7 +26,7 @@ import { startTestStack, uniqueId } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 
 /** A store that runs a hook right after each claim: the moment an erasure may slip in mid-upload. */
-class StoreWithClaimHook extends BatchStore {
+class StorePausingAtClaim extends BatchStore {
   afterClaim: (() => Promise<void>) | undefined;
 
   override async claim(c: Claim): Promise<ClaimOutcome> {
@@ -73,7 +73,7 @@ const silentMetrics: IngestMetrics = {
 let stack: Stack;
 let s3: S3Client;
 let ddb: DynamoDBDocumentClient;
-let store: StoreWithClaimHook;
+let store: StorePausingAtClaim;
 let deps: IngestDeps;
 let images: Buffer[];
 let next = 0;
@@ -84,7 +84,7 @@ beforeAll(async () => {
   s3 = localS3Client(stack.endpoints.s3);
   ddb = DynamoDBDocumentClient.from(localDynamoClient(stack.endpoints.dynamodb), { marshallOptions: { removeUndefinedValues: true } });
   const transactions = stack.env.DDB_TRANSACTIONS === 'true';
-  store = new StoreWithClaimHook({ ddb, tableName: table, transactions, takeBack: takeBack(ddb, table) });
+  store = new StorePausingAtClaim({ ddb, tableName: table, transactions, takeBack: takeBack(ddb, table) });
   const rekognition = new RekognitionClient({
     endpoint: stack.endpoints.rekognition,
     region: LOCAL_NAMES.region,

@@ -3,13 +3,13 @@ import {
   InvalidApiKeyError,
   InvalidClientIdError,
   MissingApiKeyError,
-  apiKeyItemKey,
   assertClientId,
   bearerKey,
   generateApiKey,
   hashApiKey,
 } from '../../lib/auth/api-keys';
-import { putApiKeyRequest } from '../../lib/auth/register';
+import { apiKeyItemKey, getApiKeyRequest } from '../../lib/store/credentials';
+import { putApiKeyRequest, putClientRequest } from '../../lib/store/registrations';
 
 describe('API keys', () => {
   it('are long, random and URL-safe', () => {
@@ -22,25 +22,39 @@ describe('API keys', () => {
   it('are stored only as a SHA-256 hash', () => {
     const key = generateApiKey();
 
-    const request = putApiKeyRequest('T', 'acme', key, 1);
+    const request = putApiKeyRequest('T', 'acme', hashApiKey(key), 1);
 
     expect(JSON.stringify(request)).not.toContain(key);
     expect(request.Item).toMatchObject({ batch_id: `APIKEY#${hashApiKey(key)}`, owner_id: 'acme' });
   });
 
   it('live under a partition no batch id can take, out of every index', () => {
-    const item = putApiKeyRequest('T', 'acme', generateApiKey(), 1).Item ?? {};
+    const item = putApiKeyRequest('T', 'acme', hashApiKey(generateApiKey()), 1).Item ?? {};
 
     expect(item.batch_id).toMatch(/#/);
     for (const indexKey of ['client_id', 'upload_ts', 'status_ts', 'log_ts', 'cat_ts']) expect(item).not.toHaveProperty(indexKey);
   });
 
   it('never replace a key registered to another client', () => {
-    expect(putApiKeyRequest('T', 'acme', 'k'.repeat(20), 1).ConditionExpression).toBe('attribute_not_exists(batch_id) OR owner_id = :owner');
+    expect(putApiKeyRequest('T', 'acme', hashApiKey('k'.repeat(20)), 1).ConditionExpression).toBe('attribute_not_exists(batch_id) OR owner_id = :owner');
   });
 
   it('hash to the key item address deterministically', () => {
     expect(apiKeyItemKey(hashApiKey('abc'))).toEqual(apiKeyItemKey(hashApiKey('abc')));
+  });
+
+  it('are looked up by their hash, reading only the owner', () => {
+    const request = getApiKeyRequest('T', hashApiKey('icw_lookup'));
+
+    expect(request.Key).toEqual({ batch_id: `APIKEY#${hashApiKey('icw_lookup')}`, img_fprint: '#KEY' });
+    expect(request.ProjectionExpression).toBe('owner_id');
+  });
+
+  it('register a client once, keeping the first registration time', () => {
+    const request = putClientRequest('T', 'acme', 5);
+
+    expect(request.Item).toEqual({ batch_id: 'CLIENT#acme', img_fprint: '#CLIENT', registered_ts: 5 });
+    expect(request.ConditionExpression).toBe('attribute_not_exists(batch_id)');
   });
 });
 

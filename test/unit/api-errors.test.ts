@@ -2,7 +2,7 @@ import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb
 import { createApiHandler } from '../../lib/http/app';
 import { InvalidApiKeyError, MissingApiKeyError } from '../../lib/auth/api-keys';
 import { BatchNotFoundError, FileTooLargeError, ImageNotFoundError, InvalidParameterError } from '../../lib/api/errors';
-import { toHttpError } from '../../lib/api/http-errors';
+import { toHttpError } from '../../lib/http/middleware';
 import { apiRoutes } from '../../lib/api/routes';
 import type { ApiService } from '../../lib/api/service';
 import { CursorError } from '../../lib/store/cursor';

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, batchPath, isNotFound, type Api, type BatchSummary, type Image, type Page, type Query } from '../api';
+import { ApiRequestError, batchPath, isNotFound, type Api, type BatchSummary, type Image, type Page, type Query } from '../api';
 import { capabilities } from '../capabilities';
 import { catBadge, plural, topLabels, when } from '../format';
 import { useCapabilities, useNearViewport, usePoll } from '../hooks';
@@ -45,7 +45,7 @@ async function fetchPage(api: Api, batchId: string, filter: Filter, cursor?: str
     const page = await api.get<Page<Image>>(`${batchPath(batchId)}/images`, { ...query, limit: PAGE, cursor });
     return { items: keep ? page.items.filter(keep) : page.items, cursor: page.cursor };
   } catch (error) {
-    if (filter.fallback && !catFilterRefused && error instanceof ApiError && error.status === 400 && /\bcat\b/.test(error.message)) {
+    if (filter.fallback && !catFilterRefused && error instanceof ApiRequestError && error.status === 400 && /\bcat\b/.test(error.message)) {
       catFilterRefused = true;
       return fetchPage(api, batchId, filter, undefined);
     }

@@ -1,6 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import { FormBook } from '../../lib/api/form-book';
-import { ApiError, batchPath, isNotFound, type Api, type CreatedBatch, type MoreUploads } from '../api';
+import { ApiRequestError, batchPath, isNotFound, type Api, type CreatedBatch, type MoreUploads } from '../api';
 import { plural } from '../format';
 import { useCapabilities } from '../hooks';
 import { href } from '../route';
@@ -137,7 +137,7 @@ export function NewBatch({ api }: { api: Api }) {
       setResult(failed === 0 ? `Uploaded ${plural(uploaded, 'file')} into ${batchId}.` : `Uploaded ${uploaded}; ${failed} failed.`);
       if (failed === 0) location.hash = href.batch(batchId);
     } catch (err) {
-      setError(err instanceof ApiError ? new Error(`The API refused the batch: ${err.message}`) : err);
+      setError(err instanceof ApiRequestError ? new Error(`The API refused the batch: ${err.message}`) : err);
     } finally {
       setRunning(false);
       repaint();

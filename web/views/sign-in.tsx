@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, createApi } from '../api';
+import { ApiRequestError, createApi } from '../api';
 
 /** The key is checked with one cheap authenticated read before it is kept (in sessionStorage, for this tab only). */
 export function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn: (key: string) => void }) {
@@ -20,7 +20,7 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
       await createApi(candidate, () => undefined).get('/v1/images', { limit: 1 });
       onSignedIn(candidate);
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? 'The API does not know this key.' : `Could not sign in: ${(err as Error).message}`);
+      setError(err instanceof ApiRequestError && err.status === 401 ? 'The API does not know this key.' : `Could not sign in: ${(err as Error).message}`);
     } finally {
       setBusy(false);
     }

@@ -1,0 +1,76 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { InvalidApiKeyError, MissingApiKeyError } from '../../lib/auth/api-keys';
+import { BatchNotFoundError } from '../../lib/api/errors';
+import { KeyRefusedError, OutOfSpaceError, UsageError, exitCodeFor, EXIT } from '../../lib/cli/errors';
+import { BatchClosedError, IceCatError } from '../../lib/errors';
+import { OUT_OF_STORAGE, toHttpError } from '../../lib/http/middleware';
+import { StoreThrottledError } from '../../lib/store/errors';
+
+const root = join(__dirname, '..', '..');
+
+function sources(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && /\.(ts|tsx|cjs|mjs|js)$/.test(e.name))
+    .map((e) => relative(root, join(e.parentPath, e.name)));
+}
+
+/** Every class declared in these folders: [file, class name, what it extends]. */
+function classes(dirs: string[]): [string, string, string | undefined][] {
+  return dirs.flatMap(sources).flatMap((file) =>
+    [...readFileSync(join(root, file), 'utf8').matchAll(/^\s*(?:export\s+)?(?:abstract\s+)?class\s+(\w+)(?:\s+extends\s+([\w.]+))?/gm)].map(
+      (m): [string, string, string | undefined] => [file, m[1] as string, m[2]],
+    ),
+  );
+}
+
+describe('the error family', () => {
+  test('no class in lib/ or functions/ extends a built-in error: each extends IceCatError (lib/errors.ts)', () => {
+    const direct = classes(['lib', 'functions']).filter(([file, , base]) => file !== 'lib/errors.ts' && /^(Error|RangeError|TypeError)$/.test(base ?? ''));
+    expect(direct).toEqual([]);
+  });
+
+  test('no two classes of the project share a name', () => {
+    const byName = new Map<string, string[]>();
+    for (const [file, name] of classes(['lib', 'functions', 'local', 'web', 'scripts', 'bench', 'events', 'test'])) {
+      byName.set(name, [...(byName.get(name) ?? []), file]);
+    }
+    expect([...byName].filter(([, files]) => files.length > 1)).toEqual([]);
+  });
+
+  test('every error keeps its cause and has a stable code', () => {
+    const cause = new Error('ProvisionedThroughputExceededException');
+    const err = new StoreThrottledError('the table is throttling reads', { cause });
+
+    expect(err).toBeInstanceOf(IceCatError);
+    expect(err.cause).toBe(cause);
+    expect(err.code).toBe('throttled');
+  });
+
+  test('the API answers the code the error carries, by one table', () => {
+    expect(toHttpError(new BatchNotFoundError('b'))).toMatchObject({ status: 404, code: 'not_found' });
+    expect(toHttpError(new BatchClosedError('b'))).toMatchObject({ status: 409, code: 'batch_closed', message: 'batch b is closed' });
+    expect(toHttpError(new StoreThrottledError('x'))).toEqual({ status: 429, code: 'throttled', message: 'too many requests; retry later' });
+  });
+
+  test('a code of the family that the API does not answer is a 500 that shows nothing', () => {
+    class Unlisted extends IceCatError {
+      readonly code = 'made_up_for_this_test';
+    }
+    expect(toHttpError(new Unlisted('secret detail'))).toEqual({ status: 500, code: 'internal_error', message: 'internal error' });
+  });
+
+  test('the CLI names a refused key with the code the API answers for it, and exits 1', () => {
+    const apiCode = toHttpError(new InvalidApiKeyError('bad key')).code;
+
+    expect(new KeyRefusedError('the API refused the key').code).toBe(apiCode);
+    expect(toHttpError(new MissingApiKeyError('no key')).code).toBe(apiCode);
+    expect(exitCodeFor(apiCode)).toBe(EXIT.failure);
+  });
+
+  test('the CLI exits 2 on the code the API answers when out of storage, 1 on a usage error', () => {
+    expect(new OutOfSpaceError('the API', 'full').code).toBe(OUT_OF_STORAGE.code);
+    expect(exitCodeFor(OUT_OF_STORAGE.code)).toBe(EXIT.someFailed);
+    expect(exitCodeFor(new UsageError('bad flag').code)).toBe(EXIT.failure);
+  });
+});
