@@ -438,9 +438,36 @@ describe('review mode, by axe-core (WCAG 2.2 AA and best practice) at 1280 and 3
   }, 60_000);
 });
 
-describe('the whole visit', () => {
-  it('sent no request bound to fail and logged no console error', () => {
-    expect(recorder.failures).toEqual([]);
-    expect(recorder.errors).toEqual([]);
+describe('a batch erased while it is reviewed', () => {
+  let erased: string;
+
+  it("says so: the verdict refused, the page names the batch gone, nothing left that would fail again", async () => {
+    erased = await uploadBatch([
+      { name: 'chelsea.png', type: 'image/png', body: fixture('chelsea.png') },
+      { name: 'coffee.png', type: 'image/png', body: fixture('coffee.png') },
+    ]);
+    await call('POST', `/v1/batches/${erased}:close`, owner.key, {});
+    await openReview(erased);
+    await shown();
+    const gone = await call('DELETE', `/v1/batches/${erased}`, owner.key);
+    await page.locator('#review-title').focus();
+    await page.keyboard.press('y');
+    const alert = page.getByRole('alert');
+    await alert.filter({ hasText: 'any more: it was erased' }).waitFor({ timeout: 30_000 });
+    await shoot('erased');
+
+    expect(gone.status).toBe(202);
+    expect(await alert.textContent()).toBe(`No batch named ${erased} for this key any more: it was erased.`);
+    expect(await page.locator('.verdicts').count()).toBe(0);
+  });
+
+  it('sent no request bound to fail and logged no console error, but those the erasure refused', () => {
+    const refused = (url: string) => new URL(url).pathname.startsWith(`/v1/batches/${erased}`);
+    const expected = recorder.failures.filter((f) => refused(f.url));
+
+    expect(recorder.failures.filter((f) => !refused(f.url))).toEqual([]);
+    expect(expected.map((f) => [f.method, f.status])).toContainEqual(['PUT', 404]);
+    expect(expected.every((f) => f.status === 404)).toBe(true);
+    expect(recorder.errors.filter((e) => !(/status of 404/.test(e.text) && refused(e.url)))).toEqual([]);
   });
 });

@@ -419,11 +419,12 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
     }
   };
 
-  if (loadError && isNotFound(loadError) && !batch) {
+  // No such batch, or it was erased while being reviewed (a verdict refused, then its counts): the page says so.
+  if (loadError && isNotFound(loadError)) {
     return (
       <section>
         <h1>Review {batchId}</h1>
-        <ErrorNote error={new Error(`No batch named ${batchId} for this key.`)} />
+        <ErrorNote error={new Error(`No batch named ${batchId} for this key${batch ? ' any more: it was erased' : ''}.`)} />
         <a href={href.batches()}>All batches</a>
       </section>
     );
@@ -444,7 +445,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
           {reviewed} of {of} reviewed
         </span>
       </div>
-      <ErrorNote error={loadError && !isNotFound(loadError) ? loadError : null} />
+      <ErrorNote error={loadError} />
       <div class="review-layout">
         {image ? (
           <>
