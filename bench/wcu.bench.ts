@@ -41,6 +41,8 @@ import { localDynamoClient } from '../local/dynamodb';
 import type { BatchHandler } from '../local/queue';
 import { startStack } from '../local/stack';
 import { headline as figure, pick, sized, type Headline } from './stats';
+import { LocalMessageVisibility } from '../lib/aws/message-visibility';
+import { LocalJobQueue } from '../lib/jobs/queue';
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURES = sized(['astronaut.png', 'chelsea.png', 'coffee.png', 'rocket.jpg'], ['chelsea.png', 'rocket.jpg']);
@@ -297,7 +299,13 @@ export default async function run(): Promise<Record<string, unknown>> {
   let mode: Mode = 'transactions';
   const handlers: Partial<Record<Mode, BatchHandler>> = {};
   const ingestHandler: BatchHandler = async (event, context) => {
-    handlers.transactions ??= ((await import('../functions/ingest/handler')) as { handler: BatchHandler }).handler;
+    handlers.transactions ??= (await import('../functions/ingest/app')).createIngestHandler({
+      // No batch here asks for a callback: nothing is sent to the callbacks queue.
+      callbacks: new LocalJobQueue('callbacks', { awaitImmediate: false }),
+      visibility: new LocalMessageVisibility(),
+      // Quiet, as the stack keeps its own ingest's metrics: the documents go nowhere.
+      metrics: PowertoolsIngestMetrics.listenedBy({ listener: () => undefined, echo: false }),
+    });
     handlers.plain ??= plainIngestHandler();
     return (handlers[mode] as BatchHandler)(event, context);
   };

@@ -4,14 +4,24 @@
 import path from 'node:path';
 import { API_FUNCTIONS, apiHandlerModule, functionFor, type ApiFunctionName } from '../lib/api/functions';
 import { routeTargets } from '../lib/api/routes';
+import type { BatchesWiring } from '../functions/batches/app';
 import type { HttpApiHandler, HttpGatewayTarget } from './http-gateway';
 
 export type ApiFunctionHandlers = Record<ApiFunctionName, HttpApiHandler>;
 
-/** Each API function's handler module, imported as Lambda would (read their configuration once process.env is set). */
-export async function loadApiFunctions(root: string): Promise<ApiFunctionHandlers> {
+/**
+ * Each API function's handler, as Lambda would run it (read their configuration once process.env is set): the
+ * handler module of a function that needs no queue, the batches function built with the local queues it is given.
+ */
+export async function loadApiFunctions(root: string, wiring: BatchesWiring): Promise<ApiFunctionHandlers> {
   const loaded = await Promise.all(
     API_FUNCTIONS.map(async (name) => {
+      if (name === 'batches') {
+        const { createBatchesHandler } = (await import(path.join(root, 'functions', 'batches', 'app'))) as {
+          createBatchesHandler(wiring: BatchesWiring): HttpApiHandler;
+        };
+        return [name, createBatchesHandler(wiring)] as const;
+      }
       const mod = (await import(path.join(root, apiHandlerModule(name)))) as { handler: HttpApiHandler };
       return [name, mod.handler] as const;
     }),

@@ -6,7 +6,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { localReceiptHandle, registerLocalQueueVisibility } from '../lib/aws/message-visibility';
+import { localReceiptHandle, type LocalMessageVisibility } from '../lib/aws/message-visibility';
 import { createLambdaContext, LOCAL_ACCOUNT_ID, LOCAL_NAMES } from './env';
 import { QueueJournal, type JournalOptions, type JournalStats } from './queue-journal';
 
@@ -14,6 +14,8 @@ export type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBat
 
 export interface LocalQueueOptions {
   handler: BatchHandler;
+  /** Where the handler's ChangeMessageVisibility calls arrive (the same object the handler was given); none: ignored. */
+  visibility?: LocalMessageVisibility;
   /** Lambda's BatchSize (SQS allows 1–10 without a batching window). */
   batchSize?: number;
   /** MaximumBatchingWindow: how long the first waiting message waits for others to fill a batch. */
@@ -94,7 +96,7 @@ export class QueueStoppedError extends Error {
   override name = 'QueueStoppedError';
 }
 
-type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused'>> &
+type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'visibility'>> &
   Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf'>;
 
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
@@ -141,7 +143,7 @@ export class LocalQueue {
     if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
     if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
     if (this.opts.dlqFile && existsSync(this.opts.dlqFile)) this.dead.push(...readJsonLines<DeadLetter>(this.opts.dlqFile));
-    this.unregisterVisibility = registerLocalQueueVisibility(this.token, (handle, seconds) => this.changeMessageVisibility(handle, seconds));
+    this.unregisterVisibility = options.visibility?.register(this.token, (handle, seconds) => this.changeMessageVisibility(handle, seconds)) ?? (() => undefined);
     if (this.opts.journalFile) {
       this.journal = new QueueJournal(this.opts.journalFile, this.opts.journal);
       this.recover();

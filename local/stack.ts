@@ -12,13 +12,16 @@ import { startLocalExpiry, type LocalExpiry } from './expiry';
 import { loadBucketLifecycleRules } from './s3-lifecycle';
 import { presentBatch } from '../lib/api/present';
 import { loadNotifyConfig } from '../lib/notify/schedule';
-import { callbackQueueFromEnv } from '../lib/notify/wiring';
 import { callbackSweepLimits } from '../lib/reconcile/callbacks';
 import { callbackGraceSecondsFromEnv } from '../lib/reconcile/config';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
 import { forgiveInterruptedAttempts } from './interrupted-attempts';
 import { MetricTotals } from './metric-totals';
-import { withEmfListener } from '../lib/ingest/metrics';
+import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
+import { LocalMessageVisibility } from '../lib/aws/message-visibility';
+import type { IngestWiring } from '../functions/ingest/app';
+import type { JobQueue } from '../lib/jobs/queue';
+import { startLocalJobQueues, unconsumedJobQueues } from './job-queues';
 import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
 import { describeS3Message, keysInS3Message } from '../lib/reconcile/s3-event';
 import { batchesOfKeys } from '../lib/ingest/s3-key';
@@ -34,7 +37,6 @@ import { applyBucketCors } from './s3-cors';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
-import { LocalJobQueue, registerLocalConsumer, type LocalConsumer } from '../lib/jobs/queue';
 
 export interface StackOptions {
   /** Where S3 objects, DynamoDB data, the queue's journal and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
@@ -201,6 +203,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 
     // What the ingest's EMF lines say, summed for the status page; the lines still go to stdout as on AWS (not when quiet).
     const metricTotals = new MetricTotals();
+    // Where the ingest's ChangeMessageVisibility calls reach the bridge: given to both.
+    const visibility = new LocalMessageVisibility();
     // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
     const bridge = new LocalQueue({
       ...BRIDGE_DEFAULTS,
@@ -216,8 +220,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         ...opts.bridge?.journal,
         onWriteFault: (err) => (isOutOfSpace(err) ? disk.report('queue', err) : console.error('[queue] journal write failed:', err)),
       },
-      handler: (event, context) =>
-        withEmfListener((doc) => metricTotals.add(doc), () => (ingest as BatchHandler)(event, context), { echo: !quiet }),
+      visibility,
+      handler: (event, context) => (ingest as BatchHandler)(event, context),
     });
     // Closed after the queue (closing runs in reverse): an upload while batches drain is still journaled.
     const notifications: { disconnect?: () => void } = {};
@@ -281,22 +285,27 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       }
     }
 
-    ingest = opts.ingestHandler ?? (await loadIngestHandler());
+    // The erase and callbacks functions, consuming their queues in-process (local/job-queues.ts). Like the API's, they
+    // read their configuration when built, so only a stack whose environment is applied runs them; without them a
+    // send to either queue fails, as a send to a queue with no consumer would.
+    const jobs = opts.applyEnv !== false ? await startLocalJobQueues(ROOT) : unconsumedJobQueues();
+    started.push({ name: 'job consumers', close: async () => jobs.close() });
+    ingest =
+      opts.ingestHandler ??
+      (await loadIngestHandler({
+        callbacks: jobs.callbacks,
+        visibility,
+        // What the ingest's EMF lines say goes to the status page's totals, and to stdout as on AWS (not when quiet).
+        metrics: PowertoolsIngestMetrics.listenedBy({ listener: (doc) => metricTotals.add(doc), echo: !quiet }),
+      }));
     await forgiveInterruptedAttempts(bridge.interruptedBodies(), dynamodb.url, dynamodb.table.name).catch((err: unknown) =>
       log(`[stack] taking back the attempts of interrupted uploads failed: ${String(err)}`),
     );
     bridge.resume();
     const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
     recountInterrupted(bridge, onStaleBatch, log);
-    // The erase and callbacks functions, consuming their queues in-process (lib/jobs/queue.ts). Like the API's, they
-    // read their configuration at import, so only a stack whose environment is applied runs them.
-    for (const queue of opts.applyEnv !== false ? (['erase', 'callbacks'] as const) : []) {
-      const mod = (await import(path.join(ROOT, 'functions', queue, 'handler'))) as { handler: LocalConsumer };
-      const unregister = registerLocalConsumer(queue, mod.handler);
-      started.push({ name: `${queue} consumer`, close: async () => unregister() });
-    }
     if (opts.apiHandler !== false) {
-      apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT);
+      apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT, jobs);
     }
 
     // ---- Clients (DESIGN §4: a client `demo` exists from the start): ICECAT_DEMO_API_KEY, else the data dir's own
@@ -317,7 +326,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         queue: bridge,
         ...opts.reconcile,
         onStaleBatch,
-        ...(opts.applyEnv !== false ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, started) } : {}),
+        ...(opts.applyEnv !== false ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, jobs.callbacks, started) } : {}),
         log: quiet ? () => undefined : (line) => console.warn(line),
       });
       const running = reconciler;
@@ -333,7 +342,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       expiry = startLocalExpiry({
         ddb: DynamoDBDocumentClient.from(client),
         tableName: dynamodb.table.name,
-        erasures: new LocalJobQueue('erase', { awaitImmediate: true }),
+        erasures: jobs.erasures,
         // The local S3 has no lifecycle: the deployed bucket's rules, applied as S3 would.
         lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT), keep: (key) => bridge.hasMessageFor(key) },
         ...opts.expiry,
@@ -419,11 +428,11 @@ function recounter(
 }
 
 /** The sweep's look after completion callbacks, sending to the in-process callbacks consumer (its env applied). */
-function callbackSweep(endpoint: string, table: string, started: Closable[]): NonNullable<LocalReconcileOptions['callbacks']> {
+function callbackSweep(endpoint: string, table: string, callbacks: JobQueue, started: Closable[]): NonNullable<LocalReconcileOptions['callbacks']> {
   const client = localDynamoClient(endpoint);
   started.push({ name: 'callback sweep client', close: async () => client.destroy() });
   return {
-    deps: { ddb: DynamoDBDocumentClient.from(client), table, callbacks: callbackQueueFromEnv(), present: presentBatch },
+    deps: { ddb: DynamoDBDocumentClient.from(client), table, callbacks, present: presentBatch },
     limits: callbackSweepLimits(loadNotifyConfig(), callbackGraceSecondsFromEnv()),
   };
 }
@@ -466,9 +475,9 @@ async function closeAll(started: Closable[]): Promise<void> {
 const ROOT = path.join(__dirname, '..');
 const moduleExists = (relative: string) => ['.ts', '.js'].some((ext) => existsSync(path.join(ROOT, relative + ext)));
 
-async function loadIngestHandler(): Promise<BatchHandler> {
-  const mod = (await import('../functions/ingest/handler')) as { handler: BatchHandler };
-  return mod.handler;
+async function loadIngestHandler(wiring: IngestWiring): Promise<BatchHandler> {
+  const { createIngestHandler } = await import('../functions/ingest/app');
+  return createIngestHandler(wiring);
 }
 
 async function startDetector(

@@ -1,66 +1,15 @@
-// SQS batch of S3 events in, partial batch failures out. The work is lib/ingest/pipeline.ts. Configuration is
-// checked at cold start: a bad number stops the function there, naming the variable, before any message is taken.
-// A message whose image is claimed by another run is failed and made visible again only once that claim's lease is
-// over (SQS ChangeMessageVisibility on AWS, the local queue locally): lib/aws/message-visibility.ts.
-import { Logger } from '@aws-lambda-powertools/logger';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { clients, sqsClient } from '../../lib/aws/clients';
-import { messageVisibility, type RetryLater } from '../../lib/aws/message-visibility';
-import { loadIngestConfig } from '../../lib/config';
+// SQS batch of S3 events in, partial batch failures out: the ingest (app.ts) built at cold start with its AWS
+// wiring. A missing INGEST_QUEUE_URL, CALLBACK_QUEUE_URL or EVENT_BUS_NAME, like a bad number, stops it there,
+// naming the variable, before any message is taken.
+import { sqsClient } from '../../lib/aws/clients';
+import { SqsMessageVisibility } from '../../lib/aws/message-visibility';
+import { required } from '../../lib/config';
 import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
-import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
-import { completionFromEnv } from '../../lib/notify/wiring';
-import { BatchStore } from '../../lib/store/batch-store';
-import { takeBack } from '../../lib/store/take-back';
-import { uploadsIn } from './events';
+import { awsNotifyWiring } from '../../lib/notify/wiring';
+import { createIngestHandler } from './app';
 
-const config = loadIngestConfig();
-const logger = new Logger({ serviceName: 'icecat-ingest' });
-const { s3, ddb, rekognition } = clients();
-const deps: IngestDeps = {
-  s3,
-  rekognition,
-  store: new BatchStore({
-    ddb,
-    tableName: config.tableName,
-    transactions: config.transactions,
-    onDone: completionFromEnv((message, details) => logger.error(message, details)),
-    takeBack: takeBack(ddb, config.tableName),
-  }),
-  config,
-  logger,
+export const handler = createIngestHandler({
+  ...awsNotifyWiring(),
+  visibility: new SqsMessageVisibility(sqsClient(), required('INGEST_QUEUE_URL')),
   metrics: new PowertoolsIngestMetrics(),
-};
-const visibility = messageVisibility(process.env.INGEST_QUEUE_URL || undefined, sqsClient);
-
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const failed: SQSBatchResponse['batchItemFailures'] = [];
-  const later: RetryLater[] = [];
-  const queue = [...event.Records];
-  const worker = async (): Promise<void> => {
-    for (let record = queue.shift(); record; record = queue.shift()) {
-      try {
-        let delaySeconds = 0;
-        for (const upload of uploadsIn(record)) {
-          const result = await processUpload(deps, upload);
-          logger.info('upload handled', { messageId: record.messageId, ...result });
-          if (result.outcome === 'deferred') delaySeconds = Math.max(delaySeconds, result.retryAfterSeconds);
-        }
-        if (delaySeconds > 0) {
-          failed.push({ itemIdentifier: record.messageId });
-          later.push({ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds });
-        }
-      } catch (err) {
-        logger.error('upload failed; SQS will redeliver it', { messageId: record.messageId, error: err as Error });
-        failed.push({ itemIdentifier: record.messageId });
-      }
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: Math.min(config.parallelism, queue.length) }, worker));
-    if (later.length > 0) await visibility.retryLater(later, (message, details) => logger.warn(message, details));
-  } finally {
-    deps.metrics.publish();
-  }
-  return { batchItemFailures: failed };
-};
+});

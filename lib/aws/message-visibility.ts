@@ -1,7 +1,8 @@
 // "Try this message again in N seconds": how the ingest hands a message back to its queue for a set time instead of
 // the queue's own backoff (docs/design.md §6, a claim still leased). On AWS it is SQS ChangeMessageVisibility on the
-// message's receipt handle, the message being reported in batchItemFailures; the local queue (local/queue.ts)
-// registers itself here and honours the same call for the receipt handles it gave out.
+// message's receipt handle, the message being reported in batchItemFailures; locally a LocalMessageVisibility, which
+// the stack gives both to the ingest (through its deps) and to its queue (local/queue.ts), which registers there and
+// honours the same call for the receipt handles it gave out.
 import { ChangeMessageVisibilityBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 
 export interface RetryLater {
@@ -53,33 +54,26 @@ export class SqsMessageVisibility implements MessageVisibility {
 /** A local queue's answer to ChangeMessageVisibility: false when the receipt handle is not one of its messages in flight. */
 export type LocalVisibilityChange = (receiptHandle: string, delaySeconds: number) => boolean;
 
-// On globalThis: the local stack and the handlers it imports may hold separate module instances of this file.
-const REGISTRY = Symbol.for('icecat.localMessageVisibility');
-const localQueues = (): Map<string, LocalVisibilityChange> =>
-  ((globalThis as Record<symbol, Map<string, LocalVisibilityChange>>)[REGISTRY] ??= new Map());
-
 /** A local queue's receipt handles start with its token and a colon. */
 export const localReceiptHandle = (token: string, random: string): string => `${token}:${random}`;
 
-/** Registers a local queue under the token its receipt handles start with; the returned function unregisters it. */
-export function registerLocalQueueVisibility(token: string, change: LocalVisibilityChange): () => void {
-  localQueues().set(token, change);
-  return () => {
-    if (localQueues().get(token) === change) localQueues().delete(token);
-  };
-}
-
 export class LocalMessageVisibility implements MessageVisibility {
+  private readonly queues = new Map<string, LocalVisibilityChange>();
+
+  /** Registers a local queue under the token its receipt handles start with; the returned function unregisters it. */
+  register(token: string, change: LocalVisibilityChange): () => void {
+    this.queues.set(token, change);
+    return () => {
+      if (this.queues.get(token) === change) this.queues.delete(token);
+    };
+  }
+
   async retryLater(messages: RetryLater[], log: (message: string, details: Record<string, unknown>) => void): Promise<void> {
     for (const m of messages) {
-      const change = localQueues().get(m.receiptHandle.slice(0, m.receiptHandle.indexOf(':')));
+      const change = this.queues.get(m.receiptHandle.slice(0, m.receiptHandle.indexOf(':')));
       if (!change?.(m.receiptHandle, visibilitySeconds(m.delaySeconds))) {
         log('visibility not changed; the message comes back after the queue backoff', { messageId: m.messageId });
       }
     }
   }
 }
-
-/** SQS when the function was given its queue's URL (AWS), else the local queue that delivered the message. */
-export const messageVisibility = (queueUrl: string | undefined, sqs: () => SQSClient): MessageVisibility =>
-  queueUrl ? new SqsMessageVisibility(sqs(), queueUrl) : new LocalMessageVisibility();

@@ -2,7 +2,6 @@
 // no PutMetricData call or permission. The pipeline sees only the IngestMetrics seam; tests inject their own.
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { EmfOutput } from '@aws-lambda-powertools/metrics/types';
-import { AsyncLocalStorage } from 'node:async_hooks';
 
 export const METRICS_NAMESPACE = 'IceCatWrangler';
 
@@ -29,36 +28,29 @@ export interface IngestMetrics {
 /** Receives each EMF document as it is written to stdout. */
 export type EmfListener = (document: EmfOutput) => void;
 
-// The local stack runs the ingest in-process and totals its metrics for its status page: it runs each invocation
-// inside withEmfListener. On AWS nothing listens and the output is Powertools' own. On globalThis: the stack and the
-// handler it imports may hold separate module instances of this file.
-interface EmfScope {
+/**
+ * Who else reads the EMF documents: the local stack runs the ingest in-process and totals its metrics for its status
+ * page, handing this to the ingest's metrics through its deps. On AWS nothing listens and the output is Powertools' own.
+ */
+export interface EmfScope {
   listener: EmfListener;
   /** Whether the document is still written to stdout (false for a quiet stack, such as the one the tests share). */
   echo: boolean;
 }
-const LISTENER = Symbol.for('icecat.emfListener');
-const listenerScope = (): AsyncLocalStorage<EmfScope> =>
-  ((globalThis as Record<symbol, AsyncLocalStorage<EmfScope>>)[LISTENER] ??= new AsyncLocalStorage<EmfScope>());
-
-/**
- * Runs `run` with `listener` receiving every EMF document the ingest writes within it (its async continuations too).
- * With `echo: false` the listener gets the documents instead of stdout.
- */
-export function withEmfListener<T>(listener: EmfListener, run: () => T, options: { echo?: boolean } = {}): T {
-  return listenerScope().run({ listener, echo: options.echo ?? true }, run);
-}
 
 type MetricsOptions = NonNullable<ConstructorParameters<typeof Metrics>[0]>;
 
-/** Powertools Metrics that also hand each document it writes to the listener in scope, if any. */
+/** Powertools Metrics that also hand each document it writes to a listener, if given one. */
 export class ListenedMetrics extends Metrics {
-  constructor(private readonly options: MetricsOptions) {
+  constructor(
+    private readonly options: MetricsOptions,
+    private readonly scope?: EmfScope,
+  ) {
     super(options);
   }
 
   override publishStoredMetrics(): this {
-    const scope = listenerScope().getStore();
+    const scope = this.scope;
     // Exactly what is written: nothing when disabled or empty.
     if (scope && !this.isDisabled() && this.hasStoredMetrics()) scope.listener(this.serializeMetrics());
     if (scope?.echo !== false) return super.publishStoredMetrics();
@@ -71,14 +63,17 @@ export class ListenedMetrics extends Metrics {
 
   // Powertools' own builds a plain Metrics, whose document no listener would see.
   override singleMetric(): ListenedMetrics {
-    return new ListenedMetrics({ ...this.options, singleMetric: true });
+    return new ListenedMetrics({ ...this.options, singleMetric: true }, this.scope);
   }
 }
 
 export class PowertoolsIngestMetrics implements IngestMetrics {
-  constructor(
-    private readonly metrics: Metrics = new ListenedMetrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-ingest' }),
-  ) {}
+  constructor(private readonly metrics: Metrics = new ListenedMetrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-ingest' })) {}
+
+  /** The ingest's metrics with a listener of their EMF documents (the local stack's). */
+  static listenedBy(scope: EmfScope): PowertoolsIngestMetrics {
+    return new PowertoolsIngestMetrics(new ListenedMetrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-ingest' }, scope));
+  }
 
   image(outcome: ImageOutcome, errorCode?: string): void {
     // Its own EMF document: its dimensions are not the invocation's.

@@ -1,9 +1,11 @@
 // Work handed from one function to another after it answered: a batch's erasure, a completion callback's attempts.
 // On AWS each is an SQS queue consumed by its own function (serverless.yml), DelaySeconds carrying a retry's backoff.
-// Locally the same consumer functions run in-process: the local stack registers them here, and a send calls one
-// directly (or after the delay), so no AWS queue is needed and the same handler code runs.
+// Locally the same consumer functions run in-process: the local stack builds a LocalJobQueue per queue, hands it to
+// the functions that send (through their deps, as the SQS queue is handed on AWS) and sets the consuming function's
+// handler on it; a send calls that handler directly (or after the delay), so the same handler code runs.
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
+import { IceCatError } from '../errors';
 
 export interface JobQueue {
   /** Queues one message; `delaySeconds` (at most SQS's 900) holds it back that long. */
@@ -32,19 +34,6 @@ export type LocalQueueName = 'erase' | 'callbacks';
 /** A consumer function's handler, given an SQS-shaped event as Lambda would. */
 export type LocalConsumer = (event: SQSEvent) => Promise<unknown>;
 
-// On globalThis: the stack and the handlers it imports may hold separate module instances of this file.
-const REGISTRY = Symbol.for('icecat.localJobConsumers');
-const consumers = (): Map<LocalQueueName, LocalConsumer> =>
-  ((globalThis as Record<symbol, Map<LocalQueueName, LocalConsumer>>)[REGISTRY] ??= new Map());
-
-/** Registers the in-process consumer of a local queue; the returned function unregisters it. */
-export function registerLocalConsumer(queue: LocalQueueName, consumer: LocalConsumer): () => void {
-  consumers().set(queue, consumer);
-  return () => {
-    if (consumers().get(queue) === consumer) consumers().delete(queue);
-  };
-}
-
 let sequence = 0;
 const sqsEventOf = (queue: LocalQueueName, body: string): SQSEvent => ({
   Records: [
@@ -67,6 +56,15 @@ const sqsEventOf = (queue: LocalQueueName, body: string): SQSEvent => ({
   ],
 });
 
+/** A local queue was sent to before its consumer was set (or after the stack stopped). */
+export class NoLocalConsumerError extends IceCatError {
+  override name = 'NoLocalConsumerError';
+  readonly code = 'no_local_consumer';
+  constructor(queue: LocalQueueName) {
+    super(`no consumer for the local ${queue} queue (is the local stack running?)`);
+  }
+}
+
 export class LocalJobQueue implements JobQueue {
   /**
    * `awaitImmediate`: a message without delay is consumed before send returns (the erasure: a DELETE answers once
@@ -77,9 +75,16 @@ export class LocalJobQueue implements JobQueue {
     private readonly opts: { awaitImmediate: boolean; log?: (line: string) => void },
   ) {}
 
+  private consumer: LocalConsumer | undefined;
+
+  /** The consuming function's handler, which every message goes to (set once it is built: it may send here too). */
+  consumeWith(consumer: LocalConsumer | undefined): void {
+    this.consumer = consumer;
+  }
+
   async send(body: string, delaySeconds = 0): Promise<void> {
-    const consumer = consumers().get(this.queue);
-    if (!consumer) throw new Error(`no local consumer for the ${this.queue} queue (is the local stack running?)`);
+    const consumer = this.consumer;
+    if (!consumer) throw new NoLocalConsumerError(this.queue);
     const log = this.opts.log ?? ((line: string) => console.error(line));
     const consume = () =>
       consumer(sqsEventOf(this.queue, body)).catch((err: unknown) => log(`[${this.queue}] message failed: ${String(err)}`));
@@ -90,14 +95,4 @@ export class LocalJobQueue implements JobQueue {
     // Unref'd: a pending retry never keeps the process alive (the local queue is not durable; SQS is).
     setTimeout(() => void consume(), Math.max(0, delaySeconds) * 1000).unref();
   }
-}
-
-/** SQS when the function was given the queue's URL (AWS), else the in-process stand-in. */
-export function jobQueue(
-  queue: LocalQueueName,
-  queueUrl: string | undefined,
-  sqs: () => SQSClient,
-  opts: { awaitImmediate: boolean },
-): JobQueue {
-  return queueUrl ? new SqsJobQueue(sqs(), queueUrl) : new LocalJobQueue(queue, opts);
 }

@@ -1,21 +1,32 @@
-// The completion hook and the callbacks queue as a function builds them from its environment: SQS and EventBridge on
-// AWS (CALLBACK_QUEUE_URL, EVENT_BUS_NAME), the in-process queue of the local stack otherwise.
+// The completion hook, built from what a function is given: the callbacks queue and, where one is named, the event
+// bus. On AWS both come from the environment (awsNotifyWiring: a missing CALLBACK_QUEUE_URL or EVENT_BUS_NAME stops
+// the function at cold start, naming the variable); the local stack passes its in-process callbacks queue instead.
 import { createEventBridgeClient, sqsClient } from '../aws/clients';
-import { jobQueue, type JobQueue } from '../jobs/queue';
+import { required } from '../config';
 import { presentBatch, type Batch } from '../domain';
+import { SqsJobQueue, type JobQueue } from '../jobs/queue';
 import { completionNotifier } from './completion';
 
-export const callbackQueueFromEnv = (): JobQueue =>
-  jobQueue('callbacks', process.env.CALLBACK_QUEUE_URL || undefined, sqsClient, { awaitImmediate: false });
+export interface NotifyWiring {
+  /** Where completion callbacks' attempts go (the callbacks function consumes it). */
+  callbacks: JobQueue;
+  /** The EventBridge bus that gets BatchCompleted events; none locally. */
+  eventBusName?: string;
+}
+
+/** On AWS: the callbacks queue by its URL and the event bus by its name, both required. */
+export const awsNotifyWiring = (): NotifyWiring => ({
+  callbacks: new SqsJobQueue(sqsClient(), required('CALLBACK_QUEUE_URL')),
+  eventBusName: required('EVENT_BUS_NAME'),
+});
 
 const logJson = (message: string, details: Record<string, unknown>) => console.error(JSON.stringify({ level: 'ERROR', message, ...details }));
 
 /** The BatchStore's onDone: the callback's first attempt queued, and the EventBridge event where a bus is named. */
-export function completionFromEnv(log = logJson): (batch: Batch) => Promise<void> {
-  const busName = process.env.EVENT_BUS_NAME || undefined;
+export function completionHook(wiring: NotifyWiring, log = logJson): (batch: Batch) => Promise<void> {
   return completionNotifier({
-    callbacks: callbackQueueFromEnv(),
-    ...(busName ? { events: { client: createEventBridgeClient(), busName } } : {}),
+    callbacks: wiring.callbacks,
+    ...(wiring.eventBusName ? { events: { client: createEventBridgeClient(), busName: wiring.eventBusName } } : {}),
     present: presentBatch,
     log,
   });

@@ -1,4 +1,4 @@
-// The one table from domain names (lib/store/model.ts) to stored attribute names, read both ways: items become
+// The one table from domain names (lib/domain.ts) to stored attribute names, read both ways: items become
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
 import type { Batch, Counts, Image } from '../domain';

@@ -1,4 +1,4 @@
-// The store's writes and the reads they depend on, in domain terms (lib/store/model.ts): batches, claims, results,
+// The store's writes and the reads they depend on, in domain terms (lib/domain.ts): batches, claims, results,
 // rejections, duplicates, and the counters each of them moves. Callers never name an attribute or a counter.
 //
 // Counters stay exact because only the run whose record write succeeded moves them. Where the backend has
@@ -16,8 +16,8 @@ import {
   type PutCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { reusableResultRequest } from './access-patterns';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { reusableResultRequest } from './access-patterns';
 import { backoffDelay } from '../backoff';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError, ReviewConflictError } from './errors';

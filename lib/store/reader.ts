@@ -1,4 +1,4 @@
-// Runs the read access patterns (access-patterns.ts) and answers in domain terms (model.ts). Every read filters
+// Runs the read access patterns (access-patterns.ts) and answers in domain terms (lib/domain.ts). Every read filters
 // expired items (ttl) itself, since DynamoDB deletes them only within days, and list reads page with an opaque,
 // tamper-evident cursor (cursor.ts) and are filled up to their limit even when a filter leaves DynamoDB pages short.
 import {

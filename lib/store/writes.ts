@@ -56,7 +56,7 @@ export function newBatch(b: NewBatch): Batch {
 }
 
 /**
- * The write side of the one visibility rule (reads: isVisibleBatch in model.ts): a summary that exists, is not being
+ * The write side of the one visibility rule (reads: isVisibleBatch in lib/domain.ts): a summary that exists, is not being
  * erased and has not expired. Every write into a batch made for a client's request or an upload holds only on it, so
  * an expired batch takes nothing more, whatever route or upload asks (docs/design.md §6, "A batch expires whole").
  */

@@ -14,7 +14,7 @@ import type { Stack } from '../../local/stack';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
 import { batchItem, imageItem } from '../helpers/api';
-import { ensurePackaged, runUnzippedHandler } from './packaged';
+import { DEPLOYED_WIRING, ensurePackaged, runUnzippedHandler } from './packaged';
 
 const dirs: Record<string, string> = {};
 let stack: Stack;
@@ -37,7 +37,7 @@ function request(method: string, rawPath: string, body?: unknown): APIGatewayPro
 }
 
 async function invoke(fn: 'api' | 'batches', event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
-  const run = await runUnzippedHandler<APIGatewayProxyStructuredResultV2>(dirs[fn]!, `./functions/${fn}/handler.js`, event, stack.env);
+  const run = await runUnzippedHandler<APIGatewayProxyStructuredResultV2>(dirs[fn]!, `./functions/${fn}/handler.js`, event, { ...stack.env, ...DEPLOYED_WIRING });
   return run.response;
 }
 

@@ -12,7 +12,7 @@ import { registerClient } from '../../lib/auth/register';
 import { BATCH_SK, batchPartition, type ImageItem } from '../../lib/store/schema';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
-import { ensurePackaged, ROOT, runUnzippedHandler, type ArtifactRun } from './packaged';
+import { DEPLOYED_WIRING, ensurePackaged, ROOT, runUnzippedHandler, type ArtifactRun } from './packaged';
 
 type RunResult = ArtifactRun<SQSBatchResponse>;
 
@@ -64,7 +64,7 @@ beforeAll(async () => {
       ContentType: 'image/png',
     }),
   );
-  run = await runArtifactHandler(dir, await delivered, stack.env);
+  run = await runArtifactHandler(dir, await delivered, { ...stack.env, ...DEPLOYED_WIRING });
 }, 300_000);
 
 afterAll(async () => {

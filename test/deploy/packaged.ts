@@ -138,3 +138,15 @@ export async function runUnzippedHandler<R>(dir: string, handlerFile: string, ev
   // The handler's metrics (EMF lines) share stdout: the run's answer is its last line.
   return JSON.parse(stdout.trim().split('\n').pop() ?? '') as ArtifactRun<R>;
 }
+
+/**
+ * The queues and bus a deployed function is given (each required at its cold start), for a packaged handler run
+ * against the local stack. Nothing these tests run sends to them; an SQS call would stay on loopback, on a closed port.
+ */
+export const DEPLOYED_WIRING: Readonly<Record<string, string>> = {
+  AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:9',
+  INGEST_QUEUE_URL: 'http://127.0.0.1:9/000000000000/icecat-ingest',
+  CALLBACK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/icecat-callbacks',
+  ERASE_QUEUE_URL: 'http://127.0.0.1:9/000000000000/icecat-erase',
+  EVENT_BUS_NAME: 'default',
+};

@@ -6,6 +6,7 @@ import { createServer, request, type Server } from 'node:http';
 import { listen } from '../../local/listen';
 import path from 'node:path';
 import { apiFunctionSelector, loadApiFunctions } from '../../local/api-functions';
+import { startLocalJobQueues } from '../../local/job-queues';
 import { startHttpGateway } from '../../local/http-gateway';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -58,8 +59,9 @@ export async function startApiFrontEnd(env: Record<string, string>): Promise<Api
   };
   Object.assign(process.env, env);
   try {
-    // The handlers read their configuration at import.
-    const handlers = await loadApiFunctions(ROOT);
+    // The handlers read their configuration when built; the batches function's queues are this front end's own.
+    const jobs = await startLocalJobQueues(ROOT);
+    const handlers = await loadApiFunctions(ROOT, jobs);
     const gateway = await startHttpGateway({
       host: '127.0.0.1',
       port: 0,
@@ -70,6 +72,7 @@ export async function startApiFrontEnd(env: Record<string, string>): Promise<Api
       url: gateway.url,
       close: async () => {
         await gateway.close();
+        jobs.close();
         restore();
       },
     };

@@ -7,7 +7,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { presentBatch } from '../../lib/api/present';
-import { LocalJobQueue, registerLocalConsumer, SqsJobQueue, type JobQueue, type LocalConsumer } from '../../lib/jobs/queue';
+import { createCallbacksHandler } from '../../functions/callbacks/app';
+import { LocalJobQueue, SqsJobQueue, type JobQueue } from '../../lib/jobs/queue';
 import { completionNotifier } from '../../lib/notify/completion';
 import { verifySignature } from '../../lib/notify/signature';
 import { sweepCallbacks, type CallbackSweepLimits } from '../../lib/reconcile/callbacks';
@@ -23,7 +24,7 @@ interface Received {
 const received: Received[] = [];
 let server: http.Server;
 let hookUrl: string;
-let unregister: () => void;
+const callbacksQueue = new LocalJobQueue('callbacks', { awaitImmediate: true });
 const faultLog: string[] = [];
 
 beforeAll(async () => {
@@ -37,13 +38,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   hookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/icecat`;
-  // The callbacks function's own handler consumes this process's local callbacks queue, as the stack does in its own.
-  const { handler } = (await import('../../functions/callbacks/handler')) as { handler: LocalConsumer };
-  unregister = registerLocalConsumer('callbacks', handler);
+  // The callbacks function's own handler consumes this file's local callbacks queue, as the stack's consumes its own.
+  callbacksQueue.consumeWith(createCallbacksHandler({ callbacks: callbacksQueue }));
 });
 
 afterAll(async () => {
-  unregister?.();
+  callbacksQueue.consumeWith(undefined);
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
@@ -70,10 +70,9 @@ function storeWithFailingCallbackQueue(): BatchStore {
  * test file, running at the same time, is following.
  */
 function callbacksOf(clientId: string): JobQueue {
-  const queue = new LocalJobQueue('callbacks', { awaitImmediate: true });
   return {
     send: async (body, delaySeconds) => {
-      if ((JSON.parse(body) as { clientId: string }).clientId === clientId) await queue.send(body, delaySeconds);
+      if ((JSON.parse(body) as { clientId: string }).clientId === clientId) await callbacksQueue.send(body, delaySeconds);
     },
   };
 }

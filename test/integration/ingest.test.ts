@@ -15,6 +15,10 @@ import { newBatch as batchSummary } from '../../lib/store/writes';
 import { detectCalls, aws as stackClients, uniqueId, uploadFile as put, waitFor as poll, waitForBridgeIdle as bridgeIdle } from '../helpers';
 import { call, newClient } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
+import { createIngestHandler } from '../../functions/ingest/app';
+import { LocalMessageVisibility } from '../../lib/aws/message-visibility';
+import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
+import { LocalJobQueue } from '../../lib/jobs/queue';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');
@@ -145,7 +149,11 @@ describe('ingest on the local stack', () => {
     const first = await settled(batch, 1);
     await bridgeIdle();
     const before = await detectCalls();
-    const { handler } = await import('../../functions/ingest/handler');
+    const handler = createIngestHandler({
+      callbacks: new LocalJobQueue('callbacks', { awaitImmediate: false }),
+      visibility: new LocalMessageVisibility(),
+      metrics: new PowertoolsIngestMetrics(),
+    });
     const redelivery = sqsEventFor(BUCKET(), `uploads/demo/${batch}/once%2Bonly.png`, NOT_CAT.length);
     const { ETag } = await aws.s3.send(new HeadObjectCommand({ Bucket: BUCKET(), Key: `processed/demo/${batch}/${(await images(batch))[0]!.img_fprint}.png` }));
     const record = JSON.parse(redelivery.Records[0]!.body) as { Records: { s3: { object: { eTag: string } } }[] };

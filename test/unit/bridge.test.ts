@@ -338,7 +338,7 @@ describe('LocalQueue', () => {
       const [record] = event.Records as [SQSRecord];
       await visibility.retryLater([{ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: 1 }], () => undefined);
       return { batchItemFailures: [{ itemIdentifier: record.messageId }] };
-    });
+    }, { visibility });
 
     // Act
     bridge.send('leased');
@@ -360,7 +360,7 @@ describe('LocalQueue', () => {
         await visibility.retryLater([{ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: 1.5 }], () => undefined);
         return { batchItemFailures: [{ itemIdentifier: record.messageId }] };
       },
-      { journalFile, batchWindowMs: 0 },
+      { journalFile, batchWindowMs: 0, visibility },
     );
     first.bridge.send('leased');
     await new Promise((resolve) => setTimeout(resolve, 100));

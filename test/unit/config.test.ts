@@ -14,6 +14,50 @@ function withEnv<T>(env: Record<string, string>, run: () => T): T {
   }
 }
 
+/** The queues and bus a deployed ingest is given. */
+const INGEST_WIRING = {
+  INGEST_QUEUE_URL: 'https://sqs.example/ingest',
+  CALLBACK_QUEUE_URL: 'https://sqs.example/callbacks',
+  EVENT_BUS_NAME: 'default',
+};
+
+/** The ingest function's cold start: its module loaded afresh, as Lambda loads it. */
+const coldStartIngest = (env: Record<string, string>) =>
+  withEnv(env, () =>
+    jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a cold start is a fresh, synchronous load
+      require('../../functions/ingest/handler');
+    }),
+  );
+
+describe('the queues a deployed function is given', () => {
+  it.each(Object.keys(INGEST_WIRING))('a missing %s stops the ingest at cold start, naming it', (name) => {
+    const env: Record<string, string> = { ...INGEST_WIRING };
+    delete env[name];
+    expect(() => coldStartIngest(env)).toThrow(`missing required environment variable ${name}`);
+  });
+
+  it('the ingest starts with all of them', () => {
+    expect(() => coldStartIngest(INGEST_WIRING)).not.toThrow();
+  });
+
+  it.each([
+    ['batches', 'ERASE_QUEUE_URL'],
+    ['callbacks', 'CALLBACK_QUEUE_URL'],
+  ])('a missing queue stops the %s function at cold start, naming %s', (fn, name) => {
+    const env = { ...INGEST_WIRING, ERASE_QUEUE_URL: 'https://sqs.example/erase', CURSOR_SECRET: 'c'.repeat(32), CALLBACK_SIGNING_KEY: 'k'.repeat(32) };
+    delete (env as Record<string, string>)[name];
+    expect(() =>
+      withEnv(env, () =>
+        jest.isolateModules(() => {
+          // eslint-disable-next-line @typescript-eslint/no-require-imports -- a cold start is a fresh, synchronous load
+          require(`../../functions/${fn}/handler`);
+        }),
+      ),
+    ).toThrow(`missing required environment variable ${name}`);
+  });
+});
+
 describe('INGEST_PARALLELISM', () => {
   it.each(['abc', '0', '65', '2.5'])('refuses %s at start, naming the variable', (value) => {
     expect(() => withEnv({ INGEST_PARALLELISM: value }, loadIngestConfig)).toThrow(
@@ -23,7 +67,7 @@ describe('INGEST_PARALLELISM', () => {
 
   it('stops the ingest function at cold start, before any message is taken', () => {
     expect(() =>
-      withEnv({ INGEST_PARALLELISM: 'abc' }, () =>
+      withEnv({ ...INGEST_WIRING, INGEST_PARALLELISM: 'abc' }, () =>
         jest.isolateModules(() => {
           // eslint-disable-next-line @typescript-eslint/no-require-imports -- a cold start is a fresh, synchronous load
           require('../../functions/ingest/handler');

@@ -28,7 +28,7 @@ import sharp from 'sharp';
 import type { Config } from '../../lib/config';
 import { fingerprint, type Fingerprint } from '../../lib/ingest/fingerprint';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { ListenedMetrics, PowertoolsIngestMetrics, withEmfListener, type IngestMetrics } from '../../lib/ingest/metrics';
+import { ListenedMetrics, PowertoolsIngestMetrics, type IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps, type UploadEvent } from '../../lib/ingest/pipeline';
 import { toBatchItem, toImageItem } from '../../lib/store/attributes';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -901,33 +901,30 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
   });
 
   /**
-   * One upload processed with a listener in scope (echo as given), then outside it: the document kind of each document
-   * the listener heard, and every document written to stdout.
+   * One upload processed with metrics given a listener (echo as given), then more on metrics given none: the document
+   * kind of each document the listener heard, and every document written to stdout.
    */
-  async function listenedUpload(echo: boolean, after: (real: PowertoolsIngestMetrics) => void) {
-    const real = new PowertoolsIngestMetrics(new ListenedMetrics({ namespace: 'IceCatWrangler', serviceName: 'test' }));
+  async function listenedUpload(echo: boolean, after: (plain: PowertoolsIngestMetrics) => void) {
     const heard: Record<string, unknown>[] = [];
+    const listened = PowertoolsIngestMetrics.listenedBy({ listener: (doc) => heard.push(doc), echo });
+    const plain = new PowertoolsIngestMetrics(new ListenedMetrics({ namespace: 'IceCatWrangler', serviceName: 'test' }));
     const docs = await emfDocuments(async () => {
-      await withEmfListener(
-        (doc) => heard.push(doc),
-        async () => {
-          given();
-          await processUpload({ ...deps(), metrics: real }, event());
-          real.publish();
-        },
-        { echo },
-      );
-      after(real);
-      real.publish();
+      given();
+      await processUpload({ ...deps(), metrics: listened }, event());
+      listened.publish();
+      // Published again: nothing is left stored to write or hand on.
+      listened.publish();
+      after(plain);
+      plain.publish();
     });
     const kinds = heard.map((d) => ('Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : '?'));
     return { heard, kinds, docs };
   }
 
-  it('hands a listener in scope exactly the EMF documents it writes, single-metric ones too, and none outside it', async () => {
-    const { heard, kinds, docs } = await listenedUpload(true, (real) => {
-      real.image('success');
-      real.detectLabelsCall();
+  it('hands its listener exactly the EMF documents it writes, single-metric ones too, and metrics without one none', async () => {
+    const { heard, kinds, docs } = await listenedUpload(true, (plain) => {
+      plain.image('success');
+      plain.detectLabelsCall();
     });
     expect(docs).toHaveLength(4);
     const strip = (doc: Record<string, unknown>) => ({ ...doc, _aws: { ...(doc._aws as object), Timestamp: 0 } });
@@ -936,10 +933,10 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
   });
 
   it('hands a quiet listener (echo: false) the documents instead of stdout, and leaves nothing stored behind', async () => {
-    const { heard, kinds, docs } = await listenedUpload(false, (real) => real.detectLabelsCall());
+    const { heard, kinds, docs } = await listenedUpload(false, (plain) => plain.detectLabelsCall());
     expect(kinds).toEqual(['Images', 'DetectLabelsCalls']);
     expect(heard[1]).toMatchObject({ DetectLabelsCalls: 1 });
-    // Outside the scope only the later call is written: the quiet publish cleared what it had stored.
+    // Only the unlistened call is written: the quiet publish cleared what it had stored.
     expect(docs).toHaveLength(1);
     expect(docs[0]).toMatchObject({ DetectLabelsCalls: 1 });
     expect(docs[0]).not.toHaveProperty('ReadLatency');

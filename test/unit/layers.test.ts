@@ -4,28 +4,25 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
-// The layer rules that `npm run lint` enforces (.dependency-cruiser.cjs, docs/design.md "Layers"), run on small
-// trees with one import planted in them: an import against the layers fails, naming its rule.
+// The layer rules that `npm run lint` enforces (.dependency-cruiser.cjs, docs/design.md "Layers"), run as the lint
+// runs them on small trees: one that keeps the layers, and one with a wrong-way import planted for each rule, each of
+// which must fail, naming its rule and the import.
 const root = join(__dirname, '..', '..');
 const depcruise = join(root, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
 const config = join(root, '.dependency-cruiser.cjs');
 
-let tree: string;
-beforeEach(() => {
-  tree = mkdtempSync(join(tmpdir(), 'layers-'));
+function plant(files: Record<string, string>): string {
+  const tree = mkdtempSync(join(tmpdir(), 'layers-'));
   writeFileSync(join(tree, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'preserve', moduleResolution: 'bundler' } }));
-});
-afterEach(() => rmSync(tree, { recursive: true, force: true }));
-
-function plant(files: Record<string, string>): void {
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(tree, path)), { recursive: true });
     writeFileSync(join(tree, path), text);
   }
+  return tree;
 }
 
-/** Runs the project's layer check on the planted tree: its exit code and what it printed. */
-async function check(): Promise<{ code: number; output: string }> {
+/** Runs the project's layer check on a planted tree: its exit code and what it printed. */
+async function check(tree: string): Promise<{ code: number; output: string }> {
   const folders = readdirSync(tree).filter((name) => name !== 'tsconfig.json');
   try {
     const { stdout } = await promisify(execFile)(process.execPath, [depcruise, ...folders, '--config', config], { cwd: tree });
@@ -36,65 +33,61 @@ async function check(): Promise<{ code: number; output: string }> {
   }
 }
 
-describe('the layer rules', () => {
-  test('let the API import the store and the domain', async () => {
-    plant({
-      'lib/domain.ts': 'export interface Batch { batchId: string }\n',
-      'lib/store/reader.ts': "import type { Batch } from '../domain';\nexport const read = (): Batch => ({ batchId: 'b' });\n",
-      'lib/api/service.ts': "import { read } from '../store/reader';\nexport const get = () => read();\n",
-    });
-    const { code, output } = await check();
-    expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('no dependency violations found') });
-  });
+const trees: string[] = [];
+afterAll(() => {
+  for (const tree of trees) rmSync(tree, { recursive: true, force: true });
+});
 
-  test('fail a store module that imports the API, naming the rule', async () => {
-    plant({
+test('the layer rules let the API import the store and the store the domain', async () => {
+  const tree = plant({
+    'lib/domain.ts': 'export interface Batch { batchId: string }\n',
+    'lib/store/reader.ts': "import type { Batch } from '../domain';\nexport const read = (): Batch => ({ batchId: 'b' });\n",
+    'lib/api/service.ts': "import { read } from '../store/reader';\nexport const get = () => read();\n",
+    'functions/api/handler.ts': "import { get } from '../../lib/api/service';\nexport const handler = () => get();\n",
+  });
+  trees.push(tree);
+
+  const { code, output } = await check(tree);
+
+  expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('no dependency violations found') });
+});
+
+describe('a planted wrong-way import fails the lint, naming its rule', () => {
+  let result: { code: number; output: string };
+  beforeAll(async () => {
+    const tree = plant({
+      // The store importing the API (a type only: type imports count).
       'lib/api/schemas.ts': 'export interface BatchSummary { batchId: string }\n',
       'lib/store/model.ts': "import type { BatchSummary } from '../api/schemas';\nexport type Summary = BatchSummary;\n",
-    });
-    const { code, output } = await check();
-    expect(code).not.toBe(0);
-    expect(output).toContain('adapters-not-up');
-    expect(output).toContain('lib/store/model.ts → lib/api/schemas.ts');
-  });
-
-  test('fail a service that imports the API (notify presenting a batch through lib/api)', async () => {
-    plant({
+      // A service importing the API (notify presenting a batch through lib/api).
       'lib/api/present.ts': 'export const presentBatch = (id: string) => ({ batchId: id });\n',
       'lib/notify/wiring.ts': "import { presentBatch } from '../api/present';\nexport const summary = presentBatch('b');\n",
-    });
-    const { code, output } = await check();
-    expect(code).not.toBe(0);
-    expect(output).toContain('services-not-up');
-  });
-
-  test('fail run-time code that imports a build script', async () => {
-    plant({
+      // Run-time code importing a build script.
       'scripts/build-web.ts': 'export const build = () => 1;\n',
       'lib/web/bundle.ts': "import { build } from '../../scripts/build-web';\nexport const load = () => build();\n",
-    });
-    const { code, output } = await check();
-    expect(code).not.toBe(0);
-    expect(output).toContain('lib-not-up');
-  });
-
-  test('fail the domain module when it imports anything of the project', async () => {
-    plant({
+      // The domain module importing anything of the project.
       'lib/ids.ts': 'export const newId = () => "x";\n',
       'lib/domain.ts': "import { newId } from './ids';\nexport const id = newId();\n",
-    });
-    const { code, output } = await check();
-    expect(code).not.toBe(0);
-    expect(output).toContain('domain-imports-nothing');
-  });
-
-  test('fail two modules that import each other', async () => {
-    plant({
+      // Two modules importing each other.
       'lib/ingest/errors.ts': "import type { Fingerprint } from './fingerprint';\nexport class Rejected extends Error { decoded?: Fingerprint }\n",
       'lib/ingest/fingerprint.ts': "import { Rejected } from './errors';\nexport interface Fingerprint { fprint: string }\nexport const fail = () => new Rejected();\n",
     });
-    const { code, output } = await check();
-    expect(code).not.toBe(0);
-    expect(output).toContain('no-circular');
+    trees.push(tree);
+    result = await check(tree);
+  });
+
+  test('the check fails', () => {
+    expect(result.code).not.toBe(0);
+  });
+
+  test.each([
+    ['adapters-not-up', 'lib/store/model.ts → lib/api/schemas.ts'],
+    ['services-not-up', 'lib/notify/wiring.ts → lib/api/present.ts'],
+    ['lib-not-up', 'lib/web/bundle.ts → scripts/build-web.ts'],
+    ['domain-imports-nothing', 'lib/domain.ts → lib/ids.ts'],
+    ['no-circular', 'lib/ingest/errors.ts → lib/ingest/fingerprint.ts'],
+  ])('%s: %s', (rule, edge) => {
+    const [from, to] = edge.split(' → ') as [string, string];
+    expect(result.output).toMatch(new RegExp(`${rule}: ${from} →\\s+${to}`));
   });
 });

@@ -1,0 +1,48 @@
+// The `batches` function built from what it is given: its queues (the erasure's and the callbacks'), SQS on AWS
+// (handler.ts) and the local stack's in-process queues locally. Everything else it reads from its environment once,
+// when built: a missing TABLE_NAME, BUCKET_NAME or CALLBACK_SIGNING_KEY fails there, naming the variable.
+import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
+import { IMAGE_URL_WINDOW_SECONDS, loadApiConfig } from '../../lib/api/config';
+import { imageLinkSignerFromEnv } from '../../lib/api/image-links';
+import { apiRoutes } from '../../lib/api/routes';
+import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
+import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
+import { loadExportConfig } from '../../lib/export/config';
+import { createApiHandler, type ApiHandler } from '../../lib/http/app';
+import type { JobQueue } from '../../lib/jobs/queue';
+import { loadCallbackSigningKey } from '../../lib/notify/completion';
+import { loadNotifyConfig } from '../../lib/notify/schedule';
+import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
+import { BatchStore } from '../../lib/store/batch-store';
+
+export interface BatchesWiring extends NotifyWiring {
+  /** Where a DELETE queues the batch's erasure (functions/erase consumes it). */
+  erasures: JobQueue;
+}
+
+export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
+  const config = loadApiConfig();
+  const ddb = createDocumentClient();
+  const signingKey = loadCallbackSigningKey();
+  return createApiHandler({
+    routes: apiRoutes(config).filter((route) => route.function === 'batches'),
+    services: {
+      batches: new BatchLifecycleService({
+        // Closing can finish a batch: the completion callback starts here then.
+        store: new BatchStore({ ddb, tableName: config.tableName, transactions: config.transactions, onDone: completionHook(wiring) }),
+        s3: createS3Client(),
+        bucketName: config.bucketName,
+        defaultRetentionDays: config.defaultRetentionDays,
+        catMinConfidence: config.catMinConfidence,
+        maxUploadBytes: config.maxUploadBytes,
+        uploadExpiresSeconds: config.uploadExpiresSeconds,
+        exports: { ddb, tableName: config.tableName, config: loadExportConfig() },
+        erasures: wiring.erasures,
+        callbacks: { signingKey, allowLoopback: loadNotifyConfig().allowLoopback },
+        // A review answers the image, its links signed as the read function signs them.
+        links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
+      }),
+    },
+    authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),
+  });
+}

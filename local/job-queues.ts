@@ -1,0 +1,45 @@
+// The erase and callbacks queues of the local stack: in-process LocalJobQueues consumed by the erase and callbacks
+// functions' own handlers (lib/jobs/queue.ts). The functions that send to them (batches, ingest, the sweeps) are
+// given these queues through their deps, as on AWS they are given the SQS queues' URLs.
+import path from 'node:path';
+import { LocalJobQueue, type LocalConsumer } from '../lib/jobs/queue';
+import type { CallbacksHandler } from '../functions/callbacks/app';
+
+export interface LocalJobQueues {
+  erasures: LocalJobQueue;
+  callbacks: LocalJobQueue;
+  /** Stops consuming: a send after it fails. */
+  close(): void;
+}
+
+/** Both queues without consumers (a stack that runs no functions of its own): a send to either fails. */
+export function unconsumedJobQueues(): LocalJobQueues {
+  return {
+    // A DELETE answers once its erasure is done, so the local stack is deterministic; callbacks never hold up the sender.
+    erasures: new LocalJobQueue('erase', { awaitImmediate: true }),
+    callbacks: new LocalJobQueue('callbacks', { awaitImmediate: false }),
+    close: () => undefined,
+  };
+}
+
+/**
+ * Builds both queues and their consumers. The consumers read their configuration (TABLE_NAME, CALLBACK_SIGNING_KEY...)
+ * from the environment when built, so call this once the stack's environment is applied.
+ */
+export async function startLocalJobQueues(root: string): Promise<LocalJobQueues> {
+  const { erasures, callbacks } = unconsumedJobQueues();
+  const erase = (await import(path.join(root, 'functions', 'erase', 'handler'))) as { handler: LocalConsumer };
+  const { createCallbacksHandler } = (await import(path.join(root, 'functions', 'callbacks', 'app'))) as {
+    createCallbacksHandler(wiring: { callbacks: LocalJobQueue }): CallbacksHandler;
+  };
+  erasures.consumeWith(erase.handler);
+  callbacks.consumeWith(createCallbacksHandler({ callbacks }));
+  return {
+    erasures,
+    callbacks,
+    close: () => {
+      erasures.consumeWith(undefined);
+      callbacks.consumeWith(undefined);
+    },
+  };
+}
