@@ -325,6 +325,45 @@ function groupCpuSeconds(pgid: number): number | undefined {
   return ticks / CLOCK_TICKS;
 }
 
+/** CPU ms so far of each thread of one process, by thread id, from /proc; empty where there is no /proc. */
+function threadCpuMs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * The stack process's CPU per image by thread between two threadCpuMs readings: the serving thread (the process's
+ * main thread: the API, S3, DynamoDB, the queue and the ingest), the detector's workers (the `workers` busiest other
+ * threads: Node does not name its threads), and the rest (V8's garbage collection helpers, libuv's pool, libvips).
+ */
+function cpuByThread(pid: number, before: Map<string, number>, after: Map<string, number>, images: number, workers: number): Record<string, number> | undefined {
+  if (after.size === 0) return undefined;
+  const spent = [...after].map(([tid, ms]) => [tid, ms - (before.get(tid) ?? 0)] as const);
+  const serving = spent.find(([tid]) => tid === String(pid))?.[1] ?? 0;
+  const others = spent.filter(([tid]) => tid !== String(pid)).map(([, ms]) => ms).sort((a, b) => b - a);
+  const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);
+  return {
+    servingThreadMs: round(serving / images, 1),
+    detectorWorkersMs: round(sum(others.slice(0, workers)) / images, 1),
+    otherThreadsMs: round(sum(others.slice(workers)) / images, 1),
+  };
+}
+
 async function stopStack(stack: StackProcess): Promise<void> {
   stack.signal('SIGTERM');
   const killed = setTimeout(() => stack.signal('SIGKILL'), 20_000);
@@ -356,8 +395,10 @@ export default async function run(): Promise<Record<string, unknown>> {
     const duplicate = await duplicates(api, stack.bridgeUrl, `duplicates-${tag}`, pairs);
 
     const cpu0 = groupCpuSeconds(stack.child.pid!);
+    const threads0 = threadCpuMs(stack.child.pid!);
     const a = await classify(api, `pipeline-a-${tag}`, batchA);
     const cpu1 = groupCpuSeconds(stack.child.pid!);
+    const byThread = cpuByThread(stack.child.pid!, threads0, threadCpuMs(stack.child.pid!), PHOTOS, workers);
     checkCounts('a', PHOTOS, a.summary);
     const stackCpuMsPerImage = cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / PHOTOS;
 
@@ -394,6 +435,7 @@ export default async function run(): Promise<Record<string, unknown>> {
               cpuPerImageOverDetectorAlone: round(stackCpuMsPerImage / single.cpuMsPerImage!, 2),
               cpuCoresUsed: round(stackCpuMsPerImage / 1000 * pipelinePerSecond, 2),
             }),
+        ...(byThread ? { cpuMsPerImageByThread: byThread } : {}),
       },
       pipelineOverWorkersTimesSingle: round(ratio),
       goal: 'pipelineOverWorkersTimesSingle >= 0.8',
@@ -426,6 +468,7 @@ export function headline(r: Record<string, unknown>): Headline[] {
     figure('pipeline images/s, first upload to done', pick(r, 'pipeline', 'imagesPerSecond')),
     figure('one detector worker alone, images/s', pick(r, 'singleWorker', 'imagesPerSecond')),
     figure("the whole stack's CPU per image ÷ the detector alone's", pick(r, 'pipeline', 'cpuPerImageOverDetectorAlone')),
+    figure("the serving thread's CPU per image, ms", pick(r, 'pipeline', 'cpuMsPerImageByThread', 'servingThreadMs')),
     figure('API p99 of GET …/images while classifying ÷ idle', pick(r, 'api', 'p99BusyOverIdle'), '<= 2'),
     figure("a duplicate's handling time ÷ a first upload's (ingest steps)", pick(r, 'duplicate', 'duplicateOverFirst'), '<= 0.5'),
   ];

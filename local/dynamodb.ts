@@ -174,13 +174,63 @@ interface DynaliteAnswerError {
 }
 interface DynaliteStore {
   options?: { path?: string };
+  getTable?: DynaliteGetTable & { cached?: true };
   /** Its LevelDB; dynalite replaced close with its graceful close, keeping LevelDB's own as close._original. */
   db?: { open(): Promise<void>; close: { _original?: () => Promise<void> } };
 }
 type DynaliteAction = (store: DynaliteStore, data: unknown, cb: (err: unknown, data?: unknown) => void) => void;
+type DynaliteGetTable = (name: string, checkStatus: boolean | ((err: unknown, table?: unknown) => void), cb?: (err: unknown, table?: unknown) => void) => void;
+
+/** The actions that change a table's definition or status; every other one only reads it. */
+const TABLE_ACTIONS = new Set(['createTable', 'deleteTable', 'updateTable']);
+const tableCaches = new WeakMap<DynaliteStore, { tables: Map<string, unknown>; generation: number; tableActions: number }>();
+
+/**
+ * dynalite reads the table's definition from LevelDB and parses its JSON on every request (its getTable), a tenth
+ * of its work per request here. An ACTIVE table's definition changes only by a table action, so it is kept in memory:
+ * forgotten when a table action starts and when it answers, and never kept from a read that such an action overlapped
+ * (docs/design.md §9). Item actions only read the definition they are given. Answers `cb`, wrapped for a table action.
+ */
+function cacheTables<T extends (...args: never[]) => void>(store: DynaliteStore, action: string, cb: T): T {
+  let cache = tableCaches.get(store);
+  if (!cache) {
+    cache = { tables: new Map(), generation: 0, tableActions: 0 };
+    tableCaches.set(store, cache);
+  }
+  const tables = cache;
+  const original = store.getTable;
+  if (original && !original.cached) {
+    const cached: DynaliteGetTable & { cached?: true } = (name, checkStatus, done) => {
+      const callback = (typeof checkStatus === 'function' ? checkStatus : done) as (err: unknown, table?: unknown) => void;
+      const known = tables.tables.get(name);
+      // Answered on the next tick, as LevelDB's read would be.
+      if (known !== undefined) return process.nextTick(callback, null, known);
+      const generation = tables.generation;
+      original(name, checkStatus, (err, table) => {
+        const active = !err && (table as { TableStatus?: string } | undefined)?.TableStatus === 'ACTIVE';
+        if (active && tables.tableActions === 0 && tables.generation === generation) tables.tables.set(name, table);
+        callback(err, table);
+      });
+    };
+    cached.cached = true;
+    store.getTable = cached;
+  }
+  if (!TABLE_ACTIONS.has(action)) return cb;
+  const forget = () => {
+    tables.tables.clear();
+    tables.generation++;
+  };
+  forget();
+  tables.tableActions++;
+  return ((...args: never[]) => {
+    tables.tableActions--;
+    forget();
+    cb(...args);
+  }) as T;
+}
 
 /** dynalite's operations (its index.js requires ./actions/<name> for each at load). */
-const DYNALITE_ACTIONS = [
+const DYNALITE_ACTIONS: readonly string[] = [
   'batchGetItem', 'batchWriteItem', 'createTable', 'deleteItem', 'deleteTable', 'describeTable', 'describeTimeToLive', 'getItem',
   'listTables', 'listTagsOfResource', 'putItem', 'query', 'scan', 'tagResource', 'untagResource', 'updateItem', 'updateTable',
 ];
@@ -202,7 +252,8 @@ function loadDynalite(): (options: Record<string, unknown>) => DynaliteServer {
     const cached = require.cache[id];
     const action = cached?.exports as (DynaliteAction & { answersFaults?: true }) | undefined;
     if (!cached || !action || action.answersFaults) continue;
-    const wrapped: DynaliteAction & { answersFaults?: true } = (store, data, cb) =>
+    const wrapped: DynaliteAction & { answersFaults?: true } = (store, data, answer) => {
+      const cb = cacheTables(store, name, answer);
       afterRepair(store, () => action(store, data, (err, result) => {
         if (!err || (err as Partial<DynaliteAnswerError>).statusCode) return cb(err, result);
         const repair = repairs.get(store);
@@ -219,6 +270,7 @@ function loadDynalite(): (options: Record<string, unknown>) => DynaliteServer {
         };
         cb(answer);
       }));
+    };
     wrapped.answersFaults = true;
     cached.exports = wrapped;
   }

@@ -42,6 +42,10 @@ export interface FilesystemStore {
   getResourcePath(bucket: string, key: string | undefined, resource: string): string;
   getBucket(bucket: string): Promise<unknown>;
   putBucket(bucket: string): Promise<unknown>;
+  deleteBucket(bucket: string): Promise<unknown>;
+  getSubresource(bucket: string, key: string | undefined, resourceType: string): Promise<unknown>;
+  putSubresource(bucket: string, key: string | undefined, resource: { type: string }): Promise<void>;
+  deleteSubresource(bucket: string, key: string | undefined, resourceType: string): Promise<void>;
   getMetadata(bucket: string, key: string): Promise<Record<string, string>>;
   putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5?: string): Promise<void>;
   getObject(bucket: string, key: string, options?: unknown): Promise<unknown>;
@@ -116,6 +120,10 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     getResourcePath: store.getResourcePath.bind(store),
     getBucket: store.getBucket.bind(store),
     putBucket: store.putBucket.bind(store),
+    deleteBucket: store.deleteBucket.bind(store),
+    getSubresource: store.getSubresource.bind(store),
+    putSubresource: store.putSubresource.bind(store),
+    deleteSubresource: store.deleteSubresource.bind(store),
     getObject: store.getObject.bind(store),
     getMetadata: store.getMetadata.bind(store),
     listObjects: store.listObjects.bind(store),
@@ -135,11 +143,73 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     }
     return resourcePath;
   };
+  // Every request looks up its bucket (a stat of its folder) and the bucket's CORS and website configurations (a
+  // file read each, and an ENOENT thrown and caught for the website one the local bucket never has) before its own
+  // work. They change only through the store's own bucket and configuration calls, so each answer is kept until
+  // such a call for that bucket (docs/design.md §9). An object's own subresources are read each time.
+  const buckets = new Map<string, Promise<unknown>>();
+  const configurations = new Map<string, Promise<unknown>>();
+  const forgetBucket = (bucket: string) => {
+    buckets.delete(bucket);
+    for (const name of [...configurations.keys()]) if (name.startsWith(`${bucket}/`)) configurations.delete(name);
+  };
+  /** The answer of `read`, kept under `name` once it resolved (a failed read is not kept). */
+  const kept = (cache: Map<string, Promise<unknown>>, name: string, read: () => Promise<unknown>): Promise<unknown> => {
+    const known = cache.get(name);
+    if (known) return known;
+    const reading = read();
+    cache.set(name, reading);
+    reading.catch(() => {
+      if (cache.get(name) === reading) cache.delete(name);
+    });
+    return reading;
+  };
+
   // An invalid name is not a bucket (NoSuchBucket), and cannot become one.
-  store.getBucket = (bucket) => (bucketNameRefusal(bucket) ? Promise.resolve(null) : original.getBucket(bucket));
-  store.putBucket = (bucket) => {
+  store.getBucket = (bucket) =>
+    bucketNameRefusal(bucket)
+      ? Promise.resolve(null)
+      : kept(buckets, bucket, async () => {
+          const found = await original.getBucket(bucket);
+          // A missing bucket may be made by anyone: only one that exists is kept.
+          if (found === null) queueMicrotask(() => buckets.delete(bucket));
+          return found;
+        });
+  store.putBucket = async (bucket) => {
     const refusal = bucketNameRefusal(bucket);
-    return refusal ? Promise.reject(s3Error(refusal)) : original.putBucket(bucket);
+    if (refusal) throw s3Error(refusal);
+    forgetBucket(bucket);
+    try {
+      return await original.putBucket(bucket);
+    } finally {
+      forgetBucket(bucket);
+    }
+  };
+  store.deleteBucket = async (bucket) => {
+    forgetBucket(bucket);
+    try {
+      return await original.deleteBucket(bucket);
+    } finally {
+      forgetBucket(bucket);
+    }
+  };
+  store.getSubresource = (bucket, key, resourceType) =>
+    !key ? kept(configurations, `${bucket}/${resourceType}`, () => original.getSubresource(bucket, key, resourceType)) : original.getSubresource(bucket, key, resourceType);
+  store.putSubresource = async (bucket, key, resource) => {
+    configurations.delete(`${bucket}/${resource.type}`);
+    try {
+      await original.putSubresource(bucket, key, resource);
+    } finally {
+      configurations.delete(`${bucket}/${resource.type}`);
+    }
+  };
+  store.deleteSubresource = async (bucket, key, resourceType) => {
+    configurations.delete(`${bucket}/${resourceType}`);
+    try {
+      await original.deleteSubresource(bucket, key, resourceType);
+    } finally {
+      configurations.delete(`${bucket}/${resourceType}`);
+    }
   };
 
   store.putObject = async (object) => {

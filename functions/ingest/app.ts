@@ -2,13 +2,18 @@
 // deferred message goes back to its queue, and its metrics. On AWS handler.ts gives SQS, EventBridge and Powertools'
 // EMF; the local stack gives its in-process queues and a listener of the EMF documents. The rest it reads from its
 // environment once, when built: a bad number stops it there, naming the variable, before any message is taken.
-// A message whose image is claimed by another run is failed and made visible again only once that claim's lease is
-// over (lib/aws/message-visibility.ts).
+// The partial batch answer is Powertools' BatchProcessor's. Two things it does not do are added here (docs/design.md
+// §9): at most INGEST_PARALLELISM records in flight (it starts every record at once), and a message whose image
+// another run's claim still leases is failed and made visible again only once that lease is over
+// (lib/aws/message-visibility.ts).
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { clients } from '../../lib/aws/clients';
 import type { MessageVisibility, RetryLater } from '../../lib/aws/message-visibility';
 import { loadIngestConfig } from '../../lib/config';
+import { IceCatError } from '../../lib/errors';
+import { boundedBy } from '../../lib/ingest/bounded';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
@@ -22,7 +27,16 @@ export interface IngestWiring extends NotifyWiring {
   metrics: IngestMetrics;
 }
 
-export type IngestHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+export type IngestHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
+
+/** The message's uploads are deferred: it fails, and comes back once `delaySeconds` have passed. */
+class RetryLaterSignal extends IceCatError {
+  override name = 'RetryLaterSignal';
+  readonly code = 'retry_later';
+  constructor(readonly delaySeconds: number) {
+    super(`an image of the message is claimed by another run: back in ${delaySeconds} s`);
+  }
+}
 
 export function createIngestHandler(wiring: IngestWiring): IngestHandler {
   const config = loadIngestConfig();
@@ -44,35 +58,50 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
   };
   const visibility = wiring.visibility;
 
-  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const failed: SQSBatchResponse['batchItemFailures'] = [];
-    const later: RetryLater[] = [];
-    const queue = [...event.Records];
-    const worker = async (): Promise<void> => {
-      for (let record = queue.shift(); record; record = queue.shift()) {
-        try {
-          let delaySeconds = 0;
-          for (const upload of uploadsIn(record)) {
-            const result = await processUpload(deps, upload);
-            logger.info('upload handled', { messageId: record.messageId, ...result });
-            if (result.outcome === 'deferred') delaySeconds = Math.max(delaySeconds, result.retryAfterSeconds);
-          }
-          if (delaySeconds > 0) {
-            failed.push({ itemIdentifier: record.messageId });
-            later.push({ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds });
-          }
-        } catch (err) {
-          logger.error('upload failed; SQS will redeliver it', { messageId: record.messageId, error: err as Error });
-          failed.push({ itemIdentifier: record.messageId });
-        }
-      }
-    };
+  /** One message: each upload it announces, in order. Deferred uploads fail it with the longest wait among them. */
+  const handleRecord = async (record: SQSRecord): Promise<void> => {
+    let delaySeconds = 0;
     try {
-      await Promise.all(Array.from({ length: Math.min(config.parallelism, queue.length) }, worker));
+      for (const upload of uploadsIn(record)) {
+        const result = await processUpload(deps, upload);
+        logger.info('upload handled', { messageId: record.messageId, ...result });
+        if (result.outcome === 'deferred') delaySeconds = Math.max(delaySeconds, result.retryAfterSeconds);
+      }
+    } catch (err) {
+      logger.error('upload failed; SQS will redeliver it', { messageId: record.messageId, error: err as Error });
+      throw err;
+    }
+    if (delaySeconds > 0) throw new RetryLaterSignal(delaySeconds);
+  };
+
+  return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
+    const later: RetryLater[] = [];
+    const slot = boundedBy(config.parallelism);
+    // A processor per invocation: the local stack runs several invocations of this function at once, and a processor
+    // keeps the records of the batch it is working on.
+    const processor = new BatchProcessor(EventType.SQS);
+    try {
+      const response = await processPartialResponse(
+        event,
+        (record: SQSRecord) =>
+          slot(async () => {
+            try {
+              await handleRecord(record);
+            } catch (err) {
+              if (err instanceof RetryLaterSignal) {
+                later.push({ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: err.delaySeconds });
+              }
+              throw err;
+            }
+          }),
+        processor,
+        // Every message failed is still a partial answer: SQS delivers each again, as it would the whole batch.
+        { ...(context ? { context } : {}), throwOnFullBatchFailure: false },
+      );
       if (later.length > 0) await visibility.retryLater(later, (message, details) => logger.warn(message, details));
+      return response;
     } finally {
       deps.metrics.publish();
     }
-    return { batchItemFailures: failed };
   };
 }

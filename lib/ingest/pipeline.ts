@@ -13,7 +13,8 @@ import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError } from '../store/errors';
-import { allArrived, isCatAt, type Batch, type Claim, type Image, type ImageResult, type Outcome, type UploadRef } from '../domain';
+import { allArrived, isCatAt, type Batch, type Claim, type Image, type ImageResult, type Outcome } from '../domain';
+import type { AttemptCount } from '../store/batch-store';
 import { DebugLog } from './debug-log';
 import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
@@ -67,13 +68,18 @@ export interface IngestDeps {
 
 type SuccessResult = Extract<ImageResult, { status: 'success' }>;
 
-/** An upload placed in its client's batch (step 1). */
+/**
+ * An upload placed in its client's batch (step 1). It is also the object the moves name (StoredUpload) and the
+ * reference of its own item in the store (UploadRef: client, batch, key, ETag and the batch's expiry).
+ */
 export interface Upload extends UploadKey {
   bucket: string;
   key: string;
   etag?: string;
   size?: number;
   batch: Batch;
+  /** The batch's expiry (epoch s), which the upload's own item shares. */
+  expiresAt: number;
   receivedAt: number;
   log: DebugLog;
   /** The thumbnail this upload stored, if any: deleted again when its batch turns out to be erased meanwhile. */
@@ -83,6 +89,8 @@ export interface Upload extends UploadKey {
   /** The fingerprint this run found, and the claim it holds on it (if any). */
   fprint?: string;
   claimId?: string;
+  /** The fingerprint the upload's own item holds (noted by an earlier attempt), if any. */
+  notedFprint?: string;
 }
 
 /**
@@ -104,7 +112,7 @@ async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<Inges
   try {
     return await classifyUpload(deps, upload);
   } catch (err) {
-    if (err instanceof BatchErasedError) return discardErased(deps, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, upload);
+    if (err instanceof BatchErasedError) return discardErased(deps, upload, upload);
     throw err;
   }
 }
@@ -115,21 +123,25 @@ async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<Inges
  * last one ends it when its fault does reach the catch (docs/design.md §6, "An upload's attempts are bounded").
  */
 async function classifyUpload(deps: IngestDeps, upload: Upload): Promise<IngestResult> {
-  const ref = uploadRef(upload);
-  const attempt = await deps.store.startAttempt(ref);
+  const attempt = await deps.store.startAttempt(upload);
+  upload.notedFprint = attempt.fprint;
   const result = attempt.attempts > deps.config.maxAttempts ? await giveUp(deps, upload, attempt) : await attemptUpload(deps, upload, attempt);
   // Handed back until another run's lease is over: not an attempt that failed.
-  if (result.outcome === 'deferred') await deps.store.endAttempt(ref);
+  if (result.outcome === 'deferred') await deps.store.endAttempt(upload);
   return result;
 }
 
-async function attemptUpload(deps: IngestDeps, upload: Upload, attempt: Attempt): Promise<IngestResult> {
+/**
+ * One attempt that reads, decodes and classifies. The fingerprint it finds is noted on the upload's item by the write
+ * that records something under it (the claim, or the duplicate's count), not by a write of its own: an attempt that
+ * gives up later needs it only to find that record.
+ */
+async function attemptUpload(deps: IngestDeps, upload: Upload, attempt: AttemptCount): Promise<IngestResult> {
   const { metrics } = deps;
   try {
     const object = await timed(metrics, 'Read', () => readObject(deps, upload));
     const image = await timed(metrics, 'Fingerprint', () => fingerprintImage(deps, upload, object));
     upload.fprint = image.fprint;
-    if (attempt.fprint !== image.fprint) await deps.store.noteFingerprint(uploadRef(upload), image.fprint);
     const claim = await timed(metrics, 'Claim', () => claimImage(deps, upload, object, image));
     if ('existing' in claim) return settleClaimed(deps, upload, object, claim.existing);
     upload.claimId = claim.claim.claimId;
@@ -151,19 +163,8 @@ async function attemptUpload(deps: IngestDeps, upload: Upload, attempt: Attempt)
   }
 }
 
-/** The attempts counted on an upload's item, this one included, and the fingerprint one of them found. */
-interface Attempt {
-  attempts: number;
-  fprint?: string;
-}
-
-const uploadRef = (upload: Upload): UploadRef => ({
-  clientId: upload.clientId,
-  batchId: upload.batchId,
-  key: upload.key,
-  etag: upload.etag,
-  expiresAt: upload.batch.expiresAt,
-});
+/** The upload's own item still lacks the fingerprint this run found: the write recording under it notes it. */
+const noteNeeded = (upload: Upload): boolean => upload.fprint !== undefined && upload.notedFprint !== upload.fprint;
 
 // ---- 1. decode the key and place the upload in a batch of a known client ---------------------------------------
 
@@ -191,7 +192,7 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
   }
   const log = new DebugLog(batch.debug, receivedAt);
   log.add(`received s3://${event.bucket}/${key} (${event.size ?? '?'} bytes, ETag ${event.etag ?? '?'})`);
-  return { ...parsed, bucket: event.bucket, key, etag: event.etag, size: event.size, batch, receivedAt, log };
+  return { ...parsed, bucket: event.bucket, key, etag: event.etag, size: event.size, batch, expiresAt: batch.expiresAt, receivedAt, log };
 }
 
 /**
@@ -278,7 +279,7 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
   }
   let outcome;
   try {
-    outcome = await deps.store.claim(claim);
+    outcome = await deps.store.claim(claim, { note: noteNeeded(upload) ? upload : undefined, seen: upload.batch });
   } catch (err) {
     // Closed (and complete) after this upload read the batch: refused by the write that would have counted it.
     if (err instanceof BatchClosedError) throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`, { decoded: image });
@@ -311,7 +312,7 @@ async function settleClaimed(deps: IngestDeps, upload: Upload, object: StoredUpl
     return redelivered(deps, upload);
   }
   await restAround(deps, upload, object, restingKey('duplicates', upload, existing.fprint), async () => {
-    const counted = await store.addDuplicate(existing, upload.fileName, uploadRef(upload));
+    const counted = await store.addDuplicate(existing, upload.fileName, upload, { note: noteNeeded(upload), seen: upload.batch });
     if (!counted) await repairRedelivered(deps, upload);
   });
   upload.log.add(`duplicate of ${existing.fileName}`);
@@ -463,7 +464,7 @@ async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, r
     now: (deps.now ?? Date.now)(),
     restingKey: processedKey,
     logs: upload.log.entries(),
-  });
+  }, { seen: upload.batch });
   if (!finished) throw await lostClaim(deps, upload, held.claim);
 }
 
@@ -476,14 +477,14 @@ async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, r
  * upload found recorded already (a late redelivery) or counted as a duplicate is settled as such. When the object
  * cannot even be looked at (AccessDenied), the record is written all the same and the object stays under uploads/.
  */
-async function giveUp(deps: IngestDeps, upload: Upload, attempt: Attempt): Promise<IngestResult> {
+async function giveUp(deps: IngestDeps, upload: Upload, attempt: AttemptCount): Promise<IngestResult> {
   const failed = Math.min(attempt.attempts, deps.config.maxAttempts);
   const message = `gave up after ${failed} attempt${failed === 1 ? '' : 's'} that did not finish (the function timed out, ran out of memory, or met a fault that persisted)`;
   deps.logger.error('giving up on an upload', { key: upload.key, attempts: attempt.attempts });
   upload.log.add(`giving up after ${failed} attempts`);
-  const source = await sourceState(deps.s3, { bucket: upload.bucket, key: upload.key, etag: upload.etag });
+  const source = await sourceState(deps.s3, upload);
   if (source === 'gone') return redelivered(deps, upload);
-  const object: StoredUpload = { bucket: upload.bucket, key: upload.key, etag: upload.etag };
+  const object: StoredUpload = upload;
   const existing = attempt.fprint === undefined ? undefined : await deps.store.getImage(upload.clientId, upload.batchId, attempt.fprint);
   if (existing && (existing.status !== 'processing' || !isSameUpload(existing, object))) return settleClaimed(deps, upload, object, existing);
   if (existing) {
@@ -536,8 +537,8 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
   if (decoded) await timed(deps.metrics, 'Thumbnail', () => storeImageThumbnail(deps, upload, decoded, fprint));
   const record = async (): Promise<void> => {
     const recorded = err.claim
-      ? await store.finish(err.claim.claim, { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() })
-      : await store.reject(rejectionRecord(upload, fprint, failedKey, err, now));
+      ? await store.finish(err.claim.claim, { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() }, { seen: upload.batch })
+      : await store.reject(rejectionRecord(upload, fprint, failedKey, err, now), { seen: upload.batch });
     if (recorded) return;
     if (err.claim) throw await lostClaim(deps, upload, err.claim.claim);
     await repairRedelivered(deps, upload); // recorded by an earlier delivery that may not have counted it
@@ -545,7 +546,7 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
   // Overwritten: the key holds a newer upload, which stays for its own event. Not to move: an object the ingest
   // cannot look at (giving up on it), which stays under uploads/.
   if (err.code === 'Overwritten' || opts.move === false) await record();
-  else await restAround(deps, upload, { bucket: upload.bucket, key: upload.key, etag: upload.etag }, failedKey, record, err.claim);
+  else await restAround(deps, upload, upload, failedKey, record, err.claim);
   return { outcome: 'fail', batchId: upload.batchId, fprint, errorCode: err.code };
 }
 

@@ -46,6 +46,7 @@ import {
   keepsDuplicateName,
   markDoneRequest,
   markExpiredRequest,
+  movedBy,
   newBatch,
   noteFingerprintRequest,
   putBatchRequest,
@@ -56,13 +57,17 @@ import {
   reviewCounts,
   reviewRequest,
   setCountsRequest,
+  settledGuard,
   startAttemptRequest,
   takeoverRequest,
+  takesUploads,
   thresholdRequest,
   transaction,
+  unchangedGuard,
   type Claim,
   type Finish,
   type NewBatch,
+  type SummaryCondition,
   type UploadRef,
 } from './writes';
 
@@ -81,6 +86,17 @@ export interface BatchStoreOptions {
   onDone?: (batch: Batch) => Promise<void>;
   /** The ingest's: deletes what it wrote into a batch being erased (lib/store/take-back.ts). */
   takeBack?: TakeBack;
+}
+
+/** How a record write may skip reading the summary back: the summary as the writer read it (its `expected`). */
+export interface RecordOptions {
+  seen?: Pick<Batch, 'expected'>;
+}
+
+/** The attempts counted on an upload's item, the one starting included, and the fingerprint one of them noted. */
+export interface AttemptCount {
+  attempts: number;
+  fprint?: string;
 }
 
 export type ClaimOutcome =
@@ -134,6 +150,28 @@ const conditionFailed = (err: unknown): boolean => err instanceof ConditionalChe
 /** The transaction failed because its write at `index` found its condition false. */
 const conditionFailedAt = (err: unknown, index: number): boolean =>
   err instanceof TransactionCanceledException && err.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
+
+/** The item the transaction's write at `index` found, when that write asked for it (ReturnValuesOnConditionCheckFailure). */
+const foundAt = (err: unknown, index: number): Record<string, unknown> | undefined => {
+  const item = err instanceof TransactionCanceledException ? err.CancellationReasons?.[index]?.Item : undefined;
+  return item ? (fromAttributeValues({ M: item }) as Record<string, unknown>) : undefined;
+};
+
+/** A low-level AttributeValue as a plain value (a cancelled transaction's reasons are not unmarshalled for us). */
+function fromAttributeValues(v: Record<string, unknown>): unknown {
+  if ('N' in v) return Number(v.N);
+  if ('S' in v) return v.S;
+  if ('BOOL' in v) return v.BOOL;
+  if ('NULL' in v) return null;
+  if ('M' in v) return Object.fromEntries(Object.entries(v.M as Record<string, Record<string, unknown>>).map(([k, x]) => [k, fromAttributeValues(x)]));
+  if ('L' in v) return (v.L as Record<string, unknown>[]).map(fromAttributeValues);
+  if ('SS' in v) return new Set(v.SS as string[]);
+  if ('NS' in v) return new Set((v.NS as string[]).map(Number));
+  return undefined;
+}
+
+/** Rounds of a counter move guarded by the exact summary it found, before it moves unguarded and reads the summary back. */
+const GUARDED_ROUNDS = 5;
 
 /** Recount rounds before giving up on a batch that keeps changing under it (the next redelivery or sweep retries). */
 const RECOUNT_ROUNDS = 5;
@@ -448,19 +486,25 @@ export class BatchStore {
    * has expired (already counted). Otherwise answers the record that holds the image. Throws BatchClosedError, leaving
    * nothing written, when the batch takes no more uploads (closed, every declared file arrived) by the time it counts.
    */
-  async claim(c: Claim): Promise<ClaimOutcome> {
-    if (await this.recordWithCounts(claimRequest(this.table, c), c, CLAIM_COUNTS, { takingUploads: true })) {
+  async claim(c: Claim, opts: RecordOptions & { note?: UploadRef } = {}): Promise<ClaimOutcome> {
+    // The fingerprint this upload found goes on its own item with the claim, so that an attempt giving up later finds
+    // the record without decoding (docs/design.md §6): in the claim's transaction, or written just before it.
+    const note = opts.note && noteFingerprintRequest(this.table, opts.note, c.fprint);
+    if (note && !this.opts.transactions) await this.ddb.send(new UpdateCommand(note));
+    const records = note && this.opts.transactions ? [claimRequest(this.table, c), note] : [claimRequest(this.table, c)];
+    if (await this.recordWithCounts(records, c, CLAIM_COUNTS, { ...opts, takingUploads: true })) {
       return { held: true, takeover: false, uploadedAt: c.now };
     }
     const existing = await this.getImage(c.clientId, c.batchId, c.fprint);
-    if (!existing) return this.claim(c); // removed between the two calls: try again
+    if (!existing) return this.claim(c, opts); // removed between the two calls: try again
     if (existing.status === 'processing' && existing.claimId && (existing.leaseUntil ?? 0) < c.now) {
       try {
+        if (note && this.opts.transactions) await this.ddb.send(new UpdateCommand(note));
         await this.ddb.send(new UpdateCommand(takeoverRequest(this.table, c, existing.claimId)));
         return { held: true, takeover: true, uploadedAt: existing.uploadedAt ?? c.now };
       } catch (err) {
         if (!conditionFailed(err)) throw err;
-        return this.claim(c); // another run took it over first
+        return this.claim(c, opts); // another run took it over first
       }
     }
     return { held: false, existing };
@@ -483,8 +527,8 @@ export class BatchStore {
   }
 
   /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */
-  async finish(c: Claim, f: Finish): Promise<boolean> {
-    return this.recordWithCounts(finishRequest(this.table, c, f), c, finishCounts(f.result));
+  async finish(c: Claim, f: Finish, opts: RecordOptions = {}): Promise<boolean> {
+    return this.recordWithCounts(finishRequest(this.table, c, f), c, finishCounts(f.result), opts);
   }
 
   async release(c: Claim): Promise<void> {
@@ -496,24 +540,30 @@ export class BatchStore {
   }
 
   /** Records a refused upload (a `fail` record) and counts it; false when it was recorded before (a redelivery). */
-  async reject(image: Image): Promise<boolean> {
-    return this.recordWithCounts(rejectionRequest(this.table, image), image, REJECTION_COUNTS);
+  async reject(image: Image, opts: RecordOptions = {}): Promise<boolean> {
+    return this.recordWithCounts(rejectionRequest(this.table, image), image, REJECTION_COUNTS, opts);
   }
 
   /**
    * Counts another upload of a recorded image; false when this upload was counted before (a redelivery). Its name on
    * the original guards that while names are kept; past them, the upload's own item is marked in the same write.
    */
-  async addDuplicate(original: Image, fileName: string, upload: UploadRef): Promise<boolean> {
+  async addDuplicate(original: Image, fileName: string, upload: UploadRef, opts: RecordOptions & { note?: boolean } = {}): Promise<boolean> {
     const count = duplicateRequest(this.table, original, fileName);
-    const records = keepsDuplicateName(original) ? [count] : [duplicateMarkRequest(this.table, upload, original.fprint), count];
-    return this.recordWithCounts(records, original, DUPLICATE_COUNTS);
+    // The mark sets the upload's fingerprint too; without it, a transaction notes the fingerprint beside the count (a
+    // claim's transaction that found the image claimed wrote nothing).
+    const uploadItem = keepsDuplicateName(original)
+      ? opts.note && this.opts.transactions
+        ? [noteFingerprintRequest(this.table, upload, original.fprint)]
+        : []
+      : [duplicateMarkRequest(this.table, upload, original.fprint)];
+    return this.recordWithCounts([...uploadItem, count], original, DUPLICATE_COUNTS, opts);
   }
 
   // ---- an upload's attempts (docs/design.md §6) -----------------------------------------------------------
 
   /** Counts an attempt as it starts; answers the attempts so far (this one included) and the fingerprint one found. */
-  async startAttempt(upload: UploadRef): Promise<{ attempts: number; fprint?: string }> {
+  async startAttempt(upload: UploadRef): Promise<AttemptCount> {
     const out = await this.ddb.send(new UpdateCommand(startAttemptRequest(this.table, upload)));
     const item = (out.Attributes ?? {}) as Partial<UploadItem>;
     return {
@@ -546,23 +596,11 @@ export class BatchStore {
     record: UpdateCommandInput | PutCommandInput | (UpdateCommandInput | PutCommandInput)[],
     batch: { clientId: string; batchId: string },
     delta: Partial<Counts>,
-    opts: { takingUploads?: boolean } = {},
+    opts: RecordOptions & { takingUploads?: boolean } = {},
   ): Promise<boolean> {
     const records = Array.isArray(record) ? record : [record];
+    if (this.opts.transactions) return this.transactWithCounts(records, batch, delta, opts);
     const count = countRequest(this.table, batch.clientId, batch.batchId, delta, this.now(), opts);
-    if (this.opts.transactions) {
-      try {
-        await this.ddb.send(new TransactWriteCommand(transaction(...records, count)));
-      } catch (err) {
-        if (records.some((_, i) => conditionFailedAt(err, i))) return false;
-        if (conditionFailedAt(err, records.length)) throw await this.countRefused(batch, opts.takingUploads === true);
-        throw err;
-      }
-      // A transaction answers no values: read the summary to see whether it closed or finished the batch.
-      const after = await this.getBatch(batch.clientId, batch.batchId);
-      if (after) await this.settle(after);
-      return true;
-    }
     for (const write of records) {
       try {
         if ('Item' in write) await this.ddb.send(new PutCommand(write as PutCommandInput));
@@ -585,6 +623,53 @@ export class BatchStore {
     }
     await this.settle(toBatch(out.Attributes as BatchItem));
     return true;
+  }
+
+  /**
+   * The records and the counter move as one transaction. A transaction answers no values, so the move is guarded
+   * (docs/design.md §9): given the summary the writer read (`seen`), it holds only where it leaves nothing to settle,
+   * and the writer needs no read. When the guard finds settling may be due, the cancelled move answers the summary
+   * it found; the move is sent again guarded by exactly that summary, so the summary it leaves is known and is
+   * settled without a read. Only a batch that keeps moving under it for GUARDED_ROUNDS rounds is moved unguarded
+   * and read back. Without `seen` it is moved unguarded and read back.
+   */
+  private async transactWithCounts(
+    records: (UpdateCommandInput | PutCommandInput)[],
+    batch: { clientId: string; batchId: string },
+    delta: Partial<Counts>,
+    opts: RecordOptions & { takingUploads?: boolean },
+  ): Promise<boolean> {
+    const takingUploads = opts.takingUploads === true;
+    let guard: SummaryCondition | undefined = opts.seen ? settledGuard(delta, opts.seen.expected) : undefined;
+    let leaves: Batch | undefined;
+    for (let round = 0; ; round++) {
+      const count = countRequest(this.table, batch.clientId, batch.batchId, delta, this.now(), { takingUploads, guard });
+      try {
+        await this.ddb.send(new TransactWriteCommand(transaction(...records, count)));
+      } catch (err) {
+        if (records.some((_, i) => conditionFailedAt(err, i))) return false;
+        if (!conditionFailedAt(err, records.length)) throw err;
+        const found = foundAt(err, records.length);
+        const before = found ? toBatch(found as unknown as BatchItem) : await this.getBatch(batch.clientId, batch.batchId);
+        if (!before || !this.isLive(before)) throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
+        if (takingUploads && !takesUploads(before)) throw new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`);
+        // Unguarded, only a summary gone, being erased or closed refuses a move, and none of those ends.
+        if (!guard) throw takingUploads ? new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`) : new BatchErasedError(`batch ${batch.batchId} is being erased`);
+        // Refused by the guard: settling may be due, or the summary moved since `before` was found.
+        if (round + 1 >= GUARDED_ROUNDS) {
+          guard = undefined;
+          leaves = undefined;
+        } else {
+          guard = unchangedGuard(before);
+          leaves = movedBy(before, delta);
+        }
+        continue;
+      }
+      if (guard && !leaves) return true; // guarded by settledGuard: nothing to settle
+      const after = leaves ?? (await this.getBatch(batch.clientId, batch.batchId));
+      if (after) await this.settle(after);
+      return true;
+    }
   }
 
   /** Why a counter move was refused: the batch is being erased or gone, or (a claim's) it takes no more uploads. */

@@ -91,25 +91,110 @@ export function countRequest(
   batchId: string,
   delta: Partial<Counts>,
   nowMs: number,
-  opts: { takingUploads?: boolean } = {},
+  opts: { takingUploads?: boolean; guard?: SummaryCondition } = {},
 ): UpdateCommandInput {
   const moved = (Object.entries(delta) as [keyof Counts, number][]).filter(([, n]) => n !== 0);
   const live = liveBatch(nowMs);
   const taking = opts.takingUploads === true;
+  const guard = opts.guard;
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: `ADD ${moved.map(([name]) => `#${name} :${name}`).join(', ')}`,
-    ConditionExpression: live.condition + (taking ? ' AND (attribute_not_exists(#closed) OR #closed = :false OR #total < #expected)' : ''),
-    ExpressionAttributeNames: batchNames(...live.names, ...moved.map(([name]) => name), ...(taking ? (['closed', 'total', 'expected'] as const) : [])),
+    ConditionExpression:
+      live.condition +
+      (taking ? ' AND (attribute_not_exists(#closed) OR #closed = :false OR #total < #expected)' : '') +
+      (guard ? ` AND (${guard.condition})` : ''),
+    ExpressionAttributeNames: batchNames(
+      ...live.names,
+      ...moved.map(([name]) => name),
+      ...(taking ? (['closed', 'total', 'expected'] as const) : []),
+      ...(guard?.names ?? []),
+    ),
     ExpressionAttributeValues: {
       ...live.values,
       ...Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])),
       ...(taking ? { ':false': false } : {}),
+      ...guard?.values,
     },
     ReturnValues: 'ALL_NEW',
+    // In a transaction (which answers no values), a refused move answers the summary as it found it.
+    ...(guard ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
   };
 }
+
+/** A condition on the summary, in the placeholders countRequest joins to its own. */
+export interface SummaryCondition {
+  condition: string;
+  names: BatchAttribute[];
+  values: Record<string, unknown>;
+}
+
+/**
+ * Holds only on a summary that moving it by `delta` cannot make due to close by itself (shouldAutoClose) or to be
+ * stamped done (shouldMarkDone), so the writer of a move it guarded has nothing to settle and need not read the
+ * summary back (a transaction answers no values: docs/design.md §9). `seenExpected` is `expected` as the writer read
+ * it: a condition cannot add, so "total + 1 < expected" is written "expected is still what was read and total <
+ * expected - 1". Stricter than needed where that is simpler: a false alarm only costs the writer a second round.
+ */
+export function settledGuard(delta: Partial<Counts>, seenExpected: number | undefined): SummaryCondition {
+  const arrives = (delta.total ?? 0) > 0;
+  const pending = delta.pending ?? 0;
+  const names: BatchAttribute[] = ['closed', 'expected'];
+  const values: Record<string, unknown> = { ':guardTrue': true };
+  // Not due to close by itself: closed already, nothing declared, or fewer arrived than declared once this counts.
+  let closes: string;
+  if (!arrives) {
+    closes = '#closed = :guardTrue OR attribute_not_exists(#expected) OR #total < #expected';
+    names.push('total');
+  } else if (seenExpected === undefined) {
+    closes = '#closed = :guardTrue OR attribute_not_exists(#expected)';
+  } else {
+    closes = '#closed = :guardTrue OR (#expected = :seenExpected AND #total < :lastBeforeExpected)';
+    names.push('total');
+    Object.assign(values, { ':seenExpected': seenExpected, ':lastBeforeExpected': seenExpected - 1 });
+  }
+  if (pending > 0) return { condition: closes, names, values };
+  // Not due to be done: open, still something pending once this moves, or done already.
+  names.push('pending', 'doneAt');
+  values[':guardPending'] = pending < 0 ? 1 : 0;
+  const done = 'attribute_not_exists(#closed) OR #closed <> :guardTrue OR #pending > :guardPending OR attribute_exists(#doneAt)';
+  return { condition: `(${closes}) AND (${done})`, names, values };
+}
+
+/**
+ * Holds only on a summary whose counters and lifecycle fields are exactly `b`'s: the writer then knows the summary its
+ * move leaves (b moved by the delta) without reading it back.
+ */
+export function unchangedGuard(b: Batch): SummaryCondition {
+  const parts: string[] = [];
+  const names: BatchAttribute[] = ['closed', 'expected', 'doneAt'];
+  const values: Record<string, unknown> = {};
+  for (const name of Object.keys(ZERO_COUNTS) as (keyof Counts)[]) {
+    parts.push(`#${name} = :was_${name}`);
+    names.push(name);
+    values[`:was_${name}`] = b.counts[name];
+  }
+  parts.push(b.closed ? '#closed = :wasClosed' : '(attribute_not_exists(#closed) OR #closed = :wasClosed)');
+  values[':wasClosed'] = b.closed;
+  if (b.expected === undefined) parts.push('attribute_not_exists(#expected)');
+  else {
+    parts.push('#expected = :wasExpected');
+    values[':wasExpected'] = b.expected;
+  }
+  parts.push(b.doneAt === undefined ? 'attribute_not_exists(#doneAt)' : 'attribute_exists(#doneAt)');
+  return { condition: parts.join(' AND '), names, values };
+}
+
+/** The summary `b` moved by `delta`: what a move guarded by unchangedGuard(b) leaves. */
+export const movedBy = (b: Batch, delta: Partial<Counts>): Batch => ({
+  ...b,
+  counts: Object.fromEntries((Object.keys(b.counts) as (keyof Counts)[]).map((k) => [k, b.counts[k] + (delta[k] ?? 0)])) as unknown as Counts,
+});
+
+/** Whether a new image may still count itself in the batch: the claim's condition of countRequest, read side. */
+export const takesUploads = (b: Pick<Batch, 'closed' | 'expected' | 'counts'>): boolean =>
+  !b.closed || (b.expected !== undefined && b.counts.total < b.expected);
 
 /** Closes an open batch, optionally fixing how many files it gets in all (never below what arrived). */
 export function closeRequest(table: string, clientId: string, batchId: string, now: number, expected?: number): UpdateCommandInput {
@@ -536,14 +621,18 @@ export function noteFingerprintRequest(table: string, u: UploadRef, fprint: stri
   };
 }
 
-/** Marks the upload as counted a duplicate of `fprint`, once: the redelivery guard of a duplicate whose name is not kept. */
+/**
+ * Marks the upload as counted a duplicate of `fprint`, once: the redelivery guard of a duplicate whose name is not kept.
+ * It notes the fingerprint too (noteFingerprintRequest), for an attempt that gives up later.
+ */
 export function duplicateMarkRequest(table: string, u: UploadRef, fprint: string): UpdateCommandInput {
   return {
     TableName: table,
     Key: uploadItemKey(u),
-    UpdateExpression: 'SET #duplicateOf = :fprint, #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)',
+    UpdateExpression:
+      'SET #duplicateOf = :fprint, #fprint = :fprint, #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)',
     ConditionExpression: 'attribute_not_exists(#duplicateOf)',
-    ExpressionAttributeNames: uploadNames('duplicateOf', 'expiresAt', 'purgeAt'),
+    ExpressionAttributeNames: uploadNames('duplicateOf', 'fprint', 'expiresAt', 'purgeAt'),
     ExpressionAttributeValues: { ':fprint': fprint, ':ttl': u.expiresAt, ':purge': purgeAt(u.expiresAt) },
   };
 }

@@ -223,7 +223,8 @@ describe('an upload that succeeds', () => {
     await processUpload(deps(true), event());
 
     const transactions = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems?.length);
-    expect(transactions).toEqual([2, 2]);
+    // The claim's carries the fingerprint's note on the upload's own item too: no write of its own.
+    expect(transactions).toEqual([3, 2]);
     expect(counterMoves()).toEqual([]);
   });
 
@@ -254,6 +255,84 @@ describe('an upload that succeeds', () => {
     s3.on(DeleteObjectCommand).rejects(preconditionFailed());
 
     expect((await processUpload(deps(), event())).outcome).toBe('success');
+  });
+});
+
+/** A summary item as DynamoDB answers it in a cancelled transaction's reasons (AttributeValues: it is not unmarshalled). */
+const asAttributeValues = (item: Record<string, unknown>): Record<string, never> =>
+  Object.fromEntries(
+    Object.entries(item).map(([k, v]) => [k, typeof v === 'number' ? { N: String(v) } : typeof v === 'boolean' ? { BOOL: v } : { S: String(v) }]),
+  ) as Record<string, never>;
+
+describe('requests per image (docs/design.md §9): the summary is read once, when the upload arrives', () => {
+  const summaryReads = () => ddb.commandCalls(GetCommand).filter((c) => c.args[0].input.Key?.img_fprint === '#BATCH').length;
+  const uploadItemCalls = () => uploadItemWrites().length;
+  type Transact = { TransactItems: { Update?: UpdateCommandInput; Put?: unknown }[] };
+  const cancelledFinding = (input: Transact, found: Batch) =>
+    new TransactionCanceledException({
+      message: 'cancelled',
+      $metadata: {},
+      CancellationReasons: input.TransactItems.map((_, i) =>
+        i === input.TransactItems.length - 1 ? { Code: 'ConditionalCheckFailed', Item: asAttributeValues(toBatchItem(found) as never) } : { Code: 'None' },
+      ),
+    });
+
+  it.each([
+    ['with transactions', true, { transactions: 2, updates: 0 }],
+    ['without transactions (the counter move answers the summary)', false, { transactions: 0, updates: 5 }],
+  ])("%s: one summary read and one write of the upload's own item for a new image", async (_name, transactions, sent) => {
+    given();
+
+    expect((await processUpload(deps(transactions), event())).outcome).toBe('success');
+
+    expect(summaryReads()).toBe(1);
+    // With transactions the fingerprint's note is in the claim's; without, it is written just before the claim.
+    expect(uploadItemCalls()).toBe(transactions ? 1 : 2);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(sent.transactions);
+    // Without: the note, the claim, its counter move, the result, its counter move.
+    expect(allUpdates().length - 1).toBe(sent.updates);
+  });
+
+  it('with transactions, the last declared image closes the batch and makes it done without reading the summary again', async () => {
+    const open = batch({ expected: 1 });
+    given({ summary: open });
+    const calls: string[] = [];
+    ddb.on(TransactWriteCommand).callsFake((input: Transact) => {
+      const condition = input.TransactItems.at(-1)?.Update?.ConditionExpression ?? '';
+      const exact = condition.includes(':was_total');
+      const finishing = input.TransactItems.at(-1)?.Update?.ExpressionAttributeValues?.[':pending'] === -1;
+      calls.push(`${finishing ? 'finish' : 'claim'}${exact ? ' (exact)' : ''}`);
+      if (exact) return {};
+      // The guard finds settling due: the claim counts the last declared file, the result the last pending image.
+      throw cancelledFinding(
+        input,
+        finishing ? { ...open, closed: true, closedAt: NOW, counts: { ...ZERO_COUNTS, total: 1, pending: 1 } } : open,
+      );
+    });
+    const closes = ddb.on(UpdateCommand, { UpdateExpression: 'SET #closed = :true, #closedAt = :now' });
+    closes.resolves({ Attributes: toBatchItem({ ...open, closed: true, closedAt: NOW, counts: { ...ZERO_COUNTS, total: 1, pending: 1 } }) });
+    const done = { ...open, closed: true, closedAt: NOW, doneAt: NOW, counts: { ...ZERO_COUNTS, total: 1, success: 1 } };
+    ddb.on(UpdateCommand, { UpdateExpression: 'SET #doneAt = :now' }).resolves({ Attributes: toBatchItem(done) });
+
+    expect((await processUpload(deps(true), event())).outcome).toBe('success');
+
+    expect(calls).toEqual(['claim', 'claim (exact)', 'finish', 'finish (exact)']);
+    const settles = allUpdates().map((u) => u.UpdateExpression).filter((e) => e === 'SET #closed = :true, #closedAt = :now' || e === 'SET #doneAt = :now');
+    expect(settles).toEqual(['SET #closed = :true, #closedAt = :now', 'SET #doneAt = :now']);
+    expect(summaryReads()).toBe(1);
+  });
+
+  it('with transactions, a claim the guard refuses in a batch closed meanwhile is BatchClosed, told by the summary the refusal answered', async () => {
+    given();
+    ddb.on(TransactWriteCommand).callsFake((input: Transact) => {
+      if (input.TransactItems.at(-1)?.Update?.ExpressionAttributeValues?.[':pending'] === 1) {
+        throw cancelledFinding(input, batch({ closed: true, closedAt: NOW, doneAt: NOW }));
+      }
+      return {};
+    });
+
+    expect(await processUpload(deps(true), event())).toMatchObject({ outcome: 'fail', errorCode: 'BatchClosed' });
+    expect(summaryReads()).toBe(1);
   });
 });
 
@@ -455,9 +534,10 @@ describe('rejections become one fail record, counted total and fail, and an obje
       Item: toBatchItem(reads++ === 0 ? batch() : batch({ closed: true, closedAt: NOW, doneAt: NOW })),
     }));
     ddb.on(TransactWriteCommand).callsFake((input: { TransactItems: { Update?: UpdateCommandInput }[] }) => {
-      const counts = input.TransactItems[1]?.Update;
+      const counts = input.TransactItems.at(-1)?.Update;
       if (counts?.ExpressionAttributeValues?.[':pending'] === 1 && counts.ConditionExpression?.includes('#closed')) {
-        throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }] });
+        const reasons = input.TransactItems.map((_, i) => ({ Code: i === input.TransactItems.length - 1 ? 'ConditionalCheckFailed' : 'None' }));
+        throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: reasons });
       }
       return {};
     });
