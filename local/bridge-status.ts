@@ -22,13 +22,14 @@ export interface BridgeStatusOptions {
   disk?: () => DiskState;
 }
 
-const PATHS = 'GET /status, /status.html, /idle?timeoutMs=, /dead-letters; POST /dead-letters/redrive, /reconcile';
+const PATHS = 'GET /status, /status.html, /idle?timeoutMs=, /dead-letters; POST /dead-letters/redrive, /reconcile, /pause, /resume';
 
 /**
  * GET /status → the queue's stats and the ingest's metric totals, as JSON, or as a page for a browser (Accept:
  * text/html, or /status.html); GET /idle?timeoutMs=N → 200 once idle, 504 if not within N ms;
  * GET /dead-letters → the dead-letter list; POST /dead-letters/redrive → sends them back to the queue;
  * POST /reconcile → a reconciliation sweep now, and its result.
+ * POST /pause, POST /resume → hold the queue's deliveries (sends are still accepted), and deliver again.
  */
 export async function startBridgeStatusServer(queue: LocalQueue, opts: BridgeStatusOptions): Promise<BridgeStatusServer> {
   const server: Server = createServer((req, res) => {
@@ -39,6 +40,16 @@ export async function startBridgeStatusServer(queue: LocalQueue, opts: BridgeSta
     };
     const route = `${req.method} ${url.pathname}`;
     if (route === 'POST /dead-letters/redrive') return reply(200, { redriven: queue.redrive() });
+    // Hold the queue (uploads are still accepted and journaled) and let it deliver again: e.g. to change a client's
+    // quota while its uploads wait (docs/design.md §11).
+    if (route === 'POST /pause') {
+      queue.pause();
+      return reply(200, queue.stats());
+    }
+    if (route === 'POST /resume') {
+      queue.resume();
+      return reply(200, queue.stats());
+    }
     if (route === 'POST /reconcile' && opts.reconcile) {
       opts.reconcile().then(
         (result) => reply(200, result),

@@ -3,10 +3,15 @@
 // found the way the stack announces it: AWS_ENDPOINT_URL_DYNAMODB, else ICECAT_DYNAMODB_PORT on loopback
 // (local defaults are the documented local contract, not hidden configuration).
 // `-- --aws <clientId>` writes to a deployed table instead: the SDK's own region and credentials, TABLE_NAME required.
+// `--rate N` (API requests per second, bursts of 2N) and `--max-images-per-day N` set the client's own limits
+// (docs/design.md §11); without them it has the defaults. `npm run client:limits -- <clientId> --rate N ...` changes
+// them later without a new key (`default` puts one back to the default); it prints the limits now in force.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AuthError } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
+import { defaultClientLimits, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
+import { ClientQuotaStore, UnregisteredClientError } from '../lib/store/quota-writes';
 import { LOCAL_NAMES, portsFromEnv } from './env';
 
 interface Target {
@@ -35,11 +40,59 @@ function awsTarget(): Target | undefined {
   return { client: new DynamoDBClient({}), tableName, where: 'AWS' };
 }
 
+type LimitChanges = { [K in keyof ClientLimits]?: number | null };
+
+class LimitOptionError extends Error {
+  override name = 'LimitOptionError';
+}
+
+/** `--rate N` and `--max-images-per-day N` (or `default`) from the arguments after the client id. */
+function parseLimitOptions(args: string[]): LimitChanges {
+  const changes: LimitChanges = {};
+  for (let i = 0; i < args.length; i += 2) {
+    const [flag, raw] = [args[i], args[i + 1]];
+    const field = flag === '--rate' ? 'ratePerSecond' : flag === '--max-images-per-day' ? 'maxImagesPerDay' : undefined;
+    if (!field) throw new LimitOptionError(`unknown option ${flag}`);
+    if (raw === undefined) throw new LimitOptionError(`${flag} needs a value`);
+    if (raw === 'default') {
+      changes[field] = null;
+      continue;
+    }
+    const n = Number(raw);
+    const ok =
+      field === 'ratePerSecond' ? Number.isFinite(n) && n >= 0.1 && n <= MAX_RATE_PER_SECOND : Number.isInteger(n) && n >= 0 && n <= MAX_IMAGES_PER_DAY;
+    if (!ok) {
+      throw new LimitOptionError(
+        field === 'ratePerSecond'
+          ? `--rate must be requests per second from 0.1 to ${MAX_RATE_PER_SECOND}, or default; got "${raw}"`
+          : `--max-images-per-day must be a whole number from 0 to ${MAX_IMAGES_PER_DAY}, or default; got "${raw}"`,
+      );
+    }
+    changes[field] = n;
+  }
+  return changes;
+}
+
+const USAGE =
+  'usage: npm run --silent client:create -- [--aws] <clientId> [--rate N] [--max-images-per-day N]\n' +
+  '       npm run --silent client:limits -- [--aws] <clientId> [--rate N|default] [--max-images-per-day N|default]\n' +
+  '  clientId: 1-64 of A-Z a-z 0-9 _ -; --rate: API requests per second (bursts of twice it); --max-images-per-day: uploads accepted per UTC day';
+
 async function main(argv: string[]): Promise<number> {
-  const aws = argv[0] === '--aws';
-  const [clientId, ...extra] = aws ? argv.slice(1) : argv;
-  if (!clientId || extra.length > 0 || clientId.startsWith('-')) {
-    console.error('usage: npm run --silent client:create -- [--aws] <clientId>   (clientId: 1-64 of A-Z a-z 0-9 _ -)');
+  const limitsOnly = argv[0] === '--limits';
+  const rest = limitsOnly ? argv.slice(1) : argv;
+  const aws = rest[0] === '--aws';
+  const [clientId, ...options] = aws ? rest.slice(1) : rest;
+  if (!clientId || clientId.startsWith('-')) {
+    console.error(USAGE);
+    return 2;
+  }
+  let changes: LimitChanges;
+  try {
+    changes = parseLimitOptions(options);
+  } catch (err) {
+    if (!(err instanceof LimitOptionError)) throw err;
+    console.error(`${err.message}\n${USAGE}`);
     return 2;
   }
   // The SDK's Node 20 end-of-support notice is not this tool's output.
@@ -51,10 +104,23 @@ async function main(argv: string[]): Promise<number> {
   }
   const { client, tableName, where } = target;
   try {
-    const key = await registerApiKey(DynamoDBDocumentClient.from(client), tableName, clientId);
+    const ddb = DynamoDBDocumentClient.from(client);
+    const quota = new ClientQuotaStore({ ddb, tableName, defaults: defaultClientLimits(), cacheMs: 0 });
+    if (limitsOnly) {
+      await quota.setLimits(clientId, changes);
+      const now = await quota.limitsOf(clientId);
+      process.stdout.write(`${clientId}: ${now.ratePerSecond} requests/s (bursts of ${2 * now.ratePerSecond}), ${now.maxImagesPerDay} images per UTC day\n`);
+      return 0;
+    }
+    const key = await registerApiKey(ddb, tableName, clientId);
+    await quota.setLimits(clientId, changes);
     process.stdout.write(`${key}\n`);
     return 0;
   } catch (err) {
+    if (err instanceof UnregisteredClientError) {
+      console.error(`${err.message}: make it with npm run client:create -- ${clientId}`);
+      return 2;
+    }
     if (err instanceof AuthError) {
       console.error(err.message);
       return 2;

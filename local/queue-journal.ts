@@ -13,6 +13,8 @@ import path from 'node:path';
 export interface JournaledMessage {
   messageId: string;
   body: string;
+  /** MessageGroupId (the fair share's tenant). */
+  groupId?: string;
   md5OfBody: string;
   sentAt: number;
   receiveCount: number;

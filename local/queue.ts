@@ -8,6 +8,7 @@ import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readF
 import path from 'node:path';
 import { localReceiptHandle, type LocalMessageVisibility } from '../lib/aws/message-visibility';
 import { createLambdaContext, LOCAL_ACCOUNT_ID, LOCAL_NAMES } from './env';
+import { FairReadyList, LOCAL_FAIR_SHARE, type FairShareRule } from './fair-share';
 import { QueueJournal, type JournalOptions, type JournalStats } from './queue-journal';
 
 export type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
@@ -43,6 +44,19 @@ export interface LocalQueueOptions {
   keysOf?: (body: string) => string[];
   /** Accept and journal messages but deliver none until resume() (e.g. while the handler loads). */
   paused?: boolean;
+  /**
+   * The fair queue's rule (fair-share.ts): when a message group holds a disproportionate share of the messages in
+   * flight, other groups' messages go first. False delivers in arrival order. Default LOCAL_FAIR_SHARE.
+   */
+  fairShare?: FairShareRule | false;
+  /** The MessageGroupId of a message sent without one (e.g. the uploading client of an S3 notification). */
+  groupOf?: (body: string) => string | undefined;
+  /**
+   * With the fair share on: while every one of the maxConcurrency slots is busy, one more batch may run if it holds
+   * only quiet groups' messages (default true). On AWS a slot among many frees within a fraction of a second; with
+   * the two or so a machine runs, a quiet client would otherwise wait for a noisy one's whole batch.
+   */
+  quietSlot?: boolean;
   log?: (line: string) => void;
   random?: () => number;
 }
@@ -50,6 +64,7 @@ export interface LocalQueueOptions {
 export interface DeadLetter {
   messageId: string;
   body: string;
+  groupId?: string;
   description: string;
   receiveCount: number;
   sentAt: string;
@@ -71,6 +86,9 @@ export interface QueueStats {
   queued: number;
   delayed: number;
   inFlight: number;
+  /** Message groups with messages waiting, and in flight. */
+  groupsWaiting: number;
+  groupsInFlight: number;
   idle: boolean;
   journal?: JournalStats;
 }
@@ -78,6 +96,8 @@ export interface QueueStats {
 interface Message {
   messageId: string;
   body: string;
+  /** MessageGroupId: the tenant the fair share is about (journaled). */
+  groupId?: string;
   md5OfBody: string;
   sentAt: number;
   firstReceiveAt?: number;
@@ -96,19 +116,24 @@ export class QueueStoppedError extends Error {
   override name = 'QueueStoppedError';
 }
 
-type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'visibility'>> &
-  Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf'>;
+type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'visibility' | 'groupOf' | 'quietSlot'>> &
+  Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'groupOf'>;
 
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
 export class LocalQueue {
   private readonly opts: Settings;
   private readonly journal: QueueJournal | undefined;
-  private readonly ready: Message[] = [];
+  private readonly ready: FairReadyList<Message>;
   private readonly delayed = new Set<Message>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private windowTimer: NodeJS.Timeout | undefined;
   private inFlightBatches = 0;
+  /** Whether the batch beyond maxConcurrency (quiet groups only: the quietSlot option) is running. */
+  private quietBatchRunning = false;
+  private readonly quietSlot: boolean;
   private readonly inFlightMessages = new Set<Message>();
+  /** Messages in flight per group (the fair share's measure). */
+  private readonly inFlightGroups = new Map<string, number>();
   private readonly keyCounts = new Map<string, number>();
   private holds = 0;
   private stopped = false;
@@ -137,8 +162,11 @@ export class LocalQueue {
       describe: (body) => body.slice(0, 200),
       log: (line) => console.log(line),
       random: Math.random,
+      fairShare: LOCAL_FAIR_SHARE,
       ...options,
     };
+    this.ready = new FairReadyList<Message>(this.opts.fairShare);
+    this.quietSlot = this.opts.fairShare !== false && (options.quietSlot ?? true);
     this.paused = options.paused ?? false;
     if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
     if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
@@ -166,13 +194,14 @@ export class LocalQueue {
    * SendMessage: queues a body, durably when the queue has a journal, and returns its message id. While the queue
    * stops, a message is still accepted into the journal (for the next start) until the journal closes.
    */
-  send(body: string): string {
+  send(body: string, options: { groupId?: string } = {}): string {
     if (this.stopped && !this.journal?.isOpen) throw new QueueStoppedError('the queue is stopped');
     const now = Date.now();
     const message: Message = {
       messageId: randomUUID(),
       body,
       md5OfBody: createHash('md5').update(body).digest('hex'),
+      ...groupField(options.groupId ?? this.opts.groupOf?.(body)),
       sentAt: now,
       receiveCount: 0,
       availableAt: now,
@@ -185,6 +214,11 @@ export class LocalQueue {
     this.ready.push(message);
     this.pump();
     return message.messageId;
+  }
+
+  /** Stops handing out batches (those in flight finish); messages are still accepted. resume() delivers again. */
+  pause(): void {
+    this.paused = true;
   }
 
   /** Starts delivering (see the paused option). */
@@ -236,6 +270,8 @@ export class LocalQueue {
       queued: this.ready.length,
       delayed: this.delayed.size,
       inFlight: this.inFlightMessages.size,
+      groupsWaiting: this.ready.groupCount,
+      groupsInFlight: this.inFlightGroups.size,
       idle: this.idle,
       ...(this.journal ? { journal: this.journal.stats() } : {}),
     };
@@ -273,7 +309,7 @@ export class LocalQueue {
     let sent = 0;
     try {
       for (const letter of letters) {
-        this.send(letter.body);
+        this.send(letter.body, groupField(letter.groupId));
         sent += 1;
       }
     } finally {
@@ -311,7 +347,7 @@ export class LocalQueue {
     if (this.windowTimer) clearTimeout(this.windowTimer);
     await this.settled(drainTimeoutMs);
     const left = this.ready.length + this.delayed.size + this.inFlightMessages.size;
-    this.ready.length = 0;
+    this.ready.clear();
     this.delayed.clear();
     this.journal?.close();
     if (left > 0 && this.journal) this.opts.log(`[queue] ${left} message(s) not yet handled stay in ${this.journal.file}`);
@@ -370,6 +406,13 @@ export class LocalQueue {
     }
   }
 
+  private countInFlight(message: Message, delta: 1 | -1): void {
+    if (message.groupId === undefined) return;
+    const count = (this.inFlightGroups.get(message.groupId) ?? 0) + delta;
+    if (count > 0) this.inFlightGroups.set(message.groupId, count);
+    else this.inFlightGroups.delete(message.groupId);
+  }
+
   private deleteMessage(message: Message): void {
     this.journal?.deleted(message.messageId);
     this.track(message, -1);
@@ -385,8 +428,13 @@ export class LocalQueue {
 
   private pump(): void {
     if (this.stopped || this.paused) return;
-    while (this.inFlightBatches < this.opts.maxConcurrency && this.ready.length > 0) {
-      const oldest = this.ready[0] as Message;
+    for (;;) {
+      if (this.ready.length === 0) return;
+      const inFlightOf = (group: string) => this.inFlightGroups.get(group) ?? 0;
+      const regular = this.inFlightBatches < this.opts.maxConcurrency;
+      const quiet = !regular && this.quietSlot && !this.quietBatchRunning && this.ready.hasQuiet(inFlightOf, this.inFlightMessages.size);
+      if (!regular && !quiet) return;
+      const oldest = this.ready.oldest() as Message;
       const windowEnds = oldest.availableAt + this.opts.batchWindowMs;
       if (this.ready.length < this.opts.batchSize && Date.now() < windowEnds) {
         if (!this.windowTimer) {
@@ -397,8 +445,15 @@ export class LocalQueue {
         }
         return;
       }
-      const batch = this.ready.splice(0, this.opts.batchSize);
-      const run = this.invoke(batch).finally(() => this.running.delete(run));
+      const batch = this.ready.take(this.opts.batchSize, inFlightOf, this.inFlightMessages.size, { quietOnly: quiet });
+      if (batch.length === 0) return;
+      if (quiet) this.quietBatchRunning = true;
+      const run = this.invoke(batch)
+        .finally(() => {
+          if (quiet) this.quietBatchRunning = false;
+          this.running.delete(run);
+        })
+        .then(() => this.pump());
       this.running.add(run);
     }
   }
@@ -412,6 +467,7 @@ export class LocalQueue {
       message.firstReceiveAt ??= now;
       delete message.visibleAt;
       this.inFlightMessages.add(message);
+      this.countInFlight(message, +1);
       this.journal?.received(message.messageId, message.receiveCount, now);
     }
     const event: SQSEvent = { Records: batch.map((m) => this.toRecord(m)) };
@@ -428,6 +484,7 @@ export class LocalQueue {
     }
     for (const message of batch) {
       this.inFlightMessages.delete(message);
+      this.countInFlight(message, -1);
       delete message.receiptHandle;
       const reason = failed.get(message);
       if (reason === undefined) {
@@ -490,6 +547,7 @@ export class LocalQueue {
     const letter: DeadLetter = {
       messageId: message.messageId,
       body: message.body,
+      ...groupField(message.groupId),
       description: this.opts.describe(message.body),
       receiveCount: message.receiveCount,
       sentAt: new Date(message.sentAt).toISOString(),
@@ -540,6 +598,7 @@ export class LocalQueue {
         SentTimestamp: String(message.sentAt),
         SenderId: 'AIDAIENQZJOLO23YVJ4VO',
         ApproximateFirstReceiveTimestamp: String(message.firstReceiveAt ?? message.sentAt),
+        ...(message.groupId !== undefined ? { MessageGroupId: message.groupId } : {}),
       },
       messageAttributes: {},
       md5OfBody: message.md5OfBody,
@@ -557,6 +616,8 @@ export class LocalQueue {
     }
   }
 }
+
+const groupField = (groupId: string | undefined): { groupId?: string } => (groupId === undefined ? {} : { groupId });
 
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

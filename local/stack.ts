@@ -23,7 +23,7 @@ import type { IngestWiring } from '../functions/ingest/app';
 import type { JobQueue } from '../lib/jobs/queue';
 import { startLocalJobQueues, unconsumedJobQueues } from './job-queues';
 import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
-import { describeS3Message, keysInS3Message } from '../lib/reconcile/s3-event';
+import { describeS3Message, keysInS3Message, uploadGroupOf } from '../lib/reconcile/s3-event';
 import { batchesOfKeys } from '../lib/ingest/s3-key';
 import { dataDirFromEnv, prepareDataDir } from './data-layout';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning, type DiskState } from './disk-space';
@@ -214,6 +214,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       journalFile,
       describe: describeS3Message,
       keysOf: (body) => keysInS3Message(body).map((object) => object.key),
+      // The router's job on AWS (functions/route): each upload's message is in its client's group (docs/design.md §11).
+      groupOf: uploadGroupOf,
       log: quiet ? () => undefined : (line) => console.warn(line),
       ...opts.bridge,
       journal: {

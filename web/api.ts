@@ -20,6 +20,7 @@ export type {
   Review,
   SimilarGroups,
   UploadForm,
+  Usage,
 } from '../lib/api/client-contract';
 export { batchPath, reviewPath } from '../lib/api/client-contract';
 

@@ -10,6 +10,9 @@ import { buildOpenApiDocument } from '../../lib/api/openapi';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiService } from '../../lib/api/service';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
+import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
+import { containerRateLimiter } from '../../lib/quota/rate-limiter';
+import { ClientLimitsReader } from '../../lib/store/client-limits';
 import { createDocumentClient } from '../../lib/aws/clients';
 import { createApiHandler } from '../../lib/http/app';
 import { cursorCodec } from '../../lib/store/cursor';
@@ -20,6 +23,7 @@ const config = loadApiConfig();
 const cursors = cursorCodec(loadCursorSecret());
 const ddb = createDocumentClient();
 const routes = apiRoutes(config);
+const limits = new ClientLimitsReader({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
 
 const app = createApiHandler({
   routes: routes.filter((route) => route.function === 'api'),
@@ -27,10 +31,12 @@ const app = createApiHandler({
     api: new ApiService({
       store: { ddb, tableName: config.tableName, cursors },
       links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
+      limits,
       catMinConfidence: config.catMinConfidence,
     }),
   },
   authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),
+  rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   openApiDocument: () => buildOpenApiDocument(routes),
   webSite: async () => {
     const bundle = await loadWebBundle();

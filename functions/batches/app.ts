@@ -14,6 +14,9 @@ import { loadCallbackSigningKey } from '../../lib/notify/completion';
 import { loadNotifyConfig } from '../../lib/notify/schedule';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
+import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
+import { containerRateLimiter } from '../../lib/quota/rate-limiter';
+import { ClientLimitsReader } from '../../lib/store/client-limits';
 
 export interface BatchesWiring extends NotifyWiring {
   /** Where a DELETE queues the batch's erasure (functions/erase consumes it). */
@@ -24,6 +27,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
   const config = loadApiConfig();
   const ddb = createDocumentClient();
   const signingKey = loadCallbackSigningKey();
+  const limits = new ClientLimitsReader({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
   return createApiHandler({
     routes: apiRoutes(config).filter((route) => route.function === 'batches'),
     services: {
@@ -44,5 +48,6 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
       }),
     },
     authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),
+    rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   });
 }

@@ -17,6 +17,8 @@ import { boundedBy } from '../../lib/ingest/bounded';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
+import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
+import { ClientQuotaStore } from '../../lib/store/quota-writes';
 import { BatchStore } from '../../lib/store/batch-store';
 import { takeBack } from '../../lib/store/take-back';
 import { uploadsIn } from './events';
@@ -55,6 +57,8 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
     config,
     logger,
     metrics: wiring.metrics,
+    // Each upload counts against its client's daily images quota (docs/design.md §11).
+    quota: new ClientQuotaStore({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() }),
   };
   const visibility = wiring.visibility;
 

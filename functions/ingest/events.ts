@@ -12,5 +12,6 @@ export function uploadsIn(record: SQSRecord): UploadEvent[] {
       encodedKey: r.s3.object.key,
       size: r.s3.object.size,
       ...(r.s3.object.eTag ? { etag: r.s3.object.eTag } : {}),
+      ...(Number.isFinite(Date.parse(r.eventTime)) ? { eventTime: Date.parse(r.eventTime) } : {}),
     }));
 }

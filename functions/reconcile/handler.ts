@@ -8,6 +8,7 @@ import { SqsJobQueue } from '../../lib/jobs/queue';
 import { loadNotifyConfig } from '../../lib/notify/schedule';
 import { callbackSweepLimits, sweepCallbacks, type CallbackSweepResult } from '../../lib/reconcile/callbacks';
 import { loadReconcileConfig } from '../../lib/reconcile/config';
+import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
 import { sweepUploads, type SweepResult } from '../../lib/reconcile/sweep';
 
@@ -15,7 +16,8 @@ const logger = new Logger({ serviceName: 'icecat-reconcile' });
 const config = loadReconcileConfig();
 const s3 = createS3Client();
 const sqs = createSqsClient();
-const sendMessages = sqsSender(sqs, config.queueUrl);
+// Each upload again in its client's message group of the fair uploads queue (docs/design.md §11).
+const sendMessages = sqsSender(sqs, config.queueUrl, 3, uploadGroupOf);
 const callbackDeps = {
   ddb: createDocumentClient(),
   table: config.callbacks.tableName,

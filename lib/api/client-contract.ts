@@ -162,6 +162,15 @@ export interface SimilarGroups {
   groups: { fprints: string[]; maxDistance: number; fileNames: (string | null)[] }[];
 }
 
+/** GET /v1/usage: the client's limits and today's (UTC) use of its images quota. */
+export interface Usage {
+  clientId: string;
+  day: string;
+  limits: { requestsPerSecond: number; burst: number; imagesPerDay: number };
+  images: { accepted: number; rejected: number; remaining: number };
+  resetsAt: string;
+}
+
 /** Query-string parameters; undefined ones are left out. */
 export type Query = Record<string, string | number | boolean | undefined>;
 

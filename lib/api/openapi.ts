@@ -11,7 +11,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   404: 'No such batch or image for this client (another client’s answers the same).',
   409: 'Conflict with the current state; retry.',
   413: 'A declared file is larger than accepted.',
-  429: 'Throttled; retry with backoff.',
+  429: "Too many requests: rate_limited (the client's request rate; wait Retry-After seconds) or throttled (retry with backoff).",
   500: 'A bug; the message says nothing more.',
 };
 
@@ -109,7 +109,13 @@ export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOpti
   const errorResponses = Object.fromEntries(
     (Object.keys(ERROR_DESCRIPTIONS) as unknown as ErrorStatus[]).map((status) => [
       `Error${status}`,
-      { description: ERROR_DESCRIPTIONS[status], content: { 'application/json': { schema: errorRef } } },
+      {
+        description: ERROR_DESCRIPTIONS[status],
+        ...(Number(status) === 429
+          ? { headers: { 'Retry-After': { description: 'Whole seconds to wait before the next request (rate_limited).', schema: { type: 'integer', minimum: 1 } } } }
+          : {}),
+        content: { 'application/json': { schema: errorRef } },
+      },
     ]),
   );
   return {

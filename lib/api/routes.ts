@@ -34,6 +34,7 @@ import {
   similarGroupsSchema,
   similarQuerySchema,
   uploadFormsSchema,
+  usageSchema,
   type SchemaLimits,
 } from './schemas';
 
@@ -285,6 +286,24 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: agreementSchema,
       errors: BATCH_ERRORS,
       run: ({ service, clientId, params }) => service.agreement(clientId, params.batchId),
+    }),
+    route({
+      function: 'api',
+      method: 'GET',
+      path: '/v1/usage',
+      operationId: 'getUsage',
+      summary: "The client's limits (requests per second, images per UTC day) and today's use of them",
+      description:
+        'API requests beyond the rate answer 429 rate_limited with Retry-After (a token bucket per client: the rate, bursts ' +
+        'of twice it). Uploads beyond the day\'s images quota are kept under failed/ as fail records with code ' +
+        'QuotaExceeded, never classified; they count as rejected here.',
+      authenticated: true,
+      params: noParams,
+      query: noQuerySchema,
+      status: 200,
+      response: usageSchema,
+      errors: [400, 401, 429, 500],
+      run: ({ service, clientId }) => service.usage(clientId),
     }),
     route({
       function: 'api',

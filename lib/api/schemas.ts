@@ -487,6 +487,23 @@ export const reclassifyResultSchema = z
   })
   .check(z.meta({ id: 'ReclassifyResult' }));
 
+export const usageSchema = z
+  .object({
+    clientId: z.string(),
+    day: z.string().check(z.meta({ description: 'The UTC day (YYYY-MM-DD) the images counts are of.' })),
+    limits: z.object({
+      requestsPerSecond: z.number().check(z.meta({ description: 'API requests per second, sustained; beyond it 429 with Retry-After.' })),
+      burst: z.number().check(z.meta({ description: 'API requests at once after a quiet while: twice the rate.' })),
+      imagesPerDay: z.number().check(z.meta({ description: 'Uploads accepted per UTC day; beyond it each ends as a fail record with code QuotaExceeded.' })),
+    }),
+    images: z.object({
+      accepted: z.number().check(z.meta({ description: 'Uploads of the day counted against the quota.' })),
+      rejected: z.number().check(z.meta({ description: 'Uploads of the day beyond the quota (QuotaExceeded records, objects under failed/).' })),
+      remaining: z.number().check(z.meta({ description: 'Uploads still accepted today.' })),
+    }),
+    resetsAt: z.string().check(z.meta({ description: 'When the images quota starts afresh: the next 00:00 UTC.' })),
+  })
+  .check(z.meta({ id: 'Usage', description: "The client's limits and today's use of them (docs/design.md §11)." }));
 export const agreementSchema = z
   .object({
     reviewed: z.number().check(z.int()).check(z.meta({ description: 'Images with a person’s verdict.' })),
@@ -539,3 +556,4 @@ export type ClientImagesQuery = z.infer<typeof clientImagesQuerySchema>;
 export type LogsQuery = z.infer<typeof logsQuerySchema>;
 export type SimilarQuery = z.infer<typeof similarQuerySchema>;
 export type SimilarGroups = z.infer<typeof similarGroupsSchema>;
+export type Usage = z.infer<typeof usageSchema>;

@@ -10,12 +10,23 @@ import { agreementOf } from '../review/agreement';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type { AgreementAnswer, BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery, SimilarGroups, SimilarQuery } from './schemas';
+import type { AgreementAnswer, BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, LogEntry, LogsQuery, SimilarGroups, SimilarQuery, Usage } from './schemas';
+import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
+import type { DailyUsage } from '../store/client-limits';
+
+/** What GET /v1/usage reads: a client's limits and its usage of a day (lib/store/client-limits.ts). */
+export interface UsageReader {
+  limitsOf(clientId: string): Promise<ClientLimits>;
+  usage(clientId: string, day: string): Promise<DailyUsage>;
+}
 
 export interface ApiServiceOptions {
   store: StoreContext;
   /** Signs images' thumbnailUrl and imageUrl; without it both are null. */
   links?: ImageLinkSigner;
+  /** Clients' limits and usage (GET /v1/usage). */
+  limits?: UsageReader;
+  now?: () => number;
   /** The configured cat threshold: a batch's own when it has none stored (made before batches kept it). */
   catMinConfidence: number;
 }
@@ -53,6 +64,22 @@ export class ApiService {
    */
   private async requireBatch(clientId: string, batchId: string): Promise<void> {
     await this.getBatch(clientId, batchId);
+  }
+
+  /** The client's limits and today's (UTC) use of its images quota. */
+  async usage(clientId: string): Promise<Usage> {
+    const reader = this.opts.limits;
+    if (!reader) throw new Error('this API service has no limits reader');
+    const now = (this.opts.now ?? Date.now)();
+    const day = utcDay(now);
+    const [limits, used] = await Promise.all([reader.limitsOf(clientId), reader.usage(clientId, day)]);
+    return {
+      clientId,
+      day,
+      limits: { requestsPerSecond: limits.ratePerSecond, burst: burstOf(limits.ratePerSecond), imagesPerDay: limits.maxImagesPerDay },
+      images: { accepted: used.accepted, rejected: used.rejected, remaining: Math.max(0, limits.maxImagesPerDay - used.accepted) },
+      resetsAt: new Date(nextUtcDay(now)).toISOString(),
+    };
   }
 
   async listBatches(clientId: string, query: ClientBatchesQuery): Promise<List<BatchSummary>> {

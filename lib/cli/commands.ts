@@ -286,6 +286,13 @@ async function upload(
     out(fileTable(fileRows(result.sent, images, problems, settled)));
     out(uploadFooter(summary, result, settled));
   }
+  const overQuota = images.filter((i) => i.error?.code === 'QuotaExceeded').length;
+  if (overQuota > 0) {
+    err(
+      `${overQuota} file${overQuota === 1 ? ' was' : 's were'} beyond this client's images quota for today (QuotaExceeded): ` +
+        'kept by the service under failed/, not classified; the quota starts afresh at 00:00 UTC (GET /v1/usage shows it)',
+    );
+  }
   if (result.outOfSpace) {
     err(outOfSpaceLine(result, `run the same command with --batch ${batchId}`));
     return EXIT.someFailed;

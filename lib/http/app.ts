@@ -13,12 +13,14 @@ import {
   JSON_CONTENT_TYPE,
   authenticate,
   errorHeaders,
+  rateLimit,
   jsonBody,
   mapErrors,
   validate,
   type ApiContext,
   type Authenticator,
   type ErrorLogger,
+  type RateLimiter,
 } from './middleware';
 import { IceCatError } from '../errors';
 
@@ -28,6 +30,8 @@ export interface ApiDeps {
   /** The operations behind them, by the function each route names. */
   services: Partial<ApiServices>;
   authenticator: Authenticator;
+  /** Per-client request rate of the authenticated routes (docs/design.md §11); none without it. */
+  rateLimiter?: RateLimiter;
   /** What GET /v1/openapi.json answers, when this function serves it (the document describes every route). */
   openApiDocument?: () => unknown;
   /** The web app (GET / and /app/*), when this function serves it. */
@@ -74,6 +78,7 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
     if (!service) throw new ApiWiringError(`${route.method} ${route.path} needs the ${route.function} function's service`);
     const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>();
     if (route.authenticated) handler.use(authenticate(deps.authenticator));
+    if (route.authenticated && deps.rateLimiter) handler.use(rateLimit(deps.rateLimiter));
     if (route.body) handler.use(jsonBody());
     handler.use(validate(route));
     return {

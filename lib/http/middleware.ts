@@ -42,6 +42,21 @@ export function authenticate(authenticator: Authenticator): ApiMiddleware {
   };
 }
 
+/** What admits a client's request or throws RateLimitedError (lib/quota/rate-limiter.ts). */
+export interface RateLimiter {
+  admit(clientId: string): Promise<void>;
+}
+
+/** After authentication: the client's token bucket takes the request, or it answers 429 with Retry-After. */
+export function rateLimit(limiter: RateLimiter): ApiMiddleware {
+  return {
+    name: 'rateLimit',
+    before: async (request: ApiRequest) => {
+      if (request.context.clientId !== undefined) await limiter.admit(request.context.clientId);
+    },
+  };
+}
+
 /** JSON bodies through @middy/http-json-body-parser; an absent body is `{}`; anything unparsable is a 400. */
 export function jsonBody(): ApiMiddleware {
   const parser = httpJsonBodyParser();
@@ -109,6 +124,8 @@ export interface HttpErrorAnswer {
   status: number;
   code: string;
   message: string;
+  /** Headers the answer carries: Retry-After of a rate_limited 429. */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -131,6 +148,7 @@ const HTTP_ANSWERS: Readonly<Record<string, { status: number; message?: (own: st
   review_conflict: { status: 409 },
   file_too_large: { status: 413 },
   throttled: { status: 429, message: () => 'too many requests; retry later' },
+  rate_limited: { status: 429 },
 };
 
 /** The error codes the API answers with a status below 500, and that status (docs/api.md lists them). */
@@ -147,7 +165,16 @@ export const OUT_OF_STORAGE: HttpErrorAnswer = {
 export function toHttpError(err: unknown): HttpErrorAnswer {
   if (err instanceof IceCatError) {
     const answer = HTTP_ANSWERS[err.code];
-    if (answer) return { status: answer.status, code: err.code, message: answer.message ? answer.message(err.message) : err.message };
+    if (answer) {
+      // An error that knows when to come back (lib/quota's RateLimitedError) says so in Retry-After.
+      const retryAfter = (err as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+      return {
+        status: answer.status,
+        code: err.code,
+        message: answer.message ? answer.message(err.message) : err.message,
+        ...(typeof retryAfter === 'number' ? { headers: { 'Retry-After': String(retryAfter) } } : {}),
+      };
+    }
   }
   if (isOutOfStorage(err)) return OUT_OF_STORAGE;
   return INTERNAL_ERROR;
@@ -185,7 +212,10 @@ export function mapErrors(log: ErrorLogger = defaultLogger): ApiMiddleware {
           error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
         });
       }
-      request.error = createError(answer.status, errorBody(answer), { expose: true });
+      const error = createError(answer.status, errorBody(answer), { expose: true });
+      // @middy/http-error-handler answers with the error's own headers (Retry-After of a 429).
+      if (answer.headers) Object.assign(error, { headers: answer.headers });
+      request.error = error;
     },
   };
 }

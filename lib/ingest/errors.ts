@@ -22,7 +22,9 @@ export type RejectionCode =
   | 'ImageTooSmall'
   | 'DetectionRejected'
   /** Its attempts did not finish (timeouts, out of memory, a fault that persisted): given up (docs/design.md §6). */
-  | 'ProcessingFailed';
+  | 'ProcessingFailed'
+  /** Beyond its client's images quota of the UTC day (docs/design.md §11): kept under failed/, never classified. */
+  | 'QuotaExceeded';
 
 /** Rejections that come after the pixels were decoded: their record has a thumbnail (thumbnailKey). */
 export const DECODED_REJECTIONS: ReadonlySet<string> = new Set<RejectionCode>(['ImageTooSmall', 'BatchClosed', 'DetectionRejected']);

@@ -9,11 +9,12 @@ import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { XXHash128 } from 'xxhash-addon';
 import { REKOGNITION_LIMITS } from '../ids';
+import { quotaExceededMessage, utcDay, type ClientLimits } from '../quota/limits';
 import type { Config } from '../config';
 import type { BatchStore } from '../store/batch-store';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError } from '../store/errors';
-import { allArrived, isCatAt, type Batch, type Claim, type Image, type ImageResult, type Outcome } from '../domain';
+import { allArrived, isCatAt, type Batch, type Claim, type Image, type ImageResult, type Outcome, type UploadRef } from '../domain';
 import type { AttemptCount } from '../store/batch-store';
 import { DebugLog } from './debug-log';
 import { detectLabels } from './detect';
@@ -42,6 +43,17 @@ export interface UploadEvent {
   size?: number;
   /** The ETag of the object the event announces: same key and ETag is the same upload. */
   etag?: string;
+  /** When S3 says the object was created (epoch ms): the UTC day whose quota the upload counts against. */
+  eventTime?: number;
+}
+
+/** The clients' daily images quotas (docs/design.md §11; lib/store/quota-writes.ts). */
+export interface UploadQuota {
+  limitsOf(clientId: string): Promise<ClientLimits>;
+  /** Counts one upload of the day; false (nothing counted) when `limit` are counted already. */
+  countUpload(clientId: string, day: string, limit: number): Promise<boolean>;
+  /** Marks the upload beyond the quota, for its later attempts, and counts it refused. */
+  refuseUpload(upload: UploadRef, day: string): Promise<void>;
 }
 
 export type IngestResult =
@@ -63,6 +75,8 @@ export interface IngestDeps {
   config: Config;
   logger: Logger;
   metrics: IngestMetrics;
+  /** Without one, uploads are not counted against any quota. */
+  quota?: UploadQuota;
   now?: () => number;
 }
 
@@ -81,6 +95,8 @@ export interface Upload extends UploadKey {
   /** The batch's expiry (epoch s), which the upload's own item shares. */
   expiresAt: number;
   receivedAt: number;
+  /** When the object was created (the event's time, else receivedAt). */
+  createdAt: number;
   log: DebugLog;
   /** The thumbnail this upload stored, if any: deleted again when its batch turns out to be erased meanwhile. */
   thumbnail?: string;
@@ -125,6 +141,8 @@ async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<Inges
 async function classifyUpload(deps: IngestDeps, upload: Upload): Promise<IngestResult> {
   const attempt = await deps.store.startAttempt(upload);
   upload.notedFprint = attempt.fprint;
+  const overQuota = await countAgainstQuota(deps, upload, attempt);
+  if (overQuota) return recordRejection(deps, upload, overQuota);
   const result = attempt.attempts > deps.config.maxAttempts ? await giveUp(deps, upload, attempt) : await attemptUpload(deps, upload, attempt);
   // Handed back until another run's lease is over: not an attempt that failed.
   if (result.outcome === 'deferred') await deps.store.endAttempt(upload);
@@ -166,6 +184,29 @@ async function attemptUpload(deps: IngestDeps, upload: Upload, attempt: AttemptC
 /** The upload's own item still lacks the fingerprint this run found: the write recording under it notes it. */
 const noteNeeded = (upload: Upload): boolean => upload.fprint !== undefined && upload.notedFprint !== upload.fprint;
 
+/**
+ * Step 1b (docs/design.md §11): the first attempt at an upload counts it against its client's images quota of the UTC
+ * day it was uploaded; beyond the quota it is marked, so that every later attempt ends it the same way: a `fail`
+ * record with code QuotaExceeded and the object under failed/, never classified. The limit is read when the upload is
+ * handled, so a quota changed while uploads wait in the queue applies to them.
+ */
+async function countAgainstQuota(deps: IngestDeps, upload: Upload, attempt: AttemptCount): Promise<RejectedUpload | undefined> {
+  const { quota } = deps;
+  if (!quota) return undefined;
+  const day = attempt.quotaExceeded ?? utcDay(upload.createdAt);
+  if (attempt.quotaExceeded === undefined) {
+    // Counted by the first attempt only: a redelivery or a retry of a counted upload is not counted again.
+    if (attempt.attempts > 1) return undefined;
+    const { maxImagesPerDay } = await quota.limitsOf(upload.clientId);
+    if (await quota.countUpload(upload.clientId, day, maxImagesPerDay)) return undefined;
+    await quota.refuseUpload(upload, day);
+    upload.log.add(`beyond the quota of ${maxImagesPerDay} images for ${day}`);
+    return new RejectedUpload('QuotaExceeded', quotaExceededMessage(maxImagesPerDay, day));
+  }
+  const { maxImagesPerDay } = await quota.limitsOf(upload.clientId);
+  return new RejectedUpload('QuotaExceeded', quotaExceededMessage(maxImagesPerDay, day));
+}
+
 // ---- 1. decode the key and place the upload in a batch of a known client ---------------------------------------
 
 async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload | IngestResult> {
@@ -192,7 +233,7 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
   }
   const log = new DebugLog(batch.debug, receivedAt);
   log.add(`received s3://${event.bucket}/${key} (${event.size ?? '?'} bytes, ETag ${event.etag ?? '?'})`);
-  return { ...parsed, bucket: event.bucket, key, etag: event.etag, size: event.size, batch, expiresAt: batch.expiresAt, receivedAt, log };
+  return { ...parsed, bucket: event.bucket, key, etag: event.etag, size: event.size, batch, expiresAt: batch.expiresAt, receivedAt, createdAt: event.eventTime ?? receivedAt, log };
 }
 
 /**

@@ -2,7 +2,7 @@
 // for every upload, and what the reconciliation sweep sends again for an upload whose notification was lost.
 import type { S3EventRecord } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
-import { decodeS3Key } from '../ingest/s3-key';
+import { decodeS3Key, tryParseUploadKey } from '../ingest/s3-key';
 
 const FORM_SAFE = /^[A-Za-z0-9*\-._/]$/;
 
@@ -104,4 +104,14 @@ export function keysInS3Message(body: string): { bucket: string; key: string }[]
 export function describeS3Message(body: string): string {
   const keys = keysInS3Message(body);
   return keys.length > 0 ? keys.map((k) => `s3://${k.bucket}/${k.key}`).join(', ') : body.slice(0, 200);
+}
+
+/**
+ * The fair queue's MessageGroupId of an upload notification (docs/design.md §11): the client the first key is uploaded
+ * under. None for a key outside the upload layout or a body that notifies nothing: SQS then treats the message as a
+ * tenant of its own.
+ */
+export function uploadGroupOf(body: string): string | undefined {
+  const [first] = keysInS3Message(body);
+  return first ? tryParseUploadKey(first.key)?.clientId : undefined;
 }

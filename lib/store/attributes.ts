@@ -72,6 +72,8 @@ export const UPLOAD_ATTRIBUTES = {
   attempts: 'attempts',
   fprint: 'seen_fprint',
   duplicateOf: 'dup_of',
+  /** Set when the upload was beyond its client's daily quota (docs/design.md §11). */
+  quotaExceeded: 'quota_over',
   expiresAt: 'ttl',
   purgeAt: 'purge_at',
 } as const;

@@ -97,6 +97,8 @@ export interface RecordOptions {
 export interface AttemptCount {
   attempts: number;
   fprint?: string;
+  /** The UTC day whose images quota the upload was beyond, when its first attempt found it so (docs/design.md §11). */
+  quotaExceeded?: string;
 }
 
 export type ClaimOutcome =
@@ -569,6 +571,7 @@ export class BatchStore {
     return {
       attempts: typeof item.attempts === 'number' ? item.attempts : 1,
       ...(typeof item.seen_fprint === 'string' ? { fprint: item.seen_fprint } : {}),
+      ...(typeof item.quota_over === 'string' ? { quotaExceeded: item.quota_over } : {}),
     };
   }
 

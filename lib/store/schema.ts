@@ -166,6 +166,8 @@ export interface UploadItem {
   seen_fprint?: string;
   /** Set when the upload was counted as a duplicate of this fingerprint without its name being kept (LIMITS.dupFiles). */
   dup_of?: string;
+  /** Set (the UTC day) when the first attempt found the client's daily quota used up: every attempt ends it as QuotaExceeded. */
+  quota_over?: string;
   ttl: number;
   /** DynamoDB's TTL, as on every item of the batch (purgeAt). */
   purge_at?: number;

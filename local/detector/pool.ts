@@ -1,12 +1,14 @@
 // The detector's pool of workers (worker.ts): each loads the model once and runs one image at a time, decode and
-// inference, off the thread that serves HTTP (and, in the stack, the API, S3 and DynamoDB). Images wait in arrival
-// order for a free worker. A worker that dies or does not answer within the task timeout is replaced, and its image
+// inference, off the thread that serves HTTP (and, in the stack, the API, S3 and DynamoDB). Images wait for a free
+// worker by the fair-share rule of the queue (local/fair-share.ts, docs/design.md §11): in arrival order, except that
+// while one client holds most of the images waiting or in a worker, other clients' images go first. A worker that dies or does not answer within the task timeout is replaced, and its image
 // is given to another worker (once; an image that kills two workers is answered InternalServerError).
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { envNumber, ConfigError } from '../../lib/config';
+import { FairReadyList, LOCAL_FAIR_SHARE } from '../fair-share';
 import { DetectorError, type RekognitionErrorType } from './errors';
 import type { Detection } from './labels';
 
@@ -70,6 +72,10 @@ export interface PoolStats {
 
 interface Task {
   id: number;
+  /** The client whose image it is (from the S3 key), when known: the fair share's group. */
+  groupId?: string;
+  /** Since when it waits (the fair list's field; unused here). */
+  availableAt: number;
   image: Uint8Array;
   fault?: WorkerFault;
   attempts: number;
@@ -127,7 +133,10 @@ export class DetectorPool {
   private readonly log: (line: string) => void;
   private readonly slots = new Set<Slot>();
   private readonly idle: Slot[] = [];
-  private readonly queue: Task[] = [];
+  private readonly queue = new FairReadyList<Task>(LOCAL_FAIR_SHARE);
+  /** Images per client waiting or in a worker: the share the fair rule looks at. */
+  private readonly pendingByClient = new Map<string, number>();
+  private pendingTotal = 0;
   private nextId = 1;
   private closed = false;
   private replaced = 0;
@@ -169,17 +178,32 @@ export class DetectorPool {
   }
 
   /** Objects in a JPEG or PNG image, as model.ts's detect() finds them, on the next free worker. */
-  detect(image: Buffer, fault?: WorkerFault): Promise<Detection[]> {
+  detect(image: Buffer, fault?: WorkerFault, clientId?: string): Promise<Detection[]> {
     if (this.closed) return Promise.reject(new DetectorError('InternalServerError', 'the detector is closing'));
+    this.countPending(clientId, +1);
+    const done = <T>(settle: (value: T) => void) => (value: T) => {
+      this.countPending(clientId, -1);
+      settle(value);
+    };
     return new Promise<Detection[]>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, image, fault, attempts: 0, resolve, reject });
+      const task: Task = { id: this.nextId++, image, fault, attempts: 0, availableAt: Date.now(), resolve: done(resolve), reject: done(reject) };
+      if (clientId !== undefined) task.groupId = clientId;
+      this.queue.push(task);
       this.dispatch();
     });
   }
 
+  private countPending(clientId: string | undefined, delta: 1 | -1): void {
+    this.pendingTotal += delta;
+    if (clientId === undefined) return;
+    const count = (this.pendingByClient.get(clientId) ?? 0) + delta;
+    if (count > 0) this.pendingByClient.set(clientId, count);
+    else this.pendingByClient.delete(clientId);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    for (const task of this.queue.splice(0)) task.reject(new DetectorError('InternalServerError', 'the detector is closing'));
+    for (const task of this.queue.drain()) task.reject(new DetectorError('InternalServerError', 'the detector is closing'));
     const exits: Promise<void>[] = [];
     for (const slot of this.slots) {
       exits.push(new Promise((resolve) => slot.channel.onExit(() => resolve())));
@@ -258,7 +282,7 @@ export class DetectorPool {
       this.log(`[detector] ${String(err)}`);
       // With no worker left and none coming, waiting images would wait for ever.
       if (this.slots.size === 0) {
-        for (const waiting of this.queue.splice(0)) {
+        for (const waiting of this.queue.drain()) {
           waiting.reject(new DetectorError('InternalServerError', 'no detector worker could be started'));
         }
       }
@@ -268,7 +292,7 @@ export class DetectorPool {
   private dispatch(): void {
     while (this.idle.length > 0 && this.queue.length > 0) {
       const slot = this.idle.shift() as Slot;
-      const task = this.queue.shift() as Task;
+      const [task] = this.queue.take(1, (client) => this.pendingByClient.get(client) ?? 0, this.pendingTotal) as [Task];
       task.attempts += 1;
       slot.task = task;
       // The fault hook applies to the first attempt only: the retry shows the image is not lost.

@@ -23,6 +23,7 @@ import { listen } from '../listen';
 import { createS3Client } from '../../lib/aws/clients';
 import { envNumber } from '../../lib/config';
 import { REKOGNITION_LIMITS } from '../../lib/ids';
+import { tryParseUploadKey } from '../../lib/ingest/s3-key';
 
 /** Rekognition's limits for DetectLabels. */
 export const LIMITS = REKOGNITION_LIMITS;
@@ -298,6 +299,8 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     const request: DetectLabelsRequest = parsed.data;
 
     let image: Buffer;
+    // The uploading client, when the image is named by its upload key: the pool's fair share (docs/design.md §11).
+    let clientId: string | undefined;
     if (request.Image.Bytes !== undefined) {
       image = Buffer.from(request.Image.Bytes, 'base64');
       if (image.length === 0) throw new DetectorParameterError('Request has invalid parameters (Image.Bytes is empty)');
@@ -305,13 +308,14 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     } else {
       s3 ??= createS3Client();
       image = await readS3Image(s3, request.Image.S3Object as { Bucket: string; Name: string; Version?: string });
+      clientId = tryParseUploadKey(request.Image.S3Object?.Name ?? '')?.clientId;
     }
     await checkImage(image);
 
     const wantsLabels = request.Features === undefined || request.Features.includes('GENERAL_LABELS');
     let labels: Label[] = [];
     if (wantsLabels) {
-      const detections = await detector.detect(image, nextWorkerFault());
+      const detections = await detector.detect(image, nextWorkerFault(), clientId);
       labels = toLabels(detections, {
         minConfidence: request.MinConfidence ?? LIMITS.defaultMinConfidence,
         maxLabels: request.MaxLabels ?? LIMITS.defaultMaxLabels,

@@ -67,6 +67,7 @@ const FUNCTIONS = {
   api: 'ApiLambdaFunction',
   batches: 'BatchesLambdaFunction',
   reconcile: 'ReconcileLambdaFunction',
+  route: 'RouteLambdaFunction',
   erase: 'EraseLambdaFunction',
   callbacks: 'CallbacksLambdaFunction',
   expire: 'ExpireLambdaFunction',
@@ -163,6 +164,7 @@ const PLATFORM_ACTIONS: Record<keyof typeof FUNCTIONS, string[]> = {
   api: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   batches: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   reconcile: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+  route: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   erase: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   callbacks: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   expire: ['logs:CreateLogStream', 'logs:PutLogEvents'],
@@ -345,6 +347,7 @@ describe('IAM', () => {
     ['expire', 'dynamodb:Query', ['{ImagesTable.Arn}/index/batches-expiring']],
     ['expire', 'dynamodb:UpdateItem', ['{ImagesTable.Arn}']],
     ['expire', 'sqs:SendMessage', ['{EraseQueue.Arn}']],
+    ['route', 'sqs:SendMessage', ['{IngestQueue.Arn}']],
   ] as const)('lets %s use %s only on %j', (fn, action, expected) => {
     const on = statementsOf(fn).filter((s) => s.Action.includes(action)).flatMap((s) => s.Resource);
     expect([...new Set(on)].sort()).toEqual([...expected]);
@@ -383,6 +386,7 @@ describe('IAM', () => {
   it.each([
     ['erase', '{EraseQueue.Arn}'],
     ['callbacks', '{CallbackQueue.Arn}'],
+    ['route', '{UploadEventsQueue.Arn}'],
   ] as const)('lets %s receive only from its own queue', (fn, queue) => {
     const on = statementsOf(fn).filter((s) => s.Action.includes('sqs:ReceiveMessage')).flatMap((s) => s.Resource);
     expect(on).toEqual([queue]);
@@ -427,8 +431,8 @@ describe('upload events: bucket → queue → ingest', () => {
     expect([resources[dlq]?.Type, redrive.maxReceiveCount >= 2]).toEqual(['AWS::SQS::Queue', true]);
   });
 
-  it('lets only S3, for this bucket and account, send to the upload queue', () => {
-    const policy = props('IngestQueuePolicy');
+  it('lets only S3, for this bucket and account, send to the upload events queue', () => {
+    const policy = props('UploadEventsQueuePolicy');
     const statements = (policy.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
     expect(statements.map((s) => ({ ...s, Resource: render(s.Resource), Condition: JSON.parse(JSON.stringify(s.Condition)) }))).toEqual([
       {
@@ -436,7 +440,7 @@ describe('upload events: bucket → queue → ingest', () => {
         Effect: 'Allow',
         Principal: { Service: 's3.amazonaws.com' },
         Action: 'sqs:SendMessage',
-        Resource: '{IngestQueue.Arn}',
+        Resource: '{UploadEventsQueue.Arn}',
         Condition: {
           ArnEquals: { 'aws:SourceArn': { 'Fn::Sub': expect.stringMatching(/^arn:\$\{AWS::Partition\}:s3:::/) } },
           StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
@@ -446,20 +450,38 @@ describe('upload events: bucket → queue → ingest', () => {
   });
 
   it('names the same bucket in the queue policy as the bucket it creates', () => {
-    const statement = (props('IngestQueuePolicy').PolicyDocument as { Statement: { Condition: { ArnEquals: Record<string, { 'Fn::Sub': string }> } }[] }).Statement[0];
+    const statement = (props('UploadEventsQueuePolicy').PolicyDocument as { Statement: { Condition: { ArnEquals: Record<string, { 'Fn::Sub': string }> } }[] }).Statement[0];
     const arn = statement?.Condition.ArnEquals['aws:SourceArn']?.['Fn::Sub'];
     expect(arn).toBe(`arn:\${AWS::Partition}:s3:::${(props('ImagesBucket').BucketName as { 'Fn::Sub': string })['Fn::Sub']}`);
   });
 
-  it('notifies the queue of objects created under uploads/ only', () => {
+  it('notifies the upload events queue of objects created under uploads/ only', () => {
     const config = props('ImagesBucket').NotificationConfiguration as { QueueConfigurations: Record<string, unknown>[] };
     expect(config.QueueConfigurations.map((c) => ({ ...c, Queue: render(c.Queue) }))).toEqual([
-      { Event: 's3:ObjectCreated:*', Queue: '{IngestQueue.Arn}', Filter: { S3Key: { Rules: [{ Name: 'prefix', Value: 'uploads/' }] } } },
+      { Event: 's3:ObjectCreated:*', Queue: '{UploadEventsQueue.Arn}', Filter: { S3Key: { Rules: [{ Name: 'prefix', Value: 'uploads/' }] } } },
     ]);
   });
 
   it('sets the bucket notification only once the queue policy exists', () => {
-    expect(list(resources.ImagesBucket?.DependsOn)).toContain('IngestQueuePolicy');
+    expect(list(resources.ImagesBucket?.DependsOn)).toContain('UploadEventsQueuePolicy');
+  });
+
+  it('lets nobody but the route function and the sweep send to the fair uploads queue: no queue policy names it', () => {
+    const policies = resourcesOfType('AWS::SQS::QueuePolicy').flatMap(([, r]) => list(r.Properties.Queues as unknown[]).map(render));
+    expect(policies).not.toContain('{IngestQueue}');
+  });
+
+  it('routes the upload events to the fair uploads queue through the route function', () => {
+    const found = resourcesOfType('AWS::Lambda::EventSourceMapping').filter(([, r]) => render(r.Properties.FunctionName) === '{RouteLambdaFunction.Arn}');
+    const env = (props('RouteLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(found.map(([, r]) => [render(r.Properties.EventSourceArn), r.Properties.FunctionResponseTypes])).toEqual([['{UploadEventsQueue.Arn}', ['ReportBatchItemFailures']]]);
+    expect(render(env.INGEST_QUEUE_URL)).toBe('{IngestQueue}');
+  });
+
+  it('moves an upload event the router keeps failing on to a dead-letter queue of its own, and hides it six times the router timeout', () => {
+    const redrive = props('UploadEventsQueue').RedrivePolicy as { deadLetterTargetArn: unknown };
+    expect(render(redrive.deadLetterTargetArn)).toBe('{UploadEventsDeadLetterQueue.Arn}');
+    expect(props('UploadEventsQueue').VisibilityTimeout as number).toBeGreaterThanOrEqual(6 * (props('RouteLambdaFunction').Timeout as number));
   });
 });
 
@@ -583,6 +605,13 @@ describe('HTTP API', () => {
   };
   const sampleOf = (template: string) => template.replace(/\{[^}]+\}/g, 'x1');
   const arnOf = (fn: ApiFunctionName) => `{${LOGICAL_IDS[fn]}.Arn}`;
+
+  it('throttles the $default stage as a whole: API Gateway has no per-client limits on HTTP APIs (those are the functions\' token buckets)', () => {
+    const settings = props('HttpApiStage').DefaultRouteSettings as { ThrottlingRateLimit: number; ThrottlingBurstLimit: number };
+    const custom = (pkg.service.custom as { api: { throttleRate: number; throttleBurst: number } }).api;
+    expect([settings.ThrottlingRateLimit, settings.ThrottlingBurstLimit]).toEqual([custom.throttleRate, custom.throttleBurst]);
+    expect(settings.ThrottlingBurstLimit).toBeGreaterThanOrEqual(settings.ThrottlingRateLimit);
+  });
 
   it('sends requests no route matches to the default function, which answers them in its own error shape', () => {
     expect(awsRoutes().find((r) => r.key === '$default')?.target).toBe(arnOf(DEFAULT_API_FUNCTION));

@@ -42,6 +42,47 @@ describe('npm run --silent client:create', () => {
 
     expect(result).toEqual({ stdout: '', code: 2 });
   });
+
+  it("sets the new client's own rate and daily images quota (docs/design.md §11), shown by GET /v1/usage", async () => {
+    const { stdout } = await clientCreate(uniqueId('cli'), '--rate', '7', '--max-images-per-day', '250');
+
+    const usage = await call('GET', '/v1/usage', { key: stdout.trim() });
+
+    expect(usage.body.limits).toEqual({ requestsPerSecond: 7, burst: 14, imagesPerDay: 250 });
+  });
+
+  it('refuses a limit that is not a number in range, naming it, and makes no client', async () => {
+    const result = await clientCreate(uniqueId('cli'), '--max-images-per-day', '-3');
+
+    expect(result).toEqual({ stdout: '', code: 2 });
+  });
+});
+
+describe('npm run --silent client:limits', () => {
+  const clientLimits = async (...args: string[]): Promise<{ stdout: string; code: number }> => {
+    try {
+      const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'client:limits', '--', ...args], { cwd: ROOT, env: process.env });
+      return { stdout, code: 0 };
+    } catch (err) {
+      const failed = err as { stdout: string; code: number };
+      return { stdout: failed.stdout, code: failed.code };
+    }
+  };
+
+  it('changes a client\'s limits later, keeping its key, and puts one back to the default', async () => {
+    const id = uniqueId('cli');
+    const key = (await clientCreate(id, '--rate', '7')).stdout.trim();
+
+    const changed = await clientLimits(id, '--rate', 'default', '--max-images-per-day', '3');
+    const usage = await call('GET', '/v1/usage', { key });
+
+    expect(changed).toEqual({ stdout: `${id}: 1000 requests/s (bursts of 2000), 3 images per UTC day\n`, code: 0 });
+    expect(usage.body.limits).toEqual({ requestsPerSecond: 1000, burst: 2000, imagesPerDay: 3 });
+  });
+
+  it('refuses a client that was never made', async () => {
+    expect(await clientLimits(uniqueId('nobody'), '--rate', '5')).toEqual({ stdout: '', code: 2 });
+  });
 });
 
 describe('the demo client', () => {

@@ -13,6 +13,7 @@ import type {
   reclassifyResultSchema,
   similarGroupsSchema,
   uploadFormsSchema,
+  usageSchema,
 } from '../../lib/api/schemas';
 import type {
   Agreement,
@@ -25,6 +26,7 @@ import type {
   Page,
   Reclassified,
   SimilarGroups,
+  Usage,
 } from '../../lib/api/client-contract';
 
 /** Compiles only when every value of `Server` is a value of `Client`. */
@@ -40,6 +42,7 @@ export type ServerAnswersFitTheClients = [
   ClientReads<z.output<typeof uploadFormsSchema>, MoreUploads>,
   ClientReads<z.output<typeof errorSchema>, ApiErrorBody>,
   ClientReads<z.output<typeof similarGroupsSchema>, SimilarGroups>,
+  ClientReads<z.output<typeof usageSchema>, Usage>,
   ClientReads<z.output<typeof agreementSchema>, Agreement>,
   ClientReads<z.output<typeof reclassifyResultSchema>, Reclassified>,
 ];

@@ -62,6 +62,7 @@ describe('OpenAPI document', () => {
         'GET /v1/batches/{batchId}/agreement',
         'GET /v1/images',
         'GET /v1/openapi.json',
+        'GET /v1/usage',
         'GET /',
         'GET /app/{asset}',
       ].sort(),

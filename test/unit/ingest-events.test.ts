@@ -3,11 +3,11 @@ import { uploadsIn } from '../../functions/ingest/events';
 import { decodeS3Key, parseUploadKey } from '../../lib/ingest/s3-key';
 
 describe('uploadsIn', () => {
-  it('reads the upload from the captured S3-in-SQS sample event, key still form-encoded, with its ETag', () => {
+  it('reads the upload from the captured S3-in-SQS sample event, key still form-encoded, with its ETag and creation time', () => {
     const [record] = sqsS3ObjectCreatedEvent().Records;
 
     expect(uploadsIn(record!)).toEqual([
-      { bucket: 'icecat-images', encodedKey: SAMPLE_ENCODED_KEY, size: 222179, etag: '362e96896b26bee97126bea31cef7175' },
+      { bucket: 'icecat-images', encodedKey: SAMPLE_ENCODED_KEY, size: 222179, etag: '362e96896b26bee97126bea31cef7175', eventTime: Date.parse('2026-11-22T04:47:16.333Z') },
     ]);
   });
 

@@ -29,12 +29,12 @@ import type { Config } from '../../lib/config';
 import { fingerprint, type Fingerprint } from '../../lib/ingest/fingerprint';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { ListenedMetrics, PowertoolsIngestMetrics, type IngestMetrics } from '../../lib/ingest/metrics';
-import { processUpload, type IngestDeps, type UploadEvent } from '../../lib/ingest/pipeline';
+import { processUpload, type IngestDeps, type UploadEvent, type UploadQuota } from '../../lib/ingest/pipeline';
 import { toBatchItem, toImageItem } from '../../lib/store/attributes';
 import { BatchStore } from '../../lib/store/batch-store';
 import { ZERO_COUNTS, type Batch, type Image } from '../../lib/domain';
 import { batchKey, clientKey, imageKey } from '../../lib/store/schema';
-import { newBatch } from '../../lib/store/writes';
+import { newBatch, startAttemptRequest } from '../../lib/store/writes';
 
 const s3 = mockClient(S3Client);
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -1032,5 +1032,72 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
 
     expect(metrics).toEqual(['CallsSaved:reuse', 'Images:success']);
     expect(steps).toEqual(['Read', 'Fingerprint', 'Claim', 'Thumbnail', 'Detect', 'Record', 'Move']);
+  });
+});
+
+describe("an upload against its client's daily images quota", () => {
+  /** The quota as a port: an in-memory day counter (the store's requests have their own tests). */
+  function memoryQuota(limit: number) {
+    const calls = { counted: 0, refused: [] as string[] };
+    const quota: UploadQuota = {
+      limitsOf: async () => ({ ratePerSecond: 50, maxImagesPerDay: limit }),
+      countUpload: async (_client, _day, max) => {
+        if (calls.counted >= max) return false;
+        calls.counted += 1;
+        return true;
+      },
+      refuseUpload: async (upload, day) => void calls.refused.push(`${upload.key}@${day}`),
+    };
+    return { quota, calls };
+  }
+  const withAttempts = (attempts: number, mark?: string) =>
+    ddb.on(UpdateCommand, { UpdateExpression: ATTEMPT_EXPRESSION }).resolves({ Attributes: { attempts, ...(mark ? { quota_over: mark } : {}) } });
+  const ATTEMPT_EXPRESSION = startAttemptRequest('T', { clientId: 'demo', batchId: 'b1', key: KEY, expiresAt: 1 }).UpdateExpression;
+
+  it('counts a first attempt within the quota and classifies it', async () => {
+    given();
+    withAttempts(1);
+    const { quota, calls } = memoryQuota(5);
+
+    const result = await processUpload({ ...deps(), quota }, event({ eventTime: Date.parse('2026-11-25T10:00:00Z') }));
+
+    expect([result.outcome, calls.counted, detectCalls()]).toEqual(['success', 1, 1]);
+  });
+
+  it('ends an upload beyond the quota as a QuotaExceeded fail record under failed/, marked for its later attempts, never classified', async () => {
+    given();
+    withAttempts(1);
+    const { quota, calls } = memoryQuota(0);
+
+    const result = await processUpload({ ...deps(), quota }, event({ eventTime: Date.parse('2026-11-25T23:59:59Z') }));
+
+    expect(result).toMatchObject({ outcome: 'fail', errorCode: 'QuotaExceeded' });
+    expect(detectCalls()).toBe(0);
+    expect(calls.refused).toEqual([`${KEY}@2026-11-25`]);
+    expect(failRecords().map((r) => [r.err_code, String(r.err_msg)])).toEqual([['QuotaExceeded', expect.stringContaining('quota of 0 images per UTC day is used up for 2026-11-25')]]);
+    expect(copies().map((c) => c.Key)).toEqual(['failed/demo/b1/photo.png']);
+    expect(metrics).toContain('Images:fail:QuotaExceeded');
+  });
+
+  it('does not count a later attempt at an upload again (a redelivery or a retry)', async () => {
+    given();
+    withAttempts(2);
+    const { quota, calls } = memoryQuota(0);
+
+    const result = await processUpload({ ...deps(), quota }, event());
+
+    expect([result.outcome, calls.counted, calls.refused]).toEqual(['success', 0, []]);
+  });
+
+  it('ends every later attempt at an upload marked beyond the quota the same way, counting nothing', async () => {
+    given();
+    withAttempts(3, '2026-11-24');
+    const { quota, calls } = memoryQuota(100);
+
+    const result = await processUpload({ ...deps(), quota }, event());
+
+    expect(result).toMatchObject({ outcome: 'fail', errorCode: 'QuotaExceeded' });
+    expect([calls.counted, calls.refused, detectCalls()]).toEqual([0, [], 0]);
+    expect(String(failRecords()[0]?.err_msg)).toContain('for 2026-11-24');
   });
 });

@@ -30,6 +30,17 @@ describe('sqsSender', () => {
     expect(requests.flat().map((e) => e.MessageBody)).toEqual(bodies(23));
   });
 
+  it("gives each message its MessageGroupId (the fair uploads queue's tenant), and none where groupOf has none", async () => {
+    // Arrange
+    const { sqs, requests } = fakeSqs(() => ({ Failed: [] }));
+
+    // Act
+    await sqsSender(sqs, 'https://sqs/q', 3, (body) => (body === 'm1' ? undefined : `client-${body}`))(bodies(3));
+
+    // Assert
+    expect(requests.flat().map((e) => (e as { MessageGroupId?: string }).MessageGroupId)).toEqual(['client-m0', undefined, 'client-m2']);
+  });
+
   it('sends again only the entries SQS refused in a partial failure', async () => {
     // Arrange
     let first = true;

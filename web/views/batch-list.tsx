@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { batchPath, isNotFound, type Api, type BatchSummary, type Page } from '../api';
+import { batchPath, isNotFound, type Api, type BatchSummary, type Page, type Usage } from '../api';
 import { capabilities } from '../capabilities';
 import { when } from '../format';
 import { usePoll } from '../hooks';
@@ -34,25 +34,59 @@ async function loadBatches(api: Api, cursor?: string): Promise<{ page: Page<Batc
   return { page: { items }, listed: false };
 }
 
+/** Today's use of the client's limits (GET /v1/usage), when the API serves it; null otherwise. */
+async function loadUsage(api: Api): Promise<Usage | null> {
+  if (!(await capabilities()).serves('GET', '/v1/usage')) return null;
+  try {
+    return await api.get<Usage>('/v1/usage');
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+const count = (n: number) => n.toLocaleString('en');
+
+/** One line: the day's images against the quota, what is left, what went over it, and the request rate. */
+function UsageNote({ usage }: { usage: Usage }) {
+  const { images, limits } = usage;
+  const full = images.remaining === 0;
+  return (
+    <p class={`usage${full ? ' usage-full' : ''}`} data-usage="">
+      <span>
+        Today (UTC): <strong>{count(images.accepted)}</strong> of {count(limits.imagesPerDay)} images
+      </span>
+      <span class="usage-state">{full ? 'quota used up: new uploads fail as QuotaExceeded until 00:00 UTC' : `${count(images.remaining)} left`}</span>
+      {images.rejected > 0 && <span>{count(images.rejected)} over the quota</span>}
+      <span>
+        {count(limits.requestsPerSecond)} requests/s (bursts of {count(limits.burst)})
+      </span>
+    </p>
+  );
+}
+
 export function BatchList({ api }: { api: Api }) {
   const [batches, setBatches] = useState<BatchSummary[] | null>(null);
   const [cursor, setCursor] = useState<string | undefined>();
   const [listed, setListed] = useState(true);
   const [error, setError] = useState<unknown>(null);
   const [openId, setOpenId] = useState('');
+  const [usage, setUsage] = useState<Usage | null>(null);
   const [erasedNotice] = useState(takeLastErased);
   const shown = useRef(batches);
   shown.current = batches;
 
   const refresh = useCallback(async () => {
     try {
-      const { page, listed: all } = await loadBatches(api);
+      // Both before either shows: the usage line appearing above a list already drawn would move the list.
+      const [{ page, listed: all }, today] = await Promise.all([loadBatches(api), loadUsage(api).catch(() => null)]);
       setListed(all);
       // Keep the pages beyond the first that "Show more" loaded; the first page is replaced by fresher counts.
       const old = shown.current ?? [];
       const fresh = new Set(page.items.map((b) => b.batchId));
       setBatches([...page.items, ...old.slice(PAGE).filter((b) => !fresh.has(b.batchId))].filter((b) => !wasErased(b.batchId)));
       if (old.length <= PAGE) setCursor(page.cursor);
+      setUsage(today);
       setError(null);
     } catch (err) {
       setError(err);
@@ -92,6 +126,7 @@ export function BatchList({ api }: { api: Api }) {
           New batch
         </a>
       </div>
+      {usage && <UsageNote usage={usage} />}
       {erasedNotice && (
         <p role="status" class="notice">
           Deleted batch {erasedNotice}.

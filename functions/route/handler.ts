@@ -1,0 +1,20 @@
+// SQS entry point of the `route` function (docs/design.md §11): S3 notifications carry no MessageGroupId, so S3 sends
+// them to the upload events queue, and this router sends each one on, unchanged, to the fair uploads queue the ingest
+// reads, in the message group of the client the object was uploaded under. A failed send fails the whole batch: its
+// messages are received again and sent again (the ingest is idempotent: a doubled message costs one more receive).
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createSqsClient } from '../../lib/aws/clients';
+import { required } from '../../lib/config';
+import { uploadGroupOf } from '../../lib/reconcile/s3-event';
+import { sqsSender } from '../../lib/reconcile/sqs-sender';
+
+const logger = new Logger({ serviceName: 'icecat-route' });
+const send = sqsSender(createSqsClient(), required('INGEST_QUEUE_URL'), 3, uploadGroupOf);
+
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const bodies = event.Records.map((record) => record.body);
+  await send(bodies);
+  logger.info('upload events routed', { messages: bodies.length, groups: [...new Set(bodies.map((b) => uploadGroupOf(b) ?? '-'))] });
+  return { batchItemFailures: [] };
+};

@@ -1,0 +1,49 @@
+// Per-client limits (docs/design.md §11): API requests per second (a token bucket holding twice that, the burst) and
+// uploads accepted per UTC day. Each client may have its own (client:create --rate N --max-images-per-day N); a client
+// without them gets the defaults, from the environment.
+import { envNumber } from '../config';
+
+export interface ClientLimits {
+  /** API requests per second, sustained; the burst is twice this. */
+  ratePerSecond: number;
+  /** Uploads accepted per UTC day; beyond it they end as `fail` records with code QuotaExceeded. */
+  maxImagesPerDay: number;
+}
+
+/** What a client has set of its own; the rest comes from the defaults. */
+export type ClientLimitSettings = Partial<ClientLimits>;
+
+export const MAX_RATE_PER_SECOND = 10_000;
+export const MAX_IMAGES_PER_DAY = 100_000_000;
+
+/** The defaults: CLIENT_DEFAULT_RATE (50 requests/s) and CLIENT_DEFAULT_MAX_IMAGES_PER_DAY (100,000). */
+export function defaultClientLimits(): ClientLimits {
+  return {
+    ratePerSecond: envNumber('CLIENT_DEFAULT_RATE', 50, { min: 0.1, max: MAX_RATE_PER_SECOND }),
+    maxImagesPerDay: envNumber('CLIENT_DEFAULT_MAX_IMAGES_PER_DAY', 100_000, { min: 0, max: MAX_IMAGES_PER_DAY, integer: true }),
+  };
+}
+
+/** How long a container trusts a client's limits it has read: a changed limit applies within it (CLIENT_LIMITS_CACHE_MS, 10 s). */
+export const clientLimitsCacheMs = (): number => envNumber('CLIENT_LIMITS_CACHE_MS', 10_000, { min: 0, max: 3_600_000, integer: true });
+
+export const withDefaults = (own: ClientLimitSettings, defaults: ClientLimits): ClientLimits => ({
+  ratePerSecond: own.ratePerSecond ?? defaults.ratePerSecond,
+  maxImagesPerDay: own.maxImagesPerDay ?? defaults.maxImagesPerDay,
+});
+
+/** The burst a rate allows: twice the rate, and at least one request. */
+export const burstOf = (ratePerSecond: number): number => Math.max(1, 2 * ratePerSecond);
+
+/** The UTC day of an instant, YYYY-MM-DD: the quota's period. */
+export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/** The start of the next UTC day: when the daily quota starts afresh. */
+export const nextUtcDay = (ms: number): number => {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+};
+
+/** The message of a QuotaExceeded fail record. */
+export const quotaExceededMessage = (limit: number, day: string): string =>
+  `the client's quota of ${limit} images per UTC day is used up for ${day}: the upload is kept under failed/, not classified; the quota starts afresh at 00:00 UTC`;
