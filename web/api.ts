@@ -4,6 +4,8 @@ import type { Query } from '../lib/api/client-contract';
 import { WebAppError } from './errors';
 
 export type {
+  Agreement,
+  BatchCounts,
   BatchStatus,
   BatchSummary,
   Box,
@@ -15,11 +17,12 @@ export type {
   Page,
   Query,
   Reclassified,
+  Review,
   SimilarGroups,
   UploadForm,
   Usage,
 } from '../lib/api/client-contract';
-export { batchPath } from '../lib/api/client-contract';
+export { batchPath, reviewPath } from '../lib/api/client-contract';
 
 /** The API answered an error: its status and code as it said them. */
 export class ApiRequestError extends WebAppError {
@@ -43,6 +46,7 @@ function withQuery(path: string, query: Query = {}): string {
 export interface Api {
   get<T>(path: string, query?: Query): Promise<T>;
   post<T>(path: string, body?: unknown): Promise<T>;
+  put<T>(path: string, body: unknown): Promise<T>;
   /** DELETE; the JSON answer, if any. */
   del<T>(path: string): Promise<T>;
   /** A file the API answers (an export), as a Blob. */
@@ -75,6 +79,7 @@ export function createApi(key: string, onUnauthorized: () => void): Api {
   return {
     get: async <T>(path: string, query?: Query) => (await request('GET', withQuery(path, query))).json() as Promise<T>,
     post: async (path, body) => parsed(await request('POST', path, body ?? {})),
+    put: async (path, body) => parsed(await request('PUT', path, body)),
     del: async (path) => parsed(await request('DELETE', path)),
     blob: async (path, query) => (await request('GET', withQuery(path, query))).blob(),
   };

@@ -76,3 +76,13 @@ export function place(location: { lat: number; lon: number }): string {
   const deg = (v: number, pos: string, neg: string) => `${Math.abs(v).toFixed(5)}° ${v < 0 ? neg : pos}`;
   return `${deg(location.lat, 'N', 'S')}, ${deg(location.lon, 'E', 'W')}`;
 }
+
+/**
+ * A cat badge's words: "Cat 87%" from the detector; "Cat, reviewed" when a person said so (their verdict wins, and the
+ * detector's confidence may be anything).
+ */
+export function catBadge(image: Image): string {
+  if (image.review?.isCat) return 'Cat, reviewed';
+  const cat = catConfidence(image);
+  return cat === null ? 'Cat' : `Cat ${percent(cat)}`;
+}

@@ -1,5 +1,5 @@
 // The web app (DESIGN §7): sign in with an API key, the client's batches, a batch's gallery and actions, one image, a
-// debug batch's logs, and new batches by drag and drop. It shows only what the API answers for the signed-in key.
+// debug batch's logs, new batches by drag and drop, and a batch's review (a person's verdicts, by keyboard or touch). It shows only what the API answers for the signed-in key.
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { createApi } from './api';
@@ -11,6 +11,7 @@ import { BatchView } from './views/batch';
 import { ImageView } from './views/image';
 import { LogsView } from './views/logs';
 import { NewBatch } from './views/new-batch';
+import { ReviewView } from './views/review';
 import { SignIn } from './views/sign-in';
 
 /** Each view's own tab title, so a screen reader (and the tab strip) says where a navigation led. */
@@ -19,6 +20,7 @@ function titleOf(route: Route): string {
   if (route.view === 'new') return 'New batch';
   if (route.view === 'logs') return `Logs of ${route.batchId}`;
   if (route.view === 'image') return `Image in ${route.batchId}`;
+  if (route.view === 'review') return `Review ${route.batchId}`;
   return route.filter === 'all' ? route.batchId : `${route.batchId} (${route.filter.replace('-', ' ')})`;
 }
 
@@ -88,6 +90,7 @@ function App() {
         {route.view === 'batch' && <BatchView key={route.batchId} api={api} batchId={route.batchId} filter={route.filter} />}
         {route.view === 'image' && <ImageView key={`${route.batchId}/${route.fprint}`} api={api} batchId={route.batchId} fprint={route.fprint} />}
         {route.view === 'logs' && <LogsView key={route.batchId} api={api} batchId={route.batchId} />}
+        {route.view === 'review' && <ReviewView key={route.batchId} api={api} batchId={route.batchId} />}
       </main>
     </>
   );

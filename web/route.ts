@@ -1,5 +1,5 @@
 // Hash routes, so the API serves one page for every view: #/, #/new, #/batches/{id}[?filter=], #/batches/{id}/logs,
-// #/batches/{id}/images/{fprint}.
+// #/batches/{id}/images/{fprint}, #/batches/{id}/review.
 import { useEffect, useState } from 'preact/hooks';
 import { onPageChange } from './focus';
 
@@ -8,6 +8,7 @@ export type Route =
   | { view: 'new' }
   | { view: 'batch'; batchId: string; filter: string }
   | { view: 'logs'; batchId: string }
+  | { view: 'review'; batchId: string }
   | { view: 'image'; batchId: string; fprint: string };
 
 export function parseRoute(hash: string): Route {
@@ -23,6 +24,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'batches' && parts[1]) {
     const batchId = parts[1];
     if (parts[2] === 'logs') return { view: 'logs', batchId };
+    if (parts[2] === 'review') return { view: 'review', batchId };
     if (parts[2] === 'images' && parts[3]) return { view: 'image', batchId, fprint: parts[3] };
     return { view: 'batch', batchId, filter: new URLSearchParams(query).get('filter') ?? 'all' };
   }
@@ -35,6 +37,7 @@ export const href = {
   newBatch: () => '#/new',
   batch: (batchId: string, filter = 'all') => `#/batches/${enc(batchId)}${filter === 'all' ? '' : `?filter=${enc(filter)}`}`,
   logs: (batchId: string) => `#/batches/${enc(batchId)}/logs`,
+  review: (batchId: string) => `#/batches/${enc(batchId)}/review`,
   image: (batchId: string, fprint: string) => `#/batches/${enc(batchId)}/images/${enc(fprint)}`,
 };
 

@@ -15,6 +15,15 @@ interface Props {
   onErased: () => void;
 }
 
+/** POST …:reclassify to the end: a batch larger than one request handles comes back with a cursor, and the same threshold goes on from there. */
+export async function reclassifyAll(api: Api, batchId: string, threshold: number): Promise<BatchSummary> {
+  let page: Reclassified | undefined;
+  do {
+    page = await api.post<Reclassified>(`${batchPath(batchId)}:reclassify`, { catMinConfidence: threshold, ...(page?.cursor ? { cursor: page.cursor } : {}) });
+  } while (page.cursor);
+  return page.batch;
+}
+
 /** Runs one action at a time; its error (the API's message) and its outcome are shown beside the actions. */
 function useAction() {
   const [busy, setBusy] = useState<string | null>(null);
@@ -145,13 +154,9 @@ export function BatchActions({ api, batch, onSummary, onErased }: Props) {
 
   const reclassify = (threshold: number) =>
     run('reclassify', async () => {
-      // A batch larger than one request handles comes back with a cursor: the same threshold goes on from there.
-      let page: Reclassified | undefined;
-      do {
-        page = await api.post<Reclassified>(`${path}:reclassify`, { catMinConfidence: threshold, ...(page?.cursor ? { cursor: page.cursor } : {}) });
-      } while (page.cursor);
-      onSummary(page.batch, true);
-      return `Cat threshold ${threshold}%: ${plural(page.batch.counts.cats, 'cat')}.`;
+      const summary = await reclassifyAll(api, batch.batchId, threshold);
+      onSummary(summary, true);
+      return `Cat threshold ${threshold}%: ${plural(summary.counts.cats, 'cat')}.`;
     });
 
   const erase = async () => {

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiRequestError, batchPath, isNotFound, type Api, type BatchSummary, type Image, type Page, type Query } from '../api';
 import { capabilities } from '../capabilities';
-import { capturedWhen, catConfidence, percent, plural, topLabels, when } from '../format';
+import { capturedWhen, catBadge, plural, topLabels, when } from '../format';
 import { useCapabilities, useNearViewport, usePoll } from '../hooks';
 import { href } from '../route';
 import { forgetErasedBatch, rememberBatch } from '../session';
@@ -128,12 +128,11 @@ function useImages(api: Api, batchId: string, filterName: string, generation: nu
 }
 
 function Card({ image, batchId, index }: { image: Image; batchId: string; index: number }) {
-  const cat = image.isCat ? catConfidence(image) : null;
   return (
     <li>
       <a class="card" href={href.image(batchId, image.fprint)} data-fprint={image.fprint} data-status={image.status}>
         <Thumb image={image} eager={index < 12} />
-        {image.isCat && <span class="badge badge-cat">Cat{cat !== null ? ` ${percent(cat)}` : ''}</span>}
+        {image.isCat && <span class="badge badge-cat">{catBadge(image)}</span>}
         {image.status !== 'success' && <span class={`badge badge-${image.status}`}>{image.status}</span>}
         <span class="card-name">
           <FileName name={image.fileName ?? image.fprint} />
@@ -243,6 +242,8 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
   const [generation, setGeneration] = useState(0);
   const caps = useCapabilities();
   const servesSimilar = caps?.serves('GET', `${batchPath(batchId)}/similar`) ?? false;
+  // Review mode needs the verdict route and the review queue (DESIGN §10).
+  const servesReview = (caps?.serves('PUT', `${batchPath(batchId)}/images/x/review`) && caps.takes('GET', `${batchPath(batchId)}/images`, 'review')) ?? false;
   const near = filter === NEAR;
   const filterName = near || filterOf(filter) ? filter : 'all';
   lastView.set(batchId, filterName);
@@ -328,6 +329,11 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
         {batch?.debug && (
           <a class="button" href={href.logs(batchId)}>
             Logs
+          </a>
+        )}
+        {batch && servesReview && batch.counts.success > 0 && (
+          <a class="button" href={href.review(batchId)}>
+            Review
           </a>
         )}
       </div>

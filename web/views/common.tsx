@@ -27,6 +27,11 @@ export function Counts({ batch }: { batch: BatchSummary }) {
       <li>{c.fail} failed</li>
       <li>{plural(c.duplicate, 'duplicate')}</li>
       {typeof c.pending === 'number' && c.pending > 0 && <li>{c.pending} pending</li>}
+      {typeof c.reviewed === 'number' && c.reviewed > 0 && (
+        <li>
+          {c.reviewed} reviewed{typeof c.corrected === 'number' ? `, ${c.corrected} corrected` : ''}
+        </li>
+      )}
     </ul>
   );
 }

@@ -1,16 +1,18 @@
 import { useEffect, useState } from 'preact/hooks';
-import { batchPath, isNotFound, type Api, type Box, type Image } from '../api';
-import { boxRect, capturedWhen, catConfidence, describePicture, percent, place, when } from '../format';
+import { batchPath, isNotFound, type Api, type Image } from '../api';
+import { capturedWhen, catBadge, describePicture, percent, place, when } from '../format';
 import { href } from '../route';
 import { batchHref } from './batch';
+import { BoxList, boxedCats, CatBoxes } from './cat-boxes';
 import { ErrorNote, FileName, StatusChip } from './common';
+import { VerdictPanel } from './verdict';
 
 /**
  * The image fills the frame's width; until it has loaded, its thumbnail (of the same proportions, and usually in the
  * browser's cache from the grid) holds its place, so nothing below moves when it arrives.
  */
 function Picture({ image }: { image: Image }) {
-  const boxes = (image.cats ?? []).filter((c) => c.box);
+  const boxes = boxedCats(image);
   const src = image.imageUrl ?? image.thumbnailUrl;
   const [loaded, setLoaded] = useState<string | null>(null);
   const preview = src !== image.thumbnailUrl && loaded !== src ? image.thumbnailUrl : null;
@@ -25,30 +27,11 @@ function Picture({ image }: { image: Image }) {
             <span aria-hidden="true">{(image.fileName ?? '').split('.').pop()?.toUpperCase() || 'IMG'}</span>
           </span>
         )}
-        {boxes.length > 0 && (
-          <svg class="boxes" viewBox="0 0 100 100" preserveAspectRatio="none" aria-hidden="true">
-            {boxes.map((c, i) => {
-              const r = boxRect(c.box as Box);
-              // Two tones, a dark stroke under a light one: one of them stands out against any photo.
-              return (
-                <g key={i}>
-                  <rect class="cat-box-dark" x={r.x} y={r.y} width={r.width} height={r.height} vector-effect="non-scaling-stroke" />
-                  <rect class="cat-box" x={r.x} y={r.y} width={r.width} height={r.height} vector-effect="non-scaling-stroke" />
-                </g>
-              );
-            })}
-          </svg>
-        )}
+        <CatBoxes boxes={boxes} />
       </div>
       {boxes.length > 0 && (
         <figcaption>
-          <ul class="box-list">
-            {boxes.map((c, i) => (
-              <li key={i}>
-                Cat {percent(c.confidence)} at {percent((c.box as Box).left * 100)} from the left, {percent((c.box as Box).top * 100)} from the top
-              </li>
-            ))}
-          </ul>
+          <BoxList boxes={boxes} />
         </figcaption>
       )}
     </figure>
@@ -78,7 +61,6 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
     return () => removeEventListener('keydown', onKey);
   }, [batchId]);
 
-  const cat = image ? catConfidence(image) : null;
   return (
     <section aria-labelledby="image-title">
       <p class="crumbs">
@@ -93,7 +75,7 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
               <FileName name={image.fileName ?? image.fprint} />
             </h1>
             <StatusChip status={image.status} />
-            {image.isCat && <span class="badge badge-cat static">Cat{cat !== null ? ` ${percent(cat)}` : ''}</span>}
+            {image.isCat && <span class="badge badge-cat static">{catBadge(image)}</span>}
           </div>
           <div class="image-layout">
             <Picture image={image} />
@@ -106,6 +88,7 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
                   </p>
                 </div>
               )}
+              <VerdictPanel api={api} image={image} onChange={setImage} />
               <h2>Labels</h2>
               {image.labels.length === 0 ? (
                 <p class="muted">No labels.</p>
