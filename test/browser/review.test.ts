@@ -304,7 +304,10 @@ describe('review mode by keyboard alone', () => {
     await page.waitForFunction(() => document.activeElement?.textContent === 'Review', undefined, { timeout: 30_000 });
 
     expect(new URL(page.url()).hash).toBe(`#/batches/${batchId}`);
-    expect(await page.locator('.summary .counts').textContent()).toContain(`${classified} reviewed, 0 corrected`);
+    // The batch view first shows the summary it last read (so the page keeps its place), then the fresh one.
+    const counts = `${classified} reviewed, 0 corrected`;
+    await page.waitForFunction((want) => document.querySelector('.summary .counts')?.textContent?.includes(want), counts, { timeout: 30_000 });
+    expect(await page.locator('.summary .counts').textContent()).toContain(counts);
   });
 });
 
