@@ -84,14 +84,14 @@ export async function stopChild(child: ChildProcess): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------------
 // Measurement
 
-interface Sampled {
+export interface Sampled {
   latencies: number[];
   seconds: number;
   errors: number;
 }
 
-
-function summarise(samples: Sampled[]) {
+/** Latencies of rounds taken together: p50, p99 and the rate. */
+export function summarise(samples: Sampled[]) {
   const all = samples.flatMap((s) => s.latencies).sort((a, b) => a - b);
   const seconds = samples.reduce((t, s) => t + s.seconds, 0);
   return {
@@ -103,13 +103,14 @@ function summarise(samples: Sampled[]) {
   };
 }
 
-async function loadApi(url: string, key: string, seconds: number): Promise<Sampled> {
+/** `seconds` of GETs of `url` over `connections` connections; a timeout or a status other than 200 counts as an error. */
+export async function loadApi(url: string, key: string, seconds: number, connections = CONNECTIONS): Promise<Sampled> {
   const latencies: number[] = [];
   let errors = 0;
   const started = process.hrtime.bigint();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url, connections: CONNECTIONS, duration: seconds, headers: { authorization: `Bearer ${key}` } },
+      { url, connections, duration: seconds, headers: { authorization: `Bearer ${key}` } },
       (err, done) => (err ? reject(err) : resolve(done)),
     );
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
@@ -117,7 +118,7 @@ async function loadApi(url: string, key: string, seconds: number): Promise<Sampl
       else errors++;
     });
   });
-  return { latencies, seconds: Number(process.hrtime.bigint() - started) / 1e9, errors: errors + result.errors };
+  return { latencies, seconds: Number(process.hrtime.bigint() - started) / 1e9, errors: errors + result.errors + result.timeouts };
 }
 
 async function loadRaw(ddb: DynamoDBDocumentClient, input: QueryCommand['input'], seconds: number): Promise<Sampled> {

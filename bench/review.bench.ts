@@ -9,7 +9,6 @@
 // page, where the plain listing is one Query of the batch's partition.
 import { DynamoDBClient, type ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import autocannon from 'autocannon';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
@@ -19,8 +18,8 @@ import { BatchStore } from '../lib/store/batch-store';
 import { BATCH_SK, batchPartition, reviewKey, statusTs } from '../lib/store/schema';
 import { startDynamoDBLocal } from '../local/dynamodb-local';
 import { ensureTable, loadTableInput, localDynamoClient } from '../local/dynamodb';
-import { startChild, stopChild, writeAll } from './api.bench';
-import { headline as figure, median, percentile, pick, round, sized, type Headline } from './stats';
+import { loadApi, startChild, stopChild, summarise, writeAll, type Sampled } from './api.bench';
+import { headline as figure, median, pick, round, sized, type Headline } from './stats';
 
 /** Fewer than the api bench's 64: a page here is a batch's first 20 images with 40 presigned links, not a Query alone. */
 const CONNECTIONS = 16;
@@ -99,41 +98,6 @@ function summary(clientId: string, batchId: string, n: number, cats: number): Re
   };
 }
 
-interface Sampled {
-  latencies: number[];
-  seconds: number;
-  errors: number;
-}
-
-async function load(url: string, key: string, seconds: number): Promise<Sampled> {
-  const latencies: number[] = [];
-  let errors = 0;
-  const started = process.hrtime.bigint();
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({ url, connections: CONNECTIONS, duration: seconds, headers: { authorization: `Bearer ${key}` } }, (err, done) =>
-      err ? reject(err) : resolve(done),
-    );
-    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-      if (statusCode === 200) latencies.push(responseTime);
-      else errors++;
-    });
-  });
-  return { latencies, seconds: Number(process.hrtime.bigint() - started) / 1e9, errors: errors + result.errors + result.timeouts };
-}
-
-function summarise(samples: Sampled[]) {
-  const all = samples.flatMap((s) => s.latencies).sort((a, b) => a - b);
-  const seconds = samples.reduce((t, s) => t + s.seconds, 0);
-  return {
-    requests: all.length,
-    errors: samples.reduce((t, s) => t + s.errors, 0),
-    p50_ms: round(percentile(all, 50)),
-    p99_ms: round(percentile(all, 99)),
-    req_per_s: Math.round(all.length / seconds),
-  };
-}
-
-/** The first page of each listing, p99 under load, rounds alternating (the same neighbours' bursts on both sides). */
 async function latency(): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'icecat-review-bench-'));
   const children: ChildProcess[] = [];
@@ -165,14 +129,14 @@ async function latency(): Promise<Record<string, unknown>> {
       }
     }
     if (WARMUP_SECONDS > 0) {
-      await load(urls.plain, api.ready.key!, WARMUP_SECONDS);
-      await load(urls.queue, api.ready.key!, WARMUP_SECONDS);
+      await loadApi(urls.plain, api.ready.key!, WARMUP_SECONDS, CONNECTIONS);
+      await loadApi(urls.queue, api.ready.key!, WARMUP_SECONDS, CONNECTIONS);
     }
     const plain: Sampled[] = [];
     const queue: Sampled[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      plain.push(await load(urls.plain, api.ready.key!, ROUND_SECONDS));
-      queue.push(await load(urls.queue, api.ready.key!, ROUND_SECONDS));
+      plain.push(await loadApi(urls.plain, api.ready.key!, ROUND_SECONDS, CONNECTIONS));
+      queue.push(await loadApi(urls.queue, api.ready.key!, ROUND_SECONDS, CONNECTIONS));
     }
     const plainStats = summarise(plain);
     const queueStats = summarise(queue);
