@@ -263,6 +263,10 @@ describe('the web app', () => {
   });
 
   it('moves between the cards with the arrow keys', async () => {
+    // The last test went back to All: wait until that grid has loaded, so focus lands on cards that stay.
+    await page.locator('.grid[aria-label="All images"][aria-busy="false"]').waitFor();
+    const all = await imagesOf(owner.key, batchId);
+    await page.waitForFunction((n) => document.querySelectorAll('a.card').length === n, all.length);
     await page.locator('a.card').first().focus();
     await page.keyboard.press('ArrowRight');
 
