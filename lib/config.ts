@@ -100,10 +100,12 @@ export function loadConfig(): Config {
 export interface IngestConfig extends Config {
   /** Images one invocation works on at once. */
   parallelism: number;
+  /** Whether DetectLabels requests name the uploading client (REKOGNITION_CLIENT_HINT; the local stack's detector only). */
+  clientHint: boolean;
 }
 
 export function loadIngestConfig(): IngestConfig {
-  return { ...loadConfig(), parallelism: count('INGEST_PARALLELISM', 4, 1, 64) };
+  return { ...loadConfig(), parallelism: count('INGEST_PARALLELISM', 4, 1, 64), clientHint: envBoolean('REKOGNITION_CLIENT_HINT', false) };
 }
 
 /** DetectLabels attempts, throttling retries included (the SDK's standard jittered backoff). */

@@ -101,6 +101,8 @@ export function buildLocalEnv(ports: StackPorts, opts: LocalEnvOptions): Record<
     AWS_ENDPOINT_URL_S3: url(ports.s3),
     AWS_ENDPOINT_URL_DYNAMODB: opts.dynamodbEndpoint ?? url(ports.dynamodb),
     AWS_ENDPOINT_URL_REKOGNITION: url(ports.rekognition),
+    // The ingest names the uploading client to the local detector, whose worker pool queues images fairly (§11).
+    REKOGNITION_CLIENT_HINT: 'true',
     S3_FORCE_PATH_STYLE: 'true',
     // s3rver cannot read aws-chunked bodies with trailing checksums, which SDKs and the AWS CLI send by default.
     AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',

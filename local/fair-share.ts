@@ -18,6 +18,68 @@ export const LOCAL_FAIR_SHARE: FairShareRule = { share: 0.5, minInFlight: 1 };
 /** SQS's documented, approximate thresholds: more than 10 % of the queue's in-flight messages and at least 30 of its own. */
 export const SQS_FAIR_SHARE: FairShareRule = { share: 0.1, minInFlight: 30 };
 
+/**
+ * The detector pool's rule, measured in worker time (SQS's other measure of a noisy group: its share of the consumers'
+ * processing time): a client that used more than half of the workers' recent time is noisy. Counted in images
+ * pending instead, a quiet client's batch that has all its images waiting at once would count as noisy beside a busy
+ * one with fewer waiting, and wait behind it.
+ */
+export const POOL_FAIR_SHARE: FairShareRule = { share: 0.5, minInFlight: 1 };
+
+/**
+ * Worker milliseconds per client, decaying by half every `halfLifeMs` (recent use weighs most): each image's time is
+ * added when it ends, and the time an image now in a worker has run so far is counted as used.
+ */
+export class RecentUse {
+  private readonly used = new Map<string, { ms: number; at: number }>();
+  private readonly running = new Map<object, { client: string; since: number }>();
+
+  constructor(private readonly halfLifeMs = 5_000) {}
+
+  /** An image of `client` starts in a worker (`token` names it until it ends). */
+  start(token: object, client: string, now: number): void {
+    this.running.set(token, { client, since: now });
+  }
+
+  /** The image named by `token` left its worker: its time is the client's. */
+  end(token: object, now: number): void {
+    const run = this.running.get(token);
+    if (!run) return;
+    this.running.delete(token);
+    this.add(run.client, now - run.since, now);
+  }
+
+  add(client: string, ms: number, now: number): void {
+    this.used.set(client, { ms: this.decayed(client, now) + ms, at: now });
+  }
+
+  /** The client's recent worker time, its images running now included. */
+  of(client: string, now: number): number {
+    let ms = this.decayed(client, now);
+    for (const run of this.running.values()) if (run.client === client) ms += now - run.since;
+    return ms;
+  }
+
+  total(now: number): number {
+    let ms = 0;
+    for (const client of this.used.keys()) ms += this.decayed(client, now);
+    for (const run of this.running.values()) ms += now - run.since;
+    return ms;
+  }
+
+  private decayed(client: string, now: number): number {
+    const entry = this.used.get(client);
+    if (!entry) return 0;
+    const ms = entry.ms * 2 ** (-(now - entry.at) / this.halfLifeMs);
+    // Forgotten once negligible, so that clients seen once do not accumulate.
+    if (ms < 1) {
+      this.used.delete(client);
+      return 0;
+    }
+    return ms;
+  }
+}
+
 export interface Waiting {
   groupId?: string;
   /** Epoch ms since when it is waiting (the batching window counts from the oldest). */
@@ -115,6 +177,22 @@ export class FairReadyList<M extends Waiting> {
   /** Whether a quiet group (one named by messages: not a lone message without a group) has a message waiting. */
   hasQuiet(inFlight: (groupId: string) => number, totalInFlight: number): boolean {
     return this.quietGroups(inFlight, totalInFlight).length > 0;
+  }
+
+  /**
+   * The quiet groups' waiting messages: how many, and since when the oldest waits (a quiet batch's batching window
+   * counts from it, as a batch's from its oldest message).
+   */
+  quietWaiting(inFlight: (groupId: string) => number, totalInFlight: number): { count: number; oldestAvailableAt: number } {
+    let count = 0;
+    let oldestAvailableAt = Number.POSITIVE_INFINITY;
+    for (const group of this.quietGroups(inFlight, totalInFlight)) {
+      const waiting = this.groups.get(group) as { message: M }[];
+      count += waiting.length;
+      // A group's first in line is its oldest (as oldest() has it).
+      oldestAvailableAt = Math.min(oldestAvailableAt, (waiting[0] as { message: M }).message.availableAt);
+    }
+    return { count, oldestAvailableAt };
   }
 
   private quietGroups(inFlight: (groupId: string) => number, totalInFlight: number): string[] {

@@ -52,11 +52,15 @@ export interface LocalQueueOptions {
   /** The MessageGroupId of a message sent without one (e.g. the uploading client of an S3 notification). */
   groupOf?: (body: string) => string | undefined;
   /**
-   * With the fair share on: while every one of the maxConcurrency slots is busy, one more batch may run if it holds
-   * only quiet groups' messages (default true). On AWS a slot among many frees within a fraction of a second; with
-   * the two or so a machine runs, a quiet client would otherwise wait for a noisy one's whole batch.
+   * With the fair share on: while every one of the maxConcurrency slots is busy, more batches may run beside them if
+   * they hold only quiet groups' messages, up to maxQuietBatches at once (default true). Such a batch waits the
+   * batching window from the oldest quiet message (not the noisy backlog's). On AWS a slot among many frees within a
+   * fraction of a second and takes the quiet messages come meanwhile; with the two or so a machine runs, a quiet
+   * client would otherwise wait for a noisy one's whole batch, and its messages coming one by one for each other.
    */
   quietSlot?: boolean;
+  /** The quiet batches beside the full slots at most (default twice maxConcurrency). */
+  maxQuietBatches?: number;
   log?: (line: string) => void;
   random?: () => number;
 }
@@ -116,7 +120,7 @@ export class QueueStoppedError extends Error {
   override name = 'QueueStoppedError';
 }
 
-type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'visibility' | 'groupOf' | 'quietSlot'>> &
+type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'visibility' | 'groupOf' | 'quietSlot' | 'maxQuietBatches'>> &
   Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'groupOf'>;
 
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
@@ -128,9 +132,10 @@ export class LocalQueue {
   private readonly timers = new Set<NodeJS.Timeout>();
   private windowTimer: NodeJS.Timeout | undefined;
   private inFlightBatches = 0;
-  /** Whether the batch beyond maxConcurrency (quiet groups only: the quietSlot option) is running. */
-  private quietBatchRunning = false;
+  /** Batches running beyond maxConcurrency (quiet groups only: the quietSlot option); at most maxQuietBatches. */
+  private quietBatches = 0;
   private readonly quietSlot: boolean;
+  private readonly maxQuietBatches: number;
   private readonly inFlightMessages = new Set<Message>();
   /** Messages in flight per group (the fair share's measure). */
   private readonly inFlightGroups = new Map<string, number>();
@@ -167,9 +172,11 @@ export class LocalQueue {
     };
     this.ready = new FairReadyList<Message>(this.opts.fairShare);
     this.quietSlot = this.opts.fairShare !== false && (options.quietSlot ?? true);
+    this.maxQuietBatches = options.maxQuietBatches ?? 2 * this.opts.maxConcurrency;
     this.paused = options.paused ?? false;
     if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
     if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
+    if (!Number.isInteger(this.maxQuietBatches) || this.maxQuietBatches < 0) throw new RangeError('maxQuietBatches must be an integer of at least 0');
     if (this.opts.dlqFile && existsSync(this.opts.dlqFile)) this.dead.push(...readJsonLines<DeadLetter>(this.opts.dlqFile));
     this.unregisterVisibility = options.visibility?.register(this.token, (handle, seconds) => this.changeMessageVisibility(handle, seconds)) ?? (() => undefined);
     if (this.opts.journalFile) {
@@ -431,12 +438,19 @@ export class LocalQueue {
     for (;;) {
       if (this.ready.length === 0) return;
       const inFlightOf = (group: string) => this.inFlightGroups.get(group) ?? 0;
-      const regular = this.inFlightBatches < this.opts.maxConcurrency;
-      const quiet = !regular && this.quietSlot && !this.quietBatchRunning && this.ready.hasQuiet(inFlightOf, this.inFlightMessages.size);
-      if (!regular && !quiet) return;
-      const oldest = this.ready.oldest() as Message;
-      const windowEnds = oldest.availableAt + this.opts.batchWindowMs;
-      if (this.ready.length < this.opts.batchSize && Date.now() < windowEnds) {
+      const regular = this.inFlightBatches - this.quietBatches < this.opts.maxConcurrency;
+      const quiet = !regular && this.quietSlot && this.quietBatches < this.maxQuietBatches;
+      // The batching window: from the oldest message a batch may take, until it could be full.
+      let waiting = this.ready.length;
+      let oldestAt = (this.ready.oldest() as Message).availableAt;
+      if (quiet) {
+        ({ count: waiting, oldestAvailableAt: oldestAt } = this.ready.quietWaiting(inFlightOf, this.inFlightMessages.size));
+        if (waiting === 0) return;
+      } else if (!regular) {
+        return;
+      }
+      const windowEnds = oldestAt + this.opts.batchWindowMs;
+      if (waiting < this.opts.batchSize && Date.now() < windowEnds) {
         if (!this.windowTimer) {
           this.windowTimer = setTimeout(() => {
             this.windowTimer = undefined;
@@ -447,10 +461,8 @@ export class LocalQueue {
       }
       const batch = this.ready.take(this.opts.batchSize, inFlightOf, this.inFlightMessages.size, { quietOnly: quiet });
       if (batch.length === 0) return;
-      if (quiet) this.quietBatchRunning = true;
-      const run = this.invoke(batch)
+      const run = this.invoke(batch, quiet)
         .finally(() => {
-          if (quiet) this.quietBatchRunning = false;
           this.running.delete(run);
         })
         .then(() => this.pump());
@@ -458,8 +470,10 @@ export class LocalQueue {
     }
   }
 
-  private async invoke(batch: Message[]): Promise<void> {
+  /** One handler invocation; `quiet`: a batch beside the full slots (the quietSlot option). */
+  private async invoke(batch: Message[], quiet: boolean): Promise<void> {
     this.inFlightBatches += 1;
+    if (quiet) this.quietBatches += 1;
     this.counters.invocations += 1;
     const now = Date.now();
     for (const message of batch) {
@@ -495,6 +509,7 @@ export class LocalQueue {
       }
     }
     this.inFlightBatches -= 1;
+    if (quiet) this.quietBatches -= 1;
     this.pump();
     this.notifyIfIdle();
   }

@@ -35,6 +35,29 @@ export interface DetectOptions {
 export const canSendAsIs = (img: ImageFacts): boolean =>
   REKOGNITION.byReference.has(img.format) && img.bytes <= REKOGNITION.maxBytes && Math.max(img.width, img.height) <= REKOGNITION.maxSide;
 
+/**
+ * The header naming the uploading client on a DetectLabels request, sent only where REKOGNITION_CLIENT_HINT is on (the
+ * local stack): the local detector's worker pool orders waiting images by client (docs/design.md §11), and an image sent
+ * as Bytes names no key to read the client from. Rekognition itself has no such field and is never sent it.
+ */
+export const CLIENT_HINT_HEADER = 'x-icecat-client';
+
+/** The command, carrying the client hint header when a client is given. */
+export function detectCommand(input: DetectLabelsCommandInput, clientHint?: string): DetectLabelsCommand {
+  const command = new DetectLabelsCommand(input);
+  if (clientHint !== undefined) {
+    command.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { headers?: Record<string, string> };
+        if (request.headers) request.headers[CLIENT_HINT_HEADER] = clientHint;
+        return next(args);
+      },
+      { step: 'build', name: 'icecatClientHint' },
+    );
+  }
+  return command;
+}
+
 export function buildDetectRequest(bytes: Uint8Array, opts: DetectOptions): DetectLabelsCommandInput {
   return { Image: { Bytes: bytes }, MaxLabels: opts.maxLabels, MinConfidence: opts.minConfidence };
 }
@@ -78,13 +101,13 @@ export async function detectLabels(
   rekognition: RekognitionClient,
   img: ImageFacts,
   bytes: Buffer,
-  opts: DetectOptions & { catMinConfidence: number; maxInputPixels: number },
+  opts: DetectOptions & { catMinConfidence: number; maxInputPixels: number; clientHint?: string },
 ): Promise<Detection> {
   let sentAs: Detection['sentAs'] = 'Bytes';
   let out: DetectLabelsCommandOutput | undefined;
   if (canSendAsIs(img)) {
     try {
-      out = await rekognition.send(new DetectLabelsCommand(buildDetectRequest(bytes, opts)));
+      out = await rekognition.send(detectCommand(buildDetectRequest(bytes, opts), opts.clientHint));
     } catch (err) {
       if (!isImageRefusal(err)) throw err;
     }
@@ -93,7 +116,7 @@ export async function detectLabels(
     sentAs = 'converted Bytes';
     const jpeg = await toRekognitionJpeg(bytes, opts.maxInputPixels);
     try {
-      out = await rekognition.send(new DetectLabelsCommand(buildDetectRequest(jpeg, opts)));
+      out = await rekognition.send(detectCommand(buildDetectRequest(jpeg, opts), opts.clientHint));
     } catch (err) {
       if (isImageRefusal(err)) {
         throw new RejectedUpload('DetectionRejected', `Rekognition refused the image: ${(err as Error).name}`, { cause: err });

@@ -10,7 +10,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { XXHash128 } from 'xxhash-addon';
 import { REKOGNITION_LIMITS } from '../ids';
 import { quotaExceededMessage, utcDay, type ClientLimits } from '../quota/limits';
-import type { Config } from '../config';
+import type { Config, IngestConfig } from '../config';
 import type { BatchStore } from '../store/batch-store';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError } from '../store/errors';
@@ -73,7 +73,8 @@ export interface IngestDeps {
   s3: S3Client;
   rekognition: RekognitionClient;
   store: BatchStore;
-  config: Config;
+  /** The ingest's own settings too when built by the ingest function (a sweep gives the common ones only). */
+  config: Config & Partial<Pick<IngestConfig, 'clientHint'>>;
   logger: Logger;
   metrics: IngestMetrics;
   /** Without one, uploads are not counted against any quota. */
@@ -460,6 +461,7 @@ async function detectInClaim(
         maxLabels: config.maxLabels,
         catMinConfidence: catThreshold(deps, upload.batch),
         maxInputPixels: config.maxInputPixels,
+        ...(config.clientHint ? { clientHint: upload.clientId } : {}),
       },
     );
     upload.log.add(`DetectLabels by ${detection.sentAs}: ${detection.labels.slice(0, 5).map((l) => `${l.name} ${l.confidence}`).join(', ')}`);

@@ -1,14 +1,15 @@
 // The detector's pool of workers (worker.ts): each loads the model once and runs one image at a time, decode and
 // inference, off the thread that serves HTTP (and, in the stack, the API, S3 and DynamoDB). Images wait for a free
-// worker by the fair-share rule of the queue (local/fair-share.ts, docs/design.md §11): in arrival order, except that
-// while one client holds most of the images waiting or in a worker, other clients' images go first. A worker that dies or does not answer within the task timeout is replaced, and its image
-// is given to another worker (once; an image that kills two workers is answered InternalServerError).
+// worker by the fair-share rule of the queue (local/fair-share.ts, docs/design.md §11), measured in worker time: in
+// arrival order, except that while one client used most of the workers' recent time, other clients' images go first.
+// A worker that dies or does not answer within the task timeout is replaced, and its image is given to another
+// worker (once; an image that kills two workers is answered InternalServerError).
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { envNumber, ConfigError } from '../../lib/config';
-import { FairReadyList, LOCAL_FAIR_SHARE } from '../fair-share';
+import { FairReadyList, POOL_FAIR_SHARE, RecentUse } from '../fair-share';
 import { DetectorError, type RekognitionErrorType } from './errors';
 import type { Detection } from './labels';
 
@@ -133,10 +134,9 @@ export class DetectorPool {
   private readonly log: (line: string) => void;
   private readonly slots = new Set<Slot>();
   private readonly idle: Slot[] = [];
-  private readonly queue = new FairReadyList<Task>(LOCAL_FAIR_SHARE);
-  /** Images per client waiting or in a worker: the share the fair rule looks at. */
-  private readonly pendingByClient = new Map<string, number>();
-  private pendingTotal = 0;
+  private readonly queue = new FairReadyList<Task>(POOL_FAIR_SHARE);
+  /** Worker time per client, recent first: the share the fair rule looks at. */
+  private readonly use = new RecentUse();
   private nextId = 1;
   private closed = false;
   private replaced = 0;
@@ -180,25 +180,12 @@ export class DetectorPool {
   /** Objects in a JPEG or PNG image, as model.ts's detect() finds them, on the next free worker. */
   detect(image: Buffer, fault?: WorkerFault, clientId?: string): Promise<Detection[]> {
     if (this.closed) return Promise.reject(new DetectorError('InternalServerError', 'the detector is closing'));
-    this.countPending(clientId, +1);
-    const done = <T>(settle: (value: T) => void) => (value: T) => {
-      this.countPending(clientId, -1);
-      settle(value);
-    };
     return new Promise<Detection[]>((resolve, reject) => {
-      const task: Task = { id: this.nextId++, image, fault, attempts: 0, availableAt: Date.now(), resolve: done(resolve), reject: done(reject) };
+      const task: Task = { id: this.nextId++, image, fault, attempts: 0, availableAt: Date.now(), resolve, reject };
       if (clientId !== undefined) task.groupId = clientId;
       this.queue.push(task);
       this.dispatch();
     });
-  }
-
-  private countPending(clientId: string | undefined, delta: 1 | -1): void {
-    this.pendingTotal += delta;
-    if (clientId === undefined) return;
-    const count = (this.pendingByClient.get(clientId) ?? 0) + delta;
-    if (count > 0) this.pendingByClient.set(clientId, count);
-    else this.pendingByClient.delete(clientId);
   }
 
   async close(): Promise<void> {
@@ -238,6 +225,7 @@ export class DetectorPool {
         if (!task || task.id !== reply.id) return;
         clearTimeout(slot.timer);
         slot.task = undefined;
+        this.use.end(task, Date.now());
         if ('error' in reply) task.reject(new DetectorError(reply.error.type, reply.error.message));
         else task.resolve(reply.detections);
         this.idle.push(slot);
@@ -268,6 +256,7 @@ export class DetectorPool {
   private replace(slot: Slot, detail: string): void {
     const task = slot.task;
     slot.task = undefined;
+    if (task) this.use.end(task, Date.now());
     this.replaced += 1;
     this.log(`[detector] a worker ${detail}${task ? ` on image #${task.id} (attempt ${task.attempts})` : ''}: replacing it`);
     if (task) {
@@ -292,7 +281,9 @@ export class DetectorPool {
   private dispatch(): void {
     while (this.idle.length > 0 && this.queue.length > 0) {
       const slot = this.idle.shift() as Slot;
-      const [task] = this.queue.take(1, (client) => this.pendingByClient.get(client) ?? 0, this.pendingTotal) as [Task];
+      const now = Date.now();
+      const [task] = this.queue.take(1, (client) => this.use.of(client, now), this.use.total(now)) as [Task];
+      if (task.groupId !== undefined) this.use.start(task, task.groupId, now);
       task.attempts += 1;
       slot.task = task;
       // The fault hook applies to the first attempt only: the retry shows the image is not lost.

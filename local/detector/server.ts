@@ -22,8 +22,9 @@ import {
 import { listen } from '../listen';
 import { createS3Client } from '../../lib/aws/clients';
 import { envNumber } from '../../lib/config';
-import { REKOGNITION_LIMITS } from '../../lib/ids';
+import { ID_PATTERN, REKOGNITION_LIMITS } from '../../lib/ids';
 import { tryParseUploadKey } from '../../lib/ingest/s3-key';
+import { CLIENT_HINT_HEADER } from '../../lib/ingest/detect';
 
 /** Rekognition's limits for DetectLabels. */
 export const LIMITS = REKOGNITION_LIMITS;
@@ -268,18 +269,18 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     return undefined;
   }
 
-  async function detectLabels(body: Buffer | null): Promise<{ Labels: Label[]; LabelModelVersion: string }> {
+  async function detectLabels(body: Buffer | null, clientHint?: string): Promise<{ Labels: Label[]; LabelModelVersion: string }> {
     counters.detectLabels += 1;
     if (inFlight >= maxPending) throw new ThroughputExceededError();
     inFlight += 1;
     try {
-      return await detectLabelsWithin(body);
+      return await detectLabelsWithin(body, clientHint);
     } finally {
       inFlight -= 1;
     }
   }
 
-  async function detectLabelsWithin(body: Buffer | null): Promise<{ Labels: Label[]; LabelModelVersion: string }> {
+  async function detectLabelsWithin(body: Buffer | null, clientHint?: string): Promise<{ Labels: Label[]; LabelModelVersion: string }> {
     if (faults.latencyMs > 0) await sleep(faults.latencyMs);
     if (faults.throttleNext > 0 || (faults.throttleRate > 0 && Math.random() < faults.throttleRate)) {
       faults.throttleNext = Math.max(0, faults.throttleNext - 1);
@@ -299,8 +300,9 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     const request: DetectLabelsRequest = parsed.data;
 
     let image: Buffer;
-    // The uploading client, when the image is named by its upload key: the pool's fair share (docs/design.md §11).
-    let clientId: string | undefined;
+    // The uploading client (the pool's fair share, docs/design.md §11): the ingest's hint header with Bytes, else the
+    // client of the S3Object's upload key.
+    let clientId: string | undefined = clientHint;
     if (request.Image.Bytes !== undefined) {
       image = Buffer.from(request.Image.Bytes, 'base64');
       if (image.length === 0) throw new DetectorParameterError('Request has invalid parameters (Image.Bytes is empty)');
@@ -308,7 +310,7 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     } else {
       s3 ??= createS3Client();
       image = await readS3Image(s3, request.Image.S3Object as { Bucket: string; Name: string; Version?: string });
-      clientId = tryParseUploadKey(request.Image.S3Object?.Name ?? '')?.clientId;
+      clientId ??= tryParseUploadKey(request.Image.S3Object?.Name ?? '')?.clientId;
     }
     await checkImage(image);
 
@@ -334,7 +336,7 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
       if (target !== `${TARGET_PREFIX}DetectLabels`) {
         throw new DetectorError('UnknownOperationException', `The local detector answers DetectLabels only, not "${target}"`);
       }
-      const result = await detectLabels(body);
+      const result = await detectLabels(body, clientHintOf(req));
       sendJson(res, 200, result, { 'content-type': JSON_11, 'x-amzn-requestid': requestId });
     } catch (err) {
       let error: DetectorError;
@@ -399,4 +401,10 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     await detector.close();
     throw err;
   }
+}
+
+/** The client named by the ingest's hint header (lib/ingest/detect.ts), when it is a client id. */
+function clientHintOf(req: IncomingMessage): string | undefined {
+  const value = req.headers[CLIENT_HINT_HEADER];
+  return typeof value === 'string' && ID_PATTERN.test(value) ? value : undefined;
 }

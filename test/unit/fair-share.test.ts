@@ -2,7 +2,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FairReadyList, LOCAL_FAIR_SHARE, SQS_FAIR_SHARE } from '../../local/fair-share';
+import { FairReadyList, LOCAL_FAIR_SHARE, POOL_FAIR_SHARE, RecentUse, SQS_FAIR_SHARE } from '../../local/fair-share';
 import { LocalQueue } from '../../local/queue';
 import { localS3EventMessage } from '../../local/bridge';
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
@@ -138,18 +138,36 @@ describe('FairReadyList (the fair queue rule)', () => {
     expect(list.length).toBe(0);
   });
 
-  it("serves a client with fewer images waiting or in work first, as the detector's pool counts them", () => {
-    // Arrange: A has 8 images pending (2 running, 6 waiting), B 4 waiting that arrived later
-    const list = new FairReadyList<M>(LOCAL_FAIR_SHARE);
-    fill(list, 'A', 6);
-    fill(list, 'B', 4);
-    const pending = new Map([['A', 8], ['B', 4]]);
+  it("serves first, as the detector's pool does, a client that used little of the workers' recent time, even with more images waiting", () => {
+    // Arrange: A's 2 images wait, having used 8 s of worker time in the last seconds; B's 6 arrived later, B used 0.5 s
+    const list = new FairReadyList<M>(POOL_FAIR_SHARE);
+    fill(list, 'A', 2);
+    fill(list, 'B', 6);
+    const use = new RecentUse(5_000);
+    use.add('A', 8_000, 0);
+    use.add('B', 500, 0);
 
-    // Act
-    const [next] = list.take(1, (g) => pending.get(g) ?? 0, 12);
+    // Act: one image per free worker, as the pool takes them
+    const [next] = list.take(1, (g) => use.of(g, 0), use.total(0));
 
     // Assert
     expect(next?.id).toBe('B0');
+  });
+
+  it("serves the detector's clients in arrival order once neither used most of the workers' recent time", () => {
+    // Arrange
+    const list = new FairReadyList<M>(POOL_FAIR_SHARE);
+    fill(list, 'A', 2);
+    fill(list, 'B', 2);
+    const use = new RecentUse(5_000);
+    use.add('A', 1_000, 0);
+    use.add('B', 1_000, 0);
+
+    // Act
+    const [next] = list.take(1, (g) => use.of(g, 0), use.total(0));
+
+    // Assert
+    expect(next?.id).toBe('A0');
   });
 
   it('without a rule, is a plain first-in first-out list', () => {
@@ -164,6 +182,36 @@ describe('FairReadyList (the fair queue rule)', () => {
     // Assert
     expect(taken.map((m) => m.id)).toEqual(['A0', 'A1', 'A2', 'B0']);
     expect(list.oldest()?.id).toBe('B1');
+  });
+});
+
+describe("RecentUse (the detector pool's measure: worker time per client)", () => {
+  it('halves a client\'s time every half-life, and counts an image in a worker as used so far', () => {
+    // Arrange
+    const use = new RecentUse(1_000);
+    const image = {};
+
+    // Act
+    use.add('A', 800, 0);
+    use.start(image, 'B', 1_000);
+    const running = [use.of('A', 1_000), use.of('B', 1_300), use.total(1_300)];
+    use.end(image, 1_500);
+
+    // Assert: A's 800 ms are 400 a half-life later; B's image counts 300 ms while running and 500 once over
+    expect(running.map(Math.round)).toEqual([400, 300, Math.round(800 * 2 ** -1.3 + 300)]);
+    expect(use.of('B', 1_500)).toBe(500);
+  });
+
+  it('forgets a client whose time decayed below a millisecond', () => {
+    // Arrange
+    const use = new RecentUse(1_000);
+    use.add('A', 4, 0);
+
+    // Act: three half-lives later 0.5 ms are left
+    const left = use.of('A', 3_000);
+
+    // Assert
+    expect([left, use.total(3_000)]).toEqual([0, 0]);
   });
 });
 
@@ -218,39 +266,110 @@ describe('LocalQueue fair share', () => {
     await queue.stop();
   });
 
-  it("runs one more batch of a quiet client's messages while the noisy one holds every slot, and one only", async () => {
-    // Arrange: one slot, held by A's batch until released
+  it("runs batches of quiet clients' messages beside the slots the noisy one holds, up to maxQuietBatches", async () => {
+    // Arrange: one slot, held by A's batch of 3 until released; at most two quiet batches beside it
     const delivered: string[][] = [];
     const releases: (() => void)[] = [];
     const queue = new LocalQueue({
-      batchSize: 10,
+      batchSize: 3,
       batchWindowMs: 0,
       maxConcurrency: 1,
+      maxQuietBatches: 2,
+      paused: true,
       log: () => undefined,
       handler: async (event: SQSEvent) => {
         delivered.push(event.Records.map((r) => r.body));
         await new Promise<void>((resolve) => releases.push(resolve));
       },
     });
-    queue.send('a0', { groupId: 'A' });
-    queue.send('a1', { groupId: 'A' });
+    for (let i = 0; i < 4; i++) queue.send(`a${i}`, { groupId: 'A' });
+    queue.resume();
     await tick();
 
-    // Act: B arrives while A's batch runs and A still has a message waiting; then C while B's runs
-    queue.send('b0', { groupId: 'B' });
-    await tick();
-    queue.send('c0', { groupId: 'C' });
-    await tick();
+    // Act: B arrives while A's batch runs and A still has a message waiting; then C, then D, one at a time
+    for (const quiet of ['b0', 'c0', 'd0']) {
+      queue.send(quiet, { groupId: quiet.toUpperCase().slice(0, 1) });
+      await tick();
+    }
     const whileHeld = delivered.map((batch) => [...batch]);
     while (!queue.idle) {
       releases.shift()?.();
       await tick();
     }
 
-    // Assert: a0 in the slot, b0 beside it at once, c0 not (the extra slot is taken); once a0's batch is over A holds
-    // nothing in flight, so a1 (older) and c0 share the freed slot
-    expect(whileHeld).toEqual([['a0'], ['b0']]);
-    expect(delivered.slice(2)).toEqual([['a1', 'c0']]);
+    // Assert: A's first three in the slot, b0 and c0 beside it at once (A holds 3 of 4, then of 5, in flight: noisy),
+    // d0 not (both quiet batches run); once A's batch is over A holds nothing in flight, so a3 (older) and d0 share
+    // the freed slot
+    expect(whileHeld).toEqual([['a0', 'a1', 'a2'], ['b0'], ['c0']]);
+    expect(delivered.slice(3)).toEqual([['a3', 'd0']]);
+    await queue.stop();
+  });
+
+  it("fills a quiet batch from the quiet clients' messages while the batching window is open, whatever the noisy backlog", async () => {
+    // Arrange: two slots held by A, a backlog of A's bigger than a batch, and a window that never ends within the test
+    const delivered: string[][] = [];
+    const releases: (() => void)[] = [];
+    const queue = new LocalQueue({
+      batchSize: 3,
+      batchWindowMs: 3_600_000,
+      maxConcurrency: 2,
+      paused: true,
+      log: () => undefined,
+      handler: async (event: SQSEvent) => {
+        delivered.push(event.Records.map((r) => r.body));
+        await new Promise<void>((resolve) => releases.push(resolve));
+      },
+    });
+    for (let i = 0; i < 10; i++) queue.send(`a${i}`, { groupId: 'A' });
+    queue.resume();
+    await tick();
+
+    // Act: B's messages come one at a time
+    const seen: number[] = [];
+    for (const b of ['b0', 'b1', 'b2']) {
+      queue.send(b, { groupId: 'B' });
+      await tick();
+      seen.push(delivered.length);
+    }
+
+    // Assert: no quiet batch of b0 alone, nor of b0 and b1; the third fills it
+    expect(seen).toEqual([2, 2, 3]);
+    expect(delivered).toEqual([['a0', 'a1', 'a2'], ['a3', 'a4', 'a5'], ['b0', 'b1', 'b2']]);
+    while (releases.length > 0) releases.shift()?.();
+    await queue.stop(0);
+  });
+
+  it("gives a slot the noisy client's batch frees to its next batch while a quiet batch still runs", async () => {
+    // Arrange: one slot; batches are released by name
+    const delivered: string[][] = [];
+    const releases = new Map<string, () => void>();
+    const queue = new LocalQueue({
+      batchSize: 1,
+      batchWindowMs: 0,
+      maxConcurrency: 1,
+      log: () => undefined,
+      handler: async (event: SQSEvent) => {
+        const bodies = event.Records.map((r) => r.body);
+        delivered.push(bodies);
+        await new Promise<void>((resolve) => releases.set(bodies[0] as string, resolve));
+      },
+    });
+    queue.send('a0', { groupId: 'A' });
+    queue.send('a1', { groupId: 'A' });
+    await tick();
+    queue.send('b0', { groupId: 'B' });
+    await tick();
+
+    // Act: A's batch ends, B's quiet batch still runs
+    releases.get('a0')?.();
+    await tick();
+    await tick();
+
+    // Assert: a1 runs at once, beside b0
+    expect(delivered).toEqual([['a0'], ['b0'], ['a1']]);
+    releases.get('b0')?.();
+    releases.get('a1')?.();
+    await queue.whenIdle(10_000);
     await queue.stop();
   });
 

@@ -1,5 +1,8 @@
-import { buildDetectRequest, canSendAsIs, interpretLabels, toRekognitionJpeg } from '../../lib/ingest/detect';
+import { RekognitionClient } from '@aws-sdk/client-rekognition';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
+import { buildDetectRequest, canSendAsIs, CLIENT_HINT_HEADER, detectLabels, interpretLabels, toRekognitionJpeg } from '../../lib/ingest/detect';
 
 const facts = { bytes: 1_000_000, format: 'jpeg', width: 4000, height: 3000 };
 
@@ -63,5 +66,55 @@ describe('interpretLabels', () => {
         { name: 'Cat', confidence: 97.46, parents: ['Pet', 'Mammal'], instances: 2 },
       ],
     });
+  });
+});
+
+describe('the client hint (REKOGNITION_CLIENT_HINT, the local detector only)', () => {
+  // A stand-in endpoint on loopback that answers every DetectLabels with no labels and keeps the headers it was sent.
+  const seen: IncomingHttpHeaders[] = [];
+  let server: Server;
+  let rekognition: RekognitionClient;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      seen.push(req.headers);
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+        res.end(JSON.stringify({ Labels: [], LabelModelVersion: '3.0' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    rekognition = new RekognitionClient({
+      endpoint: `http://127.0.0.1:${port}`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+  });
+
+  afterAll(async () => {
+    rekognition.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const opts = { minConfidence: 20, maxLabels: 25, catMinConfidence: 80, maxInputPixels: 100_000_000 };
+  const jpeg = { bytes: 4, format: 'jpeg', width: 10, height: 10 };
+
+  it('names the uploading client in its header when given one', async () => {
+    // Act
+    await detectLabels(rekognition, jpeg, Buffer.from('jpeg'), { ...opts, clientHint: 'acme' });
+
+    // Assert
+    expect(seen.at(-1)?.[CLIENT_HINT_HEADER]).toBe('acme');
+  });
+
+  it('sends no such header otherwise (as to Rekognition itself)', async () => {
+    // Act
+    await detectLabels(rekognition, jpeg, Buffer.from('jpeg'), opts);
+
+    // Assert
+    expect(seen.at(-1)?.['x-amz-target']).toBe('RekognitionService.DetectLabels');
+    expect(seen.at(-1)).not.toHaveProperty(CLIENT_HINT_HEADER);
   });
 });
