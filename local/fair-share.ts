@@ -174,14 +174,9 @@ export class FairReadyList<M extends Waiting> {
     return taken;
   }
 
-  /** Whether a quiet group (one named by messages: not a lone message without a group) has a message waiting. */
-  hasQuiet(inFlight: (groupId: string) => number, totalInFlight: number): boolean {
-    return this.quietGroups(inFlight, totalInFlight).length > 0;
-  }
-
   /**
-   * The quiet groups' waiting messages: how many, and since when the oldest waits (a quiet batch's batching window
-   * counts from it, as a batch's from its oldest message).
+   * The quiet groups' waiting messages (groups named by messages: not lone messages without a group): how many, and
+   * since when the oldest waits (a quiet batch's batching window counts from it, as a batch's from its oldest message).
    */
   quietWaiting(inFlight: (groupId: string) => number, totalInFlight: number): { count: number; oldestAvailableAt: number } {
     let count = 0;

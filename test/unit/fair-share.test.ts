@@ -170,6 +170,23 @@ describe('FairReadyList (the fair queue rule)', () => {
     expect(next?.id).toBe('A0');
   });
 
+  it("counts the quiet groups' waiting messages and the oldest one's time, not the noisy group's nor lone messages'", () => {
+    // Arrange: A noisy (8 of 10 in flight), B and C quiet; a message without a group
+    const list = new FairReadyList<M>(LOCAL_FAIR_SHARE);
+    list.push({ id: 'a0', groupId: 'A', availableAt: 1 });
+    list.push({ id: 'x0', availableAt: 2 });
+    list.push({ id: 'b0', groupId: 'B', availableAt: 5 });
+    list.push({ id: 'b1', groupId: 'B', availableAt: 6 });
+    list.push({ id: 'c0', groupId: 'C', availableAt: 4 });
+    const inFlight = new Map([['A', 8], ['B', 2]]);
+
+    // Act
+    const quiet = list.quietWaiting((g) => inFlight.get(g) ?? 0, 10);
+
+    // Assert
+    expect(quiet).toEqual({ count: 3, oldestAvailableAt: 4 });
+  });
+
   it('without a rule, is a plain first-in first-out list', () => {
     // Arrange
     const list = new FairReadyList<M>(false);
