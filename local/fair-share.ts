@@ -60,6 +60,17 @@ export class RecentUse {
     return ms;
   }
 
+  /** Every client's recent worker time, whole milliseconds (those forgotten left out). */
+  snapshot(now: number): Record<string, number> {
+    const clients = new Set([...this.used.keys(), ...[...this.running.values()].map((run) => run.client)]);
+    const out: Record<string, number> = {};
+    for (const client of clients) {
+      const ms = Math.round(this.of(client, now));
+      if (ms > 0) out[client] = ms;
+    }
+    return out;
+  }
+
   total(now: number): number {
     let ms = 0;
     for (const client of this.used.keys()) ms += this.decayed(client, now);

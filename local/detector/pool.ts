@@ -69,6 +69,8 @@ export interface PoolStats {
   replaced: number;
   /** Images given to another worker after theirs died or hung. */
   retried: number;
+  /** Worker milliseconds per client, halving every 5 s: the fair share's measure. */
+  recentWorkerMs: Record<string, number>;
 }
 
 interface Task {
@@ -174,7 +176,14 @@ export class DetectorPool {
       tensors += slot.tensors;
       if (slot.task) busy += 1;
     }
-    return { workers: this.slots.size, pending: this.queue.length + busy, tensors, replaced: this.replaced, retried: this.retried };
+    return {
+      workers: this.slots.size,
+      pending: this.queue.length + busy,
+      tensors,
+      replaced: this.replaced,
+      retried: this.retried,
+      recentWorkerMs: this.use.snapshot(Date.now()),
+    };
   }
 
   /** Objects in a JPEG or PNG image, as model.ts's detect() finds them, on the next free worker. */

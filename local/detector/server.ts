@@ -90,6 +90,8 @@ export interface DetectorStats {
   /** Workers replaced after dying or hanging, and images given to another worker then. */
   workersReplaced: number;
   imagesRetried: number;
+  /** Worker milliseconds per client, halving every 5 s (the pool's fair share; images naming no client left out). */
+  recentWorkerMs: Record<string, number>;
 }
 
 const FaultsPatch = z
@@ -253,6 +255,7 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
       workers: pool.workers,
       workersReplaced: pool.replaced,
       imagesRetried: pool.retried,
+      recentWorkerMs: pool.recentWorkerMs,
     };
   };
 

@@ -18,6 +18,7 @@ import {
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { startDetectorServer, type DetectorServer, type DetectorStats } from '../../local/detector/server';
+import { detectCommand } from '../../lib/ingest/detect';
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/detector/thresholds';
 import { LOCAL_NAMES } from '../../local/env';
 import { localS3Client } from '../../local/s3';
@@ -449,6 +450,27 @@ describe('fault injection and counters', () => {
     // Assert
     expect(catConfidence(out.Labels)).toBeGreaterThanOrEqual(LOCAL_CAT_MIN_CONFIDENCE);
     expect(counted).toMatchObject({ detectLabels: 1, succeeded: 1, workers: 1, workersReplaced: 1, imagesRetried: 1, pending: 0 });
+    client.destroy();
+    await server.close();
+  });
+
+  test("counts an image's worker time for the client the ingest's hint header names, and no other", async () => {
+    // Arrange
+    const server = await startDetectorServer({ port: 0, workers: 1 });
+    const client = rekognitionAt(server.url);
+    const image = fixture('chelsea.png');
+    const input = { Image: { Bytes: image }, MinConfidence: LOCAL_REKOGNITION_MIN_CONFIDENCE, MaxLabels: 25 };
+
+    // Act: one image named by the hint, one by a hint that is no client id, one by none
+    await client.send(detectCommand(input, 'acme'));
+    await client.send(detectCommand(input, '../not an id'));
+    await client.send(detectCommand(input));
+    const counted = await stats(server);
+
+    // Assert
+    expect(Object.keys(counted.recentWorkerMs)).toEqual(['acme']);
+    expect(counted.recentWorkerMs.acme).toBeGreaterThan(0);
+    expect(counted.succeeded).toBe(3);
     client.destroy();
     await server.close();
   });
