@@ -89,6 +89,7 @@ interface Run {
   kind: string;
   maxRssMB: number;
   heapUsedMB: number;
+  heapUsedFirstHalfMB: number;
 }
 
 /** Asynchronous: dynalite answers from this very process, so its event loop must stay free while the child reads. */
@@ -133,6 +134,7 @@ export default async function run(): Promise<Record<string, unknown>> {
           maxRssMB: round(median(runs.map((x) => x.maxRssMB)), 1),
           heapUsedMB: round(median(runs.map((x) => x.heapUsedMB)), 1),
           retainedHeapMB: round(retained.heapUsedMB, 1),
+          retainedHeapFirstHalfMB: round(retained.heapUsedFirstHalfMB, 1),
           cappedMaxRssMB: round(capped.maxRssMB, 1),
           runs: runs.map((x) => ({ ms: round(x.ms, 1), maxRssMB: round(x.maxRssMB, 1), heapUsedMB: round(x.heapUsedMB, 1) })),
         };
@@ -146,7 +148,8 @@ export default async function run(): Promise<Record<string, unknown>> {
       method:
         'each export in its own process: the batch read 500 items a Query from dynalite (the API read path, exportImages), ' +
         `encoded, streamed past a ${INLINE_MAX_BYTES / 1024} KiB inline bound into a file (both sizes stream); peak RSS (maxRSS) and time, median of rounds; ` +
-        'heapUsedMB: most V8 heap in use at a page boundary; retainedHeapMB: the same after a full collection at every page boundary (one --expose-gc run); ' +
+        'heapUsedMB: most V8 heap in use at a page boundary; retainedHeapMB: the same after a full collection at every page boundary (one --expose-gc run), ' +
+        'retainedHeapFirstHalfMB: the same over the first half of the pages; ' +
         `cappedMaxRssMB: peak RSS of one run with --max-old-space-size=${CAPPED_OLD_SPACE_MB}`,
       rounds: ROUNDS,
       cappedOldSpaceMB: CAPPED_OLD_SPACE_MB,
@@ -154,6 +157,11 @@ export default async function run(): Promise<Record<string, unknown>> {
       memoryGrowth: byFormat(growth),
       heapUsedGrowth: byFormat(growthOf('heapUsedMB')),
       retainedHeapGrowth: byFormat(growthOf('retainedHeapMB')),
+      // Within the 20,000-image export: its second 10,000 images against its first (past the warm-up).
+      retainedHeapSecondHalfGrowth: byFormat((format) => {
+        const large = results[`${format}_large`]!;
+        return round((large.retainedHeapMB as number) / (large.retainedHeapFirstHalfMB as number) - 1, 3);
+      }),
       cappedMemoryGrowth: byFormat(growthOf('cappedMaxRssMB')),
       mdOverCsvTime: round((results.megadetector_large!.ms as number) / (results.csv_large!.ms as number), 3),
     };
@@ -171,6 +179,8 @@ export function headline(r: Record<string, unknown>): Headline[] {
     figure('MegaDetector / CSV export time at 20,000 images', pick(r, 'mdOverCsvTime'), '<= 1.5'),
     figure('MegaDetector export retained heap growth (after full GC), 2,000 → 20,000 images', pick(r, 'retainedHeapGrowth', 'megadetector')),
     figure('CSV export retained heap growth (after full GC), 2,000 → 20,000 images', pick(r, 'retainedHeapGrowth', 'csv')),
+    figure('MegaDetector export retained heap growth (after full GC), first → second 10,000 of 20,000', pick(r, 'retainedHeapSecondHalfGrowth', 'megadetector')),
+    figure('CSV export retained heap growth (after full GC), first → second 10,000 of 20,000', pick(r, 'retainedHeapSecondHalfGrowth', 'csv')),
     figure(`MegaDetector export peak RSS growth, old space capped at ${CAPPED_OLD_SPACE_MB} MB`, pick(r, 'cappedMemoryGrowth', 'megadetector')),
     figure(`CSV export peak RSS growth, old space capped at ${CAPPED_OLD_SPACE_MB} MB`, pick(r, 'cappedMemoryGrowth', 'csv')),
   ];
