@@ -109,8 +109,8 @@ export function machineSays(image: Image, catConfidence: number | null): string 
   return pct ? `not a cat (cat ${pct})` : 'not a cat';
 }
 
-/** A threshold as the page shows it: 70%, 62.5%. */
-export const thresholdText = (value: number): string => `${Math.round(value * 10) / 10}%`;
+/** A threshold as a person reads it: to the hundredth the suggestion is given in (30.01%), no trailing zeros (80%). */
+export const thresholdText = (value: number): string => `${Math.round(value * 100) / 100}%`;
 
 /** A ratio (0..1) as a whole percentage; a dash when undefined (no image on that side yet). */
 export const ratioText = (value: number | null | undefined): string => (typeof value === 'number' ? `${Math.round(value * 100)}%` : '—');

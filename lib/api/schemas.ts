@@ -652,8 +652,8 @@ export const agreementSchema = z
     recall: z.nullable(z.number()).check(z.meta({ description: 'Of the people’s cats, the share the machine called cats (0–1); null when people called none.' })),
     suggestedCatMinConfidence: z.nullable(z.number()).check(z.meta({
       description:
-        'The threshold at which the machine’s verdicts would have agreed with the most reviews (ties: the lowest), to ' +
-        'send to POST …:reclassify; null without reviews.',
+        'The threshold at which the machine’s verdicts would have agreed with the most reviews (ties: the lowest), in ' +
+        'hundredths of a percent (0.01–100), to send to POST …:reclassify; null without reviews.',
     })),
     catMinConfidence: z.number().check(z.meta({ description: 'The batch’s threshold now, which `agree`, precision and recall are at.' })),
   })

@@ -20,9 +20,8 @@ export interface Agreement {
   /** Of the people's cats, the share the machine called a cat; null when no person called one. */
   recall: number | null;
   /**
-   * The threshold at which the machine's verdicts would have agreed with the most reviews (ties: the lowest), ready for
-   * POST …:reclassify; null without reviews. Chosen among the reviewed images' confidences (each the lowest threshold
-   * that calls that image a cat) and 100.
+   * The threshold at which the machine's verdicts would have agreed with the most reviews (ties: the lowest), in
+   * hundredths of a percent, ready for POST …:reclassify; null without reviews.
    */
   suggestedCatMinConfidence: number | null;
 }
@@ -33,10 +32,28 @@ const ratio = (n: number, of: number): number | null => (of === 0 ? null : Math.
 export const agreementAt = (images: readonly ReviewedImage[], threshold: number): number =>
   images.reduce((n, i) => n + (isCatAt(i.catConfidence, threshold) === i.isCat ? 1 : 0), 0);
 
-/** The threshold (0–100) with the most agreement, the lowest of equals; null without reviews. */
+/** Thresholds are suggested in hundredths of a percent: the finest step a person reads and types. */
+export const THRESHOLD_STEP = 0.01;
+const onGrid = (t: number): number => Math.round(t / THRESHOLD_STEP) * THRESHOLD_STEP;
+const toHundredths = (t: number): number => Math.round(t * 100) / 100;
+
+/** The lowest threshold on the grid that no longer calls an image of this confidence a cat (none above 100). */
+export function justAbove(confidence: number): number | undefined {
+  let t = toHundredths(onGrid(confidence));
+  while (t <= confidence) t = toHundredths(t + THRESHOLD_STEP);
+  return t <= 100 ? t : undefined;
+}
+
+/**
+ * The threshold (0.01–100, in hundredths) with the most agreement, the lowest of equals; null without reviews.
+ * Agreement changes only where the threshold passes a reviewed confidence, so each stretch of equal agreement begins
+ * at the lowest threshold (0.01) or just above a reviewed confidence: those are the candidates, and the lowest of
+ * equals is always one of them.
+ */
 export function suggestThreshold(images: readonly ReviewedImage[]): number | null {
   if (images.length === 0) return null;
-  const candidates = [...new Set([...images.map((i) => i.catConfidence).filter((c) => c > 0 && c <= 100), 100])].sort((a, b) => a - b);
+  const above = images.map((i) => (i.catConfidence > 0 ? justAbove(i.catConfidence) : undefined)).filter((t): t is number => t !== undefined);
+  const candidates = [...new Set([THRESHOLD_STEP, ...above])].sort((a, b) => a - b);
   let best = candidates[0]!;
   let bestAgree = -1;
   for (const t of candidates) {

@@ -231,6 +231,9 @@ describe('the web app by keyboard', () => {
       const onImage = { focus: await focused(), title: await page.title(), y: await page.evaluate(() => scrollY) };
       await how();
       await focusOnCard(fprint);
+      // The batch view restores its scroll once its grid has laid out again, a frame or more after focus lands on a
+      // busy machine: wait for it (a page that never restores still fails below).
+      await page.waitForFunction((was) => Math.abs(scrollY - was) <= 2, y, { timeout: 10_000 }).catch(() => undefined);
       return { y, onImage, after: { y: await page.evaluate(() => scrollY), title: await page.title() } };
     };
 

@@ -270,7 +270,7 @@ describe('review mode by keyboard alone', () => {
     const batchBefore = await summary(batchId);
     const calls = await detectCalls();
     const panel = page.getByRole('region', { name: 'Agreement' });
-    const suggested = `${Math.round(before.suggestedCatMinConfidence! * 10) / 10}%`;
+    const suggested = `${Math.round(before.suggestedCatMinConfidence! * 100) / 100}%`;
     const button = panel.getByRole('button', { name: `Re-threshold at ${suggested}` });
     await button.waitFor();
     const text = await panel.textContent();

@@ -97,14 +97,15 @@ describe('icecat review', () => {
 describe('icecat agreement', () => {
   it('prints the hand-computed figures and the suggested threshold, and the same as JSON', async () => {
     // Reviewed: c70 (machine no, person cat) and c85 (machine cat, person no): agree 0; precision 0/1, recall 0/1.
-    // Thresholds: 70 → c70 and c85 cats: c70 right, c85 wrong: 1; 85 → c85 cat: 0; 100 → none: c85 right: 1. Lowest: 70.
+    // Each stretch from its lowest point: 0.01 → c70 and c85 cats: c70 right, c85 wrong: 1; 70.01 → c85 cat: 0;
+    // 85.01 → none: c85 right: 1. Lowest of the best: 0.01.
     const text = await icecat(['agreement', batch], who.key);
     const asJson = await icecat(['agreement', batch, '--json'], who.key);
 
-    expect(JSON.parse(asJson.stdout)).toEqual({ reviewed: 2, agree: 0, precision: 0, recall: 0, suggestedCatMinConfidence: 70, catMinConfidence: 80 });
+    expect(JSON.parse(asJson.stdout)).toEqual({ reviewed: 2, agree: 0, precision: 0, recall: 0, suggestedCatMinConfidence: 0.01, catMinConfidence: 80 });
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/reviewed:\s+2\n/);
-    expect(text.stdout).toMatch(/suggested:\s+70\n/);
-    expect(text.stdout).toContain(`:reclassify {"catMinConfidence": 70}`);
+    expect(text.stdout).toMatch(/suggested:\s+0\.01\n/);
+    expect(text.stdout).toContain(`:reclassify {"catMinConfidence": 0.01}`);
   });
 });

@@ -105,20 +105,24 @@ describe('a verdict, the counts, the queue and agreement (hand-computed on a see
   it('answers agreement as computed by hand, the suggestion the lowest of the best thresholds', async () => {
     // Reviewed: r1 95 cat/cat, r3 82 machine cat/person not, r4 78 not/cat, r6 30 not/not. Agree: r1, r6.
     // Precision: machine cats r1, r3 → r1 is a cat: 1/2. Recall: people's cats r1, r4 → the machine had r1: 1/2.
-    // Agreement by threshold: 30 → 2, 78 → 3, 82 → 2, 95 → 3, 100 → 2: 78 and 95 tie, 78 is the lowest.
-    expect(await agreement(owner, batch)).toEqual({ reviewed: 4, agree: 2, precision: 0.5, recall: 0.5, suggestedCatMinConfidence: 78, catMinConfidence: 80 });
+    // Agreement by threshold, each stretch from its lowest point: 0.01 → 2, just above r6 (30.01) → 3, 78.01 → 2,
+    // 82.01 → 3, 95.01 → 2: (30, 78] and (82, 95] tie at 3; 30.01 is the lowest.
+    expect(await agreement(owner, batch)).toEqual({ reviewed: 4, agree: 2, precision: 0.5, recall: 0.5, suggestedCatMinConfidence: 30.01, catMinConfidence: 80 });
   });
 
   it('re-thresholds to the suggestion without touching a verdict: machineIsCat and corrected move, isCat stays', async () => {
-    const res = await call('POST', `/v1/batches/${batch}:reclassify`, { key: owner.key, body: { catMinConfidence: 78 } });
+    const res = await call('POST', `/v1/batches/${batch}:reclassify`, { key: owner.key, body: { catMinConfidence: 30.01 } });
 
     expect(res.status).toBe(200);
-    // r4 (78) is now a machine cat too: it agrees; r3 stays the person's not-a-cat; no unreviewed image changes side.
-    expect(res.body.batch.counts).toMatchObject({ cats: 3, reviewed: 4, corrected: 1 });
+    // r4 (78) is now a machine cat too: it agrees; r3 stays the person's not-a-cat; r6 (30) stays below; of the
+    // unreviewed, r5 (60) becomes a cat: cats r1, r2, r4, r5.
+    expect(res.body.batch.counts).toMatchObject({ cats: 4, reviewed: 4, corrected: 1 });
+    expect(await image(owner, batch, 'r5')).toMatchObject({ isCat: true, machineIsCat: true });
     expect(await image(owner, batch, 'r3')).toMatchObject({ isCat: false, machineIsCat: true });
     expect(await image(owner, batch, 'r4')).toMatchObject({ isCat: true, machineIsCat: true });
-    expect(await agreement(owner, batch)).toEqual({ reviewed: 4, agree: 3, precision: 0.6667, recall: 1, suggestedCatMinConfidence: 78, catMinConfidence: 78 });
-    expect(fp((await queue(owner, batch)).body.items)).toEqual(['r2', 'r5', 'r7']);
+    expect(await agreement(owner, batch)).toEqual({ reviewed: 4, agree: 3, precision: 0.6667, recall: 1, suggestedCatMinConfidence: 30.01, catMinConfidence: 30.01 });
+    // Nearest 30.01 first: r5 (60, 29.99 above), r7 (0, 30.01 below), r2 (85, 54.99 above).
+    expect(fp((await queue(owner, batch)).body.items)).toEqual(['r5', 'r7', 'r2']);
     expect(await counts(owner, batch)).toEqual(await recounted(owner, batch));
   });
 
@@ -128,8 +132,9 @@ describe('a verdict, the counts, the queue and agreement (hand-computed on a see
 
     expect(res.body).toMatchObject({ fprint: 'r3', isCat: true, machineIsCat: true, review: null });
     expect([again.status, again.body.review]).toEqual([200, null]);
-    expect(await counts(owner, batch)).toMatchObject({ cats: 4, reviewed: 3, corrected: 0 });
-    expect(fp((await queue(owner, batch)).body.items)).toEqual(['r3', 'r2', 'r5', 'r7']);
+    // At 30.01: cats r1, r2, r3, r4, r5; the reviews left (r1, r4, r6) all agree with the machine.
+    expect(await counts(owner, batch)).toMatchObject({ cats: 5, reviewed: 3, corrected: 0 });
+    expect(fp((await queue(owner, batch)).body.items)).toEqual(['r5', 'r7', 'r3', 'r2']);
     expect(await counts(owner, batch)).toEqual(await recounted(owner, batch));
   });
 
@@ -137,8 +142,9 @@ describe('a verdict, the counts, the queue and agreement (hand-computed on a see
     await review(owner, batch, 'r5', { isCat: true, note: 'behind the fence' });
     const changed = await review(owner, batch, 'r5', { isCat: false });
 
-    expect(changed.body).toMatchObject({ isCat: false, machineIsCat: false, review: { isCat: false, note: null } });
-    expect(await counts(owner, batch)).toMatchObject({ cats: 4, reviewed: 4, corrected: 0 });
+    // r5 (60) is a machine cat at 30.01: the second verdict corrects it; the note went with the first.
+    expect(changed.body).toMatchObject({ isCat: false, machineIsCat: true, review: { isCat: false, note: null } });
+    expect(await counts(owner, batch)).toMatchObject({ cats: 4, reviewed: 4, corrected: 1 });
     expect(await counts(owner, batch)).toEqual(await recounted(owner, batch));
   });
 });

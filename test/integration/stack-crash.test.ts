@@ -126,7 +126,7 @@ async function crashTrials(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise
       stack = await startStackProcess(dataDir, logFile, STACK_ENV);
       await uploadAgain(stack, failed, imageOf);
     }
-    return { problems: await settle(stack, apiKey, batchIds, 120_000), stops };
+    return { problems: await settle(stack, apiKey, batchIds, 210_000), stops };
   } catch (err) {
     const log = readFileSync(logFile, 'utf8');
     const faults = log.split('\n').filter((line) => /^\[s3\]|^\s+at |Error/.test(line) && !line.startsWith('{'));
@@ -146,7 +146,7 @@ describe(`npm start killed at random moments of 40-image uploads (seed ${SEED})`
 
     // Assert
     expect(problems).toEqual([]);
-  }, 300_000);
+  }, 420_000);
 
   it(`stops by itself on SIGTERM while busy, ${TRIALS} times, and loses no upload`, async () => {
     // Act
@@ -155,7 +155,7 @@ describe(`npm start killed at random moments of 40-image uploads (seed ${SEED})`
     // Assert
     expect(stops).toEqual(Array.from({ length: TRIALS }, () => 'exit 0, stopped'));
     expect(problems).toEqual([]);
-  }, 300_000);
+  }, 420_000);
 });
 
 describe('an upload made while the stack is down', () => {

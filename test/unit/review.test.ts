@@ -1,6 +1,6 @@
 // The pure parts of review (docs/design.md §10): agreement and the suggested threshold, the review queue's key ranges
 // and merge, and the write requests a verdict and a re-threshold send.
-import { agreementAt, agreementOf, suggestThreshold, type ReviewedImage } from '../../lib/review/agreement';
+import { agreementAt, agreementOf, justAbove, suggestThreshold, type ReviewedImage } from '../../lib/review/agreement';
 import { mergeByDistance, reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review-queue';
 import { confidenceOfReviewKey, reviewKey, toStoredReview } from '../../lib/store/schema';
 import { catFlagRequest, countRecords, finishCounts, machineVerdictRequest, reviewCounts, reviewRequest } from '../../lib/store/writes';
@@ -12,20 +12,37 @@ describe('agreement', () => {
     // machine cat / person cat: 2 (95, 90); machine cat / person not: 1 (85); machine not / person cat: 1 (50); both not: 2.
     const images = [img(95, true, true), img(90, true, true), img(85, false, true), img(50, true, false), img(20, false, false), img(0, false, false)];
 
-    expect(agreementOf(images)).toEqual({ reviewed: 6, agree: 4, precision: 0.6667, recall: 0.6667, suggestedCatMinConfidence: 50 });
+    // Thresholds: 0.01 → all but the 0 are cats, wrong on 85 and 20: 4. Just above 20 (20.01) → wrong on 85 only: 5.
+    // 50.01 → wrong on 85 and 50: 4. 85.01 → wrong on 50: 5. 90.01 → 4. 95.01 → 3. Best 5; lowest of equals 20.01.
+    expect(agreementOf(images)).toEqual({ reviewed: 6, agree: 4, precision: 0.6667, recall: 0.6667, suggestedCatMinConfidence: 20.01 });
   });
 
-  it('suggests the threshold with the most agreement, the lowest of equals', () => {
-    // 50 → 95, 90, 85, 50 cats: wrong on 85 only: 5. 90 → wrong on 50: 5. 95 → wrong on 90 and 50: 4. Tie 50 and 90 → 50.
+  it('suggests the lowest threshold with the most agreement: just above a not-cat, not at the next cat', () => {
+    // 20.01 → 95, 90, 85, 50 cats: wrong on 85 only: 4 of 5. 85.01 → wrong on 50: 4. 20 → wrong on 85 and 20: 3.
+    // The stretch (20, 50] agrees 4 all along (the old rule picked its top, 50); its lowest point on the grid is 20.01.
     const images = [img(95, true, true), img(90, true, true), img(85, false, true), img(50, true, false), img(20, false, false)];
 
-    expect([agreementAt(images, 50), agreementAt(images, 90), agreementAt(images, 95)]).toEqual([4, 4, 3]);
-    expect(suggestThreshold(images)).toBe(50);
+    expect([agreementAt(images, 20.01), agreementAt(images, 50), agreementAt(images, 85.01), agreementAt(images, 95)]).toEqual([4, 4, 4, 3]);
+    expect(agreementAt(images, 20)).toBe(3);
+    expect(suggestThreshold(images)).toBe(20.01);
   });
 
-  it('suggests 100 when the people call none of them cats, and never a confidence of 0', () => {
-    expect(suggestThreshold([img(90, false, true), img(0, false, false)])).toBe(100);
-    expect(suggestThreshold([img(0, true, false), img(60, true, false)])).toBe(60);
+  it('suggests in hundredths of a percent, strictly above the not-cat it must leave out', () => {
+    expect(justAbove(87.6543)).toBe(87.66);
+    expect(justAbove(87.65)).toBe(87.66);
+    expect(justAbove(87.656)).toBe(87.66);
+    expect(justAbove(99.995)).toBe(100);
+    expect(justAbove(100)).toBeUndefined();
+    expect(suggestThreshold([img(87.6543, false, true), img(95, true, true)])).toBe(87.66);
+  });
+
+  it('suggests the lowest step when nothing reviewed argues for more, and never 0', () => {
+    // A cup at 0 % called not a cat: every threshold agrees; the lowest wins (was 100 before, the defect).
+    expect(suggestThreshold([img(0, false, false)])).toBe(0.01);
+    expect(suggestThreshold([img(90, false, true), img(0, false, false)])).toBe(90.01);
+    expect(suggestThreshold([img(0, true, false), img(60, true, false)])).toBe(0.01);
+    // A not-cat at 100 %: no threshold leaves it out; the lowest of the equals (0.01 and up) is suggested.
+    expect(suggestThreshold([img(100, false, true)])).toBe(0.01);
   });
 
   it('answers nulls where a figure has no denominator', () => {

@@ -130,7 +130,7 @@ describe('how review mode words it', () => {
   });
 
   it('shows thresholds to a tenth and ratios as whole percentages, a dash when undefined', () => {
-    expect([thresholdText(70), thresholdText(62.55), ratioText(0.666), ratioText(null), ratioText(1)]).toEqual(['70%', '62.6%', '67%', '—', '100%']);
+    expect([thresholdText(70), thresholdText(62.5), thresholdText(30.01), thresholdText(62.555), ratioText(0.666), ratioText(null), ratioText(1)]).toEqual(['70%', '62.5%', '30.01%', '62.56%', '67%', '—', '100%']);
   });
 
   it("badges a cat by the detector's confidence, or as reviewed when a person said so whatever the confidence", () => {
