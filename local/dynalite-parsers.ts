@@ -10,7 +10,8 @@
 // The same source, rearranged line by line (the generator's layout is fixed and the version pinned): the functions are
 // declared once in a scope of their own, and a parse only resets the parser's state variables in that scope and runs
 // the statements `peg$parse` ran. Parsing is synchronous and never re-entered (the context's callbacks parse
-// nothing), so one scope serves every call. A parser whose source does not have the expected layout stays as it is.
+// nothing), so one scope serves every call; it keeps the last parse's input and context until the next one (one
+// request's worth). A parser whose source does not have the expected layout stays as it is.
 import { readFileSync } from 'node:fs';
 import { compileFunction } from 'node:vm';
 import { IceCatError } from '../lib/errors';
