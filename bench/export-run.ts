@@ -1,24 +1,54 @@
 // One export of bench/export.bench.ts in a process of its own, so that its peak resident memory is the export's alone:
 // the batch read a page at a time from the local DynamoDB the bench started, encoded as the API encodes it, and
-// streamed past the inline bound into a file (as the API streams it into S3). Prints {ms, bytes, rows, maxRssMB}.
+// streamed past the inline bound into a file (as the API streams it into S3). Prints {ms, bytes, rows, kind, maxRssMB,
+// heapUsedMB, heapUsedFirstHalfMB}: heapUsedMB is the most V8 heap in use at a page boundary (FirstHalf: over the first
+// half of the pages). With --expose-gc (the bench's retention
+// round) a full collection runs at every page boundary first, so heapUsedMB is then what the export retains, garbage
+// left out; the collections change its resident memory and time, so that round's maxRssMB and ms are not the goal's.
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { exportImages } from '../lib/api/export-batch';
 import type { ExportFormat } from '../lib/export/encode';
+import type { ExportImage } from '../lib/export/rows';
 import { exportChunks, writeExport } from '../lib/export/writer';
 import { localDynamoClient } from '../local/dynamodb';
+
+const collect = (globalThis as { gc?: () => void }).gc;
 
 async function main(): Promise<void> {
   const [endpoint, tableName, clientId, batchId, format, outFile, inline] = process.argv.slice(2) as [string, string, string, string, ExportFormat, string, string];
   const ddb = DynamoDBDocumentClient.from(localDynamoClient(endpoint));
+  /** Heap in use at each page boundary (one number a page). */
+  const atPage: number[] = [];
+  async function* watched(pages: AsyncIterable<ExportImage[]>): AsyncGenerator<ExportImage[]> {
+    for await (const page of pages) {
+      yield page;
+      collect?.();
+      atPage.push(process.memoryUsage().heapUsed);
+    }
+  }
   const started = performance.now();
-  const out = await writeExport(exportChunks(exportImages({ ddb, tableName }, clientId, batchId, format), format, { catMinConfidence: 80, doneAt: Date.now() }), {
+  const pages = watched(exportImages({ ddb, tableName }, clientId, batchId, format));
+  const out = await writeExport(exportChunks(pages, format, { catMinConfidence: 80, doneAt: Date.now() }), {
     inlineMaxBytes: Number(inline),
     spill: (body) => pipeline(body, createWriteStream(outFile)),
   });
   const ms = performance.now() - started;
-  process.stdout.write(JSON.stringify({ ms, rows: out.rows, bytes: out.bytes, kind: out.kind, maxRssMB: process.resourceUsage().maxRSS / 1024 }));
+  const MB = 1024 * 1024;
+  const most = (xs: number[]) => xs.reduce((a, b) => Math.max(a, b), 0) / MB;
+  process.stdout.write(
+    JSON.stringify({
+      ms,
+      rows: out.rows,
+      bytes: out.bytes,
+      kind: out.kind,
+      maxRssMB: process.resourceUsage().maxRSS / 1024,
+      heapUsedMB: most(atPage),
+      // The most in the first half of the pages: against heapUsedMB, whether the second half added any.
+      heapUsedFirstHalfMB: most(atPage.slice(0, Math.ceil(atPage.length / 2))),
+    }),
+  );
   ddb.destroy();
 }
 

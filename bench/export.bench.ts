@@ -2,6 +2,9 @@
 // its own (bench/export-run.ts) reading a seeded batch from a local DynamoDB (dynalite) a page at a time and streaming
 // past the inline bound into a file, as the API streams into S3. Goals: peak resident memory flat (at most +10 %
 // from 2,000 to 20,000 images) and the MegaDetector export within 1.5x the CSV's time.
+// Beside the goal's peak RSS, two rounds tell retention from a heap V8 lets grow (docs/design.md, "Export memory"):
+// one with a full collection at every page boundary (what the export retains, garbage left out), and one with the old
+// space capped (the export still completes at any size, and its peak RSS is then flat).
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +26,8 @@ const CLIENT = 'bench';
  * inline and never streams).
  */
 const INLINE_MAX_BYTES = sized(256 * 1024, 16 * 1024);
+/** The old space of the capped round, in MB: above what an export retains (~17 MB), far below what V8 lets it grow to. */
+const CAPPED_OLD_SPACE_MB = 48;
 const LABELS = ['Cat', 'Pet', 'Animal', 'Mammal', 'Dog', 'Person', 'Indoors', 'Furniture', 'Plant', 'Couch'];
 
 /** A classified camera-trap-like record of ~1.5 KB: labels, a trimmed answer, two other boxes, a cat box on a third. */
@@ -83,11 +88,13 @@ interface Run {
   bytes: number;
   kind: string;
   maxRssMB: number;
+  heapUsedMB: number;
+  heapUsedFirstHalfMB: number;
 }
 
 /** Asynchronous: dynalite answers from this very process, so its event loop must stay free while the child reads. */
-function exportOnce(url: string, table: string, batchId: string, format: string, outFile: string): Promise<Run> {
-  const args = ['--import', 'tsx', path.join(__dirname, 'export-run.ts'), url, table, CLIENT, batchId, format, outFile, String(INLINE_MAX_BYTES)];
+function exportOnce(url: string, table: string, batchId: string, format: string, outFile: string, nodeFlags: string[] = []): Promise<Run> {
+  const args = [...nodeFlags, '--import', 'tsx', path.join(__dirname, 'export-run.ts'), url, table, CLIENT, batchId, format, outFile, String(INLINE_MAX_BYTES)];
   return new Promise((resolve, reject) => {
     execFile(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`export of ${batchId} as ${format} failed: ${stderr || err.message}`));
@@ -110,7 +117,14 @@ export default async function run(): Promise<Record<string, unknown>> {
         for (let r = 0; r < ROUNDS; r++) runs.push(await exportOnce(db.url, db.table.name, name, format, path.join(dir, `${name}.${format}`)));
         // Every tenth record carries one duplicate upload: a row (an entry) of its own.
         const entries = count + Math.ceil(count / 10);
-        if (runs.some((x) => x.rows !== entries)) throw new Error(`export of ${count} images answered ${runs.map((x) => x.rows)} rows, not ${entries}`);
+        const file = path.join(dir, `${name}.${format}`);
+        // What the export retains: heap in use after a full collection at each page boundary.
+        const retained = await exportOnce(db.url, db.table.name, name, format, file, ['--expose-gc']);
+        // The same export with V8's old space capped: it completes, so what V8 grows past the cap is garbage.
+        const capped = await exportOnce(db.url, db.table.name, name, format, file, [`--max-old-space-size=${CAPPED_OLD_SPACE_MB}`]);
+        for (const x of [...runs, retained, capped]) {
+          if (x.rows !== entries) throw new Error(`export of ${count} images answered ${x.rows} rows, not ${entries}`);
+        }
         results[`${format}_${name}`] = {
           images: count,
           rows: runs[0]!.rows,
@@ -118,19 +132,37 @@ export default async function run(): Promise<Record<string, unknown>> {
           kind: runs[0]!.kind,
           ms: round(median(runs.map((x) => x.ms)), 1),
           maxRssMB: round(median(runs.map((x) => x.maxRssMB)), 1),
-          runs: runs.map((x) => ({ ms: round(x.ms, 1), maxRssMB: round(x.maxRssMB, 1) })),
+          heapUsedMB: round(median(runs.map((x) => x.heapUsedMB)), 1),
+          retainedHeapMB: round(retained.heapUsedMB, 1),
+          retainedHeapFirstHalfMB: round(retained.heapUsedFirstHalfMB, 1),
+          cappedMaxRssMB: round(capped.maxRssMB, 1),
+          runs: runs.map((x) => ({ ms: round(x.ms, 1), maxRssMB: round(x.maxRssMB, 1), heapUsedMB: round(x.heapUsedMB, 1) })),
         };
       }
     }
-    const growth = (format: string) =>
-      round((results[`${format}_large`]!.maxRssMB as number) / (results[`${format}_small`]!.maxRssMB as number) - 1, 3);
+    const growthOf = (field: string) => (format: string) =>
+      round((results[`${format}_large`]![field] as number) / (results[`${format}_small`]![field] as number) - 1, 3);
+    const growth = growthOf('maxRssMB');
+    const byFormat = (of: (format: string) => number) => ({ csv: of('csv'), megadetector: of('megadetector') });
     return {
       method:
         'each export in its own process: the batch read 500 items a Query from dynalite (the API read path, exportImages), ' +
-        `encoded, streamed past a ${INLINE_MAX_BYTES / 1024} KiB inline bound into a file (both sizes stream); peak RSS (maxRSS) and time, median of rounds`,
+        `encoded, streamed past a ${INLINE_MAX_BYTES / 1024} KiB inline bound into a file (both sizes stream); peak RSS (maxRSS) and time, median of rounds; ` +
+        'heapUsedMB: most V8 heap in use at a page boundary; retainedHeapMB: the same after a full collection at every page boundary (one --expose-gc run), ' +
+        'retainedHeapFirstHalfMB: the same over the first half of the pages; ' +
+        `cappedMaxRssMB: peak RSS of one run with --max-old-space-size=${CAPPED_OLD_SPACE_MB}`,
       rounds: ROUNDS,
+      cappedOldSpaceMB: CAPPED_OLD_SPACE_MB,
       ...results,
-      memoryGrowth: { csv: growth('csv'), megadetector: growth('megadetector') },
+      memoryGrowth: byFormat(growth),
+      heapUsedGrowth: byFormat(growthOf('heapUsedMB')),
+      retainedHeapGrowth: byFormat(growthOf('retainedHeapMB')),
+      // Within the 20,000-image export: its second 10,000 images against its first (past the warm-up).
+      retainedHeapSecondHalfGrowth: byFormat((format) => {
+        const large = results[`${format}_large`]!;
+        return round((large.retainedHeapMB as number) / (large.retainedHeapFirstHalfMB as number) - 1, 3);
+      }),
+      cappedMemoryGrowth: byFormat(growthOf('cappedMaxRssMB')),
       mdOverCsvTime: round((results.megadetector_large!.ms as number) / (results.csv_large!.ms as number), 3),
     };
   } finally {
@@ -145,5 +177,11 @@ export function headline(r: Record<string, unknown>): Headline[] {
     figure('MegaDetector export peak RSS growth, 2,000 → 20,000 images', pick(r, 'memoryGrowth', 'megadetector'), '<= 0.10'),
     figure('CSV export peak RSS growth, 2,000 → 20,000 images', pick(r, 'memoryGrowth', 'csv'), '<= 0.10'),
     figure('MegaDetector / CSV export time at 20,000 images', pick(r, 'mdOverCsvTime'), '<= 1.5'),
+    figure('MegaDetector export retained heap growth (after full GC), 2,000 → 20,000 images', pick(r, 'retainedHeapGrowth', 'megadetector')),
+    figure('CSV export retained heap growth (after full GC), 2,000 → 20,000 images', pick(r, 'retainedHeapGrowth', 'csv')),
+    figure('MegaDetector export retained heap growth (after full GC), first → second 10,000 of 20,000', pick(r, 'retainedHeapSecondHalfGrowth', 'megadetector')),
+    figure('CSV export retained heap growth (after full GC), first → second 10,000 of 20,000', pick(r, 'retainedHeapSecondHalfGrowth', 'csv')),
+    figure(`MegaDetector export peak RSS growth, old space capped at ${CAPPED_OLD_SPACE_MB} MB`, pick(r, 'cappedMemoryGrowth', 'megadetector')),
+    figure(`CSV export peak RSS growth, old space capped at ${CAPPED_OLD_SPACE_MB} MB`, pick(r, 'cappedMemoryGrowth', 'csv')),
   ];
 }

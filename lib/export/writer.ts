@@ -1,6 +1,8 @@
 // Streams an export page by page: the rows of one page of image records at a time, never the whole batch.
 // A small export is answered inline; once it outgrows the inline bound, what was buffered and everything after it
-// go to a sink (S3 on AWS and locally), so memory stays within the bound plus one page.
+// go to a sink (S3 on AWS and locally), so memory stays within the bound plus one page: the stream a sink reads asks
+// for the next page only once the sink has taken the last (Readable.from reads one chunk ahead, not its object-mode
+// high-water mark of 16; test/unit/export.test.ts pins it with a stalling sink).
 import { Readable } from 'node:stream';
 import { encoderFor, type ExportFormat } from './encode';
 import type { MegaDetectorContext } from './megadetector';

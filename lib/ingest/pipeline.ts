@@ -411,8 +411,8 @@ async function storeImageThumbnail(deps: IngestDeps, upload: Upload, image: Fing
 const catThreshold = (deps: IngestDeps, batch: Batch): number => batch.catMinConfidence ?? deps.config.catMinConfidence;
 
 /**
- * A copy of the client's earliest classification of the same pixels in another batch (labels, cat instances, its
- * classification time), judged by this batch's threshold. Always the earliest, so every copy agrees with it.
+ * A copy of the client's earliest classification of the same pixels in another batch (labels, cat instances, the
+ * other labels' boxes, its classification time), judged by this batch's threshold. Always the earliest, so every copy agrees with it.
  */
 async function reuseEarlierResult(deps: IngestDeps, upload: Upload, image: Fingerprint, held: HeldClaim): Promise<SuccessResult | undefined> {
   let earlier: Image | undefined;
@@ -432,6 +432,8 @@ async function reuseEarlierResult(deps: IngestDeps, upload: Upload, image: Finge
     catConfidence,
     cats: earlier.cats ?? [],
     labels: earlier.labels ?? [],
+    // The other labels' boxes too: the MegaDetector file gives a reused image the original's detections.
+    ...(earlier.detections ? { detections: earlier.detections } : {}),
     reusedFrom: earlier.classifiedAt ?? upload.receivedAt,
     // The client's own verdict on these pixels comes with them (docs/design.md §10).
     ...(earlier.review

@@ -363,10 +363,24 @@ export function reusableResultRequest(tableName: string, clientId: string, fprin
     IndexName: INDEX.clientFprint,
     KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
     FilterExpression: '#status = :success AND #expiresAt > :now',
-    ProjectionExpression: '#partition, #fprint, #status, #labels, #catConfidence, #cats, #classifiedAt, #expiresAt, #review',
-    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels', 'catConfidence', 'cats', 'classifiedAt', 'review'),
+    ProjectionExpression: '#partition, #fprint, #status, #labels, #catConfidence, #cats, #classifiedAt, #expiresAt, #review, #reused',
+    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels', 'catConfidence', 'cats', 'classifiedAt', 'review', 'reused'),
     ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
     Limit: REUSE_LOOKUP_LIMIT,
+  };
+}
+
+/**
+ * 5b, second read: the other labels' boxes (rek_dets) of the record a reuse copies. client-fprint does not project
+ * them (every classified image's index write would grow for a rare case), so they are read from the record itself:
+ * one eventually consistent GetItem of one attribute, only when a classification is reused.
+ */
+export function reusedDetectionsRequest(tableName: string, clientId: string, batchId: string, fprint: string): GetCommandInput {
+  return {
+    TableName: tableName,
+    Key: imageKey(clientId, batchId, fprint),
+    ProjectionExpression: '#detections',
+    ExpressionAttributeNames: imageNames('detections'),
   };
 }
 

@@ -17,7 +17,8 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { reusableResultRequest } from './access-patterns';
+import { reusableResultRequest, reusedDetectionsRequest } from './access-patterns';
+import { decodeDetections } from './detections';
 import { backoffDelay } from '../backoff';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError, ReviewConflictError } from './errors';
@@ -521,11 +522,15 @@ export class BatchStore {
   async findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
     const out = await this.ddb.send(new QueryCommand(reusableResultRequest(this.table, clientId, fprint, Math.floor(this.now() / 1000))));
     const found = ((out.Items ?? []) as ImageItem[]).map(toImage).filter((i) => i.batchId !== batchId && i.labels !== undefined);
-    const earliest = found.sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0))[0];
+    // Copies carry their original's classification time: of equal times, the original (a copy made before copies
+    // carried the other labels' boxes has none).
+    const earliest = found.sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0) || Number(a.reused === true) - Number(b.reused === true))[0];
     const review = found.flatMap((i) => (i.review ? [i.review] : [])).sort((a, b) => b.reviewedAt - a.reviewedAt)[0];
     if (!earliest) return undefined;
-    const { review: _own, ...classification } = earliest;
-    return review ? { ...classification, review } : classification;
+    const { review: _own, reused: _reused, ...classification } = earliest;
+    const boxes = await this.ddb.send(new GetCommand(reusedDetectionsRequest(this.table, clientId, earliest.batchId, earliest.fprint)));
+    const detections = decodeDetections(boxes.Item?.rek_dets);
+    return { ...classification, ...(detections ? { detections } : {}), ...(review ? { review } : {}) };
   }
 
   /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */

@@ -1,6 +1,6 @@
 // The MegaDetector results file of a batch the stack really classified: the format's published rules hold (the
 // helper's checks), every uploaded file has its entry, the cat's box is category 1, the failure says its code, and
-// the CLI writes the same file.
+// the CLI writes the same file. Images reused from an earlier batch carry the same detections as their original.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -91,5 +91,44 @@ describe('the MegaDetector export of an ingested batch', () => {
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/of megadetector to .*results\.json/);
     expect(readFileSync(out, 'utf8')).toBe(text);
+  });
+
+  describe('images reused from this batch in a later one', () => {
+    const laterId = uniqueId('md-reuse');
+    let later: string;
+    let reused: number;
+
+    beforeAll(async () => {
+      for (const [name, bytes] of [
+        ['again/chelsea.png', fixture('chelsea.png')],
+        ['again/astronaut.png', fixture('astronaut.png')],
+      ] as const) {
+        await uploadFile(`uploads/${client.clientId}/${laterId}/${name}`, bytes);
+      }
+      await waitForBridgeIdle();
+      await call('POST', `/v1/batches/${laterId}:close`, { key: client.key, body: {} });
+      reused = (await call('GET', `/v1/batches/${laterId}`, { key: client.key })).body.counts.reused;
+      const res = await fetch(new URL(`/v1/batches/${laterId}/export?format=megadetector`, process.env.ICECAT_API_URL), {
+        headers: { authorization: `Bearer ${client.key}` },
+      });
+      later = await res.text();
+    }, 120_000);
+
+    /** An entry's detections with each category's name in place of the file's own id (ids are given per file). */
+    const named = (fileText: string, name: string) => {
+      const file = JSON.parse(fileText);
+      const entry = file.images.find((i: { file: string }) => i.file === name);
+      return (entry.detections as { category: string }[]).map((d) => ({ ...d, category: file.detection_categories[d.category] }));
+    };
+
+    it('carry every box of the original, the other labels (person) as well as the cat', () => {
+      expect(reused).toBe(2);
+      expect(megadetectorProblems(later)).toEqual([]);
+      const person = named(text, 'cam1/astronaut.png');
+      // The original has boxes besides cats, or this would prove nothing.
+      expect(person.some((d) => d.category !== 'cat')).toBe(true);
+      expect(named(later, 'again/astronaut.png')).toEqual(person);
+      expect(named(later, 'again/chelsea.png')).toEqual(named(text, 'cam1/chelsea.png'));
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { completionTime, detectorName, jsonFloat } from '../../lib/export/megadetector';
+import { completionTime, detectorName, jsonFloat, MegaDetectorEncoder } from '../../lib/export/megadetector';
 import type { ExportImage } from '../../lib/export/rows';
 import { exportChunks } from '../../lib/export/writer';
 import { interpretLabels } from '../../lib/ingest/detect';
@@ -156,6 +156,20 @@ describe('the MegaDetector results file', () => {
 
   it('writes the completion time as YYYY-MM-DD HH:MM:SS in UTC', () => {
     expect(completionTime(Date.UTC(2026, 0, 2, 3, 4, 5))).toBe('2026-01-02 03:04:05');
+  });
+
+  it('keeps nothing per image: what it holds for the end is the same after 10 images and after 20,000', () => {
+    const encoderAfter = (n: number) => {
+      const encoder = new MegaDetectorEncoder({ catMinConfidence: 80, doneAt: T });
+      const boxes = [
+        { name: 'Dog', confidence: 90, box: box(0.1, 0.1, 0.2, 0.2) },
+        { name: 'Person', confidence: 80, box: box(0.5, 0.5, 0.2, 0.2) },
+      ];
+      for (let i = 0; i < n; i++) encoder.image(image({ fprint: `f${i}`, fileName: `IMG_${i}.JPG`, boxes }));
+      return encoder.footer();
+    };
+    // The categories and the detectors seen: bounded by the labels and models, not by the batch.
+    expect(encoderAfter(20_000)).toBe(encoderAfter(10));
   });
 
   it('tells a file that breaks the rules (the checker can fail)', () => {

@@ -235,4 +235,29 @@ describe('writeExport', () => {
     expect(records[0]?.[0]).toBe('file_name');
     expect(new Set(records.slice(1).map((r) => r[5])).size).toBe(500);
   });
+
+  it('reads a page only once a slow sink has taken the last: at most one chunk ahead of it, whatever the batch size', async () => {
+    const produced: number[] = [];
+    let consumed = 0;
+    let mostAhead = 0;
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const out = await writeExport(exportChunks(pagesOf(pages(200), produced), 'csv'), {
+      inlineMaxBytes: 500,
+      spill: async (body) => {
+        for await (const _part of body) {
+          consumed++;
+          // The sink stalls: whatever the writer reads meanwhile is held in memory.
+          await turns(20);
+          mostAhead = Math.max(mostAhead, produced.length - consumed);
+        }
+        return 'stored';
+      },
+    });
+    expect(out.rows).toBe(2000);
+    expect(produced).toHaveLength(200);
+    // The page being encoded and the chunk the stream holds; Readable.from's default would read 16 ahead.
+    expect(mostAhead).toBeLessThanOrEqual(2);
+  });
 });

@@ -33,6 +33,7 @@ import { processUpload, type IngestDeps, type UploadEvent, type UploadQuota } fr
 import { toBatchItem, toImageItem } from '../../lib/store/attributes';
 import { BatchStore } from '../../lib/store/batch-store';
 import { ZERO_COUNTS, type Batch, type Image } from '../../lib/domain';
+import { decodeDetections, encodeDetections } from '../../lib/store/detections';
 import { batchKey, clientKey, imageKey } from '../../lib/store/schema';
 import { newBatch, startAttemptRequest } from '../../lib/store/writes';
 
@@ -120,6 +121,8 @@ function given(opts: { summary?: Batch; body?: Buffer; etag?: string; existing?:
   ddb.on(GetCommand, { Key: clientKey('ghost') }).resolves({});
   ddb.on(GetCommand, { Key: batchKey('demo', 'b1') }).resolves({ Item: toBatchItem(summary) });
   ddb.on(GetCommand, { Key: imageKey('demo', 'b1', fp.fprint) }).resolves(opts.existing ? { Item: toImageItem(opts.existing) } : {});
+  // The earlier batch's record a reuse reads the other labels' boxes from: none unless a test gives some.
+  ddb.on(GetCommand, { Key: imageKey('demo', 'b0', fp.fprint) }).resolves({});
   ddb.on(UpdateCommand).resolves({ Attributes: toBatchItem(summary) });
   ddb.on(PutCommand).resolves({});
   ddb.on(QueryCommand).resolves({ Items: [] });
@@ -431,6 +434,8 @@ describe('reuse across batches', () => {
   it("copies the client's earlier classification of the same pixels (another batch) without calling DetectLabels", async () => {
     given();
     ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [earlier] });
+    const dogs = { model: '3.0', boxes: [{ name: 'Dog', confidence: 91, box: { left: 0.5, top: 0.5, width: 0.2, height: 0.2 } }] };
+    ddb.on(GetCommand, { Key: imageKey('demo', 'b0', fp.fprint) }).resolves({ Item: { rek_dets: encodeDetections(dogs) } });
 
     const result = await processUpload(deps(), event());
 
@@ -441,6 +446,10 @@ describe('reuse across batches', () => {
     expect(lookup.ConsistentRead).toBeUndefined();
     const finish = updates().find((u) => u.UpdateExpression?.includes('#reused'))!;
     expect(finish.ExpressionAttributeValues).toMatchObject({ ':reused': true, ':cat': true, ':catConfidence': 88, ':now': NOW - 86_400_000, ':cats': earlier.rek_cats });
+    // The other labels' boxes come from the earlier record itself (client-fprint does not project them).
+    expect(decodeDetections(finish.ExpressionAttributeValues?.[':detections'])).toEqual(dogs);
+    const boxesRead = ddb.commandCalls(GetCommand).find((c) => c.args[0].input.Key?.batch_id === imageKey('demo', 'b0', fp.fprint).batch_id)!.args[0].input;
+    expect(boxesRead).toMatchObject({ ProjectionExpression: '#detections', ExpressionAttributeNames: { '#detections': 'rek_dets' } });
     expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, success: 1, cats: 1, reused: 1 }]);
   });
 

@@ -174,12 +174,14 @@ function saveBlob(blob: Blob, name: string) {
 function ExportButtons({ api, batchId }: { api: Api; batchId: string }) {
   const [message, setMessage] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const download = async (format: 'csv' | 'jsonl') => {
+  const download = async (format: 'csv' | 'jsonl' | 'megadetector') => {
     setBusy(true);
     setMessage(null);
+    // The MegaDetector results file is JSON: Timelapse and AddaxAI open a .json.
+    const name = `${batchId}.${format === 'megadetector' ? 'json' : format}`;
     try {
-      saveBlob(await api.blob(`${batchPath(batchId)}/export`, { format }), `${batchId}.${format}`);
-      setMessage(`Saved ${batchId}.${format}.`);
+      saveBlob(await api.blob(`${batchPath(batchId)}/export`, { format }), name);
+      setMessage(`Saved ${name}.`);
     } catch (error) {
       setMessage(isNotFound(error) ? 'This API has no export yet.' : `Export failed: ${(error as Error).message}`);
     } finally {
@@ -193,6 +195,9 @@ function ExportButtons({ api, batchId }: { api: Api; batchId: string }) {
       </button>
       <button type="button" disabled={busy} onClick={() => download('jsonl')}>
         Export JSONL
+      </button>
+      <button type="button" disabled={busy} onClick={() => download('megadetector')} title="MegaDetector results file (format 1.6) for Timelapse or AddaxAI">
+        Export MegaDetector
       </button>
       {message && (
         <span role="status" class="muted">
