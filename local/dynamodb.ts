@@ -20,6 +20,7 @@ import { parse } from 'yaml';
 import { LOCAL_NAMES } from './env';
 import { freeSpace } from './disk-space';
 import { closeServer } from './listen';
+import { installSharedParsers } from './dynalite-parsers';
 
 export const TABLE_DEFINITION_FILE = path.join(__dirname, '..', 'resources', 'table.yml');
 
@@ -243,6 +244,8 @@ const faultListeners = new Map<string, (err: unknown) => void>();
  * with DynamoDB's own 500 InternalServerError (which the SDKs retry), and is reported; the server stays up.
  */
 function loadDynalite(): (options: Record<string, unknown>) => DynaliteServer {
+  // Its expression parsers made new closures on every parse, compiled again after every full GC (dynalite-parsers.ts).
+  installSharedParsers();
   const index = require.resolve('dynalite');
   const fresh = !(index in require.cache);
   for (const name of DYNALITE_ACTIONS) {

@@ -148,6 +148,9 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     vhostBuckets: false,
     configureBuckets: [{ name: bucket }],
   });
+  // Silent, s3rver's request logger (koa-logger) still formats a line for every request and response into a silent
+  // winston transport, and pipes every streamed body (each GetObject) through a byte counter for that line.
+  if (silent) dropRequestLogger(server);
   const locks = hardenStore(server.store);
   // In array order: the request context, the copy-source rewrite, the key check, the POST form check, the
   // conditions, then s3rver's own.
@@ -193,6 +196,17 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
       await closing;
     },
   };
+}
+
+/**
+ * Removes s3rver's request logger (koa-logger's middleware, named `logger`, the first s3rver adds) from a server that
+ * is to log nothing. Its winston logger (app.logger, s3rver's own warnings) stays, silent as configured.
+ */
+export function dropRequestLogger(server: { middleware: { name: string }[] }): boolean {
+  const at = server.middleware.findIndex((fn) => fn.name === 'logger');
+  if (at === -1) return false;
+  server.middleware.splice(at, 1);
+  return true;
 }
 
 /** The answer to a write the local S3 could not make for lack of space: S3's InternalError, which clients retry. */
