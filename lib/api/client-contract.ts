@@ -196,6 +196,8 @@ export interface Usage {
   limits: { requestsPerSecond: number; burst: number; imagesPerDay: number };
   images: { accepted: number; rejected: number; remaining: number };
   resetsAt: string;
+  /** The server's price per DetectLabels call (absent from servers before it was reported here). */
+  pricePerImageUsd?: number;
 }
 
 /** Query-string parameters; undefined ones are left out. */

@@ -642,6 +642,7 @@ export const usageSchema = z
       remaining: z.number().check(z.meta({ description: 'Uploads still accepted today.' })),
     }),
     resetsAt: z.string().check(z.meta({ description: 'When the images quota starts afresh: the next 00:00 UTC.' })),
+    pricePerImageUsd: z.number().check(z.gte(0), z.meta({ description: 'The price of one DetectLabels call this service estimates with (ICECAT_PRICE_PER_IMAGE_USD): what a new image costs.' })),
   })
   .check(z.meta({ id: 'Usage', description: "The client's limits and today's use of them (docs/design.md §11)." }));
 export const agreementSchema = z

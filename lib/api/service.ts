@@ -88,6 +88,7 @@ export class ApiService {
       limits: { requestsPerSecond: limits.ratePerSecond, burst: burstOf(limits.ratePerSecond), imagesPerDay: limits.maxImagesPerDay },
       images: { accepted: used.accepted, rejected: used.rejected, remaining: Math.max(0, limits.maxImagesPerDay - used.accepted) },
       resetsAt: new Date(nextUtcDay(now)).toISOString(),
+      pricePerImageUsd: pricePerImageUsd(),
     };
   }
 

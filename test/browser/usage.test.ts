@@ -72,3 +72,25 @@ describe("the client's usage on the batch list", () => {
     expect(recorder.errors).toEqual([]);
   });
 });
+
+describe('the estimate before an upload, at the quota', () => {
+  it('says the quota is used up, so the chosen files will fail as QuotaExceeded, beside the most they could cost', async () => {
+    // Act
+    await page.setViewportSize({ width: 375, height: 812 });
+    await page.goto(`${stackEnv('ICECAT_API_URL')}/#/new`);
+    await page.locator('#new-title').waitFor();
+    await page.setInputFiles('#file-input', [
+      { name: 'rocket.jpg', mimeType: 'image/jpeg', buffer: fixture('rocket.jpg') },
+      { name: 'astronaut.png', mimeType: 'image/png', buffer: fixture('astronaut.png') },
+    ]);
+    const quota = page.locator('[data-estimate] .estimate-quota');
+    await quota.waitFor();
+    await screenshot(page, 'estimate-quota');
+
+    // Assert
+    expect(await quota.textContent()).toBe("Today's quota is used up: these 2 uploads will fail as QuotaExceeded until 00:00 UTC.");
+    expect(await page.locator('[data-estimate]').textContent()).toContain('at most 2 DetectLabels calls');
+    expect(await scrollWidth(page)).toBeLessThanOrEqual(375);
+    expect(recorder.errors).toEqual([]);
+  });
+});

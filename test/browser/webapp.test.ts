@@ -132,7 +132,16 @@ describe('the web app', () => {
     if (namesBatches) await page.getByLabel('Batch name (optional)').fill(name);
     await page.getByLabel('Keep debug logs').check();
 
+    // Priced before it goes: every file but the exact copy of the cat, at the service's price (GET /v1/usage).
+    const price = (await call('GET', '/v1/usage', owner.key)).body.pricePerImageUsd as number;
+    const estimate = page.locator('[data-estimate]', { hasText: `at most ${FILES.length - 1} DetectLabels calls` });
+    await estimate.waitFor();
+
     expect(await page.locator('.upload-list li progress').count()).toBe(FILES.length);
+    expect(await estimate.textContent()).toBe(
+      `Before you upload: at most ${FILES.length - 1} DetectLabels calls, about $${(FILES.length - 1) * price} (1 exact copy among the files, ` +
+        'not charged). Images you have uploaded before cost nothing again; icecat upload --dry-run counts them exactly.',
+    );
     await expectFits('new-batch');
     await page.getByRole('button', { name: `Upload ${FILES.length} images` }).click();
 

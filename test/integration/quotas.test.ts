@@ -171,6 +171,7 @@ describe('the API rate limit', () => {
     expect(usage.body.limits).toEqual({ requestsPerSecond: 7, burst: 14, imagesPerDay: 123 });
     expect(usage.body.images).toEqual({ accepted: 0, rejected: 0, remaining: 123 });
     expect(Date.parse(usage.body.resetsAt) % 86_400_000).toBe(0);
+    expect(usage.body.pricePerImageUsd).toBe(0.001);
   });
 });
 

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { batchPath, isNotFound, type Api, type BatchSummary, type Page, type Usage } from '../api';
+import { loadUsage } from '../usage';
 import { capabilities } from '../capabilities';
 import { when } from '../format';
 import { usePoll } from '../hooks';
@@ -32,17 +33,6 @@ async function loadBatches(api: Api, cursor?: string): Promise<{ page: Page<Batc
   }
   items.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   return { page: { items }, listed: false };
-}
-
-/** Today's use of the client's limits (GET /v1/usage), when the API serves it; null otherwise. */
-async function loadUsage(api: Api): Promise<Usage | null> {
-  if (!(await capabilities()).serves('GET', '/v1/usage')) return null;
-  try {
-    return await api.get<Usage>('/v1/usage');
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
 }
 
 const count = (n: number) => n.toLocaleString('en');

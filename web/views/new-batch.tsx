@@ -1,12 +1,14 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { FormBook } from '../../lib/api/form-book';
 import { ApiRequestError, batchPath, isNotFound, type Api, type CreatedBatch, type MoreUploads } from '../api';
+import { exactCopies, sha256Of, uploadEstimate, type UploadEstimate } from '../estimate';
 import { plural } from '../format';
 import { useCapabilities } from '../hooks';
 import { href } from '../route';
 import { rememberBatch } from '../session';
+import { loadUsage } from '../usage';
 import { UploadError, chosenFiles, droppedFiles, eachLimited, imageType, postForm, type PickedFile } from '../upload';
-import { ErrorNote, FileName } from './common';
+import { ErrorNote, FileName, dollars } from './common';
 
 type FileState = { sent: number; state: 'waiting' | 'uploading' | 'done' | 'failed'; error?: string };
 
@@ -51,6 +53,7 @@ export function NewBatch({ api }: { api: Api }) {
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const caps = useCapabilities();
+  const estimate = useEstimate(api, files);
 
   // Progress events come far more often than frames: render at most once a frame.
   const repaint = () => {
@@ -231,6 +234,7 @@ export function NewBatch({ api }: { api: Api }) {
           </button>
         )}
       </form>
+      {estimate && !running && !result && <EstimateNote estimate={estimate} />}
       <ErrorNote error={error} />
       {result && (
         <p role="status" class="notice">
@@ -263,5 +267,51 @@ export function NewBatch({ api }: { api: Api }) {
         </>
       )}
     </section>
+  );
+}
+
+/**
+ * The estimate of uploading the chosen files, worked out again whenever they change: exact copies found by hashing
+ * the files of equal size, the price and the day's quota left from GET /v1/usage (once). Null before any file.
+ */
+function useEstimate(api: Api, files: PickedFile[]): UploadEstimate | null {
+  const [estimate, setEstimate] = useState<UploadEstimate | null>(null);
+  const usage = useRef<ReturnType<typeof loadUsage> | null>(null);
+  useEffect(() => {
+    if (files.length === 0) {
+      setEstimate(null);
+      return;
+    }
+    let live = true;
+    usage.current ??= loadUsage(api).catch(() => null);
+    void (async () => {
+      const [copies, known] = await Promise.all([exactCopies(files.map((f) => f.file), sha256Of).catch(() => 0), usage.current]);
+      if (live) setEstimate(uploadEstimate(files.length, copies, known?.pricePerImageUsd, known?.images.remaining));
+    })();
+    return () => {
+      live = false;
+    };
+  }, [api, files]);
+  return estimate;
+}
+
+/** Before the upload: the most it can cost, what is not charged, and whether today's quota takes it all. */
+function EstimateNote({ estimate: e }: { estimate: UploadEstimate }) {
+  return (
+    <div class="estimate" data-estimate="">
+      <p>
+        <strong>Before you upload:</strong> at most {plural(e.atMostCalls, 'DetectLabels call')}
+        {e.atMostUsd !== undefined && <>, about {dollars(e.atMostUsd)}</>}
+        {e.copies > 0 && <> ({plural(e.copies, 'exact copy', 'exact copies')} among the files, not charged)</>}. Images you have
+        uploaded before cost nothing again; <code>icecat upload --dry-run</code> counts them exactly.
+      </p>
+      {e.remainingToday !== undefined && e.remainingToday < e.files && (
+        <p class="estimate-quota">
+          {e.remainingToday === 0
+            ? `Today's quota is used up: ${e.files === 1 ? 'this upload' : `these ${e.files} uploads`} will fail as QuotaExceeded until 00:00 UTC.`
+            : `Today's quota takes ${plural(e.remainingToday, 'more upload')}: the other ${e.files - e.remainingToday} will fail as QuotaExceeded until 00:00 UTC.`}
+        </p>
+      )}
+    </div>
   );
 }
