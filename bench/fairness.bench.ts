@@ -15,8 +15,8 @@
 // simulation and the API burst (their fields are then empty).
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { registerApiKey } from '../lib/auth/register';
@@ -26,7 +26,8 @@ import { localDynamoClient } from '../local/dynamodb';
 import { LOCAL_NAMES } from '../local/env';
 import { LOCAL_FAIR_SHARE, SQS_FAIR_SHARE, type FairShareRule } from '../local/fair-share';
 import { LocalQueue } from '../local/queue';
-import { startStackProcess, type StackProcess } from '../test/helpers/stack-process';
+import type { StackProcess } from '../test/helpers/stack-process';
+import { onStack, machineFacts } from './on-stack';
 import { postForm } from '../test/helpers/upload-form';
 import { headline as figure, percentile, pick, round, sized, type Headline } from './stats';
 
@@ -251,14 +252,6 @@ async function simulateAws(rule: FairShareRule | false): Promise<Record<string, 
   };
 }
 
-async function stopStack(stack: StackProcess): Promise<void> {
-  stack.signal('SIGTERM');
-  const killed = setTimeout(() => stack.signal('SIGKILL'), 20_000);
-  await stack.exited;
-  clearTimeout(killed);
-  stack.s3.destroy();
-}
-
 export default async function run(): Promise<Record<string, unknown>> {
   const workers = Number(process.env.ICECAT_DETECTOR_WORKERS) || availableParallelism();
   const warm = await photos(0, sized(2 * workers, 2));
@@ -272,11 +265,8 @@ export default async function run(): Promise<Record<string, unknown>> {
   const simulated = quick ? {} : { fair: await simulateAws(SQS_FAIR_SHARE), arrivalOrder: await simulateAws(false) };
 
   const loadBefore = loadavg()[0]!;
-  const work = mkdtempSync(join(tmpdir(), 'icecat-bench-fairness-'));
-  const dataDir = join(work, 'data');
   // A declares its 1,000 files in one POST /v1/batches.
-  const stack = await startStackProcess(dataDir, join(work, 'stack.log'), { MAX_FILES_PER_BATCH: '1000' });
-  try {
+  return onStack('fairness', { MAX_FILES_PER_BATCH: '1000' }, async (stack) => {
     const apis = await registerClients(stack, ['client-a', 'client-b', 'client-c', 'client-d']);
     const [A, B, C, D] = ['client-a', 'client-b', 'client-c', 'client-d'].map((id) => apis.get(id)!) as [Api, Api, Api, Api];
     const tag = Date.now().toString(36);
@@ -326,15 +316,9 @@ export default async function run(): Promise<Record<string, unknown>> {
         ...simulated,
       },
       api,
-      machine: { cores: availableParallelism(), loadAverage1mBefore: round(loadBefore, 2), loadAverage1mAfter: round(loadavg()[0]!, 2) },
+      machine: machineFacts(loadBefore),
     };
-  } catch (err) {
-    console.error(stack.log().slice(-3000));
-    throw err;
-  } finally {
-    await stopStack(stack);
-    rmSync(work, { recursive: true, force: true });
-  }
+  });
 }
 
 export function headline(r: Record<string, unknown>): Headline[] {

@@ -18,14 +18,14 @@
 // the CPU figures (per image, the detector alone's and the whole stack's) are what the work itself cost.
 import autocannon from 'autocannon';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { fingerprint } from '../lib/ingest/fingerprint';
 import { toConfidence } from '../local/detector/labels';
 import { LOCAL_CAT_MIN_CONFIDENCE } from '../local/detector/thresholds';
-import { startStackProcess, type StackProcess } from '../test/helpers/stack-process';
+import { onStack, machineFacts } from './on-stack';
 import { postForm } from '../test/helpers/upload-form';
 import { waitForBridgeIdle } from '../test/helpers';
 import type { UploadForm } from '../lib/api/schemas';
@@ -364,14 +364,6 @@ function cpuByThread(pid: number, before: Map<string, number>, after: Map<string
   };
 }
 
-async function stopStack(stack: StackProcess): Promise<void> {
-  stack.signal('SIGTERM');
-  const killed = setTimeout(() => stack.signal('SIGKILL'), 20_000);
-  await stack.exited;
-  clearTimeout(killed);
-  stack.s3.destroy();
-}
-
 export default async function run(): Promise<Record<string, unknown>> {
   const fromEnv = Number(process.env.ICECAT_DETECTOR_WORKERS);
   const workers = fromEnv || availableParallelism();
@@ -384,10 +376,7 @@ export default async function run(): Promise<Record<string, unknown>> {
   const loadBefore = loadavg()[0]!;
   const single = await singleWorker(batchA);
 
-  const work = mkdtempSync(join(tmpdir(), 'icecat-bench-pipeline-'));
-  const dataDir = join(work, 'data');
-  const stack = await startStackProcess(dataDir, join(work, 'stack.log'));
-  try {
+  return onStack('pipeline', {}, async (stack, dataDir) => {
     const api: Api = { url: stack.apiUrl, key: readFileSync(join(dataDir, 'demo-api-key'), 'utf8').trim() };
     const tag = Date.now().toString(36);
     // Every worker's model loaded and warm, as in a stack that has been running.
@@ -451,15 +440,9 @@ export default async function run(): Promise<Record<string, unknown>> {
       },
       duplicate,
       uploadRetries,
-      machine: { cores: availableParallelism(), loadAverage1mBefore: round(loadBefore, 2), loadAverage1mAfter: round(loadavg()[0]!, 2) },
+      machine: machineFacts(loadBefore),
     };
-  } catch (err) {
-    console.error(stack.log().slice(-3000));
-    throw err;
-  } finally {
-    await stopStack(stack);
-    rmSync(work, { recursive: true, force: true });
-  }
+  });
 }
 
 export function headline(r: Record<string, unknown>): Headline[] {

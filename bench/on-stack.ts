@@ -1,0 +1,39 @@
+// The stack the pipeline and fairness benches measure: a local stack in a process of its own on a fresh data dir,
+// stopped (SIGTERM, then SIGKILL after 20 s) and removed afterwards, its log's tail printed when the bench fails; and
+// the machine's facts a wall-clock figure is read beside.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startStackProcess, type StackProcess } from '../test/helpers/stack-process';
+import { round } from './stats';
+
+async function stopStack(stack: StackProcess): Promise<void> {
+  stack.signal('SIGTERM');
+  const killed = setTimeout(() => stack.signal('SIGKILL'), 20_000);
+  await stack.exited;
+  clearTimeout(killed);
+  stack.s3.destroy();
+}
+
+/** Runs `measure` against a stack started for it (with `env` added to the stack's environment). */
+export async function onStack<T>(name: string, env: Record<string, string>, measure: (stack: StackProcess, dataDir: string) => Promise<T>): Promise<T> {
+  const work = mkdtempSync(join(tmpdir(), `icecat-bench-${name}-`));
+  const dataDir = join(work, 'data');
+  const stack = await startStackProcess(dataDir, join(work, 'stack.log'), env);
+  try {
+    return await measure(stack, dataDir);
+  } catch (err) {
+    console.error(stack.log().slice(-3000));
+    throw err;
+  } finally {
+    await stopStack(stack);
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The cores and the load average before (given) and now. */
+export const machineFacts = (loadBefore: number) => ({
+  cores: availableParallelism(),
+  loadAverage1mBefore: round(loadBefore, 2),
+  loadAverage1mAfter: round(loadavg()[0]!, 2),
+});
