@@ -277,6 +277,13 @@ export function NewBatch({ api }: { api: Api }) {
 function useEstimate(api: Api, files: PickedFile[]): UploadEstimate | null {
   const [estimate, setEstimate] = useState<UploadEstimate | null>(null);
   const usage = useRef<ReturnType<typeof loadUsage> | null>(null);
+  /** Each file is read and hashed once, however often the choice changes around it. */
+  const digests = useRef(new WeakMap<File, Promise<string>>());
+  const digestOf = (file: File): Promise<string> => {
+    let digest = digests.current.get(file);
+    if (!digest) digests.current.set(file, (digest = sha256Of(file)));
+    return digest;
+  };
   useEffect(() => {
     if (files.length === 0) {
       setEstimate(null);
@@ -285,7 +292,7 @@ function useEstimate(api: Api, files: PickedFile[]): UploadEstimate | null {
     let live = true;
     usage.current ??= loadUsage(api).catch(() => null);
     void (async () => {
-      const [copies, known] = await Promise.all([exactCopies(files.map((f) => f.file), sha256Of).catch(() => 0), usage.current]);
+      const [copies, known] = await Promise.all([exactCopies(files.map((f) => f.file), digestOf).catch(() => 0), usage.current]);
       if (live) setEstimate(uploadEstimate(files.length, copies, known?.pricePerImageUsd, known?.images.remaining));
     })();
     return () => {
