@@ -5,11 +5,12 @@
 // half of the pages). With --expose-gc (the bench's retention
 // round) a full collection runs at every page boundary first, so heapUsedMB is then what the export retains, garbage
 // left out; the collections change its resident memory and time, so that round's maxRssMB and ms are not the goal's.
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { exportImages } from '../lib/api/export-batch';
+import { documentClientOf } from '../lib/aws/clients';
 import type { ExportFormat } from '../lib/export/encode';
+import { mapPages } from '../lib/export/pages';
 import type { ExportImage } from '../lib/export/rows';
 import { exportChunks, writeExport } from '../lib/export/writer';
 import { localDynamoClient } from '../local/dynamodb';
@@ -18,16 +19,18 @@ const collect = (globalThis as { gc?: () => void }).gc;
 
 async function main(): Promise<void> {
   const [endpoint, tableName, clientId, batchId, format, outFile, inline] = process.argv.slice(2) as [string, string, string, string, ExportFormat, string, string];
-  const ddb = DynamoDBDocumentClient.from(localDynamoClient(endpoint));
+  // The functions' own document client (lib/aws/clients.ts), over the bench's local table.
+  const ddb = documentClientOf(localDynamoClient(endpoint));
   /** Heap in use at each page boundary (one number a page). */
   const atPage: number[] = [];
-  async function* watched(pages: AsyncIterable<ExportImage[]>): AsyncGenerator<ExportImage[]> {
-    for await (const page of pages) {
-      yield page;
+  // Measured as each page arrives, handed on as the export hands its pages (a `for await` here would hold each page
+  // while the next is read, and so measure the bench's own retention).
+  const watched = (pages: AsyncIterable<ExportImage[]>): AsyncGenerator<ExportImage[]> =>
+    mapPages(pages, (page) => {
       collect?.();
       atPage.push(process.memoryUsage().heapUsed);
-    }
-  }
+      return page;
+    });
   const started = performance.now();
   const pages = watched(exportImages({ ddb, tableName }, clientId, batchId, format));
   const out = await writeExport(exportChunks(pages, format, { catMinConfidence: 80, doneAt: Date.now() }), {

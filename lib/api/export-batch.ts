@@ -6,11 +6,12 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ExportConfig } from '../export/config';
 import { CONTENT_TYPES, FILE_EXTENSIONS, type ExportFormat } from '../export/encode';
 import type { MegaDetectorContext } from '../export/megadetector';
+import { mapPages } from '../export/pages';
 import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport } from '../export/writer';
 import { machineIsCatOf, type Image } from '../domain';
-import { batchImagePages, DETECTIONS_READ } from '../store/export-pages';
+import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/export-pages';
 import { HttpAnswer } from './http-answer';
 
 export interface ExportDeps {
@@ -44,10 +45,13 @@ export const exportImageOf = (image: Image): ExportImage => ({
   location: image.location ?? null,
 });
 
-/** A batch's images a page at a time, read as the format needs them (the bench export reads the same way). */
-export async function* exportImages(deps: Pick<ExportDeps, 'ddb' | 'tableName' | 'now'>, clientId: string, batchId: string, format: ExportFormat): AsyncGenerator<ExportImage[]> {
-  const read = format === 'megadetector' ? DETECTIONS_READ : {};
-  for await (const page of batchImagePages(deps, clientId, batchId, read)) yield page.map(exportImageOf);
+/**
+ * A batch's images a page at a time, read as the format needs them (the bench export reads the same way); each page
+ * dropped once mapped (mapPages).
+ */
+export function exportImages(deps: Pick<ExportDeps, 'ddb' | 'tableName' | 'now'>, clientId: string, batchId: string, format: ExportFormat): AsyncGenerator<ExportImage[]> {
+  const read = format === 'megadetector' ? DETECTIONS_READ : ROWS_READ;
+  return mapPages(batchImagePages(deps, clientId, batchId, read), (page) => page.map(exportImageOf));
 }
 
 /** The export of a batch the caller has checked is the client's; `batch` says its threshold and completion. */

@@ -4,8 +4,9 @@
 // for the next page only once the sink has taken the last (Readable.from reads one chunk ahead, not its object-mode
 // high-water mark of 16; test/unit/export.test.ts pins it with a stalling sink).
 import { Readable } from 'node:stream';
-import { encoderFor, type ExportFormat } from './encode';
+import { encoderFor, type ExportEncoder, type ExportFormat } from './encode';
 import type { MegaDetectorContext } from './megadetector';
+import { mapPages } from './pages';
 import type { ExportImage } from './rows';
 
 export interface ExportChunk {
@@ -13,26 +14,37 @@ export interface ExportChunk {
   rows: number;
 }
 
-/** The header (CSV's, the MegaDetector file's start), then one chunk per page of image records, then the end. */
-export async function* exportChunks(
+/** The chunk of one page of image records: their text, one string, and how many entries they made. */
+function encodePage(encoder: ExportEncoder, page: readonly ExportImage[]): ExportChunk {
+  const texts: string[] = new Array<string>(page.length);
+  let rows = 0;
+  for (let i = 0; i < page.length; i++) {
+    const out = encoder.image(page[i]!);
+    texts[i] = out.text;
+    rows += out.rows;
+  }
+  return { text: texts.join(''), rows };
+}
+
+/**
+ * The header (CSV's, the MegaDetector file's start), then one chunk per page of image records, then the end. A page
+ * is dropped once encoded (mapPages), before the next is read.
+ */
+export function exportChunks(
   pages: AsyncIterable<readonly ExportImage[]>,
   format: ExportFormat,
   context?: MegaDetectorContext,
 ): AsyncGenerator<ExportChunk> {
   const encoder = encoderFor(format, context);
-  if (encoder.header) yield { text: encoder.header, rows: 0 };
-  for await (const page of pages) {
-    let text = '';
-    let rows = 0;
-    for (const image of page) {
-      const out = encoder.image(image);
-      text += out.text;
-      rows += out.rows;
-    }
-    if (rows) yield { text, rows };
-  }
-  const footer = encoder.footer();
-  if (footer) yield { text: footer, rows: 0 };
+  const text = (t: string): ExportChunk | undefined => (t ? { text: t, rows: 0 } : undefined);
+  return mapPages(
+    pages,
+    (page) => {
+      const chunk = encodePage(encoder, page);
+      return chunk.rows ? chunk : undefined;
+    },
+    { first: () => text(encoder.header), last: () => text(encoder.footer()) },
+  );
 }
 
 export type ExportOutcome<S> =
@@ -56,23 +68,32 @@ export async function writeExport<S>(
   const buffered: string[] = [];
   const counts: ExportCounts = { rows: 0, bytes: 0 };
   for (;;) {
-    const next = await source.next();
+    let next: IteratorResult<ExportChunk> | undefined = await source.next();
     if (next.done) {
       return { kind: 'inline', body: buffered.join(''), ...counts };
     }
     buffered.push(next.value.text);
     counts.rows += next.value.rows;
     counts.bytes += Buffer.byteLength(next.value.text);
+    next = undefined;
     if (counts.bytes > opts.inlineMaxBytes) break;
   }
+  // The chunk just sent is dropped before the next is awaited (lib/export/pages.ts says why).
   async function* rest(): AsyncGenerator<Buffer> {
-    for (const text of buffered.splice(0)) yield Buffer.from(text);
+    while (buffered.length) {
+      let body: Buffer | undefined = Buffer.from(buffered.shift()!);
+      yield body;
+      body = undefined;
+    }
     for (;;) {
-      const next = await source.next();
+      let next: IteratorResult<ExportChunk> | undefined = await source.next();
       if (next.done) return;
       counts.rows += next.value.rows;
-      counts.bytes += Buffer.byteLength(next.value.text);
-      yield Buffer.from(next.value.text);
+      let body: Buffer | undefined = Buffer.from(next.value.text);
+      next = undefined;
+      counts.bytes += body.length;
+      yield body;
+      body = undefined;
     }
   }
   const stored = await opts.spill(Readable.from(rest()));

@@ -1,6 +1,6 @@
 // A batch's every image, a page at a time: what an export streams and what the near-duplicate groups are computed
 // over. Apart from reader.ts so that a function bundles only this Query, not the listings' cursors.
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { batchResultsRequest } from './access-patterns';
 import { IMAGE_ATTRIBUTES, toImage, type ImageAttribute } from './attributes';
 import type { Image } from '../domain';
@@ -15,8 +15,33 @@ export interface BatchPagesOptions {
   alsoRead?: readonly ImageAttribute[];
 }
 
-/** What the MegaDetector export reads besides a listing's fields: the other labels' boxes and the image's size. */
-export const DETECTIONS_READ: BatchPagesOptions = { alsoRead: ['detections', 'width', 'height'] };
+/**
+ * Items an export reads a Query (a CSV page's answer is ~180 KB). A page lives from its answer's parsing to its text;
+ * what a page allocates in that time (~4 MB for CSV at 200 items, ~10 MB at 500) must stay well under V8's young
+ * generation (16 MB semi-spaces), or a scavenge finds the page alive twice and promotes it to the old space as
+ * garbage that grows the heap until a full collection (docs/design.md, "Export memory").
+ */
+export const EXPORT_PAGE_ITEMS = 200;
+
+/**
+ * What the CSV and JSON Lines rows read (lib/export/rows.ts): a listing's fields less what no column shows (the cat
+ * boxes, the processed key, the error message, reuse, the expiry). received_ts gives uploaded_at while an upload is
+ * still classifying. Every attribute not read is bytes neither sent nor parsed (docs/design.md, "Export memory").
+ */
+export const ROWS_READ = {
+  attributes: ['fprint', 'fileName', 'status', 'isCat', 'review', 'catConfidence', 'labels', 'uploadedAt', 'receivedAt', 'classifiedAt', 'duplicates', 'duplicateFiles', 'errorCode', 'capturedAt', 'camera', 'location'],
+  pageSize: EXPORT_PAGE_ITEMS,
+} as const satisfies BatchPagesOptions;
+
+/**
+ * What the MegaDetector file reads (lib/export/megadetector.ts): every box (the cat's and the other labels'), the
+ * model, the size, the capture time, the review and the outcome, and no labels list, times or verdict, which it
+ * does not write.
+ */
+export const DETECTIONS_READ = {
+  attributes: ['fprint', 'fileName', 'status', 'review', 'cats', 'detections', 'width', 'height', 'capturedAt', 'errorCode', 'duplicates', 'duplicateFiles'],
+  pageSize: EXPORT_PAGE_ITEMS,
+} as const satisfies BatchPagesOptions;
 
 /**
  * Every image of a batch, a page at a time (access pattern 1 on the table, LastEvaluatedKey carried internally).
@@ -36,8 +61,15 @@ export async function* batchImagePages(
   const plan = batchResultsRequest({ tableName: ctx.tableName, clientId, batchId, nowS }, projection);
   let startKey: Record<string, unknown> | undefined;
   do {
-    const out = await ctx.ddb.send(new QueryCommand({ ...plan.input, Limit: opts.pageSize ?? 500, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }));
-    yield ((out.Items ?? []) as ImageItem[]).map(toImage);
+    // Neither the answer nor the page is kept while the next page is read (a generator's locals outlive its yield):
+    // a page held across the next Query would be promoted to V8's old space (lib/export/pages.ts).
+    let out: QueryCommandOutput | undefined = await ctx.ddb.send(
+      new QueryCommand({ ...plan.input, Limit: opts.pageSize ?? 500, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }),
+    );
     startKey = out.LastEvaluatedKey;
+    let page: Image[] | undefined = ((out.Items ?? []) as ImageItem[]).map(toImage);
+    out = undefined;
+    yield page;
+    page = undefined;
   } while (startKey);
 }
