@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { encodeDetections } from '../lib/store/detections';
+import { EXPORT_PAGE_ITEMS } from '../lib/store/export-pages';
 import { batchPartition, statusTs, type ImageItem } from '../lib/store/schema';
 import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';
 import { headline as figure, median, pick, round, sized, type Headline } from './stats';
@@ -146,7 +147,7 @@ export default async function run(): Promise<Record<string, unknown>> {
     const byFormat = (of: (format: string) => number) => ({ csv: of('csv'), megadetector: of('megadetector') });
     return {
       method:
-        'each export in its own process: the batch read 500 items a Query from dynalite (the API read path, exportImages), ' +
+        `each export in its own process: the batch read ${EXPORT_PAGE_ITEMS} items a Query from dynalite (the API read path, exportImages, on the functions' document client), ` +
         `encoded, streamed past a ${INLINE_MAX_BYTES / 1024} KiB inline bound into a file (both sizes stream); peak RSS (maxRSS) and time, median of rounds; ` +
         'heapUsedMB: most V8 heap in use at a page boundary; retainedHeapMB: the same after a full collection at every page boundary (one --expose-gc run), ' +
         'retainedHeapFirstHalfMB: the same over the first half of the pages; ' +
