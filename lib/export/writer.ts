@@ -75,6 +75,7 @@ export async function writeExport<S>(
     buffered.push(next.value.text);
     counts.rows += next.value.rows;
     counts.bytes += Buffer.byteLength(next.value.text);
+    // eslint-disable-next-line no-useless-assignment -- dropped before the next page is awaited (lib/export/pages.ts)
     next = undefined;
     if (counts.bytes > opts.inlineMaxBytes) break;
   }
@@ -83,6 +84,7 @@ export async function writeExport<S>(
     while (buffered.length) {
       let body: Buffer | undefined = Buffer.from(buffered.shift()!);
       yield body;
+      // eslint-disable-next-line no-useless-assignment -- dropped before the next page is awaited (lib/export/pages.ts)
       body = undefined;
     }
     for (;;) {
@@ -90,9 +92,11 @@ export async function writeExport<S>(
       if (next.done) return;
       counts.rows += next.value.rows;
       let body: Buffer | undefined = Buffer.from(next.value.text);
+      // eslint-disable-next-line no-useless-assignment -- dropped before the next page is awaited (lib/export/pages.ts)
       next = undefined;
       counts.bytes += body.length;
       yield body;
+      // eslint-disable-next-line no-useless-assignment -- dropped before the next page is awaited (lib/export/pages.ts)
       body = undefined;
     }
   }

@@ -68,8 +68,10 @@ export async function* batchImagePages(
     );
     startKey = out.LastEvaluatedKey;
     let page: Image[] | undefined = ((out.Items ?? []) as ImageItem[]).map(toImage);
+    // eslint-disable-next-line no-useless-assignment -- dropped before the next page is awaited (lib/export/pages.ts)
     out = undefined;
     yield page;
+    // eslint-disable-next-line no-useless-assignment -- dropped before the next page is awaited (lib/export/pages.ts)
     page = undefined;
   } while (startKey);
 }
