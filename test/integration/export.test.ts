@@ -5,13 +5,19 @@ import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { exportImageOf } from '../../lib/api/export-batch';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { exportImageOf, exportImages } from '../../lib/api/export-batch';
+import { documentClientOf } from '../../lib/aws/clients';
+import { mapPages } from '../../lib/export/pages';
 import { type ExportFormat } from '../../lib/export/encode';
 import type { ExportImage } from '../../lib/export/rows';
 import { storeExport } from '../../lib/export/s3-export';
 import { exportChunks, writeExport } from '../../lib/export/writer';
 import { toImage } from '../../lib/store/attributes';
 import { cursorCodec } from '../../lib/store/cursor';
+import { batchImagePages, ROWS_READ } from '../../lib/store/export-pages';
 import { getBatch } from '../../lib/store/reader';
 import { batchPartition, type ImageItem } from '../../lib/store/schema';
 import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
@@ -99,6 +105,58 @@ describe('export of an ingested batch', () => {
     const head = await aws().s3.send(new HeadObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: out.stored.key }));
     expect(head.ContentType).toMatch(/^application\/x-ndjson/);
     expect(head.ContentLength).toBe(out.bytes);
+  });
+
+  it.each(['csv', 'jsonl', 'megadetector'] as const)(
+    'writes the same %s from what the export reads (its attributes, its page size) as from whole items',
+    async (format) => {
+      const context = { catMinConfidence: 80, doneAt: Date.UTC(2024, 5, 1) };
+      const write = (pages: AsyncIterable<ExportImage[]>) => writeExport(exportChunks(pages, format, context), { inlineMaxBytes: 1 << 20, spill: async () => 0 });
+      const whole = await write(imagePages(batchPartition(clientId, batchId)));
+      const read = await write(exportImages({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }, clientId, batchId, format));
+
+      expect(read.kind).toBe('inline');
+      expect(whole.kind).toBe('inline');
+      if (read.kind !== 'inline' || whole.kind !== 'inline') return;
+      expect(read.rows).toBe(total);
+      expect(read.body).toBe(whole.body);
+    },
+  );
+
+  it('keeps no page of the batch while it reads the next (each Query sent with the previous page unreachable)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const client = new DynamoDBClient({});
+    let previous: WeakRef<object> | undefined;
+    const alive: boolean[] = [];
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        // A turn of the event loop first, so that nothing of the last page's job is left on the stack.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (previous) {
+          gc();
+          alive.push(previous.deref() !== undefined);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'previousPageProbe' },
+    );
+    const ddb = documentClientOf(client);
+    try {
+      const pages = batchImagePages({ ddb, tableName: stackEnv('TABLE_NAME') }, clientId, batchId, { ...ROWS_READ, pageSize: 1 });
+      const mapped = mapPages(pages, (page) => {
+        previous = new WeakRef(page);
+        return page.map(exportImageOf);
+      });
+      const out = await writeExport(exportChunks(mapped, 'csv'), { inlineMaxBytes: 1 << 20, spill: async () => 0 });
+
+      expect(out.rows).toBe(total);
+      // Four records (the duplicates are counted on their original): a Query each, and one that finds the end.
+      expect(alive.length).toBeGreaterThanOrEqual(3);
+      expect(alive.every((a) => !a)).toBe(true);
+    } finally {
+      ddb.destroy();
+    }
   });
 });
 

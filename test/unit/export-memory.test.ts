@@ -204,7 +204,7 @@ function records(): ImageItem[] {
       errorMessage: 'the file is not an image',
       restingKey: 'failed/c/b/notes.png',
     },
-    { clientId: 'c', batchId: 'b', fprint: 'e'.repeat(32), status: 'pending', expiresAt: 1_900_000_000, fileName: '+pending.jpg', claimId: 'k', leaseUntil: T },
+    { clientId: 'c', batchId: 'b', fprint: 'e'.repeat(32), status: 'processing', expiresAt: 1_900_000_000, fileName: '+pending.jpg', claimId: 'k', leaseUntil: T },
   ];
   const stored = items.map((image) => toImageItem(image));
   // An upload still classifying has its time in received_ts only.
