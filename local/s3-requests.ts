@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { authRefusal } from './s3-auth';
 import { keyRefusal } from './s3-keys';
 import { postPolicyRefusal } from './s3-post-policy';
-import { decodeCopySource, objectName, S3Error, s3Error, storedETag, type FilesystemStore, type KeyLocks } from './s3-store';
+import { decodeCopySource, objectName, S3Error, s3Error, storedETag, type FilesystemStore, type StoreLocks } from './s3-store';
 
 export interface S3RequestContext {
   method: string;
@@ -14,6 +14,8 @@ export interface S3RequestContext {
   query: Record<string, unknown>;
   headers: Record<string, string | string[] | undefined>;
   req: IncomingMessage | Readable;
+  /** s3rver's store, as its controllers reach it (Koa's app context; a request may shadow it with its own view). */
+  store?: FilesystemStore;
 }
 export type Middleware = (ctx: S3RequestContext, next: () => Promise<void>) => Promise<void>;
 
@@ -190,9 +192,10 @@ function preconditionsOf(ctx: S3RequestContext, target: Required<ObjectTarget>):
 
 /**
  * Answers 412 PreconditionFailed (or 404 NoSuchKey when an If-Match names a missing object) as S3 does, holding the
- * objects' locks from the check through s3rver's action so that no other write slips in between.
+ * objects' locks from the check through s3rver's action so that no other write slips in between: the action reaches
+ * the store through `ctx.store`, here the view that knows this request holds them.
  */
-export function conditionalRequests(store: FilesystemStore, locks: KeyLocks): Middleware {
+export function conditionalRequests(store: FilesystemStore, locks: StoreLocks): Middleware {
   const eTagOf = async (target: Required<ObjectTarget>): Promise<string | undefined> => {
     try {
       return await storedETag(store, target.bucket, target.key);
@@ -207,7 +210,7 @@ export function conditionalRequests(store: FilesystemStore, locks: KeyLocks): Mi
     const preconditions = preconditionsOf(ctx, { bucket: target.bucket, key: target.key });
     if (preconditions.length === 0) return next();
     const names = [target, ...preconditions.map((p) => p.target)].map((t) => objectName(t.bucket, t.key ?? ''));
-    await locks.with(names, async () => {
+    await locks.with(names, async (holding) => {
       for (const precondition of preconditions) {
         const eTag = await eTagOf(precondition.target);
         if (eTag === undefined) {
@@ -217,7 +220,12 @@ export function conditionalRequests(store: FilesystemStore, locks: KeyLocks): Mi
           throw preconditionFailed(precondition.header);
         }
       }
-      await next();
+      ctx.store = holding;
+      try {
+        await next();
+      } finally {
+        delete ctx.store; // back to the app's store
+      }
     });
   };
 }

@@ -4,7 +4,6 @@
 // rather than failing every listing of its folder, deletes in one folder at once do not trip over each other's
 // folder cleanup, and operations on one key are serialized so that a conditional request's check and its action are
 // atomic, as on S3.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { copyFile, mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -62,23 +61,32 @@ export interface FilesystemStore {
 const MAX_PATH_BYTES = 4095;
 const UPLOAD_ID = /^[0-9a-f]{32}$/;
 
-/** Serializes work on the same names; reentrant within one async flow, so a guarded request can call guarded store methods. */
+/**
+ * Serializes work on the same names. What a flow already holds is handed to it explicitly (`with` gives `work` the
+ * names it now holds, to pass to the nested calls it makes), so that a guarded request can call guarded store methods
+ * without waiting on itself. Explicit rather than an AsyncLocalStorage: in Node 20 that turns on promise hooks for
+ * every promise of the process (the API's, the ingest's, the SDK's), ~10 % of the stack's allocations
+ * (docs/design.md §9).
+ */
 export class KeyLocks {
   private readonly tails = new Map<string, Promise<void>>();
-  private readonly held = new AsyncLocalStorage<ReadonlySet<string>>();
 
-  async with<T>(names: readonly string[], work: () => Promise<T>): Promise<T> {
-    const mine = this.held.getStore() ?? new Set<string>();
+  async with<T>(names: readonly string[], work: (held: ReadonlySet<string>) => Promise<T>, mine: ReadonlySet<string> = NONE_HELD): Promise<T> {
     // Always in sorted order, so that two requests locking the same two names cannot wait on each other.
     const needed = [...new Set(names)].filter((n) => !mine.has(n)).sort();
-    if (needed.length === 0) return work();
+    if (needed.length === 0) return work(mine);
     const releases: (() => void)[] = [];
     try {
       for (const name of needed) releases.push(await this.acquire(name));
-      return await this.held.run(new Set([...mine, ...needed]), work);
+      return await work(new Set([...mine, ...needed]));
     } finally {
       for (const release of releases) release();
     }
+  }
+
+  /** Names waited on or held (a bound: each is dropped when its last holder releases it). */
+  get size(): number {
+    return this.tails.size;
   }
 
   private async acquire(name: string): Promise<() => void> {
@@ -93,6 +101,16 @@ export class KeyLocks {
       if (this.tails.get(name) === tail) this.tails.delete(name);
     };
   }
+}
+
+const NONE_HELD: ReadonlySet<string> = new Set();
+
+/**
+ * The hardened store's locks: `with` runs `work` holding `names`, giving it a view of the store whose locking methods
+ * know what the flow holds (a request's middleware hands that view to s3rver's controllers as `ctx.store`).
+ */
+export interface StoreLocks {
+  with<T>(names: readonly string[], work: (store: FilesystemStore) => Promise<T>): Promise<T>;
 }
 
 export const objectName = (bucket: string, key: string): string => `${bucket}/${key}`;
@@ -114,7 +132,7 @@ export function decodeCopySource(header: string): string | undefined {
 }
 
 /** Patches `store` (s3rver's instance) in place; returns the locks its requests share. */
-export function hardenStore(store: FilesystemStore): KeyLocks {
+export function hardenStore(store: FilesystemStore): StoreLocks {
   const locks = new KeyLocks();
   const original = {
     getResourcePath: store.getResourcePath.bind(store),
@@ -212,7 +230,16 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     }
   };
 
-  store.putObject = async (object) => {
+  /** The methods that take objects' locks, for a flow that already holds `held`. */
+  const lockingMethods = (held: ReadonlySet<string>): Pick<FilesystemStore, 'putObject' | 'getObject' | 'deleteObject' | 'copyObject'> => ({
+    putObject: (object) => putObject(object, held),
+    getObject: (bucket, key, options) => locks.with([objectName(bucket, key)], () => original.getObject(bucket, key, options), held),
+    deleteObject: (bucket, key) => locks.with([objectName(bucket, key)], () => deleteObject(bucket, key), held),
+    copyObject: (srcBucket, srcKey, destBucket, destKey, metadata) =>
+      locks.with([objectName(srcBucket, srcKey), objectName(destBucket, destKey)], () => copyObject(srcBucket, srcKey, destBucket, destKey, metadata), held),
+  });
+
+  const putObject = async (object: StoredObject, held: ReadonlySet<string>): Promise<{ size: number; md5: string }> => {
     const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
     // Fits a file name: the last segment is at most 233 bytes, "._S3rver_object" 15, this suffix 7.
     const temporary = `${objectPath}.${crypto.randomBytes(3).toString('hex')}`;
@@ -225,8 +252,10 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
       await content.discard();
       throw err;
     }
-    await locks.with([objectName(object.bucket, object.key)], () =>
-      replaceFiles([...metadataFiles(object.bucket, object.key, object.metadata, written.md5), content]),
+    await locks.with(
+      [objectName(object.bucket, object.key)],
+      () => replaceFiles([...metadataFiles(object.bucket, object.key, object.metadata, written.md5), content]),
+      held,
     );
     return written;
   };
@@ -274,32 +303,30 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     }
   };
 
-  store.getObject = (bucket, key, options) => locks.with([objectName(bucket, key)], () => original.getObject(bucket, key, options));
+  const deleteObject = async (bucket: string, key: string): Promise<void> => {
+    try {
+      await original.deleteObject(bucket, key);
+    } catch (err) {
+      // The object's files are gone (s3rver ignores their ENOENT); its cleanup of the emptied folders raced another
+      // delete's in the same folder (already removed) or a new object in it (no longer empty). Both are fine.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTEMPTY') throw err;
+    }
+  };
 
-  store.deleteObject = (bucket, key) =>
-    locks.with([objectName(bucket, key)], async () => {
-      try {
-        await original.deleteObject(bucket, key);
-      } catch (err) {
-        // The object's files are gone (s3rver ignores their ENOENT); its cleanup of the emptied folders raced another
-        // delete's in the same folder (already removed) or a new object in it (no longer empty). Both are fine.
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code !== 'ENOENT' && code !== 'ENOTEMPTY') throw err;
+  const copyObject = async (srcBucket: string, srcKey: string, destBucket: string, destKey: string, metadata: unknown) => {
+    try {
+      return await copyWhole(srcBucket, srcKey, destBucket, destKey, metadata as Record<string, string> | undefined);
+    } catch (err) {
+      // The source went away between s3rver's existence check and the copy.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: srcKey });
       }
-    });
+      throw err;
+    }
+  };
 
-  store.copyObject = (srcBucket, srcKey, destBucket, destKey, metadata) =>
-    locks.with([objectName(srcBucket, srcKey), objectName(destBucket, destKey)], async () => {
-      try {
-        return await copyWhole(srcBucket, srcKey, destBucket, destKey, metadata as Record<string, string> | undefined);
-      } catch (err) {
-        // The source went away between s3rver's existence check and the copy.
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-          throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: srcKey });
-        }
-        throw err;
-      }
-    });
+  Object.assign(store, lockingMethods(NONE_HELD));
 
   /**
    * s3rver's copy, with its files written whole and all or none of them (a copy that runs out of space leaves the
@@ -387,7 +414,9 @@ export function hardenStore(store: FilesystemStore): KeyLocks {
     return original.putObjectMultipart(bucket, uploadId, parts);
   };
 
-  return locks;
+  return {
+    with: (names, work) => locks.with(names, (held) => work(Object.assign(Object.create(store) as FilesystemStore, lockingMethods(held)))),
+  };
 }
 
 /**

@@ -3,7 +3,6 @@
 // POST forms (s3-auth.ts), checks presigned POST forms and conditional requests (s3-requests.ts), and never lets a
 // failed write take the process down (s3-store.ts).
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
@@ -13,8 +12,8 @@ import type { CreatedObject } from '../lib/reconcile/s3-event';
 import { isOutOfSpace } from './disk-space';
 import { LOCAL_NAMES } from './env';
 import { dropConnections } from './listen';
-import { conditionalRequests, keyGuard, postFormGuard, signatureGuard, type S3RequestContext } from './s3-requests';
-import { decodeCopySource, hardenStore, S3Error, storedETag, type FilesystemStore } from './s3-store';
+import { conditionalRequests, keyGuard, postFormGuard, requestTarget, signatureGuard, type S3RequestContext } from './s3-requests';
+import { decodeCopySource, hardenStore, objectName, S3Error, storedETag, type FilesystemStore } from './s3-store';
 
 /** A client of the local S3 at `endpoint`, whatever process.env holds (its account's keys, path-style requests). */
 export function localS3Client(endpoint: string, overrides: Partial<S3ClientConfig> = {}): S3Client {
@@ -162,9 +161,23 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     if (typeof source === 'string') ctx.headers['x-amz-copy-source'] = copySourceForS3rver(source);
     return next();
   });
-  // s3rver emits multipart completions as 'Post'; the request that caused the event tells them apart.
-  const currentRequest = new AsyncLocalStorage<KoaContext>();
-  server.middleware.unshift((ctx, next) => currentRequest.run(ctx, next));
+  // s3rver emits multipart completions as 'Post', as it does POST form uploads: the objects whose multipart upload a
+  // request is completing tell them apart (counted per object while the request runs; not an AsyncLocalStorage, see
+  // KeyLocks). A form POST to the very key being completed at that moment would be named a completion too.
+  const completing = new Map<string, number>();
+  server.middleware.unshift(async (ctx, next) => {
+    const target = ctx.method === 'POST' && ctx.query.uploadId !== undefined ? requestTarget(ctx.path) : undefined;
+    if (!target?.key) return next();
+    const name = objectName(target.bucket, target.key);
+    completing.set(name, (completing.get(name) ?? 0) + 1);
+    try {
+      await next();
+    } finally {
+      const left = (completing.get(name) ?? 1) - 1;
+      if (left > 0) completing.set(name, left);
+      else completing.delete(name);
+    }
+  });
   server.middleware.unshift(outOfSpaceAnswers(opts.onWriteFault));
   // Before anything reads or rewrites the request: only signed requests, presigned URLs and POST forms go on.
   server.middleware.unshift(signatureGuard(secretFor));
@@ -182,8 +195,7 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     directory,
     onObjectEvent(listener) {
       const onEvent = (event: S3rverEvent) => {
-        const request = currentRequest.getStore();
-        for (const record of event.Records) listener(toObjectEvent(record, request));
+        for (const record of event.Records) listener(toObjectEvent(record, completing.has(objectName(record.s3.bucket.name, record.s3.object.key))));
       };
       server.on('event', onEvent);
       return () => server.off('event', onEvent);
@@ -240,10 +252,10 @@ export function copySourceForS3rver(header: string): string {
   return decoded === undefined ? header : encodeURI(decoded);
 }
 
-function toObjectEvent(record: S3rverEvent['Records'][number], request: KoaContext | undefined): LocalObjectEvent {
+function toObjectEvent(record: S3rverEvent['Records'][number], completingMultipart: boolean): LocalObjectEvent {
   const [, kind = ''] = record.eventName.split(':');
   const operation =
-    kind === 'Post' && request?.query.uploadId !== undefined
+    kind === 'Post' && completingMultipart
       ? 'CompleteMultipartUpload'
       : (kind as LocalObjectEvent['operation']);
   return {
