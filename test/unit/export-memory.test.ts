@@ -4,6 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { exportImageOf } from '../../lib/api/export-batch';
 import type { ExportFormat } from '../../lib/export/encode';
+import { jsonFloat } from '../../lib/export/megadetector';
 import { mapPages } from '../../lib/export/pages';
 import type { ExportImage } from '../../lib/export/rows';
 import { exportChunks, writeExport } from '../../lib/export/writer';
@@ -257,5 +258,20 @@ describe('what an export reads', () => {
     // The records carry what the format writes (so the comparison can tell a missing attribute).
     if (format === 'megadetector') expect(whole).toContain('"review": {"isCat": false}');
     else expect(whole).toContain('Reconyx HP2X');
+  });
+});
+
+describe('jsonFloat without String()', () => {
+  it("writes a fraction as String wrote it at six decimals (every step of 1e-6 in -1..2, and spread values)", () => {
+    const before = (n: number): string => {
+      const rounded = Math.round(n * 1e6) / 1e6;
+      return Number.isInteger(rounded) ? rounded.toFixed(1) : String(rounded);
+    };
+    const values: number[] = [];
+    for (let k = -1_000_000; k <= 2_000_000; k++) values.push(k / 1e6);
+    for (let k = 1; k < 100_000; k++) values.push(k * 12_345.678_901_23, -k / 7, k / 3 + 1e-7);
+    const differing = values.filter((v) => jsonFloat(v) !== before(v));
+    expect(differing).toEqual([]);
+    expect([jsonFloat(0.935), jsonFloat(0.000_001), jsonFloat(-0.5), jsonFloat(0.1 + 0.2)]).toEqual(['0.935', '0.000001', '-0.5', '0.3']);
   });
 });
