@@ -1,6 +1,6 @@
 // Export encoders: CSV (RFC 4180) and JSON Lines, one row at a time so a writer can stream them.
 import { MegaDetectorEncoder, type MegaDetectorContext } from './megadetector';
-import { EXPORT_COLUMNS, exportRows, type ExportImage, type ExportRow } from './rows';
+import { EXPORT_COLUMNS, exportRows, numberText, type ExportImage, type ExportRow } from './rows';
 
 export const EXPORT_FORMATS = ['csv', 'jsonl', 'megadetector'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -29,7 +29,7 @@ export const csvField = (text: string): string => (/[",\r\n]/.test(text) ? `"${t
 
 function csvCell(column: keyof ExportRow, value: ExportRow[keyof ExportRow]): string {
   if (value === null) return '';
-  const text = String(value);
+  const text = typeof value === 'number' ? numberText(value) : String(value);
   return csvField(TEXT_COLUMNS.has(column) ? neutralizeFormula(text) : text);
 }
 

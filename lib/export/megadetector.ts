@@ -20,9 +20,9 @@ export const CAT_CATEGORY = '1';
 /**
  * A number as MegaDetector's Python writes a float: always with a fraction (`1.0`, `0.0`, never `1`), since its
  * validator and readers check `isinstance(conf, float)` and JSON keeps `1.0` a float only when written so.
- * Written by toFixed and trimmed, the same text as String(n) at six decimals: String of a fraction goes through V8's
- * number-to-string cache, which holds each new string from the old space, so every box's numbers were promoted
- * garbage (~3 MB over a 20,000-image MegaDetector export; docs/design.md, "Export memory").
+ * Written by toFixed and trimmed, the same text as String(n) at six decimals: String() of a number with a fraction
+ * allocates its text in V8's old space (rows.ts numberText), so every box's numbers were old-space garbage (the
+ * 20,000-image MegaDetector export's old space ended at 19 MB instead of 16; docs/design.md, "Export memory").
  */
 export function jsonFloat(n: number): string {
   const rounded = Math.round(n * 1e6) / 1e6;

@@ -93,9 +93,16 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 /** Confidences as the API gives them, without float noise: at most two decimals. */
 const round2 = (n: number): number => Math.round(n * 100) / 100;
 
+/**
+ * A number's text, as String(n) writes it. String() (and a template literal) of a number with a fraction allocates
+ * its text in V8's old space, where only a full collection frees it: garbage that grew an export's heap with every
+ * row. JSON.stringify writes a finite number as String does (ECMA-262 SerializeJSONProperty), in the young space.
+ */
+export const numberText = (n: number): string => (Number.isFinite(n) ? JSON.stringify(n) : String(n));
+
 /** `Name:confidence|…` in the record's order (most confident first, as stored). */
 export const formatLabels = (labels: ExportImage['labels']): string =>
-  labels.map((l) => `${l.name}:${round2(l.confidence)}`).join('|');
+  labels.map((l) => `${l.name}:${numberText(round2(l.confidence))}`).join('|');
 
 export function catConfidenceOf(image: Pick<ExportImage, 'catConfidence' | 'labels'>): number | null {
   if (typeof image.catConfidence === 'number') return round2(image.catConfidence);

@@ -6,7 +6,7 @@ import { exportImageOf } from '../../lib/api/export-batch';
 import type { ExportFormat } from '../../lib/export/encode';
 import { jsonFloat } from '../../lib/export/megadetector';
 import { mapPages } from '../../lib/export/pages';
-import type { ExportImage } from '../../lib/export/rows';
+import { numberText, type ExportImage } from '../../lib/export/rows';
 import { exportChunks, writeExport } from '../../lib/export/writer';
 import type { Image } from '../../lib/domain';
 import { IMAGE_ATTRIBUTES, toImage, toImageItem } from '../../lib/store/attributes';
@@ -273,5 +273,13 @@ describe('jsonFloat without String()', () => {
     const differing = values.filter((v) => jsonFloat(v) !== before(v));
     expect(differing).toEqual([]);
     expect([jsonFloat(0.935), jsonFloat(0.000_001), jsonFloat(-0.5), jsonFloat(0.1 + 0.2)]).toEqual(['0.935', '0.000001', '-0.5', '0.3']);
+  });
+});
+
+describe('numberText', () => {
+  it('writes a number as String does, fractions, integers, extremes and non-finite alike', () => {
+    const values = [0, -0, 1, -1, 93.5, 97.46, 0.1 + 0.2, 47.376_887_5, -122.419_415_5, 1e-7, 123e-20, 1e21, 2 ** 53 + 2, Number.MAX_VALUE, Number.MIN_VALUE, NaN, Infinity, -Infinity];
+    for (let k = 1; k < 50_000; k++) values.push(k / 100, k * 1.000_001, -k / 3);
+    expect(values.filter((v) => numberText(v) !== String(v))).toEqual([]);
   });
 });
