@@ -15,28 +15,43 @@ export interface AwsClients {
   rekognition: RekognitionClient;
 }
 
-export const createS3Client = (): S3Client =>
-  new S3Client({
-    // Local S3 stand-ins answer path-style only; checksums only when an operation requires them (s3rver).
-    forcePathStyle: envBoolean('S3_FORCE_PATH_STYLE', false),
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-
-/** The document client the functions use over `client` (a bench builds it over its local table the same way). */
-export function documentClientOf(client: DynamoDBClient): DynamoDBDocumentClient {
-  // No logger is configured, yet the SDK's logger middleware runs every input and output through the schema's
-  // sensitive-data filter for its no-op logger: ~5% of the API's CPU for a page of 20 images, and a copy of every
-  // answer (a sixth of what an export allocates).
+/**
+ * No logger is configured, yet the SDK's logger middleware runs every input and output through the schema's
+ * sensitive-data filter for its no-op logger: ~5% of the API's CPU for a page of 20 images.
+ */
+function withoutLogger<C extends { middlewareStack: { remove(name: string): boolean } }>(client: C): C {
   client.middlewareStack.remove('loggerMiddleware');
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  return client;
+}
+
+// `cacheMiddleware`: the SDK resolves a command's middleware stack once per command class instead of at every call
+// (its option for request-heavy clients, ~5 S3 requests an image here). Only where no command adds middleware of its
+// own: the document client refuses it (lib-dynamodb), and a DetectLabels command may carry the local client hint
+// (lib/ingest/detect.ts), which a cached stack would keep for every later call.
+export const createS3Client = (): S3Client =>
+  withoutLogger(
+    new S3Client({
+      // Local S3 stand-ins answer path-style only; checksums only when an operation requires them (s3rver).
+      forcePathStyle: envBoolean('S3_FORCE_PATH_STYLE', false),
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      cacheMiddleware: true,
+    }),
+  );
+
+/**
+ * The document client the functions use over `client` (a bench builds it over its local table the same way). Without
+ * the logger middleware, its filter would also copy every answer: a sixth of what an export allocated.
+ */
+export function documentClientOf(client: DynamoDBClient): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(withoutLogger(client), { marshallOptions: { removeUndefinedValues: true } });
 }
 
 export const createDocumentClient = (): DynamoDBDocumentClient => documentClientOf(new DynamoDBClient({}));
 
 // Throttling is retried by the SDK's standard strategy: exponential backoff with full jitter.
 export const createRekognitionClient = (): RekognitionClient =>
-  new RekognitionClient({ maxAttempts: rekognitionMaxAttempts() });
+  withoutLogger(new RekognitionClient({ maxAttempts: rekognitionMaxAttempts() }));
 
 export const createSqsClient = (): SQSClient => new SQSClient({});
 
