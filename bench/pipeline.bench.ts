@@ -13,6 +13,12 @@
 //   images/s over workers x single-worker images/s is the most the goal's ratio can reach on this machine (the cores
 //   are shared with the decoders' threads, and inference slows a little when every core runs it), and the pipeline
 //   over it is the share of the detector's own throughput the rest of the stack leaves.
+// - the request floor: each request a new image makes (as counted at the stand-ins: 7 UpdateItem, a GetItem, the
+//   reuse Query, 5 S3 requests), sent alone in a loop by the functions' own client configuration to the same stand-ins
+//   (dynalite, the local S3) in this process, 4 at a time: the CPU they cost at the least, before the rest of an
+//   image's work (the queue, the ingest's code, the API) and before they share a heap with it; beside them the ingest's
+//   fingerprint and thumbnail of the photo. With the pool alone's CPU per image, it bounds the ratio the stack could
+//   reach here.
 // - the API while the stack works: GET /v1/batches/{id}/images at a steady rate (autocannon, a few connections: people
 //   watching the batch, not a load test), from a second batch's first upload until it is done, beside the same load
 //   on the same batch once the stack is idle (then every page is full: the heavier answer). Goal: p99 busy <= 2x idle.
@@ -146,6 +152,88 @@ async function allWorkers(all: Photo[], workers: number, single: number): Promis
   } finally {
     await pool.close();
   }
+}
+
+/** The requests a new image makes, by kind, as the stand-ins count them on the default (dynalite) stack. */
+const REQUESTS_PER_IMAGE = { updateItem: 7, getItem: 1, reuseQuery: 1, putObject: 1, getObject: 1, putThumbnail: 1, copyObject: 1, deleteObject: 1 } as const;
+
+/** CPU ms (client and stand-in, all threads) of each kind of request alone, and their sum for one image's requests. */
+async function requestFloor(photo: Buffer): Promise<Record<string, unknown>> {
+  const [{ mkdtempSync, rmSync }, { tmpdir }, lib, s3lib, dyn, s3local, clients, patterns] = await Promise.all([
+    import('node:fs'),
+    import('node:os'),
+    import('@aws-sdk/lib-dynamodb'),
+    import('@aws-sdk/client-s3'),
+    import('../local/dynamodb'),
+    import('../local/s3'),
+    import('../lib/aws/clients'),
+    import('../lib/store/access-patterns'),
+  ]);
+  const dir = mkdtempSync(join(tmpdir(), 'icecat-bench-floor-'));
+  const db = await dyn.startLocalDynamoDB({ host: '127.0.0.1', port: 0, dataDir: dir, quiet: true });
+  const s3server = await s3local.startLocalS3({ host: '127.0.0.1', port: 0, dataDir: dir });
+  // The functions' clients: the document client as they build it, S3 as createS3Client configures it.
+  const ddb = clients.documentClientOf(dyn.localDynamoClient(db.url));
+  const s3 = s3local.localS3Client(s3server.url, { cacheMiddleware: true });
+  s3.middlewareStack.remove('loggerMiddleware');
+  const table = db.table.name;
+  const bucket = s3server.bucket;
+  const thumbnail = await sharp(photo).resize(256, 256, { fit: 'inside' }).webp().toBuffer();
+  const kinds: Record<keyof typeof REQUESTS_PER_IMAGE, (i: number) => Promise<unknown>> = {
+    updateItem: (i) =>
+      ddb.send(
+        new lib.UpdateCommand({
+          TableName: table,
+          Key: { batch_id: `floor#${i % 50}`, img_fprint: 'f' },
+          UpdateExpression: 'ADD #n :one SET #t = :t',
+          ConditionExpression: 'attribute_not_exists(#gone)',
+          ExpressionAttributeNames: { '#n': 'n', '#t': 't', '#gone': 'gone' },
+          ExpressionAttributeValues: { ':one': 1, ':t': i },
+        }),
+      ),
+    getItem: (i) => ddb.send(new lib.GetCommand({ TableName: table, Key: { batch_id: `floor#${i % 50}`, img_fprint: 'f' }, ConsistentRead: true })),
+    reuseQuery: (i) => ddb.send(new lib.QueryCommand(patterns.reusableResultRequest(table, 'floor', `fp${i % 50}`, Math.floor(Date.now() / 1000)))),
+    putObject: (i) => s3.send(new s3lib.PutObjectCommand({ Bucket: bucket, Key: `uploads/floor/b/${i % 50}.jpg`, Body: photo })),
+    getObject: async (i) => {
+      const out = await s3.send(new s3lib.GetObjectCommand({ Bucket: bucket, Key: `uploads/floor/b/${i % 50}.jpg` }));
+      await out.Body!.transformToByteArray();
+    },
+    putThumbnail: (i) => s3.send(new s3lib.PutObjectCommand({ Bucket: bucket, Key: `thumbnails/floor/${i % 50}.webp`, Body: thumbnail })),
+    copyObject: (i) => s3.send(new s3lib.CopyObjectCommand({ Bucket: bucket, Key: `processed/floor/b/${i % 50}.jpg`, CopySource: `${bucket}/uploads/floor/b/${i % 50}.jpg` })),
+    deleteObject: (i) => s3.send(new s3lib.DeleteObjectCommand({ Bucket: bucket, Key: `processed/floor/b/${i % 50}.jpg` })),
+  };
+  const n = sized(1000, 40);
+  const perRequestMs: Record<string, number> = {};
+  try {
+    for (const [kind, request] of Object.entries(kinds)) {
+      for (let i = 0; i < n / 4; i++) await request(i); // warm: compiled, connections open
+      const cpu0 = process.cpuUsage();
+      for (let i = 0; i < n; i += 4) await Promise.all([0, 1, 2, 3].map((k) => request(i + k)));
+      const cpu = process.cpuUsage(cpu0);
+      perRequestMs[kind] = round((cpu.user + cpu.system) / 1e3 / n, 2);
+    }
+  } finally {
+    ddb.destroy();
+    s3.destroy();
+    await s3server.close();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // The ingest's own work on the image besides its requests: the fingerprint (decode, hashes, preview) and the thumbnail.
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < n / 4; i++) await (await fingerprint(photo, { maxInputPixels: 100_000_000 })).thumbnail();
+  const cpu = process.cpuUsage(cpu0);
+  const fingerprintAndThumbnailMs = round((cpu.user + cpu.system) / 1e3 / (n / 4), 2);
+  const requestsMs = Object.entries(REQUESTS_PER_IMAGE).reduce((ms, [kind, count]) => ms + count * perRequestMs[kind]!, 0);
+  return {
+    requestsPerImage: REQUESTS_PER_IMAGE,
+    perRequestMs,
+    requestsCpuMsPerImage: round(requestsMs, 1),
+    fingerprintAndThumbnailMs,
+    cpuMsPerImage: round(requestsMs + fingerprintAndThumbnailMs, 1),
+    photoBytes: photo.length,
+    note: "the form POST's write measured as a PutObject (its multipart parse left out); the queue, the bridge, the ingest's own code and the API's polling left out: a lower bound",
+  };
 }
 
 interface Api {
@@ -409,6 +497,9 @@ export default async function run(): Promise<Record<string, unknown>> {
   const loadBefore = loadavg()[0]!;
   const single = await singleWorker(batchA);
   const every = await allWorkers(batchA, workers, single.imagesPerSecond!);
+  const floor = await requestFloor(batchA[1]!.body);
+  // At most: the pool alone's cores kept as busy, each image costing the pool's CPU plus its requests' floor.
+  const floorRatio = (every.imagesPerSecond! * every.cpuMsPerImage!) / (every.cpuMsPerImage! + (floor.cpuMsPerImage as number)) / (workers * single.imagesPerSecond!);
 
   return onStack('pipeline', {}, async (stack, dataDir) => {
     const api: Api = { url: stack.apiUrl, key: readFileSync(join(dataDir, 'demo-api-key'), 'utf8').trim() };
@@ -446,6 +537,7 @@ export default async function run(): Promise<Record<string, unknown>> {
       workersFrom: fromEnv ? 'ICECAT_DETECTOR_WORKERS' : 'os.availableParallelism()',
       singleWorker: single,
       everyWorkerAlone: every,
+      requestFloor: { ...floor, ratioAtMost: round(floorRatio) },
       pipeline: {
         images: PHOTOS,
         secondsFirstUploadToDone: round(a.seconds),
@@ -490,6 +582,8 @@ export function headline(r: Record<string, unknown>): Headline[] {
     figure('one detector worker alone, images/s', pick(r, 'singleWorker', 'imagesPerSecond')),
     figure("every worker alone (the detector's pool, nothing else) ÷ (workers × one worker's): the ratio's ceiling here", pick(r, 'ceilingOfRatio')),
     figure('pipeline images/s ÷ every worker alone', pick(r, 'pipelineOverEveryWorkerAlone')),
+    figure("an image's requests alone (client and stand-in) with its fingerprint and thumbnail, CPU ms: the floor", pick(r, 'requestFloor', 'cpuMsPerImage')),
+    figure('the ratio at most, with the pool alone plus that floor per image', pick(r, 'requestFloor', 'ratioAtMost')),
     figure("the whole stack's CPU per image ÷ the detector alone's", pick(r, 'pipeline', 'cpuPerImageOverDetectorAlone')),
     figure("the serving thread's CPU per image, ms", pick(r, 'pipeline', 'cpuMsPerImageByThread', 'servingThreadMs')),
     figure('API p99 of GET …/images while classifying ÷ idle', pick(r, 'api', 'p99BusyOverIdle'), '<= 2'),
