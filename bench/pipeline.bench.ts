@@ -29,13 +29,20 @@
 // the CPU figures (per image, the detector alone's and the whole stack's) are what the work itself cost.
 import autocannon from 'autocannon';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { documentClientOf, s3ClientOf } from '../lib/aws/clients';
 import { fingerprint } from '../lib/ingest/fingerprint';
+import { reusableResultRequest } from '../lib/store/access-patterns';
 import { toConfidence } from '../local/detector/labels';
 import { LOCAL_CAT_MIN_CONFIDENCE } from '../local/detector/thresholds';
+import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';
+import { LOCAL_NAMES } from '../local/env';
+import { startLocalS3 } from '../local/s3';
 import { onStack, machineFacts } from './on-stack';
 import { postForm } from '../test/helpers/upload-form';
 import { waitForBridgeIdle } from '../test/helpers';
@@ -159,30 +166,24 @@ const REQUESTS_PER_IMAGE = { updateItem: 7, getItem: 1, reuseQuery: 1, putObject
 
 /** CPU ms (client and stand-in, all threads) of each kind of request alone, and their sum for one image's requests. */
 async function requestFloor(photo: Buffer): Promise<Record<string, unknown>> {
-  const [{ mkdtempSync, rmSync }, { tmpdir }, lib, s3lib, dyn, s3local, clients, patterns] = await Promise.all([
-    import('node:fs'),
-    import('node:os'),
-    import('@aws-sdk/lib-dynamodb'),
-    import('@aws-sdk/client-s3'),
-    import('../local/dynamodb'),
-    import('../local/s3'),
-    import('../lib/aws/clients'),
-    import('../lib/store/access-patterns'),
-  ]);
   const dir = mkdtempSync(join(tmpdir(), 'icecat-bench-floor-'));
-  const db = await dyn.startLocalDynamoDB({ host: '127.0.0.1', port: 0, dataDir: dir, quiet: true });
-  const s3server = await s3local.startLocalS3({ host: '127.0.0.1', port: 0, dataDir: dir });
-  // The functions' clients: the document client as they build it, S3 as createS3Client configures it.
-  const ddb = clients.documentClientOf(dyn.localDynamoClient(db.url));
-  const s3 = s3local.localS3Client(s3server.url, { cacheMiddleware: true });
-  s3.middlewareStack.remove('loggerMiddleware');
+  const db = await startLocalDynamoDB({ host: '127.0.0.1', port: 0, dataDir: dir, quiet: true });
+  const s3server = await startLocalS3({ host: '127.0.0.1', port: 0, dataDir: dir });
+  // The functions' own clients (lib/aws/clients.ts), over the stand-ins.
+  const ddb = documentClientOf(localDynamoClient(db.url));
+  const s3 = s3ClientOf({
+    endpoint: s3server.url,
+    region: LOCAL_NAMES.region,
+    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+    forcePathStyle: true,
+  });
   const table = db.table.name;
   const bucket = s3server.bucket;
-  const thumbnail = await sharp(photo).resize(256, 256, { fit: 'inside' }).webp().toBuffer();
+  const thumbnail = await (await fingerprint(photo, { maxInputPixels: 100_000_000 })).thumbnail();
   const kinds: Record<keyof typeof REQUESTS_PER_IMAGE, (i: number) => Promise<unknown>> = {
     updateItem: (i) =>
       ddb.send(
-        new lib.UpdateCommand({
+        new UpdateCommand({
           TableName: table,
           Key: { batch_id: `floor#${i % 50}`, img_fprint: 'f' },
           UpdateExpression: 'ADD #n :one SET #t = :t',
@@ -191,16 +192,16 @@ async function requestFloor(photo: Buffer): Promise<Record<string, unknown>> {
           ExpressionAttributeValues: { ':one': 1, ':t': i },
         }),
       ),
-    getItem: (i) => ddb.send(new lib.GetCommand({ TableName: table, Key: { batch_id: `floor#${i % 50}`, img_fprint: 'f' }, ConsistentRead: true })),
-    reuseQuery: (i) => ddb.send(new lib.QueryCommand(patterns.reusableResultRequest(table, 'floor', `fp${i % 50}`, Math.floor(Date.now() / 1000)))),
-    putObject: (i) => s3.send(new s3lib.PutObjectCommand({ Bucket: bucket, Key: `uploads/floor/b/${i % 50}.jpg`, Body: photo })),
+    getItem: (i) => ddb.send(new GetCommand({ TableName: table, Key: { batch_id: `floor#${i % 50}`, img_fprint: 'f' }, ConsistentRead: true })),
+    reuseQuery: (i) => ddb.send(new QueryCommand(reusableResultRequest(table, 'floor', `fp${i % 50}`, Math.floor(Date.now() / 1000)))),
+    putObject: (i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `uploads/floor/b/${i % 50}.jpg`, Body: photo })),
     getObject: async (i) => {
-      const out = await s3.send(new s3lib.GetObjectCommand({ Bucket: bucket, Key: `uploads/floor/b/${i % 50}.jpg` }));
+      const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `uploads/floor/b/${i % 50}.jpg` }));
       await out.Body!.transformToByteArray();
     },
-    putThumbnail: (i) => s3.send(new s3lib.PutObjectCommand({ Bucket: bucket, Key: `thumbnails/floor/${i % 50}.webp`, Body: thumbnail })),
-    copyObject: (i) => s3.send(new s3lib.CopyObjectCommand({ Bucket: bucket, Key: `processed/floor/b/${i % 50}.jpg`, CopySource: `${bucket}/uploads/floor/b/${i % 50}.jpg` })),
-    deleteObject: (i) => s3.send(new s3lib.DeleteObjectCommand({ Bucket: bucket, Key: `processed/floor/b/${i % 50}.jpg` })),
+    putThumbnail: (i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `thumbnails/floor/${i % 50}.webp`, Body: thumbnail })),
+    copyObject: (i) => s3.send(new CopyObjectCommand({ Bucket: bucket, Key: `processed/floor/b/${i % 50}.jpg`, CopySource: `${bucket}/uploads/floor/b/${i % 50}.jpg` })),
+    deleteObject: (i) => s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: `processed/floor/b/${i % 50}.jpg` })),
   };
   const n = sized(1000, 40);
   const perRequestMs: Record<string, number> = {};

@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
-import { S3Client } from '@aws-sdk/client-s3';
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { envBoolean, rekognitionMaxAttempts } from '../config';
 
@@ -28,16 +28,20 @@ function withoutLogger<C extends { middlewareStack: { remove(name: string): bool
 // (its option for request-heavy clients, ~5 S3 requests an image here). Only where no command adds middleware of its
 // own: the document client refuses it (lib-dynamodb), and a DetectLabels command may carry the local client hint
 // (lib/ingest/detect.ts), which a cached stack would keep for every later call.
-export const createS3Client = (): S3Client =>
+/** The functions' S3 client over `config` (its endpoint, region, credentials); a bench builds it so over the local S3. */
+export const s3ClientOf = (config: S3ClientConfig): S3Client =>
   withoutLogger(
     new S3Client({
-      // Local S3 stand-ins answer path-style only; checksums only when an operation requires them (s3rver).
-      forcePathStyle: envBoolean('S3_FORCE_PATH_STYLE', false),
+      // Checksums only when an operation requires them (s3rver).
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       cacheMiddleware: true,
+      ...config,
     }),
   );
+
+// Local S3 stand-ins answer path-style only.
+export const createS3Client = (): S3Client => s3ClientOf({ forcePathStyle: envBoolean('S3_FORCE_PATH_STYLE', false) });
 
 /**
  * The document client the functions use over `client` (a bench builds it over its local table the same way). Without
