@@ -1,6 +1,7 @@
 // One export of bench/export.bench.ts in a process of its own, so that its peak resident memory is the export's alone:
-// the batch read a page at a time from the local DynamoDB the bench started, encoded as the API encodes it, and
-// streamed past the inline bound into a file (as the API streams it into S3). Prints {ms, bytes, rows, kind, maxRssMB,
+// the batch read a page at a time from the local DynamoDB the bench started (named by AWS_ENDPOINT_URL_DYNAMODB, as the
+// functions find it), encoded as the API encodes it, and streamed past the inline bound into a file (as the API streams
+// it into S3). The bench runs it bundled as a function is shipped (scripts/bundle.ts), not through a TypeScript loader. Prints {ms, bytes, rows, kind, maxRssMB,
 // heapUsedMB, heapUsedFirstHalfMB}: heapUsedMB is the most V8 heap in use at a page boundary (FirstHalf: over the first
 // half of the pages). With --expose-gc (the bench's retention
 // round) a full collection runs at every page boundary first, so heapUsedMB is then what the export retains, garbage
@@ -8,19 +9,18 @@
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { exportImages } from '../lib/api/export-batch';
-import { documentClientOf } from '../lib/aws/clients';
+import { createDocumentClient } from '../lib/aws/clients';
 import type { ExportFormat } from '../lib/export/encode';
 import { mapPages } from '../lib/export/pages';
 import type { ExportImage } from '../lib/export/rows';
 import { exportChunks, writeExport } from '../lib/export/writer';
-import { localDynamoClient } from '../local/dynamodb';
 
 const collect = (globalThis as { gc?: () => void }).gc;
 
 async function main(): Promise<void> {
-  const [endpoint, tableName, clientId, batchId, format, outFile, inline] = process.argv.slice(2) as [string, string, string, string, ExportFormat, string, string];
-  // The functions' own document client (lib/aws/clients.ts), over the bench's local table.
-  const ddb = documentClientOf(localDynamoClient(endpoint));
+  const [tableName, clientId, batchId, format, outFile, inline] = process.argv.slice(2) as [string, string, string, ExportFormat, string, string];
+  // The functions' own document client (lib/aws/clients.ts), configured from the environment as on Lambda.
+  const ddb = createDocumentClient();
   /** Heap in use at each page boundary (one number a page). */
   const atPage: number[] = [];
   // Measured as each page arrives, handed on as the export hands its pages (a `for await` here would hold each page

@@ -1,6 +1,6 @@
 // Builds one Lambda deployment artifact: the handler bundled by esbuild, plus the native packages it keeps
 // external (sharp) installed for the Lambda platform (linux, glibc, the function's architecture), zipped.
-import { build, type Metafile, type Plugin } from 'esbuild';
+import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -266,18 +266,23 @@ export const ARTIFACT_DIR = '.build/artifacts';
 
 export const metafilePath = (outDir: string, name: string): string => path.join(outDir, `${name}.meta.json`);
 
-export async function bundleFunction(req: BundleRequest): Promise<BundleResult> {
-  const { source, output } = handlerPaths(req.handler);
-  const entry = path.join(req.projectDir, source);
-  if (!existsSync(entry)) throw new BundleError(`function ${req.name}: handler source ${source} does not exist`);
-
-  const result = await build({
-    absWorkingDir: req.projectDir,
+/**
+ * esbuild's options for a function's bundle: what `npm run package` ships. A bench that measures code as it runs on
+ * Lambda bundles its own entry with them (bench/export.bench.ts).
+ */
+export function functionBuildOptions(
+  projectDir: string,
+  entry: string,
+  outfile: string,
+  nodeTarget: string,
+): BuildOptions & { metafile: true; write: false } {
+  return {
+    absWorkingDir: projectDir,
     entryPoints: [entry],
-    outfile: path.join(req.outDir, req.name, output),
+    outfile,
     bundle: true,
     platform: 'node',
-    target: req.nodeTarget,
+    target: nodeTarget,
     format: 'cjs',
     // ESM entry points first: the AWS SDK and middy tree-shake far better than their CJS builds.
     mainFields: ['module', 'main'],
@@ -288,11 +293,19 @@ export async function bundleFunction(req: BundleRequest): Promise<BundleResult> 
     sourcesContent: false,
     legalComments: 'none',
     external: [...NATIVE_PACKAGES],
-    plugins: [lambdaCredentials(req.projectDir), embeddedWebApp(req.projectDir), treeShakableSchemas, sdkPackageVersions],
+    plugins: [lambdaCredentials(projectDir), embeddedWebApp(projectDir), treeShakableSchemas, sdkPackageVersions],
     metafile: true,
     write: false,
     logLevel: 'warning',
-  });
+  };
+}
+
+export async function bundleFunction(req: BundleRequest): Promise<BundleResult> {
+  const { source, output } = handlerPaths(req.handler);
+  const entry = path.join(req.projectDir, source);
+  if (!existsSync(entry)) throw new BundleError(`function ${req.name}: handler source ${source} does not exist`);
+
+  const result = await build(functionBuildOptions(req.projectDir, entry, path.join(req.outDir, req.name, output), req.nodeTarget));
   const js = result.outputFiles.find((f) => f.path.endsWith('.js'));
   if (!js) throw new BundleError(`function ${req.name}: esbuild produced no JavaScript`);
 
