@@ -36,8 +36,8 @@ const CLIENT = 'bench';
 const INLINE_MAX_BYTES = sized(256 * 1024, 16 * 1024);
 /**
  * V8's young generation in the goal's rounds: each semi-space pinned at 16 MB, Node's default maximum on a 64-bit
- * machine with memory to spare, which a long-running process (the local stack, a warm API function) has grown to
- * long before anyone exports. A fresh process starts at 1 MB and doubles as bytes survive its scavenges; whether a
+ * machine with memory to spare, which a long-running process (the local stack) has grown to long before anyone
+ * exports; a warm Lambda function grows toward its runtime's own maximum (a twentieth of its memory) instead. A fresh process starts at 1 MB and doubles as bytes survive its scavenges; whether a
  * 2,000-image export ends before or after the last doubling moved its peak by ~16 MB run to run.
  */
 const WARM_HEAP = ['--min-semi-space-size=16', '--max-semi-space-size=16'];
