@@ -12,7 +12,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { clients } from '../../lib/aws/clients';
 import type { MessageVisibility, RetryLater } from '../../lib/aws/message-visibility';
 import { loadIngestConfig } from '../../lib/config';
-import { IceCatError } from '../../lib/errors';
+import { IceCatError, type IceCatErrorOptions } from '../../lib/errors';
 import { boundedBy } from '../../lib/ingest/bounded';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
@@ -35,8 +35,10 @@ export type IngestHandler = (event: SQSEvent, context?: Context) => Promise<SQSB
 class RetryLaterSignal extends IceCatError {
   override name = 'RetryLaterSignal';
   readonly code = 'retry_later';
-  constructor(readonly delaySeconds: number) {
-    super(`an image of the message is claimed by another run: back in ${delaySeconds} s`);
+  readonly delaySeconds: number;
+  constructor(message: string, options: IceCatErrorOptions & { delaySeconds: number }) {
+    super(message, options);
+    this.delaySeconds = options.delaySeconds;
   }
 }
 
@@ -75,7 +77,7 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
       logger.error('upload failed; SQS will redeliver it', { messageId: record.messageId, error: err as Error });
       throw err;
     }
-    if (delaySeconds > 0) throw new RetryLaterSignal(delaySeconds);
+    if (delaySeconds > 0) throw new RetryLaterSignal(`an image of the message is claimed by another run: back in ${delaySeconds} s`, { delaySeconds });
   };
 
   return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {

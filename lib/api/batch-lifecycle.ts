@@ -101,9 +101,9 @@ function decodeCursor(cursor: string, catMinConfidence: number): string {
   } catch {
     c = undefined;
   }
-  if (typeof c?.after !== 'string' || typeof c.catMinConfidence !== 'number') throw new InvalidParameterError('cursor', 'not a cursor of :reclassify');
+  if (typeof c?.after !== 'string' || typeof c.catMinConfidence !== 'number') throw new InvalidParameterError('not a cursor of :reclassify', { parameter: 'cursor' });
   if (c.catMinConfidence !== catMinConfidence) {
-    throw new InvalidParameterError('cursor', `was given for catMinConfidence ${c.catMinConfidence}; send the same threshold, or none to start over`);
+    throw new InvalidParameterError(`was given for catMinConfidence ${c.catMinConfidence}; send the same threshold, or none to start over`, { parameter: 'cursor' });
   }
   return c.after;
 }
@@ -117,7 +117,7 @@ export class BatchLifecycleService {
 
   private checkSizes(files: readonly DeclaredFile[]): void {
     files.forEach((f, i) => {
-      if (f.size > this.opts.maxUploadBytes) throw new FileTooLargeError(`files[${i}].size`, f.size, this.opts.maxUploadBytes);
+      if (f.size > this.opts.maxUploadBytes) throw new FileTooLargeError(`${f.size} bytes is more than the ${this.opts.maxUploadBytes} bytes accepted per file`, { parameter: `files[${i}].size`, size: f.size, max: this.opts.maxUploadBytes });
     });
   }
 
@@ -163,20 +163,20 @@ export class BatchLifecycleService {
   private async reuseName(clientId: string, batch: Batch): Promise<void> {
     const { store, erasures } = this.opts;
     const existing = await store.getBatch(clientId, batch.batchId);
-    if (store.isLive(existing)) throw new BatchExistsError(batch.batchId);
+    if (store.isLive(existing)) throw new BatchExistsError(`you already have a batch ${batch.batchId}`, { batchId: batch.batchId });
     if (existing && !existing.deleting && erasures && (await store.markExpired(clientId, batch.batchId, this.now() - ERASURE_REQUEUE_MS))) {
       await erasures.send(encodeEraseMessage(clientId, batch.batchId));
     }
-    if (!(await store.createBatch(batch))) throw new BatchErasingError(batch.batchId);
+    if (!(await store.createBatch(batch))) throw new BatchErasingError(`batch ${batch.batchId} expired or was deleted and is being erased; its name can be used again once that is done, try again shortly`, { batchId: batch.batchId });
   }
 
   private checkCallbackUrl(raw: string): string {
     const callbacks = this.opts.callbacks;
-    if (!callbacks) throw new InvalidParameterError('body.callbackUrl', 'callbacks are not configured on this server');
+    if (!callbacks) throw new InvalidParameterError('callbacks are not configured on this server', { parameter: 'body.callbackUrl' });
     try {
       return checkCallbackUrl(raw, { allowLoopback: callbacks.allowLoopback }).toString();
     } catch (err) {
-      if (err instanceof CallbackTargetError) throw new InvalidParameterError('body.callbackUrl', err.message, { cause: err });
+      if (err instanceof CallbackTargetError) throw new InvalidParameterError(err.message, { parameter: 'body.callbackUrl', cause: err });
       throw err;
     }
   }
@@ -184,7 +184,7 @@ export class BatchLifecycleService {
   /** A batch of this client's that exists, has not expired and is not being erased. */
   private async requireBatch(clientId: string, batchId: string) {
     const batch = await this.opts.store.getBatch(clientId, batchId);
-    if (!isVisibleBatch(batch, nowSeconds(this.now()))) throw new BatchNotFoundError(batchId);
+    if (!isVisibleBatch(batch, nowSeconds(this.now()))) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     return batch;
   }
 
@@ -212,7 +212,7 @@ export class BatchLifecycleService {
     const erasures = this.opts.erasures;
     if (!erasures) throw new Error('erasure is not configured for this function');
     const batch = await this.opts.store.markDeleting(clientId, batchId);
-    if (!batch) throw new BatchNotFoundError(batchId);
+    if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     await erasures.send(encodeEraseMessage(clientId, batchId));
     return { batchId, status: 'deleting' };
   }
@@ -224,8 +224,8 @@ export class BatchLifecycleService {
     const batch = await this.opts.store.addExpected(clientId, batchId, body.files.length);
     if (!batch) {
       const existing = await this.opts.store.getBatch(clientId, batchId);
-      if (this.opts.store.isLive(existing)) throw new BatchClosedError(batchId);
-      throw new BatchNotFoundError(batchId);
+      if (this.opts.store.isLive(existing)) throw new BatchClosedError(`batch ${batchId} is closed`, { batchId });
+      throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     }
     return { ...(await this.forms(clientId, batchId, body.files, this.now())), batch: presentBatch(batch) };
   }
@@ -237,7 +237,7 @@ export class BatchLifecycleService {
    */
   private async renewUploads(clientId: string, batchId: string, files: readonly DeclaredFile[]): Promise<UploadForms> {
     const batch = await this.requireBatch(clientId, batchId);
-    if (batch.closed) throw new BatchClosedError(batchId);
+    if (batch.closed) throw new BatchClosedError(`batch ${batchId} is closed`, { batchId });
     return { ...(await this.forms(clientId, batchId, files, this.now())), batch: presentBatch(batch) };
   }
 
@@ -245,11 +245,11 @@ export class BatchLifecycleService {
   async closeBatch(clientId: string, batchId: string, body: CloseBatchBody): Promise<BatchSummary> {
     const outcome = await this.opts.store.close(clientId, batchId, body.expected);
     if (outcome.closed) return presentBatch(outcome.batch);
-    if (outcome.reason === 'missing') throw new BatchNotFoundError(batchId);
+    if (outcome.reason === 'missing') throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     const batch = outcome.batch!;
-    if (outcome.reason === 'below-total') throw new ExpectedBelowTotalError(body.expected ?? 0, batch.counts.total);
+    if (outcome.reason === 'below-total') throw new ExpectedBelowTotalError(`expected: ${body.expected ?? 0} is fewer than the ${batch.counts.total} uploads that already arrived`, { expected: body.expected ?? 0, total: batch.counts.total });
     // Closing again is harmless unless it declares another number of files.
-    if (body.expected !== undefined && body.expected !== batch.expected) throw new BatchClosedError(batchId);
+    if (body.expected !== undefined && body.expected !== batch.expected) throw new BatchClosedError(`batch ${batchId} is closed`, { batchId });
     return presentBatch(batch);
   }
 
@@ -265,9 +265,9 @@ export class BatchLifecycleService {
   }
 
   private async reviewed(batchId: string, fprint: string, out: ReviewOutcome): Promise<Image> {
-    if (out.outcome === 'missing') throw new ImageNotFoundError(batchId, fprint);
-    if (out.outcome === 'failed') throw new ImageFailedError(fprint, out.image.errorCode);
-    if (out.outcome === 'not-classified') throw new ImageNotClassifiedError(fprint);
+    if (out.outcome === 'missing') throw new ImageNotFoundError(`image ${fprint} not found in batch ${batchId}`, { batchId, fprint });
+    if (out.outcome === 'failed') throw new ImageFailedError(`image ${fprint} failed (${out.image.errorCode ?? 'unknown error'}): it has no verdict to review`, { fprint, errorCode: out.image.errorCode });
+    if (out.outcome === 'not-classified') throw new ImageNotClassifiedError(`image ${fprint} is still being classified; review it once it is (its status is then success)`, { fprint });
     return presentImage(out.image, this.opts.links ? await this.opts.links.linksOf(out.image) : NO_LINKS);
   }
 
@@ -279,8 +279,8 @@ export class BatchLifecycleService {
       deadline: this.now() + (this.opts.reclassifyBudgetMs ?? RECLASSIFY_BUDGET_MS),
       ...(this.opts.reclassifyPageSize !== undefined ? { pageSize: this.opts.reclassifyPageSize } : {}),
     });
-    if (out.outcome === 'missing') throw new BatchNotFoundError(batchId);
-    if (out.outcome === 'not-done') throw new BatchNotDoneError(batchId);
+    if (out.outcome === 'missing') throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
+    if (out.outcome === 'not-done') throw new BatchNotDoneError(`batch ${batchId} is still open or processing; re-threshold it once it is done`, { batchId });
     return {
       batch: presentBatch(out.batch),
       ...(out.after !== undefined ? { cursor: encodeCursor({ after: out.after, catMinConfidence: body.catMinConfidence }) } : {}),

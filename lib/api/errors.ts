@@ -1,17 +1,15 @@
 // Failures the API's operations report. They name what went wrong in the domain, each with its stable code
 // (lib/errors.ts); lib/http/middleware.ts is the one place that turns codes into HTTP statuses and bodies.
-import { IceCatError } from '../errors';
+import { IceCatError, type IceCatErrorOptions } from '../errors';
 
-/** A request parameter, path segment or body field is malformed; `parameter` names it. */
+/** A request parameter, path segment or body field is malformed; `parameter` names it, and the message starts with it. */
 export class InvalidParameterError extends IceCatError {
   override name = 'InvalidParameterError';
   readonly code: string = 'invalid_parameter';
-  constructor(
-    readonly parameter: string,
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(`${parameter}: ${message}`, options);
+  readonly parameter: string;
+  constructor(message: string, options: IceCatErrorOptions & { parameter: string }) {
+    super(`${options.parameter}: ${message}`, options);
+    this.parameter = options.parameter;
   }
 }
 
@@ -29,35 +27,47 @@ export class NotFoundError extends IceCatError {
 
 export class BatchNotFoundError extends NotFoundError {
   override name = 'BatchNotFoundError';
-  constructor(batchId: string) {
-    super(`batch ${batchId} not found`);
+  readonly batchId: string;
+  constructor(message: string, options: IceCatErrorOptions & { batchId: string }) {
+    super(message, options);
+    this.batchId = options.batchId;
   }
 }
 
 export class ImageNotFoundError extends NotFoundError {
   override name = 'ImageNotFoundError';
-  constructor(batchId: string, fprint: string) {
-    super(`image ${fprint} not found in batch ${batchId}`);
+  readonly batchId: string;
+  readonly fprint: string;
+  constructor(message: string, options: IceCatErrorOptions & { batchId: string; fprint: string }) {
+    super(message, options);
+    this.batchId = options.batchId;
+    this.fprint = options.fprint;
   }
 }
 
 export class RouteNotFoundError extends NotFoundError {
   override name = 'RouteNotFoundError';
-  constructor(method: string, path: string) {
-    super(`no route ${method} ${path}`);
+  readonly method: string;
+  readonly path: string;
+  constructor(message: string, options: IceCatErrorOptions & { method: string; path: string }) {
+    super(message, options);
+    this.method = options.method;
+    this.path = options.path;
   }
 }
 
-/** A declared upload is larger than the service accepts. */
+/** A declared upload is larger than the service accepts; the message starts with the parameter that declared it. */
 export class FileTooLargeError extends IceCatError {
   override name = 'FileTooLargeError';
   readonly code: string = 'file_too_large';
-  constructor(
-    readonly parameter: string,
-    size: number,
-    max: number,
-  ) {
-    super(`${parameter}: ${size} bytes is more than the ${max} bytes accepted per file`);
+  readonly parameter: string;
+  readonly size: number;
+  readonly max: number;
+  constructor(message: string, options: IceCatErrorOptions & { parameter: string; size: number; max: number }) {
+    super(`${options.parameter}: ${message}`, options);
+    this.parameter = options.parameter;
+    this.size = options.size;
+    this.max = options.max;
   }
 }
 
@@ -65,8 +75,10 @@ export class FileTooLargeError extends IceCatError {
 export class BatchExistsError extends IceCatError {
   override name = 'BatchExistsError';
   readonly code: string = 'batch_exists';
-  constructor(batchId: string) {
-    super(`you already have a batch ${batchId}`);
+  readonly batchId: string;
+  constructor(message: string, options: IceCatErrorOptions & { batchId: string }) {
+    super(message, options);
+    this.batchId = options.batchId;
   }
 }
 
@@ -77,8 +89,10 @@ export class BatchExistsError extends IceCatError {
 export class BatchErasingError extends IceCatError {
   override name = 'BatchErasingError';
   readonly code: string = 'batch_erasing';
-  constructor(batchId: string) {
-    super(`batch ${batchId} expired or was deleted and is being erased; its name can be used again once that is done, try again shortly`);
+  readonly batchId: string;
+  constructor(message: string, options: IceCatErrorOptions & { batchId: string }) {
+    super(message, options);
+    this.batchId = options.batchId;
   }
 }
 
@@ -86,8 +100,10 @@ export class BatchErasingError extends IceCatError {
 export class BatchNotDoneError extends IceCatError {
   override name = 'BatchNotDoneError';
   readonly code: string = 'batch_not_done';
-  constructor(batchId: string) {
-    super(`batch ${batchId} is still open or processing; re-threshold it once it is done`);
+  readonly batchId: string;
+  constructor(message: string, options: IceCatErrorOptions & { batchId: string }) {
+    super(message, options);
+    this.batchId = options.batchId;
   }
 }
 
@@ -95,8 +111,12 @@ export class BatchNotDoneError extends IceCatError {
 export class ExpectedBelowTotalError extends IceCatError {
   override name = 'ExpectedBelowTotalError';
   readonly code: string = 'expected_below_total';
-  constructor(expected: number, total: number) {
-    super(`expected: ${expected} is fewer than the ${total} uploads that already arrived`);
+  readonly expected: number;
+  readonly total: number;
+  constructor(message: string, options: IceCatErrorOptions & { expected: number; total: number }) {
+    super(message, options);
+    this.expected = options.expected;
+    this.total = options.total;
   }
 }
 
@@ -104,8 +124,12 @@ export class ExpectedBelowTotalError extends IceCatError {
 export class ImageFailedError extends IceCatError {
   override name = 'ImageFailedError';
   readonly code = 'image_failed';
-  constructor(fprint: string, errorCode: string | undefined) {
-    super(`image ${fprint} failed (${errorCode ?? 'unknown error'}): it has no verdict to review`);
+  readonly fprint: string;
+  readonly errorCode: string | undefined;
+  constructor(message: string, options: IceCatErrorOptions & { fprint: string; errorCode: string | undefined }) {
+    super(message, options);
+    this.fprint = options.fprint;
+    this.errorCode = options.errorCode;
   }
 }
 
@@ -113,7 +137,9 @@ export class ImageFailedError extends IceCatError {
 export class ImageNotClassifiedError extends IceCatError {
   override name = 'ImageNotClassifiedError';
   readonly code = 'image_not_classified';
-  constructor(fprint: string) {
-    super(`image ${fprint} is still being classified; review it once it is (its status is then success)`);
+  readonly fprint: string;
+  constructor(message: string, options: IceCatErrorOptions & { fprint: string }) {
+    super(message, options);
+    this.fprint = options.fprint;
   }
 }

@@ -56,7 +56,7 @@ export class ApiService {
 
   async getBatch(clientId: string, batchId: string): Promise<BatchSummary> {
     const batch = await getBatch(this.opts.store, clientId, batchId);
-    if (!batch) throw new BatchNotFoundError(batchId);
+    if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     return presentBatch(batch, await this.labelsOf(batch));
   }
 
@@ -72,7 +72,7 @@ export class ApiService {
    * time: a batch marked for erasure by another function must answer 404 at once, which no container cache can know.
    */
   private async requireBatch(clientId: string, batchId: string): Promise<void> {
-    if (!(await getBatch(this.opts.store, clientId, batchId))) throw new BatchNotFoundError(batchId);
+    if (!(await getBatch(this.opts.store, clientId, batchId))) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
   }
 
   /** The client's limits and today's (UTC) use of its images quota. */
@@ -103,19 +103,19 @@ export class ApiService {
     const filter = order === 'captured' ? { ...rest, order } : rest;
     if (review === 'pending') {
       const batch = await getBatch(this.opts.store, clientId, batchId);
-      if (!batch) throw new BatchNotFoundError(batchId);
+      if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
       const page = await queryReviewQueue(this.opts.store, clientId, batchId, this.thresholdOf(batch), { limit, cursor });
       return { items: await this.presentImages(page.items), ...cursorOf(page) };
     }
     const page = await queryVisibleBatchImages(this.opts.store, clientId, batchId, filter, { limit, cursor });
-    if (!page) throw new BatchNotFoundError(batchId);
+    if (!page) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     return { items: await this.presentImages(page.items), ...cursorOf(page) };
   }
 
   async getBatchImage(clientId: string, batchId: string, fprint: string): Promise<Image> {
     await this.requireBatch(clientId, batchId);
     const image = await getImage(this.opts.store, clientId, batchId, fprint);
-    if (!image) throw new ImageNotFoundError(batchId, fprint);
+    if (!image) throw new ImageNotFoundError(`image ${fprint} not found in batch ${batchId}`, { batchId, fprint });
     return (await this.presentImages([image]))[0]!;
   }
 
@@ -155,7 +155,7 @@ export class ApiService {
   /** Agreement of the machine with the batch's reviews, at the batch's threshold now (docs/design.md §10). */
   async agreement(clientId: string, batchId: string): Promise<AgreementAnswer> {
     const batch = await getBatch(this.opts.store, clientId, batchId);
-    if (!batch) throw new BatchNotFoundError(batchId);
+    if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     const verdicts = await reviewedVerdicts(this.opts.store, clientId, batchId);
     const agreement = agreementOf(verdicts.map((v) => ({ catConfidence: v.catConfidence, isCat: v.review.isCat, machineIsCat: v.review.machineIsCat })));
     return { ...agreement, catMinConfidence: this.thresholdOf(batch) };

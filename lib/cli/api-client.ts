@@ -99,18 +99,18 @@ export class ApiClient {
       } catch (err) {
         const what = describeNetworkError(err);
         const Failure = idempotent || NOT_SENT_CODES.has(what) ? TransientError : AmbiguousFailure;
-        throw new Failure(`${method} ${url.pathname}: ${what}`, undefined, { cause: err });
+        throw new Failure(`${method} ${url.pathname}: ${what}`, { cause: err });
       }
       if (res.ok) return res;
       const error = await readError(res);
-      if (saysOutOfSpace(res.status, error.code, error.message)) throw new OutOfSpaceError('the API', error.message);
+      if (saysOutOfSpace(res.status, error.code, error.message)) throw new OutOfSpaceError(error.message, { service: 'the API' });
       if (isTransientStatus(res.status)) {
         const Failure = idempotent || res.status === 429 ? TransientError : AmbiguousFailure;
-        throw new Failure(`${method} ${url.pathname}: ${res.status} ${error.message}`, retryAfterMs(res.headers.get('retry-after')));
+        throw new Failure(`${method} ${url.pathname}: ${res.status} ${error.message}`, { retryAfterMs: retryAfterMs(res.headers.get('retry-after')) });
       }
       if (res.status === 401) throw new KeyRefusedError(`the API refused the key (${error.message}): check ICECAT_API_KEY or --api-key`);
-      if (res.status === 404 && ROUTE_MISSING.test(error.message)) throw new RouteMissingError(method, templateOf(url.pathname));
-      throw new ApiAnswerError(res.status, error.code, error.message);
+      if (res.status === 404 && ROUTE_MISSING.test(error.message)) throw new RouteMissingError(`this API does not offer ${method} ${templateOf(url.pathname)} yet (route not found): it needs a newer IceCatWrangler server`, { method, path: templateOf(url.pathname) });
+      throw new ApiAnswerError(error.message, { status: res.status, code: error.code });
     };
     try {
       if (options.retry === false) return await once();

@@ -116,7 +116,7 @@ export function commandHandlers(ctx: CommandContext): Handlers {
     async export(batch, o) {
       const format = o.format ?? (o.json ? 'jsonl' : 'csv');
       const res = await clientFor(o).fetch('GET', batchPath(batch, '/export'), { query: { format } });
-      if (!res.body) throw new ApiAnswerError(res.status, 'empty_export', 'the export answered no body');
+      if (!res.body) throw new ApiAnswerError('the export answered no body', { status: res.status, code: 'empty_export' });
       const source = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
       if (o.output) {
         let bytes = 0;

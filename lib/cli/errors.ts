@@ -1,7 +1,7 @@
 // The CLI's failures. Each carries a code of the one error family (lib/errors.ts): the API's own code when the API
 // answered one, and the exit code comes from the code (0 success, 2 some files failed or the service is out of
 // space, 1 usage, authentication, network or any other failure, as docs/design.md §7 sets).
-import { IceCatError } from '../errors';
+import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 export const EXIT = { ok: 0, failure: 1, someFailed: 2, interrupted: 130 } as const;
 
@@ -37,23 +37,24 @@ export class NetworkError extends CliError {
 /** The API answered an error; `code` and `status` as it said them. */
 export class ApiAnswerError extends CliError {
   override name = 'ApiAnswerError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
+  readonly status: number;
+  readonly code: string;
+  constructor(message: string, options: IceCatErrorOptions & { status: number; code: string }) {
+    super(message, options);
+    this.status = options.status;
+    this.code = options.code;
   }
 }
 
 /** The API has no such route: a server older than this CLI. */
 export class RouteMissingError extends ApiAnswerError {
   override name = 'RouteMissingError';
-  constructor(
-    readonly method: string,
-    readonly path: string,
-  ) {
-    super(404, 'route_not_found', `this API does not offer ${method} ${path} yet (route not found): it needs a newer IceCatWrangler server`);
+  readonly method: string;
+  readonly path: string;
+  constructor(message: string, options: IceCatErrorOptions & { method: string; path: string }) {
+    super(message, { ...options, status: 404, code: 'route_not_found' });
+    this.method = options.method;
+    this.path = options.path;
   }
 }
 
@@ -64,12 +65,11 @@ export class RouteMissingError extends ApiAnswerError {
 export class OutOfSpaceError extends CliError {
   override name = 'OutOfSpaceError';
   readonly code: string = 'insufficient_storage';
-  constructor(
-    /** The service that refused: the API, or S3. */
-    readonly service: string,
-    message: string,
-  ) {
-    super(`${service}: ${message}`);
+  /** The service that refused: the API, or S3 (the message starts with it). */
+  readonly service: string;
+  constructor(message: string, options: IceCatErrorOptions & { service: string }) {
+    super(`${options.service}: ${message}`, options);
+    this.service = options.service;
   }
 }
 

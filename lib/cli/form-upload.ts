@@ -10,17 +10,17 @@ import https from 'node:https';
 import { OutOfSpaceError, saysOutOfSpace } from './errors';
 import { TransientError, isTransientStatus, retryAfterMs } from './retry';
 import type { UploadForm } from '../api/client-contract';
-import { IceCatError } from '../errors';
+import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 /** S3 refused the upload for good (policy, expiry, size), or the file changed: it is not in the batch. */
 export class UploadRefusedError extends IceCatError {
   override name = 'UploadRefusedError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
+  readonly status: number;
+  readonly code: string;
+  constructor(message: string, options: IceCatErrorOptions & { status: number; code: string }) {
+    super(message, options);
+    this.status = options.status;
+    this.code = options.code;
   }
 }
 
@@ -74,7 +74,7 @@ export function postForm(form: UploadForm, filePath: string, contentType: string
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', (err) => fail(new TransientError(`upload: ${err.message}`, undefined, { cause: err })));
+        res.on('error', (err) => fail(new TransientError(`upload: ${err.message}`, { cause: err })));
         res.on('end', () => {
           if (settled) return;
           settled = true;
@@ -82,25 +82,25 @@ export function postForm(form: UploadForm, filePath: string, contentType: string
           if (status >= 200 && status < 300) return resolve();
           const error = s3Error(status, Buffer.concat(chunks).toString('utf8'));
           if (saysOutOfSpace(status, error.code, error.message)) {
-            reject(new OutOfSpaceError('S3', `${status} ${error.code}: ${error.message}`));
+            reject(new OutOfSpaceError(`${status} ${error.code}: ${error.message}`, { service: 'S3' }));
           } else if (isTransientStatus(status)) {
-            reject(new TransientError(`upload: ${status} ${error.code}: ${error.message}`, retryAfterMs(String(res.headers['retry-after'] ?? '') || null)));
+            reject(new TransientError(`upload: ${status} ${error.code}: ${error.message}`, { retryAfterMs: retryAfterMs(String(res.headers['retry-after'] ?? '') || null) }));
           } else {
-            reject(new UploadRefusedError(status, error.code, error.message));
+            reject(new UploadRefusedError(error.message, { status, code: error.code }));
           }
         });
       },
     );
     req.setTimeout(options.timeoutMs ?? 300_000, () => fail(new TransientError('upload: no answer in time')));
-    req.on('error', (err: NodeJS.ErrnoException) => fail(new TransientError(`upload: ${err.code ?? err.message}`, undefined, { cause: err })));
+    req.on('error', (err: NodeJS.ErrnoException) => fail(new TransientError(`upload: ${err.code ?? err.message}`, { cause: err })));
     req.write(head);
     // Never more than declared; fewer means the file shrank since the walk.
     const file = createReadStream(filePath, size > 0 ? { start: 0, end: size - 1 } : { start: 0, end: -1 });
     let sent = 0;
     file.on('data', (chunk) => (sent += chunk.length));
-    file.on('error', () => fail(new UploadRefusedError(0, 'FileChanged', 'the file changed or disappeared while uploading')));
+    file.on('error', () => fail(new UploadRefusedError('the file changed or disappeared while uploading', { status: 0, code: 'FileChanged' })));
     file.on('end', () => {
-      if (sent !== size) fail(new UploadRefusedError(0, 'FileChanged', 'the file changed or disappeared while uploading'));
+      if (sent !== size) fail(new UploadRefusedError('the file changed or disappeared while uploading', { status: 0, code: 'FileChanged' }));
       else req.end(tail);
     });
     file.pipe(req, { end: false });

@@ -1,6 +1,6 @@
 // Retries of transient failures (network errors, 5xx, 429) with capped exponential backoff and full jitter, as the
 // AWS SDKs do: many clients retrying at once spread out instead of hammering a recovering service together.
-import { IceCatError } from '../errors';
+import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 export interface RetryPolicy {
   /** Tries in all, the first included. */
@@ -15,12 +15,10 @@ export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseMs: 250, maxMs: 8_0
 export class TransientError extends IceCatError {
   override name = 'TransientError';
   readonly code: string = 'transient';
-  constructor(
-    message: string,
-    readonly retryAfterMs?: number,
-    options?: ErrorOptions,
-  ) {
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, options?: IceCatErrorOptions & { retryAfterMs?: number | undefined }) {
     super(message, options);
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

@@ -266,7 +266,7 @@ export async function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
       events.batchCreated?.(batchId);
       return opts.client.renewUploads(batchId, declared);
     }
-    if (!opts.batchId) throw new ApiAnswerError(409, 'batch_exists', `batch ${batchId} exists and is not the one this upload made`);
+    if (!opts.batchId) throw new ApiAnswerError(`batch ${batchId} exists and is not the one this upload made`, { status: 409, code: 'batch_exists' });
     // The named batch exists: resume it, sending only the files it does not hold yet.
     result.created = existing;
     result.resumed = true;

@@ -1,4 +1,4 @@
-import { IceCatError } from '../errors';
+import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 /** Some objects or items outlasted their retries; running the erasure again finishes it. */
 export class EraseIncompleteError extends IceCatError {
@@ -6,8 +6,8 @@ export class EraseIncompleteError extends IceCatError {
   readonly code: string = 'erase_incomplete';
   readonly keys: unknown[];
 
-  constructor(message: string, opts: { keys: unknown[]; cause?: unknown }) {
-    super(message, { cause: opts.cause });
-    this.keys = opts.keys;
+  constructor(message: string, options: IceCatErrorOptions & { keys: unknown[] }) {
+    super(message, { cause: options.cause });
+    this.keys = options.keys;
   }
 }

@@ -109,7 +109,7 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
       httpRouterHandler<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>({
         routes,
         notFoundResponse: ({ method, path }) => {
-          throw new RouteNotFoundError(method, path);
+          throw new RouteNotFoundError(`no route ${method} ${path}`, { method, path });
         },
       }) as never,
     );

@@ -89,7 +89,7 @@ function firstIssue(error: z.core.$ZodError, location: 'path' | 'query' | 'body'
   const path = where.map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('');
   const parameter = location === 'body' ? `body${path}` : path.replace(/^\./, '') || location;
   const known = location === 'query' && issue.code === 'unrecognized_keys' ? 'is not a known query parameter' : message;
-  return new InvalidParameterError(parameter, known, { cause: error });
+  return new InvalidParameterError(known, { parameter, cause: error });
 }
 
 function parse(schema: z.ZodMiniType, value: unknown, location: 'path' | 'query' | 'body'): unknown {

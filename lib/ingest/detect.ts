@@ -76,7 +76,7 @@ export async function toRekognitionJpeg(image: Buffer, maxInputPixels: number): 
       .toBuffer();
     if (jpeg.length <= REKOGNITION.maxBytes) return jpeg;
   }
-  throw new RejectedUpload('DetectionRejected', 'the image could not be reduced below Rekognition\'s 5 MB limit');
+  throw new RejectedUpload('the image could not be reduced below Rekognition\'s 5 MB limit', { code: 'DetectionRejected' });
 }
 
 export interface Detection {
@@ -119,7 +119,7 @@ export async function detectLabels(
       out = await rekognition.send(detectCommand(buildDetectRequest(jpeg, opts), opts.clientHint));
     } catch (err) {
       if (isImageRefusal(err)) {
-        throw new RejectedUpload('DetectionRejected', `Rekognition refused the image: ${(err as Error).name}`, { cause: err });
+        throw new RejectedUpload(`Rekognition refused the image: ${(err as Error).name}`, { code: 'DetectionRejected', cause: err });
       }
       throw err;
     }

@@ -1,7 +1,7 @@
 // Why an upload could not be classified. A RejectedUpload is the upload's fault and ends in a `fail` record;
 // anything else is treated as transient and retried by SQS.
 import type { Claim, Fingerprint } from '../domain';
-import { IceCatError } from '../errors';
+import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 /** A claim this run holds, with the upload time it keeps (a takeover keeps the first receipt's). */
 export interface HeldClaim {
@@ -32,14 +32,12 @@ export const DECODED_REJECTIONS: ReadonlySet<string> = new Set<RejectionCode>(['
 /** The upload itself is bad: recorded as `fail` with this code, never retried. */
 export class RejectedUpload extends IceCatError {
   override name = 'RejectedUpload';
-  constructor(
-    readonly code: RejectionCode,
-    message: string,
-    options?: { cause?: unknown; claim?: HeldClaim; decoded?: Fingerprint },
-  ) {
+  readonly code: RejectionCode;
+  constructor(message: string, options: IceCatErrorOptions & { code: RejectionCode; claim?: HeldClaim; decoded?: Fingerprint }) {
     super(message, options);
-    this.claim = options?.claim;
-    this.decoded = options?.decoded;
+    this.code = options.code;
+    this.claim = options.claim;
+    this.decoded = options.decoded;
   }
 
   /** The decoded image of a rejection before any claim (DECODED_REJECTIONS): its thumbnail is stored with the record. */

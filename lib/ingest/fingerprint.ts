@@ -57,17 +57,16 @@ async function detectFormat(image: Buffer, opts: FingerprintOptions): Promise<{ 
   try {
     meta = await sharp(image, { limitInputPixels: false }).metadata(); // header only: the limit is checked below
   } catch (cause) {
-    throw new RejectedUpload('NotAnImage', 'the file is not an image in a format sharp can read', { cause });
+    throw new RejectedUpload('the file is not an image in a format sharp can read', { code: 'NotAnImage', cause });
   }
   const pixels = (meta.width ?? 0) * (meta.height ?? 0);
   if (pixels > opts.maxInputPixels) {
     throw new RejectedUpload(
-      'TooManyPixels',
-      `the image declares ${meta.width}x${meta.height} pixels, above the limit of ${opts.maxInputPixels}`,
+      `the image declares ${meta.width}x${meta.height} pixels, above the limit of ${opts.maxInputPixels}`, { code: 'TooManyPixels' },
     );
   }
   if (!meta.format || !SUPPORTED.has(meta.format)) {
-    throw new RejectedUpload('UnsupportedFormat', `image format "${meta.format ?? 'unknown'}" is not supported`);
+    throw new RejectedUpload(`image format "${meta.format ?? 'unknown'}" is not supported`, { code: 'UnsupportedFormat' });
   }
   return { format: meta.format, ...(meta.exif ? { exif: meta.exif } : {}) };
 }
@@ -77,9 +76,9 @@ const SUPPORTED = new Set(['jpeg', 'png', 'webp', 'gif', 'tiff', 'avif', 'heif']
 function decodeFailure(cause: unknown): RejectedUpload {
   const message = cause instanceof Error ? cause.message : String(cause);
   if (/pixel limit/i.test(message)) {
-    return new RejectedUpload('TooManyPixels', 'the image has more pixels than the limit', { cause });
+    return new RejectedUpload('the image has more pixels than the limit', { code: 'TooManyPixels', cause });
   }
-  return new RejectedUpload('CorruptImage', `the image is truncated or corrupt: ${decoderSays(message)}`, { cause });
+  return new RejectedUpload(`the image is truncated or corrupt: ${decoderSays(message)}`, { code: 'CorruptImage', cause });
 }
 
 /** libvips' own words, without sharp's note that a warning was treated as an error. */

@@ -205,10 +205,10 @@ async function countAgainstQuota(deps: IngestDeps, upload: Upload, attempt: Atte
     if (await quota.countUpload(upload.clientId, day, maxImagesPerDay)) return undefined;
     await quota.refuseUpload(upload, day);
     upload.log.add(`beyond the quota of ${maxImagesPerDay} images for ${day}`);
-    return new RejectedUpload('QuotaExceeded', quotaExceededMessage(maxImagesPerDay, day));
+    return new RejectedUpload(quotaExceededMessage(maxImagesPerDay, day), { code: 'QuotaExceeded' });
   }
   const { maxImagesPerDay } = await quota.limitsOf(upload.clientId);
-  return new RejectedUpload('QuotaExceeded', quotaExceededMessage(maxImagesPerDay, day));
+  return new RejectedUpload(quotaExceededMessage(maxImagesPerDay, day), { code: 'QuotaExceeded' });
 }
 
 // ---- 1. decode the key and place the upload in a batch of a known client ---------------------------------------
@@ -273,7 +273,7 @@ async function readObject(deps: IngestDeps, upload: Upload): Promise<StoredUploa
   const object = await readUpload(deps.s3, upload.bucket, upload.key, maxUploadBytes);
   if (upload.etag !== undefined && object.etag !== undefined && object.etag !== upload.etag) {
     // S3 keeps only the newer object, which its own event will process: this upload's bytes are gone.
-    throw new RejectedUpload('Overwritten', `the file was replaced by a newer upload (ETag ${object.etag}) before it could be read`);
+    throw new RejectedUpload(`the file was replaced by a newer upload (ETag ${object.etag}) before it could be read`, { code: 'Overwritten' });
   }
   upload.log.add(`read ${object.bytes.length} bytes`);
   return object;
@@ -285,9 +285,7 @@ async function fingerprintImage(deps: IngestDeps, upload: Upload, object: { byte
   const image = await fingerprint(object.bytes, { maxInputPixels: deps.config.maxInputPixels });
   if (Math.min(image.width, image.height) < REKOGNITION_LIMITS.minSide) {
     throw new RejectedUpload(
-      'ImageTooSmall',
-      `the image is ${image.width}x${image.height}; both sides must be at least ${REKOGNITION_LIMITS.minSide} px`,
-      { decoded: image },
+      `the image is ${image.width}x${image.height}; both sides must be at least ${REKOGNITION_LIMITS.minSide} px`, { code: 'ImageTooSmall', decoded: image },
     );
   }
   upload.log.add(`fingerprint ${image.fprint} phash ${image.phash} ${image.format} ${image.width}x${image.height}`);
@@ -320,7 +318,7 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
     // expired lease the claim below takes over (settling it from the record would hand it back forever).
     const existing = await deps.store.getImage(upload.clientId, upload.batchId, image.fprint);
     if (!existing || !isSameUpload(existing, object)) {
-      throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`, { decoded: image });
+      throw new RejectedUpload(`batch ${upload.batchId} was closed before this upload arrived`, { code: 'BatchClosed', decoded: image });
     }
   }
   let outcome;
@@ -328,7 +326,7 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
     outcome = await deps.store.claim(claim, { note: noteNeeded(upload) ? upload : undefined, seen: upload.batch });
   } catch (err) {
     // Closed (and complete) after this upload read the batch: refused by the write that would have counted it.
-    if (err instanceof BatchClosedError) throw new RejectedUpload('BatchClosed', `batch ${upload.batchId} was closed before this upload arrived`, { decoded: image });
+    if (err instanceof BatchClosedError) throw new RejectedUpload(`batch ${upload.batchId} was closed before this upload arrived`, { code: 'BatchClosed', decoded: image });
     throw err;
   }
   if (!outcome.held) return { existing: outcome.existing };
@@ -471,7 +469,7 @@ async function detectInClaim(
     const { isCat, catConfidence, cats, labels, trimmed, detections } = detection;
     return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed, detections };
   } catch (err) {
-    if (err instanceof RejectedUpload) throw new RejectedUpload(err.code, err.message, { cause: err, claim: held });
+    if (err instanceof RejectedUpload) throw new RejectedUpload(err.message, { code: err.code, cause: err, claim: held });
     await deps.store.release(held.claim);
     throw err;
   }
@@ -544,12 +542,12 @@ async function giveUp(deps: IngestDeps, upload: Upload, attempt: AttemptCount): 
     }
     const claim = claimOfRecord(deps, upload, existing, now);
     const held = { claim, uploadedAt: existing.uploadedAt ?? upload.receivedAt };
-    return recordRejection(deps, upload, new RejectedUpload('ProcessingFailed', message, { claim: held }), { move: source === 'present' });
+    return recordRejection(deps, upload, new RejectedUpload(message, { code: 'ProcessingFailed', claim: held }), { move: source === 'present' });
   }
   if (source === 'overwritten') {
-    return recordRejection(deps, upload, new RejectedUpload('Overwritten', 'the file was replaced by a newer upload before it could be read'));
+    return recordRejection(deps, upload, new RejectedUpload('the file was replaced by a newer upload before it could be read', { code: 'Overwritten' }));
   }
-  return recordRejection(deps, upload, new RejectedUpload('ProcessingFailed', message), { move: source === 'present' });
+  return recordRejection(deps, upload, new RejectedUpload(message, { code: 'ProcessingFailed' }), { move: source === 'present' });
 }
 
 /** The claim an earlier attempt left on the record, as this run finishes it (conditionally on that very claim). */

@@ -15,7 +15,7 @@ export function decodeS3Key(encoded: string): string {
   try {
     return decodeURIComponent(encoded.replace(/\+/g, ' '));
   } catch (cause) {
-    throw new RejectedUpload('InvalidKey', `object key is not valid URL encoding: ${encoded}`, { cause });
+    throw new RejectedUpload(`object key is not valid URL encoding: ${encoded}`, { code: 'InvalidKey', cause });
   }
 }
 
@@ -26,8 +26,7 @@ export function parseUploadKey(key: string): UploadKey {
   const fileName = name.join('/');
   if (rest === undefined || !ID_PATTERN.test(clientId) || !ID_PATTERN.test(batchId) || fileName === '' || fileName.endsWith('/')) {
     throw new RejectedUpload(
-      'InvalidKey',
-      `object key "${key}" is outside the layout uploads/{clientId}/{batchId}/{fileName} (ids: ${ID_RULE})`,
+      `object key "${key}" is outside the layout uploads/{clientId}/{batchId}/{fileName} (ids: ${ID_RULE})`, { code: 'InvalidKey' },
     );
   }
   return { clientId, batchId, fileName };

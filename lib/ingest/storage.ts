@@ -30,7 +30,7 @@ export interface StoredUpload {
 }
 
 export const tooLarge = (bytes: number, maxBytes: number): RejectedUpload =>
-  new RejectedUpload('FileTooLarge', `the file is ${bytes} bytes, above the limit of ${maxBytes}`);
+  new RejectedUpload(`the file is ${bytes} bytes, above the limit of ${maxBytes}`, { code: 'FileTooLarge' });
 
 const unquote = (etag: string | undefined): string | undefined => etag?.replace(/^"|"$/g, '');
 
@@ -58,7 +58,7 @@ export async function readUpload(s3: S3Client, bucket: string, key: string, maxB
   }
   if (length === 0) {
     body.destroy?.();
-    throw new RejectedUpload('EmptyFile', 'the file is empty (0 bytes)');
+    throw new RejectedUpload('the file is empty (0 bytes)', { code: 'EmptyFile' });
   }
   const buffer = Buffer.allocUnsafe(length);
   let offset = 0;

@@ -5,7 +5,7 @@
 // handler on it; a send calls that handler directly (or after the delay), so the same handler code runs.
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { IceCatError } from '../errors';
+import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 export interface JobQueue {
   /** Queues one message; `delaySeconds` (at most SQS's 900) holds it back that long. */
@@ -60,8 +60,10 @@ const sqsEventOf = (queue: LocalQueueName, body: string): SQSEvent => ({
 export class NoLocalConsumerError extends IceCatError {
   override name = 'NoLocalConsumerError';
   readonly code = 'no_local_consumer';
-  constructor(queue: LocalQueueName) {
-    super(`no consumer for the local ${queue} queue (is the local stack running?)`);
+  readonly queue: LocalQueueName;
+  constructor(message: string, options: IceCatErrorOptions & { queue: LocalQueueName }) {
+    super(message, options);
+    this.queue = options.queue;
   }
 }
 
@@ -84,7 +86,7 @@ export class LocalJobQueue implements JobQueue {
 
   async send(body: string, delaySeconds = 0): Promise<void> {
     const consumer = this.consumer;
-    if (!consumer) throw new NoLocalConsumerError(this.queue);
+    if (!consumer) throw new NoLocalConsumerError(`no consumer for the local ${this.queue} queue (is the local stack running?)`, { queue: this.queue });
     const log = this.opts.log ?? ((line: string) => console.error(line));
     const consume = () =>
       consumer(sqsEventOf(this.queue, body)).catch((err: unknown) => log(`[${this.queue}] message failed: ${String(err)}`));

@@ -4,7 +4,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { judgeAddress } from './address';
-import { IceCatError } from '../errors';
+import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 export interface CallbackPolicy {
   /**
@@ -23,12 +23,10 @@ export type CallbackRefusal =
 
 export class CallbackTargetError extends IceCatError {
   override name = 'CallbackTargetError';
-  constructor(
-    readonly code: CallbackRefusal,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  readonly code: CallbackRefusal;
+  constructor(message: string, options: IceCatErrorOptions & { code: CallbackRefusal }) {
     super(message, options);
+    this.code = options.code;
   }
 }
 
@@ -63,18 +61,18 @@ export function checkCallbackUrl(raw: string, policy: CallbackPolicy): URL {
     if (raw.length > 2048) throw new Error('longer than 2048 characters');
     url = new URL(raw);
   } catch (cause) {
-    throw new CallbackTargetError('InvalidUrl', 'callbackUrl is not a valid absolute URL', { cause });
+    throw new CallbackTargetError('callbackUrl is not a valid absolute URL', { code: 'InvalidUrl', cause });
   }
   const schemes = policy.allowLoopback ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
-    throw new CallbackTargetError('SchemeNotAllowed', `callbackUrl must use ${policy.allowLoopback ? 'http or https' : 'https'}`);
+    throw new CallbackTargetError(`callbackUrl must use ${policy.allowLoopback ? 'http or https' : 'https'}`, { code: 'SchemeNotAllowed' });
   }
   if (url.username || url.password) {
-    throw new CallbackTargetError('CredentialsInUrl', 'callbackUrl must not carry a user name or password');
+    throw new CallbackTargetError('callbackUrl must not carry a user name or password', { code: 'CredentialsInUrl' });
   }
   const host = hostOf(url);
   if (isIP(host) && !permitted(host, policy)) {
-    throw new CallbackTargetError('AddressNotAllowed', 'callbackUrl must point at a public address');
+    throw new CallbackTargetError('callbackUrl must point at a public address', { code: 'AddressNotAllowed' });
   }
   return url;
 }
@@ -94,14 +92,14 @@ export async function resolveCallbackTarget(
     try {
       addresses = await lookup(host);
     } catch (cause) {
-      throw new CallbackTargetError('HostNotFound', `callbackUrl host ${host} does not resolve`, { cause });
+      throw new CallbackTargetError(`callbackUrl host ${host} does not resolve`, { code: 'HostNotFound', cause });
     }
   }
   // One refused address refuses the host: a name that answers both a public and a private address is an attack.
   const refused = addresses.find((a) => !permitted(a.address, policy));
   const chosen = addresses[0];
   if (refused || !chosen) {
-    throw new CallbackTargetError('AddressNotAllowed', `callbackUrl host ${host} resolves to an address that is not public`);
+    throw new CallbackTargetError(`callbackUrl host ${host} resolves to an address that is not public`, { code: 'AddressNotAllowed' });
   }
   return { url, address: chosen.address, family: chosen.family === 6 ? 6 : 4 };
 }

@@ -1,20 +1,22 @@
 // The API's per-client rate limit (docs/design.md §11): a token bucket per client, `ratePerSecond` tokens a second and
 // a burst of twice that. The buckets live in the process that serves the API: one for the whole local stack; on AWS
 // one per Lambda container, which API Gateway's own stage throttling bounds as a whole (docs/scaling.md).
-import { IceCatError } from '../errors';
+import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { burstOf, type ClientLimits } from './limits';
 import { TokenBucket } from './token-bucket';
 
 export class RateLimitedError extends IceCatError {
   override name = 'RateLimitedError';
   readonly code = 'rate_limited';
-  constructor(
-    readonly clientId: string,
-    /** Whole seconds until a request will be taken again (Retry-After). */
-    readonly retryAfterSeconds: number,
-    readonly ratePerSecond: number,
-  ) {
-    super(`too many requests: this client may send ${ratePerSecond} requests per second (bursts of ${burstOf(ratePerSecond)}); retry after ${retryAfterSeconds} s`);
+  readonly clientId: string;
+  /** Whole seconds until a request will be taken again (Retry-After). */
+  readonly retryAfterSeconds: number;
+  readonly ratePerSecond: number;
+  constructor(message: string, options: IceCatErrorOptions & { clientId: string; retryAfterSeconds: number; ratePerSecond: number }) {
+    super(message, options);
+    this.clientId = options.clientId;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.ratePerSecond = options.ratePerSecond;
   }
 }
 
@@ -48,7 +50,13 @@ export class ClientRateLimiter {
     }
     this.buckets.set(clientId, bucket);
     const wait = bucket.take(now);
-    if (wait > 0) throw new RateLimitedError(clientId, Math.max(1, Math.ceil(wait)), ratePerSecond);
+    if (wait > 0) {
+      const retryAfterSeconds = Math.max(1, Math.ceil(wait));
+      throw new RateLimitedError(
+        `too many requests: this client may send ${ratePerSecond} requests per second (bursts of ${burstOf(ratePerSecond)}); retry after ${retryAfterSeconds} s`,
+        { clientId, retryAfterSeconds, ratePerSecond },
+      );
+    }
   }
 }
 

@@ -660,9 +660,9 @@ export class BatchStore {
         const found = foundAt(err, records.length);
         const before = found ? toBatch(found as unknown as BatchItem) : await this.getBatch(batch.clientId, batch.batchId);
         if (!before || !this.isLive(before)) throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
-        if (takingUploads && !takesUploads(before)) throw new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`);
+        if (takingUploads && !takesUploads(before)) throw new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`, { batchId: batch.batchId });
         // Unguarded, only a summary gone, being erased or closed refuses a move, and none of those ends.
-        if (!guard) throw takingUploads ? new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`) : new BatchErasedError(`batch ${batch.batchId} is being erased`);
+        if (!guard) throw takingUploads ? new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`, { batchId: batch.batchId }) : new BatchErasedError(`batch ${batch.batchId} is being erased`);
         // Refused by the guard: settling may be due, or the summary moved since `before` was found.
         if (round + 1 >= GUARDED_ROUNDS) {
           guard = undefined;
@@ -684,7 +684,7 @@ export class BatchStore {
   private async countRefused(batch: { clientId: string; batchId: string }, takingUploads: boolean): Promise<Error> {
     const now = takingUploads ? await this.getBatch(batch.clientId, batch.batchId) : undefined;
     if (!now || !this.isLive(now)) return new BatchErasedError(`batch ${batch.batchId} is being erased`);
-    return new BatchClosedError(batch.batchId, `batch ${batch.batchId} was closed before this upload was counted`);
+    return new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`, { batchId: batch.batchId });
   }
 }
 

@@ -2,6 +2,7 @@
 // security headers of a page that holds an API key (a strict Content-Security-Policy, no framing, no sniffing).
 import { gunzipSync } from 'node:zlib';
 import { NotFoundError } from '../api/errors';
+import type { IceCatErrorOptions } from '../errors';
 import { HttpAnswer } from '../api/http-answer';
 
 /** One built file of the web app. */
@@ -77,8 +78,10 @@ const acceptsGzip = (headers: WebRequest['headers']): boolean =>
 
 export class UnknownAssetError extends NotFoundError {
   override name = 'UnknownAssetError';
-  constructor(name: string) {
-    super(`no web app file ${name}`);
+  readonly asset: string;
+  constructor(message: string, options: IceCatErrorOptions & { asset: string }) {
+    super(message, options);
+    this.asset = options.asset;
   }
 }
 
@@ -100,7 +103,7 @@ export class WebSite {
 
   /** A file under /app/; unknown names (and the page itself) are UnknownAssetError. */
   asset(name: string, request: WebRequest): HttpAnswer {
-    if (name === INDEX_HTML) throw new UnknownAssetError(name);
+    if (name === INDEX_HTML) throw new UnknownAssetError(`no web app file ${name}`, { asset: name });
     // Hashed names never change content; the icon's name is stable, so it is revalidated.
     const hashed = /-[A-Z0-9]{8}\.(js|css)$/.test(name);
     return this.answer(name, request, { 'Cache-Control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache' });
@@ -108,7 +111,7 @@ export class WebSite {
 
   private answer(name: string, request: WebRequest, headers: Record<string, string>): HttpAnswer {
     const asset = this.byName.get(name);
-    if (!asset) throw new UnknownAssetError(name);
+    if (!asset) throw new UnknownAssetError(`no web app file ${name}`, { asset: name });
     const common = { 'Content-Type': asset.contentType, ETag: asset.etag, Vary: 'Accept-Encoding', ...SECURITY_HEADERS, ...headers };
     // Its own headers only: the API's no-store would defeat the assets' caching.
     if (request.headers['if-none-match'] === asset.etag) return new HttpAnswer(304, common, '', { apiHeaders: false });

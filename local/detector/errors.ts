@@ -24,38 +24,38 @@ const STATUS: Record<RekognitionErrorType, number> = {
   SerializationException: 400,
 };
 
+// The project's one constructor shape (lib/errors.ts): the message first, what the error is about named in `options`.
 export class DetectorError extends Error {
   override name = 'DetectorError';
   readonly status: number;
 
-  constructor(
-    readonly type: RekognitionErrorType,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  readonly type: RekognitionErrorType;
+
+  constructor(message: string, options: { type: RekognitionErrorType; cause?: unknown }) {
     super(message, options);
-    this.status = STATUS[type];
+    this.type = options.type;
+    this.status = STATUS[options.type];
   }
 }
 
 export class InvalidImageFormatError extends DetectorError {
   override name = 'InvalidImageFormatError';
   constructor(message = 'Request has invalid image format', options?: { cause?: unknown }) {
-    super('InvalidImageFormatException', message, options);
+    super(message, { ...options, type: 'InvalidImageFormatException' });
   }
 }
 
 export class ImageTooLargeError extends DetectorError {
   override name = 'ImageTooLargeError';
   constructor(message = 'Image size is too large.') {
-    super('ImageTooLargeException', message);
+    super(message, { type: 'ImageTooLargeException' });
   }
 }
 
 export class DetectorParameterError extends DetectorError {
   override name = 'DetectorParameterError';
   constructor(message = 'Request has invalid parameters') {
-    super('InvalidParameterException', message);
+    super(message, { type: 'InvalidParameterException' });
   }
 }
 
@@ -65,20 +65,20 @@ export class InvalidS3ObjectError extends DetectorError {
     message = 'Unable to get object metadata from S3. Check object key, region and/or access permissions.',
     options?: { cause?: unknown },
   ) {
-    super('InvalidS3ObjectException', message, options);
+    super(message, { ...options, type: 'InvalidS3ObjectException' });
   }
 }
 
 export class ThrottlingError extends DetectorError {
   override name = 'ThrottlingError';
   constructor(message = 'Slow down! Rate exceeded (injected by the local detector).') {
-    super('ThrottlingException', message);
+    super(message, { type: 'ThrottlingException' });
   }
 }
 
 export class ThroughputExceededError extends DetectorError {
   override name = 'ThroughputExceededError';
   constructor(message = 'Provisioned rate exceeded: the local detector has too many requests in progress.') {
-    super('ProvisionedThroughputExceededException', message);
+    super(message, { type: 'ProvisionedThroughputExceededException' });
   }
 }

@@ -188,7 +188,7 @@ export class DetectorPool {
 
   /** Objects in a JPEG or PNG image, as model.ts's detect() finds them, on the next free worker. */
   detect(image: Buffer, fault?: WorkerFault, clientId?: string): Promise<Detection[]> {
-    if (this.closed) return Promise.reject(new DetectorError('InternalServerError', 'the detector is closing'));
+    if (this.closed) return Promise.reject(new DetectorError('the detector is closing', { type: 'InternalServerError' }));
     return new Promise<Detection[]>((resolve, reject) => {
       const task: Task = { id: this.nextId++, image, fault, attempts: 0, availableAt: Date.now(), resolve, reject };
       if (clientId !== undefined) task.groupId = clientId;
@@ -199,12 +199,12 @@ export class DetectorPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const task of this.queue.drain()) task.reject(new DetectorError('InternalServerError', 'the detector is closing'));
+    for (const task of this.queue.drain()) task.reject(new DetectorError('the detector is closing', { type: 'InternalServerError' }));
     const exits: Promise<void>[] = [];
     for (const slot of this.slots) {
       exits.push(new Promise((resolve) => slot.channel.onExit(() => resolve())));
       this.retire(slot);
-      slot.task?.reject(new DetectorError('InternalServerError', 'the detector is closing'));
+      slot.task?.reject(new DetectorError('the detector is closing', { type: 'InternalServerError' }));
       slot.task = undefined;
       slot.channel.kill();
     }
@@ -235,7 +235,7 @@ export class DetectorPool {
         clearTimeout(slot.timer);
         slot.task = undefined;
         this.use.end(task, Date.now());
-        if ('error' in reply) task.reject(new DetectorError(reply.error.type, reply.error.message));
+        if ('error' in reply) task.reject(new DetectorError(reply.error.message, { type: reply.error.type }));
         else task.resolve(reply.detections);
         this.idle.push(slot);
         this.dispatch();
@@ -273,7 +273,7 @@ export class DetectorPool {
         this.retried += 1;
         this.queue.unshift(task);
       } else {
-        task.reject(new DetectorError('InternalServerError', `the image stopped ${ATTEMPTS} detector workers (${detail})`));
+        task.reject(new DetectorError(`the image stopped ${ATTEMPTS} detector workers (${detail})`, { type: 'InternalServerError' }));
       }
     }
     this.spawn().catch((err: unknown) => {
@@ -281,7 +281,7 @@ export class DetectorPool {
       // With no worker left and none coming, waiting images would wait for ever.
       if (this.slots.size === 0) {
         for (const waiting of this.queue.drain()) {
-          waiting.reject(new DetectorError('InternalServerError', 'no detector worker could be started'));
+          waiting.reject(new DetectorError('no detector worker could be started', { type: 'InternalServerError' }));
         }
       }
     });

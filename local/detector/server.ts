@@ -233,7 +233,7 @@ function parseRequest(body: Buffer): DetectLabelsRequest {
   try {
     json = JSON.parse(body.toString('utf8') || '{}');
   } catch {
-    throw new DetectorError('SerializationException', 'Request body is not valid JSON');
+    throw new DetectorError('Request body is not valid JSON', { type: 'SerializationException' });
   }
   const parsed = DetectLabelsRequest.safeParse(json);
   if (!parsed.success) throw toInvalidParameter(parsed.error);
@@ -345,7 +345,7 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
     const target = String(req.headers['x-amz-target'] ?? '');
     try {
       if (target !== `${TARGET_PREFIX}DetectLabels`) {
-        throw new DetectorError('UnknownOperationException', `The local detector answers DetectLabels only, not "${target}"`);
+        throw new DetectorError(`The local detector answers DetectLabels only, not "${target}"`, { type: 'UnknownOperationException' });
       }
       const result = await detectLabels(body, clientHintOf(req));
       sendJson(res, 200, result, { 'content-type': JSON_11, 'x-amzn-requestid': requestId });
@@ -355,7 +355,7 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
         error = err;
       } else {
         console.error('[detector] DetectLabels failed:', err);
-        error = new DetectorError('InternalServerError', 'Internal server error');
+        error = new DetectorError('Internal server error', { type: 'InternalServerError' });
       }
       if (!(error instanceof ThrottlingError)) counters.errors[error.type] = (counters.errors[error.type] ?? 0) + 1;
       sendAwsError(res, error, requestId);

@@ -136,7 +136,7 @@ describe('postForm against faults', () => {
 
     const run = withRetry(() => postForm(form(), file(), 'image/jpeg', 3000), { attempts: 3, baseMs: 1, maxMs: 2 });
 
-    await expect(run).rejects.toEqual(new UploadRefusedError(403, 'AccessDenied', 'Policy expired'));
+    await expect(run).rejects.toEqual(new UploadRefusedError('Policy expired', { status: 403, code: 'AccessDenied' }));
     expect(requests).toHaveLength(1);
   });
 

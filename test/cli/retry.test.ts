@@ -53,8 +53,8 @@ describe('withRetry', () => {
     let calls = 0;
 
     await withRetry(async () => {
-      if (++calls === 1) throw new TransientError('429', 700);
-      if (calls === 2) throw new TransientError('429', 60_000);
+      if (++calls === 1) throw new TransientError('429', { retryAfterMs: 700 });
+      if (calls === 2) throw new TransientError('429', { retryAfterMs: 60_000 });
     }, POLICY, hooks);
 
     expect(waits).toEqual([700, 1_000]);

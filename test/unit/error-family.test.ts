@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import ts from 'typescript';
 import { InvalidApiKeyError, MissingApiKeyError } from '../../lib/auth/api-keys';
 import { BatchNotFoundError } from '../../lib/api/errors';
 import { KeyRefusedError, OutOfSpaceError, UsageError, exitCodeFor, EXIT } from '../../lib/cli/errors';
@@ -38,6 +39,35 @@ describe('the error family', () => {
     expect([...byName].filter(([, files]) => files.length > 1)).toEqual([]);
   });
 
+  test('every error class of lib/, functions/ and the local detector is built the one way: (message, options)', () => {
+    // The shape of lib/errors.ts: the message first, whatever the error is about named in options (issue 29, item 15).
+    const off: string[] = [];
+    for (const file of [...sources('lib'), ...sources('functions'), 'local/detector/errors.ts'].filter((f) => f.endsWith('.ts'))) {
+      const sf = ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node): void => {
+        if (ts.isClassDeclaration(node) && node.heritageClauses?.some((h) => /Error|Upload|Signal/.test(h.getText(sf)))) {
+          for (const ctor of node.members.filter(ts.isConstructorDeclaration)) {
+            const names = ctor.parameters.map((p) => p.name.getText(sf));
+            const prefixed = ctor.parameters.some((p) => p.modifiers?.length);
+            if (names[0] !== 'message' || (names[1] !== undefined && names[1] !== 'options') || names.length > 2 || prefixed) {
+              off.push(`${file}: ${node.name?.text}(${names.join(', ')})`);
+            }
+          }
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(sf);
+    }
+    expect(off).toEqual([]);
+  });
+
+  test('a closed batch reads as closed once, naming its batch', () => {
+    const err = new BatchClosedError('batch b1 was closed before this upload was counted', { batchId: 'b1' });
+
+    expect([err.message, err.batchId]).toEqual(['batch b1 was closed before this upload was counted', 'b1']);
+    expect(toHttpError(err)).toMatchObject({ status: 409, code: 'batch_closed', message: 'batch b1 was closed before this upload was counted' });
+  });
+
   test('every error keeps its cause and has a stable code', () => {
     const cause = new Error('ProvisionedThroughputExceededException');
     const err = new StoreThrottledError('the table is throttling reads', { cause });
@@ -48,8 +78,8 @@ describe('the error family', () => {
   });
 
   test('the API answers the code the error carries, by one table', () => {
-    expect(toHttpError(new BatchNotFoundError('b'))).toMatchObject({ status: 404, code: 'not_found' });
-    expect(toHttpError(new BatchClosedError('b'))).toMatchObject({ status: 409, code: 'batch_closed', message: 'batch b is closed' });
+    expect(toHttpError(new BatchNotFoundError(`batch b not found`, { batchId: 'b' }))).toMatchObject({ status: 404, code: 'not_found' });
+    expect(toHttpError(new BatchClosedError(`batch b is closed`, { batchId: 'b' }))).toMatchObject({ status: 409, code: 'batch_closed', message: 'batch b is closed' });
     expect(toHttpError(new StoreThrottledError('x'))).toEqual({ status: 429, code: 'throttled', message: 'too many requests; retry later' });
   });
 
@@ -69,7 +99,7 @@ describe('the error family', () => {
   });
 
   test('the CLI exits 2 on the code the API answers when out of storage, 1 on a usage error', () => {
-    expect(new OutOfSpaceError('the API', 'full').code).toBe(OUT_OF_STORAGE.code);
+    expect(new OutOfSpaceError('full', { service: 'the API' }).code).toBe(OUT_OF_STORAGE.code);
     expect(exitCodeFor(OUT_OF_STORAGE.code)).toBe(EXIT.someFailed);
     expect(exitCodeFor(new UsageError('bad flag').code)).toBe(EXIT.failure);
   });
