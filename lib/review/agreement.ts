@@ -49,19 +49,42 @@ export function justAbove(confidence: number): number | undefined {
  * Agreement changes only where the threshold passes a reviewed confidence, so each stretch of equal agreement begins
  * at the lowest threshold (0.01) or just above a reviewed confidence: those are the candidates, and the lowest of
  * equals is always one of them.
+ *
+ * One sort and one sweep, O(n log n): at the lowest candidate every review with a confidence above 0 is a machine
+ * cat; going up the candidates, the reviews whose confidence falls below the threshold (a prefix of them sorted)
+ * turn into machine non-cats, each changing the agreement by one, and each is passed once (`isCatAt` is the rule).
  */
 export function suggestThreshold(images: readonly ReviewedImage[]): number | null {
   if (images.length === 0) return null;
-  const above = images.map((i) => (i.catConfidence > 0 ? justAbove(i.catConfidence) : undefined)).filter((t): t is number => t !== undefined);
-  const candidates = [...new Set([THRESHOLD_STEP, ...above])].sort((a, b) => a - b);
-  let best = candidates[0]!;
+  // Each review read once: the confidences a machine could call a cat, the people's cats and non-cats apart, sorted.
+  const cats: number[] = [];
+  const others: number[] = [];
+  let nonCats = 0;
+  for (const i of images) {
+    const confidence = i.catConfidence;
+    if (!i.isCat) nonCats++;
+    if (confidence > 0) (i.isCat ? cats : others).push(confidence);
+  }
+  const catsUp = Float64Array.from(cats).sort();
+  const othersUp = Float64Array.from(others).sort();
+  // Below every positive confidence all of them are machine cats: the people's cats agree, their non-cats do not.
+  let agree = nonCats + catsUp.length - othersUp.length;
+  let best = THRESHOLD_STEP;
   let bestAgree = -1;
-  for (const t of candidates) {
-    const agree = agreementAt(images, t);
+  let c = 0;
+  let o = 0;
+  // The candidates in order: 0.01, then just above each confidence (justAbove never goes down as confidence goes up).
+  let t: number | undefined = THRESHOLD_STEP;
+  while (t !== undefined) {
+    for (; c < catsUp.length && !isCatAt(catsUp[c], t); c++) agree--;
+    for (; o < othersUp.length && !isCatAt(othersUp[o], t); o++) agree++;
     if (agree > bestAgree) {
       best = t;
       bestAgree = agree;
     }
+    // The next candidate: just above the lowest confidence the machine still calls a cat at t.
+    const next: number | undefined = Math.min(catsUp[c] ?? Infinity, othersUp[o] ?? Infinity);
+    t = next === Infinity ? undefined : justAbove(next);
   }
   return best;
 }
