@@ -61,6 +61,8 @@ export interface StoreContext {
   cursors: CursorCodec;
   /** Epoch ms; the clock that decides what has expired. */
   now?: () => number;
+  /** Most stored items one list request examines (MAX_EXAMINED unless a test sets fewer). */
+  maxExamined?: number;
 }
 
 /** The Query for one page: `limit` items evaluated from `startKey` on. */
@@ -104,9 +106,17 @@ function translate(err: unknown): never {
 const MAX_ROUND_LIMIT = 1000;
 
 /**
+ * Most stored items one list request examines (docs/api.md, "Pages"): ten pages of the largest limit, one Query round.
+ * A filter that matches little (a rare label, a capture-time range, expired items) answers a short or empty page with a
+ * cursor once this many were read, rather than read a whole batch for one page.
+ */
+export const MAX_EXAMINED = 1000;
+
+/**
  * Runs a plan for one page of `limit` stored items. A filter applied after Limit can leave DynamoDB pages short or
- * empty, so this keeps reading until it holds one item more than the page (proof that a next page exists) or reaches
- * the end. The next cursor resumes after the page's last item: a page with a cursor is never followed by an empty one.
+ * empty, so this keeps reading until it holds one item more than the page (proof that a next page exists), reaches
+ * the end, or has examined `maxExamined` items. A full page's cursor resumes after its last item; a page cut short by
+ * the bound (fewer items, even none) has a cursor that resumes right after the last item examined.
  * A cursor issued for another plan throws CursorError.
  */
 export async function runQuery<T extends object>(ctx: StoreContext, plan: QueryPlan, page: PageRequest, keep?: KeepFilter<T>): Promise<Page<T>> {
@@ -122,17 +132,22 @@ interface Read<T> {
   items: T[];
   startKey: StartKey | undefined;
   ended: boolean;
+  /** Stored items the rounds so far examined (the items read, when not given). */
+  examined?: number;
 }
 
 async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, limit: number, read: Read<T>, keep?: KeepFilter<T>): Promise<Page<T>> {
   const want = limit + 1;
+  const maxExamined = Math.max(want, ctx.maxExamined ?? MAX_EXAMINED);
   const items = [...read.items];
   let { startKey } = read;
   let ended = read.ended;
+  let examined = read.examined ?? read.items.length;
   let roundLimit = want;
-  while (items.length < want && !ended) {
-    const out = await ctx.ddb.send(new QueryCommand(pageRequest(plan, roundLimit, startKey))).catch(translate);
+  while (items.length < want && !ended && examined < maxExamined) {
+    const out = await ctx.ddb.send(new QueryCommand(pageRequest(plan, Math.min(roundLimit, maxExamined - examined), startKey))).catch(translate);
     const round = (out.Items ?? []) as T[];
+    examined += out.ScannedCount ?? round.length;
     items.push(...(keep ? await keep(round) : round));
     startKey = out.LastEvaluatedKey as StartKey | undefined;
     ended = !startKey;
@@ -140,6 +155,8 @@ async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, li
     roundLimit = Math.min(MAX_ROUND_LIMIT, Math.max(want - items.length, roundLimit * 2));
   }
 
+  // Cut short by the bound: what matched so far, and a cursor right after the last item examined.
+  if (items.length <= limit && !ended && startKey) return { items, cursor: ctx.cursors.encode(startKey, plan.scope) };
   if (items.length <= limit) return { items };
   const shown = items.slice(0, limit);
   const last = shown[shown.length - 1] as Record<string, unknown>;
