@@ -1,10 +1,11 @@
-// What an upload would cost before it is sent (icecat upload --dry-run): the files fingerprinted here exactly as the
-// ingest fingerprints them (the same function, lib/ingest/fingerprint.ts), their distinct fingerprints asked of
-// POST /v1/fingerprints:known in slices of at most 1,000, and the rest priced as new DetectLabels calls.
+// What an upload would cost before it is sent (icecat upload --dry-run): the files fingerprinted and checked here
+// exactly as the ingest does before DetectLabels (the same function, detectableImage in lib/ingest/fingerprint.ts),
+// their distinct fingerprints asked of POST /v1/fingerprints:known in slices of at most 1,000, and the rest priced as
+// new DetectLabels calls.
 import { readFile } from 'node:fs/promises';
 import { KNOWN_FINGERPRINTS_MAX, type KnownFingerprints } from '../api/client-contract';
 import { DEFAULT_MAX_INPUT_PIXELS } from '../config';
-import { fingerprint } from '../ingest/fingerprint';
+import { detectableImage } from '../ingest/fingerprint';
 import { uploadEstimate, type Estimate } from '../domain';
 
 /** Files decoded at once: a decode takes a core, and holds one image's pixels. */
@@ -12,11 +13,11 @@ const FINGERPRINT_PARALLEL = 2;
 
 /**
  * The fingerprint the ingest would give this file, or undefined when the ingest would refuse it (not an image, corrupt,
- * too many pixels): such a file is recorded as a failure and never sent to DetectLabels.
+ * too many pixels, under 80 px a side): such a file is recorded as a failure and never sent to DetectLabels.
  */
 export async function localFingerprint(path: string, maxInputPixels = DEFAULT_MAX_INPUT_PIXELS): Promise<string | undefined> {
   try {
-    return (await fingerprint(await readFile(path), { maxInputPixels })).fprint;
+    return (await detectableImage(await readFile(path), { maxInputPixels })).fprint;
   } catch {
     return undefined;
   }

@@ -1,6 +1,7 @@
 import sharp, { type Metadata } from 'sharp';
 import { XXHash128 } from 'xxhash-addon';
 import type { Fingerprint } from '../domain';
+import { REKOGNITION_LIMITS } from '../ids';
 import { RejectedUpload } from './errors';
 
 export type { Fingerprint } from '../domain';
@@ -49,6 +50,22 @@ export async function fingerprint(image: Buffer, opts: FingerprintOptions): Prom
   const small = preview(canonical);
   const phash = perceptualHash(luminance32(small));
   return { fprint, phash, format: format.format, width: info.width, height: info.height, thumbnail: () => encodeThumbnail(small), ...(format.exif ? { exif: format.exif } : {}) };
+}
+
+/**
+ * The fingerprint of an image the ingest would send to DetectLabels: every check the ingest makes on the pixels
+ * (not an image, unsupported format, too many pixels, truncated or corrupt, and a side under Rekognition's minimum:
+ * ImageTooSmall) throws its RejectedUpload. The ingest and the dry run's estimate (lib/cli/estimate.ts) both call it.
+ */
+export async function detectableImage(image: Buffer, opts: FingerprintOptions): Promise<Fingerprint> {
+  const decoded = await fingerprint(image, opts);
+  if (Math.min(decoded.width, decoded.height) < REKOGNITION_LIMITS.minSide) {
+    throw new RejectedUpload(`the image is ${decoded.width}x${decoded.height}; both sides must be at least ${REKOGNITION_LIMITS.minSide} px`, {
+      code: 'ImageTooSmall',
+      decoded,
+    });
+  }
+  return decoded;
 }
 
 /** The format sharp reads from the header, and the EXIF block it found there (no second header read for it). */

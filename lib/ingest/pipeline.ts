@@ -8,7 +8,6 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { XXHash128 } from 'xxhash-addon';
-import { REKOGNITION_LIMITS } from '../ids';
 import { quotaExceededMessage, utcDay, type ClientLimits } from '../quota/limits';
 import type { Config, IngestConfig } from '../config';
 import type { BatchStore } from '../store/batch-store';
@@ -20,7 +19,7 @@ import { DebugLog } from './debug-log';
 import { readCapture } from './capture';
 import { detectLabels } from './detect';
 import { RejectedUpload, type HeldClaim } from './errors';
-import { fingerprint, type Fingerprint } from './fingerprint';
+import { detectableImage, type Fingerprint } from './fingerprint';
 import { timed, type IngestMetrics } from './metrics';
 import { decodeS3Key, invalidKeyDestination, restingKey, thumbnailKey, tryParseUploadKey, type UploadKey } from './s3-key';
 import {
@@ -282,12 +281,7 @@ async function readObject(deps: IngestDeps, upload: Upload): Promise<StoredUploa
 // ---- 3. fingerprint: exact key + perceptual hint ----------------------------------------------------------------
 
 async function fingerprintImage(deps: IngestDeps, upload: Upload, object: { bytes: Buffer }): Promise<Fingerprint> {
-  const image = await fingerprint(object.bytes, { maxInputPixels: deps.config.maxInputPixels });
-  if (Math.min(image.width, image.height) < REKOGNITION_LIMITS.minSide) {
-    throw new RejectedUpload(
-      `the image is ${image.width}x${image.height}; both sides must be at least ${REKOGNITION_LIMITS.minSide} px`, { code: 'ImageTooSmall', decoded: image },
-    );
-  }
+  const image = await detectableImage(object.bytes, { maxInputPixels: deps.config.maxInputPixels });
   upload.log.add(`fingerprint ${image.fprint} phash ${image.phash} ${image.format} ${image.width}x${image.height}`);
   upload.capture = readCapture(image.exif, upload.receivedAt);
   return image;
