@@ -79,7 +79,8 @@ async function detectFormat(image: Buffer, opts: FingerprintOptions): Promise<{ 
   const pixels = (meta.width ?? 0) * (meta.height ?? 0);
   if (pixels > opts.maxInputPixels) {
     throw new RejectedUpload(
-      `the image declares ${meta.width}x${meta.height} pixels, above the limit of ${opts.maxInputPixels}`, { code: 'TooManyPixels' },
+      `the image declares ${meta.width}x${meta.height} pixels, above the limit of ${opts.maxInputPixels}`,
+      { code: 'TooManyPixels' },
     );
   }
   if (!meta.format || !SUPPORTED.has(meta.format)) {

@@ -26,7 +26,8 @@ export function parseUploadKey(key: string): UploadKey {
   const fileName = name.join('/');
   if (rest === undefined || !ID_PATTERN.test(clientId) || !ID_PATTERN.test(batchId) || fileName === '' || fileName.endsWith('/')) {
     throw new RejectedUpload(
-      `object key "${key}" is outside the layout uploads/{clientId}/{batchId}/{fileName} (ids: ${ID_RULE})`, { code: 'InvalidKey' },
+      `object key "${key}" is outside the layout uploads/{clientId}/{batchId}/{fileName} (ids: ${ID_RULE})`,
+      { code: 'InvalidKey' },
     );
   }
   return { clientId, batchId, fileName };
