@@ -3,7 +3,7 @@
 // EMF; the local stack gives its in-process queues and a listener of the EMF documents. The rest it reads from its
 // environment once, when built: a bad number stops it there, naming the variable, before any message is taken.
 // The partial batch answer is Powertools' BatchProcessor's. Two things it does not do are added here (docs/design.md
-// §9): at most INGEST_PARALLELISM records in flight (it starts every record at once), and a message whose image
+// §1): at most INGEST_PARALLELISM records in flight (it starts every record at once), and a message whose image
 // another run's claim still leases is failed and made visible again only once that lease is over
 // (lib/aws/message-visibility.ts).
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
