@@ -171,7 +171,8 @@ async function attemptUpload(deps: IngestDeps, upload: Upload, attempt: AttemptC
     const result = await timed(
       metrics,
       'Detect',
-      async () => (await reuseEarlierResult(deps, upload, image, claim)) ?? (await detectInClaim(deps, upload, object, image, claim)),
+      async () =>
+        (await paidBefore(deps, upload, claim)) ?? (await reuseEarlierResult(deps, upload, image, claim)) ?? (await detectInClaim(deps, upload, object, image, claim)),
     );
     const processedKey = restingKey('processed', upload, image.fprint, image.format);
     await restAround(deps, upload, object, processedKey, () => timed(metrics, 'Record', () => recordResult(deps, upload, claim, result, processedKey)), claim);
@@ -333,7 +334,7 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
   }
   if (!outcome.held) return { existing: outcome.existing };
   upload.log.add(outcome.takeover ? 'took over an expired claim' : 'claimed');
-  return { claim, uploadedAt: outcome.uploadedAt };
+  return { claim, uploadedAt: outcome.uploadedAt, ...(outcome.takeover ? { takeover: true } : {}) };
 }
 
 /** Closed, and every file it was told of arrived: uploads still in flight when it closed are still taken. */
@@ -507,15 +508,40 @@ async function restAround<T>(deps: IngestDeps, upload: Upload, object: StoredUpl
 }
 
 async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, result: SuccessResult, processedKey: string): Promise<void> {
-  const finished = await deps.store.finish(held.claim, {
-    result,
-    uploadedAt: held.uploadedAt,
-    now: (deps.now ?? Date.now)(),
-    restingKey: processedKey,
-    logs: upload.log.entries(),
-    ...(upload.capture ? { capture: upload.capture } : {}),
-  }, { seen: upload.batch });
+  let finished;
+  try {
+    finished = await deps.store.finish(held.claim, {
+      result,
+      uploadedAt: held.uploadedAt,
+      now: (deps.now ?? Date.now)(),
+      restingKey: processedKey,
+      logs: upload.log.entries(),
+      ...(upload.capture ? { capture: upload.capture } : {}),
+    }, { seen: upload.batch });
+  } catch (err) {
+    // The answer is paid for: kept on the claim (its lease ended), the retry taking the claim over records it.
+    if (!(err instanceof BatchErasedError)) await keepAnswer(deps, upload, held, result);
+    throw err;
+  }
   if (!finished) throw await lostClaim(deps, upload, held.claim);
+}
+
+/** Keeps the result on the claim for the run that takes it over; a failure to keep it only costs that run a call. */
+async function keepAnswer(deps: IngestDeps, upload: Upload, held: HeldClaim, result: SuccessResult): Promise<void> {
+  try {
+    if (await deps.store.keepPaidResult(held.claim, result)) upload.log.add('record not written: the answer is kept on the claim for the next attempt');
+  } catch (err) {
+    deps.logger.warn('the answer could not be kept on the claim; the next attempt classifies the image again', { key: upload.key, error: err as Error });
+  }
+}
+
+/** The answer a run before this one paid for and kept on the claim this run took over (no second DetectLabels). */
+async function paidBefore(deps: IngestDeps, upload: Upload, held: HeldClaim): Promise<SuccessResult | undefined> {
+  if (!held.takeover) return undefined;
+  const paid = await deps.store.paidResult(held.claim);
+  if (!paid) return undefined;
+  upload.log.add('recorded the answer an earlier attempt paid for');
+  return paid;
 }
 
 // ---- giving up: an upload whose attempts did not finish ---------------------------------------------------------
