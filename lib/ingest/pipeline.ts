@@ -51,8 +51,11 @@ export interface UploadEvent {
 /** The clients' daily images quotas (docs/design.md §11; lib/store/quota-writes.ts). */
 export interface UploadQuota {
   limitsOf(clientId: string): Promise<ClientLimits>;
-  /** Counts one upload of the day; false (nothing counted) when `limit` are counted already. */
-  countUpload(clientId: string, day: string, limit: number): Promise<boolean>;
+  /**
+   * Counts the upload against the day's quota once, on a mark on its own item written with the count: true when it
+   * is counted (by this call or an earlier one), false (nothing counted) when `limit` are counted already.
+   */
+  countUpload(upload: UploadRef, day: string, limit: number): Promise<boolean>;
   /** Marks the upload beyond the quota, for its later attempts, and counts it refused. */
   refuseUpload(upload: UploadRef, day: string): Promise<void>;
 }
@@ -190,20 +193,21 @@ async function attemptUpload(deps: IngestDeps, upload: Upload, attempt: AttemptC
 const noteNeeded = (upload: Upload): boolean => upload.fprint !== undefined && upload.notedFprint !== upload.fprint;
 
 /**
- * Step 1b (docs/design.md §11): the first attempt at an upload counts it against its client's images quota of the UTC
- * day it was uploaded; beyond the quota it is marked, so that every later attempt ends it the same way: a `fail`
- * record with code QuotaExceeded and the object under failed/, never classified. The limit is read when the upload is
- * handled, so a quota changed while uploads wait in the queue applies to them.
+ * Step 1b (docs/design.md §11): an upload counts once against its client's images quota of the UTC day it was
+ * uploaded, on a mark its own item gets with the count (so whichever attempt gets there first counts it, and no later
+ * one again: a retry, a redelivery, a deferred attempt, an attempt handed back); beyond the quota it is marked, so
+ * that every later attempt ends it the same way: a `fail` record with code QuotaExceeded and the object under
+ * failed/, never classified. The limit is read when the upload is handled, so a quota changed while uploads wait in
+ * the queue applies to them.
  */
 async function countAgainstQuota(deps: IngestDeps, upload: Upload, attempt: AttemptCount): Promise<RejectedUpload | undefined> {
   const { quota } = deps;
   if (!quota) return undefined;
   const day = attempt.quotaExceeded ?? utcDay(upload.createdAt);
   if (attempt.quotaExceeded === undefined) {
-    // Counted by the first attempt only: a redelivery or a retry of a counted upload is not counted again.
-    if (attempt.attempts > 1) return undefined;
+    if (attempt.quotaCounted !== undefined) return undefined;
     const { maxImagesPerDay } = await quota.limitsOf(upload.clientId);
-    if (await quota.countUpload(upload.clientId, day, maxImagesPerDay)) return undefined;
+    if (await quota.countUpload(upload, day, maxImagesPerDay)) return undefined;
     await quota.refuseUpload(upload, day);
     upload.log.add(`beyond the quota of ${maxImagesPerDay} images for ${day}`);
     return new RejectedUpload('QuotaExceeded', quotaExceededMessage(maxImagesPerDay, day));

@@ -101,6 +101,8 @@ export interface AttemptCount {
   fprint?: string;
   /** The UTC day whose images quota the upload was beyond, when its first attempt found it so (docs/design.md §11). */
   quotaExceeded?: string;
+  /** The UTC day whose images quota the upload was counted against, once counted. */
+  quotaCounted?: string;
 }
 
 export type ClaimOutcome =
@@ -588,6 +590,7 @@ export class BatchStore {
       attempts: typeof item.attempts === 'number' ? item.attempts : 1,
       ...(typeof item.seen_fprint === 'string' ? { fprint: item.seen_fprint } : {}),
       ...(typeof item.quota_over === 'string' ? { quotaExceeded: item.quota_over } : {}),
+      ...(typeof item.quota_day === 'string' ? { quotaCounted: item.quota_day } : {}),
     };
   }
 

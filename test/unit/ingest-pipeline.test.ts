@@ -1121,8 +1121,10 @@ describe("an upload against its client's daily images quota", () => {
     };
     return { quota, calls };
   }
-  const withAttempts = (attempts: number, mark?: string) =>
-    ddb.on(UpdateCommand, { UpdateExpression: ATTEMPT_EXPRESSION }).resolves({ Attributes: { attempts, ...(mark ? { quota_over: mark } : {}) } });
+  const withAttempts = (attempts: number, mark?: string, counted?: string) =>
+    ddb.on(UpdateCommand, { UpdateExpression: ATTEMPT_EXPRESSION }).resolves({
+      Attributes: { attempts, ...(mark ? { quota_over: mark } : {}), ...(counted ? { quota_day: counted } : {}) },
+    });
   const ATTEMPT_EXPRESSION = startAttemptRequest('T', { clientId: 'demo', batchId: 'b1', key: KEY, expiresAt: 1 }).UpdateExpression;
 
   it('counts a first attempt within the quota and classifies it', async () => {
@@ -1150,9 +1152,9 @@ describe("an upload against its client's daily images quota", () => {
     expect(metrics).toContain('Images:fail:QuotaExceeded');
   });
 
-  it('does not count a later attempt at an upload again (a redelivery or a retry)', async () => {
+  it('does not count an upload its item marks as counted again (a redelivery or a retry)', async () => {
     given();
-    withAttempts(2);
+    withAttempts(2, undefined, '2026-11-25');
     const { quota, calls } = memoryQuota(0);
 
     const result = await processUpload({ ...deps(), quota }, event());
