@@ -33,7 +33,7 @@ export interface ExifReadStats {
 }
 
 type Field = keyof ExifFields;
-type Ifd = 'image' | 'photo' | 'gps';
+type Ifd = 'image' | 'photo' | 'gpsInfo';
 
 const EXIF_POINTER = 0x8769;
 const GPS_POINTER = 0x8825;
@@ -41,7 +41,7 @@ const GPS_POINTER = 0x8825;
 const TAGS: Record<Ifd, Record<number, Field>> = {
   image: { 0x010f: 'make', 0x0110: 'model' },
   photo: { 0x9003: 'dateTimeOriginal', 0x9004: 'dateTimeDigitized', 0x9011: 'offsetTimeOriginal', 0x9012: 'offsetTimeDigitized' },
-  gps: { 0x0001: 'gpsLatitudeRef', 0x0002: 'gpsLatitude', 0x0003: 'gpsLongitudeRef', 0x0004: 'gpsLongitude' },
+  gpsInfo: { 0x0001: 'gpsLatitudeRef', 0x0002: 'gpsLatitude', 0x0003: 'gpsLongitudeRef', 0x0004: 'gpsLongitude' },
 };
 
 const ASCII = 2;
@@ -89,14 +89,14 @@ export function readExifFields(block: Buffer, stats: ExifReadStats = { ifds: 0, 
   };
 
   /** Reads one IFD's wanted tags; answers the offsets of the IFDs it points to. */
-  const readIfd = (offset: number, ifd: Ifd): { photo?: number; gps?: number } => {
+  const readIfd = (offset: number, ifd: Ifd): { photo?: number; gpsInfo?: number } => {
     if (visited.has(offset)) throw new Defeated('an IFD points back at one already read');
     visited.add(offset);
     stats.ifds += 1;
     if (offset < 8 || offset + 2 > tiff.length) return {};
     const entries = u16(offset);
     if (entries > MAX_ENTRIES) throw new Defeated(`an IFD of ${entries} entries`);
-    const pointers: { photo?: number; gps?: number } = {};
+    const pointers: { photo?: number; gpsInfo?: number } = {};
     for (let i = 0; i < entries; i += 1) {
       const entry = offset + 2 + i * 12;
       if (entry + 12 > tiff.length) break;
@@ -107,7 +107,7 @@ export function readExifFields(block: Buffer, stats: ExifReadStats = { ifds: 0, 
       if (ifd === 'image' && (tag === EXIF_POINTER || tag === GPS_POINTER)) {
         if (count !== 1 || (type !== LONG && type !== IFD_TYPE && type !== SHORT)) continue;
         const target = type === SHORT ? u16(entry + 8) : u32(entry + 8);
-        if (target > 0) pointers[tag === EXIF_POINTER ? 'photo' : 'gps'] = target;
+        if (target > 0) pointers[tag === EXIF_POINTER ? 'photo' : 'gpsInfo'] = target;
         continue;
       }
       const field = TAGS[ifd][tag];
@@ -122,7 +122,7 @@ export function readExifFields(block: Buffer, stats: ExifReadStats = { ifds: 0, 
   try {
     const pointers = readIfd(u32(4), 'image');
     if (pointers.photo !== undefined) readIfd(pointers.photo, 'photo');
-    if (pointers.gps !== undefined) readIfd(pointers.gps, 'gps');
+    if (pointers.gpsInfo !== undefined) readIfd(pointers.gpsInfo, 'gpsInfo');
   } catch (err) {
     if (err instanceof Defeated || err instanceof RangeError) return undefined;
     throw err;
