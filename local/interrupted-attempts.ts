@@ -1,9 +1,15 @@
 // A stop or kill of the whole local stack is not the uploads' fault: every run in flight dies with it. At the next
 // start, before the journal's messages are delivered again, the attempt each interrupted message may have counted on
 // its upload's item is taken back (docs/design.md §6, "An upload's attempts are bounded"), so that a stack killed
-// again and again never gives up on an upload that was merely in flight each time. On AWS no such outside kill of
-// every run exists; a run that times out or runs out of memory keeps its attempt counted.
+// again and again never gives up on an upload that was merely in flight each time. Only after a clean stop, though: a
+// crash may be the upload's own doing (a file that exhausts memory takes the whole process with it), and forgiving
+// it would crash-loop the stack on that upload forever. A stop that finishes writes a mark in the data dir; the next
+// start takes it away, and forgives only when it found it. On AWS no such outside kill of every run exists; a run
+// that times out or runs out of memory keeps its attempt counted.
 import type { S3Event } from 'aws-lambda';
+import { existsSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { decodeS3Key, tryParseUploadKey } from '../lib/ingest/s3-key';
 import { BatchStore } from '../lib/store/batch-store';
@@ -45,4 +51,29 @@ export async function forgiveInterruptedAttempts(bodies: readonly string[], endp
   } finally {
     client.destroy();
   }
+}
+
+/** The mark an orderly stop leaves in the data dir. */
+export const CLEAN_STOP_FILE = 'clean-stop';
+
+/** Leaves the mark of a clean stop: the runs the stop cut short were the stop's doing, not their uploads'. */
+export async function markCleanStop(dataDir: string): Promise<void> {
+  await writeFile(path.join(dataDir, CLEAN_STOP_FILE), `stopped cleanly at ${new Date().toISOString()}\n`);
+}
+
+/** Whether the previous run stopped cleanly; takes the mark away, so that a crash of this run leaves none. */
+export async function takeCleanStopMark(dataDir: string): Promise<boolean> {
+  const file = path.join(dataDir, CLEAN_STOP_FILE);
+  if (!existsSync(file)) return false;
+  await rm(file, { force: true });
+  return true;
+}
+
+/**
+ * At a start: after a clean stop, takes back the attempts of the interrupted uploads; after a crash, leaves them
+ * counted (answers how many uploads it forgave).
+ */
+export async function forgiveAfterCleanStop(dataDir: string, bodies: readonly string[], endpoint: string, tableName: string): Promise<number> {
+  if (!(await takeCleanStopMark(dataDir))) return 0;
+  return forgiveInterruptedAttempts(bodies, endpoint, tableName);
 }

@@ -15,7 +15,7 @@ import { loadNotifyConfig } from '../lib/notify/schedule';
 import { callbackSweepLimits } from '../lib/reconcile/callbacks';
 import { callbackGraceSecondsFromEnv } from '../lib/reconcile/config';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
-import { forgiveInterruptedAttempts } from './interrupted-attempts';
+import { forgiveAfterCleanStop, markCleanStop } from './interrupted-attempts';
 import { MetricTotals } from './metric-totals';
 import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
 import { LocalMessageVisibility } from '../lib/aws/message-visibility';
@@ -300,9 +300,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         // What the ingest's EMF lines say goes to the status page's totals, and to stdout as on AWS (not when quiet).
         metrics: PowertoolsIngestMetrics.listenedBy({ listener: (doc) => metricTotals.add(doc), echo: !quiet }),
       }));
-    await forgiveInterruptedAttempts(bridge.interruptedBodies(), dynamodb.url, dynamodb.table.name).catch((err: unknown) =>
-      log(`[stack] taking back the attempts of interrupted uploads failed: ${String(err)}`),
-    );
+    // Only a clean stop hands the attempts of the uploads it cut short back: after a crash they stay counted.
+    const interrupted = bridge.interruptedBodies();
+    const forgiven = await forgiveAfterCleanStop(dataDir, interrupted, dynamodb.url, dynamodb.table.name).catch((err: unknown) => {
+      log(`[stack] taking back the attempts of interrupted uploads failed: ${String(err)}`);
+      return 0;
+    });
+    if (interrupted.length > 0 && forgiven === 0) log(`[stack] the previous run did not stop cleanly: the attempts of ${interrupted.length} interrupted message(s) stay counted`);
     bridge.resume();
     const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
     recountInterrupted(bridge, onStaleBatch, log);
@@ -358,6 +362,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const stop = () =>
       (stopping ??= (async () => {
         await closeAll(started);
+        await markCleanStop(dataDir).catch((err: unknown) => log(`[stack] the mark of a clean stop was not written: ${String(err)}`));
         for (const [name, value] of previousEnv) {
           if (value === undefined) delete process.env[name];
           else process.env[name] = value;

@@ -60,7 +60,7 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
     logger,
     metrics: wiring.metrics,
     // Each upload counts against its client's daily images quota (docs/design.md §11).
-    quota: new ClientQuotaStore({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() }),
+    quota: new ClientQuotaStore({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs(), transactions: config.transactions }),
   };
   const visibility = wiring.visibility;
 

@@ -1,9 +1,8 @@
-// Capture time, camera and place from an image's EXIF block (docs/design.md §12), read with exif-reader: a small,
-// dependency-free parser (MIT, the one sharp's own documentation points to for its `exif` Buffer) that parses only
-// the IFDs it is given and bounds every read by the buffer. Anything missing, garbled or impossible gives null for
-// that field and never fails the upload: the reader's own errors are caught here.
-import exifReader from 'exif-reader';
+// Capture time, camera and place from an image's EXIF block (docs/design.md §12), read by a bounded reader of only the
+// tags these need (exif-ifd.ts). Anything missing, garbled, impossible or beyond the reader's caps gives null for that
+// field and never fails the upload.
 import type { Capture } from '../domain';
+import { readExifFields } from './exif-ifd';
 
 export const NO_CAPTURE: Capture = { capturedAt: null, camera: null, location: null };
 
@@ -15,7 +14,15 @@ const CAMERA_MAX_CHARS = 100;
 
 const pad = (n: number): string => String(n).padStart(2, '0');
 
-/** exif-reader parses `YYYY:MM:DD HH:MM:SS` as that wall-clock time in UTC: read it back the same way. */
+/** `YYYY:MM:DD HH:MM:SS`, that wall-clock time taken as UTC (read back the same way by wallClock), or undefined. */
+function exifDate(text: unknown): Date | undefined {
+  if (typeof text !== 'string') return undefined;
+  const m = /^(\d{4}):(\d{2}):(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(text);
+  if (!m) return undefined;
+  return new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])));
+}
+
+/** The wall clock of a date made by exifDate. */
 const wallClock = (d: Date): string =>
   `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
 
@@ -29,7 +36,8 @@ function offsetMinutes(offset: unknown): number | undefined {
   return m[1] === '-' ? -minutes : minutes;
 }
 
-function capturedAt(date: unknown, offset: unknown, uploadedAtMs: number): string | null {
+function capturedAt(text: unknown, offset: unknown, uploadedAtMs: number): string | null {
+  const date = exifDate(text);
   if (!(date instanceof Date) || Number.isNaN(date.getTime())) return null;
   if (date.getUTCFullYear() < EARLIEST_YEAR) return null;
   const minutes = offsetMinutes(offset);
@@ -64,28 +72,17 @@ function degrees(dms: unknown, ref: unknown, negative: string, limit: number): n
   return Math.round(signed * 1e6) / 1e6;
 }
 
-function location(gps: Record<string, unknown> | undefined): Capture['location'] {
-  if (!gps) return null;
-  const lat = degrees(gps.GPSLatitude, gps.GPSLatitudeRef, 'S', 90);
-  const lon = degrees(gps.GPSLongitude, gps.GPSLongitudeRef, 'W', 180);
-  return lat === undefined || lon === undefined ? null : { lat, lon };
-}
-
 /** The capture facts of an EXIF block (sharp's metadata().exif), each null when absent or impossible. */
 export function readCapture(exif: Buffer | undefined, uploadedAtMs: number): Capture {
   if (!exif || exif.length < 8) return NO_CAPTURE;
-  let tags: ReturnType<typeof exifReader>;
-  try {
-    tags = exifReader(exif);
-  } catch {
-    return NO_CAPTURE;
-  }
-  const photo = (tags.Photo ?? {}) as Record<string, unknown>;
-  const image = (tags.Image ?? {}) as Record<string, unknown>;
-  const original = capturedAt(photo.DateTimeOriginal, photo.OffsetTimeOriginal, uploadedAtMs);
+  const tags = readExifFields(exif);
+  if (!tags) return NO_CAPTURE;
+  const original = capturedAt(tags.dateTimeOriginal, tags.offsetTimeOriginal, uploadedAtMs);
+  const lat = degrees(tags.gpsLatitude, tags.gpsLatitudeRef, 'S', 90);
+  const lon = degrees(tags.gpsLongitude, tags.gpsLongitudeRef, 'W', 180);
   return {
-    capturedAt: original ?? capturedAt(photo.DateTimeDigitized, photo.OffsetTimeDigitized, uploadedAtMs),
-    camera: camera(image.Make, image.Model),
-    location: location(tags.GPSInfo as Record<string, unknown> | undefined),
+    capturedAt: original ?? capturedAt(tags.dateTimeDigitized, tags.offsetTimeDigitized, uploadedAtMs),
+    camera: camera(tags.make, tags.model),
+    location: lat === undefined || lon === undefined ? null : { lat, lon },
   };
 }

@@ -7,6 +7,8 @@ import { IceCatError, type IceCatErrorOptions } from '../errors';
 export interface HeldClaim {
   claim: Claim;
   uploadedAt: number;
+  /** Taken over from a run whose lease ended: that run may have kept the answer it paid for on the claim. */
+  takeover?: boolean;
 }
 
 export type RejectionCode =

@@ -50,8 +50,11 @@ export interface UploadEvent {
 /** The clients' daily images quotas (docs/design.md §11; lib/store/quota-writes.ts). */
 export interface UploadQuota {
   limitsOf(clientId: string): Promise<ClientLimits>;
-  /** Counts one upload of the day; false (nothing counted) when `limit` are counted already. */
-  countUpload(clientId: string, day: string, limit: number): Promise<boolean>;
+  /**
+   * Counts the upload against the day's quota once, on a mark on its own item written with the count: true when it
+   * is counted (by this call or an earlier one), false (nothing counted) when `limit` are counted already.
+   */
+  countUpload(upload: UploadRef, day: string, limit: number): Promise<boolean>;
   /** Marks the upload beyond the quota, for its later attempts, and counts it refused. */
   refuseUpload(upload: UploadRef, day: string): Promise<void>;
 }
@@ -170,7 +173,8 @@ async function attemptUpload(deps: IngestDeps, upload: Upload, attempt: AttemptC
     const result = await timed(
       metrics,
       'Detect',
-      async () => (await reuseEarlierResult(deps, upload, image, claim)) ?? (await detectInClaim(deps, upload, object, image, claim)),
+      async () =>
+        (await paidBefore(deps, upload, claim)) ?? (await reuseEarlierResult(deps, upload, image, claim)) ?? (await detectInClaim(deps, upload, object, image, claim)),
     );
     const processedKey = restingKey('processed', upload, image.fprint, image.format);
     await restAround(deps, upload, object, processedKey, () => timed(metrics, 'Record', () => recordResult(deps, upload, claim, result, processedKey)), claim);
@@ -188,20 +192,21 @@ async function attemptUpload(deps: IngestDeps, upload: Upload, attempt: AttemptC
 const noteNeeded = (upload: Upload): boolean => upload.fprint !== undefined && upload.notedFprint !== upload.fprint;
 
 /**
- * Step 1b (docs/design.md §11): the first attempt at an upload counts it against its client's images quota of the UTC
- * day it was uploaded; beyond the quota it is marked, so that every later attempt ends it the same way: a `fail`
- * record with code QuotaExceeded and the object under failed/, never classified. The limit is read when the upload is
- * handled, so a quota changed while uploads wait in the queue applies to them.
+ * Step 1b (docs/design.md §11): an upload counts once against its client's images quota of the UTC day it was
+ * uploaded, on a mark its own item gets with the count (so whichever attempt gets there first counts it, and no later
+ * one again: a retry, a redelivery, a deferred attempt, an attempt handed back); beyond the quota it is marked, so
+ * that every later attempt ends it the same way: a `fail` record with code QuotaExceeded and the object under
+ * failed/, never classified. The limit is read when the upload is handled, so a quota changed while uploads wait in
+ * the queue applies to them.
  */
 async function countAgainstQuota(deps: IngestDeps, upload: Upload, attempt: AttemptCount): Promise<RejectedUpload | undefined> {
   const { quota } = deps;
   if (!quota) return undefined;
   const day = attempt.quotaExceeded ?? utcDay(upload.createdAt);
   if (attempt.quotaExceeded === undefined) {
-    // Counted by the first attempt only: a redelivery or a retry of a counted upload is not counted again.
-    if (attempt.attempts > 1) return undefined;
+    if (attempt.quotaCounted !== undefined) return undefined;
     const { maxImagesPerDay } = await quota.limitsOf(upload.clientId);
-    if (await quota.countUpload(upload.clientId, day, maxImagesPerDay)) return undefined;
+    if (await quota.countUpload(upload, day, maxImagesPerDay)) return undefined;
     await quota.refuseUpload(upload, day);
     upload.log.add(`beyond the quota of ${maxImagesPerDay} images for ${day}`);
     return new RejectedUpload(quotaExceededMessage(maxImagesPerDay, day), { code: 'QuotaExceeded' });
@@ -325,7 +330,7 @@ async function claimImage(deps: IngestDeps, upload: Upload, object: StoredUpload
   }
   if (!outcome.held) return { existing: outcome.existing };
   upload.log.add(outcome.takeover ? 'took over an expired claim' : 'claimed');
-  return { claim, uploadedAt: outcome.uploadedAt };
+  return { claim, uploadedAt: outcome.uploadedAt, ...(outcome.takeover ? { takeover: true } : {}) };
 }
 
 /** Closed, and every file it was told of arrived: uploads still in flight when it closed are still taken. */
@@ -499,15 +504,40 @@ async function restAround<T>(deps: IngestDeps, upload: Upload, object: StoredUpl
 }
 
 async function recordResult(deps: IngestDeps, upload: Upload, held: HeldClaim, result: SuccessResult, processedKey: string): Promise<void> {
-  const finished = await deps.store.finish(held.claim, {
-    result,
-    uploadedAt: held.uploadedAt,
-    now: (deps.now ?? Date.now)(),
-    restingKey: processedKey,
-    logs: upload.log.entries(),
-    ...(upload.capture ? { capture: upload.capture } : {}),
-  }, { seen: upload.batch });
+  let finished;
+  try {
+    finished = await deps.store.finish(held.claim, {
+      result,
+      uploadedAt: held.uploadedAt,
+      now: (deps.now ?? Date.now)(),
+      restingKey: processedKey,
+      logs: upload.log.entries(),
+      ...(upload.capture ? { capture: upload.capture } : {}),
+    }, { seen: upload.batch });
+  } catch (err) {
+    // The answer is paid for: kept on the claim (its lease ended), the retry taking the claim over records it.
+    if (!(err instanceof BatchErasedError)) await keepAnswer(deps, upload, held, result);
+    throw err;
+  }
   if (!finished) throw await lostClaim(deps, upload, held.claim);
+}
+
+/** Keeps the result on the claim for the run that takes it over; a failure to keep it only costs that run a call. */
+async function keepAnswer(deps: IngestDeps, upload: Upload, held: HeldClaim, result: SuccessResult): Promise<void> {
+  try {
+    if (await deps.store.keepPaidResult(held.claim, result)) upload.log.add('record not written: the answer is kept on the claim for the next attempt');
+  } catch (err) {
+    deps.logger.warn('the answer could not be kept on the claim; the next attempt classifies the image again', { key: upload.key, error: err as Error });
+  }
+}
+
+/** The answer a run before this one paid for and kept on the claim this run took over (no second DetectLabels). */
+async function paidBefore(deps: IngestDeps, upload: Upload, held: HeldClaim): Promise<SuccessResult | undefined> {
+  if (!held.takeover) return undefined;
+  const paid = await deps.store.paidResult(held.claim);
+  if (!paid) return undefined;
+  upload.log.add('recorded the answer an earlier attempt paid for');
+  return paid;
 }
 
 // ---- giving up: an upload whose attempts did not finish ---------------------------------------------------------

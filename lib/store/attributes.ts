@@ -82,6 +82,8 @@ export const UPLOAD_ATTRIBUTES = {
   duplicateOf: 'dup_of',
   /** Set when the upload was beyond its client's daily quota (docs/design.md §11). */
   quotaExceeded: 'quota_over',
+  /** Set, with the count, when the upload was counted against its client's daily quota (quota-writes.ts). */
+  quotaCounted: 'quota_day',
   expiresAt: 'ttl',
   purgeAt: 'purge_at',
 } as const;

@@ -10,7 +10,6 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
-  TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
   type PutCommandInput,
@@ -23,6 +22,8 @@ import { backoffDelay } from '../backoff';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError, ReviewConflictError } from './errors';
 import type { TakeBack } from './take-back';
+import { transactWrite } from './transact';
+import { keepPaidResult, paidResult, type PaidResult } from './paid-result';
 import { toBatch, toImage } from './attributes';
 import { isCatAt, isVisibleBatch, machineIsCatOf, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image, type Review } from '../domain';
 import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem, type UploadItem } from './schema';
@@ -100,6 +101,8 @@ export interface AttemptCount {
   fprint?: string;
   /** The UTC day whose images quota the upload was beyond, when its first attempt found it so (docs/design.md §11). */
   quotaExceeded?: string;
+  /** The UTC day whose images quota the upload was counted against, once counted. */
+  quotaCounted?: string;
 }
 
 export type ClaimOutcome =
@@ -538,6 +541,16 @@ export class BatchStore {
     return this.recordWithCounts(finishRequest(this.table, c, f), c, finishCounts(f.result), opts);
   }
 
+  /** Keeps the DetectLabels answer on the claim after its record's write failed, for the run taking it over. */
+  async keepPaidResult(c: Claim, result: PaidResult): Promise<boolean> {
+    return keepPaidResult(this.ddb, this.table, c, result);
+  }
+
+  /** The answer kept on a claim this run took over, if a run before kept one. */
+  async paidResult(c: Claim): Promise<PaidResult | undefined> {
+    return paidResult(this.ddb, this.table, c);
+  }
+
   async release(c: Claim): Promise<void> {
     try {
       await this.ddb.send(new UpdateCommand(releaseRequest(this.table, c)));
@@ -577,6 +590,7 @@ export class BatchStore {
       attempts: typeof item.attempts === 'number' ? item.attempts : 1,
       ...(typeof item.seen_fprint === 'string' ? { fprint: item.seen_fprint } : {}),
       ...(typeof item.quota_over === 'string' ? { quotaExceeded: item.quota_over } : {}),
+      ...(typeof item.quota_day === 'string' ? { quotaCounted: item.quota_day } : {}),
     };
   }
 
@@ -653,7 +667,7 @@ export class BatchStore {
     for (let round = 0; ; round++) {
       const count = countRequest(this.table, batch.clientId, batch.batchId, delta, this.now(), { takingUploads, guard });
       try {
-        await this.ddb.send(new TransactWriteCommand(transaction(...records, count)));
+        await transactWrite(this.ddb, transaction(...records, count));
       } catch (err) {
         if (records.some((_, i) => conditionFailedAt(err, i))) return false;
         if (!conditionFailedAt(err, records.length)) throw err;

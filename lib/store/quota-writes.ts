@@ -1,14 +1,25 @@
 // Counting uploads against clients' daily quotas, and setting clients' limits (docs/design.md §11): the writes beside
 // client-limits.ts's reads, kept apart so that the API functions, which only read limits, bundle no write. An upload
-// beyond the quota is marked on its own upload item, so that each of its attempts agrees.
+// is counted on a mark: its own upload item records the day it was counted (quota_day), with the count, so that it
+// counts exactly once whatever becomes of its attempts; an upload beyond the quota is marked too (quota_over), so that
+// each of its attempts agrees.
+//
+// With transactions the mark and the count are one TransactWriteItems. Without them (dynalite) the count comes first
+// and is idempotent for as long as the mark is missing: it adds the upload's id to the usage item's `counting` set,
+// conditionally on the id not being there, and the id leaves the set only after the mark is written. A crash after the
+// count leaves the id in the set, and the next attempt's count finds it (condition failed, the id there: counted
+// already) and writes the mark; a crash after the mark leaves one stale id in a day's item, harmless. Attempts at one
+// upload follow one another (the local queue never has one message in flight twice).
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { IceCatError } from '../errors';
 import type { ClientLimits } from '../quota/limits';
 import { uploadNames } from './attributes';
-import { ClientLimitsReader, usageKey } from './client-limits';
+import { ClientLimitsReader, usageKey, type ClientLimitsStoreOptions } from './client-limits';
 import { clientKey, nowSeconds, uploadItemKey } from './schema';
-import type { UploadRef } from './writes';
+import { transaction, type UploadRef } from './writes';
+import { transactWrite } from './transact';
 
 /** A day's usage item stays this long after the day (GET /v1/usage reads today's only). */
 const USAGE_KEEP_DAYS = 40;
@@ -58,6 +69,44 @@ export function countUploadRequest(table: string, clientId: string, day: string,
   };
 }
 
+/**
+ * The count of one upload without transactions: idempotent while its id (`upload`) stays in the usage item's
+ * `counting` set (see the top of this file).
+ */
+export function countUploadOnceRequest(table: string, clientId: string, day: string, limit: number, upload: string, nowMs: number): UpdateCommandInput {
+  const count = countUploadRequest(table, clientId, day, limit, nowMs);
+  return {
+    ...count,
+    UpdateExpression: 'ADD #accepted :one, #counting :upload SET #purgeAt = if_not_exists(#purgeAt, :purge)',
+    ConditionExpression: `(NOT contains(#counting, :id)) AND (${count.ConditionExpression})`,
+    ExpressionAttributeNames: { ...count.ExpressionAttributeNames, '#counting': 'counting' },
+    ExpressionAttributeValues: { ...count.ExpressionAttributeValues, ':upload': new Set([upload]), ':id': upload },
+  };
+}
+
+/** The upload's id leaves the `counting` set once its mark is written. */
+export function countedRequest(table: string, clientId: string, day: string, upload: string): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: usageKey(clientId, day),
+    UpdateExpression: 'DELETE #counting :upload',
+    ExpressionAttributeNames: { '#counting': 'counting' },
+    ExpressionAttributeValues: { ':upload': new Set([upload]) },
+  };
+}
+
+/** The mark of an upload counted against `day`'s quota; with transactions, only where no attempt counted it before. */
+export function markCountedRequest(table: string, upload: UploadRef, day: string, once: boolean): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: uploadItemKey(upload),
+    UpdateExpression: 'SET #quotaCounted = if_not_exists(#quotaCounted, :day)',
+    ...(once ? { ConditionExpression: 'attribute_not_exists(#quotaCounted)' } : {}),
+    ExpressionAttributeNames: uploadNames('quotaCounted'),
+    ExpressionAttributeValues: { ':day': day },
+  };
+}
+
 export function countRefusedRequest(table: string, clientId: string, day: string, nowMs: number): UpdateCommandInput {
   return {
     TableName: table,
@@ -78,8 +127,20 @@ export function markQuotaExceededRequest(table: string, upload: UploadRef, day: 
   };
 }
 
+export interface ClientQuotaStoreOptions extends ClientLimitsStoreOptions {
+  /** The backend has transactions (DDB_TRANSACTIONS): the mark and the count are one write. Default false. */
+  transactions?: boolean;
+}
+
 /** Reads limits, counts uploads against them, and sets them. */
 export class ClientQuotaStore extends ClientLimitsReader {
+  private readonly transactions: boolean;
+
+  constructor(opts: ClientQuotaStoreOptions) {
+    super(opts);
+    this.transactions = opts.transactions ?? false;
+  }
+
   /** Sets a client's own limits (null: back to the default). */
   async setLimits(clientId: string, limits: { [K in keyof ClientLimits]?: number | null }): Promise<void> {
     if (limits.ratePerSecond === undefined && limits.maxImagesPerDay === undefined) return;
@@ -92,15 +153,36 @@ export class ClientQuotaStore extends ClientLimitsReader {
     this.cache.delete(clientId);
   }
 
-  /** Counts an upload against the day's quota: false (nothing counted) when `limit` uploads are counted already. */
-  async countUpload(clientId: string, day: string, limit: number): Promise<boolean> {
-    try {
-      await this.opts.ddb.send(new UpdateCommand(countUploadRequest(this.opts.tableName, clientId, day, limit, this.now())));
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
+  /**
+   * Counts the upload against the day's quota once, marking its item: true when it is counted (now, or by an earlier
+   * attempt), false (nothing counted) when `limit` uploads are counted already.
+   */
+  async countUpload(upload: UploadRef, day: string, limit: number): Promise<boolean> {
+    const { ddb, tableName } = this.opts;
+    if (this.transactions) {
+      try {
+        await transactWrite(ddb, transaction(markCountedRequest(tableName, upload, day, true), countUploadRequest(tableName, upload.clientId, day, limit, this.now())));
+        return true;
+      } catch (err) {
+        const reasons = err instanceof TransactionCanceledException ? (err.CancellationReasons ?? []) : [];
+        if (reasons[0]?.Code === 'ConditionalCheckFailed') return true; // marked: counted by an earlier attempt
+        if (reasons[1]?.Code === 'ConditionalCheckFailed') return false;
+        throw err;
+      }
     }
+    const id = uploadItemKey(upload).img_fprint;
+    try {
+      await ddb.send(new UpdateCommand(countUploadOnceRequest(tableName, upload.clientId, day, limit, id, this.now())));
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      // The limit, or this upload's own count by an attempt that stopped before its mark.
+      const usage = await ddb.send(new GetCommand({ TableName: tableName, Key: usageKey(upload.clientId, day), ProjectionExpression: '#counting', ExpressionAttributeNames: { '#counting': 'counting' }, ConsistentRead: true }));
+      const counting = usage.Item?.counting as Set<string> | undefined;
+      if (!counting?.has(id)) return false;
+    }
+    await ddb.send(new UpdateCommand(markCountedRequest(tableName, upload, day, false)));
+    await ddb.send(new UpdateCommand(countedRequest(tableName, upload.clientId, day, id)));
+    return true;
   }
 
   /** Marks the upload beyond the quota (every later attempt reads it from startAttempt) and counts it refused. */

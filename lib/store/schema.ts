@@ -173,6 +173,8 @@ export interface UploadItem {
   dup_of?: string;
   /** Set (the UTC day) when the first attempt found the client's daily quota used up: every attempt ends it as QuotaExceeded. */
   quota_over?: string;
+  /** Set (the UTC day) with the count of the upload against that day's quota: no attempt counts it again. */
+  quota_day?: string;
   ttl: number;
   /** DynamoDB's TTL, as on every item of the batch (purgeAt). */
   purge_at?: number;

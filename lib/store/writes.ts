@@ -4,6 +4,7 @@ import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, TransactWr
 import { batchNames, imageNames, toBatchItem, toImageItem, uploadNames, type BatchAttribute, type ImageAttribute } from './attributes';
 import { ZERO_COUNTS, type Batch, type Claim, type Counts, type Finish, type Image, type ImageResult, type Review, type UploadRef } from '../domain';
 import { encodeDetections } from './detections';
+import { PAID_NAME, PAID_NAMES } from './paid-result';
 import {
   BATCH_SK,
   CALLBACK_DUE,
@@ -549,9 +550,10 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
   return {
     TableName: table,
     Key: imageKey(c.clientId, c.batchId, c.fprint),
-    UpdateExpression: `SET ${set.join(', ')} REMOVE #claimId, #leaseUntil`,
+    // The answer a run kept on the claim (paid-result.ts) goes with the claim: the record holds the result itself.
+    UpdateExpression: `SET ${set.join(', ')} REMOVE #claimId, #leaseUntil, ${PAID_NAME}`,
     ConditionExpression: '#claimId = :claim',
-    ExpressionAttributeNames: imageNames(...names),
+    ExpressionAttributeNames: { ...imageNames(...names), ...PAID_NAMES },
     ExpressionAttributeValues: values,
   };
 }

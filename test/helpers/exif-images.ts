@@ -57,3 +57,40 @@ function renameTag(jpeg: Buffer, from: number, to: number): Buffer {
   out[at + 1] = to >> 8;
   return out;
 }
+
+/**
+ * The EXIF bomb (issue 29, item 1): one IFD of `entries` BYTE entries, each of count 0xFFFFFFFF with its values at the
+ * IFD itself, and ExifTag, GPSTag, InteroperabilityTag and the next-IFD pointer all pointing back at that IFD. A reader
+ * that builds an array as long as a count says (within the buffer) builds ~65,000 elements per entry, in every IFD it
+ * is pointed to. The block is what sharp's metadata().exif answers: `Exif\0\0` and a little-endian TIFF.
+ */
+export function exifBombBlock(entries = 5450): Buffer {
+  const ifd = 8;
+  const pointers = [0x8769, 0x8825, 0xa005];
+  const count = entries + pointers.length;
+  const tiff = Buffer.alloc(ifd + 2 + count * 12 + 4);
+  tiff.write('II', 0, 'latin1');
+  tiff.writeUInt16LE(42, 2);
+  tiff.writeUInt32LE(ifd, 4);
+  tiff.writeUInt16LE(count, ifd);
+  for (let i = 0; i < count; i += 1) {
+    const at = ifd + 2 + i * 12;
+    const pointer = pointers[i - entries];
+    tiff.writeUInt16LE(pointer ?? 0x1000 + i, at);
+    tiff.writeUInt16LE(pointer ? 4 : 1, at + 2); // LONG pointer, or BYTE
+    tiff.writeUInt32LE(pointer ? 1 : 0xffffffff, at + 4);
+    tiff.writeUInt32LE(ifd, at + 8);
+  }
+  tiff.writeUInt32LE(ifd, ifd + 2 + count * 12); // next IFD: itself
+  return Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), tiff]);
+}
+
+/** A sharp-made JPEG of `side` px with the EXIF bomb spliced in as its APP1 segment, right after SOI (~66 KB). */
+export async function exifBombJpeg(side = 160, colour = '#6b4f2a'): Promise<Buffer> {
+  const plain = await sharp({ create: { width: side, height: side, channels: 3, background: colour } }).jpeg({ quality: 80 }).toBuffer();
+  const block = exifBombBlock();
+  const segment = Buffer.alloc(4);
+  segment.writeUInt16BE(0xffe1, 0);
+  segment.writeUInt16BE(block.length + 2, 2);
+  return Buffer.concat([plain.subarray(0, 2), segment, block, plain.subarray(2)]);
+}

@@ -1,10 +1,10 @@
 // Capture time, camera and place (docs/design.md §12) through the stack: camera-trap-like photos with EXIF made by
 // sharp, uploaded, listed by capture time (a key condition on batch-captured), exported with the new columns and as a
-// MegaDetector file with `datetime`; garbled EXIF and a 60 KB maker note never fail an upload.
+// MegaDetector file with `datetime`; garbled EXIF, a 60 KB maker note and the EXIF bomb never fail an upload.
 import { uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
-import { photoWithExif } from '../helpers/exif-images';
+import { exifBombJpeg, photoWithExif } from '../helpers/exif-images';
 import { megadetectorProblems } from '../helpers/megadetector-rules';
 
 interface Img {
@@ -30,6 +30,8 @@ describe('capture time, camera and place', () => {
       ['cam2/night.jpg', await photoWithExif({ make: 'Browning', dateTimeOriginal: '2024:05:31 23:59:59', makerNoteBytes: 60_000 }, 160, '#303030')],
       ['cam2/unset.jpg', await photoWithExif({ make: 'Bushnell', dateTimeOriginal: '0000:00:00 00:00:00', lat: [95, 0, 0, 'N'], lon: [1, 0, 0, 'E'] }, 160, '#404040')],
       ['cam3/none.jpg', await photoWithExif({}, 160, '#505050')],
+      ['cam4/bomb.jpg', await exifBombJpeg()],
+      ['cam4/after-bomb.jpg', await photoWithExif({ make: 'Spypoint', lat: [10, 30, 0, 'S'], lon: [20, 0, 0, 'E'] }, 160, '#606060')],
     ];
     for (const [name, bytes] of photos) await uploadFile(`uploads/${client.clientId}/${batchId}/${name}`, bytes);
     await waitForBridgeIdle();
@@ -46,6 +48,14 @@ describe('capture time, camera and place', () => {
     expect(byName['cam2/night.jpg']).toMatchObject({ capturedAt: '2024-05-31T23:59:59', camera: 'Browning' });
     expect(byName['cam2/unset.jpg']).toMatchObject({ capturedAt: null, camera: 'Bushnell', location: null });
     expect(byName['cam3/none.jpg']).toMatchObject({ capturedAt: null, camera: null, location: null });
+  });
+
+  it('classifies the EXIF bomb as usual, with no capture facts, and its neighbour uploaded after it', async () => {
+    const items: Img[] = (await list({})).body.items;
+    const byName = Object.fromEntries(items.map((i) => [i.fileName, i]));
+
+    expect(byName['cam4/bomb.jpg']).toMatchObject({ status: 'success', capturedAt: null, camera: null, location: null });
+    expect(byName['cam4/after-bomb.jpg']).toMatchObject({ status: 'success', capturedAt: null, camera: 'Spypoint', location: { lat: -10.5, lon: 20 } });
   });
 
   it('lists by capture time: the images that have one, oldest first', async () => {

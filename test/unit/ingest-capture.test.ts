@@ -1,8 +1,8 @@
 import sharp from 'sharp';
-import exifReader from 'exif-reader';
 import { readCapture } from '../../lib/ingest/capture';
+import { MAX_ENTRIES, readExifFields, type ExifReadStats } from '../../lib/ingest/exif-ifd';
 import { fingerprint } from '../../lib/ingest/fingerprint';
-import { photoWithExif, type ExifSpec } from '../helpers/exif-images';
+import { exifBombBlock, exifBombJpeg, photoWithExif, type ExifSpec } from '../helpers/exif-images';
 
 const UPLOADED = Date.UTC(2024, 6, 1);
 
@@ -84,8 +84,28 @@ describe('readCapture', () => {
     const jpeg = await photoWithExif({ make: 'Browning', dateTimeOriginal: '2024:05:05 05:05:05', makerNoteBytes: 60_000 });
     const image = await fingerprint(jpeg, { maxInputPixels: 1e8 });
 
-    // The note, and the 8-byte character-code header UserComment values start with.
-    expect(exifReader(image.exif!).Photo?.MakerNote).toHaveLength(60_008);
+    expect(image.exif!.length).toBeGreaterThan(60_008);
     expect(readCapture(image.exif, UPLOADED)).toMatchObject({ capturedAt: '2024-05-05T05:05:05', camera: 'Browning' });
+  });
+
+  it('gives nulls for the EXIF bomb (5,450 entries of count 0xFFFFFFFF in an IFD every pointer leads back to), and the ingest fingerprints it', async () => {
+    const image = await fingerprint(await exifBombJpeg(), { maxInputPixels: 1e8 });
+
+    expect(image.exif?.length).toBeGreaterThan(65_000);
+    expect(readCapture(image.exif, UPLOADED)).toEqual({ capturedAt: null, camera: null, location: null });
+  });
+
+  it('reads none of the EXIF bomb: one IFD beyond the entries any camera writes is refused before its first entry', () => {
+    const stats: ExifReadStats = { ifds: 0, entries: 0 };
+
+    expect(readExifFields(exifBombBlock(), stats)).toBeUndefined();
+    expect(stats).toEqual({ ifds: 1, entries: 0 });
+  });
+
+  it('visits each IFD once: a bomb small enough to be read follows no pointer back into an IFD it read', () => {
+    const stats: ExifReadStats = { ifds: 0, entries: 0 };
+
+    expect(readExifFields(exifBombBlock(MAX_ENTRIES - 3), stats)).toBeUndefined();
+    expect(stats).toEqual({ ifds: 1, entries: MAX_ENTRIES });
   });
 });

@@ -1044,6 +1044,68 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
   });
 });
 
+/** A transaction cancelled by a TransactionConflict on its last write (the batch summary every image moves). */
+const conflict = (input: { TransactItems?: unknown[] }) =>
+  new TransactionCanceledException({
+    message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]',
+    $metadata: {},
+    CancellationReasons: (input.TransactItems ?? []).map((_, i, all) => ({ Code: i === all.length - 1 ? 'TransactionConflict' : 'None' })),
+  });
+/** The record's transaction (not the claim's): it writes the result's status key. */
+const isRecordWrite = (input: { TransactItems?: { Update?: UpdateCommandInput }[] }) =>
+  input.TransactItems?.some((t) => t.Update?.ExpressionAttributeValues?.[':statusKey'] !== undefined) === true;
+
+describe('a TransactionConflict (a fault DynamoDB Local does not produce: 400 concurrent transactions on one item gave none)', () => {
+  it('a TransactionConflict on the record write is retried in process and DetectLabels is called once', async () => {
+    given();
+    let conflicts = 0;
+    ddb.on(TransactWriteCommand).callsFake((input) => {
+      if (isRecordWrite(input) && conflicts < 2) {
+        conflicts += 1;
+        throw conflict(input);
+      }
+      return {};
+    });
+
+    const result = await processUpload(deps(true), event());
+
+    expect(result.outcome).toBe('success');
+    expect(detectCalls()).toBe(1);
+    expect(ddb.commandCalls(TransactWriteCommand).filter((c) => isRecordWrite(c.args[0].input))).toHaveLength(3);
+  });
+
+  it('a record write that keeps meeting TransactionConflicts keeps the paid answer on the claim: the run taking the claim over calls no DetectLabels', async () => {
+    given();
+    ddb.on(TransactWriteCommand).callsFake((input) => {
+      if (isRecordWrite(input)) throw conflict(input);
+      return {};
+    });
+    await expect(processUpload(deps(true), event())).rejects.toBeInstanceOf(TransactionCanceledException);
+    const kept = updates().find((u) => u.ExpressionAttributeValues?.[':paid'] !== undefined);
+    expect(kept?.ConditionExpression).toBe('#claimId = :claim');
+    const claimId = String(kept?.ExpressionAttributeValues?.[':claim']);
+
+    // The next delivery: the claim is still `processing`, holding the answer the first run paid for.
+    rekognition.resetHistory();
+    ddb.reset();
+    given({ existing: record({ status: 'processing', claimId, leaseUntil: NOW - 1, uploadedAt: NOW - 1000 }) });
+    ddb.on(GetCommand, { Key: imageKey('demo', 'b1', fp.fprint) }).resolves({
+      Item: { ...toImageItem(record({ status: 'processing', claimId, leaseUntil: NOW - 1, uploadedAt: NOW - 1000 })), rek_paid: kept?.ExpressionAttributeValues?.[':paid'] },
+    });
+    ddb.on(TransactWriteCommand).callsFake((input) => {
+      if (!isRecordWrite(input)) throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }] });
+      return {};
+    });
+
+    const result = await processUpload(deps(true), event());
+
+    expect(result.outcome).toBe('success');
+    expect(detectCalls()).toBe(0);
+    const recorded = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input).find(isRecordWrite);
+    expect(recorded?.TransactItems?.[0]?.Update?.ExpressionAttributeValues).toMatchObject({ ':labels': [{ name: 'Cup', confidence: 91 }] });
+  });
+});
+
 describe("an upload against its client's daily images quota", () => {
   /** The quota as a port: an in-memory day counter (the store's requests have their own tests). */
   function memoryQuota(limit: number) {
@@ -1059,8 +1121,10 @@ describe("an upload against its client's daily images quota", () => {
     };
     return { quota, calls };
   }
-  const withAttempts = (attempts: number, mark?: string) =>
-    ddb.on(UpdateCommand, { UpdateExpression: ATTEMPT_EXPRESSION }).resolves({ Attributes: { attempts, ...(mark ? { quota_over: mark } : {}) } });
+  const withAttempts = (attempts: number, mark?: string, counted?: string) =>
+    ddb.on(UpdateCommand, { UpdateExpression: ATTEMPT_EXPRESSION }).resolves({
+      Attributes: { attempts, ...(mark ? { quota_over: mark } : {}), ...(counted ? { quota_day: counted } : {}) },
+    });
   const ATTEMPT_EXPRESSION = startAttemptRequest('T', { clientId: 'demo', batchId: 'b1', key: KEY, expiresAt: 1 }).UpdateExpression;
 
   it('counts a first attempt within the quota and classifies it', async () => {
@@ -1088,9 +1152,9 @@ describe("an upload against its client's daily images quota", () => {
     expect(metrics).toContain('Images:fail:QuotaExceeded');
   });
 
-  it('does not count a later attempt at an upload again (a redelivery or a retry)', async () => {
+  it('does not count an upload its item marks as counted again (a redelivery or a retry)', async () => {
     given();
-    withAttempts(2);
+    withAttempts(2, undefined, '2026-11-25');
     const { quota, calls } = memoryQuota(0);
 
     const result = await processUpload({ ...deps(), quota }, event());

@@ -81,7 +81,7 @@ describe('finishRequest', () => {
 
     expect(req.ExpressionAttributeValues).toMatchObject({ ':uploadedAt': base.uploadedAt, ':statusKey': 'success#001700000000000' });
     expect(stored(req, req.ConditionExpression)).toBe('claim_id = :claim');
-    expect(stored(req, req.UpdateExpression)).toMatch(/REMOVE claim_id, lease_until$/);
+    expect(stored(req, req.UpdateExpression)).toMatch(/REMOVE claim_id, lease_until, rek_paid$/);
   });
 
   it('writes cat_ts for a cat only, and logs with log_ts only when there are logs', () => {
