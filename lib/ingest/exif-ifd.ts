@@ -4,6 +4,7 @@
 // tags above and its count is within that tag's own cap; every read is bounded by the block. A block beyond its caps
 // (too long, an IFD with more entries than any camera writes, a pointer back into an IFD already visited) defeats the
 // reader: it answers undefined and the capture facts are null. Nothing here allocates more than the tags it keeps.
+import { IceCatError } from '../errors';
 
 /** sharp's EXIF block of a JPEG is one APP1 segment (< 64 KB); other formats may carry more, never this much. */
 export const MAX_EXIF_BYTES = 256 * 1024;
@@ -52,7 +53,11 @@ const IFD_TYPE = 13;
 /** Rationals kept of a GPS coordinate: degrees, minutes, seconds. A longer one is impossible. */
 const MAX_RATIONALS = 3;
 
-class Defeated extends Error {}
+/** An EXIF block the reader refuses to follow further (a loop, an oversized IFD): its capture facts read as null. */
+class ExifDefeatedError extends IceCatError {
+  override name = 'ExifDefeatedError';
+  readonly code = 'exif_defeated';
+}
 
 /** The capture tags of an EXIF block (with or without sharp's `Exif\0\0` prefix), or undefined when it defeats the reader. */
 export function readExifFields(block: Buffer, stats: ExifReadStats = { ifds: 0, entries: 0 }): ExifFields | undefined {
@@ -90,12 +95,12 @@ export function readExifFields(block: Buffer, stats: ExifReadStats = { ifds: 0, 
 
   /** Reads one IFD's wanted tags; answers the offsets of the IFDs it points to. */
   const readIfd = (offset: number, ifd: Ifd): { photo?: number; gpsInfo?: number } => {
-    if (visited.has(offset)) throw new Defeated('an IFD points back at one already read');
+    if (visited.has(offset)) throw new ExifDefeatedError('an IFD points back at one already read');
     visited.add(offset);
     stats.ifds += 1;
     if (offset < 8 || offset + 2 > tiff.length) return {};
     const entries = u16(offset);
-    if (entries > MAX_ENTRIES) throw new Defeated(`an IFD of ${entries} entries`);
+    if (entries > MAX_ENTRIES) throw new ExifDefeatedError(`an IFD of ${entries} entries`);
     const pointers: { photo?: number; gpsInfo?: number } = {};
     for (let i = 0; i < entries; i += 1) {
       const entry = offset + 2 + i * 12;
@@ -124,7 +129,7 @@ export function readExifFields(block: Buffer, stats: ExifReadStats = { ifds: 0, 
     if (pointers.photo !== undefined) readIfd(pointers.photo, 'photo');
     if (pointers.gpsInfo !== undefined) readIfd(pointers.gpsInfo, 'gpsInfo');
   } catch (err) {
-    if (err instanceof Defeated || err instanceof RangeError) return undefined;
+    if (err instanceof ExifDefeatedError || err instanceof RangeError) return undefined;
     throw err;
   }
   return fields;
