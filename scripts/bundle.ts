@@ -263,31 +263,19 @@ export const sdkPackageVersions: Plugin = {
 
 /**
  * The tracer's X-Ray SDK (aws-xray-sdk-core, through cls-hooked) requires `semver` for one call each, `semver.gte` on
- * a plain version (Node's, the AWS SDK v2's): the whole package is ~28 KB of every traced bundle. Those two importers
- * get this gte instead; any other importer gets semver itself.
+ * a plain version: the whole package is ~28 KB of every traced bundle. Those two importers get SEMVER_GTE_MODULE
+ * instead; any other importer gets semver itself.
  */
-export const SEMVER_GTE_SOURCE = `
-function parts(v) {
-  const m = /^\\s*v?(\\d+)\\.(\\d+)\\.(\\d+)/.exec(String(v));
-  if (!m) throw new TypeError('Invalid Version: ' + v);
-  return [Number(m[1]), Number(m[2]), Number(m[3])];
-}
-exports.gte = function gte(a, b) {
-  const x = parts(a), y = parts(b);
-  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] > y[i];
-  return true;
-};
-`;
+export const SEMVER_GTE_MODULE = 'lib/aws/semver-gte.cjs';
 
-export const semverGteOnly: Plugin = {
+export const semverGteOnly = (projectDir: string): Plugin => ({
   name: 'semver-gte-only',
   setup(b) {
     b.onResolve({ filter: /^semver$/ }, (args) =>
-      /[\\/]node_modules[\\/](cls-hooked|aws-xray-sdk-core)[\\/]/.test(args.importer) ? { path: 'semver-gte', namespace: 'semver-gte-only' } : undefined,
+      /[\\/]node_modules[\\/](cls-hooked|aws-xray-sdk-core)[\\/]/.test(args.importer) ? { path: path.join(projectDir, SEMVER_GTE_MODULE) } : undefined,
     );
-    b.onLoad({ filter: /.*/, namespace: 'semver-gte-only' }, () => ({ contents: SEMVER_GTE_SOURCE, loader: 'js' }));
   },
-};
+});
 
 /** Where the osls plugin writes artifacts, relative to the service directory. */
 export const ARTIFACT_DIR = '.build/artifacts';
@@ -321,7 +309,7 @@ export function functionBuildOptions(
     sourcesContent: false,
     legalComments: 'none',
     external: [...NATIVE_PACKAGES],
-    plugins: [lambdaCredentials(projectDir), embeddedWebApp(projectDir), treeShakableSchemas, sdkPackageVersions, semverGteOnly],
+    plugins: [lambdaCredentials(projectDir), embeddedWebApp(projectDir), treeShakableSchemas, sdkPackageVersions, semverGteOnly(projectDir)],
     metafile: true,
     write: false,
     logLevel: 'warning',
