@@ -11,7 +11,8 @@ function graph(title, metrics, extra = {}) {
   return { type: 'metric', width: 12, height: 6, properties: { title, region: '${AWS::Region}', view: 'timeSeries', stacked: false, metrics, ...extra } };
 }
 
-const search = (id, query, stat, period, label) => [{ id, expression: `SEARCH('${query}', '${stat}', ${period})`, label, period }];
+/** A row of the lines a SEARCH expression finds, one per dimension value. */
+const search = (id, query, stat, period) => [{ id, expression: `SEARCH('${query}', '${stat}', ${period})`, period }];
 
 function dashboard({ service, stage, pricePerCall }) {
   const fn = (name) => `${service}-${stage}-${name}`;
@@ -21,15 +22,15 @@ function dashboard({ service, stage, pricePerCall }) {
     start: '-PT6H',
     widgets: [
       graph('Images per minute by outcome', [
-        ...[search('outcomes', `{${NAMESPACE},Outcome,service} MetricName="Images" service="icecat-ingest"`, 'Sum', 60, '')],
-        ...[search('failures', `{${NAMESPACE},ErrorCode,Outcome,service} MetricName="Images" service="icecat-ingest"`, 'Sum', 60, '')],
+        search('outcomes', `{${NAMESPACE},Outcome,service} MetricName="Images" service="icecat-ingest"`, 'Sum', 60),
+        search('failures', `{${NAMESPACE},ErrorCode,Outcome,service} MetricName="Images" service="icecat-ingest"`, 'Sum', 60),
       ], { period: 60, stat: 'Sum', stacked: true }),
       graph('DetectLabels latency (ms)', [
         [NAMESPACE, 'DetectLabelsLatency', ...ingest, { stat: 'p50', label: 'p50' }],
         [NAMESPACE, 'DetectLabelsLatency', ...ingest, { stat: 'p99', label: 'p99' }],
       ], { period: 60 }),
       graph('DetectLabels requests per minute by outcome', [
-        ...[search('requests', `{${NAMESPACE},Outcome,service} MetricName="DetectLabelsRequests" service="icecat-ingest"`, 'Sum', 60, '')],
+        search('requests', `{${NAMESPACE},Outcome,service} MetricName="DetectLabelsRequests" service="icecat-ingest"`, 'Sum', 60),
         [NAMESPACE, 'DetectLabelsCalls', ...ingest, { stat: 'Sum', label: 'calls (images sent)' }],
       ], { period: 60, stat: 'Sum' }),
       {
@@ -90,7 +91,7 @@ function dashboard({ service, stage, pricePerCall }) {
       ], { period: 60 }),
       graph('Erasures overdue and callbacks', [
         [NAMESPACE, 'ErasuresOverdue', 'service', 'icecat-expire', { stat: 'Maximum', label: 'batches erased late' }],
-        ...[search('callbacks', `{${NAMESPACE},Outcome,service} MetricName="CallbackAttempts" service="icecat-callbacks"`, 'Sum', 300, '')],
+        search('callbacks', `{${NAMESPACE},Outcome,service} MetricName="CallbackAttempts" service="icecat-callbacks"`, 'Sum', 300),
       ], { period: 300 }),
     ],
   };

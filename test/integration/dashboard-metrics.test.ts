@@ -28,27 +28,39 @@ function namesInRows(rows: Row[]): string[] {
   });
 }
 
+type Dimension = { Name: string; Value: unknown };
+
 interface AlarmProps {
   Namespace?: string;
   MetricName?: string;
-  Metrics?: { MetricStat?: { Metric: { Namespace: string; MetricName: string } } }[];
+  Dimensions?: Dimension[];
+  Metrics?: { MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions?: Dimension[] } } }[];
 }
 
-async function namedInTemplate(): Promise<{ dashboard: string[]; alarms: string[] }> {
+/** A metric as CloudWatch keys it, but for the dimension values other than the service's: `Name|dim,dim|service`. */
+const shape = (metric: string, dimensions: Record<string, unknown>): string =>
+  `${metric}|${Object.keys(dimensions).sort().join(',')}|${String(dimensions.service)}`;
+const dimensionsOf = (list: Dimension[] = []): Record<string, unknown> => Object.fromEntries(list.map((d) => [d.Name, d.Value]));
+
+async function namedInTemplate(): Promise<{ dashboard: string[]; alarms: string[]; alarmShapes: string[] }> {
   const { template } = await ensurePackaged();
   const body = JSON.parse((template.Resources.Dashboard?.Properties.DashboardBody as { 'Fn::Sub': string })['Fn::Sub']) as {
     widgets: { properties: { metrics?: Row[] } }[];
   };
   const dashboard = body.widgets.flatMap((w) => namesInRows(w.properties.metrics ?? []));
-  const alarms = Object.values(template.Resources)
+  const watched = Object.values(template.Resources)
     .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
     .flatMap((r) => {
       const p = r.Properties as AlarmProps;
-      const single = p.Namespace === METRICS_NAMESPACE && p.MetricName ? [p.MetricName] : [];
-      const math = (p.Metrics ?? []).map((m) => m.MetricStat?.Metric).filter((m) => m?.Namespace === METRICS_NAMESPACE).map((m) => m!.MetricName);
+      const single = p.Namespace === METRICS_NAMESPACE && p.MetricName ? [{ MetricName: p.MetricName, Dimensions: p.Dimensions }] : [];
+      const math = (p.Metrics ?? []).flatMap((m) => (m.MetricStat?.Metric.Namespace === METRICS_NAMESPACE ? [m.MetricStat.Metric] : []));
       return [...single, ...math];
     });
-  return { dashboard: [...new Set(dashboard)].sort(), alarms: [...new Set(alarms)].sort() };
+  return {
+    dashboard: [...new Set(dashboard)].sort(),
+    alarms: [...new Set(watched.map((m) => m.MetricName))].sort(),
+    alarmShapes: [...new Set(watched.map((m) => shape(m.MetricName, dimensionsOf(m.Dimensions))))].sort(),
+  };
 }
 
 /** The EMF documents written to stdout while `run` runs. */
@@ -70,11 +82,12 @@ async function emfWrittenBy(run: () => Promise<unknown>): Promise<Record<string,
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-const metricNamesOf = (docs: Record<string, unknown>[]): string[] =>
+/** Each metric of the namespace in the documents, under each of its dimension sets, as `shape` writes it. */
+const metricShapesOf = (docs: Record<string, unknown>[]): string[] =>
   docs.flatMap((d) =>
-    (d._aws as { CloudWatchMetrics: { Namespace: string; Metrics: { Name: string }[] }[] }).CloudWatchMetrics.filter(
+    (d._aws as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] }).CloudWatchMetrics.filter(
       (c) => c.Namespace === METRICS_NAMESPACE,
-    ).flatMap((c) => c.Metrics.map((m) => m.Name)),
+    ).flatMap((c) => c.Metrics.flatMap((m) => c.Dimensions.map((names) => shape(m.Name, Object.fromEntries(names.map((n) => [n, d[n]])))))),
   );
 
 /** Sets variables for the duration of `run`. */
@@ -94,6 +107,8 @@ async function withEnv<T>(vars: Record<string, string>, run: () => Promise<T>): 
 const sqsEvent = (body: string): SQSEvent => ({ Records: [{ messageId: 'm1', body } as SQSEvent['Records'][number]] });
 
 let emitted: Set<string>;
+/** What was emitted as `shape` writes it. */
+let emittedShapes: Set<string>;
 
 beforeAll(async () => {
   // The ingest on the shared stack: a new picture (a DetectLabels call) and a file that is no image.
@@ -103,7 +118,7 @@ beforeAll(async () => {
   await uploadFile(`uploads/demo/${batchId}/notes.png`, 'not an image at all', 'image/png');
   await waitForBridgeIdle({ timeoutMs: 120_000 });
   const { metrics } = (await bridgeStats()) as unknown as { metrics: MetricTotalsSnapshot };
-  const ingest = metrics.totals.map((t) => t.metric);
+  const ingest = metrics.totals.map((t) => shape(t.metric, t.dimensions));
 
   // The expiry sweep's handler as deployed, over a table of its own (the shared one may hold expired batches, whose
   // erasures it would send to SQS).
@@ -139,7 +154,8 @@ beforeAll(async () => {
       await handler(sqsEvent(message));
     }),
   );
-  emitted = new Set([...ingest, ...metricNamesOf(expire), ...metricNamesOf(callbacks)]);
+  emittedShapes = new Set([...ingest, ...metricShapesOf(expire), ...metricShapesOf(callbacks)]);
+  emitted = new Set([...emittedShapes].map((s) => s.split('|')[0] as string));
   expect(stackEnv('TABLE_NAME')).not.toBe(table);
 });
 
@@ -153,4 +169,9 @@ it('alarms only on metrics of its namespace that the code emits', async () => {
   const { alarms } = await namedInTemplate();
   expect(alarms).toEqual(['CallbackAttempts', 'DetectLabelsRequests', 'ErasuresOverdue']);
   expect(alarms.filter((name) => !emitted.has(name))).toEqual([]);
+});
+
+it("alarms on each of those metrics under a dimension set it is emitted with, the service's name included", async () => {
+  const { alarmShapes } = await namedInTemplate();
+  expect(alarmShapes.filter((s) => !emittedShapes.has(s))).toEqual([]);
 });
