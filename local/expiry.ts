@@ -61,5 +61,5 @@ export function startLocalExpiry(opts: LocalExpiryOptions): LocalExpiry {
     return { ...result, lifecycle: deleted };
   };
 
-  return startPeriodicSweep(runOnce, { intervalMs, log, name: 'expiry', initial: { expired: 0, queued: [], truncated: false } });
+  return startPeriodicSweep(runOnce, { intervalMs, log, name: 'expiry', initial: { expired: 0, queued: [], truncated: false, overdue: 0 } });
 }

@@ -261,6 +261,22 @@ export const sdkPackageVersions: Plugin = {
   },
 };
 
+/**
+ * The tracer's X-Ray SDK (aws-xray-sdk-core, through cls-hooked) requires `semver` for one call each, `semver.gte` on
+ * a plain version: the whole package is ~28 KB of every traced bundle. Those two importers get SEMVER_GTE_MODULE
+ * instead; any other importer gets semver itself.
+ */
+export const SEMVER_GTE_MODULE = 'lib/aws/semver-gte.cjs';
+
+export const semverGteOnly = (projectDir: string): Plugin => ({
+  name: 'semver-gte-only',
+  setup(b) {
+    b.onResolve({ filter: /^semver$/ }, (args) =>
+      /[\\/]node_modules[\\/](cls-hooked|aws-xray-sdk-core)[\\/]/.test(args.importer) ? { path: path.join(projectDir, SEMVER_GTE_MODULE) } : undefined,
+    );
+  },
+});
+
 /** Where the osls plugin writes artifacts, relative to the service directory. */
 export const ARTIFACT_DIR = '.build/artifacts';
 
@@ -293,7 +309,7 @@ export function functionBuildOptions(
     sourcesContent: false,
     legalComments: 'none',
     external: [...NATIVE_PACKAGES],
-    plugins: [lambdaCredentials(projectDir), embeddedWebApp(projectDir), treeShakableSchemas, sdkPackageVersions],
+    plugins: [lambdaCredentials(projectDir), embeddedWebApp(projectDir), treeShakableSchemas, sdkPackageVersions, semverGteOnly(projectDir)],
     metafile: true,
     write: false,
     logLevel: 'warning',

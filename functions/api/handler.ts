@@ -14,6 +14,7 @@ import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
 import { ClientLimitsReader } from '../../lib/store/client-limits';
 import { createDocumentClient } from '../../lib/aws/clients';
+import { annotate, annotatingClient, tracedHandler } from '../../lib/aws/tracing';
 import { createApiHandler } from '../../lib/http/app';
 import { cursorCodec } from '../../lib/store/cursor';
 import { loadWebBundle } from '../../lib/web/bundle';
@@ -35,7 +36,7 @@ const app = createApiHandler({
       catMinConfidence: config.catMinConfidence,
     }),
   },
-  authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),
+  authenticator: annotatingClient(new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs })),
   rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   openApiDocument: () => buildOpenApiDocument(routes),
   webSite: async () => {
@@ -46,5 +47,7 @@ const app = createApiHandler({
 });
 let site: { bundle: WebBundle; site: WebSite } | undefined;
 
-export const handler = (event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> =>
-  app(event, context);
+export const handler = tracedHandler((event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> => {
+  annotate({ batchId: event.pathParameters?.batchId });
+  return app(event, context);
+});

@@ -7,6 +7,7 @@ import { imageLinkSignerFromEnv } from '../../lib/api/image-links';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
+import { annotatingClient } from '../../lib/aws/tracing';
 import { loadExportConfig } from '../../lib/export/config';
 import { createApiHandler, type ApiHandler } from '../../lib/http/app';
 import type { JobQueue } from '../../lib/jobs/queue';
@@ -47,7 +48,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
       }),
     },
-    authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),
+    authenticator: annotatingClient(new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs })),
     rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   });
 }

@@ -5,6 +5,7 @@
 // EVENT_BUS_NAME, TABLE_NAME, BUCKET_NAME or CALLBACK_SIGNING_KEY stops it there, naming the variable.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { sqsClient } from '../../lib/aws/clients';
+import { annotate, tracedHandler } from '../../lib/aws/tracing';
 import { required } from '../../lib/config';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { awsNotifyWiring } from '../../lib/notify/wiring';
@@ -12,5 +13,7 @@ import { createBatchesHandler } from './app';
 
 const app = createBatchesHandler({ erasures: new SqsJobQueue(sqsClient(), required('ERASE_QUEUE_URL')), ...awsNotifyWiring() });
 
-export const handler = (event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> =>
-  app(event, context);
+export const handler = tracedHandler((event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> => {
+  annotate({ batchId: event.pathParameters?.batchId });
+  return app(event, context);
+});

@@ -1,9 +1,17 @@
 // SQS entry point of the `callbacks` function: one completion callback attempt per message. A failed attempt queues
 // the next one with its backoff as DelaySeconds (lib/notify/schedule.ts), until delivered or the window closes.
 // Built at cold start (app.ts): a missing CALLBACK_QUEUE_URL, TABLE_NAME or CALLBACK_SIGNING_KEY stops it there.
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { sqsClient } from '../../lib/aws/clients';
+import { tracedHandler } from '../../lib/aws/tracing';
 import { required } from '../../lib/config';
+import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { createCallbacksHandler } from './app';
 
-export const handler = createCallbacksHandler({ callbacks: new SqsJobQueue(sqsClient(), required('CALLBACK_QUEUE_URL')) });
+export const handler = tracedHandler(
+  createCallbacksHandler({
+    callbacks: new SqsJobQueue(sqsClient(), required('CALLBACK_QUEUE_URL')),
+    metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-callbacks' }),
+  }),
+);

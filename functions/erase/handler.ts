@@ -3,8 +3,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
+import { tracedHandler, traceWork } from '../../lib/aws/tracing';
 import { loadConfig } from '../../lib/config';
 import { runEraseJob } from '../../lib/erase/job';
+import { decodeEraseMessage } from '../../lib/erase/message';
 
 const config = loadConfig();
 const logger = new Logger({ serviceName: 'icecat-erase' });
@@ -15,11 +17,20 @@ const deps = {
   tableName: config.tableName,
 };
 
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+/** The batch a message names, for the trace; none for a message that does not decode (runEraseJob says why). */
+function traceKeysOf(body: string): { clientId?: string; batchId?: string } {
+  try {
+    return decodeEraseMessage(body);
+  } catch {
+    return {};
+  }
+}
+
+export const handler = tracedHandler(async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const failed: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
     try {
-      const report = await runEraseJob(deps, record.body);
+      const report = await traceWork('erasure', traceKeysOf(record.body), () => runEraseJob(deps, record.body));
       logger.info(report ? 'batch erased' : 'no batch marked for erasure', { messageId: record.messageId, ...report });
     } catch (err) {
       logger.error('erasure interrupted; it resumes when the message is received again', { messageId: record.messageId, error: err as Error });
@@ -27,4 +38,4 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     }
   }
   return { batchItemFailures: failed };
-};
+});

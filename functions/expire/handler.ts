@@ -2,13 +2,17 @@
 // its erasure queued to the erase function, which deletes its objects under every prefix and its items as a DELETE
 // would (docs/design.md §6, "A batch expires whole"). Its role reads one index, marks summaries and sends to one queue.
 import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { ScheduledEvent } from 'aws-lambda';
 import { createDocumentClient, createSqsClient } from '../../lib/aws/clients';
+import { tracedHandler } from '../../lib/aws/tracing';
 import { envNumber, required } from '../../lib/config';
 import { ERASURE_REQUEUE_MS, sweepExpiredBatches, type ExpirySweepResult } from '../../lib/erase/expiry';
+import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 
 const logger = new Logger({ serviceName: 'icecat-expire' });
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-expire' });
 const deps = {
   ddb: createDocumentClient(),
   tableName: required('TABLE_NAME'),
@@ -23,9 +27,13 @@ const limits = {
 
 type Summary = Omit<ExpirySweepResult, 'queued'> & { queued: number };
 
-export const handler = async (_event: ScheduledEvent): Promise<Summary> => {
+export const handler = tracedHandler(async (_event: ScheduledEvent): Promise<Summary> => {
   const result = await sweepExpiredBatches(deps, limits);
   const summary = { ...result, queued: result.queued.length };
   logger.info('expiry sweep done', summary);
+  // Every run, 0 included: the erasures-overdue alarm reads a missing value as a sweep that no longer runs.
+  metrics.addMetric('ErasuresOverdue', MetricUnit.Count, result.overdue);
+  metrics.addMetric('BatchesExpired', MetricUnit.Count, result.expired);
+  metrics.publishStoredMetrics();
   return summary;
-};
+});

@@ -10,10 +10,12 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { clients } from '../../lib/aws/clients';
+import { traceWork, type TraceKeys } from '../../lib/aws/tracing';
 import type { MessageVisibility, RetryLater } from '../../lib/aws/message-visibility';
 import { loadIngestConfig } from '../../lib/config';
 import { IceCatError, type IceCatErrorOptions } from '../../lib/errors';
 import { boundedBy } from '../../lib/ingest/bounded';
+import { decodeS3Key, tryParseUploadKey } from '../../lib/ingest/s3-key';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload, type IngestDeps } from '../../lib/ingest/pipeline';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
@@ -39,6 +41,16 @@ class RetryLaterSignal extends IceCatError {
   constructor(message: string, options: IceCatErrorOptions & { delaySeconds: number }) {
     super(message, options);
     this.delaySeconds = options.delaySeconds;
+  }
+}
+
+/** The client and batch an upload key names; none for a key of another shape (the pipeline says why it is refused). */
+function traceKeysOf(encodedKey: string): TraceKeys {
+  try {
+    const key = tryParseUploadKey(decodeS3Key(encodedKey));
+    return { clientId: key?.clientId, batchId: key?.batchId };
+  } catch {
+    return {};
   }
 }
 
@@ -69,7 +81,8 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
     let delaySeconds = 0;
     try {
       for (const upload of uploadsIn(record)) {
-        const result = await processUpload(deps, upload);
+        // Each upload its own subsegment, annotated with its client and batch.
+        const result = await traceWork('upload', traceKeysOf(upload.encodedKey), () => processUpload(deps, upload));
         logger.info('upload handled', { messageId: record.messageId, ...result });
         if (result.outcome === 'deferred') delaySeconds = Math.max(delaySeconds, result.retryAfterSeconds);
       }

@@ -2,14 +2,17 @@
 // wiring. A missing INGEST_QUEUE_URL, CALLBACK_QUEUE_URL or EVENT_BUS_NAME, like a bad number, stops it there,
 // naming the variable, before any message is taken.
 import { sqsClient } from '../../lib/aws/clients';
+import { tracedHandler } from '../../lib/aws/tracing';
 import { SqsMessageVisibility } from '../../lib/aws/message-visibility';
 import { required } from '../../lib/config';
 import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
 import { awsNotifyWiring } from '../../lib/notify/wiring';
 import { createIngestHandler } from './app';
 
-export const handler = createIngestHandler({
-  ...awsNotifyWiring(),
-  visibility: new SqsMessageVisibility(sqsClient(), required('INGEST_QUEUE_URL')),
-  metrics: new PowertoolsIngestMetrics(),
-});
+export const handler = tracedHandler(
+  createIngestHandler({
+    ...awsNotifyWiring(),
+    visibility: new SqsMessageVisibility(sqsClient(), required('INGEST_QUEUE_URL')),
+    metrics: new PowertoolsIngestMetrics(),
+  }),
+);

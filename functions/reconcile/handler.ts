@@ -4,6 +4,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { presentBatch } from '../../lib/api/present';
 import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/aws/clients';
+import { tracedHandler } from '../../lib/aws/tracing';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { loadNotifyConfig } from '../../lib/notify/schedule';
 import { callbackSweepLimits, sweepCallbacks, type CallbackSweepResult } from '../../lib/reconcile/callbacks';
@@ -32,7 +33,7 @@ const MARGIN_MS = 10_000;
 
 type Summary = Omit<SweepResult, 'queued'> & { queued: number; callbacks: Omit<CallbackSweepResult, 'requeued'> & { requeued: number } };
 
-export const handler = async (_event: ScheduledEvent, context: Context): Promise<Summary> => {
+export const handler = tracedHandler(async (_event: ScheduledEvent, context: Context): Promise<Summary> => {
   const maxDurationMs = Math.min(config.limits.maxDurationMs, Math.max(1000, context.getRemainingTimeInMillis() - MARGIN_MS));
   const result = await sweepUploads(
     {
@@ -48,4 +49,4 @@ export const handler = async (_event: ScheduledEvent, context: Context): Promise
   const summary = { ...result, queued: result.queued.length, callbacks: { ...callbacks, requeued: callbacks.requeued.length } };
   logger.info('sweep done', summary);
   return summary;
-};
+});

@@ -5,6 +5,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createSqsClient } from '../../lib/aws/clients';
+import { annotate, tracedHandler } from '../../lib/aws/tracing';
 import { required } from '../../lib/config';
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
@@ -12,9 +13,12 @@ import { sqsSender } from '../../lib/reconcile/sqs-sender';
 const logger = new Logger({ serviceName: 'icecat-route' });
 const send = sqsSender(createSqsClient(), required('INGEST_QUEUE_URL'), 3, uploadGroupOf);
 
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+export const handler = tracedHandler(async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const bodies = event.Records.map((record) => record.body);
+  const groups = [...new Set(bodies.map((b) => uploadGroupOf(b) ?? '-'))];
+  // The client, when every message is one client's (the message group is the client id).
+  if (groups.length === 1 && groups[0] !== '-') annotate({ clientId: groups[0] });
   await send(bodies);
-  logger.info('upload events routed', { messages: bodies.length, groups: [...new Set(bodies.map((b) => uploadGroupOf(b) ?? '-'))] });
+  logger.info('upload events routed', { messages: bodies.length, groups });
   return { batchItemFailures: [] };
-};
+});

@@ -1,6 +1,7 @@
 // AWS clients, built once per container and reused. Endpoints come from the SDK's own
 // AWS_ENDPOINT_URL_<SERVICE> variables, so the same code talks to AWS or to the local stack.
-// One factory per service, so a function's bundle carries only the clients it uses.
+// One factory per service, so a function's bundle carries only the clients it uses. Each client is captured by the
+// tracer (tracing.ts): on Lambda its calls are subsegments of the function's trace; elsewhere it is the client as built.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
@@ -8,6 +9,7 @@ import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { envBoolean, rekognitionMaxAttempts } from '../config';
+import { traced } from './tracing';
 
 export interface AwsClients {
   s3: S3Client;
@@ -30,14 +32,16 @@ function withoutLogger<C extends { middlewareStack: { remove(name: string): bool
 // (lib/ingest/detect.ts), which a cached stack would keep for every later call.
 /** The functions' S3 client over `config` (its endpoint, region, credentials); a bench builds it so over the local S3. */
 export const s3ClientOf = (config: S3ClientConfig): S3Client =>
-  withoutLogger(
-    new S3Client({
-      // Checksums only when an operation requires them (s3rver).
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      cacheMiddleware: true,
-      ...config,
-    }),
+  traced(
+    withoutLogger(
+      new S3Client({
+        // Checksums only when an operation requires them (s3rver).
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+        cacheMiddleware: true,
+        ...config,
+      }),
+    ),
   );
 
 // Local S3 stand-ins answer path-style only.
@@ -48,18 +52,19 @@ export const createS3Client = (): S3Client => s3ClientOf({ forcePathStyle: envBo
  * the logger middleware, its filter would also copy every answer: a sixth of what an export allocated.
  */
 export function documentClientOf(client: DynamoDBClient): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(withoutLogger(client), { marshallOptions: { removeUndefinedValues: true } });
+  // The base client is captured: the document client sends through its middleware stack.
+  return DynamoDBDocumentClient.from(traced(withoutLogger(client)), { marshallOptions: { removeUndefinedValues: true } });
 }
 
 export const createDocumentClient = (): DynamoDBDocumentClient => documentClientOf(new DynamoDBClient({}));
 
 // Throttling is retried by the SDK's standard strategy: exponential backoff with full jitter.
 export const createRekognitionClient = (): RekognitionClient =>
-  withoutLogger(new RekognitionClient({ maxAttempts: rekognitionMaxAttempts() }));
+  traced(withoutLogger(new RekognitionClient({ maxAttempts: rekognitionMaxAttempts() })));
 
-export const createSqsClient = (): SQSClient => new SQSClient({});
+export const createSqsClient = (): SQSClient => traced(new SQSClient({}));
 
-export const createEventBridgeClient = (): EventBridgeClient => new EventBridgeClient({});
+export const createEventBridgeClient = (): EventBridgeClient => traced(new EventBridgeClient({}));
 
 let sqs: SQSClient | undefined;
 /**

@@ -17,6 +17,12 @@ import { encodeEraseMessage } from './message';
  */
 export const ERASURE_REQUEUE_MS = 2 * 3_600_000;
 
+/**
+ * A batch still listed this long after its expiry is overdue (docs/design.md §14: "batches past their retention not
+ * erased after an hour"): the sweep counts them, and the expire function publishes the count for its alarm.
+ */
+export const ERASURE_OVERDUE_SECONDS = 3600;
+
 export interface ExpiryDeps {
   ddb: DynamoDBDocumentClient;
   tableName: string;
@@ -46,6 +52,8 @@ export interface ExpirySweepResult {
   queued: string[];
   /** True when maxBatches ended the run before the index did. */
   truncated: boolean;
+  /** Of the expired batches listed, those that expired over ERASURE_OVERDUE_SECONDS ago and still have their summary. */
+  overdue: number;
 }
 
 /**
@@ -66,16 +74,17 @@ export async function queueExpiredErasure(deps: ExpiryDeps, clientId: string, ba
 /** One run: every batch expired by now (up to maxBatches) is marked and its erasure queued. */
 export async function sweepExpiredBatches(deps: ExpirySweepDeps, limits: ExpirySweepLimits): Promise<ExpirySweepResult> {
   const now = (deps.now ?? Date.now)();
-  const result: ExpirySweepResult = { expired: 0, queued: [], truncated: false };
+  const result: ExpirySweepResult = { expired: 0, queued: [], truncated: false, overdue: 0 };
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await readExpiredBatches(deps, nowSeconds(now), limits.pageSize ?? 100, startKey);
-    for (const { clientId, batchId } of page.batches) {
+    for (const { clientId, batchId, expiresAt } of page.batches) {
       if (result.expired >= limits.maxBatches) {
         result.truncated = true;
         break;
       }
       result.expired += 1;
+      if (expiresAt <= nowSeconds(now) - ERASURE_OVERDUE_SECONDS) result.overdue += 1;
       if (await queueExpiredErasure(deps, clientId, batchId, now, now - limits.requeueAfterMs)) result.queued.push(`${clientId}/${batchId}`);
     }
     startKey = page.next;

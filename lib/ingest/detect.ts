@@ -101,13 +101,14 @@ export async function detectLabels(
   rekognition: RekognitionClient,
   img: ImageFacts,
   bytes: Buffer,
-  opts: DetectOptions & { catMinConfidence: number; maxInputPixels: number; clientHint?: string },
+  opts: DetectOptions & { catMinConfidence: number; maxInputPixels: number; clientHint?: string; onRequest?: DetectLabelsObserver },
 ): Promise<Detection> {
+  const send = (jpegOrBytes: Buffer) => observed(opts.onRequest, () => rekognition.send(detectCommand(buildDetectRequest(jpegOrBytes, opts), opts.clientHint)));
   let sentAs: Detection['sentAs'] = 'Bytes';
   let out: DetectLabelsCommandOutput | undefined;
   if (canSendAsIs(img)) {
     try {
-      out = await rekognition.send(detectCommand(buildDetectRequest(bytes, opts), opts.clientHint));
+      out = await send(bytes);
     } catch (err) {
       if (!isImageRefusal(err)) throw err;
     }
@@ -116,7 +117,7 @@ export async function detectLabels(
     sentAs = 'converted Bytes';
     const jpeg = await toRekognitionJpeg(bytes, opts.maxInputPixels);
     try {
-      out = await rekognition.send(detectCommand(buildDetectRequest(jpeg, opts), opts.clientHint));
+      out = await send(jpeg);
     } catch (err) {
       if (isImageRefusal(err)) {
         throw new RejectedUpload(`Rekognition refused the image: ${(err as Error).name}`, { code: 'DetectionRejected', cause: err });
@@ -125,6 +126,35 @@ export async function detectLabels(
     }
   }
   return { ...interpretLabels(out, opts.catMinConfidence), sentAs };
+}
+
+/** How one DetectLabels request ended (after the client's own retries): the ingest's DetectLabelsRequests metric. */
+export type DetectLabelsOutcome = 'ok' | 'throttled' | 'refused' | 'failed';
+
+/** Told of each DetectLabels request: how it ended and its wall time in ms, retries included. */
+export type DetectLabelsObserver = (outcome: DetectLabelsOutcome, ms: number) => void;
+
+const THROTTLES = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'LimitExceededException']);
+
+/** A refusal of the image is the upload's; a throttle outlasting the retries is the quota's; the rest are faults. */
+export function detectLabelsOutcome(err: unknown): Exclude<DetectLabelsOutcome, 'ok'> {
+  if (isImageRefusal(err)) return 'refused';
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  if (THROTTLES.has(e?.name ?? '') || e?.$metadata?.httpStatusCode === 429) return 'throttled';
+  return 'failed';
+}
+
+async function observed<T>(observer: DetectLabelsObserver | undefined, request: () => Promise<T>): Promise<T> {
+  if (!observer) return request();
+  const start = performance.now();
+  try {
+    const out = await request();
+    observer('ok', performance.now() - start);
+    return out;
+  } catch (err) {
+    observer(detectLabelsOutcome(err), performance.now() - start);
+    throw err;
+  }
 }
 
 function isImageRefusal(err: unknown): boolean {

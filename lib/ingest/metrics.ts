@@ -2,6 +2,7 @@
 // no PutMetricData call or permission. The pipeline sees only the IngestMetrics seam; tests inject their own.
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { EmfOutput } from '@aws-lambda-powertools/metrics/types';
+import type { DetectLabelsOutcome } from './detect';
 
 export const METRICS_NAMESPACE = 'IceCatWrangler';
 
@@ -16,6 +17,11 @@ export interface IngestMetrics {
   image(outcome: ImageOutcome, errorCode?: string): void;
   /** A DetectLabels call made. */
   detectLabelsCall(): void;
+  /**
+   * One DetectLabels request ended: `DetectLabelsRequests` with dimension Outcome (ok, throttled, refused, failed), and
+   * its wall time, the SDK's retries included, as `DetectLabelsLatency`.
+   */
+  detectLabelsRequest(outcome: DetectLabelsOutcome, ms: number): void;
   /** A DetectLabels call not made: the pixels were in the batch already, or classified for the client before. */
   callSaved(by: 'duplicate' | 'reuse'): void;
   stepLatency(step: IngestStep, ms: number): void;
@@ -85,6 +91,15 @@ export class PowertoolsIngestMetrics implements IngestMetrics {
 
   detectLabelsCall(): void {
     this.metrics.addMetric('DetectLabelsCalls', MetricUnit.Count, 1);
+  }
+
+  detectLabelsRequest(outcome: DetectLabelsOutcome, ms: number): void {
+    // By outcome in its own document (as Images); the latency with the invocation's, whose values CloudWatch keeps
+    // for percentiles.
+    const single = this.metrics.singleMetric();
+    single.addDimension('Outcome', outcome);
+    single.addMetric('DetectLabelsRequests', MetricUnit.Count, 1);
+    this.metrics.addMetric('DetectLabelsLatency', MetricUnit.Milliseconds, Math.round(ms * 100) / 100);
   }
 
   callSaved(by: 'duplicate' | 'reuse'): void {

@@ -461,6 +461,7 @@ async function detectInClaim(
         catMinConfidence: catThreshold(deps, upload.batch),
         maxInputPixels: config.maxInputPixels,
         ...(config.clientHint ? { clientHint: upload.clientId } : {}),
+        onRequest: (outcome, ms) => deps.metrics.detectLabelsRequest(outcome, ms),
       },
     );
     upload.log.add(`DetectLabels by ${detection.sentAs}: ${detection.labels.slice(0, 5).map((l) => `${l.name} ${l.confidence}`).join(', ')}`);

@@ -17,12 +17,23 @@ export interface CallbackConsumerDeps {
   now?: () => number;
 }
 
+/** How an attempt ended: the callbacks function's CallbackAttempts metric, by Outcome. */
+export type CallbackOutcome = 'delivered' | 'retrying' | 'gave_up';
+
+export interface CallbackAttemptReport {
+  clientId: string;
+  batchId: string;
+  outcome: CallbackOutcome;
+}
+
 /** One attempt of a queued callback: POST, record what the client sees, queue the retry when one is due. */
-export async function handleCallbackMessage(deps: CallbackConsumerDeps, body: string): Promise<void> {
+export async function handleCallbackMessage(deps: CallbackConsumerDeps, body: string): Promise<CallbackAttemptReport> {
   const message = decodeCallbackMessage(body);
   const secret = deriveCallbackSecret(deps.signingKey, message);
   const step = await attemptDelivery(jobOf(message), secret, deps.config, deps.now ? { now: deps.now } : {});
   const stillThere = await deps.recordState(message.clientId, message.batchId, step.state, isFinalState(step.state));
   // An erased batch's callback stops here: nothing is left to report on.
   if (stillThere && step.retry) await deps.queue.send(encodeCallbackMessage(nextMessage(message, step.retry.job)), step.retry.inSeconds);
+  const outcome: CallbackOutcome = step.state.deliveredAt !== null ? 'delivered' : step.state.gaveUpAt !== null ? 'gave_up' : 'retrying';
+  return { clientId: message.clientId, batchId: message.batchId, outcome };
 }

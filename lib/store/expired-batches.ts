@@ -6,7 +6,8 @@ import { expiredBatchesQuery } from './writes';
 type StartKey = Record<string, unknown>;
 
 export interface ExpiredBatchesPage {
-  batches: { clientId: string; batchId: string }[];
+  /** Each with its expiry (the summary's ttl, epoch seconds). */
+  batches: { clientId: string; batchId: string; expiresAt: number }[];
   /** Where the next page starts; absent on the last. */
   next?: StartKey;
 }
@@ -18,6 +19,6 @@ export async function readExpiredBatches(
   startKey?: StartKey,
 ): Promise<ExpiredBatchesPage> {
   const page = await ctx.ddb.send(new QueryCommand(expiredBatchesQuery(ctx.tableName, nowS, pageSize, startKey)));
-  const batches = (page.Items ?? []).map((key) => splitPartition(String(key.batch_id)));
+  const batches = (page.Items ?? []).map((key) => ({ ...splitPartition(String(key.batch_id)), expiresAt: Number(key.ttl) }));
   return { batches, ...(page.LastEvaluatedKey ? { next: page.LastEvaluatedKey } : {}) };
 }

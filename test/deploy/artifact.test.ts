@@ -1,5 +1,8 @@
 // The ingest artifact is complete: unzipped alone into an empty folder and run with plain `node` (no project
 // node_modules within reach), its handler loads sharp from the zip and processes a real upload on a local stack.
+// The deployed zip is built for arm64 (serverless.yml), whose binaries cannot load on this x86-64 machine: the run
+// uses its twin built for the machine's architecture, whose JavaScript is checked to be the deployed zip's, byte for
+// byte (test/deploy/arm64-artifact.test.ts checks the arm64 binaries themselves).
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -10,6 +13,7 @@ import path from 'node:path';
 import type { Stack } from '../../local/stack';
 import { registerClient } from '../../lib/auth/register';
 import { BATCH_SK, batchPartition, type ImageItem } from '../../lib/store/schema';
+import { bundleFunction } from '../../scripts/bundle';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
 import { DEPLOYED_WIRING, ensurePackaged, ROOT, runUnzippedHandler, type ArtifactRun } from './packaged';
@@ -21,6 +25,8 @@ const runArtifactHandler = (dir: string, event: SQSEvent, env: Record<string, st
 
 let stack: Stack;
 let dir: string;
+let deployedDir: string;
+let twinOut: string;
 let run: RunResult;
 let s3: S3Client;
 let ddb: DynamoDBDocumentClient;
@@ -29,8 +35,19 @@ const uploadKey = `uploads/deploy-test/${batchId}/chelsea.png`;
 
 beforeAll(async () => {
   const packaged = await ensurePackaged();
+  deployedDir = mkdtempSync(path.join(tmpdir(), 'icecat-artifact-deployed-'));
+  await extractZip(packaged.artifact('ingest'), deployedDir);
+  twinOut = mkdtempSync(path.join(tmpdir(), 'icecat-artifact-twin-'));
+  const twin = await bundleFunction({
+    name: 'ingest',
+    handler: 'functions/ingest/handler.handler',
+    architecture: process.arch === 'arm64' ? 'arm64' : 'x86_64',
+    nodeTarget: `node${(packaged.service.provider.runtime as string).replace(/^nodejs(\d+)\.x$/, '$1')}`,
+    projectDir: ROOT,
+    outDir: twinOut,
+  });
   dir = mkdtempSync(path.join(tmpdir(), 'icecat-artifact-'));
-  await extractZip(packaged.artifact('ingest'), dir);
+  await extractZip(twin.artifact, dir);
 
   // The stack's bridge hands over the exact SQS event it builds from the upload, instead of processing it.
   let deliver: (event: SQSEvent) => void = () => undefined;
@@ -71,7 +88,12 @@ afterAll(async () => {
   s3?.destroy();
   ddb?.destroy();
   await stack?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const d of [dir, deployedDir, twinOut]) if (d) rmSync(d, { recursive: true, force: true });
+});
+
+it('runs the JavaScript of the deployed zip, byte for byte', () => {
+  const js = (root: string) => readFileSync(path.join(root, 'functions', 'ingest', 'handler.js'));
+  expect(js(dir).equals(js(deployedDir))).toBe(true);
 });
 
 it('loads sharp from the native binaries inside the artifact', () => {

@@ -64,6 +64,7 @@ function landingCopiesLate(s3: S3Client, meanwhile: () => Promise<void>): S3Clie
 const silentMetrics: IngestMetrics = {
   image: () => undefined,
   detectLabelsCall: () => undefined,
+  detectLabelsRequest: () => undefined,
   callSaved: () => undefined,
   thumbnailFailed: () => undefined,
   stepLatency: () => undefined,

@@ -28,6 +28,7 @@ const silentMetrics: IngestMetrics = {
   image: () => undefined,
   detectLabelsCall: () => undefined,
   callSaved: () => undefined,
+  detectLabelsRequest: () => undefined,
   thumbnailFailed: () => undefined,
   stepLatency: () => undefined,
   publish: () => undefined,

@@ -301,6 +301,29 @@ describe('the expiry sweep', () => {
     expect(await objectsOf(owner.clientId, batchId)).toEqual([keptKey, thumbnailKey].sort());
   });
 
+  it('counts as overdue a batch still there an hour after its expiry, and not one that expired minutes ago', async () => {
+    // Arrange: expiries in 1970, below any other batch in the shared table, so this sweep's clock lists only these two.
+    const T0 = 1_000_000;
+    const longAgo = await seedBatch(owner.clientId, [], {});
+    const lately = await seedBatch(owner.clientId, [], {});
+    await age(owner.clientId, longAgo, T0);
+    await age(owner.clientId, lately, T0 + 3000);
+    const now = (T0 + 3600 + 60) * 1000;
+
+    // Act: a sweep whose erasures do not run (a stuck erase function), then, once they are due again, one that erases
+    const stuck = await sweepExpiredBatches(
+      { ddb: aws().ddb, tableName: table(), erasures: { send: async () => undefined }, now: () => now },
+      { maxBatches: 1000, requeueAfterMs: 3_600_000 },
+    );
+    const erasing = await sweep(now + 3_600_001);
+    const after = await sweep(now + 3_600_001);
+
+    // Assert
+    expect([stuck.expired, stuck.overdue]).toEqual([2, 1]);
+    expect(erasing.erased.map((e) => e.batchId).sort()).toEqual([longAgo, lately].sort());
+    expect([after.result.expired, after.result.overdue]).toEqual([0, 0]);
+  });
+
   it('finds nothing more to erase once it has erased what expired', async () => {
     // Arrange
     const expired = await seedBatch(owner.clientId, [], {});

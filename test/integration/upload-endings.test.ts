@@ -269,6 +269,7 @@ class StoreWithClaimHook extends BatchStore {
 const silentMetrics: IngestMetrics = {
   image: () => undefined,
   detectLabelsCall: () => undefined,
+  detectLabelsRequest: () => undefined,
   callSaved: () => undefined,
   thumbnailFailed: () => undefined,
   stepLatency: () => undefined,

@@ -45,9 +45,10 @@ test('docs/design.md is at most 450 lines', () => {
   expect(design.split('\n').length).toBeLessThanOrEqual(450);
 });
 
-test("design.md's sections are numbered 1, 2, 3 … in order", () => {
+test("design.md's sections are numbered in ascending order, from 1 (a number not built yet has no section)", () => {
   const numbers = [...design.matchAll(/^## (\d+)\. /gm)].map((m) => Number(m[1]));
-  expect(numbers).toEqual(numbers.map((_, i) => i + 1));
+  expect(numbers[0]).toBe(1);
+  expect(numbers).toEqual([...numbers].sort((a, b) => a - b).filter((n, i, all) => all.indexOf(n) === i));
 });
 
 test('every `design.md §N` cited in the code and the docs names a `## N.` heading of docs/design.md', () => {

@@ -65,10 +65,13 @@ let fp: Fingerprint;
 /** What the pipeline counted, as `Images:refused:InvalidKey`, `DetectLabelsCalls`, `CallsSaved:reuse`; latencies apart. */
 let metrics: string[];
 let steps: string[];
+/** Each DetectLabels request as the pipeline reported it: its outcome. */
+let requests: string[];
 
 const recordingMetrics = (): IngestMetrics => ({
   image: (outcome, code) => metrics.push(`Images:${outcome}${code ? `:${code}` : ''}`),
   detectLabelsCall: () => metrics.push('DetectLabelsCalls'),
+  detectLabelsRequest: (outcome, ms) => requests.push(`${outcome}${ms >= 0 ? '' : ' (negative time)'}`),
   callSaved: (by) => metrics.push(`CallsSaved:${by}`),
   stepLatency: (step) => steps.push(step),
   thumbnailFailed: () => metrics.push('ThumbnailFailures'),
@@ -173,6 +176,7 @@ beforeEach(() => {
   rekognition.reset();
   metrics = [];
   steps = [];
+  requests = [];
 });
 
 describe('an upload that succeeds', () => {
@@ -703,6 +707,38 @@ describe('redelivered events', () => {
   });
 });
 
+describe('DetectLabels requests by outcome', () => {
+  it('reports a request answered as ok', async () => {
+    given();
+    await processUpload(deps(), event());
+    expect(requests).toEqual(['ok']);
+  });
+
+  it('reports a throttle that outlasted the retries as throttled', async () => {
+    given();
+    rekognition.on(DetectLabelsCommand).rejects(new ThrottlingException({ message: 'slow down', $metadata: {} }));
+    await expect(processUpload(deps(), event())).rejects.toThrow(/slow down/);
+    expect(requests).toEqual(['throttled']);
+  });
+
+  it('reports a refused image as refused, then its converted copy as sent again', async () => {
+    given();
+    rekognition
+      .on(DetectLabelsCommand)
+      .rejectsOnce(new InvalidImageFormatException({ message: 'bad', $metadata: {} }))
+      .resolves({ Labels: [{ Name: 'Cup', Confidence: 91 }], LabelModelVersion: '3.0' });
+    await processUpload(deps(), event());
+    expect(requests).toEqual(['refused', 'ok']);
+  });
+
+  it('reports any other fault as failed', async () => {
+    given();
+    rekognition.on(DetectLabelsCommand).rejects(Object.assign(new Error('We encountered an internal error'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } }));
+    await expect(processUpload(deps(), event())).rejects.toThrow(/internal error/);
+    expect(requests).toEqual(['failed']);
+  });
+});
+
 describe('transient faults', () => {
   it('gives the claim back and fails for SQS to redeliver when throttling outlasts the retries', async () => {
     given();
@@ -966,6 +1002,8 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
     });
 
     const images = docs.filter((d) => 'Images' in d).map((d) => [d.Outcome, d.ErrorCode ?? null, d.Images]);
+    // Each DetectLabels request in a document of its own, by outcome (alarms and the dashboard read it so).
+    expect(docs.filter((d) => 'DetectLabelsRequests' in d).map((d) => [d.Outcome, d.DetectLabelsRequests, d.service])).toEqual([['ok', 1, 'test']]);
     expect(images).toEqual([
       ['success', null, 1],
       ['duplicate', null, 1],
@@ -978,6 +1016,7 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
         'CallsSavedByDuplicates',
         'ClaimLatency',
         'DetectLabelsCalls',
+        'DetectLabelsLatency',
         'DetectLatency',
         'FingerprintLatency',
         'MoveLatency',
@@ -1006,7 +1045,9 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
       after(plain);
       plain.publish();
     });
-    const kinds = heard.map((d) => ('Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : '?'));
+    const kinds = heard.map((d) =>
+      'Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : 'DetectLabelsRequests' in d ? 'DetectLabelsRequests' : '?',
+    );
     return { heard, kinds, docs };
   }
 
@@ -1015,16 +1056,16 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
       plain.image('success');
       plain.detectLabelsCall();
     });
-    expect(docs).toHaveLength(4);
+    expect(docs).toHaveLength(5);
     const strip = (doc: Record<string, unknown>) => ({ ...doc, _aws: { ...(doc._aws as object), Timestamp: 0 } });
-    expect(heard.map(strip)).toEqual(docs.slice(0, 2).map(strip));
-    expect(kinds).toEqual(['Images', 'DetectLabelsCalls']);
+    expect(heard.map(strip)).toEqual(docs.slice(0, 3).map(strip));
+    expect(kinds).toEqual(['DetectLabelsRequests', 'Images', 'DetectLabelsCalls']);
   });
 
   it('hands a quiet listener (echo: false) the documents instead of stdout, and leaves nothing stored behind', async () => {
     const { heard, kinds, docs } = await listenedUpload(false, (plain) => plain.detectLabelsCall());
-    expect(kinds).toEqual(['Images', 'DetectLabelsCalls']);
-    expect(heard[1]).toMatchObject({ DetectLabelsCalls: 1 });
+    expect(kinds).toEqual(['DetectLabelsRequests', 'Images', 'DetectLabelsCalls']);
+    expect(heard[2]).toMatchObject({ DetectLabelsCalls: 1 });
     // Only the unlistened call is written: the quiet publish cleared what it had stored.
     expect(docs).toHaveLength(1);
     expect(docs[0]).toMatchObject({ DetectLabelsCalls: 1 });
