@@ -15,6 +15,7 @@ import { loadNotifyConfig } from '../lib/notify/schedule';
 import { callbackSweepLimits } from '../lib/reconcile/callbacks';
 import { callbackGraceSecondsFromEnv } from '../lib/reconcile/config';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
+import { controlTokenFile, generateControlToken } from './control-token';
 import { forgiveInterruptedAttempts } from './interrupted-attempts';
 import { MetricTotals } from './metric-totals';
 import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
@@ -236,6 +237,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const status: BridgeStatusServer = await startBridgeStatusServer(bridge, {
       host,
       port: ports.bridge,
+      controlToken: await localSecret(controlTokenFile(dataDir), generateControlToken),
       reconcile: async () => {
         if (!reconciler) throw new StackStartError('the reconciliation sweep is not running');
         return reconciler.sweep();
@@ -275,6 +277,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
       claimLeaseSeconds: process.env.CLAIM_LEASE_SECONDS || undefined,
       maxAttempts: process.env.INGEST_MAX_ATTEMPTS || undefined,
+      callbackLoopbackPorts: process.env.CALLBACK_LOOPBACK_PORTS,
     });
     if (opts.applyEnv !== false) {
       for (const [name, value] of Object.entries(env)) {
