@@ -75,7 +75,14 @@ export interface LocalS3Options {
   silent?: boolean;
   /** Told of each write refused for lack of space (answered InternalError); without it, such faults are logged. */
   onWriteFault?: (err: unknown) => void;
+  /** The largest file a POST form may carry (the stack's MAX_UPLOAD_BYTES); default S3's own, 5 GiB. */
+  maxFormFileBytes?: number;
+  /** POST form bodies read at once (default 16); one more answers 503 SlowDown. */
+  maxConcurrentForms?: number;
 }
+
+/** S3's largest single upload (PutObject or a POST form). */
+const S3_MAX_SINGLE_UPLOAD_BYTES = 5 * 1024 ** 3;
 
 export interface LocalS3 {
   url: string;
@@ -154,7 +161,12 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   // In array order: the request context, the copy-source rewrite, the key check, the POST form check, the
   // conditions, then s3rver's own.
   server.middleware.unshift(conditionalRequests(server.store, locks));
-  server.middleware.unshift(postFormGuard(secretFor));
+  server.middleware.unshift(
+    postFormGuard(secretFor, {
+      maxFileBytes: opts.maxFormFileBytes ?? S3_MAX_SINGLE_UPLOAD_BYTES,
+      maxConcurrentForms: opts.maxConcurrentForms ?? 16,
+    }),
+  );
   server.middleware.unshift(keyGuard);
   server.middleware.unshift((ctx, next) => {
     const source = ctx.headers['x-amz-copy-source'];
@@ -183,7 +195,9 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   server.middleware.unshift(signatureGuard(secretFor));
   // Koa's default error listener prints every failed request; keep only server faults, silent or not: a fault of the
   // local S3 is a bug to see, and its cause is nowhere else.
-  server.on('error', (err: Error & { status?: number }) => {
+  // SlowDown (too many forms at once) and a client gone mid-request are not faults.
+  server.on('error', (err: Error & { status?: number; code?: string }) => {
+    if (err.code === 'SlowDown' || /HPE_INVALID_EOF_STATE|ECONNRESET|aborted/.test(err.message)) return;
     if ((err.status ?? 500) >= 500 && !(opts.onWriteFault && err instanceof S3OutOfSpaceError)) console.error('[s3] request failed:', err);
   });
   const address = await server.run();

@@ -37,6 +37,7 @@ import { localS3Client, startLocalS3, type LocalS3 } from './s3';
 import { applyBucketCors } from './s3-cors';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
+import { maxUploadBytes } from '../lib/config';
 import { registerApiKey } from '../lib/auth/register';
 
 export interface StackOptions {
@@ -169,7 +170,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const lowSpace = lowSpaceWarning(dataDir);
     if (lowSpace) log(lowSpace);
 
-    const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true, onWriteFault: (err) => disk.report('s3', err) });
+    const s3: LocalS3 = await startLocalS3({
+      host,
+      port: ports.s3,
+      dataDir,
+      silent: true,
+      onWriteFault: (err) => disk.report('s3', err),
+      // A POST form declaring a larger body than the API's forms allow is refused before it is read.
+      maxFormFileBytes: maxUploadBytes(),
+    });
     started.push({ name: 's3', close: () => s3.close() });
     const s3Client = localS3Client(s3.url);
 
