@@ -3,9 +3,10 @@
 // x-amz-copy-source-if-match / -if-none-match on CopyObject).
 import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
-import { authRefusal } from './s3-auth';
+import { authRefusal, signedAccessKeyId } from './s3-auth';
 import { formBoundary, MAX_PRE_DATA_BYTES, readFormPrefix } from './s3-form-prefix';
 import { keyRefusal } from './s3-keys';
+import { clientPrefix, clientScopeRefusal } from './s3-scope';
 import { policySizeRange, postPolicyRefusal, sizeRefusal } from './s3-post-policy';
 import { decodeCopySource, objectName, S3Error, s3Error, storedETag, type FilesystemStore, type S3ErrorInstance, type StoreLocks } from './s3-store';
 
@@ -69,20 +70,31 @@ const headerOf = (ctx: S3RequestContext, name: string): string | undefined => {
  * Authorization header or a presigned URL's query) that is not a browser-based upload form or a CORS preflight. Runs
  * first, on the request as it arrived (raw path and query, headers not yet rewritten).
  */
-export function signatureGuard(secretFor: (accessKeyId: string) => string | undefined): Middleware {
+export function signatureGuard(secretFor: (accessKeyId: string) => string | undefined, clientOf: ClientOf = () => undefined): Middleware {
   return async (ctx, next) => {
     const req = ctx.req as IncomingMessage;
-    const refusal = authRefusal({ method: ctx.method, url: req.url ?? ctx.path, headers: ctx.headers }, { now: new Date(), secretFor });
+    const signed = { method: ctx.method, url: req.url ?? ctx.path, headers: ctx.headers };
+    const refusal = authRefusal(signed, { now: new Date(), secretFor });
     if (refusal) throw s3Error(refusal);
+    // A client's own key does what its policy allows, nothing else (s3-scope.ts); the operator's key does everything.
+    const accessKeyId = signedAccessKeyId(signed);
+    const clientId = accessKeyId === undefined ? undefined : clientOf(accessKeyId);
+    const outOfScope = clientId === undefined ? undefined : clientScopeRefusal(signed, clientId);
+    if (outOfScope) throw s3Error(outOfScope);
     return next();
   };
 }
+
+/** The client an access key belongs to, undefined for the operator's key (or none). */
+export type ClientOf = (accessKeyId: string) => string | undefined;
 
 export interface FormGuardOptions {
   /** The largest file any form may carry: a body declaring more (with the fields' allowance) is refused unread. */
   maxFileBytes: number;
   /** Form bodies read at once; one more is answered 503 SlowDown. */
   maxConcurrentForms: number;
+  /** The client whose own key signed a form: its key must then be under the client's prefix. */
+  clientOf?: ClientOf;
 }
 
 /** Room for the closing boundary and the fields after the file (S3 ignores them), beyond the fields before it. */
@@ -128,6 +140,9 @@ export function postFormGuard(secretFor: (accessKeyId: string) => string | undef
       }
       const refusal = postPolicyRefusal({ bucket: target.bucket, fields: prefix.fields }, { now: new Date(), secretFor });
       if (refusal) refuse(s3Error(refusal));
+      const scope = formClient(prefix.fields, opts.clientOf);
+      const key = prefix.fields.find(([name]) => name.toLowerCase() === 'key')?.[1] ?? '';
+      if (scope !== undefined && !key.startsWith(clientPrefix(scope))) refuse(new S3Error('AccessDenied', 'Access Denied'));
       const range = policySizeRange(prefix.fields);
       const tooLarge = range && declared > prefix.buffered.length + range.max + FORM_TAIL_BYTES ? sizeRefusal(range, declared - prefix.buffered.length) : undefined;
       if (tooLarge) refuse(s3Error(tooLarge));
@@ -145,6 +160,13 @@ export function postFormGuard(secretFor: (accessKeyId: string) => string | undef
       reading--;
     }
   };
+}
+
+/** The client whose key signed a form's policy (SigV4 or SigV2 fields), undefined for the operator's. */
+function formClient(fields: readonly (readonly [string, string])[], clientOf: ClientOf | undefined): string | undefined {
+  const field = (name: string) => fields.find(([n]) => n.toLowerCase() === name)?.[1];
+  const accessKeyId = field('x-amz-credential')?.split('/')[0] ?? field('awsaccesskeyid');
+  return accessKeyId === undefined ? undefined : clientOf?.(accessKeyId);
 }
 
 const malformed = () => new S3Error('MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');
