@@ -13,9 +13,11 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import path from 'node:path';
+import { uploadPolicy } from '../../lib/api/uploads';
 import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3';
 import { clientS3KeysFile, issueClientS3Key } from '../../local/s3-client-keys';
 import { tempDataDir, uniqueId } from '../helpers';
@@ -92,6 +94,20 @@ describe("a client's own S3 key", () => {
     expect(await outcome(alice.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/cat.jpg` })))).toMatch(/^403 /);
     expect(await outcome(operator.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/${B}/b1/bob.jpg` })))).toBe('ok');
     expect(await outcome(operator.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/stolen.jpg` })))).toBe('404 NotFound');
+  });
+
+  it("may sign a POST form for its own prefix only", async () => {
+    const post = async (clientId: string) => {
+      const form = await createPresignedPost(alice, uploadPolicy(s3.bucket, clientId, 'b2', { name: 'f.jpg', contentType: 'image/jpeg', size: 3 }, 300));
+      const data = new FormData();
+      for (const [name, value] of Object.entries(form.fields)) data.append(name, value);
+      data.append('file', new Blob([Buffer.from('cat')], { type: 'image/jpeg' }), 'f.jpg');
+      const res = await fetch(`${s3.url}/${s3.bucket}`, { method: 'POST', body: data });
+      return `${res.status} ${/<Code>([^<]*)</.exec(await res.text())?.[1] ?? ''}`.trim();
+    };
+
+    expect(await post(A)).toBe('204');
+    expect(await post(B)).toBe('403 AccessDenied');
   });
 
   it('leaves the operator key (S3RVER) every right: it reads, lists, copies and deletes anywhere', async () => {
