@@ -95,6 +95,8 @@ export interface FormGuardOptions {
   maxConcurrentForms: number;
   /** The client whose own key signed a form: its key must then be under the client's prefix. */
   clientOf?: ClientOf;
+  /** How long the fields before the file may take to arrive (a stalled form would hold its slot): 400 RequestTimeout. */
+  fieldsTimeoutMs?: number;
 }
 
 /** Room for the closing boundary and the fields after the file (S3 ignores them), beyond the fields before it. */
@@ -134,7 +136,7 @@ export function postFormGuard(secretFor: (accessKeyId: string) => string | undef
     const boundary = formBoundary(contentType) ?? refuse(malformed());
     reading++;
     try {
-      const prefix = await readPrefix(req, boundary).catch((err: unknown) => refuse(err instanceof S3Error ? err : malformed()));
+      const prefix = await readPrefix(req, boundary, opts.fieldsTimeoutMs ?? 10_000).catch((err: unknown) => refuse(err instanceof S3Error ? err : malformed()));
       if (!prefix.file) {
         refuse(new S3Error('InvalidArgument', 'POST requires exactly one file upload per request.', { ArgumentName: 'file', ArgumentValue: 0 }));
       }
@@ -181,10 +183,15 @@ function discardBody(req: IncomingMessage): void {
 }
 
 /** Reads the body up to its file part: the fields before it, and every byte read (to be handed on). */
-function readPrefix(req: IncomingMessage, boundary: string): Promise<{ fields: [string, string][]; file: boolean; buffered: Buffer }> {
+function readPrefix(req: IncomingMessage, boundary: string, timeoutMs: number): Promise<{ fields: [string, string][]; file: boolean; buffered: Buffer }> {
   return new Promise((resolve, reject) => {
     let buffered = Buffer.alloc(0);
+    const timer = setTimeout(
+      () => fail(new S3Error('RequestTimeout', 'Your socket connection to the server was not read from or written to within the timeout period.')),
+      timeoutMs,
+    );
     const stop = () => {
+      clearTimeout(timer);
       req.off('readable', onReadable);
       req.off('end', onEnd);
       req.off('error', reject);

@@ -87,6 +87,8 @@ export interface LocalS3Options {
   maxFormFileBytes?: number;
   /** POST form bodies read at once (default 16); one more answers 503 SlowDown. */
   maxConcurrentForms?: number;
+  /** How long a form's fields before its file may take to arrive (default 10 s); then 400 RequestTimeout. */
+  formFieldsTimeoutMs?: number;
 }
 
 /** S3's largest single upload (PutObject or a POST form). */
@@ -183,6 +185,7 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
       maxFileBytes: opts.maxFormFileBytes ?? S3_MAX_SINGLE_UPLOAD_BYTES,
       maxConcurrentForms: opts.maxConcurrentForms ?? 16,
       clientOf,
+      fieldsTimeoutMs: opts.formFieldsTimeoutMs,
     }),
   );
   server.middleware.unshift(keyGuard);

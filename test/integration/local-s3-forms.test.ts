@@ -10,7 +10,7 @@ const MAX_FORMS = 2;
 const BOUNDARY = 'icecat-test-boundary';
 
 beforeAll(async () => {
-  s3 = await startLocalS3({ host: '127.0.0.1', port: 0, dataDir: tempDataDir('icecat-s3-forms-'), maxFormFileBytes: MAX_FILE, maxConcurrentForms: MAX_FORMS });
+  s3 = await startLocalS3({ host: '127.0.0.1', port: 0, dataDir: tempDataDir('icecat-s3-forms-'), maxFormFileBytes: MAX_FILE, maxConcurrentForms: MAX_FORMS, formFieldsTimeoutMs: 1000 });
 });
 afterAll(() => s3.close());
 
@@ -109,6 +109,15 @@ describe('POST forms to the local S3', () => {
       await expect(after.answer).resolves.toEqual({ status: 403, code: 'AccessDenied' });
     } finally {
       after.abort();
+    }
+  });
+
+  it('ends a form whose fields stall with 400 RequestTimeout (a stalled form would hold its slot)', async () => {
+    const stalled = postPartly(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="key"\r\n\r\nupl`), 4096);
+    try {
+      await expect(stalled.answer).resolves.toEqual({ status: 400, code: 'RequestTimeout' });
+    } finally {
+      stalled.abort();
     }
   });
 });
