@@ -246,3 +246,11 @@ export function signedAccessKeyId(req: SignedRequest): string | undefined {
   const credential = queryParameters(queryAt === -1 ? '' : req.url.slice(queryAt + 1))?.find(([name]) => name === 'X-Amz-Credential')?.[1];
   return credential?.split('/')[0];
 }
+
+/** The access key a SigV2 request (header or presigned URL) names, undefined for any other request. */
+export function sigV2AccessKeyId(req: SignedRequest): string | undefined {
+  const authorization = headerValue(req.headers, 'authorization');
+  if (authorization !== undefined) return /^AWS ([^:\s]+):/.exec(authorization)?.[1];
+  const queryAt = req.url.indexOf('?');
+  return queryParameters(queryAt === -1 ? '' : req.url.slice(queryAt + 1))?.find(([name]) => name === 'AWSAccessKeyId')?.[1];
+}

@@ -3,7 +3,7 @@
 // x-amz-copy-source-if-match / -if-none-match on CopyObject).
 import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
-import { authRefusal, signedAccessKeyId } from './s3-auth';
+import { authRefusal, sigV2AccessKeyId, signedAccessKeyId } from './s3-auth';
 import { formBoundary, MAX_PRE_DATA_BYTES, readFormPrefix } from './s3-form-prefix';
 import { keyRefusal } from './s3-keys';
 import { clientPrefix, clientScopeRefusal } from './s3-scope';
@@ -76,7 +76,10 @@ export function signatureGuard(secretFor: (accessKeyId: string) => string | unde
     const signed = { method: ctx.method, url: req.url ?? ctx.path, headers: ctx.headers };
     const refusal = authRefusal(signed, { now: new Date(), secretFor });
     if (refusal) throw s3Error(refusal);
-    // A client's own key does what its policy allows, nothing else (s3-scope.ts); the operator's key does everything.
+    // A client's own key signs SigV4 only (s3rver, which checks SigV2 itself, would not scope it)...
+    const v2AccessKeyId = sigV2AccessKeyId(signed);
+    if (v2AccessKeyId !== undefined && clientOf(v2AccessKeyId) !== undefined) throw new S3Error('AccessDenied', 'Access Denied');
+    // ...and does what its policy allows, nothing else (s3-scope.ts); the operator's key does everything.
     const accessKeyId = signedAccessKeyId(signed);
     const clientId = accessKeyId === undefined ? undefined : clientOf(accessKeyId);
     const outOfScope = clientId === undefined ? undefined : clientScopeRefusal(signed, clientId);

@@ -15,6 +15,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { uploadPolicy } from '../../lib/api/uploads';
@@ -94,6 +95,24 @@ describe("a client's own S3 key", () => {
     expect(await outcome(alice.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/cat.jpg` })))).toMatch(/^403 /);
     expect(await outcome(operator.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/${B}/b1/bob.jpg` })))).toBe('ok');
     expect(await outcome(operator.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/stolen.jpg` })))).toBe('404 NotFound');
+  });
+
+  it('is refused on SigV2 requests, which the local S3 would not scope', async () => {
+    const { accessKeyId, secretAccessKey } = issueClientS3Key(dataDir, A);
+    await alice.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `uploads/${A}/` })); // a SigV4 use first
+    const resource = `/${s3.bucket}/uploads/${B}/b1/bob.jpg`;
+    const date = new Date().toUTCString();
+    const signature = createHmac('sha1', secretAccessKey).update(`GET\n\n\n${date}\n${resource}`).digest('base64');
+    const viaHeader = await fetch(`${s3.url}${resource}`, { headers: { authorization: `AWS ${accessKeyId}:${signature}`, date } });
+    const expires = Math.floor(Date.now() / 1000) + 300;
+    const querySignature = createHmac('sha1', secretAccessKey).update(`GET\n\n\n${expires}\n${resource}`).digest('base64');
+    const viaQuery = await fetch(`${s3.url}${resource}?AWSAccessKeyId=${accessKeyId}&Expires=${expires}&Signature=${encodeURIComponent(querySignature)}`);
+
+    const answers = await Promise.all([viaHeader, viaQuery].map(async (res) => [res.status, /<Code>([^<]*)</.exec(await res.text())?.[1]]));
+    expect(answers).toEqual([
+      [403, 'AccessDenied'],
+      [403, 'AccessDenied'],
+    ]);
   });
 
   it("may sign a POST form for its own prefix only", async () => {
