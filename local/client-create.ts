@@ -119,7 +119,13 @@ async function main(argv: string[]): Promise<number> {
     const key = await registerApiKey(ddb, tableName, clientId);
     await quota.setLimits(clientId, changes);
     // Locally the client also gets its own S3 key pair (npm run client:s3-keys prints it); the API key stays the output.
-    if (!aws) issueClientS3Key(dataDirFromEnv(), clientId);
+    if (!aws) {
+      try {
+        issueClientS3Key(dataDirFromEnv(), clientId);
+      } catch (err) {
+        console.error(`no S3 key pair made for ${clientId} in ${dataDirFromEnv()} (${(err as Error).message}): npm run client:s3-keys makes it`);
+      }
+    }
     process.stdout.write(`${key}\n`);
     return 0;
   } catch (err) {
