@@ -57,7 +57,11 @@ export function readFormPrefix(body: Buffer, boundary: string): FormPrefix {
     for (const line of headerText.split('\r\n')) {
       const colon = line.indexOf(':');
       if (colon === -1) return { state: 'malformed', why: 'a part header without a colon' };
-      if (line.slice(0, colon).trim().toLowerCase() !== 'content-disposition') continue;
+      const header = line.slice(0, colon).trim().toLowerCase();
+      // A field's value in another charset would be decoded otherwise by the parser that stores it.
+      const charset = header === 'content-type' ? /;\s*charset="?([^";\s]+)/i.exec(line)?.[1]?.toLowerCase() : undefined;
+      if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return { state: 'malformed', why: `a field in charset ${charset}` };
+      if (header !== 'content-disposition') continue;
       const parsed = disposition(line.slice(colon + 1));
       if (!parsed || parsed.type !== 'form-data' || name !== undefined) return { state: 'malformed', why: 'a part whose Content-Disposition is not form-data with one name' };
       if ([...parsed.params.keys()].some((p) => p.endsWith('*'))) return { state: 'malformed', why: 'an extended (name*=) parameter' };

@@ -25,6 +25,13 @@ describe('readFormPrefix', () => {
     }
   });
 
+  it('refuses a field in another charset than UTF-8, which the storing parser would decode otherwise', () => {
+    const latin1 = `--${B}\r\nContent-Disposition: form-data; name="key"\r\nContent-Type: text/plain; charset=latin1\r\n\r\nv\r\n`;
+    const utf8 = `--${B}\r\nContent-Disposition: form-data; name="key"\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\nv\r\n--${B}--`;
+    expect(readFormPrefix(body(latin1), B).state).toBe('malformed');
+    expect(readFormPrefix(body(utf8), B)).toMatchObject({ state: 'fields', fields: [['key', 'v']] });
+  });
+
   it('unescapes quoted names as parsers do', () => {
     expect(readFormPrefix(body(field('form-data; name="x-amz-meta-\\"q\\""', 'v'), `--${B}--`), B)).toMatchObject({ fields: [['x-amz-meta-"q"', 'v']] });
   });
