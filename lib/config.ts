@@ -77,6 +77,9 @@ export interface Config {
 /** sharp's pixel limit unless MAX_INPUT_PIXELS says otherwise; the CLI's local fingerprint (--dry-run) decodes with it too. */
 export const DEFAULT_MAX_INPUT_PIXELS = 100_000_000;
 
+/** MAX_UPLOAD_BYTES: the largest file an upload form allows (50 MiB by default, at most S3's 5 GiB). */
+export const maxUploadBytes = (): number => count('MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 5 * 1024 ** 3);
+
 export function loadConfig(): Config {
   const defaultRetentionDays = envNumber('DEFAULT_RETENTION_DAYS', 30, { min: 1, max: 3650 });
   return {
@@ -86,7 +89,7 @@ export function loadConfig(): Config {
     // Low, so a batch can be re-thresholded later (POST …:reclassify) without calling Rekognition again.
     minConfidence: percent('REKOGNITION_MIN_CONFIDENCE', 20),
     maxLabels: count('REKOGNITION_MAX_LABELS', 25, 1, 1000),
-    maxUploadBytes: count('MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 5 * 1024 ** 3),
+    maxUploadBytes: maxUploadBytes(),
     maxInputPixels: count('MAX_INPUT_PIXELS', DEFAULT_MAX_INPUT_PIXELS, 1, 2 ** 32),
     claimLeaseSeconds: envNumber('CLAIM_LEASE_SECONDS', 120, { min: 1, max: 86_400 }),
     defaultRetentionDays,

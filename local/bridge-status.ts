@@ -1,5 +1,6 @@
 // The bridge's status over HTTP, for tests, benches and `npm run dead-letters` in other processes.
 import { createServer, type Server } from 'node:http';
+import { carriesToken } from './control-token';
 import type { DiskState } from './disk-space';
 import { listen } from './listen';
 import { dimensionLabel, type MetricTotalsSnapshot } from './metric-totals';
@@ -20,6 +21,8 @@ export interface BridgeStatusOptions {
   metrics?: () => MetricTotalsSnapshot;
   /** The data dir's space and the writes refused for lack of it, shown by GET /status. */
   disk?: () => DiskState;
+  /** What the control routes (every POST) want as `Authorization: Bearer <token>` (control-token.ts). */
+  controlToken: string;
 }
 
 const PATHS = 'GET /status, /status.html, /idle?timeoutMs=, /dead-letters; POST /dead-letters/redrive, /reconcile, /pause, /resume';
@@ -30,6 +33,7 @@ const PATHS = 'GET /status, /status.html, /idle?timeoutMs=, /dead-letters; POST 
  * GET /dead-letters → the dead-letter list; POST /dead-letters/redrive → sends them back to the queue;
  * POST /reconcile → a reconciliation sweep now, and its result.
  * POST /pause, POST /resume → hold the queue's deliveries (sends are still accepted), and deliver again.
+ * Every POST wants the control token (401 without it); the GET routes only read.
  */
 export async function startBridgeStatusServer(queue: LocalQueue, opts: BridgeStatusOptions): Promise<BridgeStatusServer> {
   const server: Server = createServer((req, res) => {
@@ -39,6 +43,12 @@ export async function startBridgeStatusServer(queue: LocalQueue, opts: BridgeSta
       res.end(JSON.stringify(body));
     };
     const route = `${req.method} ${url.pathname}`;
+    // The control routes act on every client's work: only the operator's commands, holding the data dir's token.
+    if (req.method === 'POST' && !carriesToken(req.headers.authorization, opts.controlToken)) {
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="icecat-bridge"' });
+      res.end(JSON.stringify({ error: "the bridge's control routes need the data dir's control token (Authorization: Bearer …)" }));
+      return;
+    }
     if (route === 'POST /dead-letters/redrive') return reply(200, { redriven: queue.redrive() });
     // Hold the queue (uploads are still accepted and journaled) and let it deliver again: e.g. to change a client's
     // quota while its uploads wait (docs/design.md §11).

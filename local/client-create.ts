@@ -6,13 +6,17 @@
 // `--rate N` (API requests per second, bursts of 2N) and `--max-images-per-day N` set the client's own limits
 // (docs/design.md §11); without them it has the defaults. `npm run client:limits -- <clientId> --rate N ...` changes
 // them later without a new key (`default` puts one back to the default); it prints the limits now in force.
+// Locally it also makes the client's own S3 key pair in the data dir (`npm run --silent client:s3-keys -- <clientId>`
+// prints it); the API key is still its only output.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AuthError } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
 import { defaultClientLimits, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
 import { ClientQuotaStore, UnregisteredClientError } from '../lib/store/quota-writes';
+import { dataDirFromEnv } from './data-layout';
 import { LOCAL_NAMES, portsFromEnv } from './env';
+import { issueClientS3Key } from './s3-client-keys';
 
 interface Target {
   client: DynamoDBClient;
@@ -114,6 +118,14 @@ async function main(argv: string[]): Promise<number> {
     }
     const key = await registerApiKey(ddb, tableName, clientId);
     await quota.setLimits(clientId, changes);
+    // Locally the client also gets its own S3 key pair (npm run client:s3-keys prints it); the API key stays the output.
+    if (!aws) {
+      try {
+        issueClientS3Key(dataDirFromEnv(), clientId);
+      } catch (err) {
+        console.error(`no S3 key pair made for ${clientId} in ${dataDirFromEnv()} (${(err as Error).message}): npm run client:s3-keys makes it`);
+      }
+    }
     process.stdout.write(`${key}\n`);
     return 0;
   } catch (err) {

@@ -1,6 +1,7 @@
 // The local environment contract: what the handlers, the AWS CLI and the tests need to reach the local stack.
 // One function builds it so that `npm start`, the jest global setup and the benches agree.
 import type { Context } from 'aws-lambda';
+import { parsePortRanges, portRangesWithout } from '../lib/notify/target';
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from './detector/thresholds';
 
 export interface StackPorts {
@@ -73,6 +74,20 @@ export interface LocalEnvOptions {
   claimLeaseSeconds?: string;
   /** INGEST_MAX_ATTEMPTS when the caller set one; else LOCAL_MAX_RECEIVE_COUNT. */
   maxAttempts?: string;
+  /** The operator's CALLBACK_LOOPBACK_PORTS: the ports on this machine completion callbacks may reach (none if unset). */
+  callbackLoopbackPorts?: string;
+}
+
+/**
+ * The loopback ports callbacks may reach: the operator's list without the stack's own ports (its API, S3, DynamoDB,
+ * detector and bridge, whose control routes act on every client's work), as CALLBACK_LOOPBACK_PORTS text.
+ */
+export function callbackLoopbackPorts(operatorList: string | undefined, ports: StackPorts, dynamodbEndpoint?: string): string {
+  const ranges = parsePortRanges(operatorList ?? '');
+  if (!ranges) throw new LocalEnvError(`CALLBACK_LOOPBACK_PORTS must list ports 1-65535 and ranges like "8080,9000-9099", got "${operatorList}"`);
+  const own = Object.values(ports);
+  if (dynamodbEndpoint) own.push(Number(new URL(dynamodbEndpoint).port || 80));
+  return portRangesWithout(ranges, own);
 }
 
 /**
@@ -121,8 +136,10 @@ export function buildLocalEnv(ports: StackPorts, opts: LocalEnvOptions): Record<
     ICECAT_DATA_DIR: opts.dataDir,
     CURSOR_SECRET: opts.cursorSecret,
     CALLBACK_SIGNING_KEY: opts.callbackSigningKey,
-    // Receivers on this machine (http://127.0.0.1) are allowed here only; retries span minutes, not a day.
+    // Receivers on this machine (http://127.0.0.1) are allowed here only, on the ports the operator lists and never on
+    // the stack's own; retries span minutes, not a day.
     CALLBACK_ALLOW_LOOPBACK: 'true',
+    CALLBACK_LOOPBACK_PORTS: callbackLoopbackPorts(opts.callbackLoopbackPorts, ports, opts.dynamodbEndpoint),
     CALLBACK_RETRY_BASE_SECONDS: '2',
     CALLBACK_RETRY_MAX_DELAY_SECONDS: '60',
     CALLBACK_RETRY_WINDOW_SECONDS: '600',

@@ -237,3 +237,20 @@ function timingSafeEqualText(a: string, b: string): boolean {
   const y = Buffer.from(b);
   return x.length === y.length && crypto.timingSafeEqual(x, y);
 }
+
+/** The access key a SigV4 request (header or presigned URL) names, undefined for any other request. */
+export function signedAccessKeyId(req: SignedRequest): string | undefined {
+  const authorization = headerValue(req.headers, 'authorization');
+  if (authorization !== undefined) return /Credential=([^/,\s]+)\//.exec(authorization)?.[1];
+  const queryAt = req.url.indexOf('?');
+  const credential = queryParameters(queryAt === -1 ? '' : req.url.slice(queryAt + 1))?.find(([name]) => name === 'X-Amz-Credential')?.[1];
+  return credential?.split('/')[0];
+}
+
+/** The access key a SigV2 request (header or presigned URL) names, undefined for any other request. */
+export function sigV2AccessKeyId(req: SignedRequest): string | undefined {
+  const authorization = headerValue(req.headers, 'authorization');
+  if (authorization !== undefined) return /^AWS ([^:\s]+):/.exec(authorization)?.[1];
+  const queryAt = req.url.indexOf('?');
+  return queryParameters(queryAt === -1 ? '' : req.url.slice(queryAt + 1))?.find(([name]) => name === 'AWSAccessKeyId')?.[1];
+}

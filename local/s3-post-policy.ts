@@ -9,8 +9,8 @@ export interface PostedForm {
   bucket: string;
   /** The form's fields before the file, in order, as posted (names are case-insensitive). */
   fields: readonly (readonly [string, string])[];
-  /** The file's size in bytes. */
-  fileSize: number;
+  /** The file's size in bytes; undefined while it is not read yet (its size is then checked as it streams). */
+  fileSize?: number;
 }
 
 export interface PolicyCheckContext {
@@ -67,20 +67,39 @@ export function postPolicyRefusal(form: PostedForm, ctx: PolicyCheckContext): S3
   const extra = [...fields.keys()].filter((name) => !UNCONDITIONED.has(name) && !name.startsWith('x-ignore-') && !conditioned.has(name));
   if (extra.length > 0) return denied(`Extra input fields: ${extra.join(', ')}`);
 
-  for (const condition of document.conditions) {
-    if (condition.kind !== 'content-length-range') continue;
-    if (form.fileSize > condition.max) {
+  if (form.fileSize === undefined) return undefined;
+  return sizeRefusal(document.conditions, form.fileSize);
+}
+
+/** The content-length-range a valid form's policy sets (the narrowest), undefined when it sets none. */
+export function policySizeRange(fields: readonly (readonly [string, string])[]): { min: number; max: number } | undefined {
+  const policy = fields.find(([name]) => name.toLowerCase() === 'policy')?.[1];
+  const document = policy === undefined ? undefined : parsePolicy(policy);
+  if (!document || 'refusal' in document) return undefined;
+  let range: { min: number; max: number } | undefined;
+  for (const c of document.conditions) {
+    if (c.kind !== 'content-length-range') continue;
+    range = { min: Math.max(range?.min ?? 0, c.min), max: Math.min(range?.max ?? Infinity, c.max) };
+  }
+  return range;
+}
+
+/** EntityTooLarge or EntityTooSmall, as S3 answers a file outside the policy's content-length-range. */
+export function sizeRefusal(conditions: readonly Condition[] | { min: number; max: number }, fileSize: number): S3Refusal | undefined {
+  const ranges = Array.isArray(conditions) ? conditions.filter((c) => c.kind === 'content-length-range') : [conditions];
+  for (const condition of ranges as { min: number; max: number }[]) {
+    if (fileSize > condition.max) {
       return {
         code: 'EntityTooLarge',
         message: 'Your proposed upload exceeds the maximum allowed size',
-        detail: { ProposedSize: form.fileSize, MaxSizeAllowed: condition.max },
+        detail: { ProposedSize: fileSize, MaxSizeAllowed: condition.max },
       };
     }
-    if (form.fileSize < condition.min) {
+    if (fileSize < condition.min) {
       return {
         code: 'EntityTooSmall',
         message: 'Your proposed upload is smaller than the minimum allowed size',
-        detail: { ProposedSize: form.fileSize, MinSizeAllowed: condition.min },
+        detail: { ProposedSize: fileSize, MinSizeAllowed: condition.min },
       };
     }
   }

@@ -2,11 +2,13 @@
 // signature and size) and conditional requests (If-Match on GET/HEAD/PUT/DELETE, If-None-Match on PUT,
 // x-amz-copy-source-if-match / -if-none-match on CopyObject).
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
-import { authRefusal } from './s3-auth';
+import { Transform, type Readable } from 'node:stream';
+import { authRefusal, sigV2AccessKeyId, signedAccessKeyId } from './s3-auth';
+import { formBoundary, MAX_PRE_DATA_BYTES, readFormPrefix } from './s3-form-prefix';
 import { keyRefusal } from './s3-keys';
-import { postPolicyRefusal } from './s3-post-policy';
-import { decodeCopySource, objectName, S3Error, s3Error, storedETag, type FilesystemStore, type StoreLocks } from './s3-store';
+import { clientPrefix, clientScopeRefusal } from './s3-scope';
+import { policySizeRange, postPolicyRefusal, sizeRefusal } from './s3-post-policy';
+import { decodeCopySource, objectName, S3Error, s3Error, storedETag, type FilesystemStore, type S3ErrorInstance, type StoreLocks } from './s3-store';
 
 export interface S3RequestContext {
   method: string;
@@ -18,9 +20,6 @@ export interface S3RequestContext {
   store?: FilesystemStore;
 }
 export type Middleware = (ctx: S3RequestContext, next: () => Promise<void>) => Promise<void>;
-
-/** The local S3 keeps POST bodies in memory to check them before s3rver stores the file. */
-const POST_BODY_LIMIT_BYTES = 256 * 1024 * 1024;
 
 interface ObjectTarget {
   bucket: string;
@@ -71,71 +70,212 @@ const headerOf = (ctx: S3RequestContext, name: string): string | undefined => {
  * Authorization header or a presigned URL's query) that is not a browser-based upload form or a CORS preflight. Runs
  * first, on the request as it arrived (raw path and query, headers not yet rewritten).
  */
-export function signatureGuard(secretFor: (accessKeyId: string) => string | undefined): Middleware {
+export function signatureGuard(secretFor: (accessKeyId: string) => string | undefined, clientOf: ClientOf = () => undefined): Middleware {
   return async (ctx, next) => {
     const req = ctx.req as IncomingMessage;
-    const refusal = authRefusal({ method: ctx.method, url: req.url ?? ctx.path, headers: ctx.headers }, { now: new Date(), secretFor });
+    const signed = { method: ctx.method, url: req.url ?? ctx.path, headers: ctx.headers };
+    const refusal = authRefusal(signed, { now: new Date(), secretFor });
     if (refusal) throw s3Error(refusal);
+    // A client's own key signs SigV4 only (s3rver, which checks SigV2 itself, would not scope it)...
+    const v2AccessKeyId = sigV2AccessKeyId(signed);
+    if (v2AccessKeyId !== undefined && clientOf(v2AccessKeyId) !== undefined) throw new S3Error('AccessDenied', 'Access Denied');
+    // ...and does what its policy allows, nothing else (s3-scope.ts); the operator's key does everything.
+    const accessKeyId = signedAccessKeyId(signed);
+    const clientId = accessKeyId === undefined ? undefined : clientOf(accessKeyId);
+    const outOfScope = clientId === undefined ? undefined : clientScopeRefusal(signed, clientId);
+    if (outOfScope) throw s3Error(outOfScope);
     return next();
   };
 }
 
-/** Checks a browser-based upload's form as S3 does, then hands s3rver the same body. */
-export function postFormGuard(secretFor: (accessKeyId: string) => string | undefined): Middleware {
+/** The client an access key belongs to, undefined for the operator's key (or none). */
+export type ClientOf = (accessKeyId: string) => string | undefined;
+
+export interface FormGuardOptions {
+  /** The largest file any form may carry: a body declaring more (with the fields' allowance) is refused unread. */
+  maxFileBytes: number;
+  /** Form bodies read at once; one more is answered 503 SlowDown. */
+  maxConcurrentForms: number;
+  /** The client whose own key signed a form: its key must then be under the client's prefix. */
+  clientOf?: ClientOf;
+  /** How long the fields before the file may take to arrive (a stalled form would hold its slot): 400 RequestTimeout. */
+  fieldsTimeoutMs?: number;
+}
+
+/** Room for the closing boundary and the fields after the file (S3 ignores them), beyond the fields before it. */
+const FORM_TAIL_BYTES = MAX_PRE_DATA_BYTES;
+
+/**
+ * Checks a browser-based upload's form as S3 does, streaming: a Content-Length over the largest allowed file is refused
+ * before a byte is read; the fields before the file (at most 20 KB, S3's limit) are read and checked (policy,
+ * signature, conditions) before the file; then s3rver reads the same body, the file going to disk as it arrives, and
+ * the store refuses it once it leaves the policy's content-length-range. Memory holds at most the fields of each form,
+ * and at most `maxConcurrentForms` forms are read at once (one more answers 503 SlowDown, which clients retry).
+ */
+export function postFormGuard(secretFor: (accessKeyId: string) => string | undefined, opts: FormGuardOptions): Middleware {
+  let reading = 0;
   return async (ctx, next) => {
     const target = requestTarget(ctx.path);
     const contentType = headerOf(ctx, 'content-type') ?? '';
     const isFormPost =
       ctx.method === 'POST' && target !== undefined && !target.key && !('delete' in ctx.query) && /^multipart\/form-data\b/i.test(contentType);
     if (!isFormPost) return next();
-
-    const body = await readBody(ctx.req);
-    let form: FormData;
+    const req = ctx.req as IncomingMessage;
+    const declared = Number(headerOf(ctx, 'content-length') ?? NaN);
+    const refuse = (error: S3ErrorInstance): never => {
+      // Answered before the body was read: the rest of it is dropped as it comes, and the connection closed after.
+      discardBody(req);
+      throw error;
+    };
+    if (declared > opts.maxFileBytes + MAX_PRE_DATA_BYTES + FORM_TAIL_BYTES) {
+      refuse(
+        new S3Error('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', {
+          ProposedSize: declared,
+          MaxSizeAllowed: opts.maxFileBytes,
+        }),
+      );
+    }
+    if (reading >= opts.maxConcurrentForms) refuse(new S3Error('SlowDown', 'Please reduce your request rate.'));
+    const boundary = formBoundary(contentType) ?? refuse(malformed());
+    reading++;
     try {
-      form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
-    } catch {
-      throw new S3Error('MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');
-    }
-    const fields: [string, string][] = [];
-    let fileSize: number | undefined;
-    // S3 ignores every field after the file.
-    for (const [name, value] of form.entries()) {
-      if (name === 'file') {
-        fileSize = typeof value === 'string' ? Buffer.byteLength(value) : value.size;
-        break;
+      const prefix = await readPrefix(req, boundary, opts.fieldsTimeoutMs ?? 10_000).catch((err: unknown) => refuse(err instanceof S3Error ? err : malformed()));
+      if (!prefix.file) {
+        refuse(new S3Error('InvalidArgument', 'POST requires exactly one file upload per request.', { ArgumentName: 'file', ArgumentValue: 0 }));
       }
-      if (typeof value === 'string') fields.push([name, value]);
+      const refusal = postPolicyRefusal({ bucket: target.bucket, fields: prefix.fields }, { now: new Date(), secretFor });
+      if (refusal) refuse(s3Error(refusal));
+      const scope = formClient(prefix.fields, opts.clientOf);
+      const key = prefix.fields.find(([name]) => name.toLowerCase() === 'key')?.[1] ?? '';
+      if (scope !== undefined && !key.startsWith(clientPrefix(scope))) refuse(new S3Error('AccessDenied', 'Access Denied'));
+      const range = policySizeRange(prefix.fields);
+      const tooLarge = range && declared > prefix.buffered.length + range.max + FORM_TAIL_BYTES ? sizeRefusal(range, declared - prefix.buffered.length) : undefined;
+      if (tooLarge) refuse(s3Error(tooLarge));
+      // s3rver reads the body from its start: the bytes read so far go back in front of the rest.
+      req.unshift(prefix.buffered);
+      if (range && ctx.store) ctx.store = sizeCheckedStore(ctx.store, range);
+      try {
+        await next();
+      } catch (err) {
+        // Refused while s3rver read it (the file's size, a failed write): what is left is read and dropped.
+        discardBody(req);
+        throw err;
+      }
+    } finally {
+      reading--;
     }
-    if (fileSize === undefined) {
-      throw new S3Error('InvalidArgument', 'POST requires exactly one file upload per request.', { ArgumentName: 'file', ArgumentValue: 0 });
-    }
-    const refusal = postPolicyRefusal({ bucket: target.bucket, fields, fileSize }, { now: new Date(), secretFor });
-    if (refusal) throw s3Error(refusal);
-    ctx.req = Readable.from([body], { objectMode: false });
-    return next();
   };
 }
 
-function readBody(req: IncomingMessage | Readable): Promise<Buffer> {
+/** The client whose key signed a form's policy (SigV4 or SigV2 fields), undefined for the operator's. */
+function formClient(fields: readonly (readonly [string, string])[], clientOf: ClientOf | undefined): string | undefined {
+  const field = (name: string) => fields.find(([n]) => n.toLowerCase() === name)?.[1];
+  const accessKeyId = field('x-amz-credential')?.split('/')[0] ?? field('awsaccesskeyid');
+  return accessKeyId === undefined ? undefined : clientOf?.(accessKeyId);
+}
+
+const malformed = () => new S3Error('MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');
+
+/** Drops what is left of a request body as it arrives (kept nowhere), and closes its connection after the answer. */
+function discardBody(req: IncomingMessage): void {
+  const res = (req as IncomingMessage & { res?: { shouldKeepAlive: boolean } }).res;
+  if (res) res.shouldKeepAlive = false;
+  req.removeAllListeners('readable');
+  req.unpipe();
+  req.resume();
+}
+
+/** Reads the body up to its file part: the fields before it, and every byte read (to be handed on). */
+function readPrefix(req: IncomingMessage, boundary: string, timeoutMs: number): Promise<{ fields: [string, string][]; file: boolean; buffered: Buffer }> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= POST_BODY_LIMIT_BYTES) chunks.push(chunk);
-    });
-    req.on('error', reject);
-    req.on('end', () => {
-      if (size > POST_BODY_LIMIT_BYTES) {
-        reject(
-          new S3Error('EntityTooLarge', `Your proposed upload exceeds the local S3's POST limit of ${POST_BODY_LIMIT_BYTES} bytes`, {
-            ProposedSize: size,
-            MaxSizeAllowed: POST_BODY_LIMIT_BYTES,
+    let buffered = Buffer.alloc(0);
+    const timer = setTimeout(
+      () => fail(new S3Error('RequestTimeout', 'Your socket connection to the server was not read from or written to within the timeout period.')),
+      timeoutMs,
+    );
+    const stop = () => {
+      clearTimeout(timer);
+      req.off('readable', onReadable);
+      req.off('end', onEnd);
+      req.off('error', reject);
+    };
+    const fail = (err: Error) => {
+      stop();
+      reject(err);
+    };
+    const judge = (ended: boolean): boolean => {
+      const prefix = readFormPrefix(buffered, boundary);
+      if (prefix.state === 'malformed') {
+        fail(new S3Error('MalformedPOSTRequest', `The body of your POST request is not well-formed multipart/form-data: ${prefix.why}.`));
+      } else if (prefix.state === 'fields') {
+        stop();
+        resolve({ fields: prefix.fields, file: prefix.file, buffered });
+      } else if (buffered.length > MAX_PRE_DATA_BYTES) {
+        fail(
+          new S3Error('MaxPostPreDataLengthExceededError', 'Your POST request fields preceding the upload file were too large.', {
+            MaxPostPreDataLengthBytes: MAX_PRE_DATA_BYTES,
           }),
         );
-      } else resolve(Buffer.concat(chunks));
-    });
+      } else if (ended) {
+        fail(malformed());
+      } else {
+        return false;
+      }
+      return true;
+    };
+    const onReadable = () => {
+      let chunk: Buffer | null;
+      while ((chunk = req.read() as Buffer | null) !== null) {
+        buffered = Buffer.concat([buffered, chunk]);
+        if (judge(false)) return;
+      }
+    };
+    const onEnd = () => void judge(true);
+    req.on('readable', onReadable);
+    req.once('end', onEnd);
+    req.once('error', reject);
   });
+}
+
+/** A view of the store whose object writes fail, leaving nothing, once the file leaves the policy's size range. */
+function sizeCheckedStore(store: FilesystemStore, range: { min: number; max: number }): FilesystemStore {
+  const view = Object.create(store) as FilesystemStore;
+  view.putObject = (object) => {
+    const { content } = object;
+    if (Buffer.isBuffer(content)) {
+      const refusal = sizeRefusal(range, content.length);
+      return refusal ? Promise.reject(s3Error(refusal)) : store.putObject(object);
+    }
+    let size = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        size += chunk.length;
+        const refusal = size > range.max ? sizeRefusal(range, size) : undefined;
+        if (refusal) callback(s3Error(refusal));
+        else callback(null, chunk);
+      },
+      flush(callback) {
+        const refusal = sizeRefusal(range, size);
+        callback(refusal ? s3Error(refusal) : null);
+      },
+    });
+    // A refused file: the rest of it is parsed and dropped (not stored), so that the answer follows the whole body.
+    counted.on('error', () => {
+      content.unpipe(counted);
+      content.resume();
+    });
+    content.on('error', (err) => counted.destroy(err));
+    // The file flows once the store listens for its errors: a refusal before that would go unheard.
+    const start = (event: string | symbol) => {
+      if (event !== 'error') return;
+      counted.off('newListener', start);
+      process.nextTick(() => content.pipe(counted));
+    };
+    counted.on('newListener', start);
+    object.content = counted;
+    return store.putObject(object);
+  };
+  return view;
 }
 
 /** ETags listed in an If-Match / If-None-Match header, unquoted ("*" stays "*"). */

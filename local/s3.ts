@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { CreatedObject } from '../lib/reconcile/s3-event';
 import { isOutOfSpace } from './disk-space';
+import { clientS3KeysFile, ClientS3KeyRing } from './s3-client-keys';
 import { LOCAL_NAMES } from './env';
 import { dropConnections } from './listen';
 import { conditionalRequests, keyGuard, postFormGuard, requestTarget, signatureGuard, type S3RequestContext } from './s3-requests';
@@ -57,15 +58,22 @@ interface S3rverInstance extends EventEmitter {
 type S3rverConstructor = new (options: Record<string, unknown>) => S3rverInstance;
 interface S3rverAccount {
   accessKeys: Map<string, string>;
+  createKeyPair(accessKeyId: string, secretAccessKey: string): void;
 }
 
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require('s3rver') as S3rverConstructor;
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const accounts = (require('s3rver/lib/models/account') as { registry: Map<string, S3rverAccount> }).registry;
-/** The secret of an access key s3rver's accounts hold (S3RVER/S3RVER), as its own header checks use it. */
-const secretFor = (accessKeyId: string): string | undefined => accounts.get(accessKeyId)?.accessKeys.get(accessKeyId);
+const accountModel = require('s3rver/lib/models/account') as { registry: Map<string, S3rverAccount>; DUMMY_ACCOUNT: S3rverAccount };
+const accounts = accountModel.registry;
+/** The operator's secret (S3RVER/S3RVER, s3rver's own account), as s3rver's own header checks use it. */
+const operatorSecret = (accessKeyId: string): string | undefined =>
+  accessKeyId === LOCAL_NAMES.accessKeyId ? accounts.get(accessKeyId)?.accessKeys.get(accessKeyId) : undefined;
+/** Makes a client's key known to s3rver's own signature checks, which run after ours. */
+const knownToS3rver = (accessKeyId: string, secret: string): void => {
+  if (accountModel.DUMMY_ACCOUNT.accessKeys.get(accessKeyId) !== secret) accountModel.DUMMY_ACCOUNT.createKeyPair(accessKeyId, secret);
+};
 
 export interface LocalS3Options {
   host: string;
@@ -75,7 +83,16 @@ export interface LocalS3Options {
   silent?: boolean;
   /** Told of each write refused for lack of space (answered InternalError); without it, such faults are logged. */
   onWriteFault?: (err: unknown) => void;
+  /** The largest file a POST form may carry (the stack's MAX_UPLOAD_BYTES); default S3's own, 5 GiB. */
+  maxFormFileBytes?: number;
+  /** POST form bodies read at once (default 16); one more answers 503 SlowDown. */
+  maxConcurrentForms?: number;
+  /** How long a form's fields before its file may take to arrive (default 10 s); then 400 RequestTimeout. */
+  formFieldsTimeoutMs?: number;
 }
+
+/** S3's largest single upload (PutObject or a POST form). */
+const S3_MAX_SINGLE_UPLOAD_BYTES = 5 * 1024 ** 3;
 
 export interface LocalS3 {
   url: string;
@@ -151,10 +168,26 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   // winston transport, and pipes every streamed body (each GetObject) through a byte counter for that line.
   if (silent) dropRequestLogger(server);
   const locks = hardenStore(server.store);
+  // The clients' own keys (s3-client-keys.ts): SigV4 only (s3rver's SigV2 checks know the operator's key alone).
+  const clientKeys = new ClientS3KeyRing(clientS3KeysFile(opts.dataDir));
+  const clientSecret = (accessKeyId: string): string | undefined => {
+    const key = clientKeys.lookup(accessKeyId);
+    if (key) knownToS3rver(accessKeyId, key.secretAccessKey);
+    return key?.secretAccessKey;
+  };
+  const secretFor = (accessKeyId: string): string | undefined => operatorSecret(accessKeyId) ?? clientSecret(accessKeyId);
+  const clientOf = (accessKeyId: string): string | undefined => (operatorSecret(accessKeyId) ? undefined : clientKeys.lookup(accessKeyId)?.clientId);
   // In array order: the request context, the copy-source rewrite, the key check, the POST form check, the
   // conditions, then s3rver's own.
   server.middleware.unshift(conditionalRequests(server.store, locks));
-  server.middleware.unshift(postFormGuard(secretFor));
+  server.middleware.unshift(
+    postFormGuard(secretFor, {
+      maxFileBytes: opts.maxFormFileBytes ?? S3_MAX_SINGLE_UPLOAD_BYTES,
+      maxConcurrentForms: opts.maxConcurrentForms ?? 16,
+      clientOf,
+      fieldsTimeoutMs: opts.formFieldsTimeoutMs,
+    }),
+  );
   server.middleware.unshift(keyGuard);
   server.middleware.unshift((ctx, next) => {
     const source = ctx.headers['x-amz-copy-source'];
@@ -180,10 +213,12 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   });
   server.middleware.unshift(outOfSpaceAnswers(opts.onWriteFault));
   // Before anything reads or rewrites the request: only signed requests, presigned URLs and POST forms go on.
-  server.middleware.unshift(signatureGuard(secretFor));
+  server.middleware.unshift(signatureGuard(secretFor, clientOf));
   // Koa's default error listener prints every failed request; keep only server faults, silent or not: a fault of the
   // local S3 is a bug to see, and its cause is nowhere else.
-  server.on('error', (err: Error & { status?: number }) => {
+  // SlowDown (too many forms at once) and a client gone mid-request are not faults.
+  server.on('error', (err: Error & { status?: number; code?: string }) => {
+    if (err.code === 'SlowDown' || /HPE_INVALID_EOF_STATE|ECONNRESET|aborted/.test(err.message)) return;
     if ((err.status ?? 500) >= 500 && !(opts.onWriteFault && err instanceof S3OutOfSpaceError)) console.error('[s3] request failed:', err);
   });
   const address = await server.run();

@@ -16,6 +16,7 @@ import { callbackSweepLimits } from '../lib/reconcile/callbacks';
 import { callbackGraceSecondsFromEnv } from '../lib/reconcile/config';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
 import { forgiveAfterCleanStop, markCleanStop } from './interrupted-attempts';
+import { controlTokenFile, generateControlToken } from './control-token';
 import { MetricTotals } from './metric-totals';
 import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
 import { LocalMessageVisibility } from '../lib/aws/message-visibility';
@@ -36,6 +37,7 @@ import { localS3Client, startLocalS3, type LocalS3 } from './s3';
 import { applyBucketCors } from './s3-cors';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
+import { maxUploadBytes } from '../lib/config';
 import { registerApiKey } from '../lib/auth/register';
 
 export interface StackOptions {
@@ -168,7 +170,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const lowSpace = lowSpaceWarning(dataDir);
     if (lowSpace) log(lowSpace);
 
-    const s3: LocalS3 = await startLocalS3({ host, port: ports.s3, dataDir, silent: true, onWriteFault: (err) => disk.report('s3', err) });
+    const s3: LocalS3 = await startLocalS3({
+      host,
+      port: ports.s3,
+      dataDir,
+      silent: true,
+      onWriteFault: (err) => disk.report('s3', err),
+      // A POST form declaring a larger body than the API's forms allow is refused before it is read.
+      maxFormFileBytes: maxUploadBytes(),
+    });
     started.push({ name: 's3', close: () => s3.close() });
     const s3Client = localS3Client(s3.url);
 
@@ -236,6 +246,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const status: BridgeStatusServer = await startBridgeStatusServer(bridge, {
       host,
       port: ports.bridge,
+      controlToken: await localSecret(controlTokenFile(dataDir), generateControlToken),
       reconcile: async () => {
         if (!reconciler) throw new StackStartError('the reconciliation sweep is not running');
         return reconciler.sweep();
@@ -275,6 +286,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
       claimLeaseSeconds: process.env.CLAIM_LEASE_SECONDS || undefined,
       maxAttempts: process.env.INGEST_MAX_ATTEMPTS || undefined,
+      callbackLoopbackPorts: process.env.CALLBACK_LOOPBACK_PORTS,
     });
     if (opts.applyEnv !== false) {
       for (const [name, value] of Object.entries(env)) {

@@ -47,7 +47,8 @@ function banner(stack: Stack): string {
   }
   lines.push(
     '',
-    'For the AWS CLI or any SDK, in another shell:',
+    "For the AWS CLI or any SDK, in another shell (the operator's key: full access; a client uses its own,",
+    '`npm run --silent client:s3-keys -- <clientId>`, which writes and lists under uploads/<clientId>/ only):',
     `  export AWS_REGION=${env.AWS_REGION} AWS_DEFAULT_REGION=${env.AWS_DEFAULT_REGION}`,
     `  export AWS_ACCESS_KEY_ID=${env.AWS_ACCESS_KEY_ID} AWS_SECRET_ACCESS_KEY=${env.AWS_SECRET_ACCESS_KEY}`,
     `  export AWS_ENDPOINT_URL_S3=${env.AWS_ENDPOINT_URL_S3} AWS_REQUEST_CHECKSUM_CALCULATION=${env.AWS_REQUEST_CHECKSUM_CALCULATION}`,

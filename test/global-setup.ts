@@ -22,6 +22,8 @@ const TEST_SETTINGS: Record<string, string> = {
   // rate limit's and quota's own tests make clients with limits of their own, read afresh (no cache) each time.
   CLIENT_DEFAULT_RATE: '1000',
   CLIENT_LIMITS_CACHE_MS: '0',
+  // Tests' callback receivers listen on ports the system hands out; the stack takes its own ports out of the list.
+  CALLBACK_LOOPBACK_PORTS: '1024-65535',
 };
 
 export default async function globalSetup(): Promise<void> {

@@ -28,6 +28,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
   const config = loadApiConfig();
   const ddb = createDocumentClient();
   const signingKey = loadCallbackSigningKey();
+  const notify = loadNotifyConfig();
   const limits = new ClientLimitsReader({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
   return createApiHandler({
     routes: apiRoutes(config).filter((route) => route.function === 'batches'),
@@ -43,7 +44,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         uploadExpiresSeconds: config.uploadExpiresSeconds,
         exports: { ddb, tableName: config.tableName, config: loadExportConfig() },
         erasures: wiring.erasures,
-        callbacks: { signingKey, allowLoopback: loadNotifyConfig().allowLoopback },
+        callbacks: { signingKey, allowLoopback: notify.allowLoopback, loopbackPorts: notify.loopbackPorts },
         // A review answers the image, its links signed as the read function signs them.
         links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
       }),

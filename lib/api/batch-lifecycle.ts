@@ -10,7 +10,7 @@ import type { ExportConfig } from '../export/config';
 import type { ExportFormat } from '../export/encode';
 import type { JobQueue } from '../jobs/queue';
 import { deriveCallbackSecret } from '../notify/signature';
-import { CallbackTargetError, checkCallbackUrl } from '../notify/target';
+import { CallbackTargetError, checkCallbackUrl, type CallbackPolicy } from '../notify/target';
 import { nowSeconds } from '../store/schema';
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
@@ -59,7 +59,7 @@ export interface BatchLifecycleOptions {
   /** DELETE: where the erasure is queued (functions/erase consumes it). */
   erasures?: JobQueue;
   /** callbackUrl: the server key secrets are derived from, and whether loopback http is allowed (local only). */
-  callbacks?: { signingKey: string; allowLoopback: boolean };
+  callbacks?: { signingKey: string } & CallbackPolicy;
   /** Signs the thumbnailUrl and imageUrl of an image a review answers; without it both are null. */
   links?: ImageLinkSigner;
 }
@@ -174,7 +174,7 @@ export class BatchLifecycleService {
     const callbacks = this.opts.callbacks;
     if (!callbacks) throw new InvalidParameterError('callbacks are not configured on this server', { parameter: 'body.callbackUrl' });
     try {
-      return checkCallbackUrl(raw, { allowLoopback: callbacks.allowLoopback }).toString();
+      return checkCallbackUrl(raw, { allowLoopback: callbacks.allowLoopback, loopbackPorts: callbacks.loopbackPorts }).toString();
     } catch (err) {
       if (err instanceof CallbackTargetError) throw new InvalidParameterError(err.message, { parameter: 'body.callbackUrl', cause: err });
       throw err;

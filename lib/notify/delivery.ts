@@ -38,7 +38,7 @@ export async function attemptDelivery(
   let attempt: DeliveryStep['attempt'];
   try {
     // Resolved on every attempt: a host that moved to a private address since the last one is refused now.
-    const target = await resolveCallbackTarget(job.url, { allowLoopback: config.allowLoopback }, deps.lookup);
+    const target = await resolveCallbackTarget(job.url, { allowLoopback: config.allowLoopback, loopbackPorts: config.loopbackPorts }, deps.lookup);
     attempt = await postCallback(target, secret, job.body, { timeoutMs: config.timeoutMs, nowSeconds: Math.floor(now / 1000) });
   } catch (err) {
     if (!(err instanceof CallbackTargetError)) throw err;

@@ -18,6 +18,7 @@ export interface StackProcess {
   s3: S3Client;
   apiUrl: string;
   bridgeUrl: string;
+  s3Url: string;
   dynamodbUrl: string;
   bucket: string;
   /** Sends the signal to the whole process group. */
@@ -83,6 +84,7 @@ export async function startStackProcess(dataDir: string, logFile: string, env: R
     s3,
     apiUrl: `http://127.0.0.1:${ports.API}`,
     bridgeUrl: `http://127.0.0.1:${ports.BRIDGE}`,
+    s3Url: `http://127.0.0.1:${ports.S3}`,
     // An external DynamoDB (DynamoDB Local, `npm run test:strict`) stands in for dynalite there too.
     // An empty ICECAT_DYNAMODB_ENDPOINT in `env` runs the stack on its own dynalite whatever the test run uses.
     dynamodbUrl: ('ICECAT_DYNAMODB_ENDPOINT' in env ? env.ICECAT_DYNAMODB_ENDPOINT : process.env.ICECAT_DYNAMODB_ENDPOINT) || `http://127.0.0.1:${ports.DYNAMODB}`,

@@ -14,6 +14,7 @@ import type { UploadForm } from '../../lib/api/client-contract';
 import { ApiClient } from '../../lib/cli/api-client';
 import { OutOfSpaceError } from '../../lib/cli/errors';
 import { postForm } from '../../lib/cli/form-upload';
+import { controlHeaders } from '../../local/control-token';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { distinctImages, keysUnder, readBatch, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';
@@ -204,7 +205,7 @@ describe('a full data dir (a tmpfs of its own)', () => {
     expect(cli.stderr).not.toMatch(/out of disk space/);
     expect(cli.code).toBe(0);
 
-    await fetch(`${stack.bridgeUrl}/reconcile`, { method: 'POST' });
+    await fetch(`${stack.bridgeUrl}/reconcile`, { method: 'POST', headers: controlHeaders(dataDir) });
     const until = Date.now() + 150_000;
     let names: string[];
     let cliNames: string[];

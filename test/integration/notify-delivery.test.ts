@@ -47,6 +47,8 @@ const LOCAL: NotifyConfig = {
   retry: { baseSeconds: 0.05, maxDelaySeconds: 0.2, windowSeconds: 5 },
   timeoutMs: 2000,
   allowLoopback: true,
+  // The receivers listen on ports the system hands out.
+  loopbackPorts: [[1024, 65535]],
 };
 
 const secret = deriveCallbackSecret('test-server-key', { clientId: 'c1', batchId: 'b1', createdAt: 1 });

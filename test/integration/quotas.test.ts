@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defaultClientLimits, utcDay } from '../../lib/quota/limits';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { controlHeaders } from '../../local/control-token';
 import { aws, stackEnv, uploadFile, uniqueId, waitForBridgeIdle } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
@@ -40,7 +41,8 @@ async function keysUnder(prefix: string): Promise<string[]> {
   return (out.Contents ?? []).map((o) => o.Key as string);
 }
 
-const bridge = (action: 'pause' | 'resume') => fetch(`${stackEnv('ICECAT_BRIDGE_URL')}/${action}`, { method: 'POST' });
+const bridge = (action: 'pause' | 'resume') =>
+  fetch(`${stackEnv('ICECAT_BRIDGE_URL')}/${action}`, { method: 'POST', headers: controlHeaders(stackEnv('ICECAT_DATA_DIR')) });
 
 let seed = 1;
 const photos = async (n: number) => distinctImages(n, seededRandom(seed++ * 7919 + Date.now() % 1000));

@@ -15,6 +15,7 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { S3Event, SQSEvent, SQSRecord } from 'aws-lambda';
 import { readFileSync } from 'node:fs';
+import { controlHeaders } from '../../local/control-token';
 import { localDynamoClient } from '../../local/dynamodb';
 import { localS3Client } from '../../local/s3';
 import type { Stack } from '../../local/stack';
@@ -231,7 +232,7 @@ describe('local stack: dead-letter redrive', () => {
       broken = false;
 
       // Act
-      const res = await fetch(`${stack.endpoints.bridge}/dead-letters/redrive`, { method: 'POST' });
+      const res = await fetch(`${stack.endpoints.bridge}/dead-letters/redrive`, { method: 'POST', headers: controlHeaders(stack.dataDir) });
       await waitForBridgeIdle({ bridgeUrl: stack.endpoints.bridge, timeoutMs: 10_000 });
 
       // Assert

@@ -1,5 +1,6 @@
 import { judgeAddress } from '../../lib/notify/address';
-import { CallbackTargetError, checkCallbackUrl, resolveCallbackTarget, type Lookup } from '../../lib/notify/target';
+import { CallbackTargetError, checkCallbackUrl, parsePortRanges, portRangesWithout, resolveCallbackTarget, type Lookup } from '../../lib/notify/target';
+import { callbackLoopbackPorts } from '../../local/env';
 
 const refusedAs = (address: string) => {
   const verdict = judgeAddress(address);
@@ -108,7 +109,7 @@ describe('judgeAddress allows public IPv6 and refuses what is not an address', (
 
 describe('checkCallbackUrl (no network)', () => {
   const aws = { allowLoopback: false };
-  const local = { allowLoopback: true };
+  const local = { allowLoopback: true, loopbackPorts: [[4000, 4000]] as const };
   const code = (fn: () => unknown) => {
     try {
       fn();
@@ -155,6 +156,26 @@ describe('checkCallbackUrl (no network)', () => {
     expect(code(() => checkCallbackUrl('http://10.0.0.1/hook', local))).toBe('AddressNotAllowed');
     expect(code(() => checkCallbackUrl('http://169.254.169.254/', local))).toBe('AddressNotAllowed');
   });
+
+  it('allows a loopback callback only on a port the operator lists, never another (the stack control routes)', () => {
+    const stack = { allowLoopback: true, loopbackPorts: parsePortRanges(callbackLoopbackPorts('4000,9000-9100', { api: 9000, s3: 9001, dynamodb: 9002, rekognition: 9003, bridge: 9004 }, 'http://127.0.0.1:9005')) };
+
+    expect(code(() => checkCallbackUrl('http://127.0.0.1:9050/hook', stack))).toBe('accepted');
+    expect(code(() => checkCallbackUrl('http://127.0.0.1:4000/hook', stack))).toBe('accepted');
+    for (const url of ['http://127.0.0.1:9004/pause', 'http://127.0.0.2:9000/v1/batches', 'http://[::1]:9001/', 'http://127.0.0.1/', 'http://127.0.0.1:4001/', 'http://127.0.0.1:9005/']) {
+      expect([url, code(() => checkCallbackUrl(url, stack))]).toEqual([url, 'AddressNotAllowed']);
+    }
+    expect(() => checkCallbackUrl('http://127.0.0.1:9004/pause', stack)).toThrow(/CALLBACK_LOOPBACK_PORTS/);
+    expect(code(() => checkCallbackUrl('http://127.0.0.1:4000/hook', { allowLoopback: true }))).toBe('AddressNotAllowed');
+  });
+
+  it('reads and subtracts port lists', () => {
+    expect(parsePortRanges('')).toEqual([]);
+    expect(parsePortRanges(' 80, 1024-2048 ')).toEqual([[80, 80], [1024, 2048]]);
+    for (const bad of ['0', '70000', '2048-1024', 'http', '1-2-3']) expect([bad, parsePortRanges(bad)]).toEqual([bad, undefined]);
+    expect(portRangesWithout([[1024, 65535]], [4570, 1024, 65535, 3000, 3001])).toBe('1025-2999,3002-4569,4571-65534');
+    expect(portRangesWithout([[80, 80]], [80])).toBe('');
+  });
 });
 
 describe('resolveCallbackTarget', () => {
@@ -168,6 +189,12 @@ describe('resolveCallbackTarget', () => {
     const target = await resolveCallbackTarget('https://hooks.example.com/x', aws, answering('93.184.216.34', '2606:2800:220:1::1'));
     expect(target).toMatchObject({ address: '93.184.216.34', family: 4 });
     expect(target.url.hostname).toBe('hooks.example.com');
+  });
+
+  it('refuses a name resolving to a loopback port that is not allowed', async () => {
+    const local = { allowLoopback: true, loopbackPorts: [[8080, 8080]] as const };
+    await expect(resolveCallbackTarget('http://localhost:8080/x', local, answering('127.0.0.1'))).resolves.toMatchObject({ address: '127.0.0.1' });
+    await expect(resolveCallbackTarget('http://localhost:4570/pause', local, answering('127.0.0.1'))).rejects.toMatchObject({ code: 'AddressNotAllowed' });
   });
 
   it('refuses a name resolving to the metadata service, a private address, or a mix of public and private', async () => {
