@@ -17,15 +17,17 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { reusableResultRequest, reusedDetectionsRequest } from './access-patterns';
+import { batchVisibilityRequest, reusableResultRequest, reusedDetectionsRequest } from './access-patterns';
 import { decodeDetections } from './detections';
+import { knownItemRequest } from './known-items';
+import { batchGetAll } from './reader';
 import { backoffDelay } from '../backoff';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError, ReviewConflictError } from './errors';
 import type { TakeBack } from './take-back';
 import { toBatch, toImage } from './attributes';
 import { isCatAt, isVisibleBatch, machineIsCatOf, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image, type Review } from '../domain';
-import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem, type UploadItem } from './schema';
+import { batchKey, clientKey, imageKey, nowSeconds, splitPartition, type BatchItem, type ImageItem, type UploadItem } from './schema';
 import {
   CLAIM_COUNTS,
   DUPLICATE_COUNTS,
@@ -521,7 +523,10 @@ export class BatchStore {
    */
   async findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
     const out = await this.ddb.send(new QueryCommand(reusableResultRequest(this.table, clientId, fprint, Math.floor(this.now() / 1000))));
-    const found = ((out.Items ?? []) as ImageItem[]).map(toImage).filter((i) => i.batchId !== batchId && i.labels !== undefined);
+    const records = ((out.Items ?? []) as ImageItem[]).filter((i) => splitPartition(i.batch_id).batchId !== batchId && i.labels !== undefined);
+    // Never from a batch being erased (or expired): the one strongly consistent read of the batches found.
+    const visible = await this.visibleBatches(records.map((i) => i.batch_id));
+    const found = records.filter((i) => visible.has(i.batch_id)).map(toImage);
     // Copies carry their original's classification time: of equal times, the original (a copy made before copies
     // carried the other labels' boxes has none).
     const earliest = found.sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0) || Number(a.reused === true) - Number(b.reused === true))[0];
@@ -533,9 +538,21 @@ export class BatchStore {
     return { ...classification, ...(detections ? { detections } : {}), ...(review ? { review } : {}) };
   }
 
+  /** Which of these batch partitions (at most BATCH_GET_MAX_KEYS distinct) are visible: neither being erased nor expired. */
+  private async visibleBatches(partitions: readonly string[]): Promise<Set<string>> {
+    const distinct = [...new Set(partitions)];
+    if (distinct.length === 0) return new Set();
+    const nowS = Math.floor(this.now() / 1000);
+    const items = await batchGetAll<BatchItem>({ ddb: this.ddb, tableName: this.table }, batchVisibilityRequest(this.table, distinct).RequestItems);
+    return new Set(items.filter((item) => isVisibleBatch(toBatch(item), nowS)).map((item) => item.batch_id));
+  }
+
   /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */
   async finish(c: Claim, f: Finish, opts: RecordOptions = {}): Promise<boolean> {
-    return this.recordWithCounts(finishRequest(this.table, c, f), c, finishCounts(f.result), opts);
+    const record = finishRequest(this.table, c, f);
+    // A classified record names its batch in the client's known item of these pixels (POST /v1/fingerprints:known).
+    const records = f.result.status === 'success' ? [record, knownItemRequest(this.table, c)] : record;
+    return this.recordWithCounts(records, c, finishCounts(f.result), opts);
   }
 
   async release(c: Claim): Promise<void> {

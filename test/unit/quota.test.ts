@@ -45,6 +45,25 @@ describe('TokenBucket', () => {
   });
 });
 
+describe('TokenBucket, a request costing several tokens', () => {
+  it('charges an admitted request its whole cost, into debt paid back at the rate before the next request', () => {
+    // Arrange: 1 a second, capacity 2
+    const bucket = new TokenBucket(1, 2, 0);
+
+    // Act: admitted with one token, then charged 99 more
+    const costly = bucket.take(0);
+    bucket.charge(0, 99);
+    const next = bucket.take(0);
+    const later = bucket.take(98_000);
+
+    // Assert: 2 - 1 - 99 = -98 tokens: 99 s until the next one
+    expect(costly).toBe(0);
+    expect(next).toBeCloseTo(99);
+    expect(later).toBeCloseTo(1);
+    expect(bucket.take(99_000)).toBe(0);
+  });
+});
+
 describe('ClientRateLimiter', () => {
   it("keeps a bucket per client, so one client's burst leaves another's untouched", async () => {
     // Arrange
