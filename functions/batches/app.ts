@@ -16,7 +16,7 @@ import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
 import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
-import { ClientLimitsReader } from '../../lib/store/client-limits';
+import { ClientQuotaStore } from '../../lib/store/quota-writes';
 
 export interface BatchesWiring extends NotifyWiring {
   /** Where a DELETE queues the batch's erasure (functions/erase consumes it). */
@@ -27,7 +27,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
   const config = loadApiConfig();
   const ddb = createDocumentClient();
   const signingKey = loadCallbackSigningKey();
-  const limits = new ClientLimitsReader({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
+  const limits = new ClientQuotaStore({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
   return createApiHandler({
     routes: apiRoutes(config).filter((route) => route.function === 'batches'),
     services: {
@@ -45,6 +45,8 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         callbacks: { signingKey, allowLoopback: loadNotifyConfig().allowLoopback },
         // A review answers the image, its links signed as the read function signs them.
         links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
+        // Forms beyond today's images, and batches beyond today's, are refused (docs/api.md, "Limits").
+        quota: limits,
       }),
     },
     authenticator: new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs }),

@@ -167,6 +167,7 @@ const HTTP_ANSWERS: Readonly<Record<string, { status: number; message?: (own: st
   file_too_large: { status: 413 },
   throttled: { status: 429, message: () => 'too many requests; retry later' },
   rate_limited: { status: 429 },
+  quota_exceeded: { status: 429 },
 };
 
 /** The error codes the API answers with a status below 500, and that status (docs/api.md lists them). */

@@ -230,14 +230,25 @@ export class BatchStore {
     }
   }
 
-  /** The batch, opened by this upload when it is the batch's first (no POST /v1/batches before it): then `opened`. */
-  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<{ batch: Batch; opened: boolean }> {
+  /**
+   * The batch, opened by this upload when it is the batch's first (no POST /v1/batches before it): then `opened`.
+   * The upload that opens a batch counts it against the client's batches of the day (`counter`); refused, it takes the
+   * summary back and answers undefined. Counting after the summary is made leaves no other upload of the new batch
+   * refused while the first is still opening it; one that placed itself in the summary meanwhile finds it gone when
+   * it counts (treated as erased), unless it was counted first, and then the batch stays.
+   */
+  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<{ batch: Batch; opened: boolean }>;
+  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter: BatchCounter | undefined): Promise<{ batch: Batch; opened: boolean } | undefined>;
+  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter?: BatchCounter): Promise<{ batch: Batch; opened: boolean } | undefined> {
     const existing = await this.getBatch(b.clientId, b.batchId);
     if (existing) return { batch: existing, opened: false };
     const batch = newBatch({ ...b, debug: false });
-    if (await this.createBatch(batch)) return { batch, opened: true };
+    if (await this.createBatch(batch)) {
+      if (counter && !(await counter.count()) && (await this.dropOpenedBatch(b.clientId, b.batchId))) return undefined;
+      return { batch, opened: true };
+    }
     const opened = await this.getBatch(b.clientId, b.batchId); // opened concurrently by another upload
-    if (!opened) return this.openBatch(b); // ...and erased since
+    if (!opened) return this.openBatch(b, counter); // ...and erased since
     return { batch: opened, opened: false };
   }
 
@@ -703,6 +714,12 @@ export class BatchStore {
     if (!now || !this.isLive(now)) return new BatchErasedError(`batch ${batch.batchId} is being erased`);
     return new BatchClosedError(batch.batchId, `batch ${batch.batchId} was closed before this upload was counted`);
   }
+}
+
+/** Counts a batch about to be opened against its client's batches of the day (lib/store/quota-writes.ts). */
+export interface BatchCounter {
+  /** false when the day's limit is reached (nothing counted). */
+  count(): Promise<boolean>;
 }
 
 const sameCounts = (a: Counts, b: Counts): boolean => (Object.keys(b) as (keyof Counts)[]).every((k) => a[k] === b[k]);

@@ -1065,7 +1065,7 @@ describe("an upload against its client's daily images quota", () => {
   function memoryQuota(limit: number) {
     const calls = { counted: 0, refused: [] as string[] };
     const quota: UploadQuota = {
-      limitsOf: async () => ({ ratePerSecond: 50, maxImagesPerDay: limit }),
+      limitsOf: async () => ({ ratePerSecond: 50, maxImagesPerDay: limit, maxBatchesPerDay: 1000 }),
       countUpload: async (_client, _day, max) => {
         if (calls.counted >= max) return false;
         calls.counted += 1;
@@ -1089,7 +1089,7 @@ describe("an upload against its client's daily images quota", () => {
     expect([result.outcome, calls.counted, detectCalls()]).toEqual(['success', 1, 1]);
   });
 
-  it('ends an upload beyond the quota as a QuotaExceeded fail record under failed/, marked for its later attempts, never classified', async () => {
+  it('ends an upload beyond the quota as a QuotaExceeded fail record, its object deleted, marked for its later attempts, never classified', async () => {
     given();
     withAttempts(1);
     const { quota, calls } = memoryQuota(0);
@@ -1100,7 +1100,10 @@ describe("an upload against its client's daily images quota", () => {
     expect(detectCalls()).toBe(0);
     expect(calls.refused).toEqual([`${KEY}@2026-11-25`]);
     expect(failRecords().map((r) => [r.err_code, String(r.err_msg)])).toEqual([['QuotaExceeded', expect.stringContaining('quota of 0 images per UTC day is used up for 2026-11-25')]]);
-    expect(copies().map((c) => c.Key)).toEqual(['failed/demo/b1/photo.png']);
+    // The record stays, the bytes go: nothing under failed/.
+    expect(copies()).toEqual([]);
+    expect(s3.commandCalls(DeleteObjectCommand).map((c) => c.args[0].input.Key)).toEqual([KEY]);
+    expect(failRecords()[0]?.processed_key).toBeUndefined();
     expect(metrics).toContain('Images:fail:QuotaExceeded');
   });
 

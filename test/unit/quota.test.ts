@@ -67,7 +67,7 @@ describe('TokenBucket, a request costing several tokens', () => {
 describe('ClientRateLimiter', () => {
   it("keeps a bucket per client, so one client's burst leaves another's untouched", async () => {
     // Arrange
-    const limiter = new ClientRateLimiter({ limitsOf: async () => ({ ratePerSecond: 1, maxImagesPerDay: 10 }), now: () => 0 });
+    const limiter = new ClientRateLimiter({ limitsOf: async () => ({ ratePerSecond: 1, maxImagesPerDay: 10, maxBatchesPerDay: 1000 }), now: () => 0 });
     await limiter.admit('a');
     await limiter.admit('a');
 
@@ -81,7 +81,7 @@ describe('ClientRateLimiter', () => {
 
   it('answers 429 rate_limited with Retry-After in whole seconds, at least one', async () => {
     // Arrange
-    const limiter = new ClientRateLimiter({ limitsOf: async () => ({ ratePerSecond: 0.25, maxImagesPerDay: 10 }), now: () => 0 });
+    const limiter = new ClientRateLimiter({ limitsOf: async () => ({ ratePerSecond: 0.25, maxImagesPerDay: 10, maxBatchesPerDay: 1000 }), now: () => 0 });
     await limiter.admit('a');
 
     // Act
@@ -98,7 +98,7 @@ describe('limits', () => {
   });
 
   it('fills what a client has not set from the defaults', () => {
-    expect(withDefaults({ maxImagesPerDay: 3 }, { ratePerSecond: 50, maxImagesPerDay: 100_000 })).toEqual({ ratePerSecond: 50, maxImagesPerDay: 3 });
+    expect(withDefaults({ maxImagesPerDay: 3 }, { ratePerSecond: 50, maxImagesPerDay: 100_000, maxBatchesPerDay: 1000 })).toEqual({ ratePerSecond: 50, maxImagesPerDay: 3, maxBatchesPerDay: 1000 });
   });
 
   it('counts days in UTC, the next starting at midnight UTC', () => {
