@@ -80,7 +80,7 @@ async function sweep(now: number) {
       },
       now: () => now,
     },
-    { maxBatches: 1000, requeueAfterMs: 3_600_000 },
+    { requeueAfterMs: 3_600_000 },
   );
   return { result, erased: erased.map((b) => JSON.parse(b) as { clientId: string; batchId: string }) };
 }

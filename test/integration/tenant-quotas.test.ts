@@ -2,10 +2,12 @@
 // bytes kept of an upload refused for quota, and a daily limit on the batches a client creates, through the API or
 // by plain-S3 uploads into new batch ids.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { runEraseJob } from '../../lib/erase/job';
+import { sweepExpiredBatches } from '../../lib/erase/expiry';
 import { defaultClientLimits, nextUtcDay } from '../../lib/quota/limits';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
 import { aws, stackEnv, uploadFile, waitForBridgeIdle } from '../helpers';
-import { call, newClient, type TestClient } from '../helpers/api';
+import { batchItem, call, newClient, writeItems, type TestClient } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 
 const quotaStore = () => new ClientQuotaStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), defaults: defaultClientLimits(), cacheMs: 0 });
@@ -92,4 +94,45 @@ describe('batches created per client per UTC day', () => {
     expect(await keysUnder(`failed/${client.clientId}/`)).toEqual([]);
     expect((await call('GET', '/v1/usage', { key: client.key })).body.images).toMatchObject({ accepted: 2, rejected: 1 });
   }, 60_000);
+});
+
+describe('the expiry sweep', () => {
+  /** One run as the stack runs it (its erasures by the erase job itself), `remaining` telling the time left (ms). */
+  async function sweep(now: number, remaining?: () => number) {
+    const erased: string[] = [];
+    const deps = { s3: aws().s3, ddb: aws().ddb, bucketName: stackEnv('BUCKET_NAME'), tableName: stackEnv('TABLE_NAME') };
+    const erasures = {
+      send: async (body: string) => {
+        const { clientId, batchId } = JSON.parse(body) as { clientId: string; batchId: string };
+        erased.push(`${clientId}/${batchId}`);
+        await runEraseJob(deps, body);
+      },
+    };
+    const result = await sweepExpiredBatches(
+      { ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), erasures, now: () => now },
+      { requeueAfterMs: 3_600_000, pageSize: 2, ...(remaining ? { remainingMs: remaining } : {}) },
+    );
+    return { result, erased };
+  }
+
+  it('stops when the time left runs short, and the next run goes on until nothing due remains', async () => {
+    // Five batches that expire 30 s from now (the stack's own sweep leaves them alone until then); the runs look 60 s ahead.
+    const client = await newClient('qx');
+    const nowS = Math.floor(Date.now() / 1000);
+    const mine = ['x1', 'x2', 'x3', 'x4', 'x5'];
+    await writeItems(mine.map((batchId, i) => batchItem(client.clientId, batchId, { ttl: nowS + 30 + i }) as unknown as Record<string, unknown>));
+    const ahead = (nowS + 60) * 1000;
+    // Time for three batches, then none: a function whose remaining time ran out.
+    let left = 3;
+    const remaining = () => (left-- > 0 ? 60_000 : 1_000);
+
+    const first = await sweep(ahead, remaining);
+    const second = await sweep(ahead);
+
+    const ofMine = (erased: string[]) => erased.filter((b) => b.startsWith(`${client.clientId}/`));
+    expect(first.result.truncated).toBe(true);
+    expect(ofMine(first.erased).length).toBeLessThan(mine.length);
+    expect(second.result.truncated).toBe(false);
+    expect([...ofMine(first.erased), ...ofMine(second.erased)].sort()).toEqual(mine.map((b) => `${client.clientId}/${b}`));
+  }, 30_000);
 });
