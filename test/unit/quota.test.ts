@@ -1,6 +1,6 @@
 // The quota's pure parts: the token bucket's arithmetic (a clock passed in), the per-client limiter, the UTC day, and
 // the store requests that count uploads and set limits (built without any network).
-import { burstOf, nextUtcDay, utcDay, withDefaults } from '../../lib/quota/limits';
+import { batchesBeyondQuota, burstOf, formsBeyondQuota, nextUtcDay, utcDay, withDefaults } from '../../lib/quota/limits';
 import { ClientRateLimiter, RateLimitedError } from '../../lib/quota/rate-limiter';
 import { TokenBucket } from '../../lib/quota/token-bucket';
 import { toHttpError } from '../../lib/http/middleware';
@@ -42,6 +42,26 @@ describe('TokenBucket', () => {
 
     // Assert
     expect(bucket.take(100)).toBe(0);
+  });
+});
+
+describe('quota_exceeded', () => {
+  const limits = { ratePerSecond: 50, maxImagesPerDay: 5, maxBatchesPerDay: 3 };
+  const now = Date.parse('2026-11-27T23:00:00.500Z');
+
+  it('answers forms beyond the images left 429 with Retry-After until 00:00 UTC, naming what is left and when', () => {
+    expect(toHttpError(formsBeyondQuota(limits, 3, 4, now))).toEqual({
+      status: 429,
+      code: 'quota_exceeded',
+      message: "4 upload forms asked, but 2 of the client's quota of 5 images per UTC day are left for 2026-11-27; the quota starts afresh at 2026-11-28T00:00:00.000Z",
+      headers: { 'Retry-After': '3600' },
+    });
+  });
+
+  it('answers a batch beyond the day\'s batches 429 naming the limit and the reset time', () => {
+    expect(toHttpError(batchesBeyondQuota(limits, now)).message).toBe(
+      "the client's limit of 3 batches per UTC day is used up for 2026-11-27; the quota starts afresh at 2026-11-28T00:00:00.000Z",
+    );
   });
 });
 
