@@ -2,8 +2,9 @@
 // the same items in the same run, with the table holding ~20, 1,000 and 100,000 items.
 // Goals: API p99 <= 1.5x the raw query's; latency flat as the table grows (100k vs 1k <= 1.2x).
 // Then one client's cost on another: a quiet client's GET /v1/batches/{id}/images at 20 requests/s, alone and while
-// another client floods POST /v1/fingerprints:known (1,000 fingerprints a call, 8 loops, at and beyond its rate limit
-// of 50 tokens/s). Goal: the quiet client's p99 during the flood <= 3x its p99 alone.
+// another client floods POST /v1/fingerprints:known (1,000 fingerprints a call, 8 loops, each waiting as a refusal's
+// Retry-After says: at its rate limit of 50 tokens/s, one token per 5 fingerprints). Goal: the quiet client's p99
+// during the flood <= 3x its p99 alone.
 //
 // Load generator: autocannon (npm, pinned devDependency). It installs wherever `npm ci` runs (CI included) with no
 // apt step, runs in-process, and reports each response's hrtime latency, so the API's and the raw query's
@@ -230,7 +231,7 @@ const QUIET_RATE = 20;
 const FLOOD_LOOPS = 8;
 const FLOOD_FPRINTS = 1000;
 const FLOOD_RATE = 50;
-const FLOOD_ROUNDS = sized(3, 1);
+const FLOOD_ROUNDS = sized(6, 1);
 const FLOOD_ROUND_SECONDS = sized(5, 1);
 
 interface FloodCount {
@@ -239,7 +240,10 @@ interface FloodCount {
   fingerprints: number;
 }
 
-/** FLOOD_LOOPS loops of POST /v1/fingerprints:known, each sending the next call as soon as the last was answered. */
+/**
+ * FLOOD_LOOPS loops of POST /v1/fingerprints:known at the client's rate limit: each sends its next call as soon as the
+ * last was answered, or, refused, once its Retry-After has passed (what the CLI does).
+ */
 async function flood(base: string, key: string, fprints: string[], seconds: number): Promise<FloodCount> {
   const count: FloodCount = { admitted: 0, refused: 0, fingerprints: 0 };
   const until = Date.now() + seconds * 1000;
@@ -252,7 +256,11 @@ async function flood(base: string, key: string, fprints: string[], seconds: numb
         if (res.status === 200) {
           count.admitted++;
           count.fingerprints += fprints.length;
-        } else count.refused++;
+        } else {
+          count.refused++;
+          const wait = Number(res.headers.get('retry-after') ?? 1) * 1000;
+          await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(wait, until - Date.now()))));
+        }
       }
     }),
   );
@@ -287,11 +295,13 @@ async function quietBesideFlood(ddb: DynamoDBDocumentClient, table: string, base
   }
   const aloneStats = summarise(alone);
   const floodedStats = summarise(flooded);
+  // Each flood round's p99 over the p99 alone just before it: both saw the same background load.
+  const pairedP99 = flooded.map((f, r) => summarise([f]).p99_ms / summarise([alone[r] as Sampled]).p99_ms);
   const total = (k: keyof FloodCount) => floods.reduce((t, f) => t + f[k], 0);
   const seconds = FLOOD_ROUNDS * FLOOD_ROUND_SECONDS;
   return {
     quiet: `GET /v1/batches/{id}/images (20 items), 2 connections at ${QUIET_RATE} requests/s`,
-    flood: `POST /v1/fingerprints:known with ${FLOOD_FPRINTS} fingerprints, ${FLOOD_LOOPS} loops without pause, the client's rate ${FLOOD_RATE} tokens/s`,
+    flood: `POST /v1/fingerprints:known with ${FLOOD_FPRINTS} fingerprints, ${FLOOD_LOOPS} loops each waiting as Retry-After says, the client's rate ${FLOOD_RATE} tokens/s`,
     rounds: `${FLOOD_ROUNDS} x ${FLOOD_ROUND_SECONDS}s alone, then with the flood, alternating`,
     quiet_alone: aloneStats,
     quiet_during_flood: floodedStats,
@@ -301,6 +311,7 @@ async function quietBesideFlood(ddb: DynamoDBDocumentClient, table: string, base
       fingerprints_answered_per_s: Math.round(total('fingerprints') / seconds),
     },
     quiet_p99_flood_over_alone: round3(floodedStats.p99_ms / aloneStats.p99_ms),
+    quiet_p99_flood_over_alone_median_of_rounds: round3(median(pairedP99)),
     goal: { quiet_p99_flood_over_alone: '<= 3' },
   };
 }
@@ -411,7 +422,8 @@ export function headline(r: Record<string, unknown>): Headline[] {
     figure(`API p99 ÷ raw Query p99, ${largest?.table_items ?? '?'} items (all rounds)`, pick(largest, 'p99_ratio_api_over_raw'), '<= 1.5'),
     figure(`API p99 ÷ raw Query p99, ${largest?.table_items ?? '?'} items (median of rounds)`, pick(largest, 'p99_ratio_api_over_raw_median_of_rounds'), '<= 1.5'),
     figure('API p99, 100k items ÷ 1k items', pick(r, 'api_p99_100k_over_1k'), '<= 1.2'),
-    figure("A quiet client's p99 while another floods fingerprints:known ÷ alone", pick(r, 'known_flood', 'quiet_p99_flood_over_alone'), '<= 3'),
+    figure("A quiet client's p99 while another floods fingerprints:known ÷ alone (all rounds)", pick(r, 'known_flood', 'quiet_p99_flood_over_alone'), '<= 3'),
+    figure("A quiet client's p99 while another floods fingerprints:known ÷ alone (median of rounds)", pick(r, 'known_flood', 'quiet_p99_flood_over_alone_median_of_rounds'), '<= 3'),
   ];
 }
 

@@ -113,8 +113,8 @@ const route = <F extends ApiFunctionName, P extends ObjectSchema, Q extends Obje
 
 const noParams = z.strictObject({});
 
-/** Fingerprints of POST /v1/fingerprints:known one rate-limit token pays for (a call of 1,000 costs 100 tokens). */
-export const KNOWN_FINGERPRINTS_PER_TOKEN = 10;
+/** Fingerprints of POST /v1/fingerprints:known one rate-limit token pays for (a call of 1,000 costs 200 tokens). */
+export const KNOWN_FINGERPRINTS_PER_TOKEN = 5;
 const batchParams = z.strictObject({ batchId: batchIdSchema });
 const imageParams = z.strictObject({ batchId: batchIdSchema, fprint: fprintSchema });
 

@@ -300,7 +300,12 @@ export async function getImages(
 /** Index Queries the fallback of a known-fingerprints lookup runs at once. */
 const KNOWN_PARALLEL = 4;
 /** Pages of one fingerprint's records the fallback reads before it counts as unknown (each page REUSE_LOOKUP_LIMIT records). */
-const KNOWN_MAX_PAGES = 5;
+const KNOWN_MAX_PAGES = 2;
+/**
+ * Fingerprints of one call the fallback looks up at most (the rest are answered unknown): a client that erased the
+ * batches naming many of its fingerprints costs at most 200 index Queries a call, 100 tokens' worth of fingerprints.
+ */
+const KNOWN_FALLBACK_MAX = 100;
 
 /**
  * Which of these fingerprints the client already has classified (within retention, in a batch neither being erased
@@ -334,7 +339,7 @@ export async function knownFingerprints(ctx: StoreContext, clientId: string, fpr
     if (shown.has(batch)) known.add(fprint);
     else unsure.push(fprint);
   }
-  await knownByIndex(ctx, clientId, unsure, visible, known);
+  await knownByIndex(ctx, clientId, unsure.slice(0, KNOWN_FALLBACK_MAX), visible, known);
   return distinct.filter((f) => known.has(f));
 }
 
