@@ -1,6 +1,10 @@
 // GET /v1/batches/{id}/images (20 items) under 64 concurrent connections over loopback, beside a raw SDK Query for
 // the same items in the same run, with the table holding ~20, 1,000 and 100,000 items.
 // Goals: API p99 <= 1.5x the raw query's; latency flat as the table grows (100k vs 1k <= 1.2x).
+// Then one client's cost on another: a quiet client's GET /v1/batches/{id}/images at 20 requests/s, alone and while
+// another client floods POST /v1/fingerprints:known (1,000 fingerprints a call, 8 loops, each waiting as a refusal's
+// Retry-After says: at its rate limit of 50 tokens/s, one token per 5 fingerprints). Goal: the quiet client's p99
+// during the flood <= 3x its p99 alone.
 //
 // Load generator: autocannon (npm, pinned devDependency). It installs wherever `npm ci` runs (CI included) with no
 // apt step, runs in-process, and reports each response's hrtime latency, so the API's and the raw query's
@@ -17,7 +21,11 @@ import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { registerApiKey } from '../lib/auth/register';
+import { defaultClientLimits } from '../lib/quota/limits';
 import { batchResultsRequest } from '../lib/store/access-patterns';
+import { knownItemRequest } from '../lib/store/known-items';
+import { ClientQuotaStore } from '../lib/store/quota-writes';
 import { pageRequest } from '../lib/store/reader';
 import { BATCH_SK, batchPartition, statusTs } from '../lib/store/schema';
 import { headline as figure, median, percentile, pick, round as round3, sized, type Headline } from './stats';
@@ -104,13 +112,13 @@ export function summarise(samples: Sampled[]) {
 }
 
 /** `seconds` of GETs of `url` over `connections` connections; a timeout or a status other than 200 counts as an error. */
-export async function loadApi(url: string, key: string, seconds: number, connections = CONNECTIONS): Promise<Sampled> {
+export async function loadApi(url: string, key: string, seconds: number, connections = CONNECTIONS, overallRate?: number): Promise<Sampled> {
   const latencies: number[] = [];
   let errors = 0;
   const started = process.hrtime.bigint();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url, connections, duration: seconds, headers: { authorization: `Bearer ${key}` } },
+      { url, connections, duration: seconds, headers: { authorization: `Bearer ${key}` }, ...(overallRate ? { overallRate } : {}) },
       (err, done) => (err ? reject(err) : resolve(done)),
     );
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
@@ -217,6 +225,98 @@ function filler(from: number, to: number): Record<string, unknown>[] {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// A quiet client beside a client flooding POST /v1/fingerprints:known
+
+const QUIET_RATE = 20;
+const FLOOD_LOOPS = 8;
+const FLOOD_FPRINTS = 1000;
+const FLOOD_RATE = 50;
+const FLOOD_ROUNDS = sized(6, 1);
+const FLOOD_ROUND_SECONDS = sized(5, 1);
+
+interface FloodCount {
+  admitted: number;
+  refused: number;
+  fingerprints: number;
+}
+
+/**
+ * FLOOD_LOOPS loops of POST /v1/fingerprints:known at the client's rate limit: each sends its next call as soon as the
+ * last was answered, or, refused, once its Retry-After has passed (what the CLI does).
+ */
+async function flood(base: string, key: string, fprints: string[], seconds: number): Promise<FloodCount> {
+  const count: FloodCount = { admitted: 0, refused: 0, fingerprints: 0 };
+  const until = Date.now() + seconds * 1000;
+  const body = JSON.stringify({ fprints });
+  await Promise.all(
+    Array.from({ length: FLOOD_LOOPS }, async () => {
+      while (Date.now() < until) {
+        const res = await fetch(`${base}/v1/fingerprints:known`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+        await res.arrayBuffer();
+        if (res.status === 200) {
+          count.admitted++;
+          count.fingerprints += fprints.length;
+        } else {
+          count.refused++;
+          const wait = Number(res.headers.get('retry-after') ?? 1) * 1000;
+          await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(wait, until - Date.now()))));
+        }
+      }
+    }),
+  );
+  return count;
+}
+
+async function quietBesideFlood(ddb: DynamoDBDocumentClient, table: string, base: string): Promise<Record<string, unknown>> {
+  const quota = new ClientQuotaStore({ ddb, tableName: table, defaults: defaultClientLimits(), cacheMs: 0 });
+  const quietKey = await registerApiKey(ddb, table, 'quiet');
+  const floodKey = await registerApiKey(ddb, table, 'flooder');
+  await quota.setLimits('quiet', { ratePerSecond: 1000 });
+  await quota.setLimits('flooder', { ratePerSecond: FLOOD_RATE });
+  const t0 = Date.UTC(2024, 6, 1);
+  await writeAll(ddb, table, [summary('quiet', 'QUIET', BATCH_ITEMS), ...Array.from({ length: BATCH_ITEMS }, (_, i) => image('quiet', 'QUIET', i, t0 + i * 1000))]);
+  // Half the flooder's fingerprints are known (classified in its batch FLOODED), half are not.
+  const fprints = Array.from({ length: FLOOD_FPRINTS }, (_, i) => i.toString(16).padStart(32, '0'));
+  const expiresAt = Math.floor(Date.now() / 1000) + 30 * 86_400;
+  await writeAll(ddb, table, [
+    summary('flooder', 'FLOODED', FLOOD_FPRINTS / 2),
+    ...fprints.slice(0, FLOOD_FPRINTS / 2).map((fprint) => knownItemRequest(table, { clientId: 'flooder', batchId: 'FLOODED', fprint, expiresAt }).Item!),
+  ]);
+  const quietUrl = `${base}/v1/batches/QUIET/images`;
+  if (WARMUP_SECONDS > 0) await loadApi(quietUrl, quietKey, WARMUP_SECONDS, 2, QUIET_RATE);
+  const alone: Sampled[] = [];
+  const flooded: Sampled[] = [];
+  const floods: FloodCount[] = [];
+  for (let r = 0; r < FLOOD_ROUNDS; r++) {
+    alone.push(await loadApi(quietUrl, quietKey, FLOOD_ROUND_SECONDS, 2, QUIET_RATE));
+    const [quiet, count] = await Promise.all([loadApi(quietUrl, quietKey, FLOOD_ROUND_SECONDS, 2, QUIET_RATE), flood(base, floodKey, fprints, FLOOD_ROUND_SECONDS)]);
+    flooded.push(quiet);
+    floods.push(count);
+  }
+  const aloneStats = summarise(alone);
+  const floodedStats = summarise(flooded);
+  // Each flood round's p99 over the p99 alone just before it: both saw the same background load.
+  const pairedP99 = flooded.map((f, r) => summarise([f]).p99_ms / summarise([alone[r] as Sampled]).p99_ms);
+  const total = (k: keyof FloodCount) => floods.reduce((t, f) => t + f[k], 0);
+  const seconds = FLOOD_ROUNDS * FLOOD_ROUND_SECONDS;
+  return {
+    quiet: `GET /v1/batches/{id}/images (20 items), 2 connections at ${QUIET_RATE} requests/s`,
+    flood: `POST /v1/fingerprints:known with ${FLOOD_FPRINTS} fingerprints, ${FLOOD_LOOPS} loops each waiting as Retry-After says, the client's rate ${FLOOD_RATE} tokens/s`,
+    rounds: `${FLOOD_ROUNDS} x ${FLOOD_ROUND_SECONDS}s alone, then with the flood, alternating`,
+    quiet_alone: aloneStats,
+    quiet_during_flood: floodedStats,
+    flooder: {
+      admitted_per_s: round3(total('admitted') / seconds),
+      refused_per_s: round3(total('refused') / seconds),
+      fingerprints_answered_per_s: Math.round(total('fingerprints') / seconds),
+    },
+    quiet_p99_flood_over_alone: round3(floodedStats.p99_ms / aloneStats.p99_ms),
+    quiet_p99_flood_over_alone_median_of_rounds: round3(median(pairedP99)),
+    goal: { quiet_p99_flood_over_alone: '<= 3' },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 
 export default async function run(): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'icecat-api-bench-'));
@@ -293,6 +393,8 @@ export default async function run(): Promise<Record<string, unknown>> {
       });
     }
 
+    const knownFlood = await quietBesideFlood(ddb, table, api.ready.url!);
+
     const bySize = (n: number) => sizes.find((s) => s.table_items === n) as { api: { p99_ms: number }; raw_query: { p99_ms: number } };
     const large = bySize(TABLE_SIZES[2]!);
     const small = bySize(TABLE_SIZES[1]!);
@@ -304,7 +406,8 @@ export default async function run(): Promise<Record<string, unknown>> {
       sizes,
       api_p99_100k_over_1k: round3(large.api.p99_ms / small.api.p99_ms),
       raw_p99_100k_over_1k: round3(large.raw_query.p99_ms / small.raw_query.p99_ms),
-      goals: { api_p99_over_raw: '<= 1.5', p99_100k_over_1k: '<= 1.2' },
+      goals: { api_p99_over_raw: '<= 1.5', p99_100k_over_1k: '<= 1.2', quiet_p99_flood_over_alone: '<= 3' },
+      known_flood: knownFlood,
     };
   } finally {
     for (const child of children.reverse()) await stopChild(child);
@@ -319,6 +422,8 @@ export function headline(r: Record<string, unknown>): Headline[] {
     figure(`API p99 ÷ raw Query p99, ${largest?.table_items ?? '?'} items (all rounds)`, pick(largest, 'p99_ratio_api_over_raw'), '<= 1.5'),
     figure(`API p99 ÷ raw Query p99, ${largest?.table_items ?? '?'} items (median of rounds)`, pick(largest, 'p99_ratio_api_over_raw_median_of_rounds'), '<= 1.5'),
     figure('API p99, 100k items ÷ 1k items', pick(r, 'api_p99_100k_over_1k'), '<= 1.2'),
+    figure("A quiet client's p99 while another floods fingerprints:known ÷ alone (all rounds)", pick(r, 'known_flood', 'quiet_p99_flood_over_alone'), '<= 3'),
+    figure("A quiet client's p99 while another floods fingerprints:known ÷ alone (median of rounds)", pick(r, 'known_flood', 'quiet_p99_flood_over_alone_median_of_rounds'), '<= 3'),
   ];
 }
 

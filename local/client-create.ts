@@ -3,7 +3,7 @@
 // found the way the stack announces it: AWS_ENDPOINT_URL_DYNAMODB, else ICECAT_DYNAMODB_PORT on loopback
 // (local defaults are the documented local contract, not hidden configuration).
 // `-- --aws <clientId>` writes to a deployed table instead: the SDK's own region and credentials, TABLE_NAME required.
-// `--rate N` (API requests per second, bursts of 2N) and `--max-images-per-day N` set the client's own limits
+// `--rate N` (API requests per second, bursts of 2N), `--max-images-per-day N` and `--max-batches-per-day N` set the client's own limits
 // (docs/design.md §11); without them it has the defaults. `npm run client:limits -- <clientId> --rate N ...` changes
 // them later without a new key (`default` puts one back to the default); it prints the limits now in force.
 // Locally it also makes the client's own S3 key pair in the data dir (`npm run --silent client:s3-keys -- <clientId>`
@@ -12,7 +12,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AuthError } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
-import { defaultClientLimits, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
+import { defaultClientLimits, MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
 import { ClientQuotaStore, UnregisteredClientError } from '../lib/store/quota-writes';
 import { dataDirFromEnv } from './data-layout';
 import { LOCAL_NAMES, portsFromEnv } from './env';
@@ -50,12 +50,18 @@ class LimitOptionError extends Error {
   override name = 'LimitOptionError';
 }
 
-/** `--rate N` and `--max-images-per-day N` (or `default`) from the arguments after the client id. */
+const LIMIT_FLAGS: Readonly<Record<string, keyof ClientLimits>> = {
+  '--rate': 'ratePerSecond',
+  '--max-images-per-day': 'maxImagesPerDay',
+  '--max-batches-per-day': 'maxBatchesPerDay',
+};
+
+/** `--rate N`, `--max-images-per-day N` and `--max-batches-per-day N` (or `default`) from the arguments after the client id. */
 function parseLimitOptions(args: string[]): LimitChanges {
   const changes: LimitChanges = {};
   for (let i = 0; i < args.length; i += 2) {
     const [flag, raw] = [args[i], args[i + 1]];
-    const field = flag === '--rate' ? 'ratePerSecond' : flag === '--max-images-per-day' ? 'maxImagesPerDay' : undefined;
+    const field = LIMIT_FLAGS[flag ?? ''];
     if (!field) throw new LimitOptionError(`unknown option ${flag}`);
     if (raw === undefined) throw new LimitOptionError(`${flag} needs a value`);
     if (raw === 'default') {
@@ -63,13 +69,13 @@ function parseLimitOptions(args: string[]): LimitChanges {
       continue;
     }
     const n = Number(raw);
-    const ok =
-      field === 'ratePerSecond' ? Number.isFinite(n) && n >= 0.1 && n <= MAX_RATE_PER_SECOND : Number.isInteger(n) && n >= 0 && n <= MAX_IMAGES_PER_DAY;
+    const max = field === 'maxImagesPerDay' ? MAX_IMAGES_PER_DAY : MAX_BATCHES_PER_DAY;
+    const ok = field === 'ratePerSecond' ? Number.isFinite(n) && n >= 0.1 && n <= MAX_RATE_PER_SECOND : Number.isInteger(n) && n >= 0 && n <= max;
     if (!ok) {
       throw new LimitOptionError(
         field === 'ratePerSecond'
           ? `--rate must be requests per second from 0.1 to ${MAX_RATE_PER_SECOND}, or default; got "${raw}"`
-          : `--max-images-per-day must be a whole number from 0 to ${MAX_IMAGES_PER_DAY}, or default; got "${raw}"`,
+          : `${flag} must be a whole number from 0 to ${max}, or default; got "${raw}"`,
       );
     }
     changes[field] = n;
@@ -78,9 +84,10 @@ function parseLimitOptions(args: string[]): LimitChanges {
 }
 
 const USAGE =
-  'usage: npm run --silent client:create -- [--aws] <clientId> [--rate N] [--max-images-per-day N]\n' +
-  '       npm run --silent client:limits -- [--aws] <clientId> [--rate N|default] [--max-images-per-day N|default]\n' +
-  '  clientId: 1-64 of A-Z a-z 0-9 _ -; --rate: API requests per second (bursts of twice it); --max-images-per-day: uploads accepted per UTC day';
+  'usage: npm run --silent client:create -- [--aws] <clientId> [--rate N] [--max-images-per-day N] [--max-batches-per-day N]\n' +
+  '       npm run --silent client:limits -- [--aws] <clientId> [--rate N|default] [--max-images-per-day N|default] [--max-batches-per-day N|default]\n' +
+  '  clientId: 1-64 of A-Z a-z 0-9 _ -; --rate: API requests per second (bursts of twice it); --max-images-per-day: uploads accepted per UTC day;\n' +
+  '  --max-batches-per-day: batches created per UTC day (POST /v1/batches, or a plain-S3 upload into a new batch id)';
 
 async function main(argv: string[]): Promise<number> {
   const limitsOnly = argv[0] === '--limits';
@@ -113,7 +120,9 @@ async function main(argv: string[]): Promise<number> {
     if (limitsOnly) {
       await quota.setLimits(clientId, changes);
       const now = await quota.limitsOf(clientId);
-      process.stdout.write(`${clientId}: ${now.ratePerSecond} requests/s (bursts of ${2 * now.ratePerSecond}), ${now.maxImagesPerDay} images per UTC day\n`);
+      process.stdout.write(
+        `${clientId}: ${now.ratePerSecond} requests/s (bursts of ${2 * now.ratePerSecond}), ${now.maxImagesPerDay} images per UTC day, ${now.maxBatchesPerDay} batches per UTC day\n`,
+      );
       return 0;
     }
     const key = await registerApiKey(ddb, tableName, clientId);

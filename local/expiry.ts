@@ -50,7 +50,8 @@ export function startLocalExpiry(opts: LocalExpiryOptions): LocalExpiry {
         ...(opts.now ? { now: opts.now } : {}),
         log: (line, details) => log(`[expiry] ${line} ${JSON.stringify(details ?? {})}`),
       },
-      { maxBatches: 10_000, requeueAfterMs: ERASURE_REQUEUE_MS },
+      // Until nothing due remains: the local stack has no function timeout.
+      { requeueAfterMs: ERASURE_REQUEUE_MS },
     );
     const { lifecycle } = opts;
     const now = (opts.now ?? Date.now)();

@@ -17,7 +17,7 @@ import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
 import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
-import { ClientLimitsReader } from '../../lib/store/client-limits';
+import { ClientQuotaStore } from '../../lib/store/quota-writes';
 
 export interface BatchesWiring extends NotifyWiring {
   /** Where a DELETE queues the batch's erasure (functions/erase consumes it). */
@@ -29,7 +29,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
   const ddb = createDocumentClient();
   const signingKey = loadCallbackSigningKey();
   const notify = loadNotifyConfig();
-  const limits = new ClientLimitsReader({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
+  const limits = new ClientQuotaStore({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
   return createApiHandler({
     routes: apiRoutes(config).filter((route) => route.function === 'batches'),
     services: {
@@ -47,6 +47,8 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         callbacks: { signingKey, allowLoopback: notify.allowLoopback, loopbackPorts: notify.loopbackPorts },
         // A review answers the image, its links signed as the read function signs them.
         links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
+        // Forms beyond today's images, and batches beyond today's, are refused (docs/api.md, "Limits").
+        quota: limits,
       }),
     },
     authenticator: annotatingClient(new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs })),

@@ -3,10 +3,10 @@
 // would (docs/design.md §6, "A batch expires whole"). Its role reads one index, marks summaries and sends to one queue.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { ScheduledEvent } from 'aws-lambda';
+import type { Context, ScheduledEvent } from 'aws-lambda';
 import { createDocumentClient, createSqsClient } from '../../lib/aws/clients';
 import { tracedHandler } from '../../lib/aws/tracing';
-import { envNumber, required } from '../../lib/config';
+import { required } from '../../lib/config';
 import { ERASURE_REQUEUE_MS, sweepExpiredBatches, type ExpirySweepResult } from '../../lib/erase/expiry';
 import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
 import { SqsJobQueue } from '../../lib/jobs/queue';
@@ -19,16 +19,12 @@ const deps = {
   erasures: new SqsJobQueue(createSqsClient(), required('ERASE_QUEUE_URL')),
   log: (line: string, details?: Record<string, unknown>) => logger.info(line, details ?? {}),
 };
-const limits = {
-  // Batches looked at per run; the rest wait for the next run.
-  maxBatches: envNumber('EXPIRY_MAX_BATCHES', 2000, { min: 1, max: 100_000, integer: true }),
-  requeueAfterMs: ERASURE_REQUEUE_MS,
-};
 
 type Summary = Omit<ExpirySweepResult, 'queued'> & { queued: number };
 
-export const handler = tracedHandler(async (_event: ScheduledEvent): Promise<Summary> => {
-  const result = await sweepExpiredBatches(deps, limits);
+export const handler = tracedHandler(async (_event: ScheduledEvent, context: Context): Promise<Summary> => {
+  // Until nothing due remains, within the function's time; the next scheduled run goes on from there.
+  const result = await sweepExpiredBatches(deps, { requeueAfterMs: ERASURE_REQUEUE_MS, remainingMs: () => context.getRemainingTimeInMillis() });
   const summary = { ...result, queued: result.queued.length };
   logger.info('expiry sweep done', summary);
   // Every run, 0 included: the erasures-overdue alarm reads a missing value as a sweep that no longer runs.

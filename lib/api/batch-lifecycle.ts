@@ -12,6 +12,7 @@ import type { JobQueue } from '../jobs/queue';
 import { deriveCallbackSecret } from '../notify/signature';
 import { CallbackTargetError, checkCallbackUrl, type CallbackPolicy } from '../notify/target';
 import { nowSeconds } from '../store/schema';
+import { batchesBeyondQuota, formsBeyondQuota, utcDay, type ClientLimits } from '../quota/limits';
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
@@ -62,6 +63,19 @@ export interface BatchLifecycleOptions {
   callbacks?: { signingKey: string } & CallbackPolicy;
   /** Signs the thumbnailUrl and imageUrl of an image a review answers; without it both are null. */
   links?: ImageLinkSigner;
+  /** The clients' daily limits on forms (images left) and batches created; without it, none are applied. */
+  quota?: LifecycleQuota;
+}
+
+/** A client's daily limits as the batch lifecycle applies them (lib/store/quota-writes.ts ClientQuotaStore). */
+export interface LifecycleQuota {
+  limitsOf(clientId: string): Promise<ClientLimits>;
+  /** Today's usage: `accepted` uploads. */
+  usage(clientId: string, day: string): Promise<{ accepted: number }>;
+  /** Counts a batch about to be created; false when the day's limit is reached (nothing counted). */
+  countBatch(clientId: string, day: string, limit: number): Promise<boolean>;
+  /** Takes back a counted batch that was not created. */
+  uncountBatch(clientId: string, day: string): Promise<void>;
 }
 
 export interface DeletedBatch {
@@ -121,6 +135,14 @@ export class BatchLifecycleService {
     });
   }
 
+  /** Refuses (429 quota_exceeded) more forms than the client's images left today: no bytes are asked that would be refused. */
+  private async checkImagesLeft(clientId: string, files: number, nowMs: number): Promise<void> {
+    const quota = this.opts.quota;
+    if (!quota || files === 0) return;
+    const [limits, used] = await Promise.all([quota.limitsOf(clientId), quota.usage(clientId, utcDay(nowMs))]);
+    if (files > limits.maxImagesPerDay - used.accepted) throw formsBeyondQuota(limits, used.accepted, files, nowMs);
+  }
+
   private async forms(clientId: string, batchId: string, files: readonly DeclaredFile[], nowMs: number): Promise<Omit<UploadForms, 'batch'>> {
     const { s3, bucketName, uploadExpiresSeconds } = this.opts;
     return {
@@ -144,7 +166,8 @@ export class BatchLifecycleService {
       ...(files.length > 0 ? { expected: files.length } : {}),
       ...(this.opts.catMinConfidence !== undefined ? { catMinConfidence: this.opts.catMinConfidence } : {}),
     });
-    if (!(await this.opts.store.createBatch(batch))) await this.reuseName(clientId, batch);
+    await this.checkImagesLeft(clientId, files.length, nowMs);
+    await this.createCounted(clientId, batch, nowMs);
     const callbackSecret = callbackUrl && this.opts.callbacks ? deriveCallbackSecret(this.opts.callbacks.signingKey, batch) : undefined;
     return {
       batchId: batch.batchId,
@@ -152,6 +175,29 @@ export class BatchLifecycleService {
       ...(callbackSecret ? { callbackSecret } : {}),
       batch: presentBatch(batch),
     };
+  }
+
+  /**
+   * Creates the batch counted against the client's batches of the day (429 quota_exceeded beyond them); a batch not
+   * created after all (its name is taken: 409) is taken back from the count.
+   */
+  private async createCounted(clientId: string, batch: Batch, nowMs: number): Promise<void> {
+    const quota = this.opts.quota;
+    const day = utcDay(nowMs);
+    if (quota) {
+      const limits = await quota.limitsOf(clientId);
+      if (!(await quota.countBatch(clientId, day, limits.maxBatchesPerDay))) {
+        // A name the client still has answers 409 as ever, whatever the count.
+        if (this.opts.store.isLive(await this.opts.store.getBatch(clientId, batch.batchId))) throw new BatchExistsError(`you already have a batch ${batch.batchId}`, { batchId: batch.batchId });
+        throw batchesBeyondQuota(limits, nowMs);
+      }
+    }
+    try {
+      if (!(await this.opts.store.createBatch(batch))) await this.reuseName(clientId, batch);
+    } catch (err) {
+      await quota?.uncountBatch(clientId, day);
+      throw err;
+    }
   }
 
   /**
@@ -220,6 +266,7 @@ export class BatchLifecycleService {
   /** More upload forms for an open batch; `expected` grows by their number. */
   async addUploads(clientId: string, batchId: string, body: AddUploadsBody): Promise<UploadForms> {
     this.checkSizes(body.files);
+    await this.checkImagesLeft(clientId, body.files.length, this.now());
     if (body.renew) return this.renewUploads(clientId, batchId, body.files);
     const batch = await this.opts.store.addExpected(clientId, batchId, body.files.length);
     if (!batch) {

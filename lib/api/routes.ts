@@ -101,6 +101,8 @@ export interface Route<
   /** Answers that are not the JSON `response` (an export's file, a redirect), by status: what the OpenAPI document shows. */
   otherAnswers?: Record<number, { description: string; content?: string[]; headers?: string[] }>;
   errors: ErrorStatus[];
+  /** Rate-limit tokens the request costs in all, from its valid body; 1 (the token taken on arrival) when absent. */
+  rateCost?: (body: B extends AnySchema ? z.output<B> : undefined) => number;
   run(input: RouteInput<ApiServices[F], z.output<P>, z.output<Q>, B extends AnySchema ? z.output<B> : undefined>): Promise<unknown>;
 }
 
@@ -110,6 +112,9 @@ const route = <F extends ApiFunctionName, P extends ObjectSchema, Q extends Obje
 ): Route => r as unknown as Route;
 
 const noParams = z.strictObject({});
+
+/** Fingerprints of POST /v1/fingerprints:known one rate-limit token pays for (a call of 1,000 costs 200 tokens). */
+export const KNOWN_FINGERPRINTS_PER_TOKEN = 5;
 const batchParams = z.strictObject({ batchId: batchIdSchema });
 const imageParams = z.strictObject({ batchId: batchIdSchema, fprint: fprintSchema });
 
@@ -449,9 +454,10 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       operationId: 'knownFingerprints',
       summary: 'Which of these fingerprints the client already has answers for: what an upload would not pay for',
       description:
-        "For estimates before an upload (icecat upload --dry-run): each fingerprint is looked up in the caller's own " +
-        'partition of the client-fprint index (access pattern 5b), so another client\'s images never answer. A known ' +
-        'fingerprint is reused by the ingest, not sent to DetectLabels.',
+        "For estimates before an upload (icecat upload --dry-run): each fingerprint is looked up by key among the caller's " +
+        'own known-fingerprint items (access pattern 5b), so another client\'s images never answer; a batch being erased ' +
+        'or expired answers nothing. A known fingerprint is reused by the ingest, not sent to DetectLabels. The call ' +
+        `costs one rate-limit token per ${KNOWN_FINGERPRINTS_PER_TOKEN} fingerprints asked (rounded up).`,
       accessPatterns: ['5b'],
       authenticated: true,
       params: noParams,
@@ -460,6 +466,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       status: 200,
       response: knownFingerprintsSchema,
       errors: [400, 401, 413, 429, 500],
+      rateCost: (body) => Math.ceil(body.fprints.length / KNOWN_FINGERPRINTS_PER_TOKEN),
       run: ({ service, clientId, body }) => service.knownFingerprints(clientId, body.fprints),
     }),
     route({

@@ -104,6 +104,8 @@ export class ApiClient {
       if (res.ok) return res;
       const error = await readError(res);
       if (saysOutOfSpace(res.status, error.code, error.message)) throw new OutOfSpaceError(error.message, { service: 'the API' });
+      // Beyond a daily quota: no retry helps before 00:00 UTC, which the message names.
+      if (error.code === 'quota_exceeded') throw new ApiAnswerError(error.message, { status: res.status, code: error.code });
       if (isTransientStatus(res.status)) {
         const Failure = idempotent || res.status === 429 ? TransientError : AmbiguousFailure;
         throw new Failure(`${method} ${url.pathname}: ${res.status} ${error.message}`, { retryAfterMs: retryAfterMs(res.headers.get('retry-after')) });

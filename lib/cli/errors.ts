@@ -1,12 +1,12 @@
 // The CLI's failures. Each carries a code of the one error family (lib/errors.ts): the API's own code when the API
-// answered one, and the exit code comes from the code (0 success, 2 some files failed or the service is out of
-// space, 1 usage, authentication, network or any other failure, as docs/design.md §7 sets).
+// answered one, and the exit code comes from the code (0 success, 2 some files failed, the service is out of
+// space or the client is beyond a daily quota, 1 usage, authentication, network or any other failure, as docs/design.md §7 sets).
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 export const EXIT = { ok: 0, failure: 1, someFailed: 2, interrupted: 130 } as const;
 
 /** Exit codes by error code; every other code exits 1. */
-const EXIT_BY_CODE: Readonly<Record<string, number>> = { insufficient_storage: EXIT.someFailed };
+const EXIT_BY_CODE: Readonly<Record<string, number>> = { insufficient_storage: EXIT.someFailed, quota_exceeded: EXIT.someFailed };
 
 /** The exit code of a failure with this code. */
 export const exitCodeFor = (code: string): number => EXIT_BY_CODE[code] ?? EXIT.failure;

@@ -37,20 +37,29 @@ export interface ExpirySweepDeps extends ExpiryDeps {
 }
 
 export interface ExpirySweepLimits {
-  /** Expired batches looked at per run, at most; the rest wait for the next run. */
-  maxBatches: number;
   /** A batch whose erasure was queued this long ago and still has its summary is queued again (its message was lost). */
   requeueAfterMs: number;
   /** Index keys read per Query. */
   pageSize?: number;
+  /**
+   * The time left to the run (ms; on AWS the function's context.getRemainingTimeInMillis): the run goes on until
+   * nothing due remains, or until less than `reserveMs` is left, and the next scheduled run goes on from there.
+   * Without it (the local stack) a run always goes on to the end.
+   */
+  remainingMs?: () => number;
+  /** Time kept back when the run stops early (default EXPIRY_RESERVE_MS). */
+  reserveMs?: number;
 }
+
+/** What a run keeps of its time when it stops early: one page read and its marks and sends take well under it. */
+export const EXPIRY_RESERVE_MS = 10_000;
 
 export interface ExpirySweepResult {
   /** Expired batches the index listed (erasures queued or still running). */
   expired: number;
   /** Batches whose erasure this run queued, as `clientId/batchId`. */
   queued: string[];
-  /** True when maxBatches ended the run before the index did. */
+  /** True when the run's time ended it before the index did: the next run goes on. */
   truncated: boolean;
   /** Of the expired batches listed, those that expired over ERASURE_OVERDUE_SECONDS ago and still have their summary. */
   overdue: number;
@@ -71,7 +80,11 @@ export async function queueExpiredErasure(deps: ExpiryDeps, clientId: string, ba
   return true;
 }
 
-/** One run: every batch expired by now (up to maxBatches) is marked and its erasure queued. */
+/**
+ * One run: every batch expired by now is marked and its erasure queued, page after page until nothing due remains (or
+ * the run's time runs short). Batches whose erasure is already running are passed over by their mark, so no client's
+ * backlog of expired batches keeps another's waiting beyond the runs it takes to go through the index once.
+ */
 export async function sweepExpiredBatches(deps: ExpirySweepDeps, limits: ExpirySweepLimits): Promise<ExpirySweepResult> {
   const now = (deps.now ?? Date.now)();
   const result: ExpirySweepResult = { expired: 0, queued: [], truncated: false, overdue: 0 };
@@ -79,7 +92,7 @@ export async function sweepExpiredBatches(deps: ExpirySweepDeps, limits: ExpiryS
   do {
     const page = await readExpiredBatches(deps, nowSeconds(now), limits.pageSize ?? 100, startKey);
     for (const { clientId, batchId, expiresAt } of page.batches) {
-      if (result.expired >= limits.maxBatches) {
+      if (limits.remainingMs && limits.remainingMs() < (limits.reserveMs ?? EXPIRY_RESERVE_MS)) {
         result.truncated = true;
         break;
       }

@@ -13,6 +13,7 @@ import {
   JSON_CONTENT_TYPE,
   authenticate,
   errorHeaders,
+  rateCost,
   rateLimit,
   jsonBody,
   mapErrors,
@@ -81,6 +82,7 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
     if (route.authenticated && deps.rateLimiter) handler.use(rateLimit(deps.rateLimiter));
     if (route.body) handler.use(jsonBody());
     handler.use(validate(route));
+    if (route.authenticated && deps.rateLimiter && route.rateCost) handler.use(rateCost(deps.rateLimiter, route));
     return {
       method: route.method as Method,
       path: route.path,

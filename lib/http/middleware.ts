@@ -45,6 +45,8 @@ export function authenticate(authenticator: Authenticator): ApiMiddleware {
 /** What admits a client's request or throws RateLimitedError (lib/quota/rate-limiter.ts). */
 export interface RateLimiter {
   admit(clientId: string): Promise<void>;
+  /** Charges an admitted request's cost beyond its one token. */
+  charge(clientId: string, tokens: number): void;
 }
 
 /** After authentication: the client's token bucket takes the request, or it answers 429 with Retry-After. */
@@ -53,6 +55,22 @@ export function rateLimit(limiter: RateLimiter): ApiMiddleware {
     name: 'rateLimit',
     before: async (request: ApiRequest) => {
       if (request.context.clientId !== undefined) await limiter.admit(request.context.clientId);
+    },
+  };
+}
+
+/**
+ * After validation, for a route that costs more than one token (Route.rateCost): the tokens beyond the one the request
+ * took on arrival are charged, into debt if need be, so that the client's next request waits until they are paid.
+ */
+export function rateCost(limiter: RateLimiter, route: Route): ApiMiddleware {
+  return {
+    name: 'rateCost',
+    before: async (request: ApiRequest) => {
+      const { clientId, input } = request.context;
+      if (clientId === undefined || input === undefined || !route.rateCost) return;
+      const extra = route.rateCost(input.body) - 1;
+      if (extra > 0) limiter.charge(clientId, extra);
     },
   };
 }
@@ -149,6 +167,7 @@ const HTTP_ANSWERS: Readonly<Record<string, { status: number; message?: (own: st
   file_too_large: { status: 413 },
   throttled: { status: 429, message: () => 'too many requests; retry later' },
   rate_limited: { status: 429 },
+  quota_exceeded: { status: 429 },
 };
 
 /** The error codes the API answers with a status below 500, and that status (docs/api.md lists them). */

@@ -14,7 +14,7 @@ import type { BatchStore } from '../store/batch-store';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError } from '../store/errors';
 import { allArrived, isCatAt, type Batch, type Capture, type Claim, type Image, type ImageResult, type Outcome, type UploadRef } from '../domain';
-import type { AttemptCount } from '../store/batch-store';
+import type { AttemptCount, BatchCounter } from '../store/batch-store';
 import { DebugLog } from './debug-log';
 import { readCapture } from './capture';
 import { detectLabels } from './detect';
@@ -57,6 +57,10 @@ export interface UploadQuota {
   countUpload(upload: UploadRef, day: string, limit: number): Promise<boolean>;
   /** Marks the upload beyond the quota, for its later attempts, and counts it refused. */
   refuseUpload(upload: UploadRef, day: string): Promise<void>;
+  /** Counts a batch an upload has just opened; false (nothing counted) when `limit` are counted already. */
+  countBatch?(clientId: string, day: string, limit: number): Promise<boolean>;
+  /** Counts an upload refused on the day (GET /v1/usage `rejected`) that no batch can record. */
+  countRefused?(clientId: string, day: string): Promise<void>;
 }
 
 export type IngestResult =
@@ -119,7 +123,7 @@ export interface Upload extends UploadKey {
  * Why no batch can hold an upload: its key, its client, or its batch is being erased (DELETE) or was meanwhile, or its
  * retention is over (an expired batch is erased as a deleted one is: docs/design.md §6).
  */
-type RefusalCode = 'InvalidKey' | 'UnknownClient' | 'BatchErased' | 'BatchExpired';
+type RefusalCode = 'InvalidKey' | 'UnknownClient' | 'BatchErased' | 'BatchExpired' | 'BatchQuotaExceeded';
 
 export async function processUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
   const result = await handleUpload(deps, event);
@@ -225,13 +229,19 @@ async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Upload
     return refuse(deps, { bucket: event.bucket, key, etag: event.etag }, restingKey('failed', parsed), 'UnknownClient');
   }
   const receivedAt = (deps.now ?? Date.now)();
-  const { batch, opened } = await deps.store.openBatch({
-    clientId: parsed.clientId,
-    batchId: parsed.batchId,
-    now: receivedAt,
-    retentionDays: deps.config.defaultRetentionDays,
-    catMinConfidence: deps.config.catMinConfidence,
-  });
+  const day = utcDay(event.eventTime ?? receivedAt);
+  const placed = await deps.store.openBatch(
+    {
+      clientId: parsed.clientId,
+      batchId: parsed.batchId,
+      now: receivedAt,
+      retentionDays: deps.config.defaultRetentionDays,
+      catMinConfidence: deps.config.catMinConfidence,
+    },
+    batchCounter(deps, parsed.clientId, day),
+  );
+  if (!placed) return refuseBeyondBatches(deps, { bucket: event.bucket, key, etag: event.etag }, parsed.clientId, day);
+  const { batch, opened } = placed;
   if (!deps.store.isLive(batch)) return discardErased(deps, { bucket: event.bucket, key, etag: event.etag }, {}, batch.deleting ? 'BatchErased' : 'BatchExpired');
   // The erasure deletes a batch's objects before its summary: a summary opened just now for an object gone since
   // belongs to a batch erased while this event was on its way (a stale event must not bring the batch back).
@@ -259,6 +269,24 @@ async function discardErased(
   // Written after the claim, they may have landed behind the erasure's pass over thumbnails/ and the resting prefix.
   for (const key of [left.thumbnail, left.rested]) if (key) await removeUpload(deps.s3, { bucket: object.bucket, key });
   return { outcome: 'refused', key: object.key, code };
+}
+
+/** The client's batches of the day, counted as a plain-S3 upload opens a new batch (docs/design.md §11). */
+function batchCounter(deps: IngestDeps, clientId: string, day: string): BatchCounter | undefined {
+  const { quota } = deps;
+  if (!quota?.countBatch) return undefined;
+  return { count: async () => quota.countBatch!(clientId, day, (await quota.limitsOf(clientId)).maxBatchesPerDay) };
+}
+
+/**
+ * A plain-S3 upload into a new batch id beyond the client's batches of the day: refused like an upload beyond the
+ * images quota (counted `rejected`, its bytes not kept), but with no batch to hold a record, none is written.
+ */
+async function refuseBeyondBatches(deps: IngestDeps, object: StoredUpload, clientId: string, day: string): Promise<IngestResult> {
+  deps.logger.warn("upload into a new batch beyond the client's batches of the day: deleted, no batch opened", { key: object.key, code: 'BatchQuotaExceeded' });
+  await deps.quota?.countRefused?.(clientId, day);
+  await removeUpload(deps.s3, object);
+  return { outcome: 'refused', key: object.key, code: 'BatchQuotaExceeded' };
 }
 
 /** Nothing can record it: a log line, a metric, and the object under failed/. */
@@ -611,7 +639,7 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
   const record = async (): Promise<void> => {
     const recorded = err.claim
       ? await store.finish(err.claim.claim, { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() }, { seen: upload.batch })
-      : await store.reject(rejectionRecord(upload, fprint, failedKey, err, now), { seen: upload.batch });
+      : await store.reject(rejectionRecord(upload, fprint, err.code === 'QuotaExceeded' ? undefined : failedKey, err, now), { seen: upload.batch });
     if (recorded) return;
     if (err.claim) throw await lostClaim(deps, upload, err.claim.claim);
     await repairRedelivered(deps, upload); // recorded by an earlier delivery that may not have counted it
@@ -619,11 +647,15 @@ async function recordRejection(deps: IngestDeps, upload: Upload, err: RejectedUp
   // Overwritten: the key holds a newer upload, which stays for its own event. Not to move: an object the ingest
   // cannot look at (giving up on it), which stays under uploads/.
   if (err.code === 'Overwritten' || opts.move === false) await record();
-  else await restAround(deps, upload, upload, failedKey, record, err.claim);
+  else if (err.code === 'QuotaExceeded') {
+    // Beyond the images quota: the record stays, the bytes go (a client at its quota fills no one's disk).
+    await record();
+    await removeUpload(deps.s3, upload);
+  } else await restAround(deps, upload, upload, failedKey, record, err.claim);
   return { outcome: 'fail', batchId: upload.batchId, fprint, errorCode: err.code };
 }
 
-function rejectionRecord(upload: Upload, fprint: string, failedKey: string, err: RejectedUpload, now: number): Image {
+function rejectionRecord(upload: Upload, fprint: string, failedKey: string | undefined, err: RejectedUpload, now: number): Image {
   return {
     clientId: upload.clientId,
     batchId: upload.batchId,
@@ -635,7 +667,7 @@ function rejectionRecord(upload: Upload, fprint: string, failedKey: string, err:
     uploadedAt: upload.receivedAt,
     classifiedAt: now,
     expiresAt: upload.batch.expiresAt,
-    restingKey: failedKey,
+    ...(failedKey !== undefined ? { restingKey: failedKey } : {}),
     errorCode: err.code,
     errorMessage: err.message,
     ...(upload.log.entries()?.length ? { logs: upload.log.entries() } : {}),

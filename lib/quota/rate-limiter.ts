@@ -58,6 +58,14 @@ export class ClientRateLimiter {
       );
     }
   }
+
+  /**
+   * Charges an admitted request's cost beyond its one token (POST /v1/fingerprints:known: by the fingerprints asked),
+   * into debt if need be: the client's next request waits until it is paid.
+   */
+  charge(clientId: string, tokens: number): void {
+    this.buckets.get(clientId)?.charge(this.now(), tokens);
+  }
 }
 
 let containerLimiter: ClientRateLimiter | undefined;

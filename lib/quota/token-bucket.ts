@@ -1,5 +1,5 @@
-// A token bucket: `rate` tokens a second flow in, up to `capacity`; each request takes one. Pure, with the clock
-// passed in, so that its arithmetic is tested without waiting.
+// A token bucket: `rate` tokens a second flow in, up to `capacity`; each request takes one, and a costlier one is
+// charged the rest once admitted. Pure, with the clock passed in, so that its arithmetic is tested without waiting.
 
 export class TokenBucket {
   private tokens: number;
@@ -22,6 +22,15 @@ export class TokenBucket {
       return 0;
     }
     return (1 - this.tokens) / this.rate;
+  }
+
+  /**
+   * Takes `tokens` more for a request already admitted (one that costs more than one token), down into debt if need be:
+   * the bucket refills from below zero at its rate, so the next request waits until the cost is paid.
+   */
+  charge(now: number, tokens: number): void {
+    this.refill(now);
+    this.tokens -= tokens;
   }
 
   /** A changed rate applies from now on; tokens already in the bucket stay (up to the new capacity). */

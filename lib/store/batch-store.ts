@@ -16,8 +16,10 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { reusableResultRequest, reusedDetectionsRequest } from './access-patterns';
+import { batchVisibilityRequest, reusableResultRequest, reusedDetectionsRequest } from './access-patterns';
 import { decodeDetections } from './detections';
+import { knownItemRequest } from './known-items';
+import { batchGetAll } from './reader';
 import { backoffDelay } from '../backoff';
 import { BatchClosedError } from '../errors';
 import { BatchErasedError, ReviewConflictError } from './errors';
@@ -26,7 +28,7 @@ import { transactWrite } from './transact';
 import { keepPaidResult, paidResult, type PaidResult } from './paid-result';
 import { toBatch, toImage } from './attributes';
 import { isCatAt, isVisibleBatch, machineIsCatOf, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image, type Review } from '../domain';
-import { batchKey, clientKey, imageKey, nowSeconds, type BatchItem, type ImageItem, type UploadItem } from './schema';
+import { batchKey, clientKey, imageKey, nowSeconds, splitPartition, type BatchItem, type ImageItem, type UploadItem } from './schema';
 import {
   CLAIM_COUNTS,
   DUPLICATE_COUNTS,
@@ -231,14 +233,25 @@ export class BatchStore {
     }
   }
 
-  /** The batch, opened by this upload when it is the batch's first (no POST /v1/batches before it): then `opened`. */
-  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<{ batch: Batch; opened: boolean }> {
+  /**
+   * The batch, opened by this upload when it is the batch's first (no POST /v1/batches before it): then `opened`.
+   * The upload that opens a batch counts it against the client's batches of the day (`counter`); refused, it takes the
+   * summary back and answers undefined. Counting after the summary is made leaves no other upload of the new batch
+   * refused while the first is still opening it; one that placed itself in the summary meanwhile finds it gone when
+   * it counts (treated as erased), unless it was counted first, and then the batch stays.
+   */
+  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<{ batch: Batch; opened: boolean }>;
+  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter: BatchCounter | undefined): Promise<{ batch: Batch; opened: boolean } | undefined>;
+  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter?: BatchCounter): Promise<{ batch: Batch; opened: boolean } | undefined> {
     const existing = await this.getBatch(b.clientId, b.batchId);
     if (existing) return { batch: existing, opened: false };
     const batch = newBatch({ ...b, debug: false });
-    if (await this.createBatch(batch)) return { batch, opened: true };
+    if (await this.createBatch(batch)) {
+      if (counter && !(await counter.count()) && (await this.dropOpenedBatch(b.clientId, b.batchId))) return undefined;
+      return { batch, opened: true };
+    }
     const opened = await this.getBatch(b.clientId, b.batchId); // opened concurrently by another upload
-    if (!opened) return this.openBatch(b); // ...and erased since
+    if (!opened) return this.openBatch(b, counter); // ...and erased since
     return { batch: opened, opened: false };
   }
 
@@ -524,7 +537,10 @@ export class BatchStore {
    */
   async findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
     const out = await this.ddb.send(new QueryCommand(reusableResultRequest(this.table, clientId, fprint, Math.floor(this.now() / 1000))));
-    const found = ((out.Items ?? []) as ImageItem[]).map(toImage).filter((i) => i.batchId !== batchId && i.labels !== undefined);
+    const records = ((out.Items ?? []) as ImageItem[]).filter((i) => splitPartition(i.batch_id).batchId !== batchId && i.labels !== undefined);
+    // Never from a batch being erased (or expired): the one strongly consistent read of the batches found.
+    const visible = await this.visibleBatches(records.map((i) => i.batch_id));
+    const found = records.filter((i) => visible.has(i.batch_id)).map(toImage);
     // Copies carry their original's classification time: of equal times, the original (a copy made before copies
     // carried the other labels' boxes has none).
     const earliest = found.sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0) || Number(a.reused === true) - Number(b.reused === true))[0];
@@ -536,9 +552,21 @@ export class BatchStore {
     return { ...classification, ...(detections ? { detections } : {}), ...(review ? { review } : {}) };
   }
 
+  /** Which of these batch partitions (at most BATCH_GET_MAX_KEYS distinct) are visible: neither being erased nor expired. */
+  private async visibleBatches(partitions: readonly string[]): Promise<Set<string>> {
+    const distinct = [...new Set(partitions)];
+    if (distinct.length === 0) return new Set();
+    const nowS = Math.floor(this.now() / 1000);
+    const items = await batchGetAll<BatchItem>({ ddb: this.ddb, tableName: this.table }, batchVisibilityRequest(this.table, distinct).RequestItems);
+    return new Set(items.filter((item) => isVisibleBatch(toBatch(item), nowS)).map((item) => item.batch_id));
+  }
+
   /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */
   async finish(c: Claim, f: Finish, opts: RecordOptions = {}): Promise<boolean> {
-    return this.recordWithCounts(finishRequest(this.table, c, f), c, finishCounts(f.result), opts);
+    const record = finishRequest(this.table, c, f);
+    // A classified record names its batch in the client's known item of these pixels (POST /v1/fingerprints:known).
+    const records = f.result.status === 'success' ? [record, knownItemRequest(this.table, c)] : record;
+    return this.recordWithCounts(records, c, finishCounts(f.result), opts);
   }
 
   /** Keeps the DetectLabels answer on the claim after its record's write failed, for the run taking it over. */
@@ -700,6 +728,12 @@ export class BatchStore {
     if (!now || !this.isLive(now)) return new BatchErasedError(`batch ${batch.batchId} is being erased`);
     return new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`, { batchId: batch.batchId });
   }
+}
+
+/** Counts a batch about to be opened against its client's batches of the day (lib/store/quota-writes.ts). */
+export interface BatchCounter {
+  /** false when the day's limit is reached (nothing counted). */
+  count(): Promise<boolean>;
 }
 
 const sameCounts = (a: Counts, b: Counts): boolean => (Object.keys(b) as (keyof Counts)[]).every((k) => a[k] === b[k]);

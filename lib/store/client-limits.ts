@@ -1,6 +1,6 @@
 // Clients' limits and daily usage in the table (docs/design.md §11). A client's own limits live on its registry item
 // (CLIENT#{clientId}, #CLIENT); its usage of one UTC day is an item beside it (CLIENT#{clientId}, #USAGE#{day}) with
-// atomic counters: uploads accepted and uploads refused beyond the quota. Neither has an index attribute, so both stay
+// atomic counters: uploads accepted, uploads refused beyond the quota, and batches created. Neither has an index attribute, so both stay
 // out of every index. This module reads them (every API function does); quota-writes.ts counts and sets them.
 import { GetCommand, type DynamoDBDocumentClient, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { withDefaults, type ClientLimitSettings, type ClientLimits } from '../quota/limits';
@@ -23,8 +23,8 @@ export function clientLimitsRequest(table: string, clientId: string): GetCommand
   return {
     TableName: table,
     Key: clientKey(clientId),
-    ProjectionExpression: '#pk, #rate, #images',
-    ExpressionAttributeNames: { '#pk': 'batch_id', '#rate': 'rate_per_s', '#images': 'max_images_day' },
+    ProjectionExpression: '#pk, #rate, #images, #batches',
+    ExpressionAttributeNames: { '#pk': 'batch_id', '#rate': 'rate_per_s', '#images': 'max_images_day', '#batches': 'max_batches_day' },
   };
 }
 
@@ -53,10 +53,11 @@ export class ClientLimitsReader {
     if (cached && cached.until > now) return cached.limits;
     const out = await this.opts.ddb.send(new GetCommand(clientLimitsRequest(this.opts.tableName, clientId)));
     // A key's client without a registry item (registered before clients were) has the defaults.
-    const item = (out.Item ?? {}) as { rate_per_s?: number; max_images_day?: number };
+    const item = (out.Item ?? {}) as { rate_per_s?: number; max_images_day?: number; max_batches_day?: number };
     const own: ClientLimitSettings = {
       ...(typeof item.rate_per_s === 'number' ? { ratePerSecond: item.rate_per_s } : {}),
       ...(typeof item.max_images_day === 'number' ? { maxImagesPerDay: item.max_images_day } : {}),
+      ...(typeof item.max_batches_day === 'number' ? { maxBatchesPerDay: item.max_batches_day } : {}),
     };
     const limits = withDefaults(own, this.opts.defaults);
     if (this.cache.size >= 10_000) this.cache.clear();

@@ -36,7 +36,7 @@ export function setClientLimitsRequest(table: string, clientId: string, limits: 
   const values: Record<string, number> = {};
   const set: string[] = [];
   const remove: string[] = [];
-  for (const [field, attribute] of [['ratePerSecond', 'rate_per_s'], ['maxImagesPerDay', 'max_images_day']] as const) {
+  for (const [field, attribute] of [['ratePerSecond', 'rate_per_s'], ['maxImagesPerDay', 'max_images_day'], ['maxBatchesPerDay', 'max_batches_day']] as const) {
     const value = limits[field];
     if (value === undefined) continue;
     names[`#${field}`] = attribute;
@@ -127,6 +127,30 @@ export function markQuotaExceededRequest(table: string, upload: UploadRef, day: 
   };
 }
 
+/** Counts one batch created on the day unless `limit` are counted already (then the condition fails). */
+export function countBatchRequest(table: string, clientId: string, day: string, limit: number, nowMs: number): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: usageKey(clientId, day),
+    UpdateExpression: 'ADD #batches :one SET #purgeAt = if_not_exists(#purgeAt, :purge)',
+    ConditionExpression: '(attribute_not_exists(#batches) AND :limit > :zero) OR #batches < :limit',
+    ExpressionAttributeNames: { '#batches': 'batches', '#purgeAt': 'purge_at' },
+    ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':limit': limit, ':purge': nowSeconds(nowMs) + USAGE_KEEP_DAYS * 86400 },
+  };
+}
+
+/** Takes back a batch counted by countBatchRequest whose creation did not happen (its name was taken meanwhile). */
+export function uncountBatchRequest(table: string, clientId: string, day: string): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: usageKey(clientId, day),
+    UpdateExpression: 'ADD #batches :minusOne',
+    ConditionExpression: '#batches > :zero',
+    ExpressionAttributeNames: { '#batches': 'batches' },
+    ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+  };
+}
+
 export interface ClientQuotaStoreOptions extends ClientLimitsStoreOptions {
   /** The backend has transactions (DDB_TRANSACTIONS): the mark and the count are one write. Default false. */
   transactions?: boolean;
@@ -143,7 +167,7 @@ export class ClientQuotaStore extends ClientLimitsReader {
 
   /** Sets a client's own limits (null: back to the default). */
   async setLimits(clientId: string, limits: { [K in keyof ClientLimits]?: number | null }): Promise<void> {
-    if (limits.ratePerSecond === undefined && limits.maxImagesPerDay === undefined) return;
+    if (Object.values(limits).every((v) => v === undefined)) return;
     try {
       await this.opts.ddb.send(new UpdateCommand(setClientLimitsRequest(this.opts.tableName, clientId, limits)));
     } catch (err) {
@@ -183,6 +207,31 @@ export class ClientQuotaStore extends ClientLimitsReader {
     await ddb.send(new UpdateCommand(markCountedRequest(tableName, upload, day, false)));
     await ddb.send(new UpdateCommand(countedRequest(tableName, upload.clientId, day, id)));
     return true;
+  }
+
+  /** Counts a batch about to be created against the day's limit: false (nothing counted) when it is reached. */
+  async countBatch(clientId: string, day: string, limit: number): Promise<boolean> {
+    try {
+      await this.opts.ddb.send(new UpdateCommand(countBatchRequest(this.opts.tableName, clientId, day, limit, this.now())));
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  /** Takes back a batch countBatch counted that was not created after all. */
+  async uncountBatch(clientId: string, day: string): Promise<void> {
+    try {
+      await this.opts.ddb.send(new UpdateCommand(uncountBatchRequest(this.opts.tableName, clientId, day)));
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    }
+  }
+
+  /** Counts an upload refused on the day that no batch records (a new batch beyond the day's batches). */
+  async countRefused(clientId: string, day: string): Promise<void> {
+    await this.opts.ddb.send(new UpdateCommand(countRefusedRequest(this.opts.tableName, clientId, day, this.now())));
   }
 
   /** Marks the upload beyond the quota (every later attempt reads it from startAttempt) and counts it refused. */

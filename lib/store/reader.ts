@@ -17,6 +17,7 @@ import {
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay, type BackoffPolicy } from '../backoff';
 import {
+  BATCH_GET_MAX_KEYS,
   batchGetRequests,
   batchImagesRequest,
   batchLogsRequest,
@@ -42,7 +43,8 @@ import type { CursorCodec, StartKey } from './cursor';
 import { QueryError, StoreThrottledError } from './errors';
 import type { QueryPlan, TimeRange } from './expressions';
 import { isVisibleBatch, type Batch, type Image } from '../domain';
-import { BATCH_SK, nowSeconds, type BatchItem, type ImageItem } from './schema';
+import { knownItemsRequests } from './known-items';
+import { BATCH_SK, batchPartition, nowSeconds, type BatchItem, type ImageItem, type KnownItem } from './schema';
 
 export interface Page<T> {
   items: T[];
@@ -281,7 +283,7 @@ export interface RetryOptions extends BackoffPolicy {
 export const DEFAULT_RETRY: RetryOptions = { attempts: 8, baseDelayMs: 25, maxDelayMs: 2000 };
 
 /** One BatchGetItem request to the end: UnprocessedKeys are retried with jittered backoff. */
-export async function batchGetAll<T>(ctx: StoreContext, request: BatchGetCommandInput['RequestItems'], retry: RetryOptions = DEFAULT_RETRY): Promise<T[]> {
+export async function batchGetAll<T>(ctx: Pick<StoreContext, 'ddb' | 'tableName'>, request: BatchGetCommandInput['RequestItems'], retry: RetryOptions = DEFAULT_RETRY): Promise<T[]> {
   const found: T[] = [];
   let pending = request;
   for (let round = 0; pending && Object.keys(pending).length > 0; round++) {
@@ -312,29 +314,64 @@ export async function getImages(
   return [...new Set(fprints)].flatMap((f) => found.get(f) ?? []);
 }
 
-/** Index Queries a known-fingerprints lookup runs at once. */
-const KNOWN_PARALLEL = 16;
-/** Pages of one fingerprint's records read before it counts as unknown (each page REUSE_LOOKUP_LIMIT records). */
-const KNOWN_MAX_PAGES = 5;
+/** Index Queries the fallback of a known-fingerprints lookup runs at once. */
+const KNOWN_PARALLEL = 4;
+/** Pages of one fingerprint's records the fallback reads before it counts as unknown (each page REUSE_LOOKUP_LIMIT records). */
+const KNOWN_MAX_PAGES = 2;
+/**
+ * Fingerprints of one call the fallback looks up at most (the rest are answered unknown): a client that erased the
+ * batches naming many of its fingerprints costs at most 200 index Queries a call, 100 tokens' worth of fingerprints.
+ */
+const KNOWN_FALLBACK_MAX = 100;
 
 /**
- * Which of these fingerprints the client already has classified (within retention, any batch): the ones the ingest
- * would reuse rather than send to DetectLabels. Only the client's own partition of the client-fprint index is read, so
- * another client's images are never an answer. Distinct, in the order asked.
+ * Which of these fingerprints the client already has classified (within retention, in a batch neither being erased
+ * nor expired): the ones the ingest would reuse rather than send to DetectLabels. Read by key: the client's known
+ * items (BatchGetItem, 100 keys a call), then the batches they name (one strongly consistent BatchGetItem per 100).
+ * Only where the batch named is gone (erased, being erased, or expired while an older batch may still hold the pixels)
+ * is the client's own partition of the client-fprint index asked, skipping invisible batches. Another client's images
+ * are never an answer. Records classified before the known items existed are not answered (they are still reused).
+ * Distinct, in the order asked.
  */
 export async function knownFingerprints(ctx: StoreContext, clientId: string, fprints: readonly string[]): Promise<string[]> {
   const distinct = [...new Set(fprints)];
   const nowS = storeNowS(ctx);
-  const known = new Array<boolean>(distinct.length).fill(false);
+  const namedBy = new Map<string, string>();
+  const unsure: string[] = [];
+  for (const request of knownItemsRequests(ctx.tableName, clientId, distinct)) {
+    for (const item of await batchGetAll<Pick<KnownItem, 'img_fprint' | 'known_in' | 'ttl'>>(ctx, request.RequestItems)) {
+      if (item.ttl > nowS) namedBy.set(item.img_fprint, batchPartition(clientId, item.known_in));
+      else unsure.push(item.img_fprint);
+    }
+  }
+  const visible = visibleBatchesFilter(ctx);
+  const batches = [...new Set(namedBy.values())];
+  const shown = new Set<string>();
+  for (let i = 0; i < batches.length; i += BATCH_GET_MAX_KEYS) {
+    const kept = await visible(batches.slice(i, i + BATCH_GET_MAX_KEYS).map((batch_id) => ({ batch_id }) as ImageItem));
+    for (const item of kept) shown.add(item.batch_id);
+  }
+  const known = new Set<string>();
+  for (const [fprint, batch] of namedBy) {
+    if (shown.has(batch)) known.add(fprint);
+    else unsure.push(fprint);
+  }
+  await knownByIndex(ctx, clientId, unsure.slice(0, KNOWN_FALLBACK_MAX), visible, known);
+  return distinct.filter((f) => known.has(f));
+}
+
+/** The fallback: each fingerprint's records in the client-fprint index, any of them in a visible batch making it known. */
+async function knownByIndex(ctx: StoreContext, clientId: string, fprints: readonly string[], visible: KeepFilter<ImageItem>, known: Set<string>): Promise<void> {
+  const nowS = storeNowS(ctx);
   let next = 0;
   const worker = async () => {
-    for (let i = next++; i < distinct.length; i = next++) {
+    for (let i = next++; i < fprints.length; i = next++) {
       let start: Record<string, unknown> | undefined;
       for (let page = 0; page < KNOWN_MAX_PAGES; page++) {
-        const input = knownFingerprintRequest(ctx.tableName, clientId, distinct[i]!, nowS);
-        const out = await ctx.ddb.send(new QueryCommand({ ...input, ...(start ? { ExclusiveStartKey: start } : {}) }));
-        if ((out.Items ?? []).length > 0) {
-          known[i] = true;
+        const input = knownFingerprintRequest(ctx.tableName, clientId, fprints[i]!, nowS);
+        const out = await ctx.ddb.send(new QueryCommand({ ...input, ...(start ? { ExclusiveStartKey: start } : {}) })).catch(translate);
+        if ((await visible((out.Items ?? []) as ImageItem[])).length > 0) {
+          known.add(fprints[i]!);
           break;
         }
         start = out.LastEvaluatedKey;
@@ -342,6 +379,5 @@ export async function knownFingerprints(ctx: StoreContext, clientId: string, fpr
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(KNOWN_PARALLEL, distinct.length) }, worker));
-  return distinct.filter((_, i) => known[i]);
+  await Promise.all(Array.from({ length: Math.min(KNOWN_PARALLEL, fprints.length) }, worker));
 }

@@ -16,6 +16,13 @@ export const CLIENT_PREFIX = 'CLIENT#';
  */
 export const UPLOAD_ITEM_PREFIX = 'UPLOAD#';
 /**
+ * Partition prefix of the known-fingerprint items (`KNOWN#{clientId}#{the fingerprint's first two characters}`, sorted
+ * by the fingerprint): one per pixels a client has classified, naming the batch that last did (knownItemKey). Two '#'
+ * keep them apart from every batch partition, and the fingerprint's first characters spread a client's items over 256
+ * partitions (no hot key, no item collection near its size limit).
+ */
+export const KNOWN_ITEM_PREFIX = 'KNOWN#';
+/**
  * A batch partition is `{clientId}#{batchId}`; a client named like a prefix above would share its partitions with the
  * key or client items, so these ids are refused at registration (and no upload under them is ever accepted).
  */
@@ -181,6 +188,21 @@ export interface UploadItem {
 }
 
 /**
+ * A known-fingerprint item: written with each `success` record (in its transaction, or right after it), so that
+ * POST /v1/fingerprints:known reads keys, not an index. It names the batch that wrote it last; a reader checks that
+ * batch is still visible (not erased, not expired).
+ */
+export interface KnownItem {
+  batch_id: string;
+  img_fprint: string;
+  /** The batch id (bare) of the record that wrote the item last. */
+  known_in: string;
+  /** That record's expiry. */
+  ttl: number;
+  purge_at: number;
+}
+
+/**
  * The batch summary: one GetItem answers a batch's state. owner_id + created_ts put it (alone) in the sparse
  * client-batches index; it has no client_id or upload_ts, so it stays out of every image index.
  */
@@ -247,6 +269,10 @@ export const imageKey = (clientId: string, batchId: string, fprint: string) => (
 export const uploadItemKey = (u: { clientId: string; batchId: string; key: string; etag?: string }) => ({
   batch_id: UPLOAD_ITEM_PREFIX + batchPartition(u.clientId, u.batchId),
   img_fprint: createHash('sha256').update(u.etag === undefined ? u.key : `${u.key}\u0000${u.etag}`).digest('hex').slice(0, 32),
+});
+export const knownItemKey = (clientId: string, fprint: string) => ({
+  batch_id: `${KNOWN_ITEM_PREFIX}${clientId}#${fprint.slice(0, 2)}`,
+  img_fprint: fprint,
 });
 export const clientKey = (clientId: string) => ({ batch_id: CLIENT_PREFIX + clientId, img_fprint: CLIENT_SK });
 

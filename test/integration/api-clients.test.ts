@@ -51,6 +51,16 @@ describe('npm run --silent client:create', () => {
     expect(usage.body.limits).toEqual({ requestsPerSecond: 7, burst: 14, imagesPerDay: 250 });
   });
 
+  it('sets the new client\'s batches per UTC day: POST /v1/batches beyond them is 429 quota_exceeded', async () => {
+    const { stdout, code } = await clientCreate(uniqueId('cli'), '--max-batches-per-day', '1');
+
+    const statuses = [];
+    for (const batchId of ['one', 'two']) statuses.push((await call('POST', '/v1/batches', { key: stdout.trim(), body: { batchId } })).status);
+
+    expect(code).toBe(0);
+    expect(statuses).toEqual([201, 429]);
+  });
+
   it('refuses a limit that is not a number in range, naming it, and makes no client', async () => {
     const result = await clientCreate(uniqueId('cli'), '--max-images-per-day', '-3');
 
@@ -73,10 +83,10 @@ describe('npm run --silent client:limits', () => {
     const id = uniqueId('cli');
     const key = (await clientCreate(id, '--rate', '7')).stdout.trim();
 
-    const changed = await clientLimits(id, '--rate', 'default', '--max-images-per-day', '3');
+    const changed = await clientLimits(id, '--rate', 'default', '--max-images-per-day', '3', '--max-batches-per-day', '5');
     const usage = await call('GET', '/v1/usage', { key });
 
-    expect(changed).toEqual({ stdout: `${id}: 1000 requests/s (bursts of 2000), 3 images per UTC day\n`, code: 0 });
+    expect(changed).toEqual({ stdout: `${id}: 1000 requests/s (bursts of 2000), 3 images per UTC day, 5 batches per UTC day\n`, code: 0 });
     expect(usage.body.limits).toEqual({ requestsPerSecond: 1000, burst: 2000, imagesPerDay: 3 });
   });
 

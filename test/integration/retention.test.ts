@@ -80,7 +80,7 @@ async function sweep(now: number) {
       },
       now: () => now,
     },
-    { maxBatches: 1000, requeueAfterMs: 3_600_000 },
+    { requeueAfterMs: 3_600_000 },
   );
   return { result, erased: erased.map((b) => JSON.parse(b) as { clientId: string; batchId: string }) };
 }
@@ -313,7 +313,7 @@ describe('the expiry sweep', () => {
     // Act: a sweep whose erasures do not run (a stuck erase function), then, once they are due again, one that erases
     const stuck = await sweepExpiredBatches(
       { ddb: aws().ddb, tableName: table(), erasures: { send: async () => undefined }, now: () => now },
-      { maxBatches: 1000, requeueAfterMs: 3_600_000 },
+      { requeueAfterMs: 3_600_000 },
     );
     const erasing = await sweep(now + 3_600_001);
     const after = await sweep(now + 3_600_001);

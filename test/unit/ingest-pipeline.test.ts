@@ -15,6 +15,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -126,6 +127,8 @@ function given(opts: { summary?: Batch; body?: Buffer; etag?: string; existing?:
   ddb.on(GetCommand, { Key: imageKey('demo', 'b1', fp.fprint) }).resolves(opts.existing ? { Item: toImageItem(opts.existing) } : {});
   // The earlier batch's record a reuse reads the other labels' boxes from: none unless a test gives some.
   ddb.on(GetCommand, { Key: imageKey('demo', 'b0', fp.fprint) }).resolves({});
+  // The earlier batch b0 a reuse checks is visible (neither being erased nor expired).
+  ddb.on(BatchGetCommand).resolves({ Responses: { T: [toBatchItem(batch({ batchId: 'b0' }))] } });
   ddb.on(UpdateCommand).resolves({ Attributes: toBatchItem(summary) });
   ddb.on(PutCommand).resolves({});
   ddb.on(QueryCommand).resolves({ Items: [] });
@@ -230,8 +233,9 @@ describe('an upload that succeeds', () => {
     await processUpload(deps(true), event());
 
     const transactions = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems?.length);
-    // The claim's carries the fingerprint's note on the upload's own item too: no write of its own.
-    expect(transactions).toEqual([3, 2]);
+    // The claim's carries the fingerprint's note on the upload's own item too: no write of its own. The result's carries
+    // the client's known item of these pixels (POST /v1/fingerprints:known reads it by key).
+    expect(transactions).toEqual([3, 3]);
     expect(counterMoves()).toEqual([]);
   });
 
@@ -465,6 +469,18 @@ describe('reuse across batches', () => {
 
     expect(updates().find((u) => u.UpdateExpression?.includes('#reused'))!.ExpressionAttributeValues).toMatchObject({ ':cat': false });
     expect(counterMoves()[1]).toEqual({ pending: -1, success: 1, reused: 1 });
+  });
+
+  it('calls DetectLabels when the only earlier record is in a batch being erased', async () => {
+    given();
+    ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [earlier] });
+    ddb.on(BatchGetCommand).resolves({ Responses: { T: [toBatchItem(batch({ batchId: 'b0', deleting: true }))] } });
+
+    await processUpload(deps(), event());
+
+    expect(detectCalls()).toBe(1);
+    expect(ddb.commandCalls(BatchGetCommand)[0]?.args[0].input.RequestItems?.T).toMatchObject({ ConsistentRead: true });
+    expect(counterMoves()[1]).toEqual({ pending: -1, success: 1 });
   });
 
   it('calls DetectLabels when the only record of these pixels is this batch\'s own claim', async () => {
@@ -1152,7 +1168,7 @@ describe("an upload against its client's daily images quota", () => {
   function memoryQuota(limit: number) {
     const calls = { counted: 0, refused: [] as string[] };
     const quota: UploadQuota = {
-      limitsOf: async () => ({ ratePerSecond: 50, maxImagesPerDay: limit }),
+      limitsOf: async () => ({ ratePerSecond: 50, maxImagesPerDay: limit, maxBatchesPerDay: 1000 }),
       countUpload: async (_client, _day, max) => {
         if (calls.counted >= max) return false;
         calls.counted += 1;
@@ -1178,7 +1194,7 @@ describe("an upload against its client's daily images quota", () => {
     expect([result.outcome, calls.counted, detectCalls()]).toEqual(['success', 1, 1]);
   });
 
-  it('ends an upload beyond the quota as a QuotaExceeded fail record under failed/, marked for its later attempts, never classified', async () => {
+  it('ends an upload beyond the quota as a QuotaExceeded fail record, its object deleted, marked for its later attempts, never classified', async () => {
     given();
     withAttempts(1);
     const { quota, calls } = memoryQuota(0);
@@ -1189,7 +1205,10 @@ describe("an upload against its client's daily images quota", () => {
     expect(detectCalls()).toBe(0);
     expect(calls.refused).toEqual([`${KEY}@2026-11-25`]);
     expect(failRecords().map((r) => [r.err_code, String(r.err_msg)])).toEqual([['QuotaExceeded', expect.stringContaining('quota of 0 images per UTC day is used up for 2026-11-25')]]);
-    expect(copies().map((c) => c.Key)).toEqual(['failed/demo/b1/photo.png']);
+    // The record stays, the bytes go: nothing under failed/.
+    expect(copies()).toEqual([]);
+    expect(s3.commandCalls(DeleteObjectCommand).map((c) => c.args[0].input.Key)).toEqual([KEY]);
+    expect(failRecords()[0]?.processed_key).toBeUndefined();
     expect(metrics).toContain('Images:fail:QuotaExceeded');
   });
 

@@ -1,6 +1,6 @@
 // The quota's pure parts: the token bucket's arithmetic (a clock passed in), the per-client limiter, the UTC day, and
 // the store requests that count uploads and set limits (built without any network).
-import { burstOf, nextUtcDay, utcDay, withDefaults } from '../../lib/quota/limits';
+import { batchesBeyondQuota, burstOf, formsBeyondQuota, nextUtcDay, utcDay, withDefaults } from '../../lib/quota/limits';
 import { ClientRateLimiter, RateLimitedError } from '../../lib/quota/rate-limiter';
 import { TokenBucket } from '../../lib/quota/token-bucket';
 import { toHttpError } from '../../lib/http/middleware';
@@ -45,10 +45,49 @@ describe('TokenBucket', () => {
   });
 });
 
+describe('quota_exceeded', () => {
+  const limits = { ratePerSecond: 50, maxImagesPerDay: 5, maxBatchesPerDay: 3 };
+  const now = Date.parse('2026-11-27T23:00:00.500Z');
+
+  it('answers forms beyond the images left 429 with Retry-After until 00:00 UTC, naming what is left and when', () => {
+    expect(toHttpError(formsBeyondQuota(limits, 3, 4, now))).toEqual({
+      status: 429,
+      code: 'quota_exceeded',
+      message: "4 upload forms asked, but 2 of the client's quota of 5 images per UTC day are left for 2026-11-27; the quota starts afresh at 2026-11-28T00:00:00.000Z",
+      headers: { 'Retry-After': '3600' },
+    });
+  });
+
+  it('answers a batch beyond the day\'s batches 429 naming the limit and the reset time', () => {
+    expect(toHttpError(batchesBeyondQuota(limits, now)).message).toBe(
+      "the client's limit of 3 batches per UTC day is used up for 2026-11-27; the quota starts afresh at 2026-11-28T00:00:00.000Z",
+    );
+  });
+});
+
+describe('TokenBucket, a request costing several tokens', () => {
+  it('charges an admitted request its whole cost, into debt paid back at the rate before the next request', () => {
+    // Arrange: 1 a second, capacity 2
+    const bucket = new TokenBucket(1, 2, 0);
+
+    // Act: admitted with one token, then charged 99 more
+    const costly = bucket.take(0);
+    bucket.charge(0, 99);
+    const next = bucket.take(0);
+    const later = bucket.take(98_000);
+
+    // Assert: 2 - 1 - 99 = -98 tokens: 99 s until the next one
+    expect(costly).toBe(0);
+    expect(next).toBeCloseTo(99);
+    expect(later).toBeCloseTo(1);
+    expect(bucket.take(99_000)).toBe(0);
+  });
+});
+
 describe('ClientRateLimiter', () => {
   it("keeps a bucket per client, so one client's burst leaves another's untouched", async () => {
     // Arrange
-    const limiter = new ClientRateLimiter({ limitsOf: async () => ({ ratePerSecond: 1, maxImagesPerDay: 10 }), now: () => 0 });
+    const limiter = new ClientRateLimiter({ limitsOf: async () => ({ ratePerSecond: 1, maxImagesPerDay: 10, maxBatchesPerDay: 1000 }), now: () => 0 });
     await limiter.admit('a');
     await limiter.admit('a');
 
@@ -62,7 +101,7 @@ describe('ClientRateLimiter', () => {
 
   it('answers 429 rate_limited with Retry-After in whole seconds, at least one', async () => {
     // Arrange
-    const limiter = new ClientRateLimiter({ limitsOf: async () => ({ ratePerSecond: 0.25, maxImagesPerDay: 10 }), now: () => 0 });
+    const limiter = new ClientRateLimiter({ limitsOf: async () => ({ ratePerSecond: 0.25, maxImagesPerDay: 10, maxBatchesPerDay: 1000 }), now: () => 0 });
     await limiter.admit('a');
 
     // Act
@@ -79,7 +118,7 @@ describe('limits', () => {
   });
 
   it('fills what a client has not set from the defaults', () => {
-    expect(withDefaults({ maxImagesPerDay: 3 }, { ratePerSecond: 50, maxImagesPerDay: 100_000 })).toEqual({ ratePerSecond: 50, maxImagesPerDay: 3 });
+    expect(withDefaults({ maxImagesPerDay: 3 }, { ratePerSecond: 50, maxImagesPerDay: 100_000, maxBatchesPerDay: 1000 })).toEqual({ ratePerSecond: 50, maxImagesPerDay: 3, maxBatchesPerDay: 1000 });
   });
 
   it('counts days in UTC, the next starting at midnight UTC', () => {
