@@ -3,11 +3,12 @@
 // passes when both batches are done and each batch's counters equal what its records add up to. It mounts a
 // filesystem, so it needs root (or CAP_SYS_ADMIN) and is not a bench CI runs:
 //   sudo npx tsx bench/full-disk-trial.ts [--size-mb 12] [--photos 100] [--full-seconds 20]
+// Beside them `icecat upload --wait` sends a third, small batch, and what it says while the disk is full is kept.
 // The result goes to bench/results/full-disk-trial.json and stdout; the exit code is 0 when it passed.
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,6 +35,7 @@ const PHOTOS = Number(args.photos);
 const FULL_MS = Number(args['full-seconds']) * 1000;
 const TIMEOUT_MS = Number(args['timeout-seconds']) * 1000;
 const GROWN_MB = 512;
+const CLI_PHOTOS = 10;
 
 const log = (line: string) => console.log(`[trial ${new Date().toISOString().slice(11, 19)}] ${line}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -99,6 +101,28 @@ async function main(): Promise<number> {
     const images = await photos(2 * PHOTOS, seededRandom(29));
     const bytes = images.reduce((sum, b) => sum + b.length, 0);
     log(`${images.length} photos, ${(bytes / 1024 / 1024).toFixed(1)} MiB`);
+
+    // The CLI's batch: uploaded with --wait while the others fill the disk; it says why nothing moves after 5 s.
+    const cliDir = join(work, 'cli-photos');
+    mkdirSync(cliDir);
+    for (const [i, photo] of (await photos(CLI_PHOTOS, seededRandom(291))).entries()) writeFileSync(join(cliDir, `cli-${i}.jpg`), photo);
+    const cli = new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [join(__dirname, '..', 'bin', 'icecat.js'), 'upload', cliDir, '--wait', '--wait-timeout', String(TIMEOUT_MS / 1000)],
+        {
+          env: {
+            ...process.env,
+            ICECAT_API_URL: s.apiUrl,
+            ICECAT_API_KEY: readFileSync(join(dataDir, 'demo-api-key'), 'utf8').trim(),
+            ICECAT_BRIDGE_URL: s.bridgeUrl,
+            ICECAT_WAIT_STALL_SECONDS: '5',
+            NO_COLOR: '1',
+          },
+        },
+        (err, _stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stderr }),
+      );
+    });
 
     const stamp = Date.now().toString(36);
     const batchIds = [`full-a-${stamp}`, `full-b-${stamp}`];
@@ -168,6 +192,8 @@ async function main(): Promise<number> {
       if ((reports.every((r) => r.done) && equal) || Date.now() > deadline) break;
       await sleep(2000);
     }
+    const cliRun = await cli;
+    log(`icecat upload --wait exited ${cliRun.code}`);
     const passed = reports.every((r) => r.done && JSON.stringify(r.counts) === JSON.stringify(r.records) && r.records?.total === PHOTOS);
     const result = {
       passed,
@@ -181,6 +207,7 @@ async function main(): Promise<number> {
       secondsFullBeforeGrow: grownAt && fullAt ? Math.round((grownAt - fullAt) / 1000) : undefined,
       secondsFromGrowToDone: grownAt ? Math.round((Date.now() - grownAt) / 1000) : undefined,
       batches: reports,
+      cli: { exitCode: cliRun.code, stallLines: cliRun.stderr.split('\n').filter((l) => /nothing has moved|out of disk space/.test(l)).slice(0, 5) },
       reconcileLines: s.log().split('\n').filter((l) => /recounted batches|recounting/.test(l)).slice(0, 10),
     };
     console.log(JSON.stringify(result, null, 2));
