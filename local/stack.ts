@@ -331,7 +331,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         queue: bridge,
         ...opts.reconcile,
         onStaleBatch,
-        checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log),
+        // It reads the batches-expiring index, which a table made before it lacks (the expiry sweep says so).
+        ...(dynamodb.table.missingIndexes.includes('batches-expiring')
+          ? {}
+          : { checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log) }),
         ...(opts.applyEnv !== false ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, jobs.callbacks, started) } : {}),
         log: quiet ? () => undefined : (line) => console.warn(line),
       });
