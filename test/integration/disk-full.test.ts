@@ -198,10 +198,10 @@ describe('a full data dir (a tmpfs of its own)', () => {
     const notes: string[] = [];
     const waited = waitUntilDone(new ApiClient({ apiUrl: stack.apiUrl, apiKey }), 'disk-form', 1, true, { ...silentProgress, note: (l) => notes.push(l) }, 100, 60_000, {
       stallMs: 300,
-      timeoutMs: 1_500,
+      timeoutMs: 3_000,
       status: () => readServiceStatus(`${stack.bridgeUrl}/status`),
     });
-    await expect(waited).rejects.toThrow(/gave up waiting after 2 s \(--wait-timeout\): batch disk-form is open, 0 of 1 classified; the service is out of disk space/);
+    await expect(waited).rejects.toThrow(/gave up waiting after 3 s \(--wait-timeout\): batch disk-form is open, 0 of 1 classified; the service is out of disk space/);
     expect(notes[0]).toMatch(/^nothing has moved for \d+ s \(0 of 1 classified\): the service is out of disk space in .*data \(writes refused: .*dynamodb \d+/);
 
     expect(halfWritten(dataDir)).toEqual([]);
