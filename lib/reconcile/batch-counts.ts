@@ -24,8 +24,8 @@ export interface CountCheckDeps {
 export interface CountCheckResult {
   /** Summaries read. */
   checked: number;
-  /** Batches recounted, as `clientId/batchId`, and why. */
-  recounted: { batch: string; why: CountCheckReason; done: boolean }[];
+  /** Batches recounted, as `clientId/batchId`, why, whether the recount moved a counter, and whether it is done now. */
+  recounted: { batch: string; why: CountCheckReason; changed: boolean; done: boolean }[];
   truncated: boolean;
 }
 
@@ -61,13 +61,15 @@ export async function checkBatchCounts(deps: CountCheckDeps, limits: { maxBatche
       } catch (err) {
         deps.log?.('recounting a batch failed; the next sweep tries again', { batch: name, error: String(err) });
       }
-      result.recounted.push({ batch: name, why, done: now.doneAt !== undefined });
+      result.recounted.push({ batch: name, why, changed: countsKey(now.counts) !== countsKey(batch.counts), done: now.doneAt !== undefined });
     }
     if (now.doneAt === undefined) unsettled.set(name, countsKey(now.counts));
   }
   // Only what this run saw is remembered: a batch done or gone is forgotten.
   if (!result.truncated) deps.seen.clear();
   for (const [name, key] of unsettled) deps.seen.set(name, key);
-  if (result.recounted.length > 0) deps.log?.('recounted batches', { recounted: result.recounted });
+  // A stuck batch whose recount found its counters right is only waiting (a long queue, a full disk): not logged.
+  const repaired = result.recounted.filter((r) => r.changed || r.done);
+  if (repaired.length > 0) deps.log?.('recounted batches', { recounted: repaired });
   return result;
 }

@@ -144,7 +144,7 @@ describe("the reconciliation sweep's count check", () => {
     const result = await sweep(new Map(), async (b) => void done.push(b.batchId));
 
     // Assert
-    expect(result.recounted).toContainEqual({ batch: `${CLIENT}/${batchId}`, why: 'due', done: true });
+    expect(result.recounted).toContainEqual({ batch: `${CLIENT}/${batchId}`, why: 'due', changed: false, done: true });
     expect(done).toEqual([batchId]);
     expect((await storeOf(aws().ddb).getBatch(CLIENT, batchId))?.doneAt).toBeDefined();
   });
@@ -163,7 +163,7 @@ describe("the reconciliation sweep's count check", () => {
     const result = await sweep(new Map(), async (b) => void done.push(b.batchId));
 
     // Assert
-    expect(result.recounted).toContainEqual({ batch: `${CLIENT}/${batchId}`, why: 'impossible', done: true });
+    expect(result.recounted).toContainEqual({ batch: `${CLIENT}/${batchId}`, why: 'impossible', changed: true, done: true });
     const batch = await storeOf(aws().ddb).getBatch(CLIENT, batchId);
     expect(batch?.counts).toEqual(await recordsCount(batchId));
     expect(batch?.counts).toMatchObject({ total: 2, pending: 0, success: 2 });
@@ -187,7 +187,7 @@ describe("the reconciliation sweep's count check", () => {
 
     // Assert: left alone once (it may be moving), recounted when it did not move.
     expect(first.recounted.map((r) => r.batch)).not.toContain(`${CLIENT}/${batchId}`);
-    expect(second_.recounted).toContainEqual({ batch: `${CLIENT}/${batchId}`, why: 'stuck', done: true });
+    expect(second_.recounted).toContainEqual({ batch: `${CLIENT}/${batchId}`, why: 'stuck', changed: true, done: true });
     const batch = await storeOf(aws().ddb).getBatch(CLIENT, batchId);
     expect(batch?.counts).toEqual(await recordsCount(batchId));
     expect(done).toEqual([batchId]);
