@@ -85,7 +85,9 @@ Exit codes:
 const CONFIG_HELP = `
 Configuration:
   ICECAT_API_URL   the API (default ${DEFAULT_API_URL}); or --api-url
-  ICECAT_API_KEY   your API key; or --api-key`;
+  ICECAT_API_KEY   your API key; or --api-key
+  ICECAT_BRIDGE_URL          the local stack's bridge, asked why a --wait does not move (default: port 4570 beside a loopback API)
+  ICECAT_WAIT_STALL_SECONDS  how long --wait sees nothing move before it says why (default 30)`;
 
 /** The program; `run` resolves to the handler's exit code. */
 export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Command; run(argv: string[]): Promise<number> } {
