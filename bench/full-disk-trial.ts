@@ -90,6 +90,15 @@ async function main(): Promise<number> {
   log(`data dir ${dataDir}: a ${SIZE_MB} MiB tmpfs`);
   let stack: StackProcess | undefined;
   const started = Date.now();
+  // Interrupted: the stack stopped and the tmpfs unmounted all the same.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      stack?.signal('SIGKILL');
+      execFileSync('umount', ['-l', dataDir]);
+      rmSync(work, { recursive: true, force: true });
+      process.exit(130);
+    });
+  }
   try {
     stack = await startStackProcess(dataDir, join(work, 'stack.log'), {
       ICECAT_RECONCILE_INTERVAL_SECONDS: '5',
