@@ -461,3 +461,14 @@ function presentCallback(batch: Batch): CallbackDelivery | null {
     gaveUpAt: iso(state.gaveUpAt ?? undefined),
   };
 }
+
+/**
+ * Counters no sequence of whole writes can leave (docs/design.md, "A full disk"): every counter move keeps them, so
+ * only a lost move (without transactions, a record written and its count refused) or a recount racing one can break
+ * them. A batch that shows one is recounted from its records.
+ */
+export function countsCannotBeRight(c: Counts): boolean {
+  if (Object.values(c).some((n) => n < 0)) return true;
+  if (c.pending + c.success + c.fail + c.duplicate !== c.total) return true;
+  return c.reused > c.success || c.cats > c.success || c.reviewed > c.success || c.corrected > c.reviewed;
+}

@@ -8,6 +8,7 @@ import { envNumber } from '../lib/config';
 import { sweepCallbacks, type CallbackSweepDeps, type CallbackSweepLimits, type CallbackSweepResult } from '../lib/reconcile/callbacks';
 import { sweepUploads, type SweepLimits, type SweepResult } from '../lib/reconcile/sweep';
 import { keysInS3Message } from '../lib/reconcile/s3-event';
+import type { CountCheckResult } from '../lib/reconcile/batch-counts';
 import type { LocalQueue } from './queue';
 
 export interface LocalReconcileOptions {
@@ -22,12 +23,17 @@ export interface LocalReconcileOptions {
   maxObjects?: number;
   maxDurationMs?: number;
   onStaleBatch?(clientId: string, batchId: string): Promise<void> | void;
+  /**
+   * Each run's count check (lib/reconcile/batch-counts.ts): batches whose counters cannot be right, are due to be done,
+   * or are stuck, are recounted and settled.
+   */
+  checkCounts?: () => Promise<CountCheckResult>;
   /** Completion callbacks to look after (only where the callbacks consumer runs in-process). */
   callbacks?: { deps: Omit<CallbackSweepDeps, 'log'>; limits: CallbackSweepLimits };
   log?: (line: string) => void;
 }
 
-export type LocalSweepResult = SweepResult & { callbacks?: CallbackSweepResult };
+export type LocalSweepResult = SweepResult & { callbacks?: CallbackSweepResult; counts?: CountCheckResult };
 
 export interface LocalReconciler {
   /** Runs a sweep now (after the one running, if any) and resolves with its result. */
@@ -82,13 +88,21 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
         },
         limits,
       );
-      if (!opts.callbacks) return uploads;
+      let result: LocalSweepResult = uploads;
+      if (opts.checkCounts) {
+        try {
+          result = { ...result, counts: await opts.checkCounts() };
+        } catch (err) {
+          sweepLog('checking batch counts failed', { error: String(err) });
+        }
+      }
+      if (!opts.callbacks) return result;
       try {
-        return { ...uploads, callbacks: await sweepCallbacks({ ...opts.callbacks.deps, log: sweepLog }, opts.callbacks.limits) };
+        return { ...result, callbacks: await sweepCallbacks({ ...opts.callbacks.deps, log: sweepLog }, opts.callbacks.limits) };
       } catch (err) {
         // E.g. a data dir whose table predates the callbacks-due index (the stack warned at start).
         sweepLog('looking after completion callbacks failed', { error: String(err) });
-        return uploads;
+        return result;
       }
     } finally {
       release();

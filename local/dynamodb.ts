@@ -230,6 +230,18 @@ function cacheTables<T extends (...args: never[]) => void>(store: DynaliteStore,
   }) as T;
 }
 
+/** The operations that write the table's data. */
+const WRITE_ACTIONS: ReadonlySet<string> = new Set(['batchWriteItem', 'deleteItem', 'putItem', 'updateItem']);
+
+/** DynamoDB's own 500, which the SDKs retry, saying what refused the request. */
+const internalError = (cause: unknown): DynaliteAnswerError => ({
+  statusCode: 500,
+  body: {
+    __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+    message: `Internal server error: ${cause instanceof Error ? cause.message : String(cause)}`,
+  },
+});
+
 /** dynalite's operations (its index.js requires ./actions/<name> for each at load). */
 const DYNALITE_ACTIONS: readonly string[] = [
   'batchGetItem', 'batchWriteItem', 'createTable', 'deleteItem', 'deleteTable', 'describeTable', 'describeTimeToLive', 'getItem',
@@ -257,22 +269,25 @@ function loadDynalite(): (options: Record<string, unknown>) => DynaliteServer {
     if (!cached || !action || action.answersFaults) continue;
     const wrapped: DynaliteAction & { answersFaults?: true } = (store, data, answer) => {
       const cb = cacheTables(store, name, answer);
-      afterRepair(store, () => action(store, data, (err, result) => {
-        if (!err || (err as Partial<DynaliteAnswerError>).statusCode) return cb(err, result);
-        const repair = repairs.get(store);
-        // While the database is closed for a reopen that failed, the reopen's error is the cause.
-        const cause = repair?.lastError !== undefined && /database is (closed|not open)/i.test(String(err)) ? repair.lastError : err;
-        faultListeners.get(store.options?.path ?? '')?.(cause);
-        if ((cause as { code?: string }).code === 'LEVEL_IO_ERROR') needsRepair(store, cause);
-        const answer: DynaliteAnswerError = {
-          statusCode: 500,
-          body: {
-            __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
-            message: `Internal server error: ${cause instanceof Error ? cause.message : String(cause)}`,
-          },
-        };
-        cb(answer);
-      }));
+      afterRepair(store, () => {
+        // After a refused write LevelDB may hold half a record at its log's end, yet take the next write: written after
+        // it, acknowledged, and lost when the log is read back at the reopen (the reader drops the rest of the block). So
+        // until the reopen no write is taken at all; reads go on.
+        const pending = repairs.get(store);
+        if (pending && WRITE_ACTIONS.has(name)) {
+          faultListeners.get(store.options?.path ?? '')?.(pending.lastError);
+          return cb(internalError(pending.lastError));
+        }
+        action(store, data, (err, result) => {
+          if (!err || (err as Partial<DynaliteAnswerError>).statusCode) return cb(err, result);
+          const repair = repairs.get(store);
+          // While the database is closed for a reopen that failed, the reopen's error is the cause.
+          const cause = repair?.lastError !== undefined && /database is (closed|not open)/i.test(String(err)) ? repair.lastError : err;
+          faultListeners.get(store.options?.path ?? '')?.(cause);
+          if ((cause as { code?: string }).code === 'LEVEL_IO_ERROR') needsRepair(store, cause);
+          cb(internalError(cause));
+        });
+      });
     };
     wrapped.answersFaults = true;
     cached.exports = wrapped;

@@ -228,6 +228,11 @@ export class LocalQueue {
     this.paused = true;
   }
 
+  /** Whether deliveries are held (pause(), or the paused option until resume()). */
+  isPaused(): boolean {
+    return this.paused;
+  }
+
   /** Starts delivering (see the paused option). */
   resume(): void {
     this.paused = false;

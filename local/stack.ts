@@ -29,6 +29,9 @@ import { batchesOfKeys } from '../lib/ingest/s3-key';
 import { dataDirFromEnv, prepareDataDir } from './data-layout';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning, type DiskState } from './disk-space';
 import { BatchStore } from '../lib/store/batch-store';
+import { readLiveBatches } from '../lib/store/live-batches';
+import { checkBatchCounts, type CountCheckResult } from '../lib/reconcile/batch-counts';
+import { completionHook } from '../lib/notify/wiring';
 import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
@@ -344,6 +347,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         queue: bridge,
         ...opts.reconcile,
         onStaleBatch,
+        // It reads the batches-expiring index, which a table made before it lacks (the expiry sweep says so).
+        ...(dynamodb.table.missingIndexes.includes('batches-expiring')
+          ? {}
+          : { checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log) }),
         ...(opts.applyEnv !== false ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, jobs.callbacks, started) } : {}),
         log: quiet ? () => undefined : (line) => console.warn(line),
       });
@@ -445,6 +452,26 @@ function recounter(
     await store.recount(clientId, batchId);
   };
 }
+
+/**
+ * The sweep's count check (lib/reconcile/batch-counts.ts), with the completion path of the ingest (the callback's first
+ * attempt) for a batch it finds done, where the callbacks consumer runs in-process.
+ */
+function countChecker(endpoint: string, tableName: string, callbacks: JobQueue | undefined, started: Closable[], log: (line: string) => void): () => Promise<CountCheckResult> {
+  const client = localDynamoClient(endpoint);
+  started.push({ name: 'count check client', close: async () => client.destroy() });
+  const ddb = DynamoDBDocumentClient.from(client);
+  const store = new BatchStore({ ddb, tableName, transactions: false, ...(callbacks ? { onDone: completionHook({ callbacks }, (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details)}`)) } : {}) });
+  const seen = new Map<string, string>();
+  return () =>
+    checkBatchCounts(
+      { batches: () => readLiveBatches({ ddb, tableName }, Math.floor(Date.now() / 1000)), store, seen, log: (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`) },
+      { maxBatches: COUNT_CHECK_MAX_BATCHES },
+    );
+}
+
+/** Summaries the count check reads per sweep. */
+const COUNT_CHECK_MAX_BATCHES = 5_000;
 
 /** The sweep's look after completion callbacks, sending to the in-process callbacks consumer (its env applied). */
 function callbackSweep(endpoint: string, table: string, callbacks: JobQueue, started: Closable[]): NonNullable<LocalReconcileOptions['callbacks']> {

@@ -6,9 +6,10 @@ import { pipeline } from 'node:stream/promises';
 import { batchPath } from '../api/client-contract';
 import { ApiClient, collect, type ImageFilter } from './api-client';
 import { resolveConnection } from './config';
-import { ApiAnswerError, EXIT, NetworkError, RouteMissingError, UsageError } from './errors';
+import { ApiAnswerError, EXIT, NetworkError, RouteMissingError, UsageError, WaitTimeoutError } from './errors';
 import { estimateLine, estimateUpload, localFingerprints, type AskKnown } from './estimate';
-import { pricePerImageUsd } from '../config';
+import { envNumber, pricePerImageUsd } from '../config';
+import { readServiceStatus, stallCause, statusUrlFor, type ServiceStatus } from './service-status';
 import {
   batchTable,
   fileRows,
@@ -36,6 +37,8 @@ export interface CommandContext {
   stderr: Writable & { isTTY?: boolean };
   /** Pause between two reads of a batch being classified. */
   pollMs?: number;
+  /** How long --wait sees nothing move before it says why (default ICECAT_WAIT_STALL_SECONDS, 30 s). */
+  stallMs?: number;
 }
 
 export function commandHandlers(ctx: CommandContext): Handlers {
@@ -60,7 +63,7 @@ export function commandHandlers(ctx: CommandContext): Handlers {
     out(o.json ? json({ items }) : items.length ? render(items) : none);
 
   return {
-    upload: (inputs, o) => (o.dryRun ? dryRun(inputs, o, askKnownFor(o), out, err) : upload(inputs, o, clientFor(o), ctx, out, err)),
+    upload: (inputs, o) => (o.dryRun ? dryRun(inputs, o, askKnownFor(o), out, err) : upload(inputs, o, clientFor(o), ctx, out, err, statusUrlFor(resolveConnection(o, ctx.env).apiUrl, undefined, ctx.env))),
 
     async batches(o) {
       const client = clientFor(o);
@@ -254,6 +257,7 @@ async function upload(
   ctx: CommandContext,
   out: (t: string) => void,
   err: (t: string) => void,
+  statusUrl?: string,
 ): Promise<number> {
   const progress: ProgressReporter = o.quiet ? silentProgress : ctx.stderr.isTTY ? terminalProgress(ctx.stderr as NodeJS.WriteStream) : plainProgress({ write: err });
   if (o.quiet) {
@@ -318,9 +322,21 @@ async function upload(
 
   let summary: BatchSummary;
   let settled: boolean;
+  let timedOut: WaitTimeoutError | undefined;
   if (o.wait && !result.abortedBy) {
-    summary = await waitUntilDone(client, batchId, sentSoFar, closeSupported, progress, ctx.pollMs ?? 1_000);
-    settled = true;
+    try {
+      summary = await waitUntilDone(client, batchId, sentSoFar, closeSupported, progress, ctx.pollMs ?? 1_000, WAIT_OUTAGE_MS, {
+        stallMs: ctx.stallMs ?? envNumber('ICECAT_WAIT_STALL_SECONDS', 30, { min: 0.01, max: 86_400 }) * 1000,
+        ...(o.waitTimeout !== undefined ? { timeoutMs: o.waitTimeout * 1000 } : {}),
+        ...(statusUrl ? { status: () => readServiceStatus(statusUrl) } : {}),
+      });
+      settled = true;
+    } catch (e) {
+      if (!(e instanceof WaitTimeoutError)) throw e;
+      timedOut = e;
+      summary = e.last;
+      settled = false;
+    }
   } else {
     summary = await client.getBatch(batchId);
     settled = summary.status === 'done';
@@ -340,6 +356,10 @@ async function upload(
       `${overQuota} file${overQuota === 1 ? ' was' : 's were'} beyond this client's images quota for today (QuotaExceeded): ` +
         'kept by the service under failed/, not classified; the quota starts afresh at 00:00 UTC (GET /v1/usage shows it)',
     );
+  }
+  if (timedOut) {
+    err(timedOut.message);
+    return EXIT.failure;
   }
   if (result.outOfSpace) {
     err(outOfSpaceLine(result, `run the same command with --batch ${batchId}`));
@@ -387,10 +407,21 @@ export function usageLine(u: BatchUsage): string {
 /** How long --wait keeps asking an API that does not answer (a restarting stack, a network blip) before it gives up. */
 export const WAIT_OUTAGE_MS = 120_000;
 
+/** What --wait watches besides the batch: when to say why nothing moves, and when to give up. */
+export interface WaitWatch {
+  /** Nothing moved for this long: one line saying why (again each such while). Default 30 s. */
+  stallMs?: number;
+  /** Gives up (WaitTimeoutError) after this long. */
+  timeoutMs?: number;
+  /** Why the service does not progress, where it knows (lib/cli/service-status.ts). */
+  status?: () => Promise<ServiceStatus | undefined>;
+}
+
 /**
  * Reads the summary until the batch is done. A server without the :close route never closes a batch whose declared
  * files did not all arrive, so there the batch counts as done once the `sent` files are all classified. The files
- * are uploaded by then, so an API that stops answering for a while is waited for, up to `outageMs` in a row.
+ * are uploaded by then, so an API that stops answering for a while is waited for, up to `outageMs` in a row. When
+ * nothing moves for `watch.stallMs` it says why, where the service knows, and waits on; `watch.timeoutMs` ends it.
  */
 export async function waitUntilDone(
   client: ApiClient,
@@ -400,11 +431,29 @@ export async function waitUntilDone(
   progress: ProgressReporter,
   pollMs: number,
   outageMs: number = WAIT_OUTAGE_MS,
+  watch: WaitWatch = {},
 ): Promise<BatchSummary> {
   progress.classifyStarted(sent);
   let unansweredSince: number | undefined;
+  const startedAt = Date.now();
+  const stallMs = watch.stallMs ?? 30_000;
+  let last: BatchSummary | undefined;
+  let lastMove = '';
+  let movedAt = startedAt;
+  let notedAt = startedAt;
+  let cause: string | undefined;
   try {
     for (;;) {
+      if (watch.timeoutMs !== undefined && Date.now() - startedAt >= watch.timeoutMs) {
+        last ??= await client.getBatch(batchId);
+        const finished = last.counts.success + last.counts.fail + last.counts.duplicate;
+        throw new WaitTimeoutError(
+          `gave up waiting after ${Math.round(watch.timeoutMs / 1000)} s (--wait-timeout): batch ${batchId} is ${last.status}, ` +
+            `${finished} of ${Math.max(last.expected ?? last.counts.total, finished)} classified${cause ? `; ${cause}` : ''}; ` +
+            `the service goes on with it: icecat status ${batchId}`,
+          { last },
+        );
+      }
       let s: BatchSummary;
       try {
         s = await client.getBatch(batchId);
@@ -419,9 +468,21 @@ export async function waitUntilDone(
         await new Promise((resolve) => setTimeout(resolve, pollMs));
         continue;
       }
+      last = s;
       const finished = s.counts.success + s.counts.fail + s.counts.duplicate;
-      progress.classified(finished, Math.max(s.expected ?? s.counts.total, finished, closeSupported ? 0 : sent));
+      const of = Math.max(s.expected ?? s.counts.total, finished, closeSupported ? 0 : sent);
+      progress.classified(finished, of);
       if (s.status === 'done' || (!closeSupported && s.counts.total >= sent && finished >= s.counts.total)) return s;
+      const move = `${s.status} ${s.counts.total} ${finished}`;
+      if (move !== lastMove) {
+        lastMove = move;
+        movedAt = notedAt = Date.now();
+      } else if (Date.now() - notedAt >= stallMs) {
+        notedAt = Date.now();
+        cause = stallCause(await watch.status?.());
+        const why = cause ?? (watch.status ? 'the service reports no fault (a long queue, or a slow detector)' : 'the service cannot be asked why');
+        progress.note(`nothing has moved for ${Math.round((notedAt - movedAt) / 1000)} s (${finished} of ${of} classified): ${why}; still waiting`);
+      }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
   } finally {

@@ -1,6 +1,7 @@
 // The CLI's failures. Each carries a code of the one error family (lib/errors.ts): the API's own code when the API
 // answered one, and the exit code comes from the code (0 success, 2 some files failed, the service is out of
 // space or the client is beyond a daily quota, 1 usage, authentication, network or any other failure, as docs/design.md §7 sets).
+import type { BatchSummary } from '../api/client-contract';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 export const EXIT = { ok: 0, failure: 1, someFailed: 2, interrupted: 130 } as const;
@@ -76,3 +77,14 @@ export class OutOfSpaceError extends CliError {
 /** Whether an error answer says the service has no room left (pure). */
 export const saysOutOfSpace = (status: number, code: string, message: string): boolean =>
   status === 507 || code === 'insufficient_storage' || (status >= 500 && /out of (disk |storage )?space|no space left/i.test(message));
+
+/** --wait-timeout ran out: the message says where the batch stands, and `last` is its summary then. */
+export class WaitTimeoutError extends CliError {
+  override name = 'WaitTimeoutError';
+  readonly code: string = 'wait_timeout';
+  readonly last: BatchSummary;
+  constructor(message: string, options: IceCatErrorOptions & { last: BatchSummary }) {
+    super(message, options);
+    this.last = options.last;
+  }
+}

@@ -18,6 +18,8 @@ export interface UploadCommandOptions extends GlobalOptions {
   batch?: string;
   debug?: boolean;
   wait?: boolean;
+  /** Seconds --wait waits at most before it ends with exit 1. */
+  waitTimeout?: number;
   json?: boolean;
   concurrency: number;
   dryRun?: boolean;
@@ -78,12 +80,14 @@ Exit codes:
   0  every file ended success or duplicate (or the command succeeded)
   2  some file failed (refused before upload, skipped by the walk: unreadable, a broken link, a name not UTF-8;
      or classified as fail)
-  1  usage, authentication or network error`;
+  1  usage, authentication or network error, or --wait-timeout reached`;
 
 const CONFIG_HELP = `
 Configuration:
   ICECAT_API_URL   the API (default ${DEFAULT_API_URL}); or --api-url
-  ICECAT_API_KEY   your API key; or --api-key`;
+  ICECAT_API_KEY   your API key; or --api-key
+  ICECAT_BRIDGE_URL          the local stack's bridge, asked why a --wait does not move (default: port 4570 beside a loopback API)
+  ICECAT_WAIT_STALL_SECONDS  how long --wait sees nothing move before it says why (default 30)`;
 
 /** The program; `run` resolves to the handler's exit code. */
 export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Command; run(argv: string[]): Promise<number> } {
@@ -113,7 +117,8 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     .argument('<paths...>', 'files and folders; a folder keeps its name and sub-folders in the file names (trip/day1/a.jpg), unless given with a trailing slash (trip/ names day1/a.jpg)')
     .option('-b, --batch <name>', 'name the batch (default: the API makes an id); an existing open batch is resumed', batchName)
     .option('--debug', "record per-image processing logs (read them with 'icecat logs')")
-    .option('-w, --wait', 'wait until every file is classified, then print the results')
+    .option('-w, --wait', 'wait until every file is classified, then print the results; when nothing moves for 30 s, says why where the service knows')
+    .option('--wait-timeout <s>', 'with --wait: give up after this many seconds (exit 1)', integerIn(1, 7 * 86_400))
     .addOption(jsonOption)
     .option('-c, --concurrency <n>', 'files uploaded at once', integerIn(1, MAX_CONCURRENCY), DEFAULT_CONCURRENCY)
     .option('-n, --dry-run', 'list what would be uploaded, upload nothing')

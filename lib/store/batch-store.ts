@@ -27,7 +27,18 @@ import type { TakeBack } from './take-back';
 import { transactWrite } from './transact';
 import { keepPaidResult, paidResult, type PaidResult } from './paid-result';
 import { toBatch, toImage } from './attributes';
-import { isCatAt, isVisibleBatch, machineIsCatOf, shouldAutoClose, shouldMarkDone, type Batch, type Counts, type Image, type Review } from '../domain';
+import {
+  countsCannotBeRight,
+  isCatAt,
+  isVisibleBatch,
+  machineIsCatOf,
+  shouldAutoClose,
+  shouldMarkDone,
+  type Batch,
+  type Counts,
+  type Image,
+  type Review,
+} from '../domain';
 import { batchKey, clientKey, imageKey, nowSeconds, splitPartition, type BatchItem, type ImageItem, type UploadItem } from './schema';
 import {
   CLAIM_COUNTS,
@@ -511,9 +522,16 @@ export class BatchStore {
     const note = opts.note && noteFingerprintRequest(this.table, opts.note, c.fprint);
     if (note && !this.opts.transactions) await this.ddb.send(new UpdateCommand(note));
     const records = note && this.opts.transactions ? [claimRequest(this.table, c), note] : [claimRequest(this.table, c)];
-    if (await this.recordWithCounts(records, c, CLAIM_COUNTS, { ...opts, takingUploads: true })) {
-      return { held: true, takeover: false, uploadedAt: c.now };
+    let counted: boolean;
+    try {
+      counted = await this.recordWithCounts(records, c, CLAIM_COUNTS, { ...opts, takingUploads: true });
+    } catch (err) {
+      // Without transactions the claim may stand uncounted (its count refused, e.g. by a full disk): handed back, so
+      // the retry takes it over at once; the count it lacks shows once it finishes, and is recounted then.
+      if (!this.opts.transactions && !(err instanceof BatchClosedError) && !(err instanceof BatchErasedError)) await this.release(c).catch(() => undefined);
+      throw err;
     }
+    if (counted) return { held: true, takeover: false, uploadedAt: c.now };
     const existing = await this.getImage(c.clientId, c.batchId, c.fprint);
     if (!existing) return this.claim(c, opts); // removed between the two calls: try again
     if (existing.status === 'processing' && existing.claimId && (existing.leaseUntil ?? 0) < c.now) {
@@ -671,7 +689,11 @@ export class BatchStore {
       }
       throw await this.countRefused(batch, opts.takingUploads === true);
     }
-    await this.settle(toBatch(out.Attributes as BatchItem));
+    const after = toBatch(out.Attributes as BatchItem);
+    // A count lost earlier (its record written, the move refused) leaves counters no whole writes leave, at the latest
+    // when the uncounted image's result is counted: recounted from the records then, and settled (recount settles).
+    if (countsCannotBeRight(after.counts)) await this.recount(batch.clientId, batch.batchId);
+    else await this.settle(after);
     return true;
   }
 

@@ -49,9 +49,18 @@ describe('icecat command line', () => {
     });
   });
 
+  it('parses --wait-timeout in seconds', async () => {
+    const h = harness();
+
+    await h.run(['upload', 'photos', '--wait', '--wait-timeout', '90']);
+
+    expect(h.calls[0]?.[2]).toMatchObject({ wait: true, waitTimeout: 90 });
+  });
+
   it.each([
     [['upload', 'photos', '--concurrency', '0'], /--concurrency.*must be a whole number from 1 to 64/],
     [['upload', 'photos', '--concurrency', 'many'], /must be a whole number/],
+    [['upload', 'photos', '--wait', '--wait-timeout', '0'], /--wait-timeout.*must be a whole number from 1 to 604800/],
     [['upload', 'photos', '--batch', 'no spaces'], /batch id is 1-64 of/],
     [['upload'], /missing required argument 'paths'/],
     [['images', 'b1', '--status', 'lost'], /must be one of pending, processing, success, fail, duplicate/],

@@ -6,6 +6,7 @@
 // end with a record.
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { execFile, execFileSync, type ExecFileException } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,12 @@ import { ApiClient } from '../../lib/cli/api-client';
 import { OutOfSpaceError } from '../../lib/cli/errors';
 import { postForm } from '../../lib/cli/form-upload';
 import { controlHeaders } from '../../local/control-token';
+import { waitUntilDone } from '../../lib/cli/commands';
+import { silentProgress } from '../../lib/cli/progress';
+import { readServiceStatus } from '../../lib/cli/service-status';
+import { toBatch } from '../../lib/store/attributes';
+import { batchKey } from '../../lib/store/schema';
+import { countRecords, recountQuery } from '../../lib/store/writes';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { distinctImages, keysUnder, readBatch, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';
@@ -188,6 +195,16 @@ describe('a full data dir (a tmpfs of its own)', () => {
     expect(stack.log()).toMatch(/\[dynamodb\] out of space in /);
     expect(stack.log()).not.toMatch(/uncaught|LEVEL_IO_ERROR.*\n\s+at /i);
 
+    // `icecat upload --wait` on a batch that cannot move: one line naming the lack of space, then on until its timeout.
+    const notes: string[] = [];
+    const waited = waitUntilDone(new ApiClient({ apiUrl: stack.apiUrl, apiKey }), 'disk-form', 1, true, { ...silentProgress, note: (l) => notes.push(l) }, 100, 60_000, {
+      stallMs: 300,
+      timeoutMs: 3_000,
+      status: () => readServiceStatus(`${stack.bridgeUrl}/status`),
+    });
+    await expect(waited).rejects.toThrow(/gave up waiting after 3 s \(--wait-timeout\): batch disk-form is open, 0 of 1 classified; the service is out of disk space/);
+    expect(notes[0]).toMatch(/^nothing has moved for \d+ s \(0 of 1 classified\): the service is out of disk space in .*data \(writes refused: .*dynamodb \d+/);
+
     expect(halfWritten(dataDir)).toEqual([]);
     // A refused upload left nothing behind.
     const stored = await keysUnder(stack.s3, stack.bucket, `uploads/demo/${BATCH}/`);
@@ -225,6 +242,21 @@ describe('a full data dir (a tmpfs of its own)', () => {
     expect(cliNames).toEqual(['photos/cli-0.png', 'photos/cli-1.png', 'photos/cli-2.png']);
     expect(formNames).toEqual(['form.png']);
     expect(await keysUnder(stack.s3, stack.bucket, 'uploads/')).toEqual([]);
+
+    // Each batch's counters equal what its records add up to, whichever of a record's two writes the disk refused.
+    const ddb = DynamoDBDocumentClient.from(localDynamoClient(stack.dynamodbUrl, { maxAttempts: 1 }));
+    const countsOf = async (batchId: string) => {
+      const records = await ddb.send(new QueryCommand(recountQuery(LOCAL_NAMES.table, 'demo', batchId)));
+      const summary = await ddb.send(new GetCommand({ TableName: LOCAL_NAMES.table, Key: batchKey('demo', batchId), ConsistentRead: true }));
+      return { counters: toBatch(summary.Item as never).counts, records: countRecords((records.Items ?? []) as never) };
+    };
+    for (const batchId of [BATCH, 'disk-cli', 'disk-form']) {
+      // The last record's counter move may still be on its way.
+      let seen = await countsOf(batchId);
+      for (const stop = Date.now() + 30_000; JSON.stringify(seen.counters) !== JSON.stringify(seen.records) && Date.now() < stop; seen = await countsOf(batchId)) await sleep(500);
+      expect({ batchId, counters: seen.counters }).toEqual({ batchId, counters: seen.records });
+    }
+    ddb.destroy();
 
     const dynamodb = localDynamoClient(stack.dynamodbUrl, { maxAttempts: 1 });
     await dynamodb.send(new PutItemCommand({ TableName: LOCAL_NAMES.table, Item: { batch_id: { S: 'disk-probe' }, img_fprint: { S: 'probe' } } }));
