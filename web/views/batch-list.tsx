@@ -55,12 +55,52 @@ function UsageNote({ usage }: { usage: Usage }) {
   );
 }
 
+/** One row per batch: its name, state, progress, counts and creation time. */
+function BatchRows({ batches }: { batches: BatchSummary[] }) {
+  return (
+    <ul class="batch-list" aria-live="polite">
+      {batches.map((b) => (
+        <li key={b.batchId} class="batch-row" data-batch={b.batchId} data-status={b.status}>
+          <div class="batch-head">
+            <a href={href.batch(b.batchId)} class="batch-name">
+              {b.batchId}
+            </a>
+            <StatusChip status={b.status} />
+            {b.debug && <span class="chip">debug</span>}
+          </div>
+          <BatchProgress batch={b} />
+          <Counts batch={b} />
+          <p class="muted">Created {when(b.createdAt)}</p>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Any batch opened by its name (remembered in this tab, for an API that does not list batches). */
+function OpenBatchForm() {
+  const [openId, setOpenId] = useState('');
+  const open = (e: Event) => {
+    e.preventDefault();
+    const id = openId.trim();
+    if (!id) return;
+    rememberBatch(id);
+    location.hash = href.batch(id);
+  };
+  return (
+    <form class="inline-form" onSubmit={open}>
+      <label for="open-batch">Open a batch by name</label>
+      <input id="open-batch" value={openId} pattern="[A-Za-z0-9_\-]{1,64}" onInput={(e) => setOpenId((e.target as HTMLInputElement).value)} />
+      <button type="submit">Open</button>
+    </form>
+  );
+}
+
 export function BatchList({ api }: { api: Api }) {
   const [batches, setBatches] = useState<BatchSummary[] | null>(null);
   const [cursor, setCursor] = useState<string | undefined>();
   const [listed, setListed] = useState(true);
   const [error, setError] = useState<unknown>(null);
-  const [openId, setOpenId] = useState('');
   const [usage, setUsage] = useState<Usage | null>(null);
   const [erasedNotice] = useState(takeLastErased);
   const shown = useRef(batches);
@@ -100,14 +140,6 @@ export function BatchList({ api }: { api: Api }) {
     }
   };
 
-  const open = (e: Event) => {
-    e.preventDefault();
-    const id = openId.trim();
-    if (!id) return;
-    rememberBatch(id);
-    location.hash = href.batch(id);
-  };
-
   return (
     <section aria-labelledby="batches-title">
       <div class="title-row">
@@ -129,24 +161,7 @@ export function BatchList({ api }: { api: Api }) {
           No batches yet. <a href={href.newBatch()}>Upload images</a> to start one.
         </p>
       )}
-      {batches !== null && batches.length > 0 && (
-        <ul class="batch-list" aria-live="polite">
-          {batches.map((b) => (
-            <li key={b.batchId} class="batch-row" data-batch={b.batchId} data-status={b.status}>
-              <div class="batch-head">
-                <a href={href.batch(b.batchId)} class="batch-name">
-                  {b.batchId}
-                </a>
-                <StatusChip status={b.status} />
-                {b.debug && <span class="chip">debug</span>}
-              </div>
-              <BatchProgress batch={b} />
-              <Counts batch={b} />
-              <p class="muted">Created {when(b.createdAt)}</p>
-            </li>
-          ))}
-        </ul>
-      )}
+      {batches !== null && batches.length > 0 && <BatchRows batches={batches} />}
       {listed && cursor && (
         <button type="button" onClick={more}>
           Show more batches
@@ -155,11 +170,7 @@ export function BatchList({ api }: { api: Api }) {
       {!listed && (
         <p class="muted">This API lists only the batches opened in this tab. Open another by its name:</p>
       )}
-      <form class="inline-form" onSubmit={open}>
-        <label for="open-batch">Open a batch by name</label>
-        <input id="open-batch" value={openId} pattern="[A-Za-z0-9_\-]{1,64}" onInput={(e) => setOpenId((e.target as HTMLInputElement).value)} />
-        <button type="submit">Open</button>
-      </form>
+      <OpenBatchForm />
     </section>
   );
 }

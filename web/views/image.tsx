@@ -1,10 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { batchPath, isNotFound, type Api, type Image } from '../api';
-import { capturedWhen, catBadge, describePicture, percent, place, when } from '../format';
+import { catBadge, describePicture } from '../format';
 import { href } from '../route';
 import { batchHref } from './batch';
 import { BoxList, boxedCats, CatBoxes } from './cat-boxes';
 import { ErrorNote, FileName, StatusChip } from './common';
+import { DuplicateList, ImageDetails, LabelTable } from './image/facts';
 import { VerdictPanel } from './verdict';
 
 /**
@@ -38,10 +39,10 @@ function Picture({ image }: { image: Image }) {
   );
 }
 
-export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string; fprint: string }) {
+/** The image, read once per batch and fingerprint; `setImage` takes the image a verdict answered with. */
+function useImage(api: Api, batchId: string, fprint: string) {
   const [image, setImage] = useState<Image | null>(null);
   const [error, setError] = useState<unknown>(null);
-
   useEffect(() => {
     let live = true;
     api.get<Image>(`${batchPath(batchId)}/images/${encodeURIComponent(fprint)}`).then(
@@ -52,7 +53,11 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
       live = false;
     };
   }, [api, batchId, fprint]);
+  return { image, setImage, error };
+}
 
+/** Escape leads back to the batch, to the view it was left in. */
+function useEscapeToBatch(batchId: string): void {
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.key === 'Escape') location.hash = batchHref(batchId);
@@ -60,6 +65,11 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
     addEventListener('keydown', onKey);
     return () => removeEventListener('keydown', onKey);
   }, [batchId]);
+}
+
+export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string; fprint: string }) {
+  const { image, setImage, error } = useImage(api, batchId, fprint);
+  useEscapeToBatch(batchId);
 
   return (
     <section aria-labelledby="image-title">
@@ -89,84 +99,9 @@ export function ImageView({ api, batchId, fprint }: { api: Api; batchId: string;
                 </div>
               )}
               <VerdictPanel api={api} image={image} onChange={setImage} />
-              <h2>Labels</h2>
-              {image.labels.length === 0 ? (
-                <p class="muted">No labels.</p>
-              ) : (
-                <table class="labels">
-                  <thead>
-                    <tr>
-                      <th scope="col">Label</th>
-                      <th scope="col">Confidence</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {image.labels
-                      .slice()
-                      .sort((a, b) => b.confidence - a.confidence)
-                      .map((l) => (
-                        <tr key={l.name}>
-                          <td>{l.name}</td>
-                          <td>
-                            <meter min={0} max={100} value={l.confidence} aria-label={`${l.name} confidence`} /> {percent(l.confidence)}
-                          </td>
-                        </tr>
-                      ))}
-                  </tbody>
-                </table>
-              )}
-              <h2>Duplicates</h2>
-              {image.duplicates === 0 ? (
-                <p class="muted">No other upload had these pixels.</p>
-              ) : (
-                <>
-                  <p>Uploaded {image.duplicates} more {image.duplicates === 1 ? 'time' : 'times'}{image.duplicateFiles?.length ? ' as:' : '.'}</p>
-                  {image.duplicateFiles && image.duplicateFiles.length > 0 && (
-                    <ul class="dup-files">
-                      {image.duplicateFiles.map((f) => (
-                        <li key={f}>
-                          <FileName name={f} />
-                        </li>
-                      ))}
-                    </ul>
-                  )}
-                </>
-              )}
-              <h2>Details</h2>
-              <dl class="details">
-                <dt>Fingerprint</dt>
-                <dd>
-                  <code>{image.fprint}</code>
-                </dd>
-                {image.capturedAt && (
-                  <>
-                    <dt>Captured</dt>
-                    <dd>{capturedWhen(image.capturedAt)}</dd>
-                  </>
-                )}
-                {image.camera && (
-                  <>
-                    <dt>Camera</dt>
-                    <dd>{image.camera}</dd>
-                  </>
-                )}
-                {image.location && (
-                  <>
-                    <dt>Place</dt>
-                    <dd>{place(image.location)}</dd>
-                  </>
-                )}
-                <dt>Uploaded</dt>
-                <dd>{when(image.uploadedAt)}</dd>
-                <dt>Classified</dt>
-                <dd>{when(image.classifiedAt)}</dd>
-                {image.reused && (
-                  <>
-                    <dt>Labels</dt>
-                    <dd>reused from an earlier batch</dd>
-                  </>
-                )}
-              </dl>
+              <LabelTable image={image} />
+              <DuplicateList image={image} />
+              <ImageDetails image={image} />
             </div>
           </div>
         </>

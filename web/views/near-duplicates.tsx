@@ -37,17 +37,10 @@ function Member({ batchId, fprint, name, image }: { batchId: string; fprint: str
   );
 }
 
-/**
- * The batch's near-duplicate groups (GET …/similar), asked for only when this view is chosen. The groups and their
- * file names come in that one answer and show at once; their thumbnails come by batchGet, group by group as the
- * reader scrolls, in the same square boxes as the grid's.
- */
-export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; batchId: string; done: boolean; onGroups: (count: number, final: boolean) => void }) {
+/** The batch's groups (GET …/similar), a done batch's kept; `onGroups` is told how many, and whether that is final. */
+function useSimilarGroups(api: Api, batchId: string, done: boolean, onGroups: (count: number, final: boolean) => void) {
   const [groups, setGroups] = useState<Group[] | null>(() => (done ? (finalGroups.get(api)?.get(batchId) ?? null) : null));
   const [error, setError] = useState<unknown>(null);
-  const [images, setImages] = useState<Map<string, Image>>(new Map());
-  const [shown, setShown] = useState(0);
-  const next = useRef(0);
   const report = useRef(onGroups);
   report.current = onGroups;
 
@@ -73,6 +66,19 @@ export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; bat
       live = false;
     };
   }, [api, batchId, done]);
+  return { groups, error };
+}
+
+/**
+ * The batch's near-duplicate groups (GET …/similar), asked for only when this view is chosen. The groups and their
+ * file names come in that one answer and show at once; their thumbnails come by batchGet, group by group as the
+ * reader scrolls, in the same square boxes as the grid's.
+ */
+export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; batchId: string; done: boolean; onGroups: (count: number, final: boolean) => void }) {
+  const { groups, error } = useSimilarGroups(api, batchId, done, onGroups);
+  const [images, setImages] = useState<Map<string, Image>>(new Map());
+  const [shown, setShown] = useState(0);
+  const next = useRef(0);
 
   const showMore = useCallback(async () => {
     // The next slice starts where the last call's ended, even before that call's render.
