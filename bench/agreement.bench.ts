@@ -4,29 +4,13 @@
 // threshold. Goal: 50,000 reviews in at most 100 ms (the recount took ~4 s there, blocking the API's thread).
 // Confidences have four decimals, so nearly every review is a candidate threshold of its own: the recount's worst case.
 import { isCatAt } from '../lib/domain';
-import { agreementOf, justAbove, THRESHOLD_STEP, type ReviewedImage } from '../lib/review/agreement';
+import { agreementOf, type ReviewedImage } from '../lib/review/agreement';
+import { referenceThreshold } from '../test/helpers/agreement-reference';
 import { headline as figure, median, pick, round, sized, type Headline } from './stats';
 
 const SIZES = sized([10_000, 50_000], [500, 2_000]);
 const RUNS = sized(7, 2);
 const THRESHOLD = 80;
-
-/** The recount the sweep replaced: O(candidates × reviews). */
-function recountThreshold(images: readonly ReviewedImage[]): number | null {
-  if (images.length === 0) return null;
-  const above = images.map((i) => (i.catConfidence > 0 ? justAbove(i.catConfidence) : undefined)).filter((t): t is number => t !== undefined);
-  const candidates = [...new Set([THRESHOLD_STEP, ...above])].sort((a, b) => a - b);
-  let best = candidates[0]!;
-  let bestAgree = -1;
-  for (const t of candidates) {
-    const agree = images.reduce((n, i) => n + (isCatAt(i.catConfidence, t) === i.isCat ? 1 : 0), 0);
-    if (agree > bestAgree) {
-      best = t;
-      bestAgree = agree;
-    }
-  }
-  return best;
-}
 
 /** Reviews whose people mostly agree with a machine at 80, with a band of doubt around it; a tenth without a Cat label. */
 function reviews(n: number): ReviewedImage[] {
@@ -56,11 +40,11 @@ export default async function (): Promise<Record<string, unknown>> {
   for (const n of SIZES) {
     const images = reviews(n);
     const sweep = agreementOf(images).suggestedCatMinConfidence;
-    const recount = recountThreshold(images);
+    const recount = referenceThreshold(images);
     if (sweep !== recount) throw new Error(`at ${n} reviews the sweep suggests ${sweep}, the recount ${recount}`);
     const sweepMs = median(Array.from({ length: RUNS }, () => ms(() => agreementOf(images))));
     // The recount once per size: seconds at 50,000.
-    const recountMs = ms(() => recountThreshold(images));
+    const recountMs = ms(() => referenceThreshold(images));
     rows.push({ reviews: n, suggested: sweep, agreementMs: round(sweepMs, 2), recountMs: round(recountMs, 1), recountOverSweep: round(recountMs / sweepMs, 1) });
   }
   return { runs: RUNS, rows };

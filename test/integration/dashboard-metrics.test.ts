@@ -13,6 +13,7 @@ import type { MetricTotalsSnapshot } from '../../local/metric-totals';
 import { ensurePackaged } from '../deploy/packaged';
 import { bridgeStats, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
+import { emfWrittenBy } from '../helpers/emf';
 
 jest.setTimeout(300_000);
 
@@ -61,25 +62,6 @@ async function namedInTemplate(): Promise<{ dashboard: string[]; alarms: string[
     alarms: [...new Set(watched.map((m) => m.MetricName))].sort(),
     alarmShapes: [...new Set(watched.map((m) => shape(m.MetricName, dimensionsOf(m.Dimensions))))].sort(),
   };
-}
-
-/** The EMF documents written to stdout while `run` runs. */
-async function emfWrittenBy(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-  const written: string[] = [];
-  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    written.push(String(chunk));
-    return true;
-  });
-  try {
-    await run();
-  } finally {
-    spy.mockRestore();
-  }
-  return written
-    .join('')
-    .split('\n')
-    .filter((l) => l.includes('"_aws"'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** Each metric of the namespace in the documents, under each of its dimension sets, as `shape` writes it. */

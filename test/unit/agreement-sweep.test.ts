@@ -1,37 +1,9 @@
 // The suggested threshold of GET …/agreement found by one sort and a sweep (issue 29, item 9): the same answer as
 // counting every review at every candidate threshold, without the quadratic work. Its speed at 50,000 reviews is a
 // figure of bench/agreement.bench.ts.
-import { isCatAt } from '../../lib/domain';
-import { justAbove, suggestThreshold, THRESHOLD_STEP, type ReviewedImage } from '../../lib/review/agreement';
-
-/** The straightforward reference: every candidate threshold, every review counted again at each. */
-function referenceThreshold(images: readonly ReviewedImage[]): number | null {
-  if (images.length === 0) return null;
-  const above = images.map((i) => (i.catConfidence > 0 ? justAbove(i.catConfidence) : undefined)).filter((t): t is number => t !== undefined);
-  const candidates = [...new Set([THRESHOLD_STEP, ...above])].sort((a, b) => a - b);
-  let best = candidates[0]!;
-  let bestAgree = -1;
-  for (const t of candidates) {
-    const agree = images.reduce((n, i) => n + (isCatAt(i.catConfidence, t) === i.isCat ? 1 : 0), 0);
-    if (agree > bestAgree) {
-      best = t;
-      bestAgree = agree;
-    }
-  }
-  return best;
-}
-
-/** A small deterministic generator (mulberry32), so a failure names its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { suggestThreshold, type ReviewedImage } from '../../lib/review/agreement';
+import { referenceThreshold } from '../helpers/agreement-reference';
+import { seededRandom as random } from '../helpers/stack-process';
 
 /** Reviews drawn from a few confidences (many ties), grid points, zeros, 100 and values between hundredths. */
 function reviews(seed: number, n: number): ReviewedImage[] {

@@ -37,6 +37,7 @@ import { ZERO_COUNTS, type Batch, type Image } from '../../lib/domain';
 import { decodeDetections, encodeDetections } from '../../lib/store/detections';
 import { batchKey, clientKey, imageKey } from '../../lib/store/schema';
 import { newBatch, startAttemptRequest } from '../../lib/store/writes';
+import { emfWrittenBy } from '../helpers/emf';
 
 const s3 = mockClient(S3Client);
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -982,24 +983,7 @@ describe('thumbnails', () => {
 });
 
 describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
-  /** The EMF documents written to stdout while `run` ran. */
-  async function emfDocuments(run: () => Promise<void>): Promise<Record<string, unknown>[]> {
-    const written: string[] = [];
-    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      written.push(String(chunk));
-      return true;
-    });
-    try {
-      await run();
-    } finally {
-      spy.mockRestore();
-    }
-    return written
-      .join('')
-      .split('\n')
-      .filter((l) => l.includes('"_aws"'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  }
+  const emfDocuments = emfWrittenBy;
   const metricNames = (doc: Record<string, unknown>) =>
     (doc._aws as { CloudWatchMetrics: { Metrics: { Name: string }[] }[] }).CloudWatchMetrics[0]!.Metrics.map((m) => m.Name).sort();
 
