@@ -1,6 +1,6 @@
 // From the event shapes Lambda delivers to what the pipeline takes: S3 notifications inside SQS messages.
 import type { S3Event, SQSRecord } from 'aws-lambda';
-import type { UploadEvent } from '../../lib/ingest/pipeline';
+import type { UploadEvent } from '../../lib/ingest/deps';
 
 /** The S3 records in an SQS message; S3's s3:TestEvent and non-creation events carry none. */
 export function uploadsIn(record: SQSRecord): UploadEvent[] {

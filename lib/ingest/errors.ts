@@ -5,10 +5,10 @@ import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 /** A claim this run holds, with the upload time it keeps (a takeover keeps the first receipt's). */
 export interface HeldClaim {
-  claim: Claim;
-  uploadedAt: number;
+  readonly claim: Claim;
+  readonly uploadedAt: number;
   /** Taken over from a run whose lease ended: that run may have kept the answer it paid for on the claim. */
-  takeover?: boolean;
+  readonly takeover?: boolean;
 }
 
 export type RejectionCode =

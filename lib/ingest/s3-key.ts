@@ -1,7 +1,7 @@
 import { ID_PATTERN, ID_RULE } from '../ids';
 import { DECODED_REJECTIONS, RejectedUpload } from './errors';
 
-export interface UploadKey {
+export interface BatchFile {
   clientId: string;
   batchId: string;
   /** Everything after the batch: may hold '/' when a folder was uploaded. */
@@ -20,7 +20,7 @@ export function decodeS3Key(encoded: string): string {
 }
 
 /** uploads/{clientId}/{batchId}/{fileName} */
-export function parseUploadKey(key: string): UploadKey {
+export function parseUploadKey(key: string): BatchFile {
   const rest = key.startsWith(UPLOAD_PREFIX) ? key.slice(UPLOAD_PREFIX.length) : undefined;
   const [clientId = '', batchId = '', ...name] = rest?.split('/') ?? [];
   const fileName = name.join('/');
@@ -34,7 +34,7 @@ export function parseUploadKey(key: string): UploadKey {
 }
 
 /** The key's client, batch and file name, or undefined for a key outside the layout. */
-export function tryParseUploadKey(key: string): UploadKey | undefined {
+export function tryParseUploadKey(key: string): BatchFile | undefined {
   try {
     return parseUploadKey(key);
   } catch (err) {
@@ -60,7 +60,7 @@ export type RestingPlace = 'processed' | 'duplicates' | 'failed';
 const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', gif: 'gif', tiff: 'tif', heif: 'heic', avif: 'avif' };
 
 /** Where an upload rests once handled (docs/design.md §1 step 7). */
-export function restingKey(place: RestingPlace, upload: UploadKey, fprint?: string, format?: string): string {
+export function restingKey(place: RestingPlace, upload: BatchFile, fprint?: string, format?: string): string {
   const base = `${place}/${upload.clientId}/${upload.batchId}`;
   if (place === 'processed' && fprint) return `${base}/${fprint}.${(format && EXTENSIONS[format]) ?? 'bin'}`;
   if (place === 'duplicates' && fprint) return `${base}/${fprint}/${upload.fileName}`;

@@ -21,7 +21,7 @@ export class UploadGone extends IceCatError {
   readonly code: string = 'upload_gone';
 }
 
-export interface StoredUpload {
+export interface StoredObject {
   bucket: string;
   key: string;
   /** ETag without quotes, as S3 events carry it. */
@@ -42,7 +42,7 @@ const preconditionFailed = (err: unknown): boolean =>
  * Streams the object into a single buffer sized from Content-Length (no second copy), refusing anything over the
  * cap before reading it. Answers the bytes with the ETag of the object they came from.
  */
-export async function readUpload(s3: S3Client, bucket: string, key: string, maxBytes: number): Promise<StoredUpload & { bytes: Buffer }> {
+export async function readUpload(s3: S3Client, bucket: string, key: string, maxBytes: number): Promise<StoredObject & { bytes: Buffer }> {
   let out;
   try {
     out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
@@ -88,7 +88,7 @@ const copySource = (bucket: string, key: string): string => `${bucket}/${encodeU
  * Copy then delete, both only while the key still holds this upload (its ETag): the object is never absent from
  * both places. For an upload nothing records (a refusal); the pipeline puts its record between the two steps.
  */
-export async function moveUpload(s3: S3Client, upload: StoredUpload, to: string): Promise<void> {
+export async function moveUpload(s3: S3Client, upload: StoredObject, to: string): Promise<void> {
   if ((await restCopy(s3, upload, to)).fromSource) await removeUpload(s3, upload);
 }
 
@@ -105,7 +105,7 @@ export interface RestCopy {
  * the key was overwritten since it was read, the bytes held are written instead, and the newer object stays for its
  * own event. Idempotent: copying again writes the same key.
  */
-export async function restCopy(s3: S3Client, upload: StoredUpload, to: string): Promise<RestCopy> {
+export async function restCopy(s3: S3Client, upload: StoredObject, to: string): Promise<RestCopy> {
   const { bucket, key, etag } = upload;
   try {
     await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: copySource(bucket, key), ...(etag ? { CopySourceIfMatch: etag } : {}) }));
@@ -125,7 +125,7 @@ export async function restCopy(s3: S3Client, upload: StoredUpload, to: string): 
 }
 
 /** Deletes the upload if the key still holds it; a newer upload under the same key stays. */
-export async function removeUpload(s3: S3Client, { bucket, key, etag }: StoredUpload): Promise<void> {
+export async function removeUpload(s3: S3Client, { bucket, key, etag }: StoredObject): Promise<void> {
   try {
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key, ...(etag ? { IfMatch: etag } : {}) }));
   } catch (err) {
@@ -138,7 +138,7 @@ export async function removeUpload(s3: S3Client, { bucket, key, etag }: StoredUp
  * Whether the key still holds this upload (its ETag), a newer one, or nothing; `unknown` when S3 does not say (e.g.
  * AccessDenied).
  */
-export async function sourceState(s3: S3Client, { bucket, key, etag }: StoredUpload): Promise<'present' | 'overwritten' | 'gone' | 'unknown'> {
+export async function sourceState(s3: S3Client, { bucket, key, etag }: StoredObject): Promise<'present' | 'overwritten' | 'gone' | 'unknown'> {
   try {
     const out = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
     return etag === undefined || unquote(out.ETag) === etag ? 'present' : 'overwritten';

@@ -1,0 +1,24 @@
+// Step 2 (docs/design.md §1): read the object, with its ETag, up to a size cap, into one buffer (this upload's bytes only).
+import type { IngestDeps } from '../deps';
+import { RejectedUpload } from '../errors';
+import { readUpload, tooLarge, type StoredObject } from '../storage';
+import type { Started } from './quota';
+
+/** The object as read: the ETag S3 answered with, and its bytes. */
+export interface Read extends Started {
+  readonly object: Readonly<StoredObject> & { readonly bytes: Buffer };
+}
+
+export async function readObject(deps: IngestDeps, started: Started): Promise<Read> {
+  const { upload } = started;
+  const { maxUploadBytes } = deps.config;
+  // The event already tells the size: refuse before reading anything.
+  if (upload.size !== undefined && upload.size > maxUploadBytes) throw tooLarge(upload.size, maxUploadBytes);
+  const object = await readUpload(deps.s3, upload.bucket, upload.key, maxUploadBytes);
+  if (upload.etag !== undefined && object.etag !== undefined && object.etag !== upload.etag) {
+    // S3 keeps only the newer object, which its own event will process: this upload's bytes are gone.
+    throw new RejectedUpload(`the file was replaced by a newer upload (ETag ${object.etag}) before it could be read`, { code: 'Overwritten' });
+  }
+  upload.log.add(`read ${object.bytes.length} bytes`);
+  return { ...started, object };
+}
