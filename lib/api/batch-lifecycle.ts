@@ -17,7 +17,7 @@ import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
 import { isVisibleBatch, type Batch } from '../domain';
-import { newBatch } from '../store/writes';
+import { newBatch } from '../store/batch-summary';
 import { BatchClosedError } from '../errors';
 import {
   BatchErasingError,

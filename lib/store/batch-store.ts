@@ -40,51 +40,13 @@ import {
   type Review,
 } from '../domain';
 import { batchKey, clientKey, imageKey, nowSeconds, splitPartition, type BatchItem, type ImageItem, type UploadItem } from './schema';
-import {
-  CLAIM_COUNTS,
-  DUPLICATE_COUNTS,
-  REJECTION_COUNTS,
-  addExpectedRequest,
-  autoCloseRequest,
-  catFlagRequest,
-  claimRequest,
-  closeRequest,
-  countRecords,
-  countRequest,
-  duplicateMarkRequest,
-  duplicateRequest,
-  endAttemptRequest,
-  finishCounts,
-  finishRequest,
-  machineVerdictRequest,
-  markDeletingRequest,
-  keepsDuplicateName,
-  markDoneRequest,
-  markExpiredRequest,
-  movedBy,
-  newBatch,
-  noteFingerprintRequest,
-  putBatchRequest,
-  reclassifyPageQuery,
-  recountQuery,
-  rejectionRequest,
-  releaseRequest,
-  reviewCounts,
-  reviewRequest,
-  setCountsRequest,
-  settledGuard,
-  startAttemptRequest,
-  takeoverRequest,
-  takesUploads,
-  thresholdRequest,
-  transaction,
-  unchangedGuard,
-  type Claim,
-  type Finish,
-  type NewBatch,
-  type SummaryCondition,
-  type UploadRef,
-} from './writes';
+import { CLAIM_COUNTS, DUPLICATE_COUNTS, REJECTION_COUNTS, claimRequest, duplicateRequest, finishCounts, finishRequest, keepsDuplicateName, rejectionRequest, releaseRequest, takeoverRequest } from './image-record';
+import { addExpectedRequest, autoCloseRequest, closeRequest, markDeletingRequest, markDoneRequest, newBatch, putBatchRequest, type NewBatch } from './batch-summary';
+import { catFlagRequest, machineVerdictRequest, reclassifyPageQuery, reviewCounts, reviewRequest, thresholdRequest } from './reviews';
+import { countRecords, countRequest, movedBy, recountQuery, setCountsRequest, settledGuard, takesUploads, transaction, unchangedGuard, type SummaryCondition } from './batch-counters';
+import { duplicateMarkRequest, endAttemptRequest, noteFingerprintRequest, startAttemptRequest } from './upload-attempts';
+import { markExpired } from './expired-batches';
+import type { Claim, Finish, UploadRef } from '../domain';
 
 export interface BatchStoreOptions {
   ddb: DynamoDBDocumentClient;
@@ -362,13 +324,7 @@ export class BatchStore {
    * (epoch ms) already; true when marked, and the caller then queues the erasure (lib/erase/expiry.ts).
    */
   async markExpired(clientId: string, batchId: string, staleBefore: number): Promise<boolean> {
-    try {
-      await this.ddb.send(new UpdateCommand(markExpiredRequest(this.table, clientId, batchId, this.now(), staleBefore)));
-      return true;
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
-    }
+    return markExpired({ ddb: this.ddb, tableName: this.table }, clientId, batchId, this.now(), staleBefore);
   }
 
   /** The batch exists, is not being erased and has not expired (isVisibleBatch, at this store's clock). */

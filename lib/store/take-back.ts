@@ -3,7 +3,7 @@
 // so its role) carries DeleteItem.
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { dropOpenedBatchRequest } from './writes';
+import { dropOpenedBatchRequest } from './batch-summary';
 
 export interface TakeBack {
   /** Deletes a record written a moment ago (without transactions, before its counter update was refused). */

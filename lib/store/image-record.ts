@@ -1,0 +1,229 @@
+// The image record: its claim (taken over when the lease ends, handed back), its result, a refused upload's `fail`
+// record, and the duplicates counted on it, with what each moves on the counters.
+import type { PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { imageNames, toImageItem } from './attributes';
+import type { Claim, Counts, Finish, Image, ImageResult, Review } from '../domain';
+import { encodeDetections } from './detections';
+import { PAID_NAME, PAID_NAMES } from './paid-result';
+import { LIMITS, imageKey, purgeAt, reviewKey, statusTs, toStoredReview, type ImageItem } from './schema';
+
+export const CLAIM_COUNTS: Partial<Counts> = { total: 1, pending: 1 };
+
+export const DUPLICATE_COUNTS: Partial<Counts> = { total: 1, duplicate: 1 };
+
+export const REJECTION_COUNTS: Partial<Counts> = { total: 1, fail: 1 };
+
+const CLAIM_SET =
+  'SET #status = :processing, #claimId = :claim, #leaseUntil = :lease, #clientId = :client, #key = :key, ' +
+  '#fileName = :file, #phash = :phash, #format = :format, #width = :w, #height = :h';
+
+const CLAIM_NAMES = ['status', 'claimId', 'leaseUntil', 'clientId', 'key', 'fileName', 'phash', 'format', 'width', 'height'] as const;
+
+function claimValues(c: Claim): Record<string, unknown> {
+  return {
+    ':processing': 'processing',
+    ':claim': c.claimId,
+    ':lease': c.now + c.leaseMs,
+    ':client': c.clientId,
+    ':key': c.key,
+    ':file': c.fileName,
+    ':phash': c.phash,
+    ':format': c.format,
+    ':w': c.width,
+    ':h': c.height,
+  };
+}
+
+/**
+ * Claims a new image for classification. Of the index keys it writes only client_id (the image is findable by
+ * fingerprint at once, through client-fprint); status_ts and upload_ts come with the result, so a claim costs one
+ * index write instead of five. Until then the upload time waits in received_ts.
+ */
+export function claimRequest(table: string, c: Claim): UpdateCommandInput {
+  const etag = c.etag !== undefined;
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    UpdateExpression: `${CLAIM_SET}, #receivedAt = :now, #expiresAt = :ttl, #purgeAt = :purge${etag ? ', #etag = :etag' : ''}`,
+    ConditionExpression: 'attribute_not_exists(#fprint)',
+    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, 'receivedAt', 'expiresAt', 'purgeAt', 'fprint', ...(etag ? (['etag'] as const) : [])),
+    ExpressionAttributeValues: {
+      ...claimValues(c),
+      ':now': c.now,
+      ':ttl': c.expiresAt,
+      ':purge': purgeAt(c.expiresAt),
+      ...(etag ? { ':etag': c.etag } : {}),
+    },
+  };
+}
+
+/** Takes over a claim left 'processing' by a run whose lease expired; keeps the first receipt time and expiry. */
+export function takeoverRequest(table: string, c: Claim, previousClaimId: string): UpdateCommandInput {
+  const etag = c.etag !== undefined;
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    UpdateExpression: `${CLAIM_SET}${etag ? ', #etag = :etag' : ''}`,
+    ConditionExpression: '#status = :processing AND #leaseUntil < :now AND #claimId = :previous',
+    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, ...(etag ? (['etag'] as const) : [])),
+    ExpressionAttributeValues: { ...claimValues(c), ':now': c.now, ':previous': previousClaimId, ...(etag ? { ':etag': c.etag } : {}) },
+  };
+}
+
+/** Ends a claim early so a retry of the same upload can take it at once (a transient failure). */
+export function releaseRequest(table: string, c: Claim): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    UpdateExpression: 'SET #leaseUntil = :zero',
+    ConditionExpression: '#claimId = :claim',
+    ExpressionAttributeNames: imageNames('leaseUntil', 'claimId'),
+    ExpressionAttributeValues: { ':zero': 0, ':claim': c.claimId },
+  };
+}
+
+/** The final state of a claimed image, written only by the claim's holder; it writes the index keys. */
+export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommandInput {
+  const set = ['#status = :status', '#uploadedAt = :uploadedAt', '#statusKey = :statusKey', '#classifiedAt = :now', '#restingKey = :resting'];
+  const names: Parameters<typeof imageNames> = ['status', 'uploadedAt', 'statusKey', 'classifiedAt', 'restingKey', 'claimId', 'leaseUntil'];
+  const values: Record<string, unknown> = {
+    ':status': f.result.status,
+    ':uploadedAt': f.uploadedAt,
+    ':statusKey': statusTs(f.result.status, f.uploadedAt),
+    ':now': f.result.status === 'success' && f.result.reusedFrom !== undefined ? f.result.reusedFrom : f.now,
+    ':resting': f.restingKey,
+    ':claim': c.claimId,
+  };
+  if (f.result.status === 'success') {
+    const review = reviewOfResult(f.result);
+    set.push('#isCat = :cat', '#catConfidence = :catConfidence', '#cats = :cats', '#labels = :labels', '#reviewKey = :reviewKey');
+    names.push('isCat', 'catConfidence', 'cats', 'labels', 'reviewKey');
+    Object.assign(values, {
+      ':cat': review?.isCat ?? f.result.isCat,
+      ':catConfidence': f.result.catConfidence,
+      ':cats': f.result.cats,
+      ':labels': f.result.labels,
+      ':reviewKey': reviewKey(review !== undefined, f.result.catConfidence),
+    });
+    if (review) {
+      set.push('#review = :review');
+      names.push('review');
+      values[':review'] = toStoredReview(review);
+    }
+    if (f.result.detection) {
+      set.push('#detection = :detection');
+      names.push('detection');
+      values[':detection'] = f.result.detection;
+    }
+    if (f.result.detections) {
+      set.push('#detections = :detections');
+      names.push('detections');
+      values[':detections'] = encodeDetections(f.result.detections);
+    }
+    const capture = f.capture;
+    if (capture?.capturedAt) {
+      set.push('#capturedAt = :capturedAt', '#capturedWall = :capturedWall');
+      names.push('capturedAt', 'capturedWall');
+      Object.assign(values, { ':capturedAt': capture.capturedAt, ':capturedWall': capture.capturedAt.slice(0, 19) });
+    }
+    if (capture?.camera) {
+      set.push('#camera = :camera');
+      names.push('camera');
+      values[':camera'] = capture.camera;
+    }
+    if (capture?.location) {
+      set.push('#location = :location');
+      names.push('location');
+      values[':location'] = capture.location;
+    }
+    if (f.result.reusedFrom !== undefined) {
+      set.push('#reused = :reused');
+      names.push('reused');
+      values[':reused'] = true;
+    }
+    if (review?.isCat ?? f.result.isCat) {
+      set.push('#catAt = :uploadedAt');
+      names.push('catAt');
+    }
+  } else {
+    set.push('#errorCode = :errorCode', '#errorMessage = :errorMessage');
+    names.push('errorCode', 'errorMessage');
+    Object.assign(values, { ':errorCode': f.result.error.code, ':errorMessage': f.result.error.message.slice(0, LIMITS.errMessageChars) });
+  }
+  if (f.logs?.length) {
+    set.push('#logs = :logs', '#loggedAt = :uploadedAt');
+    names.push('logs', 'loggedAt');
+    values[':logs'] = f.logs;
+  }
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    // The answer a run kept on the claim (paid-result.ts) goes with the claim: the record holds the result itself.
+    UpdateExpression: `SET ${set.join(', ')} REMOVE #claimId, #leaseUntil, ${PAID_NAME}`,
+    ConditionExpression: '#claimId = :claim',
+    ExpressionAttributeNames: { ...imageNames(...names), ...PAID_NAMES },
+    ExpressionAttributeValues: values,
+  };
+}
+
+/** The person's verdict a success result carries, beside the machine's (its isCat). */
+function reviewOfResult(r: Extract<ImageResult, { status: 'success' }>): Review | undefined {
+  return r.review ? { ...r.review, machineIsCat: r.isCat } : undefined;
+}
+
+/** What finishing moves on the counters: pending becomes success (and a cat, reviewed, corrected) or fail. */
+export function finishCounts(r: ImageResult): Partial<Counts> {
+  if (r.status !== 'success') return { pending: -1, fail: 1 };
+  const review = reviewOfResult(r);
+  return {
+    pending: -1,
+    success: 1,
+    ...((review?.isCat ?? r.isCat) ? { cats: 1 } : {}),
+    ...(r.reusedFrom !== undefined ? { reused: 1 } : {}),
+    ...(review ? { reviewed: 1, ...(review.isCat !== review.machineIsCat ? { corrected: 1 } : {}) } : {}),
+  };
+}
+
+/** A `fail` record for an upload refused before any claim; conditional, so a redelivery writes nothing. */
+export function rejectionRequest(table: string, image: Image): PutCommandInput {
+  const uploadedAt = image.uploadedAt ?? image.classifiedAt ?? 0;
+  const item: ImageItem = {
+    ...toImageItem({ ...image, errorMessage: image.errorMessage?.slice(0, LIMITS.errMessageChars) }),
+    status_ts: statusTs('fail', uploadedAt),
+    ...(image.logs?.length ? { log_ts: uploadedAt } : {}),
+  };
+  return {
+    TableName: table,
+    Item: item,
+    ConditionExpression: 'attribute_not_exists(#fprint)',
+    ExpressionAttributeNames: imageNames('fprint'),
+  };
+}
+
+/**
+ * Counts another upload of an image already recorded in the batch. The file name set makes a redelivered event a
+ * no-op; past LIMITS.dupFiles names only the count grows, and the upload's own item guards it (duplicateMarkRequest).
+ */
+export function duplicateRequest(table: string, original: Image, fileName: string): UpdateCommandInput {
+  const key = imageKey(original.clientId, original.batchId, original.fprint);
+  return keepsDuplicateName(original)
+    ? {
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'ADD #duplicates :one, #duplicateFiles :name',
+        ConditionExpression: 'attribute_exists(#fprint) AND NOT contains(#duplicateFiles, :file)',
+        ExpressionAttributeNames: imageNames('duplicates', 'duplicateFiles', 'fprint'),
+        ExpressionAttributeValues: { ':one': 1, ':name': new Set([fileName]), ':file': fileName },
+      }
+    : {
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'ADD #duplicates :one',
+        ConditionExpression: 'attribute_exists(#fprint)',
+        ExpressionAttributeNames: imageNames('duplicates', 'fprint'),
+        ExpressionAttributeValues: { ':one': 1 },
+      };
+}
+
+/** Whether a duplicate's name is kept on its original (and so guards its redelivery there). */
+export const keepsDuplicateName = (original: Pick<Image, 'duplicateFiles'>): boolean => (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
