@@ -6,6 +6,20 @@ import type { Claim, Counts, Finish, Image, ImageResult, Review } from '../domai
 import { encodeDetections } from './detections';
 import { PAID_NAME, PAID_NAMES } from './paid-result';
 import { LIMITS, imageKey, purgeAt, reviewKey, statusTs, toStoredReview, type ImageItem } from './schema';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchClosedError } from '../errors';
+import { isVisibleBatch } from '../domain';
+import type { UploadRef } from '../domain';
+import { batchVisibilityRequest, reusableResultRequest, reusedDetectionsRequest } from './access-patterns';
+import { toBatch, toImage } from './attributes';
+import type { BatchCounters, RecordOptions } from './batch-counters';
+import { conditionFailed } from './batch-summary';
+import { decodeDetections } from './detections';
+import { BatchErasedError } from './errors';
+import { knownItemRequest } from './known-items';
+import { batchGetAll } from './reader';
+import { splitPartition, type BatchItem } from './schema';
+import { duplicateMarkRequest, noteFingerprintRequest } from './upload-attempts';
 
 export const CLAIM_COUNTS: Partial<Counts> = { total: 1, pending: 1 };
 
@@ -120,22 +134,7 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
       names.push('detections');
       values[':detections'] = encodeDetections(f.result.detections);
     }
-    const capture = f.capture;
-    if (capture?.capturedAt) {
-      set.push('#capturedAt = :capturedAt', '#capturedWall = :capturedWall');
-      names.push('capturedAt', 'capturedWall');
-      Object.assign(values, { ':capturedAt': capture.capturedAt, ':capturedWall': capture.capturedAt.slice(0, 19) });
-    }
-    if (capture?.camera) {
-      set.push('#camera = :camera');
-      names.push('camera');
-      values[':camera'] = capture.camera;
-    }
-    if (capture?.location) {
-      set.push('#location = :location');
-      names.push('location');
-      values[':location'] = capture.location;
-    }
+    setCapture(f.capture, set, names, values);
     if (f.result.reusedFrom !== undefined) {
       set.push('#reused = :reused');
       names.push('reused');
@@ -164,6 +163,25 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
     ExpressionAttributeNames: { ...imageNames(...names), ...PAID_NAMES },
     ExpressionAttributeValues: values,
   };
+}
+
+/** Where and when the photo was taken, as its EXIF says, added to a finishing record's SET. */
+function setCapture(capture: Finish['capture'], set: string[], names: Parameters<typeof imageNames>, values: Record<string, unknown>): void {
+  if (capture?.capturedAt) {
+    set.push('#capturedAt = :capturedAt', '#capturedWall = :capturedWall');
+    names.push('capturedAt', 'capturedWall');
+    Object.assign(values, { ':capturedAt': capture.capturedAt, ':capturedWall': capture.capturedAt.slice(0, 19) });
+  }
+  if (capture?.camera) {
+    set.push('#camera = :camera');
+    names.push('camera');
+    values[':camera'] = capture.camera;
+  }
+  if (capture?.location) {
+    set.push('#location = :location');
+    names.push('location');
+    values[':location'] = capture.location;
+  }
 }
 
 /** The person's verdict a success result carries, beside the machine's (its isCat). */
@@ -227,3 +245,118 @@ export function duplicateRequest(table: string, original: Image, fileName: strin
 
 /** Whether a duplicate's name is kept on its original (and so guards its redelivery there). */
 export const keepsDuplicateName = (original: Pick<Image, 'duplicateFiles'>): boolean => (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
+
+export type ClaimOutcome =
+  | { held: true; takeover: boolean; uploadedAt: number }
+  /** Someone holds or held this image already: the record that says so. */
+  | { held: false; existing: Image };
+
+export async function getImage(store: BatchCounters, clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+  const out = await store.ddb.send(new GetCommand({ TableName: store.table, Key: imageKey(clientId, batchId, fprint), ConsistentRead: true }));
+  return out.Item ? toImage(out.Item as ImageItem) : undefined;
+}
+
+/**
+ * Claims (batch, fingerprint) for classification, counting a new image as pending; takes over a claim whose lease
+ * has expired (already counted). Otherwise answers the record that holds the image. Throws BatchClosedError, leaving
+ * nothing written, when the batch takes no more uploads (closed, every declared file arrived) by the time it counts.
+ */
+export async function claimImage(store: BatchCounters, c: Claim, opts: RecordOptions & { note?: UploadRef } = {}): Promise<ClaimOutcome> {
+  // The fingerprint this upload found goes on its own item with the claim, so that an attempt giving up later finds
+  // the record without decoding (docs/design.md §6): in the claim's transaction, or written just before it.
+  const note = opts.note && noteFingerprintRequest(store.table, opts.note, c.fprint);
+  if (note && !store.transactions) await store.ddb.send(new UpdateCommand(note));
+  const records = note && store.transactions ? [claimRequest(store.table, c), note] : [claimRequest(store.table, c)];
+  let counted: boolean;
+  try {
+    counted = await store.recordWithCounts(records, c, CLAIM_COUNTS, { ...opts, takingUploads: true });
+  } catch (err) {
+    // Without transactions the claim may stand uncounted (its count refused, e.g. by a full disk): handed back, so
+    // the retry takes it over at once; the count it lacks shows once it finishes, and is recounted then.
+    if (!store.transactions && !(err instanceof BatchClosedError) && !(err instanceof BatchErasedError)) await releaseClaim(store, c).catch(() => undefined);
+    throw err;
+  }
+  if (counted) return { held: true, takeover: false, uploadedAt: c.now };
+  const existing = await getImage(store, c.clientId, c.batchId, c.fprint);
+  if (!existing) return claimImage(store, c, opts); // removed between the two calls: try again
+  if (existing.status === 'processing' && existing.claimId && (existing.leaseUntil ?? 0) < c.now) {
+    try {
+      if (note && store.transactions) await store.ddb.send(new UpdateCommand(note));
+      await store.ddb.send(new UpdateCommand(takeoverRequest(store.table, c, existing.claimId)));
+      return { held: true, takeover: true, uploadedAt: existing.uploadedAt ?? c.now };
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+      return claimImage(store, c, opts); // another run took it over first
+    }
+  }
+  return { held: false, existing };
+}
+
+/**
+ * The client's earlier classification of these pixels in another batch, within retention, or undefined: one
+ * eventually consistent index Query (a record written a moment ago may be missed: then DetectLabels is called).
+ * The earliest classification (every copy is of it), with the latest person's verdict any of the records carries
+ * (docs/design.md §10: a client never reviews the same pixels twice).
+ */
+export async function findReusable(store: BatchCounters, clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+  const out = await store.ddb.send(new QueryCommand(reusableResultRequest(store.table, clientId, fprint, Math.floor(store.now() / 1000))));
+  const records = ((out.Items ?? []) as ImageItem[]).filter((i) => splitPartition(i.batch_id).batchId !== batchId && i.labels !== undefined);
+  // Never from a batch being erased (or expired): the one strongly consistent read of the batches found.
+  const visible = await visibleBatches(store, records.map((i) => i.batch_id));
+  const found = records.filter((i) => visible.has(i.batch_id)).map(toImage);
+  // Copies carry their original's classification time: of equal times, the original (a copy made before copies
+  // carried the other labels' boxes has none).
+  const earliest = found.sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0) || Number(a.reused === true) - Number(b.reused === true))[0];
+  const review = found.flatMap((i) => (i.review ? [i.review] : [])).sort((a, b) => b.reviewedAt - a.reviewedAt)[0];
+  if (!earliest) return undefined;
+  const { review: _own, reused: _reused, ...classification } = earliest;
+  const boxes = await store.ddb.send(new GetCommand(reusedDetectionsRequest(store.table, clientId, earliest.batchId, earliest.fprint)));
+  const detections = decodeDetections(boxes.Item?.rek_dets);
+  return { ...classification, ...(detections ? { detections } : {}), ...(review ? { review } : {}) };
+}
+
+/** Which of these batch partitions (at most BATCH_GET_MAX_KEYS distinct) are visible: neither being erased nor expired. */
+async function visibleBatches(store: BatchCounters, partitions: readonly string[]): Promise<Set<string>> {
+  const distinct = [...new Set(partitions)];
+  if (distinct.length === 0) return new Set();
+  const nowS = Math.floor(store.now() / 1000);
+  const items = await batchGetAll<BatchItem>({ ddb: store.ddb, tableName: store.table }, batchVisibilityRequest(store.table, distinct).RequestItems);
+  return new Set(items.filter((item) => isVisibleBatch(toBatch(item), nowS)).map((item) => item.batch_id));
+}
+
+/** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */
+export async function finishImage(store: BatchCounters, c: Claim, f: Finish, opts: RecordOptions = {}): Promise<boolean> {
+  const record = finishRequest(store.table, c, f);
+  // A classified record names its batch in the client's known item of these pixels (POST /v1/fingerprints:known).
+  const records = f.result.status === 'success' ? [record, knownItemRequest(store.table, c)] : record;
+  return store.recordWithCounts(records, c, finishCounts(f.result), opts);
+}
+
+export async function releaseClaim(store: BatchCounters, c: Claim): Promise<void> {
+  try {
+    await store.ddb.send(new UpdateCommand(releaseRequest(store.table, c)));
+  } catch (err) {
+    if (!conditionFailed(err)) throw err;
+  }
+}
+
+/** Records a refused upload (a `fail` record) and counts it; false when it was recorded before (a redelivery). */
+export async function rejectUpload(store: BatchCounters, image: Image, opts: RecordOptions = {}): Promise<boolean> {
+  return store.recordWithCounts(rejectionRequest(store.table, image), image, REJECTION_COUNTS, opts);
+}
+
+/**
+ * Counts another upload of a recorded image; false when this upload was counted before (a redelivery). Its name on
+ * the original guards that while names are kept; past them, the upload's own item is marked in the same write.
+ */
+export async function addDuplicate(store: BatchCounters, original: Image, fileName: string, upload: UploadRef, opts: RecordOptions & { note?: boolean } = {}): Promise<boolean> {
+  const count = duplicateRequest(store.table, original, fileName);
+  // The mark sets the upload's fingerprint too; without it, a transaction notes the fingerprint beside the count (a
+  // claim's transaction that found the image claimed wrote nothing).
+  const uploadItem = keepsDuplicateName(original)
+    ? opts.note && store.transactions
+      ? [noteFingerprintRequest(store.table, upload, original.fprint)]
+      : []
+    : [duplicateMarkRequest(store.table, upload, original.fprint)];
+  return store.recordWithCounts([...uploadItem, count], original, DUPLICATE_COUNTS, opts);
+}

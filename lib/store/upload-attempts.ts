@@ -3,6 +3,10 @@ import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { uploadNames } from './attributes';
 import type { UploadRef } from '../domain';
 import { purgeAt, uploadItemKey } from './schema';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { BatchCounters } from './batch-counters';
+import { conditionFailed } from './batch-summary';
+import type { UploadItem } from './schema';
 
 /**
  * Counts an attempt at the upload as it starts, before any step that may never return (a timeout, running out of
@@ -56,4 +60,40 @@ export function duplicateMarkRequest(table: string, u: UploadRef, fprint: string
     ExpressionAttributeNames: uploadNames('duplicateOf', 'fprint', 'expiresAt', 'purgeAt'),
     ExpressionAttributeValues: { ':fprint': fprint, ':ttl': u.expiresAt, ':purge': purgeAt(u.expiresAt) },
   };
+}
+
+/** The attempts counted on an upload's item, the one starting included, and the fingerprint one of them noted. */
+export interface AttemptCount {
+  attempts: number;
+  fprint?: string;
+  /** The UTC day whose images quota the upload was beyond, when its first attempt found it so (docs/design.md §11). */
+  quotaExceeded?: string;
+  /** The UTC day whose images quota the upload was counted against, once counted. */
+  quotaCounted?: string;
+}
+
+/** Counts an attempt as it starts; answers the attempts so far (this one included) and the fingerprint one found. */
+export async function startAttempt(store: BatchCounters, upload: UploadRef): Promise<AttemptCount> {
+  const out = await store.ddb.send(new UpdateCommand(startAttemptRequest(store.table, upload)));
+  const item = (out.Attributes ?? {}) as Partial<UploadItem>;
+  return {
+    attempts: typeof item.attempts === 'number' ? item.attempts : 1,
+    ...(typeof item.seen_fprint === 'string' ? { fprint: item.seen_fprint } : {}),
+    ...(typeof item.quota_over === 'string' ? { quotaExceeded: item.quota_over } : {}),
+    ...(typeof item.quota_day === 'string' ? { quotaCounted: item.quota_day } : {}),
+  };
+}
+
+/** Takes back an attempt that ended without failing (handed back until another run's lease is over). */
+export async function endAttempt(store: BatchCounters, upload: UploadRef): Promise<void> {
+  try {
+    await store.ddb.send(new UpdateCommand(endAttemptRequest(store.table, upload)));
+  } catch (err) {
+    if (!conditionFailed(err)) throw err;
+  }
+}
+
+/** Remembers the fingerprint an attempt found, for an attempt that gives up without decoding. */
+export async function noteFingerprint(store: BatchCounters, upload: UploadRef, fprint: string): Promise<void> {
+  await store.ddb.send(new UpdateCommand(noteFingerprintRequest(store.table, upload, fprint)));
 }
