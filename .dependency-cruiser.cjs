@@ -7,6 +7,7 @@
 //   edges     lib/http/, lib/web/, lib/cli/
 //   run-time  functions/, then local/ (which runs them), bin/, web/ (the browser app)
 //   tooling   scripts/ (build time), bench/, events/, test/: nothing that runs imports them
+// and one boundary across them: only lib/store (and lib/aws) import the DynamoDB clients as values.
 const DOMAIN = '^lib/(domain|errors|config|ids|backoff|validation-messages)[.]ts$|^lib/similar/';
 const ADAPTERS = '^lib/(store|aws|jobs)/';
 const SERVICES = '^lib/(ingest|notify|auth|erase|export|reconcile|review)/';
@@ -77,6 +78,15 @@ module.exports = {
       to: { path: above('^(local|bin|web)/', TOOLING) },
     },
     {
+      name: 'dynamodb-through-the-store',
+      severity: 'error',
+      comment:
+        'Only the store (and lib/aws, which builds the client) sends DynamoDB requests: everything else asks lib/store in ' +
+        'domain terms. A type-only import (the client type passed down to the store) is fine.',
+      from: { path: '^(lib|functions)/', pathNot: '^lib/(store|aws)/' },
+      to: { path: '(^|node_modules/)@aws-sdk/(client-dynamodb|lib-dynamodb)(/|$)', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'run-time-not-tooling',
       severity: 'error',
       comment: 'What runs (the stack, the CLI, the web app) never imports build scripts, benches, sample events or tests.',
@@ -86,7 +96,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|[.]build|[.]serverless|[.]data|coverage)/' },
+    exclude: { path: '^([.]build|[.]serverless|[.]data|coverage)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js', '.cjs', '.mjs', '.json'] },

@@ -34,5 +34,17 @@ export class BatchClosedError extends IceCatError {
   }
 }
 
+/** Some objects or items of a batch being erased outlasted their retries; running the erasure again finishes it. */
+export class EraseIncompleteError extends IceCatError {
+  override name = 'EraseIncompleteError';
+  readonly code: string = 'erase_incomplete';
+  readonly keys: unknown[];
+
+  constructor(message: string, options: IceCatErrorOptions & { keys: unknown[] }) {
+    super(message, { cause: options.cause });
+    this.keys = options.keys;
+  }
+}
+
 /** Whether an error is of the family and carries `code`. */
 export const hasCode = (err: unknown, code: string): boolean => err instanceof IceCatError && err.code === code;

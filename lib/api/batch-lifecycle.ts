@@ -17,7 +17,7 @@ import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
 import { isVisibleBatch, type Batch } from '../domain';
-import { newBatch } from '../store/writes';
+import { newBatch } from '../store/batch-summary';
 import { BatchClosedError } from '../errors';
 import {
   BatchErasingError,
@@ -34,7 +34,7 @@ import {
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage } from './present';
 import type { AddUploadsBody, BatchSummary, CloseBatchBody, CreateBatchBody, Image, ReclassifyBody, ReclassifyResult, ReviewBody, UploadForm } from './schemas';
-import type { ReviewOutcome, Verdict } from '../store/batch-store';
+import type { ReviewOutcome, Verdict } from '../store/reviews';
 import { presignUploads, type DeclaredFile } from './uploads';
 
 /** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */

@@ -3,12 +3,10 @@
 // (every summary, by expiry: a key condition, never a Scan), marks each expired batch as being erased and queues its
 // erasure to the erase job. On AWS a scheduled function runs it (functions/expire); locally the stack runs it at start
 // and every interval (local/expiry.ts), and since dynalite has no TTL it is what deletes expired items there too.
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JobQueue } from '../jobs/queue';
-import { readExpiredBatches } from '../store/expired-batches';
+import { markExpired, readExpiredBatches } from '../store/expired-batches';
 import { nowSeconds } from '../store/schema';
-import { markExpiredRequest } from '../store/writes';
 import { encodeEraseMessage } from './message';
 
 /**
@@ -70,12 +68,7 @@ export interface ExpirySweepResult {
  * (another sweep, or a POST reusing its name, got there first). True when this call queued it.
  */
 export async function queueExpiredErasure(deps: ExpiryDeps, clientId: string, batchId: string, now: number, staleBefore: number): Promise<boolean> {
-  try {
-    await deps.ddb.send(new UpdateCommand(markExpiredRequest(deps.tableName, clientId, batchId, now, staleBefore)));
-  } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return false;
-    throw err;
-  }
+  if (!(await markExpired(deps, clientId, batchId, now, staleBefore))) return false;
   await deps.erasures.send(encodeEraseMessage(clientId, batchId));
   return true;
 }

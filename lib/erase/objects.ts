@@ -3,7 +3,7 @@
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay, type BackoffPolicy } from '../backoff';
-import { EraseIncompleteError } from './errors';
+import { EraseIncompleteError } from '../errors';
 
 /** Every top-level prefix under which a batch leaves objects: {prefix}/{clientId}/{batchId}/… */
 export const BATCH_OBJECT_PREFIXES = ['uploads', 'processed', 'duplicates', 'failed', 'thumbnails', 'exports'] as const;

@@ -1,11 +1,10 @@
 // The reads and the write with which the reconciliation sweep finds completion callbacks whose message was lost
 // (lib/reconcile/callbacks.ts): apart from BatchStore, so that the sweep's bundle (and so its role) carries only these.
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { toBatch } from './attributes';
+import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { batchNames, toBatch } from './attributes';
 import type { Batch } from '../domain';
-import { batchKey, splitPartition, type BatchItem } from './schema';
-import { callbackRequeueRequest, dueCallbacksQuery } from './writes';
+import { CALLBACK_DUE, INDEX, batchKey, splitPartition, type BatchItem } from './schema';
 
 /** The batches owing their completion callback that turned done before `doneBefore` (epoch ms), oldest first. */
 export async function* batchesOwingCallbacks(
@@ -37,4 +36,34 @@ export async function stampCallbackRequeued(ddb: DynamoDBDocumentClient, table: 
     if (err instanceof ConditionalCheckFailedException) return false;
     throw err;
   }
+}
+
+/** A page of batches that owe their callback, done before `doneBefore` (epoch ms), oldest first. */
+export function dueCallbacksQuery(table: string, doneBefore: number, limit: number, startKey?: Record<string, unknown>): QueryCommandInput {
+  return {
+    TableName: table,
+    IndexName: INDEX.callbacksDue,
+    KeyConditionExpression: '#callbackDue = :due AND #doneAt < :before',
+    ExpressionAttributeNames: batchNames('callbackDue', 'doneAt'),
+    ExpressionAttributeValues: { ':due': CALLBACK_DUE, ':before': doneBefore },
+    Limit: limit,
+    ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+  };
+}
+
+/**
+ * Stamps that the sweep queues the callback again, only if it still owes it and nobody stamped it since `previous`
+ * (so two sweeps never both queue it); the batch must exist and not be being erased.
+ */
+export function callbackRequeueRequest(table: string, clientId: string, batchId: string, now: number, previous: number | undefined): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #callbackRequeuedAt = :now',
+    ConditionExpression:
+      'attribute_exists(#callbackDue) AND attribute_not_exists(#deleting) AND ' +
+      (previous === undefined ? 'attribute_not_exists(#callbackRequeuedAt)' : '#callbackRequeuedAt = :previous'),
+    ExpressionAttributeNames: batchNames('callbackDue', 'deleting', 'callbackRequeuedAt'),
+    ExpressionAttributeValues: { ':now': now, ...(previous === undefined ? {} : { ':previous': previous }) },
+  };
 }

@@ -1,7 +1,7 @@
 // The DetectLabels answer a run paid for, kept on its claim when the record's write fails after it (a conflict past
 // its retries, throttling, a timeout of the write), so that the run taking the claim over records that answer instead
 // of paying for another (docs/design.md §6). One attribute of the `processing` item, written only by the claim's
-// holder; the record's write removes it (writes.ts finishRequest).
+// holder; the record's write removes it (image-record.ts finishRequest).
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient, type GetCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Claim, ImageResult } from '../domain';

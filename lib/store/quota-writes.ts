@@ -18,7 +18,8 @@ import type { ClientLimits } from '../quota/limits';
 import { uploadNames } from './attributes';
 import { ClientLimitsReader, usageKey, type ClientLimitsStoreOptions } from './client-limits';
 import { clientKey, nowSeconds, uploadItemKey } from './schema';
-import { transaction, type UploadRef } from './writes';
+import { transaction } from './batch-counters';
+import type { UploadRef } from '../domain';
 import { transactWrite } from './transact';
 
 /** A day's usage item stays this long after the day (GET /v1/usage reads today's only). */

@@ -2,8 +2,9 @@
 // (docs/design.md §6): apart from BatchStore, which the API's functions share, so that only the ingest's bundle (and
 // so its role) carries DeleteItem.
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { dropOpenedBatchRequest } from './writes';
+import { DeleteCommand, type DeleteCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchNames } from './attributes';
+import { batchKey } from './schema';
 
 export interface TakeBack {
   /** Deletes a record written a moment ago (without transactions, before its counter update was refused). */
@@ -26,3 +27,17 @@ export const takeBack = (ddb: DynamoDBDocumentClient, table: string): TakeBack =
     }
   },
 });
+
+/**
+ * Deletes a summary the ingest has just opened for an upload whose object turned out to be gone (erased with its
+ * batch meanwhile), unless an upload counted into it since.
+ */
+export function dropOpenedBatchRequest(table: string, clientId: string, batchId: string): DeleteCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    ConditionExpression: '#total = :zero',
+    ExpressionAttributeNames: batchNames('total'),
+    ExpressionAttributeValues: { ':zero': 0 },
+  };
+}

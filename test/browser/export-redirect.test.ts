@@ -10,7 +10,7 @@ import { createDocumentClient } from '../../lib/aws/clients';
 import { toBatchItem } from '../../lib/store/attributes';
 import { encodeDetections } from '../../lib/store/detections';
 import { batchPartition, statusTs } from '../../lib/store/schema';
-import { newBatch } from '../../lib/store/writes';
+import { newBatch } from '../../lib/store/batch-summary';
 import { megadetectorProblems } from '../helpers/megadetector-rules';
 import { launchChromium, phoneContext, screenshot, scrollWidth, signIn, type Recorder } from './browser';
 import { newClient, stackEnv, uniqueId, type TestClient } from './stack-client';

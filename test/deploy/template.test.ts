@@ -20,7 +20,8 @@ import {
 import type { QueryPlan } from '../../lib/store/expressions';
 import { reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review-queue';
 import { INDEX } from '../../lib/store/schema';
-import { dueCallbacksQuery, expiredBatchesQuery } from '../../lib/store/writes';
+import { dueCallbacksQuery } from '../../lib/store/callback-requeue';
+import { expiredBatchesQuery } from '../../lib/store/expired-batches';
 import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -5,7 +5,7 @@ import { registerApiKey } from '../../lib/auth/register';
 import { toBatchItem } from '../../lib/store/attributes';
 import type { ImageStatus } from '../../lib/domain';
 import { LIMITS, batchPartition, reviewKey, statusTs, type BatchItem, type ImageItem } from '../../lib/store/schema';
-import { newBatch } from '../../lib/store/writes';
+import { newBatch } from '../../lib/store/batch-summary';
 import { aws, stackEnv, uniqueId } from '.';
 
 export { postForm } from './upload-form';

@@ -12,7 +12,7 @@ import {
 } from '../../lib/api/schemas';
 import { DeleteCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchStore } from '../../lib/store/batch-store';
-import { markDeletingRequest } from '../../lib/store/writes';
+import { markDeletingRequest } from '../../lib/store/batch-summary';
 import { cursorCodec } from '../../lib/store/cursor';
 import { queryBatchImages, type StoreContext } from '../../lib/store/reader';
 import { batchKey } from '../../lib/store/schema';

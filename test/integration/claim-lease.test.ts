@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fingerprint, type Fingerprint } from '../../lib/ingest/fingerprint';
 import { removeUpload, restCopy } from '../../lib/ingest/storage';
 import { BatchStore } from '../../lib/store/batch-store';
-import type { Claim } from '../../lib/store/writes';
+import type { Claim } from '../../lib/domain';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { bridgeStats, tempDataDir, uniqueId, waitFor, waitForBridgeIdle } from '../helpers';

@@ -10,7 +10,7 @@ import { checkBatchCounts } from '../../lib/reconcile/batch-counts';
 import { BatchStore } from '../../lib/store/batch-store';
 import { readLiveBatches } from '../../lib/store/live-batches';
 import { imageKey } from '../../lib/store/schema';
-import { countRecords, countRequest, recountQuery } from '../../lib/store/writes';
+import { countRecords, countRequest, recountQuery } from '../../lib/store/batch-counters';
 import { aws, stackEnv, uniqueId } from '../helpers';
 
 const CLIENT = 'counts-disk';

@@ -21,7 +21,7 @@ import { silentProgress } from '../../lib/cli/progress';
 import { readServiceStatus } from '../../lib/cli/service-status';
 import { toBatch } from '../../lib/store/attributes';
 import { batchKey } from '../../lib/store/schema';
-import { countRecords, recountQuery } from '../../lib/store/writes';
+import { countRecords, recountQuery } from '../../lib/store/batch-counters';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { distinctImages, keysUnder, readBatch, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';

@@ -2,7 +2,8 @@
 // the summary go; another batch of the same client and a same-named batch of another client stay whole.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { eraseBatch, EraseIncompleteError, type BatchErasureTarget } from '../../lib/erase/erase-batch';
+import { eraseBatch, type BatchErasureTarget } from '../../lib/erase/erase-batch';
+import { EraseIncompleteError } from '../../lib/errors';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
 import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 

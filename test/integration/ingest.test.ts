@@ -11,7 +11,7 @@ import { fingerprint } from '../../lib/ingest/fingerprint';
 import { registerClient } from '../../lib/auth/register';
 import { toBatchItem } from '../../lib/store/attributes';
 import { BATCH_SK, batchKey, batchPartition, type BatchItem, type ImageItem } from '../../lib/store/schema';
-import { newBatch as batchSummary } from '../../lib/store/writes';
+import { newBatch as batchSummary } from '../../lib/store/batch-summary';
 import { detectCalls, aws as stackClients, uniqueId, uploadFile as put, waitFor as poll, waitForBridgeIdle as bridgeIdle } from '../helpers';
 import { call, newClient } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { agreementSchema, batchSummarySchema, imageListSchema, imageSchema, type Image } from '../../lib/api/schemas';
-import { countRecords, recountQuery } from '../../lib/store/writes';
+import { countRecords, recountQuery } from '../../lib/store/batch-counters';
 import type { Counts } from '../../lib/domain';
 import type { ImageItem } from '../../lib/store/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';

@@ -37,7 +37,8 @@ import { BatchStore } from '../../lib/store/batch-store';
 import { ZERO_COUNTS, type Batch, type Image } from '../../lib/domain';
 import { decodeDetections, encodeDetections } from '../../lib/store/detections';
 import { batchKey, clientKey, imageKey } from '../../lib/store/schema';
-import { newBatch, startAttemptRequest } from '../../lib/store/writes';
+import { newBatch } from '../../lib/store/batch-summary';
+import { startAttemptRequest } from '../../lib/store/upload-attempts';
 import { emfWrittenBy } from '../helpers/emf';
 
 const s3 = mockClient(S3Client);

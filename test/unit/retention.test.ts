@@ -4,19 +4,11 @@
 import { toBatchItem } from '../../lib/store/attributes';
 import { isVisibleBatch } from '../../lib/domain';
 import { INDEX, PURGE_AFTER_EXPIRY_S } from '../../lib/store/schema';
-import {
-  addExpectedRequest,
-  claimRequest,
-  closeRequest,
-  countRequest,
-  expiredBatchesQuery,
-  markDeletingRequest,
-  markExpiredRequest,
-  newBatch,
-  putBatchRequest,
-  rejectionRequest,
-  thresholdRequest,
-} from '../../lib/store/writes';
+import { addExpectedRequest, closeRequest, markDeletingRequest, newBatch, putBatchRequest } from '../../lib/store/batch-summary';
+import { claimRequest, rejectionRequest } from '../../lib/store/image-record';
+import { countRequest } from '../../lib/store/batch-counters';
+import { expiredBatchesQuery, markExpiredRequest } from '../../lib/store/expired-batches';
+import { thresholdRequest } from '../../lib/store/reviews';
 
 const NOW_MS = 1_700_000_000_000;
 const NOW_S = NOW_MS / 1000;

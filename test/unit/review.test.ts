@@ -3,7 +3,9 @@
 import { agreementAt, agreementOf, justAbove, suggestThreshold, type ReviewedImage } from '../../lib/review/agreement';
 import { mergeByDistance, reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review-queue';
 import { confidenceOfReviewKey, reviewKey, toStoredReview } from '../../lib/store/schema';
-import { catFlagRequest, countRecords, finishCounts, machineVerdictRequest, reviewCounts, reviewRequest } from '../../lib/store/writes';
+import { catFlagRequest, machineVerdictRequest, reviewCounts, reviewRequest } from '../../lib/store/reviews';
+import { countRecords } from '../../lib/store/batch-counters';
+import { finishCounts } from '../../lib/store/image-record';
 
 const img = (catConfidence: number, isCat: boolean, machineIsCat: boolean): ReviewedImage => ({ catConfidence, isCat, machineIsCat });
 

@@ -1,28 +1,10 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ZERO_COUNTS } from '../../lib/domain';
 import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/schema';
-import {
-  addExpectedRequest,
-  autoCloseRequest,
-  claimRequest,
-  closeRequest,
-  countRecords,
-  countRequest,
-  duplicateMarkRequest,
-  duplicateRequest,
-  endAttemptRequest,
-  finishCounts,
-  finishRequest,
-  markDoneRequest,
-  newBatch,
-  putBatchRequest,
-  recountQuery,
-  rejectionRequest,
-  setCountsRequest,
-  startAttemptRequest,
-  takeoverRequest,
-  transaction,
-} from '../../lib/store/writes';
+import { addExpectedRequest, autoCloseRequest, closeRequest, markDoneRequest, newBatch, putBatchRequest } from '../../lib/store/batch-summary';
+import { claimRequest, duplicateRequest, finishCounts, finishRequest, rejectionRequest, takeoverRequest } from '../../lib/store/image-record';
+import { countRecords, countRequest, recountQuery, setCountsRequest, transaction } from '../../lib/store/batch-counters';
+import { duplicateMarkRequest, endAttemptRequest, startAttemptRequest } from '../../lib/store/upload-attempts';
 
 const claim = {
   clientId: 'demo',

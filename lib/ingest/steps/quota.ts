@@ -1,6 +1,6 @@
 // Step 1b (docs/design.md §11): the upload counted once against its client's images quota of the day.
 import { quotaExceededMessage, utcDay } from '../../quota/limits';
-import type { AttemptCount } from '../../store/batch-store';
+import type { AttemptCount } from '../../store/upload-attempts';
 import type { IngestDeps } from '../deps';
 import { RejectedUpload } from '../errors';
 import type { Placed } from './place';

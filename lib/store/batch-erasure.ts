@@ -1,13 +1,47 @@
-// A batch's table items, erased page by page: a keys-only Query of its partition (lib/store/erasure-keys.ts),
+// A batch's table items, erased page by page (lib/erase/erase-batch.ts): a keys-only Query of its partition,
 // BatchWriteItem deletes of at most 25 keys a call with UnprocessedItems retried. The summary is left for last
 // (deleteSummary): while it exists, marked as being deleted, reads answer 404 and a rerun knows the batch is still to
-// erase.
-import { BatchWriteCommand, DeleteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+// erase. Apart from BatchStore so that the erase function's bundle carries only these calls.
+import { BatchWriteCommand, DeleteCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../backoff';
-import { batchItemKeysQuery, batchPartitions, isSummaryKey, type ItemKey } from '../store/erasure-keys';
-import { batchKey } from '../store/schema';
-import { EraseIncompleteError } from './errors';
+import { EraseIncompleteError } from '../errors';
+import { BATCH_ATTRIBUTES } from './attributes';
+import { BATCH_SK, UPLOAD_ITEM_PREFIX, batchKey, batchPartition } from './schema';
+
+export type ItemKey = Record<string, unknown>;
+
+/** The partitions a batch's items live in: its own (records and summary), then its uploads' items (docs/design.md §2). */
+export const batchPartitions = (clientId: string, batchId: string): string[] => [
+  batchPartition(clientId, batchId),
+  UPLOAD_ITEM_PREFIX + batchPartition(clientId, batchId),
+];
+
+/**
+ * A page of the keys of every item in the batch's own partition, the summary included (or in `partition`, another
+ * of batchPartitions); consistent.
+ */
+export function batchItemKeysQuery(
+  table: string,
+  clientId: string,
+  batchId: string,
+  limit: number,
+  startKey?: ItemKey,
+  partition: string = batchPartition(clientId, batchId),
+): QueryCommandInput {
+  return {
+    TableName: table,
+    KeyConditionExpression: '#pk = :pk',
+    ProjectionExpression: '#pk, #sk',
+    ExpressionAttributeNames: { '#pk': BATCH_ATTRIBUTES.partition, '#sk': BATCH_ATTRIBUTES.sortKey },
+    ExpressionAttributeValues: { ':pk': partition },
+    ConsistentRead: true,
+    Limit: limit,
+    ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+  };
+}
+
+export const isSummaryKey = (key: ItemKey): boolean => key[BATCH_ATTRIBUTES.sortKey] === BATCH_SK;
 
 /** BatchWriteItem takes at most 25 requests. */
 export const BATCH_WRITE_MAX = 25;
