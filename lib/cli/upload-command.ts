@@ -10,7 +10,8 @@ import { fileRows, fileTable, formatBytes, json, table } from './output';
 import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
 import type { UploadCommandOptions } from './program';
 import type { BatchSummary, BatchUsage, Image } from '../api/client-contract';
-import { checkFile, countFiles, isProblem, skipProblem, uploadFolder, type CandidateFile, type FileProblem, type UploadResult } from './uploader';
+import { checkFile, countFiles, isProblem, skipProblem, type CandidateFile, type FileProblem } from './file-checks';
+import { uploadFolder, type UploadResult } from './uploader';
 import { checkInputs, walkFiles, type SkippedEntry } from './walker';
 import { WAIT_OUTAGE_MS, waitUntilDone } from './wait';
 
