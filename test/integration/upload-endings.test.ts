@@ -21,7 +21,7 @@ import { newBatch, type Claim, type UploadRef } from '../../lib/store/writes';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { localS3Client } from '../../local/s3';
-import type { BatchHandler } from '../../local/queue';
+import type { BatchHandler } from '../../local/queue-options';
 import type { Stack } from '../../local/stack';
 import { uploadsIn } from '../../functions/ingest/events';
 import { aws, deadLetters, detectCalls, stackEnv, startTestStack, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
