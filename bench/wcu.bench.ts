@@ -39,7 +39,7 @@ import { toBatch } from '../lib/store/attributes';
 import { BATCH_SK, batchPartition, type BatchItem } from '../lib/store/schema';
 import { startDynamoDBLocal } from '../local/dynamodb-local';
 import { localDynamoClient } from '../local/dynamodb';
-import type { BatchHandler } from '../local/queue';
+import type { BatchHandler } from '../local/queue-options';
 import { startStack } from '../local/stack';
 import { headline as figure, pick, sized, type Headline } from './stats';
 import { LocalMessageVisibility } from '../lib/aws/message-visibility';

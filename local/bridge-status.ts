@@ -4,7 +4,8 @@ import { carriesToken } from './control-token';
 import type { DiskState } from './disk-space';
 import { listen } from './listen';
 import { dimensionLabel, type MetricTotalsSnapshot } from './metric-totals';
-import type { LocalQueue, QueueStats } from './queue';
+import type { LocalQueue } from './queue';
+import type { QueueStats } from './queue-options';
 
 export interface BridgeStatusServer {
   url: string;

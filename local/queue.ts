@@ -2,126 +2,19 @@
 // partial batch failures, retries with backoff, a dead-letter list after maxReceiveCount receives. With a journal
 // (queue-journal.ts) it is durable as SQS is: a message is on disk before `send` returns and leaves only when it is
 // deleted (handled, or dead-lettered), so whatever was not deleted is delivered again by the next queue on the file.
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import path from 'node:path';
-import { localReceiptHandle, type LocalMessageVisibility } from '../lib/aws/message-visibility';
+import { localReceiptHandle } from '../lib/aws/message-visibility';
 import { createLambdaContext, LOCAL_ACCOUNT_ID, LOCAL_NAMES } from './env';
-import { FairReadyList, LOCAL_FAIR_SHARE, type FairShareRule } from './fair-share';
-import { QueueJournal, type JournalOptions, type JournalStats } from './queue-journal';
-
-export type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
-
-export interface LocalQueueOptions {
-  handler: BatchHandler;
-  /** Where the handler's ChangeMessageVisibility calls arrive (the same object the handler was given); none: ignored. */
-  visibility?: LocalMessageVisibility;
-  /** Lambda's BatchSize (SQS allows 1–10 without a batching window). */
-  batchSize?: number;
-  /** MaximumBatchingWindow: how long the first waiting message waits for others to fill a batch. */
-  batchWindowMs?: number;
-  /** ScalingConfig.MaximumConcurrency: batches in flight at once. */
-  maxConcurrency?: number;
-  /** The redrive policy's maxReceiveCount: receives before a message moves to the dead-letter list. */
-  maxReceiveCount?: number;
-  /** First retry delay; doubles per receive (with jitter) up to retryMaxMs. */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
-  /** The function timeout: a batch still running after it counts as failed. */
-  invocationTimeoutMs?: number;
-  queueArn?: string;
-  region?: string;
-  functionName?: string;
-  /** Dead letters are appended here as JSON lines (and read back at start). */
-  dlqFile?: string;
-  /** The journal that makes the queue durable; without one, messages live in memory only. */
-  journalFile?: string;
-  journal?: JournalOptions;
-  /** A short human description of a message body for logs (e.g. its S3 keys). */
-  describe?: (body: string) => string;
-  /** The object keys a message body is about, so that hasMessageFor can answer (e.g. the S3 keys of a notification). */
-  keysOf?: (body: string) => string[];
-  /** Accept and journal messages but deliver none until resume() (e.g. while the handler loads). */
-  paused?: boolean;
-  /**
-   * The fair queue's rule (fair-share.ts): when a message group holds a disproportionate share of the messages in
-   * flight, other groups' messages go first. False delivers in arrival order. Default LOCAL_FAIR_SHARE.
-   */
-  fairShare?: FairShareRule | false;
-  /** The MessageGroupId of a message sent without one (e.g. the uploading client of an S3 notification). */
-  groupOf?: (body: string) => string | undefined;
-  /**
-   * With the fair share on: while every one of the maxConcurrency slots is busy, more batches may run beside them if
-   * they hold only quiet groups' messages, up to maxQuietBatches at once (default true). Such a batch waits the
-   * batching window from the oldest quiet message (not the noisy backlog's). On AWS a slot among many frees within a
-   * fraction of a second and takes the quiet messages come meanwhile; with the two or so a machine runs, a quiet
-   * client would otherwise wait for a noisy one's whole batch, and its messages coming one by one for each other.
-   */
-  quietSlot?: boolean;
-  /** The quiet batches beside the full slots at most (default twice maxConcurrency). */
-  maxQuietBatches?: number;
-  log?: (line: string) => void;
-  random?: () => number;
-}
-
-export interface DeadLetter {
-  messageId: string;
-  body: string;
-  groupId?: string;
-  description: string;
-  receiveCount: number;
-  sentAt: string;
-  deadLetteredAt: string;
-  lastError: string;
-}
-
-export interface QueueStats {
-  sent: number;
-  /** Messages deleted after a successful receive. */
-  succeeded: number;
-  /** Receives that failed and were scheduled again. */
-  retried: number;
-  deadLettered: number;
-  invocations: number;
-  failedInvocations: number;
-  /** Messages found in the journal at start, not deleted by the previous run. */
-  recovered: number;
-  queued: number;
-  delayed: number;
-  inFlight: number;
-  /** Message groups with messages waiting, and in flight. */
-  groupsWaiting: number;
-  groupsInFlight: number;
-  idle: boolean;
-  journal?: JournalStats;
-}
-
-interface Message {
-  messageId: string;
-  body: string;
-  /** MessageGroupId: the tenant the fair share is about (journaled). */
-  groupId?: string;
-  md5OfBody: string;
-  sentAt: number;
-  firstReceiveAt?: number;
-  receiveCount: number;
-  availableAt: number;
-  lastError?: string;
-  /** Epoch ms before which a failed receive is not delivered again (ChangeMessageVisibility), else the backoff's. */
-  visibleAt?: number;
-  /** The receipt handle of its receive in flight. */
-  receiptHandle?: string;
-  /** keysOf(body), worked out once when the message is queued (never journaled). */
-  keys: readonly string[];
-}
+import { FairReadyList, LOCAL_FAIR_SHARE } from './fair-share';
+import { QueueJournal } from './queue-journal';
+import type { LocalQueueOptions, QueueStats, Settings } from './queue-options';
+import { DeadLetterList, type DeadLetter } from './queue-dead-letters';
+import { failuresOf, groupField, sqsRecord, withTimeout, type Message } from './queue-message';
 
 export class QueueStoppedError extends Error {
   override name = 'QueueStoppedError';
 }
-
-type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'visibility' | 'groupOf' | 'quietSlot' | 'maxQuietBatches'>> &
-  Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'groupOf'>;
 
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
 export class LocalQueue {
@@ -144,7 +37,7 @@ export class LocalQueue {
   private stopped = false;
   private paused: boolean;
   private readonly idleWaiters = new Set<() => void>();
-  private readonly dead: DeadLetter[] = [];
+  private readonly dead: DeadLetterList;
   private readonly running = new Set<Promise<void>>();
   private interrupted: string[] = [];
   /** Receipt handles start with it, so that ChangeMessageVisibility reaches this queue (lib/aws/message-visibility.ts). */
@@ -177,7 +70,7 @@ export class LocalQueue {
     if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
     if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
     if (!Number.isInteger(this.maxQuietBatches) || this.maxQuietBatches < 0) throw new RangeError('maxQuietBatches must be an integer of at least 0');
-    if (this.opts.dlqFile && existsSync(this.opts.dlqFile)) this.dead.push(...readJsonLines<DeadLetter>(this.opts.dlqFile));
+    this.dead = new DeadLetterList(this.opts.dlqFile, this.opts.log);
     this.unregisterVisibility = options.visibility?.register(this.token, (handle, seconds) => this.changeMessageVisibility(handle, seconds)) ?? (() => undefined);
     if (this.opts.journalFile) {
       this.journal = new QueueJournal(this.opts.journalFile, this.opts.journal);
@@ -302,14 +195,14 @@ export class LocalQueue {
       timers: this.timers.size,
       running: this.running.size,
       idleWaiters: this.idleWaiters.size,
-      deadLetters: this.dead.length,
+      deadLetters: this.dead.size,
       interrupted: this.interrupted.length,
     };
   }
 
   /** The dead-letter list: earlier runs' (from dlqFile) then this run's. */
   deadLetters(): DeadLetter[] {
-    return [...this.dead];
+    return this.dead.list();
   }
 
   /**
@@ -317,7 +210,7 @@ export class LocalQueue {
    * fixed, and empties the list and its file. Returns how many were sent.
    */
   redrive(): number {
-    const letters = this.dead.splice(0);
+    const letters = this.dead.takeAll();
     let sent = 0;
     try {
       for (const letter of letters) {
@@ -326,8 +219,7 @@ export class LocalQueue {
       }
     } finally {
       // Those the journal refused (a full disk) stay dead letters.
-      this.dead.unshift(...letters.slice(sent));
-      this.saveDeadLetters();
+      this.dead.putBack(letters.slice(sent));
     }
     if (letters.length) this.opts.log(`[queue] redrove ${letters.length} dead letter(s) to the queue`);
     return letters.length;
@@ -337,13 +229,7 @@ export class LocalQueue {
   forgetDeadLettersFor(keys: ReadonlySet<string>): number {
     const keysOf = this.opts.keysOf;
     if (!keysOf || keys.size === 0) return 0;
-    const kept = this.dead.filter((letter) => !keysOf(letter.body).some((key) => keys.has(key)));
-    const removed = this.dead.length - kept.length;
-    if (removed > 0) {
-      this.dead.splice(0, this.dead.length, ...kept);
-      this.saveDeadLetters();
-    }
-    return removed;
+    return this.dead.forget((letter) => keysOf(letter.body).some((key) => keys.has(key)));
   }
 
   /**
@@ -494,7 +380,7 @@ export class LocalQueue {
     let failed: Map<Message, string>;
     try {
       const response = await withTimeout(this.opts.handler(event, context), this.opts.invocationTimeoutMs);
-      failed = this.failuresOf(batch, response);
+      failed = failuresOf(batch, response, this.opts.log);
     } catch (err) {
       this.counters.failedInvocations += 1;
       const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
@@ -517,22 +403,6 @@ export class LocalQueue {
     if (quiet) this.quietBatches -= 1;
     this.pump();
     this.notifyIfIdle();
-  }
-
-  /** Lambda's partial batch response rules: an unknown or empty identifier fails the whole batch. */
-  private failuresOf(batch: Message[], response: SQSBatchResponse | void): Map<Message, string> {
-    const items = response && Array.isArray(response.batchItemFailures) ? response.batchItemFailures : [];
-    const byId = new Map(batch.map((m) => [m.messageId, m]));
-    const failed = new Map<Message, string>();
-    for (const item of items) {
-      const message = item?.itemIdentifier ? byId.get(item.itemIdentifier) : undefined;
-      if (!message) {
-        this.opts.log(`[queue] invalid batchItemFailures identifier ${JSON.stringify(item)}: the whole batch fails`);
-        return new Map(batch.map((m) => [m, 'invalid batchItemFailures identifier']));
-      }
-      failed.set(message, 'reported in batchItemFailures');
-    }
-    return failed;
   }
 
   private retryOrDeadLetter(message: Message, reason: string): void {
@@ -574,17 +444,14 @@ export class LocalQueue {
       deadLetteredAt: new Date().toISOString(),
       lastError: message.lastError ?? 'unknown',
     };
-    if (this.opts.dlqFile) {
-      try {
-        appendDurably(this.opts.dlqFile, JSON.stringify(letter) + '\n');
-      } catch (err) {
-        // No room for the letter (a full disk): the message stays in the journal and is delivered again later.
-        this.opts.log(`[queue] ${letter.description} not dead-lettered (${String(err)}): delivered again in ${this.opts.retryMaxMs} ms`);
-        if (!this.stopped) this.deliverLater(message, this.opts.retryMaxMs);
-        return;
-      }
+    try {
+      this.dead.add(letter);
+    } catch (err) {
+      // No room for the letter (a full disk): the message stays in the journal and is delivered again later.
+      this.opts.log(`[queue] ${letter.description} not dead-lettered (${String(err)}): delivered again in ${this.opts.retryMaxMs} ms`);
+      if (!this.stopped) this.deliverLater(message, this.opts.retryMaxMs);
+      return;
     }
-    this.dead.push(letter);
     this.counters.deadLettered += 1;
     this.deleteMessage(message);
     this.opts.log(
@@ -593,39 +460,9 @@ export class LocalQueue {
     );
   }
 
-  /** Rewrites the dead-letter file whole (through a temporary renamed over it); a full disk leaves it as it was. */
-  private saveDeadLetters(): void {
-    const file = this.opts.dlqFile;
-    if (!file || !existsSync(file)) return;
-    const temporary = `${file}.tmp`;
-    try {
-      writeFileSync(temporary, this.dead.map((letter) => JSON.stringify(letter) + '\n').join(''));
-      renameSync(temporary, file);
-    } catch (err) {
-      rmSync(temporary, { force: true });
-      this.opts.log(`[queue] ${file} not rewritten (${String(err)}): it still lists the dead letters redriven or requeued since`);
-    }
-  }
-
   private toRecord(message: Message): SQSRecord {
     message.receiptHandle = localReceiptHandle(this.token, randomBytes(96).toString('base64'));
-    return {
-      messageId: message.messageId,
-      receiptHandle: message.receiptHandle,
-      body: message.body,
-      attributes: {
-        ApproximateReceiveCount: String(message.receiveCount),
-        SentTimestamp: String(message.sentAt),
-        SenderId: 'AIDAIENQZJOLO23YVJ4VO',
-        ApproximateFirstReceiveTimestamp: String(message.firstReceiveAt ?? message.sentAt),
-        ...(message.groupId !== undefined ? { MessageGroupId: message.groupId } : {}),
-      },
-      messageAttributes: {},
-      md5OfBody: message.md5OfBody,
-      eventSource: 'aws:sqs',
-      eventSourceARN: this.opts.queueArn,
-      awsRegion: this.opts.region,
-    };
+    return sqsRecord(message, message.receiptHandle, this.opts.queueArn, this.opts.region);
   }
 
   private notifyIfIdle(): void {
@@ -635,49 +472,4 @@ export class LocalQueue {
       waiter();
     }
   }
-}
-
-const groupField = (groupId: string | undefined): { groupId?: string } => (groupId === undefined ? {} : { groupId });
-
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`invocation timed out after ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function appendDurably(file: string, text: string): void {
-  mkdirSync(path.dirname(file), { recursive: true });
-  const fd = openSync(file, 'a+');
-  try {
-    // A line torn by an earlier write the disk cut short is ended first, so that this one stays whole.
-    const size = fstatSync(fd).size;
-    const last = Buffer.alloc(1);
-    const ended = size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
-    const line = Buffer.from(ended ? text : `\n${text}`);
-    if (writeSync(fd, line) < line.length) throw Object.assign(new Error(`ENOSPC: no space left on device, a short write to ${file}`), { code: 'ENOSPC' });
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function readJsonLines<T>(file: string): T[] {
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as T];
-      } catch {
-        return [];
-      }
-    });
 }

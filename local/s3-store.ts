@@ -6,9 +6,10 @@
 // atomic, as on S3.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { copyFile, mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { holdFolder, LIST_ATTEMPTS, replaceFiles, writeContent, type FileWrite, type Staged } from './s3-files';
 import { bucketNameRefusal, keyRefusal, type S3Refusal } from './s3-keys';
 
 /** s3rver's S3Error: thrown from the store or a middleware, s3rver answers it as S3's XML error. */
@@ -132,9 +133,11 @@ export function decodeCopySource(header: string): string | undefined {
 }
 
 /** Patches `store` (s3rver's instance) in place; returns the locks its requests share. */
-export function hardenStore(store: FilesystemStore): StoreLocks {
-  const locks = new KeyLocks();
-  const original = {
+/** s3rver's own store methods, before hardenStore replaces them. */
+type Originals = ReturnType<typeof originalsOf>;
+
+function originalsOf(store: FilesystemStore) {
+  return {
     getResourcePath: store.getResourcePath.bind(store),
     getBucket: store.getBucket.bind(store),
     putBucket: store.putBucket.bind(store),
@@ -149,7 +152,24 @@ export function hardenStore(store: FilesystemStore): StoreLocks {
     initiateUpload: store.initiateUpload.bind(store),
     putObjectMultipart: store.putObjectMultipart.bind(store),
   };
+}
 
+export function hardenStore(store: FilesystemStore): StoreLocks {
+  const locks = new KeyLocks();
+  const original = originalsOf(store);
+  refuseBadNames(store, original);
+  keepBucketAnswers(store, original);
+  hardenMetadata(store, original);
+  const lockingMethods = objectMethods(store, original, locks);
+  Object.assign(store, lockingMethods(NONE_HELD));
+  hardenMultipart(store, original);
+  return {
+    with: (names, work) => locks.with(names, (held) => work(Object.assign(Object.create(store) as FilesystemStore, lockingMethods(held)))),
+  };
+}
+
+/** Names the store cannot hold answer S3's errors before anything touches the disk. */
+function refuseBadNames(store: FilesystemStore, original: Originals): void {
   store.getResourcePath = (bucket, key = '', resource) => {
     const refusal = bucketNameRefusal(bucket) ?? (key === '' ? undefined : keyRefusal(key));
     if (refusal) throw s3Error(refusal);
@@ -161,6 +181,9 @@ export function hardenStore(store: FilesystemStore): StoreLocks {
     }
     return resourcePath;
   };
+}
+
+function keepBucketAnswers(store: FilesystemStore, original: Originals): void {
   // Every request looks up its bucket (a stat of its folder) and the bucket's CORS and website configurations (a
   // file read each, and an ENOENT thrown and caught for the website one the local bucket never has) before its own
   // work. They change only through the store's own bucket and configuration calls, so each answer is kept until
@@ -229,48 +252,21 @@ export function hardenStore(store: FilesystemStore): StoreLocks {
       configurations.delete(`${bucket}/${resourceType}`);
     }
   };
+}
 
-  /** The methods that take objects' locks, for a flow that already holds `held`. */
-  const lockingMethods = (held: ReadonlySet<string>): Pick<FilesystemStore, 'putObject' | 'getObject' | 'deleteObject' | 'copyObject'> => ({
-    putObject: (object) => putObject(object, held),
-    getObject: (bucket, key, options) => locks.with([objectName(bucket, key)], () => original.getObject(bucket, key, options), held),
-    deleteObject: (bucket, key) => locks.with([objectName(bucket, key)], () => deleteObject(bucket, key), held),
-    copyObject: (srcBucket, srcKey, destBucket, destKey, metadata) =>
-      locks.with([objectName(srcBucket, srcKey), objectName(destBucket, destKey)], () => copyObject(srcBucket, srcKey, destBucket, destKey, metadata), held),
-  });
+/** The checksum (when given) and metadata files of an object, as s3rver reads them. */
+function metadataFiles(store: FilesystemStore, bucket: string, key: string, metadata: Record<string, string>, md5?: string): FileWrite[] {
+  const stored = Object.fromEntries(Object.entries(metadata).filter(([name]) => ALLOWED_METADATA.includes(name) || name.startsWith('x-amz-meta-')));
+  return [
+    ...(md5 ? [{ file: store.getResourcePath(bucket, key, 'object.md5'), write: (temporary: string) => writeFile(temporary, md5) }] : []),
+    { file: store.getResourcePath(bucket, key, 'metadata.json'), write: (temporary: string) => writeFile(temporary, JSON.stringify(stored, null, 2)) },
+  ];
+}
 
-  const putObject = async (object: StoredObject, held: ReadonlySet<string>): Promise<{ size: number; md5: string }> => {
-    const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
-    // Fits a file name: the last segment is at most 233 bytes, "._S3rver_object" 15, this suffix 7.
-    const temporary = `${objectPath}.${crypto.randomBytes(3).toString('hex')}`;
-    const content: Staged = { commit: () => rename(temporary, objectPath), discard: () => rm(temporary, { force: true }) };
-    let written: { size: number; md5: string };
-    try {
-      await holdFolder(path.dirname(objectPath), temporary);
-      written = await writeContent(temporary, object.content);
-    } catch (err) {
-      await content.discard();
-      throw err;
-    }
-    await locks.with(
-      [objectName(object.bucket, object.key)],
-      () => replaceFiles([...metadataFiles(object.bucket, object.key, object.metadata, written.md5), content]),
-      held,
-    );
-    return written;
-  };
-
-  /** The checksum (when given) and metadata files of an object, as s3rver reads them. */
-  const metadataFiles = (bucket: string, key: string, metadata: Record<string, string>, md5?: string): FileWrite[] => {
-    const stored = Object.fromEntries(Object.entries(metadata).filter(([name]) => ALLOWED_METADATA.includes(name) || name.startsWith('x-amz-meta-')));
-    return [
-      ...(md5 ? [{ file: store.getResourcePath(bucket, key, 'object.md5'), write: (temporary: string) => writeFile(temporary, md5) }] : []),
-      { file: store.getResourcePath(bucket, key, 'metadata.json'), write: (temporary: string) => writeFile(temporary, JSON.stringify(stored, null, 2)) },
-    ];
-  };
-
+/** Metadata and checksum files written whole, torn ones dropped, listings that walk through concurrent writes. */
+function hardenMetadata(store: FilesystemStore, original: Originals): void {
   // s3rver's own writes these with writeFile, which truncates first: a reader (or a kill) in between saw a torn file.
-  store.putMetadata = (bucket, key, metadata, md5) => replaceFiles(metadataFiles(bucket, key, metadata, md5));
+  store.putMetadata = (bucket, key, metadata, md5) => replaceFiles(metadataFiles(store, bucket, key, metadata, md5));
 
   store.getMetadata = async (bucket, key) => {
     const read = async () => {
@@ -302,6 +298,42 @@ export function hardenStore(store: FilesystemStore): StoreLocks {
       }
     }
   };
+}
+
+/** The object methods that take the objects' locks, for a flow that already holds `held`. */
+function objectMethods(
+  store: FilesystemStore,
+  original: Originals,
+  locks: KeyLocks,
+): (held: ReadonlySet<string>) => Pick<FilesystemStore, 'putObject' | 'getObject' | 'deleteObject' | 'copyObject'> {
+  const lockingMethods = (held: ReadonlySet<string>): Pick<FilesystemStore, 'putObject' | 'getObject' | 'deleteObject' | 'copyObject'> => ({
+    putObject: (object) => putObject(object, held),
+    getObject: (bucket, key, options) => locks.with([objectName(bucket, key)], () => original.getObject(bucket, key, options), held),
+    deleteObject: (bucket, key) => locks.with([objectName(bucket, key)], () => deleteObject(bucket, key), held),
+    copyObject: (srcBucket, srcKey, destBucket, destKey, metadata) =>
+      locks.with([objectName(srcBucket, srcKey), objectName(destBucket, destKey)], () => copyObject(srcBucket, srcKey, destBucket, destKey, metadata), held),
+  });
+
+  const putObject = async (object: StoredObject, held: ReadonlySet<string>): Promise<{ size: number; md5: string }> => {
+    const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
+    // Fits a file name: the last segment is at most 233 bytes, "._S3rver_object" 15, this suffix 7.
+    const temporary = `${objectPath}.${crypto.randomBytes(3).toString('hex')}`;
+    const content: Staged = { commit: () => rename(temporary, objectPath), discard: () => rm(temporary, { force: true }) };
+    let written: { size: number; md5: string };
+    try {
+      await holdFolder(path.dirname(objectPath), temporary);
+      written = await writeContent(temporary, object.content);
+    } catch (err) {
+      await content.discard();
+      throw err;
+    }
+    await locks.with(
+      [objectName(object.bucket, object.key)],
+      () => replaceFiles([...metadataFiles(store, object.bucket, object.key, object.metadata, written.md5), content]),
+      held,
+    );
+    return written;
+  };
 
   const deleteObject = async (bucket: string, key: string): Promise<void> => {
     try {
@@ -326,8 +358,6 @@ export function hardenStore(store: FilesystemStore): StoreLocks {
     }
   };
 
-  Object.assign(store, lockingMethods(NONE_HELD));
-
   /**
    * s3rver's copy, with its files written whole and all or none of them (a copy that runs out of space leaves the
    * destination as it was): every file is copied to a temporary first, then the checksum and metadata are renamed
@@ -341,7 +371,7 @@ export function hardenStore(store: FilesystemStore): StoreLocks {
       await mkdir(path.dirname(destination('object')), { recursive: true });
       const copied = (resource: string): FileWrite => ({ file: destination(resource), write: (temporary) => copyFile(source(resource), temporary) });
       const metadata: FileWrite[] = replacement
-        ? metadataFiles(destBucket, destKey, replacement, JSON.parse(etag ?? '""') as string)
+        ? metadataFiles(store, destBucket, destKey, replacement, JSON.parse(etag ?? '""') as string)
         : [copied('object.md5'), { ...copied('metadata.json'), absentSource: true }];
       await replaceFiles([...metadata, copied('object')]);
     } else if (replacement) {
@@ -349,7 +379,11 @@ export function hardenStore(store: FilesystemStore): StoreLocks {
     }
     return store.getMetadata(destBucket, destKey);
   };
+  return lockingMethods;
+}
 
+/** Multipart uploads: no upload files cut short left behind, parts written whole, unknown uploads and parts refused. */
+function hardenMultipart(store: FilesystemStore, original: Originals): void {
   store.initiateUpload = async (bucket, key, uploadId, metadata) => {
     store.getResourcePath(bucket, key, 'object');
     try {
@@ -413,127 +447,7 @@ export function hardenStore(store: FilesystemStore): StoreLocks {
     }
     return original.putObjectMultipart(bucket, uploadId, parts);
   };
-
-  return {
-    with: (names, work) => locks.with(names, (held) => work(Object.assign(Object.create(store) as FilesystemStore, lockingMethods(held)))),
-  };
 }
-
-/**
- * Makes `folder` and creates the empty file `temporary` in it, which keeps the folder: a delete of the folder's last
- * object removes the emptied folders (s3rver's cleanup), and may do so between the mkdir and the file's creation.
- * S3 has no folders to lose, so the folder is made again rather than the write failing with ENOENT.
- */
-async function holdFolder(folder: string, temporary: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await mkdir(folder, { recursive: true });
-      await (await open(temporary, 'wx')).close();
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === LIST_ATTEMPTS) throw err;
-    }
-  }
-}
-
-/** Walks of a listing before a file that keeps vanishing under it fails the request (and tries to hold a folder). */
-const LIST_ATTEMPTS = 10;
 
 /** An S3 ETag as s3rver stores it: quoted MD5 hex, with a part count for a multipart upload. */
 const ETAG = /^"[0-9a-f]{32}(-\d+)?"$/;
-
-/** A file to write whole: `write` fills the temporary path given. */
-interface FileWrite {
-  file: string;
-  write: (temporary: string) => Promise<unknown>;
-  /** `write` copies a file that may be missing (ENOENT): then `file` is removed. */
-  absentSource?: boolean;
-}
-/** A file written to its temporary, to be renamed into place or dropped. */
-interface Staged {
-  commit(): Promise<void>;
-  discard(): Promise<void>;
-}
-
-/** Writes `write.file`'s content to a temporary file in its folder; nothing of it remains when this rejects. */
-async function stage({ file, write, absentSource }: FileWrite): Promise<Staged> {
-  // Short, so that it fits wherever the file's own name does.
-  const temporary = path.join(path.dirname(file), `.tmp-${crypto.randomBytes(4).toString('hex')}`);
-  const discard = () => rm(temporary, { force: true });
-  try {
-    await write(temporary);
-    return { commit: () => rename(temporary, file), discard };
-  } catch (err) {
-    await discard();
-    if (absentSource && (err as NodeJS.ErrnoException).code === 'ENOENT') return { commit: () => rm(file, { force: true }), discard: async () => undefined };
-    throw err;
-  }
-}
-
-/**
- * Writes files whole, all or none: each goes to a temporary file first (what needs room), and only once every one is
- * written are they renamed into place, in order. A write that fails (a full disk) leaves every file as it was.
- */
-async function replaceFiles(files: readonly (FileWrite | Staged)[]): Promise<void> {
-  const staged: Staged[] = [];
-  try {
-    for (const file of files) staged.push('commit' in file ? file : await stage(file));
-  } catch (err) {
-    await Promise.all([...staged, ...files.filter((f): f is Staged => 'commit' in f)].map((s) => s.discard()));
-    throw err;
-  }
-  for (const [i, file] of staged.entries()) {
-    try {
-      await file.commit();
-    } catch (err) {
-      await Promise.all(staged.slice(i).map((s) => s.discard()));
-      throw err;
-    }
-  }
-}
-
-/**
- * Streams `content` into `file`, hashing it. An error on either side rejects (s3rver's own version left the file
- * stream's errors unhandled, so an ENAMETOOLONG ended the process). The request is drained rather than destroyed,
- * so that its connection can still carry the error answer.
- */
-function writeContent(file: string, content: Readable | Buffer): Promise<{ size: number; md5: string }> {
-  return new Promise((resolve, reject) => {
-    const md5 = crypto.createHash('md5');
-    let size = 0;
-    const out = fs.createWriteStream(file);
-    let failed = false;
-    const fail = (err: Error) => {
-      if (failed) return;
-      failed = true;
-      if (!Buffer.isBuffer(content)) {
-        content.unpipe();
-        content.resume();
-      }
-      // Rejected once the file is closed: a stream destroyed before its open finished still creates the file after,
-      // and the caller's removal of the temporary must come later than that.
-      if (out.closed) reject(err);
-      else out.once('close', () => reject(err));
-      out.destroy();
-    };
-    out.on('error', fail);
-    out.on('close', () => {
-      if (!failed) resolve({ size, md5: md5.digest('hex') });
-    });
-    if (Buffer.isBuffer(content)) {
-      md5.update(content);
-      size = content.length;
-      out.end(content);
-      return;
-    }
-    const hasher = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        md5.update(chunk);
-        size += chunk.length;
-        callback(null, chunk);
-      },
-    });
-    content.on('error', fail);
-    content.pipe(hasher).pipe(out);
-  });
-}

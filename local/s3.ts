@@ -150,6 +150,29 @@ function singleDesSupported(): boolean {
   }
 }
 
+/**
+ * s3rver emits multipart completions as 'Post', as it does POST form uploads: the objects whose multipart upload a
+ * request is completing tell them apart (counted per object while the request runs; not an AsyncLocalStorage, see
+ * KeyLocks). A form POST to the very key being completed at that moment would be named a completion too.
+ */
+function trackMultipartCompletions(server: InstanceType<S3rverConstructor>): ReadonlyMap<string, number> {
+  const completing = new Map<string, number>();
+  server.middleware.unshift(async (ctx, next) => {
+    const target = ctx.method === 'POST' && ctx.query.uploadId !== undefined ? requestTarget(ctx.path) : undefined;
+    if (!target?.key) return next();
+    const name = objectName(target.bucket, target.key);
+    completing.set(name, (completing.get(name) ?? 0) + 1);
+    try {
+      await next();
+    } finally {
+      const left = (completing.get(name) ?? 1) - 1;
+      if (left > 0) completing.set(name, left);
+      else completing.delete(name);
+    }
+  });
+  return completing;
+}
+
 export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   enableSingleDesForS3rver();
   const bucket = opts.bucket ?? LOCAL_NAMES.bucket;
@@ -194,23 +217,7 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     if (typeof source === 'string') ctx.headers['x-amz-copy-source'] = copySourceForS3rver(source);
     return next();
   });
-  // s3rver emits multipart completions as 'Post', as it does POST form uploads: the objects whose multipart upload a
-  // request is completing tell them apart (counted per object while the request runs; not an AsyncLocalStorage, see
-  // KeyLocks). A form POST to the very key being completed at that moment would be named a completion too.
-  const completing = new Map<string, number>();
-  server.middleware.unshift(async (ctx, next) => {
-    const target = ctx.method === 'POST' && ctx.query.uploadId !== undefined ? requestTarget(ctx.path) : undefined;
-    if (!target?.key) return next();
-    const name = objectName(target.bucket, target.key);
-    completing.set(name, (completing.get(name) ?? 0) + 1);
-    try {
-      await next();
-    } finally {
-      const left = (completing.get(name) ?? 1) - 1;
-      if (left > 0) completing.set(name, left);
-      else completing.delete(name);
-    }
-  });
+  const completing = trackMultipartCompletions(server);
   server.middleware.unshift(outOfSpaceAnswers(opts.onWriteFault));
   // Before anything reads or rewrites the request: only signed requests, presigned URLs and POST forms go on.
   server.middleware.unshift(signatureGuard(secretFor, clientOf));

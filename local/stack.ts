@@ -2,36 +2,23 @@
 // HTTP API, all on loopback, running the very handlers that Lambda runs. Used by `npm start`, the jest global
 // setup and the benches.
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { connectS3Notifications } from './bridge';
-import { startLocalReconciler, type LocalReconcileOptions, type LocalReconciler } from './bridge-reconcile';
+import { startLocalReconciler, type LocalReconciler } from './bridge-reconcile';
 import { startLocalExpiry, type LocalExpiry } from './expiry';
 import { loadBucketLifecycleRules } from './s3-lifecycle';
-import { presentBatch } from '../lib/api/present';
-import { loadNotifyConfig } from '../lib/notify/schedule';
-import { callbackSweepLimits } from '../lib/reconcile/callbacks';
-import { callbackGraceSecondsFromEnv } from '../lib/reconcile/config';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
 import { forgiveAfterCleanStop, markCleanStop } from './interrupted-attempts';
 import { controlTokenFile, generateControlToken } from './control-token';
 import { MetricTotals } from './metric-totals';
 import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
 import { LocalMessageVisibility } from '../lib/aws/message-visibility';
-import type { IngestWiring } from '../functions/ingest/app';
-import type { JobQueue } from '../lib/jobs/queue';
-import { startLocalJobQueues, unconsumedJobQueues } from './job-queues';
-import { LocalQueue, type BatchHandler, type LocalQueueOptions } from './queue';
+import { startLocalJobQueues, unconsumedJobQueues, type LocalJobQueues } from './job-queues';
+import { LocalQueue } from './queue';
+import type { BatchHandler, LocalQueueOptions } from './queue-options';
 import { describeS3Message, keysInS3Message, uploadGroupOf } from '../lib/reconcile/s3-event';
-import { batchesOfKeys } from '../lib/ingest/s3-key';
 import { dataDirFromEnv, prepareDataDir } from './data-layout';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning, type DiskState } from './disk-space';
-import { BatchStore } from '../lib/store/batch-store';
-import { readLiveBatches } from '../lib/store/live-batches';
-import { checkBatchCounts, type CountCheckResult } from '../lib/reconcile/batch-counts';
-import { completionHook } from '../lib/notify/wiring';
 import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
@@ -41,7 +28,20 @@ import { applyBucketCors } from './s3-cors';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { maxUploadBytes } from '../lib/config';
-import { registerApiKey } from '../lib/auth/register';
+import {
+  callbackSweep,
+  closeAll,
+  countChecker,
+  loadIngestHandler,
+  localSecret,
+  provisionDemoClient,
+  recounter,
+  recountInterrupted,
+  ROOT,
+  startDetector,
+  type Closable,
+  type DetectorServer,
+} from './stack-services';
 
 export interface StackOptions {
   /** Where S3 objects, DynamoDB data, the queue's journal and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */
@@ -134,414 +134,370 @@ const BRIDGE_DEFAULTS: Partial<LocalQueueOptions> = {
   functionName: 'icecat-wrangler-local-ingest',
 };
 
-interface Closable {
-  name: string;
-  close(): Promise<void>;
-}
-
-interface DetectorServer {
-  url: string;
-  port: number;
-  workers: number;
-  close(): Promise<void>;
-}
-
 export class StackStartError extends Error {
   override name = 'StackStartError';
 }
 
+/** What the stack's start shares between its steps. */
+interface Starting {
+  opts: StackOptions;
+  dataDir: string;
+  ports: StackPorts;
+  host: string;
+  quiet: boolean;
+  log: (line: string) => void;
+  started: Closable[];
+  previousEnv: Map<string, string | undefined>;
+  /** Known only later in the start: handlers are loaded once process.env holds the stack's endpoints (they read it at import). */
+  late: { ingest?: BatchHandler; apiFunctions?: ApiFunctionHandlers; reconciler?: LocalReconciler };
+}
+
+/** The stores and the detector. */
+interface Stores {
+  disk: DiskFaults;
+  s3: LocalS3;
+  s3Client: S3Client;
+  dynamodb: LocalDynamoDB;
+  /** The queue whose invocations must be over before the stores close (set once the bridge exists). */
+  inFlight: { queue?: LocalQueue };
+  detector?: DetectorServer;
+}
+
+/** The intake: the queue standing in for SQS, its status server, the HTTP API. */
+interface Intake {
+  metricTotals: MetricTotals;
+  visibility: LocalMessageVisibility;
+  bridge: LocalQueue;
+  notifications: { disconnect?: () => void };
+  status: BridgeStatusServer;
+  gateway?: HttpGateway;
+}
+
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  const dataDir = opts.dataDir === undefined ? dataDirFromEnv() : path.resolve(opts.dataDir);
-  const ports: StackPorts = { ...portsFromEnv(), ...opts.ports };
-  const host = LOCAL_NAMES.host;
   const quiet = opts.quiet ?? false;
-  const log = quiet ? () => undefined : (line: string) => console.log(line);
-  const dynamodbEndpoint = opts.dynamodbEndpoint ?? (process.env.ICECAT_DYNAMODB_ENDPOINT || undefined);
-  const dlqFile = path.join(dataDir, 'dlq.jsonl');
-  const journalFile = path.join(dataDir, 'queue.journal');
-  const started: Closable[] = [];
-  const previousEnv = new Map<string, string | undefined>();
-
-  // Handlers are loaded only once process.env holds the stack's endpoints (they read it at import).
-  let ingest: BatchHandler | undefined;
-  let apiFunctions: ApiFunctionHandlers | undefined;
-
+  const s: Starting = {
+    opts,
+    dataDir: opts.dataDir === undefined ? dataDirFromEnv() : path.resolve(opts.dataDir),
+    ports: { ...portsFromEnv(), ...opts.ports },
+    host: LOCAL_NAMES.host,
+    quiet,
+    log: quiet ? () => undefined : (line: string) => console.log(line),
+    started: [],
+    previousEnv: new Map(),
+    late: {},
+  };
   try {
-    await prepareDataDir(dataDir, log);
-    // A full disk is a fault, not a crash: each stand-in refuses the write with its service's error and reports it here.
-    const disk = new DiskFaults(dataDir, quiet ? () => undefined : (line) => console.warn(line));
-    const lowSpace = lowSpaceWarning(dataDir);
-    if (lowSpace) log(lowSpace);
-
-    const s3: LocalS3 = await startLocalS3({
-      host,
-      port: ports.s3,
-      dataDir,
-      silent: true,
-      onWriteFault: (err) => disk.report('s3', err),
-      // A POST form declaring a larger body than the API's forms allow is refused before it is read.
-      maxFormFileBytes: maxUploadBytes(),
-    });
-    started.push({ name: 's3', close: () => s3.close() });
-    const s3Client = localS3Client(s3.url);
-
-    const dynamodb: LocalDynamoDB = await startLocalDynamoDB({
-      host,
-      port: ports.dynamodb,
-      dataDir,
-      endpoint: dynamodbEndpoint,
-      quiet,
-      onWriteFault: (err) => (isOutOfSpace(err) ? disk.report('dynamodb', err) : console.error('[dynamodb] request failed:', err)),
-    });
-    started.push({ name: 'dynamodb', close: () => dynamodb.close() });
-    // Closed after the detector and before the stores: invocations that outlived the queue's drain fail fast once the
-    // detector is gone, and must be over before DynamoDB closes (dynalite throws, uncaught, under a running operation).
-    const inFlight: { queue?: LocalQueue } = {};
-    started.push({ name: 'ingest in flight', close: async () => inFlight.queue?.settled(10_000) });
-
-    let detector: DetectorServer | undefined;
-    if (opts.detector !== false) {
-      // Its own S3 client for S3Object input, so it reads this stack's S3 whatever process.env holds.
-      detector = await startDetector(host, ports.rekognition, {
-        ...(typeof opts.detector === 'object' ? opts.detector : {}),
-        s3: s3Client,
-      });
-      if (detector) {
-        const running = detector;
-        started.push({ name: 'detector', close: () => running.close() });
-      } else if (!quiet) {
-        console.warn('[stack] local/detector/server.ts is missing: no local Rekognition endpoint');
-      }
-    }
-
-    // What the ingest's EMF lines say, summed for the status page; the lines still go to stdout as on AWS (not when quiet).
-    const metricTotals = new MetricTotals();
-    // Where the ingest's ChangeMessageVisibility calls reach the bridge: given to both.
-    const visibility = new LocalMessageVisibility();
-    // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
-    const bridge = new LocalQueue({
-      ...BRIDGE_DEFAULTS,
-      maxConcurrency: Math.max(BRIDGE_DEFAULTS.maxConcurrency ?? 1, detector?.workers ?? 0),
-      paused: true,
-      dlqFile,
-      journalFile,
-      describe: describeS3Message,
-      keysOf: (body) => keysInS3Message(body).map((object) => object.key),
-      // The router's job on AWS (functions/route): each upload's message is in its client's group (docs/design.md §11).
-      groupOf: uploadGroupOf,
-      log: quiet ? () => undefined : (line) => console.warn(line),
-      ...opts.bridge,
-      journal: {
-        ...opts.bridge?.journal,
-        onWriteFault: (err) => (isOutOfSpace(err) ? disk.report('queue', err) : console.error('[queue] journal write failed:', err)),
-      },
-      visibility,
-      handler: (event, context) => (ingest as BatchHandler)(event, context),
-    });
-    // Closed after the queue (closing runs in reverse): an upload while batches drain is still journaled.
-    const notifications: { disconnect?: () => void } = {};
-    started.push({ name: 'notifications', close: async () => notifications.disconnect?.() });
-    started.push({ name: 'bridge', close: () => bridge.stop(opts.drainTimeoutMs ?? 5000) });
-    inFlight.queue = bridge;
-
-    // The sweep starts last (below); the status server can ask for one before that.
-    let reconciler: LocalReconciler | undefined;
-    const status: BridgeStatusServer = await startBridgeStatusServer(bridge, {
-      host,
-      port: ports.bridge,
-      controlToken: await localSecret(controlTokenFile(dataDir), generateControlToken),
-      reconcile: async () => {
-        if (!reconciler) throw new StackStartError('the reconciliation sweep is not running');
-        return reconciler.sweep();
-      },
-      metrics: () => metricTotals.snapshot(),
-      disk: () => disk.state(),
-    });
-    started.push({ name: 'bridge status', close: () => status.close() });
-
-    let gateway: HttpGateway | undefined;
-    if (opts.apiHandler !== false) {
-      gateway = await startHttpGateway({
-        host,
-        port: ports.api,
-        selectFunction: apiFunctionSelector(() => apiFunctions, 'icecat-wrangler-local'),
-      });
-      const running = gateway;
-      started.push({ name: 'api', close: () => running.close() });
-    }
-
-    // The web app's uploads (POST) and export downloads (GET) are cross-origin: the bucket answers them as the
-    // deployed bucket's CORS rules say, the web app's origin being the API's, known once it listens.
-    await applyBucketCors(s3Client, s3.bucket, ROOT, `http://${host}:${gateway?.port ?? ports.api}`);
-
-    const bound: StackPorts = {
-      api: gateway?.port ?? ports.api,
-      s3: s3.port,
-      dynamodb: dynamodb.port,
-      rekognition: detector?.port ?? ports.rekognition,
-      bridge: status.port,
-    };
-    const env = buildLocalEnv(bound, {
-      dataDir,
-      host,
-      dynamodbEndpoint: dynamodb.external ? dynamodb.url : undefined,
-      cursorSecret: process.env.CURSOR_SECRET || (await localSecret(path.join(dataDir, 'cursor-secret'))),
-      callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
-      claimLeaseSeconds: process.env.CLAIM_LEASE_SECONDS || undefined,
-      maxAttempts: process.env.INGEST_MAX_ATTEMPTS || undefined,
-      callbackLoopbackPorts: process.env.CALLBACK_LOOPBACK_PORTS,
-    });
-    if (opts.applyEnv !== false) {
-      for (const [name, value] of Object.entries(env)) {
-        previousEnv.set(name, process.env[name]);
-        process.env[name] = value;
-      }
-      if (quiet && process.env.POWERTOOLS_LOG_LEVEL === undefined) {
-        previousEnv.set('POWERTOOLS_LOG_LEVEL', undefined);
-        process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
-      }
-    }
-
-    // The erase and callbacks functions, consuming their queues in-process (local/job-queues.ts). Like the API's, they
-    // read their configuration when built, so only a stack whose environment is applied runs them; without them a
-    // send to either queue fails, as a send to a queue with no consumer would.
-    const jobs = opts.applyEnv !== false ? await startLocalJobQueues(ROOT) : unconsumedJobQueues();
-    started.push({ name: 'job consumers', close: async () => jobs.close() });
-    ingest =
-      opts.ingestHandler ??
-      (await loadIngestHandler({
-        callbacks: jobs.callbacks,
-        visibility,
-        // What the ingest's EMF lines say goes to the status page's totals, and to stdout as on AWS (not when quiet).
-        metrics: PowertoolsIngestMetrics.listenedBy({ listener: (doc) => metricTotals.add(doc), echo: !quiet }),
-      }));
-    // Only a clean stop hands the attempts of the uploads it cut short back: after a crash they stay counted.
-    const interrupted = bridge.interruptedBodies();
-    const forgiven = await forgiveAfterCleanStop(dataDir, interrupted, dynamodb.url, dynamodb.table.name).catch((err: unknown) => {
-      log(`[stack] taking back the attempts of interrupted uploads failed: ${String(err)}`);
-      return 0;
-    });
-    if (interrupted.length > 0 && forgiven === 0) log(`[stack] the previous run did not stop cleanly: the attempts of ${interrupted.length} interrupted message(s) stay counted`);
-    bridge.resume();
-    const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
-    recountInterrupted(bridge, onStaleBatch, log);
-    if (opts.apiHandler !== false) {
-      apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT, jobs);
-    }
+    const stores = await startStores(s);
+    const intake = await startIntake(s, stores);
+    const env = await applyStackEnv(s, stores, intake);
+    const { jobs, onStaleBatch } = await startConsumers(s, stores, intake);
 
     // ---- Clients (DESIGN §4: a client `demo` exists from the start): ICECAT_DEMO_API_KEY, else the data dir's own
     // key, made at the first start and kept, so a restart does not hand out (and leave valid) a new one each time.
     const demoApiKey = await provisionDemoClient(
-      dynamodb.url,
-      dynamodb.table.name,
-      process.env.ICECAT_DEMO_API_KEY || (await localSecret(path.join(dataDir, 'demo-api-key'), generateApiKey)),
+      stores.dynamodb.url,
+      stores.dynamodb.table.name,
+      process.env.ICECAT_DEMO_API_KEY || (await localSecret(path.join(s.dataDir, 'demo-api-key'), generateApiKey)),
     );
 
-    notifications.disconnect = connectS3Notifications(s3, bridge, { bucket: s3.bucket, prefix: 'uploads/', log });
-
-    if (opts.reconcile !== false) {
-      reconciler = startLocalReconciler({
-        s3: s3Client,
-        bucket: s3.bucket,
-        region: LOCAL_NAMES.region,
-        queue: bridge,
-        ...opts.reconcile,
-        onStaleBatch,
-        // It reads the batches-expiring index, which a table made before it lacks (the expiry sweep says so).
-        ...(dynamodb.table.missingIndexes.includes('batches-expiring')
-          ? {}
-          : { checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log) }),
-        ...(opts.applyEnv !== false ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, jobs.callbacks, started) } : {}),
-        log: quiet ? () => undefined : (line) => console.warn(line),
-      });
-      const running = reconciler;
-      started.push({ name: 'reconcile', close: () => running.stop() });
-    }
-
-    let expiry: LocalExpiry | undefined;
-    if (opts.expiry !== false && opts.applyEnv !== false && dynamodb.table.missingIndexes.includes('batches-expiring')) {
-      log('[expiry] no expiry sweep: the table predates the batches-expiring index, so expired batches are hidden but not erased');
-    } else if (opts.expiry !== false && opts.applyEnv !== false) {
-      const client = localDynamoClient(dynamodb.url);
-      started.push({ name: 'expiry client', close: async () => client.destroy() });
-      expiry = startLocalExpiry({
-        ddb: DynamoDBDocumentClient.from(client),
-        tableName: dynamodb.table.name,
-        erasures: jobs.erasures,
-        // The local S3 has no lifecycle: the deployed bucket's rules, applied as S3 would.
-        lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT), keep: (key) => bridge.hasMessageFor(key) },
-        ...opts.expiry,
-        log: quiet ? () => undefined : (line) => console.warn(line),
-      });
-      const running = expiry;
-      started.push({ name: 'expiry', close: () => running.stop() });
-    }
-
-    let stopping: Promise<void> | undefined;
-    const stop = () =>
-      (stopping ??= (async () => {
-        await closeAll(started);
-        await markCleanStop(dataDir).catch((err: unknown) => log(`[stack] the mark of a clean stop was not written: ${String(err)}`));
-        for (const [name, value] of previousEnv) {
-          if (value === undefined) delete process.env[name];
-          else process.env[name] = value;
-        }
-      })());
-
-    return {
-      env,
-      endpoints: {
-        api: gateway?.url,
-        s3: s3.url,
-        dynamodb: dynamodb.url,
-        rekognition: detector?.url,
-        bridge: status.url,
-      },
-      dataDir,
-      bucket: s3.bucket,
-      table: dynamodb.table.name,
-      dlqFile,
-      journalFile,
-      demoApiKey,
-      bridge,
-      reconcile: reconciler,
-      expiry,
-      whenIdle: (timeoutMs) => bridge.whenIdle(timeoutMs),
-      disk: () => disk.state(),
-      stop,
-    };
+    intake.notifications.disconnect = connectS3Notifications(stores.s3, intake.bridge, { bucket: stores.s3.bucket, prefix: 'uploads/', log: s.log });
+    s.late.reconciler = startReconciler(s, stores, intake.bridge, jobs, onStaleBatch);
+    const expiry = await startExpiry(s, stores, intake.bridge, jobs);
+    return stackOf(s, stores, intake, env, demoApiKey, expiry);
   } catch (err) {
-    await closeAll(started);
-    for (const [name, value] of previousEnv) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+    await closeAll(s.started);
+    restoreEnv(s.previousEnv);
     throw err;
   }
 }
 
-/**
- * A message the previous run was handling when it died may have left its batch's counters behind its records (a crash
- * between the two writes); its redelivery finds the record done and counts nothing. Once the queue has handled what
- * the journal gave back, each such batch goes to onStaleBatch, as the sweep's batches do.
- */
-function recountInterrupted(queue: LocalQueue, onStaleBatch: StackOptions['onStaleBatch'], log: (line: string) => void): void {
-  const batches = batchesOfKeys(queue.interruptedBodies().flatMap((body) => keysInS3Message(body).map((object) => object.key)));
-  if (!onStaleBatch || batches.length === 0) return;
-  queue
-    .whenIdle(10 * 60_000)
-    .then(async () => {
-      for (const { clientId, batchId } of batches) await onStaleBatch(clientId, batchId);
-    })
-    .catch((err: unknown) => log(`[stack] recounting interrupted batches failed: ${String(err)}`));
-}
-
-/**
- * By default a stale batch (interrupted by a crash, or found by the sweep) is recounted from its own records: without
- * transactions (dynalite) a crash between a record's write and its counter update leaves the counters behind.
- */
-function recounter(
-  endpoint: string,
-  tableName: string,
-  started: Closable[],
-): (clientId: string, batchId: string) => Promise<void> {
-  const client = localDynamoClient(endpoint);
-  started.push({ name: 'recount client', close: async () => client.destroy() });
-  const store = new BatchStore({ ddb: DynamoDBDocumentClient.from(client), tableName, transactions: false });
-  return async (clientId, batchId) => {
-    await store.recount(clientId, batchId);
-  };
-}
-
-/**
- * The sweep's count check (lib/reconcile/batch-counts.ts), with the completion path of the ingest (the callback's first
- * attempt) for a batch it finds done, where the callbacks consumer runs in-process.
- */
-function countChecker(endpoint: string, tableName: string, callbacks: JobQueue | undefined, started: Closable[], log: (line: string) => void): () => Promise<CountCheckResult> {
-  const client = localDynamoClient(endpoint);
-  started.push({ name: 'count check client', close: async () => client.destroy() });
-  const ddb = DynamoDBDocumentClient.from(client);
-  const store = new BatchStore({ ddb, tableName, transactions: false, ...(callbacks ? { onDone: completionHook({ callbacks }, (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details)}`)) } : {}) });
-  const seen = new Map<string, string>();
-  return () =>
-    checkBatchCounts(
-      { batches: () => readLiveBatches({ ddb, tableName }, Math.floor(Date.now() / 1000)), store, seen, log: (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`) },
-      { maxBatches: COUNT_CHECK_MAX_BATCHES },
-    );
-}
-
-/** Summaries the count check reads per sweep. */
-const COUNT_CHECK_MAX_BATCHES = 5_000;
-
-/** The sweep's look after completion callbacks, sending to the in-process callbacks consumer (its env applied). */
-function callbackSweep(endpoint: string, table: string, callbacks: JobQueue, started: Closable[]): NonNullable<LocalReconcileOptions['callbacks']> {
-  const client = localDynamoClient(endpoint);
-  started.push({ name: 'callback sweep client', close: async () => client.destroy() });
-  return {
-    deps: { ddb: DynamoDBDocumentClient.from(client), table, callbacks, present: presentBatch },
-    limits: callbackSweepLimits(loadNotifyConfig(), callbackGraceSecondsFromEnv()),
-  };
-}
-
-/** Registers the demo client's key (only its hash is stored) and returns the key. */
-async function provisionDemoClient(endpoint: string, tableName: string, key: string): Promise<string> {
-  const client = localDynamoClient(endpoint);
-  try {
-    return await registerApiKey(DynamoDBDocumentClient.from(client), tableName, 'demo', key);
-  } finally {
-    client.destroy();
+/** Puts back the environment the stack changed. */
+function restoreEnv(previousEnv: Map<string, string | undefined>): void {
+  for (const [name, value] of previousEnv) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
   }
 }
 
-/** A random secret made once per data dir, so that what it signs (or opens) stays valid across restarts. */
-async function localSecret(file: string, make: () => string = () => randomBytes(32).toString('hex')): Promise<string> {
-  try {
-    const existing = (await readFile(file, 'utf8')).trim();
-    if (existing) return existing;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  const secret = make();
-  await writeFile(file, secret + '\n', { mode: 0o600 });
-  return secret;
-}
+/** The data dir, then S3, DynamoDB and the detector. */
+async function startStores({ opts, dataDir, ports, host, quiet, log, started }: Starting): Promise<Stores> {
+  await prepareDataDir(dataDir, log);
+  // A full disk is a fault, not a crash: each stand-in refuses the write with its service's error and reports it here.
+  const disk = new DiskFaults(dataDir, quiet ? () => undefined : (line) => console.warn(line));
+  const lowSpace = lowSpaceWarning(dataDir);
+  if (lowSpace) log(lowSpace);
 
-/** Closes in reverse start order: intake first (notifications, API), the stores last. */
-async function closeAll(started: Closable[]): Promise<void> {
-  for (const service of started.splice(0).reverse()) {
-    try {
-      await service.close();
-    } catch (err) {
-      console.warn(`[stack] closing ${service.name} failed: ${String(err)}`);
+  const s3: LocalS3 = await startLocalS3({
+    host,
+    port: ports.s3,
+    dataDir,
+    silent: true,
+    onWriteFault: (err) => disk.report('s3', err),
+    // A POST form declaring a larger body than the API's forms allow is refused before it is read.
+    maxFormFileBytes: maxUploadBytes(),
+  });
+  started.push({ name: 's3', close: () => s3.close() });
+  const s3Client = localS3Client(s3.url);
+
+  const dynamodb: LocalDynamoDB = await startLocalDynamoDB({
+    host,
+    port: ports.dynamodb,
+    dataDir,
+    endpoint: opts.dynamodbEndpoint ?? (process.env.ICECAT_DYNAMODB_ENDPOINT || undefined),
+    quiet,
+    onWriteFault: (err) => (isOutOfSpace(err) ? disk.report('dynamodb', err) : console.error('[dynamodb] request failed:', err)),
+  });
+  started.push({ name: 'dynamodb', close: () => dynamodb.close() });
+  // Closed after the detector and before the stores: invocations that outlived the queue's drain fail fast once the
+  // detector is gone, and must be over before DynamoDB closes (dynalite throws, uncaught, under a running operation).
+  const inFlight: { queue?: LocalQueue } = {};
+  started.push({ name: 'ingest in flight', close: async () => inFlight.queue?.settled(10_000) });
+
+  let detector: DetectorServer | undefined;
+  if (opts.detector !== false) {
+    // Its own S3 client for S3Object input, so it reads this stack's S3 whatever process.env holds.
+    detector = await startDetector(host, ports.rekognition, {
+      ...(typeof opts.detector === 'object' ? opts.detector : {}),
+      s3: s3Client,
+    });
+    if (detector) {
+      const running = detector;
+      started.push({ name: 'detector', close: () => running.close() });
+    } else if (!quiet) {
+      console.warn('[stack] local/detector/server.ts is missing: no local Rekognition endpoint');
     }
   }
+  return { disk, s3, s3Client, dynamodb, inFlight, detector };
 }
 
-// Modules other engineers write; resolved by path so the stack runs (and type-checks) before they exist.
-const ROOT = path.join(__dirname, '..');
-const moduleExists = (relative: string) => ['.ts', '.js'].some((ext) => existsSync(path.join(ROOT, relative + ext)));
+/** The bridge (paused), its status server, the HTTP API, and the bucket's CORS rules. */
+async function startIntake(s: Starting, stores: Stores): Promise<Intake> {
+  const { opts, dataDir, ports, host, started } = s;
+  const { disk, s3, s3Client } = stores;
+  // What the ingest's EMF lines say, summed for the status page; the lines still go to stdout as on AWS (not when quiet).
+  const metricTotals = new MetricTotals();
+  // Where the ingest's ChangeMessageVisibility calls reach the bridge: given to both.
+  const visibility = new LocalMessageVisibility();
+  const bridge = startBridge(s, stores, visibility);
+  // Closed after the queue (closing runs in reverse): an upload while batches drain is still journaled.
+  const notifications: { disconnect?: () => void } = {};
+  started.push({ name: 'notifications', close: async () => notifications.disconnect?.() });
+  started.push({ name: 'bridge', close: () => bridge.stop(opts.drainTimeoutMs ?? 5000) });
 
-async function loadIngestHandler(wiring: IngestWiring): Promise<BatchHandler> {
-  const { createIngestHandler } = await import('../functions/ingest/app');
-  return createIngestHandler(wiring);
+  // The sweep starts last (startReconciler); the status server can ask for one before that.
+  const status: BridgeStatusServer = await startBridgeStatusServer(bridge, {
+    host,
+    port: ports.bridge,
+    controlToken: await localSecret(controlTokenFile(dataDir), generateControlToken),
+    reconcile: async () => {
+      if (!s.late.reconciler) throw new StackStartError('the reconciliation sweep is not running');
+      return s.late.reconciler.sweep();
+    },
+    metrics: () => metricTotals.snapshot(),
+    disk: () => disk.state(),
+  });
+  started.push({ name: 'bridge status', close: () => status.close() });
+
+  let gateway: HttpGateway | undefined;
+  if (opts.apiHandler !== false) {
+    gateway = await startHttpGateway({
+      host,
+      port: ports.api,
+      selectFunction: apiFunctionSelector(() => s.late.apiFunctions, 'icecat-wrangler-local'),
+    });
+    const running = gateway;
+    started.push({ name: 'api', close: () => running.close() });
+  }
+
+  // The web app's uploads (POST) and export downloads (GET) are cross-origin: the bucket answers them as the
+  // deployed bucket's CORS rules say, the web app's origin being the API's, known once it listens.
+  await applyBucketCors(s3Client, s3.bucket, ROOT, `http://${host}:${gateway?.port ?? ports.api}`);
+  return { metricTotals, visibility, bridge, notifications, status, gateway };
 }
 
-async function startDetector(
-  host: string,
-  port: number,
-  tuning: { throttleRate?: number; latencyMs?: number; workers?: number; s3: S3Client },
-): Promise<DetectorServer | undefined> {
-  const relative = 'local/detector/server';
-  if (!moduleExists(relative)) return undefined;
-  const mod = (await import(path.join(ROOT, relative))) as {
-    startDetectorServer(opts: {
-      host: string;
-      port: number;
-      throttleRate?: number;
-      latencyMs?: number;
-      workers?: number;
-      s3: S3Client;
-    }): Promise<DetectorServer>;
+/** The queue standing in for SQS and the event source mapping, paused until the ingest handler is loaded. */
+function startBridge(s: Starting, { disk, inFlight, detector }: Stores, visibility: LocalMessageVisibility): LocalQueue {
+  const { opts, dataDir, quiet } = s;
+  // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
+  const bridge = new LocalQueue({
+    ...BRIDGE_DEFAULTS,
+    maxConcurrency: Math.max(BRIDGE_DEFAULTS.maxConcurrency ?? 1, detector?.workers ?? 0),
+    paused: true,
+    dlqFile: path.join(dataDir, 'dlq.jsonl'),
+    journalFile: path.join(dataDir, 'queue.journal'),
+    describe: describeS3Message,
+    keysOf: (body) => keysInS3Message(body).map((object) => object.key),
+    // The router's job on AWS (functions/route): each upload's message is in its client's group (docs/design.md §11).
+    groupOf: uploadGroupOf,
+    log: quiet ? () => undefined : (line) => console.warn(line),
+    ...opts.bridge,
+    journal: {
+      ...opts.bridge?.journal,
+      onWriteFault: (err) => (isOutOfSpace(err) ? disk.report('queue', err) : console.error('[queue] journal write failed:', err)),
+    },
+    visibility,
+    handler: (event, context) => (s.late.ingest as BatchHandler)(event, context),
+  });
+  inFlight.queue = bridge;
+  return bridge;
+}
+
+/** The stack's environment, built once every port is bound, and set on process.env unless applyEnv is false. */
+async function applyStackEnv({ opts, dataDir, ports, host, quiet, previousEnv }: Starting, { s3, dynamodb, detector }: Stores, { status, gateway }: Intake): Promise<Record<string, string>> {
+  const bound: StackPorts = {
+    api: gateway?.port ?? ports.api,
+    s3: s3.port,
+    dynamodb: dynamodb.port,
+    rekognition: detector?.port ?? ports.rekognition,
+    bridge: status.port,
   };
-  return mod.startDetectorServer({ host, port, ...tuning });
+  const env = buildLocalEnv(bound, {
+    dataDir,
+    host,
+    dynamodbEndpoint: dynamodb.external ? dynamodb.url : undefined,
+    cursorSecret: process.env.CURSOR_SECRET || (await localSecret(path.join(dataDir, 'cursor-secret'))),
+    callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
+    claimLeaseSeconds: process.env.CLAIM_LEASE_SECONDS || undefined,
+    maxAttempts: process.env.INGEST_MAX_ATTEMPTS || undefined,
+    callbackLoopbackPorts: process.env.CALLBACK_LOOPBACK_PORTS,
+  });
+  if (opts.applyEnv !== false) {
+    for (const [name, value] of Object.entries(env)) {
+      previousEnv.set(name, process.env[name]);
+      process.env[name] = value;
+    }
+    if (quiet && process.env.POWERTOOLS_LOG_LEVEL === undefined) {
+      previousEnv.set('POWERTOOLS_LOG_LEVEL', undefined);
+      process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
+    }
+  }
+  return env;
+}
+
+/**
+ * The erase and callbacks consumers, the ingest handler (then the bridge resumes) and the API's functions. Like the
+ * API's, the erase and callbacks functions read their configuration when built, so only a stack whose environment is
+ * applied runs them (local/job-queues.ts); without them a send to either queue fails, as a send to a queue with no
+ * consumer would.
+ */
+async function startConsumers(
+  s: Starting,
+  { dynamodb }: Stores,
+  { bridge, visibility, metricTotals }: Intake,
+): Promise<{ jobs: LocalJobQueues; onStaleBatch: NonNullable<StackOptions['onStaleBatch']> }> {
+  const { opts, dataDir, quiet, log, started } = s;
+  const jobs = opts.applyEnv !== false ? await startLocalJobQueues(ROOT) : unconsumedJobQueues();
+  started.push({ name: 'job consumers', close: async () => jobs.close() });
+  s.late.ingest =
+    opts.ingestHandler ??
+    (await loadIngestHandler({
+      callbacks: jobs.callbacks,
+      visibility,
+      // What the ingest's EMF lines say goes to the status page's totals, and to stdout as on AWS (not when quiet).
+      metrics: PowertoolsIngestMetrics.listenedBy({ listener: (doc) => metricTotals.add(doc), echo: !quiet }),
+    }));
+  // Only a clean stop hands the attempts of the uploads it cut short back: after a crash they stay counted.
+  const interrupted = bridge.interruptedBodies();
+  const forgiven = await forgiveAfterCleanStop(dataDir, interrupted, dynamodb.url, dynamodb.table.name).catch((err: unknown) => {
+    log(`[stack] taking back the attempts of interrupted uploads failed: ${String(err)}`);
+    return 0;
+  });
+  if (interrupted.length > 0 && forgiven === 0) log(`[stack] the previous run did not stop cleanly: the attempts of ${interrupted.length} interrupted message(s) stay counted`);
+  bridge.resume();
+  const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
+  recountInterrupted(bridge, onStaleBatch, log);
+  if (opts.apiHandler !== false) {
+    s.late.apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT, jobs);
+  }
+  return { jobs, onStaleBatch };
+}
+
+/** The reconciliation sweep (with the count check and the callbacks' look where it can run them); none when turned off. */
+function startReconciler(
+  { opts, quiet, log, started }: Starting,
+  { s3, s3Client, dynamodb }: Stores,
+  bridge: LocalQueue,
+  jobs: LocalJobQueues,
+  onStaleBatch: NonNullable<StackOptions['onStaleBatch']>,
+): LocalReconciler | undefined {
+  if (opts.reconcile === false) return undefined;
+  const reconciler = startLocalReconciler({
+    s3: s3Client,
+    bucket: s3.bucket,
+    region: LOCAL_NAMES.region,
+    queue: bridge,
+    ...opts.reconcile,
+    onStaleBatch,
+    // It reads the batches-expiring index, which a table made before it lacks (the expiry sweep says so).
+    ...(dynamodb.table.missingIndexes.includes('batches-expiring')
+      ? {}
+      : { checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log) }),
+    ...(opts.applyEnv !== false ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, jobs.callbacks, started) } : {}),
+    log: quiet ? () => undefined : (line) => console.warn(line),
+  });
+  started.push({ name: 'reconcile', close: () => reconciler.stop() });
+  return reconciler;
+}
+
+/** The expiry sweep, where the environment is applied and the table has the index it reads. */
+async function startExpiry({ opts, quiet, log, started }: Starting, { s3, s3Client, dynamodb }: Stores, bridge: LocalQueue, jobs: LocalJobQueues): Promise<LocalExpiry | undefined> {
+  if (opts.expiry === false || opts.applyEnv === false) return undefined;
+  if (dynamodb.table.missingIndexes.includes('batches-expiring')) {
+    log('[expiry] no expiry sweep: the table predates the batches-expiring index, so expired batches are hidden but not erased');
+    return undefined;
+  }
+  const client = localDynamoClient(dynamodb.url);
+  started.push({ name: 'expiry client', close: async () => client.destroy() });
+  const expiry = startLocalExpiry({
+    ddb: DynamoDBDocumentClient.from(client),
+    tableName: dynamodb.table.name,
+    erasures: jobs.erasures,
+    // The local S3 has no lifecycle: the deployed bucket's rules, applied as S3 would.
+    lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT), keep: (key) => bridge.hasMessageFor(key) },
+    ...opts.expiry,
+    log: quiet ? () => undefined : (line) => console.warn(line),
+  });
+  started.push({ name: 'expiry', close: () => expiry.stop() });
+  return expiry;
+}
+
+/** The running stack, whose stop closes what started in reverse order and puts the environment back. */
+function stackOf(
+  { dataDir, log, started, previousEnv, late }: Starting,
+  { disk, s3, dynamodb, detector }: Stores,
+  { bridge, status, gateway }: Intake,
+  env: Record<string, string>,
+  demoApiKey: string,
+  expiry: LocalExpiry | undefined,
+): Stack {
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await closeAll(started);
+      await markCleanStop(dataDir).catch((err: unknown) => log(`[stack] the mark of a clean stop was not written: ${String(err)}`));
+      restoreEnv(previousEnv);
+    })());
+
+  return {
+    env,
+    endpoints: {
+      api: gateway?.url,
+      s3: s3.url,
+      dynamodb: dynamodb.url,
+      rekognition: detector?.url,
+      bridge: status.url,
+    },
+    dataDir,
+    bucket: s3.bucket,
+    table: dynamodb.table.name,
+    dlqFile: path.join(dataDir, 'dlq.jsonl'),
+    journalFile: path.join(dataDir, 'queue.journal'),
+    demoApiKey,
+    bridge,
+    reconcile: late.reconciler,
+    expiry,
+    whenIdle: (timeoutMs) => bridge.whenIdle(timeoutMs),
+    disk: () => disk.state(),
+    stop,
+  };
 }

@@ -1,6 +1,7 @@
 // `icecat`: parses the command line, runs the command, and turns every failure into a message on stderr and an exit
 // code from its error code (lib/cli/errors.ts: 0 ok, 2 some file failed or out of space, 1 anything else).
-import { commandHandlers, type CommandContext } from './commands';
+import type { CommandContext } from './command-context';
+import { commandHandlers } from './commands';
 import { IceCatError } from '../errors';
 import { EXIT, exitCodeFor } from './errors';
 import { buildProgram } from './program';

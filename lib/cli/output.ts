@@ -3,7 +3,7 @@
 // never reached the service.
 import stringWidth from 'string-width';
 import type { Agreement, BatchSummary, Image, Label, LogEntry, SimilarGroups } from '../api/client-contract';
-import type { FileProblem } from './uploader';
+import type { FileProblem } from './file-checks';
 
 export function formatBytes(n: number): string {
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];

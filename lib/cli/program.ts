@@ -112,7 +112,43 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
       .argument('<batch>', 'batch id', batchName)
       .addOption(jsonOption)
       .action(async (batch: string, _o, cmd: Command) => done(await handler(batch, cmd.optsWithGlobals())));
+  const kit: CommandKit = { handlers, sub, done, jsonOption, batchCommand };
+  addUploadCommands(kit);
+  addImageCommands(kit);
+  addBatchCommands(kit);
 
+  return {
+    program,
+    async run(argv: string[]): Promise<number> {
+      exitCode = 0;
+      try {
+        if (argv.length === 0) {
+          program.outputHelp({ error: true });
+          return 1;
+        }
+        await program.parseAsync(argv, { from: 'user' });
+        return exitCode;
+      } catch (err) {
+        if (err instanceof CommanderError) {
+          return err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version' ? 0 : 1;
+        }
+        throw err;
+      }
+    },
+  };
+}
+
+/** What each group of sub-commands is declared with. */
+interface CommandKit {
+  handlers: Handlers;
+  sub(name: string, description: string): Command;
+  done(code: number): void;
+  jsonOption: Option;
+  batchCommand(name: string, description: string, handler: (batch: string, opts: JsonOption) => Promise<number>): Command;
+}
+
+/** upload, batches, status. */
+function addUploadCommands({ handlers, sub, done, jsonOption, batchCommand }: CommandKit): void {
   sub('upload', 'Upload files and folders (walked recursively) as one batch, then close it')
     .argument('<paths...>', 'files and folders; a folder keeps its name and sub-folders in the file names (trip/day1/a.jpg), unless given with a trailing slash (trip/ names day1/a.jpg)')
     .option('-b, --batch <name>', 'name the batch (default: the API makes an id); an existing open batch is resumed', batchName)
@@ -134,7 +170,10 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     .action(async (_o, cmd: Command) => done(await handlers.batches(cmd.optsWithGlobals())));
 
   batchCommand('status', "A batch's summary: status and counters", (batch, o) => handlers.status(batch, o));
+}
 
+/** images, review, agreement. */
+function addImageCommands({ handlers, sub, done, jsonOption, batchCommand }: CommandKit): void {
   sub('images', "A batch's images with their labels")
     .argument('<batch>', 'batch id', batchName)
     .option('--cats', 'only cats')
@@ -167,7 +206,10 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
   batchCommand('agreement', "How far the machine agrees with the batch's reviews, and the threshold that would agree most", (batch, o) =>
     handlers.agreement(batch, o),
   );
+}
 
+/** export, logs, close, delete, similar. */
+function addBatchCommands({ handlers, sub, done, jsonOption, batchCommand }: CommandKit): void {
   sub('export', 'Download one row per uploaded file, duplicates included (CSV, JSON lines, or a MegaDetector results file)')
     .argument('<batch>', 'batch id', batchName)
     .addOption(
@@ -190,26 +232,6 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
     .option('--max-distance <bits>', `most differing bits of the 64-bit perceptual hash, 0-${MAX_DISTANCE_LIMIT} (API default 10)`, integerIn(0, MAX_DISTANCE_LIMIT))
     .addOption(jsonOption)
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.similar(batch, cmd.optsWithGlobals())));
-
-  return {
-    program,
-    async run(argv: string[]): Promise<number> {
-      exitCode = 0;
-      try {
-        if (argv.length === 0) {
-          program.outputHelp({ error: true });
-          return 1;
-        }
-        await program.parseAsync(argv, { from: 'user' });
-        return exitCode;
-      } catch (err) {
-        if (err instanceof CommanderError) {
-          return err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version' ? 0 : 1;
-        }
-        throw err;
-      }
-    },
-  };
 }
 
 function noteText(value: string): string {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { resolveConnection } from '../../lib/cli/config';
 import { UsageError } from '../../lib/cli/errors';
 import { sniffImageType, typeByExtension } from '../../lib/cli/media-type';
-import { checkFile, nameProblem } from '../../lib/cli/uploader';
+import { checkFile, nameProblem } from '../../lib/cli/file-checks';
 
 let dir: string;
 beforeAll(() => {

@@ -10,7 +10,7 @@ import { ApiClient } from '../../lib/cli/api-client';
 import { KeyRefusedError, NetworkError, RouteMissingError } from '../../lib/cli/errors';
 import { UploadRefusedError, postForm } from '../../lib/cli/form-upload';
 import { withRetry } from '../../lib/cli/retry';
-import { waitUntilDone } from '../../lib/cli/commands';
+import { waitUntilDone } from '../../lib/cli/wait';
 import { silentProgress } from '../../lib/cli/progress';
 
 type Answer = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;

@@ -1,6 +1,6 @@
 import { fileRows, fileTable, formatBytes, formatDuration, similarTable, summaryLines, topLabels } from '../../lib/cli/output';
 import type { BatchSummary, Image } from '../../lib/api/client-contract';
-import { outOfSpaceLine } from '../../lib/cli/commands';
+import { outOfSpaceLine } from '../../lib/cli/upload-command';
 import type { UploadResult } from '../../lib/cli/uploader';
 
 const image = (fileName: string, extra: Partial<Image> = {}): Image => ({

@@ -4,7 +4,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClients, type AwsClients } from '../../lib/aws/clients';
-import type { DeadLetter, QueueStats as BridgeStats } from '../../local/queue';
+import type { QueueStats as BridgeStats } from '../../local/queue-options';
+import type { DeadLetter } from '../../local/queue-dead-letters';
 import { startStack, type Stack, type StackOptions } from '../../local/stack';
 
 export class StackEnvError extends Error {

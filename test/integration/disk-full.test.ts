@@ -16,7 +16,7 @@ import { ApiClient } from '../../lib/cli/api-client';
 import { OutOfSpaceError } from '../../lib/cli/errors';
 import { postForm } from '../../lib/cli/form-upload';
 import { controlHeaders } from '../../local/control-token';
-import { waitUntilDone } from '../../lib/cli/commands';
+import { waitUntilDone } from '../../lib/cli/wait';
 import { silentProgress } from '../../lib/cli/progress';
 import { readServiceStatus } from '../../lib/cli/service-status';
 import { toBatch } from '../../lib/store/attributes';

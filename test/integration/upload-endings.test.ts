@@ -24,7 +24,7 @@ import type { Claim, UploadRef } from '../../lib/domain';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { localS3Client } from '../../local/s3';
-import type { BatchHandler } from '../../local/queue';
+import type { BatchHandler } from '../../local/queue-options';
 import type { Stack } from '../../local/stack';
 import { uploadsIn } from '../../functions/ingest/events';
 import { aws, deadLetters, detectCalls, stackEnv, startTestStack, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';

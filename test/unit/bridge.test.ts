@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { localS3EventMessage } from '../../local/bridge';
-import { LocalQueue, type LocalQueueOptions } from '../../local/queue';
+import { LocalQueue } from '../../local/queue';
+import type { LocalQueueOptions } from '../../local/queue-options';
 import { LocalMessageVisibility } from '../../lib/aws/message-visibility';
 import { encodeS3EventKey, keysInS3Message, s3EventRecord } from '../../lib/reconcile/s3-event';
 
