@@ -45,7 +45,13 @@ export default async function (): Promise<Record<string, unknown>> {
     const sweepMs = median(Array.from({ length: RUNS }, () => ms(() => agreementOf(images))));
     // The recount once per size: seconds at 50,000.
     const recountMs = ms(() => referenceThreshold(images));
-    rows.push({ reviews: n, suggested: sweep, agreementMs: round(sweepMs, 2), recountMs: round(recountMs, 1), recountOverSweep: round(recountMs / sweepMs, 1) });
+    rows.push({
+      reviews: n,
+      suggested: sweep,
+      agreementMs: round(sweepMs, 2),
+      recountMs: round(recountMs, 1),
+      recountOverSweep: round(recountMs / sweepMs, 1),
+    });
   }
   return { runs: RUNS, rows };
 }

@@ -112,7 +112,13 @@ export function summarise(samples: Sampled[]) {
 }
 
 /** `seconds` of GETs of `url` over `connections` connections; a timeout or a status other than 200 counts as an error. */
-export async function loadApi(url: string, key: string, seconds: number, connections = CONNECTIONS, overallRate?: number): Promise<Sampled> {
+export async function loadApi(
+  url: string,
+  key: string,
+  seconds: number,
+  connections = CONNECTIONS,
+  overallRate?: number,
+): Promise<Sampled> {
   const latencies: number[] = [];
   let errors = 0;
   const started = process.hrtime.bigint();
@@ -168,7 +174,12 @@ function image(clientId: string, batchId: string, i: number, uploadTs: number): 
     upload_ts: uploadTs,
     rek_ts: uploadTs + 400,
     rek_iscat: cat,
-    labels: cat ? [{ name: 'Cat', confidence: 93.1 }, { name: 'Animal', confidence: 93.1 }] : [{ name: 'Cup', confidence: 51.2 }],
+    labels: cat
+      ? [
+          { name: 'Cat', confidence: 93.1 },
+          { name: 'Animal', confidence: 93.1 },
+        ]
+      : [{ name: 'Cup', confidence: 51.2 }],
     ...(cat ? { cat_ts: uploadTs } : {}),
     ttl: Math.floor(Date.now() / 1000) + 30 * 86_400,
   };
@@ -251,7 +262,11 @@ async function flood(base: string, key: string, fprints: string[], seconds: numb
   await Promise.all(
     Array.from({ length: FLOOD_LOOPS }, async () => {
       while (Date.now() < until) {
-        const res = await fetch(`${base}/v1/fingerprints:known`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+        const res = await fetch(`${base}/v1/fingerprints:known`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body,
+        });
         await res.arrayBuffer();
         if (res.status === 200) {
           count.admitted++;
@@ -274,13 +289,18 @@ async function quietBesideFlood(ddb: DynamoDBDocumentClient, table: string, base
   await quota.setLimits('quiet', { ratePerSecond: 1000 });
   await quota.setLimits('flooder', { ratePerSecond: FLOOD_RATE });
   const t0 = Date.UTC(2024, 6, 1);
-  await writeAll(ddb, table, [summary('quiet', 'QUIET', BATCH_ITEMS), ...Array.from({ length: BATCH_ITEMS }, (_, i) => image('quiet', 'QUIET', i, t0 + i * 1000))]);
+  await writeAll(ddb, table, [
+    summary('quiet', 'QUIET', BATCH_ITEMS),
+    ...Array.from({ length: BATCH_ITEMS }, (_, i) => image('quiet', 'QUIET', i, t0 + i * 1000)),
+  ]);
   // Half the flooder's fingerprints are known (classified in its batch FLOODED), half are not.
   const fprints = Array.from({ length: FLOOD_FPRINTS }, (_, i) => i.toString(16).padStart(32, '0'));
   const expiresAt = Math.floor(Date.now() / 1000) + 30 * 86_400;
   await writeAll(ddb, table, [
     summary('flooder', 'FLOODED', FLOOD_FPRINTS / 2),
-    ...fprints.slice(0, FLOOD_FPRINTS / 2).map((fprint) => knownItemRequest(table, { clientId: 'flooder', batchId: 'FLOODED', fprint, expiresAt }).Item!),
+    ...fprints
+      .slice(0, FLOOD_FPRINTS / 2)
+      .map((fprint) => knownItemRequest(table, { clientId: 'flooder', batchId: 'FLOODED', fprint, expiresAt }).Item!),
   ]);
   const quietUrl = `${base}/v1/batches/QUIET/images`;
   if (WARMUP_SECONDS > 0) await loadApi(quietUrl, quietKey, WARMUP_SECONDS, 2, QUIET_RATE);
@@ -289,7 +309,10 @@ async function quietBesideFlood(ddb: DynamoDBDocumentClient, table: string, base
   const floods: FloodCount[] = [];
   for (let r = 0; r < FLOOD_ROUNDS; r++) {
     alone.push(await loadApi(quietUrl, quietKey, FLOOD_ROUND_SECONDS, 2, QUIET_RATE));
-    const [quiet, count] = await Promise.all([loadApi(quietUrl, quietKey, FLOOD_ROUND_SECONDS, 2, QUIET_RATE), flood(base, floodKey, fprints, FLOOD_ROUND_SECONDS)]);
+    const [quiet, count] = await Promise.all([
+      loadApi(quietUrl, quietKey, FLOOD_ROUND_SECONDS, 2, QUIET_RATE),
+      flood(base, floodKey, fprints, FLOOD_ROUND_SECONDS),
+    ]);
     flooded.push(quiet);
     floods.push(count);
   }
@@ -420,10 +443,22 @@ export function headline(r: Record<string, unknown>): Headline[] {
   const largest = sizes[sizes.length - 1];
   return [
     figure(`API p99 ÷ raw Query p99, ${largest?.table_items ?? '?'} items (all rounds)`, pick(largest, 'p99_ratio_api_over_raw'), '<= 1.5'),
-    figure(`API p99 ÷ raw Query p99, ${largest?.table_items ?? '?'} items (median of rounds)`, pick(largest, 'p99_ratio_api_over_raw_median_of_rounds'), '<= 1.5'),
+    figure(
+      `API p99 ÷ raw Query p99, ${largest?.table_items ?? '?'} items (median of rounds)`,
+      pick(largest, 'p99_ratio_api_over_raw_median_of_rounds'),
+      '<= 1.5',
+    ),
     figure('API p99, 100k items ÷ 1k items', pick(r, 'api_p99_100k_over_1k'), '<= 1.2'),
-    figure("A quiet client's p99 while another floods fingerprints:known ÷ alone (all rounds)", pick(r, 'known_flood', 'quiet_p99_flood_over_alone'), '<= 3'),
-    figure("A quiet client's p99 while another floods fingerprints:known ÷ alone (median of rounds)", pick(r, 'known_flood', 'quiet_p99_flood_over_alone_median_of_rounds'), '<= 3'),
+    figure(
+      "A quiet client's p99 while another floods fingerprints:known ÷ alone (all rounds)",
+      pick(r, 'known_flood', 'quiet_p99_flood_over_alone'),
+      '<= 3',
+    ),
+    figure(
+      "A quiet client's p99 while another floods fingerprints:known ÷ alone (median of rounds)",
+      pick(r, 'known_flood', 'quiet_p99_flood_over_alone_median_of_rounds'),
+      '<= 3',
+    ),
   ];
 }
 

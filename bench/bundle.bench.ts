@@ -51,7 +51,8 @@ function lambdaNodeOptions(): string {
 
 /** Milliseconds a fresh node process, started as Lambda starts it, spends in require() of the handler module. */
 function coldImportMs(dir: string, modulePath: string): number {
-  const script = `const t=process.hrtime.bigint();require(${JSON.stringify(modulePath)});` +
+  const script =
+    `const t=process.hrtime.bigint();require(${JSON.stringify(modulePath)});` +
     'process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))';
   const out = execFileSync(process.execPath, ['-e', script], {
     cwd: dir,
@@ -73,8 +74,22 @@ export default async function run(): Promise<Record<string, unknown>> {
   try {
     for (const [name, handler] of Object.entries(handlers)) {
       const nodeTarget = nodeTargetFor(runtime);
-      const built = await bundleFunction({ name, handler, architecture: host, nodeTarget, projectDir: ROOT, outDir: path.join(outDir, host) });
-      const twin = await bundleFunction({ name, handler, architecture: other, nodeTarget, projectDir: ROOT, outDir: path.join(outDir, other) });
+      const built = await bundleFunction({
+        name,
+        handler,
+        architecture: host,
+        nodeTarget,
+        projectDir: ROOT,
+        outDir: path.join(outDir, host),
+      });
+      const twin = await bundleFunction({
+        name,
+        handler,
+        architecture: other,
+        nodeTarget,
+        projectDir: ROOT,
+        outDir: path.join(outDir, other),
+      });
       const dir = path.join(outDir, `${name}-unzipped`);
       await extractZip(built.artifact, dir);
       const modulePath = `./${handlerPaths(handler).output}`;
@@ -113,7 +128,15 @@ export function headline(r: Record<string, unknown>): Headline[] {
     return values.length ? Math.max(...values) : undefined;
   };
   return [
-    figure('largest API function bundle, KB', most((n) => pick(r, n, 'bundleKB')), '<= 500'),
-    figure('slowest API function cold import, median ms', most((n) => pick(r, n, 'coldImportMs', 'median')), '<= 150'),
+    figure(
+      'largest API function bundle, KB',
+      most((n) => pick(r, n, 'bundleKB')),
+      '<= 500',
+    ),
+    figure(
+      'slowest API function cold import, median ms',
+      most((n) => pick(r, n, 'coldImportMs', 'median')),
+      '<= 150',
+    ),
   ];
 }

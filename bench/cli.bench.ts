@@ -95,7 +95,14 @@ export default async function run(): Promise<Record<string, unknown>> {
       const started = performance.now();
       for (const [i, p] of paths.entries()) {
         await pool.add(async () => {
-          await s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `bench-sdk/${round}/${i}.jpg`, Body: await readFile(p), ContentType: 'image/jpeg' }));
+          await s3.send(
+            new PutObjectCommand({
+              Bucket: stack.bucket,
+              Key: `bench-sdk/${round}/${i}.jpg`,
+              Body: await readFile(p),
+              ContentType: 'image/jpeg',
+            }),
+          );
         });
       }
       await pool.drain();
@@ -112,7 +119,16 @@ export default async function run(): Promise<Record<string, unknown>> {
       return new Promise((resolve, reject) =>
         execFile(
           'aws',
-          ['s3', 'cp', folder, `s3://${stack.bucket}/bench-awscli/${round}/`, '--recursive', '--only-show-errors', '--endpoint-url', stack.endpoints.s3],
+          [
+            's3',
+            'cp',
+            folder,
+            `s3://${stack.bucket}/bench-awscli/${round}/`,
+            '--recursive',
+            '--only-show-errors',
+            '--endpoint-url',
+            stack.endpoints.s3,
+          ],
           { env: { ...process.env, AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_CONFIG_FILE: awsConfig } },
           (err, _out, stderr) => (err ? reject(new Error(`aws s3 cp failed: ${stderr}`)) : resolve((performance.now() - started) / 1000)),
         ),
@@ -152,7 +168,9 @@ export default async function run(): Promise<Record<string, unknown>> {
         includes: 'process start, folder walk, batch creation, one form request per 100 files, close',
       },
       sdk_put_object: { files_per_s: filesPerS(sdk), seconds: sdk.map((s) => round(s, 2)) },
-      ...(withAwsCli ? { aws_s3_cp_recursive: { files_per_s: filesPerS(awsCli), seconds: awsCli.map((s) => round(s, 2)) } } : { aws_s3_cp_recursive: 'AWS CLI not installed' }),
+      ...(withAwsCli
+        ? { aws_s3_cp_recursive: { files_per_s: filesPerS(awsCli), seconds: awsCli.map((s) => round(s, 2)) } }
+        : { aws_s3_cp_recursive: 'AWS CLI not installed' }),
       cli_vs_sdk_files_per_s: round(median(sdk) / median(cli), 2),
       goal_cli_vs_sdk: '>= 0.8',
       peak_rss: rss,
@@ -172,6 +190,9 @@ export function headline(r: Record<string, unknown>): Headline[] {
   return [
     figure('CLI files/s ÷ SDK PutObject files/s', pick(r, 'cli_vs_sdk_files_per_s'), '>= 0.8'),
     figure(`CLI peak RSS MB, ${last?.files ?? '?'} files`, last?.peak_rss_mb, '<= 150'),
-    figure(`peak RSS, ${last?.files ?? '?'} ÷ ${first?.files ?? '?'} files (flat)`, first && last ? round(last.peak_rss_mb / first.peak_rss_mb, 2) : undefined),
+    figure(
+      `peak RSS, ${last?.files ?? '?'} ÷ ${first?.files ?? '?'} files (flat)`,
+      first && last ? round(last.peak_rss_mb / first.peak_rss_mb, 2) : undefined,
+    ),
   ];
 }

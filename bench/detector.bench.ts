@@ -51,7 +51,13 @@ async function measure(): Promise<Record<string, unknown>> {
   const roundTrip: number[] = [];
   for (let i = 0; i < RUNS_640; i++) {
     lat640.push((await timed(() => detector.detect(img640)))[1]);
-    roundTrip.push((await timed(() => client.send(new DetectLabelsCommand({ Image: { Bytes: img640 }, MinConfidence: LOCAL_REKOGNITION_MIN_CONFIDENCE }))))[1]);
+    roundTrip.push(
+      (
+        await timed(() =>
+          client.send(new DetectLabelsCommand({ Image: { Bytes: img640 }, MinConfidence: LOCAL_REKOGNITION_MIN_CONFIDENCE })),
+        )
+      )[1],
+    );
   }
   client.destroy();
   await server.close();
@@ -159,8 +165,16 @@ export function headline(r: Record<string, unknown>): Headline[] {
     figure('latency at 640 px, median ms (one worker)', pick(r, 'latency640MedianMs')),
     figure('model load ms', pick(r, 'modelLoadMs')),
     figure('peak RSS MB', pick(r, 'peakRssMb')),
-    figure(`lowest cat, Confidence (${String(pick(r, 'scale', 'lowestCat', 'image') ?? '?')})`, pick(r, 'scale', 'lowestCat', 'confidence'), '>= 80'),
-    figure(`highest non-cat, Confidence (${String(pick(r, 'scale', 'highestNonCat', 'image') ?? '?')})`, pick(r, 'scale', 'highestNonCat', 'confidence'), '< 80'),
+    figure(
+      `lowest cat, Confidence (${String(pick(r, 'scale', 'lowestCat', 'image') ?? '?')})`,
+      pick(r, 'scale', 'lowestCat', 'confidence'),
+      '>= 80',
+    ),
+    figure(
+      `highest non-cat, Confidence (${String(pick(r, 'scale', 'highestNonCat', 'image') ?? '?')})`,
+      pick(r, 'scale', 'highestNonCat', 'confidence'),
+      '< 80',
+    ),
   ];
 }
 

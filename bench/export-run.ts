@@ -18,7 +18,14 @@ import { exportChunks, writeExport } from '../lib/export/writer';
 const collect = (globalThis as { gc?: () => void }).gc;
 
 async function main(): Promise<void> {
-  const [tableName, clientId, batchId, format, outFile, inline] = process.argv.slice(2) as [string, string, string, ExportFormat, string, string];
+  const [tableName, clientId, batchId, format, outFile, inline] = process.argv.slice(2) as [
+    string,
+    string,
+    string,
+    ExportFormat,
+    string,
+    string,
+  ];
   // The functions' own document client (lib/aws/clients.ts), configured from the environment as on Lambda.
   const ddb = createDocumentClient();
   /** Heap in use at each page boundary (one number a page). */

@@ -90,7 +90,9 @@ export function item(batchId: string, i: number, now: number): ImageItem {
 export async function seed(ddb: DynamoDBDocumentClient, table: string, batchId: string, count: number): Promise<void> {
   const now = Date.now();
   for (let i = 0; i < count; i += 25) {
-    let requests: Record<string, unknown>[] = Array.from({ length: Math.min(25, count - i) }, (_, k) => ({ PutRequest: { Item: item(batchId, i + k, now) } }));
+    let requests: Record<string, unknown>[] = Array.from({ length: Math.min(25, count - i) }, (_, k) => ({
+      PutRequest: { Item: item(batchId, i + k, now) },
+    }));
     while (requests.length) {
       const out = await ddb.send(new BatchWriteCommand({ RequestItems: { [table]: requests } }));
       requests = (out.UnprocessedItems?.[table] ?? []) as Record<string, unknown>[];
@@ -230,13 +232,31 @@ export function headline(r: Record<string, unknown>): Headline[] {
     figure('MegaDetector export peak RSS growth, 20,000 → 100,000 images', pick(r, 'memoryGrowthToHuge', 'megadetector')),
     figure('CSV export peak RSS growth, 20,000 → 100,000 images', pick(r, 'memoryGrowthToHuge', 'csv')),
     figure('MegaDetector / CSV export time at 20,000 images', pick(r, 'mdOverCsvTime'), '<= 1.5'),
-    figure("MegaDetector export peak RSS growth in fresh processes (V8's young generation warming up), 2,000 → 20,000 images", pick(r, 'freshMemoryGrowth', 'megadetector')),
-    figure("CSV export peak RSS growth in fresh processes (V8's young generation warming up), 2,000 → 20,000 images", pick(r, 'freshMemoryGrowth', 'csv')),
-    figure('MegaDetector export peak RSS growth in fresh processes, 20,000 → 100,000 images', pick(r, 'freshMemoryGrowthToHuge', 'megadetector')),
+    figure(
+      "MegaDetector export peak RSS growth in fresh processes (V8's young generation warming up), 2,000 → 20,000 images",
+      pick(r, 'freshMemoryGrowth', 'megadetector'),
+    ),
+    figure(
+      "CSV export peak RSS growth in fresh processes (V8's young generation warming up), 2,000 → 20,000 images",
+      pick(r, 'freshMemoryGrowth', 'csv'),
+    ),
+    figure(
+      'MegaDetector export peak RSS growth in fresh processes, 20,000 → 100,000 images',
+      pick(r, 'freshMemoryGrowthToHuge', 'megadetector'),
+    ),
     figure('CSV export peak RSS growth in fresh processes, 20,000 → 100,000 images', pick(r, 'freshMemoryGrowthToHuge', 'csv')),
-    figure('MegaDetector export retained heap growth (after full GC), 2,000 → 20,000 images', pick(r, 'retainedHeapGrowth', 'megadetector')),
+    figure(
+      'MegaDetector export retained heap growth (after full GC), 2,000 → 20,000 images',
+      pick(r, 'retainedHeapGrowth', 'megadetector'),
+    ),
     figure('CSV export retained heap growth (after full GC), 2,000 → 20,000 images', pick(r, 'retainedHeapGrowth', 'csv')),
-    figure('MegaDetector export retained heap growth (after full GC), first → second 10,000 of 20,000', pick(r, 'retainedHeapSecondHalfGrowth', 'megadetector')),
-    figure('CSV export retained heap growth (after full GC), first → second 10,000 of 20,000', pick(r, 'retainedHeapSecondHalfGrowth', 'csv')),
+    figure(
+      'MegaDetector export retained heap growth (after full GC), first → second 10,000 of 20,000',
+      pick(r, 'retainedHeapSecondHalfGrowth', 'megadetector'),
+    ),
+    figure(
+      'CSV export retained heap growth (after full GC), first → second 10,000 of 20,000',
+      pick(r, 'retainedHeapSecondHalfGrowth', 'csv'),
+    ),
   ];
 }

@@ -38,7 +38,17 @@ const B_PHOTOS = sized(10, 3);
 const B_DELAY_MS = sized(10_000, 1_000);
 const UPLOAD_CONCURRENCY = 8;
 const BURST = sized(1000, 60);
-const SOURCES = ['chelsea.png', 'coffee.png', 'astronaut.png', 'rocket.jpg', 'camera.png', 'clock_motion.png', 'brick.png', 'grass.png', 'gravel.png'];
+const SOURCES = [
+  'chelsea.png',
+  'coffee.png',
+  'astronaut.png',
+  'rocket.jpg',
+  'camera.png',
+  'clock_motion.png',
+  'brick.png',
+  'grass.png',
+  'gravel.png',
+];
 
 interface Photo {
   name: string;
@@ -100,7 +110,11 @@ interface Summary {
 }
 
 /** A client's upload of one batch: declared, sent, and polled until done; seconds from the first upload. */
-async function classify(api: Api, batchId: string, files: Photo[]): Promise<{ seconds: number; uploadSeconds: number; summary: Summary; startedAt: number }> {
+async function classify(
+  api: Api,
+  batchId: string,
+  files: Photo[],
+): Promise<{ seconds: number; uploadSeconds: number; summary: Summary; startedAt: number }> {
   const created = await call<{ uploads: UploadForm[] }>(api, 'POST', '/v1/batches', {
     batchId,
     files: files.map((p) => ({ name: p.name, contentType: 'image/jpeg', size: p.body.length })),
@@ -190,7 +204,13 @@ async function burst(noisy: Api, quiet: Api): Promise<Record<string, unknown>> {
   const p99Alone = percentile(alone, 99);
   const p99During = percentile(quietDuring, 99);
   return {
-    burst: { requests: statuses.length, seconds: round(burstSeconds), ok: statuses.filter((s) => s === 200).length, tooMany: statuses.filter((s) => s === 429).length, other: statuses.filter((s) => s !== 200 && s !== 429).length },
+    burst: {
+      requests: statuses.length,
+      seconds: round(burstSeconds),
+      ok: statuses.filter((s) => s === 200).length,
+      tooMany: statuses.filter((s) => s === 429).length,
+      other: statuses.filter((s) => s !== 200 && s !== 429).length,
+    },
     limits: 'client C: the defaults, 50 requests/s in bursts of 100',
     quietClient: {
       requestsAlone: alone.length,
@@ -292,7 +312,12 @@ export default async function run(): Promise<Record<string, unknown>> {
     const bRatio = b1.seconds / b0.seconds;
     const aDrop = 1 - aWithBRate / aAloneRate;
     return {
-      photos: { a: A_PHOTOS, b: B_PHOTOS, widthPx: '480–799', made: 'crops of the test photos, resized, lightened or darkened, re-saturated; JPEG q85' },
+      photos: {
+        a: A_PHOTOS,
+        b: B_PHOTOS,
+        widthPx: '480–799',
+        made: 'crops of the test photos, resized, lightened or darkened, re-saturated; JPEG q85',
+      },
       workers,
       bAlone: { seconds: round(b0.seconds), uploadSeconds: round(b0.uploadSeconds) },
       aAlone: { seconds: round(a0.seconds), imagesPerSecond: round(aAloneRate) },
@@ -312,7 +337,8 @@ export default async function run(): Promise<Record<string, unknown>> {
       goalMet: bRatio <= 2 && aDrop <= 0.1,
       fairShareRule: { local: LOCAL_FAIR_SHARE, aws: SQS_FAIR_SHARE },
       awsSimulated: {
-        sizing: 'batches of 10, 18 at once, 4 images at once each, 1.5 s per image (serverless.yml), A 20,000 queued, B 10; time scaled 100x down',
+        sizing:
+          'batches of 10, 18 at once, 4 images at once each, 1.5 s per image (serverless.yml), A 20,000 queued, B 10; time scaled 100x down',
         ...simulated,
       },
       api,

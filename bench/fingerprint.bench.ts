@@ -34,15 +34,20 @@ export async function twelveMegapixelJpeg(): Promise<Buffer> {
   const source = existsSync(cat)
     ? sharp(readFileSync(cat))
     : sharp({ create: { width: 451, height: 300, channels: 3, background: { r: 120, g: 90, b: 60 } } });
-  const { data, info } = await source.resize(4000, 3000, { fit: 'fill', kernel: 'cubic' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await source
+    .resize(4000, 3000, { fit: 'fill', kernel: 'cubic' })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   let seed = 12345;
   for (let i = 0; i < data.length; i++) {
     seed = (seed * 1103515245 + 12345) >>> 0;
     data[i] = Math.max(0, Math.min(255, data[i]! + ((seed >>> 24) % 13) - 6));
   }
-  return sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
+    .jpeg({ quality: 92 })
+    .toBuffer();
 }
-
 
 export default async function run(): Promise<Record<string, unknown>> {
   const jpeg = await twelveMegapixelJpeg();
@@ -82,7 +87,11 @@ export default async function run(): Promise<Record<string, unknown>> {
     hash_md5_wasm: () => md5(pixels),
     thumbnail_preview_sampling: async () => preview(canonical),
     thumbnail_sharp_resize_lanczos_then_webp: () => sharp(pixels, rawInput).resize(fit).webp().toBuffer(),
-    thumbnail_sharp_resize_nearest_then_webp: () => sharp(pixels, rawInput).resize({ ...fit, kernel: 'nearest' }).webp().toBuffer(),
+    thumbnail_sharp_resize_nearest_then_webp: () =>
+      sharp(pixels, rawInput)
+        .resize({ ...fit, kernel: 'nearest' })
+        .webp()
+        .toBuffer(),
   };
   const measured: Record<string, number[]> = Object.fromEntries(Object.keys(alternatives).map((k) => [k, []]));
   for (let i = 0; i < ROUNDS; i++) {

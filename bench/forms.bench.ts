@@ -92,7 +92,12 @@ export default async function run(): Promise<Record<string, unknown>> {
       bodyMB: round(BODY_BYTES / MB, 1),
       answers: codes,
       seconds: round(seconds, 2),
-      rss: { idleMB: round(idle / MB, 1), peakMB: round(peak / MB, 1), growthMB: round((peak - idle) / MB, 1), peakOverIdle: round(peak / idle, 2) },
+      rss: {
+        idleMB: round(idle / MB, 1),
+        peakMB: round(peak / MB, 1),
+        growthMB: round((peak - idle) / MB, 1),
+        peakOverIdle: round(peak / idle, 2),
+      },
     };
   });
 }

@@ -47,7 +47,11 @@ async function photos(n: number, random: () => number): Promise<Buffer[]> {
   for (let i = 0; i < n; i += 1) {
     const pixels = Buffer.alloc(side * side * 3);
     for (let p = 0; p < pixels.length; p += 1) pixels[p] = Math.floor(random() * 256);
-    out.push(await sharp(pixels, { raw: { width: side, height: side, channels: 3 } }).jpeg({ quality: 85 }).toBuffer());
+    out.push(
+      await sharp(pixels, { raw: { width: side, height: side, channels: 3 } })
+        .jpeg({ quality: 85 })
+        .toBuffer(),
+    );
   }
   return out;
 }
@@ -156,7 +160,9 @@ async function main(): Promise<number> {
           faultsAtGrow = st?.disk?.faults ?? [];
           execFileSync('mount', ['-o', `remount,size=${GROWN_MB}m`, dataDir]);
           grownAt = Date.now();
-          log(`space returned: the tmpfs grown to ${GROWN_MB} MiB (${faultsAtGrow.map((f) => `${f.service} ${f.count} refused`).join(', ')})`);
+          log(
+            `space returned: the tmpfs grown to ${GROWN_MB} MiB (${faultsAtGrow.map((f) => `${f.service} ${f.count} refused`).join(', ')})`,
+          );
         }
         await sleep(500);
       }
@@ -169,7 +175,11 @@ async function main(): Promise<number> {
       for (let i = next++; i < order.length; i = next++) {
         const batchId = batchIds[i % 2] as string;
         const key = `uploads/demo/${batchId}/photo-${String(Math.floor(i / 2)).padStart(3, '0')}.jpg`;
-        await persist('a PUT', () => s.s3.send(new PutObjectCommand({ Bucket: s.bucket, Key: key, Body: images[i], ContentType: 'image/jpeg' })), refusals);
+        await persist(
+          'a PUT',
+          () => s.s3.send(new PutObjectCommand({ Bucket: s.bucket, Key: key, Body: images[i], ContentType: 'image/jpeg' })),
+          refusals,
+        );
       }
     };
     await Promise.all(Array.from({ length: 8 }, putWorker));
@@ -194,7 +204,9 @@ async function main(): Promise<number> {
         r.done = batch?.doneAt !== undefined;
         if (r.counts && countsCannotBeRight(r.counts)) r.impossibleSeen.push(r.counts);
       }
-      const line = reports.map((r) => `${r.batchId}: ${r.done ? 'done' : 'not done'} ${JSON.stringify(r.counts)} records ${JSON.stringify(r.records)}`).join(' | ');
+      const line = reports
+        .map((r) => `${r.batchId}: ${r.done ? 'done' : 'not done'} ${JSON.stringify(r.counts)} records ${JSON.stringify(r.records)}`)
+        .join(' | ');
       if (line !== lastLine) log(line);
       lastLine = line;
       const equal = reports.every((r) => JSON.stringify(r.counts) === JSON.stringify(r.records));
@@ -216,12 +228,25 @@ async function main(): Promise<number> {
       secondsFullBeforeGrow: grownAt && fullAt ? Math.round((grownAt - fullAt) / 1000) : undefined,
       secondsFromGrowToDone: grownAt ? Math.round((Date.now() - grownAt) / 1000) : undefined,
       batches: reports,
-      cli: { exitCode: cliRun.code, stallLines: cliRun.stderr.split('\n').filter((l) => /nothing has moved|out of disk space/.test(l)).slice(0, 5) },
-      reconcileLines: s.log().split('\n').filter((l) => /recounted batches|recounting/.test(l)).slice(0, 10),
+      cli: {
+        exitCode: cliRun.code,
+        stallLines: cliRun.stderr
+          .split('\n')
+          .filter((l) => /nothing has moved|out of disk space/.test(l))
+          .slice(0, 5),
+      },
+      reconcileLines: s
+        .log()
+        .split('\n')
+        .filter((l) => /recounted batches|recounting/.test(l))
+        .slice(0, 10),
     };
     console.log(JSON.stringify(result, null, 2));
     mkdirSync(join(__dirname, 'results'), { recursive: true });
-    writeFileSync(join(__dirname, 'results', 'full-disk-trial.json'), `${JSON.stringify({ at: new Date().toISOString(), ...result }, null, 2)}\n`);
+    writeFileSync(
+      join(__dirname, 'results', 'full-disk-trial.json'),
+      `${JSON.stringify({ at: new Date().toISOString(), ...result }, null, 2)}\n`,
+    );
     if (!passed) console.error(s.log().slice(-4000));
     return passed ? 0 : 1;
   } finally {

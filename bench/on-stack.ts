@@ -16,7 +16,11 @@ async function stopStack(stack: StackProcess): Promise<void> {
 }
 
 /** Runs `measure` against a stack started for it (with `env` added to the stack's environment). */
-export async function onStack<T>(name: string, env: Record<string, string>, measure: (stack: StackProcess, dataDir: string) => Promise<T>): Promise<T> {
+export async function onStack<T>(
+  name: string,
+  env: Record<string, string>,
+  measure: (stack: StackProcess, dataDir: string) => Promise<T>,
+): Promise<T> {
   const work = mkdtempSync(join(tmpdir(), `icecat-bench-${name}-`));
   const dataDir = join(work, 'data');
   const stack = await startStackProcess(dataDir, join(work, 'stack.log'), env);

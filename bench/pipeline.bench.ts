@@ -162,7 +162,16 @@ async function allWorkers(all: Photo[], workers: number, single: number): Promis
 }
 
 /** The requests a new image makes, by kind, as the stand-ins count them on the default (dynalite) stack. */
-const REQUESTS_PER_IMAGE = { updateItem: 7, getItem: 1, reuseQuery: 1, putObject: 1, getObject: 1, putThumbnail: 1, copyObject: 1, deleteObject: 1 } as const;
+const REQUESTS_PER_IMAGE = {
+  updateItem: 7,
+  getItem: 1,
+  reuseQuery: 1,
+  putObject: 1,
+  getObject: 1,
+  putThumbnail: 1,
+  copyObject: 1,
+  deleteObject: 1,
+} as const;
 
 /** CPU ms (client and stand-in, all threads) of each kind of request alone, and their sum for one image's requests. */
 async function requestFloor(photo: Buffer): Promise<Record<string, unknown>> {
@@ -192,7 +201,8 @@ async function requestFloor(photo: Buffer): Promise<Record<string, unknown>> {
           ExpressionAttributeValues: { ':one': 1, ':t': i },
         }),
       ),
-    getItem: (i) => ddb.send(new GetCommand({ TableName: table, Key: { batch_id: `floor#${i % 50}`, img_fprint: 'f' }, ConsistentRead: true })),
+    getItem: (i) =>
+      ddb.send(new GetCommand({ TableName: table, Key: { batch_id: `floor#${i % 50}`, img_fprint: 'f' }, ConsistentRead: true })),
     reuseQuery: (i) => ddb.send(new QueryCommand(reusableResultRequest(table, 'floor', `fp${i % 50}`, Math.floor(Date.now() / 1000)))),
     putObject: (i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `uploads/floor/b/${i % 50}.jpg`, Body: photo })),
     getObject: async (i) => {
@@ -200,7 +210,14 @@ async function requestFloor(photo: Buffer): Promise<Record<string, unknown>> {
       await out.Body!.transformToByteArray();
     },
     putThumbnail: (i) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: `thumbnails/floor/${i % 50}.webp`, Body: thumbnail })),
-    copyObject: (i) => s3.send(new CopyObjectCommand({ Bucket: bucket, Key: `processed/floor/b/${i % 50}.jpg`, CopySource: `${bucket}/uploads/floor/b/${i % 50}.jpg` })),
+    copyObject: (i) =>
+      s3.send(
+        new CopyObjectCommand({
+          Bucket: bucket,
+          Key: `processed/floor/b/${i % 50}.jpg`,
+          CopySource: `${bucket}/uploads/floor/b/${i % 50}.jpg`,
+        }),
+      ),
     deleteObject: (i) => s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: `processed/floor/b/${i % 50}.jpg` })),
   };
   const n = sized(1000, 40);
@@ -304,7 +321,12 @@ async function settle(api: Api, batchId: string, until: (s: Summary) => boolean)
  * Declares the photos as a batch, sends them, and polls the batch until it is done (it closes by itself once every
  * declared file arrived): seconds from the first upload. `onFirstUpload` runs just before the first file is sent.
  */
-async function classify(api: Api, batchId: string, all: Photo[], onFirstUpload?: () => void): Promise<{ seconds: number; summary: Summary }> {
+async function classify(
+  api: Api,
+  batchId: string,
+  all: Photo[],
+  onFirstUpload?: () => void,
+): Promise<{ seconds: number; summary: Summary }> {
   const forms = await declare(api, batchId, all);
   onFirstUpload?.();
   const t0 = performance.now();
@@ -473,11 +495,20 @@ function threadCpuMs(pid: number): Map<string, number> {
  * main thread: the API, S3, DynamoDB, the queue and the ingest), the detector's workers (the `workers` busiest other
  * threads: Node does not name its threads), and the rest (V8's garbage collection helpers, libuv's pool, libvips).
  */
-function cpuByThread(pid: number, before: Map<string, number>, after: Map<string, number>, images: number, workers: number): Record<string, number> | undefined {
+function cpuByThread(
+  pid: number,
+  before: Map<string, number>,
+  after: Map<string, number>,
+  images: number,
+  workers: number,
+): Record<string, number> | undefined {
   if (after.size === 0) return undefined;
   const spent = [...after].map(([tid, ms]) => [tid, ms - (before.get(tid) ?? 0)] as const);
   const serving = spent.find(([tid]) => tid === String(pid))?.[1] ?? 0;
-  const others = spent.filter(([tid]) => tid !== String(pid)).map(([, ms]) => ms).sort((a, b) => b - a);
+  const others = spent
+    .filter(([tid]) => tid !== String(pid))
+    .map(([, ms]) => ms)
+    .sort((a, b) => b - a);
   const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);
   return {
     servingThreadMs: round(serving / images, 1),
@@ -500,7 +531,10 @@ export default async function run(): Promise<Record<string, unknown>> {
   const every = await allWorkers(batchA, workers, single.imagesPerSecond!);
   const floor = await requestFloor(batchA[1]!.body);
   // At most: the pool alone's cores kept as busy, each image costing the pool's CPU plus its requests' floor.
-  const floorRatio = (every.imagesPerSecond! * every.cpuMsPerImage!) / (every.cpuMsPerImage! + (floor.cpuMsPerImage as number)) / (workers * single.imagesPerSecond!);
+  const floorRatio =
+    (every.imagesPerSecond! * every.cpuMsPerImage!) /
+    (every.cpuMsPerImage! + (floor.cpuMsPerImage as number)) /
+    (workers * single.imagesPerSecond!);
 
   return onStack('pipeline', {}, async (stack, dataDir) => {
     const api: Api = { url: stack.apiUrl, key: readFileSync(join(dataDir, 'demo-api-key'), 'utf8').trim() };
@@ -550,7 +584,7 @@ export default async function run(): Promise<Record<string, unknown>> {
           : {
               cpuMsPerImage: round(stackCpuMsPerImage, 1),
               cpuPerImageOverDetectorAlone: round(stackCpuMsPerImage / single.cpuMsPerImage!, 2),
-              cpuCoresUsed: round(stackCpuMsPerImage / 1000 * pipelinePerSecond, 2),
+              cpuCoresUsed: round((stackCpuMsPerImage / 1000) * pipelinePerSecond, 2),
             }),
         ...(byThread ? { cpuMsPerImageByThread: byThread } : {}),
       },
@@ -578,12 +612,22 @@ export default async function run(): Promise<Record<string, unknown>> {
 
 export function headline(r: Record<string, unknown>): Headline[] {
   return [
-    figure(`pipeline images/s ÷ (workers × one worker's), workers = ${String(pick(r, 'workers'))}`, pick(r, 'pipelineOverWorkersTimesSingle'), '>= 0.8'),
+    figure(
+      `pipeline images/s ÷ (workers × one worker's), workers = ${String(pick(r, 'workers'))}`,
+      pick(r, 'pipelineOverWorkersTimesSingle'),
+      '>= 0.8',
+    ),
     figure('pipeline images/s, first upload to done', pick(r, 'pipeline', 'imagesPerSecond')),
     figure('one detector worker alone, images/s', pick(r, 'singleWorker', 'imagesPerSecond')),
-    figure("every worker alone (the detector's pool, nothing else) ÷ (workers × one worker's): the ratio's ceiling here", pick(r, 'ceilingOfRatio')),
+    figure(
+      "every worker alone (the detector's pool, nothing else) ÷ (workers × one worker's): the ratio's ceiling here",
+      pick(r, 'ceilingOfRatio'),
+    ),
     figure('pipeline images/s ÷ every worker alone', pick(r, 'pipelineOverEveryWorkerAlone')),
-    figure("an image's requests alone (client and stand-in) with its fingerprint and thumbnail, CPU ms: the floor", pick(r, 'requestFloor', 'cpuMsPerImage')),
+    figure(
+      "an image's requests alone (client and stand-in) with its fingerprint and thumbnail, CPU ms: the floor",
+      pick(r, 'requestFloor', 'cpuMsPerImage'),
+    ),
     figure('the ratio at most, with the pool alone plus that floor per image', pick(r, 'requestFloor', 'ratioAtMost')),
     figure("the whole stack's CPU per image ÷ the detector alone's", pick(r, 'pipeline', 'cpuPerImageOverDetectorAlone')),
     figure("the serving thread's CPU per image, ms", pick(r, 'pipeline', 'cpuMsPerImageByThread', 'servingThreadMs')),

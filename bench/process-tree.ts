@@ -18,12 +18,7 @@ function childrenOf(pid: number): number[] {
   } catch {
     return [];
   }
-  return tasks.flatMap((tid) =>
-    (read(`/proc/${pid}/task/${tid}/children`) ?? '')
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number),
-  );
+  return tasks.flatMap((tid) => (read(`/proc/${pid}/task/${tid}/children`) ?? '').split(/\s+/).filter(Boolean).map(Number));
 }
 
 /** VmRSS of one process in bytes (undefined when /proc has no figure, e.g. not Linux or the process is gone). */

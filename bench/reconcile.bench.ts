@@ -22,11 +22,14 @@ const STALE = sized(100, 10);
 const JOURNAL_SENDS = sized(2000, 100);
 const RECOVERY_IMAGES = sized(40, 8);
 /** A smoke run's stacks wait seconds, not a minute, for a sweep or a dead claim's lease. */
-const RECOVERY_ENV = sized<Record<string, string>>({}, {
-  CLAIM_LEASE_SECONDS: '2',
-  ICECAT_RECONCILE_INTERVAL_SECONDS: '2',
-  ICECAT_RECONCILE_GRACE_SECONDS: '1',
-});
+const RECOVERY_ENV = sized<Record<string, string>>(
+  {},
+  {
+    CLAIM_LEASE_SECONDS: '2',
+    ICECAT_RECONCILE_INTERVAL_SECONDS: '2',
+    ICECAT_RECONCILE_GRACE_SECONDS: '1',
+  },
+);
 
 /** AWS list prices, us-east-1, 2026 (docs/scaling.md §4 names the sources). */
 const PRICE = {
@@ -82,7 +85,8 @@ async function sweepBench(): Promise<Record<string, unknown>> {
       );
       runs.push(performance.now() - t);
     }
-    if (result?.queued.length !== STALE || sent !== STALE) throw new Error(`expected ${STALE} stale uploads, got ${JSON.stringify(result)}`);
+    if (result?.queued.length !== STALE || sent !== STALE)
+      throw new Error(`expected ${STALE} stale uploads, got ${JSON.stringify(result)}`);
     const listRequests = result.listRequests;
     const sendRequests = Math.ceil(STALE / 10);
     // On AWS a run of this size takes about as long as the local one (page latency ~ tens of ms each): modelled at 2 s, 256 MB.
@@ -209,7 +213,11 @@ export function headline(r: Record<string, unknown>): Headline[] {
   const interval = pick(r, 'recoveryAfterKill9', 'sweepIntervalSeconds');
   return [
     // Met here when within one sweep interval alone: stricter than the goal, which adds the processing time.
-    figure('seconds until uploads/ empty after kill -9', pick(r, 'recoveryAfterKill9', 'secondsUntilUploadsEmpty'), `<= ${String(interval)} (one sweep interval) + processing`),
+    figure(
+      'seconds until uploads/ empty after kill -9',
+      pick(r, 'recoveryAfterKill9', 'secondsUntilUploadsEmpty'),
+      `<= ${String(interval)} (one sweep interval) + processing`,
+    ),
     figure(`sweep of ${String(pick(r, 'sweep', 'objects'))} objects, median ms`, pick(r, 'sweep', 'sweepMedianMs')),
     figure('journal fsync per send, median µs', pick(r, 'journal', 'fsyncMedianUs')),
   ];

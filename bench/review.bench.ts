@@ -37,7 +37,7 @@ const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 function image(clientId: string, batchId: string, i: number): Record<string, unknown> {
   const uploadTs = Date.UTC(2024, 5, 1) + i * 1000;
   // Confidences spread over 0-100, so the queue's two sides both reach far.
-  const catConfidence = Math.round(((i * 7919) % 10_000) / 100 * 100) / 100;
+  const catConfidence = Math.round((((i * 7919) % 10_000) / 100) * 100) / 100;
   const isCat = catConfidence >= THRESHOLD;
   const labels = [
     { name: isCat ? 'Cat' : 'Furniture', confidence: Math.max(catConfidence, 55) },
@@ -107,7 +107,12 @@ async function latency(): Promise<Record<string, unknown>> {
     const api = await startChild(['api', join(dataDir, 'api'), db.ready.url!]);
     children.push(api.child);
     const ddb = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: db.ready.url, region: REGION, credentials: CREDENTIALS, requestHandler: { httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) } }),
+      new DynamoDBClient({
+        endpoint: db.ready.url,
+        region: REGION,
+        credentials: CREDENTIALS,
+        requestHandler: { httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) },
+      }),
     );
     const clientId = api.ready.clientId!;
     const batchId = `REVIEW${Date.now().toString(36).toUpperCase()}`;
@@ -122,7 +127,8 @@ async function latency(): Promise<Record<string, unknown>> {
     for (const [name, url] of Object.entries(urls)) {
       const res = await fetch(url, { headers: { authorization: `Bearer ${api.ready.key}` } });
       const body = (await res.json()) as { items?: { catConfidence: number }[]; cursor?: string };
-      if (res.status !== 200 || body.items?.length !== PAGE || !body.cursor) throw new Error(`${name} answered ${res.status} with ${body.items?.length} items`);
+      if (res.status !== 200 || body.items?.length !== PAGE || !body.cursor)
+        throw new Error(`${name} answered ${res.status} with ${body.items?.length} items`);
       if (name === 'queue') {
         const distances = body.items.map((i) => Math.abs(i.catConfidence - THRESHOLD));
         if (distances.some((d, k) => k > 0 && d < distances[k - 1]!)) throw new Error('the queue is not nearest the threshold first');
@@ -173,7 +179,15 @@ class Units {
   }
   per(n: number) {
     const r = (x: number) => round(x / n, 2);
-    return { wcu: r(this.total), writes: r(this.writes), byPart: Object.fromEntries(Object.entries(this.byPart).filter(([, v]) => v).map(([k, v]) => [k, r(v)])) };
+    return {
+      wcu: r(this.total),
+      writes: r(this.writes),
+      byPart: Object.fromEntries(
+        Object.entries(this.byPart)
+          .filter(([, v]) => v)
+          .map(([k, v]) => [k, r(v)]),
+      ),
+    };
   }
 }
 
@@ -205,7 +219,9 @@ async function writeUnits(): Promise<Record<string, unknown>> {
     for (const transactions of [false, true]) {
       const batchId = `units-${transactions ? 'tx' : 'plain'}`;
       const images = Array.from({ length: REVIEWS }, (_, i) => image('bench', batchId, i));
-      await ddb.send(new PutCommand({ TableName: input.TableName, Item: summary('bench', batchId, REVIEWS, images.filter((i) => i.rek_iscat).length) }));
+      await ddb.send(
+        new PutCommand({ TableName: input.TableName, Item: summary('bench', batchId, REVIEWS, images.filter((i) => i.rek_iscat).length) }),
+      );
       for (const item of images) await ddb.send(new PutCommand({ TableName: input.TableName, Item: item }));
       const store = new BatchStore({ ddb, tableName: input.TableName!, transactions });
       const phase = async (name: string, act: (fprint: string, i: number) => Promise<unknown>) => {
@@ -251,9 +267,20 @@ export default async function run(): Promise<Record<string, unknown>> {
 
 export function headline(r: Record<string, unknown>): Headline[] {
   return [
-    figure('review queue p99 ÷ plain listing p99, first page of a 10,000-image batch (all rounds)', pick(r, 'latency', 'p99_ratio_queue_over_plain'), '<= 1.5'),
-    figure('review queue p99 ÷ plain listing p99 (median of rounds)', pick(r, 'latency', 'p99_ratio_queue_over_plain_median_of_rounds'), '<= 1.5'),
+    figure(
+      'review queue p99 ÷ plain listing p99, first page of a 10,000-image batch (all rounds)',
+      pick(r, 'latency', 'p99_ratio_queue_over_plain'),
+      '<= 1.5',
+    ),
+    figure(
+      'review queue p99 ÷ plain listing p99 (median of rounds)',
+      pick(r, 'latency', 'p99_ratio_queue_over_plain_median_of_rounds'),
+      '<= 1.5',
+    ),
     figure('WCU per review given (plain writes, as AWS charges)', pick(r, 'write_units_per_review', 'plain', 'give', 'wcu')),
-    figure('WCU per review given, with transactions on AWS', pick(r, 'write_units_per_review', 'aws_wcu_per_review_with_transactions', 'give')),
+    figure(
+      'WCU per review given, with transactions on AWS',
+      pick(r, 'write_units_per_review', 'aws_wcu_per_review_with_transactions', 'give'),
+    ),
   ];
 }

@@ -77,7 +77,10 @@ function parseArgs(argv: string[]): { names: string[]; smoke: boolean; summaryOn
 }
 
 async function main(): Promise<void> {
-  const all = readdirSync(dir).filter((f) => f.endsWith('.bench.ts')).map((f) => f.replace(/\.bench\.ts$/, '')).sort();
+  const all = readdirSync(dir)
+    .filter((f) => f.endsWith('.bench.ts'))
+    .map((f) => f.replace(/\.bench\.ts$/, ''))
+    .sort();
   const args = parseArgs(process.argv.slice(2));
   for (const name of args.names) if (!all.includes(name)) throw new Error(`no bench named ${name}; have: ${all.join(', ')}`);
   const names = args.names.length ? args.names : all;
@@ -126,7 +129,11 @@ const readRecord = (resultsDir: string, name: string): BenchRecord | undefined =
  * Each bench's headline figures. `fromModule`: computed now by the bench's headline() from its stored results, so an
  * older result gets the current figures; otherwise as the run stored them.
  */
-async function headlines(names: string[], resultsDir: string, fromModule: boolean): Promise<{ name: string; at: string; rows: Headline[] }[]> {
+async function headlines(
+  names: string[],
+  resultsDir: string,
+  fromModule: boolean,
+): Promise<{ name: string; at: string; rows: Headline[] }[]> {
   const out: { name: string; at: string; rows: Headline[] }[] = [];
   for (const name of names) {
     const record = readRecord(resultsDir, name);
@@ -145,7 +152,9 @@ function headlineTable(rows: { name: string; at: string; rows: Headline[] }[]): 
   for (const { name, at, rows: hs } of rows) {
     if (hs.length === 0) lines.push(`| ${name} (${at.slice(0, 10)}) | (no headline) | — | — | — |`);
     for (const [i, h] of hs.entries()) {
-      lines.push(`| ${i === 0 ? `${name} (${at.slice(0, 10)})` : ''} | ${h.metric} | ${cell(h.value)} | ${h.goal.replace(/\|/g, '\\|')} | ${metCell(h.met)} |`);
+      lines.push(
+        `| ${i === 0 ? `${name} (${at.slice(0, 10)})` : ''} | ${h.metric} | ${cell(h.value)} | ${h.goal.replace(/\|/g, '\\|')} | ${metCell(h.met)} |`,
+      );
     }
   }
   return lines;
@@ -157,7 +166,7 @@ async function writeSummary(names: string[]): Promise<void> {
     '# Benchmark results',
     '',
     'Written by `npm run bench`; each section is the latest full-size run of that bench (its date beside its name).',
-    'The table: each bench\'s headline figures beside their goals (`headline()` in each bench file); the raw results follow.',
+    "The table: each bench's headline figures beside their goals (`headline()` in each bench file); the raw results follow.",
     '',
     ...headlineTable(table),
     '',

@@ -17,7 +17,17 @@ import type { MetricTotalsSnapshot } from '../local/metric-totals';
 import { startStack } from '../local/stack';
 import { headline as figure, pick, sized, type Headline } from './stats';
 
-const FIXTURES = ['chelsea.png', 'coffee.png', 'astronaut.png', 'rocket.jpg', 'camera.png', 'brick.png', 'grass.png', 'gravel.png', 'clock_motion.png'];
+const FIXTURES = [
+  'chelsea.png',
+  'coffee.png',
+  'astronaut.png',
+  'rocket.jpg',
+  'camera.png',
+  'brick.png',
+  'grass.png',
+  'gravel.png',
+  'clock_motion.png',
+];
 const DISTINCT = sized(40, 5);
 const REPEATED_IN_A = sized(4, 1);
 const REUPLOADED_SHARE = 0.6;
@@ -53,7 +63,10 @@ async function photos(from: number, n: number): Promise<Photo[]> {
 
 /** The same photo saved again at another quality, as an editor or a phone's "share" does. */
 const reencoded = async (p: Photo): Promise<Buffer> =>
-  sharp(p.source.fixture).extract({ left: p.source.left, top: p.source.top, width: p.source.width, height: p.source.height }).jpeg({ quality: 75 }).toBuffer();
+  sharp(p.source.fixture)
+    .extract({ left: p.source.left, top: p.source.top, width: p.source.width, height: p.source.height })
+    .jpeg({ quality: 75 })
+    .toBuffer();
 
 interface DetectorStats {
   detectLabels: number;
@@ -63,7 +76,12 @@ interface DetectorStats {
 
 export default async function run(): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'icecat-savings-bench-'));
-  const stack = await startStack({ dataDir, quiet: true, reconcile: false, ports: { api: 0, s3: 0, dynamodb: 0, rekognition: 0, bridge: 0 } });
+  const stack = await startStack({
+    dataDir,
+    quiet: true,
+    reconcile: false,
+    ports: { api: 0, s3: 0, dynamodb: 0, rekognition: 0, bridge: 0 },
+  });
   try {
     const aws = createClients();
     const detector = stack.endpoints.rekognition as string;
@@ -81,7 +99,9 @@ export default async function run(): Promise<Record<string, unknown>> {
     };
     const upload = async (batchId: string, files: { name: string; body: Buffer }[]) => {
       for (const f of files) {
-        await aws.s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/demo/${batchId}/${f.name}`, Body: f.body, ContentType: 'image/jpeg' }));
+        await aws.s3.send(
+          new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/demo/${batchId}/${f.name}`, Body: f.body, ContentType: 'image/jpeg' }),
+        );
       }
       await stack.whenIdle(600_000);
     };
@@ -142,7 +162,8 @@ export default async function run(): Promise<Record<string, unknown>> {
     }
     const metrics = ((await (await fetch(`${stack.endpoints.bridge}/status`)).json()) as { metrics: MetricTotalsSnapshot }).metrics;
     const metricSum = (name: string) => metrics.totals.filter((t) => t.metric === name).reduce((x, t) => x + t.sum, 0);
-    if (metricSum('DetectLabelsCalls') !== made) throw new Error(`the ingest counted ${metricSum('DetectLabelsCalls')} DetectLabels calls, the detector ${made}`);
+    if (metricSum('DetectLabelsCalls') !== made)
+      throw new Error(`the ingest counted ${metricSum('DetectLabelsCalls')} DetectLabels calls, the detector ${made}`);
     const dollars = (n: number) => Math.round(n * PRICE_PER_IMAGE * 1000) / 1000;
     const uploads = batchA.length + batchB.length;
     return {

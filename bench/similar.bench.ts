@@ -112,7 +112,8 @@ async function accuracy(): Promise<Record<string, unknown>> {
   let closestDifferent = 64;
   for (let i = 0; i < photos.length; i++) {
     for (let j = i + 1; j < photos.length; j++) {
-      if (photos[i]!.photo !== photos[j]!.photo) closestDifferent = Math.min(closestDifferent, distance(photos[i]!.phash, photos[j]!.phash));
+      if (photos[i]!.photo !== photos[j]!.photo)
+        closestDifferent = Math.min(closestDifferent, distance(photos[i]!.phash, photos[j]!.phash));
     }
   }
   // Beyond the fixtures: two unrelated photos whose hashes were independent, each with 32 of 64 bits set, differ in
@@ -134,7 +135,9 @@ async function accuracy(): Promise<Record<string, unknown>> {
     photos: new Set(photos.map((p) => p.photo)).size,
     setBitsByKind,
     informativeBits: INFORMATIVE_BITS,
-    distanceToOriginalByVariant: Object.fromEntries(Object.entries(byVariant).map(([k, v]) => [k, { max: Math.max(...v), all: v.join(' ') }])),
+    distanceToOriginalByVariant: Object.fromEntries(
+      Object.entries(byVariant).map(([k, v]) => [k, { max: Math.max(...v), all: v.join(' ') }]),
+    ),
     closestDifferentPhotos: closestDifferent,
     defaultMaxDistance: DEFAULT_MAX_DISTANCE,
     perThreshold: rows,
@@ -195,9 +198,7 @@ async function speed(): Promise<Record<string, unknown>> {
   const batch = syntheticBatch(BATCH_SIZE);
   const dir = mkdtempSync(path.join(tmpdir(), 'icecat-similar-bench-'));
   const db = await startLocalDynamoDB({ host: '127.0.0.1', port: 0, dataDir: dir, quiet: true });
-  const ddb = DynamoDBDocumentClient.from(
-    localDynamoClient(db.url),
-  );
+  const ddb = DynamoDBDocumentClient.from(localDynamoClient(db.url));
   try {
     const batchId = batchPartition('bench', 'similar');
     const now = Date.now();
@@ -217,7 +218,12 @@ async function speed(): Promise<Record<string, unknown>> {
       labels: LABELS.map((name, k) => ({ name, confidence: 99 - k * 7 })),
       rek_resp: {
         model: '3.0',
-        labels: LABELS.map((name, k) => ({ name, confidence: 99 - k * 7, parents: k < 4 ? ['Animal', 'Mammal'] : ['Indoors'], instances: k === 0 ? 1 : 0 })),
+        labels: LABELS.map((name, k) => ({
+          name,
+          confidence: 99 - k * 7,
+          parents: k < 4 ? ['Animal', 'Mammal'] : ['Indoors'],
+          instances: k === 0 ? 1 : 0,
+        })),
       },
       phash: b.phash ?? undefined,
       width: 4000,
@@ -245,7 +251,12 @@ async function speed(): Promise<Record<string, unknown>> {
       let start: Record<string, unknown> | undefined;
       do {
         const page = await ddb.send(
-          new QueryCommand({ TableName: db.table.name, KeyConditionExpression: 'batch_id = :b', ExpressionAttributeValues: { ':b': batchId }, ExclusiveStartKey: start }),
+          new QueryCommand({
+            TableName: db.table.name,
+            KeyConditionExpression: 'batch_id = :b',
+            ExpressionAttributeValues: { ':b': batchId },
+            ExclusiveStartKey: start,
+          }),
         );
         for (const item of page.Items ?? []) read.push({ fprint: item.img_fprint as string, phash: item.phash as string });
         start = page.LastEvaluatedKey;
@@ -268,7 +279,9 @@ async function speed(): Promise<Record<string, unknown>> {
     }
     const parsed = batch.map((b) => parsePhash(b.phash!)!);
     const hashes = { hi: Uint32Array.from(parsed.map((p) => p.hi)), lo: Uint32Array.from(parsed.map((p) => p.lo)) };
-    const everyPair = median(await Promise.all(Array.from({ length: 3 }, () => time(async () => closePairs(hashes, DEFAULT_MAX_DISTANCE, true)))));
+    const everyPair = median(
+      await Promise.all(Array.from({ length: 3 }, () => time(async () => closePairs(hashes, DEFAULT_MAX_DISTANCE, true)))),
+    );
     const result = nearDuplicateGroups(warm);
     const groupMs = median(group);
     const readMs = median(readProjected);
@@ -394,7 +407,11 @@ export function headline(r: Record<string, unknown>): Headline[] {
   const rows = (pick(r, 'accuracy', 'perThreshold') ?? []) as { maxDistance: number; precision: number; recall: number }[];
   const chosen = rows.find((x) => x.maxDistance === pick(r, 'accuracy', 'defaultMaxDistance'));
   return [
-    figure(`grouping ÷ reading the batch, ${String(pick(r, 'speed', 'images'))} images (paired median)`, pick(r, 'speed', 'groupingOverReadPairedMedian'), '<= 0.10'),
+    figure(
+      `grouping ÷ reading the batch, ${String(pick(r, 'speed', 'images'))} images (paired median)`,
+      pick(r, 'speed', 'groupingOverReadPairedMedian'),
+      '<= 0.10',
+    ),
     figure(`precision at the default threshold (${String(chosen?.maxDistance)} bits)`, chosen?.precision),
     figure(`recall at the default threshold (${String(chosen?.maxDistance)} bits)`, chosen?.recall),
   ];

@@ -31,7 +31,15 @@ async function distinctImages(n: number): Promise<Buffer[]> {
   const out: Buffer[] = [];
   for (let i = 0; i < n; i++) {
     out.push(
-      await sharp({ create: { width: 160, height: 120, channels: 3, background: { r: (i * 37) % 256, g: 90, b: 140 }, noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+      await sharp({
+        create: {
+          width: 160,
+          height: 120,
+          channels: 3,
+          background: { r: (i * 37) % 256, g: 90, b: 140 },
+          noise: { type: 'gaussian', mean: 128, sigma: 40 },
+        },
+      })
         .jpeg({ quality: 80 })
         .toBuffer(),
     );
@@ -159,7 +167,13 @@ export default async function run(): Promise<Record<string, unknown>> {
         goal: 'lastOverFirst >= 0.9',
         ...(SMOKE ? {} : { met: lastRate / firstRate >= 0.9 }),
       },
-      queue: { sent: stats.sent, succeeded: stats.succeeded, deadLettered: stats.deadLettered, journalLines: stats.journal?.lines, retained: stack.bridge.retained() },
+      queue: {
+        sent: stats.sent,
+        succeeded: stats.succeeded,
+        deadLettered: stats.deadLettered,
+        journalLines: stats.journal?.lines,
+        retained: stack.bridge.retained(),
+      },
       smoke: SMOKE,
       note: 'memory is measured 5 s after the queue is idle, after a full garbage collection of the stack process; rssMB sums the stack process and its children',
     };

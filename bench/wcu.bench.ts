@@ -79,7 +79,12 @@ class WriteUnits {
 
   perImage(images: number): Record<string, unknown> {
     const per = (x: number) => Math.round((x / images) * 100) / 100;
-    const perKey = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v).map(([k, v]) => [k, per(v)]));
+    const perKey = (o: Record<string, number>) =>
+      Object.fromEntries(
+        Object.entries(o)
+          .filter(([, v]) => v)
+          .map(([k, v]) => [k, per(v)]),
+      );
     return {
       writesPerImage: per(this.writes),
       conditionalFailuresPerImage: per(this.conditionalFailures),
@@ -140,7 +145,6 @@ function writeKind(command: string, input: Record<string, unknown>): string {
   if (String(input.ConditionExpression ?? '').startsWith('attribute_not_exists')) return 'claim';
   return 'image other';
 }
-
 
 interface RecordedWrite {
   command: string;
@@ -362,7 +366,9 @@ export default async function run(): Promise<Record<string, unknown>> {
         const readsBefore = { ...reuseReads };
         const { batchId, files } = phaseUploads[phase];
         for (const img of files) {
-          await clients().s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/${clientId}/${batchId}/${img.name}`, Body: img.body }));
+          await clients().s3.send(
+            new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/${clientId}/${batchId}/${img.name}`, Body: img.body }),
+          );
         }
         await stack.whenIdle(300_000);
         const units = ours.since(before);
@@ -381,10 +387,12 @@ export default async function run(): Promise<Record<string, unknown>> {
       const counts = await batchCounts(stack.table, clientId, first);
       const expected = { success: uploads.length, duplicate: uploads.length, fail: uploads.length };
       for (const [k, v] of Object.entries(expected)) {
-        if (counts[k] !== v) throw new Error(`${current}: batch ${first} counts ${JSON.stringify(counts)}, expected ${JSON.stringify(expected)}`);
+        if (counts[k] !== v)
+          throw new Error(`${current}: batch ${first} counts ${JSON.stringify(counts)}, expected ${JSON.stringify(expected)}`);
       }
       const reusedCounts = await batchCounts(stack.table, clientId, later);
-      if (reusedCounts.reused !== uploads.length) throw new Error(`${current}: batch ${later} counts ${JSON.stringify(reusedCounts)}: not all reused`);
+      if (reusedCounts.reused !== uploads.length)
+        throw new Error(`${current}: batch ${later} counts ${JSON.stringify(reusedCounts)}: not all reused`);
       byMode[current] = phases;
     }
     if (!firstPhase) throw new Error('no first phase measured');
@@ -393,14 +401,18 @@ export default async function run(): Promise<Record<string, unknown>> {
 
     const seedRuns: Record<string, unknown> = {};
     const rawSizes = raw.responses.map((r) => JSON.stringify(rawAnswer(r)).length);
-    for (const [label, targetBytes] of [['measured', 0], ['padded4KB', 4096], ['padded8KB', 8192]] as const) {
+    for (const [label, targetBytes] of [
+      ['measured', 0],
+      ['padded4KB', 4096],
+      ['padded8KB', 8192],
+    ] as const) {
       const seed = await replayOnSeed(ddbLocal.url, `${SEED_TABLE}-${label}`, firstPhase.writes, raw.responses, targetBytes);
       seedRuns[label] = seed.perImage(processed);
     }
     const oursPer = firstPhase.units.perImage(processed);
     // Like with like: the seed's replay is plain writes, so it is set beside our plain run's.
     const ratioTo = (run: unknown) =>
-      Math.round(((plainNew?.wcuPerImage as number) / ((run as { wcuPerImage: number }).wcuPerImage)) * 100) / 100;
+      Math.round(((plainNew?.wcuPerImage as number) / (run as { wcuPerImage: number }).wcuPerImage) * 100) / 100;
     const ratios = Object.fromEntries(Object.entries(seedRuns).map(([k, v]) => [k, ratioTo(v)]));
     return {
       backend: 'DynamoDB Local 1.25.1 (ReturnConsumedCapacity INDEXES)',
@@ -453,13 +465,20 @@ async function probeTransactionAccounting(endpoint: string): Promise<Record<stri
           { AttributeName: 'g', AttributeType: 'S' },
         ],
         KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: [{ IndexName: 'probe-g', KeySchema: [{ AttributeName: 'g', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } }],
+        GlobalSecondaryIndexes: [
+          { IndexName: 'probe-g', KeySchema: [{ AttributeName: 'g', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
+        ],
       }),
     );
     const item = (pk: string, bytes: number) => ({ pk: { S: pk }, g: { S: 'g' }, v: { S: 'v'.repeat(bytes) } });
     const out: Record<string, unknown> = {};
     let n = 0;
-    for (const [label, count, bytes] of [['onePut300B', 1, 300], ['twoPuts300B', 2, 300], ['fourPuts300B', 4, 300], ['onePut3KB', 1, 3000]] as const) {
+    for (const [label, count, bytes] of [
+      ['onePut300B', 1, 300],
+      ['twoPuts300B', 2, 300],
+      ['fourPuts300B', 4, 300],
+      ['onePut3KB', 1, 3000],
+    ] as const) {
       const res = await client.send(
         new TransactWriteItemsCommand({
           TransactItems: Array.from({ length: count }, () => ({ Put: { TableName: table, Item: item(`p${n++}`, bytes) } })),
@@ -467,10 +486,19 @@ async function probeTransactionAccounting(endpoint: string): Promise<Record<stri
         }),
       );
       const c = res.ConsumedCapacity?.[0];
-      out[label] = { table: c?.Table?.CapacityUnits, index: c?.GlobalSecondaryIndexes?.['probe-g']?.CapacityUnits, awsTable: 2 * count * Math.ceil(bytes / 1024) };
+      out[label] = {
+        table: c?.Table?.CapacityUnits,
+        index: c?.GlobalSecondaryIndexes?.['probe-g']?.CapacityUnits,
+        awsTable: 2 * count * Math.ceil(bytes / 1024),
+      };
     }
-    const plain = await client.send(new PutItemCommand({ TableName: table, Item: item(`p${n++}`, 300), ReturnConsumedCapacity: 'INDEXES' }));
-    out.plainPut300B = { table: plain.ConsumedCapacity?.Table?.CapacityUnits, index: plain.ConsumedCapacity?.GlobalSecondaryIndexes?.['probe-g']?.CapacityUnits };
+    const plain = await client.send(
+      new PutItemCommand({ TableName: table, Item: item(`p${n++}`, 300), ReturnConsumedCapacity: 'INDEXES' }),
+    );
+    out.plainPut300B = {
+      table: plain.ConsumedCapacity?.Table?.CapacityUnits,
+      index: plain.ConsumedCapacity?.GlobalSecondaryIndexes?.['probe-g']?.CapacityUnits,
+    };
     return out;
   } finally {
     client.destroy();
@@ -516,10 +544,7 @@ async function replayOnSeed(
   answers: DetectLabelsCommandOutput[],
   targetBytes: number,
 ): Promise<WriteUnits> {
-  const client = DynamoDBDocumentClient.from(
-    localDynamoClient(endpoint),
-    { marshallOptions: { removeUndefinedValues: true } },
-  );
+  const client = DynamoDBDocumentClient.from(localDynamoClient(endpoint), { marshallOptions: { removeUndefinedValues: true } });
   try {
     await client.send(new CreateTableCommand({ ...seedTable(), TableName: table }));
     const units = new WriteUnits();
@@ -561,8 +586,8 @@ class DocumentSink {
 
 export function headline(r: Record<string, unknown>): Headline[] {
   return [
-    figure('WCU per new image ÷ the seed design\'s (measured answers)', pick(r, 'ratio', 'measured'), '<= 0.5'),
-    figure('WCU per new image ÷ the seed design\'s (answers padded to 4 KB)', pick(r, 'ratio', 'padded4KB'), '<= 0.5'),
+    figure("WCU per new image ÷ the seed design's (measured answers)", pick(r, 'ratio', 'measured'), '<= 0.5'),
+    figure("WCU per new image ÷ the seed design's (answers padded to 4 KB)", pick(r, 'ratio', 'padded4KB'), '<= 0.5'),
     figure('RCU of the reuse lookup per distinct image', pick(r, 'reuseLookup', 'rcuPerDistinctImage'), '<= 0.5'),
   ];
 }

@@ -77,13 +77,24 @@ const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures');
 const MAX_INPUT_PIXELS = 100_000_000;
 
 /** Stores every classified image's thumbnail, made by the ingest's code from the test photos in turn. */
-async function storeThumbnails(stack: Stack, clientId: string, batchId: string, images: SeedImage[]): Promise<{ stored: number; meanBytes: number }> {
+async function storeThumbnails(
+  stack: Stack,
+  clientId: string,
+  batchId: string,
+  images: SeedImage[],
+): Promise<{ stored: number; meanBytes: number }> {
   const photos = readdirSync(FIXTURES).filter((f) => /\.(png|jpg)$/.test(f));
-  const webps = await Promise.all(photos.map(async (f) => (await fingerprint(readFileSync(path.join(FIXTURES, f)), { maxInputPixels: MAX_INPUT_PIXELS })).thumbnail()));
+  const webps = await Promise.all(
+    photos.map(async (f) => (await fingerprint(readFileSync(path.join(FIXTURES, f)), { maxInputPixels: MAX_INPUT_PIXELS })).thumbnail()),
+  );
   const classified = images.filter((i) => !i.status);
   for (let i = 0; i < classified.length; i += 16) {
     await Promise.all(
-      classified.slice(i, i + 16).map((image, j) => storeThumbnail(aws().s3, stack.bucket, thumbnailKey({ clientId, batchId }, image.fprint), webps[(i + j) % webps.length]!)),
+      classified
+        .slice(i, i + 16)
+        .map((image, j) =>
+          storeThumbnail(aws().s3, stack.bucket, thumbnailKey({ clientId, batchId }, image.fprint), webps[(i + j) % webps.length]!),
+        ),
     );
   }
   return { stored: classified.length, meanBytes: Math.round(webps.reduce((n, w) => n + w.length, 0) / webps.length) };
@@ -118,7 +129,10 @@ function collector(): () => void {
  * the browser starts. The PutObjects are measured apart, once the stack is up. The step as it was before (a WebP of
  * effort 2) is encoded in the same rounds, from the same preview.
  */
-async function thumbnailStep(): Promise<{ results: Record<string, unknown>; measurePuts: (stack: Stack) => Promise<Record<string, unknown>> }> {
+async function thumbnailStep(): Promise<{
+  results: Record<string, unknown>;
+  measurePuts: (stack: Stack) => Promise<Record<string, unknown>>;
+}> {
   const gc = collector();
   const jpeg = await twelveMegapixelJpeg();
   const held = await fingerprint(jpeg, { maxInputPixels: MAX_INPUT_PIXELS }); // warms sharp up
@@ -126,7 +140,9 @@ async function thumbnailStep(): Promise<{ results: Record<string, unknown>; meas
   const canonical = { data, width: info.width, height: info.height, channels: info.channels };
   const small = preview(canonical);
   const effort2 = () =>
-    sharp(small.data, { raw: { width: small.width, height: small.height, channels: small.channels as 3 } }).webp({ quality: 80, effort: 2 }).toBuffer();
+    sharp(small.data, { raw: { width: small.width, height: small.height, channels: small.channels as 3 } })
+      .webp({ quality: 80, effort: 2 })
+      .toBuffer();
   type Sample = { wall: number; cpu: number };
   const decode: Sample[] = [];
   const sampling: Sample[] = [];
@@ -194,7 +210,13 @@ async function thumbnailStep(): Promise<{ results: Record<string, unknown>; meas
     const put: Sample[] = [];
     for (let i = 0; i < STEP_ROUNDS; i++) put.push(await measure(() => storeThumbnail(aws().s3, stack.bucket, key, webp)));
     // On AWS the write's time is S3's latency, spent waiting rather than computing.
-    return { putObjectLocalS3MedianMs: ms(put), stepWithPutMedianMs: round(median(sampling.map((s) => s.wall)) + median(encode.map((e) => e.wall)) + median(put.map((p) => p.wall)), 2) };
+    return {
+      putObjectLocalS3MedianMs: ms(put),
+      stepWithPutMedianMs: round(
+        median(sampling.map((s) => s.wall)) + median(encode.map((e) => e.wall)) + median(put.map((p) => p.wall)),
+        2,
+      ),
+    };
   };
   return { results, measurePuts };
 }
@@ -203,7 +225,12 @@ export default async function bench(): Promise<Record<string, unknown>> {
   const step = await thumbnailStep();
   const { launchChromium } = await import('../test/browser/chromium');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'icecat-bench-webapp-'));
-  const stack = await startStack({ dataDir, quiet: true, detector: false, ports: { api: 0, s3: 0, dynamodb: 0, rekognition: 0, bridge: 0 } });
+  const stack = await startStack({
+    dataDir,
+    quiet: true,
+    detector: false,
+    ports: { api: 0, s3: 0, dynamodb: 0, rekognition: 0, bridge: 0 },
+  });
   const browser = await launchChromium();
   try {
     const key = stack.demoApiKey as string;
@@ -231,12 +258,20 @@ export default async function bench(): Promise<Record<string, unknown>> {
 
     const results: Record<string, unknown> = {};
     for (const viewport of VIEWPORTS) {
-      const samples: { firstScreenMs: number; domContentLoadedMs: number; imagesRequestMs: number; cards: number; thumbnails: number }[] = [];
+      const samples: { firstScreenMs: number; domContentLoadedMs: number; imagesRequestMs: number; cards: number; thumbnails: number }[] =
+        [];
       // One unmeasured round warms the API (its first request builds the page) and the browser's code cache.
       for (let round = 0; round <= ROUNDS; round++) {
         const context = await browser.newContext({ viewport: { width: viewport.width, height: viewport.height } });
         // Signed in as the sign-in form leaves the tab: the key in sessionStorage.
-        await context.addInitScript((k) => (globalThis as unknown as { sessionStorage: { setItem(n: string, v: string): void } }).sessionStorage.setItem('icecat.apiKey', k), key);
+        await context.addInitScript(
+          (k) =>
+            (globalThis as unknown as { sessionStorage: { setItem(n: string, v: string): void } }).sessionStorage.setItem(
+              'icecat.apiKey',
+              k,
+            ),
+          key,
+        );
         const page = await context.newPage();
         await page.goto(url);
         const handle = await page.waitForFunction(firstScreenPainted, undefined, { polling: 'raf', timeout: 60_000 });

@@ -21,11 +21,7 @@ export function requiredSecret(name: string, minLength: number): string {
 }
 
 /** A number from the environment, or `fallback` when unset; anything else out of bounds fails, naming the variable. */
-export function envNumber(
-  name: string,
-  fallback: number,
-  bounds: { min?: number; max?: number; integer?: boolean } = {},
-): number {
+export function envNumber(name: string, fallback: number, bounds: { min?: number; max?: number; integer?: boolean } = {}): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const { min = -Infinity, max = Infinity, integer = false } = bounds;
@@ -116,4 +112,5 @@ export const rekognitionMaxAttempts = (): number => count('REKOGNITION_MAX_ATTEM
 
 /** ICECAT_PRICE_PER_IMAGE_USD: dollars per DetectLabels call (0–1), read once; a bad value fails naming the variable. */
 let price: number | undefined;
-export const pricePerImageUsd = (): number => (price ??= envNumber('ICECAT_PRICE_PER_IMAGE_USD', DEFAULT_PRICE_PER_IMAGE_USD, { min: 0, max: 1 }));
+export const pricePerImageUsd = (): number =>
+  (price ??= envNumber('ICECAT_PRICE_PER_IMAGE_USD', DEFAULT_PRICE_PER_IMAGE_USD, { min: 0, max: 1 }));

@@ -133,7 +133,17 @@ export interface Counts {
   corrected: number;
 }
 
-export const ZERO_COUNTS: Counts = { total: 0, pending: 0, success: 0, fail: 0, duplicate: 0, reused: 0, cats: 0, reviewed: 0, corrected: 0 };
+export const ZERO_COUNTS: Counts = {
+  total: 0,
+  pending: 0,
+  success: 0,
+  fail: 0,
+  duplicate: 0,
+  reused: 0,
+  cats: 0,
+  reviewed: 0,
+  corrected: 0,
+};
 
 export interface Batch {
   clientId: string;
@@ -447,7 +457,16 @@ function presentCallback(batch: Batch): CallbackDelivery | null {
   const state = batch.callback;
   if (!state) {
     return batch.callbackDue && batch.callbackUrl
-      ? { url: batch.callbackUrl, status: 'pending', attempts: 0, lastAttemptAt: null, lastStatus: null, lastError: null, deliveredAt: null, gaveUpAt: null }
+      ? {
+          url: batch.callbackUrl,
+          status: 'pending',
+          attempts: 0,
+          lastAttemptAt: null,
+          lastStatus: null,
+          lastError: null,
+          deliveredAt: null,
+          gaveUpAt: null,
+        }
       : null;
   }
   return {

@@ -70,7 +70,13 @@ export async function startBridgeStatusServer(queue: LocalQueue, opts: BridgeSta
     }
     if (route === 'GET /status' || route === 'GET /status.html') {
       // paused and deadLetters (held now) say, with disk, why nothing moves (`icecat upload --wait` reads them).
-      const status = { ...queue.stats(), paused: queue.isPaused(), deadLetters: queue.retained().deadLetters, ...(opts.metrics ? { metrics: opts.metrics() } : {}), ...(opts.disk ? { disk: opts.disk() } : {}) };
+      const status = {
+        ...queue.stats(),
+        paused: queue.isPaused(),
+        deadLetters: queue.retained().deadLetters,
+        ...(opts.metrics ? { metrics: opts.metrics() } : {}),
+        ...(opts.disk ? { disk: opts.disk() } : {}),
+      };
       const accept = req.headers.accept ?? '';
       if (url.pathname === '/status.html' || (accept.includes('text/html') && !accept.includes('application/json'))) {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -119,7 +125,9 @@ const escapeHtml = (text: string): string =>
 const cell = (value: unknown): string => `<td>${escapeHtml(value === undefined ? '' : String(value))}</td>`;
 
 /** The status as a page: the queue's counters, then one row per metric and dimension set. */
-export function statusPage(status: QueueStats & { paused?: boolean; deadLetters?: number; metrics?: MetricTotalsSnapshot; disk?: DiskState }): string {
+export function statusPage(
+  status: QueueStats & { paused?: boolean; deadLetters?: number; metrics?: MetricTotalsSnapshot; disk?: DiskState },
+): string {
   const { metrics, journal, disk, ...counters } = status;
   const queueRows = Object.entries({ ...counters, ...(journal ? { journal: JSON.stringify(journal) } : {}) })
     .map(([name, value]) => `<tr>${cell(name)}${cell(value)}</tr>`)

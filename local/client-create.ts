@@ -70,7 +70,8 @@ function parseLimitOptions(args: string[]): LimitChanges {
     }
     const n = Number(raw);
     const max = field === 'maxImagesPerDay' ? MAX_IMAGES_PER_DAY : MAX_BATCHES_PER_DAY;
-    const ok = field === 'ratePerSecond' ? Number.isFinite(n) && n >= 0.1 && n <= MAX_RATE_PER_SECOND : Number.isInteger(n) && n >= 0 && n <= max;
+    const ok =
+      field === 'ratePerSecond' ? Number.isFinite(n) && n >= 0.1 && n <= MAX_RATE_PER_SECOND : Number.isInteger(n) && n >= 0 && n <= max;
     if (!ok) {
       throw new LimitOptionError(
         field === 'ratePerSecond'
@@ -132,7 +133,9 @@ async function main(argv: string[]): Promise<number> {
       try {
         issueClientS3Key(dataDirFromEnv(), clientId);
       } catch (err) {
-        console.error(`no S3 key pair made for ${clientId} in ${dataDirFromEnv()} (${(err as Error).message}): npm run client:s3-keys makes it`);
+        console.error(
+          `no S3 key pair made for ${clientId} in ${dataDirFromEnv()} (${(err as Error).message}): npm run client:s3-keys makes it`,
+        );
       }
     }
     process.stdout.write(`${key}\n`);

@@ -10,11 +10,9 @@ async function main(): Promise<void> {
   const res = await fetch(`${base}/dead-letters${redrive ? '/redrive' : ''}`, {
     method: redrive ? 'POST' : 'GET',
     headers: redrive ? controlHeaders(dataDirFromEnv()) : {},
-  }).catch(
-    (err: unknown) => {
-      throw new Error(`cannot reach the local stack's bridge at ${base} (is \`npm start\` running?): ${String(err)}`);
-    },
-  );
+  }).catch((err: unknown) => {
+    throw new Error(`cannot reach the local stack's bridge at ${base} (is \`npm start\` running?): ${String(err)}`);
+  });
   if (!res.ok) throw new Error(`the bridge answered ${res.status}: ${await res.text()}`);
   console.log(JSON.stringify(await res.json(), null, 2));
 }

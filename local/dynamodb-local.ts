@@ -119,8 +119,13 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
     java,
     [
       `-Djava.library.path=${path.join(emulator, 'DynamoDBLocal_lib')}`,
-      '-jar', path.join(emulator, 'DynamoDBLocal.jar'),
-      '-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port),
+      '-jar',
+      path.join(emulator, 'DynamoDBLocal.jar'),
+      '-inMemory',
+      '-sharedDb',
+      '-disableTelemetry',
+      '-port',
+      String(port),
     ],
     { cwd: emulator, stdio: ['ignore', 'pipe', 'pipe'] },
   );

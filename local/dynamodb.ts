@@ -140,14 +140,10 @@ export interface EnsureTableResult {
 
 /** Creates the table when it does not exist and waits until it is ACTIVE. */
 export async function ensureTable(client: DynamoDBClient, input: CreateTableCommandInput): Promise<EnsureTableResult> {
-  const wanted = [...(input.LocalSecondaryIndexes ?? []), ...(input.GlobalSecondaryIndexes ?? [])].map(
-    (i) => i.IndexName ?? '',
-  );
+  const wanted = [...(input.LocalSecondaryIndexes ?? []), ...(input.GlobalSecondaryIndexes ?? [])].map((i) => i.IndexName ?? '');
   try {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: input.TableName }));
-    const existing = new Set(
-      [...(Table?.LocalSecondaryIndexes ?? []), ...(Table?.GlobalSecondaryIndexes ?? [])].map((i) => i.IndexName),
-    );
+    const existing = new Set([...(Table?.LocalSecondaryIndexes ?? []), ...(Table?.GlobalSecondaryIndexes ?? [])].map((i) => i.IndexName));
     return { created: false, missingIndexes: wanted.filter((name) => !existing.has(name)) };
   } catch (err) {
     if (!(err instanceof ResourceNotFoundException)) throw err;
@@ -180,7 +176,11 @@ interface DynaliteStore {
   db?: { open(): Promise<void>; close: { _original?: () => Promise<void> } };
 }
 type DynaliteAction = (store: DynaliteStore, data: unknown, cb: (err: unknown, data?: unknown) => void) => void;
-type DynaliteGetTable = (name: string, checkStatus: boolean | ((err: unknown, table?: unknown) => void), cb?: (err: unknown, table?: unknown) => void) => void;
+type DynaliteGetTable = (
+  name: string,
+  checkStatus: boolean | ((err: unknown, table?: unknown) => void),
+  cb?: (err: unknown, table?: unknown) => void,
+) => void;
 
 /** The actions that change a table's definition or status; every other one only reads it. */
 const TABLE_ACTIONS = new Set(['createTable', 'deleteTable', 'updateTable']);
@@ -244,8 +244,23 @@ const internalError = (cause: unknown): DynaliteAnswerError => ({
 
 /** dynalite's operations (its index.js requires ./actions/<name> for each at load). */
 const DYNALITE_ACTIONS: readonly string[] = [
-  'batchGetItem', 'batchWriteItem', 'createTable', 'deleteItem', 'deleteTable', 'describeTable', 'describeTimeToLive', 'getItem',
-  'listTables', 'listTagsOfResource', 'putItem', 'query', 'scan', 'tagResource', 'untagResource', 'updateItem', 'updateTable',
+  'batchGetItem',
+  'batchWriteItem',
+  'createTable',
+  'deleteItem',
+  'deleteTable',
+  'describeTable',
+  'describeTimeToLive',
+  'getItem',
+  'listTables',
+  'listTagsOfResource',
+  'putItem',
+  'query',
+  'scan',
+  'tagResource',
+  'untagResource',
+  'updateItem',
+  'updateTable',
 ];
 /** Who hears of a refused write, by the data path of the dynalite store it happened in. */
 const faultListeners = new Map<string, (err: unknown) => void>();

@@ -84,7 +84,8 @@ export interface LocalEnvOptions {
  */
 export function callbackLoopbackPorts(operatorList: string | undefined, ports: StackPorts, dynamodbEndpoint?: string): string {
   const ranges = parsePortRanges(operatorList ?? '');
-  if (!ranges) throw new LocalEnvError(`CALLBACK_LOOPBACK_PORTS must list ports 1-65535 and ranges like "8080,9000-9099", got "${operatorList}"`);
+  if (!ranges)
+    throw new LocalEnvError(`CALLBACK_LOOPBACK_PORTS must list ports 1-65535 and ranges like "8080,9000-9099", got "${operatorList}"`);
   const own = Object.values(ports);
   if (dynamodbEndpoint) own.push(Number(new URL(dynamodbEndpoint).port || 80));
   return portRangesWithout(ranges, own);

@@ -62,5 +62,10 @@ export function startLocalExpiry(opts: LocalExpiryOptions): LocalExpiry {
     return { ...result, lifecycle: deleted };
   };
 
-  return startPeriodicSweep(runOnce, { intervalMs, log, name: 'expiry', initial: { expired: 0, queued: [], truncated: false, overdue: 0 } });
+  return startPeriodicSweep(runOnce, {
+    intervalMs,
+    log,
+    name: 'expiry',
+    initial: { expired: 0, queued: [], truncated: false, overdue: 0 },
+  });
 }

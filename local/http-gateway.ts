@@ -1,11 +1,6 @@
 // The local API Gateway HTTP API: each request becomes a payload version 2.0 event for the function its route
 // integrates, and the function's result is written back as API Gateway would.
-import type {
-  APIGatewayProxyEventV2,
-  APIGatewayProxyResultV2,
-  APIGatewayProxyStructuredResultV2,
-  Context,
-} from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -67,7 +62,10 @@ export function httpApiEvent(req: {
     const lower = name.toLowerCase();
     const values = Array.isArray(value) ? value : [value];
     if (lower === 'cookie') {
-      cookies = values.flatMap((v) => v.split(';')).map((c) => c.trim()).filter(Boolean);
+      cookies = values
+        .flatMap((v) => v.split(';'))
+        .map((c) => c.trim())
+        .filter(Boolean);
       continue;
     }
     headers[lower] = values.join(',');
@@ -144,9 +142,7 @@ export function httpResponseOf(result: APIGatewayProxyResultV2): {
   body: Buffer;
 } {
   const structured =
-    typeof result === 'object' && result !== null && 'statusCode' in result
-      ? (result as APIGatewayProxyStructuredResultV2)
-      : undefined;
+    typeof result === 'object' && result !== null && 'statusCode' in result ? (result as APIGatewayProxyStructuredResultV2) : undefined;
   if (!structured) {
     const body = typeof result === 'string' ? result : JSON.stringify(result);
     return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(body ?? '') };
@@ -154,9 +150,8 @@ export function httpResponseOf(result: APIGatewayProxyResultV2): {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(structured.headers ?? {})) headers[name.toLowerCase()] = String(value);
   if (structured.cookies && structured.cookies.length > 0) headers['set-cookie'] = structured.cookies;
-  const body = structured.body === undefined
-    ? Buffer.alloc(0)
-    : Buffer.from(structured.body, structured.isBase64Encoded ? 'base64' : 'utf8');
+  const body =
+    structured.body === undefined ? Buffer.alloc(0) : Buffer.from(structured.body, structured.isBase64Encoded ? 'base64' : 'utf8');
   if (!headers['content-type'] && body.length > 0) headers['content-type'] = 'application/json';
   return { statusCode: structured.statusCode ?? 200, headers, body };
 }
@@ -205,7 +200,11 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<{ body: Buffe
 /** The answer Node's HTTP parser would give a request it cannot parse, in the API's error shape. */
 function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; text: string; body: string } {
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    return { status: 431, text: 'Request Header Fields Too Large', body: gatewayErrorBody('headers_too_large', 'the request headers are too large') };
+    return {
+      status: 431,
+      text: 'Request Header Fields Too Large',
+      body: gatewayErrorBody('headers_too_large', 'the request headers are too large'),
+    };
   }
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return { status: 408, text: 'Request Timeout', body: gatewayErrorBody('request_timeout', 'the request did not arrive in time') };

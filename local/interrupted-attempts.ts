@@ -34,7 +34,9 @@ export function uploadsOfBodies(bodies: readonly string[]): Omit<UploadRef, 'exp
         return [];
       }
       const placed = tryParseUploadKey(key);
-      return placed ? [{ clientId: placed.clientId, batchId: placed.batchId, key, ...(r.s3.object.eTag ? { etag: r.s3.object.eTag } : {}) }] : [];
+      return placed
+        ? [{ clientId: placed.clientId, batchId: placed.batchId, key, ...(r.s3.object.eTag ? { etag: r.s3.object.eTag } : {}) }]
+        : [];
     });
   });
 }
@@ -73,7 +75,12 @@ export async function takeCleanStopMark(dataDir: string): Promise<boolean> {
  * At a start: after a clean stop, takes back the attempts of the interrupted uploads; after a crash, leaves them
  * counted (answers how many uploads it forgave).
  */
-export async function forgiveAfterCleanStop(dataDir: string, bodies: readonly string[], endpoint: string, tableName: string): Promise<number> {
+export async function forgiveAfterCleanStop(
+  dataDir: string,
+  bodies: readonly string[],
+  endpoint: string,
+  tableName: string,
+): Promise<number> {
   if (!(await takeCleanStopMark(dataDir))) return 0;
   return forgiveInterruptedAttempts(bodies, endpoint, tableName);
 }

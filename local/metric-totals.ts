@@ -89,7 +89,13 @@ export class MetricTotals {
   snapshot(): MetricTotalsSnapshot {
     const totals = [...this.byKey.values()]
       .map((acc): MetricTotal => {
-        const total: MetricTotal = { metric: acc.metric, unit: acc.unit, dimensions: acc.dimensions, count: acc.count, sum: round(acc.sum) };
+        const total: MetricTotal = {
+          metric: acc.metric,
+          unit: acc.unit,
+          dimensions: acc.dimensions,
+          count: acc.count,
+          sum: round(acc.sum),
+        };
         if (acc.unit === 'Count' || acc.count === 0) return total;
         const sorted = [...acc.recent].sort((a, b) => a - b);
         return { ...total, avg: round(acc.sum / acc.count), p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), max: acc.max };

@@ -1,6 +1,19 @@
 // The local queue's dead-letter list (queue.ts): in memory and, with a file, as JSON lines on disk, each letter
 // written durably before its message leaves the journal.
-import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 
 export interface DeadLetter {
@@ -85,7 +98,8 @@ function appendDurably(file: string, text: string): void {
     const last = Buffer.alloc(1);
     const ended = size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
     const line = Buffer.from(ended ? text : `\n${text}`);
-    if (writeSync(fd, line) < line.length) throw Object.assign(new Error(`ENOSPC: no space left on device, a short write to ${file}`), { code: 'ENOSPC' });
+    if (writeSync(fd, line) < line.length)
+      throw Object.assign(new Error(`ENOSPC: no space left on device, a short write to ${file}`), { code: 'ENOSPC' });
     fsyncSync(fd);
   } finally {
     closeSync(fd);

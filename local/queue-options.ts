@@ -81,5 +81,10 @@ export interface QueueStats {
 }
 
 /** The options with their defaults filled in. */
-export type Settings = Required<Omit<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'visibility' | 'groupOf' | 'quietSlot' | 'maxQuietBatches'>> &
+export type Settings = Required<
+  Omit<
+    LocalQueueOptions,
+    'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'paused' | 'visibility' | 'groupOf' | 'quietSlot' | 'maxQuietBatches'
+  >
+> &
   Pick<LocalQueueOptions, 'dlqFile' | 'journalFile' | 'journal' | 'keysOf' | 'groupOf'>;

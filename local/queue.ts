@@ -69,9 +69,11 @@ export class LocalQueue {
     this.paused = options.paused ?? false;
     if (this.opts.batchSize < 1 || this.opts.batchSize > 10_000) throw new RangeError('batchSize must be 1–10000');
     if (this.opts.maxConcurrency < 1) throw new RangeError('maxConcurrency must be at least 1');
-    if (!Number.isInteger(this.maxQuietBatches) || this.maxQuietBatches < 0) throw new RangeError('maxQuietBatches must be an integer of at least 0');
+    if (!Number.isInteger(this.maxQuietBatches) || this.maxQuietBatches < 0)
+      throw new RangeError('maxQuietBatches must be an integer of at least 0');
     this.dead = new DeadLetterList(this.opts.dlqFile, this.opts.log);
-    this.unregisterVisibility = options.visibility?.register(this.token, (handle, seconds) => this.changeMessageVisibility(handle, seconds)) ?? (() => undefined);
+    this.unregisterVisibility =
+      options.visibility?.register(this.token, (handle, seconds) => this.changeMessageVisibility(handle, seconds)) ?? (() => undefined);
     if (this.opts.journalFile) {
       this.journal = new QueueJournal(this.opts.journalFile, this.opts.journal);
       this.recover();
@@ -186,7 +188,10 @@ export class LocalQueue {
    * How many entries each of the queue's own collections holds (docs/design.md §4: what a long-running stack keeps).
    * Per-message ones empty once the messages are deleted; only the dead letters and the journal's live messages stay.
    */
-  retained(): Record<'ready' | 'delayed' | 'inFlight' | 'keys' | 'timers' | 'running' | 'idleWaiters' | 'deadLetters' | 'interrupted', number> {
+  retained(): Record<
+    'ready' | 'delayed' | 'inFlight' | 'keys' | 'timers' | 'running' | 'idleWaiters' | 'deadLetters' | 'interrupted',
+    number
+  > {
     return {
       ready: this.ready.length,
       delayed: this.delayed.size,
@@ -261,10 +266,7 @@ export class LocalQueue {
   async settled(timeoutMs: number): Promise<void> {
     if (this.running.size === 0) return;
     let timeout: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.running]),
-      new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs))),
-    ]);
+    await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timeout);
   }
 

@@ -81,7 +81,8 @@ interface Credential {
 
 function parseCredential(credential: string): Credential | undefined {
   const [accessKeyId = '', date = '', region = '', service = '', terminator = '', ...rest] = credential.split('/');
-  if (!accessKeyId || !/^\d{8}$/.test(date) || !region || service !== 's3' || terminator !== 'aws4_request' || rest.length > 0) return undefined;
+  if (!accessKeyId || !/^\d{8}$/.test(date) || !region || service !== 's3' || terminator !== 'aws4_request' || rest.length > 0)
+    return undefined;
   return { accessKeyId, date, region, service };
 }
 
@@ -154,7 +155,10 @@ export function authRefusal(req: SignedRequest, ctx: AuthCheckContext): S3Refusa
   ].join('\n');
   const { date, region, service } = input.credential;
   const stringToSign = [ALGORITHM, input.amzDate, `${date}/${region}/${service}/aws4_request`, sha256Hex(canonicalRequest)].join('\n');
-  const expected = crypto.createHmac('sha256', sigV4SigningKey(secret, date, region, service)).update(stringToSign, 'utf8').digest('hex');
+  const expected = crypto
+    .createHmac('sha256', sigV4SigningKey(secret, date, region, service))
+    .update(stringToSign, 'utf8')
+    .digest('hex');
   if (!timingSafeEqualText(expected, input.signature)) {
     return {
       code: 'SignatureDoesNotMatch',
@@ -220,7 +224,9 @@ function fromQuery(parameters: [string, string][], now: Date): SignatureInput | 
   const signedHeaders = (get('X-Amz-SignedHeaders') ?? '').split(';').filter(Boolean);
   const signature = get('X-Amz-Signature');
   if (!credential || at === undefined || amzDate.slice(0, 8) !== credential.date || !signature || !signedHeaders.includes('host')) {
-    return queryError('Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.');
+    return queryError(
+      'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.',
+    );
   }
   if (!Number.isInteger(expires) || expires < 1 || expires > MAX_EXPIRES_S) {
     return queryError(`X-Amz-Expires must be a whole number of seconds from 1 to ${MAX_EXPIRES_S}`);

@@ -49,7 +49,8 @@ async function stage({ file, write, absentSource }: FileWrite): Promise<Staged> 
     return { commit: () => rename(temporary, file), discard };
   } catch (err) {
     await discard();
-    if (absentSource && (err as NodeJS.ErrnoException).code === 'ENOENT') return { commit: () => rm(file, { force: true }), discard: async () => undefined };
+    if (absentSource && (err as NodeJS.ErrnoException).code === 'ENOENT')
+      return { commit: () => rm(file, { force: true }), discard: async () => undefined };
     throw err;
   }
 }

@@ -7,7 +7,7 @@
 export const MAX_PRE_DATA_BYTES = 20 * 1024;
 
 export type FormPrefix =
-  | { state: 'fields'; fields: [string, string][]; /** Whether a `file` part follows (false: the body ended without one). */ file: boolean }
+  | { state: 'fields'; fields: [string, string][] /** Whether a `file` part follows (false: the body ended without one). */; file: boolean }
   | { state: 'more' }
   | { state: 'malformed'; why: string };
 
@@ -51,7 +51,10 @@ export function readFormPrefix(body: Buffer, boundary: string): FormPrefix {
     if (body.subarray(after, after + 2).toString('latin1') === '--') return { state: 'fields', fields, file: false };
     const headersEnd = body.indexOf('\r\n\r\n', after);
     if (headersEnd === -1) return { state: 'more' };
-    const headerText = body.subarray(after, headersEnd).toString('utf8').replace(/^[ \t]*\r\n/, '');
+    const headerText = body
+      .subarray(after, headersEnd)
+      .toString('utf8')
+      .replace(/^[ \t]*\r\n/, '');
     let name: string | undefined;
     let fileName = false;
     for (const line of headerText.split('\r\n')) {
@@ -60,10 +63,12 @@ export function readFormPrefix(body: Buffer, boundary: string): FormPrefix {
       const header = line.slice(0, colon).trim().toLowerCase();
       // A field's value in another charset would be decoded otherwise by the parser that stores it.
       const charset = header === 'content-type' ? /;\s*charset="?([^";\s]+)/i.exec(line)?.[1]?.toLowerCase() : undefined;
-      if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return { state: 'malformed', why: `a field in charset ${charset}` };
+      if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+        return { state: 'malformed', why: `a field in charset ${charset}` };
       if (header !== 'content-disposition') continue;
       const parsed = disposition(line.slice(colon + 1));
-      if (!parsed || parsed.type !== 'form-data' || name !== undefined) return { state: 'malformed', why: 'a part whose Content-Disposition is not form-data with one name' };
+      if (!parsed || parsed.type !== 'form-data' || name !== undefined)
+        return { state: 'malformed', why: 'a part whose Content-Disposition is not form-data with one name' };
       if ([...parsed.params.keys()].some((p) => p.endsWith('*'))) return { state: 'malformed', why: 'an extended (name*=) parameter' };
       name = parsed.params.get('name');
       fileName = parsed.params.has('filename');

@@ -66,8 +66,7 @@ function invalidKey(key: string, why: string): S3Refusal {
 
 /** S3's bucket naming rules (general purpose buckets); any other name would be a path outside the store's root. */
 export function bucketNameRefusal(bucket: string): S3Refusal | undefined {
-  const valid =
-    /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) && !bucket.includes('..') && !/^\d+\.\d+\.\d+\.\d+$/.test(bucket);
+  const valid = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) && !bucket.includes('..') && !/^\d+\.\d+\.\d+\.\d+$/.test(bucket);
   if (valid) return undefined;
   return { code: 'InvalidBucketName', message: 'The specified bucket is not valid.', detail: { BucketName: bucket } };
 }

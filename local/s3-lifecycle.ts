@@ -31,7 +31,8 @@ function resolveDays(value: number | string | undefined, settings: unknown, pref
   const ref = /^\$\{self:([A-Za-z0-9_.]+)\}$/.exec(value ?? '');
   const found = ref?.[1]?.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], settings);
   const days = Number(found);
-  if (!ref || !Number.isInteger(days) || days < 1) throw new LifecycleDefinitionError(`rule for ${prefix}: cannot resolve ExpirationInDays ${String(value)}`);
+  if (!ref || !Number.isInteger(days) || days < 1)
+    throw new LifecycleDefinitionError(`rule for ${prefix}: cannot resolve ExpirationInDays ${String(value)}`);
   return days;
 }
 
@@ -81,7 +82,9 @@ export async function applyLifecycle(
     let token: string | undefined;
     do {
       const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: rule.prefix, ContinuationToken: token }));
-      const expired = (page.Contents ?? []).flatMap((o) => (o.Key && o.LastModified && isExpiredObject(rule, o.LastModified, now) && !keep(o.Key) ? [o.Key] : []));
+      const expired = (page.Contents ?? []).flatMap((o) =>
+        o.Key && o.LastModified && isExpiredObject(rule, o.LastModified, now) && !keep(o.Key) ? [o.Key] : [],
+      );
       if (expired.length > 0) {
         await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: expired.map((Key) => ({ Key })), Quiet: true } }));
         count += expired.length;

@@ -8,7 +8,16 @@ import { formBoundary, MAX_PRE_DATA_BYTES, readFormPrefix } from './s3-form-pref
 import { keyRefusal } from './s3-keys';
 import { clientPrefix, clientScopeRefusal } from './s3-scope';
 import { policySizeRange, postPolicyRefusal, sizeRefusal } from './s3-post-policy';
-import { decodeCopySource, objectName, S3Error, s3Error, storedETag, type FilesystemStore, type S3ErrorInstance, type StoreLocks } from './s3-store';
+import {
+  decodeCopySource,
+  objectName,
+  S3Error,
+  s3Error,
+  storedETag,
+  type FilesystemStore,
+  type S3ErrorInstance,
+  type StoreLocks,
+} from './s3-store';
 
 export interface S3RequestContext {
   method: string;
@@ -118,7 +127,11 @@ export function postFormGuard(secretFor: (accessKeyId: string) => string | undef
     const target = requestTarget(ctx.path);
     const contentType = headerOf(ctx, 'content-type') ?? '';
     const isFormPost =
-      ctx.method === 'POST' && target !== undefined && !target.key && !('delete' in ctx.query) && /^multipart\/form-data\b/i.test(contentType);
+      ctx.method === 'POST' &&
+      target !== undefined &&
+      !target.key &&
+      !('delete' in ctx.query) &&
+      /^multipart\/form-data\b/i.test(contentType);
     if (!isFormPost) return next();
     const req = ctx.req as IncomingMessage;
     const declared = Number(headerOf(ctx, 'content-length') ?? NaN);
@@ -139,9 +152,13 @@ export function postFormGuard(secretFor: (accessKeyId: string) => string | undef
     const boundary = formBoundary(contentType) ?? refuse(malformed());
     reading++;
     try {
-      const prefix = await readPrefix(req, boundary, opts.fieldsTimeoutMs ?? 10_000).catch((err: unknown) => refuse(err instanceof S3Error ? err : malformed()));
+      const prefix = await readPrefix(req, boundary, opts.fieldsTimeoutMs ?? 10_000).catch((err: unknown) =>
+        refuse(err instanceof S3Error ? err : malformed()),
+      );
       if (!prefix.file) {
-        refuse(new S3Error('InvalidArgument', 'POST requires exactly one file upload per request.', { ArgumentName: 'file', ArgumentValue: 0 }));
+        refuse(
+          new S3Error('InvalidArgument', 'POST requires exactly one file upload per request.', { ArgumentName: 'file', ArgumentValue: 0 }),
+        );
       }
       const refusal = postPolicyRefusal({ bucket: target.bucket, fields: prefix.fields }, { now: new Date(), secretFor });
       if (refusal) refuse(s3Error(refusal));
@@ -149,7 +166,10 @@ export function postFormGuard(secretFor: (accessKeyId: string) => string | undef
       const key = prefix.fields.find(([name]) => name.toLowerCase() === 'key')?.[1] ?? '';
       if (scope !== undefined && !key.startsWith(clientPrefix(scope))) refuse(new S3Error('AccessDenied', 'Access Denied'));
       const range = policySizeRange(prefix.fields);
-      const tooLarge = range && declared > prefix.buffered.length + range.max + FORM_TAIL_BYTES ? sizeRefusal(range, declared - prefix.buffered.length) : undefined;
+      const tooLarge =
+        range && declared > prefix.buffered.length + range.max + FORM_TAIL_BYTES
+          ? sizeRefusal(range, declared - prefix.buffered.length)
+          : undefined;
       if (tooLarge) refuse(s3Error(tooLarge));
       // s3rver reads the body from its start: the bytes read so far go back in front of the rest.
       req.unshift(prefix.buffered);
@@ -186,11 +206,18 @@ function discardBody(req: IncomingMessage): void {
 }
 
 /** Reads the body up to its file part: the fields before it, and every byte read (to be handed on). */
-function readPrefix(req: IncomingMessage, boundary: string, timeoutMs: number): Promise<{ fields: [string, string][]; file: boolean; buffered: Buffer }> {
+function readPrefix(
+  req: IncomingMessage,
+  boundary: string,
+  timeoutMs: number,
+): Promise<{ fields: [string, string][]; file: boolean; buffered: Buffer }> {
   return new Promise((resolve, reject) => {
     let buffered = Buffer.alloc(0);
     const timer = setTimeout(
-      () => fail(new S3Error('RequestTimeout', 'Your socket connection to the server was not read from or written to within the timeout period.')),
+      () =>
+        fail(
+          new S3Error('RequestTimeout', 'Your socket connection to the server was not read from or written to within the timeout period.'),
+        ),
       timeoutMs,
     );
     const stop = () => {
@@ -282,7 +309,12 @@ function sizeCheckedStore(store: FilesystemStore, range: { min: number; max: num
 export function listedETags(header: string): string[] {
   return header
     .split(',')
-    .map((t) => t.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1'))
+    .map((t) =>
+      t
+        .trim()
+        .replace(/^W\//, '')
+        .replace(/^"(.*)"$/, '$1'),
+    )
     .filter((t) => t !== '');
 }
 

@@ -12,7 +12,17 @@ export const clientPrefix = (clientId: string): string => `uploads/${clientId}/`
 const denied: S3Refusal = { code: 'AccessDenied', message: 'Access Denied', detail: {} };
 
 /** Query parameters of a listing (ListObjects, ListObjectsV2). */
-const LISTING = new Set(['list-type', 'prefix', 'delimiter', 'max-keys', 'continuation-token', 'start-after', 'marker', 'encoding-type', 'fetch-owner']);
+const LISTING = new Set([
+  'list-type',
+  'prefix',
+  'delimiter',
+  'max-keys',
+  'continuation-token',
+  'start-after',
+  'marker',
+  'encoding-type',
+  'fetch-owner',
+]);
 
 /** The sub-resource parameters each object operation a client may make carries (and no other). */
 const OBJECT_OPERATIONS: Record<string, readonly (readonly string[])[]> = {

@@ -17,11 +17,7 @@ export interface S3ErrorInstance extends Error {
   code: string;
   status: number;
 }
-export type S3ErrorConstructor = new (
-  code: string,
-  message?: string,
-  detail?: Record<string, string | number>,
-) => S3ErrorInstance;
+export type S3ErrorConstructor = new (code: string, message?: string, detail?: Record<string, string | number>) => S3ErrorInstance;
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 export const S3Error = require('s3rver/lib/models/error') as S3ErrorConstructor;
@@ -72,7 +68,11 @@ const UPLOAD_ID = /^[0-9a-f]{32}$/;
 export class KeyLocks {
   private readonly tails = new Map<string, Promise<void>>();
 
-  async with<T>(names: readonly string[], work: (held: ReadonlySet<string>) => Promise<T>, mine: ReadonlySet<string> = NONE_HELD): Promise<T> {
+  async with<T>(
+    names: readonly string[],
+    work: (held: ReadonlySet<string>) => Promise<T>,
+    mine: ReadonlySet<string> = NONE_HELD,
+  ): Promise<T> {
     // Always in sorted order, so that two requests locking the same two names cannot wait on each other.
     const needed = [...new Set(names)].filter((n) => !mine.has(n)).sort();
     if (needed.length === 0) return work(mine);
@@ -235,7 +235,9 @@ function keepBucketAnswers(store: FilesystemStore, original: Originals): void {
     }
   };
   store.getSubresource = (bucket, key, resourceType) =>
-    !key ? kept(configurations, `${bucket}/${resourceType}`, () => original.getSubresource(bucket, key, resourceType)) : original.getSubresource(bucket, key, resourceType);
+    !key
+      ? kept(configurations, `${bucket}/${resourceType}`, () => original.getSubresource(bucket, key, resourceType))
+      : original.getSubresource(bucket, key, resourceType);
   store.putSubresource = async (bucket, key, resource) => {
     configurations.delete(`${bucket}/${resource.type}`);
     try {
@@ -256,10 +258,15 @@ function keepBucketAnswers(store: FilesystemStore, original: Originals): void {
 
 /** The checksum (when given) and metadata files of an object, as s3rver reads them. */
 function metadataFiles(store: FilesystemStore, bucket: string, key: string, metadata: Record<string, string>, md5?: string): FileWrite[] {
-  const stored = Object.fromEntries(Object.entries(metadata).filter(([name]) => ALLOWED_METADATA.includes(name) || name.startsWith('x-amz-meta-')));
+  const stored = Object.fromEntries(
+    Object.entries(metadata).filter(([name]) => ALLOWED_METADATA.includes(name) || name.startsWith('x-amz-meta-')),
+  );
   return [
     ...(md5 ? [{ file: store.getResourcePath(bucket, key, 'object.md5'), write: (temporary: string) => writeFile(temporary, md5) }] : []),
-    { file: store.getResourcePath(bucket, key, 'metadata.json'), write: (temporary: string) => writeFile(temporary, JSON.stringify(stored, null, 2)) },
+    {
+      file: store.getResourcePath(bucket, key, 'metadata.json'),
+      write: (temporary: string) => writeFile(temporary, JSON.stringify(stored, null, 2)),
+    },
   ];
 }
 
@@ -311,7 +318,11 @@ function objectMethods(
     getObject: (bucket, key, options) => locks.with([objectName(bucket, key)], () => original.getObject(bucket, key, options), held),
     deleteObject: (bucket, key) => locks.with([objectName(bucket, key)], () => deleteObject(bucket, key), held),
     copyObject: (srcBucket, srcKey, destBucket, destKey, metadata) =>
-      locks.with([objectName(srcBucket, srcKey), objectName(destBucket, destKey)], () => copyObject(srcBucket, srcKey, destBucket, destKey, metadata), held),
+      locks.with(
+        [objectName(srcBucket, srcKey), objectName(destBucket, destKey)],
+        () => copyObject(srcBucket, srcKey, destBucket, destKey, metadata),
+        held,
+      ),
   });
 
   const putObject = async (object: StoredObject, held: ReadonlySet<string>): Promise<{ size: number; md5: string }> => {
@@ -363,13 +374,22 @@ function objectMethods(
    * destination as it was): every file is copied to a temporary first, then the checksum and metadata are renamed
    * into place, the object last, so that a key appears in a listing only with both in place.
    */
-  const copyWhole = async (srcBucket: string, srcKey: string, destBucket: string, destKey: string, replacement?: Record<string, string>) => {
+  const copyWhole = async (
+    srcBucket: string,
+    srcKey: string,
+    destBucket: string,
+    destKey: string,
+    replacement?: Record<string, string>,
+  ) => {
     const source = (resource: string) => store.getResourcePath(srcBucket, srcKey, resource);
     const destination = (resource: string) => store.getResourcePath(destBucket, destKey, resource);
     if (source('object') !== destination('object')) {
       const { etag } = await store.getMetadata(srcBucket, srcKey); // ENOENT when the source is missing; makes its checksum
       await mkdir(path.dirname(destination('object')), { recursive: true });
-      const copied = (resource: string): FileWrite => ({ file: destination(resource), write: (temporary) => copyFile(source(resource), temporary) });
+      const copied = (resource: string): FileWrite => ({
+        file: destination(resource),
+        write: (temporary) => copyFile(source(resource), temporary),
+      });
       const metadata: FileWrite[] = replacement
         ? metadataFiles(store, destBucket, destKey, replacement, JSON.parse(etag ?? '""') as string)
         : [copied('object.md5'), { ...copied('metadata.json'), absentSource: true }];

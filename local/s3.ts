@@ -199,7 +199,8 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     return key?.secretAccessKey;
   };
   const secretFor = (accessKeyId: string): string | undefined => operatorSecret(accessKeyId) ?? clientSecret(accessKeyId);
-  const clientOf = (accessKeyId: string): string | undefined => (operatorSecret(accessKeyId) ? undefined : clientKeys.lookup(accessKeyId)?.clientId);
+  const clientOf = (accessKeyId: string): string | undefined =>
+    operatorSecret(accessKeyId) ? undefined : clientKeys.lookup(accessKeyId)?.clientId;
   // In array order: the request context, the copy-source rewrite, the key check, the POST form check, the
   // conditions, then s3rver's own.
   server.middleware.unshift(conditionalRequests(server.store, locks));
@@ -237,7 +238,8 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     directory,
     onObjectEvent(listener) {
       const onEvent = (event: S3rverEvent) => {
-        for (const record of event.Records) listener(toObjectEvent(record, completing.has(objectName(record.s3.bucket.name, record.s3.object.key))));
+        for (const record of event.Records)
+          listener(toObjectEvent(record, completing.has(objectName(record.s3.bucket.name, record.s3.object.key))));
       };
       server.on('event', onEvent);
       return () => server.off('event', onEvent);
@@ -266,12 +268,17 @@ export function dropRequestLogger(server: { middleware: { name: string }[] }): b
 /** The answer to a write the local S3 could not make for lack of space: S3's InternalError, which clients retry. */
 class S3OutOfSpaceError extends S3Error {
   constructor(override readonly cause: unknown) {
-    super('InternalError', 'We encountered an internal error. Please try again. (The local S3 is out of disk space: the write was not made.)');
+    super(
+      'InternalError',
+      'We encountered an internal error. Please try again. (The local S3 is out of disk space: the write was not made.)',
+    );
   }
 }
 
 /** Answers a write that met a full disk (ENOSPC) with S3's InternalError saying so, and reports it. */
-function outOfSpaceAnswers(onWriteFault: ((err: unknown) => void) | undefined): (ctx: KoaContext, next: () => Promise<void>) => Promise<void> {
+function outOfSpaceAnswers(
+  onWriteFault: ((err: unknown) => void) | undefined,
+): (ctx: KoaContext, next: () => Promise<void>) => Promise<void> {
   return async (_ctx, next) => {
     try {
       await next();
@@ -296,10 +303,7 @@ export function copySourceForS3rver(header: string): string {
 
 function toObjectEvent(record: S3rverEvent['Records'][number], completingMultipart: boolean): LocalObjectEvent {
   const [, kind = ''] = record.eventName.split(':');
-  const operation =
-    kind === 'Post' && completingMultipart
-      ? 'CompleteMultipartUpload'
-      : (kind as LocalObjectEvent['operation']);
+  const operation = kind === 'Post' && completingMultipart ? 'CompleteMultipartUpload' : (kind as LocalObjectEvent['operation']);
   return {
     operation,
     bucket: record.s3.bucket.name,

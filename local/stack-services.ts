@@ -42,7 +42,11 @@ export interface DetectorServer {
  * between the two writes); its redelivery finds the record done and counts nothing. Once the queue has handled what
  * the journal gave back, each such batch goes to onStaleBatch, as the sweep's batches do.
  */
-export function recountInterrupted(queue: LocalQueue, onStaleBatch: ((clientId: string, batchId: string) => Promise<void> | void) | undefined, log: (line: string) => void): void {
+export function recountInterrupted(
+  queue: LocalQueue,
+  onStaleBatch: ((clientId: string, batchId: string) => Promise<void> | void) | undefined,
+  log: (line: string) => void,
+): void {
   const batches = batchesOfKeys(queue.interruptedBodies().flatMap((body) => keysInS3Message(body).map((object) => object.key)));
   if (!onStaleBatch || batches.length === 0) return;
   queue
@@ -57,11 +61,7 @@ export function recountInterrupted(queue: LocalQueue, onStaleBatch: ((clientId: 
  * By default a stale batch (interrupted by a crash, or found by the sweep) is recounted from its own records: without
  * transactions (dynalite) a crash between a record's write and its counter update leaves the counters behind.
  */
-export function recounter(
-  endpoint: string,
-  tableName: string,
-  started: Closable[],
-): (clientId: string, batchId: string) => Promise<void> {
+export function recounter(endpoint: string, tableName: string, started: Closable[]): (clientId: string, batchId: string) => Promise<void> {
   const client = localDynamoClient(endpoint);
   started.push({ name: 'recount client', close: async () => client.destroy() });
   const store = new BatchStore({ ddb: DynamoDBDocumentClient.from(client), tableName, transactions: false });
@@ -74,15 +74,33 @@ export function recounter(
  * The sweep's count check (lib/reconcile/batch-counts.ts), with the completion path of the ingest (the callback's first
  * attempt) for a batch it finds done, where the callbacks consumer runs in-process.
  */
-export function countChecker(endpoint: string, tableName: string, callbacks: JobQueue | undefined, started: Closable[], log: (line: string) => void): () => Promise<CountCheckResult> {
+export function countChecker(
+  endpoint: string,
+  tableName: string,
+  callbacks: JobQueue | undefined,
+  started: Closable[],
+  log: (line: string) => void,
+): () => Promise<CountCheckResult> {
   const client = localDynamoClient(endpoint);
   started.push({ name: 'count check client', close: async () => client.destroy() });
   const ddb = DynamoDBDocumentClient.from(client);
-  const store = new BatchStore({ ddb, tableName, transactions: false, ...(callbacks ? { onDone: completionHook({ callbacks }, (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details)}`)) } : {}) });
+  const store = new BatchStore({
+    ddb,
+    tableName,
+    transactions: false,
+    ...(callbacks
+      ? { onDone: completionHook({ callbacks }, (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details)}`)) }
+      : {}),
+  });
   const seen = new Map<string, string>();
   return () =>
     checkBatchCounts(
-      { batches: () => readLiveBatches({ ddb, tableName }, Math.floor(Date.now() / 1000)), store, seen, log: (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`) },
+      {
+        batches: () => readLiveBatches({ ddb, tableName }, Math.floor(Date.now() / 1000)),
+        store,
+        seen,
+        log: (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`),
+      },
       { maxBatches: COUNT_CHECK_MAX_BATCHES },
     );
 }
@@ -91,7 +109,12 @@ export function countChecker(endpoint: string, tableName: string, callbacks: Job
 const COUNT_CHECK_MAX_BATCHES = 5_000;
 
 /** The sweep's look after completion callbacks, sending to the in-process callbacks consumer (its env applied). */
-export function callbackSweep(endpoint: string, table: string, callbacks: JobQueue, started: Closable[]): NonNullable<LocalReconcileOptions['callbacks']> {
+export function callbackSweep(
+  endpoint: string,
+  table: string,
+  callbacks: JobQueue,
+  started: Closable[],
+): NonNullable<LocalReconcileOptions['callbacks']> {
   const client = localDynamoClient(endpoint);
   started.push({ name: 'callback sweep client', close: async () => client.destroy() });
   return {

@@ -200,7 +200,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       process.env.ICECAT_DEMO_API_KEY || (await localSecret(path.join(s.dataDir, 'demo-api-key'), generateApiKey)),
     );
 
-    intake.notifications.disconnect = connectS3Notifications(stores.s3, intake.bridge, { bucket: stores.s3.bucket, prefix: 'uploads/', log: s.log });
+    intake.notifications.disconnect = connectS3Notifications(stores.s3, intake.bridge, {
+      bucket: stores.s3.bucket,
+      prefix: 'uploads/',
+      log: s.log,
+    });
     s.late.reconciler = startReconciler(s, stores, intake.bridge, jobs, onStaleBatch);
     const expiry = await startExpiry(s, stores, intake.bridge, jobs);
     return stackOf(s, stores, intake, env, demoApiKey, expiry);
@@ -343,7 +347,11 @@ function startBridge(s: Starting, { disk, inFlight, detector }: Stores, visibili
 }
 
 /** The stack's environment, built once every port is bound, and set on process.env unless applyEnv is false. */
-async function applyStackEnv({ opts, dataDir, ports, host, quiet, previousEnv }: Starting, { s3, dynamodb, detector }: Stores, { status, gateway }: Intake): Promise<Record<string, string>> {
+async function applyStackEnv(
+  { opts, dataDir, ports, host, quiet, previousEnv }: Starting,
+  { s3, dynamodb, detector }: Stores,
+  { status, gateway }: Intake,
+): Promise<Record<string, string>> {
   const bound: StackPorts = {
     api: gateway?.port ?? ports.api,
     s3: s3.port,
@@ -402,7 +410,8 @@ async function startConsumers(
     log(`[stack] taking back the attempts of interrupted uploads failed: ${String(err)}`);
     return 0;
   });
-  if (interrupted.length > 0 && forgiven === 0) log(`[stack] the previous run did not stop cleanly: the attempts of ${interrupted.length} interrupted message(s) stay counted`);
+  if (interrupted.length > 0 && forgiven === 0)
+    log(`[stack] the previous run did not stop cleanly: the attempts of ${interrupted.length} interrupted message(s) stay counted`);
   bridge.resume();
   const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
   recountInterrupted(bridge, onStaleBatch, log);
@@ -431,7 +440,9 @@ function startReconciler(
     // It reads the batches-expiring index, which a table made before it lacks (the expiry sweep says so).
     ...(dynamodb.table.missingIndexes.includes('batches-expiring')
       ? {}
-      : { checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log) }),
+      : {
+          checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log),
+        }),
     ...(opts.applyEnv !== false ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, jobs.callbacks, started) } : {}),
     log: quiet ? () => undefined : (line) => console.warn(line),
   });
@@ -440,7 +451,12 @@ function startReconciler(
 }
 
 /** The expiry sweep, where the environment is applied and the table has the index it reads. */
-async function startExpiry({ opts, quiet, log, started }: Starting, { s3, s3Client, dynamodb }: Stores, bridge: LocalQueue, jobs: LocalJobQueues): Promise<LocalExpiry | undefined> {
+async function startExpiry(
+  { opts, quiet, log, started }: Starting,
+  { s3, s3Client, dynamodb }: Stores,
+  bridge: LocalQueue,
+  jobs: LocalJobQueues,
+): Promise<LocalExpiry | undefined> {
   if (opts.expiry === false || opts.applyEnv === false) return undefined;
   if (dynamodb.table.missingIndexes.includes('batches-expiring')) {
     log('[expiry] no expiry sweep: the table predates the batches-expiring index, so expired batches are hidden but not erased');

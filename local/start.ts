@@ -69,11 +69,7 @@ function banner(stack: Stack): string {
       `  ICECAT_API_URL=${endpoints.api} ICECAT_API_KEY=${stack.demoApiKey} npx icecat upload ./photos --wait`,
     );
   }
-  lines.push(
-    '',
-    'Ctrl-C (or SIGTERM) stops everything; uploads not yet handled are handled at the next start.',
-    '',
-  );
+  lines.push('', 'Ctrl-C (or SIGTERM) stops everything; uploads not yet handled are handled at the next start.', '');
   return lines.join('\n');
 }
 
@@ -123,19 +119,23 @@ async function main(): Promise<void> {
     stoppingSince = Date.now();
     console.log(`\n${signal}: stopping the local stack (up to ${STOP_GRACE_MS / 1000} s for uploads in progress)…`);
     setTimeout(() => {
-      console.error(`The stack did not stop within ${STOP_DEADLINE_MS / 1000} s: exiting; unfinished uploads are handled at the next start`);
+      console.error(
+        `The stack did not stop within ${STOP_DEADLINE_MS / 1000} s: exiting; unfinished uploads are handled at the next start`,
+      );
       process.exit(1);
     }, STOP_DEADLINE_MS).unref();
-    starting.then((stack) => stack.stop()).then(
-      () => {
-        console.log('Stopped.');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        console.error('Stopping failed:', err);
-        process.exit(1);
-      },
-    );
+    starting
+      .then((stack) => stack.stop())
+      .then(
+        () => {
+          console.log('Stopped.');
+          process.exit(0);
+        },
+        (err: unknown) => {
+          console.error('Stopping failed:', err);
+          process.exit(1);
+        },
+      );
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => shutdown(signal));
   const stack = await starting;

@@ -86,8 +86,7 @@ interface PackageJson {
   libc?: string[];
 }
 
-const readPackageJson = (dir: string): PackageJson =>
-  JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as PackageJson;
+const readPackageJson = (dir: string): PackageJson => JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as PackageJson;
 
 /** npm's rule for os/cpu/libc fields: absent means any; '!x' excludes x. */
 function fieldAccepts(field: string[] | undefined, value: string): boolean {
@@ -164,8 +163,19 @@ export function nativeModulesFor(packages: string[], platform: LambdaPlatform, p
     execFileSync(
       process.platform === 'win32' ? 'npm.cmd' : 'npm',
       [
-        'install', '--no-save', '--no-package-lock', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund',
-        `--os=${platform.os}`, `--cpu=${platform.cpu}`, `--libc=${platform.libc}`, '--prefix', cacheDir, ...specs,
+        'install',
+        '--no-save',
+        '--no-package-lock',
+        '--omit=dev',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        `--os=${platform.os}`,
+        `--cpu=${platform.cpu}`,
+        `--libc=${platform.libc}`,
+        '--prefix',
+        cacheDir,
+        ...specs,
       ],
       { stdio: 'inherit' },
     );
@@ -272,7 +282,9 @@ export const semverGteOnly = (projectDir: string): Plugin => ({
   name: 'semver-gte-only',
   setup(b) {
     b.onResolve({ filter: /^semver$/ }, (args) =>
-      /[\\/]node_modules[\\/](cls-hooked|aws-xray-sdk-core)[\\/]/.test(args.importer) ? { path: path.join(projectDir, SEMVER_GTE_MODULE) } : undefined,
+      /[\\/]node_modules[\\/](cls-hooked|aws-xray-sdk-core)[\\/]/.test(args.importer)
+        ? { path: path.join(projectDir, SEMVER_GTE_MODULE) }
+        : undefined,
     );
   },
 });
@@ -309,7 +321,13 @@ export function functionBuildOptions(
     sourcesContent: false,
     legalComments: 'none',
     external: [...NATIVE_PACKAGES],
-    plugins: [lambdaCredentials(projectDir), embeddedWebApp(projectDir), treeShakableSchemas, sdkPackageVersions, semverGteOnly(projectDir)],
+    plugins: [
+      lambdaCredentials(projectDir),
+      embeddedWebApp(projectDir),
+      treeShakableSchemas,
+      sdkPackageVersions,
+      semverGteOnly(projectDir),
+    ],
     metafile: true,
     write: false,
     logLevel: 'warning',

@@ -40,7 +40,10 @@ export async function extractZip(zipPath: string, into: string): Promise<void> {
       mkdirSync(path.dirname(target), { recursive: true });
       zip.openReadStream(entry, (err, stream) => {
         if (err) return reject(err);
-        stream.pipe(createWriteStream(target)).on('finish', () => zip.readEntry()).on('error', reject);
+        stream
+          .pipe(createWriteStream(target))
+          .on('finish', () => zip.readEntry())
+          .on('error', reject);
       });
     });
     zip.readEntry();

@@ -16,8 +16,7 @@ interface OpenApi {
   components?: { schemas?: Record<string, { properties?: Record<string, unknown> }> };
 }
 
-const pattern = (template: string) =>
-  new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}/]+\}/g, '[^/]+')}$`);
+const pattern = (template: string) => new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}/]+\}/g, '[^/]+')}$`);
 
 export function capabilitiesOf(doc: OpenApi): Capabilities {
   const routes = Object.entries(doc.paths ?? {}).flatMap(([template, ops]) =>

@@ -29,9 +29,12 @@ export function useNearViewport(load: () => void, enabled: boolean, deps: unknow
   useEffect(() => {
     const el = ref.current;
     if (!el || !enabled) return undefined;
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) latest.current();
-    }, { rootMargin: margin });
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) latest.current();
+      },
+      { rootMargin: margin },
+    );
     observer.observe(el);
     return () => observer.disconnect();
   }, [enabled, margin, ...deps]);

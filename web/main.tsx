@@ -88,7 +88,9 @@ function App() {
         {route.view === 'batches' && <BatchList api={api} />}
         {route.view === 'new' && <NewBatch api={api} />}
         {route.view === 'batch' && <BatchView key={route.batchId} api={api} batchId={route.batchId} filter={route.filter} />}
-        {route.view === 'image' && <ImageView key={`${route.batchId}/${route.fprint}`} api={api} batchId={route.batchId} fprint={route.fprint} />}
+        {route.view === 'image' && (
+          <ImageView key={`${route.batchId}/${route.fprint}`} api={api} batchId={route.batchId} fprint={route.fprint} />
+        )}
         {route.view === 'logs' && <LogsView key={route.batchId} api={api} batchId={route.batchId} />}
         {route.view === 'review' && <ReviewView key={route.batchId} api={api} batchId={route.batchId} />}
       </main>

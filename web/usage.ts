@@ -12,4 +12,3 @@ export async function loadUsage(api: Api): Promise<Usage | null> {
     throw error;
   }
 }
-

@@ -24,14 +24,23 @@ const config = loadApiConfig();
 const cursors = cursorCodec(loadCursorSecret());
 const ddb = createDocumentClient();
 const routes = apiRoutes(config);
-const limits = new ClientLimitsReader({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
+const limits = new ClientLimitsReader({
+  ddb,
+  tableName: config.tableName,
+  defaults: defaultClientLimits(),
+  cacheMs: clientLimitsCacheMs(),
+});
 
 const app = createApiHandler({
   routes: routes.filter((route) => route.function === 'api'),
   services: {
     api: new ApiService({
       store: { ddb, tableName: config.tableName, cursors },
-      links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
+      links: imageLinkSignerFromEnv({
+        bucket: config.bucketName,
+        seconds: config.imageUrlSeconds,
+        windowSeconds: IMAGE_URL_WINDOW_SECONDS,
+      }),
       limits,
       catMinConfidence: config.catMinConfidence,
     }),

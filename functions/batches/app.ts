@@ -29,7 +29,12 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
   const ddb = createDocumentClient();
   const signingKey = loadCallbackSigningKey();
   const notify = loadNotifyConfig();
-  const limits = new ClientQuotaStore({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
+  const limits = new ClientQuotaStore({
+    ddb,
+    tableName: config.tableName,
+    defaults: defaultClientLimits(),
+    cacheMs: clientLimitsCacheMs(),
+  });
   return createApiHandler({
     routes: apiRoutes(config).filter((route) => route.function === 'batches'),
     services: {
@@ -46,7 +51,11 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         erasures: wiring.erasures,
         callbacks: { signingKey, allowLoopback: notify.allowLoopback, loopbackPorts: notify.loopbackPorts },
         // A review answers the image, its links signed as the read function signs them.
-        links: imageLinkSignerFromEnv({ bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS }),
+        links: imageLinkSignerFromEnv({
+          bucket: config.bucketName,
+          seconds: config.imageUrlSeconds,
+          windowSeconds: IMAGE_URL_WINDOW_SECONDS,
+        }),
         // Forms beyond today's images, and batches beyond today's, are refused (docs/api.md, "Limits").
         quota: limits,
       }),

@@ -33,7 +33,10 @@ export const handler = tracedHandler(async (event: SQSEvent): Promise<SQSBatchRe
       const report = await traceWork('erasure', traceKeysOf(record.body), () => runEraseJob(deps, record.body));
       logger.info(report ? 'batch erased' : 'no batch marked for erasure', { messageId: record.messageId, ...report });
     } catch (err) {
-      logger.error('erasure interrupted; it resumes when the message is received again', { messageId: record.messageId, error: err as Error });
+      logger.error('erasure interrupted; it resumes when the message is received again', {
+        messageId: record.messageId,
+        error: err as Error,
+      });
       failed.push({ itemIdentifier: record.messageId });
     }
   }

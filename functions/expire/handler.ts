@@ -24,7 +24,10 @@ type Summary = Omit<ExpirySweepResult, 'queued'> & { queued: number };
 
 export const handler = tracedHandler(async (_event: ScheduledEvent, context: Context): Promise<Summary> => {
   // Until nothing due remains, within the function's time; the next scheduled run goes on from there.
-  const result = await sweepExpiredBatches(deps, { requeueAfterMs: ERASURE_REQUEUE_MS, remainingMs: () => context.getRemainingTimeInMillis() });
+  const result = await sweepExpiredBatches(deps, {
+    requeueAfterMs: ERASURE_REQUEUE_MS,
+    remainingMs: () => context.getRemainingTimeInMillis(),
+  });
   const summary = { ...result, queued: result.queued.length };
   logger.info('expiry sweep done', summary);
   // Every run, 0 included: the erasures-overdue alarm reads a missing value as a sweep that no longer runs.

@@ -73,7 +73,13 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
     logger,
     metrics: wiring.metrics,
     // Each upload counts against its client's daily images quota (docs/design.md §11).
-    quota: new ClientQuotaStore({ ddb, tableName: config.tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs(), transactions: config.transactions }),
+    quota: new ClientQuotaStore({
+      ddb,
+      tableName: config.tableName,
+      defaults: defaultClientLimits(),
+      cacheMs: clientLimitsCacheMs(),
+      transactions: config.transactions,
+    }),
   };
   const visibility = wiring.visibility;
 
@@ -91,7 +97,8 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
       logger.error('upload failed; SQS will redeliver it', { messageId: record.messageId, error: err as Error });
       throw err;
     }
-    if (delaySeconds > 0) throw new RetryLaterSignal(`an image of the message is claimed by another run: back in ${delaySeconds} s`, { delaySeconds });
+    if (delaySeconds > 0)
+      throw new RetryLaterSignal(`an image of the message is claimed by another run: back in ${delaySeconds} s`, { delaySeconds });
   };
 
   return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {

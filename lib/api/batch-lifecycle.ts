@@ -33,7 +33,17 @@ import {
 } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage } from './present';
-import type { AddUploadsBody, BatchSummary, CloseBatchBody, CreateBatchBody, Image, ReclassifyBody, ReclassifyResult, ReviewBody, UploadForm } from './schemas';
+import type {
+  AddUploadsBody,
+  BatchSummary,
+  CloseBatchBody,
+  CreateBatchBody,
+  Image,
+  ReclassifyBody,
+  ReclassifyResult,
+  ReviewBody,
+  UploadForm,
+} from './schemas';
 import type { ReviewOutcome, Verdict } from '../store/reviews';
 import { presignUploads, type DeclaredFile } from './uploads';
 
@@ -115,9 +125,13 @@ function decodeCursor(cursor: string, catMinConfidence: number): string {
   } catch {
     c = undefined;
   }
-  if (typeof c?.after !== 'string' || typeof c.catMinConfidence !== 'number') throw new InvalidParameterError('not a cursor of :reclassify', { parameter: 'cursor' });
+  if (typeof c?.after !== 'string' || typeof c.catMinConfidence !== 'number')
+    throw new InvalidParameterError('not a cursor of :reclassify', { parameter: 'cursor' });
   if (c.catMinConfidence !== catMinConfidence) {
-    throw new InvalidParameterError(`was given for catMinConfidence ${c.catMinConfidence}; send the same threshold, or none to start over`, { parameter: 'cursor' });
+    throw new InvalidParameterError(
+      `was given for catMinConfidence ${c.catMinConfidence}; send the same threshold, or none to start over`,
+      { parameter: 'cursor' },
+    );
   }
   return c.after;
 }
@@ -131,7 +145,12 @@ export class BatchLifecycleService {
 
   private checkSizes(files: readonly DeclaredFile[]): void {
     files.forEach((f, i) => {
-      if (f.size > this.opts.maxUploadBytes) throw new FileTooLargeError(`${f.size} bytes is more than the ${this.opts.maxUploadBytes} bytes accepted per file`, { parameter: `files[${i}].size`, size: f.size, max: this.opts.maxUploadBytes });
+      if (f.size > this.opts.maxUploadBytes)
+        throw new FileTooLargeError(`${f.size} bytes is more than the ${this.opts.maxUploadBytes} bytes accepted per file`, {
+          parameter: `files[${i}].size`,
+          size: f.size,
+          max: this.opts.maxUploadBytes,
+        });
     });
   }
 
@@ -143,7 +162,12 @@ export class BatchLifecycleService {
     if (files > limits.maxImagesPerDay - used.accepted) throw formsBeyondQuota(limits, used.accepted, files, nowMs);
   }
 
-  private async forms(clientId: string, batchId: string, files: readonly DeclaredFile[], nowMs: number): Promise<Omit<UploadForms, 'batch'>> {
+  private async forms(
+    clientId: string,
+    batchId: string,
+    files: readonly DeclaredFile[],
+    nowMs: number,
+  ): Promise<Omit<UploadForms, 'batch'>> {
     const { s3, bucketName, uploadExpiresSeconds } = this.opts;
     return {
       uploads: await presignUploads(s3, bucketName, clientId, batchId, files, uploadExpiresSeconds),
@@ -188,7 +212,8 @@ export class BatchLifecycleService {
       const limits = await quota.limitsOf(clientId);
       if (!(await quota.countBatch(clientId, day, limits.maxBatchesPerDay))) {
         // A name the client still has answers 409 as ever, whatever the count.
-        if (this.opts.store.isLive(await this.opts.store.getBatch(clientId, batch.batchId))) throw new BatchExistsError(`you already have a batch ${batch.batchId}`, { batchId: batch.batchId });
+        if (this.opts.store.isLive(await this.opts.store.getBatch(clientId, batch.batchId)))
+          throw new BatchExistsError(`you already have a batch ${batch.batchId}`, { batchId: batch.batchId });
         throw batchesBeyondQuota(limits, nowMs);
       }
     }
@@ -213,7 +238,11 @@ export class BatchLifecycleService {
     if (existing && !existing.deleting && erasures && (await store.markExpired(clientId, batch.batchId, this.now() - ERASURE_REQUEUE_MS))) {
       await erasures.send(encodeEraseMessage(clientId, batch.batchId));
     }
-    if (!(await store.createBatch(batch))) throw new BatchErasingError(`batch ${batch.batchId} expired or was deleted and is being erased; its name can be used again once that is done, try again shortly`, { batchId: batch.batchId });
+    if (!(await store.createBatch(batch)))
+      throw new BatchErasingError(
+        `batch ${batch.batchId} expired or was deleted and is being erased; its name can be used again once that is done, try again shortly`,
+        { batchId: batch.batchId },
+      );
   }
 
   private checkCallbackUrl(raw: string): string {
@@ -294,9 +323,14 @@ export class BatchLifecycleService {
     if (outcome.closed) return presentBatch(outcome.batch);
     if (outcome.reason === 'missing') throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     const batch = outcome.batch!;
-    if (outcome.reason === 'below-total') throw new ExpectedBelowTotalError(`expected: ${body.expected ?? 0} is fewer than the ${batch.counts.total} uploads that already arrived`, { expected: body.expected ?? 0, total: batch.counts.total });
+    if (outcome.reason === 'below-total')
+      throw new ExpectedBelowTotalError(
+        `expected: ${body.expected ?? 0} is fewer than the ${batch.counts.total} uploads that already arrived`,
+        { expected: body.expected ?? 0, total: batch.counts.total },
+      );
     // Closing again is harmless unless it declares another number of files.
-    if (body.expected !== undefined && body.expected !== batch.expected) throw new BatchClosedError(`batch ${batchId} is closed`, { batchId });
+    if (body.expected !== undefined && body.expected !== batch.expected)
+      throw new BatchClosedError(`batch ${batchId} is closed`, { batchId });
     return presentBatch(batch);
   }
 
@@ -313,8 +347,15 @@ export class BatchLifecycleService {
 
   private async reviewed(batchId: string, fprint: string, out: ReviewOutcome): Promise<Image> {
     if (out.outcome === 'missing') throw new ImageNotFoundError(`image ${fprint} not found in batch ${batchId}`, { batchId, fprint });
-    if (out.outcome === 'failed') throw new ImageFailedError(`image ${fprint} failed (${out.image.errorCode ?? 'unknown error'}): it has no verdict to review`, { fprint, errorCode: out.image.errorCode });
-    if (out.outcome === 'not-classified') throw new ImageNotClassifiedError(`image ${fprint} is still being classified; review it once it is (its status is then success)`, { fprint });
+    if (out.outcome === 'failed')
+      throw new ImageFailedError(`image ${fprint} failed (${out.image.errorCode ?? 'unknown error'}): it has no verdict to review`, {
+        fprint,
+        errorCode: out.image.errorCode,
+      });
+    if (out.outcome === 'not-classified')
+      throw new ImageNotClassifiedError(`image ${fprint} is still being classified; review it once it is (its status is then success)`, {
+        fprint,
+      });
     return presentImage(out.image, this.opts.links ? await this.opts.links.linksOf(out.image) : NO_LINKS);
   }
 
@@ -327,7 +368,8 @@ export class BatchLifecycleService {
       ...(this.opts.reclassifyPageSize !== undefined ? { pageSize: this.opts.reclassifyPageSize } : {}),
     });
     if (out.outcome === 'missing') throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
-    if (out.outcome === 'not-done') throw new BatchNotDoneError(`batch ${batchId} is still open or processing; re-threshold it once it is done`, { batchId });
+    if (out.outcome === 'not-done')
+      throw new BatchNotDoneError(`batch ${batchId} is still open or processing; re-threshold it once it is done`, { batchId });
     return {
       batch: presentBatch(out.batch),
       ...(out.after !== undefined ? { cursor: encodeCursor({ after: out.after, catMinConfidence: body.catMinConfidence }) } : {}),

@@ -49,7 +49,12 @@ export const exportImageOf = (image: Image): ExportImage => ({
  * A batch's images a page at a time, read as the format needs them (the bench export reads the same way); each page
  * dropped once mapped (mapPages).
  */
-export function exportImages(deps: Pick<ExportDeps, 'ddb' | 'tableName' | 'now'>, clientId: string, batchId: string, format: ExportFormat): AsyncGenerator<ExportImage[]> {
+export function exportImages(
+  deps: Pick<ExportDeps, 'ddb' | 'tableName' | 'now'>,
+  clientId: string,
+  batchId: string,
+  format: ExportFormat,
+): AsyncGenerator<ExportImage[]> {
   const read = format === 'megadetector' ? DETECTIONS_READ : ROWS_READ;
   return mapPages(batchImagePages(deps, clientId, batchId, read), (page) => page.map(exportImageOf));
 }
@@ -79,7 +84,11 @@ export async function exportBatch(
   if (out.kind === 'stored') return new HttpAnswer(303, { Location: out.stored.url, ...rows });
   return new HttpAnswer(
     200,
-    { 'Content-Type': CONTENT_TYPES[format], 'Content-Disposition': `attachment; filename="${batchId}.${FILE_EXTENSIONS[format]}"`, ...rows },
+    {
+      'Content-Type': CONTENT_TYPES[format],
+      'Content-Disposition': `attachment; filename="${batchId}.${FILE_EXTENSIONS[format]}"`,
+      ...rows,
+    },
     out.body,
   );
 }

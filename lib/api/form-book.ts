@@ -68,7 +68,9 @@ export class FormBook<F extends { name: string }> {
     while (this.renewal) await this.renewal;
     const current = this.held.get(file.name);
     if (!current || (current.form !== stale && this.now() < current.form.renewAtMs)) return;
-    const others = [...this.held.values()].filter((e) => e.file !== file && !this.inFlight.has(e.file.name) && this.now() >= e.form.renewAtMs);
+    const others = [...this.held.values()].filter(
+      (e) => e.file !== file && !this.inFlight.has(e.file.name) && this.now() >= e.form.renewAtMs,
+    );
     const due = [file, ...others.map((e) => e.file)].slice(0, this.groupSize);
     const askedAtMs = this.now();
     this.renewal = this.renew(due).then((answer) => this.add(due, answer, askedAtMs));

@@ -38,7 +38,11 @@ export interface ImageLinkOptions {
 
 type SourceData = string | ArrayBuffer | ArrayBufferView;
 const bytes = (data: SourceData): Buffer | string =>
-  typeof data === 'string' ? data : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
+  typeof data === 'string'
+    ? data
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
 
 /** SHA-256 and HMAC-SHA256 for the signer, from node:crypto (the S3 client would bring its own). */
 class Sha256 {
@@ -55,7 +59,8 @@ class Sha256 {
 }
 
 /** SigV4's URI encoding: RFC 3986 unreserved characters stay, everything else is percent-encoded. */
-const escapeUri = (text: string): string => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const escapeUri = (text: string): string =>
+  encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** URLs kept per signing window: a page the web app reads again every few seconds is signed once (~25 µs an URL). */
 export const SIGNED_URLS_KEPT = 10_000;

@@ -112,7 +112,14 @@ export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOpti
       {
         description: ERROR_DESCRIPTIONS[status],
         ...(Number(status) === 429
-          ? { headers: { 'Retry-After': { description: 'Whole seconds to wait before the next request (rate_limited).', schema: { type: 'integer', minimum: 1 } } } }
+          ? {
+              headers: {
+                'Retry-After': {
+                  description: 'Whole seconds to wait before the next request (rate_limited).',
+                  schema: { type: 'integer', minimum: 1 },
+                },
+              },
+            }
           : {}),
         content: { 'application/json': { schema: errorRef } },
       },

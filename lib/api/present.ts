@@ -30,7 +30,9 @@ export function presentImage(image: Image, links: ImageLinks = NO_LINKS): ImageA
     duplicateFiles: image.duplicateFiles ?? [],
     reused: image.reused === true,
     machineIsCat: image.status === 'success' ? (machineIsCatOf(image) ?? null) : null,
-    review: image.review ? { isCat: image.review.isCat, note: image.review.note ?? null, reviewedAt: new Date(image.review.reviewedAt).toISOString() } : null,
+    review: image.review
+      ? { isCat: image.review.isCat, note: image.review.note ?? null, reviewedAt: new Date(image.review.reviewedAt).toISOString() }
+      : null,
     error: image.errorCode ? { code: image.errorCode, message: image.errorMessage ?? '' } : null,
     capturedAt: image.capturedAt ?? null,
     camera: image.camera ?? null,
@@ -49,4 +51,3 @@ export function presentLogEntry(image: Image): LogEntry {
     lines: image.logs ?? [],
   };
 }
-

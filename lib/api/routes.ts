@@ -192,7 +192,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       summary: 'One row per uploaded file, duplicates and failures included, as CSV, JSON Lines or a MegaDetector results file',
       description:
         'Columns: file_name, status, is_cat, cat_confidence, labels (Name:confidence|…), fprint, duplicate_of, error_code, ' +
-        'uploaded_at, classified_at, machine_is_cat, reviewed, review_note (is_cat is a person\'s verdict where one was given), ' +
+        "uploaded_at, classified_at, machine_is_cat, reviewed, review_note (is_cat is a person's verdict where one was given), " +
         'captured_at, camera, lat, lon. format=megadetector answers a MegaDetector results file (format 1.6): one entry per ' +
         'uploaded file with every box the detector drew (category "1" cat, then the batch\'s other boxed labels in lower ' +
         'case), `detections: null` and `failure` (the error code, or NotProcessedYet) for a file without a result; its ' +
@@ -203,9 +203,15 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       params: batchParams,
       query: exportQuerySchema,
       status: 200,
-      response: z.string().check(z.meta({ description: 'The export (text/csv, application/x-ndjson or application/json), as an attachment.' })),
+      response: z
+        .string()
+        .check(z.meta({ description: 'The export (text/csv, application/x-ndjson or application/json), as an attachment.' })),
       otherAnswers: {
-        200: { description: 'The export, as an attachment.', content: ['text/csv', 'application/x-ndjson', 'application/json'], headers: ['Content-Disposition', 'X-Export-Rows'] },
+        200: {
+          description: 'The export, as an attachment.',
+          content: ['text/csv', 'application/x-ndjson', 'application/json'],
+          headers: ['Content-Disposition', 'X-Export-Rows'],
+        },
         303: { description: 'The export was stored: Location is a presigned GET of it.', headers: ['Location', 'X-Export-Rows'] },
       },
       errors: BATCH_ERRORS,
@@ -233,7 +239,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       method: 'POST',
       path: '/v1/batches/{batchId}:reclassify',
       operationId: 'reclassifyBatch',
-      summary: 'Move a done batch\'s cat threshold: isCat, the cat index and counts.cats again from stored confidences',
+      summary: "Move a done batch's cat threshold: isCat, the cat index and counts.cats again from stored confidences",
       description:
         'No Rekognition call. The batch remembers the threshold (catMinConfidence). A batch not yet done answers 409. A ' +
         'batch larger than one request handles in time answers with a cursor: send the same body with it to go on.',
@@ -288,8 +294,8 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       operationId: 'batchAgreement',
       summary: "How far the machine agrees with the batch's reviews, and the threshold that would agree most",
       description:
-        'Over the reviewed images, at the batch\'s threshold now: agree, precision and recall of the machine\'s cats ' +
-        'against the people\'s; suggestedCatMinConfidence is the threshold at which the machine would have agreed with ' +
+        "Over the reviewed images, at the batch's threshold now: agree, precision and recall of the machine's cats " +
+        "against the people's; suggestedCatMinConfidence is the threshold at which the machine would have agreed with " +
         'the most reviews (ties: the lowest), ready for POST …:reclassify. Read from the sparse batch-review index.',
       authenticated: true,
       params: batchParams,
@@ -307,7 +313,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       summary: "The client's limits (requests per second, images per UTC day) and today's use of them",
       description:
         'API requests beyond the rate answer 429 rate_limited with Retry-After (a token bucket per client: the rate, bursts ' +
-        'of twice it). Uploads beyond the day\'s images quota are kept under failed/ as fail records with code ' +
+        "of twice it). Uploads beyond the day's images quota are kept under failed/ as fail records with code " +
         'QuotaExceeded, never classified; they count as rejected here.',
       authenticated: true,
       params: noParams,
@@ -353,7 +359,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       operationId: 'listBatchImages',
       summary: "A batch's images, optionally by status and upload time, or its review queue, paged",
       description:
-        'With review=pending: the review queue, classified images no person has reviewed, nearest the batch\'s ' +
+        "With review=pending: the review queue, classified images no person has reviewed, nearest the batch's " +
         'threshold first (the sparse batch-review index walked both ways from the threshold, never a Scan).',
       accessPatterns: ['1', '2', '7', 'review queue'],
       authenticated: true,
@@ -455,7 +461,7 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       summary: 'Which of these fingerprints the client already has answers for: what an upload would not pay for',
       description:
         "For estimates before an upload (icecat upload --dry-run): each fingerprint is looked up by key among the caller's " +
-        'own known-fingerprint items (access pattern 5b), so another client\'s images never answer; a batch being erased ' +
+        "own known-fingerprint items (access pattern 5b), so another client's images never answer; a batch being erased " +
         'or expired answers nothing. A known fingerprint is reused by the ingest, not sent to DetectLabels. The call ' +
         `costs one rate-limit token per ${KNOWN_FINGERPRINTS_PER_TOKEN} fingerprints asked (rounded up).`,
       accessPatterns: ['5b'],

@@ -75,7 +75,11 @@ const limitSchema = z
 
 const cursorSchema = z
   .string()
-  .check(z.minLength(1), z.maxLength(2048), z.meta({ description: 'The `cursor` of the previous page, with the same filters; absent for the first page.' }));
+  .check(
+    z.minLength(1),
+    z.maxLength(2048),
+    z.meta({ description: 'The `cursor` of the previous page, with the same filters; absent for the first page.' }),
+  );
 
 const batchImageStatusSchema = z
   .enum(BATCH_IMAGE_STATUSES)
@@ -134,10 +138,7 @@ const CONFIDENCE_RULE = 'must be a number from 0 to 100';
 
 /** A confidence as a query parameter: 0–100, digits and an optional fraction only. */
 const confidenceSchema = z
-  .pipe(
-    z.string().check(z.regex(/^\d{1,3}(\.\d{1,4})?$/, CONFIDENCE_RULE), z.meta({ examples: ['80'] })),
-    z.transform(Number),
-  )
+  .pipe(z.string().check(z.regex(/^\d{1,3}(\.\d{1,4})?$/, CONFIDENCE_RULE), z.meta({ examples: ['80'] })), z.transform(Number))
   .check(z.refine((n: number) => n >= 0 && n <= 100, CONFIDENCE_RULE));
 
 /** cat=true|false as a query parameter. */
@@ -171,7 +172,7 @@ export const batchImagesQuerySchema = z
     ),
     order: optional(
       z.enum(['uncertain', 'captured']),
-      '`uncertain` (with review=pending): cat confidence nearest the batch\'s threshold first. `captured`: by capture time, ' +
+      "`uncertain` (with review=pending): cat confidence nearest the batch's threshold first. `captured`: by capture time, " +
         'oldest first (the images with a capture time only; served by the batch-captured index).',
     ),
     status: z.optional(batchImageStatusSchema),
@@ -205,7 +206,8 @@ export const batchImagesQuerySchema = z
     rangeCheck,
     reviewQueueCheck,
     z.superRefine((q: { label?: string[]; minConfidence?: number; capturedFrom?: string; capturedTo?: string }, ctx) => {
-      if (q.minConfidence !== undefined && q.label === undefined) ctx.addIssue({ code: 'custom', path: ['minConfidence'], message: 'needs `label`' });
+      if (q.minConfidence !== undefined && q.label === undefined)
+        ctx.addIssue({ code: 'custom', path: ['minConfidence'], message: 'needs `label`' });
       if (q.capturedFrom !== undefined && q.capturedTo !== undefined && q.capturedFrom > q.capturedTo) {
         ctx.addIssue({ code: 'custom', path: ['capturedFrom'], message: 'must not be after `capturedTo`' });
       }
@@ -248,14 +250,12 @@ export const noQuerySchema = z.strictObject({});
 // Bodies -------------------------------------------------------------------------------------------------------
 
 /** A file name becomes the last part of uploads/{clientId}/{batchId}/{fileName}: folders allowed, no escaping them. */
-export const fileNameSchema = z
-  .string()
-  .check(
-    z.minLength(1),
-    z.maxLength(255),
-    z.refine((n: string) => !hasForbiddenFileNameCharacters(n), 'must not contain control characters or backslashes'),
-    z.refine((n: string) => !hasInvalidPathSegment(n), 'must be a relative path without empty, "." or ".." segments'),
-  );
+export const fileNameSchema = z.string().check(
+  z.minLength(1),
+  z.maxLength(255),
+  z.refine((n: string) => !hasForbiddenFileNameCharacters(n), 'must not contain control characters or backslashes'),
+  z.refine((n: string) => !hasInvalidPathSegment(n), 'must be a relative path without empty, "." or ".." segments'),
+);
 
 /** Files to upload: one presigned POST form each. */
 function filesSchema(limits: SchemaLimits, min = 0) {
@@ -313,7 +313,10 @@ export function createBatchBodySchema(limits: SchemaLimits) {
         `Days the batch's results are kept. Default ${limits.defaultRetentionDays}.`,
       ),
       batchId: optional(batchIdSchema, 'Your own name for the batch (409 if you already have one of that name); a ULID when absent.'),
-      files: optional(filesSchema(limits), 'Files to upload: one presigned POST form each; their number is `expected`. Names must be distinct.'),
+      files: optional(
+        filesSchema(limits),
+        'Files to upload: one presigned POST form each; their number is `expected`. Names must be distinct.',
+      ),
       callbackUrl: optional(
         z.string().check(z.minLength(1), z.maxLength(2048)),
         'POSTed the summary once the batch is done, signed with `IceCat-Signature` (the answer’s `callbackSecret`); ' +
@@ -349,7 +352,9 @@ export const knownFingerprintsBodySchema = z
       .check(
         z.minLength(1),
         z.maxLength(KNOWN_FINGERPRINTS_MAX),
-        z.meta({ description: `Fingerprints computed as the ingest computes them (the CLI's --dry-run does), 1-${KNOWN_FINGERPRINTS_MAX}.` }),
+        z.meta({
+          description: `Fingerprints computed as the ingest computes them (the CLI's --dry-run does), 1-${KNOWN_FINGERPRINTS_MAX}.`,
+        }),
       ),
   })
   .check(z.meta({ id: 'KnownFingerprintsRequest' }));
@@ -367,21 +372,39 @@ export const imageSchema = z
     fileName: z.nullable(z.string()),
     status: z.enum(IMAGE_STATUSES),
     isCat: z.nullable(z.boolean()).check(z.meta({ description: 'null until classified.' })),
-    catConfidence: z.nullable(z.number()).check(z.meta({ description: 'The best Cat confidence found (0 when none); null until classified or in client-wide listings.' })),
+    catConfidence: z
+      .nullable(z.number())
+      .check(z.meta({ description: 'The best Cat confidence found (0 when none); null until classified or in client-wide listings.' })),
     labels: z.array(labelSchema),
     cats: z
-      .array(z.object({ confidence: z.number(), box: z.object({ left: z.number(), top: z.number(), width: z.number(), height: z.number() }) }))
+      .array(
+        z.object({ confidence: z.number(), box: z.object({ left: z.number(), top: z.number(), width: z.number(), height: z.number() }) }),
+      )
       .check(z.meta({ description: "Cat instances, boxes as ratios of the image's sides (Rekognition's BoundingBox)." })),
     uploadedAt: z.nullable(isoTime),
     classifiedAt: z.nullable(isoTime),
-    duplicates: z.number().check(z.int()).check(z.meta({ description: 'Later uploads of the same pixels to this batch.' })),
-    duplicateFiles: z.array(z.string()).check(z.meta({
-      description: `The later uploads' file names, sorted; only the first ${LIMITS.dupFiles} are kept, so past them \`duplicates\` is larger.`,
-    })),
-    reused: z.boolean().check(z.meta({ description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call." })),
-    machineIsCat: z.nullable(z.boolean()).check(z.meta({
-      description: "The detector's verdict at the batch's threshold (`isCat` is the person's verdict when there is one); null until classified.",
-    })),
+    duplicates: z
+      .number()
+      .check(z.int())
+      .check(z.meta({ description: 'Later uploads of the same pixels to this batch.' })),
+    duplicateFiles: z.array(z.string()).check(
+      z.meta({
+        description: `The later uploads' file names, sorted; only the first ${LIMITS.dupFiles} are kept, so past them \`duplicates\` is larger.`,
+      }),
+    ),
+    reused: z
+      .boolean()
+      .check(
+        z.meta({
+          description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call.",
+        }),
+      ),
+    machineIsCat: z.nullable(z.boolean()).check(
+      z.meta({
+        description:
+          "The detector's verdict at the batch's threshold (`isCat` is the person's verdict when there is one); null until classified.",
+      }),
+    ),
     review: z
       .nullable(
         z
@@ -392,18 +415,22 @@ export const imageSchema = z
           })
           .check(z.meta({ id: 'Review' })),
       )
-      .check(z.meta({
+      .check(
+        z.meta({
+          description:
+            "A person's verdict (PUT …/review), which `isCat` follows; its duplicates share it, and a later batch of the " +
+            'client that holds the same pixels carries it. null when none.',
+        }),
+      ),
+    capturedAt: z.nullable(z.string()).check(
+      z.meta({
         description:
-          "A person's verdict (PUT …/review), which `isCat` follows; its duplicates share it, and a later batch of the " +
-          'client that holds the same pixels carries it. null when none.',
-      })),
-    capturedAt: z.nullable(z.string()).check(z.meta({
-      description:
-        "When the photo was taken, from its EXIF (DateTimeOriginal, else CreateDate): the camera's wall clock, with its offset " +
-        'when the camera wrote one (2024-06-01T06:30:00+02:00), else without a zone (2024-06-01T06:30:00). null when absent or ' +
-        'impossible (0000:00:00, before 1990, more than a day after the upload), and in listings served by the older indexes ' +
-        '(status, upload time, client-wide), which do not project it.',
-    })),
+          "When the photo was taken, from its EXIF (DateTimeOriginal, else CreateDate): the camera's wall clock, with its offset " +
+          'when the camera wrote one (2024-06-01T06:30:00+02:00), else without a zone (2024-06-01T06:30:00). null when absent or ' +
+          'impossible (0000:00:00, before 1990, more than a day after the upload), and in listings served by the older indexes ' +
+          '(status, upload time, client-wide), which do not project it.',
+      }),
+    ),
     camera: z.nullable(z.string()).check(z.meta({ description: 'EXIF Make and Model ("Reconyx HC600"); null when absent.' })),
     location: z
       .nullable(z.object({ lat: z.number(), lon: z.number() }))
@@ -411,10 +438,18 @@ export const imageSchema = z
     error: z.nullable(z.object({ code: z.string(), message: z.string() })),
     thumbnailUrl: z
       .nullable(z.string())
-      .check(z.meta({ description: 'Presigned GET of a WebP at most 256 px a side, valid 15 to 20 minutes; null when the image was never decoded.' })),
+      .check(
+        z.meta({
+          description: 'Presigned GET of a WebP at most 256 px a side, valid 15 to 20 minutes; null when the image was never decoded.',
+        }),
+      ),
     imageUrl: z
       .nullable(z.string())
-      .check(z.meta({ description: 'Presigned GET of the classified image (a duplicate: its original), valid 15 to 20 minutes; null unless classified.' })),
+      .check(
+        z.meta({
+          description: 'Presigned GET of the classified image (a duplicate: its original), valid 15 to 20 minutes; null unless classified.',
+        }),
+      ),
   })
   .check(z.meta({ id: 'Image' }));
 
@@ -436,22 +471,24 @@ export const logEntrySchema = z
   })
   .check(z.meta({ id: 'LogEntry' }));
 
-export const logListSchema = z
-  .object({ items: z.array(logEntrySchema), cursor: z.optional(z.string()) })
-  .check(z.meta({ id: 'LogList' }));
+export const logListSchema = z.object({ items: z.array(logEntrySchema), cursor: z.optional(z.string()) }).check(z.meta({ id: 'LogList' }));
 
 export const callbackStateSchema = z
   .object({
     url: z.string(),
-    status: z.enum(['pending', 'delivered', 'failed']).check(z.meta({
-      description:
-        'pending: the batch is done and the summary not yet delivered (attempts are under way, or the reconciliation ' +
-        'sweep queues the callback again when its message was lost); delivered: a 2xx answered; failed: the retry window closed.',
-    })),
+    status: z.enum(['pending', 'delivered', 'failed']).check(
+      z.meta({
+        description:
+          'pending: the batch is done and the summary not yet delivered (attempts are under way, or the reconciliation ' +
+          'sweep queues the callback again when its message was lost); delivered: a 2xx answered; failed: the retry window closed.',
+      }),
+    ),
     attempts: z.number().check(z.int()),
     lastAttemptAt: z.nullable(isoTime),
     lastStatus: z.nullable(z.number().check(z.int())).check(z.meta({ description: 'The receiver’s HTTP status; null when none came.' })),
-    lastError: z.nullable(z.string()).check(z.meta({ description: 'Why the last attempt failed (timeout, refused address, HTTP status).' })),
+    lastError: z
+      .nullable(z.string())
+      .check(z.meta({ description: 'Why the last attempt failed (timeout, refused address, HTTP status).' })),
     deliveredAt: z.nullable(isoTime),
     gaveUpAt: z.nullable(isoTime).check(z.meta({ description: 'Set when the retry window closed without a 2xx.' })),
   })
@@ -461,10 +498,16 @@ const dollarsSchema = z.number().check(z.gte(0));
 
 export const batchUsageSchema = z
   .object({
-    detectLabelsCalls: z.number().check(z.int(), z.meta({ description: 'Images classified by a DetectLabels call of their own: counts.success − counts.reused.' })),
-    reused: z.number().check(z.int(), z.meta({ description: "Images classified from the client's earlier answer for the same pixels: no call." })),
+    detectLabelsCalls: z
+      .number()
+      .check(z.int(), z.meta({ description: 'Images classified by a DetectLabels call of their own: counts.success − counts.reused.' })),
+    reused: z
+      .number()
+      .check(z.int(), z.meta({ description: "Images classified from the client's earlier answer for the same pixels: no call." })),
     duplicates: z.number().check(z.int(), z.meta({ description: 'Uploads of pixels already in the batch: no call.' })),
-    estimatedCostUsd: dollarsSchema.check(z.meta({ description: 'detectLabelsCalls at ICECAT_PRICE_PER_IMAGE_USD (default 0.001, Rekognition\'s first price tier).' })),
+    estimatedCostUsd: dollarsSchema.check(
+      z.meta({ description: "detectLabelsCalls at ICECAT_PRICE_PER_IMAGE_USD (default 0.001, Rekognition's first price tier)." }),
+    ),
     savedUsd: dollarsSchema.check(z.meta({ description: 'The calls reuse and duplicates avoided, at the same price.' })),
   })
   .check(z.meta({ id: 'BatchUsage', description: 'What the batch cost in DetectLabels calls so far, and what reuse and dedupe saved.' }));
@@ -472,13 +515,17 @@ export const batchUsageSchema = z
 export const batchSummarySchema = z
   .object({
     batchId: z.string(),
-    status: z.enum(BATCH_STATUSES).check(z.meta({
-      description:
-        'open: not closed yet; processing: closed, and an image is pending or declared files have not all arrived; ' +
-        'done: closed, nothing pending, every declared file arrived.',
-    })),
+    status: z.enum(BATCH_STATUSES).check(
+      z.meta({
+        description:
+          'open: not closed yet; processing: closed, and an image is pending or declared files have not all arrived; ' +
+          'done: closed, nothing pending, every declared file arrived.',
+      }),
+    ),
     closed: z.boolean().check(z.meta({ description: 'No more uploads: by POST …:close, or once `expected` uploads arrived.' })),
-    expected: z.nullable(z.number().check(z.int())).check(z.meta({ description: 'Files declared (created with, added, or given at close); null when never said.' })),
+    expected: z
+      .nullable(z.number().check(z.int()))
+      .check(z.meta({ description: 'Files declared (created with, added, or given at close); null when never said.' })),
     counts: z
       .object({
         total: z.number().check(z.int()),
@@ -491,30 +538,45 @@ export const batchSummarySchema = z
         reviewed: z.number().check(z.int()),
         corrected: z.number().check(z.int()),
       })
-      .check(z.meta({
-        description:
-          'total = pending + success + fail + duplicate, always; reused, cats and reviewed are parts of success. cats ' +
-          'counts isCat (a person’s verdict wins); reviewed, the images with a person’s verdict; corrected, those of ' +
-          'them whose verdict differs from the machine’s at the batch’s threshold.',
-      })),
+      .check(
+        z.meta({
+          description:
+            'total = pending + success + fail + duplicate, always; reused, cats and reviewed are parts of success. cats ' +
+            'counts isCat (a person’s verdict wins); reviewed, the images with a person’s verdict; corrected, those of ' +
+            'them whose verdict differs from the machine’s at the batch’s threshold.',
+        }),
+      ),
     usage: batchUsageSchema,
-    labels: z
-      .nullable(z.array(z.object({ name: z.string(), images: z.number().check(z.int()) })))
-      .check(z.meta({
+    labels: z.nullable(z.array(z.object({ name: z.string(), images: z.number().check(z.int()) }))).check(
+      z.meta({
         description:
-          "GET of one done batch: its 20 most frequent labels, most images first, with how many distinct images carry each " +
+          'GET of one done batch: its 20 most frequent labels, most images first, with how many distinct images carry each ' +
           "at the batch's cat threshold (catMinConfidence; :reclassify moves it), counted from its records. null while the " +
           'batch is not done, and in lists and write answers.',
-      })),
+      }),
+    ),
     debug: z.boolean(),
-    catMinConfidence: z.nullable(z.number()).check(z.meta({ description: 'The cat threshold its images are classified at: the configured one when the batch was made, then that of the last POST …:reclassify (null: a batch made before batches kept it).' })),
+    catMinConfidence: z
+      .nullable(z.number())
+      .check(
+        z.meta({
+          description:
+            'The cat threshold its images are classified at: the configured one when the batch was made, then that of the last POST …:reclassify (null: a batch made before batches kept it).',
+        }),
+      ),
     retentionDays: z.number(),
     createdAt: isoTime,
     closedAt: z.nullable(isoTime),
     doneAt: z.nullable(isoTime).check(z.meta({ description: 'When the batch became done; set once.' })),
     expiresAt: isoTime,
     callbackUrl: z.nullable(z.string()).check(z.meta({ description: 'Where the summary is POSTed once the batch is done.' })),
-    callback: z.nullable(callbackStateSchema).check(z.meta({ description: 'The completion callback’s delivery, from the moment the batch is done; null before, and without callbackUrl.' })),
+    callback: z
+      .nullable(callbackStateSchema)
+      .check(
+        z.meta({
+          description: 'The completion callback’s delivery, from the moment the batch is done; null before, and without callbackUrl.',
+        }),
+      ),
   })
   .check(z.meta({ id: 'BatchSummary' }));
 
@@ -525,14 +587,15 @@ export const batchListSchema = z
   })
   .check(z.meta({ id: 'BatchList' }));
 
-
 export const uploadFormSchema = z
   .object({
     file: z.string(),
     url: z.url(),
-    fields: z.record(z.string(), z.string()).check(z.meta({
-      description: 'Form fields to send, in order, before the file field (multipart/form-data POST to url).',
-    })),
+    fields: z.record(z.string(), z.string()).check(
+      z.meta({
+        description: 'Form fields to send, in order, before the file field (multipart/form-data POST to url).',
+      }),
+    ),
   })
   .check(z.meta({ id: 'UploadForm' }));
 
@@ -555,46 +618,53 @@ export const createdBatchSchema = z
   .check(z.meta({ id: 'CreatedBatch' }));
 
 export const exportQuerySchema = z.strictObject({
-  format: z._default(z.enum(EXPORT_FORMATS), 'csv').check(z.meta({
-    description:
-      'csv (RFC 4180, with a header), jsonl (JSON Lines), or megadetector: a MegaDetector results file, format 1.6 ' +
-      '(lila.science/megadetector-output-format), as Timelapse and AddaxAI read it.',
-  })),
+  format: z._default(z.enum(EXPORT_FORMATS), 'csv').check(
+    z.meta({
+      description:
+        'csv (RFC 4180, with a header), jsonl (JSON Lines), or megadetector: a MegaDetector results file, format 1.6 ' +
+        '(lila.science/megadetector-output-format), as Timelapse and AddaxAI read it.',
+    }),
+  ),
 });
 
 const MAX_DISTANCE_RULE = `must be a whole number of bits from 0 to ${MAX_DISTANCE_LIMIT}`;
 
 /** Bits of the 64-bit pHash, at most MAX_DISTANCE_LIMIT; a query parameter, so digits only: no sign, exponent, fraction or blank. */
-export const maxDistanceSchema = z.pipe(
-  z.string().check(
-    z.regex(/^\d{1,2}$/, MAX_DISTANCE_RULE),
-    z.meta({
-      description:
-        `Most bits two images' 64-bit perceptual hashes may differ in to be linked, 0–${MAX_DISTANCE_LIMIT} (default ` +
-        `${DEFAULT_MAX_DISTANCE}). Past ${MAX_DISTANCE_LIMIT}, unrelated photos group by chance.`,
-      examples: [String(DEFAULT_MAX_DISTANCE)],
-    }),
-  ),
-  z.transform(Number),
-).check(z.refine((bits: number) => bits <= MAX_DISTANCE_LIMIT, MAX_DISTANCE_RULE));
+export const maxDistanceSchema = z
+  .pipe(
+    z.string().check(
+      z.regex(/^\d{1,2}$/, MAX_DISTANCE_RULE),
+      z.meta({
+        description:
+          `Most bits two images' 64-bit perceptual hashes may differ in to be linked, 0–${MAX_DISTANCE_LIMIT} (default ` +
+          `${DEFAULT_MAX_DISTANCE}). Past ${MAX_DISTANCE_LIMIT}, unrelated photos group by chance.`,
+        examples: [String(DEFAULT_MAX_DISTANCE)],
+      }),
+    ),
+    z.transform(Number),
+  )
+  .check(z.refine((bits: number) => bits <= MAX_DISTANCE_LIMIT, MAX_DISTANCE_RULE));
 
 export const similarQuerySchema = z.strictObject({ maxDistance: z.optional(maxDistanceSchema) });
 
 export const similarGroupSchema = z
   .object({
     fprints: z.array(z.string()).check(z.meta({ description: 'The images of the group (two or more), in fingerprint order.' })),
-    maxDistance: z.number().check(z.int(), z.gte(0), z.lte(MAX_DISTANCE_LIMIT)).check(z.meta({
-      description:
-        'The largest link that holds the group together: the smallest maxDistance at which these images still form one ' +
-        'group. Two members of a chain can differ by more.',
-    })),
+    maxDistance: z
+      .number()
+      .check(z.int(), z.gte(0), z.lte(MAX_DISTANCE_LIMIT))
+      .check(
+        z.meta({
+          description:
+            'The largest link that holds the group together: the smallest maxDistance at which these images still form one ' +
+            'group. Two members of a chain can differ by more.',
+        }),
+      ),
     fileNames: z.array(z.nullable(z.string())).check(z.meta({ description: "Each image's file name, in the order of `fprints`." })),
   })
   .check(z.meta({ id: 'SimilarGroup' }));
 
-export const similarGroupsSchema = z
-  .object({ groups: z.array(similarGroupSchema) })
-  .check(z.meta({ id: 'SimilarGroups' }));
+export const similarGroupsSchema = z.object({ groups: z.array(similarGroupSchema) }).check(z.meta({ id: 'SimilarGroups' }));
 
 export const deletedBatchSchema = z
   .object({ batchId: z.string(), status: z.literal('deleting') })
@@ -602,29 +672,43 @@ export const deletedBatchSchema = z
 
 export const reclassifyBodySchema = z
   .strictObject({
-    catMinConfidence: z.number().check(z.gte(0), z.lte(100)).check(z.meta({ description: 'The new cat threshold, 0–100: isCat is a Cat confidence at or above it.' })),
-    cursor: z.optional(z.string().check(z.maxLength(1000))).check(z.meta({ description: 'An earlier answer\'s cursor: go on where it stopped (same catMinConfidence).' })),
+    catMinConfidence: z
+      .number()
+      .check(z.gte(0), z.lte(100))
+      .check(z.meta({ description: 'The new cat threshold, 0–100: isCat is a Cat confidence at or above it.' })),
+    cursor: z
+      .optional(z.string().check(z.maxLength(1000)))
+      .check(z.meta({ description: "An earlier answer's cursor: go on where it stopped (same catMinConfidence)." })),
   })
   .check(z.meta({ id: 'ReclassifyBody' }));
 
 export const reclassifyResultSchema = z
   .object({
     batch: batchSummarySchema,
-    cursor: z.optional(z.string()).check(z.meta({
-      description: 'Present when the batch was larger than one request handles in time: send the same body with this cursor to go on.',
-    })),
+    cursor: z.optional(z.string()).check(
+      z.meta({
+        description: 'Present when the batch was larger than one request handles in time: send the same body with this cursor to go on.',
+      }),
+    ),
   })
   .check(z.meta({ id: 'ReclassifyResult' }));
 
 export const knownFingerprintsSchema = z
   .object({
-    known: z.array(z.string()).check(z.meta({
-      description:
-        "The asked fingerprints the client already has a classification of, within retention, in any of its batches " +
-        '(an upload of them is reused, not sent to DetectLabels), distinct, in the order asked. Only the caller\'s own ' +
-        "images count: another client's is simply unknown.",
-    })),
-    pricePerImageUsd: z.number().check(z.gte(0), z.meta({ description: 'The price of one DetectLabels call this service estimates with (ICECAT_PRICE_PER_IMAGE_USD).' })),
+    known: z.array(z.string()).check(
+      z.meta({
+        description:
+          'The asked fingerprints the client already has a classification of, within retention, in any of its batches ' +
+          "(an upload of them is reused, not sent to DetectLabels), distinct, in the order asked. Only the caller's own " +
+          "images count: another client's is simply unknown.",
+      }),
+    ),
+    pricePerImageUsd: z
+      .number()
+      .check(
+        z.gte(0),
+        z.meta({ description: 'The price of one DetectLabels call this service estimates with (ICECAT_PRICE_PER_IMAGE_USD).' }),
+      ),
   })
   .check(z.meta({ id: 'KnownFingerprints' }));
 export const usageSchema = z
@@ -634,28 +718,54 @@ export const usageSchema = z
     limits: z.object({
       requestsPerSecond: z.number().check(z.meta({ description: 'API requests per second, sustained; beyond it 429 with Retry-After.' })),
       burst: z.number().check(z.meta({ description: 'API requests at once after a quiet while: twice the rate.' })),
-      imagesPerDay: z.number().check(z.meta({ description: 'Uploads accepted per UTC day; beyond it each ends as a fail record with code QuotaExceeded.' })),
+      imagesPerDay: z
+        .number()
+        .check(z.meta({ description: 'Uploads accepted per UTC day; beyond it each ends as a fail record with code QuotaExceeded.' })),
     }),
     images: z.object({
       accepted: z.number().check(z.meta({ description: 'Uploads of the day counted against the quota.' })),
-      rejected: z.number().check(z.meta({ description: 'Uploads of the day beyond the quota (QuotaExceeded records, objects under failed/).' })),
+      rejected: z
+        .number()
+        .check(z.meta({ description: 'Uploads of the day beyond the quota (QuotaExceeded records, objects under failed/).' })),
       remaining: z.number().check(z.meta({ description: 'Uploads still accepted today.' })),
     }),
     resetsAt: z.string().check(z.meta({ description: 'When the images quota starts afresh: the next 00:00 UTC.' })),
-    pricePerImageUsd: z.number().check(z.gte(0), z.meta({ description: 'The price of one DetectLabels call this service estimates with (ICECAT_PRICE_PER_IMAGE_USD): what a new image costs.' })),
+    pricePerImageUsd: z
+      .number()
+      .check(
+        z.gte(0),
+        z.meta({
+          description:
+            'The price of one DetectLabels call this service estimates with (ICECAT_PRICE_PER_IMAGE_USD): what a new image costs.',
+        }),
+      ),
   })
   .check(z.meta({ id: 'Usage', description: "The client's limits and today's use of them (docs/design.md §11)." }));
 export const agreementSchema = z
   .object({
-    reviewed: z.number().check(z.int()).check(z.meta({ description: 'Images with a person’s verdict.' })),
-    agree: z.number().check(z.int()).check(z.meta({ description: 'Of them, those whose verdict is the machine’s at the batch’s threshold.' })),
-    precision: z.nullable(z.number()).check(z.meta({ description: 'Of the machine’s cats among them, the share people called cats (0–1); null when the machine called none.' })),
-    recall: z.nullable(z.number()).check(z.meta({ description: 'Of the people’s cats, the share the machine called cats (0–1); null when people called none.' })),
-    suggestedCatMinConfidence: z.nullable(z.number()).check(z.meta({
-      description:
-        'The threshold at which the machine’s verdicts would have agreed with the most reviews (ties: the lowest), in ' +
-        'hundredths of a percent (0.01–100), to send to POST …:reclassify; null without reviews.',
-    })),
+    reviewed: z
+      .number()
+      .check(z.int())
+      .check(z.meta({ description: 'Images with a person’s verdict.' })),
+    agree: z
+      .number()
+      .check(z.int())
+      .check(z.meta({ description: 'Of them, those whose verdict is the machine’s at the batch’s threshold.' })),
+    precision: z
+      .nullable(z.number())
+      .check(
+        z.meta({ description: 'Of the machine’s cats among them, the share people called cats (0–1); null when the machine called none.' }),
+      ),
+    recall: z
+      .nullable(z.number())
+      .check(z.meta({ description: 'Of the people’s cats, the share the machine called cats (0–1); null when people called none.' })),
+    suggestedCatMinConfidence: z.nullable(z.number()).check(
+      z.meta({
+        description:
+          'The threshold at which the machine’s verdicts would have agreed with the most reviews (ties: the lowest), in ' +
+          'hundredths of a percent (0.01–100), to send to POST …:reclassify; null without reviews.',
+      }),
+    ),
     catMinConfidence: z.number().check(z.meta({ description: 'The batch’s threshold now, which `agree`, precision and recall are at.' })),
   })
   .check(z.meta({ id: 'Agreement' }));

@@ -1,7 +1,17 @@
 // The API's read operations (docs/design.md §3), free of HTTP: a client id and validated input in, response shapes
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
-import { getBatch, getImage, getImages, knownFingerprints, queryBatchLogs, queryClientBatches, queryClientImages, queryVisibleBatchImages, type StoreContext } from '../store/reader';
+import {
+  getBatch,
+  getImage,
+  getImages,
+  knownFingerprints,
+  queryBatchLogs,
+  queryClientBatches,
+  queryClientImages,
+  queryVisibleBatchImages,
+  type StoreContext,
+} from '../store/reader';
 import { reportedStatus, type Batch as StoredBatch, type Image as StoredImage, type LabelCount } from '../domain';
 import { batchLabelCounts } from '../store/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
@@ -11,7 +21,20 @@ import { agreementOf } from '../review/agreement';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type { AgreementAnswer, BatchImagesQuery, BatchSummary, ClientBatchesQuery, ClientImagesQuery, Image, KnownFingerprints, LogEntry, LogsQuery, SimilarGroups, SimilarQuery, Usage } from './schemas';
+import type {
+  AgreementAnswer,
+  BatchImagesQuery,
+  BatchSummary,
+  ClientBatchesQuery,
+  ClientImagesQuery,
+  Image,
+  KnownFingerprints,
+  LogEntry,
+  LogsQuery,
+  SimilarGroups,
+  SimilarQuery,
+  Usage,
+} from './schemas';
 import { pricePerImageUsd } from '../config';
 import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
 import type { DailyUsage } from '../store/client-limits';
@@ -157,7 +180,9 @@ export class ApiService {
     const batch = await getBatch(this.opts.store, clientId, batchId);
     if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     const verdicts = await reviewedVerdicts(this.opts.store, clientId, batchId);
-    const agreement = agreementOf(verdicts.map((v) => ({ catConfidence: v.catConfidence, isCat: v.review.isCat, machineIsCat: v.review.machineIsCat })));
+    const agreement = agreementOf(
+      verdicts.map((v) => ({ catConfidence: v.catConfidence, isCat: v.review.isCat, machineIsCat: v.review.machineIsCat })),
+    );
     return { ...agreement, catMinConfidence: this.thresholdOf(batch) };
   }
 

@@ -24,7 +24,12 @@ export async function registerApiKey(
 }
 
 /** Writes the client's registry item unless it exists. */
-export async function registerClient(ddb: DynamoDBDocumentClient, tableName: string, clientId: string, nowMs: number = Date.now()): Promise<void> {
+export async function registerClient(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+  clientId: string,
+  nowMs: number = Date.now(),
+): Promise<void> {
   assertClientId(clientId);
   await storeClient({ ddb, tableName }, clientId, nowMs);
 }

@@ -37,11 +37,18 @@ export class SqsMessageVisibility implements MessageVisibility {
         const out = await this.sqs.send(
           new ChangeMessageVisibilityBatchCommand({
             QueueUrl: this.queueUrl,
-            Entries: chunk.map((m, n) => ({ Id: String(n), ReceiptHandle: m.receiptHandle, VisibilityTimeout: visibilitySeconds(m.delaySeconds) })),
+            Entries: chunk.map((m, n) => ({
+              Id: String(n),
+              ReceiptHandle: m.receiptHandle,
+              VisibilityTimeout: visibilitySeconds(m.delaySeconds),
+            })),
           }),
         );
         for (const failed of out.Failed ?? []) {
-          log('visibility not changed; the message comes back after the queue timeout', { messageId: chunk[Number(failed.Id)]?.messageId, code: failed.Code });
+          log('visibility not changed; the message comes back after the queue timeout', {
+            messageId: chunk[Number(failed.Id)]?.messageId,
+            code: failed.Code,
+          });
         }
       } catch (err) {
         // Still correct, only later: the messages come back after the queue's visibility timeout.

@@ -1,7 +1,16 @@
 // The HTTP API's client (docs/design.md §3): bearer key, JSON in and out, retries of transient failures, and the
 // API's error bodies turned into the CLI's errors. It never needs AWS credentials: uploads go through presigned forms.
 import { ApiAnswerError, KeyRefusedError, NetworkError, OutOfSpaceError, RouteMissingError, saysOutOfSpace } from './errors';
-import { DEFAULT_RETRY, TransientError, describeNetworkError, isTransientStatus, retryAfterMs, withRetry, type RetryHooks, type RetryPolicy } from './retry';
+import {
+  DEFAULT_RETRY,
+  TransientError,
+  describeNetworkError,
+  isTransientStatus,
+  retryAfterMs,
+  withRetry,
+  type RetryHooks,
+  type RetryPolicy,
+} from './retry';
 import { batchPath, reviewPath } from '../api/client-contract';
 import type {
   Agreement,
@@ -108,10 +117,16 @@ export class ApiClient {
       if (error.code === 'quota_exceeded') throw new ApiAnswerError(error.message, { status: res.status, code: error.code });
       if (isTransientStatus(res.status)) {
         const Failure = idempotent || res.status === 429 ? TransientError : AmbiguousFailure;
-        throw new Failure(`${method} ${url.pathname}: ${res.status} ${error.message}`, { retryAfterMs: retryAfterMs(res.headers.get('retry-after')) });
+        throw new Failure(`${method} ${url.pathname}: ${res.status} ${error.message}`, {
+          retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
+        });
       }
       if (res.status === 401) throw new KeyRefusedError(`the API refused the key (${error.message}): check ICECAT_API_KEY or --api-key`);
-      if (res.status === 404 && ROUTE_MISSING.test(error.message)) throw new RouteMissingError(`this API does not offer ${method} ${templateOf(url.pathname)} yet (route not found): it needs a newer IceCatWrangler server`, { method, path: templateOf(url.pathname) });
+      if (res.status === 404 && ROUTE_MISSING.test(error.message))
+        throw new RouteMissingError(
+          `this API does not offer ${method} ${templateOf(url.pathname)} yet (route not found): it needs a newer IceCatWrangler server`,
+          { method, path: templateOf(url.pathname) },
+        );
       throw new ApiAnswerError(error.message, { status: res.status, code: error.code });
     };
     try {

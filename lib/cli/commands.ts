@@ -10,7 +10,18 @@ import { resolveConnection } from './config';
 import { ApiAnswerError, EXIT, RouteMissingError, UsageError } from './errors';
 import type { AskKnown } from './estimate';
 import { statusUrlFor } from './service-status';
-import { batchTable, formatBytes, imageTable, json, agreementLines, logLines, reviewLine, reviewQueueTable, similarTable, summaryLines } from './output';
+import {
+  batchTable,
+  formatBytes,
+  imageTable,
+  json,
+  agreementLines,
+  logLines,
+  reviewLine,
+  reviewQueueTable,
+  similarTable,
+  summaryLines,
+} from './output';
 import type { GlobalOptions, Handlers, JsonOption } from './program';
 import type { BatchSummary, Image } from '../api/client-contract';
 import { dryRun, upload } from './upload-command';
@@ -62,7 +73,13 @@ function askKnownFor({ clientFor, err }: CommandIo, o: GlobalOptions): AskKnown 
 }
 
 /** The commands that read a batch: its list, summary, images, agreement, logs and near-duplicates. */
-function readHandlers({ out, err, clientFor, printSummary, printItems }: CommandIo): Pick<Handlers, 'batches' | 'status' | 'images' | 'agreement' | 'logs' | 'similar'> {
+function readHandlers({
+  out,
+  err,
+  clientFor,
+  printSummary,
+  printItems,
+}: CommandIo): Pick<Handlers, 'batches' | 'status' | 'images' | 'agreement' | 'logs' | 'similar'> {
   return {
     async batches(o) {
       const client = clientFor(o);
@@ -184,7 +201,10 @@ async function imageOf(client: ApiClient, batch: string, name: string): Promise<
     if (err.status === 404 && /^batch /.test(err.message)) throw err;
   }
   const [found] = await collect(client.pages<Image>(batchPath(batch, '/images'), { fileName: name }));
-  if (!found) throw new UsageError(`batch ${batch} has no image named ${name} (give its file name as uploaded, folders included, or its fingerprint)`);
+  if (!found)
+    throw new UsageError(
+      `batch ${batch} has no image named ${name} (give its file name as uploaded, folders included, or its fingerprint)`,
+    );
   return found.fprint;
 }
 

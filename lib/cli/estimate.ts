@@ -40,7 +40,11 @@ export type AskKnown = (fprints: string[]) => Promise<KnownFingerprints>;
  * The estimate of uploading files with these fingerprints: `known` asked in slices of KNOWN_FINGERPRINTS_MAX, or,
  * without a service to ask (`ask` undefined), none known. Priced at the service's price when it says one.
  */
-export async function estimateUpload(fprints: readonly (string | undefined)[], ask: AskKnown | undefined, fallbackPrice: number): Promise<Estimate> {
+export async function estimateUpload(
+  fprints: readonly (string | undefined)[],
+  ask: AskKnown | undefined,
+  fallbackPrice: number,
+): Promise<Estimate> {
   const images = fprints.filter((f): f is string => f !== undefined);
   const distinct = [...new Set(images)];
   let known = 0;

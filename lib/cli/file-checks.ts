@@ -56,7 +56,12 @@ const SKIP_CODES: Partial<Record<SkippedEntry['reason'], { code: string; message
 export function skipProblem(entry: SkippedEntry): FileProblem | undefined {
   const known = LOST_REASONS.has(entry.reason) ? SKIP_CODES[entry.reason] : undefined;
   if (!known) return undefined;
-  const detail = entry.reason === 'broken-link' && entry.detail === 'ELOOP' ? ' (it points at itself)' : entry.detail && entry.reason !== 'invalid-name' ? ` (${entry.detail})` : '';
+  const detail =
+    entry.reason === 'broken-link' && entry.detail === 'ELOOP'
+      ? ' (it points at itself)'
+      : entry.detail && entry.reason !== 'invalid-name'
+        ? ` (${entry.detail})`
+        : '';
   return { file: entry.name, path: entry.path, code: known.code, message: `${known.message}${detail}` };
 }
 

@@ -35,9 +35,18 @@ export function s3Error(status: number, body: string): { code: string; message: 
 const quoted = (value: string): string => value.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 
 /** The multipart body around the file's bytes (pure): every field, then the file part's header; and the closing. */
-function multipartFrame(fields: Record<string, string>, fileName: string, contentType: string, boundary: string): { head: Buffer; tail: Buffer } {
-  const parts = Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`);
-  parts.push(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoted(fileName)}"\r\nContent-Type: ${contentType}\r\n\r\n`);
+function multipartFrame(
+  fields: Record<string, string>,
+  fileName: string,
+  contentType: string,
+  boundary: string,
+): { head: Buffer; tail: Buffer } {
+  const parts = Object.entries(fields).map(
+    ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`,
+  );
+  parts.push(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoted(fileName)}"\r\nContent-Type: ${contentType}\r\n\r\n`,
+  );
   return { head: Buffer.from(parts.join('')), tail: Buffer.from(`\r\n--${boundary}--\r\n`) };
 }
 
@@ -51,7 +60,13 @@ export interface FormUploadOptions {
  * Posts the file (`size` bytes, as declared) once; TransientError for what a retry may cure (no answer, 5xx, 429),
  * UploadRefusedError for what it cannot.
  */
-export function postForm(form: UploadForm, filePath: string, contentType: string, size: number, options: FormUploadOptions = {}): Promise<void> {
+export function postForm(
+  form: UploadForm,
+  filePath: string,
+  contentType: string,
+  size: number,
+  options: FormUploadOptions = {},
+): Promise<void> {
   const url = new URL(form.url);
   const boundary = `----icecat${randomBytes(12).toString('hex')}`;
   const { head, tail } = multipartFrame(form.fields, form.file.split('/').pop() ?? form.file, contentType, boundary);
@@ -84,7 +99,11 @@ export function postForm(form: UploadForm, filePath: string, contentType: string
           if (saysOutOfSpace(status, error.code, error.message)) {
             reject(new OutOfSpaceError(`${status} ${error.code}: ${error.message}`, { service: 'S3' }));
           } else if (isTransientStatus(status)) {
-            reject(new TransientError(`upload: ${status} ${error.code}: ${error.message}`, { retryAfterMs: retryAfterMs(String(res.headers['retry-after'] ?? '') || null) }));
+            reject(
+              new TransientError(`upload: ${status} ${error.code}: ${error.message}`, {
+                retryAfterMs: retryAfterMs(String(res.headers['retry-after'] ?? '') || null),
+              }),
+            );
           } else {
             reject(new UploadRefusedError(error.message, { status, code: error.code }));
           }
@@ -98,9 +117,12 @@ export function postForm(form: UploadForm, filePath: string, contentType: string
     const file = createReadStream(filePath, size > 0 ? { start: 0, end: size - 1 } : { start: 0, end: -1 });
     let sent = 0;
     file.on('data', (chunk) => (sent += chunk.length));
-    file.on('error', () => fail(new UploadRefusedError('the file changed or disappeared while uploading', { status: 0, code: 'FileChanged' })));
+    file.on('error', () =>
+      fail(new UploadRefusedError('the file changed or disappeared while uploading', { status: 0, code: 'FileChanged' })),
+    );
     file.on('end', () => {
-      if (sent !== size) fail(new UploadRefusedError('the file changed or disappeared while uploading', { status: 0, code: 'FileChanged' }));
+      if (sent !== size)
+        fail(new UploadRefusedError('the file changed or disappeared while uploading', { status: 0, code: 'FileChanged' }));
       else req.end(tail);
     });
     file.pipe(req, { end: false });

@@ -54,7 +54,12 @@ export interface FileRow {
  * The outcome per file (pure). `sent`: names that reached S3; `settled`: the batch is done, so a sent file without a
  * record of its own is a later copy of an image (the API lists at most some copies' names per image).
  */
-export function fileRows(sent: Iterable<string>, images: readonly Image[], problems: readonly (FileProblem & { unsent?: boolean })[], settled: boolean): FileRow[] {
+export function fileRows(
+  sent: Iterable<string>,
+  images: readonly Image[],
+  problems: readonly (FileProblem & { unsent?: boolean })[],
+  settled: boolean,
+): FileRow[] {
   const rows = new Map<string, FileRow>();
   const imageRow = (file: string, image: Image, status: FileStatus, duplicateOf = ''): FileRow => ({
     file,
@@ -71,10 +76,24 @@ export function fileRows(sent: Iterable<string>, images: readonly Image[], probl
   }
   for (const name of sent) {
     if (rows.has(name)) continue;
-    rows.set(name, { file: name, status: settled ? 'duplicate' : 'uploaded', cat: '', labels: '', duplicateOf: settled ? '(not listed)' : '', error: '' });
+    rows.set(name, {
+      file: name,
+      status: settled ? 'duplicate' : 'uploaded',
+      cat: '',
+      labels: '',
+      duplicateOf: settled ? '(not listed)' : '',
+      error: '',
+    });
   }
   for (const p of problems) {
-    rows.set(p.file, { file: p.file, status: p.unsent ? 'not sent' : 'fail', cat: '', labels: '', duplicateOf: '', error: `${p.code}: ${p.message}` });
+    rows.set(p.file, {
+      file: p.file,
+      status: p.unsent ? 'not sent' : 'fail',
+      cat: '',
+      labels: '',
+      duplicateOf: '',
+      error: `${p.code}: ${p.message}`,
+    });
   }
   return [...rows.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
 }
@@ -100,7 +119,10 @@ export function table(head: string[], rows: readonly string[][]): string {
 export function fileTable(rows: readonly FileRow[]): string {
   const withErrors = rows.some((r) => r.error);
   const head = ['FILE', 'STATUS', 'CAT', 'TOP LABELS', 'DUPLICATE OF', ...(withErrors ? ['ERROR'] : [])];
-  return table(head, rows.map((r) => [r.file, r.status, r.cat, r.labels, r.duplicateOf, ...(withErrors ? [r.error] : [])]));
+  return table(
+    head,
+    rows.map((r) => [r.file, r.status, r.cat, r.labels, r.duplicateOf, ...(withErrors ? [r.error] : [])]),
+  );
 }
 
 export function imageTable(images: readonly Image[]): string {
@@ -108,7 +130,15 @@ export function imageTable(images: readonly Image[]): string {
   const captured = images.some((i) => i.capturedAt);
   return table(
     ['FILE', 'STATUS', 'CAT', 'TOP LABELS', 'COPIES', ...(captured ? ['CAPTURED'] : []), 'FPRINT'],
-    images.map((i) => [i.fileName ?? '', i.status, catCell(i), topLabels(i.labels), String(i.duplicates || ''), ...(captured ? [i.capturedAt ?? ''] : []), i.fprint]),
+    images.map((i) => [
+      i.fileName ?? '',
+      i.status,
+      catCell(i),
+      topLabels(i.labels),
+      String(i.duplicates || ''),
+      ...(captured ? [i.capturedAt ?? ''] : []),
+      i.fprint,
+    ]),
   );
 }
 
@@ -166,7 +196,9 @@ export function summaryLines(b: BatchSummary): string {
 
 export function logLines(entries: readonly LogEntry[]): string {
   return entries
-    .map((e) => [`${e.loggedAt ?? '-'}  ${e.fileName ?? e.fprint}  ${e.status ?? ''}`.trimEnd(), ...e.lines.map((l) => `  ${l}`)].join('\n'))
+    .map((e) =>
+      [`${e.loggedAt ?? '-'}  ${e.fileName ?? e.fprint}  ${e.status ?? ''}`.trimEnd(), ...e.lines.map((l) => `  ${l}`)].join('\n'),
+    )
     .join('\n');
 }
 
@@ -176,7 +208,13 @@ export const json = (value: unknown): string => JSON.stringify(value, null, 2);
 export function reviewQueueTable(images: readonly Image[]): string {
   return table(
     ['FILE', 'MACHINE', 'CAT CONFIDENCE', 'TOP LABELS', 'FPRINT'],
-    images.map((i) => [i.fileName ?? '', verdictWord(i.machineIsCat ?? i.isCat), typeof i.catConfidence === 'number' ? `${Math.round(i.catConfidence * 10) / 10}%` : '', topLabels(i.labels), i.fprint]),
+    images.map((i) => [
+      i.fileName ?? '',
+      verdictWord(i.machineIsCat ?? i.isCat),
+      typeof i.catConfidence === 'number' ? `${Math.round(i.catConfidence * 10) / 10}%` : '',
+      topLabels(i.labels),
+      i.fprint,
+    ]),
   );
 }
 
@@ -204,7 +242,9 @@ export function agreementLines(batchId: string, a: Agreement): string {
   ];
   const out = lines.map(([k, v]) => `${`${k}:`.padEnd(11)}${String(v)}`);
   if (a.suggestedCatMinConfidence !== null && a.suggestedCatMinConfidence !== a.catMinConfidence) {
-    out.push(`re-threshold: POST /v1/batches/${batchId}:reclassify {"catMinConfidence": ${a.suggestedCatMinConfidence}} (or the web app's button)`);
+    out.push(
+      `re-threshold: POST /v1/batches/${batchId}:reclassify {"catMinConfidence": ${a.suggestedCatMinConfidence}} (or the web app's button)`,
+    );
   }
   return out.join('\n');
 }

@@ -47,7 +47,16 @@ export interface Handlers {
   status(batch: string, opts: JsonOption): Promise<number>;
   images(
     batch: string,
-    opts: JsonOption & { cats?: boolean; status?: string; review?: 'pending'; label?: string[]; minConfidence?: number; capturedFrom?: string; capturedTo?: string; byCaptureTime?: boolean },
+    opts: JsonOption & {
+      cats?: boolean;
+      status?: string;
+      review?: 'pending';
+      label?: string[];
+      minConfidence?: number;
+      capturedFrom?: string;
+      capturedTo?: string;
+      byCaptureTime?: boolean;
+    },
   ): Promise<number>;
   review(batch: string, image: string, opts: JsonOption & ReviewOptions): Promise<number>;
   agreement(batch: string, opts: JsonOption): Promise<number>;
@@ -71,7 +80,8 @@ export function batchName(value: string): string {
 const integerIn =
   (min: number, max: number) =>
   (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+      throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
     return Number(value);
   };
 
@@ -150,10 +160,16 @@ interface CommandKit {
 /** upload, batches, status. */
 function addUploadCommands({ handlers, sub, done, jsonOption, batchCommand }: CommandKit): void {
   sub('upload', 'Upload files and folders (walked recursively) as one batch, then close it')
-    .argument('<paths...>', 'files and folders; a folder keeps its name and sub-folders in the file names (trip/day1/a.jpg), unless given with a trailing slash (trip/ names day1/a.jpg)')
+    .argument(
+      '<paths...>',
+      'files and folders; a folder keeps its name and sub-folders in the file names (trip/day1/a.jpg), unless given with a trailing slash (trip/ names day1/a.jpg)',
+    )
     .option('-b, --batch <name>', 'name the batch (default: the API makes an id); an existing open batch is resumed', batchName)
     .option('--debug', "record per-image processing logs (read them with 'icecat logs')")
-    .option('-w, --wait', 'wait until every file is classified, then print the results; when nothing moves for 30 s, says why where the service knows')
+    .option(
+      '-w, --wait',
+      'wait until every file is classified, then print the results; when nothing moves for 30 s, says why where the service knows',
+    )
     .option('--wait-timeout <s>', 'with --wait: give up after this many seconds (exit 1)', integerIn(1, 7 * 86_400))
     .addOption(jsonOption)
     .option('-c, --concurrency <n>', 'files uploaded at once', integerIn(1, MAX_CONCURRENCY), DEFAULT_CONCURRENCY)
@@ -178,13 +194,19 @@ function addImageCommands({ handlers, sub, done, jsonOption, batchCommand }: Com
     .argument('<batch>', 'batch id', batchName)
     .option('--cats', 'only cats')
     .option('--status <status>', 'only images in this status', choice(OP_STATUSES))
-    .option('--label <name>', 'only images with this label (case-insensitive); repeat it for any of several', (v: string, all: string[] = []) => [...all, v])
+    .option(
+      '--label <name>',
+      'only images with this label (case-insensitive); repeat it for any of several',
+      (v: string, all: string[] = []) => [...all, v],
+    )
     .option('--min-confidence <n>', 'with --label: the least confidence, 0-100', Number)
     .option('--captured-from <time>', 'captured at or after this wall-clock time (2024-06-01 or 2024-06-01T06:30:00)')
     .option('--captured-to <time>', 'captured at or before this wall-clock time (inclusive)')
     .option('--by-capture-time', 'the images with a capture time, oldest first')
     .addOption(
-      new Option('--review <state>', 'pending: the review queue, images no person has reviewed, least certain first').choices(['pending']).conflicts(['cats', 'status']),
+      new Option('--review <state>', 'pending: the review queue, images no person has reviewed, least certain first')
+        .choices(['pending'])
+        .conflicts(['cats', 'status']),
     )
     .addOption(jsonOption)
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.images(batch, cmd.optsWithGlobals())));
@@ -194,12 +216,17 @@ function addImageCommands({ handlers, sub, done, jsonOption, batchCommand }: Com
     .argument('<image>', "the image's file name in the batch (a duplicate's too) or its fingerprint")
     .addOption(new Option('--cat', 'it shows a cat').conflicts(['notCat', 'withdraw']))
     .addOption(new Option('--not-cat', 'it does not show a cat').conflicts(['withdraw']))
-    .addOption(new Option('--note <text>', `why, for whoever reads it later (at most ${REVIEW_NOTE_MAX} characters)`).argParser(noteText).conflicts(['withdraw']))
+    .addOption(
+      new Option('--note <text>', `why, for whoever reads it later (at most ${REVIEW_NOTE_MAX} characters)`)
+        .argParser(noteText)
+        .conflicts(['withdraw']),
+    )
     .option('--withdraw', "withdraw your verdict: the machine's counts again")
     .addOption(jsonOption)
     .action(async (batch: string, image: string, _o, cmd: Command) => {
       const o = cmd.optsWithGlobals<JsonOption & ReviewOptions>();
-      if (!o.cat && !o.notCat && !o.withdraw) throw cmd.error('error: say --cat or --not-cat (or --withdraw)', { exitCode: 1, code: 'icecat.review.verdict' });
+      if (!o.cat && !o.notCat && !o.withdraw)
+        throw cmd.error('error: say --cat or --not-cat (or --withdraw)', { exitCode: 1, code: 'icecat.review.verdict' });
       done(await handlers.review(batch, image, o));
     });
 
@@ -213,11 +240,10 @@ function addBatchCommands({ handlers, sub, done, jsonOption, batchCommand }: Com
   sub('export', 'Download one row per uploaded file, duplicates included (CSV, JSON lines, or a MegaDetector results file)')
     .argument('<batch>', 'batch id', batchName)
     .addOption(
-      new Option('--format <format>', 'csv, jsonl, or megadetector (a MegaDetector 1.6 results file for Timelapse or AddaxAI); default csv, jsonl with --json').choices([
-        'csv',
-        'jsonl',
-        'megadetector',
-      ]),
+      new Option(
+        '--format <format>',
+        'csv, jsonl, or megadetector (a MegaDetector 1.6 results file for Timelapse or AddaxAI); default csv, jsonl with --json',
+      ).choices(['csv', 'jsonl', 'megadetector']),
     )
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .addOption(new Option('--json', 'same as --format jsonl'))
@@ -229,13 +255,18 @@ function addBatchCommands({ handlers, sub, done, jsonOption, batchCommand }: Com
 
   sub('similar', "Groups of a batch's near-duplicate images")
     .argument('<batch>', 'batch id', batchName)
-    .option('--max-distance <bits>', `most differing bits of the 64-bit perceptual hash, 0-${MAX_DISTANCE_LIMIT} (API default 10)`, integerIn(0, MAX_DISTANCE_LIMIT))
+    .option(
+      '--max-distance <bits>',
+      `most differing bits of the 64-bit perceptual hash, 0-${MAX_DISTANCE_LIMIT} (API default 10)`,
+      integerIn(0, MAX_DISTANCE_LIMIT),
+    )
     .addOption(jsonOption)
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.similar(batch, cmd.optsWithGlobals())));
 }
 
 function noteText(value: string): string {
-  if (value.length > REVIEW_NOTE_MAX) throw new InvalidArgumentError(`must be at most ${REVIEW_NOTE_MAX} characters (this one has ${value.length})`);
+  if (value.length > REVIEW_NOTE_MAX)
+    throw new InvalidArgumentError(`must be at most ${REVIEW_NOTE_MAX} characters (this one has ${value.length})`);
   return value;
 }
 

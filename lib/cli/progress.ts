@@ -112,7 +112,12 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
   const uploadPayload = () => {
     const { rate, etaMs } = rateAndEta(bytes, totalBytes, Date.now() - started);
     const filesRate = rateAndEta(files, totalFiles, Date.now() - started).rate;
-    return { bytes: formatBytes(bytes), totalBytes: formatBytes(totalBytes), rate: `${filesRate.toFixed(1)} files/s, ${formatBytes(rate)}/s`, left: eta(etaMs) };
+    return {
+      bytes: formatBytes(bytes),
+      totalBytes: formatBytes(totalBytes),
+      rate: `${filesRate.toFixed(1)} files/s, ${formatBytes(rate)}/s`,
+      left: eta(etaMs),
+    };
   };
   return {
     uploadStarted(f, b) {

@@ -50,7 +50,11 @@ export interface RetryHooks {
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Runs `task` until it succeeds, throws something other than a TransientError, or runs out of tries. */
-export async function withRetry<T>(task: (attempt: number) => Promise<T>, policy: RetryPolicy = DEFAULT_RETRY, hooks: RetryHooks = {}): Promise<T> {
+export async function withRetry<T>(
+  task: (attempt: number) => Promise<T>,
+  policy: RetryPolicy = DEFAULT_RETRY,
+  hooks: RetryHooks = {},
+): Promise<T> {
   const sleep = hooks.sleep ?? defaultSleep;
   for (let attempt = 1; ; attempt++) {
     try {

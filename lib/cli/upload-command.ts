@@ -86,7 +86,11 @@ export async function upload(
   err: (t: string) => void,
   statusUrl?: string,
 ): Promise<number> {
-  const progress: ProgressReporter = o.quiet ? silentProgress : ctx.stderr.isTTY ? terminalProgress(ctx.stderr as NodeJS.WriteStream) : plainProgress({ write: err });
+  const progress: ProgressReporter = o.quiet
+    ? silentProgress
+    : ctx.stderr.isTTY
+      ? terminalProgress(ctx.stderr as NodeJS.WriteStream)
+      : plainProgress({ write: err });
   const io: UploadIo = { ctx, out, err, progress };
   const result = await sendFiles(inputs, o, client, progress);
   const batchId = result.batchId;
@@ -96,7 +100,16 @@ export async function upload(
   // In the batch now: what this run sent, plus, when it resumed a batch, what was there when it began.
   const sentSoFar = (result.resumed ? (result.created?.counts.total ?? 0) : 0) + result.uploadedFiles;
   const closeSupported = result.abortedBy ? true : await closeSent(client, batchId, sentSoFar, result, progress);
-  const { summary, settled, timedOut } = await waitOrRead(client, batchId, sentSoFar, closeSupported, o, io, statusUrl, Boolean(result.abortedBy));
+  const { summary, settled, timedOut } = await waitOrRead(
+    client,
+    batchId,
+    sentSoFar,
+    closeSupported,
+    o,
+    io,
+    statusUrl,
+    Boolean(result.abortedBy),
+  );
   const images = await collect(client.images(batchId));
 
   if (o.json) {
@@ -131,7 +144,8 @@ async function sendFiles(inputs: string[], o: UploadCommandOptions, client: ApiC
         uploaded: (f) => progress.fileUploaded(f.size),
         failed: (p) => progress.note(`not uploaded: ${p.file}: ${p.code}: ${p.message}`),
         retrying: (message, waitMs) => progress.note(`retrying in ${waitMs} ms: ${message}`),
-        skipped: (s) => (s.reason === 'hidden' ? undefined : progress.note(`skipped ${s.path}: ${s.reason}${s.detail ? ` (${s.detail})` : ''}`)),
+        skipped: (s) =>
+          s.reason === 'hidden' ? undefined : progress.note(`skipped ${s.path}: ${s.reason}${s.detail ? ` (${s.detail})` : ''}`),
       },
     });
   } finally {
@@ -152,7 +166,13 @@ function noBatch(result: UploadResult, problems: FileProblem[], o: UploadCommand
 }
 
 /** Closes the batch on what was sent; false when the API cannot close batches. */
-async function closeSent(client: ApiClient, batchId: string, sentSoFar: number, result: UploadResult, progress: ProgressReporter): Promise<boolean> {
+async function closeSent(
+  client: ApiClient,
+  batchId: string,
+  sentSoFar: number,
+  result: UploadResult,
+  progress: ProgressReporter,
+): Promise<boolean> {
   try {
     await client.closeBatch(batchId, sentSoFar);
   } catch (e) {
@@ -224,7 +244,9 @@ function uploadExit(
     return EXIT.someFailed;
   }
   if (result.abortedBy || result.unsent.length > 0) {
-    err(`${result.unsent.length} files were not uploaded (${result.abortedBy ?? 'network errors'}): run the same command with --batch ${batchId} to send them`);
+    err(
+      `${result.unsent.length} files were not uploaded (${result.abortedBy ?? 'network errors'}): run the same command with --batch ${batchId} to send them`,
+    );
     return EXIT.failure;
   }
   const failedHere = images.some((i) => i.status === 'fail') || (settled && summary.counts.fail > 0);
@@ -237,7 +259,9 @@ const OUT_OF_SPACE_NAMES = 20;
 /** The one line an upload the service had no room for ends with: that it is out of space, and which files did not go. */
 export function outOfSpaceLine(r: UploadResult, rerun: string): string {
   const names = r.unsent.map((p) => p.file).sort();
-  const listed = names.slice(0, OUT_OF_SPACE_NAMES).join(', ') + (names.length > OUT_OF_SPACE_NAMES ? `, and ${names.length - OUT_OF_SPACE_NAMES} more` : '');
+  const listed =
+    names.slice(0, OUT_OF_SPACE_NAMES).join(', ') +
+    (names.length > OUT_OF_SPACE_NAMES ? `, and ${names.length - OUT_OF_SPACE_NAMES} more` : '');
   return (
     `the service is out of disk space (${r.outOfSpace}): ${names.length} ${names.length === 1 ? 'file' : 'files'} did not go` +
     `${names.length ? `: ${listed}` : ''}; once it has room, ${rerun} to send them`

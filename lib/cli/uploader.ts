@@ -66,7 +66,8 @@ export interface UploadResult {
 const DEFAULT_CHUNK_SIZE = 100;
 
 /** S3's refusal of a form whose policy has expired (AccessDenied, "Invalid according to Policy: Policy expired."). */
-export const isExpiredForm = (err: unknown): boolean => err instanceof UploadRefusedError && err.status === 403 && /policy expired/i.test(err.message);
+export const isExpiredForm = (err: unknown): boolean =>
+  err instanceof UploadRefusedError && err.status === 403 && /policy expired/i.test(err.message);
 
 const TOO_LARGE_INDEX = /files\[(\d+)\]\.size/;
 const MAX_BYTES = /the (\d+) bytes accepted/;
@@ -75,7 +76,8 @@ export function uploadFolder(opts: UploadOptions): Promise<UploadResult> {
   return new FolderUpload(opts).run();
 }
 
-const declaredOf = (files: readonly CandidateFile[]): DeclaredFile[] => files.map(({ name, contentType, size }) => ({ name, contentType, size }));
+const declaredOf = (files: readonly CandidateFile[]): DeclaredFile[] =>
+  files.map(({ name, contentType, size }) => ({ name, contentType, size }));
 
 /** One run of uploadFolder: the walk, the batch's declarations, the forms and the sends, and what they came to. */
 class FolderUpload {
@@ -84,7 +86,15 @@ class FolderUpload {
   private readonly policy: RetryPolicy;
   private readonly chunkSize: number;
   private readonly breaker: number;
-  readonly result: UploadResult = { sent: new Set(), uploadedFiles: 0, uploadedBytes: 0, alreadyThere: 0, resumed: false, rejected: [], unsent: [] };
+  readonly result: UploadResult = {
+    sent: new Set(),
+    uploadedFiles: 0,
+    uploadedBytes: 0,
+    alreadyThere: 0,
+    resumed: false,
+    rejected: [],
+    unsent: [],
+  };
   /** Every name met so far: checks repeats, and skips what a resumed batch already holds. */
   private readonly seen = new Set<string>();
   private alreadyInBatch = new Set<string>();
@@ -104,7 +114,11 @@ class FolderUpload {
     this.policy = opts.retry ?? DEFAULT_RETRY;
     this.chunkSize = opts.chunkSize ?? DEFAULT_CHUNK_SIZE;
     this.breaker = opts.maxConsecutiveNetworkFailures ?? Math.max(4, opts.concurrency * 2);
-    this.forms = new FormBook<CandidateFile>((files) => opts.client.renewUploads(this.result.batchId as string, declaredOf(files)), this.now, this.chunkSize);
+    this.forms = new FormBook<CandidateFile>(
+      (files) => opts.client.renewUploads(this.result.batchId as string, declaredOf(files)),
+      this.now,
+      this.chunkSize,
+    );
     this.walk = walkFiles(opts.inputs, {
       includeHidden: opts.includeHidden,
       onSkip: (e) => {
@@ -142,7 +156,13 @@ class FolderUpload {
         if (forms.has(file.name)) await pool.add(() => this.send(file));
         else if (result.sent.has(file.name) || this.refused.has(file.name)) continue;
         else if (result.abortedBy) this.unsend(this.notSent(file));
-        else this.reject({ file: file.name, path: file.path, code: 'NoUploadForm', message: 'the API handed out no upload form for this file' });
+        else
+          this.reject({
+            file: file.name,
+            path: file.path,
+            code: 'NoUploadForm',
+            message: 'the API handed out no upload form for this file',
+          });
       }
       chunk = following;
     }
@@ -222,7 +242,10 @@ class FolderUpload {
         const max = MAX_BYTES.exec((err as ApiAnswerError).message)?.[1];
         if (max) this.maxBytes = Number(max);
         const over = remaining.filter((f) => f === named || f.size > this.maxBytes);
-        for (const f of over) this.reject(f === named ? this.tooLarge(f, (err as ApiAnswerError).message.replace(/^files\[\d+\]\.size: /, '')) : this.tooLarge(f));
+        for (const f of over)
+          this.reject(
+            f === named ? this.tooLarge(f, (err as ApiAnswerError).message.replace(/^files\[\d+\]\.size: /, '')) : this.tooLarge(f),
+          );
         remaining = remaining.filter((f) => !over.includes(f));
       }
     }
@@ -255,12 +278,17 @@ class FolderUpload {
       events.batchCreated?.(batchId);
       return opts.client.renewUploads(batchId, declared);
     }
-    if (!opts.batchId) throw new ApiAnswerError(`batch ${batchId} exists and is not the one this upload made`, { status: 409, code: 'batch_exists' });
+    if (!opts.batchId)
+      throw new ApiAnswerError(`batch ${batchId} exists and is not the one this upload made`, { status: 409, code: 'batch_exists' });
     return this.resume(batchId, existing, declared);
   }
 
   /** The named batch exists: resume it, sending only the files it does not hold yet. */
-  private async resume(batchId: string, existing: BatchSummary, declared: DeclaredFile[]): Promise<{ uploads: UploadForm[]; expiresAt?: string }> {
+  private async resume(
+    batchId: string,
+    existing: BatchSummary,
+    declared: DeclaredFile[],
+  ): Promise<{ uploads: UploadForm[]; expiresAt?: string }> {
     const { opts, result } = this;
     result.created = existing;
     result.resumed = true;
@@ -288,7 +316,8 @@ class FolderUpload {
     for (let attempt = 1; ; attempt++) {
       try {
         const answer = await opts.client.moreUploads(batchId, declared);
-        this.expectedSoFar = answer.batch?.expected ?? (this.expectedSoFar === undefined ? undefined : this.expectedSoFar + declared.length);
+        this.expectedSoFar =
+          answer.batch?.expected ?? (this.expectedSoFar === undefined ? undefined : this.expectedSoFar + declared.length);
         return answer;
       } catch (err) {
         const ambiguous = err instanceof NetworkError && err.cause instanceof AmbiguousFailure;
@@ -355,7 +384,8 @@ class FolderUpload {
       this.reject({ file: file.name, path: file.path, code: err.code, message: err.message });
     } else if (err instanceof TransientError) {
       this.unsend({ file: file.name, path: file.path, code: 'NetworkError', message: err.message });
-      if (++this.consecutiveNetworkFailures >= this.breaker) this.abort(`${this.consecutiveNetworkFailures} uploads in a row failed after retries (${err.message})`);
+      if (++this.consecutiveNetworkFailures >= this.breaker)
+        this.abort(`${this.consecutiveNetworkFailures} uploads in a row failed after retries (${err.message})`);
     } else if (err instanceof NetworkError) {
       // Renewing its form found no API: like a network failure of the upload itself.
       this.unsend({ file: file.name, path: file.path, code: 'NetworkError', message: err.message });

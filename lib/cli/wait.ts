@@ -81,8 +81,11 @@ export async function waitUntilDone(
       } else if (Date.now() - notedAt >= stallMs) {
         notedAt = Date.now();
         cause = stallCause(await watch.status?.());
-        const why = cause ?? (watch.status ? 'the service reports no fault (a long queue, or a slow detector)' : 'the service cannot be asked why');
-        progress.note(`nothing has moved for ${Math.round((notedAt - movedAt) / 1000)} s (${finished} of ${of} classified): ${why}; still waiting`);
+        const why =
+          cause ?? (watch.status ? 'the service reports no fault (a long queue, or a slow detector)' : 'the service cannot be asked why');
+        progress.note(
+          `nothing has moved for ${Math.round((notedAt - movedAt) / 1000)} s (${finished} of ${of} classified): ${why}; still waiting`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }

@@ -67,7 +67,13 @@ export interface ExpirySweepResult {
  * Marks one expired batch as being erased and queues its erasure, unless that was done less than `staleBefore` ago
  * (another sweep, or a POST reusing its name, got there first). True when this call queued it.
  */
-export async function queueExpiredErasure(deps: ExpiryDeps, clientId: string, batchId: string, now: number, staleBefore: number): Promise<boolean> {
+export async function queueExpiredErasure(
+  deps: ExpiryDeps,
+  clientId: string,
+  batchId: string,
+  now: number,
+  staleBefore: number,
+): Promise<boolean> {
   if (!(await markExpired(deps, clientId, batchId, now, staleBefore))) return false;
   await deps.erasures.send(encodeEraseMessage(clientId, batchId));
   return true;
@@ -91,7 +97,8 @@ export async function sweepExpiredBatches(deps: ExpirySweepDeps, limits: ExpiryS
       }
       result.expired += 1;
       if (expiresAt <= nowSeconds(now) - ERASURE_OVERDUE_SECONDS) result.overdue += 1;
-      if (await queueExpiredErasure(deps, clientId, batchId, now, now - limits.requeueAfterMs)) result.queued.push(`${clientId}/${batchId}`);
+      if (await queueExpiredErasure(deps, clientId, batchId, now, now - limits.requeueAfterMs))
+        result.queued.push(`${clientId}/${batchId}`);
     }
     startKey = page.next;
   } while (startKey && !result.truncated);

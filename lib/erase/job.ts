@@ -18,8 +18,5 @@ export interface EraseJobDeps {
 export async function runEraseJob(deps: EraseJobDeps, body: string): Promise<BatchErasureReport | undefined> {
   const { clientId, batchId } = decodeEraseMessage(body);
   if (!(await isMarkedForErasure(deps.ddb, deps.tableName, clientId, batchId))) return undefined;
-  return eraseBatch(
-    { s3: deps.s3, ddb: deps.ddb },
-    { clientId, batchId, bucket: deps.bucketName, table: deps.tableName },
-  );
+  return eraseBatch({ s3: deps.s3, ddb: deps.ddb }, { clientId, batchId, bucket: deps.bucketName, table: deps.tableName });
 }

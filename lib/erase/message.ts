@@ -2,7 +2,11 @@
 import * as z from 'zod/mini';
 import '../validation-messages';
 
-const eraseMessageSchema = z.strictObject({ type: z.literal('erase'), clientId: z.string().check(z.minLength(1)), batchId: z.string().check(z.minLength(1)) });
+const eraseMessageSchema = z.strictObject({
+  type: z.literal('erase'),
+  clientId: z.string().check(z.minLength(1)),
+  batchId: z.string().check(z.minLength(1)),
+});
 
 export type EraseMessage = z.infer<typeof eraseMessageSchema>;
 

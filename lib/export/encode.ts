@@ -40,8 +40,7 @@ export const csvHeader = (): string => EXPORT_COLUMNS.join(',') + CRLF;
 export const csvLine = (row: ExportRow): string => EXPORT_COLUMNS.map((c) => csvCell(c, row[c])).join(',') + CRLF;
 
 /** Keys in column order, nulls kept, so every line has the same shape. */
-export const jsonLine = (row: ExportRow): string =>
-  JSON.stringify(Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, row[c]]))) + '\n';
+export const jsonLine = (row: ExportRow): string => JSON.stringify(Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, row[c]]))) + '\n';
 
 /** One export's encoder: its start, each image record's text (with how many entries it made), then its end. */
 export interface ExportEncoder {

@@ -47,7 +47,8 @@ function bbox(b: ExportBox['box']): string {
 const pad = (n: number): string => String(n).padStart(2, '0');
 
 /** MegaDetector's `datetime`: a capture time's wall clock (`2024-06-01T06:30:00+02:00`) as `YYYY:MM:DD HH:MM:SS`. */
-export const megadetectorDatetime = (capturedAt: string): string => `${capturedAt.slice(0, 10).replace(/-/g, ':')} ${capturedAt.slice(11, 19)}`;
+export const megadetectorDatetime = (capturedAt: string): string =>
+  `${capturedAt.slice(0, 10).replace(/-/g, ':')} ${capturedAt.slice(11, 19)}`;
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC: MegaDetector's detection_completion_time. */
 export function completionTime(ms: number): string {

@@ -16,7 +16,11 @@ export interface PageEnds<U> {
  * `source`'s pages mapped one at a time (a page mapped to `undefined` is left out), between `ends`: nothing of a page
  * is kept while the next is awaited. Closing this early closes `source`.
  */
-export async function* mapPages<T, U>(source: AsyncIterable<T>, map: (page: T) => U | undefined, ends: PageEnds<U> = {}): AsyncGenerator<U> {
+export async function* mapPages<T, U>(
+  source: AsyncIterable<T>,
+  map: (page: T) => U | undefined,
+  ends: PageEnds<U> = {},
+): AsyncGenerator<U> {
   const start = ends.first?.();
   if (start !== undefined) yield start;
   const pages = source[Symbol.asyncIterator]();

@@ -171,7 +171,9 @@ const HTTP_ANSWERS: Readonly<Record<string, { status: number; message?: (own: st
 };
 
 /** The error codes the API answers with a status below 500, and that status (docs/api.md lists them). */
-export const ANSWERED_CODES: Readonly<Record<string, number>> = Object.fromEntries(Object.entries(HTTP_ANSWERS).map(([code, a]) => [code, a.status]));
+export const ANSWERED_CODES: Readonly<Record<string, number>> = Object.fromEntries(
+  Object.entries(HTTP_ANSWERS).map(([code, a]) => [code, a.status]),
+);
 
 export const INTERNAL_ERROR: HttpErrorAnswer = { status: 500, code: 'internal_error', message: 'internal error' };
 

@@ -63,7 +63,8 @@ function camera(make: unknown, model: unknown): string | null {
 
 /** Degrees, minutes, seconds (EXIF rationals) and a hemisphere to signed decimal degrees, or undefined. */
 function degrees(dms: unknown, ref: unknown, negative: string, limit: number): number | undefined {
-  if (!Array.isArray(dms) || dms.length === 0 || dms.length > 3 || !dms.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0)) return undefined;
+  if (!Array.isArray(dms) || dms.length === 0 || dms.length > 3 || !dms.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0))
+    return undefined;
   const [d = 0, m = 0, s = 0] = dms as number[];
   if (m >= 60 || s >= 60) return undefined;
   const value = d + m / 60 + s / 3600;

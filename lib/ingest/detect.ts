@@ -67,7 +67,11 @@ export function buildDetectRequest(bytes: Uint8Array, opts: DetectOptions): Dete
  * auto-oriented so the detector sees the picture upright.
  */
 export async function toRekognitionJpeg(image: Buffer, maxInputPixels: number): Promise<Buffer> {
-  for (const [side, quality] of [[4096, 85], [2048, 80], [1024, 75]] as const) {
+  for (const [side, quality] of [
+    [4096, 85],
+    [2048, 80],
+    [1024, 75],
+  ] as const) {
     const jpeg = await sharp(image, { limitInputPixels: maxInputPixels })
       .autoOrient()
       .resize(side, side, { fit: 'inside', withoutEnlargement: true })
@@ -76,7 +80,7 @@ export async function toRekognitionJpeg(image: Buffer, maxInputPixels: number): 
       .toBuffer();
     if (jpeg.length <= REKOGNITION.maxBytes) return jpeg;
   }
-  throw new RejectedUpload('the image could not be reduced below Rekognition\'s 5 MB limit', { code: 'DetectionRejected' });
+  throw new RejectedUpload("the image could not be reduced below Rekognition's 5 MB limit", { code: 'DetectionRejected' });
 }
 
 export interface Detection {
@@ -103,7 +107,8 @@ export async function detectLabels(
   bytes: Buffer,
   opts: DetectOptions & { catMinConfidence: number; maxInputPixels: number; clientHint?: string; onRequest?: DetectLabelsObserver },
 ): Promise<Detection> {
-  const send = (jpegOrBytes: Buffer) => observed(opts.onRequest, () => rekognition.send(detectCommand(buildDetectRequest(jpegOrBytes, opts), opts.clientHint)));
+  const send = (jpegOrBytes: Buffer) =>
+    observed(opts.onRequest, () => rekognition.send(detectCommand(buildDetectRequest(jpegOrBytes, opts), opts.clientHint)));
   let sentAs: Detection['sentAs'] = 'Bytes';
   let out: DetectLabelsCommandOutput | undefined;
   if (canSendAsIs(img)) {
@@ -158,11 +163,7 @@ async function observed<T>(observer: DetectLabelsObserver | undefined, request: 
 }
 
 function isImageRefusal(err: unknown): boolean {
-  return (
-    err instanceof InvalidImageFormatException ||
-    err instanceof ImageTooLargeException ||
-    err instanceof InvalidParameterException
-  );
+  return err instanceof InvalidImageFormatException || err instanceof ImageTooLargeException || err instanceof InvalidParameterException;
 }
 
 /**

@@ -7,7 +7,6 @@ import { RejectedUpload } from './errors';
 export type { Fingerprint } from '../domain';
 export { hammingDistance } from '../similar/phash';
 
-
 export interface FingerprintOptions {
   maxInputPixels: number;
 }
@@ -49,7 +48,15 @@ export async function fingerprint(image: Buffer, opts: FingerprintOptions): Prom
   const fprint = XXHash128.hash(Buffer.from(`${info.width}x${info.height}x${info.channels}:${pixels}`)).toString('hex');
   const small = preview(canonical);
   const phash = perceptualHash(luminance32(small));
-  return { fprint, phash, format: format.format, width: info.width, height: info.height, thumbnail: () => encodeThumbnail(small), ...(format.exif ? { exif: format.exif } : {}) };
+  return {
+    fprint,
+    phash,
+    format: format.format,
+    width: info.width,
+    height: info.height,
+    thumbnail: () => encodeThumbnail(small),
+    ...(format.exif ? { exif: format.exif } : {}),
+  };
 }
 
 /**
@@ -60,10 +67,13 @@ export async function fingerprint(image: Buffer, opts: FingerprintOptions): Prom
 export async function detectableImage(image: Buffer, opts: FingerprintOptions): Promise<Fingerprint> {
   const decoded = await fingerprint(image, opts);
   if (Math.min(decoded.width, decoded.height) < REKOGNITION_LIMITS.minSide) {
-    throw new RejectedUpload(`the image is ${decoded.width}x${decoded.height}; both sides must be at least ${REKOGNITION_LIMITS.minSide} px`, {
-      code: 'ImageTooSmall',
-      decoded,
-    });
+    throw new RejectedUpload(
+      `the image is ${decoded.width}x${decoded.height}; both sides must be at least ${REKOGNITION_LIMITS.minSide} px`,
+      {
+        code: 'ImageTooSmall',
+        decoded,
+      },
+    );
   }
   return decoded;
 }
@@ -78,10 +88,9 @@ async function detectFormat(image: Buffer, opts: FingerprintOptions): Promise<{ 
   }
   const pixels = (meta.width ?? 0) * (meta.height ?? 0);
   if (pixels > opts.maxInputPixels) {
-    throw new RejectedUpload(
-      `the image declares ${meta.width}x${meta.height} pixels, above the limit of ${opts.maxInputPixels}`,
-      { code: 'TooManyPixels' },
-    );
+    throw new RejectedUpload(`the image declares ${meta.width}x${meta.height} pixels, above the limit of ${opts.maxInputPixels}`, {
+      code: 'TooManyPixels',
+    });
   }
   if (!meta.format || !SUPPORTED.has(meta.format)) {
     throw new RejectedUpload(`image format "${meta.format ?? 'unknown'}" is not supported`, { code: 'UnsupportedFormat' });
@@ -182,7 +191,9 @@ const THUMBNAIL_WEBP = { quality: 80, effort: 0 } as const;
 
 function encodeThumbnail(small: Raster): Promise<Buffer> {
   const channels = small.channels as 1 | 2 | 3 | 4;
-  return sharp(small.data, { raw: { width: small.width, height: small.height, channels } }).webp(THUMBNAIL_WEBP).toBuffer();
+  return sharp(small.data, { raw: { width: small.width, height: small.height, channels } })
+    .webp(THUMBNAIL_WEBP)
+    .toBuffer();
 }
 
 /**

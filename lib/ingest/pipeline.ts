@@ -82,7 +82,11 @@ async function attemptUpload(deps: IngestDeps, started: Started): Promise<Ingest
     if (err instanceof UploadGone) return redelivered(deps, upload);
     if (err instanceof RejectedUpload) return recordRejection(deps, upload, err);
     if (err instanceof BatchErasedError || attempt.attempts < deps.config.maxAttempts) throw err;
-    deps.logger.error('the last attempt at the upload failed; it ends as ProcessingFailed', { key: upload.key, attempts: attempt.attempts, error: err as Error });
+    deps.logger.error('the last attempt at the upload failed; it ends as ProcessingFailed', {
+      key: upload.key,
+      attempts: attempt.attempts,
+      error: err as Error,
+    });
     return giveUp(deps, started, foundBy(reached));
   }
 }

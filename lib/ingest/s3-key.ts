@@ -25,10 +25,9 @@ export function parseUploadKey(key: string): BatchFile {
   const [clientId = '', batchId = '', ...name] = rest?.split('/') ?? [];
   const fileName = name.join('/');
   if (rest === undefined || !ID_PATTERN.test(clientId) || !ID_PATTERN.test(batchId) || fileName === '' || fileName.endsWith('/')) {
-    throw new RejectedUpload(
-      `object key "${key}" is outside the layout uploads/{clientId}/{batchId}/{fileName} (ids: ${ID_RULE})`,
-      { code: 'InvalidKey' },
-    );
+    throw new RejectedUpload(`object key "${key}" is outside the layout uploads/{clientId}/{batchId}/{fileName} (ids: ${ID_RULE})`, {
+      code: 'InvalidKey',
+    });
   }
   return { clientId, batchId, fileName };
 }

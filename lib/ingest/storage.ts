@@ -79,7 +79,15 @@ export async function readUpload(s3: S3Client, bucket: string, key: string, maxB
  * redelivery simply writes it again; browsers may keep it as long as they like.
  */
 export async function storeThumbnail(s3: S3Client, bucket: string, key: string, webp: Buffer): Promise<void> {
-  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: webp, ContentType: 'image/webp', CacheControl: 'private, max-age=86400, immutable' }));
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: webp,
+      ContentType: 'image/webp',
+      CacheControl: 'private, max-age=86400, immutable',
+    }),
+  );
 }
 
 const copySource = (bucket: string, key: string): string => `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`;
@@ -108,7 +116,9 @@ export interface RestCopy {
 export async function restCopy(s3: S3Client, upload: StoredObject, to: string): Promise<RestCopy> {
   const { bucket, key, etag } = upload;
   try {
-    await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: copySource(bucket, key), ...(etag ? { CopySourceIfMatch: etag } : {}) }));
+    await s3.send(
+      new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: copySource(bucket, key), ...(etag ? { CopySourceIfMatch: etag } : {}) }),
+    );
     return { rests: true, fromSource: true };
   } catch (err) {
     if (preconditionFailed(err)) {
@@ -138,7 +148,10 @@ export async function removeUpload(s3: S3Client, { bucket, key, etag }: StoredOb
  * Whether the key still holds this upload (its ETag), a newer one, or nothing; `unknown` when S3 does not say (e.g.
  * AccessDenied).
  */
-export async function sourceState(s3: S3Client, { bucket, key, etag }: StoredObject): Promise<'present' | 'overwritten' | 'gone' | 'unknown'> {
+export async function sourceState(
+  s3: S3Client,
+  { bucket, key, etag }: StoredObject,
+): Promise<'present' | 'overwritten' | 'gone' | 'unknown'> {
   try {
     const out = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
     return etag === undefined || unquote(out.ETag) === etag ? 'present' : 'overwritten';

@@ -86,7 +86,8 @@ export class LocalJobQueue implements JobQueue {
 
   async send(body: string, delaySeconds = 0): Promise<void> {
     const consumer = this.consumer;
-    if (!consumer) throw new NoLocalConsumerError(`no consumer for the local ${this.queue} queue (is the local stack running?)`, { queue: this.queue });
+    if (!consumer)
+      throw new NoLocalConsumerError(`no consumer for the local ${this.queue} queue (is the local stack running?)`, { queue: this.queue });
     const log = this.opts.log ?? ((line: string) => console.error(line));
     const consume = () =>
       consumer(sqsEventOf(this.queue, body)).catch((err: unknown) => log(`[${this.queue}] message failed: ${String(err)}`));

@@ -19,7 +19,6 @@ export interface CallbackJob {
   attempts: number;
 }
 
-
 export interface DeliveryStep {
   state: CallbackState;
   /** The job for the next attempt, and its delay; absent when delivered or given up. */
@@ -38,7 +37,11 @@ export async function attemptDelivery(
   let attempt: DeliveryStep['attempt'];
   try {
     // Resolved on every attempt: a host that moved to a private address since the last one is refused now.
-    const target = await resolveCallbackTarget(job.url, { allowLoopback: config.allowLoopback, loopbackPorts: config.loopbackPorts }, deps.lookup);
+    const target = await resolveCallbackTarget(
+      job.url,
+      { allowLoopback: config.allowLoopback, loopbackPorts: config.loopbackPorts },
+      deps.lookup,
+    );
     attempt = await postCallback(target, secret, job.body, { timeoutMs: config.timeoutMs, nowSeconds: Math.floor(now / 1000) });
   } catch (err) {
     if (!(err instanceof CallbackTargetError)) throw err;

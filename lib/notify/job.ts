@@ -45,7 +45,12 @@ export function completedSummary(batch: Batch, present: (batch: Batch) => BatchS
 }
 
 /** The callbacks queue's message for the next attempt of a batch's callback (the first one: `attempts` 0). */
-export function callbackMessage(batch: Batch, url: string, summary: BatchSummary, after?: { attempts: number; firstAttemptAt?: number }): string {
+export function callbackMessage(
+  batch: Batch,
+  url: string,
+  summary: BatchSummary,
+  after?: { attempts: number; firstAttemptAt?: number },
+): string {
   return encodeCallbackMessage({
     type: CALLBACK_MESSAGE_TYPE,
     clientId: batch.clientId,

@@ -37,10 +37,7 @@ export function verifySignature(
  * and recomputed to sign, so the table never holds it; the creation time makes a batch re-created under the same
  * name (after an erasure) get a new secret. Rotating the server key changes every batch's secret.
  */
-export function deriveCallbackSecret(
-  serverKey: string,
-  batch: { clientId: string; batchId: string; createdAt: number },
-): string {
+export function deriveCallbackSecret(serverKey: string, batch: { clientId: string; batchId: string; createdAt: number }): string {
   const mac = createHmac('sha256', serverKey)
     .update(['icecat-callback-v1', batch.clientId, batch.batchId, String(batch.createdAt)].join('\n'))
     .digest('base64url');

@@ -26,7 +26,10 @@ export type PortRanges = readonly (readonly [number, number])[];
 /** "8080, 9000-9099" as ranges (empty text: none); undefined when the text is not such a list of ports 1-65535. */
 export function parsePortRanges(text: string): PortRanges | undefined {
   const ranges: [number, number][] = [];
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(part);
     const from = Number(m?.[1]);
     const to = m?.[2] === undefined ? from : Number(m[2]);
@@ -52,12 +55,7 @@ export function portRangesWithout(ranges: PortRanges, ports: readonly number[]):
   return out.join(',');
 }
 
-export type CallbackRefusal =
-  | 'InvalidUrl'
-  | 'SchemeNotAllowed'
-  | 'CredentialsInUrl'
-  | 'HostNotFound'
-  | 'AddressNotAllowed';
+export type CallbackRefusal = 'InvalidUrl' | 'SchemeNotAllowed' | 'CredentialsInUrl' | 'HostNotFound' | 'AddressNotAllowed';
 
 export class CallbackTargetError extends IceCatError {
   override name = 'CallbackTargetError';
@@ -140,11 +138,7 @@ export function checkCallbackUrl(raw: string, policy: CallbackPolicy): URL {
 }
 
 /** Checks the URL, resolves its host, and refuses it when any address it resolves to is not allowed. */
-export async function resolveCallbackTarget(
-  raw: string,
-  policy: CallbackPolicy,
-  lookup: Lookup = systemLookup,
-): Promise<CallbackTarget> {
+export async function resolveCallbackTarget(raw: string, policy: CallbackPolicy, lookup: Lookup = systemLookup): Promise<CallbackTarget> {
   const url = checkCallbackUrl(raw, policy);
   const host = hostOf(url);
   let addresses: LookupAddress[];

@@ -20,7 +20,8 @@ export const awsNotifyWiring = (): NotifyWiring => ({
   eventBusName: required('EVENT_BUS_NAME'),
 });
 
-const logJson = (message: string, details: Record<string, unknown>) => console.error(JSON.stringify({ level: 'ERROR', message, ...details }));
+const logJson = (message: string, details: Record<string, unknown>) =>
+  console.error(JSON.stringify({ level: 'ERROR', message, ...details }));
 
 /** The BatchStore's onDone: the callback's first attempt queued, and the EventBridge event where a bus is named. */
 export function completionHook(wiring: NotifyWiring, log = logJson): (batch: Batch) => Promise<void> {

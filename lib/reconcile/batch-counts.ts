@@ -61,7 +61,12 @@ export async function checkBatchCounts(deps: CountCheckDeps, limits: { maxBatche
       } catch (err) {
         deps.log?.('recounting a batch failed; the next sweep tries again', { batch: name, error: String(err) });
       }
-      result.recounted.push({ batch: name, why, changed: countsKey(now.counts) !== countsKey(batch.counts), done: now.doneAt !== undefined });
+      result.recounted.push({
+        batch: name,
+        why,
+        changed: countsKey(now.counts) !== countsKey(batch.counts),
+        done: now.doneAt !== undefined,
+      });
     }
     if (now.doneAt === undefined) unsettled.set(name, countsKey(now.counts));
   }

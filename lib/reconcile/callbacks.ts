@@ -62,7 +62,9 @@ export async function sweepCallbacks(deps: CallbackSweepDeps, limits: CallbackSw
     const lastProgress = Math.max(batch.doneAt ?? 0, state?.lastAttemptAt ?? 0, batch.callbackRequeuedAt ?? 0);
     if (now - lastProgress < (state ? limits.retryGraceMs : limits.firstAttemptGraceMs)) continue;
     if (!(await stampCallbackRequeued(deps.ddb, deps.table, batch, now))) continue;
-    const after = state ? { attempts: state.attempts, ...(state.firstAttemptAt !== undefined ? { firstAttemptAt: state.firstAttemptAt } : {}) } : undefined;
+    const after = state
+      ? { attempts: state.attempts, ...(state.firstAttemptAt !== undefined ? { firstAttemptAt: state.firstAttemptAt } : {}) }
+      : undefined;
     try {
       await deps.callbacks.send(callbackMessage(batch, batch.callbackUrl, completedSummary(batch, deps.present), after));
       result.requeued.push(`${clientId}/${batchId}`);

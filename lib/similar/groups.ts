@@ -61,7 +61,10 @@ export function nearDuplicateGroups(images: Iterable<HashedImage>, opts: { maxDi
  * nearDuplicateGroups, giving the event loop back every `sliceMs` (default 20 ms) of work: a server grouping a large
  * batch keeps answering its other requests meanwhile.
  */
-export async function nearDuplicateGroupsAsync(images: Iterable<HashedImage>, opts: { maxDistance?: number; sliceMs?: number } = {}): Promise<SimilarGroups> {
+export async function nearDuplicateGroupsAsync(
+  images: Iterable<HashedImage>,
+  opts: { maxDistance?: number; sliceMs?: number } = {},
+): Promise<SimilarGroups> {
   const { fprints, hashes, maxDistance } = candidates(images, opts);
   const search = spanningSearch(hashes, maxDistance);
   const sliceMs = opts.sliceMs ?? 20;
@@ -75,7 +78,10 @@ export async function nearDuplicateGroupsAsync(images: Iterable<HashedImage>, op
   return { groups: linkGroups(fprints, search.kept) };
 }
 
-function candidates(images: Iterable<HashedImage>, opts: { maxDistance?: number }): { fprints: string[]; hashes: Hashes; maxDistance: number } {
+function candidates(
+  images: Iterable<HashedImage>,
+  opts: { maxDistance?: number },
+): { fprints: string[]; hashes: Hashes; maxDistance: number } {
   const maxDistance = opts.maxDistance ?? DEFAULT_MAX_DISTANCE;
   if (!Number.isInteger(maxDistance) || maxDistance < 0 || maxDistance > 64) {
     throw new InvalidMaxDistance(`maxDistance must be an integer from 0 to 64, got ${String(maxDistance)}`);
@@ -119,11 +125,16 @@ const COMPARISONS_PER_STEP = 1 << 18;
 /** Every pair within maxDistance bits, all kept (tests and the bench); `everyPair` forces the O(n²) comparison. */
 export function closePairs(h: Hashes, maxDistance: number, everyPair = false): Pairs {
   const pairs: Pairs = { a: [], b: [], distance: [] };
-  const search = pairSearch(h, maxDistance, (i, j, d) => {
-    pairs.a.push(i);
-    pairs.b.push(j);
-    pairs.distance.push(d);
-  }, everyPair);
+  const search = pairSearch(
+    h,
+    maxDistance,
+    (i, j, d) => {
+      pairs.a.push(i);
+      pairs.b.push(j);
+      pairs.distance.push(d);
+    },
+    everyPair,
+  );
   for (let step = search.next(); !step.done; step = search.next());
   return pairs;
 }

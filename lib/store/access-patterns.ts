@@ -4,7 +4,17 @@ import type { BatchGetCommandInput, GetCommandInput, QueryCommandInput } from '@
 import { imageNames } from './attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
 import { IMAGE_STATUSES, type BatchStatus, type ImageStatus } from '../domain';
-import { BATCH_SK, INDEX, IN_PROGRESS_LISTING_ATTRIBUTES, LISTING_ATTRIBUTES, batchKey, batchPartition, imageKey, statusTs, type ImageItem } from './schema';
+import {
+  BATCH_SK,
+  INDEX,
+  IN_PROGRESS_LISTING_ATTRIBUTES,
+  LISTING_ATTRIBUTES,
+  batchKey,
+  batchPartition,
+  imageKey,
+  statusTs,
+  type ImageItem,
+} from './schema';
 
 export { LISTING_ATTRIBUTES };
 
@@ -40,7 +50,10 @@ function batchExpression(q: BatchQuery): ExpressionBuilder {
  * 1: a batch's results, by fingerprint. The key condition leaves out the summary item (#BATCH sorts first). Reads what
  * a listing shows, unless told other attributes (the export adds the duplicates' names).
  */
-export function batchResultsRequest(q: BatchQuery & BatchImagesFilter, projection: readonly string[] = IN_PROGRESS_LISTING_ATTRIBUTES): QueryPlan {
+export function batchResultsRequest(
+  q: BatchQuery & BatchImagesFilter,
+  projection: readonly string[] = IN_PROGRESS_LISTING_ATTRIBUTES,
+): QueryPlan {
   const e = batchExpression(q);
   e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
   addBatchFilters(e, q);
@@ -75,7 +88,13 @@ export function batchByStatusRequest(q: BatchQuery & BatchImagesFilter & { statu
   const e = batchExpression(q);
   e.keyCondition(statusCondition(e, q.status, q));
   addBatchFilters(e, q);
-  return e.build({ pattern: 'batch-status', tableName: q.tableName, index: INDEX.batchStatus, keyAttributes: lsiKey('status_ts'), nowS: q.nowS });
+  return e.build({
+    pattern: 'batch-status',
+    tableName: q.tableName,
+    index: INDEX.batchStatus,
+    keyAttributes: lsiKey('status_ts'),
+    nowS: q.nowS,
+  });
 }
 
 /** 7: a batch in a time range, LSI batch-time. */
@@ -84,7 +103,13 @@ export function batchTimeRangeRequest(q: BatchQuery & BatchImagesFilter): QueryP
   const range = e.range('upload_ts', q);
   if (range) e.keyCondition(range);
   addBatchFilters(e, q);
-  return e.build({ pattern: 'batch-time', tableName: q.tableName, index: INDEX.batchTime, keyAttributes: lsiKey('upload_ts'), nowS: q.nowS });
+  return e.build({
+    pattern: 'batch-time',
+    tableName: q.tableName,
+    index: INDEX.batchTime,
+    keyAttributes: lsiKey('upload_ts'),
+    nowS: q.nowS,
+  });
 }
 
 /** 4: a batch's debug logs, sparse LSI batch-logs. */
@@ -116,7 +141,9 @@ export interface BatchImagesFilter extends TimeRange {
  * Whether a stored image has any of the labels at or above the confidence. Labels live in a list of maps, which no
  * filter expression can compare case-insensitively, so the listing's pages are matched as they are read.
  */
-export function labelMatcher(f: Pick<BatchImagesFilter, 'label' | 'minConfidence'>): ((item: { labels?: { name: string; confidence: number }[] }) => boolean) | undefined {
+export function labelMatcher(
+  f: Pick<BatchImagesFilter, 'label' | 'minConfidence'>,
+): ((item: { labels?: { name: string; confidence: number }[] }) => boolean) | undefined {
   if (!f.label?.length) return undefined;
   const names = new Set(f.label.map((l) => l.toLowerCase()));
   const min = f.minConfidence ?? 0;
@@ -143,7 +170,13 @@ export function batchInProgressRequest(q: BatchQuery & BatchImagesFilter): Query
   const range = e.range('received_ts', q);
   if (range) e.filter(range);
   addBatchFilters(e, q);
-  return e.build({ pattern: 'batch-in-progress', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection: IN_PROGRESS_LISTING_ATTRIBUTES });
+  return e.build({
+    pattern: 'batch-in-progress',
+    tableName: q.tableName,
+    keyAttributes: TABLE_KEY,
+    nowS: q.nowS,
+    projection: IN_PROGRESS_LISTING_ATTRIBUTES,
+  });
 }
 
 /**
@@ -163,14 +196,24 @@ export function batchCapturedRequest(q: BatchQuery & BatchImagesFilter): QueryPl
     e.keyCondition(`${a} BETWEEN ${e.value(':capFrom', q.capturedFrom)} AND ${e.value(':capTo', q.capturedTo)}`);
   } else if (q.capturedFrom !== undefined) e.keyCondition(`${a} >= ${e.value(':capFrom', q.capturedFrom)}`);
   else if (q.capturedTo !== undefined) e.keyCondition(`${a} <= ${e.value(':capTo', q.capturedTo)}`);
-  return e.build({ pattern: 'batch-captured', tableName: q.tableName, index: INDEX.batchCaptured, keyAttributes: gsiKey('batch_id', 'cap_wall'), nowS: q.nowS });
+  return e.build({
+    pattern: 'batch-captured',
+    tableName: q.tableName,
+    index: INDEX.batchCaptured,
+    keyAttributes: gsiKey('batch_id', 'cap_wall'),
+    nowS: q.nowS,
+  });
 }
 
 /** Whether the listing reads by capture time (batchCapturedRequest). */
-export const byCaptureTime = (f: BatchImagesFilter): boolean => f.capturedFrom !== undefined || f.capturedTo !== undefined || f.order === 'captured';
+export const byCaptureTime = (f: BatchImagesFilter): boolean =>
+  f.capturedFrom !== undefined || f.capturedTo !== undefined || f.order === 'captured';
 
 /** BatchGetItem of a capture-time page's items by key, as a listing shows them (and cap_wall, for the cursor). */
-export function capturedItemsRequests(tableName: string, keys: readonly { batch_id: string; img_fprint: string }[]): BatchGetCommandInput[] {
+export function capturedItemsRequests(
+  tableName: string,
+  keys: readonly { batch_id: string; img_fprint: string }[],
+): BatchGetCommandInput[] {
   const projection = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'cap_wall'];
   const requests: BatchGetCommandInput[] = [];
   for (let i = 0; i < keys.length; i += BATCH_GET_MAX_KEYS) {
@@ -238,7 +281,13 @@ export function clientByStatusRequest(q: ClientQuery & ClientImagesFilter & { st
   const e = clientExpression(q);
   e.keyCondition(statusCondition(e, q.status, q));
   addFilters(e, q, { status: true, time: true });
-  return e.build({ pattern: 'client-status', tableName: q.tableName, index: INDEX.clientStatus, keyAttributes: gsiKey('client_id', 'status_ts'), nowS: q.nowS });
+  return e.build({
+    pattern: 'client-status',
+    tableName: q.tableName,
+    index: INDEX.clientStatus,
+    keyAttributes: gsiKey('client_id', 'status_ts'),
+    nowS: q.nowS,
+  });
 }
 
 /** 5b: one image (fingerprint) across the client's batches, GSI client-fprint. */
@@ -246,7 +295,13 @@ export function imageAcrossBatchesRequest(q: ClientQuery & ClientImagesFilter & 
   const e = clientExpression(q);
   e.keyCondition(`${e.name('img_fprint')} = ${e.value(':fprint', q.fprint)}`);
   addFilters(e, q, {});
-  return e.build({ pattern: 'client-fprint', tableName: q.tableName, index: INDEX.clientFprint, keyAttributes: gsiKey('client_id', 'img_fprint'), nowS: q.nowS });
+  return e.build({
+    pattern: 'client-fprint',
+    tableName: q.tableName,
+    index: INDEX.clientFprint,
+    keyAttributes: gsiKey('client_id', 'img_fprint'),
+    nowS: q.nowS,
+  });
 }
 
 /** 8: a client's images in a time range (or all of them, oldest first), GSI client-time. */
@@ -255,7 +310,13 @@ export function clientTimeRangeRequest(q: ClientQuery & ClientImagesFilter): Que
   const range = e.range('upload_ts', q);
   if (range) e.keyCondition(range);
   addFilters(e, q, { time: true });
-  return e.build({ pattern: 'client-time', tableName: q.tableName, index: INDEX.clientTime, keyAttributes: gsiKey('client_id', 'upload_ts'), nowS: q.nowS });
+  return e.build({
+    pattern: 'client-time',
+    tableName: q.tableName,
+    index: INDEX.clientTime,
+    keyAttributes: gsiKey('client_id', 'upload_ts'),
+    nowS: q.nowS,
+  });
 }
 
 /** 9: a client's cats in a time range, sparse GSI client-cats (cat_ts = upload_ts, written only for cats). */
@@ -264,7 +325,13 @@ export function clientCatsRequest(q: ClientQuery & ClientImagesFilter): QueryPla
   const range = e.range('cat_ts', q);
   if (range) e.keyCondition(range);
   addFilters(e, q, { cat: true, time: true });
-  return e.build({ pattern: 'client-cats', tableName: q.tableName, index: INDEX.clientCats, keyAttributes: gsiKey('client_id', 'cat_ts'), nowS: q.nowS });
+  return e.build({
+    pattern: 'client-cats',
+    tableName: q.tableName,
+    index: INDEX.clientCats,
+    keyAttributes: gsiKey('client_id', 'cat_ts'),
+    nowS: q.nowS,
+  });
 }
 
 /** GET /v1/images: fprint → 5b, cat=true → 9, status → 3, otherwise 8; the other filters become filter expressions. */
@@ -364,7 +431,19 @@ export function reusableResultRequest(tableName: string, clientId: string, fprin
     KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
     FilterExpression: '#status = :success AND #expiresAt > :now',
     ProjectionExpression: '#partition, #fprint, #status, #labels, #catConfidence, #cats, #classifiedAt, #expiresAt, #review, #reused',
-    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels', 'catConfidence', 'cats', 'classifiedAt', 'review', 'reused'),
+    ExpressionAttributeNames: imageNames(
+      'clientId',
+      'fprint',
+      'status',
+      'expiresAt',
+      'partition',
+      'labels',
+      'catConfidence',
+      'cats',
+      'classifiedAt',
+      'review',
+      'reused',
+    ),
     ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
     Limit: REUSE_LOOKUP_LIMIT,
   };

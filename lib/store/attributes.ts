@@ -3,7 +3,17 @@
 // attribute's stored name is written here once.
 import type { Batch, Counts, Image } from '../domain';
 import { decodeDetections, encodeDetections } from './detections';
-import { BATCH_SK, EXPIRY_DUE, batchPartition, fromStoredReview, purgeAt, splitPartition, toStoredReview, type BatchItem, type ImageItem } from './schema';
+import {
+  BATCH_SK,
+  EXPIRY_DUE,
+  batchPartition,
+  fromStoredReview,
+  purgeAt,
+  splitPartition,
+  toStoredReview,
+  type BatchItem,
+  type ImageItem,
+} from './schema';
 
 export const IMAGE_ATTRIBUTES = {
   fprint: 'img_fprint',
@@ -160,7 +170,10 @@ export function toImageItem(image: Image): ImageItem {
 export function toBatch(item: BatchItem): Batch {
   const { batchId } = splitPartition(item.batch_id);
   const counts = Object.fromEntries(
-    Object.entries(COUNTER_ATTRIBUTES).map(([name, attribute]) => [name, Number((item as unknown as Record<string, unknown>)[attribute] ?? 0)]),
+    Object.entries(COUNTER_ATTRIBUTES).map(([name, attribute]) => [
+      name,
+      Number((item as unknown as Record<string, unknown>)[attribute] ?? 0),
+    ]),
   ) as unknown as Counts;
   return {
     clientId: item.owner_id,
@@ -184,7 +197,11 @@ export function toBatch(item: BatchItem): Batch {
 }
 
 export function toBatchItem(batch: Batch): BatchItem {
-  const out: Record<string, unknown> = { batch_id: batchPartition(batch.clientId, batch.batchId), img_fprint: BATCH_SK, exp_due: EXPIRY_DUE };
+  const out: Record<string, unknown> = {
+    batch_id: batchPartition(batch.clientId, batch.batchId),
+    img_fprint: BATCH_SK,
+    exp_due: EXPIRY_DUE,
+  };
   for (const [name, attribute] of Object.entries(BATCH_ATTRIBUTES)) {
     const value = (batch as unknown as Record<string, unknown>)[name];
     if (value !== undefined && name !== 'partition' && name !== 'sortKey' && name !== 'callbackDue') out[attribute] = value;

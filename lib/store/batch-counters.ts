@@ -126,7 +126,9 @@ export function unchangedGuard(b: Batch): SummaryCondition {
 /** The summary `b` moved by `delta`: what a move guarded by unchangedGuard(b) leaves. */
 export const movedBy = (b: Batch, delta: Partial<Counts>): Batch => ({
   ...b,
-  counts: Object.fromEntries((Object.keys(b.counts) as (keyof Counts)[]).map((k) => [k, b.counts[k] + (delta[k] ?? 0)])) as unknown as Counts,
+  counts: Object.fromEntries(
+    (Object.keys(b.counts) as (keyof Counts)[]).map((k) => [k, b.counts[k] + (delta[k] ?? 0)]),
+  ) as unknown as Counts,
 });
 
 /** Whether a new image may still count itself in the batch: the claim's condition of countRequest, read side. */
@@ -231,7 +233,8 @@ function fromAttributeValues(v: Record<string, unknown>): unknown {
   if ('S' in v) return v.S;
   if ('BOOL' in v) return v.BOOL;
   if ('NULL' in v) return null;
-  if ('M' in v) return Object.fromEntries(Object.entries(v.M as Record<string, Record<string, unknown>>).map(([k, x]) => [k, fromAttributeValues(x)]));
+  if ('M' in v)
+    return Object.fromEntries(Object.entries(v.M as Record<string, Record<string, unknown>>).map(([k, x]) => [k, fromAttributeValues(x)]));
   if ('L' in v) return (v.L as Record<string, unknown>[]).map(fromAttributeValues);
   if ('SS' in v) return new Set(v.SS as string[]);
   if ('NS' in v) return new Set((v.NS as string[]).map(Number));
@@ -320,7 +323,8 @@ export class BatchCounters extends BatchSummaries {
     } catch (err) {
       if (!conditionFailed(err)) throw err;
       for (const write of records) {
-        const key = 'Item' in write ? { batch_id: write.Item?.batch_id, img_fprint: write.Item?.img_fprint } : (write as UpdateCommandInput).Key;
+        const key =
+          'Item' in write ? { batch_id: write.Item?.batch_id, img_fprint: write.Item?.img_fprint } : (write as UpdateCommandInput).Key;
         await this.opts.takeBack?.record(key as Record<string, unknown>);
       }
       throw await this.countRefused(batch, opts.takingUploads === true);
@@ -360,9 +364,13 @@ export class BatchCounters extends BatchSummaries {
         const found = foundAt(err, records.length);
         const before = found ? toBatch(found as unknown as BatchItem) : await this.getBatch(batch.clientId, batch.batchId);
         if (!before || !this.isLive(before)) throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
-        if (takingUploads && !takesUploads(before)) throw new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`, { batchId: batch.batchId });
+        if (takingUploads && !takesUploads(before))
+          throw new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`, { batchId: batch.batchId });
         // Unguarded, only a summary gone, being erased or closed refuses a move, and none of those ends.
-        if (!guard) throw takingUploads ? new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`, { batchId: batch.batchId }) : new BatchErasedError(`batch ${batch.batchId} is being erased`);
+        if (!guard)
+          throw takingUploads
+            ? new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`, { batchId: batch.batchId })
+            : new BatchErasedError(`batch ${batch.batchId} is being erased`);
         // Refused by the guard: settling may be due, or the summary moved since `before` was found.
         if (round + 1 >= GUARDED_ROUNDS) {
           guard = undefined;

@@ -12,7 +12,16 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Claim, Finish, Image, UploadRef } from '../domain';
 import { BatchCounters, type RecordOptions } from './batch-counters';
-import { addDuplicate, claimImage, findReusable, finishImage, getImage, rejectUpload, releaseClaim, type ClaimOutcome } from './image-record';
+import {
+  addDuplicate,
+  claimImage,
+  findReusable,
+  finishImage,
+  getImage,
+  rejectUpload,
+  releaseClaim,
+  type ClaimOutcome,
+} from './image-record';
 import { keepPaidResult, paidResult, type PaidResult } from './paid-result';
 import { reclassifyBatch, reviewImage, type ReclassifyOptions, type ReclassifyOutcome, type ReviewOutcome, type Verdict } from './reviews';
 import { clientKey } from './schema';
@@ -77,7 +86,12 @@ export class BatchStore extends BatchCounters {
   }
 
   /** Counts another upload of a recorded image; false when this upload was counted before (a redelivery). */
-  async addDuplicate(original: Image, fileName: string, upload: UploadRef, opts: RecordOptions & { note?: boolean } = {}): Promise<boolean> {
+  async addDuplicate(
+    original: Image,
+    fileName: string,
+    upload: UploadRef,
+    opts: RecordOptions & { note?: boolean } = {},
+  ): Promise<boolean> {
     return addDuplicate(this, original, fileName, upload, opts);
   }
 

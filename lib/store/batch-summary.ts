@@ -76,7 +76,13 @@ export function closeRequest(table: string, clientId: string, batchId: string, n
     ConditionExpression:
       `${live.condition} AND (attribute_not_exists(#closed) OR #closed = :false)` + (withExpected ? ' AND #total <= :expected' : ''),
     ExpressionAttributeNames: batchNames(...live.names, 'closed', 'closedAt', ...(withExpected ? (['expected', 'total'] as const) : [])),
-    ExpressionAttributeValues: { ...live.values, ':true': true, ':false': false, ':now': now, ...(withExpected ? { ':expected': expected } : {}) },
+    ExpressionAttributeValues: {
+      ...live.values,
+      ':true': true,
+      ':false': false,
+      ':now': now,
+      ...(withExpected ? { ':expected': expected } : {}),
+    },
     ReturnValues: 'ALL_NEW',
   };
 }
@@ -106,7 +112,15 @@ export function markDoneRequest(table: string, clientId: string, batchId: string
     ConditionExpression:
       '#closed = :true AND #pending = :zero AND attribute_not_exists(#doneAt) AND attribute_not_exists(#deleting) AND ' +
       '(attribute_not_exists(#expected) OR #expected <= #total)',
-    ExpressionAttributeNames: batchNames('closed', 'pending', 'doneAt', 'deleting', 'expected', 'total', ...(withCallback ? (['callbackDue'] as const) : [])),
+    ExpressionAttributeNames: batchNames(
+      'closed',
+      'pending',
+      'doneAt',
+      'deleting',
+      'expected',
+      'total',
+      ...(withCallback ? (['callbackDue'] as const) : []),
+    ),
     ExpressionAttributeValues: { ':true': true, ':zero': 0, ':now': now, ...(withCallback ? { ':due': CALLBACK_DUE } : {}) },
     ReturnValues: 'ALL_NEW',
   };
@@ -213,7 +227,10 @@ export class BatchSummaries {
    * it counts (treated as erased), unless it was counted first, and then the batch stays.
    */
   async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<{ batch: Batch; opened: boolean }>;
-  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter: BatchCounter | undefined): Promise<{ batch: Batch; opened: boolean } | undefined>;
+  async openBatch(
+    b: Omit<NewBatch, 'debug' | 'expected'>,
+    counter: BatchCounter | undefined,
+  ): Promise<{ batch: Batch; opened: boolean } | undefined>;
   async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter?: BatchCounter): Promise<{ batch: Batch; opened: boolean } | undefined> {
     const existing = await this.getBatch(b.clientId, b.batchId);
     if (existing) return { batch: existing, opened: false };
@@ -260,9 +277,12 @@ export class BatchSummaries {
   /** Closes a batch whose declared files all arrived, and stamps it done when it is: each at most once. */
   protected async settle(batch: Batch): Promise<Batch> {
     let settled = batch;
-    if (shouldAutoClose(settled)) settled = (await this.conditionalUpdate(autoCloseRequest(this.table, batch.clientId, batch.batchId, this.now()))) ?? settled;
+    if (shouldAutoClose(settled))
+      settled = (await this.conditionalUpdate(autoCloseRequest(this.table, batch.clientId, batch.batchId, this.now()))) ?? settled;
     if (shouldMarkDone(settled)) {
-      const done = await this.conditionalUpdate(markDoneRequest(this.table, batch.clientId, batch.batchId, this.now(), batch.callbackUrl !== undefined));
+      const done = await this.conditionalUpdate(
+        markDoneRequest(this.table, batch.clientId, batch.batchId, this.now(), batch.callbackUrl !== undefined),
+      );
       if (done) {
         settled = done;
         await this.opts.onDone?.(done);

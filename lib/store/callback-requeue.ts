@@ -1,7 +1,14 @@
 // The reads and the write with which the reconciliation sweep finds completion callbacks whose message was lost
 // (lib/reconcile/callbacks.ts): apart from BatchStore, so that the sweep's bundle (and so its role) carries only these.
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { batchNames, toBatch } from './attributes';
 import type { Batch } from '../domain';
 import { CALLBACK_DUE, INDEX, batchKey, splitPartition, type BatchItem } from './schema';
@@ -22,7 +29,12 @@ export async function* batchesOwingCallbacks(
 }
 
 /** A batch's summary, read consistently; undefined when it is gone. */
-export async function readSummary(ddb: DynamoDBDocumentClient, table: string, clientId: string, batchId: string): Promise<Batch | undefined> {
+export async function readSummary(
+  ddb: DynamoDBDocumentClient,
+  table: string,
+  clientId: string,
+  batchId: string,
+): Promise<Batch | undefined> {
   const out = await ddb.send(new GetCommand({ TableName: table, Key: batchKey(clientId, batchId), ConsistentRead: true }));
   return out.Item ? toBatch(out.Item as BatchItem) : undefined;
 }
@@ -55,7 +67,13 @@ export function dueCallbacksQuery(table: string, doneBefore: number, limit: numb
  * Stamps that the sweep queues the callback again, only if it still owes it and nobody stamped it since `previous`
  * (so two sweeps never both queue it); the batch must exist and not be being erased.
  */
-export function callbackRequeueRequest(table: string, clientId: string, batchId: string, now: number, previous: number | undefined): UpdateCommandInput {
+export function callbackRequeueRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  now: number,
+  previous: number | undefined,
+): UpdateCommandInput {
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),

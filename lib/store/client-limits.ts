@@ -67,7 +67,13 @@ export class ClientLimitsReader {
 
   async usage(clientId: string, day: string): Promise<DailyUsage> {
     const out = await this.opts.ddb.send(
-      new GetCommand({ TableName: this.opts.tableName, Key: usageKey(clientId, day), ProjectionExpression: '#accepted, #rejected', ExpressionAttributeNames: { '#accepted': 'accepted', '#rejected': 'rejected' }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.opts.tableName,
+        Key: usageKey(clientId, day),
+        ProjectionExpression: '#accepted, #rejected',
+        ExpressionAttributeNames: { '#accepted': 'accepted', '#rejected': 'rejected' },
+        ConsistentRead: true,
+      }),
     );
     const item = (out.Item ?? {}) as { accepted?: number; rejected?: number };
     return { day, accepted: item.accepted ?? 0, rejected: item.rejected ?? 0 };

@@ -36,4 +36,3 @@ export async function apiKeyOwner(table: StoreTable, keyHash: string): Promise<s
   const owner = (out.Item as Partial<ApiKeyItem> | undefined)?.owner_id;
   return typeof owner === 'string' ? owner : undefined;
 }
-

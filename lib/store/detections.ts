@@ -16,7 +16,11 @@ export function decodeDetections(text: unknown): Detections | undefined {
   try {
     const s = JSON.parse(text) as Stored;
     if (typeof s.m !== 'string' || !Array.isArray(s.b)) return undefined;
-    const boxes: NamedBox[] = s.b.map(([name, confidence, left, top, width, height]) => ({ name, confidence, box: { left, top, width, height } }));
+    const boxes: NamedBox[] = s.b.map(([name, confidence, left, top, width, height]) => ({
+      name,
+      confidence,
+      box: { left, top, width, height },
+    }));
     return { model: s.m, boxes };
   } catch {
     return undefined;

@@ -2,7 +2,13 @@
 // a page at a time as (client, batch) pairs, and the mark that an expired batch's erasure is queued. Apart from
 // BatchStore so that the expire function's bundle (and so its role) carries only these calls.
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { batchNames } from './attributes';
 import { EXPIRY_DUE, INDEX, batchKey, nowSeconds, splitPartition } from './schema';
 
@@ -69,7 +75,8 @@ export function markExpiredRequest(table: string, clientId: string, batchId: str
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: 'SET #deleting = :true, #eraseQueuedAt = :now',
-    ConditionExpression: 'attribute_exists(#partition) AND #expiresAt <= :nowS AND (attribute_not_exists(#eraseQueuedAt) OR #eraseQueuedAt < :stale)',
+    ConditionExpression:
+      'attribute_exists(#partition) AND #expiresAt <= :nowS AND (attribute_not_exists(#eraseQueuedAt) OR #eraseQueuedAt < :stale)',
     ExpressionAttributeNames: batchNames('partition', 'deleting', 'eraseQueuedAt', 'expiresAt'),
     ExpressionAttributeValues: { ':true': true, ':now': now, ':nowS': nowSeconds(now), ':stale': staleBefore },
   };

@@ -29,7 +29,24 @@ export const EXPORT_PAGE_ITEMS = 200;
  * still classifying. Every attribute not read is bytes neither sent nor parsed (docs/design.md, "Export memory").
  */
 export const ROWS_READ = {
-  attributes: ['fprint', 'fileName', 'status', 'isCat', 'review', 'catConfidence', 'labels', 'uploadedAt', 'receivedAt', 'classifiedAt', 'duplicates', 'duplicateFiles', 'errorCode', 'capturedAt', 'camera', 'location'],
+  attributes: [
+    'fprint',
+    'fileName',
+    'status',
+    'isCat',
+    'review',
+    'catConfidence',
+    'labels',
+    'uploadedAt',
+    'receivedAt',
+    'classifiedAt',
+    'duplicates',
+    'duplicateFiles',
+    'errorCode',
+    'capturedAt',
+    'camera',
+    'location',
+  ],
   pageSize: EXPORT_PAGE_ITEMS,
 } as const satisfies BatchPagesOptions;
 
@@ -39,7 +56,20 @@ export const ROWS_READ = {
  * does not write.
  */
 export const DETECTIONS_READ = {
-  attributes: ['fprint', 'fileName', 'status', 'review', 'cats', 'detections', 'width', 'height', 'capturedAt', 'errorCode', 'duplicates', 'duplicateFiles'],
+  attributes: [
+    'fprint',
+    'fileName',
+    'status',
+    'review',
+    'cats',
+    'detections',
+    'width',
+    'height',
+    'capturedAt',
+    'errorCode',
+    'duplicates',
+    'duplicateFiles',
+  ],
   pageSize: EXPORT_PAGE_ITEMS,
 } as const satisfies BatchPagesOptions;
 

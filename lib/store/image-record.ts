@@ -60,7 +60,14 @@ export function claimRequest(table: string, c: Claim): UpdateCommandInput {
     Key: imageKey(c.clientId, c.batchId, c.fprint),
     UpdateExpression: `${CLAIM_SET}, #receivedAt = :now, #expiresAt = :ttl, #purgeAt = :purge${etag ? ', #etag = :etag' : ''}`,
     ConditionExpression: 'attribute_not_exists(#fprint)',
-    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, 'receivedAt', 'expiresAt', 'purgeAt', 'fprint', ...(etag ? (['etag'] as const) : [])),
+    ExpressionAttributeNames: imageNames(
+      ...CLAIM_NAMES,
+      'receivedAt',
+      'expiresAt',
+      'purgeAt',
+      'fprint',
+      ...(etag ? (['etag'] as const) : []),
+    ),
     ExpressionAttributeValues: {
       ...claimValues(c),
       ':now': c.now,
@@ -98,7 +105,13 @@ export function releaseRequest(table: string, c: Claim): UpdateCommandInput {
 
 /** The final state of a claimed image, written only by the claim's holder; it writes the index keys. */
 export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommandInput {
-  const set = ['#status = :status', '#uploadedAt = :uploadedAt', '#statusKey = :statusKey', '#classifiedAt = :now', '#restingKey = :resting'];
+  const set = [
+    '#status = :status',
+    '#uploadedAt = :uploadedAt',
+    '#statusKey = :statusKey',
+    '#classifiedAt = :now',
+    '#restingKey = :resting',
+  ];
   const names: Parameters<typeof imageNames> = ['status', 'uploadedAt', 'statusKey', 'classifiedAt', 'restingKey', 'claimId', 'leaseUntil'];
   const values: Record<string, unknown> = {
     ':status': f.result.status,
@@ -166,7 +179,12 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
 }
 
 /** Where and when the photo was taken, as its EXIF says, added to a finishing record's SET. */
-function setCapture(capture: Finish['capture'], set: string[], names: Parameters<typeof imageNames>, values: Record<string, unknown>): void {
+function setCapture(
+  capture: Finish['capture'],
+  set: string[],
+  names: Parameters<typeof imageNames>,
+  values: Record<string, unknown>,
+): void {
   if (capture?.capturedAt) {
     set.push('#capturedAt = :capturedAt', '#capturedWall = :capturedWall');
     names.push('capturedAt', 'capturedWall');
@@ -244,7 +262,8 @@ export function duplicateRequest(table: string, original: Image, fileName: strin
 }
 
 /** Whether a duplicate's name is kept on its original (and so guards its redelivery there). */
-export const keepsDuplicateName = (original: Pick<Image, 'duplicateFiles'>): boolean => (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
+export const keepsDuplicateName = (original: Pick<Image, 'duplicateFiles'>): boolean =>
+  (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
 
 export type ClaimOutcome =
   | { held: true; takeover: boolean; uploadedAt: number }
@@ -252,7 +271,9 @@ export type ClaimOutcome =
   | { held: false; existing: Image };
 
 export async function getImage(store: BatchCounters, clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
-  const out = await store.ddb.send(new GetCommand({ TableName: store.table, Key: imageKey(clientId, batchId, fprint), ConsistentRead: true }));
+  const out = await store.ddb.send(
+    new GetCommand({ TableName: store.table, Key: imageKey(clientId, batchId, fprint), ConsistentRead: true }),
+  );
   return out.Item ? toImage(out.Item as ImageItem) : undefined;
 }
 
@@ -273,7 +294,8 @@ export async function claimImage(store: BatchCounters, c: Claim, opts: RecordOpt
   } catch (err) {
     // Without transactions the claim may stand uncounted (its count refused, e.g. by a full disk): handed back, so
     // the retry takes it over at once; the count it lacks shows once it finishes, and is recounted then.
-    if (!store.transactions && !(err instanceof BatchClosedError) && !(err instanceof BatchErasedError)) await releaseClaim(store, c).catch(() => undefined);
+    if (!store.transactions && !(err instanceof BatchClosedError) && !(err instanceof BatchErasedError))
+      await releaseClaim(store, c).catch(() => undefined);
     throw err;
   }
   if (counted) return { held: true, takeover: false, uploadedAt: c.now };
@@ -300,13 +322,20 @@ export async function claimImage(store: BatchCounters, c: Claim, opts: RecordOpt
  */
 export async function findReusable(store: BatchCounters, clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
   const out = await store.ddb.send(new QueryCommand(reusableResultRequest(store.table, clientId, fprint, Math.floor(store.now() / 1000))));
-  const records = ((out.Items ?? []) as ImageItem[]).filter((i) => splitPartition(i.batch_id).batchId !== batchId && i.labels !== undefined);
+  const records = ((out.Items ?? []) as ImageItem[]).filter(
+    (i) => splitPartition(i.batch_id).batchId !== batchId && i.labels !== undefined,
+  );
   // Never from a batch being erased (or expired): the one strongly consistent read of the batches found.
-  const visible = await visibleBatches(store, records.map((i) => i.batch_id));
+  const visible = await visibleBatches(
+    store,
+    records.map((i) => i.batch_id),
+  );
   const found = records.filter((i) => visible.has(i.batch_id)).map(toImage);
   // Copies carry their original's classification time: of equal times, the original (a copy made before copies
   // carried the other labels' boxes has none).
-  const earliest = found.sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0) || Number(a.reused === true) - Number(b.reused === true))[0];
+  const earliest = found.sort(
+    (a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0) || Number(a.reused === true) - Number(b.reused === true),
+  )[0];
   const review = found.flatMap((i) => (i.review ? [i.review] : [])).sort((a, b) => b.reviewedAt - a.reviewedAt)[0];
   if (!earliest) return undefined;
   const { review: _own, reused: _reused, ...classification } = earliest;
@@ -320,7 +349,10 @@ async function visibleBatches(store: BatchCounters, partitions: readonly string[
   const distinct = [...new Set(partitions)];
   if (distinct.length === 0) return new Set();
   const nowS = Math.floor(store.now() / 1000);
-  const items = await batchGetAll<BatchItem>({ ddb: store.ddb, tableName: store.table }, batchVisibilityRequest(store.table, distinct).RequestItems);
+  const items = await batchGetAll<BatchItem>(
+    { ddb: store.ddb, tableName: store.table },
+    batchVisibilityRequest(store.table, distinct).RequestItems,
+  );
   return new Set(items.filter((item) => isVisibleBatch(toBatch(item), nowS)).map((item) => item.batch_id));
 }
 
@@ -349,7 +381,13 @@ export async function rejectUpload(store: BatchCounters, image: Image, opts: Rec
  * Counts another upload of a recorded image; false when this upload was counted before (a redelivery). Its name on
  * the original guards that while names are kept; past them, the upload's own item is marked in the same write.
  */
-export async function addDuplicate(store: BatchCounters, original: Image, fileName: string, upload: UploadRef, opts: RecordOptions & { note?: boolean } = {}): Promise<boolean> {
+export async function addDuplicate(
+  store: BatchCounters,
+  original: Image,
+  fileName: string,
+  upload: UploadRef,
+  opts: RecordOptions & { note?: boolean } = {},
+): Promise<boolean> {
   const count = duplicateRequest(store.table, original, fileName);
   // The mark sets the upload's fingerprint too; without it, a transaction notes the fingerprint beside the count (a
   // claim's transaction that found the image claimed wrote nothing).

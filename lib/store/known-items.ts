@@ -6,7 +6,10 @@ import { BATCH_GET_MAX_KEYS } from './access-patterns';
 import { knownItemKey, purgeAt, type KnownItem } from './schema';
 
 /** The item naming `batchId` as the latest batch where the client's pixels `fprint` were classified (a `success` record). */
-export function knownItemRequest(tableName: string, r: { clientId: string; batchId: string; fprint: string; expiresAt: number }): PutCommandInput {
+export function knownItemRequest(
+  tableName: string,
+  r: { clientId: string; batchId: string; fprint: string; expiresAt: number },
+): PutCommandInput {
   const item: KnownItem = { ...knownItemKey(r.clientId, r.fprint), known_in: r.batchId, ttl: r.expiresAt, purge_at: purgeAt(r.expiresAt) };
   return { TableName: tableName, Item: item };
 }
@@ -16,7 +19,11 @@ export function knownItemsRequests(tableName: string, clientId: string, fprints:
   const requests: BatchGetCommandInput[] = [];
   for (let i = 0; i < fprints.length; i += BATCH_GET_MAX_KEYS) {
     const keys = fprints.slice(i, i + BATCH_GET_MAX_KEYS).map((f) => knownItemKey(clientId, f));
-    requests.push({ RequestItems: { [tableName]: { Keys: keys, ProjectionExpression: 'img_fprint, known_in, #ttl', ExpressionAttributeNames: { '#ttl': 'ttl' } } } });
+    requests.push({
+      RequestItems: {
+        [tableName]: { Keys: keys, ProjectionExpression: 'img_fprint, known_in, #ttl', ExpressionAttributeNames: { '#ttl': 'ttl' } },
+      },
+    });
   }
   return requests;
 }

@@ -2,7 +2,13 @@
 // its retries, throttling, a timeout of the write), so that the run taking the claim over records that answer instead
 // of paying for another (docs/design.md §6). One attribute of the `processing` item, written only by the claim's
 // holder; the record's write removes it (image-record.ts finishRequest).
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient, type GetCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type GetCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Claim, ImageResult } from '../domain';
 import { imageNames } from './attributes';
@@ -26,7 +32,13 @@ export function keepPaidResultRequest(table: string, c: Claim, result: PaidResul
 }
 
 export function paidResultRequest(table: string, c: Claim): GetCommandInput {
-  return { TableName: table, Key: imageKey(c.clientId, c.batchId, c.fprint), ProjectionExpression: PAID_NAME, ExpressionAttributeNames: PAID_NAMES, ConsistentRead: true };
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    ProjectionExpression: PAID_NAME,
+    ExpressionAttributeNames: PAID_NAMES,
+    ConsistentRead: true,
+  };
 }
 
 export async function keepPaidResult(ddb: DynamoDBDocumentClient, table: string, c: Claim, result: PaidResult): Promise<boolean> {

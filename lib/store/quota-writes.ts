@@ -32,12 +32,20 @@ export class UnregisteredClientError extends IceCatError {
 }
 
 /** Sets (or, for null, removes: back to the default) a registered client's own limits. */
-export function setClientLimitsRequest(table: string, clientId: string, limits: { [K in keyof ClientLimits]?: number | null }): UpdateCommandInput {
+export function setClientLimitsRequest(
+  table: string,
+  clientId: string,
+  limits: { [K in keyof ClientLimits]?: number | null },
+): UpdateCommandInput {
   const names: Record<string, string> = {};
   const values: Record<string, number> = {};
   const set: string[] = [];
   const remove: string[] = [];
-  for (const [field, attribute] of [['ratePerSecond', 'rate_per_s'], ['maxImagesPerDay', 'max_images_day'], ['maxBatchesPerDay', 'max_batches_day']] as const) {
+  for (const [field, attribute] of [
+    ['ratePerSecond', 'rate_per_s'],
+    ['maxImagesPerDay', 'max_images_day'],
+    ['maxBatchesPerDay', 'max_batches_day'],
+  ] as const) {
     const value = limits[field];
     if (value === undefined) continue;
     names[`#${field}`] = attribute;
@@ -74,7 +82,14 @@ export function countUploadRequest(table: string, clientId: string, day: string,
  * The count of one upload without transactions: idempotent while its id (`upload`) stays in the usage item's
  * `counting` set (see the top of this file).
  */
-export function countUploadOnceRequest(table: string, clientId: string, day: string, limit: number, upload: string, nowMs: number): UpdateCommandInput {
+export function countUploadOnceRequest(
+  table: string,
+  clientId: string,
+  day: string,
+  limit: number,
+  upload: string,
+  nowMs: number,
+): UpdateCommandInput {
   const count = countUploadRequest(table, clientId, day, limit, nowMs);
   return {
     ...count,
@@ -172,7 +187,8 @@ export class ClientQuotaStore extends ClientLimitsReader {
     try {
       await this.opts.ddb.send(new UpdateCommand(setClientLimitsRequest(this.opts.tableName, clientId, limits)));
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) throw new UnregisteredClientError(`client ${clientId} is not registered`, { cause: err });
+      if (err instanceof ConditionalCheckFailedException)
+        throw new UnregisteredClientError(`client ${clientId} is not registered`, { cause: err });
       throw err;
     }
     this.cache.delete(clientId);
@@ -186,7 +202,13 @@ export class ClientQuotaStore extends ClientLimitsReader {
     const { ddb, tableName } = this.opts;
     if (this.transactions) {
       try {
-        await transactWrite(ddb, transaction(markCountedRequest(tableName, upload, day, true), countUploadRequest(tableName, upload.clientId, day, limit, this.now())));
+        await transactWrite(
+          ddb,
+          transaction(
+            markCountedRequest(tableName, upload, day, true),
+            countUploadRequest(tableName, upload.clientId, day, limit, this.now()),
+          ),
+        );
         return true;
       } catch (err) {
         const reasons = err instanceof TransactionCanceledException ? (err.CancellationReasons ?? []) : [];
@@ -201,7 +223,15 @@ export class ClientQuotaStore extends ClientLimitsReader {
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       // The limit, or this upload's own count by an attempt that stopped before its mark.
-      const usage = await ddb.send(new GetCommand({ TableName: tableName, Key: usageKey(upload.clientId, day), ProjectionExpression: '#counting', ExpressionAttributeNames: { '#counting': 'counting' }, ConsistentRead: true }));
+      const usage = await ddb.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: usageKey(upload.clientId, day),
+          ProjectionExpression: '#counting',
+          ExpressionAttributeNames: { '#counting': 'counting' },
+          ConsistentRead: true,
+        }),
+      );
       const counting = usage.Item?.counting as Set<string> | undefined;
       if (!counting?.has(id)) return false;
     }
@@ -240,5 +270,4 @@ export class ClientQuotaStore extends ClientLimitsReader {
     await this.opts.ddb.send(new UpdateCommand(markQuotaExceededRequest(this.opts.tableName, upload, day)));
     await this.opts.ddb.send(new UpdateCommand(countRefusedRequest(this.opts.tableName, upload.clientId, day, this.now())));
   }
-
 }

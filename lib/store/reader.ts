@@ -1,11 +1,7 @@
 // Runs the read access patterns (access-patterns.ts) and answers in domain terms (lib/domain.ts). Every read filters
 // expired items (ttl) itself, since DynamoDB deletes them only within days, and list reads page with an opaque,
 // tamper-evident cursor (cursor.ts) and are filled up to their limit even when a filter leaves DynamoDB pages short.
-import {
-  ProvisionedThroughputExceededException,
-  RequestLimitExceeded,
-  ThrottlingException,
-} from '@aws-sdk/client-dynamodb';
+import { ProvisionedThroughputExceededException, RequestLimitExceeded, ThrottlingException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   GetCommand,
@@ -94,11 +90,7 @@ const nowMs = (ctx: StoreContext) => (ctx.now ?? Date.now)();
 const storeNowS = (ctx: StoreContext) => nowSeconds(nowMs(ctx));
 
 function translate(err: unknown): never {
-  if (
-    err instanceof ProvisionedThroughputExceededException ||
-    err instanceof ThrottlingException ||
-    err instanceof RequestLimitExceeded
-  ) {
+  if (err instanceof ProvisionedThroughputExceededException || err instanceof ThrottlingException || err instanceof RequestLimitExceeded) {
     throw new StoreThrottledError('the table is throttling reads', { cause: err });
   }
   throw err;
@@ -121,7 +113,12 @@ export const MAX_EXAMINED = 1000;
  * the bound (fewer items, even none) has a cursor that resumes right after the last item examined.
  * A cursor issued for another plan throws CursorError.
  */
-export async function runQuery<T extends object>(ctx: StoreContext, plan: QueryPlan, page: PageRequest, keep?: KeepFilter<T>): Promise<Page<T>> {
+export async function runQuery<T extends object>(
+  ctx: StoreContext,
+  plan: QueryPlan,
+  page: PageRequest,
+  keep?: KeepFilter<T>,
+): Promise<Page<T>> {
   const startKey = page.cursor === undefined ? undefined : ctx.cursors.decode(page.cursor, plan.scope);
   return fillPage<T>(ctx, plan, page.limit, { items: [], startKey, ended: false }, keep);
 }
@@ -138,7 +135,13 @@ interface Read<T> {
   examined?: number;
 }
 
-async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, limit: number, read: Read<T>, keep?: KeepFilter<T>): Promise<Page<T>> {
+async function fillPage<T extends object>(
+  ctx: StoreContext,
+  plan: QueryPlan,
+  limit: number,
+  read: Read<T>,
+  keep?: KeepFilter<T>,
+): Promise<Page<T>> {
   const want = limit + 1;
   const maxExamined = Math.max(want, ctx.maxExamined ?? MAX_EXAMINED);
   const items = [...read.items];
@@ -147,7 +150,9 @@ async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, li
   let examined = read.examined ?? read.items.length;
   let roundLimit = want;
   while (items.length < want && !ended && examined < maxExamined) {
-    const out = await ctx.ddb.send(new QueryCommand(pageRequest(plan, Math.min(roundLimit, maxExamined - examined), startKey))).catch(translate);
+    const out = await ctx.ddb
+      .send(new QueryCommand(pageRequest(plan, Math.min(roundLimit, maxExamined - examined), startKey)))
+      .catch(translate);
     const round = (out.Items ?? []) as T[];
     examined += out.ScannedCount ?? round.length;
     items.push(...(keep ? await keep(round) : round));
@@ -168,7 +173,13 @@ async function fillPage<T extends object>(ctx: StoreContext, plan: QueryPlan, li
 const images = (page: Page<ImageItem>): Page<Image> => ({ ...page, items: page.items.map(toImage) });
 
 /** 1, 2 or 7 as the filter asks. */
-export async function queryBatchImages(ctx: StoreContext, clientId: string, batchId: string, filter: BatchImagesFilter, page: PageRequest): Promise<Page<Image>> {
+export async function queryBatchImages(
+  ctx: StoreContext,
+  clientId: string,
+  batchId: string,
+  filter: BatchImagesFilter,
+  page: PageRequest,
+): Promise<Page<Image>> {
   const plan = batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter });
   if (byCaptureTime(filter)) return images(await runQuery<ImageItem>(ctx, plan, page, (keys) => capturedItems(ctx, keys, filter)));
   const matches = labelMatcher(filter);
@@ -224,7 +235,12 @@ export const queryBatchLogs = async (ctx: StoreContext, clientId: string, batchI
  * 3, 5b, 8 or 9 as the filter asks, leaving out the images of batches that are gone for their client: being erased
  * (the erasure deletes images for a while after the mark, and the client indexes know nothing of it) or expired.
  */
-export async function queryClientImages(ctx: StoreContext, clientId: string, filter: ClientImagesFilter, page: PageRequest): Promise<Page<Image>> {
+export async function queryClientImages(
+  ctx: StoreContext,
+  clientId: string,
+  filter: ClientImagesFilter,
+  page: PageRequest,
+): Promise<Page<Image>> {
   const plan = clientImagesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter });
   return images(await runQuery<ImageItem>(ctx, plan, page, visibleBatchesFilter(ctx)));
 }
@@ -249,8 +265,17 @@ function visibleBatchesFilter(ctx: StoreContext): KeepFilter<ImageItem> {
 }
 
 /** A client's batches, newest first: a page of the client-batches index, then the summaries themselves. */
-export async function queryClientBatches(ctx: StoreContext, clientId: string, filter: ClientBatchesFilter, page: PageRequest): Promise<Page<Batch>> {
-  const keys = await runQuery<BatchItem>(ctx, clientBatchesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter }), page);
+export async function queryClientBatches(
+  ctx: StoreContext,
+  clientId: string,
+  filter: ClientBatchesFilter,
+  page: PageRequest,
+): Promise<Page<Batch>> {
+  const keys = await runQuery<BatchItem>(
+    ctx,
+    clientBatchesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter }),
+    page,
+  );
   const found = new Map<string, Batch>();
   if (keys.items.length > 0) {
     const items = await batchGetAll<BatchItem>(ctx, batchSummariesRequest(ctx.tableName, keys.items).RequestItems);
@@ -283,7 +308,11 @@ export interface RetryOptions extends BackoffPolicy {
 export const DEFAULT_RETRY: RetryOptions = { attempts: 8, baseDelayMs: 25, maxDelayMs: 2000 };
 
 /** One BatchGetItem request to the end: UnprocessedKeys are retried with jittered backoff. */
-export async function batchGetAll<T>(ctx: Pick<StoreContext, 'ddb' | 'tableName'>, request: BatchGetCommandInput['RequestItems'], retry: RetryOptions = DEFAULT_RETRY): Promise<T[]> {
+export async function batchGetAll<T>(
+  ctx: Pick<StoreContext, 'ddb' | 'tableName'>,
+  request: BatchGetCommandInput['RequestItems'],
+  retry: RetryOptions = DEFAULT_RETRY,
+): Promise<T[]> {
   const found: T[] = [];
   let pending = request;
   for (let round = 0; pending && Object.keys(pending).length > 0; round++) {
@@ -361,7 +390,13 @@ export async function knownFingerprints(ctx: StoreContext, clientId: string, fpr
 }
 
 /** The fallback: each fingerprint's records in the client-fprint index, any of them in a visible batch making it known. */
-async function knownByIndex(ctx: StoreContext, clientId: string, fprints: readonly string[], visible: KeepFilter<ImageItem>, known: Set<string>): Promise<void> {
+async function knownByIndex(
+  ctx: StoreContext,
+  clientId: string,
+  fprints: readonly string[],
+  visible: KeepFilter<ImageItem>,
+  known: Set<string>,
+): Promise<void> {
   const nowS = storeNowS(ctx);
   let next = 0;
   const worker = async () => {

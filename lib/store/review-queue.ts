@@ -49,7 +49,8 @@ export function reviewQueueSideRequest(
   const at = confidenceDigits(threshold);
   const below = digitsBelow(threshold);
   if (side === 'down' && below === undefined) return undefined;
-  const [lo, hi] = side === 'up' ? [REVIEW_PENDING + at, REVIEW_PENDING + '999999999'] : [REVIEW_PENDING + '000000000', REVIEW_PENDING + below];
+  const [lo, hi] =
+    side === 'up' ? [REVIEW_PENDING + at, REVIEW_PENDING + '999999999'] : [REVIEW_PENDING + '000000000', REVIEW_PENDING + below];
   return {
     TableName: tableName,
     IndexName: INDEX.batchReview,
@@ -89,7 +90,9 @@ const toCursorKey = (up: QueueSideStart, down: QueueSideStart): StartKey => {
 function fromCursorKey(key: StartKey, partition: string): { up: QueueSideStart; down: QueueSideStart } {
   const side = (ended: unknown, fprint: unknown, reviewKey: unknown): QueueSideStart => ({
     ended: ended === 1,
-    ...(typeof fprint === 'string' && typeof reviewKey === 'string' ? { after: { batch_id: partition, img_fprint: fprint, review_key: reviewKey } } : {}),
+    ...(typeof fprint === 'string' && typeof reviewKey === 'string'
+      ? { after: { batch_id: partition, img_fprint: fprint, review_key: reviewKey } }
+      : {}),
   });
   return { up: side(key.ue, key.uf, key.uk), down: side(key.de, key.df, key.dk) };
 }
@@ -99,12 +102,23 @@ function fromCursorKey(key: StartKey, partition: string): { up: QueueSideStart; 
  * pending&order=uncertain). The cursor is bound to the batch and the threshold: after a re-threshold the queue starts
  * over. Each side reads one key more than the page, so a page with a cursor is never followed by an empty one.
  */
-export async function queryReviewQueue(ctx: StoreContext, clientId: string, batchId: string, threshold: number, page: PageRequest): Promise<Page<Image>> {
+export async function queryReviewQueue(
+  ctx: StoreContext,
+  clientId: string,
+  batchId: string,
+  threshold: number,
+  page: PageRequest,
+): Promise<Page<Image>> {
   const partition = batchPartition(clientId, batchId);
   const scope = JSON.stringify(['review-queue', partition, threshold]);
-  const start = page.cursor === undefined ? { up: { ended: false }, down: { ended: false } } : fromCursorKey(ctx.cursors.decode(page.cursor, scope), partition);
+  const start =
+    page.cursor === undefined
+      ? { up: { ended: false }, down: { ended: false } }
+      : fromCursorKey(ctx.cursors.decode(page.cursor, scope), partition);
   const read = async (side: QueueSide, from: QueueSideStart): Promise<{ keys: IndexKey[]; more: boolean }> => {
-    const request = from.ended ? undefined : reviewQueueSideRequest(ctx.tableName, clientId, batchId, threshold, side, page.limit + 1, from.after);
+    const request = from.ended
+      ? undefined
+      : reviewQueueSideRequest(ctx.tableName, clientId, batchId, threshold, side, page.limit + 1, from.after);
     if (!request) return { keys: [], more: false };
     const out = await ctx.ddb.send(new QueryCommand(request));
     return { keys: (out.Items ?? []) as IndexKey[], more: out.LastEvaluatedKey !== undefined };
@@ -119,7 +133,12 @@ export async function queryReviewQueue(ctx: StoreContext, clientId: string, batc
   };
   const nextUp = next('up', start.up, up);
   const nextDown = next('down', start.down, down);
-  const images = await readImages(ctx, clientId, batchId, shown.map((s) => s.key.img_fprint));
+  const images = await readImages(
+    ctx,
+    clientId,
+    batchId,
+    shown.map((s) => s.key.img_fprint),
+  );
   const cursor = nextUp.ended && nextDown.ended ? undefined : ctx.cursors.encode(toCursorKey(nextUp, nextDown), scope);
   return { items: images.filter((i) => i.review === undefined && i.status === 'success'), ...(cursor ? { cursor } : {}) };
 }
@@ -165,7 +184,8 @@ export async function reviewedVerdicts(ctx: StoreContext, clientId: string, batc
   do {
     const page = await ctx.ddb.send(new QueryCommand(reviewedRequest(ctx.tableName, clientId, batchId, after)));
     for (const item of (page.Items ?? []) as { img_fprint: string; review_key: string; review?: StoredReview }[]) {
-      if (item.review) out.push({ fprint: item.img_fprint, catConfidence: confidenceOfReviewKey(item.review_key), review: fromStoredReview(item.review) });
+      if (item.review)
+        out.push({ fprint: item.img_fprint, catConfidence: confidenceOfReviewKey(item.review_key), review: fromStoredReview(item.review) });
     }
     after = page.LastEvaluatedKey;
   } while (after);

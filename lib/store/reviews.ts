@@ -17,7 +17,13 @@ import { getImage } from './image-record';
 import { nowSeconds, type ImageItem } from './schema';
 
 /** Remembers a done batch's new cat threshold; fails (condition) when the batch is missing, gone (liveBatch) or not done. */
-export function thresholdRequest(table: string, clientId: string, batchId: string, catMinConfidence: number, nowMs: number): UpdateCommandInput {
+export function thresholdRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  catMinConfidence: number,
+  nowMs: number,
+): UpdateCommandInput {
   const live = liveBatch(nowMs);
   return {
     TableName: table,
@@ -32,7 +38,13 @@ export function thresholdRequest(table: string, clientId: string, batchId: strin
 }
 
 /** One page of a batch's records, projected to what re-thresholding reads, after `afterFprint`. */
-export const reclassifyPageQuery = (table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput => ({
+export const reclassifyPageQuery = (
+  table: string,
+  clientId: string,
+  batchId: string,
+  limit: number,
+  afterFprint?: string,
+): QueryCommandInput => ({
   ...batchRecordsQuery(table, clientId, batchId, ['fprint', 'status', 'isCat', 'catConfidence', 'uploadedAt', 'review'], afterFprint),
   Limit: limit,
 });
@@ -42,14 +54,23 @@ export const reclassifyPageQuery = (table: string, clientId: string, batchId: st
  * only if the flag is still what was read and no person has given a verdict meanwhile: a concurrent re-threshold never
  * moves the cat counter twice for one image, and never touches a person's verdict (docs/design.md §10).
  */
-export function catFlagRequest(table: string, image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'uploadedAt'>, isCat: boolean): UpdateCommandInput {
+export function catFlagRequest(
+  table: string,
+  image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'uploadedAt'>,
+  isCat: boolean,
+): UpdateCommandInput {
   return {
     TableName: table,
     Key: imageKey(image.clientId, image.batchId, image.fprint),
     UpdateExpression: isCat ? 'SET #isCat = :cat, #catAt = :uploadedAt' : 'SET #isCat = :cat REMOVE #catAt',
     ConditionExpression: '#status = :success AND #isCat = :was AND attribute_not_exists(#review)',
     ExpressionAttributeNames: imageNames('isCat', 'catAt', 'status', 'review'),
-    ExpressionAttributeValues: { ':cat': isCat, ':was': !isCat, ':success': 'success', ...(isCat ? { ':uploadedAt': image.uploadedAt } : {}) },
+    ExpressionAttributeValues: {
+      ':cat': isCat,
+      ':was': !isCat,
+      ':success': 'success',
+      ...(isCat ? { ':uploadedAt': image.uploadedAt } : {}),
+    },
   };
 }
 
@@ -57,7 +78,12 @@ export function catFlagRequest(table: string, image: Pick<Image, 'clientId' | 'b
  * A re-threshold of a reviewed image: only the machine's verdict kept beside the person's moves (isCat stays the
  * person's), and only if the review is still the one read.
  */
-export function machineVerdictRequest(table: string, image: Pick<Image, 'clientId' | 'batchId' | 'fprint'>, review: Review, machineIsCat: boolean): UpdateCommandInput {
+export function machineVerdictRequest(
+  table: string,
+  image: Pick<Image, 'clientId' | 'batchId' | 'fprint'>,
+  review: Review,
+  machineIsCat: boolean,
+): UpdateCommandInput {
   return {
     TableName: table,
     Key: imageKey(image.clientId, image.batchId, image.fprint),
@@ -174,7 +200,13 @@ const RECLASSIFY_PARALLEL = 16;
  * pages through its records flipping the cat flags (and sparse cat keys) that change, moving `cats` by what flipped,
  * until the batch's end or the deadline (then `after` says where to go on).
  */
-export async function reclassifyBatch(store: BatchCounters, clientId: string, batchId: string, catMinConfidence: number, opts: ReclassifyOptions): Promise<ReclassifyOutcome> {
+export async function reclassifyBatch(
+  store: BatchCounters,
+  clientId: string,
+  batchId: string,
+  catMinConfidence: number,
+  opts: ReclassifyOptions,
+): Promise<ReclassifyOutcome> {
   try {
     await store.ddb.send(new UpdateCommand(thresholdRequest(store.table, clientId, batchId, catMinConfidence, store.now())));
   } catch (err) {
@@ -183,13 +215,19 @@ export async function reclassifyBatch(store: BatchCounters, clientId: string, ba
   }
   let after = opts.after;
   do {
-    const out = await store.ddb.send(new QueryCommand(reclassifyPageQuery(store.table, clientId, batchId, opts.pageSize ?? RECLASSIFY_PAGE, after)));
+    const out = await store.ddb.send(
+      new QueryCommand(reclassifyPageQuery(store.table, clientId, batchId, opts.pageSize ?? RECLASSIFY_PAGE, after)),
+    );
     const changes = ((out.Items ?? []) as ImageItem[])
       .map((item) => ({ ...toImage(item), clientId, batchId }))
-      .filter((i) => i.status === 'success' && i.catConfidence !== undefined && isCatAt(i.catConfidence, catMinConfidence) !== machineIsCatOf(i));
+      .filter(
+        (i) => i.status === 'success' && i.catConfidence !== undefined && isCatAt(i.catConfidence, catMinConfidence) !== machineIsCatOf(i),
+      );
     const moved: Partial<Counts> = { cats: 0, corrected: 0 };
     for (let i = 0; i < changes.length; i += RECLASSIFY_PARALLEL) {
-      const deltas = await Promise.all(changes.slice(i, i + RECLASSIFY_PARALLEL).map((image) => rethreshold(store, image, catMinConfidence)));
+      const deltas = await Promise.all(
+        changes.slice(i, i + RECLASSIFY_PARALLEL).map((image) => rethreshold(store, image, catMinConfidence)),
+      );
       for (const d of deltas) {
         moved.cats! += d.cats ?? 0;
         moved.corrected! += d.corrected ?? 0;
@@ -197,7 +235,10 @@ export async function reclassifyBatch(store: BatchCounters, clientId: string, ba
     }
     // Its condition fails only for a batch being erased or expired meanwhile: it is gone, nothing is left to count
     // for, and no later page is read.
-    if ((moved.cats !== 0 || moved.corrected !== 0) && !(await store.conditionalUpdate(countRequest(store.table, clientId, batchId, moved, store.now())))) {
+    if (
+      (moved.cats !== 0 || moved.corrected !== 0) &&
+      !(await store.conditionalUpdate(countRequest(store.table, clientId, batchId, moved, store.now())))
+    ) {
       return { outcome: 'missing' };
     }
     after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
@@ -239,7 +280,13 @@ async function rethreshold(store: BatchCounters, read: Image, threshold: number)
  * written only if the image is still as read; when a re-threshold or another review changed it meanwhile, again.
  * A batch being erased or gone answers missing, and nothing is counted into it.
  */
-export async function reviewImage(store: BatchCounters, clientId: string, batchId: string, fprint: string, verdict: Verdict | undefined): Promise<ReviewOutcome> {
+export async function reviewImage(
+  store: BatchCounters,
+  clientId: string,
+  batchId: string,
+  fprint: string,
+  verdict: Verdict | undefined,
+): Promise<ReviewOutcome> {
   if (!store.isLive(await store.getBatch(clientId, batchId))) return { outcome: 'missing' };
   for (let round = 0; round < REVIEW_ROUNDS; round++) {
     const image = await getImage(store, clientId, batchId, fprint);
@@ -256,7 +303,10 @@ export async function reviewImage(store: BatchCounters, clientId: string, batchI
     const request = reviewRequest(store.table, image, review);
     const delta = Object.fromEntries(Object.entries(reviewCounts(image, review)).filter(([, n]) => n !== 0)) as Partial<Counts>;
     try {
-      const written = Object.keys(delta).length > 0 ? await store.recordWithCounts(request, { clientId, batchId }, delta) : await writeIfLive(store, request, clientId, batchId);
+      const written =
+        Object.keys(delta).length > 0
+          ? await store.recordWithCounts(request, { clientId, batchId }, delta)
+          : await writeIfLive(store, request, clientId, batchId);
       if (!written) {
         await sleep(backoffDelay(round, REVIEW_BACKOFF));
         continue;

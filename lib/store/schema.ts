@@ -58,7 +58,8 @@ const CONF_SCALE = 1_000_000;
 export const confidenceDigits = (confidence: number): string =>
   String(Math.min(100 * CONF_SCALE, Math.max(0, Math.floor(confidence * CONF_SCALE)))).padStart(CONF_DIGITS, '0');
 
-export const reviewKey = (reviewed: boolean, confidence: number): string => (reviewed ? REVIEW_DONE : REVIEW_PENDING) + confidenceDigits(confidence);
+export const reviewKey = (reviewed: boolean, confidence: number): string =>
+  (reviewed ? REVIEW_DONE : REVIEW_PENDING) + confidenceDigits(confidence);
 
 /** The confidence a review key holds (millionths, floored). */
 export const confidenceOfReviewKey = (key: string): number => Number(key.slice(2)) / CONF_SCALE;
@@ -78,7 +79,12 @@ export interface StoredReview {
   mc: boolean;
 }
 
-export const toStoredReview = (r: Review): StoredReview => ({ cat: r.isCat, ...(r.note ? { note: r.note } : {}), ts: r.reviewedAt, mc: r.machineIsCat });
+export const toStoredReview = (r: Review): StoredReview => ({
+  cat: r.isCat,
+  ...(r.note ? { note: r.note } : {}),
+  ts: r.reviewedAt,
+  mc: r.machineIsCat,
+});
 export const fromStoredReview = (r: StoredReview): Review => ({
   isCat: r.cat === true,
   ...(typeof r.note === 'string' && r.note !== '' ? { note: r.note } : {}),
@@ -268,7 +274,10 @@ export const imageKey = (clientId: string, batchId: string, fprint: string) => (
  */
 export const uploadItemKey = (u: { clientId: string; batchId: string; key: string; etag?: string }) => ({
   batch_id: UPLOAD_ITEM_PREFIX + batchPartition(u.clientId, u.batchId),
-  img_fprint: createHash('sha256').update(u.etag === undefined ? u.key : `${u.key}\u0000${u.etag}`).digest('hex').slice(0, 32),
+  img_fprint: createHash('sha256')
+    .update(u.etag === undefined ? u.key : `${u.key}\u0000${u.etag}`)
+    .digest('hex')
+    .slice(0, 32),
 });
 export const knownItemKey = (clientId: string, fprint: string) => ({
   batch_id: `${KNOWN_ITEM_PREFIX}${clientId}#${fprint.slice(0, 2)}`,
@@ -317,4 +326,3 @@ export const CAPTURE_ATTRIBUTES = ['cap_at', 'camera', 'gps'] as const;
  * time is still in received_ts.
  */
 export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts', ...CAPTURE_ATTRIBUTES] as const;
-

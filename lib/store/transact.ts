@@ -20,7 +20,11 @@ export const conflictOnly = (err: unknown): boolean => {
 };
 
 /** Sends the transaction, again after a conflict, up to CONFLICT_ROUNDS times; the last conflict is thrown. */
-export async function transactWrite(ddb: DynamoDBDocumentClient, input: TransactWriteCommandInput, policy: BackoffPolicy = CONFLICT_BACKOFF): Promise<void> {
+export async function transactWrite(
+  ddb: DynamoDBDocumentClient,
+  input: TransactWriteCommandInput,
+  policy: BackoffPolicy = CONFLICT_BACKOFF,
+): Promise<void> {
   for (let round = 0; ; round++) {
     try {
       await ddb.send(new TransactWriteCommand(input));

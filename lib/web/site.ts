@@ -34,10 +34,7 @@ export function s3Origins(env: Record<string, string | undefined>): string[] {
   const bucket = env.BUCKET_NAME;
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
   if (!bucket) return [];
-  return [
-    ...(region ? [`https://${bucket}.s3.${region}.amazonaws.com`] : []),
-    `https://${bucket}.s3.amazonaws.com`,
-  ];
+  return [...(region ? [`https://${bucket}.s3.${region}.amazonaws.com`] : []), `https://${bucket}.s3.amazonaws.com`];
 }
 
 /** No inline script or style anywhere; images and uploads only from the API itself and the bucket. */

@@ -146,7 +146,10 @@ export class DetectLabelsEndpoint {
    * The image the request names, and the uploading client (the pool's fair share, docs/design.md §11): the ingest's
    * hint header with Bytes, else the client of the S3Object's upload key.
    */
-  private async imageOf(request: DetectLabelsRequest, clientHint: string | undefined): Promise<{ image: Buffer; clientId: string | undefined }> {
+  private async imageOf(
+    request: DetectLabelsRequest,
+    clientHint: string | undefined,
+  ): Promise<{ image: Buffer; clientId: string | undefined }> {
     if (request.Image.Bytes !== undefined) {
       const image = Buffer.from(request.Image.Bytes, 'base64');
       // The base64 text (a third larger than the image) is not kept while the image waits for a worker: a string

@@ -11,7 +11,11 @@ const DetectLabelsRequest = z.object({
       Bytes: z.string().optional(),
       S3Object: z
         .object({
-          Bucket: z.string().min(3).max(255).regex(/^[0-9A-Za-z.\-_]*$/),
+          Bucket: z
+            .string()
+            .min(3)
+            .max(255)
+            .regex(/^[0-9A-Za-z.\-_]*$/),
           Name: z.string().min(1).max(1024),
           Version: z.string().min(1).max(1024).optional(),
         })
@@ -22,7 +26,10 @@ const DetectLabelsRequest = z.object({
     }),
   MaxLabels: z.number().int().min(0).optional(),
   MinConfidence: z.number().min(0).max(100).optional(),
-  Features: z.array(z.enum(['GENERAL_LABELS', 'IMAGE_PROPERTIES'])).max(2).optional(),
+  Features: z
+    .array(z.enum(['GENERAL_LABELS', 'IMAGE_PROPERTIES']))
+    .max(2)
+    .optional(),
   Settings: z
     .object({
       GeneralLabels: z

@@ -7,17 +7,16 @@ import { liveTensors, loadDetector } from './model';
 import { DetectorError } from './errors';
 import type { WorkerReply, WorkerRequest } from './pool';
 
-const send: (reply: WorkerReply) => void = parentPort
-  ? (reply) => parentPort?.postMessage(reply)
-  : (reply) => process.send?.(reply);
+const send: (reply: WorkerReply) => void = parentPort ? (reply) => parentPort?.postMessage(reply) : (reply) => process.send?.(reply);
 
 async function main(): Promise<void> {
   const detector = await loadDetector();
   const onMessage = (request: WorkerRequest): void => {
     if (request.fault === 'crash') process.exit(70);
-    if (request.fault === 'hang') for (;;) {
-      // Spins until the pool gives up on this worker and stops it.
-    }
+    if (request.fault === 'hang')
+      for (;;) {
+        // Spins until the pool gives up on this worker and stops it.
+      }
     detector.detect(Buffer.from(request.image.buffer, request.image.byteOffset, request.image.byteLength)).then(
       (detections) => send({ id: request.id, detections, tensors: liveTensors() }),
       (err: unknown) => {

@@ -26,7 +26,13 @@ export async function accessibilityFindings(page: Page, name: string): Promise<s
     if (wide > size.width) found.push(`${size.width}px: the page is ${wide} px wide`);
     // WCAG 2.2's 24 px, for every control itself (axe passes a small target with room around it).
     for (const small of await smallTargets(page)) found.push(`${size.width}px: ${small} is under 24x24 px`);
-    for (const v of result.violations) found.push(`${size.width}px ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 4).join(' | ')}`);
+    for (const v of result.violations)
+      found.push(
+        `${size.width}px ${v.id}: ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 4)
+          .join(' | ')}`,
+      );
   }
   return found;
 }
@@ -38,11 +44,16 @@ const smallTargets = (page: Page) =>
       .filter((el) => el.checkVisibility() && !el.closest('p:not(.crumbs):not(.log-head), .visually-hidden'))
       .map((el) => ({ el, r: el.getBoundingClientRect() }))
       .filter(({ r }) => r.width < 24 || r.height < 24)
-      .map(({ el, r }) => `${el.tagName.toLowerCase()} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(r.width)}x${Math.round(r.height)}`),
+      .map(
+        ({ el, r }) =>
+          `${el.tagName.toLowerCase()} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(r.width)}x${Math.round(r.height)}`,
+      ),
   );
 
 const luminance = ([r, g, b]: number[]) =>
-  [r!, g!, b!].map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)).reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i]!, 0);
+  [r!, g!, b!]
+    .map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i]!, 0);
 const contrast = (a: number[], b: number[]) => {
   const [x, y] = [luminance(a), luminance(b)];
   return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
@@ -53,9 +64,17 @@ const contrast = (a: number[], b: number[]) => {
  * round `shape`, every few pixels, across its edge: its best colour there against the photo just outside it (and just
  * inside, for an outline); the worst place's figure.
  */
-export async function contrastAgainstPhoto(frame: Locator, layer: Locator, shape: Locator, { sides = [7, -7], margin = 12 } = {}): Promise<number> {
+export async function contrastAgainstPhoto(
+  frame: Locator,
+  layer: Locator,
+  shape: Locator,
+  { sides = [7, -7], margin = 12 } = {},
+): Promise<number> {
   const shot = async () => {
-    const { data, info } = await sharp(await frame.screenshot()).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(await frame.screenshot())
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     return (x: number, y: number) => {
       const [cx, cy] = [Math.min(info.width - 1, Math.max(0, Math.round(x))), Math.min(info.height - 1, Math.max(0, Math.round(y)))];
       const at = (cy * info.width + cx) * 3;

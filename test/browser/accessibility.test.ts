@@ -29,7 +29,13 @@ async function expectNoViolations(name: string): Promise<void> {
 const focused = () =>
   page.evaluate(() => {
     const el = document.activeElement as HTMLElement | null;
-    return { tag: el?.tagName ?? null, id: el?.id ?? '', fprint: el?.dataset.fprint ?? null, inMain: !!el?.closest('#main'), text: el?.textContent ?? '' };
+    return {
+      tag: el?.tagName ?? null,
+      id: el?.id ?? '',
+      fprint: el?.dataset.fprint ?? null,
+      inMain: !!el?.closest('#main'),
+      text: el?.textContent ?? '',
+    };
   });
 
 /** Waits until the focused element is the card of `fprint`. */
@@ -65,7 +71,10 @@ beforeAll(async () => {
     { name: 'notes.png', type: 'image/png', body: Buffer.from('these are notes, not pixels') },
     { name: 'chelsea copy.png', type: 'image/png', body: cat },
   ];
-  const created = await call('POST', '/v1/batches', owner.key, { debug: true, files: files.map((f) => ({ name: f.name, contentType: f.type, size: f.body.length })) });
+  const created = await call('POST', '/v1/batches', owner.key, {
+    debug: true,
+    files: files.map((f) => ({ name: f.name, contentType: f.type, size: f.body.length })),
+  });
   if (created.status !== 201 && created.status !== 200) throw new Error(`POST /v1/batches answered ${created.status}`);
   batchId = created.body.batchId as string;
   const forms = created.body.uploads as UploadForm[];
@@ -97,7 +106,6 @@ describe('the sign-in page, by axe-core (WCAG 2.2 AA and best practice) at 1280 
 
     expect(description).toMatch(/\bcats?\b/i);
   });
-
 });
 
 describe('the web app signed in, by axe-core (WCAG 2.2 AA and best practice) at 1280 and 375 px', () => {
@@ -124,7 +132,10 @@ describe('the web app signed in, by axe-core (WCAG 2.2 AA and best practice) at 
     for (const card of await page.locator('a.card:has(.badge-cat)').all()) {
       await card.locator('.thumb img').evaluate((el: HTMLImageElement) => el.decode());
       const badge = card.locator('.badge-cat');
-      measured[(await card.locator('.card-name').textContent())!] = await contrastAgainstPhoto(card, badge, badge, { sides: [6], margin: 4 });
+      measured[(await card.locator('.card-name').textContent())!] = await contrastAgainstPhoto(card, badge, badge, {
+        sides: [6],
+        margin: 4,
+      });
     }
 
     expect(Object.keys(measured).length).toBeGreaterThanOrEqual(2);
@@ -184,7 +195,8 @@ describe('the web app signed in, by axe-core (WCAG 2.2 AA and best practice) at 
   it('the manage panel and the delete dialog', async () => {
     await openBatch();
     await page.locator('.actions details').waitFor();
-    if (!(await page.locator('.actions details').evaluate((el) => (el as HTMLDetailsElement).open))) await page.getByText('Manage batch', { exact: true }).click();
+    if (!(await page.locator('.actions details').evaluate((el) => (el as HTMLDetailsElement).open)))
+      await page.getByText('Manage batch', { exact: true }).click();
     await page.getByRole('button', { name: 'Delete batch…' }).waitFor();
     await expectNoViolations('manage');
     await page.getByRole('button', { name: 'Delete batch…' }).click();
@@ -261,7 +273,16 @@ describe('the web app by keyboard', () => {
   it('draws the focus indicator at 3:1 or more against what surrounds it, in the header and on the page', async () => {
     await openBatch();
     await page.locator('a.card').first().waitFor();
-    const selectors = ['.brand', '.top nav a', '.top nav button', '.crumbs a', '.toolbar button', '.actions summary', '.filters a', 'a.card'];
+    const selectors = [
+      '.brand',
+      '.top nav a',
+      '.top nav button',
+      '.crumbs a',
+      '.toolbar button',
+      '.actions summary',
+      '.filters a',
+      'a.card',
+    ];
     const ratios: Record<string, number> = {};
     for (const selector of selectors) {
       await page.locator(selector).first().focus();
@@ -269,9 +290,15 @@ describe('the web app by keyboard', () => {
         const el = document.activeElement as HTMLElement;
         const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
         const lum = ([r, g, b]: number[]) =>
-          [r!, g!, b!].map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)).reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i]!, 0);
+          [r!, g!, b!]
+            .map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
+            .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i]!, 0);
         let around = el.parentElement;
-        while (around && (rgb(getComputedStyle(around).backgroundColor)[3] === 0 || getComputedStyle(around).backgroundColor === 'transparent')) around = around.parentElement;
+        while (
+          around &&
+          (rgb(getComputedStyle(around).backgroundColor)[3] === 0 || getComputedStyle(around).backgroundColor === 'transparent')
+        )
+          around = around.parentElement;
         const bg = lum(rgb(around ? getComputedStyle(around).backgroundColor : 'rgb(255, 255, 255)'));
         const style = getComputedStyle(el);
         if (!el.matches(':focus-visible') || style.outlineStyle === 'none' || parseFloat(style.outlineWidth) < 2) return 0;
@@ -286,9 +313,15 @@ describe('the web app by keyboard', () => {
   it('names each card once: its thumbnail adds no name of its own', async () => {
     await openBatch();
     await page.locator('.grid[aria-busy="false"]').waitFor({ timeout: 30_000 });
-    const cards = await page.locator('a.card').evaluateAll((links) =>
-      links.map((a) => ({ alts: [...a.querySelectorAll('img')].map((i) => i.alt), named: a.querySelectorAll('[aria-label],[role="img"]').length, name: a.querySelector('.card-name')?.textContent ?? '' })),
-    );
+    const cards = await page
+      .locator('a.card')
+      .evaluateAll((links) =>
+        links.map((a) => ({
+          alts: [...a.querySelectorAll('img')].map((i) => i.alt),
+          named: a.querySelectorAll('[aria-label],[role="img"]').length,
+          name: a.querySelector('.card-name')?.textContent ?? '',
+        })),
+      );
     const text = await page.locator('a.card').allTextContents();
 
     expect(cards.every((c) => c.alts.every((alt) => alt === '') && c.named === 0)).toBe(true);

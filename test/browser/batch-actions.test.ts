@@ -31,7 +31,12 @@ async function putFolder(batchId: string, files: { key: string; body: Buffer }[]
   try {
     for (const f of files) {
       await s3.send(
-        new PutObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: `uploads/${client.clientId}/${batchId}/${f.key}`, Body: f.body, ContentType: 'image/png' }),
+        new PutObjectCommand({
+          Bucket: stackEnv('BUCKET_NAME'),
+          Key: `uploads/${client.clientId}/${batchId}/${f.key}`,
+          Body: f.body,
+          ContentType: 'image/png',
+        }),
       );
     }
   } finally {
@@ -131,7 +136,9 @@ describe("the batch view's actions", () => {
     await threshold.fill('99');
     await apply.click();
     await page.getByRole('status').filter({ hasText: 'Cat threshold 99%: 0 cats.' }).waitFor();
-    await page.waitForFunction(() => document.querySelectorAll('a.card .badge-cat').length === 0 && document.querySelectorAll('a.card').length === 2);
+    await page.waitForFunction(
+      () => document.querySelectorAll('a.card .badge-cat').length === 0 && document.querySelectorAll('a.card').length === 2,
+    );
     const high = await gridBadges();
     const highCounts = await page.locator('.summary .counts').textContent();
     await shoot('actions-threshold');
@@ -142,7 +149,10 @@ describe("the batch view's actions", () => {
 
     await threshold.fill(String(LOCAL_CAT_MIN_CONFIDENCE));
     await threshold.press('Enter');
-    await page.getByRole('status').filter({ hasText: `Cat threshold ${LOCAL_CAT_MIN_CONFIDENCE}%: 1 cat.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Cat threshold ${LOCAL_CAT_MIN_CONFIDENCE}%: 1 cat.` })
+      .waitFor();
     await page.locator('a.card .badge-cat').waitFor();
     const lowCats = await gridBadges('Cats');
     await page.getByRole('link', { name: 'All', exact: true }).click();

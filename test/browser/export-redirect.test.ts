@@ -48,7 +48,12 @@ async function seedDoneBatch(clientId: string, rows: number): Promise<string> {
   const ddb = createDocumentClient();
   try {
     const summary = toBatchItem(newBatch({ clientId, batchId, now, debug: false, retentionDays: 30 }));
-    await ddb.send(new PutCommand({ TableName: table, Item: { ...summary, n_total: rows, n_success: rows, closed: true, done_ts: Math.floor(now / 1000) } }));
+    await ddb.send(
+      new PutCommand({
+        TableName: table,
+        Item: { ...summary, n_total: rows, n_success: rows, closed: true, done_ts: Math.floor(now / 1000) },
+      }),
+    );
     const items = Array.from({ length: rows }, (_, i) => {
       const fprint = `f${String(i).padStart(5, '0')}`;
       const fileName = `IMG_${String(i).padStart(4, '0')}.jpg`;
@@ -65,7 +70,10 @@ async function seedDoneBatch(clientId: string, rows: number): Promise<string> {
         processed_key: `processed/${clientId}/${batchId}/${fprint}.jpg`,
         rek_ts: now - i * 1000 + 500,
         rek_iscat: i % 3 === 0,
-        labels: [{ name: 'Cat', confidence: 91.5 }, { name: 'Animal', confidence: 91.5 }],
+        labels: [
+          { name: 'Cat', confidence: 91.5 },
+          { name: 'Animal', confidence: 91.5 },
+        ],
         ...(i % 3 === 0 ? { cat_conf: 91.5, rek_cats: [{ confidence: 91.5, box: catBox }] } : {}),
         ...(i % 4 === 0 ? { rek_dets: encodeDetections({ model: '3.0', boxes: [{ name: 'Dog', confidence: 88, box: dogBox }] }) } : {}),
         width: 640,
@@ -73,7 +81,9 @@ async function seedDoneBatch(clientId: string, rows: number): Promise<string> {
       };
     });
     for (let i = 0; i < items.length; i += 25) {
-      await ddb.send(new BatchWriteCommand({ RequestItems: { [table]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+      await ddb.send(
+        new BatchWriteCommand({ RequestItems: { [table]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }),
+      );
     }
   } finally {
     ddb.destroy();
@@ -85,13 +95,19 @@ describe('the web app exporting a batch stored in S3 (a 303 to a presigned GET)'
   it('downloads every row', async () => {
     const rows = 60;
     const batchId = await seedDoneBatch(client.clientId, rows);
-    const direct = await fetch(`${apiUrl}/v1/batches/${batchId}/export?format=csv`, { headers: { authorization: `Bearer ${client.key}` }, redirect: 'manual' });
+    const direct = await fetch(`${apiUrl}/v1/batches/${batchId}/export?format=csv`, {
+      headers: { authorization: `Bearer ${client.key}` },
+      redirect: 'manual',
+    });
     expect(direct.status).toBe(303);
 
     await signIn(page, apiUrl, client.key);
     await page.goto(`${apiUrl}/#/batches/${batchId}`);
     await page.locator('#batch-title').waitFor();
-    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 20_000 }), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download', { timeout: 20_000 }),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
     await page.getByText(`Saved ${batchId}.csv.`).waitFor();
     await screenshot(page, 'export-redirect');
 

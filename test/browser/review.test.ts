@@ -37,13 +37,21 @@ let generation = 0;
 const fresh = async (files: { name: string; type: string; body: Buffer }[]) => {
   const n = generation++;
   if (n === 0) return files;
-  return Promise.all(files.map(async (f) => ({ ...f, type: 'image/png', body: await sharp(f.body).extend({ right: n, background: '#808080' }).png().toBuffer() })));
+  return Promise.all(
+    files.map(async (f) => ({
+      ...f,
+      type: 'image/png',
+      body: await sharp(f.body).extend({ right: n, background: '#808080' }).png().toBuffer(),
+    })),
+  );
 };
 
 /** A batch of the owner's, uploaded through its presigned forms one file after the other, and done; its id. */
 async function uploadBatch(photos: { name: string; type: string; body: Buffer }[]): Promise<string> {
   const files = await fresh(photos);
-  const created = await call('POST', '/v1/batches', owner.key, { files: files.map((f) => ({ name: f.name, contentType: f.type, size: f.body.length })) });
+  const created = await call('POST', '/v1/batches', owner.key, {
+    files: files.map((f) => ({ name: f.name, contentType: f.type, size: f.body.length })),
+  });
   if (created.status !== 201) throw new Error(`POST /v1/batches answered ${created.status}`);
   const forms = created.body.uploads as UploadForm[];
   for (const f of files) {
@@ -57,7 +65,8 @@ async function uploadBatch(photos: { name: string; type: string; body: Buffer }[
 const images = (batchId: string) => readAll<Image>(`/v1/batches/${batchId}/images`, owner.key);
 const summary = async (batchId: string) => (await call<Summary>('GET', `/v1/batches/${batchId}`, owner.key)).body;
 const agreement = async (batchId: string) => (await call<Agreement>('GET', `/v1/batches/${batchId}/agreement`, owner.key)).body;
-const imageOf = async (batchId: string, fprint: string) => (await call<Image>('GET', `/v1/batches/${batchId}/images/${fprint}`, owner.key)).body;
+const imageOf = async (batchId: string, fprint: string) =>
+  (await call<Image>('GET', `/v1/batches/${batchId}/images/${fprint}`, owner.key)).body;
 /** The review queue as the API lists it, every page. */
 async function queueOrder(batchId: string): Promise<string[]> {
   const names: string[] = [];
@@ -75,13 +84,25 @@ async function queueOrder(batchId: string): Promise<string[]> {
 const shown = async () => (await page.locator('#review-current').textContent({ timeout: 30_000 }))!;
 const progressText = () => page.locator('.review-progress .progress-text').textContent();
 const said = () => page.locator('.review-said [role="status"]').textContent();
-const focused = () => page.evaluate(() => ({ id: document.activeElement?.id ?? '', tag: document.activeElement?.tagName ?? '', inMain: !!document.activeElement?.closest('#main') }));
+const focused = () =>
+  page.evaluate(() => ({
+    id: document.activeElement?.id ?? '',
+    tag: document.activeElement?.tagName ?? '',
+    inMain: !!document.activeElement?.closest('#main'),
+  }));
 /** Until the page shows another image than `name` (or the end of the queue). */
 const movedFrom = (name: string) =>
-  page.waitForFunction((n) => document.querySelector('#review-end') !== null || document.querySelector('#review-current')?.textContent !== n, name, { timeout: 30_000 });
+  page.waitForFunction(
+    (n) => document.querySelector('#review-end') !== null || document.querySelector('#review-current')?.textContent !== n,
+    name,
+    { timeout: 30_000 },
+  );
 /** Until every verdict sent has been answered and the counts read again: the progress says `n` of all. */
 const reviewedShows = (n: number) =>
-  page.locator('.review-progress[aria-busy="false"] .progress-text').filter({ hasText: new RegExp(`^${n} of \\d+ reviewed$`) }).waitFor({ timeout: 30_000 });
+  page
+    .locator('.review-progress[aria-busy="false"] .progress-text')
+    .filter({ hasText: new RegExp(`^${n} of \\d+ reviewed$`) })
+    .waitFor({ timeout: 30_000 });
 
 /** Screenshots at the phone's width and a desktop's; at 375 px the page never scrolls sideways. */
 async function shoot(name: string): Promise<void> {
@@ -182,7 +203,11 @@ describe('review mode by keyboard alone', () => {
     const [reviewA, reviewB] = await Promise.all([imageOf(batchId, fprints.get(a)!), imageOf(batchId, fprints.get(b)!)]);
 
     expect([a, b, await shown()]).toEqual(order.slice(0, 3));
-    expect(afterA).toMatch(new RegExp(`^${esc(a)}: ${verdicts.get(a) ? 'cat' : 'not a cat'}\\. 1 of ${classified} reviewed\\. Now: ${esc(b)}, the detector says (a cat|not a cat)`));
+    expect(afterA).toMatch(
+      new RegExp(
+        `^${esc(a)}: ${verdicts.get(a) ? 'cat' : 'not a cat'}\\. 1 of ${classified} reviewed\\. Now: ${esc(b)}, the detector says (a cat|not a cat)`,
+      ),
+    );
     expect([reviewA.review?.isCat, reviewB.review?.isCat]).toEqual([verdicts.get(a), verdicts.get(b)]);
     expect([reviewA.isCat, reviewB.isCat]).toEqual([verdicts.get(a), verdicts.get(b)]);
     expect((await summary(batchId)).counts.reviewed).toBe(2);
@@ -198,7 +223,11 @@ describe('review mode by keyboard alone', () => {
     const undone = await imageOf(batchId, fprint);
 
     expect(next).toBe(order[2]);
-    expect(await said()).toMatch(new RegExp(`^Undone: ${esc(order[1]!)} is unreviewed again\\. 1 of ${classified} reviewed\\. Now: ${esc(order[1]!)}, the detector says`));
+    expect(await said()).toMatch(
+      new RegExp(
+        `^Undone: ${esc(order[1]!)} is unreviewed again\\. 1 of ${classified} reviewed\\. Now: ${esc(order[1]!)}, the detector says`,
+      ),
+    );
     expect(undone.review).toBeNull();
     expect(undone.isCat).toBe(undone.machineIsCat);
     expect((await summary(batchId)).counts.reviewed).toBe(1);
@@ -261,7 +290,9 @@ describe('review mode by keyboard alone', () => {
     expect(endSaid).toMatch(/ Only the skipped image is left\.$/);
     expect(again).toBe(skipped);
     // Focus follows the last verdict's image out of the page to the end's heading.
-    expect(await page.waitForFunction(() => document.activeElement?.id === 'review-end', undefined, { timeout: 30_000 }).then(() => true)).toBe(true);
+    expect(
+      await page.waitForFunction(() => document.activeElement?.id === 'review-end', undefined, { timeout: 30_000 }).then(() => true),
+    ).toBe(true);
     expect(await queueOrder(batchId)).toEqual([]);
   }, 120_000);
 
@@ -277,7 +308,10 @@ describe('review mode by keyboard alone', () => {
     await shoot('agreement');
     await button.focus();
     await page.keyboard.press('Enter');
-    await panel.getByRole('status').filter({ hasText: `Cat threshold ${suggested}` }).waitFor({ timeout: 30_000 });
+    await panel
+      .getByRole('status')
+      .filter({ hasText: `Cat threshold ${suggested}` })
+      .waitFor({ timeout: 30_000 });
     const after = await summary(batchId);
     const agreed = await agreement(batchId);
     await panel.getByText('The threshold already agrees best with the reviews.').waitFor();
@@ -306,7 +340,9 @@ describe('review mode by keyboard alone', () => {
     expect(new URL(page.url()).hash).toBe(`#/batches/${batchId}`);
     // The batch view first shows the summary it last read (so the page keeps its place), then the fresh one.
     const counts = `${classified} reviewed, 0 corrected`;
-    await page.waitForFunction((want) => document.querySelector('.summary .counts')?.textContent?.includes(want), counts, { timeout: 30_000 });
+    await page.waitForFunction((want) => document.querySelector('.summary .counts')?.textContent?.includes(want), counts, {
+      timeout: 30_000,
+    });
     expect(await page.locator('.summary .counts').textContent()).toContain(counts);
   });
 });
@@ -444,7 +480,7 @@ describe('review mode, by axe-core (WCAG 2.2 AA and best practice) at 1280 and 3
 describe('a batch erased while it is reviewed', () => {
   let erased: string;
 
-  it("says so: the verdict refused, the page names the batch gone, nothing left that would fail again", async () => {
+  it('says so: the verdict refused, the page names the batch gone, nothing left that would fail again', async () => {
     erased = await uploadBatch([
       { name: 'chelsea.png', type: 'image/png', body: fixture('chelsea.png') },
       { name: 'coffee.png', type: 'image/png', body: fixture('coffee.png') },

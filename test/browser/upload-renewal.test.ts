@@ -54,7 +54,7 @@ describe('the web app uploading files whose forms expire before they go', () => 
     await page.locator('#batch-title, .notice').first().waitFor({ timeout: 60_000 });
     await screenshot(page, 'upload-renewal');
 
-    const notice = await page.locator('.notice').count() ? await page.locator('.notice').textContent() : '';
+    const notice = (await page.locator('.notice').count()) ? await page.locator('.notice').textContent() : '';
     // A form that expired on the way despite the renewal margin (a loaded machine stretches the uplink) is refused by
     // S3 with no CORS headers, so the browser logs a blocked request to S3 and the page renews and sends again: that
     // is the renewal at work, and the only error allowed. Anything else the page logged fails the test.

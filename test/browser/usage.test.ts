@@ -23,10 +23,13 @@ beforeAll(async () => {
   client = await newClient('web-usage');
   const ddb = createDocumentClient();
   try {
-    await new ClientQuotaStore({ ddb, tableName: stackEnv('TABLE_NAME'), defaults: defaultClientLimits(), cacheMs: 0 }).setLimits(client.clientId, {
-      ratePerSecond: 20,
-      maxImagesPerDay: 1,
-    });
+    await new ClientQuotaStore({ ddb, tableName: stackEnv('TABLE_NAME'), defaults: defaultClientLimits(), cacheMs: 0 }).setLimits(
+      client.clientId,
+      {
+        ratePerSecond: 20,
+        maxImagesPerDay: 1,
+      },
+    );
   } finally {
     ddb.destroy();
   }
@@ -34,7 +37,14 @@ beforeAll(async () => {
   const batchId = uniqueId('over');
   try {
     for (const name of ['chelsea.png', 'coffee.png']) {
-      await s3.send(new PutObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: `uploads/${client.clientId}/${batchId}/${name}`, Body: fixture(name), ContentType: 'image/png' }));
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: stackEnv('BUCKET_NAME'),
+          Key: `uploads/${client.clientId}/${batchId}/${name}`,
+          Body: fixture(name),
+          ContentType: 'image/png',
+        }),
+      );
     }
   } finally {
     s3.destroy();

@@ -59,7 +59,11 @@ async function desktopScreenshot(name: string): Promise<void> {
 
 /** Waits for each image the locator finds to be decoded; their natural widths. */
 const naturalWidths = (images: ReturnType<Page['locator']>): Promise<number[]> =>
-  images.evaluateAll((imgs) => Promise.all(imgs.map(async (i) => ((await (i as HTMLImageElement).decode().catch(() => undefined)), (i as HTMLImageElement).naturalWidth))));
+  images.evaluateAll((imgs) =>
+    Promise.all(
+      imgs.map(async (i) => (await (i as HTMLImageElement).decode().catch(() => undefined), (i as HTMLImageElement).naturalWidth)),
+    ),
+  );
 
 async function imagesOf(key: string, id: string): Promise<Image[]> {
   return readAll<Image>(`/v1/batches/${id}/images`, key);
@@ -67,7 +71,9 @@ async function imagesOf(key: string, id: string): Promise<Image[]> {
 
 /** A batch of the owner's, its files uploaded one after the other (so the first of equal pixels is the original); its id. */
 async function uploadBatch(files: { name: string; type: string; body: Buffer }[]): Promise<string> {
-  const created = await call('POST', '/v1/batches', owner.key, { files: files.map((f) => ({ name: f.name, contentType: f.type, size: f.body.length })) });
+  const created = await call('POST', '/v1/batches', owner.key, {
+    files: files.map((f) => ({ name: f.name, contentType: f.type, size: f.body.length })),
+  });
   const forms = created.body.uploads as UploadForm[];
   for (const f of files) {
     await postFormOk(forms.find((form) => form.file === f.name)!, f.body, f.type);
@@ -117,7 +123,11 @@ describe('the web app', () => {
 
     await signIn(owner.key);
 
-    const storage = await page.evaluate(() => ({ session: Object.values(sessionStorage), local: localStorage.length, cookie: document.cookie }));
+    const storage = await page.evaluate(() => ({
+      session: Object.values(sessionStorage),
+      local: localStorage.length,
+      cookie: document.cookie,
+    }));
     expect(storage).toEqual({ session: [owner.key], local: 0, cookie: '' });
     await expectFits('batches-empty');
   });
@@ -162,7 +172,10 @@ describe('the web app', () => {
 
   it('shows the batch as a grid: a card per distinct image, a cat badge per cat, a thumbnail or a placeholder of fixed size', async () => {
     const images = await imagesOf(owner.key, batchId);
-    await page.locator('a.card').nth(DISTINCT - 1).waitFor();
+    await page
+      .locator('a.card')
+      .nth(DISTINCT - 1)
+      .waitFor();
 
     const cards = await page.locator('a.card').evaluateAll((links) =>
       links.map((a) => {
@@ -188,12 +201,22 @@ describe('the web app', () => {
     // Every image whose pixels were decoded shows its thumbnail; the file that is no image, a placeholder.
     const decoded = images.filter((i) => i.status === 'success');
     // Either upload of the cat may be the original (the page uploads several files at once).
-    expect(decoded.map((i) => i.fileName?.replace('chelsea copy.png', 'chelsea.png')).sort()).toEqual(['astronaut.png', 'chelsea.png', 'coffee.png', 'rocket.jpg']);
+    expect(decoded.map((i) => i.fileName?.replace('chelsea copy.png', 'chelsea.png')).sort()).toEqual([
+      'astronaut.png',
+      'chelsea.png',
+      'coffee.png',
+      'rocket.jpg',
+    ]);
     expect(images.filter((i) => !i.thumbnailUrl).map((i) => i.fileName)).toEqual(['notes.png']);
     for (const image of decoded) {
       const img = page.locator(`a.card[data-fprint="${image.fprint}"] .thumb img`);
       await img.evaluate((el: HTMLImageElement) => el.decode());
-      const shown = await img.evaluate((el: HTMLImageElement) => ({ natural: el.naturalWidth, alt: el.alt, loading: el.loading, src: el.currentSrc }));
+      const shown = await img.evaluate((el: HTMLImageElement) => ({
+        natural: el.naturalWidth,
+        alt: el.alt,
+        loading: el.loading,
+        src: el.currentSrc,
+      }));
       // The card's text names the file and its labels: the thumbnail adds no name of its own.
       expect([image.fileName, shown.natural > 0 && shown.natural <= 256, shown.alt === '', shown.loading]).toEqual([
         image.fileName,
@@ -209,7 +232,10 @@ describe('the web app', () => {
 
   it('keeps each thumbnail box the same size before and after its image loads (no layout shift)', async () => {
     await page.reload();
-    await page.locator('a.card').nth(DISTINCT - 1).waitFor();
+    await page
+      .locator('a.card')
+      .nth(DISTINCT - 1)
+      .waitFor();
     const boxes = () =>
       page.locator('a.card .thumb').evaluateAll((thumbs) => thumbs.map((t) => JSON.stringify((t as HTMLElement).getBoundingClientRect())));
     const early = await boxes();
@@ -224,9 +250,15 @@ describe('the web app', () => {
       await page.getByRole('link', { name: label, exact: true }).click();
       await page.locator(`.grid[aria-label="${label} images"][aria-busy="false"]`).waitFor();
       await expectFits(`filter-${label.toLowerCase().replace(' ', '-')}`);
-      return page.locator('a.card').evaluateAll((links) => links.map((a) => ({ fprint: (a as HTMLElement).dataset.fprint, text: a.textContent ?? '' })));
+      return page
+        .locator('a.card')
+        .evaluateAll((links) => links.map((a) => ({ fprint: (a as HTMLElement).dataset.fprint, text: a.textContent ?? '' })));
     };
-    const fprints = (pick: (i: Image) => boolean) => images.filter(pick).map((i) => i.fprint).sort();
+    const fprints = (pick: (i: Image) => boolean) =>
+      images
+        .filter(pick)
+        .map((i) => i.fprint)
+        .sort();
 
     const cats = await shown('Cats');
     const notCats = await shown('Not cats');
@@ -289,9 +321,9 @@ describe('the web app', () => {
     await page.locator('#image-title', { hasText: cat.fileName as string }).waitFor();
 
     const labels = await page.locator('table.labels tbody tr').allTextContents();
-    const boxes = await page.locator('svg.boxes rect.cat-box').evaluateAll((rects) =>
-      rects.map((r) => ['x', 'y', 'width', 'height'].map((a) => Number(r.getAttribute(a)))),
-    );
+    const boxes = await page
+      .locator('svg.boxes rect.cat-box')
+      .evaluateAll((rects) => rects.map((r) => ['x', 'y', 'width', 'height'].map((a) => Number(r.getAttribute(a)))));
     await expectFits('image');
 
     expect(labels.find((l) => l.startsWith('Cat'))).toMatch(/^Cat\s*\d+%$/);
@@ -308,7 +340,12 @@ describe('the web app', () => {
     const shown = await img.evaluate((el: HTMLImageElement) => {
       const r = el.getBoundingClientRect();
       const b = (document.querySelector('svg.boxes rect.cat-box') as SVGRectElement).getBoundingClientRect();
-      return { natural: [el.naturalWidth, el.naturalHeight], src: el.currentSrc, image: [r.left, r.top, r.right, r.bottom], box: [b.left, b.top, b.right, b.bottom] };
+      return {
+        natural: [el.naturalWidth, el.naturalHeight],
+        src: el.currentSrc,
+        image: [r.left, r.top, r.right, r.bottom],
+        box: [b.left, b.top, b.right, b.bottom],
+      };
     });
     await screenshot(page, 'image-with-cat-box');
 
@@ -420,7 +457,8 @@ describe('the web app', () => {
     const id = await uploadBatch(files);
     const expected = (await call('GET', `/v1/batches/${id}/similar`, owner.key)).body as SimilarGroups;
     const requestsBefore = recorder.urls.length;
-    const asked = (route: string) => recorder.urls.slice(requestsBefore).filter((u) => new URL(u).pathname === `/v1/batches/${id}${route}`).length;
+    const asked = (route: string) =>
+      recorder.urls.slice(requestsBefore).filter((u) => new URL(u).pathname === `/v1/batches/${id}${route}`).length;
 
     await page.goto(`${apiUrl}/#/batches/${id}`);
     await page.locator('.title-row .chip-done').waitFor();
@@ -442,7 +480,10 @@ describe('the web app', () => {
     await page.keyboard.press('Enter');
     const group = page.locator('.near-group');
     await group.first().waitFor();
-    const boxes = () => page.locator('.near-view').evaluate((v) => [...v.querySelectorAll('.thumb, .near-group')].map((t) => JSON.stringify(t.getBoundingClientRect())));
+    const boxes = () =>
+      page
+        .locator('.near-view')
+        .evaluate((v) => [...v.querySelectorAll('.thumb, .near-group')].map((t) => JSON.stringify(t.getBoundingClientRect())));
     const early = await boxes();
     const placeholders = await group.locator('.thumb.placeholder').count();
     release();
@@ -520,7 +561,14 @@ describe('the web app', () => {
     try {
       await Promise.all(
         folder.map((f) =>
-          s3.send(new PutObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: `uploads/${uploader.clientId}/${batch}/${f.key}`, Body: f.body, ContentType: f.type })),
+          s3.send(
+            new PutObjectCommand({
+              Bucket: stackEnv('BUCKET_NAME'),
+              Key: `uploads/${uploader.clientId}/${batch}/${f.key}`,
+              Body: f.body,
+              ContentType: f.type,
+            }),
+          ),
         ),
       );
     } finally {
@@ -533,7 +581,10 @@ describe('the web app', () => {
     await page.locator(`.batch-row[data-batch="${batch}"]`).waitFor();
     await expectFits('s3-batches');
     await page.locator(`.batch-row[data-batch="${batch}"] a`).first().click();
-    await page.locator('a.card').nth(folder.length - 1).waitFor();
+    await page
+      .locator('a.card')
+      .nth(folder.length - 1)
+      .waitFor();
     const widths = await naturalWidths(page.locator('a.card .thumb img'));
     const names = await page.locator('a.card .card-name').allTextContents();
     const cats = await page.locator('a.card .badge-cat').count();
@@ -545,17 +596,41 @@ describe('the web app', () => {
     expect(cats).toBe(1);
   }, 90_000);
 
-  it('sorts a batch of camera-trap photos by capture time and shows an image\'s capture time, camera and place', async () => {
+  it("sorts a batch of camera-trap photos by capture time and shows an image's capture time, camera and place", async () => {
     const batch = uniqueId('trap');
     const photos = [
-      { key: 'cam1/noon.jpg', body: await photoWithExif({ make: 'Reconyx', model: 'HC600', dateTimeOriginal: '2024:06:01 12:00:00' }, 160, '#a1') },
-      { key: 'cam1/dawn.jpg', body: await photoWithExif({ make: 'Reconyx', model: 'HC600', dateTimeOriginal: '2024:06:01 05:10:00', offsetTimeOriginal: '+02:00', lat: [47, 30, 0, 'N'], lon: [122, 15, 30, 'W'] }, 160, '#b2') },
+      {
+        key: 'cam1/noon.jpg',
+        body: await photoWithExif({ make: 'Reconyx', model: 'HC600', dateTimeOriginal: '2024:06:01 12:00:00' }, 160, '#a1'),
+      },
+      {
+        key: 'cam1/dawn.jpg',
+        body: await photoWithExif(
+          {
+            make: 'Reconyx',
+            model: 'HC600',
+            dateTimeOriginal: '2024:06:01 05:10:00',
+            offsetTimeOriginal: '+02:00',
+            lat: [47, 30, 0, 'N'],
+            lon: [122, 15, 30, 'W'],
+          },
+          160,
+          '#b2',
+        ),
+      },
       { key: 'cam2/night.jpg', body: await photoWithExif({ make: 'Browning', dateTimeOriginal: '2024:05:31 23:59:59' }, 160, '#c3') },
     ];
     const s3 = createS3Client();
     try {
       for (const p of photos) {
-        await s3.send(new PutObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: `uploads/${uploader.clientId}/${batch}/${p.key}`, Body: p.body, ContentType: 'image/jpeg' }));
+        await s3.send(
+          new PutObjectCommand({
+            Bucket: stackEnv('BUCKET_NAME'),
+            Key: `uploads/${uploader.clientId}/${batch}/${p.key}`,
+            Body: p.body,
+            ContentType: 'image/jpeg',
+          }),
+        );
       }
     } finally {
       s3.destroy();
@@ -595,7 +670,9 @@ describe('the web app', () => {
   });
 
   it('never puts a key in a URL', () => {
-    const leaks = recorder.urls.filter((u) => [owner.key, stranger.key, uploader.key].some((k) => u.includes(k) || u.includes(encodeURIComponent(k))));
+    const leaks = recorder.urls.filter((u) =>
+      [owner.key, stranger.key, uploader.key].some((k) => u.includes(k) || u.includes(encodeURIComponent(k))),
+    );
 
     expect(recorder.urls.length).toBeGreaterThan(20);
     expect(leaks).toEqual([]);

@@ -20,7 +20,11 @@ const fileWith = (name: string, content: Buffer | string) => {
 
 describe('checkFile', () => {
   it('declares an image by its extension', async () => {
-    expect(await checkFile(fileWith('a.JPG', 'not really'), new Set())).toMatchObject({ name: 'trip/a.JPG', contentType: 'image/jpeg', size: 10 });
+    expect(await checkFile(fileWith('a.JPG', 'not really'), new Set())).toMatchObject({
+      name: 'trip/a.JPG',
+      contentType: 'image/jpeg',
+      size: 10,
+    });
   });
 
   it('recognises an image without a known extension by its first bytes', async () => {

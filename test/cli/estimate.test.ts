@@ -10,7 +10,9 @@ import { RejectedUpload } from '../../lib/ingest/errors';
 import { detectableImage } from '../../lib/ingest/fingerprint';
 
 const square = (width: number, height: number, r: number) =>
-  sharp({ create: { width, height, channels: 3, background: { r, g: 120, b: 60 } } }).png().toBuffer();
+  sharp({ create: { width, height, channels: 3, background: { r, g: 120, b: 60 } } })
+    .png()
+    .toBuffer();
 
 let dir: string;
 beforeAll(() => {

@@ -67,7 +67,10 @@ describe('ApiClient against faults', () => {
   });
 
   it('retries a 429 throttle', async () => {
-    answers.push(jsonAnswer(429, { error: { code: 'throttled', message: 'slow down' } }, { 'retry-after': '0' }), jsonAnswer(200, { batchId: 'b1' }));
+    answers.push(
+      jsonAnswer(429, { error: { code: 'throttled', message: 'slow down' } }, { 'retry-after': '0' }),
+      jsonAnswer(200, { batchId: 'b1' }),
+    );
 
     await expect(client().getBatch('b1')).resolves.toEqual({ batchId: 'b1' });
   });
@@ -114,10 +117,15 @@ describe('postForm against faults', () => {
     writeFileSync(p, Buffer.alloc(3000, 7));
     return p;
   };
-  const form = () => ({ file: 'trip/cat.jpg', url: `${base}/bucket`, fields: { key: 'uploads/c/b/trip/cat.jpg', Policy: 'p', 'Content-Type': 'image/jpeg' } });
+  const form = () => ({
+    file: 'trip/cat.jpg',
+    url: `${base}/bucket`,
+    fields: { key: 'uploads/c/b/trip/cat.jpg', Policy: 'p', 'Content-Type': 'image/jpeg' },
+  });
 
   it('sends the fields, then the file with its length, and retries an S3 SlowDown', async () => {
-    const slowDown: Answer = (_q, r) => r.writeHead(503).end('<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>');
+    const slowDown: Answer = (_q, r) =>
+      r.writeHead(503).end('<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>');
     answers.push(slowDown, (_q, r) => r.writeHead(204).end());
 
     await withRetry(() => postForm(form(), file(), 'image/jpeg', 3000), { attempts: 3, baseMs: 1, maxMs: 2 });
@@ -165,7 +173,14 @@ describe('icecat upload --wait following a batch', () => {
 
   it('waits through an API that stops answering for a while (a restarting stack), then reads the batch to done', async () => {
     // Arrange: one summary, then more failed tries than one request's retries, then the answers again.
-    answers.push(jsonAnswer(200, summary('processing', 1)), unavailable, unavailable, unavailable, unavailable, jsonAnswer(200, summary('done', 2)));
+    answers.push(
+      jsonAnswer(200, summary('processing', 1)),
+      unavailable,
+      unavailable,
+      unavailable,
+      unavailable,
+      jsonAnswer(200, summary('done', 2)),
+    );
 
     // Act
     const done = await waitUntilDone(client(), 'b1', 2, true, progress, 1, 60_000);

@@ -42,7 +42,14 @@ describe('fileRows', () => {
 
     expect(rows).toEqual([
       { file: 'trip/broken.jpg', status: 'fail', cat: '', labels: '', duplicateOf: '', error: 'NotAnImage: not an image' },
-      { file: 'trip/cat copy.jpg', status: 'duplicate', cat: 'yes 93%', labels: 'Cat 93, Pet 91, Animal 90', duplicateOf: 'trip/cat.jpg', error: '' },
+      {
+        file: 'trip/cat copy.jpg',
+        status: 'duplicate',
+        cat: 'yes 93%',
+        labels: 'Cat 93, Pet 91, Animal 90',
+        duplicateOf: 'trip/cat.jpg',
+        error: '',
+      },
       { file: 'trip/cat.jpg', status: 'success', cat: 'yes 93%', labels: 'Cat 93, Pet 91, Animal 90', duplicateOf: '', error: '' },
       { file: 'trip/empty.jpg', status: 'fail', cat: '', labels: '', duplicateOf: '', error: 'EmptyFile: the file is empty (0 bytes)' },
     ]);
@@ -51,8 +58,14 @@ describe('fileRows', () => {
   it('calls a sent file without a record a duplicate once the batch is done, and uploaded before', () => {
     const withoutNames = { ...CAT, duplicateFiles: undefined };
 
-    expect(fileRows(['trip/cat.jpg', 'trip/other.jpg'], [withoutNames], [], true)[1]).toMatchObject({ file: 'trip/other.jpg', status: 'duplicate' });
-    expect(fileRows(['trip/cat.jpg', 'trip/other.jpg'], [withoutNames], [], false)[1]).toMatchObject({ file: 'trip/other.jpg', status: 'uploaded' });
+    expect(fileRows(['trip/cat.jpg', 'trip/other.jpg'], [withoutNames], [], true)[1]).toMatchObject({
+      file: 'trip/other.jpg',
+      status: 'duplicate',
+    });
+    expect(fileRows(['trip/cat.jpg', 'trip/other.jpg'], [withoutNames], [], false)[1]).toMatchObject({
+      file: 'trip/other.jpg',
+      status: 'uploaded',
+    });
   });
 
   it('marks files the network kept back as not sent', () => {
@@ -128,7 +141,10 @@ describe('formatting', () => {
 describe('outOfSpaceLine', () => {
   const problem = (file: string) => ({ file, path: `/p/${file}`, code: 'NotSent', message: 'not sent' });
   it('says in one line that the service is out of space and which files did not go', () => {
-    const line = outOfSpaceLine({ ...emptyResult(), outOfSpace: 'S3: 500 InternalError: out of disk space', unsent: [problem('b.png'), problem('a.png')] }, 'run it again');
+    const line = outOfSpaceLine(
+      { ...emptyResult(), outOfSpace: 'S3: 500 InternalError: out of disk space', unsent: [problem('b.png'), problem('a.png')] },
+      'run it again',
+    );
     expect(line).toBe(
       'the service is out of disk space (S3: 500 InternalError: out of disk space): 2 files did not go: a.png, b.png; once it has room, run it again to send them',
     );
@@ -136,7 +152,9 @@ describe('outOfSpaceLine', () => {
   });
   it('lists the first 20 names, then how many more', () => {
     const unsent = Array.from({ length: 25 }, (_, i) => problem(`f${String(i).padStart(2, '0')}.png`));
-    expect(outOfSpaceLine({ ...emptyResult(), outOfSpace: 'the API: full', unsent }, 'retry')).toMatch(/25 files did not go: f00\.png, .*, f19\.png, and 5 more; /);
+    expect(outOfSpaceLine({ ...emptyResult(), outOfSpace: 'the API: full', unsent }, 'retry')).toMatch(
+      /25 files did not go: f00\.png, .*, f19\.png, and 5 more; /,
+    );
   });
 });
 

@@ -35,7 +35,22 @@ describe('icecat command line', () => {
   it('parses every upload flag and the global connection flags wherever they stand', async () => {
     const h = harness();
 
-    await h.run(['--api-url', 'http://api.test', 'upload', 'photos', '--batch', 'trip_2026', '--debug', '--wait', '--json', '-c', '3', '--dry-run', '--api-key', 'k1']);
+    await h.run([
+      '--api-url',
+      'http://api.test',
+      'upload',
+      'photos',
+      '--batch',
+      'trip_2026',
+      '--debug',
+      '--wait',
+      '--json',
+      '-c',
+      '3',
+      '--dry-run',
+      '--api-key',
+      'k1',
+    ]);
 
     expect(h.calls[0]?.[2]).toMatchObject({
       apiUrl: 'http://api.test',
@@ -84,12 +99,15 @@ describe('icecat command line', () => {
     expect(h.out()).toMatch(/2 {2}some file failed/);
   });
 
-  it.each(['upload', 'batches', 'status', 'images', 'export', 'logs', 'close', 'delete', 'similar'])('has --help on %s', async (command) => {
-    const h = harness();
+  it.each(['upload', 'batches', 'status', 'images', 'export', 'logs', 'close', 'delete', 'similar'])(
+    'has --help on %s',
+    async (command) => {
+      const h = harness();
 
-    expect(await h.run([command, '--help'])).toBe(0);
-    expect(h.out()).toMatch(new RegExp(`^Usage: icecat ${command}`));
-  });
+      expect(await h.run([command, '--help'])).toBe(0);
+      expect(h.out()).toMatch(new RegExp(`^Usage: icecat ${command}`));
+    },
+  );
 
   it('takes --cats, --status and --json on images', async () => {
     const h = harness();

@@ -12,10 +12,14 @@ describe('withRetry', () => {
     const { waits, hooks } = recorder();
     let calls = 0;
 
-    const value = await withRetry(async () => {
-      if (++calls < 3) throw new TransientError('503');
-      return 'ok';
-    }, POLICY, hooks);
+    const value = await withRetry(
+      async () => {
+        if (++calls < 3) throw new TransientError('503');
+        return 'ok';
+      },
+      POLICY,
+      hooks,
+    );
 
     expect(value).toBe('ok');
     expect(calls).toBe(3);
@@ -26,9 +30,13 @@ describe('withRetry', () => {
     const { waits, hooks } = recorder();
     let calls = 0;
 
-    const run = withRetry(async () => {
-      throw new TransientError(`attempt ${++calls}`);
-    }, POLICY, hooks);
+    const run = withRetry(
+      async () => {
+        throw new TransientError(`attempt ${++calls}`);
+      },
+      POLICY,
+      hooks,
+    );
 
     await expect(run).rejects.toThrow('attempt 4');
     expect(waits).toEqual([100, 200, 400]);
@@ -38,10 +46,14 @@ describe('withRetry', () => {
     const { waits, hooks } = recorder();
     let calls = 0;
 
-    const run = withRetry(async () => {
-      calls++;
-      throw new Error('403 policy');
-    }, POLICY, hooks);
+    const run = withRetry(
+      async () => {
+        calls++;
+        throw new Error('403 policy');
+      },
+      POLICY,
+      hooks,
+    );
 
     await expect(run).rejects.toThrow('403 policy');
     expect(calls).toBe(1);
@@ -52,10 +64,14 @@ describe('withRetry', () => {
     const { waits, hooks } = recorder();
     let calls = 0;
 
-    await withRetry(async () => {
-      if (++calls === 1) throw new TransientError('429', { retryAfterMs: 700 });
-      if (calls === 2) throw new TransientError('429', { retryAfterMs: 60_000 });
-    }, POLICY, hooks);
+    await withRetry(
+      async () => {
+        if (++calls === 1) throw new TransientError('429', { retryAfterMs: 700 });
+        if (calls === 2) throw new TransientError('429', { retryAfterMs: 60_000 });
+      },
+      POLICY,
+      hooks,
+    );
 
     expect(waits).toEqual([700, 1_000]);
   });

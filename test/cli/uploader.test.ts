@@ -50,7 +50,14 @@ beforeAll(async () => {
         log.push(`413 ${files[big]!.name}`);
         return res
           .writeHead(413, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ error: { code: 'file_too_large', message: `files[${big}].size: ${files[big]!.size} bytes is more than the ${tooLarge} bytes accepted per file` } }));
+          .end(
+            JSON.stringify({
+              error: {
+                code: 'file_too_large',
+                message: `files[${big}].size: ${files[big]!.size} bytes is more than the ${tooLarge} bytes accepted per file`,
+              },
+            }),
+          );
       }
       if (req.method === 'POST' && req.url === '/v1/batches') {
         log.push(`create ${files.map((f) => f.name).join(',')}`);
@@ -70,7 +77,9 @@ beforeAll(async () => {
         log.push('get');
         return answer(200, { batchId: 'b1', status: 'open', expected, counts: { total: 0 } });
       }
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_found', message: `no route ${req.method} ${req.url}` } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 'not_found', message: `no route ${req.method} ${req.url}` } }));
     });
   });
   server.listen(0, '127.0.0.1');
@@ -131,7 +140,13 @@ describe('uploadFolder', () => {
 
     const result = await upload(root);
 
-    expect(log.filter((l) => !l.startsWith('upload'))).toEqual(['create f/a.jpg,f/b.jpg', 'declare f/c.jpg,f/d.jpg', 'get', 'renew f/c.jpg,f/d.jpg', 'declare f/e.jpg']);
+    expect(log.filter((l) => !l.startsWith('upload'))).toEqual([
+      'create f/a.jpg,f/b.jpg',
+      'declare f/c.jpg,f/d.jpg',
+      'get',
+      'renew f/c.jpg,f/d.jpg',
+      'declare f/e.jpg',
+    ]);
     expect(expected).toBe(5);
     expect(result).toMatchObject({ uploadedFiles: 5, rejected: [], unsent: [] });
   });

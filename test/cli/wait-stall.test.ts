@@ -32,7 +32,15 @@ const FULL: DiskState = {
   totalBytes: 12 * 1024 * 1024,
   low: true,
   full: true,
-  faults: [{ service: 'dynamodb', since: '2026-11-27T12:00:00.000Z', last: '2026-11-27T12:00:09.000Z', count: 41, message: 'IO error: No space left on device' }],
+  faults: [
+    {
+      service: 'dynamodb',
+      since: '2026-11-27T12:00:00.000Z',
+      last: '2026-11-27T12:00:09.000Z',
+      count: 41,
+      message: 'IO error: No space left on device',
+    },
+  ],
 };
 
 let api: Server;
@@ -48,9 +56,15 @@ beforeAll(async () => {
   api = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const json = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (req.method === 'POST' && req.url === '/v1/batches') {
-        return json(201, { batchId: 'b1', uploads: [{ file: 'coffee.png', url: `${apiUrl}/s3`, fields: { key: 'uploads/c/b1/coffee.png' } }], expiresAt: '2027-01-01T00:00:00Z', batch: { ...PROCESSING, status: 'open', closed: false } });
+        return json(201, {
+          batchId: 'b1',
+          uploads: [{ file: 'coffee.png', url: `${apiUrl}/s3`, fields: { key: 'uploads/c/b1/coffee.png' } }],
+          expiresAt: '2027-01-01T00:00:00Z',
+          batch: { ...PROCESSING, status: 'open', closed: false },
+        });
       }
       if (req.method === 'POST' && req.url === '/s3') return res.writeHead(204).end();
       if (req.url?.startsWith('/v1/batches/b1/images')) return json(200, { items: [] });
@@ -88,7 +102,9 @@ describe('icecat upload --wait on a batch that does not move', () => {
     const err = await wait(1_000).catch((e: unknown) => e);
 
     expect(err).toBeInstanceOf(WaitTimeoutError);
-    expect((err as Error).message).toMatch(/^gave up waiting after 1 s \(--wait-timeout\): batch b1 is processing, 1 of 3 classified; the service is out of disk space/);
+    expect((err as Error).message).toMatch(
+      /^gave up waiting after 1 s \(--wait-timeout\): batch b1 is processing, 1 of 3 classified; the service is out of disk space/,
+    );
     // Said again each stall window while it stays so, one line each.
     expect(notes.length).toBeGreaterThanOrEqual(2);
     expect(notes[0]).toMatch(
@@ -105,7 +121,16 @@ describe('icecat upload --wait on a batch that does not move', () => {
   });
 
   it("says how many uploads are in the service's dead-letter list", async () => {
-    const failing = new LocalQueue({ handler: async () => { throw new Error('refused'); }, batchWindowMs: 1, maxReceiveCount: 1, retryBaseMs: 1, retryMaxMs: 1, log: () => undefined });
+    const failing = new LocalQueue({
+      handler: async () => {
+        throw new Error('refused');
+      },
+      batchWindowMs: 1,
+      maxReceiveCount: 1,
+      retryBaseMs: 1,
+      retryMaxMs: 1,
+      log: () => undefined,
+    });
     const server = await startBridgeStatusServer(failing, { host: '127.0.0.1', port: 0, controlToken: 'wait-stall-test' });
     failing.send('{"Records":[]}');
     await failing.whenIdle(5_000);
@@ -144,18 +169,30 @@ describe('icecat upload --wait --wait-timeout', () => {
       stallMs: 100,
     });
 
-    const code = await handlers.upload([path.join(__dirname, '..', 'fixtures', 'coffee.png')], { concurrency: 1, wait: true, waitTimeout: 2 });
+    const code = await handlers.upload([path.join(__dirname, '..', 'fixtures', 'coffee.png')], {
+      concurrency: 1,
+      wait: true,
+      waitTimeout: 2,
+    });
 
     expect(code).toBe(1);
     const lines = stderr.join('').split('\n');
-    expect(lines).toContainEqual(expect.stringMatching(/^nothing has moved for \d+ s \(1 of 3 classified\): the service is out of disk space/));
-    expect(lines).toContainEqual(expect.stringMatching(/^gave up waiting after 2 s \(--wait-timeout\): batch b1 is processing, 1 of 3 classified; the service is out of disk space.*; the service goes on with it: icecat status b1$/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^nothing has moved for \d+ s \(1 of 3 classified\): the service is out of disk space/),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^gave up waiting after 2 s \(--wait-timeout\): batch b1 is processing, 1 of 3 classified; the service is out of disk space.*; the service goes on with it: icecat status b1$/,
+      ),
+    );
   });
 });
 
 describe('where the CLI asks for the service status', () => {
   it('asks ICECAT_BRIDGE_URL, else the local bridge beside a loopback API, else nowhere', () => {
-    expect(statusUrlFor('http://10.0.0.5:3000', undefined, { ICECAT_BRIDGE_URL: 'http://10.0.0.5:4999/' })).toBe('http://10.0.0.5:4999/status');
+    expect(statusUrlFor('http://10.0.0.5:3000', undefined, { ICECAT_BRIDGE_URL: 'http://10.0.0.5:4999/' })).toBe(
+      'http://10.0.0.5:4999/status',
+    );
     expect(statusUrlFor('http://127.0.0.1:3000', undefined, {})).toBe(`http://127.0.0.1:${LOCAL_BRIDGE_PORT}/status`);
     expect(statusUrlFor('https://api.example.com', undefined, {})).toBeUndefined();
     expect(LOCAL_BRIDGE_PORT).toBe(DEFAULT_PORTS.bridge);

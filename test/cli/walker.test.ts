@@ -105,7 +105,9 @@ describe('walkFiles', () => {
     const { files, skipped } = await walk([path.join(root, 'trip')]);
 
     expect(files.map((f) => f.name)).toEqual(['trip/a.jpg']);
-    expect(skipped).toEqual([{ path: path.join(root, 'trip', 'caf\\xE9.jpg'), name: 'trip/caf\\xE9.jpg', reason: 'invalid-name', detail: 'not valid UTF-8' }]);
+    expect(skipped).toEqual([
+      { path: path.join(root, 'trip', 'caf\\xE9.jpg'), name: 'trip/caf\\xE9.jpg', reason: 'invalid-name', detail: 'not valid UTF-8' },
+    ]);
   });
 
   it('leaves dot-files and dot-folders out unless asked', async () => {
@@ -114,7 +116,11 @@ describe('walkFiles', () => {
     write('trip/a.jpg');
 
     expect((await walk([path.join(root, 'trip')])).files.map((f) => f.name)).toEqual(['trip/a.jpg']);
-    expect((await walk([path.join(root, 'trip')], true)).files.map((f) => f.name)).toEqual(['trip/.DS_Store', 'trip/.git/config', 'trip/a.jpg']);
+    expect((await walk([path.join(root, 'trip')], true)).files.map((f) => f.name)).toEqual([
+      'trip/.DS_Store',
+      'trip/.git/config',
+      'trip/a.jpg',
+    ]);
   });
 
   it('walks a folder reached twice only once', async () => {

@@ -37,7 +37,10 @@ function request(method: string, rawPath: string, body?: unknown): APIGatewayPro
 }
 
 async function invoke(fn: 'api' | 'batches', event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
-  const run = await runUnzippedHandler<APIGatewayProxyStructuredResultV2>(dirs[fn]!, `./functions/${fn}/handler.js`, event, { ...stack.env, ...DEPLOYED_WIRING });
+  const run = await runUnzippedHandler<APIGatewayProxyStructuredResultV2>(dirs[fn]!, `./functions/${fn}/handler.js`, event, {
+    ...stack.env,
+    ...DEPLOYED_WIRING,
+  });
   return run.response;
 }
 
@@ -67,7 +70,10 @@ afterAll(async () => {
 });
 
 it('creates a batch with presigned upload forms (batches artifact), then reads its summary (api artifact)', async () => {
-  const created = await invoke('batches', request('POST', '/v1/batches', { files: [{ name: 'cat.jpg', contentType: 'image/jpeg', size: 1000 }] }));
+  const created = await invoke(
+    'batches',
+    request('POST', '/v1/batches', { files: [{ name: 'cat.jpg', contentType: 'image/jpeg', size: 1000 }] }),
+  );
   const batchId = json(created).batchId as string;
 
   const summary = await invoke('api', request('GET', `/v1/batches/${batchId}`));
@@ -80,14 +86,18 @@ it('creates a batch with presigned upload forms (batches artifact), then reads i
 it('answers an image with its thumbnail and image URLs, presigned for the S3 endpoint (api artifact)', async () => {
   const batchId = uniqueId('b');
   await ddb.send(new PutCommand({ TableName: stack.table, Item: batchItem(clientId, batchId) }));
-  await ddb.send(new PutCommand({ TableName: stack.table, Item: imageItem(clientId, batchId, { fprint: 'f1', uploadTs: Date.now(), isCat: true }) }));
+  await ddb.send(
+    new PutCommand({ TableName: stack.table, Item: imageItem(clientId, batchId, { fprint: 'f1', uploadTs: Date.now(), isCat: true }) }),
+  );
 
   const res = await invoke('api', request('GET', `/v1/batches/${batchId}/images/f1`));
 
   const objects = `${stack.env.AWS_ENDPOINT_URL_S3}/${stack.bucket}`;
   expect(res.statusCode).toBe(200);
   expect(json(res)).toMatchObject({
-    thumbnailUrl: expect.stringMatching(new RegExp(`^${objects}/thumbnails/${clientId}/${batchId}/f1\\.webp\\?.*X-Amz-Signature=[0-9a-f]{64}`)),
+    thumbnailUrl: expect.stringMatching(
+      new RegExp(`^${objects}/thumbnails/${clientId}/${batchId}/f1\\.webp\\?.*X-Amz-Signature=[0-9a-f]{64}`),
+    ),
     imageUrl: expect.stringMatching(new RegExp(`^${objects}/processed/${clientId}/${batchId}/f1\\.jpg\\?.*X-Amz-Expires=1200`)),
   });
 });
@@ -126,7 +136,11 @@ it('serves the web app embedded in the api artifact: the page under its CSP, and
 
   const js = await get(`/app/${script}`);
 
-  expect([page.statusCode, page.headers?.['Content-Type'], page.headers?.['Content-Encoding']]).toEqual([200, 'text/html; charset=utf-8', 'gzip']);
+  expect([page.statusCode, page.headers?.['Content-Type'], page.headers?.['Content-Encoding']]).toEqual([
+    200,
+    'text/html; charset=utf-8',
+    'gzip',
+  ]);
   expect(page.headers?.['Content-Security-Policy']).toContain("script-src 'self'");
   expect([js.statusCode, js.headers?.['Content-Type']]).toEqual([200, 'text/javascript; charset=utf-8']);
   expect(gunzipSync(Buffer.from(String(js.body), 'base64')).length).toBeGreaterThan(1000);

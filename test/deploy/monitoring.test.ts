@@ -38,12 +38,20 @@ beforeAll(async () => {
 describe('alarms', () => {
   it('exist, each named icecat-<stage>-<what broke>', () => {
     expect(alarms().length).toBeGreaterThanOrEqual(12);
-    expect(alarms().filter((a) => !new RegExp(`^icecat-${stage}-[a-z0-9]+(-[a-z0-9]+)+$`).test(a.AlarmName)).map((a) => a.AlarmName)).toEqual([]);
+    expect(
+      alarms()
+        .filter((a) => !new RegExp(`^icecat-${stage}-[a-z0-9]+(-[a-z0-9]+)+$`).test(a.AlarmName))
+        .map((a) => a.AlarmName),
+    ).toEqual([]);
   });
 
   it('each send to the one alarm topic', () => {
     expect(ofType('AWS::SNS::Topic').map(([id]) => id)).toEqual(['AlarmTopic']);
-    expect(alarms().filter((a) => JSON.stringify(a.AlarmActions) !== JSON.stringify([{ Ref: 'AlarmTopic' }])).map((a) => a.AlarmName)).toEqual([]);
+    expect(
+      alarms()
+        .filter((a) => JSON.stringify(a.AlarmActions) !== JSON.stringify([{ Ref: 'AlarmTopic' }]))
+        .map((a) => a.AlarmName),
+    ).toEqual([]);
   });
 
   it('subscribe the e-mail given at deploy time, and none when it is empty', () => {
@@ -63,15 +71,28 @@ describe('alarms', () => {
   it('have a section each in the runbook, and the runbook none for an alarm that does not exist', () => {
     const runbook = readFileSync(path.join(ROOT, 'docs', 'operations.md'), 'utf8');
     const headings = [...runbook.matchAll(/^#{2,4} (icecat-<stage>-[a-z0-9-]+)\s*$/gm)].map((m) => m[1]).sort();
-    expect(headings).toEqual(alarms().map((a) => a.AlarmName.replace(`icecat-${stage}-`, 'icecat-<stage>-')).sort());
+    expect(headings).toEqual(
+      alarms()
+        .map((a) => a.AlarmName.replace(`icecat-${stage}-`, 'icecat-<stage>-'))
+        .sort(),
+    );
   });
 
   it('watch the dead-letter queue of every queue that has one, for any message in it', () => {
     const withDlq = ofType('AWS::SQS::Queue').filter(([, q]) => q.Properties.RedrivePolicy);
     const watched = alarms()
-      .filter((a) => a.Namespace === 'AWS/SQS' && a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Threshold === 1 && a.ComparisonOperator === 'GreaterThanOrEqualToThreshold')
+      .filter(
+        (a) =>
+          a.Namespace === 'AWS/SQS' &&
+          a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+          a.Threshold === 1 &&
+          a.ComparisonOperator === 'GreaterThanOrEqualToThreshold',
+      )
       .map((a) => JSON.stringify(a.Dimensions?.[0]?.Value));
-    const dlqs = withDlq.map(([, q]) => (q.Properties.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': [string, string] } }).deadLetterTargetArn['Fn::GetAtt'][0]);
+    const dlqs = withDlq.map(
+      ([, q]) =>
+        (q.Properties.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': [string, string] } }).deadLetterTargetArn['Fn::GetAtt'][0],
+    );
     expect(withDlq.length).toBe(4);
     expect(dlqs.filter((dlq) => !watched.includes(JSON.stringify({ 'Fn::GetAtt': [dlq, 'QueueName'] })))).toEqual([]);
     expect(alarms().filter((a) => a.AlarmName.endsWith('-dead-letters')).length).toBe(dlqs.length);
@@ -90,7 +111,11 @@ describe('alarms', () => {
 });
 
 describe('HTTP API stage', () => {
-  const stageProps = () => resources.HttpApiStage?.Properties as { DefaultRouteSettings: Record<string, number>; AccessLogSettings: { DestinationArn: unknown; Format: string } };
+  const stageProps = () =>
+    resources.HttpApiStage?.Properties as {
+      DefaultRouteSettings: Record<string, number>;
+      AccessLogSettings: { DestinationArn: unknown; Format: string };
+    };
 
   it('throttles by default', () => {
     const settings = stageProps().DefaultRouteSettings;
@@ -124,7 +149,9 @@ describe('functions', () => {
   it('all run on arm64 with X-Ray tracing active', () => {
     const settings = functionResources().map(([id, r]) => [id, r.Properties.Architectures, r.Properties.TracingConfig]);
     expect(settings).toHaveLength(FUNCTIONS.length);
-    expect(settings.filter(([, arch, tracing]) => JSON.stringify([arch, tracing]) !== JSON.stringify([['arm64'], { Mode: 'Active' }]))).toEqual([]);
+    expect(
+      settings.filter(([, arch, tracing]) => JSON.stringify([arch, tracing]) !== JSON.stringify([['arm64'], { Mode: 'Active' }])),
+    ).toEqual([]);
   });
 
   it("give every function's role the X-Ray write policy", () => {

@@ -122,7 +122,12 @@ export interface ArtifactRun<R> {
  * A function's handler, from the folder its artifact was unzipped into, run on `event` with plain `node`. Only the
  * given environment and a PATH reach it: nothing of the test process (NODE_PATH, NODE_OPTIONS) leaks in.
  */
-export async function runUnzippedHandler<R>(dir: string, handlerFile: string, event: unknown, env: Record<string, string>): Promise<ArtifactRun<R>> {
+export async function runUnzippedHandler<R>(
+  dir: string,
+  handlerFile: string,
+  event: unknown,
+  env: Record<string, string>,
+): Promise<ArtifactRun<R>> {
   const child = execFile(process.execPath, ['-e', RUNNER(handlerFile)], {
     cwd: dir,
     env: { ...env, PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: 'ERROR' },

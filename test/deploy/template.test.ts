@@ -113,12 +113,24 @@ const QUERY_PLANS: QueryPlan[] = [
     keyAttributes: ['batch_id', 'review_key', 'img_fprint'],
     input: reviewQueueSideRequest('T', 'c', 'b', 80, side, 10)!,
   })),
-  { pattern: 'reviewed verdicts', scope: 'a batch', keyAttributes: ['batch_id', 'review_key', 'img_fprint'], input: reviewedRequest('T', 'c', 'b') },
+  {
+    pattern: 'reviewed verdicts',
+    scope: 'a batch',
+    keyAttributes: ['batch_id', 'review_key', 'img_fprint'],
+    input: reviewedRequest('T', 'c', 'b'),
+  },
 ];
 /** What an index keyed by status_ts (`{op_status}#{upload_ts}`) holds without projecting it (lib/store/attributes.ts). */
 const HELD_BY_KEY: Record<string, string[]> = { status_ts: ['op_status', 'upload_ts'] };
 /** Indexes whose queries list no image attributes: their pages are keys, read again from the table when needed. */
-const KEYS_INDEXES: string[] = [INDEX.batchLogs, INDEX.clientBatches, INDEX.callbacksDue, INDEX.batchesExpiring, INDEX.batchReview, INDEX.batchCaptured];
+const KEYS_INDEXES: string[] = [
+  INDEX.batchLogs,
+  INDEX.clientBatches,
+  INDEX.callbacksDue,
+  INDEX.batchesExpiring,
+  INDEX.batchReview,
+  INDEX.batchCaptured,
+];
 const INDEX_PLANS = QUERY_PLANS.filter((p) => p.input.IndexName);
 
 /** Attribute names an expression mentions, in order, through its #placeholders. */
@@ -163,7 +175,14 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
 /** What Lambda itself needs beyond the code's calls. */
 const PLATFORM_ACTIONS: Record<keyof typeof FUNCTIONS, string[]> = {
   // Logging; the SQS event source polls with the function's role; ListBucket makes a missing object a 404.
-  ingest: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 's3:ListBucket'],
+  ingest: [
+    'logs:CreateLogStream',
+    'logs:PutLogEvents',
+    'sqs:ReceiveMessage',
+    'sqs:DeleteMessage',
+    'sqs:GetQueueAttributes',
+    's3:ListBucket',
+  ],
   api: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   batches: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   reconcile: ['logs:CreateLogStream', 'logs:PutLogEvents'],
@@ -222,9 +241,10 @@ describe('table and indexes', () => {
   const table = () => props('ImagesTable');
   const indexes = (): Map<string, IndexDef> =>
     new Map(
-      [...((table().LocalSecondaryIndexes ?? []) as IndexDef[]), ...((table().GlobalSecondaryIndexes ?? []) as IndexDef[])].map(
-        (i) => [i.IndexName, i],
-      ),
+      [...((table().LocalSecondaryIndexes ?? []) as IndexDef[]), ...((table().GlobalSecondaryIndexes ?? []) as IndexDef[])].map((i) => [
+        i.IndexName,
+        i,
+      ]),
     );
   const keyOf = (schema: KeyElement[]) => [
     schema.find((k) => k.KeyType === 'HASH')?.AttributeName,
@@ -316,7 +336,8 @@ describe('IAM', () => {
 
   it("scopes every statement to named resources, '*' only for DetectLabels", () => {
     const unscoped = allStatements().filter(
-      (s) => s.Resource.some((r) => r === '*' || r.endsWith(':*:*')) && !(s.Action.length === 1 && s.Action[0] === 'rekognition:DetectLabels'),
+      (s) =>
+        s.Resource.some((r) => r === '*' || r.endsWith(':*:*')) && !(s.Action.length === 1 && s.Action[0] === 'rekognition:DetectLabels'),
     );
     expect(unscoped).toEqual([]);
   });
@@ -334,7 +355,16 @@ describe('IAM', () => {
   it.each([
     ['ingest', 's3:GetObject', ['{ImagesBucket.Arn}/uploads/*']],
     ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/thumbnails/*', '{ImagesBucket.Arn}/uploads/*']],
-    ['ingest', 's3:PutObject', ['{ImagesBucket.Arn}/duplicates/*', '{ImagesBucket.Arn}/failed/*', '{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
+    [
+      'ingest',
+      's3:PutObject',
+      [
+        '{ImagesBucket.Arn}/duplicates/*',
+        '{ImagesBucket.Arn}/failed/*',
+        '{ImagesBucket.Arn}/processed/*',
+        '{ImagesBucket.Arn}/thumbnails/*',
+      ],
+    ],
     ['api', 's3:GetObject', ['{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
     ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['batches', 's3:PutObject', ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/uploads/*']],
@@ -352,23 +382,31 @@ describe('IAM', () => {
     ['expire', 'sqs:SendMessage', ['{EraseQueue.Arn}']],
     ['route', 'sqs:SendMessage', ['{IngestQueue.Arn}']],
   ] as const)('lets %s use %s only on %j', (fn, action, expected) => {
-    const on = statementsOf(fn).filter((s) => s.Action.includes(action)).flatMap((s) => s.Resource);
+    const on = statementsOf(fn)
+      .filter((s) => s.Action.includes(action))
+      .flatMap((s) => s.Resource);
     expect([...new Set(on)].sort()).toEqual([...expected]);
   });
 
   it.each(FUNCTION_NAMES)('lets %s use DynamoDB only on the table and its indexes', (fn) => {
-    const on = statementsOf(fn).filter((s) => s.Action.some((a) => a.startsWith('dynamodb:'))).flatMap((s) => s.Resource);
+    const on = statementsOf(fn)
+      .filter((s) => s.Action.some((a) => a.startsWith('dynamodb:')))
+      .flatMap((s) => s.Resource);
     expect(on.filter((r) => r !== '{ImagesTable.Arn}' && !/^\{ImagesTable\.Arn\}\/index\/(\*|[a-z-]+)$/.test(r))).toEqual([]);
   });
 
   it.each(FUNCTION_NAMES)('lets %s write logs only to its own log group', (fn) => {
-    const on = statementsOf(fn).filter((s) => s.Action.some((a) => a.startsWith('logs:'))).flatMap((s) => s.Resource);
+    const on = statementsOf(fn)
+      .filter((s) => s.Action.some((a) => a.startsWith('logs:')))
+      .flatMap((s) => s.Resource);
     const name = props(FUNCTIONS[fn]).FunctionName as string;
     expect(on).toEqual([`arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${name}:*`]);
   });
 
   it('gives the api function reads only', () => {
-    const granted = statementsOf('api').flatMap((s) => s.Action).filter((a) => !a.startsWith('logs:'));
+    const granted = statementsOf('api')
+      .flatMap((s) => s.Action)
+      .filter((a) => !a.startsWith('logs:'));
     expect([...new Set(granted)].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 's3:GetObject']);
   });
 
@@ -382,7 +420,9 @@ describe('IAM', () => {
   });
 
   it('lets ingest receive only from the upload queue', () => {
-    const on = statementsOf('ingest').filter((s) => s.Action.includes('sqs:ReceiveMessage')).flatMap((s) => s.Resource);
+    const on = statementsOf('ingest')
+      .filter((s) => s.Action.includes('sqs:ReceiveMessage'))
+      .flatMap((s) => s.Resource);
     expect(on).toEqual(['{IngestQueue.Arn}']);
   });
 
@@ -391,18 +431,23 @@ describe('IAM', () => {
     ['callbacks', '{CallbackQueue.Arn}'],
     ['route', '{UploadEventsQueue.Arn}'],
   ] as const)('lets %s receive only from its own queue', (fn, queue) => {
-    const on = statementsOf(fn).filter((s) => s.Action.includes('sqs:ReceiveMessage')).flatMap((s) => s.Resource);
+    const on = statementsOf(fn)
+      .filter((s) => s.Action.includes('sqs:ReceiveMessage'))
+      .flatMap((s) => s.Resource);
     expect(on).toEqual([queue]);
   });
 });
 
 describe('upload events: bucket → queue → ingest', () => {
   const mapping = () => {
-    const found = resourcesOfType('AWS::Lambda::EventSourceMapping').filter(([, r]) => render(r.Properties.FunctionName) === '{IngestLambdaFunction.Arn}');
+    const found = resourcesOfType('AWS::Lambda::EventSourceMapping').filter(
+      ([, r]) => render(r.Properties.FunctionName) === '{IngestLambdaFunction.Arn}',
+    );
     expect(found).toHaveLength(1);
     return (found[0] as [string, CfnResource])[1].Properties;
   };
-  const custom = () => pkg.service.custom as { rekognition: Record<string, number>; ingest: Record<string, number>; retention: Record<string, number> };
+  const custom = () =>
+    pkg.service.custom as { rekognition: Record<string, number>; ingest: Record<string, number>; retention: Record<string, number> };
 
   it('feeds ingest from the upload queue', () => {
     expect([render(mapping().EventSourceArn), render(mapping().FunctionName)]).toEqual(['{IngestQueue.Arn}', '{IngestLambdaFunction.Arn}']);
@@ -425,7 +470,9 @@ describe('upload events: bucket → queue → ingest', () => {
 
   it('hides a message for at least six times the ingest timeout', () => {
     const timeout = props('IngestLambdaFunction').Timeout as number;
-    expect(props('IngestQueue').VisibilityTimeout as number).toBeGreaterThanOrEqual(6 * timeout + (mapping().MaximumBatchingWindowInSeconds as number));
+    expect(props('IngestQueue').VisibilityTimeout as number).toBeGreaterThanOrEqual(
+      6 * timeout + (mapping().MaximumBatchingWindowInSeconds as number),
+    );
   });
 
   it('moves a message that keeps failing to a dead-letter queue', () => {
@@ -453,7 +500,11 @@ describe('upload events: bucket → queue → ingest', () => {
   });
 
   it('names the same bucket in the queue policy as the bucket it creates', () => {
-    const statement = (props('UploadEventsQueuePolicy').PolicyDocument as { Statement: { Condition: { ArnEquals: Record<string, { 'Fn::Sub': string }> } }[] }).Statement[0];
+    const statement = (
+      props('UploadEventsQueuePolicy').PolicyDocument as {
+        Statement: { Condition: { ArnEquals: Record<string, { 'Fn::Sub': string }> } }[];
+      }
+    ).Statement[0];
     const arn = statement?.Condition.ArnEquals['aws:SourceArn']?.['Fn::Sub'];
     expect(arn).toBe(`arn:\${AWS::Partition}:s3:::${(props('ImagesBucket').BucketName as { 'Fn::Sub': string })['Fn::Sub']}`);
   });
@@ -461,7 +512,11 @@ describe('upload events: bucket → queue → ingest', () => {
   it('notifies the upload events queue of objects created under uploads/ only', () => {
     const config = props('ImagesBucket').NotificationConfiguration as { QueueConfigurations: Record<string, unknown>[] };
     expect(config.QueueConfigurations.map((c) => ({ ...c, Queue: render(c.Queue) }))).toEqual([
-      { Event: 's3:ObjectCreated:*', Queue: '{UploadEventsQueue.Arn}', Filter: { S3Key: { Rules: [{ Name: 'prefix', Value: 'uploads/' }] } } },
+      {
+        Event: 's3:ObjectCreated:*',
+        Queue: '{UploadEventsQueue.Arn}',
+        Filter: { S3Key: { Rules: [{ Name: 'prefix', Value: 'uploads/' }] } },
+      },
     ]);
   });
 
@@ -475,16 +530,22 @@ describe('upload events: bucket → queue → ingest', () => {
   });
 
   it('routes the upload events to the fair uploads queue through the route function', () => {
-    const found = resourcesOfType('AWS::Lambda::EventSourceMapping').filter(([, r]) => render(r.Properties.FunctionName) === '{RouteLambdaFunction.Arn}');
+    const found = resourcesOfType('AWS::Lambda::EventSourceMapping').filter(
+      ([, r]) => render(r.Properties.FunctionName) === '{RouteLambdaFunction.Arn}',
+    );
     const env = (props('RouteLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(found.map(([, r]) => [render(r.Properties.EventSourceArn), r.Properties.FunctionResponseTypes])).toEqual([['{UploadEventsQueue.Arn}', ['ReportBatchItemFailures']]]);
+    expect(found.map(([, r]) => [render(r.Properties.EventSourceArn), r.Properties.FunctionResponseTypes])).toEqual([
+      ['{UploadEventsQueue.Arn}', ['ReportBatchItemFailures']],
+    ]);
     expect(render(env.INGEST_QUEUE_URL)).toBe('{IngestQueue}');
   });
 
   it('moves an upload event the router keeps failing on to a dead-letter queue of its own, and hides it six times the router timeout', () => {
     const redrive = props('UploadEventsQueue').RedrivePolicy as { deadLetterTargetArn: unknown };
     expect(render(redrive.deadLetterTargetArn)).toBe('{UploadEventsDeadLetterQueue.Arn}');
-    expect(props('UploadEventsQueue').VisibilityTimeout as number).toBeGreaterThanOrEqual(6 * (props('RouteLambdaFunction').Timeout as number));
+    expect(props('UploadEventsQueue').VisibilityTimeout as number).toBeGreaterThanOrEqual(
+      6 * (props('RouteLambdaFunction').Timeout as number),
+    );
   });
 });
 
@@ -519,14 +580,16 @@ describe('expiry sweep', () => {
 
   it('queues erasures to the queue the erase function reads', () => {
     const env = (props(FUNCTIONS.expire).Environment as { Variables: Record<string, unknown> }).Variables;
-    const eraseSource = resourcesOfType('AWS::Lambda::EventSourceMapping').find(([, r]) => JSON.stringify(r.Properties.FunctionName).includes(FUNCTIONS.erase));
+    const eraseSource = resourcesOfType('AWS::Lambda::EventSourceMapping').find(([, r]) =>
+      JSON.stringify(r.Properties.FunctionName).includes(FUNCTIONS.erase),
+    );
     expect([render(env.ERASE_QUEUE_URL), render(eraseSource?.[1].Properties.EventSourceArn)]).toEqual(['{EraseQueue}', '{EraseQueue.Arn}']);
   });
 
   it('finds batches by a sparse index of summaries keyed by expiry, keys only', () => {
-    const index = ((props('ImagesTable').GlobalSecondaryIndexes ?? []) as { IndexName: string; KeySchema: unknown; Projection: unknown }[]).find(
-      (i) => i.IndexName === INDEX.batchesExpiring,
-    );
+    const index = (
+      (props('ImagesTable').GlobalSecondaryIndexes ?? []) as { IndexName: string; KeySchema: unknown; Projection: unknown }[]
+    ).find((i) => i.IndexName === INDEX.batchesExpiring);
     expect(index).toEqual({
       IndexName: INDEX.batchesExpiring,
       KeySchema: [
@@ -549,7 +612,8 @@ describe('images bucket', () => {
   });
 
   it("lets browsers POST upload forms from any origin, and GET (the export's presigned redirect) only from the web app's", () => {
-    const rules = (props('ImagesBucket').CorsConfiguration as { CorsRules: { AllowedMethods: string[]; AllowedOrigins: unknown[] }[] }).CorsRules;
+    const rules = (props('ImagesBucket').CorsConfiguration as { CorsRules: { AllowedMethods: string[]; AllowedOrigins: unknown[] }[] })
+      .CorsRules;
     const byMethod = rules.map((r) => [r.AllowedMethods, r.AllowedOrigins.map(render)]);
 
     expect(byMethod).toEqual([
@@ -560,12 +624,16 @@ describe('images bucket', () => {
   });
 
   it('encrypts objects at rest', () => {
-    const sse = props('ImagesBucket').BucketEncryption as { ServerSideEncryptionConfiguration: { ServerSideEncryptionByDefault: { SSEAlgorithm: string } }[] };
+    const sse = props('ImagesBucket').BucketEncryption as {
+      ServerSideEncryptionConfiguration: { ServerSideEncryptionByDefault: { SSEAlgorithm: string } }[];
+    };
     expect(sse.ServerSideEncryptionConfiguration[0]?.ServerSideEncryptionByDefault.SSEAlgorithm).toMatch(/^(AES256|aws:kms)$/);
   });
 
   it('expires each prefix by a lifecycle rule', () => {
-    const rules = (props('ImagesBucket').LifecycleConfiguration as { Rules: { Prefix: string; Status: string; ExpirationInDays: number }[] }).Rules;
+    const rules = (
+      props('ImagesBucket').LifecycleConfiguration as { Rules: { Prefix: string; Status: string; ExpirationInDays: number }[] }
+    ).Rules;
     const enabled = rules.filter((r) => r.Status === 'Enabled' && r.ExpirationInDays > 0).map((r) => r.Prefix);
     expect(enabled.sort()).toEqual(['duplicates/', 'exports/', 'failed/', 'processed/', 'thumbnails/', 'uploads/']);
   });
@@ -609,7 +677,7 @@ describe('HTTP API', () => {
   const sampleOf = (template: string) => template.replace(/\{[^}]+\}/g, 'x1');
   const arnOf = (fn: ApiFunctionName) => `{${LOGICAL_IDS[fn]}.Arn}`;
 
-  it('throttles the $default stage as a whole: API Gateway has no per-client limits on HTTP APIs (those are the functions\' token buckets)', () => {
+  it("throttles the $default stage as a whole: API Gateway has no per-client limits on HTTP APIs (those are the functions' token buckets)", () => {
     const settings = props('HttpApiStage').DefaultRouteSettings as { ThrottlingRateLimit: number; ThrottlingBurstLimit: number };
     const custom = (pkg.service.custom as { api: { throttleRate: number; throttleBurst: number } }).api;
     expect([settings.ThrottlingRateLimit, settings.ThrottlingBurstLimit]).toEqual([custom.throttleRate, custom.throttleBurst]);
@@ -634,7 +702,9 @@ describe('HTTP API', () => {
   });
 
   it('has no route that serves none of the route table', () => {
-    const stale = awsRoutes().filter((r) => r.key !== '$default' && !routeTargets().some((t) => matches(r.key, t.method, sampleOf(t.path))));
+    const stale = awsRoutes().filter(
+      (r) => r.key !== '$default' && !routeTargets().some((t) => matches(r.key, t.method, sampleOf(t.path))),
+    );
     expect(stale.map((r) => r.key)).toEqual([]);
   });
 

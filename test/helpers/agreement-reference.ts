@@ -5,7 +5,9 @@ import { justAbove, THRESHOLD_STEP, type ReviewedImage } from '../../lib/review/
 
 export function referenceThreshold(images: readonly ReviewedImage[]): number | null {
   if (images.length === 0) return null;
-  const above = images.map((i) => (i.catConfidence > 0 ? justAbove(i.catConfidence) : undefined)).filter((t): t is number => t !== undefined);
+  const above = images
+    .map((i) => (i.catConfidence > 0 ? justAbove(i.catConfidence) : undefined))
+    .filter((t): t is number => t !== undefined);
   const candidates = [...new Set([THRESHOLD_STEP, ...above])].sort((a, b) => a - b);
   let best = candidates[0]!;
   let bestAgree = -1;

@@ -86,13 +86,22 @@ export function imageItem(clientId: string, batchId: string, seed: SeedImage): I
     upload_ts: seed.uploadTs,
     ttl: seed.ttl ?? nowS() + 30 * DAY_S,
     ...(status !== 'processing'
-      ? { processed_key: classified ? `processed/${clientId}/${batchId}/${seed.fprint}.jpg` : `failed/${clientId}/${batchId}/${seed.fileName ?? `${seed.fprint}.jpg`}` }
+      ? {
+          processed_key: classified
+            ? `processed/${clientId}/${batchId}/${seed.fprint}.jpg`
+            : `failed/${clientId}/${batchId}/${seed.fileName ?? `${seed.fprint}.jpg`}`,
+        }
       : {}),
     ...(classified
       ? {
           rek_ts: seed.uploadTs + 500,
           rek_iscat: seed.isCat ?? false,
-          labels: seed.isCat ? [{ name: 'Cat', confidence: 91.5 }, { name: 'Animal', confidence: 91.5 }] : [{ name: 'Cup', confidence: 40 }],
+          labels: seed.isCat
+            ? [
+                { name: 'Cat', confidence: 91.5 },
+                { name: 'Animal', confidence: 91.5 },
+              ]
+            : [{ name: 'Cup', confidence: 40 }],
           // As the ingest writes them: the best Cat confidence and the image's place in the review queue.
           ...(seed.catConfidence !== undefined ? { cat_conf: seed.catConfidence, review_key: reviewKey(false, seed.catConfidence) } : {}),
         }
@@ -122,7 +131,11 @@ export async function writeItems(items: Record<string, unknown>[]): Promise<void
 }
 
 /** A batch summary plus its images, seeded directly; answers the (bare) batch id. */
-export async function seedBatch(clientId: string, images: SeedImage[], batch: Partial<BatchItem> & { batchId?: string } = {}): Promise<string> {
+export async function seedBatch(
+  clientId: string,
+  images: SeedImage[],
+  batch: Partial<BatchItem> & { batchId?: string } = {},
+): Promise<string> {
   const { batchId = uniqueId('b'), ...extra } = batch;
   await aws().ddb.send(new PutCommand({ TableName: stackEnv('TABLE_NAME'), Item: batchItem(clientId, batchId, extra) }));
   await writeItems(images.map((image) => imageItem(clientId, batchId, image) as unknown as Record<string, unknown>));
@@ -130,8 +143,7 @@ export async function seedBatch(clientId: string, images: SeedImage[], batch: Pa
 }
 
 /** Fingerprint-like ids that sort in creation order. */
-export const fprints = (n: number, prefix = 'f'): string[] =>
-  Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(5, '0')}`);
+export const fprints = (n: number, prefix = 'f'): string[] => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(5, '0')}`);
 
 /** Reads every page of a list endpoint, returning the pages' items and how many pages it took. */
 export async function readAllPages<T>(
@@ -151,4 +163,3 @@ export async function readAllPages<T>(
   } while (cursor);
   return { items, pages: pageSizes.length, pageSizes };
 }
-

@@ -31,11 +31,17 @@ export async function photoWithExif(spec: ExifSpec, side = 160, colour = '#5a7d3
   if (spec.makerNoteBytes) ifd2.UserComment = 'm'.repeat(spec.makerNoteBytes);
   if (spec.lat) {
     ifd3.GPSLatitudeRef = spec.lat[3];
-    ifd3.GPSLatitude = spec.lat.slice(0, 3).map((n) => rational(n as number)).join(' ');
+    ifd3.GPSLatitude = spec.lat
+      .slice(0, 3)
+      .map((n) => rational(n as number))
+      .join(' ');
   }
   if (spec.lon) {
     ifd3.GPSLongitudeRef = spec.lon[3];
-    ifd3.GPSLongitude = spec.lon.slice(0, 3).map((n) => rational(n as number)).join(' ');
+    ifd3.GPSLongitude = spec.lon
+      .slice(0, 3)
+      .map((n) => rational(n as number))
+      .join(' ');
   }
   // Some texture, so that each photo has its own pixels.
   const seed = [...colour].reduce((n, c) => n * 31 + c.charCodeAt(0), 7) % 9973;
@@ -87,7 +93,9 @@ export function exifBombBlock(entries = 5450): Buffer {
 
 /** A sharp-made JPEG of `side` px with the EXIF bomb spliced in as its APP1 segment, right after SOI (~66 KB). */
 export async function exifBombJpeg(side = 160, colour = '#6b4f2a'): Promise<Buffer> {
-  const plain = await sharp({ create: { width: side, height: side, channels: 3, background: colour } }).jpeg({ quality: 80 }).toBuffer();
+  const plain = await sharp({ create: { width: side, height: side, channels: 3, background: colour } })
+    .jpeg({ quality: 80 })
+    .toBuffer();
   const block = exifBombBlock();
   const segment = Buffer.alloc(4);
   segment.writeUInt16BE(0xffe1, 0);

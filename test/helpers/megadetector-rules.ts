@@ -39,8 +39,10 @@ export function megadetectorProblems(text: string): string[] {
       problems.push(`image ${i} has no failure and no detections list`);
     }
     for (const det of Array.isArray(im.detections) ? (im.detections as Record<string, unknown>[]) : []) {
-      if (typeof det.category !== 'string' || !(det.category in (categories ?? {}))) problems.push(`image ${i} has an unmapped category ${String(det.category)}`);
-      if (typeof det.conf !== 'number' || det.conf < 0 || det.conf > 1) problems.push(`image ${i} has a confidence ${String(det.conf)} outside 0-1`);
+      if (typeof det.category !== 'string' || !(det.category in (categories ?? {})))
+        problems.push(`image ${i} has an unmapped category ${String(det.category)}`);
+      if (typeof det.conf !== 'number' || det.conf < 0 || det.conf > 1)
+        problems.push(`image ${i} has a confidence ${String(det.conf)} outside 0-1`);
       const box = det.bbox as unknown;
       if (!Array.isArray(box) || box.length !== 4 || !box.every((v) => typeof v === 'number' && v >= 0 && v <= 1)) {
         problems.push(`image ${i} has a box ${JSON.stringify(box)} that is not 4 ratios`);

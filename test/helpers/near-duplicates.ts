@@ -80,7 +80,12 @@ export async function photoVariants(photo: string): Promise<StudyImage[]> {
     out.push({ name: `${photo}/${v.name}`, photo, kind: v.kind, bytes: await v.edit(sharp(original), width, height).toBuffer() });
   }
   out.push({ name: `${photo}/mirror`, photo, kind: 'mirror', bytes: await sharp(original).flop().png().toBuffer() });
-  out.push({ name: `${photo}/mirror-jpeg-q70`, photo, kind: 'mirror', bytes: await sharp(original).flop().jpeg({ quality: 70 }).toBuffer() });
+  out.push({
+    name: `${photo}/mirror-jpeg-q70`,
+    photo,
+    kind: 'mirror',
+    bytes: await sharp(original).flop().jpeg({ quality: 70 }).toBuffer(),
+  });
   return out;
 }
 

@@ -87,7 +87,9 @@ export async function startStackProcess(dataDir: string, logFile: string, env: R
     s3Url: `http://127.0.0.1:${ports.S3}`,
     // An external DynamoDB (DynamoDB Local, `npm run test:strict`) stands in for dynalite there too.
     // An empty ICECAT_DYNAMODB_ENDPOINT in `env` runs the stack on its own dynalite whatever the test run uses.
-    dynamodbUrl: ('ICECAT_DYNAMODB_ENDPOINT' in env ? env.ICECAT_DYNAMODB_ENDPOINT : process.env.ICECAT_DYNAMODB_ENDPOINT) || `http://127.0.0.1:${ports.DYNAMODB}`,
+    dynamodbUrl:
+      ('ICECAT_DYNAMODB_ENDPOINT' in env ? env.ICECAT_DYNAMODB_ENDPOINT : process.env.ICECAT_DYNAMODB_ENDPOINT) ||
+      `http://127.0.0.1:${ports.DYNAMODB}`,
     bucket: LOCAL_NAMES.bucket,
     signal: (signal) => {
       try {
@@ -120,7 +122,11 @@ export async function distinctImages(n: number, random: () => number): Promise<B
     const pixels = Buffer.alloc(side * side * 3);
     const base = [random(), random(), random()].map((c) => Math.floor(c * 200));
     for (let p = 0; p < pixels.length; p += 1) pixels[p] = (base[p % 3] as number) + Math.floor(random() * 56);
-    images.push(await sharp(pixels, { raw: { width: side, height: side, channels: 3 } }).png().toBuffer());
+    images.push(
+      await sharp(pixels, { raw: { width: side, height: side, channels: 3 } })
+        .png()
+        .toBuffer(),
+    );
   }
   return images;
 }

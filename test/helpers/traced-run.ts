@@ -8,7 +8,9 @@ const s3 = createS3Client();
 const handler = tracedHandler(async (batches: string[]) => {
   await Promise.all(
     batches.map((batchId) =>
-      traceWork('upload', { clientId: 'c1', batchId }, () => s3.send(new HeadObjectCommand({ Bucket: 'images', Key: `uploads/c1/${batchId}/a.png` })).catch(() => 'unreachable')),
+      traceWork('upload', { clientId: 'c1', batchId }, () =>
+        s3.send(new HeadObjectCommand({ Bucket: 'images', Key: `uploads/c1/${batchId}/a.png` })).catch(() => 'unreachable'),
+      ),
     ),
   );
   return 'done';

@@ -61,10 +61,14 @@ describe('GET /v1/batches/{batchId}/export', () => {
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${batchId}.csv"`);
     const lines = (await res.text()).split('\r\n').filter(Boolean);
     expect(total).toBe(FILES.length);
-    expect(lines[0]).toBe('file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at,machine_is_cat,reviewed,review_note,captured_at,camera,lat,lon');
+    expect(lines[0]).toBe(
+      'file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at,machine_is_cat,reviewed,review_note,captured_at,camera,lat,lon',
+    );
     expect(lines).toHaveLength(total + 1);
     expect(Number(res.headers.get('x-export-rows'))).toBe(total);
-    expect(lines.filter((l) => /^[^,]*,duplicate,/.test(l))).toEqual([expect.stringMatching(/^copies\/chelsea again\.png,duplicate,.*,chelsea\.png,,/)]);
+    expect(lines.filter((l) => /^[^,]*,duplicate,/.test(l))).toEqual([
+      expect.stringMatching(/^copies\/chelsea again\.png,duplicate,.*,chelsea\.png,,/),
+    ]);
     expect(lines.find((l) => l.startsWith('notes.png,'))).toMatch(/^notes\.png,fail,.*,NotAnImage,/);
   });
 
@@ -73,12 +77,20 @@ describe('GET /v1/batches/{batchId}/export', () => {
 
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
-    const rows = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { file_name: string; status: string });
+    const rows = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { file_name: string; status: string });
     expect(rows.map((r) => r.status).sort()).toEqual(['duplicate', 'fail', 'success', 'success', 'success']);
   });
 
   it('redirects (303) to a presigned GET of the stored export when it outgrows the inline bound', async () => {
-    const images = fprints(60, 'exp').map((fprint, i) => ({ fprint, uploadTs: Date.now() - i, fileName: `${'long folder name/'.repeat(4)}${i}.jpg`, dupCount: i % 2 }));
+    const images = fprints(60, 'exp').map((fprint, i) => ({
+      fprint,
+      uploadTs: Date.now() - i,
+      fileName: `${'long folder name/'.repeat(4)}${i}.jpg`,
+      dupCount: i % 2,
+    }));
     const big = await seedBatch(client.clientId, images);
 
     const res = await raw('GET', `/v1/batches/${big}/export?format=csv`, client.key);
@@ -104,7 +116,9 @@ describe('GET /v1/batches/{batchId}/export', () => {
 async function objectsLeft(clientId: string, batchId: string): Promise<string[]> {
   const keys: string[] = [];
   for (const prefix of BATCH_OBJECT_PREFIXES) {
-    const out = await aws().s3.send(new ListObjectsV2Command({ Bucket: stackEnv('BUCKET_NAME'), Prefix: `${prefix}/${clientId}/${batchId}/` }));
+    const out = await aws().s3.send(
+      new ListObjectsV2Command({ Bucket: stackEnv('BUCKET_NAME'), Prefix: `${prefix}/${clientId}/${batchId}/` }),
+    );
     keys.push(...(out.Contents ?? []).map((o) => o.Key ?? ''));
   }
   return keys;
@@ -179,7 +193,10 @@ describe('DELETE /v1/batches/{batchId}', () => {
       expect(await itemsLeft(who.clientId, id)).toBe(FILES.length); // 4 image records + the summary (one duplicate)
       // Each file where it rests, and a thumbnail of each of the three distinct images decoded.
       const objects = await objectsLeft(who.clientId, id);
-      expect([objects.filter((k) => !k.startsWith('thumbnails/')).length, objects.filter((k) => k.startsWith('thumbnails/')).length]).toEqual([FILES.length, 3]);
+      expect([
+        objects.filter((k) => !k.startsWith('thumbnails/')).length,
+        objects.filter((k) => k.startsWith('thumbnails/')).length,
+      ]).toEqual([FILES.length, 3]);
     }
   });
 

@@ -14,7 +14,10 @@ const ROOT = path.join(__dirname, '..', '..');
 
 async function clientCreate(...args: string[]): Promise<{ stdout: string; code: number }> {
   try {
-    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'client:create', '--', ...args], { cwd: ROOT, env: process.env });
+    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'client:create', '--', ...args], {
+      cwd: ROOT,
+      env: process.env,
+    });
     return { stdout, code: 0 };
   } catch (err) {
     const failed = err as { stdout: string; code: number };
@@ -51,11 +54,12 @@ describe('npm run --silent client:create', () => {
     expect(usage.body.limits).toEqual({ requestsPerSecond: 7, burst: 14, imagesPerDay: 250 });
   });
 
-  it('sets the new client\'s batches per UTC day: POST /v1/batches beyond them is 429 quota_exceeded', async () => {
+  it("sets the new client's batches per UTC day: POST /v1/batches beyond them is 429 quota_exceeded", async () => {
     const { stdout, code } = await clientCreate(uniqueId('cli'), '--max-batches-per-day', '1');
 
     const statuses = [];
-    for (const batchId of ['one', 'two']) statuses.push((await call('POST', '/v1/batches', { key: stdout.trim(), body: { batchId } })).status);
+    for (const batchId of ['one', 'two'])
+      statuses.push((await call('POST', '/v1/batches', { key: stdout.trim(), body: { batchId } })).status);
 
     expect(code).toBe(0);
     expect(statuses).toEqual([201, 429]);
@@ -71,7 +75,10 @@ describe('npm run --silent client:create', () => {
 describe('npm run --silent client:limits', () => {
   const clientLimits = async (...args: string[]): Promise<{ stdout: string; code: number }> => {
     try {
-      const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'client:limits', '--', ...args], { cwd: ROOT, env: process.env });
+      const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'client:limits', '--', ...args], {
+        cwd: ROOT,
+        env: process.env,
+      });
       return { stdout, code: 0 };
     } catch (err) {
       const failed = err as { stdout: string; code: number };
@@ -79,7 +86,7 @@ describe('npm run --silent client:limits', () => {
     }
   };
 
-  it('changes a client\'s limits later, keeping its key, and puts one back to the default', async () => {
+  it("changes a client's limits later, keeping its key, and puts one back to the default", async () => {
     const id = uniqueId('cli');
     const key = (await clientCreate(id, '--rate', '7')).stdout.trim();
 

@@ -11,7 +11,6 @@ const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures',
 const CAT = fixture('chelsea.png');
 const NOT_CAT = fixture('coffee.png');
 
-
 let client: TestClient;
 let batchId: string;
 let uploadStatuses: number[];

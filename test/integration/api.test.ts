@@ -17,7 +17,18 @@ import { cursorCodec } from '../../lib/store/cursor';
 import { queryBatchImages, type StoreContext } from '../../lib/store/reader';
 import { batchKey } from '../../lib/store/schema';
 import { aws, stackEnv, uniqueId } from '../helpers';
-import { DAY_S, call, fprints, imageItem, newClient, readAllPages, seedBatch, writeItems, type SeedImage, type TestClient } from '../helpers/api';
+import {
+  DAY_S,
+  call,
+  fprints,
+  imageItem,
+  newClient,
+  readAllPages,
+  seedBatch,
+  writeItems,
+  type SeedImage,
+  type TestClient,
+} from '../helpers/api';
 import type { BatchItem } from '../../lib/store/schema';
 import { routeTargets } from '../../lib/api/routes';
 
@@ -26,7 +37,11 @@ const at = (minute: number) => T0 + minute * 60_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 const nowS = () => Math.floor(Date.now() / 1000);
 const fp = (items: { fprint: string }[]) => items.map((i) => i.fprint);
-const storeContext = (): StoreContext => ({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), cursors: cursorCodec(stackEnv('CURSOR_SECRET')) });
+const storeContext = (): StoreContext => ({
+  ddb: aws().ddb,
+  tableName: stackEnv('TABLE_NAME'),
+  cursors: cursorCodec(stackEnv('CURSOR_SECRET')),
+});
 
 let owner: TestClient;
 let stranger: TestClient;
@@ -59,7 +74,12 @@ describe('POST /v1/batches', () => {
   it('creates a batch with a ULID and one upload form per file', async () => {
     const res = await call('POST', '/v1/batches', {
       key: owner.key,
-      body: { files: [{ name: 'a.jpg', contentType: 'image/jpeg', size: 1000 }, { name: 'b.png', contentType: 'image/png', size: 2000 }] },
+      body: {
+        files: [
+          { name: 'a.jpg', contentType: 'image/jpeg', size: 1000 },
+          { name: 'b.png', contentType: 'image/png', size: 2000 },
+        ],
+      },
     });
 
     expect(res.status).toBe(201);
@@ -94,7 +114,11 @@ describe('POST /v1/batches', () => {
       body: { files: [{ name: 'huge.jpg', contentType: 'image/jpeg', size: 10 * 1024 * 1024 * 1024 }] },
     });
 
-    expect([res.status, res.body.error.code, res.body.error.message]).toEqual([413, 'file_too_large', expect.stringMatching(/^files\[0\]\.size: /)]);
+    expect([res.status, res.body.error.code, res.body.error.message]).toEqual([
+      413,
+      'file_too_large',
+      expect.stringMatching(/^files\[0\]\.size: /),
+    ]);
   });
 });
 
@@ -111,7 +135,14 @@ describe('GET /v1/batches/{batchId}', () => {
   });
 
   it('answers done once closed and every declared file is finished', async () => {
-    const done = await seedBatch(owner.clientId, [], { expected: 2, closed: true, n_total: 2, n_success: 1, n_duplicate: 1, done_ts: Date.now() });
+    const done = await seedBatch(owner.clientId, [], {
+      expected: 2,
+      closed: true,
+      n_total: 2,
+      n_success: 1,
+      n_duplicate: 1,
+      done_ts: Date.now(),
+    });
 
     const res = await call('GET', `/v1/batches/${done}`, { key: owner.key });
 
@@ -160,15 +191,25 @@ describe('GET /v1/batches/{batchId}/images', () => {
       capturedAt: null,
       camera: null,
       location: null,
-      thumbnailUrl: expect.stringMatching(new RegExp(`^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/thumbnails/${owner.clientId}/${batch}/a0\\.webp\\?.*X-Amz-Signature=`)),
-      imageUrl: expect.stringMatching(new RegExp(`^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/processed/${owner.clientId}/${batch}/a0\\.jpg\\?.*X-Amz-Signature=`)),
+      thumbnailUrl: expect.stringMatching(
+        new RegExp(
+          `^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/thumbnails/${owner.clientId}/${batch}/a0\\.webp\\?.*X-Amz-Signature=`,
+        ),
+      ),
+      imageUrl: expect.stringMatching(
+        new RegExp(
+          `^${stackEnv('AWS_ENDPOINT_URL_S3')}/${stackEnv('BUCKET_NAME')}/processed/${owner.clientId}/${batch}/a0\\.jpg\\?.*X-Amz-Signature=`,
+        ),
+      ),
     });
   });
 
   it('2: filters by status', async () => {
     const res = await call('GET', `/v1/batches/${batch}/images`, { key: owner.key, query: { status: 'fail' } });
 
-    expect(res.body.items.map((i: Image) => [i.fprint, i.error])).toEqual([['a2', { code: 'NotAnImage', message: 'the file is not an image' }]]);
+    expect(res.body.items.map((i: Image) => [i.fprint, i.error])).toEqual([
+      ['a2', { code: 'NotAnImage', message: 'the file is not an image' }],
+    ]);
   });
 
   it('2: filters by status within a time range', async () => {
@@ -216,7 +257,10 @@ describe('GET /v1/batches/{batchId}/images: cat and fileName (docs/api.md)', () 
     expect(await list({ cat: false, fileName: 'tabby.jpg' })).toEqual([]);
     expect(await list({ fileName: 'a2.jpg', status: 'fail' })).toEqual(['a2']);
     const { items, pageSizes } = await readAllPages<Image>(`/v1/batches/${batch}/images`, owner.key, { cat: true, limit: 1 });
-    expect([fp(items), pageSizes]).toEqual([['a0', 'a1'], [1, 1]]);
+    expect([fp(items), pageSizes]).toEqual([
+      ['a0', 'a1'],
+      [1, 1],
+    ]);
   });
 
   it('answers 400 naming the parameter for a cat that is not true or false, and for an empty fileName', async () => {
@@ -239,13 +283,27 @@ describe('a batch being erased (its summary marked, the erasure still running)',
   beforeAll(async () => {
     who = await newClient('erasing');
     // Interleaved upload times, so the erasing batch's images fall between the kept batch's in every client index.
-    kept = await seedBatch(who.clientId, [0, 2, 4].map((m) => ({ fprint: `k${m}`, uploadTs: at(m), isCat: true })), { done_ts: Date.now(), closed: true });
-    erasing = await seedCats([1, 3, 5].map((m) => ({ fprint: `e${m}`, uploadTs: at(m), isCat: true })), { deleting: true });
+    kept = await seedBatch(
+      who.clientId,
+      [0, 2, 4].map((m) => ({ fprint: `k${m}`, uploadTs: at(m), isCat: true })),
+      { done_ts: Date.now(), closed: true },
+    );
+    erasing = await seedCats(
+      [1, 3, 5].map((m) => ({ fprint: `e${m}`, uploadTs: at(m), isCat: true })),
+      { deleting: true },
+    );
   });
 
   /** A done batch of cats found at 90 %, so that any threshold above 90 flips every one. */
   async function seedCats(images: SeedImage[], summary: Partial<BatchItem> = {}): Promise<string> {
-    const name = await seedBatch(who.clientId, [], { done_ts: Date.now(), closed: true, n_total: images.length, n_success: images.length, n_cats: images.length, ...summary });
+    const name = await seedBatch(who.clientId, [], {
+      done_ts: Date.now(),
+      closed: true,
+      n_total: images.length,
+      n_success: images.length,
+      n_cats: images.length,
+      ...summary,
+    });
     await writeItems(images.map((image) => ({ ...imageItem(who.clientId, name, image), cat_conf: 90 })));
     return name;
   }
@@ -256,7 +314,10 @@ describe('a batch being erased (its summary marked, the erasure still running)',
     const byStatus = await readAllPages<Image>('/v1/images', who.key, { status: 'success' });
     const byFprint = await call('GET', '/v1/images', { key: who.key, query: { fprint: 'e1' } });
 
-    expect([fp(byTime.items), byTime.pageSizes]).toEqual([['k0', 'k2', 'k4'], [2, 1]]);
+    expect([fp(byTime.items), byTime.pageSizes]).toEqual([
+      ['k0', 'k2', 'k4'],
+      [2, 1],
+    ]);
     expect(fp(cats.items)).toEqual(['k0', 'k2', 'k4']);
     expect(fp(byStatus.items)).toEqual(['k0', 'k2', 'k4']);
     expect([byFprint.status, byFprint.body]).toEqual([200, { items: [] }]);
@@ -270,29 +331,42 @@ describe('a batch being erased (its summary marked, the erasure still running)',
     expect(keptAnswer.status).toBe(200);
     // Read under the store, past the API's 404: the erasing batch's images kept their flags.
     const stored = await queryBatchImages(storeContext(), who.clientId, erasing, {}, { limit: 10 });
-    expect(stored.items.map((i) => [i.fprint, i.isCat])).toEqual([['e1', true], ['e3', true], ['e5', true]]);
+    expect(stored.items.map((i) => [i.fprint, i.isCat])).toEqual([
+      ['e1', true],
+      ['e3', true],
+      ['e5', true],
+    ]);
   });
 
   it.each([
-    ['marked for erasure', (name: string) => new UpdateCommand(markDeletingRequest(stackEnv('TABLE_NAME'), who.clientId, name, Date.now()))],
-    ['erased to its last step (summary deleted)', (name: string) => new DeleteCommand({ TableName: stackEnv('TABLE_NAME'), Key: batchKey(who.clientId, name) })],
-  ])('ends a :reclassify run as missing when the batch is %s between two of its pages (the race, injected before the second page)', async (_, erase) => {
-    const name = await seedCats(fprints(6, 'r').map((fprint, i) => ({ fprint, uploadTs: at(i), isCat: true })));
-    const real = aws().ddb;
-    let pages = 0;
-    const racing = {
-      send: async (command: unknown) => {
-        if (command instanceof QueryCommand && ++pages === 2) await real.send(erase(name) as never);
-        return real.send(command as never);
-      },
-    } as unknown as DynamoDBDocumentClient;
-    const store = new BatchStore({ ddb: racing, tableName: stackEnv('TABLE_NAME'), transactions: false });
+    [
+      'marked for erasure',
+      (name: string) => new UpdateCommand(markDeletingRequest(stackEnv('TABLE_NAME'), who.clientId, name, Date.now())),
+    ],
+    [
+      'erased to its last step (summary deleted)',
+      (name: string) => new DeleteCommand({ TableName: stackEnv('TABLE_NAME'), Key: batchKey(who.clientId, name) }),
+    ],
+  ])(
+    'ends a :reclassify run as missing when the batch is %s between two of its pages (the race, injected before the second page)',
+    async (_, erase) => {
+      const name = await seedCats(fprints(6, 'r').map((fprint, i) => ({ fprint, uploadTs: at(i), isCat: true })));
+      const real = aws().ddb;
+      let pages = 0;
+      const racing = {
+        send: async (command: unknown) => {
+          if (command instanceof QueryCommand && ++pages === 2) await real.send(erase(name) as never);
+          return real.send(command as never);
+        },
+      } as unknown as DynamoDBDocumentClient;
+      const store = new BatchStore({ ddb: racing, tableName: stackEnv('TABLE_NAME'), transactions: false });
 
-    const out = await store.reclassify(who.clientId, name, 100, { deadline: Date.now() + 60_000, pageSize: 2 });
+      const out = await store.reclassify(who.clientId, name, 100, { deadline: Date.now() + 60_000, pageSize: 2 });
 
-    expect(out).toEqual({ outcome: 'missing' });
-    expect(pages).toBe(2);
-  });
+      expect(out).toEqual({ outcome: 'missing' });
+      expect(pages).toBe(2);
+    },
+  );
 
   it('answers 404 to :reclassify once its summary is gone and only items are left', async () => {
     await aws().ddb.send(new DeleteCommand({ TableName: stackEnv('TABLE_NAME'), Key: batchKey(who.clientId, erasing) }));
@@ -337,7 +411,14 @@ describe('GET /v1/batches/{batchId}/logs', () => {
     const res = await call('GET', `/v1/batches/${batch}/logs`, { key: owner.key });
 
     expect(logListSchema.parse(res.body).items).toEqual([
-      { batchId: batch, fprint: 'a3', fileName: 'a3.jpg', status: 'success', loggedAt: iso(at(3)), lines: ['+0ms received', '+9ms a cat? no'] },
+      {
+        batchId: batch,
+        fprint: 'a3',
+        fileName: 'a3.jpg',
+        status: 'success',
+        loggedAt: iso(at(3)),
+        lines: ['+0ms received', '+9ms a cat? no'],
+      },
     ]);
   });
 });
@@ -470,7 +551,10 @@ describe('paging', () => {
   it('answers 400 to a cursor used with other filters', async () => {
     const first = await call('GET', `/v1/batches/${big}/images`, { key: client.key, query: { limit: 10 } });
 
-    const res = await call('GET', `/v1/batches/${big}/images`, { key: client.key, query: { limit: 10, status: 'success', cursor: first.body.cursor } });
+    const res = await call('GET', `/v1/batches/${big}/images`, {
+      key: client.key,
+      query: { limit: 10, status: 'success', cursor: first.body.cursor },
+    });
 
     expect(res.status).toBe(400);
   });
@@ -502,7 +586,9 @@ describe('authentication', () => {
   });
 
   it('answers 401 on every route with an unknown key', async () => {
-    const answers = await Promise.all(routes(batch).map(([m, p, body]) => call(m, p, { key: 'icw_not-a-real-key-at-all-000000000000000000', body })));
+    const answers = await Promise.all(
+      routes(batch).map(([m, p, body]) => call(m, p, { key: 'icw_not-a-real-key-at-all-000000000000000000', body })),
+    );
 
     expect(answers.map((a) => a.status)).toEqual(routes(batch).map(() => 401));
   });
@@ -516,7 +602,11 @@ describe('authentication', () => {
   it('serves the OpenAPI document without a key', async () => {
     const res = await call('GET', '/v1/openapi.json', { key: null });
 
-    expect([res.status, res.body.openapi, Object.keys(res.body.paths).length]).toEqual([200, '3.1.0', new Set(routeTargets().map((r) => r.path)).size]);
+    expect([res.status, res.body.openapi, Object.keys(res.body.paths).length]).toEqual([
+      200,
+      '3.1.0',
+      new Set(routeTargets().map((r) => r.path)).size,
+    ]);
   });
 });
 

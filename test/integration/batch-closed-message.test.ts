@@ -10,7 +10,11 @@ test('a claim into a batch closed meanwhile is refused with a message that names
   const client = await newClient('closed');
   const batchId = (await call('POST', '/v1/batches', { key: client.key, body: {} })).body.batchId as string;
   expect((await call('POST', `/v1/batches/${batchId}:close`, { key: client.key })).status).toBe(200);
-  const store = new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: process.env.DDB_TRANSACTIONS === 'true' });
+  const store = new BatchStore({
+    ddb: aws().ddb,
+    tableName: stackEnv('TABLE_NAME'),
+    transactions: process.env.DDB_TRANSACTIONS === 'true',
+  });
   const seen = await store.getBatch(client.clientId, batchId);
   const now = Date.now();
   const claim = {

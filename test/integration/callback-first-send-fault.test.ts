@@ -51,7 +51,9 @@ afterAll(async () => {
 /** The ingest's (or the API's) store, whose completion hook sends to an SQS queue that answers every send with an error. */
 function storeWithFailingCallbackQueue(): BatchStore {
   const sqs = new SQSClient({ region: 'us-east-1', credentials: { accessKeyId: 'k', secretAccessKey: 's' } });
-  mockClient(sqs).on(SendMessageCommand).rejects(Object.assign(new Error('Service Unavailable'), { name: 'ServiceUnavailable' }));
+  mockClient(sqs)
+    .on(SendMessageCommand)
+    .rejects(Object.assign(new Error('Service Unavailable'), { name: 'ServiceUnavailable' }));
   return new BatchStore({
     ddb: aws().ddb,
     tableName: stackEnv('TABLE_NAME'),
@@ -101,9 +103,15 @@ describe('a completion callback whose first send to its queue fails (SQS unavail
     const pending = (await call('GET', `/v1/batches/${batchId}`, { key: client.key })).body;
     // Act 2: a sweep within the grace period leaves it alone; one after it queues it again.
     const early = await sweepCallbacks(sweepDeps(client.clientId), limits);
-    const late = await sweepCallbacks(sweepDeps(client.clientId, () => Date.now() + limits.firstAttemptGraceMs + 1000), limits);
+    const late = await sweepCallbacks(
+      sweepDeps(client.clientId, () => Date.now() + limits.firstAttemptGraceMs + 1000),
+      limits,
+    );
     const shown = (await call('GET', `/v1/batches/${batchId}`, { key: client.key })).body;
-    const again = await sweepCallbacks(sweepDeps(client.clientId, () => Date.now() + limits.retryGraceMs * 2), limits);
+    const again = await sweepCallbacks(
+      sweepDeps(client.clientId, () => Date.now() + limits.retryGraceMs * 2),
+      limits,
+    );
 
     // Assert
     expect(closed).toMatchObject({ closed: true, batch: { doneAt: expect.any(Number) } });
@@ -114,8 +122,20 @@ describe('a completion callback whose first send to its queue fails (SQS unavail
     const mine = received.filter((r) => (JSON.parse(r.body) as { batchId: string }).batchId === batchId);
     expect(mine).toHaveLength(1);
     expect(verifySignature(mine[0]!.signature, secret, mine[0]!.body)).toBe(true);
-    expect(JSON.parse(mine[0]!.body)).toMatchObject({ batchId, status: 'done', callbackUrl: hookUrl, callback: null, counts: { total: 0 } });
-    expect(shown.callback).toMatchObject({ url: hookUrl, status: 'delivered', attempts: 1, lastStatus: 200, deliveredAt: expect.any(String) });
+    expect(JSON.parse(mine[0]!.body)).toMatchObject({
+      batchId,
+      status: 'done',
+      callbackUrl: hookUrl,
+      callback: null,
+      counts: { total: 0 },
+    });
+    expect(shown.callback).toMatchObject({
+      url: hookUrl,
+      status: 'delivered',
+      attempts: 1,
+      lastStatus: 200,
+      deliveredAt: expect.any(String),
+    });
     expect(again.requeued).not.toContain(`${client.clientId}/${batchId}`);
   });
 
@@ -130,14 +150,29 @@ describe('a completion callback whose first send to its queue fails (SQS unavail
     }
     expect((await call('DELETE', `/v1/batches/${erased}`, { key: client.key })).status).toBe(202);
     const { recordCallbackState } = await import('../../lib/store/callback-state');
-    const failedAttempt = { url: hookUrl, attempts: 1, lastAttemptAt: Date.now(), lastStatus: 500, lastError: 'HTTP 500', deliveredAt: null, gaveUpAt: null, firstAttemptAt: Date.now() };
+    const failedAttempt = {
+      url: hookUrl,
+      attempts: 1,
+      lastAttemptAt: Date.now(),
+      lastStatus: 500,
+      lastError: 'HTTP 500',
+      deliveredAt: null,
+      gaveUpAt: null,
+      firstAttemptAt: Date.now(),
+    };
     await recordCallbackState(aws().ddb, stackEnv('TABLE_NAME'), client.clientId, retrying, failedAttempt);
 
     // Act: past the first-attempt grace, within the retry grace.
-    const result = await sweepCallbacks(sweepDeps(client.clientId, () => Date.now() + limits.firstAttemptGraceMs + 1000), limits);
+    const result = await sweepCallbacks(
+      sweepDeps(client.clientId, () => Date.now() + limits.firstAttemptGraceMs + 1000),
+      limits,
+    );
 
     // Assert
     expect(result.requeued.filter((b) => b.startsWith(`${client.clientId}/`))).toEqual([]);
-    expect((await call('GET', `/v1/batches/${retrying}`, { key: client.key })).body.callback).toMatchObject({ status: 'pending', attempts: 1 });
+    expect((await call('GET', `/v1/batches/${retrying}`, { key: client.key })).body.callback).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+    });
   });
 });

@@ -20,15 +20,40 @@ describe('capture time, camera and place', () => {
   let client: TestClient;
   const batchId = uniqueId('cap');
   const fileNames = (items: Img[]) => items.map((i) => i.fileName);
-  const list = (query: Record<string, string | number>) => call('GET', `/v1/batches/${batchId}/images`, { key: client.key, query: { limit: 100, ...query } });
+  const list = (query: Record<string, string | number>) =>
+    call('GET', `/v1/batches/${batchId}/images`, { key: client.key, query: { limit: 100, ...query } });
 
   beforeAll(async () => {
     client = await newClient('cap');
     const photos: [string, Buffer][] = [
-      ['cam1/dawn.jpg', await photoWithExif({ make: 'Reconyx', model: 'HC600', dateTimeOriginal: '2024:06:01 05:10:00', offsetTimeOriginal: '+02:00', lat: [47, 30, 0, 'N'], lon: [122, 15, 30, 'W'] }, 160, '#101010')],
+      [
+        'cam1/dawn.jpg',
+        await photoWithExif(
+          {
+            make: 'Reconyx',
+            model: 'HC600',
+            dateTimeOriginal: '2024:06:01 05:10:00',
+            offsetTimeOriginal: '+02:00',
+            lat: [47, 30, 0, 'N'],
+            lon: [122, 15, 30, 'W'],
+          },
+          160,
+          '#101010',
+        ),
+      ],
       ['cam1/noon.jpg', await photoWithExif({ make: 'Reconyx', model: 'HC600', dateTimeOriginal: '2024:06:01 12:00:00' }, 160, '#202020')],
-      ['cam2/night.jpg', await photoWithExif({ make: 'Browning', dateTimeOriginal: '2024:05:31 23:59:59', makerNoteBytes: 60_000 }, 160, '#303030')],
-      ['cam2/unset.jpg', await photoWithExif({ make: 'Bushnell', dateTimeOriginal: '0000:00:00 00:00:00', lat: [95, 0, 0, 'N'], lon: [1, 0, 0, 'E'] }, 160, '#404040')],
+      [
+        'cam2/night.jpg',
+        await photoWithExif({ make: 'Browning', dateTimeOriginal: '2024:05:31 23:59:59', makerNoteBytes: 60_000 }, 160, '#303030'),
+      ],
+      [
+        'cam2/unset.jpg',
+        await photoWithExif(
+          { make: 'Bushnell', dateTimeOriginal: '0000:00:00 00:00:00', lat: [95, 0, 0, 'N'], lon: [1, 0, 0, 'E'] },
+          160,
+          '#404040',
+        ),
+      ],
       ['cam3/none.jpg', await photoWithExif({}, 160, '#505050')],
       ['cam4/bomb.jpg', await exifBombJpeg()],
       ['cam4/after-bomb.jpg', await photoWithExif({ make: 'Spypoint', lat: [10, 30, 0, 'S'], lon: [20, 0, 0, 'E'] }, 160, '#606060')],
@@ -43,7 +68,11 @@ describe('capture time, camera and place', () => {
     const byName = Object.fromEntries(items.map((i) => [i.fileName, i]));
 
     expect(items.every((i) => i.status === 'success')).toBe(true);
-    expect(byName['cam1/dawn.jpg']).toMatchObject({ capturedAt: '2024-06-01T05:10:00+02:00', camera: 'Reconyx HC600', location: { lat: 47.5, lon: -122.258333 } });
+    expect(byName['cam1/dawn.jpg']).toMatchObject({
+      capturedAt: '2024-06-01T05:10:00+02:00',
+      camera: 'Reconyx HC600',
+      location: { lat: 47.5, lon: -122.258333 },
+    });
     expect(byName['cam1/noon.jpg']).toMatchObject({ capturedAt: '2024-06-01T12:00:00', camera: 'Reconyx HC600', location: null });
     expect(byName['cam2/night.jpg']).toMatchObject({ capturedAt: '2024-05-31T23:59:59', camera: 'Browning' });
     expect(byName['cam2/unset.jpg']).toMatchObject({ capturedAt: null, camera: 'Bushnell', location: null });
@@ -55,7 +84,12 @@ describe('capture time, camera and place', () => {
     const byName = Object.fromEntries(items.map((i) => [i.fileName, i]));
 
     expect(byName['cam4/bomb.jpg']).toMatchObject({ status: 'success', capturedAt: null, camera: null, location: null });
-    expect(byName['cam4/after-bomb.jpg']).toMatchObject({ status: 'success', capturedAt: null, camera: 'Spypoint', location: { lat: -10.5, lon: 20 } });
+    expect(byName['cam4/after-bomb.jpg']).toMatchObject({
+      status: 'success',
+      capturedAt: null,
+      camera: 'Spypoint',
+      location: { lat: -10.5, lon: 20 },
+    });
   });
 
   it('lists by capture time: the images that have one, oldest first', async () => {
@@ -97,13 +131,25 @@ describe('capture time, camera and place', () => {
   });
 
   it('exports captured_at, camera, lat and lon, and the MegaDetector datetime', async () => {
-    const csv = await fetch(new URL(`/v1/batches/${batchId}/export?format=jsonl`, process.env.ICECAT_API_URL), { headers: { authorization: `Bearer ${client.key}` } });
-    const rows = (await csv.text()).trim().split('\n').map((l) => JSON.parse(l));
-    const md = await fetch(new URL(`/v1/batches/${batchId}/export?format=megadetector`, process.env.ICECAT_API_URL), { headers: { authorization: `Bearer ${client.key}` } });
+    const csv = await fetch(new URL(`/v1/batches/${batchId}/export?format=jsonl`, process.env.ICECAT_API_URL), {
+      headers: { authorization: `Bearer ${client.key}` },
+    });
+    const rows = (await csv.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const md = await fetch(new URL(`/v1/batches/${batchId}/export?format=megadetector`, process.env.ICECAT_API_URL), {
+      headers: { authorization: `Bearer ${client.key}` },
+    });
     const text = await md.text();
     const dawn = JSON.parse(text).images.find((i: { file: string }) => i.file === 'cam1/dawn.jpg');
 
-    expect(rows.find((r) => r.file_name === 'cam1/dawn.jpg')).toMatchObject({ captured_at: '2024-06-01T05:10:00+02:00', camera: 'Reconyx HC600', lat: 47.5, lon: -122.258333 });
+    expect(rows.find((r) => r.file_name === 'cam1/dawn.jpg')).toMatchObject({
+      captured_at: '2024-06-01T05:10:00+02:00',
+      camera: 'Reconyx HC600',
+      lat: 47.5,
+      lon: -122.258333,
+    });
     expect(rows.find((r) => r.file_name === 'cam3/none.jpg')).toMatchObject({ captured_at: null, camera: null, lat: null, lon: null });
     expect(megadetectorProblems(text)).toEqual([]);
     expect(dawn.datetime).toBe('2024:06:01 05:10:00');

@@ -48,7 +48,12 @@ afterAll(async () => {
 });
 
 /** Claims the image of `key` as a run would just before it died (or while it still works): pending, leased. */
-async function claimAsAnotherRun(batchId: string, key: string, image: Buffer, leaseSeconds = LEASE_SECONDS): Promise<{ claim: Claim; print: Fingerprint }> {
+async function claimAsAnotherRun(
+  batchId: string,
+  key: string,
+  image: Buffer,
+  leaseSeconds = LEASE_SECONDS,
+): Promise<{ claim: Claim; print: Fingerprint }> {
   const print = await fingerprint(image, { maxInputPixels: 100_000_000 });
   const now = Date.now();
   await store.openBatch({ clientId: 'demo', batchId, now, retentionDays: 30 });
@@ -109,8 +114,12 @@ describe('a claim leased by another run', () => {
     expect((await bridgeStats(stack.bridgeUrl)).retried - retriedBefore).toBe(1);
     expect(record).toMatchObject({ key, fileName: 'cat.png' });
     expect(await keysUnder(stack.s3, stack.bucket, `uploads/demo/${batchId}/`)).toEqual([]);
-    expect(await keysUnder(stack.s3, stack.bucket, `processed/demo/${batchId}/`)).toEqual([`processed/demo/${batchId}/${print.fprint}.png`]);
-    const batch = await waitFor(async () => (await store.getBatch('demo', batchId))?.counts.success === 1 && store.getBatch('demo', batchId));
+    expect(await keysUnder(stack.s3, stack.bucket, `processed/demo/${batchId}/`)).toEqual([
+      `processed/demo/${batchId}/${print.fprint}.png`,
+    ]);
+    const batch = await waitFor(
+      async () => (await store.getBatch('demo', batchId))?.counts.success === 1 && store.getBatch('demo', batchId),
+    );
     expect(batch && batch.counts).toMatchObject({ total: 1, pending: 0, success: 1, fail: 0, duplicate: 0 });
   });
 
@@ -127,7 +136,9 @@ describe('a claim leased by another run', () => {
     // Assert
     expect(record).toMatchObject({ key, fileName: 'cat.png' });
     expect(await keysUnder(stack.s3, stack.bucket, `uploads/demo/${batchId}/`)).toEqual([]);
-    const batch = await waitFor(async () => (await store.getBatch('demo', batchId))?.counts.success === 1 && store.getBatch('demo', batchId));
+    const batch = await waitFor(
+      async () => (await store.getBatch('demo', batchId))?.counts.success === 1 && store.getBatch('demo', batchId),
+    );
     expect(batch && batch.counts).toMatchObject({ total: 1, pending: 0, success: 1, fail: 0 });
   });
 
@@ -142,7 +153,13 @@ describe('a claim leased by another run', () => {
     // Act
     await stack.s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: images[1], ContentType: 'image/png' }));
     await waitFor(async () => (await bridgeStats(stack.bridgeUrl)).retried > retriedBefore, { what: 'the message to be handed back' });
-    const slowRunResult = { status: 'success' as const, isCat: false, catConfidence: 0, cats: [], labels: [{ name: 'Slow Run', confidence: 99 }] };
+    const slowRunResult = {
+      status: 'success' as const,
+      isCat: false,
+      catConfidence: 0,
+      cats: [],
+      labels: [{ name: 'Slow Run', confidence: 99 }],
+    };
     const source = { bucket: stack.bucket, key, etag: claim.etag };
     await restCopy(stack.s3, source, restingKey);
     expect(await store.finish(claim, { result: slowRunResult, uploadedAt: claim.now, now: Date.now(), restingKey })).toBe(true);

@@ -22,8 +22,20 @@ const store = () =>
 /** A data dir as a stack leaves it while it handles `key` (received once, not deleted), with or without the clean-stop mark. */
 function interruptedDataDir(key: string, etag: string, clean: boolean): string {
   const dataDir = tempDataDir('icecat-clean-stop-');
-  const body = s3EventMessage(s3EventRecord({ operation: 'Put', bucket: stackEnv('BUCKET_NAME'), key, size: 100, eTag: etag, sourceIp: '127.0.0.1', time: new Date() }, { region: 'us-east-1' }));
-  const message = { op: 'send', messageId: uniqueId('m'), body, md5OfBody: createHash('md5').update(body).digest('hex'), sentAt: Date.now(), receiveCount: 1 };
+  const body = s3EventMessage(
+    s3EventRecord(
+      { operation: 'Put', bucket: stackEnv('BUCKET_NAME'), key, size: 100, eTag: etag, sourceIp: '127.0.0.1', time: new Date() },
+      { region: 'us-east-1' },
+    ),
+  );
+  const message = {
+    op: 'send',
+    messageId: uniqueId('m'),
+    body,
+    md5OfBody: createHash('md5').update(body).digest('hex'),
+    sentAt: Date.now(),
+    receiveCount: 1,
+  };
   writeFileSync(path.join(dataDir, 'queue.journal'), JSON.stringify(message) + '\n');
   if (clean) writeFileSync(path.join(dataDir, CLEAN_STOP_FILE), 'stopped\n');
   return dataDir;
@@ -50,7 +62,13 @@ async function restartOn(dataDir: string): Promise<string[]> {
 }
 
 describe('attempts handed back at a restart', () => {
-  const upload = (batchId: string) => ({ clientId: 'demo', batchId, key: `uploads/demo/${batchId}/a.jpg`, etag: 'e1', expiresAt: Math.floor(Date.now() / 1000) + 86400 });
+  const upload = (batchId: string) => ({
+    clientId: 'demo',
+    batchId,
+    key: `uploads/demo/${batchId}/a.jpg`,
+    etag: 'e1',
+    expiresAt: Math.floor(Date.now() / 1000) + 86400,
+  });
 
   it('keeps the attempt of an upload interrupted by a crash (no clean-stop mark) counted', async () => {
     const u = upload(uniqueId('crash'));
@@ -76,11 +94,21 @@ describe('attempts handed back at a restart', () => {
 
   it('leaves the mark at a stop, and the next start takes it away', async () => {
     const dataDir = tempDataDir('icecat-clean-stop-');
-    const stack = await startTestStack({ dataDir, dynamodbEndpoint: stackEnv('AWS_ENDPOINT_URL_DYNAMODB'), reconcile: false, expiry: false });
+    const stack = await startTestStack({
+      dataDir,
+      dynamodbEndpoint: stackEnv('AWS_ENDPOINT_URL_DYNAMODB'),
+      reconcile: false,
+      expiry: false,
+    });
     const markedWhileRunning = existsSync(path.join(dataDir, CLEAN_STOP_FILE));
     await stack.stop();
     const markedAfterStop = existsSync(path.join(dataDir, CLEAN_STOP_FILE));
-    const again = await startTestStack({ dataDir, dynamodbEndpoint: stackEnv('AWS_ENDPOINT_URL_DYNAMODB'), reconcile: false, expiry: false });
+    const again = await startTestStack({
+      dataDir,
+      dynamodbEndpoint: stackEnv('AWS_ENDPOINT_URL_DYNAMODB'),
+      reconcile: false,
+      expiry: false,
+    });
     const markedAfterStart = existsSync(path.join(dataDir, CLEAN_STOP_FILE));
     await again.stop();
 

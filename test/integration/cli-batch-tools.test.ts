@@ -32,7 +32,10 @@ async function makeFolder(): Promise<string> {
   mkdirSync(path.join(garden, 'copy'));
   for (const name of ['chelsea.png', 'coffee.png', 'astronaut.png']) copyFileSync(path.join(FIXTURES, name), path.join(garden, name));
   copyFileSync(path.join(FIXTURES, 'chelsea.png'), path.join(garden, 'copy', 'chelsea.png'));
-  writeFileSync(path.join(garden, 'near', 'chelsea-q60.jpg'), await sharp(path.join(FIXTURES, 'chelsea.png')).jpeg({ quality: 60 }).toBuffer());
+  writeFileSync(
+    path.join(garden, 'near', 'chelsea-q60.jpg'),
+    await sharp(path.join(FIXTURES, 'chelsea.png')).jpeg({ quality: 60 }).toBuffer(),
+  );
   return garden;
 }
 
@@ -43,7 +46,10 @@ beforeAll(async () => {
   const status = await icecat(['status', BATCH, '--json'], client.key);
   total = JSON.parse(status.stdout).counts.total;
   // The ingest handles uploads concurrently: either copy of the cat can be the one recorded first.
-  const images = JSON.parse((await icecat(['images', BATCH, '--json'], client.key)).stdout).items as { fileName: string; duplicateFiles: string[] }[];
+  const images = JSON.parse((await icecat(['images', BATCH, '--json'], client.key)).stdout).items as {
+    fileName: string;
+    duplicateFiles: string[];
+  }[];
   const repeated = images.find((i) => i.duplicateFiles.length > 0);
   [original, copy] = [repeated?.fileName ?? '', repeated?.duplicateFiles[0] ?? ''];
 }, 180_000);
@@ -51,7 +57,11 @@ beforeAll(async () => {
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
 /** CSV lines of an export whose fields hold no quotes or line breaks (these file names and labels do not). */
-const csvRows = (text: string): string[][] => text.trimEnd().split(/\r?\n/).map((line) => line.split(','));
+const csvRows = (text: string): string[][] =>
+  text
+    .trimEnd()
+    .split(/\r?\n/)
+    .map((line) => line.split(','));
 
 describe('icecat upload of a folder with a duplicate', () => {
   it('exits 0 with five files in the batch, one of them a duplicate', () => {
@@ -83,7 +93,25 @@ describe('icecat export', () => {
 
     expect(run.code).toBe(0);
     const [head, ...rows] = csvRows(run.stdout);
-    expect(head).toEqual(['file_name', 'status', 'is_cat', 'cat_confidence', 'labels', 'fprint', 'duplicate_of', 'error_code', 'uploaded_at', 'classified_at', 'machine_is_cat', 'reviewed', 'review_note', 'captured_at', 'camera', 'lat', 'lon']);
+    expect(head).toEqual([
+      'file_name',
+      'status',
+      'is_cat',
+      'cat_confidence',
+      'labels',
+      'fprint',
+      'duplicate_of',
+      'error_code',
+      'uploaded_at',
+      'classified_at',
+      'machine_is_cat',
+      'reviewed',
+      'review_note',
+      'captured_at',
+      'camera',
+      'lat',
+      'lon',
+    ]);
     expect(rows).toHaveLength(total);
     const copyRow = rows.find((r) => r[0] === copy);
     expect(copyRow?.[1]).toBe('duplicate');
@@ -94,7 +122,10 @@ describe('icecat export', () => {
     const run = await icecat(['export', BATCH, '--format', 'jsonl'], client.key);
 
     expect(run.code).toBe(0);
-    const rows = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { file_name: string; status: string });
+    const rows = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { file_name: string; status: string });
     expect(rows).toHaveLength(total);
     expect(rows.map((r) => r.file_name).sort()).toEqual([
       'garden/astronaut.png',
@@ -169,7 +200,7 @@ describe('icecat similar', () => {
     expect(run.stderr).toBe('batch still-open is open: these are the groups of the images recorded so far\n');
   });
 
-  it('refuses --max-distance 25 (past the API\'s 24) as a usage error (exit 1) without asking the API', async () => {
+  it("refuses --max-distance 25 (past the API's 24) as a usage error (exit 1) without asking the API", async () => {
     const run = await icecat(['similar', BATCH, '--max-distance', '25'], client.key);
 
     expect(run.code).toBe(1);

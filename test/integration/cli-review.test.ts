@@ -31,7 +31,11 @@ describe('icecat images --review pending', () => {
 
     expect(text.code).toBe(0);
     // |c − 80|: c85 5, c70 10, c95 15, c10 70.
-    const rows = text.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s{2,}/)[0]);
+    const rows = text.stdout
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(/\s{2,}/)[0]);
     expect(rows).toEqual(['c85.jpg', 'c70.jpg', 'c95.jpg', 'c10.jpg']);
     expect(text.stdout).toMatch(/^FILE\s+MACHINE\s+CAT CONFIDENCE/);
     expect(JSON.parse(asJson.stdout).items.map((i: { fprint: string }) => i.fprint)).toEqual(['c85', 'c70', 'c95', 'c10']);
@@ -102,7 +106,14 @@ describe('icecat agreement', () => {
     const text = await icecat(['agreement', batch], who.key);
     const asJson = await icecat(['agreement', batch, '--json'], who.key);
 
-    expect(JSON.parse(asJson.stdout)).toEqual({ reviewed: 2, agree: 0, precision: 0, recall: 0, suggestedCatMinConfidence: 0.01, catMinConfidence: 80 });
+    expect(JSON.parse(asJson.stdout)).toEqual({
+      reviewed: 2,
+      agree: 0,
+      precision: 0,
+      recall: 0,
+      suggestedCatMinConfidence: 0.01,
+      catMinConfidence: 80,
+    });
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/reviewed:\s+2\n/);
     expect(text.stdout).toMatch(/suggested:\s+0\.01\n/);

@@ -82,9 +82,7 @@ describe('icecat upload --wait --json of a folder with sub-folders, a duplicate 
   it('prints every image, named by its folder path, the failure with its code', () => {
     const byName = Object.fromEntries(result.images.map((i: { fileName: string }) => [i.fileName, i]));
 
-    expect(Object.keys(byName).sort()).toEqual(
-      expect.arrayContaining(['photos/broken.jpg', 'photos/kitchen/coffee.png']),
-    );
+    expect(Object.keys(byName).sort()).toEqual(expect.arrayContaining(['photos/broken.jpg', 'photos/kitchen/coffee.png']));
     expect(result.images).toHaveLength(3);
     const cat = result.images.find((i: { isCat: boolean }) => i.isCat);
     expect(['photos/cats/chelsea.png', 'photos/cats/again/chelsea.png']).toContain(cat.fileName);
@@ -94,7 +92,9 @@ describe('icecat upload --wait --json of a folder with sub-folders, a duplicate 
   });
 
   it('lists the files that never left the machine, with their reasons', () => {
-    expect(result.notUploaded.map((p: { file: string; error: { code: string } }) => ({ file: p.file, code: p.error.code }))).toEqual(NOT_UPLOADED);
+    expect(result.notUploaded.map((p: { file: string; error: { code: string } }) => ({ file: p.file, code: p.error.code }))).toEqual(
+      NOT_UPLOADED,
+    );
   });
 
   it('reports progress as plain lines on a piped stderr, and the skipped loop', () => {
@@ -257,7 +257,12 @@ describe('icecat close, a resumed upload, and batches', () => {
     expect(run.code).toBe(2);
     const result = JSON.parse(run.stdout);
     // coffee.png once: had it been sent again it would be a second duplicate.
-    expect(result.batch).toMatchObject({ batchId: 'holiday', status: 'done', closed: true, counts: { total: 4, success: 2, fail: 1, duplicate: 1 } });
+    expect(result.batch).toMatchObject({
+      batchId: 'holiday',
+      status: 'done',
+      closed: true,
+      counts: { total: 4, success: 2, fail: 1, duplicate: 1 },
+    });
     expect(run.stderr).toMatch(/^uploaded 3\/3 files/m);
   });
 

@@ -17,15 +17,18 @@ afterAll(async () => {
 });
 
 describe('a completion callback aimed at the stack itself', () => {
-  it.each(['/pause', '/dead-letters/redrive', '/reconcile'])('is refused at batch creation with 400 when it points at the bridge (%s)', async (route) => {
-    const client = await newClient('cb-ctl');
-    const callbackUrl = `${bridgeUrl()}${route}`;
+  it.each(['/pause', '/dead-letters/redrive', '/reconcile'])(
+    'is refused at batch creation with 400 when it points at the bridge (%s)',
+    async (route) => {
+      const client = await newClient('cb-ctl');
+      const callbackUrl = `${bridgeUrl()}${route}`;
 
-    const res = await call('POST', '/v1/batches', { key: client.key, body: { batchId: uniqueId('p'), callbackUrl } });
+      const res = await call('POST', '/v1/batches', { key: client.key, body: { batchId: uniqueId('p'), callbackUrl } });
 
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'invalid_parameter', message: expect.stringContaining('CALLBACK_LOOPBACK_PORTS') });
-  });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_parameter', message: expect.stringContaining('CALLBACK_LOOPBACK_PORTS') });
+    },
+  );
 
   it('is refused when it points at the API, the S3 or the detector of the stack', async () => {
     const client = await newClient('cb-own');

@@ -54,7 +54,7 @@ describe('cost and estimates', () => {
 
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it("fingerprints every format locally exactly as the ingest did", async () => {
+  it('fingerprints every format locally exactly as the ingest did', async () => {
     const local: Record<string, string | undefined> = {};
     const ingested: Record<string, string | undefined> = {};
     for (const [name, bytes] of samples) {

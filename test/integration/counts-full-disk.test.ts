@@ -64,7 +64,12 @@ function claimOf(batchId: string, n: number, claimId = uniqueId('claim')): Claim
   };
 }
 
-const finishOf = (c: Claim) => ({ result: SUCCESS, uploadedAt: c.now, now: Date.now(), restingKey: `processed/${c.key.slice('uploads/'.length)}` });
+const finishOf = (c: Claim) => ({
+  result: SUCCESS,
+  uploadedAt: c.now,
+  now: Date.now(),
+  restingKey: `processed/${c.key.slice('uploads/'.length)}`,
+});
 
 /** A batch closed with two declared files, the first of them classified. */
 async function batchWithOneDone(): Promise<string> {
@@ -127,7 +132,11 @@ describe('a full disk refusing one of the two writes (injected fault: a write re
 describe("the reconciliation sweep's count check", () => {
   const sweep = (seen: Map<string, string>, onDone: (b: Batch) => Promise<void>) =>
     checkBatchCounts(
-      { batches: () => readLiveBatches({ ddb: aws().ddb, tableName: table() }, Math.floor(Date.now() / 1000)), store: storeOf(aws().ddb, onDone), seen },
+      {
+        batches: () => readLiveBatches({ ddb: aws().ddb, tableName: table() }, Math.floor(Date.now() / 1000)),
+        store: storeOf(aws().ddb, onDone),
+        seen,
+      },
       { maxBatches: 100_000 },
     );
 
@@ -156,7 +165,14 @@ describe("the reconciliation sweep's count check", () => {
     await storeOf(aws().ddb).claim(second);
     await aws().ddb.send(new UpdateCommand(countRequest(table(), CLIENT, batchId, { total: -1, pending: -1 }, Date.now())));
     await aws().ddb.send(new UpdateCommand(countRequest(table(), CLIENT, batchId, { pending: -1, success: 1 }, Date.now())));
-    await aws().ddb.send(new UpdateCommand({ TableName: table(), Key: imageKey(CLIENT, batchId, second.fprint), UpdateExpression: 'SET op_status = :s', ExpressionAttributeValues: { ':s': 'success' } }));
+    await aws().ddb.send(
+      new UpdateCommand({
+        TableName: table(),
+        Key: imageKey(CLIENT, batchId, second.fprint),
+        UpdateExpression: 'SET op_status = :s',
+        ExpressionAttributeValues: { ':s': 'success' },
+      }),
+    );
     const done: string[] = [];
 
     // Act

@@ -67,9 +67,11 @@ async function namedInTemplate(): Promise<{ dashboard: string[]; alarms: string[
 /** Each metric of the namespace in the documents, under each of its dimension sets, as `shape` writes it. */
 const metricShapesOf = (docs: Record<string, unknown>[]): string[] =>
   docs.flatMap((d) =>
-    (d._aws as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] }).CloudWatchMetrics.filter(
-      (c) => c.Namespace === METRICS_NAMESPACE,
-    ).flatMap((c) => c.Metrics.flatMap((m) => c.Dimensions.map((names) => shape(m.Name, Object.fromEntries(names.map((n) => [n, d[n]])))))),
+    (
+      d._aws as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] }
+    ).CloudWatchMetrics.filter((c) => c.Namespace === METRICS_NAMESPACE).flatMap((c) =>
+      c.Metrics.flatMap((m) => c.Dimensions.map((names) => shape(m.Name, Object.fromEntries(names.map((n) => [n, d[n]]))))),
+    ),
   );
 
 /** Sets variables for the duration of `run`. */
@@ -106,15 +108,13 @@ beforeAll(async () => {
   // erasures it would send to SQS).
   const table = uniqueId('IceCatWrangler-dash');
   await ensureTable(new DynamoDBClient({}), await loadTableInput(table));
-  const expire = await withEnv(
-    { TABLE_NAME: table, ERASE_QUEUE_URL: 'http://127.0.0.1:9/000000000000/icecat-erase' },
-    () =>
-      emfWrittenBy(async () => {
-        await jest.isolateModulesAsync(async () => {
-          const { handler } = (await import('../../functions/expire/handler')) as { handler: (e: unknown) => Promise<unknown> };
-          await handler({});
-        });
-      }),
+  const expire = await withEnv({ TABLE_NAME: table, ERASE_QUEUE_URL: 'http://127.0.0.1:9/000000000000/icecat-erase' }, () =>
+    emfWrittenBy(async () => {
+      await jest.isolateModulesAsync(async () => {
+        const { handler } = (await import('../../functions/expire/handler')) as { handler: (e: unknown) => Promise<unknown> };
+        await handler({});
+      });
+    }),
   );
 
   // The callbacks function as handler.ts builds it (Powertools' metrics), on an attempt at an address that answers nothing.

@@ -25,7 +25,9 @@ import { localS3Client } from '../../local/s3';
 
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const S3rver = require('s3rver') as new (opts: Record<string, unknown>) => {
+const S3rver = require('s3rver') as new (
+  opts: Record<string, unknown>,
+) => {
   run(): Promise<{ port: number }>;
   close(): Promise<void>;
 };
@@ -48,8 +50,7 @@ const rekognitionAt = (url: string): RekognitionClient =>
 const detect = (input: Partial<DetectLabelsCommandInput>, client = rekognition) =>
   client.send(new DetectLabelsCommand({ MinConfidence: LOCAL_REKOGNITION_MIN_CONFIDENCE, ...input } as DetectLabelsCommandInput));
 
-const catConfidence = (labels: Label[] | undefined): number =>
-  labels?.find((l) => l.Name === 'Cat')?.Confidence ?? 0;
+const catConfidence = (labels: Label[] | undefined): number => labels?.find((l) => l.Name === 'Cat')?.Confidence ?? 0;
 
 async function stats(server: DetectorServer): Promise<DetectorStats> {
   return (await (await fetch(`${server.url}/__stats`)).json()) as DetectorStats;
@@ -271,9 +272,9 @@ describe('DetectLabels with Image.S3Object', () => {
   });
 
   test('a missing object is an InvalidS3ObjectException', async () => {
-    await expect(
-      detect({ Image: { S3Object: { Bucket: BUCKET, Name: 'uploads/demo/none/missing.png' } } }),
-    ).rejects.toBeInstanceOf(InvalidS3ObjectException);
+    await expect(detect({ Image: { S3Object: { Bucket: BUCKET, Name: 'uploads/demo/none/missing.png' } } })).rejects.toBeInstanceOf(
+      InvalidS3ObjectException,
+    );
   });
 
   test('a missing bucket is an InvalidS3ObjectException', async () => {
@@ -292,9 +293,7 @@ describe('DetectLabels with Image.S3Object', () => {
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: huge }));
 
     // Act / Assert
-    await expect(detect({ Image: { S3Object: { Bucket: BUCKET, Name: key } } })).rejects.toBeInstanceOf(
-      ImageTooLargeException,
-    );
+    await expect(detect({ Image: { S3Object: { Bucket: BUCKET, Name: key } } })).rejects.toBeInstanceOf(ImageTooLargeException);
   });
 
   test('without an S3 client given, the S3 endpoint comes from AWS_ENDPOINT_URL_S3', async () => {
@@ -331,9 +330,7 @@ describe('DetectLabels with Image.S3Object', () => {
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: await sharp(fixture('chelsea.png')).webp().toBuffer() }));
 
     // Act / Assert
-    await expect(detect({ Image: { S3Object: { Bucket: BUCKET, Name: key } } })).rejects.toBeInstanceOf(
-      InvalidImageFormatException,
-    );
+    await expect(detect({ Image: { S3Object: { Bucket: BUCKET, Name: key } } })).rejects.toBeInstanceOf(InvalidImageFormatException);
   });
 });
 
@@ -539,8 +536,12 @@ describe("Confidence on Rekognition's scale", () => {
     const cats = Object.entries(await catVariants());
 
     // Act
-    const catScores = await Promise.all(cats.map(async ([name, Bytes]) => [name, catConfidence((await detect({ Image: { Bytes } })).Labels)] as const));
-    const nonCatScores = await Promise.all(NON_CATS.map(async (name) => [name, catConfidence((await detect({ Image: { Bytes: fixture(name) } })).Labels)] as const));
+    const catScores = await Promise.all(
+      cats.map(async ([name, Bytes]) => [name, catConfidence((await detect({ Image: { Bytes } })).Labels)] as const),
+    );
+    const nonCatScores = await Promise.all(
+      NON_CATS.map(async (name) => [name, catConfidence((await detect({ Image: { Bytes: fixture(name) } })).Labels)] as const),
+    );
 
     // Assert
     expect(LOCAL_CAT_MIN_CONFIDENCE).toBe(80);
@@ -564,6 +565,8 @@ describe("Confidence on Rekognition's scale", () => {
 
     // Assert
     expect(out.Labels?.map((l) => l.Name)).toContain('Cat');
-    expect(out.Labels?.flatMap((l) => [l.Confidence ?? 0, ...(l.Instances ?? []).map((i) => i.Confidence ?? 0)]).filter((c) => c < 80)).toEqual([]);
+    expect(
+      out.Labels?.flatMap((l) => [l.Confidence ?? 0, ...(l.Instances ?? []).map((i) => i.Confidence ?? 0)]).filter((c) => c < 80),
+    ).toEqual([]);
   });
 });

@@ -61,12 +61,15 @@ function filesUnder(dir: string): string[] {
 function halfWritten(dataDir: string): string[] {
   const files = filesUnder(dataDir).map((f) => path.relative(dataDir, f));
   const problems = files.filter((f) => /\.tmp-[0-9a-f]{8}$|\._S3rver_object\.[0-9a-f]{6}$|\.compact$|\.tmp$/.test(f));
-  const objects = new Set(files.filter((f) => f.startsWith('s3/') && f.endsWith('._S3rver_object')).map((f) => f.slice(0, -'._S3rver_object'.length)));
+  const objects = new Set(
+    files.filter((f) => f.startsWith('s3/') && f.endsWith('._S3rver_object')).map((f) => f.slice(0, -'._S3rver_object'.length)),
+  );
   for (const f of files.filter((f) => f.startsWith('s3/') && /\._S3rver_(metadata\.json|object\.md5)$/.test(f))) {
     if (!objects.has(f.replace(/\._S3rver_(metadata\.json|object\.md5)$/, ''))) problems.push(`${f} without its object`);
   }
   for (const o of objects) {
-    for (const part of ['._S3rver_metadata.json', '._S3rver_object.md5']) if (!files.includes(o + part)) problems.push(`${o} without ${part}`);
+    for (const part of ['._S3rver_metadata.json', '._S3rver_object.md5'])
+      if (!files.includes(o + part)) problems.push(`${o} without ${part}`);
   }
   return problems;
 }
@@ -124,7 +127,10 @@ describe('a full data dir (a tmpfs of its own)', () => {
     for (let i = 0; i < 3; i++) writeFileSync(path.join(cliDir, `cli-${i}.png`), images[IMAGES + i] as Buffer);
     writeFileSync(formFile, images[IMAGES] as Buffer);
     const api = new ApiClient({ apiUrl: stack.apiUrl, apiKey });
-    const created = await api.createBatch({ batchId: 'disk-form', files: [{ name: 'form.png', contentType: 'image/png', size: (images[IMAGES] as Buffer).length }] });
+    const created = await api.createBatch({
+      batchId: 'disk-form',
+      files: [{ name: 'form.png', contentType: 'image/png', size: (images[IMAGES] as Buffer).length }],
+    });
     form = created.uploads[0] as UploadForm;
   }, 120_000);
 
@@ -197,13 +203,26 @@ describe('a full data dir (a tmpfs of its own)', () => {
 
     // `icecat upload --wait` on a batch that cannot move: one line naming the lack of space, then on until its timeout.
     const notes: string[] = [];
-    const waited = waitUntilDone(new ApiClient({ apiUrl: stack.apiUrl, apiKey }), 'disk-form', 1, true, { ...silentProgress, note: (l) => notes.push(l) }, 100, 60_000, {
-      stallMs: 300,
-      timeoutMs: 3_000,
-      status: () => readServiceStatus(`${stack.bridgeUrl}/status`),
-    });
-    await expect(waited).rejects.toThrow(/gave up waiting after 3 s \(--wait-timeout\): batch disk-form is open, 0 of 1 classified; the service is out of disk space/);
-    expect(notes[0]).toMatch(/^nothing has moved for \d+ s \(0 of 1 classified\): the service is out of disk space in .*data \(writes refused: .*dynamodb \d+/);
+    const waited = waitUntilDone(
+      new ApiClient({ apiUrl: stack.apiUrl, apiKey }),
+      'disk-form',
+      1,
+      true,
+      { ...silentProgress, note: (l) => notes.push(l) },
+      100,
+      60_000,
+      {
+        stallMs: 300,
+        timeoutMs: 3_000,
+        status: () => readServiceStatus(`${stack.bridgeUrl}/status`),
+      },
+    );
+    await expect(waited).rejects.toThrow(
+      /gave up waiting after 3 s \(--wait-timeout\): batch disk-form is open, 0 of 1 classified; the service is out of disk space/,
+    );
+    expect(notes[0]).toMatch(
+      /^nothing has moved for \d+ s \(0 of 1 classified\): the service is out of disk space in .*data \(writes refused: .*dynamodb \d+/,
+    );
 
     expect(halfWritten(dataDir)).toEqual([]);
     // A refused upload left nothing behind.
@@ -216,7 +235,8 @@ describe('a full data dir (a tmpfs of its own)', () => {
     rmSync(filler2, { force: true });
     const accepted = outcomes.filter((o) => o.ok).map((o) => path.basename(o.key));
     const refused = outcomes.filter((o) => !o.ok);
-    for (const o of refused) expect(await put(stack, o.key, images[Number(/img-(\d+)/.exec(o.key)?.[1])] as Buffer)).toMatchObject({ ok: true });
+    for (const o of refused)
+      expect(await put(stack, o.key, images[Number(/img-(\d+)/.exec(o.key)?.[1])] as Buffer)).toMatchObject({ ok: true });
     await postForm(form, formFile, 'image/png', (images[IMAGES] as Buffer).length);
     const cli = await icecat(['upload', cliDir, '--batch', 'disk-cli'], stack.apiUrl, apiKey);
     expect(cli.stderr).not.toMatch(/out of disk space/);
@@ -247,19 +267,28 @@ describe('a full data dir (a tmpfs of its own)', () => {
     const ddb = DynamoDBDocumentClient.from(localDynamoClient(stack.dynamodbUrl, { maxAttempts: 1 }));
     const countsOf = async (batchId: string) => {
       const records = await ddb.send(new QueryCommand(recountQuery(LOCAL_NAMES.table, 'demo', batchId)));
-      const summary = await ddb.send(new GetCommand({ TableName: LOCAL_NAMES.table, Key: batchKey('demo', batchId), ConsistentRead: true }));
+      const summary = await ddb.send(
+        new GetCommand({ TableName: LOCAL_NAMES.table, Key: batchKey('demo', batchId), ConsistentRead: true }),
+      );
       return { counters: toBatch(summary.Item as never).counts, records: countRecords((records.Items ?? []) as never) };
     };
     for (const batchId of [BATCH, 'disk-cli', 'disk-form']) {
       // The last record's counter move may still be on its way.
       let seen = await countsOf(batchId);
-      for (const stop = Date.now() + 30_000; JSON.stringify(seen.counters) !== JSON.stringify(seen.records) && Date.now() < stop; seen = await countsOf(batchId)) await sleep(500);
+      for (
+        const stop = Date.now() + 30_000;
+        JSON.stringify(seen.counters) !== JSON.stringify(seen.records) && Date.now() < stop;
+        seen = await countsOf(batchId)
+      )
+        await sleep(500);
       expect({ batchId, counters: seen.counters }).toEqual({ batchId, counters: seen.records });
     }
     ddb.destroy();
 
     const dynamodb = localDynamoClient(stack.dynamodbUrl, { maxAttempts: 1 });
-    await dynamodb.send(new PutItemCommand({ TableName: LOCAL_NAMES.table, Item: { batch_id: { S: 'disk-probe' }, img_fprint: { S: 'probe' } } }));
+    await dynamodb.send(
+      new PutItemCommand({ TableName: LOCAL_NAMES.table, Item: { batch_id: { S: 'disk-probe' }, img_fprint: { S: 'probe' } } }),
+    );
     dynamodb.destroy();
     expect((await statusOf(stack)).disk.full).toBe(false);
     expect(stack.child.exitCode).toBeNull();

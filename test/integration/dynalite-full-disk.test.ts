@@ -22,7 +22,13 @@ beforeAll(async () => {
   // Must work (CI runs as root): a test that cannot make a small filesystem fails, it does not skip.
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', mountPoint]);
   mounted = true;
-  db = await startLocalDynamoDB({ host: '127.0.0.1', port: 0, dataDir: path.join(mountPoint, 'data'), quiet: true, onWriteFault: () => undefined });
+  db = await startLocalDynamoDB({
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: path.join(mountPoint, 'data'),
+    quiet: true,
+    onWriteFault: () => undefined,
+  });
   ddb = DynamoDBDocumentClient.from(localDynamoClient(db.url, { maxAttempts: 1 }));
 }, 60_000);
 
@@ -55,6 +61,11 @@ it('refuses writes from the first one LevelDB could not write until its reopen, 
 
   // Assert: refused while the reopen was due; what was acknowledged is there after it.
   expect(small).toBe('InternalServerError');
-  const read = async (id: string) => (await ddb.send(new GetCommand({ TableName: LOCAL_NAMES.table, Key: { batch_id: `full#${id}`, img_fprint: 'x' }, ConsistentRead: true }))).Item !== undefined;
+  const read = async (id: string) =>
+    (
+      await ddb.send(
+        new GetCommand({ TableName: LOCAL_NAMES.table, Key: { batch_id: `full#${id}`, img_fprint: 'x' }, ConsistentRead: true }),
+      )
+    ).Item !== undefined;
   expect([await read('before'), await read('too-big'), await read('small'), await read('after')]).toEqual([true, false, false, true]);
 });

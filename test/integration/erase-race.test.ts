@@ -50,7 +50,9 @@ function landingCopiesLate(s3: S3Client, meanwhile: () => Promise<void>): S3Clie
   const late = async (copy: CopyObjectCommand): Promise<unknown> => {
     const { Bucket, Key, CopySource, CopySourceIfMatch } = copy.input;
     const source = decodeURIComponent(CopySource as string).slice(`${Bucket}/`.length);
-    const read = (await send(new GetObjectCommand({ Bucket, Key: source, IfMatch: CopySourceIfMatch }))) as { Body: { transformToByteArray(): Promise<Uint8Array> } };
+    const read = (await send(new GetObjectCommand({ Bucket, Key: source, IfMatch: CopySourceIfMatch }))) as {
+      Body: { transformToByteArray(): Promise<Uint8Array> };
+    };
     const bytes = await read.Body.transformToByteArray();
     await meanwhile();
     await send(new PutObjectCommand({ Bucket, Key, Body: bytes }));
@@ -59,7 +61,8 @@ function landingCopiesLate(s3: S3Client, meanwhile: () => Promise<void>): S3Clie
   return new Proxy(s3, {
     get: (target, name, receiver) =>
       name === 'send'
-        ? (command: unknown) => (command instanceof CopyObjectCommand && command.input.Key?.startsWith('processed/') ? late(command) : send(command))
+        ? (command: unknown) =>
+            command instanceof CopyObjectCommand && command.input.Key?.startsWith('processed/') ? late(command) : send(command)
         : Reflect.get(target, name, receiver),
   });
 }
@@ -250,7 +253,7 @@ describe('an upload racing the erasure of its batch', () => {
     expect(await store.getBatch('demo', batchId)).toBeUndefined();
   });
 
-  it('still opens a batch again for a new upload under an erased batch\'s name', async () => {
+  it("still opens a batch again for a new upload under an erased batch's name", async () => {
     // Arrange
     const batchId = uniqueId('reused-name');
     await processUpload(deps, await uploadInto(batchId));

@@ -36,9 +36,13 @@ async function seed(clientId: string, batchId: string, images: number): Promise<
     ...(i % 3 === 0 ? { logs: [`line of ${i}`], log_ts: 1000 + i } : {}),
   }));
   for (let i = 0; i < items.length; i += 25) {
-    await aws().ddb.send(new BatchWriteCommand({ RequestItems: { [table()]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    await aws().ddb.send(
+      new BatchWriteCommand({ RequestItems: { [table()]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }),
+    );
   }
-  await aws().ddb.send(new PutCommand({ TableName: table(), Item: { batch_id: pk, img_fprint: SUMMARY, owner_id: clientId, deleting: true } }));
+  await aws().ddb.send(
+    new PutCommand({ TableName: table(), Item: { batch_id: pk, img_fprint: SUMMARY, owner_id: clientId, deleting: true } }),
+  );
   // Counted, not assumed: the ingest records what it refused from uploads/ in the batch's partition too.
   return { clientId, batchId, objects: keys.length, items: await itemsLeft(clientId, batchId) };
 }

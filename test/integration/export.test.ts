@@ -98,7 +98,10 @@ describe('export of an ingested batch', () => {
     expect(out.stored.key).toMatch(new RegExp(`^exports/${clientId}/${batchId}/\\d{4}-\\d{2}-\\d{2}T[\\d-]+Z\\.jsonl$`));
     const res = await fetch(out.stored.url);
     expect(res.status).toBe(200);
-    const rows = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { file_name: string; status: string });
+    const rows = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { file_name: string; status: string });
     expect(rows).toHaveLength(total);
     expect(out.rows).toBe(total);
     expect(rows.map((r) => r.status).sort()).toEqual(['duplicate', 'duplicate', 'fail', 'success', 'success', 'success']);
@@ -111,7 +114,8 @@ describe('export of an ingested batch', () => {
     'writes the same %s from what the export reads (its attributes, its page size) as from whole items',
     async (format) => {
       const context = { catMinConfidence: 80, doneAt: Date.UTC(2024, 5, 1) };
-      const write = (pages: AsyncIterable<ExportImage[]>) => writeExport(exportChunks(pages, format, context), { inlineMaxBytes: 1 << 20, spill: async () => 0 });
+      const write = (pages: AsyncIterable<ExportImage[]>) =>
+        writeExport(exportChunks(pages, format, context), { inlineMaxBytes: 1 << 20, spill: async () => 0 });
       const whole = await write(imagePages(batchPartition(clientId, batchId)));
       const read = await write(exportImages({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }, clientId, batchId, format));
 

@@ -34,7 +34,10 @@ test('?label=Zebra&limit=1 examines at most the bound per request, answers short
   await writeItems(
     ids.map((fprint, i) => {
       const item = imageItem(clientId, batchId, { fprint, uploadTs: Date.UTC(2024, 0, 1) + i * 1000 });
-      return { ...item, labels: zebras.includes(fprint) ? [{ name: 'Zebra', confidence: 93 }] : [{ name: 'Grass', confidence: 88 }] } as unknown as Record<string, unknown>;
+      return {
+        ...item,
+        labels: zebras.includes(fprint) ? [{ name: 'Zebra', confidence: 93 }] : [{ name: 'Grass', confidence: 88 }],
+      } as unknown as Record<string, unknown>;
     }),
   );
   const { ctx, examined } = counting();
@@ -55,8 +58,7 @@ test('?label=Zebra&limit=1 examines at most the bound per request, answers short
   expect(pages.at(-1)?.cursor).toBe(false);
 });
 
-
-test('GET …/images?label= answers a short page with a cursor at the API\'s bound, and the CLI follows it to the last match', async () => {
+test("GET …/images?label= answers a short page with a cursor at the API's bound, and the CLI follows it to the last match", async () => {
   // 1,100 images, zebras at the first and the last: the API's own bound (1,000 examined) answers a short page with the
   // first zebra and a cursor, then the last. (The empty pages of a longer stretch: the test above.)
   const client = await newClient('bound');
@@ -66,7 +68,10 @@ test('GET …/images?label= answers a short page with a cursor at the API\'s bou
   await writeItems(
     ids.map((fprint, i) => {
       const item = imageItem(client.clientId, batchId, { fprint, uploadTs: Date.UTC(2024, 0, 1) + i * 1000 });
-      return { ...item, labels: zebras.includes(fprint) ? [{ name: 'Zebra', confidence: 93 }] : [{ name: 'Grass', confidence: 88 }] } as unknown as Record<string, unknown>;
+      return {
+        ...item,
+        labels: zebras.includes(fprint) ? [{ name: 'Zebra', confidence: 93 }] : [{ name: 'Grass', confidence: 88 }],
+      } as unknown as Record<string, unknown>;
     }),
   );
   const first = await call('GET', `/v1/batches/${batchId}/images?label=Zebra&limit=100`, { key: client.key });

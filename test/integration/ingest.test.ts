@@ -12,7 +12,14 @@ import { registerClient } from '../../lib/auth/register';
 import { toBatchItem } from '../../lib/store/attributes';
 import { BATCH_SK, batchKey, batchPartition, type BatchItem, type ImageItem } from '../../lib/store/schema';
 import { newBatch as batchSummary } from '../../lib/store/batch-summary';
-import { detectCalls, aws as stackClients, uniqueId, uploadFile as put, waitFor as poll, waitForBridgeIdle as bridgeIdle } from '../helpers';
+import {
+  detectCalls,
+  aws as stackClients,
+  uniqueId,
+  uploadFile as put,
+  waitFor as poll,
+  waitForBridgeIdle as bridgeIdle,
+} from '../helpers';
 import { call, newClient } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 import { createIngestHandler } from '../../functions/ingest/app';
@@ -155,7 +162,9 @@ describe('ingest on the local stack', () => {
       metrics: new PowertoolsIngestMetrics(),
     });
     const redelivery = sqsEventFor(BUCKET(), `uploads/demo/${batch}/once%2Bonly.png`, NOT_CAT.length);
-    const { ETag } = await aws.s3.send(new HeadObjectCommand({ Bucket: BUCKET(), Key: `processed/demo/${batch}/${(await images(batch))[0]!.img_fprint}.png` }));
+    const { ETag } = await aws.s3.send(
+      new HeadObjectCommand({ Bucket: BUCKET(), Key: `processed/demo/${batch}/${(await images(batch))[0]!.img_fprint}.png` }),
+    );
     const record = JSON.parse(redelivery.Records[0]!.body) as { Records: { s3: { object: { eTag: string } } }[] };
     record.Records[0]!.s3.object.eTag = ETag!.replace(/"/g, '');
     redelivery.Records[0]!.body = JSON.stringify(record);
@@ -185,7 +194,10 @@ describe('ingest on the local stack', () => {
     const client = await freshClient();
     const now = Date.now();
     await aws.ddb.send(
-      new PutCommand({ TableName: TABLE(), Item: toBatchItem(batchSummary({ clientId: client, batchId: batch, now, debug: true, retentionDays: 7 })) }),
+      new PutCommand({
+        TableName: TABLE(),
+        Item: toBatchItem(batchSummary({ clientId: client, batchId: batch, now, debug: true, retentionDays: 7 })),
+      }),
     );
 
     await put(`uploads/${client}/${batch}/cat.png`, CAT);
@@ -254,7 +266,8 @@ describe('a record names only objects that are already where it says', () => {
       }
       if ((items.find((i) => i.img_fprint === BATCH_SK) as BatchItem | undefined)?.done_ts !== undefined) {
         atDone = [];
-        for (const record of records) if (!(await rests(record.processed_key ?? `(no resting key: ${record.file_name})`))) atDone.push(record.file_name!);
+        for (const record of records)
+          if (!(await rests(record.processed_key ?? `(no resting key: ${record.file_name})`))) atDone.push(record.file_name!);
       }
     }
 
@@ -282,8 +295,14 @@ describe('reuse across batches', () => {
     const [copy] = await images(second, client);
     expect((await detectCalls()) - before).toBe(1);
     expect(s).toMatchObject({ n_total: 1, n_success: 1, n_reused: 1, n_cats: 1, n_pending: 0 });
-    expect((await summary(first, client))).toMatchObject({ n_success: 1, n_reused: 0 });
-    expect(copy).toMatchObject({ op_status: 'success', reused: true, rek_iscat: true, labels: original!.labels, rek_cats: original!.rek_cats });
+    expect(await summary(first, client)).toMatchObject({ n_success: 1, n_reused: 0 });
+    expect(copy).toMatchObject({
+      op_status: 'success',
+      reused: true,
+      rek_iscat: true,
+      labels: original!.labels,
+      rek_cats: original!.rek_cats,
+    });
     expect(copy!.cat_conf).toBe(original!.cat_conf);
     expect(copy!.rek_ts).toBe(original!.rek_ts);
     expect(copy!.cat_ts).toBe(copy!.upload_ts);
@@ -292,7 +311,7 @@ describe('reuse across batches', () => {
     expect(await keysUnder(`processed/${client}/${second}/`)).toEqual([`processed/${client}/${second}/${copy!.img_fprint}.png`]);
   });
 
-  it('never reuses another client\'s classification: two clients, two DetectLabels calls', async () => {
+  it("never reuses another client's classification: two clients, two DetectLabels calls", async () => {
     const [one, two] = [await freshClient(), await freshClient()];
     const batch = newBatch();
     await bridgeIdle();
@@ -358,9 +377,16 @@ describe('ingest under faults and crashes', () => {
       new PutCommand({
         TableName: TABLE(),
         Item: {
-          batch_id: batchPartition('demo', batch), img_fprint: fp.fprint, client_id: 'demo', s3img_key: key, file_name: 'crashed.png',
-          op_status: 'processing', received_ts: then, ttl: Math.floor(then / 1000) + 86400,
-          claim_id: 'crashed-run', lease_until: then + 1000,
+          batch_id: batchPartition('demo', batch),
+          img_fprint: fp.fprint,
+          client_id: 'demo',
+          s3img_key: key,
+          file_name: 'crashed.png',
+          op_status: 'processing',
+          received_ts: then,
+          ttl: Math.floor(then / 1000) + 86400,
+          claim_id: 'crashed-run',
+          lease_until: then + 1000,
         },
       }),
     );
@@ -383,9 +409,16 @@ describe('ingest under faults and crashes', () => {
       new PutCommand({
         TableName: TABLE(),
         Item: {
-          batch_id: batchPartition('demo', batch), img_fprint: fp.fprint, client_id: 'demo', s3img_key: `uploads/demo/${batch}/first.png`, file_name: 'first.png',
-          op_status: 'processing', received_ts: now, ttl: Math.floor(now / 1000) + 86400,
-          claim_id: 'live-run', lease_until: now + 10 * 60_000,
+          batch_id: batchPartition('demo', batch),
+          img_fprint: fp.fprint,
+          client_id: 'demo',
+          s3img_key: `uploads/demo/${batch}/first.png`,
+          file_name: 'first.png',
+          op_status: 'processing',
+          received_ts: now,
+          ttl: Math.floor(now / 1000) + 86400,
+          claim_id: 'live-run',
+          lease_until: now + 10 * 60_000,
         },
       }),
     );
@@ -397,7 +430,7 @@ describe('ingest under faults and crashes', () => {
     expect((await images(batch))[0]).toMatchObject({ op_status: 'processing', claim_id: 'live-run', dup_count: 1 });
   });
 
-  it('keeps two clients with the same batch name apart: each upload lands in its own client\'s batch', async () => {
+  it("keeps two clients with the same batch name apart: each upload lands in its own client's batch", async () => {
     const batch = newBatch();
     const other = uniqueId('other');
     await registerClient(aws.ddb, TABLE(), other);
@@ -438,7 +471,12 @@ describe('bad input ends as a fail record and an object under failed/, never a c
     ['an image below 80 px', 'tiny.png', async () => sharp(CAT).resize(60, 40).png().toBuffer(), 'ImageTooSmall'],
     ['a decompression bomb (a tiny PNG declaring 50,000x50,000)', 'bomb.png', async () => pngBomb(50_000, 50_000), 'TooManyPixels'],
     ['a file over the size cap', 'huge.png', async () => Buffer.alloc(Number(process.env.MAX_UPLOAD_BYTES) + 1, 1), 'FileTooLarge'],
-    ['an unsupported format (SVG)', 'vector.svg', async () => '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><rect width="200" height="200"/></svg>', 'UnsupportedFormat'],
+    [
+      'an unsupported format (SVG)',
+      'vector.svg',
+      async () => '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><rect width="200" height="200"/></svg>',
+      'UnsupportedFormat',
+    ],
   ];
 
   it.each(cases)('%s', async (_what, name, body, code) => {
@@ -471,7 +509,10 @@ describe('bad input ends as a fail record and an object under failed/, never a c
 });
 
 async function seedBatch(batchId: string, owner: string, counts: Partial<BatchItem>): Promise<BatchItem> {
-  const item: BatchItem = { ...toBatchItem(batchSummary({ clientId: owner, batchId, now: Date.now(), debug: false, retentionDays: 30 })), ...counts };
+  const item: BatchItem = {
+    ...toBatchItem(batchSummary({ clientId: owner, batchId, now: Date.now(), debug: false, retentionDays: 30 })),
+    ...counts,
+  };
   await aws.ddb.send(new PutCommand({ TableName: TABLE(), Item: item }));
   return item;
 }
@@ -491,5 +532,10 @@ function pngBomb(width: number, height: number): Buffer {
   ihdr.writeUInt32BE(height, 4);
   ihdr.set([8, 2, 0, 0, 0], 8);
   const idat = deflateSync(Buffer.alloc(1024));
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', idat),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }

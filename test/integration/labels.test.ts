@@ -18,7 +18,8 @@ interface Img {
 function expectedLabels(images: Img[], threshold: number): { name: string; images: number }[] {
   const counts = new Map<string, number>();
   for (const image of images.filter((i) => i.status === 'success')) {
-    for (const name of new Set(image.labels.filter((l) => l.confidence >= threshold).map((l) => l.name))) counts.set(name, (counts.get(name) ?? 0) + 1);
+    for (const name of new Set(image.labels.filter((l) => l.confidence >= threshold).map((l) => l.name)))
+      counts.set(name, (counts.get(name) ?? 0) + 1);
   }
   return [...counts]
     .map(([name, n]) => ({ name, images: n }))
@@ -66,7 +67,10 @@ describe('labels', () => {
   });
 
   it('takes a label repeated: images with any of them', async () => {
-    const want = images.filter((i) => i.labels.some((l) => l.name === 'Cat' || l.name === 'Person')).map((i) => i.fprint).sort();
+    const want = images
+      .filter((i) => i.labels.some((l) => l.name === 'Cat' || l.name === 'Person'))
+      .map((i) => i.fprint)
+      .sort();
     const url = new URL(`/v1/batches/${first}/images?label=Cat&label=person&limit=100`, process.env.ICECAT_API_URL);
 
     const res = await fetch(url, { headers: { authorization: `Bearer ${client.key}` } });
@@ -90,7 +94,10 @@ describe('labels', () => {
   it('pages a filtered listing like any other', async () => {
     const all = images.filter((i) => i.labels.length > 0).flatMap((i) => i.labels.map((l) => l.name));
     const label = all[0]!;
-    const want = images.filter((i) => i.labels.some((l) => l.name === label)).map((i) => i.fprint).sort();
+    const want = images
+      .filter((i) => i.labels.some((l) => l.name === label))
+      .map((i) => i.fprint)
+      .sort();
 
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -141,7 +148,9 @@ describe('labels', () => {
   });
 
   it('has no labels in a list of batches, and none left once the batch is erased', async () => {
-    const listed = (await call('GET', '/v1/batches', { key: client.key })).body.items.find((b: { batchId: string }) => b.batchId === second);
+    const listed = (await call('GET', '/v1/batches', { key: client.key })).body.items.find(
+      (b: { batchId: string }) => b.batchId === second,
+    );
     await call('DELETE', `/v1/batches/${second}`, { key: client.key });
 
     expect(listed.labels).toBeNull();

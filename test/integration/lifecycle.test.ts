@@ -37,13 +37,18 @@ beforeAll(async () => {
   client = await newClient('life');
 });
 
-const summary = async (batchId: string, who: TestClient = client): Promise<Summary> => (await call<Summary>('GET', `/v1/batches/${batchId}`, { key: who.key })).body;
-const upload = (batchId: string, name: string, body: Buffer, who: TestClient = client) => uploadFile(`uploads/${who.clientId}/${batchId}/${name}`, body);
+const summary = async (batchId: string, who: TestClient = client): Promise<Summary> =>
+  (await call<Summary>('GET', `/v1/batches/${batchId}`, { key: who.key })).body;
+const upload = (batchId: string, name: string, body: Buffer, who: TestClient = client) =>
+  uploadFile(`uploads/${who.clientId}/${batchId}/${name}`, body);
 const until = (batchId: string, done: (s: Summary) => boolean, what: string) =>
-  waitFor(async () => {
-    const s = await summary(batchId);
-    return done(s) ? s : undefined;
-  }, { what, timeoutMs: 60_000 });
+  waitFor(
+    async () => {
+      const s = await summary(batchId);
+      return done(s) ? s : undefined;
+    },
+    { what, timeoutMs: 60_000 },
+  );
 const create = (body: Record<string, unknown> = {}, who: TestClient = client) => call('POST', '/v1/batches', { key: who.key, body });
 
 describe('batch names belong to their client', () => {
@@ -76,7 +81,12 @@ describe('batch names belong to their client', () => {
 
 describe('open → processing → done', () => {
   it('closes by itself when the declared files arrived, stamps doneAt once, and records a later upload as BatchClosed', async () => {
-    const created = await create({ files: [{ name: 'a.png', contentType: 'image/png', size: CAT.length }, { name: 'b.png', contentType: 'image/png', size: NOT_CAT.length }] });
+    const created = await create({
+      files: [
+        { name: 'a.png', contentType: 'image/png', size: CAT.length },
+        { name: 'b.png', contentType: 'image/png', size: NOT_CAT.length },
+      ],
+    });
     const batchId = created.body.batchId as string;
     expect(created.body.batch).toMatchObject({ status: 'open', closed: false, expected: 2 });
 
@@ -90,7 +100,9 @@ describe('open → processing → done', () => {
     expect(done.doneAt).not.toBeNull();
     expect(after).toMatchObject({ status: 'done', doneAt: done.doneAt, counts: { total: 3, fail: 1 } });
     const failed = await call('GET', `/v1/batches/${batchId}/images`, { key: client.key, query: { status: 'fail' } });
-    expect(failed.body.items.map((i: { fileName: string; error: { code: string } }) => [i.fileName, i.error.code])).toEqual([['late.png', 'BatchClosed']]);
+    expect(failed.body.items.map((i: { fileName: string; error: { code: string } }) => [i.fileName, i.error.code])).toEqual([
+      ['late.png', 'BatchClosed'],
+    ]);
   });
 
   it(':close without expected makes a batch with nothing pending done at once', async () => {
@@ -124,10 +136,24 @@ describe('open → processing → done', () => {
   it('hands out more upload forms for an open batch, growing expected, and answers 409 once it is closed', async () => {
     const batchId = (await create({ files: [{ name: 'a.png', contentType: 'image/png', size: 10 }] })).body.batchId as string;
 
-    const more = await call('POST', `/v1/batches/${batchId}/uploads`, { key: client.key, body: { files: [{ name: 'b.png', contentType: 'image/png', size: 10 }, { name: 'c.png', contentType: 'image/png', size: 10 }] } });
+    const more = await call('POST', `/v1/batches/${batchId}/uploads`, {
+      key: client.key,
+      body: {
+        files: [
+          { name: 'b.png', contentType: 'image/png', size: 10 },
+          { name: 'c.png', contentType: 'image/png', size: 10 },
+        ],
+      },
+    });
     await call('POST', `/v1/batches/${batchId}:close`, { key: client.key });
-    const late = await call('POST', `/v1/batches/${batchId}/uploads`, { key: client.key, body: { files: [{ name: 'd.png', contentType: 'image/png', size: 10 }] } });
-    const missing = await call('POST', `/v1/batches/${uniqueId('nope')}/uploads`, { key: client.key, body: { files: [{ name: 'd.png', contentType: 'image/png', size: 10 }] } });
+    const late = await call('POST', `/v1/batches/${batchId}/uploads`, {
+      key: client.key,
+      body: { files: [{ name: 'd.png', contentType: 'image/png', size: 10 }] },
+    });
+    const missing = await call('POST', `/v1/batches/${uniqueId('nope')}/uploads`, {
+      key: client.key,
+      body: { files: [{ name: 'd.png', contentType: 'image/png', size: 10 }] },
+    });
 
     expect([more.status, more.body.uploads.length, more.body.batch.expected]).toEqual([200, 2, 3]);
     expect(more.body.uploads[0].fields.key).toBe(`uploads/${client.clientId}/${batchId}/b.png`);
@@ -221,7 +247,11 @@ describe('recount', () => {
         ExpressionAttributeValues: { ':t': 7, ':s': 0, ':p': 3, ':c': 0 },
       }),
     );
-    const store = new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: process.env.DDB_TRANSACTIONS === 'true' });
+    const store = new BatchStore({
+      ddb: aws().ddb,
+      tableName: stackEnv('TABLE_NAME'),
+      transactions: process.env.DDB_TRANSACTIONS === 'true',
+    });
 
     await store.recount(client.clientId, batchId);
 
@@ -230,47 +260,60 @@ describe('recount', () => {
 });
 
 describe('an overwrite is a new upload', () => {
-  it.each([0, 50, 150, 250, 400])('keeps a cat and the image PUT %i ms later over it apart: each record rests with its own pixels', async (delayMs) => {
-    const batchId = (await create()).body.batchId as string;
-    const [cat, cup] = await Promise.all([fingerprint(CAT, { maxInputPixels: 1e8 }), fingerprint(NOT_CAT, { maxInputPixels: 1e8 })]);
+  it.each([0, 50, 150, 250, 400])(
+    'keeps a cat and the image PUT %i ms later over it apart: each record rests with its own pixels',
+    async (delayMs) => {
+      const batchId = (await create()).body.batchId as string;
+      const [cat, cup] = await Promise.all([fingerprint(CAT, { maxInputPixels: 1e8 }), fingerprint(NOT_CAT, { maxInputPixels: 1e8 })]);
 
-    await upload(batchId, 'photo.png', CAT);
-    await new Promise((r) => setTimeout(r, delayMs));
-    await upload(batchId, 'photo.png', NOT_CAT);
-    await until(batchId, (s) => s.counts.total === 2 && s.counts.pending === 0, 'both uploads to be recorded');
-    await waitForBridgeIdle();
+      await upload(batchId, 'photo.png', CAT);
+      await new Promise((r) => setTimeout(r, delayMs));
+      await upload(batchId, 'photo.png', NOT_CAT);
+      await until(batchId, (s) => s.counts.total === 2 && s.counts.pending === 0, 'both uploads to be recorded');
+      await waitForBridgeIdle();
 
-    const out = await aws().ddb.send(
-      new QueryCommand({
-        TableName: stackEnv('TABLE_NAME'),
-        KeyConditionExpression: 'batch_id = :b AND img_fprint > :s',
-        ExpressionAttributeValues: { ':b': batchPartition(client.clientId, batchId), ':s': BATCH_SK },
-        ConsistentRead: true,
-      }),
-    );
-    const records = (out.Items ?? []) as ImageItem[];
-    const classified = records.filter((r) => r.op_status === 'success');
-    // The newer upload is always classified; the cat is too, unless S3 replaced it before it could be read.
-    expect(records).toHaveLength(2);
-    expect(classified.map((r) => r.img_fprint)).toContain(cup.fprint);
-    for (const record of records.filter((r) => r.op_status === 'fail')) expect(record.err_code).toBe('Overwritten');
-    if (classified.length === 1) expect(records.find((r) => r.op_status === 'fail')?.etag).toBeDefined();
-    else expect(classified.map((r) => r.img_fprint).sort()).toEqual([cat.fprint, cup.fprint].sort());
-    for (const record of classified) {
-      const object = await aws().s3.send(new GetObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: record.processed_key! }));
-      const stored = Buffer.from(await object.Body!.transformToByteArray());
-      expect((await fingerprint(stored, { maxInputPixels: 1e8 })).fprint).toBe(record.img_fprint);
-    }
-    const left = await aws().s3.send(new ListObjectsV2Command({ Bucket: stackEnv('BUCKET_NAME'), Prefix: `uploads/${client.clientId}/${batchId}/` }));
-    expect(left.KeyCount ?? 0).toBe(0);
-  });
+      const out = await aws().ddb.send(
+        new QueryCommand({
+          TableName: stackEnv('TABLE_NAME'),
+          KeyConditionExpression: 'batch_id = :b AND img_fprint > :s',
+          ExpressionAttributeValues: { ':b': batchPartition(client.clientId, batchId), ':s': BATCH_SK },
+          ConsistentRead: true,
+        }),
+      );
+      const records = (out.Items ?? []) as ImageItem[];
+      const classified = records.filter((r) => r.op_status === 'success');
+      // The newer upload is always classified; the cat is too, unless S3 replaced it before it could be read.
+      expect(records).toHaveLength(2);
+      expect(classified.map((r) => r.img_fprint)).toContain(cup.fprint);
+      for (const record of records.filter((r) => r.op_status === 'fail')) expect(record.err_code).toBe('Overwritten');
+      if (classified.length === 1) expect(records.find((r) => r.op_status === 'fail')?.etag).toBeDefined();
+      else expect(classified.map((r) => r.img_fprint).sort()).toEqual([cat.fprint, cup.fprint].sort());
+      for (const record of classified) {
+        const object = await aws().s3.send(new GetObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: record.processed_key! }));
+        const stored = Buffer.from(await object.Body!.transformToByteArray());
+        expect((await fingerprint(stored, { maxInputPixels: 1e8 })).fprint).toBe(record.img_fprint);
+      }
+      const left = await aws().s3.send(
+        new ListObjectsV2Command({ Bucket: stackEnv('BUCKET_NAME'), Prefix: `uploads/${client.clientId}/${batchId}/` }),
+      );
+      expect(left.KeyCount ?? 0).toBe(0);
+    },
+  );
 });
 
 describe('re-threshold: POST /v1/batches/{batchId}:reclassify', () => {
-  const reclassify = (batchId: string, body: unknown, who: TestClient) => call('POST', `/v1/batches/${batchId}:reclassify`, { key: who.key, body });
+  const reclassify = (batchId: string, body: unknown, who: TestClient) =>
+    call('POST', `/v1/batches/${batchId}:reclassify`, { key: who.key, body });
   const images = async (batchId: string, who: TestClient) =>
-    (await call<{ items: { fileName: string; isCat: boolean; catConfidence: number; cats: unknown[]; fprint: string }[] }>('GET', `/v1/batches/${batchId}/images`, { key: who.key })).body.items;
-  const catsOf = async (batchId: string, who: TestClient) => Object.fromEntries((await images(batchId, who)).map((i) => [i.fileName, i.isCat]));
+    (
+      await call<{ items: { fileName: string; isCat: boolean; catConfidence: number; cats: unknown[]; fprint: string }[] }>(
+        'GET',
+        `/v1/batches/${batchId}/images`,
+        { key: who.key },
+      )
+    ).body.items;
+  const catsOf = async (batchId: string, who: TestClient) =>
+    Object.fromEntries((await images(batchId, who)).map((i) => [i.fileName, i.isCat]));
   const clientCats = async (who: TestClient) =>
     (await call<{ items: { fprint: string }[] }>('GET', '/v1/images?cat=true', { key: who.key })).body.items.map((i) => i.fprint).sort();
 
@@ -279,11 +322,17 @@ describe('re-threshold: POST /v1/batches/{batchId}:reclassify', () => {
   beforeAll(async () => {
     who = await newClient('rethr');
     name = uniqueId('rethr');
-    await create({ batchId: name, files: ['cat.png', 'grey.png', 'coffee.png'].map((n) => ({ name: n, contentType: 'image/png', size: 1_000_000 })) }, who);
+    await create(
+      { batchId: name, files: ['cat.png', 'grey.png', 'coffee.png'].map((n) => ({ name: n, contentType: 'image/png', size: 1_000_000 })) },
+      who,
+    );
     await upload(name, 'cat.png', CAT, who);
     await upload(name, 'grey.png', await sharp(CAT).greyscale().png().toBuffer(), who);
     await upload(name, 'coffee.png', NOT_CAT, who);
-    await waitFor(async () => ((await summary(name, who)).status === 'done' ? true : undefined), { what: 'the batch to be done', timeoutMs: 60_000 });
+    await waitFor(async () => ((await summary(name, who)).status === 'done' ? true : undefined), {
+      what: 'the batch to be done',
+      timeoutMs: 60_000,
+    });
     await waitForBridgeIdle();
   });
 
@@ -317,7 +366,11 @@ describe('re-threshold: POST /v1/batches/{batchId}:reclassify', () => {
   });
 
   it('goes on page by page from where it stopped when its time budget runs out, ending with exact counts', async () => {
-    const store = new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: process.env.DDB_TRANSACTIONS === 'true' });
+    const store = new BatchStore({
+      ddb: aws().ddb,
+      tableName: stackEnv('TABLE_NAME'),
+      transactions: process.env.DDB_TRANSACTIONS === 'true',
+    });
     const pages: (string | undefined)[] = [];
     let after: string | undefined;
     do {
@@ -334,7 +387,7 @@ describe('re-threshold: POST /v1/batches/{batchId}:reclassify', () => {
     expect(Object.values(await catsOf(name, who))).toEqual([false, false, false]);
   });
 
-  it('answers 400 for a threshold outside 0–100, 404 for another client\'s batch, 409 for a batch not done', async () => {
+  it("answers 400 for a threshold outside 0–100, 404 for another client's batch, 409 for a batch not done", async () => {
     const stranger = await newClient('rethr-str');
     const open = uniqueId('rethr-open');
     await create({ batchId: open }, who);

@@ -66,8 +66,12 @@ describe("a client's own S3 key", () => {
       partSize: 5 * 1024 * 1024,
     });
     expect(await outcome(multipart.done())).toBe('ok');
-    expect(await outcome(alice.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/started.jpg` })))).toBe('ok');
-    expect(await outcome(alice.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: `uploads/${B}/b1/started.jpg` })))).toBe('403 AccessDenied');
+    expect(await outcome(alice.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/started.jpg` })))).toBe(
+      'ok',
+    );
+    expect(await outcome(alice.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: `uploads/${B}/b1/started.jpg` })))).toBe(
+      '403 AccessDenied',
+    );
 
     const listed = await alice.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `uploads/${A}/` }));
 
@@ -84,8 +88,15 @@ describe("a client's own S3 key", () => {
       getOwnUpload: alice.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/cat.jpg` })),
       deleteOwn: alice.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/cat.jpg` })),
       deleteB: alice.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: `uploads/${B}/b1/bob.jpg` })),
-      copyFromB: alice.send(new CopyObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/stolen.jpg`, CopySource: `${s3.bucket}/uploads/${B}/b1/bob.jpg` })),
-      cors: alice.send(new PutBucketCorsCommand({ Bucket: s3.bucket, CORSConfiguration: { CORSRules: [{ AllowedMethods: ['GET'], AllowedOrigins: ['*'] }] } })),
+      copyFromB: alice.send(
+        new CopyObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/stolen.jpg`, CopySource: `${s3.bucket}/uploads/${B}/b1/bob.jpg` }),
+      ),
+      cors: alice.send(
+        new PutBucketCorsCommand({
+          Bucket: s3.bucket,
+          CORSConfiguration: { CORSRules: [{ AllowedMethods: ['GET'], AllowedOrigins: ['*'] }] },
+        }),
+      ),
     };
 
     const answers = Object.fromEntries(await Promise.all(Object.entries(refused).map(async ([name, call]) => [name, await outcome(call)])));
@@ -94,7 +105,9 @@ describe("a client's own S3 key", () => {
     // A HEAD answer has no body to name its code.
     expect(await outcome(alice.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/cat.jpg` })))).toMatch(/^403 /);
     expect(await outcome(operator.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/${B}/b1/bob.jpg` })))).toBe('ok');
-    expect(await outcome(operator.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/stolen.jpg` })))).toBe('404 NotFound');
+    expect(await outcome(operator.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/stolen.jpg` })))).toBe(
+      '404 NotFound',
+    );
   });
 
   it('is refused on SigV2 requests, which the local S3 would not scope', async () => {
@@ -106,7 +119,9 @@ describe("a client's own S3 key", () => {
     const viaHeader = await fetch(`${s3.url}${resource}`, { headers: { authorization: `AWS ${accessKeyId}:${signature}`, date } });
     const expires = Math.floor(Date.now() / 1000) + 300;
     const querySignature = createHmac('sha1', secretAccessKey).update(`GET\n\n\n${expires}\n${resource}`).digest('base64');
-    const viaQuery = await fetch(`${s3.url}${resource}?AWSAccessKeyId=${accessKeyId}&Expires=${expires}&Signature=${encodeURIComponent(querySignature)}`);
+    const viaQuery = await fetch(
+      `${s3.url}${resource}?AWSAccessKeyId=${accessKeyId}&Expires=${expires}&Signature=${encodeURIComponent(querySignature)}`,
+    );
 
     const answers = await Promise.all([viaHeader, viaQuery].map(async (res) => [res.status, /<Code>([^<]*)</.exec(await res.text())?.[1]]));
     expect(answers).toEqual([
@@ -115,9 +130,12 @@ describe("a client's own S3 key", () => {
     ]);
   });
 
-  it("may sign a POST form for its own prefix only", async () => {
+  it('may sign a POST form for its own prefix only', async () => {
     const post = async (clientId: string) => {
-      const form = await createPresignedPost(alice, uploadPolicy(s3.bucket, clientId, 'b2', { name: 'f.jpg', contentType: 'image/jpeg', size: 3 }, 300));
+      const form = await createPresignedPost(
+        alice,
+        uploadPolicy(s3.bucket, clientId, 'b2', { name: 'f.jpg', contentType: 'image/jpeg', size: 3 }, 300),
+      );
       const data = new FormData();
       for (const [name, value] of Object.entries(form.fields)) data.append(name, value);
       data.append('file', new Blob([Buffer.from('cat')], { type: 'image/jpeg' }), 'f.jpg');
@@ -133,7 +151,15 @@ describe("a client's own S3 key", () => {
     expect(await outcome(operator.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/b1/cat.jpg` })))).toBe('ok');
     expect(await outcome(operator.send(new ListObjectsV2Command({ Bucket: s3.bucket })))).toBe('ok');
     expect(
-      await outcome(operator.send(new CopyObjectCommand({ Bucket: s3.bucket, Key: `processed/${A}/b1/cat.jpg`, CopySource: `${s3.bucket}/uploads/${A}/b1/cat.jpg` }))),
+      await outcome(
+        operator.send(
+          new CopyObjectCommand({
+            Bucket: s3.bucket,
+            Key: `processed/${A}/b1/cat.jpg`,
+            CopySource: `${s3.bucket}/uploads/${A}/b1/cat.jpg`,
+          }),
+        ),
+      ),
     ).toBe('ok');
     expect(await outcome(operator.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: `uploads/${B}/b1/bob.jpg` })))).toBe('ok');
   });

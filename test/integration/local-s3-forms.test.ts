@@ -10,7 +10,14 @@ const MAX_FORMS = 2;
 const BOUNDARY = 'icecat-test-boundary';
 
 beforeAll(async () => {
-  s3 = await startLocalS3({ host: '127.0.0.1', port: 0, dataDir: tempDataDir('icecat-s3-forms-'), maxFormFileBytes: MAX_FILE, maxConcurrentForms: MAX_FORMS, formFieldsTimeoutMs: 1000 });
+  s3 = await startLocalS3({
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: tempDataDir('icecat-s3-forms-'),
+    maxFormFileBytes: MAX_FILE,
+    maxConcurrentForms: MAX_FORMS,
+    formFieldsTimeoutMs: 1000,
+  });
 });
 afterAll(() => s3.close());
 
@@ -93,7 +100,9 @@ describe('POST forms to the local S3', () => {
 
   it(`reads at most ${MAX_FORMS} form bodies at once: one more is answered 503 SlowDown, and a slot freed is used again`, async () => {
     // Two slow forms, their fields not yet complete.
-    const slow = Array.from({ length: MAX_FORMS }, () => postPartly(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="key"\r\n\r\nupl`), 4096));
+    const slow = Array.from({ length: MAX_FORMS }, () =>
+      postPartly(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="key"\r\n\r\nupl`), 4096),
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     try {
       const third = postPartly(part('key', 'k'), 4096);

@@ -129,17 +129,13 @@ describe('keys the local S3 cannot store', () => {
       client.send(new CopyObjectCommand({ Bucket: s3.bucket, Key: 'copy-target.txt', CopySource: `${s3.bucket}/${key}` })),
     );
     const deleted = await s3ErrorOf(client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: key })));
-    const deletedMany = await s3ErrorOf(
-      client.send(new DeleteObjectsCommand({ Bucket: s3.bucket, Delete: { Objects: [{ Key: key }] } })),
-    );
+    const deletedMany = await s3ErrorOf(client.send(new DeleteObjectsCommand({ Bucket: s3.bucket, Delete: { Objects: [{ Key: key }] } })));
 
     for (const error of [read, copied, deleted, deletedMany]) expect(error).toMatchObject({ name: 'InvalidArgument', status: 400 });
   });
 
   it('refuses a multipart upload to a key it cannot store when it starts', async () => {
-    const error = await s3ErrorOf(
-      client.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: `mp/${'m'.repeat(300)}` })),
-    );
+    const error = await s3ErrorOf(client.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: `mp/${'m'.repeat(300)}` })));
 
     expect(error).toMatchObject({ name: 'KeyTooLongError', status: 400 });
   });
@@ -159,7 +155,12 @@ describe('keys the local S3 cannot store', () => {
     const part = await client.send(new UploadPartCommand({ Bucket: s3.bucket, Key: key, UploadId, PartNumber: 1, Body: 'one part' }));
 
     await client.send(
-      new CompleteMultipartUploadCommand({ Bucket: s3.bucket, Key: key, UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }),
+      new CompleteMultipartUploadCommand({
+        Bucket: s3.bucket,
+        Key: key,
+        UploadId,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] },
+      }),
     );
 
     const got = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key }));
@@ -189,7 +190,9 @@ describe('files torn by a killed process, and deletes racing in one folder', () 
   it('deletes the objects of a folder all at once, each answered 204 with no retry, and removes the emptied folders', async () => {
     const once = localS3Client(s3.url, { maxAttempts: 1 });
     const root = `race/${uniqueId()}`;
-    const keys = Array.from({ length: 10 }, (_, folder) => ['a.png', 'b.png', 'c.png'].map((name) => `${root}/day${folder}/${name}`)).flat();
+    const keys = Array.from({ length: 10 }, (_, folder) =>
+      ['a.png', 'b.png', 'c.png'].map((name) => `${root}/day${folder}/${name}`),
+    ).flat();
     await Promise.all(keys.map((key) => put(key, 'x')));
 
     const deleted = await Promise.allSettled(keys.map((key) => once.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: key }))));
@@ -239,7 +242,9 @@ describe('files torn by a killed process, and deletes racing in one folder', () 
     const listers = Array.from({ length: 4 }, async () => {
       while (listings < 1000) {
         listings++;
-        await once.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${prefix}/` })).catch((err: Error) => failures.push(err.name));
+        await once
+          .send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `${prefix}/` }))
+          .catch((err: Error) => failures.push(err.name));
       }
     });
 
@@ -273,12 +278,14 @@ describe('files torn by a killed process, and deletes racing in one folder', () 
     expect(head.ETag).toBe(md5('pixels'));
   });
 
-  it('copies onto an existing key through temporary files: the copy keeps the source\'s type, and none is left', async () => {
+  it("copies onto an existing key through temporary files: the copy keeps the source's type, and none is left", async () => {
     const folder = `copy/${uniqueId()}`;
     await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${folder}/src.png`, Body: 'new pixels', ContentType: 'image/png' }));
     await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${folder}/dest.png`, Body: 'old', ContentType: 'text/plain' }));
 
-    await client.send(new CopyObjectCommand({ Bucket: s3.bucket, Key: `${folder}/dest.png`, CopySource: `${s3.bucket}/${folder}/src.png` }));
+    await client.send(
+      new CopyObjectCommand({ Bucket: s3.bucket, Key: `${folder}/dest.png`, CopySource: `${s3.bucket}/${folder}/src.png` }),
+    );
     const got = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `${folder}/dest.png` }));
 
     expect(await got.Body?.transformToString()).toBe('new pixels');
@@ -306,7 +313,9 @@ describe('conditional requests', () => {
   });
 
   it('refuses DeleteObject with PreconditionFailed when If-Match names another ETag, and keeps the object', async () => {
-    const error = await s3ErrorOf(client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: key, IfMatch: '"0123456789abcdef0123456789abcdef"' })));
+    const error = await s3ErrorOf(
+      client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: key, IfMatch: '"0123456789abcdef0123456789abcdef"' })),
+    );
 
     expect(error).toMatchObject({ name: 'PreconditionFailed', status: 412 });
     const head = await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key }));
@@ -339,7 +348,9 @@ describe('conditional requests', () => {
     await put(key, 'overwritten');
 
     const error = await s3ErrorOf(
-      client.send(new CopyObjectCommand({ Bucket: s3.bucket, Key: `${key}.copy`, CopySource: `${s3.bucket}/${key}`, CopySourceIfMatch: eTag })),
+      client.send(
+        new CopyObjectCommand({ Bucket: s3.bucket, Key: `${key}.copy`, CopySource: `${s3.bucket}/${key}`, CopySourceIfMatch: eTag }),
+      ),
     );
 
     expect(error).toMatchObject({ name: 'PreconditionFailed', status: 412 });
@@ -349,14 +360,21 @@ describe('conditional requests', () => {
 
   it('copies when x-amz-copy-source-if-match names the source ETag', async () => {
     const copied = await client.send(
-      new CopyObjectCommand({ Bucket: s3.bucket, Key: `${key}.copy`, CopySource: `${s3.bucket}/${encodeURIComponent(key)}`, CopySourceIfMatch: eTag }),
+      new CopyObjectCommand({
+        Bucket: s3.bucket,
+        Key: `${key}.copy`,
+        CopySource: `${s3.bucket}/${encodeURIComponent(key)}`,
+        CopySourceIfMatch: eTag,
+      }),
     );
 
     expect(copied.CopyObjectResult?.ETag).toBe(eTag);
   });
 
   it('refuses GetObject with PreconditionFailed when If-Match names another ETag', async () => {
-    const error = await s3ErrorOf(client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key, IfMatch: '"ffffffffffffffffffffffffffffffff"' })));
+    const error = await s3ErrorOf(
+      client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key, IfMatch: '"ffffffffffffffffffffffffffffffff"' })),
+    );
 
     expect(error).toMatchObject({ name: 'PreconditionFailed', status: 412 });
   });
@@ -563,7 +581,11 @@ describe('presigned POST forms', () => {
   it('refuses a field the policy does not name with AccessDenied (Extra input fields)', async () => {
     const res = await post(await formFor(), IMAGE, { fields: { 'x-amz-meta-owner': 'mallory' } });
 
-    expect(res).toMatchObject({ status: 403, code: 'AccessDenied', message: 'Invalid according to Policy: Extra input fields: x-amz-meta-owner' });
+    expect(res).toMatchObject({
+      status: 403,
+      code: 'AccessDenied',
+      message: 'Invalid according to Policy: Extra input fields: x-amz-meta-owner',
+    });
   });
 
   it('refuses a form without a policy (an anonymous upload) with AccessDenied', async () => {
@@ -588,7 +610,11 @@ describe('presigned POST forms', () => {
     const res = await fetch(`${s3.url}/${s3.bucket}`, { method: 'POST', body: data });
     const text = await res.text();
 
-    expect([res.status, /<Code>([^<]*)<\/Code>/.exec(text)?.[1], /<ArgumentName>([^<]*)</.exec(text)?.[1]]).toEqual([400, 'InvalidArgument', 'key']);
+    expect([res.status, /<Code>([^<]*)<\/Code>/.exec(text)?.[1], /<ArgumentName>([^<]*)</.exec(text)?.[1]]).toEqual([
+      400,
+      'InvalidArgument',
+      'key',
+    ]);
     for (const key of [form.fields.key!, otherKey]) {
       expect((await s3ErrorOf(client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key })))).status).toBe(404);
     }
@@ -609,7 +635,8 @@ describe('the whole local stack, given names the local S3 cannot store', () => {
     stack = await startTestStack({
       ingestHandler: async (event: SQSEvent) => {
         for (const record of event.Records) {
-          for (const s3Record of (JSON.parse(record.body) as S3Event).Records) delivered.push(decodeURIComponent(s3Record.s3.object.key.replace(/\+/g, ' ')));
+          for (const s3Record of (JSON.parse(record.body) as S3Event).Records)
+            delivered.push(decodeURIComponent(s3Record.s3.object.key.replace(/\+/g, ' ')));
         }
         return { batchItemFailures: [] };
       },
@@ -625,16 +652,23 @@ describe('the whole local stack, given names the local S3 cannot store', () => {
     // Arrange
     const batch = uniqueId('b');
     const longName = `${'n'.repeat(996)}.jpg`;
-    const form = await createPresignedPost(stackClient, uploadPolicy(stack.bucket, 'demo', batch, { name: `${'p'.repeat(246)}.jpg`, contentType: 'image/jpeg', size: 5 }, 300));
+    const form = await createPresignedPost(
+      stackClient,
+      uploadPolicy(stack.bucket, 'demo', batch, { name: `${'p'.repeat(246)}.jpg`, contentType: 'image/jpeg', size: 5 }, 300),
+    );
     const data = new FormData();
     for (const [name, value] of Object.entries(form.fields)) data.append(name, value);
     data.append('file', new Blob([Buffer.from('bytes')], { type: 'image/jpeg' }), 'cat.jpg');
 
     // Act
-    const put = await s3ErrorOf(stackClient.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/demo/${batch}/${longName}`, Body: 'bytes' })));
+    const put = await s3ErrorOf(
+      stackClient.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/demo/${batch}/${longName}`, Body: 'bytes' })),
+    );
     const posted = await fetch(form.url, { method: 'POST', body: data });
     const postedBody = await posted.text();
-    const escaping = await s3ErrorOf(stackClient.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/demo/${batch}/../../../../outside.jpg`, Body: 'bytes' })));
+    const escaping = await s3ErrorOf(
+      stackClient.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/demo/${batch}/../../../../outside.jpg`, Body: 'bytes' })),
+    );
     const fine = `uploads/demo/${batch}/fine.jpg`;
     await stackClient.send(new PutObjectCommand({ Bucket: stack.bucket, Key: fine, Body: 'bytes' }));
     await stack.whenIdle(10_000);

@@ -125,7 +125,9 @@ describe('callback delivery', () => {
       let lookups = 0;
       // The first answer is judged and pinned; a rebinding server would answer differently the next time.
       const lookup = async () => (lookups++ === 0 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '10.0.0.1', family: 4 }]);
-      const step = await attemptDelivery({ url: `http://rebind.test:${port}/hooks`, body: summary, attempts: 0 }, secret, LOCAL, { lookup });
+      const step = await attemptDelivery({ url: `http://rebind.test:${port}/hooks`, body: summary, attempts: 0 }, secret, LOCAL, {
+        lookup,
+      });
 
       expect(step.state).toMatchObject({ lastStatus: 204, deliveredAt: expect.any(Number) });
       expect(lookups).toBe(1);

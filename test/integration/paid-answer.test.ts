@@ -12,11 +12,15 @@ const PAID: Extract<ImageResult, { status: 'success' }> = {
   isCat: true,
   catConfidence: 97.5,
   cats: [{ confidence: 97.5, box: { left: 0.1, top: 0.2, width: 0.3, height: 0.4 } }],
-  labels: [{ name: 'Cat', confidence: 97.5 }, { name: 'Pet', confidence: 90 }],
+  labels: [
+    { name: 'Cat', confidence: 97.5 },
+    { name: 'Pet', confidence: 90 },
+  ],
 };
 
 describe('an answer kept on its claim', () => {
-  const store = () => new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: stackEnv('DDB_TRANSACTIONS') === 'true' });
+  const store = () =>
+    new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: stackEnv('DDB_TRANSACTIONS') === 'true' });
   const claimAt = (batchId: string, claimId: string, now: number): Claim => ({
     clientId: 'demo',
     batchId,
@@ -47,10 +51,25 @@ describe('an answer kept on its claim', () => {
     const takeover = await store().claim(second);
     const found = await store().paidResult(second);
     const keptByLoser = await store().keepPaidResult(first, { ...PAID, labels: [] });
-    const finished = await store().finish(second, { result: found!, uploadedAt: now, now: now + 2, restingKey: `processed/demo/${batchId}/x.png` });
-    const item = (await aws().ddb.send(new GetCommand({ TableName: stackEnv('TABLE_NAME'), Key: imageKey('demo', batchId, first.fprint), ConsistentRead: true }))).Item;
+    const finished = await store().finish(second, {
+      result: found!,
+      uploadedAt: now,
+      now: now + 2,
+      restingKey: `processed/demo/${batchId}/x.png`,
+    });
+    const item = (
+      await aws().ddb.send(
+        new GetCommand({ TableName: stackEnv('TABLE_NAME'), Key: imageKey('demo', batchId, first.fprint), ConsistentRead: true }),
+      )
+    ).Item;
 
-    expect([kept, takeover, found, keptByLoser, finished]).toEqual([true, { held: true, takeover: true, uploadedAt: now }, PAID, false, true]);
+    expect([kept, takeover, found, keptByLoser, finished]).toEqual([
+      true,
+      { held: true, takeover: true, uploadedAt: now },
+      PAID,
+      false,
+      true,
+    ]);
     expect(item).toMatchObject({ op_status: 'success', labels: PAID.labels });
     expect(item).not.toHaveProperty('rek_paid');
     expect(item).not.toHaveProperty('claim_id');

@@ -108,10 +108,25 @@ describe('an image still being classified', () => {
     const owner = uniqueId('busy');
     const now = Date.now();
     const batch = await seedBatch(owner, [{ fprint: 'done', uploadTs: now - 1000 }]);
-    const store = new BatchStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), transactions: process.env.DDB_TRANSACTIONS === 'true' });
+    const store = new BatchStore({
+      ddb: aws().ddb,
+      tableName: stackEnv('TABLE_NAME'),
+      transactions: process.env.DDB_TRANSACTIONS === 'true',
+    });
     const claimed = await store.claim({
-      batchId: batch, fprint: 'busy', clientId: owner, key: `uploads/${owner}/${batch}/busy.png`, fileName: 'busy.png',
-      phash: '0'.repeat(16), format: 'png', width: 100, height: 100, claimId: 'c1', now, leaseMs: 60_000, expiresAt: Math.floor(now / 1000) + 86_400,
+      batchId: batch,
+      fprint: 'busy',
+      clientId: owner,
+      key: `uploads/${owner}/${batch}/busy.png`,
+      fileName: 'busy.png',
+      phash: '0'.repeat(16),
+      format: 'png',
+      width: 100,
+      height: 100,
+      claimId: 'c1',
+      now,
+      leaseMs: 60_000,
+      expiresAt: Math.floor(now / 1000) + 86_400,
     });
 
     const processing = await queryBatchImages(ctx(), owner, batch, { status: 'processing' }, { limit: 50 });
@@ -255,7 +270,9 @@ describe('a batch’s images with its summary (GET /v1/batches/{id}/images)', ()
   });
 
   it('fills the first page despite the filter and pages on with the listing’s cursor', async () => {
-    const { items, sizes } = await allPages(async (cursor) => (await queryVisibleBatchImages(ctx(), bigClient, big, {}, { limit: 7, cursor }))!);
+    const { items, sizes } = await allPages(
+      async (cursor) => (await queryVisibleBatchImages(ctx(), bigClient, big, {}, { limit: 7, cursor }))!,
+    );
 
     expect(ids(items)).toEqual(fprints(40).filter((_, i) => i % 3 !== 2));
     expect(sizes).toEqual([7, 7, 7, 6]);
@@ -268,7 +285,12 @@ describe('a batch’s images with its summary (GET /v1/batches/{id}/images)', ()
     const expired = await seedBatch(clientId, [{ fprint: 'x0', uploadTs: at(0) }], { ttl: nowS() - 1 });
     const { cursor } = await queryBatchImages(ctx(), clientId, batchA, {}, { limit: 1 });
 
-    for (const [owner, batchId] of [[clientId, erasing], [clientId, expired], [clientId, uniqueId('none')], ['someone-else', batchA]] as const) {
+    for (const [owner, batchId] of [
+      [clientId, erasing],
+      [clientId, expired],
+      [clientId, uniqueId('none')],
+      ['someone-else', batchA],
+    ] as const) {
       expect(await queryVisibleBatchImages(ctx(), owner, batchId, {}, { limit: 50 })).toBeUndefined();
       expect(await queryVisibleBatchImages(ctx(), owner, batchId, { status: 'success' }, { limit: 50 })).toBeUndefined();
       expect(await queryVisibleBatchImages(ctx(), owner, batchId, {}, { limit: 50, cursor })).toBeUndefined();

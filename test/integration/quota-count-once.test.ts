@@ -79,7 +79,13 @@ async function oneUpload(prefix: string): Promise<{ clientId: string; event: Upl
   const body = images[next++ % images.length] as Buffer;
   const key = `uploads/${clientId}/b1/cat.png`;
   await s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: body, ContentType: 'image/png' }));
-  const event = { bucket: stack.bucket, encodedKey: encodeS3EventKey(key), size: body.length, etag: createHash('md5').update(body).digest('hex'), eventTime: Date.now() };
+  const event = {
+    bucket: stack.bucket,
+    encodedKey: encodeS3EventKey(key),
+    size: body.length,
+    etag: createHash('md5').update(body).digest('hex'),
+    eventTime: Date.now(),
+  };
   return { clientId, event, body, key };
 }
 
@@ -132,8 +138,20 @@ describe('an upload counted against the daily quota exactly once', () => {
     await deps.store.openBatch({ clientId, batchId: 'b1', now, retentionDays: 30 });
     // Another delivery of this very upload holds the claim for a second.
     await deps.store.claim({
-      clientId, batchId: 'b1', fprint: print.fprint, claimId: randomUUID(), key, etag: event.etag, fileName: 'cat.png',
-      phash: print.phash, format: print.format, width: print.width, height: print.height, now, leaseMs: 1000, expiresAt: Math.floor(now / 1000) + 86_400,
+      clientId,
+      batchId: 'b1',
+      fprint: print.fprint,
+      claimId: randomUUID(),
+      key,
+      etag: event.etag,
+      fileName: 'cat.png',
+      phash: print.phash,
+      format: print.format,
+      width: print.width,
+      height: print.height,
+      now,
+      leaseMs: 1000,
+      expiresAt: Math.floor(now / 1000) + 86_400,
     });
 
     const deferred = await processUpload(deps, event);
@@ -146,7 +164,12 @@ describe('an upload counted against the daily quota exactly once', () => {
   it("is counted once when the local stack's restart hands its attempt back and its message is delivered again", async () => {
     const { clientId, event, body, key } = await oneUpload('qd');
     const first = await processUpload(deps, event);
-    const message = s3EventMessage(s3EventRecord({ operation: 'Put', bucket: stack.bucket, key, size: body.length, eTag: event.etag, sourceIp: '127.0.0.1', time: new Date() }, { region: LOCAL_NAMES.region }));
+    const message = s3EventMessage(
+      s3EventRecord(
+        { operation: 'Put', bucket: stack.bucket, key, size: body.length, eTag: event.etag, sourceIp: '127.0.0.1', time: new Date() },
+        { region: LOCAL_NAMES.region },
+      ),
+    );
 
     await forgiveInterruptedAttempts([message], stack.endpoints.dynamodb, table);
     const again = await processUpload(deps, event);

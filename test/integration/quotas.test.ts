@@ -15,7 +15,8 @@ import { distinctImages, seededRandom } from '../helpers/stack-process';
 
 jest.setTimeout(180_000);
 
-const quotaStore = () => new ClientQuotaStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), defaults: defaultClientLimits(), cacheMs: 0 });
+const quotaStore = () =>
+  new ClientQuotaStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), defaults: defaultClientLimits(), cacheMs: 0 });
 
 async function limitedClient(limits: { ratePerSecond?: number; maxImagesPerDay?: number }, prefix = 'q'): Promise<TestClient> {
   const client = await newClient(prefix);
@@ -45,7 +46,7 @@ const bridge = (action: 'pause' | 'resume') =>
   fetch(`${stackEnv('ICECAT_BRIDGE_URL')}/${action}`, { method: 'POST', headers: controlHeaders(stackEnv('ICECAT_DATA_DIR')) });
 
 let seed = 1;
-const photos = async (n: number) => distinctImages(n, seededRandom(seed++ * 7919 + Date.now() % 1000));
+const photos = async (n: number) => distinctImages(n, seededRandom(seed++ * 7919 + (Date.now() % 1000)));
 
 describe('the daily images quota', () => {
   it('ends uploads beyond it as QuotaExceeded fail records, their files not kept, never classified, counted in GET /v1/usage', async () => {
@@ -131,7 +132,9 @@ describe('the daily images quota', () => {
 
     // Assert
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/3 upload forms asked, but 0 of the client's quota of 0 images per UTC day are left .* the quota starts afresh at \d{4}-\d\d-\d\dT00:00:00\.000Z/);
+    expect(run.stderr).toMatch(
+      /3 upload forms asked, but 0 of the client's quota of 0 images per UTC day are left .* the quota starts afresh at \d{4}-\d\d-\d\dT00:00:00\.000Z/,
+    );
     expect(await keysUnder(`uploads/${client.clientId}/${batchId}/`)).toEqual([]);
     expect(await keysUnder(`failed/${client.clientId}/${batchId}/`)).toEqual([]);
     expect((await call('GET', `/v1/batches/${batchId}`, { key: client.key })).status).toBe(404);
@@ -182,7 +185,8 @@ describe('fair share of the local queue', () => {
     const [bigImages, smallImages] = [await photos(20), await photos(3)];
     await bridge('pause');
     try {
-      for (const [i, image] of bigImages.entries()) await uploadFile(`uploads/${big.clientId}/backlog/a${String(i).padStart(2, '0')}.png`, image, 'image/png');
+      for (const [i, image] of bigImages.entries())
+        await uploadFile(`uploads/${big.clientId}/backlog/a${String(i).padStart(2, '0')}.png`, image, 'image/png');
       for (const [i, image] of smallImages.entries()) await uploadFile(`uploads/${small.clientId}/few/b${i}.png`, image, 'image/png');
     } finally {
       // Act

@@ -45,7 +45,13 @@ function sweeper(aheadMs: number, more: Partial<SweepDeps> = {}) {
   const sentKeys = () => sent.map((b) => (JSON.parse(b) as S3Event).Records[0]?.s3.object.key);
   return { deps, sent, sentKeys, staleBatches };
 }
-const limits = (more: Partial<SweepLimits> = {}): SweepLimits => ({ graceMs: HOUR, maxObjects: 100, maxDurationMs: 60_000, pageSize: 2, ...more });
+const limits = (more: Partial<SweepLimits> = {}): SweepLimits => ({
+  graceMs: HOUR,
+  maxObjects: 100,
+  maxDurationMs: 60_000,
+  pageSize: 2,
+  ...more,
+});
 
 describe('sweepUploads', () => {
   it('queues nothing while every upload is younger than the grace period', async () => {

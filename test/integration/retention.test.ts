@@ -26,7 +26,11 @@ const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtu
 /** Moves a batch's expiry (its summary's and every record's) into the past, as the passing of its retention would. */
 async function age(clientId: string, batchId: string, toS = nowS() - 60): Promise<void> {
   const out = await aws().ddb.send(
-    new QueryCommand({ TableName: table(), KeyConditionExpression: 'batch_id = :pk', ExpressionAttributeValues: { ':pk': batchPartition(clientId, batchId) } }),
+    new QueryCommand({
+      TableName: table(),
+      KeyConditionExpression: 'batch_id = :pk',
+      ExpressionAttributeValues: { ':pk': batchPartition(clientId, batchId) },
+    }),
   );
   for (const item of out.Items ?? []) {
     await aws().ddb.send(
@@ -52,7 +56,11 @@ async function objectsOf(clientId: string, batchId: string): Promise<string[]> {
 
 async function itemsOf(clientId: string, batchId: string): Promise<Record<string, unknown>[]> {
   const out = await aws().ddb.send(
-    new QueryCommand({ TableName: table(), KeyConditionExpression: 'batch_id = :pk', ExpressionAttributeValues: { ':pk': batchPartition(clientId, batchId) } }),
+    new QueryCommand({
+      TableName: table(),
+      KeyConditionExpression: 'batch_id = :pk',
+      ExpressionAttributeValues: { ':pk': batchPartition(clientId, batchId) },
+    }),
   );
   return out.Items ?? [];
 }
@@ -95,7 +103,12 @@ describe('an expired batch is gone for every route', () => {
   it('answers 404 to reads, close, more uploads, export, reclassify and DELETE alike', async () => {
     // Arrange: an open batch and a done one, both past their retention.
     const open = await seedBatch(owner.clientId, [{ fprint: 'f1', uploadTs: Date.now() - 1000 }], { n_total: 1, n_success: 1 });
-    const done = await seedBatch(owner.clientId, [{ fprint: 'f1', uploadTs: Date.now() - 1000 }], { closed: true, n_total: 1, n_success: 1, done_ts: Date.now() });
+    const done = await seedBatch(owner.clientId, [{ fprint: 'f1', uploadTs: Date.now() - 1000 }], {
+      closed: true,
+      n_total: 1,
+      n_success: 1,
+      done_ts: Date.now(),
+    });
     await age(owner.clientId, open);
     await age(owner.clientId, done);
     const key = owner.key;
@@ -105,7 +118,9 @@ describe('an expired batch is gone for every route', () => {
       get: (await call('GET', `/v1/batches/${open}`, { key })).status,
       images: (await call('GET', `/v1/batches/${open}/images`, { key })).status,
       close: (await call('POST', `/v1/batches/${open}:close`, { key, body: {} })).status,
-      uploads: (await call('POST', `/v1/batches/${open}/uploads`, { key, body: { files: [{ name: 'a.png', contentType: 'image/png', size: 10 }] } })).status,
+      uploads: (
+        await call('POST', `/v1/batches/${open}/uploads`, { key, body: { files: [{ name: 'a.png', contentType: 'image/png', size: 10 }] } })
+      ).status,
       export: (await call('GET', `/v1/batches/${done}/export`, { key })).status,
       reclassify: (await call('POST', `/v1/batches/${done}:reclassify`, { key, body: { catMinConfidence: 50 } })).status,
       delete: (await call('DELETE', `/v1/batches/${done}`, { key })).status,
@@ -113,14 +128,20 @@ describe('an expired batch is gone for every route', () => {
 
     // Assert: and nothing was written into either.
     expect(answers).toEqual({ get: 404, images: 404, close: 404, uploads: 404, export: 404, reclassify: 404, delete: 404 });
-    const summary = await aws().ddb.send(new GetCommand({ TableName: table(), Key: { batch_id: batchPartition(owner.clientId, open), img_fprint: '#BATCH' } }));
+    const summary = await aws().ddb.send(
+      new GetCommand({ TableName: table(), Key: { batch_id: batchPartition(owner.clientId, open), img_fprint: '#BATCH' } }),
+    );
     expect([summary.Item?.closed, summary.Item?.expected]).toEqual([false, undefined]);
   });
 
   it('lets POST /v1/batches reuse the name once the expired batch it named is erased, with nothing of the old one left', async () => {
     // Arrange
     const name = uniqueId('reuse');
-    const old = await seedBatch(owner.clientId, [{ fprint: 'old1', uploadTs: Date.now() - 1000 }], { batchId: name, n_total: 1, n_success: 1 });
+    const old = await seedBatch(owner.clientId, [{ fprint: 'old1', uploadTs: Date.now() - 1000 }], {
+      batchId: name,
+      n_total: 1,
+      n_success: 1,
+    });
     await seedObjects(owner.clientId, old);
     await age(owner.clientId, old);
 
@@ -166,7 +187,10 @@ describe('an expired batch is gone for every route', () => {
 
   it('discards an upload into an expired batch: nothing recorded, its object deleted, not moved', async () => {
     // Arrange
-    const created = await call('POST', '/v1/batches', { key: owner.key, body: { files: [{ name: 'late.png', contentType: 'image/png', size: fixture('coffee.png').length }] } });
+    const created = await call('POST', '/v1/batches', {
+      key: owner.key,
+      body: { files: [{ name: 'late.png', contentType: 'image/png', size: fixture('coffee.png').length }] },
+    });
     const batchId = created.body.batchId as string;
     await age(owner.clientId, batchId);
 
@@ -194,7 +218,9 @@ describe('the records of a batch expire with it', () => {
 
     // Act
     expect(await postForm(created.body.uploads[0], fixture('chelsea.png'), 'image/png')).toBe(204);
-    await waitFor(async () => (await call('GET', `/v1/batches/${batchId}`, { key: owner.key })).body.status === 'done', { what: 'the batch done' });
+    await waitFor(async () => (await call('GET', `/v1/batches/${batchId}`, { key: owner.key })).body.status === 'done', {
+      what: 'the batch done',
+    });
 
     // Assert
     const items = await itemsOf(owner.clientId, batchId);
@@ -214,7 +240,10 @@ describe('the expiry sweep', () => {
 
   it('erases each expired batch, objects and items, and leaves a live one whole', async () => {
     // Arrange: one batch expired, one expiring in 100 s, one with 30 days left.
-    const expired = await seedBatch(owner.clientId, [{ fprint: 'e1', uploadTs: Date.now() - 1000, logs: ['a log line'] }], { n_total: 1, n_success: 1 });
+    const expired = await seedBatch(owner.clientId, [{ fprint: 'e1', uploadTs: Date.now() - 1000, logs: ['a log line'] }], {
+      n_total: 1,
+      n_success: 1,
+    });
     const soon = await seedBatch(owner.clientId, [{ fprint: 's1', uploadTs: Date.now() - 1000 }], { n_total: 1, n_success: 1 });
     const live = await seedBatch(owner.clientId, [{ fprint: 'l1', uploadTs: Date.now() - 1000 }], { n_total: 1, n_success: 1 });
     for (const b of [expired, soon, live]) await seedObjects(owner.clientId, b);
@@ -223,11 +252,15 @@ describe('the expiry sweep', () => {
 
     // Act: now, then 200 s later.
     const first = await sweep(Date.now());
-    const afterFirst = { soonObjects: (await objectsOf(owner.clientId, soon)).length, soonItems: (await itemsOf(owner.clientId, soon)).length };
+    const afterFirst = {
+      soonObjects: (await objectsOf(owner.clientId, soon)).length,
+      soonItems: (await itemsOf(owner.clientId, soon)).length,
+    };
     const second = await sweep(Date.now() + 200_000);
 
     // Assert
-    const mine = (r: { erased: { clientId: string; batchId: string }[] }) => r.erased.filter((e) => e.clientId === owner.clientId).map((e) => e.batchId);
+    const mine = (r: { erased: { clientId: string; batchId: string }[] }) =>
+      r.erased.filter((e) => e.clientId === owner.clientId).map((e) => e.batchId);
     expect(mine(first)).toEqual([expired]);
     expect(afterFirst).toEqual({ soonObjects: BATCH_OBJECT_PREFIXES.length - 1, soonItems: 2 });
     expect(mine(second)).toEqual([soon]);

@@ -18,12 +18,15 @@ const at = (minute: number) => T0 + minute * 60_000;
 const fp = (items: { fprint: string }[]) => items.map((i) => i.fprint);
 
 const reviewPath = (batchId: string, fprint: string) => `/v1/batches/${batchId}/images/${fprint}/review`;
-const review = (who: TestClient, batchId: string, fprint: string, body: unknown) => call('PUT', reviewPath(batchId, fprint), { key: who.key, body });
+const review = (who: TestClient, batchId: string, fprint: string, body: unknown) =>
+  call('PUT', reviewPath(batchId, fprint), { key: who.key, body });
 const withdraw = (who: TestClient, batchId: string, fprint: string) => call('DELETE', reviewPath(batchId, fprint), { key: who.key });
-const counts = async (who: TestClient, batchId: string): Promise<Counts> => batchSummarySchema.parse((await call('GET', `/v1/batches/${batchId}`, { key: who.key })).body).counts;
+const counts = async (who: TestClient, batchId: string): Promise<Counts> =>
+  batchSummarySchema.parse((await call('GET', `/v1/batches/${batchId}`, { key: who.key })).body).counts;
 const image = async (who: TestClient, batchId: string, fprint: string): Promise<Image> =>
   imageSchema.parse((await call('GET', `/v1/batches/${batchId}/images/${fprint}`, { key: who.key })).body);
-const agreement = async (who: TestClient, batchId: string) => agreementSchema.parse((await call('GET', `/v1/batches/${batchId}/agreement`, { key: who.key })).body);
+const agreement = async (who: TestClient, batchId: string) =>
+  agreementSchema.parse((await call('GET', `/v1/batches/${batchId}/agreement`, { key: who.key })).body);
 const queue = (who: TestClient, batchId: string, query: Record<string, string | number> = {}) =>
   call('GET', `/v1/batches/${batchId}/images`, { key: who.key, query: { review: 'pending', order: 'uncertain', ...query } });
 
@@ -32,7 +35,9 @@ async function recounted(who: TestClient, batchId: string): Promise<Counts> {
   const items: ImageItem[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await aws().ddb.send(new QueryCommand({ ...recountQuery(stackEnv('TABLE_NAME'), who.clientId, batchId), ExclusiveStartKey: start }));
+    const out = await aws().ddb.send(
+      new QueryCommand({ ...recountQuery(stackEnv('TABLE_NAME'), who.clientId, batchId), ExclusiveStartKey: start }),
+    );
     items.push(...((out.Items ?? []) as ImageItem[]));
     start = out.LastEvaluatedKey;
   } while (start);
@@ -44,7 +49,15 @@ async function recounted(who: TestClient, batchId: string): Promise<Counts> {
  * r5 60, r6 30, r7 0 (not), f1 a failure, p1 still being classified.
  */
 async function seedReviewBatch(who: TestClient, extra: Record<string, unknown> = {}): Promise<string> {
-  const confidences: [string, number][] = [['r1', 95], ['r2', 85], ['r3', 82], ['r4', 78], ['r5', 60], ['r6', 30], ['r7', 0]];
+  const confidences: [string, number][] = [
+    ['r1', 95],
+    ['r2', 85],
+    ['r3', 82],
+    ['r4', 78],
+    ['r5', 60],
+    ['r6', 30],
+    ['r7', 0],
+  ];
   return seedBatch(
     who.clientId,
     [
@@ -72,7 +85,10 @@ describe('a verdict, the counts, the queue and agreement (hand-computed on a see
     const all = await readAllPages<Image>(`/v1/batches/${batch}/images`, owner.key, { review: 'pending', order: 'uncertain', limit: 3 });
 
     // |c − 80|: r3 2, r4 2, r2 5, r1 15, r5 20, r6 50, r7 80. The failure and the image still classified never appear.
-    expect([fp(all.items), all.pageSizes]).toEqual([['r3', 'r4', 'r2', 'r1', 'r5', 'r6', 'r7'], [3, 3, 1]]);
+    expect([fp(all.items), all.pageSizes]).toEqual([
+      ['r3', 'r4', 'r2', 'r1', 'r5', 'r6', 'r7'],
+      [3, 3, 1],
+    ]);
     expect(all.items.every((i) => i.review === null && i.machineIsCat === i.isCat)).toBe(true);
   });
 
@@ -83,7 +99,12 @@ describe('a verdict, the counts, the queue and agreement (hand-computed on a see
     const r6 = await review(owner, batch, 'r6', { isCat: false });
 
     expect([r1.status, r3.status, r4.status, r6.status]).toEqual([200, 200, 200, 200]);
-    expect(imageSchema.parse(r3.body)).toMatchObject({ fprint: 'r3', isCat: false, machineIsCat: true, review: { isCat: false, note: 'a cushion' } });
+    expect(imageSchema.parse(r3.body)).toMatchObject({
+      fprint: 'r3',
+      isCat: false,
+      machineIsCat: true,
+      review: { isCat: false, note: 'a cushion' },
+    });
     expect(r4.body).toMatchObject({ isCat: true, machineIsCat: false, review: { isCat: true, note: null } });
     expect(Date.parse(r4.body.review.reviewedAt)).toBeGreaterThan(Date.now() - 60_000);
     expect(await image(owner, batch, 'r3')).toMatchObject({ isCat: false, machineIsCat: true, review: { note: 'a cushion' } });
@@ -107,7 +128,14 @@ describe('a verdict, the counts, the queue and agreement (hand-computed on a see
     // Precision: machine cats r1, r3 → r1 is a cat: 1/2. Recall: people's cats r1, r4 → the machine had r1: 1/2.
     // Agreement by threshold, each stretch from its lowest point: 0.01 → 2, just above r6 (30.01) → 3, 78.01 → 2,
     // 82.01 → 3, 95.01 → 2: (30, 78] and (82, 95] tie at 3; 30.01 is the lowest.
-    expect(await agreement(owner, batch)).toEqual({ reviewed: 4, agree: 2, precision: 0.5, recall: 0.5, suggestedCatMinConfidence: 30.01, catMinConfidence: 80 });
+    expect(await agreement(owner, batch)).toEqual({
+      reviewed: 4,
+      agree: 2,
+      precision: 0.5,
+      recall: 0.5,
+      suggestedCatMinConfidence: 30.01,
+      catMinConfidence: 80,
+    });
   });
 
   it('re-thresholds to the suggestion without touching a verdict: machineIsCat and corrected move, isCat stays', async () => {
@@ -120,7 +148,14 @@ describe('a verdict, the counts, the queue and agreement (hand-computed on a see
     expect(await image(owner, batch, 'r5')).toMatchObject({ isCat: true, machineIsCat: true });
     expect(await image(owner, batch, 'r3')).toMatchObject({ isCat: false, machineIsCat: true });
     expect(await image(owner, batch, 'r4')).toMatchObject({ isCat: true, machineIsCat: true });
-    expect(await agreement(owner, batch)).toEqual({ reviewed: 4, agree: 3, precision: 0.6667, recall: 1, suggestedCatMinConfidence: 30.01, catMinConfidence: 30.01 });
+    expect(await agreement(owner, batch)).toEqual({
+      reviewed: 4,
+      agree: 3,
+      precision: 0.6667,
+      recall: 1,
+      suggestedCatMinConfidence: 30.01,
+      catMinConfidence: 30.01,
+    });
     // Nearest 30.01 first: r5 (60, 29.99 above), r7 (0, 30.01 below), r2 (85, 54.99 above).
     expect(fp((await queue(owner, batch)).body.items)).toEqual(['r5', 'r7', 'r2']);
     expect(await counts(owner, batch)).toEqual(await recounted(owner, batch));
@@ -266,7 +301,14 @@ describe('races, on the local stack: counts exact afterwards', () => {
     const items = (await readAllPages<Image>(`/v1/batches/${batch}/images`, owner.key)).items;
     const verdicts = Object.fromEntries(items.filter((i) => i.review).map((i) => [i.fprint, [i.isCat, i.machineIsCat]]));
     // The person's verdicts stand; the machine's are those at 50.
-    expect(verdicts).toEqual({ r1: [false, true], r2: [true, true], r3: [false, true], r4: [true, true], r5: [false, true], r6: [true, false] });
+    expect(verdicts).toEqual({
+      r1: [false, true],
+      r2: [true, true],
+      r3: [false, true],
+      r4: [true, true],
+      r5: [false, true],
+      r6: [true, false],
+    });
     expect(await counts(owner, batch)).toMatchObject({ reviewed: 6, corrected: 4 });
     expect(await counts(owner, batch)).toEqual(await recounted(owner, batch));
   });
@@ -292,19 +334,26 @@ describe('races, on the local stack: counts exact afterwards', () => {
 
   it('a review racing the image’s own classification: 404 or 409 until it is classified, then applied, counts exact', async () => {
     const name = uniqueId('revrace');
-    await call('POST', '/v1/batches', { key: owner.key, body: { batchId: name, files: [{ name: 'cat.png', contentType: 'image/png', size: 1_000_000 }] } });
+    await call('POST', '/v1/batches', {
+      key: owner.key,
+      body: { batchId: name, files: [{ name: 'cat.png', contentType: 'image/png', size: 1_000_000 }] },
+    });
     const pixels = await sharp(fixture('chelsea.png')).resize(300).png().toBuffer();
-    const fprintOf = async () => (await call('GET', `/v1/batches/${name}/images`, { key: owner.key })).body.items[0]?.fprint as string | undefined;
+    const fprintOf = async () =>
+      (await call('GET', `/v1/batches/${name}/images`, { key: owner.key })).body.items[0]?.fprint as string | undefined;
 
     await uploadFile(`uploads/${owner.clientId}/${name}/cat.png`, pixels);
     const seen: number[] = [];
     const fprint = await waitFor(fprintOf, { what: 'the claim' });
-    const applied = await waitFor(async () => {
-      const res = await review(owner, name, fprint, { isCat: false, note: 'a toy' });
-      seen.push(res.status);
-      if (res.status === 409) expect(res.body.error.code).toBe('image_not_classified');
-      return res.status === 200 ? res.body : undefined;
-    }, { what: 'the review to apply', timeoutMs: 60_000, intervalMs: 20 });
+    const applied = await waitFor(
+      async () => {
+        const res = await review(owner, name, fprint, { isCat: false, note: 'a toy' });
+        seen.push(res.status);
+        if (res.status === 409) expect(res.body.error.code).toBe('image_not_classified');
+        return res.status === 200 ? res.body : undefined;
+      },
+      { what: 'the review to apply', timeoutMs: 60_000, intervalMs: 20 },
+    );
     await waitForBridgeIdle();
 
     expect(seen.every((s) => s === 200 || s === 409)).toBe(true);
@@ -328,16 +377,23 @@ describe('a verdict carried everywhere (real uploads)', () => {
     await uploadFile(`uploads/${owner.clientId}/${first}/cat.png`, cat);
     await waitFor(async () => (await counts(owner, first)).success === 1, { what: 'the first upload' });
     await uploadFile(`uploads/${owner.clientId}/${first}/copy.png`, cat);
-    await waitFor(async () => (await call('GET', `/v1/batches/${first}`, { key: owner.key })).body.status === 'done', { what: 'the batch to be done' });
+    await waitFor(async () => (await call('GET', `/v1/batches/${first}`, { key: owner.key })).body.status === 'done', {
+      what: 'the batch to be done',
+    });
     fprint = (await call('GET', `/v1/batches/${first}/images`, { key: owner.key })).body.items[0].fprint;
   });
 
   it('shares the verdict with the image’s duplicates, in the listing and the export', async () => {
     const res = await review(owner, first, fprint, { isCat: false, note: 'a "cat" statue, really' });
-    const jsonl = await fetch(new URL(`/v1/batches/${first}/export?format=jsonl`, stackEnv('ICECAT_API_URL')), { headers: { authorization: `Bearer ${owner.key}` } });
+    const jsonl = await fetch(new URL(`/v1/batches/${first}/export?format=jsonl`, stackEnv('ICECAT_API_URL')), {
+      headers: { authorization: `Bearer ${owner.key}` },
+    });
 
     expect(res.body).toMatchObject({ duplicates: 1, duplicateFiles: ['copy.png'], isCat: false, machineIsCat: true });
-    const rows = (await jsonl.text()).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const rows = (await jsonl.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(rows.map((r) => [r.file_name, r.status, r.is_cat, r.machine_is_cat, r.reviewed, r.review_note])).toEqual([
       ['cat.png', 'success', false, true, true, 'a "cat" statue, really'],
       ['copy.png', 'duplicate', false, true, true, 'a "cat" statue, really'],
@@ -353,7 +409,13 @@ describe('a verdict carried everywhere (real uploads)', () => {
     await waitForBridgeIdle();
 
     const [carried] = (await call('GET', `/v1/batches/${later}/images`, { key: owner.key })).body.items as Image[];
-    expect(carried).toMatchObject({ fprint, reused: true, isCat: false, machineIsCat: true, review: { isCat: false, note: 'a "cat" statue, really' } });
+    expect(carried).toMatchObject({
+      fprint,
+      reused: true,
+      isCat: false,
+      machineIsCat: true,
+      review: { isCat: false, note: 'a "cat" statue, really' },
+    });
     expect(await counts(owner, later)).toMatchObject({ total: 1, success: 1, reused: 1, cats: 0, reviewed: 1, corrected: 1 });
     expect(await counts(owner, later)).toEqual(await recounted(owner, later));
     expect((await queue(owner, later)).body.items).toEqual([]);

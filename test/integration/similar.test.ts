@@ -31,7 +31,8 @@ beforeAll(async () => {
   client = await newClient('similar');
   const chelsea = fixture('chelsea.png');
   const { width } = await sharp(chelsea).metadata();
-  const solid = (background: { r: number; g: number; b: number }) => sharp({ create: { width: 320, height: 240, channels: 3, background } });
+  const solid = (background: { r: number; g: number; b: number }) =>
+    sharp({ create: { width: 320, height: 240, channels: 3, background } });
 
   const created = await call('POST', '/v1/batches', { key: client.key, body: { batchId: BATCH } });
   if (created.status !== 201) throw new Error(`POST /v1/batches answered ${created.status}`);
@@ -42,7 +43,10 @@ beforeAll(async () => {
   });
   whileOpen = (await similar()).body;
   await upload({
-    'small/chelsea-half.png': await sharp(chelsea).resize(Math.round((width as number) / 2)).png().toBuffer(),
+    'small/chelsea-half.png': await sharp(chelsea)
+      .resize(Math.round((width as number) / 2))
+      .png()
+      .toBuffer(),
     'chelsea-mirror.png': await sharp(chelsea).flop().png().toBuffer(),
     'coffee.png': fixture('coffee.png'),
     'astronaut.png': fixture('astronaut.png'),
@@ -99,12 +103,17 @@ describe('GET /v1/batches/{batchId}/similar', () => {
     }
   });
 
-  it.each(['25', '64', '65', '-1', 'abc', '2.5'])('answers 400 invalid_parameter to maxDistance=%s (the largest taken is 24)', async (maxDistance) => {
-    const res = await similar({ maxDistance });
+  it.each(['25', '64', '65', '-1', 'abc', '2.5'])(
+    'answers 400 invalid_parameter to maxDistance=%s (the largest taken is 24)',
+    async (maxDistance) => {
+      const res = await similar({ maxDistance });
 
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: { code: 'invalid_parameter', message: 'maxDistance: must be a whole number of bits from 0 to 24' } });
-  });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        error: { code: 'invalid_parameter', message: 'maxDistance: must be a whole number of bits from 0 to 24' },
+      });
+    },
+  );
 
   it("answers another client's batch 404, exactly as a batch that does not exist", async () => {
     const other = await newClient('similar-other');
@@ -135,7 +144,10 @@ describe("an image's duplicateFiles", () => {
     const fprint = original((await readAllPages<Image>(`/v1/batches/${BATCH}/images`, client.key)).items)!.fprint;
 
     const one = await call<Image>('GET', `/v1/batches/${BATCH}/images/${fprint}`, { key: client.key });
-    const many = await call<{ items: Image[] }>('POST', `/v1/batches/${BATCH}/images:batchGet`, { key: client.key, body: { fprints: [fprint] } });
+    const many = await call<{ items: Image[] }>('POST', `/v1/batches/${BATCH}/images:batchGet`, {
+      key: client.key,
+      body: { fprints: [fprint] },
+    });
     const clientWide = await call<{ items: Image[] }>('GET', '/v1/images', { key: client.key, query: { fprint } });
 
     expect(one.body.duplicateFiles).toEqual(['copies/chelsea.png']);

@@ -33,13 +33,15 @@ const STACK_ENV = {
   ICECAT_STOP_GRACE_SECONDS: '2',
 };
 
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function within<T>(ms: number, work: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]);
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -51,7 +53,8 @@ function problemsOf(batchId: string, state: BatchState | undefined, left: string
   const problems: string[] = [];
   const names = state.images.map((i) => i.fileName).sort();
   const expected = Array.from({ length: IMAGES }, (_, i) => `img-${String(i).padStart(2, '0')}.png`);
-  if (JSON.stringify(names) !== JSON.stringify(expected)) problems.push(`${batchId}: ${names.length} records (${expected.filter((n) => !names.includes(n)).join(', ')} missing)`);
+  if (JSON.stringify(names) !== JSON.stringify(expected))
+    problems.push(`${batchId}: ${names.length} records (${expected.filter((n) => !names.includes(n)).join(', ')} missing)`);
   const notSuccess = state.images.filter((i) => i.status !== 'success');
   if (notSuccess.length) problems.push(`${batchId}: not success: ${JSON.stringify(notSuccess)}`);
   if (left.length) problems.push(`${batchId}: still under uploads/: ${left.join(', ')}`);
@@ -130,7 +133,10 @@ async function crashTrials(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise
   } catch (err) {
     const log = readFileSync(logFile, 'utf8');
     const faults = log.split('\n').filter((line) => /^\[s3\]|^\s+at |Error/.test(line) && !line.startsWith('{'));
-    throw new Error(`${String(err)}\n--- faults in the stack log ---\n${faults.slice(-40).join('\n')}\n--- stack log (tail) ---\n${log.slice(-4000)}`, { cause: err });
+    throw new Error(
+      `${String(err)}\n--- faults in the stack log ---\n${faults.slice(-40).join('\n')}\n--- stack log (tail) ---\n${log.slice(-4000)}`,
+      { cause: err },
+    );
   } finally {
     stack.signal('SIGKILL');
     await stack.exited;

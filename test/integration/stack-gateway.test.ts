@@ -101,7 +101,12 @@ describe('local HTTP API gateway', () => {
   });
 
   it('decodes a base64-encoded result body', async () => {
-    answer = { statusCode: 200, headers: { 'content-type': 'image/png' }, body: Buffer.from([1, 2, 3]).toString('base64'), isBase64Encoded: true };
+    answer = {
+      statusCode: 200,
+      headers: { 'content-type': 'image/png' },
+      body: Buffer.from([1, 2, 3]).toString('base64'),
+      isBase64Encoded: true,
+    };
 
     const res = await fetch(`${gateway.url}/img`);
 
@@ -181,11 +186,21 @@ describe('what the local gateway refuses itself, answered as the API answers err
       socket.on('end', () => {
         const [head = '', text = ''] = got.split('\r\n\r\n');
         const [statusLine = '', ...lines] = head.split('\r\n');
-        const header = (name: string) => lines.find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
-        resolve({ status: Number(statusLine.split(' ')[1]), contentType: header('content-type'), body: header('transfer-encoding') ? unchunk(text) : text });
+        const header = (name: string) =>
+          lines
+            .find((l) => l.toLowerCase().startsWith(`${name}:`))
+            ?.slice(name.length + 1)
+            .trim();
+        resolve({
+          status: Number(statusLine.split(' ')[1]),
+          contentType: header('content-type'),
+          body: header('transfer-encoding') ? unchunk(text) : text,
+        });
       });
       const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${body.length}`;
-      socket.write(`POST /v1/batches HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n${length}\r\n\r\n`);
+      socket.write(
+        `POST /v1/batches HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n${length}\r\n\r\n`,
+      );
       let sent = 0;
       const step = (): void => {
         if (sent >= body.length) {
@@ -195,7 +210,9 @@ describe('what the local gateway refuses itself, answered as the API answers err
         }
         const part = body.subarray(sent, sent + 64 * 1024);
         sent += part.length;
-        socket.write(chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]) : part, () => setTimeout(step, 1));
+        socket.write(chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]) : part, () =>
+          setTimeout(step, 1),
+        );
       };
       step();
     });
@@ -213,16 +230,21 @@ describe('what the local gateway refuses itself, answered as the API answers err
   it.each([
     ['with a Content-Length', false],
     ['chunked, without one', true],
-  ])('answers a body over the limit (%s) with 413 and an error body, to a client still sending, and calls no function', async (_, chunked) => {
-    const answer = await sendAllThenRead(Buffer.alloc(2 * 1024 * 1024, 0x20), chunked);
+  ])(
+    'answers a body over the limit (%s) with 413 and an error body, to a client still sending, and calls no function',
+    async (_, chunked) => {
+      const answer = await sendAllThenRead(Buffer.alloc(2 * 1024 * 1024, 0x20), chunked);
 
-    expect(answer.status).toBe(413);
-    expect(answer.contentType).toBe('application/json');
-    expect(JSON.parse(answer.body)).toEqual({ error: { code: 'body_too_large', message: `the request body is larger than ${MAX_BODY} bytes` } });
-    expect(calls).toBe(0);
-  });
+      expect(answer.status).toBe(413);
+      expect(answer.contentType).toBe('application/json');
+      expect(JSON.parse(answer.body)).toEqual({
+        error: { code: 'body_too_large', message: `the request body is larger than ${MAX_BODY} bytes` },
+      });
+      expect(calls).toBe(0);
+    },
+  );
 
-  it('answers headers over the server\'s limit with 431 and an error body', async () => {
+  it("answers headers over the server's limit with 431 and an error body", async () => {
     const answer = await raw({ headers: { 'x-padding': 'p'.repeat(40 * 1024) } });
 
     expect(answer.status).toBe(431);

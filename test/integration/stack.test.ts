@@ -71,7 +71,11 @@ describe('local stack: S3 notifications through the bridge', () => {
       eventName: 'ObjectCreated:Put',
       s3: {
         bucket: { name: 'icecat-images', arn: 'arn:aws:s3:::icecat-images' },
-        object: { key: 'uploads/demo/b-encoding/my+cat%2B1+%28%C3%BC%29+%E7%8C%AB.jpg', size: 10, eTag: expect.stringMatching(/^[0-9a-f]{32}$/) },
+        object: {
+          key: 'uploads/demo/b-encoding/my+cat%2B1+%28%C3%BC%29+%E7%8C%AB.jpg',
+          size: 10,
+          eTag: expect.stringMatching(/^[0-9a-f]{32}$/),
+        },
       },
     });
   });
@@ -101,7 +105,11 @@ describe('local stack: S3 notifications through the bridge', () => {
 
     // Act
     await ctx.s3.send(
-      new CopyObjectCommand({ Bucket: ctx.stack.bucket, Key: 'uploads/demo/b-copy/c.jpg', CopySource: `${ctx.stack.bucket}/staging/c.jpg` }),
+      new CopyObjectCommand({
+        Bucket: ctx.stack.bucket,
+        Key: 'uploads/demo/b-copy/c.jpg',
+        CopySource: `${ctx.stack.bucket}/staging/c.jpg`,
+      }),
     );
     await ctx.stack.whenIdle(10_000);
 
@@ -117,9 +125,7 @@ describe('local stack: S3 notifications through the bridge', () => {
     // Arrange
     const Key = 'uploads/demo/b-multipart/big.jpg';
     const { UploadId } = await ctx.s3.send(new CreateMultipartUploadCommand({ Bucket: ctx.stack.bucket, Key }));
-    const part = await ctx.s3.send(
-      new UploadPartCommand({ Bucket: ctx.stack.bucket, Key, UploadId, PartNumber: 1, Body: 'only part' }),
-    );
+    const part = await ctx.s3.send(new UploadPartCommand({ Bucket: ctx.stack.bucket, Key, UploadId, PartNumber: 1, Body: 'only part' }));
     const before = ctx.s3Records().length;
 
     // Act
@@ -134,7 +140,12 @@ describe('local stack: S3 notifications through the bridge', () => {
     await ctx.stack.whenIdle(10_000);
 
     // Assert
-    expect(ctx.s3Records().slice(before).map((r) => r.eventName)).toEqual(['ObjectCreated:CompleteMultipartUpload']);
+    expect(
+      ctx
+        .s3Records()
+        .slice(before)
+        .map((r) => r.eventName),
+    ).toEqual(['ObjectCreated:CompleteMultipartUpload']);
   });
 
   it('copies keys holding + & = and spaces (s3rver alone answers NoSuchKey for them)', async () => {
@@ -178,9 +189,7 @@ describe('local stack: S3 notifications through the bridge', () => {
 
   it('creates the table with every index of resources/table.yml', async () => {
     // Act
-    const { Table } = await localDynamoClient(ctx.stack.endpoints.dynamodb).send(
-      new DescribeTableCommand({ TableName: ctx.stack.table }),
-    );
+    const { Table } = await localDynamoClient(ctx.stack.endpoints.dynamodb).send(new DescribeTableCommand({ TableName: ctx.stack.table }));
 
     // Assert
     const names = [...(Table?.LocalSecondaryIndexes ?? []), ...(Table?.GlobalSecondaryIndexes ?? [])].map((i) => i.IndexName);
@@ -205,7 +214,10 @@ describe('local stack: failures', () => {
       expect(letters).toEqual([
         expect.objectContaining({ receiveCount: 2, description: 's3://icecat-images/uploads/demo/b-dlq/poison pill.jpg' }),
       ]);
-      const persisted = readFileSync(stack.dlqFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const persisted = readFileSync(stack.dlqFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(persisted.map((l) => l.messageId)).toEqual(letters.map((l) => l.messageId));
     } finally {
       await stack.stop();

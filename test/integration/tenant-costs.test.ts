@@ -56,7 +56,12 @@ describe('fingerprints:known, by key', () => {
 
   it('charges the rate limit one token per 5 fingerprints asked', async () => {
     const slow = await newClient('kr');
-    await new ClientQuotaStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), defaults: defaultClientLimits(), cacheMs: 0 }).setLimits(slow.clientId, {
+    await new ClientQuotaStore({
+      ddb: aws().ddb,
+      tableName: stackEnv('TABLE_NAME'),
+      defaults: defaultClientLimits(),
+      cacheMs: 0,
+    }).setLimits(slow.clientId, {
       ratePerSecond: 1,
     });
     const many = fprints(1000, 'd');

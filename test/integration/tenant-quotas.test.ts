@@ -10,7 +10,8 @@ import { aws, stackEnv, uploadFile, waitForBridgeIdle } from '../helpers';
 import { batchItem, call, newClient, writeItems, type TestClient } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 
-const quotaStore = () => new ClientQuotaStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), defaults: defaultClientLimits(), cacheMs: 0 });
+const quotaStore = () =>
+  new ClientQuotaStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), defaults: defaultClientLimits(), cacheMs: 0 });
 
 async function limitedClient(limits: { maxImagesPerDay?: number; maxBatchesPerDay?: number }, prefix: string): Promise<TestClient> {
   const client = await newClient(prefix);
@@ -30,9 +31,15 @@ describe('upload forms and the daily images quota', () => {
   it("refuses forms beyond today's remaining images: 429 quota_exceeded naming the reset time", async () => {
     const client = await limitedClient({ maxImagesPerDay: 2 }, 'qf');
 
-    const tooMany = await call('POST', '/v1/batches', { key: client.key, body: { batchId: 'three', files: [file('a.png'), file('b.png'), file('c.png')] } });
+    const tooMany = await call('POST', '/v1/batches', {
+      key: client.key,
+      body: { batchId: 'three', files: [file('a.png'), file('b.png'), file('c.png')] },
+    });
     const enough = await call('POST', '/v1/batches', { key: client.key, body: { batchId: 'two', files: [file('a.png'), file('b.png')] } });
-    const more = await call('POST', '/v1/batches/two/uploads', { key: client.key, body: { files: [file('c.png'), file('d.png'), file('e.png')] } });
+    const more = await call('POST', '/v1/batches/two/uploads', {
+      key: client.key,
+      body: { files: [file('c.png'), file('d.png'), file('e.png')] },
+    });
 
     expect(tooMany.status).toBe(429);
     expect(tooMany.body.error.code).toBe('quota_exceeded');
@@ -120,7 +127,9 @@ describe('the expiry sweep', () => {
     const client = await newClient('qx');
     const nowS = Math.floor(Date.now() / 1000);
     const mine = ['x1', 'x2', 'x3', 'x4', 'x5'];
-    await writeItems(mine.map((batchId, i) => batchItem(client.clientId, batchId, { ttl: nowS + 30 + i }) as unknown as Record<string, unknown>));
+    await writeItems(
+      mine.map((batchId, i) => batchItem(client.clientId, batchId, { ttl: nowS + 30 + i }) as unknown as Record<string, unknown>),
+    );
     const ahead = (nowS + 60) * 1000;
     // Time for three batches, then none: a function whose remaining time ran out.
     let left = 3;

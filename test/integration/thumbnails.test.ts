@@ -14,7 +14,6 @@ const CAT = fixture('chelsea.png');
 const NOT_CAT = fixture('coffee.png');
 const NOT_AN_IMAGE = Buffer.from('these bytes are no picture at all');
 
-
 async function objectBytes(key: string): Promise<Buffer> {
   const out = await aws().s3.send(new GetObjectCommand({ Bucket: stackEnv('BUCKET_NAME'), Key: key }));
   return Buffer.from(await out.Body!.transformToByteArray());
@@ -38,7 +37,9 @@ let byName: Record<string, Image>;
 let listedAt: number;
 
 beforeAll(async () => {
-  tiny = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#c33' } }).png().toBuffer();
+  tiny = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#c33' } })
+    .png()
+    .toBuffer();
   client = await newClient('thumbs');
   const files = [
     { name: 'chelsea.png', contentType: 'image/png', body: CAT },
@@ -149,13 +150,18 @@ describe('the URLs the API answers', () => {
       ['broken.jpg', null, null],
       ['tiny.png', thumbnailKeyOf(byName['tiny.png']!), null],
     ]);
-    expect(shown(await listed(`/v1/batches/${batchId}/images`, { status: 'success' }))).toEqual([expected('chelsea.png'), expected('coffee.png')]);
+    expect(shown(await listed(`/v1/batches/${batchId}/images`, { status: 'success' }))).toEqual([
+      expected('chelsea.png'),
+      expected('coffee.png'),
+    ]);
     expect(shown(await listed('/v1/images', { cat: 'true' }))).toEqual([expected('chelsea.png')]);
   });
 
   it('expire within an hour', () => {
     const params = new URL(byName['chelsea.png']!.thumbnailUrl!).searchParams;
-    const expiresAt = Date.parse(params.get('X-Amz-Date')!.replace(/(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/, '$1-$2-$3T$4:$5:$6Z')) + Number(params.get('X-Amz-Expires')) * 1000;
+    const expiresAt =
+      Date.parse(params.get('X-Amz-Date')!.replace(/(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/, '$1-$2-$3T$4:$5:$6Z')) +
+      Number(params.get('X-Amz-Expires')) * 1000;
 
     // From when the URL was handed out, not from now: how long the tests before this one took does not matter.
     expect(expiresAt - listedAt).toBeGreaterThanOrEqual(15 * 60_000);

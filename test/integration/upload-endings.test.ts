@@ -55,7 +55,11 @@ async function freshClient(): Promise<string> {
 
 describe('an upload whose attempts never finish', () => {
   const faults = (patch: Record<string, number>) =>
-    fetch(`${stackEnv('AWS_ENDPOINT_URL_REKOGNITION')}/__faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(patch) });
+    fetch(`${stackEnv('AWS_ENDPOINT_URL_REKOGNITION')}/__faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(patch),
+    });
   afterEach(() => faults({ throttleNext: 0, throttleRate: 0 }));
 
   it('ends at its last attempt as ProcessingFailed, under failed/, and its batch can turn done (a step that always fails)', async () => {
@@ -68,16 +72,23 @@ describe('an upload whose attempts never finish', () => {
 
     // Act
     await uploadFile(key, images[0] as Buffer, 'image/png');
-    const batch = await waitFor(async () => {
-      const b = await store.getBatch(clientId, batchId);
-      return b && b.counts.fail === 1 ? b : undefined;
-    }, { timeoutMs: 60_000, what: 'the upload to end as fail' });
+    const batch = await waitFor(
+      async () => {
+        const b = await store.getBatch(clientId, batchId);
+        return b && b.counts.fail === 1 ? b : undefined;
+      },
+      { timeoutMs: 60_000, what: 'the upload to end as fail' },
+    );
     await waitForBridgeIdle();
 
     // Assert: one fail record with its code, nothing pending, the object under failed/, no dead letter.
     expect(batch.counts).toMatchObject({ total: 1, pending: 0, success: 0, fail: 1 });
     const print = await fingerprint(images[0] as Buffer, { maxInputPixels: 100_000_000 });
-    expect(await store.getImage(clientId, batchId, print.fprint)).toMatchObject({ status: 'fail', errorCode: 'ProcessingFailed', restingKey: `failed/${clientId}/${batchId}/cat.png` });
+    expect(await store.getImage(clientId, batchId, print.fprint)).toMatchObject({
+      status: 'fail',
+      errorCode: 'ProcessingFailed',
+      restingKey: `failed/${clientId}/${batchId}/cat.png`,
+    });
     expect(await keysUnder(`failed/${clientId}/${batchId}/`)).toEqual([`failed/${clientId}/${batchId}/cat.png`]);
     expect(await keysUnder(`uploads/${clientId}/${batchId}/`)).toEqual([]);
     expect((await deadLetters()).filter((d) => d.description.includes(batchId))).toEqual([]);
@@ -94,8 +105,20 @@ describe('an upload whose attempts never finish', () => {
     const { batch: opened } = await store.openBatch({ clientId, batchId, now: Date.now(), retentionDays: 30 });
     const upload: UploadRef = { clientId, batchId, key, etag: md5(body), expiresAt: opened.expiresAt };
     const claim: Claim = {
-      clientId, batchId, fprint: print.fprint, claimId: 'died', key, etag: md5(body), fileName: 'huge.png', phash: print.phash,
-      format: print.format, width: print.width, height: print.height, now: Date.now() - 60_000, leaseMs: 1000, expiresAt: opened.expiresAt,
+      clientId,
+      batchId,
+      fprint: print.fprint,
+      claimId: 'died',
+      key,
+      etag: md5(body),
+      fileName: 'huge.png',
+      phash: print.phash,
+      format: print.format,
+      width: print.width,
+      height: print.height,
+      now: Date.now() - 60_000,
+      leaseMs: 1000,
+      expiresAt: opened.expiresAt,
     };
     expect(await store.claim(claim)).toMatchObject({ held: true });
     const limit = Number(stackEnv('INGEST_MAX_ATTEMPTS'));
@@ -106,10 +129,13 @@ describe('an upload whose attempts never finish', () => {
 
     // Act
     await uploadFile(key, body, 'image/png');
-    const record = await waitFor(async () => {
-      const found = await store.getImage(clientId, batchId, print.fprint);
-      return found?.status === 'fail' ? found : undefined;
-    }, { timeoutMs: 30_000, what: 'the record to end as fail' });
+    const record = await waitFor(
+      async () => {
+        const found = await store.getImage(clientId, batchId, print.fprint);
+        return found?.status === 'fail' ? found : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the record to end as fail' },
+    );
     await waitForBridgeIdle();
 
     // Assert: the claim the dead runs left is that fail record; pending became fail; no DetectLabels call.
@@ -152,14 +178,22 @@ describe('an upload whose every run times out, through the dead letters and the 
     const send = s3.send.bind(s3) as (command: unknown) => Promise<unknown>;
     const hangingReads = new Proxy(s3, {
       get: (target, name, receiver) =>
-        name === 'send' ? (command: unknown) => (command instanceof GetObjectCommand ? new Promise(() => undefined) : send(command)) : Reflect.get(target, name, receiver),
+        name === 'send'
+          ? (command: unknown) => (command instanceof GetObjectCommand ? new Promise(() => undefined) : send(command))
+          : Reflect.get(target, name, receiver),
     });
-    const ddb = DynamoDBDocumentClient.from(localDynamoClient(stack.endpoints.dynamodb), { marshallOptions: { removeUndefinedValues: true } });
+    const ddb = DynamoDBDocumentClient.from(localDynamoClient(stack.endpoints.dynamodb), {
+      marshallOptions: { removeUndefinedValues: true },
+    });
     const strict = stack.env.DDB_TRANSACTIONS === 'true';
     private_ = new BatchStore({ ddb, tableName: LOCAL_NAMES.table, transactions: strict, takeBack: takeBack(ddb, LOCAL_NAMES.table) });
     ingest.deps = {
       s3: hangingReads,
-      rekognition: new RekognitionClient({ endpoint: 'http://127.0.0.1:9', region: LOCAL_NAMES.region, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+      rekognition: new RekognitionClient({
+        endpoint: 'http://127.0.0.1:9',
+        region: LOCAL_NAMES.region,
+        credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+      }),
       store: private_,
       config: { ...loadConfig(), tableName: LOCAL_NAMES.table, bucketName: stack.bucket, transactions: strict, maxAttempts: limit },
       logger: new Logger({ serviceName: 'upload-endings', logLevel: 'SILENT' }),
@@ -172,14 +206,17 @@ describe('an upload whose every run times out, through the dead letters and the 
     await stack?.stop();
   });
 
-  it('ends as ProcessingFailed at the sweep\'s delivery after the dead letter, before reading it again', async () => {
+  it("ends as ProcessingFailed at the sweep's delivery after the dead letter, before reading it again", async () => {
     // Arrange
     const batchId = uniqueId('hung');
     const key = `uploads/demo/${batchId}/huge.png`;
 
     // Act: the upload's three receives all time out, then the sweep queues it again.
     await s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: images[0], ContentType: 'image/png' }));
-    await waitFor(() => stack.bridge.deadLetters().some((d) => d.description.includes(batchId)), { timeoutMs: 30_000, what: 'the dead letter' });
+    await waitFor(() => stack.bridge.deadLetters().some((d) => d.description.includes(batchId)), {
+      timeoutMs: 30_000,
+      what: 'the dead letter',
+    });
     const sweep = await stack.reconcile!.sweep();
     await stack.whenIdle(30_000);
 
@@ -202,15 +239,25 @@ describe('a duplicate past the 50 names kept', () => {
     const body = images[2] as Buffer;
     const print = await fingerprint(body, { maxInputPixels: 100_000_000 });
     await uploadFile(`uploads/${clientId}/${batchId}/original.png`, body, 'image/png');
-    await waitFor(async () => (await store.getImage(clientId, batchId, print.fprint))?.status === 'success', { timeoutMs: 30_000, what: 'the original' });
+    await waitFor(async () => (await store.getImage(clientId, batchId, print.fprint))?.status === 'success', {
+      timeoutMs: 30_000,
+      what: 'the original',
+    });
     // 50 at once (each keeps its name: the cap is read before the write, so a few more may keep theirs), then one
     // alone, once 50 names are kept: the last counted keeps no name on the original.
     const names = Array.from({ length: 50 }, (_, i) => `copy-${String(i).padStart(2, '0')}.png`);
-    for (let i = 0; i < names.length; i += 10) await Promise.all(names.slice(i, i + 10).map((name) => uploadFile(`uploads/${clientId}/${batchId}/${name}`, body, 'image/png')));
-    await waitFor(async () => (await store.getBatch(clientId, batchId))?.counts.duplicate === 50, { timeoutMs: 60_000, what: '50 duplicates' });
+    for (let i = 0; i < names.length; i += 10)
+      await Promise.all(names.slice(i, i + 10).map((name) => uploadFile(`uploads/${clientId}/${batchId}/${name}`, body, 'image/png')));
+    await waitFor(async () => (await store.getBatch(clientId, batchId))?.counts.duplicate === 50, {
+      timeoutMs: 60_000,
+      what: '50 duplicates',
+    });
     await waitForBridgeIdle();
     await uploadFile(`uploads/${clientId}/${batchId}/late.png`, body, 'image/png');
-    await waitFor(async () => (await store.getBatch(clientId, batchId))?.counts.duplicate === 51, { timeoutMs: 30_000, what: 'the 51st duplicate' });
+    await waitFor(async () => (await store.getBatch(clientId, batchId))?.counts.duplicate === 51, {
+      timeoutMs: 30_000,
+      what: 'the 51st duplicate',
+    });
     await waitForBridgeIdle();
     expect((await store.getImage(clientId, batchId, print.fprint))?.duplicateFiles).not.toContain('late.png');
 
@@ -288,13 +335,24 @@ describe('an upload whose batch is closed while it is ingested', () => {
   beforeAll(async () => {
     stack = await startTestStack({ reconcile: false, ingestHandler: async () => ({ batchItemFailures: [] }) });
     s3 = localS3Client(stack.endpoints.s3);
-    const ddb = DynamoDBDocumentClient.from(localDynamoClient(stack.endpoints.dynamodb), { marshallOptions: { removeUndefinedValues: true } });
+    const ddb = DynamoDBDocumentClient.from(localDynamoClient(stack.endpoints.dynamodb), {
+      marshallOptions: { removeUndefinedValues: true },
+    });
     const strict = stack.env.DDB_TRANSACTIONS === 'true';
-    hooked = new StoreWithClaimHook({ ddb, tableName: LOCAL_NAMES.table, transactions: strict, takeBack: takeBack(ddb, LOCAL_NAMES.table) });
+    hooked = new StoreWithClaimHook({
+      ddb,
+      tableName: LOCAL_NAMES.table,
+      transactions: strict,
+      takeBack: takeBack(ddb, LOCAL_NAMES.table),
+    });
     deps = {
       s3,
       // Never called: the upload ends before DetectLabels.
-      rekognition: new RekognitionClient({ endpoint: 'http://127.0.0.1:9', region: LOCAL_NAMES.region, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+      rekognition: new RekognitionClient({
+        endpoint: 'http://127.0.0.1:9',
+        region: LOCAL_NAMES.region,
+        credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+      }),
       store: hooked,
       config: { ...loadConfig(), tableName: LOCAL_NAMES.table, bucketName: stack.bucket, transactions: strict },
       logger: new Logger({ serviceName: 'upload-endings', logLevel: 'SILENT' }),
@@ -321,7 +379,12 @@ describe('an upload whose batch is closed while it is ingested', () => {
     };
 
     // Act
-    const result = await processUpload(deps, { bucket: stack.bucket, encodedKey: encodeS3EventKey(key), size: body.length, etag: md5(body) });
+    const result = await processUpload(deps, {
+      bucket: stack.bucket,
+      encodedKey: encodeS3EventKey(key),
+      size: body.length,
+      etag: md5(body),
+    });
 
     // Assert: the close made it done; the upload did not count as pending in it, and ended as a BatchClosed record.
     expect(closedDone).toEqual(expect.any(Number));

@@ -36,7 +36,9 @@ describe('API keys', () => {
   });
 
   it('never replace a key registered to another client', () => {
-    expect(putApiKeyRequest('T', 'acme', hashApiKey('k'.repeat(20)), 1).ConditionExpression).toBe('attribute_not_exists(batch_id) OR owner_id = :owner');
+    expect(putApiKeyRequest('T', 'acme', hashApiKey('k'.repeat(20)), 1).ConditionExpression).toBe(
+      'attribute_not_exists(batch_id) OR owner_id = :owner',
+    );
   });
 
   it('hash to the key item address deterministically', () => {

@@ -31,7 +31,11 @@ describe('toHttpError', () => {
     [new InvalidApiKeyError('bad key'), 401, 'unauthorized'],
     [new BatchNotFoundError(`batch B not found`, { batchId: 'B' }), 404, 'not_found'],
     [new ImageNotFoundError(`image f not found in batch B`, { batchId: 'B', fprint: 'f' }), 404, 'not_found'],
-    [new FileTooLargeError(`${10} bytes is more than the ${5} bytes accepted per file`, { parameter: 'files[0].size', size: 10, max: 5 }), 413, 'file_too_large'],
+    [
+      new FileTooLargeError(`${10} bytes is more than the ${5} bytes accepted per file`, { parameter: 'files[0].size', size: 10, max: 5 }),
+      413,
+      'file_too_large',
+    ],
     [new StoreThrottledError('slow down'), 429, 'throttled'],
     [new Error('boom'), 500, 'internal_error'],
     ['a string', 500, 'internal_error'],
@@ -50,7 +54,9 @@ describe('toHttpError', () => {
   });
 
   it('gives a foreign batch and a missing one the same answer', () => {
-    expect(toHttpError(new BatchNotFoundError(`batch B not found`, { batchId: 'B' }))).toEqual(toHttpError(new BatchNotFoundError(`batch B not found`, { batchId: 'B' })));
+    expect(toHttpError(new BatchNotFoundError(`batch B not found`, { batchId: 'B' }))).toEqual(
+      toHttpError(new BatchNotFoundError(`batch B not found`, { batchId: 'B' })),
+    );
   });
 });
 

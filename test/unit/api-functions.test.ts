@@ -36,7 +36,11 @@ describe('which function serves a request', () => {
   });
 
   it('matches a path variable only to a whole, non-empty segment', () => {
-    expect([pathMatches('/v1/batches/{batchId}', '/v1/batches/b1'), pathMatches('/v1/batches/{batchId}', '/v1/batches/'), pathMatches('/v1/batches/{batchId}', '/v1/batches/b1/images')]).toEqual([true, false, false]);
+    expect([
+      pathMatches('/v1/batches/{batchId}', '/v1/batches/b1'),
+      pathMatches('/v1/batches/{batchId}', '/v1/batches/'),
+      pathMatches('/v1/batches/{batchId}', '/v1/batches/b1/images'),
+    ]).toEqual([true, false, false]);
   });
 
   it('gives every route one of the API functions', () => {
@@ -50,7 +54,11 @@ describe('which function serves a request', () => {
   });
 
   it('gives the batches function the batch lifecycle writes, reviews and the S3 work (export, erasure) alone', () => {
-    expect(routeTargets().filter((t) => t.function === 'batches').map((t) => `${t.method} ${t.path}`)).toEqual([
+    expect(
+      routeTargets()
+        .filter((t) => t.function === 'batches')
+        .map((t) => `${t.method} ${t.path}`),
+    ).toEqual([
       'POST /v1/batches',
       'POST /v1/batches/{batchId}/uploads',
       'POST /v1/batches/{batchId}:close',

@@ -46,7 +46,12 @@ const normal = (url: string) => {
 };
 
 const sdkSigned = async (s3: S3Client, key: string) =>
-  normal(await getSignedUrl(s3, new GetObjectCommand({ Bucket: 'images-bucket', Key: key }), { expiresIn: 1200, signingDate: new Date(WINDOW_START) }));
+  normal(
+    await getSignedUrl(s3, new GetObjectCommand({ Bucket: 'images-bucket', Key: key }), {
+      expiresIn: 1200,
+      signingDate: new Date(WINDOW_START),
+    }),
+  );
 
 describe('ImageLinkSigner', () => {
   it.each([
@@ -73,9 +78,16 @@ describe('ImageLinkSigner', () => {
     expect(next.thumbnailUrl).not.toBe(first.thumbnailUrl);
   });
 
-  it('keeps a window\'s URLs in one signer: the same URL again within it, a new one once the next window starts', async () => {
+  it("keeps a window's URLs in one signer: the same URL again within it, a new one once the next window starts", async () => {
     let now = WINDOW_START + 1;
-    const kept = new ImageLinkSigner({ bucket: 'images-bucket', region: 'eu-west-1', credentials, seconds: 900, windowSeconds: 300, now: () => now });
+    const kept = new ImageLinkSigner({
+      bucket: 'images-bucket',
+      region: 'eu-west-1',
+      credentials,
+      seconds: 900,
+      windowSeconds: 300,
+      now: () => now,
+    });
 
     const first = await kept.linksOf(image());
     now = WINDOW_START + 299_999;
@@ -99,9 +111,24 @@ describe('ImageLinkSigner', () => {
   });
 
   it.each([
-    ['a failure rejected after its decode', image({ status: 'fail', fprint: 'fail-abc', errorCode: 'ImageTooSmall', restingKey: 'failed/acme/holiday/tiny.png' }), 'fail-abc', null],
-    ['an image Rekognition refused', image({ status: 'fail', errorCode: 'DetectionRejected', restingKey: 'failed/acme/holiday/x.png' }), '0123456789abcdef0123456789abcdef', null],
-    ['a file never decoded', image({ status: 'fail', fprint: 'fail-def', errorCode: 'NotAnImage', restingKey: 'failed/acme/holiday/x.txt' }), null, null],
+    [
+      'a failure rejected after its decode',
+      image({ status: 'fail', fprint: 'fail-abc', errorCode: 'ImageTooSmall', restingKey: 'failed/acme/holiday/tiny.png' }),
+      'fail-abc',
+      null,
+    ],
+    [
+      'an image Rekognition refused',
+      image({ status: 'fail', errorCode: 'DetectionRejected', restingKey: 'failed/acme/holiday/x.png' }),
+      '0123456789abcdef0123456789abcdef',
+      null,
+    ],
+    [
+      'a file never decoded',
+      image({ status: 'fail', fprint: 'fail-def', errorCode: 'NotAnImage', restingKey: 'failed/acme/holiday/x.txt' }),
+      null,
+      null,
+    ],
     ['an image still being classified', image({ status: 'processing', restingKey: undefined }), null, null],
   ] as const)('gives %s its thumbnail, or none, and no image URL', async (_what, record, thumbnailFprint, imageUrl) => {
     const links = await signer().linksOf(record);

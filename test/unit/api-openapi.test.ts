@@ -6,7 +6,18 @@ import { apiRoutes } from '../../lib/api/routes';
 const LIMITS = { maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 500, maxUploadBytes: 50 * 1024 * 1024 };
 const routes = apiRoutes(LIMITS);
 const doc = buildOpenApiDocument(routes) as {
-  paths: Record<string, Record<string, { parameters: { name: string; in: string; required: boolean }[]; responses: Record<string, unknown>; requestBody?: unknown; security: unknown[] }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters: { name: string; in: string; required: boolean }[];
+        responses: Record<string, unknown>;
+        requestBody?: unknown;
+        security: unknown[];
+      }
+    >
+  >;
   components: { schemas: Record<string, unknown> };
 };
 /**
@@ -75,7 +86,9 @@ describe('OpenAPI document', () => {
   });
 
   it('lists every query parameter of GET /v1/images', () => {
-    const names = operation('get', '/v1/images').parameters.filter((p) => p.in === 'query').map((p) => p.name);
+    const names = operation('get', '/v1/images')
+      .parameters.filter((p) => p.in === 'query')
+      .map((p) => p.name);
 
     expect(names.sort()).toEqual(['cat', 'cursor', 'fprint', 'from', 'limit', 'status', 'to']);
   });
@@ -96,7 +109,10 @@ describe('OpenAPI document', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         if (op.security.length === 0) continue;
-        expect([`${method} ${path}`, Object.keys(op.responses)]).toEqual([`${method} ${path}`, expect.arrayContaining(['400', '401', '500'])]);
+        expect([`${method} ${path}`, Object.keys(op.responses)]).toEqual([
+          `${method} ${path}`,
+          expect.arrayContaining(['400', '401', '500']),
+        ]);
       }
     }
   });
@@ -123,14 +139,19 @@ describe('OpenAPI document', () => {
   });
 
   it('serves the web app without authentication, as HTML (the page signs in itself)', () => {
-    const page = operation('get', '/') as unknown as { security: unknown[]; responses: Record<string, { content: Record<string, unknown> }> };
+    const page = operation('get', '/') as unknown as {
+      security: unknown[];
+      responses: Record<string, { content: Record<string, unknown> }>;
+    };
 
     expect([page.security, Object.keys(page.responses['200']?.content ?? {})]).toEqual([[], ['text/html']]);
   });
 
   it('keeps every /v1 route behind the API key except the document itself', () => {
     const open = Object.entries(doc.paths).flatMap(([path, ops]) =>
-      Object.entries(ops).filter(([, op]) => op.security.length === 0).map(([m]) => `${m.toUpperCase()} ${path}`),
+      Object.entries(ops)
+        .filter(([, op]) => op.security.length === 0)
+        .map(([m]) => `${m.toUpperCase()} ${path}`),
     );
 
     expect(open.sort()).toEqual(['GET /', 'GET /app/{asset}', 'GET /v1/openapi.json']);

@@ -83,7 +83,9 @@ describe('the attribute table', () => {
   });
 
   it('reads the receipt time of an image still being classified as its upload time', () => {
-    expect(toImage({ batch_id: 'acme#b', img_fprint: 'f', client_id: 'acme', op_status: 'processing', received_ts: 5, ttl: 9 }).uploadedAt).toBe(5);
+    expect(
+      toImage({ batch_id: 'acme#b', img_fprint: 'f', client_id: 'acme', op_status: 'processing', received_ts: 5, ttl: 9 }).uploadedAt,
+    ).toBe(5);
   });
 
   it('reads a batch back to the same domain object, counters included', () => {
@@ -102,7 +104,15 @@ describe('the attribute table', () => {
 
     const item = toBatchItem(batch);
 
-    expect(item).toMatchObject({ batch_id: 'acme#holiday', img_fprint: BATCH_SK, owner_id: 'acme', n_total: 3, n_pending: 1, closed: true, closed_ts: 5 });
+    expect(item).toMatchObject({
+      batch_id: 'acme#holiday',
+      img_fprint: BATCH_SK,
+      owner_id: 'acme',
+      n_total: 3,
+      n_pending: 1,
+      closed: true,
+      closed_ts: 5,
+    });
     expect(toBatch(item)).toEqual(batch);
   });
 });

@@ -119,15 +119,18 @@ describe('API validation', () => {
     expect(calls[0]?.args[2]).toEqual(bits === undefined ? {} : { maxDistance: bits });
   });
 
-  it.each(['25', '64', '65', '-1', 'abc', '1.5', '1e1', '', ' 5', '0x10'])('answers 400 naming maxDistance for maxDistance=%p', async (maxDistance) => {
-    const { call, calls } = setup();
+  it.each(['25', '64', '65', '-1', 'abc', '1.5', '1e1', '', ' 5', '0x10'])(
+    'answers 400 naming maxDistance for maxDistance=%p',
+    async (maxDistance) => {
+      const { call, calls } = setup();
 
-    const res = await call('GET', `/v1/batches/${BATCH}/similar`, { query: { maxDistance } });
+      const res = await call('GET', `/v1/batches/${BATCH}/similar`, { query: { maxDistance } });
 
-    expect(res.status).toBe(400);
-    expect(res.body.error).toEqual({ code: 'invalid_parameter', message: 'maxDistance: must be a whole number of bits from 0 to 24' });
-    expect(calls).toEqual([]);
-  });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toEqual({ code: 'invalid_parameter', message: 'maxDistance: must be a whole number of bits from 0 to 24' });
+      expect(calls).toEqual([]);
+    },
+  );
 
   it('answers 400 naming a bad batch id in the path', async () => {
     const { call } = setup();
@@ -144,7 +147,15 @@ describe('API validation', () => {
     [{ files: [{ name: 'a.jpg', contentType: 'text/plain', size: 1 }] }, 'body.files[0].contentType'],
     [{ files: [{ name: '../x.jpg', contentType: 'image/jpeg', size: 1 }] }, 'body.files[0].name'],
     [{ files: [{ name: 'a.jpg', contentType: 'image/jpeg', size: 0 }] }, 'body.files[0].size'],
-    [{ files: [{ name: 'a.jpg', contentType: 'image/jpeg', size: 1 }, { name: 'a.jpg', contentType: 'image/png', size: 1 }] }, 'body.files[1].name'],
+    [
+      {
+        files: [
+          { name: 'a.jpg', contentType: 'image/jpeg', size: 1 },
+          { name: 'a.jpg', contentType: 'image/png', size: 1 },
+        ],
+      },
+      'body.files[1].name',
+    ],
     [{ files: Array.from({ length: 4 }, (_, i) => ({ name: `${i}.jpg`, contentType: 'image/jpeg', size: 1 })) }, 'body.files'],
     [{ colour: 'red' }, 'body.colour'],
   ])('answers 400 naming the body field for %j', async (body, parameter) => {

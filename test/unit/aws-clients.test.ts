@@ -9,7 +9,12 @@ describe('AWS clients', () => {
   const saved = { ...process.env };
   beforeAll(() => {
     // A client configured as the local stack configures it (path style), with a region and credentials to sign with.
-    Object.assign(process.env, { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', S3_FORCE_PATH_STYLE: 'true' });
+    Object.assign(process.env, {
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      S3_FORCE_PATH_STYLE: 'true',
+    });
   });
   afterAll(() => {
     process.env = saved;
@@ -35,7 +40,11 @@ describe('AWS clients', () => {
       },
       { step: 'finalizeRequest', name: 'capture' },
     );
-    for (const command of [new GetObjectCommand({ Bucket: 'b', Key: 'one' }), new GetObjectCommand({ Bucket: 'b', Key: 'two' }), new PutObjectCommand({ Bucket: 'b', Key: 'three', Body: 'x' })]) {
+    for (const command of [
+      new GetObjectCommand({ Bucket: 'b', Key: 'one' }),
+      new GetObjectCommand({ Bucket: 'b', Key: 'two' }),
+      new PutObjectCommand({ Bucket: 'b', Key: 'three', Body: 'x' }),
+    ]) {
       await expect(s3.send(command)).rejects.toThrow('not sent');
     }
     expect(seen.map((s) => s.replace(/\?.*$/, ''))).toEqual(['GET /b/one', 'GET /b/two', 'PUT /b/three']);

@@ -24,10 +24,14 @@ describe('sample events captured from the local stack', () => {
 
     // Assert
     expect(JSON.parse(record?.body ?? '')).toEqual(s3ObjectCreatedEvent());
-    expect(record?.md5OfBody).toBe(createHash('md5').update(record?.body ?? '').digest('hex'));
+    expect(record?.md5OfBody).toBe(
+      createHash('md5')
+        .update(record?.body ?? '')
+        .digest('hex'),
+    );
   });
 
-  it('include a payload 2.0 GET of a batch\'s images with its query', () => {
+  it("include a payload 2.0 GET of a batch's images with its query", () => {
     // Act
     const event = apiGetBatchImagesEvent();
 

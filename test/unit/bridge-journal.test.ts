@@ -118,7 +118,12 @@ describe('QueueJournal', () => {
     journal.close();
 
     // Assert
-    expect(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).messageId)).toEqual(['b', 'c']);
+    expect(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).messageId),
+    ).toEqual(['b', 'c']);
   });
 
   it('ignores a rewrite a crash left unfinished: the journal itself is whole', () => {
@@ -171,7 +176,11 @@ describe('QueueJournal', () => {
     const journal = new QueueJournal(file);
 
     // Assert
-    const reported = (what: string) => out.split('\n').filter((line) => line.startsWith(`${what} `)).map((line) => line.slice(what.length + 1));
+    const reported = (what: string) =>
+      out
+        .split('\n')
+        .filter((line) => line.startsWith(`${what} `))
+        .map((line) => line.slice(what.length + 1));
     const deleted = new Set(reported('deleted'));
     const live = new Set(idsOf(journal));
     expect(reported('sent').filter((id) => !deleted.has(id) && !live.has(id))).toEqual([]);

@@ -21,8 +21,11 @@ describe('encodeS3EventKey', () => {
     ['parentheses', 'uploads/c/b/cat (1).jpg', 'uploads/c/b/cat+%281%29.jpg'],
     ['unicode as UTF-8 bytes', 'uploads/c/b/café 猫.png', 'uploads/c/b/caf%C3%A9+%E7%8C%AB.png'],
     ['an emoji (4 bytes)', 'uploads/c/b/😺.jpg', 'uploads/c/b/%F0%9F%98%BA.jpg'],
-    ['reserved characters', 'uploads/c/b/a=b&c;d:e,f?g@h$i#j~k!l\'m.jpg',
-      'uploads/c/b/a%3Db%26c%3Bd%3Ae%2Cf%3Fg%40h%24i%23j%7Ek%21l%27m.jpg'],
+    [
+      'reserved characters',
+      "uploads/c/b/a=b&c;d:e,f?g@h$i#j~k!l'm.jpg",
+      'uploads/c/b/a%3Db%26c%3Bd%3Ae%2Cf%3Fg%40h%24i%23j%7Ek%21l%27m.jpg',
+    ],
   ])('encodes %s as S3 event notifications do', (_name, key, expected) => {
     // Act
     const encoded = encodeS3EventKey(key);
@@ -124,7 +127,12 @@ describe('LocalQueue', () => {
 
     // Assert
     expect(batches.every((b) => b.length <= 10)).toBe(true);
-    expect(batches.flat().map((r) => r.body).sort()).toEqual(Array.from({ length: 25 }, (_, i) => `m${i}`).sort());
+    expect(
+      batches
+        .flat()
+        .map((r) => r.body)
+        .sort(),
+    ).toEqual(Array.from({ length: 25 }, (_, i) => `m${i}`).sort());
   });
 
   it('gives each record the SQS shape: ids, md5 of the body, receive count, source ARN', async () => {
@@ -230,7 +238,10 @@ describe('LocalQueue', () => {
     expect(bridge.deadLetters()).toEqual([
       expect.objectContaining({ messageId: poisonId, body: 'poison', receiveCount: 3, lastError: 'reported in batchItemFailures' }),
     ]);
-    const persisted = readFileSync(dlqFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const persisted = readFileSync(dlqFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(persisted).toEqual([expect.objectContaining({ messageId: poisonId })]);
     expect(logs.some((l) => l.includes('dead-lettered'))).toBe(true);
   });
@@ -259,7 +270,7 @@ describe('LocalQueue', () => {
     expect(bridge.stats()).toMatchObject({ succeeded: 1, deadLettered: 1 });
   });
 
-  it('shows earlier runs\' dead letters read back from the dead-letter file', async () => {
+  it("shows earlier runs' dead letters read back from the dead-letter file", async () => {
     // Arrange
     const dlqFile = path.join(mkdtempSync(path.join(tmpdir(), 'bridge-')), 'dlq.jsonl');
     const first = recordingBridge(async () => Promise.reject(new Error('always')), { maxReceiveCount: 1, dlqFile });
@@ -333,13 +344,19 @@ describe('LocalQueue', () => {
     // Arrange: the first receive hands the message back for 1 s (the ingest finding a claim still leased).
     const visibility = new LocalMessageVisibility();
     const receivedAt: number[] = [];
-    const { bridge, deliveries } = recordingBridge(async (event) => {
-      receivedAt.push(Date.now());
-      if (receivedAt.length > 1) return { batchItemFailures: [] };
-      const [record] = event.Records as [SQSRecord];
-      await visibility.retryLater([{ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: 1 }], () => undefined);
-      return { batchItemFailures: [{ itemIdentifier: record.messageId }] };
-    }, { visibility });
+    const { bridge, deliveries } = recordingBridge(
+      async (event) => {
+        receivedAt.push(Date.now());
+        if (receivedAt.length > 1) return { batchItemFailures: [] };
+        const [record] = event.Records as [SQSRecord];
+        await visibility.retryLater(
+          [{ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: 1 }],
+          () => undefined,
+        );
+        return { batchItemFailures: [{ itemIdentifier: record.messageId }] };
+      },
+      { visibility },
+    );
 
     // Act
     bridge.send('leased');
@@ -358,7 +375,10 @@ describe('LocalQueue', () => {
     const first = recordingBridge(
       async (event) => {
         const [record] = event.Records as [SQSRecord];
-        await visibility.retryLater([{ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: 1.5 }], () => undefined);
+        await visibility.retryLater(
+          [{ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: 1.5 }],
+          () => undefined,
+        );
         return { batchItemFailures: [{ itemIdentifier: record.messageId }] };
       },
       { journalFile, batchWindowMs: 0, visibility },
@@ -410,7 +430,12 @@ describe('LocalQueue', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'bridge-'));
     const journalFile = path.join(dir, 'queue.journal');
     const dlqFile = path.join(dir, 'dlq.jsonl');
-    const first = recordingBridge(() => new Promise(() => undefined), { journalFile, batchWindowMs: 0, maxReceiveCount: 1, invocationTimeoutMs: 200 });
+    const first = recordingBridge(() => new Promise(() => undefined), {
+      journalFile,
+      batchWindowMs: 0,
+      maxReceiveCount: 1,
+      invocationTimeoutMs: 200,
+    });
     first.bridge.send('crashes the handler');
     await new Promise((resolve) => setTimeout(resolve, 20));
     await first.bridge.stop(10);

@@ -44,7 +44,11 @@ function plain(value: unknown, seen = new Set<unknown>()): unknown {
 
 describe('inlineSchemaKeys', () => {
   it('writes a computed key naming a string constant as that string, and leaves every other bracket alone', () => {
-    const source = ['const _hH = "httpHeader";', 'const _B = "Bucket";', 'export var S$ = [3, n0, _B, 0, [_B, _hH], [[0, { [_hH]: _B, [other]: 1 }], [0, {[_hH]:_B}]]];'].join('\n');
+    const source = [
+      'const _hH = "httpHeader";',
+      'const _B = "Bucket";',
+      'export var S$ = [3, n0, _B, 0, [_B, _hH], [[0, { [_hH]: _B, [other]: 1 }], [0, {[_hH]:_B}]]];',
+    ].join('\n');
 
     expect(inlineSchemaKeys(source).split('\n')[2]).toBe(
       'export var S$ = [3, n0, _B, 0, [_B, _hH], [[0, { "httpHeader": _B, [other]: 1 }], [0, {"httpHeader":_B}]]];',
@@ -60,11 +64,13 @@ describe('SDK schemas in a bundle', () => {
     const after = load(inlined);
 
     expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
-    for (const name of Object.keys(before).filter((n) => n.endsWith('$'))) expect([name, plain(after[name])]).toEqual([name, plain(before[name])]);
+    for (const name of Object.keys(before).filter((n) => n.endsWith('$')))
+      expect([name, plain(after[name])]).toEqual([name, plain(before[name])]);
   });
 
   it("keeps only the operations a bundle sends: S3's PutObject without its bucket configuration shapes", async () => {
-    const source = "import { S3Client, PutObjectCommand } from '@aws-sdk/client-s3'; export const put = (p) => new S3Client({}).send(new PutObjectCommand(p));";
+    const source =
+      "import { S3Client, PutObjectCommand } from '@aws-sdk/client-s3'; export const put = (p) => new S3Client({}).send(new PutObjectCommand(p));";
     const [whole, shaken] = await Promise.all([bundle(source, []), bundle(source, [treeShakableSchemas])]);
 
     expect(whole).toContain('"AnalyticsConfiguration"');
@@ -76,7 +82,10 @@ describe('SDK schemas in a bundle', () => {
   it("gives the SDK's user agent the client's version from a package.json cut to name and version", async () => {
     const source = "export { default as info } from '@aws-sdk/client-sqs/package.json';";
     const { info } = load(await bundle(source, [sdkPackageVersions])) as { info: Record<string, unknown> };
-    const { name, version } = JSON.parse(readFileSync(require.resolve('@aws-sdk/client-sqs/package.json'), 'utf8')) as { name: string; version: string };
+    const { name, version } = JSON.parse(readFileSync(require.resolve('@aws-sdk/client-sqs/package.json'), 'utf8')) as {
+      name: string;
+      version: string;
+    };
 
     expect(info).toEqual({ name, version });
   });

@@ -45,7 +45,12 @@ describe('the queues a deployed function is given', () => {
     ['batches', 'ERASE_QUEUE_URL'],
     ['callbacks', 'CALLBACK_QUEUE_URL'],
   ])('a missing queue stops the %s function at cold start, naming %s', (fn, name) => {
-    const env = { ...INGEST_WIRING, ERASE_QUEUE_URL: 'https://sqs.example/erase', CURSOR_SECRET: 'c'.repeat(32), CALLBACK_SIGNING_KEY: 'k'.repeat(32) };
+    const env = {
+      ...INGEST_WIRING,
+      ERASE_QUEUE_URL: 'https://sqs.example/erase',
+      CURSOR_SECRET: 'c'.repeat(32),
+      CALLBACK_SIGNING_KEY: 'k'.repeat(32),
+    };
     delete (env as Record<string, string>)[name];
     expect(() =>
       withEnv(env, () =>
@@ -77,7 +82,9 @@ describe('INGEST_PARALLELISM', () => {
   });
 
   it('defaults to 4 and takes a valid count', () => {
-    expect([withEnv({}, loadIngestConfig).parallelism, withEnv({ INGEST_PARALLELISM: '16' }, loadIngestConfig).parallelism]).toEqual([4, 16]);
+    expect([withEnv({}, loadIngestConfig).parallelism, withEnv({ INGEST_PARALLELISM: '16' }, loadIngestConfig).parallelism]).toEqual([
+      4, 16,
+    ]);
   });
 });
 
@@ -101,7 +108,9 @@ describe('other numbers from the environment', () => {
 
 describe('secrets from the environment', () => {
   it('refuses a missing or short key, naming it, and takes one long enough', () => {
-    expect(() => withEnv({}, () => requiredSecret('CURSOR_SECRET', 32))).toThrow(new ConfigError('missing required environment variable CURSOR_SECRET'));
+    expect(() => withEnv({}, () => requiredSecret('CURSOR_SECRET', 32))).toThrow(
+      new ConfigError('missing required environment variable CURSOR_SECRET'),
+    );
     expect(() => withEnv({ CURSOR_SECRET: 'short' }, () => requiredSecret('CURSOR_SECRET', 32))).toThrow(
       new ConfigError('environment variable CURSOR_SECRET must be at least 32 characters'),
     );

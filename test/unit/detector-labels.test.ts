@@ -166,9 +166,7 @@ describe('passesFilters', () => {
   });
 
   test('a category exclusion filter removes a label that a label inclusion filter names', () => {
-    expect(
-      passesFilters(cat, { LabelInclusionFilters: ['Cat'], LabelCategoryExclusionFilters: ['Animals and Pets'] }),
-    ).toBe(false);
+    expect(passesFilters(cat, { LabelInclusionFilters: ['Cat'], LabelCategoryExclusionFilters: ['Animals and Pets'] })).toBe(false);
   });
 
   test('an inclusion filter for another label leaves this one out', () => {

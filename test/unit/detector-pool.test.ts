@@ -43,9 +43,7 @@ describe('ICECAT_DETECTOR_WORKERS', () => {
     const read = (): number => withWorkersEnv(value, () => detectorWorkers());
 
     // Assert
-    expect(read).toThrow(
-      new ConfigError(`environment variable ICECAT_DETECTOR_WORKERS must be an integer in 1..64, got "${value}"`),
-    );
+    expect(read).toThrow(new ConfigError(`environment variable ICECAT_DETECTOR_WORKERS must be an integer in 1..64, got "${value}"`));
   });
 
   test('the endpoint refuses to start with ICECAT_DETECTOR_WORKERS=0', async () => {

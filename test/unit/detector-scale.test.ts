@@ -86,7 +86,7 @@ describe('labels on the scale', () => {
     expect([kept.map((l) => [l.Name, l.Confidence]).slice(0, 1), dropped]).toEqual([[['Cat', 68]], []]);
   });
 
-  test('a cat detection at the old local cat threshold (0.20) is a cat at Rekognition\'s 80', () => {
+  test("a cat detection at the old local cat threshold (0.20) is a cat at Rekognition's 80", () => {
     // Act
     const labels = toLabels([detection(0.2)], { minConfidence: LOCAL_REKOGNITION_MIN_CONFIDENCE, maxLabels: 1000 });
 

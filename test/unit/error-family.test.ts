@@ -18,16 +18,20 @@ function sources(dir: string): string[] {
 
 /** Every class declared in these folders: [file, class name, what it extends]. */
 function classes(dirs: string[]): [string, string, string | undefined][] {
-  return dirs.flatMap(sources).flatMap((file) =>
-    [...readFileSync(join(root, file), 'utf8').matchAll(/^\s*(?:export\s+)?(?:abstract\s+)?class\s+(\w+)(?:\s+extends\s+([\w.]+))?/gm)].map(
-      (m): [string, string, string | undefined] => [file, m[1] as string, m[2]],
-    ),
-  );
+  return dirs
+    .flatMap(sources)
+    .flatMap((file) =>
+      [
+        ...readFileSync(join(root, file), 'utf8').matchAll(/^\s*(?:export\s+)?(?:abstract\s+)?class\s+(\w+)(?:\s+extends\s+([\w.]+))?/gm),
+      ].map((m): [string, string, string | undefined] => [file, m[1] as string, m[2]]),
+    );
 }
 
 describe('the error family', () => {
   test('no class in lib/ or functions/ extends a built-in error: each extends IceCatError (lib/errors.ts)', () => {
-    const direct = classes(['lib', 'functions']).filter(([file, , base]) => file !== 'lib/errors.ts' && /^(Error|RangeError|TypeError)$/.test(base ?? ''));
+    const direct = classes(['lib', 'functions']).filter(
+      ([file, , base]) => file !== 'lib/errors.ts' && /^(Error|RangeError|TypeError)$/.test(base ?? ''),
+    );
     expect(direct).toEqual([]);
   });
 
@@ -65,7 +69,11 @@ describe('the error family', () => {
     const err = new BatchClosedError('batch b1 was closed before this upload was counted', { batchId: 'b1' });
 
     expect([err.message, err.batchId]).toEqual(['batch b1 was closed before this upload was counted', 'b1']);
-    expect(toHttpError(err)).toMatchObject({ status: 409, code: 'batch_closed', message: 'batch b1 was closed before this upload was counted' });
+    expect(toHttpError(err)).toMatchObject({
+      status: 409,
+      code: 'batch_closed',
+      message: 'batch b1 was closed before this upload was counted',
+    });
   });
 
   test('every error keeps its cause and has a stable code', () => {
@@ -79,8 +87,16 @@ describe('the error family', () => {
 
   test('the API answers the code the error carries, by one table', () => {
     expect(toHttpError(new BatchNotFoundError(`batch b not found`, { batchId: 'b' }))).toMatchObject({ status: 404, code: 'not_found' });
-    expect(toHttpError(new BatchClosedError(`batch b is closed`, { batchId: 'b' }))).toMatchObject({ status: 409, code: 'batch_closed', message: 'batch b is closed' });
-    expect(toHttpError(new StoreThrottledError('x'))).toEqual({ status: 429, code: 'throttled', message: 'too many requests; retry later' });
+    expect(toHttpError(new BatchClosedError(`batch b is closed`, { batchId: 'b' }))).toMatchObject({
+      status: 409,
+      code: 'batch_closed',
+      message: 'batch b is closed',
+    });
+    expect(toHttpError(new StoreThrottledError('x'))).toEqual({
+      status: 429,
+      code: 'throttled',
+      message: 'too many requests; retry later',
+    });
   });
 
   test('a code of the family that the API does not answer is a 500 that shows nothing', () => {

@@ -28,7 +28,10 @@ const image = (over: Partial<ExportImage> = {}): ExportImage => ({
   ...over,
 });
 
-async function fileOf(pages: ExportImage[][], context = { catMinConfidence: 80, doneAt: T }): Promise<{ text: string; rows: number; chunks: number }> {
+async function fileOf(
+  pages: ExportImage[][],
+  context = { catMinConfidence: 80, doneAt: T },
+): Promise<{ text: string; rows: number; chunks: number }> {
   let text = '';
   let rows = 0;
   let chunks = 0;
@@ -71,7 +74,17 @@ describe('the MegaDetector results file', () => {
       ],
       [
         image({ fprint: 'f2', fileName: 'empty.jpg', isCat: false, cats: [], boxes: [] }),
-        image({ fprint: 'fail-1', fileName: 'broken.jpg', status: 'fail', isCat: null, error: { code: 'CorruptImage' }, cats: undefined, boxes: undefined, width: undefined, height: undefined }),
+        image({
+          fprint: 'fail-1',
+          fileName: 'broken.jpg',
+          status: 'fail',
+          isCat: null,
+          error: { code: 'CorruptImage' },
+          cats: undefined,
+          boxes: undefined,
+          width: undefined,
+          height: undefined,
+        }),
         image({ fprint: 'f3', fileName: 'late.jpg', status: 'processing', isCat: null, cats: undefined, boxes: undefined }),
       ],
     ];
@@ -133,7 +146,9 @@ describe('the MegaDetector results file', () => {
   });
 
   it('streams: one chunk per page between its start and its end', async () => {
-    const pages = Array.from({ length: 5 }, (_, p) => Array.from({ length: 3 }, (_, i) => image({ fprint: `f${p}-${i}`, fileName: `${p}-${i}.jpg` })));
+    const pages = Array.from({ length: 5 }, (_, p) =>
+      Array.from({ length: 3 }, (_, i) => image({ fprint: `f${p}-${i}`, fileName: `${p}-${i}.jpg` })),
+    );
 
     const { text, chunks, rows } = await fileOf(pages);
 
@@ -142,7 +157,12 @@ describe('the MegaDetector results file', () => {
   });
 
   it("carries a person's verdict as the entry's review, its duplicates' too, and still follows the rules", async () => {
-    const { text } = await fileOf([[image({ isCat: false, review: { isCat: false, note: 'a statue' }, duplicates: 1, duplicateFiles: ['copy.jpg'] }), image({ fprint: 'f9', fileName: 'other.jpg' })]]);
+    const { text } = await fileOf([
+      [
+        image({ isCat: false, review: { isCat: false, note: 'a statue' }, duplicates: 1, duplicateFiles: ['copy.jpg'] }),
+        image({ fprint: 'f9', fileName: 'other.jpg' }),
+      ],
+    ]);
     const entries = JSON.parse(text).images;
 
     expect(megadetectorProblems(text)).toEqual([]);
@@ -150,7 +170,9 @@ describe('the MegaDetector results file', () => {
   });
 
   it('names the local detector by its model and Rekognition by its version', () => {
-    expect(detectorName('centernet-mobilenetv3-coco80 (@vladmandic/human 3.3.6, local)')).toBe('centernet-mobilenetv3-coco80 (@vladmandic/human 3.3.6, local)');
+    expect(detectorName('centernet-mobilenetv3-coco80 (@vladmandic/human 3.3.6, local)')).toBe(
+      'centernet-mobilenetv3-coco80 (@vladmandic/human 3.3.6, local)',
+    );
     expect(detectorName('3.0')).toBe('Amazon Rekognition DetectLabels 3.0');
   });
 
@@ -173,14 +195,16 @@ describe('the MegaDetector results file', () => {
   });
 
   it('tells a file that breaks the rules (the checker can fail)', () => {
-    expect(megadetectorProblems('{"info": {"format_version": 1.6}, "images": [{"file": "a", "failure": "x", "detections": []}], "detection_categories": {"1": "cat"}}')).toEqual([
-      'format_version is not a string',
-      'image 0 has a failure but detections [], not null',
-    ]);
-    expect(megadetectorProblems('{"info": {"format_version": "1.6"}, "images": [{"file": "a", "detections": [{"category": "1", "conf": 1, "bbox": [0, 0, 1, 1]}]}], "detection_categories": {"1": " "}}')).toEqual([
-      'category 1 has a blank name',
-      'conf 1 is written as an integer',
-    ]);
+    expect(
+      megadetectorProblems(
+        '{"info": {"format_version": 1.6}, "images": [{"file": "a", "failure": "x", "detections": []}], "detection_categories": {"1": "cat"}}',
+      ),
+    ).toEqual(['format_version is not a string', 'image 0 has a failure but detections [], not null']);
+    expect(
+      megadetectorProblems(
+        '{"info": {"format_version": "1.6"}, "images": [{"file": "a", "detections": [{"category": "1", "conf": 1, "bbox": [0, 0, 1, 1]}]}], "detection_categories": {"1": " "}}',
+      ),
+    ).toEqual(['category 1 has a blank name', 'conf 1 is written as an integer']);
   });
 });
 

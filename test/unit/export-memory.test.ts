@@ -43,7 +43,10 @@ const pageOf = (n: number, at: number): ExportImage[] =>
  * Runs `pages` through a stage and the export's own writer and sink; as the source makes each page after the first,
  * it collects garbage and says whether the page before is still reachable.
  */
-async function previousPageAlive(stage: (pages: AsyncIterable<ExportImage[]>) => AsyncIterable<ExportImage[]>, format: ExportFormat): Promise<boolean[]> {
+async function previousPageAlive(
+  stage: (pages: AsyncIterable<ExportImage[]>) => AsyncIterable<ExportImage[]>,
+  format: ExportFormat,
+): Promise<boolean[]> {
   const alive: boolean[] = [];
   let previous: WeakRef<ExportImage[]> | undefined;
   // Not a local of the source: a generator's local would itself keep the page (the hazard under test).
@@ -190,7 +193,15 @@ function records(): ImageItem[] {
   };
   const items: Image[] = [
     base,
-    { ...base, fprint: 'b'.repeat(32), review: undefined, duplicates: 0, duplicateFiles: undefined, location: undefined, capturedAt: '2024-06-01T06:30:00' },
+    {
+      ...base,
+      fprint: 'b'.repeat(32),
+      review: undefined,
+      duplicates: 0,
+      duplicateFiles: undefined,
+      location: undefined,
+      capturedAt: '2024-06-01T06:30:00',
+    },
     { ...base, fprint: 'c'.repeat(32), reused: true, detections: undefined, cats: [], isCat: false, catConfidence: 0 },
     {
       clientId: 'c',
@@ -205,7 +216,16 @@ function records(): ImageItem[] {
       errorMessage: 'the file is not an image',
       restingKey: 'failed/c/b/notes.png',
     },
-    { clientId: 'c', batchId: 'b', fprint: 'e'.repeat(32), status: 'processing', expiresAt: 1_900_000_000, fileName: '+pending.jpg', claimId: 'k', leaseUntil: T },
+    {
+      clientId: 'c',
+      batchId: 'b',
+      fprint: 'e'.repeat(32),
+      status: 'processing',
+      expiresAt: 1_900_000_000,
+      fileName: '+pending.jpg',
+      claimId: 'k',
+      leaseUntil: T,
+    },
   ];
   const stored = items.map((image) => toImageItem(image));
   // An upload still classifying has its time in received_ts only.
@@ -219,7 +239,10 @@ async function exported(items: ImageItem[], format: ExportFormat): Promise<strin
   async function* pages(): AsyncGenerator<ExportImage[]> {
     yield items.map((item) => exportImageOf(toImage(item)));
   }
-  const out = await writeExport(exportChunks(pages(), format, { catMinConfidence: 80, doneAt: T }), { inlineMaxBytes: 1 << 20, spill: async () => 0 });
+  const out = await writeExport(exportChunks(pages(), format, { catMinConfidence: 80, doneAt: T }), {
+    inlineMaxBytes: 1 << 20,
+    spill: async () => 0,
+  });
   if (out.kind !== 'inline') throw new Error('not inline');
   return out.body;
 }
@@ -233,13 +256,43 @@ describe('what an export reads', () => {
 
   it('reads for CSV and JSON Lines what a row shows, and not the raw answer, the boxes, the keys or the error message', () => {
     expect([...ROWS_READ.attributes].sort()).toEqual(
-      ['camera', 'capturedAt', 'catConfidence', 'classifiedAt', 'duplicateFiles', 'duplicates', 'errorCode', 'fileName', 'fprint', 'isCat', 'labels', 'location', 'receivedAt', 'review', 'status', 'uploadedAt'].sort(),
+      [
+        'camera',
+        'capturedAt',
+        'catConfidence',
+        'classifiedAt',
+        'duplicateFiles',
+        'duplicates',
+        'errorCode',
+        'fileName',
+        'fprint',
+        'isCat',
+        'labels',
+        'location',
+        'receivedAt',
+        'review',
+        'status',
+        'uploadedAt',
+      ].sort(),
     );
   });
 
   it('reads for MegaDetector the boxes, size, capture time, review and outcome, and not the labels or times', () => {
     expect([...DETECTIONS_READ.attributes].sort()).toEqual(
-      ['capturedAt', 'cats', 'detections', 'duplicateFiles', 'duplicates', 'errorCode', 'fileName', 'fprint', 'review', 'status', 'width', 'height'].sort(),
+      [
+        'capturedAt',
+        'cats',
+        'detections',
+        'duplicateFiles',
+        'duplicates',
+        'errorCode',
+        'fileName',
+        'fprint',
+        'review',
+        'status',
+        'width',
+        'height',
+      ].sort(),
     );
   });
 
@@ -262,7 +315,7 @@ describe('what an export reads', () => {
 });
 
 describe('jsonFloat without String()', () => {
-  it("writes a fraction as String wrote it at six decimals (every step of 1e-6 in -1..2, and spread values)", () => {
+  it('writes a fraction as String wrote it at six decimals (every step of 1e-6 in -1..2, and spread values)', () => {
     const before = (n: number): string => {
       const rounded = Math.round(n * 1e6) / 1e6;
       return Number.isInteger(rounded) ? rounded.toFixed(1) : String(rounded);
@@ -278,7 +331,26 @@ describe('jsonFloat without String()', () => {
 
 describe('numberText', () => {
   it('writes a number as String does, fractions, integers, extremes and non-finite alike', () => {
-    const values = [0, -0, 1, -1, 93.5, 97.46, 0.1 + 0.2, 47.376_887_5, -122.419_415_5, 1e-7, 123e-20, 1e21, 2 ** 53 + 2, Number.MAX_VALUE, Number.MIN_VALUE, NaN, Infinity, -Infinity];
+    const values = [
+      0,
+      -0,
+      1,
+      -1,
+      93.5,
+      97.46,
+      0.1 + 0.2,
+      47.376_887_5,
+      -122.419_415_5,
+      1e-7,
+      123e-20,
+      1e21,
+      2 ** 53 + 2,
+      Number.MAX_VALUE,
+      Number.MIN_VALUE,
+      NaN,
+      Infinity,
+      -Infinity,
+    ];
     for (let k = 1; k < 50_000; k++) values.push(k / 100, k * 1.000_001, -k / 3);
     expect(values.filter((v) => numberText(v) !== String(v))).toEqual([]);
   });

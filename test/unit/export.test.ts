@@ -89,8 +89,16 @@ describe('exportRows', () => {
     ]);
   });
 
-  it('gives the capture time, camera and place, the original\'s on a duplicate\'s row', () => {
-    const rows = exportRows(image({ capturedAt: '2024-06-01T06:30:00+02:00', camera: 'Reconyx HC600', location: { lat: 47.5, lon: -122.25 }, duplicates: 1, duplicateFiles: ['b.jpg'] }));
+  it("gives the capture time, camera and place, the original's on a duplicate's row", () => {
+    const rows = exportRows(
+      image({
+        capturedAt: '2024-06-01T06:30:00+02:00',
+        camera: 'Reconyx HC600',
+        location: { lat: 47.5, lon: -122.25 },
+        duplicates: 1,
+        duplicateFiles: ['b.jpg'],
+      }),
+    );
 
     expect(rows.map((r) => [r.captured_at, r.camera, r.lat, r.lon])).toEqual([
       ['2024-06-01T06:30:00+02:00', 'Reconyx HC600', 47.5, -122.25],
@@ -99,7 +107,9 @@ describe('exportRows', () => {
   });
 
   it("carries a person's verdict to the record's row and its duplicates' rows, beside the machine's", () => {
-    const rows = exportRows(image({ isCat: false, machineIsCat: true, review: { note: 'a statue' }, duplicates: 1, duplicateFiles: ['copy.jpg'] }));
+    const rows = exportRows(
+      image({ isCat: false, machineIsCat: true, review: { note: 'a statue' }, duplicates: 1, duplicateFiles: ['copy.jpg'] }),
+    );
 
     expect(rows.map((r) => [r.file_name, r.is_cat, r.machine_is_cat, r.reviewed, r.review_note])).toEqual([
       ['cat.jpg', false, true, true, 'a statue'],
@@ -111,7 +121,13 @@ describe('exportRows', () => {
     const rows = exportRows(image({ duplicates: 2, duplicateFiles: ['copy 1.jpg', 'sub/copy 2.jpg'] }));
     expect(rows).toHaveLength(3);
     expect(rows.slice(1)).toEqual([
-      expect.objectContaining({ file_name: 'copy 1.jpg', status: 'duplicate', duplicate_of: 'cat.jpg', labels: 'Cat:97.46|Pet:90', fprint: 'f0' }),
+      expect.objectContaining({
+        file_name: 'copy 1.jpg',
+        status: 'duplicate',
+        duplicate_of: 'cat.jpg',
+        labels: 'Cat:97.46|Pet:90',
+        fprint: 'f0',
+      }),
       expect.objectContaining({ file_name: 'sub/copy 2.jpg', status: 'duplicate', duplicate_of: 'cat.jpg', is_cat: true }),
     ]);
   });
@@ -131,7 +147,12 @@ describe('exportRows', () => {
   });
 
   it('formats labels as Name:confidence joined by |', () => {
-    expect(formatLabels([{ name: 'Cat', confidence: 99.999 }, { name: 'Animal', confidence: 80.1 }])).toBe('Cat:100|Animal:80.1');
+    expect(
+      formatLabels([
+        { name: 'Cat', confidence: 99.999 },
+        { name: 'Animal', confidence: 80.1 },
+      ]),
+    ).toBe('Cat:100|Animal:80.1');
   });
 });
 

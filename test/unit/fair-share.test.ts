@@ -178,7 +178,10 @@ describe('FairReadyList (the fair queue rule)', () => {
     list.push({ id: 'b0', groupId: 'B', availableAt: 5 });
     list.push({ id: 'b1', groupId: 'B', availableAt: 6 });
     list.push({ id: 'c0', groupId: 'C', availableAt: 4 });
-    const inFlight = new Map([['A', 8], ['B', 2]]);
+    const inFlight = new Map([
+      ['A', 8],
+      ['B', 2],
+    ]);
 
     // Act
     const quiet = list.quietWaiting((g) => inFlight.get(g) ?? 0, 10);
@@ -203,7 +206,7 @@ describe('FairReadyList (the fair queue rule)', () => {
 });
 
 describe("RecentUse (the detector pool's measure: worker time per client)", () => {
-  it('halves a client\'s time every half-life, and counts an image in a worker as used so far', () => {
+  it("halves a client's time every half-life, and counts an image in a worker as used so far", () => {
     // Arrange
     const use = new RecentUse(1_000);
     const image = {};
@@ -235,14 +238,34 @@ describe("RecentUse (the detector pool's measure: worker time per client)", () =
 describe('uploadGroupOf', () => {
   it("is the uploading client of an S3 notification's key", () => {
     // Arrange
-    const body = localS3EventMessage({ operation: 'Put', bucket: 'b', key: 'uploads/acme/batch-1/cat 1.jpg', size: 1, eTag: 'e', sourceIp: '127.0.0.1', time: new Date(0) });
+    const body = localS3EventMessage({
+      operation: 'Put',
+      bucket: 'b',
+      key: 'uploads/acme/batch-1/cat 1.jpg',
+      size: 1,
+      eTag: 'e',
+      sourceIp: '127.0.0.1',
+      time: new Date(0),
+    });
 
     // Act / Assert
     expect(uploadGroupOf(body)).toBe('acme');
   });
 
   it('is none for a key outside the upload layout or a body that is no notification', () => {
-    expect(uploadGroupOf(localS3EventMessage({ operation: 'Put', bucket: 'b', key: 'uploads/only-client', size: 1, eTag: 'e', sourceIp: '127.0.0.1', time: new Date(0) }))).toBeUndefined();
+    expect(
+      uploadGroupOf(
+        localS3EventMessage({
+          operation: 'Put',
+          bucket: 'b',
+          key: 'uploads/only-client',
+          size: 1,
+          eTag: 'e',
+          sourceIp: '127.0.0.1',
+          time: new Date(0),
+        }),
+      ),
+    ).toBeUndefined();
     expect(uploadGroupOf('{"Event":"s3:TestEvent"}')).toBeUndefined();
   });
 });
@@ -279,7 +302,13 @@ describe('LocalQueue fair share', () => {
     }
 
     // Assert
-    expect(delivered).toEqual([['A:a0', 'A:a1'], ['A:a2', 'A:a3'], ['B:b0', 'B:b1'], ['A:a4', 'A:a5'], ['A:a6', 'A:a7']]);
+    expect(delivered).toEqual([
+      ['A:a0', 'A:a1'],
+      ['A:a2', 'A:a3'],
+      ['B:b0', 'B:b1'],
+      ['A:a4', 'A:a5'],
+      ['A:a6', 'A:a7'],
+    ]);
     await queue.stop();
   });
 
@@ -351,7 +380,11 @@ describe('LocalQueue fair share', () => {
 
     // Assert: no quiet batch of b0 alone, nor of b0 and b1; the third fills it
     expect(seen).toEqual([2, 2, 3]);
-    expect(delivered).toEqual([['a0', 'a1', 'a2'], ['a3', 'a4', 'a5'], ['b0', 'b1', 'b2']]);
+    expect(delivered).toEqual([
+      ['a0', 'a1', 'a2'],
+      ['a3', 'a4', 'a5'],
+      ['b0', 'b1', 'b2'],
+    ]);
     while (releases.length > 0) releases.shift()?.();
     await queue.stop(0);
   });
@@ -390,7 +423,7 @@ describe('LocalQueue fair share', () => {
     await queue.stop();
   });
 
-  it('without the quiet slot, a quiet client waits for the noisy one\'s batch to end', async () => {
+  it("without the quiet slot, a quiet client waits for the noisy one's batch to end", async () => {
     // Arrange
     const delivered: string[][] = [];
     const releases: (() => void)[] = [];
@@ -425,11 +458,22 @@ describe('LocalQueue fair share', () => {
   it('takes the group of an unlabelled message from groupOf, and keeps it across a restart from the journal', async () => {
     // Arrange
     const journalFile = path.join(mkdtempSync(path.join(tmpdir(), 'icecat-fair-')), 'queue.journal');
-    const first = new LocalQueue({ paused: true, journalFile, handler: async () => undefined, groupOf: (body) => body.split(':')[0], log: () => undefined });
+    const first = new LocalQueue({
+      paused: true,
+      journalFile,
+      handler: async () => undefined,
+      groupOf: (body) => body.split(':')[0],
+      log: () => undefined,
+    });
     first.send('acme:1');
     await first.stop(0);
     const groups: (string | undefined)[] = [];
-    const second = new LocalQueue({ journalFile, batchWindowMs: 0, handler: async (event: SQSEvent) => void groups.push(...event.Records.map((r) => r.attributes.MessageGroupId)), log: () => undefined });
+    const second = new LocalQueue({
+      journalFile,
+      batchWindowMs: 0,
+      handler: async (event: SQSEvent) => void groups.push(...event.Records.map((r) => r.attributes.MessageGroupId)),
+      log: () => undefined,
+    });
 
     // Act
     await second.whenIdle(10_000);

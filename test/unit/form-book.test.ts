@@ -71,7 +71,11 @@ describe('FormBook', () => {
 
   it('renews once a call even if the new form already looks expired (a clock ahead of the API), never looping', async () => {
     const expired = (f: File[]) => ({ ...formsOf(f), expiresAt: new Date(now - 1).toISOString() });
-    const ahead = new FormBook<File>(async (f) => (renewals.push(f.map((x) => x.name)), expired(f)), () => now, 10);
+    const ahead = new FormBook<File>(
+      async (f) => (renewals.push(f.map((x) => x.name)), expired(f)),
+      () => now,
+      10,
+    );
     ahead.add(files, expired(files), now - LIFETIME_MS);
 
     const form = await ahead.take('a');

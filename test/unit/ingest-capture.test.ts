@@ -23,7 +23,11 @@ describe('readCapture', () => {
       lon: [122, 15, 30, 'W'],
     });
 
-    expect(capture).toEqual({ capturedAt: '2024-06-01T06:30:00+02:00', camera: 'Reconyx HC600 HyperFire', location: { lat: 47.5, lon: -122.258333 } });
+    expect(capture).toEqual({
+      capturedAt: '2024-06-01T06:30:00+02:00',
+      camera: 'Reconyx HC600 HyperFire',
+      location: { lat: 47.5, lon: -122.258333 },
+    });
   });
 
   it("keeps the camera's wall clock without a zone when it wrote no offset", async () => {
@@ -52,9 +56,15 @@ describe('readCapture', () => {
   });
 
   it('gives nulls for an image without EXIF', async () => {
-    const png = await sharp({ create: { width: 90, height: 90, channels: 3, background: '#123456' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 90, height: 90, channels: 3, background: '#123456' } })
+      .png()
+      .toBuffer();
 
-    expect(readCapture((await fingerprint(png, { maxInputPixels: 1e8 })).exif, UPLOADED)).toEqual({ capturedAt: null, camera: null, location: null });
+    expect(readCapture((await fingerprint(png, { maxInputPixels: 1e8 })).exif, UPLOADED)).toEqual({
+      capturedAt: null,
+      camera: null,
+      location: null,
+    });
   });
 
   it('gives nulls, never an error, for garbage', () => {

@@ -2,7 +2,14 @@ import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
-import { buildDetectRequest, canSendAsIs, CLIENT_HINT_HEADER, detectLabels, interpretLabels, toRekognitionJpeg } from '../../lib/ingest/detect';
+import {
+  buildDetectRequest,
+  canSendAsIs,
+  CLIENT_HINT_HEADER,
+  detectLabels,
+  interpretLabels,
+  toRekognitionJpeg,
+} from '../../lib/ingest/detect';
 
 const facts = { bytes: 1_000_000, format: 'jpeg', width: 4000, height: 3000 };
 
@@ -14,7 +21,7 @@ describe('canSendAsIs', () => {
 
   it.each([
     ['a WebP', { format: 'webp' }],
-    ['a file over 5 MB (Image.Bytes\' limit)', { bytes: 5 * 1024 * 1024 + 1 }],
+    ["a file over 5 MB (Image.Bytes' limit)", { bytes: 5 * 1024 * 1024 + 1 }],
     ['a side over 10,000 px', { width: 12_000 }],
   ])('converts %s', (_what, change) => {
     expect(canSendAsIs({ ...facts, ...change })).toBe(false);
@@ -24,13 +31,19 @@ describe('canSendAsIs', () => {
 describe('buildDetectRequest', () => {
   it('sends bytes, never an S3Object (Rekognition would read the key again)', () => {
     const bytes = Buffer.from('jpeg');
-    expect(buildDetectRequest(bytes, { minConfidence: 50, maxLabels: 25 })).toEqual({ Image: { Bytes: bytes }, MinConfidence: 50, MaxLabels: 25 });
+    expect(buildDetectRequest(bytes, { minConfidence: 50, maxLabels: 25 })).toEqual({
+      Image: { Bytes: bytes },
+      MinConfidence: 50,
+      MaxLabels: 25,
+    });
   });
 });
 
 describe('toRekognitionJpeg', () => {
   it('turns a large WebP into an upright JPEG within 5 MB and 4,096 px', async () => {
-    const webp = await sharp({ create: { width: 5000, height: 1000, channels: 3, background: '#884422' } }).webp().toBuffer();
+    const webp = await sharp({ create: { width: 5000, height: 1000, channels: 3, background: '#884422' } })
+      .webp()
+      .toBuffer();
 
     const jpeg = await toRekognitionJpeg(webp, 50_000_000);
     const meta = await sharp(jpeg).metadata();

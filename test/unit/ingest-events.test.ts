@@ -7,7 +7,13 @@ describe('uploadsIn', () => {
     const [record] = sqsS3ObjectCreatedEvent().Records;
 
     expect(uploadsIn(record!)).toEqual([
-      { bucket: 'icecat-images', encodedKey: SAMPLE_ENCODED_KEY, size: 222179, etag: '362e96896b26bee97126bea31cef7175', eventTime: Date.parse('2026-11-22T04:47:16.333Z') },
+      {
+        bucket: 'icecat-images',
+        encodedKey: SAMPLE_ENCODED_KEY,
+        size: 222179,
+        etag: '362e96896b26bee97126bea31cef7175',
+        eventTime: Date.parse('2026-11-22T04:47:16.333Z'),
+      },
     ]);
   });
 

@@ -84,7 +84,9 @@ describe('fingerprint', () => {
   });
 
   it('rejects an image declaring more pixels than the limit as TooManyPixels, before decoding', async () => {
-    const big = await sharp({ create: { width: 3000, height: 3000, channels: 3, background: '#000' } }).png().toBuffer();
+    const big = await sharp({ create: { width: 3000, height: 3000, channels: 3, background: '#000' } })
+      .png()
+      .toBuffer();
 
     await expect(fingerprint(big, { maxInputPixels: 1_000_000 })).rejects.toMatchObject({ code: 'TooManyPixels' });
   });
@@ -178,7 +180,9 @@ describe('thumbnail', () => {
     const grey = await sharp(pixels(), raw()).greyscale().png().toBuffer();
     const greyAlpha = await sharp(pixels(), raw()).greyscale().ensureAlpha(0.5).png().toBuffer();
 
-    const metas = await Promise.all([grey, greyAlpha].map(async (png) => sharp(await (await fingerprint(png, OPTS)).thumbnail()).metadata()));
+    const metas = await Promise.all(
+      [grey, greyAlpha].map(async (png) => sharp(await (await fingerprint(png, OPTS)).thumbnail()).metadata()),
+    );
 
     expect(metas.map((m) => [m.format, m.width, m.height, m.hasAlpha])).toEqual([
       ['webp', 160, 120, false],

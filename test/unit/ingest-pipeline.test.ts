@@ -83,7 +83,9 @@ const recordingMetrics = (): IngestMetrics => ({
 });
 
 beforeAll(async () => {
-  image = await sharp({ create: { width: 120, height: 90, channels: 3, background: '#3a6' } }).png().toBuffer();
+  image = await sharp({ create: { width: 120, height: 90, channels: 3, background: '#3a6' } })
+    .png()
+    .toBuffer();
   fp = await fingerprint(image, { maxInputPixels: CONFIG.maxInputPixels });
 });
 
@@ -100,9 +102,18 @@ function deps(transactions = false): IngestDeps {
   };
 }
 
-const event = (over: Partial<UploadEvent> = {}): UploadEvent => ({ bucket: 'bucket', encodedKey: KEY, size: image.length, etag: ETAG, ...over });
+const event = (over: Partial<UploadEvent> = {}): UploadEvent => ({
+  bucket: 'bucket',
+  encodedKey: KEY,
+  size: image.length,
+  etag: ETAG,
+  ...over,
+});
 
-const batch = (over: Partial<Batch> = {}): Batch => ({ ...newBatch({ clientId: 'demo', batchId: 'b1', now: NOW - 1000, debug: false, retentionDays: 30 }), ...over });
+const batch = (over: Partial<Batch> = {}): Batch => ({
+  ...newBatch({ clientId: 'demo', batchId: 'b1', now: NOW - 1000, debug: false, retentionDays: 30 }),
+  ...over,
+});
 
 const record = (over: Partial<Image> = {}): Image => ({
   clientId: 'demo',
@@ -119,7 +130,12 @@ const record = (over: Partial<Image> = {}): Image => ({
 
 const conditionFailed = () => new ConditionalCheckFailedException({ message: 'condition', $metadata: {} });
 const preconditionFailed = () =>
-  new S3ServiceException({ name: 'PreconditionFailed', $fault: 'client', message: 'At least one of the pre-conditions you specified did not hold', $metadata: { httpStatusCode: 412 } });
+  new S3ServiceException({
+    name: 'PreconditionFailed',
+    $fault: 'client',
+    message: 'At least one of the pre-conditions you specified did not hold',
+    $metadata: { httpStatusCode: 412 },
+  });
 
 /** A registered client `demo` whose batch b1 is `summary`; the object under KEY holds `body` with ETag `etag`. */
 function given(opts: { summary?: Batch; body?: Buffer; etag?: string; existing?: Image } = {}) {
@@ -200,7 +216,7 @@ describe('an upload that succeeds', () => {
     expect(deletes()).toEqual([KEY]);
   });
 
-  it('copies it before the record\'s transaction (record and counters in one write) when the backend has them', async () => {
+  it("copies it before the record's transaction (record and counters in one write) when the backend has them", async () => {
     given();
     const atWrite: SeenAtWrite[] = [];
     ddb.on(TransactWriteCommand).callsFake(() => {
@@ -224,7 +240,10 @@ describe('an upload that succeeds', () => {
     const result = await processUpload(deps(), event());
 
     expect(result).toEqual({ outcome: 'success', batchId: 'b1', fprint: fp.fprint });
-    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, success: 1 }]);
+    expect(counterMoves()).toEqual([
+      { total: 1, pending: 1 },
+      { pending: -1, success: 1 },
+    ]);
     expect(copies()).toEqual([expect.objectContaining({ Key: `processed/demo/b1/${fp.fprint}.png`, CopySourceIfMatch: ETAG })]);
     expect(s3.commandCalls(DeleteObjectCommand)[0]?.args[0].input).toMatchObject({ Key: KEY, IfMatch: ETAG });
     expect(updates().find((u) => u.UpdateExpression?.includes('#etag'))?.ExpressionAttributeValues).toMatchObject({ ':etag': ETAG });
@@ -275,7 +294,10 @@ describe('an upload that succeeds', () => {
 /** A summary item as DynamoDB answers it in a cancelled transaction's reasons (AttributeValues: it is not unmarshalled). */
 const asAttributeValues = (item: Record<string, unknown>): Record<string, never> =>
   Object.fromEntries(
-    Object.entries(item).map(([k, v]) => [k, typeof v === 'number' ? { N: String(v) } : typeof v === 'boolean' ? { BOOL: v } : { S: String(v) }]),
+    Object.entries(item).map(([k, v]) => [
+      k,
+      typeof v === 'number' ? { N: String(v) } : typeof v === 'boolean' ? { BOOL: v } : { S: String(v) },
+    ]),
   ) as Record<string, never>;
 
 describe('requests per image (docs/design.md §9): the summary is read once, when the upload arrives', () => {
@@ -287,7 +309,9 @@ describe('requests per image (docs/design.md §9): the summary is read once, whe
       message: 'cancelled',
       $metadata: {},
       CancellationReasons: input.TransactItems.map((_, i) =>
-        i === input.TransactItems.length - 1 ? { Code: 'ConditionalCheckFailed', Item: asAttributeValues(toBatchItem(found) as never) } : { Code: 'None' },
+        i === input.TransactItems.length - 1
+          ? { Code: 'ConditionalCheckFailed', Item: asAttributeValues(toBatchItem(found) as never) }
+          : { Code: 'None' },
       ),
     });
 
@@ -324,14 +348,18 @@ describe('requests per image (docs/design.md §9): the summary is read once, whe
       );
     });
     const closes = ddb.on(UpdateCommand, { UpdateExpression: 'SET #closed = :true, #closedAt = :now' });
-    closes.resolves({ Attributes: toBatchItem({ ...open, closed: true, closedAt: NOW, counts: { ...ZERO_COUNTS, total: 1, pending: 1 } }) });
+    closes.resolves({
+      Attributes: toBatchItem({ ...open, closed: true, closedAt: NOW, counts: { ...ZERO_COUNTS, total: 1, pending: 1 } }),
+    });
     const done = { ...open, closed: true, closedAt: NOW, doneAt: NOW, counts: { ...ZERO_COUNTS, total: 1, success: 1 } };
     ddb.on(UpdateCommand, { UpdateExpression: 'SET #doneAt = :now' }).resolves({ Attributes: toBatchItem(done) });
 
     expect((await processUpload(deps(true), event())).outcome).toBe('success');
 
     expect(calls).toEqual(['claim', 'claim (exact)', 'finish', 'finish (exact)']);
-    const settles = allUpdates().map((u) => u.UpdateExpression).filter((e) => e === 'SET #closed = :true, #closedAt = :now' || e === 'SET #doneAt = :now');
+    const settles = allUpdates()
+      .map((u) => u.UpdateExpression)
+      .filter((e) => e === 'SET #closed = :true, #closedAt = :now' || e === 'SET #doneAt = :now');
     expect(settles).toEqual(['SET #closed = :true, #closedAt = :now', 'SET #doneAt = :now']);
     expect(summaryReads()).toBe(1);
   });
@@ -412,7 +440,10 @@ describe('copy first, then record, then delete the source: every recorded upload
   it('a redelivery whose batch turned out to be being erased: its copy again is deleted, and it is a discard', async () => {
     given({ existing: record() });
     ddb.on(UpdateCommand, { ConditionExpression: 'attribute_not_exists(#fprint)' }).rejects(conditionFailed());
-    ddb.on(GetCommand, { Key: batchKey('demo', 'b1') }).resolvesOnce({ Item: toBatchItem(batch()) }).resolves({ Item: toBatchItem(batch({ deleting: true })) });
+    ddb
+      .on(GetCommand, { Key: batchKey('demo', 'b1') })
+      .resolvesOnce({ Item: toBatchItem(batch()) })
+      .resolves({ Item: toBatchItem(batch({ deleting: true })) });
 
     expect(await processUpload(deps(), event())).toEqual({ outcome: 'refused', key: KEY, code: 'BatchErased' });
 
@@ -423,7 +454,10 @@ describe('copy first, then record, then delete the source: every recorded upload
     given();
     s3.on(CopyObjectCommand).rejects(new NoSuchKey({ message: 'gone', $metadata: {} }));
     s3.on(HeadObjectCommand).rejects(new NotFound({ message: 'not found', $metadata: {} }));
-    ddb.on(GetCommand, { Key: batchKey('demo', 'b1') }).resolvesOnce({ Item: toBatchItem(batch()) }).resolves({});
+    ddb
+      .on(GetCommand, { Key: batchKey('demo', 'b1') })
+      .resolvesOnce({ Item: toBatchItem(batch()) })
+      .resolves({});
 
     expect(await processUpload(deps(), event())).toEqual({ outcome: 'refused', key: KEY, code: 'BatchErased' });
 
@@ -434,7 +468,14 @@ describe('copy first, then record, then delete the source: every recorded upload
 
 describe('reuse across batches', () => {
   const earlierRecord = () => ({
-    ...toImageItem(record({ batchId: 'b0', catConfidence: 88, cats: [{ confidence: 88, box: { left: 0.1, top: 0.2, width: 0.3, height: 0.4 } }], labels: [{ name: 'Cat', confidence: 88 }] })),
+    ...toImageItem(
+      record({
+        batchId: 'b0',
+        catConfidence: 88,
+        cats: [{ confidence: 88, box: { left: 0.1, top: 0.2, width: 0.3, height: 0.4 } }],
+        labels: [{ name: 'Cat', confidence: 88 }],
+      }),
+    ),
     rek_ts: NOW - 86_400_000,
   });
   let earlier: ReturnType<typeof earlierRecord>;
@@ -453,18 +494,31 @@ describe('reuse across batches', () => {
     expect(result).toEqual({ outcome: 'success', batchId: 'b1', fprint: fp.fprint });
     expect(detectCalls()).toBe(0);
     const lookup = ddb.commandCalls(QueryCommand).find((c) => c.args[0].input.IndexName === 'client-fprint')!.args[0].input;
-    expect(lookup).toMatchObject({ ExpressionAttributeValues: { ':client': 'demo', ':fprint': fp.fprint, ':success': 'success', ':now': NOW / 1000 } });
+    expect(lookup).toMatchObject({
+      ExpressionAttributeValues: { ':client': 'demo', ':fprint': fp.fprint, ':success': 'success', ':now': NOW / 1000 },
+    });
     expect(lookup.ConsistentRead).toBeUndefined();
     const finish = updates().find((u) => u.UpdateExpression?.includes('#reused'))!;
-    expect(finish.ExpressionAttributeValues).toMatchObject({ ':reused': true, ':cat': true, ':catConfidence': 88, ':now': NOW - 86_400_000, ':cats': earlier.rek_cats });
+    expect(finish.ExpressionAttributeValues).toMatchObject({
+      ':reused': true,
+      ':cat': true,
+      ':catConfidence': 88,
+      ':now': NOW - 86_400_000,
+      ':cats': earlier.rek_cats,
+    });
     // The other labels' boxes come from the earlier record itself (client-fprint does not project them).
     expect(decodeDetections(finish.ExpressionAttributeValues?.[':detections'])).toEqual(dogs);
-    const boxesRead = ddb.commandCalls(GetCommand).find((c) => c.args[0].input.Key?.batch_id === imageKey('demo', 'b0', fp.fprint).batch_id)!.args[0].input;
+    const boxesRead = ddb
+      .commandCalls(GetCommand)
+      .find((c) => c.args[0].input.Key?.batch_id === imageKey('demo', 'b0', fp.fprint).batch_id)!.args[0].input;
     expect(boxesRead).toMatchObject({ ProjectionExpression: '#detections', ExpressionAttributeNames: { '#detections': 'rek_dets' } });
-    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, success: 1, cats: 1, reused: 1 }]);
+    expect(counterMoves()).toEqual([
+      { total: 1, pending: 1 },
+      { pending: -1, success: 1, cats: 1, reused: 1 },
+    ]);
   });
 
-  it('judges a reused classification by this batch\'s own threshold', async () => {
+  it("judges a reused classification by this batch's own threshold", async () => {
     given({ summary: batch({ catMinConfidence: 95 }) });
     ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [earlier] });
 
@@ -486,7 +540,7 @@ describe('reuse across batches', () => {
     expect(counterMoves()[1]).toEqual({ pending: -1, success: 1 });
   });
 
-  it('calls DetectLabels when the only record of these pixels is this batch\'s own claim', async () => {
+  it("calls DetectLabels when the only record of these pixels is this batch's own claim", async () => {
     given();
     ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [{ ...earlier, batch_id: 'demo#b1' }] });
 
@@ -541,7 +595,11 @@ describe('rejections become one fail record, counted total and fail, and an obje
   });
 
   it('when it is below 80 px a side', async () => {
-    given({ body: await sharp({ create: { width: 60, height: 40, channels: 3, background: '#000' } }).png().toBuffer() });
+    given({
+      body: await sharp({ create: { width: 60, height: 40, channels: 3, background: '#000' } })
+        .png()
+        .toBuffer(),
+    });
 
     await processUpload(deps(), event());
 
@@ -558,7 +616,7 @@ describe('rejections become one fail record, counted total and fail, and an obje
     expect(copies()).toEqual([]);
   });
 
-  it('when the batch was closed after this upload read it open: the claim\'s own transaction refuses it, BatchClosed', async () => {
+  it("when the batch was closed after this upload read it open: the claim's own transaction refuses it, BatchClosed", async () => {
     // The upload reads the summary open; by the claim's transaction a close has made it done.
     given();
     let reads = 0;
@@ -568,7 +626,9 @@ describe('rejections become one fail record, counted total and fail, and an obje
     ddb.on(TransactWriteCommand).callsFake((input: { TransactItems: { Update?: UpdateCommandInput }[] }) => {
       const counts = input.TransactItems.at(-1)?.Update;
       if (counts?.ExpressionAttributeValues?.[':pending'] === 1 && counts.ConditionExpression?.includes('#closed')) {
-        const reasons = input.TransactItems.map((_, i) => ({ Code: i === input.TransactItems.length - 1 ? 'ConditionalCheckFailed' : 'None' }));
+        const reasons = input.TransactItems.map((_, i) => ({
+          Code: i === input.TransactItems.length - 1 ? 'ConditionalCheckFailed' : 'None',
+        }));
         throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: reasons });
       }
       return {};
@@ -578,7 +638,9 @@ describe('rejections become one fail record, counted total and fail, and an obje
 
     expect(result).toMatchObject({ outcome: 'fail', errorCode: 'BatchClosed' });
     expect(detectCalls()).toBe(0);
-    expect(ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems?.[0]?.Put?.Item?.err_code)).toContain('BatchClosed');
+    expect(ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems?.[0]?.Put?.Item?.err_code)).toContain(
+      'BatchClosed',
+    );
   });
 
   it('when the batch is closed: BatchClosed, never claimed or classified', async () => {
@@ -599,8 +661,13 @@ describe('rejections become one fail record, counted total and fail, and an obje
 
     expect(result).toEqual({ outcome: 'fail', batchId: 'b1', fprint: fp.fprint, errorCode: 'DetectionRejected' });
     expect(failRecords()).toEqual([]);
-    expect(updates().find((u) => u.ConditionExpression === '#claimId = :claim')?.ExpressionAttributeValues).toMatchObject({ ':errorCode': 'DetectionRejected' });
-    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, fail: 1 }]);
+    expect(updates().find((u) => u.ConditionExpression === '#claimId = :claim')?.ExpressionAttributeValues).toMatchObject({
+      ':errorCode': 'DetectionRejected',
+    });
+    expect(counterMoves()).toEqual([
+      { total: 1, pending: 1 },
+      { pending: -1, fail: 1 },
+    ]);
   });
 
   it('gives two bad uploads under one name, with different ETags, a record each', async () => {
@@ -653,7 +720,9 @@ describe('an image the batch already has', () => {
     expect(result.outcome).toBe('success');
     expect(updates().some((u) => u.ExpressionAttributeValues?.[':previous'] === 'crashed')).toBe(true);
     expect(counterMoves()).toEqual([{ pending: -1, success: 1 }]);
-    expect(updates().find((u) => u.ExpressionAttributeValues?.[':statusKey'])?.ExpressionAttributeValues?.[':uploadedAt']).toBe(NOW - 60_000);
+    expect(updates().find((u) => u.ExpressionAttributeValues?.[':statusKey'])?.ExpressionAttributeValues?.[':uploadedAt']).toBe(
+      NOW - 60_000,
+    );
   });
 
   it('hands an upload whose claim another run still leases back until the lease is over, touching nothing', async () => {
@@ -696,9 +765,15 @@ describe('redelivered events', () => {
 
   it('with transactions, settles the batch without recounting it when the record exists but the object is still under uploads/', async () => {
     given({ summary: batch({ closed: true, counts: { ...ZERO_COUNTS, total: 1, success: 1 } }), existing: record() });
-    ddb.on(TransactWriteCommand).rejectsOnce(
-      new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }] }),
-    );
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(
+        new TransactionCanceledException({
+          message: 'cancelled',
+          $metadata: {},
+          CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
+        }),
+      );
 
     const result = await processUpload(deps(true), event());
 
@@ -718,9 +793,15 @@ describe('redelivered events', () => {
 
   it('treats a transaction cancelled by its record condition as already recorded', async () => {
     given({ existing: record({ key: 'uploads/demo/b1/first.png' }) });
-    ddb.on(TransactWriteCommand).rejectsOnce(
-      new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }] }),
-    );
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(
+        new TransactionCanceledException({
+          message: 'cancelled',
+          $metadata: {},
+          CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
+        }),
+      );
 
     expect((await processUpload(deps(true), event())).outcome).toBe('duplicate');
   });
@@ -752,7 +833,11 @@ describe('DetectLabels requests by outcome', () => {
 
   it('reports any other fault as failed', async () => {
     given();
-    rekognition.on(DetectLabelsCommand).rejects(Object.assign(new Error('We encountered an internal error'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } }));
+    rekognition
+      .on(DetectLabelsCommand)
+      .rejects(
+        Object.assign(new Error('We encountered an internal error'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } }),
+      );
     await expect(processUpload(deps(), event())).rejects.toThrow(/internal error/);
     expect(requests).toEqual(['failed']);
   });
@@ -791,7 +876,14 @@ describe('transient faults', () => {
 
   it('gives the claim back and records nothing when the copy fails, for the retry to take the claim at once', async () => {
     given();
-    s3.on(CopyObjectCommand).rejects(new S3ServiceException({ name: 'InternalError', $fault: 'server', message: 'We encountered an internal error', $metadata: { httpStatusCode: 500 } }));
+    s3.on(CopyObjectCommand).rejects(
+      new S3ServiceException({
+        name: 'InternalError',
+        $fault: 'server',
+        message: 'We encountered an internal error',
+        $metadata: { httpStatusCode: 500 },
+      }),
+    );
 
     await expect(processUpload(deps(), event())).rejects.toThrow(/internal error/);
 
@@ -805,11 +897,13 @@ describe('an upload that never finishes (a timeout, out of memory, a fault that 
   /** The upload's stored attempts as the next attempt finds them: `attempts` counts this one too. */
   const storedAttempts = (attempts: number, fprint?: string) => {
     s3.on(HeadObjectCommand).resolves({ ETag: `"${ETAG}"` });
-    ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) =>
-      isUploadItem(input)
-        ? { Attributes: { ...input.Key, attempts, ...(fprint ? { seen_fprint: fprint } : {}) } }
-        : { Attributes: toBatchItem(batch()) },
-    );
+    ddb
+      .on(UpdateCommand)
+      .callsFake((input: UpdateCommandInput) =>
+        isUploadItem(input)
+          ? { Attributes: { ...input.Key, attempts, ...(fprint ? { seen_fprint: fprint } : {}) } }
+          : { Attributes: toBatchItem(batch()) },
+      );
   };
   const accessDenied = () =>
     new S3ServiceException({ name: 'AccessDenied', $fault: 'client', message: 'Access Denied', $metadata: { httpStatusCode: 403 } });
@@ -818,7 +912,8 @@ describe('an upload that never finishes (a timeout, out of memory, a fault that 
     given();
     let readsBeforeCount = -1;
     ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
-      if (isUploadItem(input) && input.UpdateExpression?.includes('ADD') && readsBeforeCount < 0) readsBeforeCount = s3.commandCalls(GetObjectCommand).length;
+      if (isUploadItem(input) && input.UpdateExpression?.includes('ADD') && readsBeforeCount < 0)
+        readsBeforeCount = s3.commandCalls(GetObjectCommand).length;
       return { Attributes: toBatchItem(batch()) };
     });
 
@@ -887,7 +982,10 @@ describe('an upload that never finishes (a timeout, out of memory, a fault that 
     const result = await processUpload(deps(), event());
 
     expect(result).toMatchObject({ outcome: 'fail', errorCode: 'ProcessingFailed', fprint: fp.fprint });
-    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, fail: 1 }]);
+    expect(counterMoves()).toEqual([
+      { total: 1, pending: 1 },
+      { pending: -1, fail: 1 },
+    ]);
     expect(copies().map((c) => c.Key)).toEqual(['failed/demo/b1/photo.png']);
   });
 
@@ -921,7 +1019,9 @@ describe('thumbnails', () => {
 
     await processUpload(deps(), event());
 
-    expect(thumbnailPuts()).toEqual([expect.objectContaining({ Bucket: 'bucket', Key: thumbnailOf(fp.fprint), ContentType: 'image/webp' })]);
+    expect(thumbnailPuts()).toEqual([
+      expect.objectContaining({ Bucket: 'bucket', Key: thumbnailOf(fp.fprint), ContentType: 'image/webp' }),
+    ]);
     const meta = await sharp(thumbnailPuts()[0]!.Body as Buffer).metadata();
     expect(meta).toMatchObject({ format: 'webp', width: 120, height: 90 });
     expect(steps).toEqual(['Read', 'Fingerprint', 'Claim', 'Thumbnail', 'Detect', 'Record', 'Move']);
@@ -939,7 +1039,9 @@ describe('thumbnails', () => {
     ['below 80 px a side', { body: 'small' }, 'ImageTooSmall'],
     ['sent to a closed batch', { summary: 'closed' }, 'BatchClosed'],
   ] as const)('stores one under the fail record of an image rejected after its decode (%s)', async (_what, how, code) => {
-    const small = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#000' } }).png().toBuffer();
+    const small = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#000' } })
+      .png()
+      .toBuffer();
     given('body' in how ? { body: small } : { summary: batch({ closed: true, closedAt: NOW - 10 }) });
 
     const result = await processUpload(deps(), event());
@@ -969,7 +1071,14 @@ describe('thumbnails', () => {
 
   it('when S3 refuses the thumbnail PutObject, the image still ends success: recorded, moved, the fault logged and counted', async () => {
     given();
-    s3.on(PutObjectCommand, { Key: thumbnailOf(fp.fprint) }).rejects(new S3ServiceException({ name: 'InternalError', $fault: 'server', message: 'We encountered an internal error', $metadata: { httpStatusCode: 500 } }));
+    s3.on(PutObjectCommand, { Key: thumbnailOf(fp.fprint) }).rejects(
+      new S3ServiceException({
+        name: 'InternalError',
+        $fault: 'server',
+        message: 'We encountered an internal error',
+        $metadata: { httpStatusCode: 500 },
+      }),
+    );
     const logged: unknown[] = [];
     const withLog = deps();
     jest.spyOn(withLog.logger, 'error').mockImplementation((...args: unknown[]) => void logged.push(args));
@@ -978,8 +1087,16 @@ describe('thumbnails', () => {
 
     expect(result).toEqual({ outcome: 'success', batchId: 'b1', fprint: fp.fprint });
     expect(metrics).toEqual(['ThumbnailFailures', 'DetectLabelsCalls', 'Images:success']);
-    expect(logged).toEqual([['thumbnail not stored; the image goes on without it', expect.objectContaining({ thumbnail: thumbnailOf(fp.fprint), reason: expect.stringContaining('internal error') })]]);
-    expect(counterMoves()).toEqual([{ total: 1, pending: 1 }, { pending: -1, success: 1 }]);
+    expect(logged).toEqual([
+      [
+        'thumbnail not stored; the image goes on without it',
+        expect.objectContaining({ thumbnail: thumbnailOf(fp.fprint), reason: expect.stringContaining('internal error') }),
+      ],
+    ]);
+    expect(counterMoves()).toEqual([
+      { total: 1, pending: 1 },
+      { pending: -1, success: 1 },
+    ]);
     expect(copies()).toEqual([expect.objectContaining({ Key: `processed/demo/b1/${fp.fprint}.png` })]);
   });
 });
@@ -1005,7 +1122,9 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
 
     const images = docs.filter((d) => 'Images' in d).map((d) => [d.Outcome, d.ErrorCode ?? null, d.Images]);
     // Each DetectLabels request in a document of its own, by outcome (alarms and the dashboard read it so).
-    expect(docs.filter((d) => 'DetectLabelsRequests' in d).map((d) => [d.Outcome, d.DetectLabelsRequests, d.service])).toEqual([['ok', 1, 'test']]);
+    expect(docs.filter((d) => 'DetectLabelsRequests' in d).map((d) => [d.Outcome, d.DetectLabelsRequests, d.service])).toEqual([
+      ['ok', 1, 'test'],
+    ]);
     expect(images).toEqual([
       ['success', null, 1],
       ['duplicate', null, 1],
@@ -1048,7 +1167,13 @@ describe('metrics (Powertools, CloudWatch EMF on stdout)', () => {
       plain.publish();
     });
     const kinds = heard.map((d) =>
-      'Images' in d ? 'Images' : 'DetectLabelsCalls' in d ? 'DetectLabelsCalls' : 'DetectLabelsRequests' in d ? 'DetectLabelsRequests' : '?',
+      'Images' in d
+        ? 'Images'
+        : 'DetectLabelsCalls' in d
+          ? 'DetectLabelsCalls'
+          : 'DetectLabelsRequests' in d
+            ? 'DetectLabelsRequests'
+            : '?',
     );
     return { heard, kinds, docs };
   }
@@ -1133,10 +1258,18 @@ describe('a TransactionConflict (a fault DynamoDB Local does not produce: 400 co
     ddb.reset();
     given({ existing: record({ status: 'processing', claimId, leaseUntil: NOW - 1, uploadedAt: NOW - 1000 }) });
     ddb.on(GetCommand, { Key: imageKey('demo', 'b1', fp.fprint) }).resolves({
-      Item: { ...toImageItem(record({ status: 'processing', claimId, leaseUntil: NOW - 1, uploadedAt: NOW - 1000 })), rek_paid: kept?.ExpressionAttributeValues?.[':paid'] },
+      Item: {
+        ...toImageItem(record({ status: 'processing', claimId, leaseUntil: NOW - 1, uploadedAt: NOW - 1000 })),
+        rek_paid: kept?.ExpressionAttributeValues?.[':paid'],
+      },
     });
     ddb.on(TransactWriteCommand).callsFake((input) => {
-      if (!isRecordWrite(input)) throw new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }] });
+      if (!isRecordWrite(input))
+        throw new TransactionCanceledException({
+          message: 'cancelled',
+          $metadata: {},
+          CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
+        });
       return {};
     });
 
@@ -1144,7 +1277,10 @@ describe('a TransactionConflict (a fault DynamoDB Local does not produce: 400 co
 
     expect(result.outcome).toBe('success');
     expect(detectCalls()).toBe(0);
-    const recorded = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input).find(isRecordWrite);
+    const recorded = ddb
+      .commandCalls(TransactWriteCommand)
+      .map((c) => c.args[0].input)
+      .find(isRecordWrite);
     expect(recorded?.TransactItems?.[0]?.Update?.ExpressionAttributeValues).toMatchObject({ ':labels': [{ name: 'Cup', confidence: 91 }] });
   });
 });
@@ -1190,7 +1326,9 @@ describe("an upload against its client's daily images quota", () => {
     expect(result).toMatchObject({ outcome: 'fail', errorCode: 'QuotaExceeded' });
     expect(detectCalls()).toBe(0);
     expect(calls.refused).toEqual([`${KEY}@2026-11-25`]);
-    expect(failRecords().map((r) => [r.err_code, String(r.err_msg)])).toEqual([['QuotaExceeded', expect.stringContaining('quota of 0 images per UTC day is used up for 2026-11-25')]]);
+    expect(failRecords().map((r) => [r.err_code, String(r.err_msg)])).toEqual([
+      ['QuotaExceeded', expect.stringContaining('quota of 0 images per UTC day is used up for 2026-11-25')],
+    ]);
     // The record stays, the bytes go: nothing under failed/.
     expect(copies()).toEqual([]);
     expect(s3.commandCalls(DeleteObjectCommand).map((c) => c.args[0].input.Key)).toEqual([KEY]);

@@ -3,7 +3,9 @@ import { uploadsOfBodies } from '../../local/interrupted-attempts';
 import { s3EventMessage, s3EventRecord } from '../../lib/reconcile/s3-event';
 
 const message = (key: string, eTag?: string) =>
-  s3EventMessage(s3EventRecord({ operation: 'Put', bucket: 'b', key, size: 1, eTag, sourceIp: '127.0.0.1', time: new Date(0) }, { region: 'us-east-1' }));
+  s3EventMessage(
+    s3EventRecord({ operation: 'Put', bucket: 'b', key, size: 1, eTag, sourceIp: '127.0.0.1', time: new Date(0) }, { region: 'us-east-1' }),
+  );
 
 describe('uploadsOfBodies', () => {
   it('places each notified upload in its batch, with its ETag, decoding the key as S3 encodes it', () => {

@@ -7,7 +7,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueueJournal, type JournaledMessage } from '../../local/queue-journal';
 
-const message = (id: string): JournaledMessage => ({ messageId: id, body: `body of ${id} `.repeat(200), md5OfBody: 'md5', sentAt: 1_700_000_000_000, receiveCount: 0 });
+const message = (id: string): JournaledMessage => ({
+  messageId: id,
+  body: `body of ${id} `.repeat(200),
+  md5OfBody: 'md5',
+  sentAt: 1_700_000_000_000,
+  receiveCount: 0,
+});
 const idsOf = (journal: QueueJournal) => journal.messages().map((m) => m.messageId);
 
 describe('QueueJournal on a full disk', () => {

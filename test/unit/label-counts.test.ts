@@ -4,8 +4,23 @@ describe('label counts', () => {
   it('counts each label once per image, at or above the threshold', () => {
     const counts = new Map<string, number>();
 
-    countLabels(counts, [{ name: 'Cat', confidence: 90 }, { name: 'Cat', confidence: 85 }, { name: 'Dog', confidence: 79.9 }], 80);
-    countLabels(counts, [{ name: 'Cat', confidence: 80 }, { name: 'Dog', confidence: 95 }], 80);
+    countLabels(
+      counts,
+      [
+        { name: 'Cat', confidence: 90 },
+        { name: 'Cat', confidence: 85 },
+        { name: 'Dog', confidence: 79.9 },
+      ],
+      80,
+    );
+    countLabels(
+      counts,
+      [
+        { name: 'Cat', confidence: 80 },
+        { name: 'Dog', confidence: 95 },
+      ],
+      80,
+    );
 
     expect([...counts]).toEqual([
       ['Cat', 2],

@@ -72,14 +72,18 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
       // package planted as a stand-in, as an import is type-only only once it resolves.
       'node_modules/@aws-sdk/lib-dynamodb/package.json': '{ "name": "@aws-sdk/lib-dynamodb", "main": "index.js", "types": "index.d.ts" }\n',
       'node_modules/@aws-sdk/lib-dynamodb/index.js': 'exports.DeleteCommand = class {};\n',
-      'node_modules/@aws-sdk/lib-dynamodb/index.d.ts': 'export declare class DeleteCommand { constructor(input: object) }\nexport interface DynamoDBDocumentClient { send(c: object): Promise<unknown> }\n',
+      'node_modules/@aws-sdk/lib-dynamodb/index.d.ts':
+        'export declare class DeleteCommand { constructor(input: object) }\nexport interface DynamoDBDocumentClient { send(c: object): Promise<unknown> }\n',
       'lib/erase/items.ts':
         "import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\n" +
         'export const drop = (ddb: DynamoDBDocumentClient) => ddb.send(new DeleteCommand({ TableName: "T", Key: {} }));\n',
-      'lib/erase/job.ts': "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n",
+      'lib/erase/job.ts':
+        "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n",
       // Two modules importing each other.
-      'lib/ingest/errors.ts': "import type { Fingerprint } from './fingerprint';\nexport class Rejected extends Error { decoded?: Fingerprint }\n",
-      'lib/ingest/fingerprint.ts': "import { Rejected } from './errors';\nexport interface Fingerprint { fprint: string }\nexport const fail = () => new Rejected();\n",
+      'lib/ingest/errors.ts':
+        "import type { Fingerprint } from './fingerprint';\nexport class Rejected extends Error { decoded?: Fingerprint }\n",
+      'lib/ingest/fingerprint.ts':
+        "import { Rejected } from './errors';\nexport interface Fingerprint { fprint: string }\nexport const fail = () => new Rejected();\n",
     });
     trees.push(tree);
     result = await check(tree);

@@ -119,7 +119,11 @@ describe("dynalite's expression parsers, closures made once", () => {
   // Every case with its context's extra fields (jest would take a third parameter it did not pass for a callback).
   const cases: [string, string[], Record<string, unknown>][] = [
     ['dynalite/db/conditionParser', CONDITIONS, {}],
-    ['dynalite/db/conditionParser', ['pk = :p AND begins_with(sk, :c)', 'pk = :p AND sk BETWEEN :z AND :m', 'pk = :p OR sk = :c', 'pk = '], { isKeyCondition: true }],
+    [
+      'dynalite/db/conditionParser',
+      ['pk = :p AND begins_with(sk, :c)', 'pk = :p AND sk BETWEEN :z AND :m', 'pk = :p OR sk = :c', 'pk = '],
+      { isKeyCondition: true },
+    ],
     ['dynalite/db/updateParser', UPDATES, {}],
     ['dynalite/db/projectionParser', PROJECTIONS, {}],
   ];

@@ -13,7 +13,9 @@ interface CountedIterator {
 /** Counts LevelDB iterators opened and closed, at the classic-level dynalite uses. */
 function countIterators(): { open: () => number; opened: () => number; restore: () => void } {
   const classicLevel = path.dirname(
-    require.resolve('classic-level', { paths: [path.dirname(require.resolve('level', { paths: [path.dirname(require.resolve('dynalite'))] }))] }),
+    require.resolve('classic-level', {
+      paths: [path.dirname(require.resolve('level', { paths: [path.dirname(require.resolve('dynalite'))] }))],
+    }),
   );
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { ClassicLevel } = require(classicLevel) as { ClassicLevel: { prototype: { _iterator(options: unknown): CountedIterator } } };
@@ -73,7 +75,9 @@ describe('local DynamoDB iterators', () => {
         const key = { ':b': { S: 'c#b' } };
         // Whole partition, a page of one (the stream stops early), and an index.
         await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'batch_id = :b', ExpressionAttributeValues: key }));
-        await client.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'batch_id = :b', ExpressionAttributeValues: key, Limit: 1 }));
+        await client.send(
+          new QueryCommand({ TableName: table, KeyConditionExpression: 'batch_id = :b', ExpressionAttributeValues: key, Limit: 1 }),
+        );
         await client.send(
           new QueryCommand({
             TableName: table,

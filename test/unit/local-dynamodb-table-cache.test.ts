@@ -1,6 +1,13 @@
 // The local DynamoDB (dynalite) keeps an ACTIVE table's definition in memory instead of reading it from LevelDB for
 // every request, and reads it again after a table action (docs/design.md §9). Counted, never timed.
-import { CreateTableCommand, DeleteTableCommand, GetItemCommand, PutItemCommand, ResourceNotFoundException, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  GetItemCommand,
+  PutItemCommand,
+  ResourceNotFoundException,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,7 +16,9 @@ import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from '../..
 /** Counts LevelDB point reads, at the classic-level dynalite uses. */
 function countGets(): { gets: () => number; restore: () => void } {
   const classicLevel = path.dirname(
-    require.resolve('classic-level', { paths: [path.dirname(require.resolve('level', { paths: [path.dirname(require.resolve('dynalite'))] }))] }),
+    require.resolve('classic-level', {
+      paths: [path.dirname(require.resolve('level', { paths: [path.dirname(require.resolve('dynalite'))] }))],
+    }),
   );
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { ClassicLevel } = require(classicLevel) as { ClassicLevel: { prototype: { _get(...args: unknown[]): unknown } } };
@@ -57,7 +66,8 @@ describe('local DynamoDB table definitions', () => {
     const ddb = client();
     await ddb.send(new PutItemCommand({ TableName: db.table.name, Item: { batch_id: { S: 'p' }, img_fprint: { S: 's' } } }));
     const before = counter.gets();
-    for (let i = 0; i < 20; i++) await ddb.send(new GetItemCommand({ TableName: db.table.name, Key: { batch_id: { S: 'p' }, img_fprint: { S: 's' } } }));
+    for (let i = 0; i < 20; i++)
+      await ddb.send(new GetItemCommand({ TableName: db.table.name, Key: { batch_id: { S: 'p' }, img_fprint: { S: 's' } } }));
     expect(counter.gets() - before).toBe(20);
     ddb.destroy();
   });
@@ -67,7 +77,9 @@ describe('local DynamoDB table definitions', () => {
     await create(ddb);
     await ddb.send(new PutItemCommand({ TableName: table, Item: { k: { S: 'a' } } }));
     await ddb.send(new DeleteTableCommand({ TableName: table }));
-    await expect(ddb.send(new PutItemCommand({ TableName: table, Item: { k: { S: 'b' } } }))).rejects.toBeInstanceOf(ResourceNotFoundException);
+    await expect(ddb.send(new PutItemCommand({ TableName: table, Item: { k: { S: 'b' } } }))).rejects.toBeInstanceOf(
+      ResourceNotFoundException,
+    );
     await create(ddb);
     await ddb.send(new PutItemCommand({ TableName: table, Item: { k: { S: 'c' } } }));
     expect((await ddb.send(new GetItemCommand({ TableName: table, Key: { k: { S: 'c' } } }))).Item).toEqual({ k: { S: 'c' } });

@@ -2,7 +2,10 @@
 import { MetricTotals, PERCENTILE_WINDOW, dimensionLabel } from '../../local/metric-totals';
 
 const emf = (dimensions: string[][], metrics: [string, string][], values: Record<string, unknown>) => ({
-  _aws: { Timestamp: 0, CloudWatchMetrics: [{ Namespace: 'IceCatWrangler', Dimensions: dimensions, Metrics: metrics.map(([Name, Unit]) => ({ Name, Unit })) }] },
+  _aws: {
+    Timestamp: 0,
+    CloudWatchMetrics: [{ Namespace: 'IceCatWrangler', Dimensions: dimensions, Metrics: metrics.map(([Name, Unit]) => ({ Name, Unit })) }],
+  },
   service: 'icecat-ingest',
   ...values,
 });

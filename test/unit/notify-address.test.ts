@@ -1,5 +1,12 @@
 import { judgeAddress } from '../../lib/notify/address';
-import { CallbackTargetError, checkCallbackUrl, parsePortRanges, portRangesWithout, resolveCallbackTarget, type Lookup } from '../../lib/notify/target';
+import {
+  CallbackTargetError,
+  checkCallbackUrl,
+  parsePortRanges,
+  portRangesWithout,
+  resolveCallbackTarget,
+  type Lookup,
+} from '../../lib/notify/target';
 import { callbackLoopbackPorts } from '../../local/env';
 
 const refusedAs = (address: string) => {
@@ -39,9 +46,27 @@ describe('judgeAddress refuses every non-public IPv4 address', () => {
 });
 
 describe('judgeAddress allows public IPv4 addresses, including the neighbours of refused ranges', () => {
-  it.each(['1.1.1.1', '8.8.8.8', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '126.255.255.255',
-    '128.0.0.0', '169.253.255.255', '169.255.0.0', '172.15.255.255', '172.32.0.0', '192.0.1.1', '192.167.255.255',
-    '192.169.0.0', '198.17.255.255', '198.20.0.0', '223.255.255.255', '52.95.110.1'])('%s', (address) => {
+  it.each([
+    '1.1.1.1',
+    '8.8.8.8',
+    '9.255.255.255',
+    '11.0.0.0',
+    '100.63.255.255',
+    '100.128.0.0',
+    '126.255.255.255',
+    '128.0.0.0',
+    '169.253.255.255',
+    '169.255.0.0',
+    '172.15.255.255',
+    '172.32.0.0',
+    '192.0.1.1',
+    '192.167.255.255',
+    '192.169.0.0',
+    '198.17.255.255',
+    '198.20.0.0',
+    '223.255.255.255',
+    '52.95.110.1',
+  ])('%s', (address) => {
     expect(refusedAs(address)).toBe('allowed');
   });
 });
@@ -158,11 +183,27 @@ describe('checkCallbackUrl (no network)', () => {
   });
 
   it('allows a loopback callback only on a port the operator lists, never another (the stack control routes)', () => {
-    const stack = { allowLoopback: true, loopbackPorts: parsePortRanges(callbackLoopbackPorts('4000,9000-9100', { api: 9000, s3: 9001, dynamodb: 9002, rekognition: 9003, bridge: 9004 }, 'http://127.0.0.1:9005')) };
+    const stack = {
+      allowLoopback: true,
+      loopbackPorts: parsePortRanges(
+        callbackLoopbackPorts(
+          '4000,9000-9100',
+          { api: 9000, s3: 9001, dynamodb: 9002, rekognition: 9003, bridge: 9004 },
+          'http://127.0.0.1:9005',
+        ),
+      ),
+    };
 
     expect(code(() => checkCallbackUrl('http://127.0.0.1:9050/hook', stack))).toBe('accepted');
     expect(code(() => checkCallbackUrl('http://127.0.0.1:4000/hook', stack))).toBe('accepted');
-    for (const url of ['http://127.0.0.1:9004/pause', 'http://127.0.0.2:9000/v1/batches', 'http://[::1]:9001/', 'http://127.0.0.1/', 'http://127.0.0.1:4001/', 'http://127.0.0.1:9005/']) {
+    for (const url of [
+      'http://127.0.0.1:9004/pause',
+      'http://127.0.0.2:9000/v1/batches',
+      'http://[::1]:9001/',
+      'http://127.0.0.1/',
+      'http://127.0.0.1:4001/',
+      'http://127.0.0.1:9005/',
+    ]) {
       expect([url, code(() => checkCallbackUrl(url, stack))]).toEqual([url, 'AddressNotAllowed']);
     }
     expect(() => checkCallbackUrl('http://127.0.0.1:9004/pause', stack)).toThrow(/CALLBACK_LOOPBACK_PORTS/);
@@ -171,7 +212,10 @@ describe('checkCallbackUrl (no network)', () => {
 
   it('reads and subtracts port lists', () => {
     expect(parsePortRanges('')).toEqual([]);
-    expect(parsePortRanges(' 80, 1024-2048 ')).toEqual([[80, 80], [1024, 2048]]);
+    expect(parsePortRanges(' 80, 1024-2048 ')).toEqual([
+      [80, 80],
+      [1024, 2048],
+    ]);
     for (const bad of ['0', '70000', '2048-1024', 'http', '1-2-3']) expect([bad, parsePortRanges(bad)]).toEqual([bad, undefined]);
     expect(portRangesWithout([[1024, 65535]], [4570, 1024, 65535, 3000, 3001])).toBe('1025-2999,3002-4569,4571-65534');
     expect(portRangesWithout([[80, 80]], [80])).toBe('');
@@ -193,12 +237,21 @@ describe('resolveCallbackTarget', () => {
 
   it('refuses a name resolving to a loopback port that is not allowed', async () => {
     const local = { allowLoopback: true, loopbackPorts: [[8080, 8080]] as const };
-    await expect(resolveCallbackTarget('http://localhost:8080/x', local, answering('127.0.0.1'))).resolves.toMatchObject({ address: '127.0.0.1' });
-    await expect(resolveCallbackTarget('http://localhost:4570/pause', local, answering('127.0.0.1'))).rejects.toMatchObject({ code: 'AddressNotAllowed' });
+    await expect(resolveCallbackTarget('http://localhost:8080/x', local, answering('127.0.0.1'))).resolves.toMatchObject({
+      address: '127.0.0.1',
+    });
+    await expect(resolveCallbackTarget('http://localhost:4570/pause', local, answering('127.0.0.1'))).rejects.toMatchObject({
+      code: 'AddressNotAllowed',
+    });
   });
 
   it('refuses a name resolving to the metadata service, a private address, or a mix of public and private', async () => {
-    for (const lookup of [answering('169.254.169.254'), answering('10.0.0.1'), answering('8.8.8.8', '127.0.0.1'), answering('::ffff:10.1.2.3')]) {
+    for (const lookup of [
+      answering('169.254.169.254'),
+      answering('10.0.0.1'),
+      answering('8.8.8.8', '127.0.0.1'),
+      answering('::ffff:10.1.2.3'),
+    ]) {
       await expect(resolveCallbackTarget('https://rebind.example.com/', aws, lookup)).rejects.toMatchObject({ code: 'AddressNotAllowed' });
     }
   });

@@ -130,7 +130,9 @@ describe('client request builders', () => {
   it('5b: other filters become filter expressions', () => {
     const plan = imageAcrossBatchesRequest({ ...client, fprint: 'abc', status: 'success', cat: true, from: 1, to: 2 });
 
-    expect(expand(plan, 'FilterExpression')).toBe(`op_status = "success" AND rek_iscat = true AND upload_ts BETWEEN 1 AND 2 AND ttl > ${NOW_S}`);
+    expect(expand(plan, 'FilterExpression')).toBe(
+      `op_status = "success" AND rek_iscat = true AND upload_ts BETWEEN 1 AND 2 AND ttl > ${NOW_S}`,
+    );
   });
 
   it('8: queries GSI client-time on upload_ts', () => {

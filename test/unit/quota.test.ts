@@ -53,12 +53,13 @@ describe('quota_exceeded', () => {
     expect(toHttpError(formsBeyondQuota(limits, 3, 4, now))).toEqual({
       status: 429,
       code: 'quota_exceeded',
-      message: "4 upload forms asked, but 2 of the client's quota of 5 images per UTC day are left for 2026-11-27; the quota starts afresh at 2026-11-28T00:00:00.000Z",
+      message:
+        "4 upload forms asked, but 2 of the client's quota of 5 images per UTC day are left for 2026-11-27; the quota starts afresh at 2026-11-28T00:00:00.000Z",
       headers: { 'Retry-After': '3600' },
     });
   });
 
-  it('answers a batch beyond the day\'s batches 429 naming the limit and the reset time', () => {
+  it("answers a batch beyond the day's batches 429 naming the limit and the reset time", () => {
     expect(toHttpError(batchesBeyondQuota(limits, now)).message).toBe(
       "the client's limit of 3 batches per UTC day is used up for 2026-11-27; the quota starts afresh at 2026-11-28T00:00:00.000Z",
     );
@@ -87,7 +88,10 @@ describe('TokenBucket, a request costing several tokens', () => {
 describe('ClientRateLimiter', () => {
   it("keeps a bucket per client, so one client's burst leaves another's untouched", async () => {
     // Arrange
-    const limiter = new ClientRateLimiter({ limitsOf: async () => ({ ratePerSecond: 1, maxImagesPerDay: 10, maxBatchesPerDay: 1000 }), now: () => 0 });
+    const limiter = new ClientRateLimiter({
+      limitsOf: async () => ({ ratePerSecond: 1, maxImagesPerDay: 10, maxBatchesPerDay: 1000 }),
+      now: () => 0,
+    });
     await limiter.admit('a');
     await limiter.admit('a');
 
@@ -101,7 +105,10 @@ describe('ClientRateLimiter', () => {
 
   it('answers 429 rate_limited with Retry-After in whole seconds, at least one', async () => {
     // Arrange
-    const limiter = new ClientRateLimiter({ limitsOf: async () => ({ ratePerSecond: 0.25, maxImagesPerDay: 10, maxBatchesPerDay: 1000 }), now: () => 0 });
+    const limiter = new ClientRateLimiter({
+      limitsOf: async () => ({ ratePerSecond: 0.25, maxImagesPerDay: 10, maxBatchesPerDay: 1000 }),
+      now: () => 0,
+    });
     await limiter.admit('a');
 
     // Act
@@ -118,7 +125,11 @@ describe('limits', () => {
   });
 
   it('fills what a client has not set from the defaults', () => {
-    expect(withDefaults({ maxImagesPerDay: 3 }, { ratePerSecond: 50, maxImagesPerDay: 100_000, maxBatchesPerDay: 1000 })).toEqual({ ratePerSecond: 50, maxImagesPerDay: 3, maxBatchesPerDay: 1000 });
+    expect(withDefaults({ maxImagesPerDay: 3 }, { ratePerSecond: 50, maxImagesPerDay: 100_000, maxBatchesPerDay: 1000 })).toEqual({
+      ratePerSecond: 50,
+      maxImagesPerDay: 3,
+      maxBatchesPerDay: 1000,
+    });
   });
 
   it('counts days in UTC, the next starting at midnight UTC', () => {
@@ -157,7 +168,11 @@ describe('quota requests', () => {
   });
 
   it('marks an upload beyond the quota once, keeping the first day', () => {
-    const request = markQuotaExceededRequest('T', { clientId: 'acme', batchId: 'b', key: 'uploads/acme/b/x.png', etag: 'e', expiresAt: 1 }, '2026-11-25');
+    const request = markQuotaExceededRequest(
+      'T',
+      { clientId: 'acme', batchId: 'b', key: 'uploads/acme/b/x.png', etag: 'e', expiresAt: 1 },
+      '2026-11-25',
+    );
     expect(request.UpdateExpression).toBe('SET #quotaExceeded = if_not_exists(#quotaExceeded, :day)');
   });
 });

@@ -57,7 +57,7 @@ describe('sqsSender', () => {
     expect(requests.map((r) => r.map((e) => e.MessageBody))).toEqual([['m0', 'm1', 'm2'], ['m1']]);
   });
 
-  it('fails, naming SQS\'s error, when an entry is refused at every attempt', async () => {
+  it("fails, naming SQS's error, when an entry is refused at every attempt", async () => {
     // Arrange
     const { sqs } = fakeSqs((entries) => ({ Failed: [{ Id: entries[0]!.Id, Code: 'KMS.ThrottlingException', SenderFault: false }] }));
 

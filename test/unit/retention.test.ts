@@ -15,10 +15,15 @@ const NOW_S = NOW_MS / 1000;
 const batch = newBatch({ clientId: 'demo', batchId: 'b1', now: NOW_MS, debug: false, retentionDays: 3 });
 
 /** An expression with its #placeholders replaced by the stored names and its :values by the values. */
-function render(req: { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> }, expression?: string): string {
+function render(
+  req: { ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> },
+  expression?: string,
+): string {
   return (expression ?? '')
     .replace(/#[A-Za-z0-9_]+/g, (p) => req.ExpressionAttributeNames?.[p] ?? p)
-    .replace(/:[A-Za-z0-9_]+/g, (v) => (req.ExpressionAttributeValues && v in req.ExpressionAttributeValues ? JSON.stringify(req.ExpressionAttributeValues[v]) : v));
+    .replace(/:[A-Za-z0-9_]+/g, (v) =>
+      req.ExpressionAttributeValues && v in req.ExpressionAttributeValues ? JSON.stringify(req.ExpressionAttributeValues[v]) : v,
+    );
 }
 
 describe('a batch expires whole', () => {

@@ -12,7 +12,14 @@ const img = (catConfidence: number, isCat: boolean, machineIsCat: boolean): Revi
 describe('agreement', () => {
   it('counts agreement, precision and recall of the machine against the people (hand-computed)', () => {
     // machine cat / person cat: 2 (95, 90); machine cat / person not: 1 (85); machine not / person cat: 1 (50); both not: 2.
-    const images = [img(95, true, true), img(90, true, true), img(85, false, true), img(50, true, false), img(20, false, false), img(0, false, false)];
+    const images = [
+      img(95, true, true),
+      img(90, true, true),
+      img(85, false, true),
+      img(50, true, false),
+      img(20, false, false),
+      img(0, false, false),
+    ];
 
     // Thresholds: 0.01 → all but the 0 are cats, wrong on 85 and 20: 4. Just above 20 (20.01) → wrong on 85 only: 5.
     // 50.01 → wrong on 85 and 50: 4. 85.01 → wrong on 50: 5. 90.01 → 4. 95.01 → 3. Best 5; lowest of equals 20.01.
@@ -24,7 +31,9 @@ describe('agreement', () => {
     // The stretch (20, 50] agrees 4 all along (the old rule picked its top, 50); its lowest point on the grid is 20.01.
     const images = [img(95, true, true), img(90, true, true), img(85, false, true), img(50, true, false), img(20, false, false)];
 
-    expect([agreementAt(images, 20.01), agreementAt(images, 50), agreementAt(images, 85.01), agreementAt(images, 95)]).toEqual([4, 4, 4, 3]);
+    expect([agreementAt(images, 20.01), agreementAt(images, 50), agreementAt(images, 85.01), agreementAt(images, 95)]).toEqual([
+      4, 4, 4, 3,
+    ]);
     expect(agreementAt(images, 20)).toBe(3);
     expect(suggestThreshold(images)).toBe(20.01);
   });
@@ -77,11 +86,20 @@ describe('the review queue', () => {
     const up = [key('a', 82), key('b', 85), key('c', 99)];
     const down = [key('d', 78), key('e', 70), key('f', 10)];
 
-    expect(mergeByDistance(80, up, down, 5).map((m) => `${m.key.img_fprint}:${m.side}`)).toEqual(['a:up', 'd:down', 'b:up', 'e:down', 'c:up']);
+    expect(mergeByDistance(80, up, down, 5).map((m) => `${m.key.img_fprint}:${m.side}`)).toEqual([
+      'a:up',
+      'd:down',
+      'b:up',
+      'e:down',
+      'c:up',
+    ]);
   });
 
   it('reads the reviewed range for agreement', () => {
-    expect(reviewedRequest('T', 'acme', 'b')).toMatchObject({ IndexName: 'batch-review', ExpressionAttributeValues: { ':reviewed': 'R#' } });
+    expect(reviewedRequest('T', 'acme', 'b')).toMatchObject({
+      IndexName: 'batch-review',
+      ExpressionAttributeValues: { ':reviewed': 'R#' },
+    });
   });
 });
 
@@ -94,7 +112,12 @@ describe('the writes of a verdict', () => {
 
     expect(req.UpdateExpression).toBe('SET #isCat = :cat, #reviewKey = :reviewKey, #review = :review REMOVE #catAt');
     expect(req.ConditionExpression).toBe('#status = :success AND #isCat = :was AND attribute_not_exists(#review)');
-    expect(req.ExpressionAttributeValues).toMatchObject({ ':cat': false, ':was': true, ':reviewKey': 'R#090000000', ':review': toStoredReview(review) });
+    expect(req.ExpressionAttributeValues).toMatchObject({
+      ':cat': false,
+      ':was': true,
+      ':reviewKey': 'R#090000000',
+      ':review': toStoredReview(review),
+    });
   });
 
   it('withdraws a verdict back to the machine’s, guarded by the verdict read (its time)', () => {
@@ -119,7 +142,15 @@ describe('the writes of a verdict', () => {
   });
 
   it('counts a carried verdict with the result it comes with, and recounts verdicts from the records', () => {
-    const carried = { status: 'success' as const, isCat: true, catConfidence: 90, cats: [], labels: [], reusedFrom: 1, review: { isCat: false, reviewedAt: 3 } };
+    const carried = {
+      status: 'success' as const,
+      isCat: true,
+      catConfidence: 90,
+      cats: [],
+      labels: [],
+      reusedFrom: 1,
+      review: { isCat: false, reviewedAt: 3 },
+    };
 
     expect(finishCounts(carried)).toEqual({ pending: -1, success: 1, reused: 1, reviewed: 1, corrected: 1 });
     expect(

@@ -10,7 +10,7 @@ const QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/icecat-wrangler-
 
 const notification = (key: string): string =>
   localS3EventMessage({ operation: 'Put', bucket: 'b', key, size: 10, eTag: 'e', sourceIp: '127.0.0.1', time: new Date(0) });
-const record = (body: string, i: number): SQSRecord => ({ messageId: `m${i}`, body } as SQSRecord);
+const record = (body: string, i: number): SQSRecord => ({ messageId: `m${i}`, body }) as SQSRecord;
 
 let handler: (event: SQSEvent) => Promise<unknown>;
 

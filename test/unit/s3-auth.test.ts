@@ -23,7 +23,11 @@ const requestFor = (url: string, method = 'GET', headers: SignedRequest['headers
 const presign = (key: string, opts: { expiresIn?: number; signingDate?: Date; disposition?: string } = {}) =>
   getSignedUrl(
     client,
-    new GetObjectCommand({ Bucket: 'icecat-images', Key: key, ...(opts.disposition ? { ResponseContentDisposition: opts.disposition } : {}) }),
+    new GetObjectCommand({
+      Bucket: 'icecat-images',
+      Key: key,
+      ...(opts.disposition ? { ResponseContentDisposition: opts.disposition } : {}),
+    }),
     { expiresIn: opts.expiresIn ?? 900, ...(opts.signingDate ? { signingDate: opts.signingDate } : {}) },
   );
 
@@ -77,7 +81,8 @@ describe('requests without a signature', () => {
   });
 
   it('refuses a header-signed request dated more than 15 minutes off with RequestTimeTooSkewed', () => {
-    const authorization = 'AWS4-HMAC-SHA256 Credential=S3RVER/20200101/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=00';
+    const authorization =
+      'AWS4-HMAC-SHA256 Credential=S3RVER/20200101/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=00';
     const headers = { host: '127.0.0.1:4569', authorization, 'x-amz-date': '20200101T000000Z', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' };
 
     expect(authRefusal({ method: 'GET', url: '/icecat-images', headers }, ctx())?.code).toBe('RequestTimeTooSkewed');

@@ -6,8 +6,22 @@ const body = (...parts: string[]) => Buffer.from(parts.join(''));
 
 describe('readFormPrefix', () => {
   it('answers the fields before the file, and that the file follows', () => {
-    const prefix = readFormPrefix(body(field('form-data; name="key"', 'a/b.jpg'), field('form-data; name="Policy"', 'p'), `--${B}\r\nContent-Disposition: form-data; name="file"; filename="c.jpg"\r\n\r\nJPEG`), B);
-    expect(prefix).toEqual({ state: 'fields', fields: [['key', 'a/b.jpg'], ['Policy', 'p']], file: true });
+    const prefix = readFormPrefix(
+      body(
+        field('form-data; name="key"', 'a/b.jpg'),
+        field('form-data; name="Policy"', 'p'),
+        `--${B}\r\nContent-Disposition: form-data; name="file"; filename="c.jpg"\r\n\r\nJPEG`,
+      ),
+      B,
+    );
+    expect(prefix).toEqual({
+      state: 'fields',
+      fields: [
+        ['key', 'a/b.jpg'],
+        ['Policy', 'p'],
+      ],
+      file: true,
+    });
   });
 
   it('asks for more bytes until the file part header is complete', () => {
@@ -16,11 +30,21 @@ describe('readFormPrefix', () => {
   });
 
   it('answers a body that ends without a file', () => {
-    expect(readFormPrefix(body(field('form-data; name="key"', 'a'), `--${B}--\r\n`), B)).toEqual({ state: 'fields', fields: [['key', 'a']], file: false });
+    expect(readFormPrefix(body(field('form-data; name="key"', 'a'), `--${B}--\r\n`), B)).toEqual({
+      state: 'fields',
+      fields: [['key', 'a']],
+      file: false,
+    });
   });
 
   it('refuses what a multipart parser could read as another field than this one does', () => {
-    for (const disposition of ['form-data; name*=utf-8\'\'key', 'form-data; name="key"; filename="k.txt"', 'attachment; name="key"', 'form-data', 'form-data; name="a"; name="b"']) {
+    for (const disposition of [
+      "form-data; name*=utf-8''key",
+      'form-data; name="key"; filename="k.txt"',
+      'attachment; name="key"',
+      'form-data',
+      'form-data; name="a"; name="b"',
+    ]) {
       expect([disposition, readFormPrefix(body(field(disposition, 'v')), B).state]).toEqual([disposition, 'malformed']);
     }
   });
@@ -33,7 +57,9 @@ describe('readFormPrefix', () => {
   });
 
   it('unescapes quoted names as parsers do', () => {
-    expect(readFormPrefix(body(field('form-data; name="x-amz-meta-\\"q\\""', 'v'), `--${B}--`), B)).toMatchObject({ fields: [['x-amz-meta-"q"', 'v']] });
+    expect(readFormPrefix(body(field('form-data; name="x-amz-meta-\\"q\\""', 'v'), `--${B}--`), B)).toMatchObject({
+      fields: [['x-amz-meta-"q"', 'v']],
+    });
   });
 
   it('reads the boundary of a Content-Type, quoted or not', () => {

@@ -78,7 +78,8 @@ describe('the hardened store under a held lock', () => {
 
   it("gives the holder a view whose writes go through while another flow's write on the key waits", async () => {
     const locks = hardenStore(store);
-    const put = (on: FilesystemStore, body: string) => on.putObject({ bucket: 'photos', key: 'a.txt', content: Readable.from([Buffer.from(body)]), metadata: {} });
+    const put = (on: FilesystemStore, body: string) =>
+      on.putObject({ bucket: 'photos', key: 'a.txt', content: Readable.from([Buffer.from(body)]), metadata: {} });
     const order: string[] = [];
     const release = gate();
     const wrote = gate();

@@ -24,7 +24,11 @@ describe('keyRefusal', () => {
   });
 
   it("refuses keys over S3's 1024 bytes with S3's own message", () => {
-    expect(keyRefusal('k/'.repeat(513))).toEqual({ code: 'KeyTooLongError', message: 'Your key is too long', detail: { Size: 1026, MaxSizeAllowed: 1024 } });
+    expect(keyRefusal('k/'.repeat(513))).toEqual({
+      code: 'KeyTooLongError',
+      message: 'Your key is too long',
+      detail: { Size: 1026, MaxSizeAllowed: 1024 },
+    });
   });
 
   it('refuses "." and ".." segments anywhere, empty segments before the last, and NUL', () => {
@@ -35,7 +39,7 @@ describe('keyRefusal', () => {
 });
 
 describe('bucketNameRefusal', () => {
-  it("accepts S3 bucket names and refuses names that are not (and could be paths)", () => {
+  it('accepts S3 bucket names and refuses names that are not (and could be paths)', () => {
     expect(bucketNameRefusal('icecat-images')).toBeUndefined();
     for (const name of ['..', '.', 'ab', 'Upper', 'a..b', '-ab', 'a_b', '192.168.0.1', 'x'.repeat(64)]) {
       expect(bucketNameRefusal(name)).toMatchObject({ code: 'InvalidBucketName' });

@@ -32,7 +32,7 @@ describe('bucketLifecycleRulesFromYaml', () => {
 });
 
 describe('isExpiredObject', () => {
-  it("expires an object as S3 does: its days added to its creation time, rounded up to the next midnight UTC", () => {
+  it('expires an object as S3 does: its days added to its creation time, rounded up to the next midnight UTC', () => {
     const rule = { prefix: 'exports/', days: 1 };
     const written = new Date(Date.UTC(2026, 0, 10, 15));
     const midnight = Date.UTC(2026, 0, 12);

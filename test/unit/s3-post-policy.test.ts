@@ -24,7 +24,10 @@ const posted = (post: PresignedPost, fields: Record<string, string> = {}, fileSi
 });
 
 const policyWith = (post: PresignedPost, edit: (policy: { expiration: string; conditions: unknown[] }) => void): string => {
-  const policy = JSON.parse(Buffer.from(post.fields.Policy ?? '', 'base64').toString('utf8')) as { expiration: string; conditions: unknown[] };
+  const policy = JSON.parse(Buffer.from(post.fields.Policy ?? '', 'base64').toString('utf8')) as {
+    expiration: string;
+    conditions: unknown[];
+  };
   edit(policy);
   return Buffer.from(JSON.stringify(policy)).toString('base64');
 };
@@ -32,7 +35,9 @@ const policyWith = (post: PresignedPost, edit: (policy: { expiration: string; co
 /** The Policy and X-Amz-Signature fields of `policy` signed with the local secret under the form's credential. */
 const signedAs = (post: PresignedPost, policy: string): Record<string, string> => {
   const date = (post.fields['X-Amz-Credential'] ?? '').split('/')[1] ?? '';
-  const signature = createHmac('sha256', sigV4SigningKey('S3RVER', date, 'us-east-1', 's3')).update(policy).digest('hex');
+  const signature = createHmac('sha256', sigV4SigningKey('S3RVER', date, 'us-east-1', 's3'))
+    .update(policy)
+    .digest('hex');
   return { Policy: policy, 'X-Amz-Signature': signature };
 };
 
@@ -46,8 +51,14 @@ describe('postPolicyRefusal', () => {
 
     expect(postPolicyRefusal(posted(post, {}, 1), context())).toBeUndefined();
     expect(postPolicyRefusal(posted(post, {}, 1000), context())).toBeUndefined();
-    expect(postPolicyRefusal(posted(post, {}, 1001), context())).toMatchObject({ code: 'EntityTooLarge', detail: { ProposedSize: 1001, MaxSizeAllowed: 1000 } });
-    expect(postPolicyRefusal(posted(post, {}, 0), context())).toMatchObject({ code: 'EntityTooSmall', detail: { ProposedSize: 0, MinSizeAllowed: 1 } });
+    expect(postPolicyRefusal(posted(post, {}, 1001), context())).toMatchObject({
+      code: 'EntityTooLarge',
+      detail: { ProposedSize: 1001, MaxSizeAllowed: 1000 },
+    });
+    expect(postPolicyRefusal(posted(post, {}, 0), context())).toMatchObject({
+      code: 'EntityTooSmall',
+      detail: { ProposedSize: 0, MinSizeAllowed: 1 },
+    });
   });
 
   it('refuses another key, quoting the failed condition as S3 does', async () => {
@@ -64,7 +75,10 @@ describe('postPolicyRefusal', () => {
     const post = await presigned();
     const { 'Content-Type': contentType = '', ...rest } = post.fields;
 
-    const refusal = postPolicyRefusal({ bucket: 'icecat-images', fields: [...Object.entries(rest), ['content-type', contentType]], fileSize: 10 }, context());
+    const refusal = postPolicyRefusal(
+      { bucket: 'icecat-images', fields: [...Object.entries(rest), ['content-type', contentType]], fileSize: 10 },
+      context(),
+    );
 
     expect(refusal).toBeUndefined();
   });
@@ -86,7 +100,9 @@ describe('postPolicyRefusal', () => {
   it('refuses a Content-Type that breaks the starts-with or the exact condition', async () => {
     const post = await presigned();
 
-    expect(postPolicyRefusal(posted(post, { 'Content-Type': 'image/png' }), context())?.message).toContain('["eq", "$Content-Type", "image/jpeg"]');
+    expect(postPolicyRefusal(posted(post, { 'Content-Type': 'image/png' }), context())?.message).toContain(
+      '["eq", "$Content-Type", "image/jpeg"]',
+    );
     expect(postPolicyRefusal(posted(post, { 'Content-Type': 'text/html' }), context())?.code).toBe('AccessDenied');
   });
 
@@ -135,7 +151,9 @@ describe('postPolicyRefusal', () => {
     const post = await presigned();
     const { 'X-Amz-Signature': _signature, ...unsigned } = post.fields;
 
-    expect(postPolicyRefusal({ bucket: 'icecat-images', fields: [['key', 'a.jpg']], fileSize: 1 }, context())).toMatchObject({ code: 'AccessDenied' });
+    expect(postPolicyRefusal({ bucket: 'icecat-images', fields: [['key', 'a.jpg']], fileSize: 1 }, context())).toMatchObject({
+      code: 'AccessDenied',
+    });
     expect(postPolicyRefusal({ bucket: 'icecat-images', fields: Object.entries(unsigned), fileSize: 1 }, context())).toMatchObject({
       code: 'InvalidArgument',
       detail: { ArgumentName: 'X-Amz-Signature' },
@@ -147,7 +165,10 @@ describe('postPolicyRefusal', () => {
     const notJson = Buffer.from('{"expiration":').toString('base64');
     const noConditions = Buffer.from(JSON.stringify({ expiration: '2999-01-01T00:00:00Z' })).toString('base64');
 
-    expect(postPolicyRefusal(posted(post, signedAs(post, notJson)), context())).toMatchObject({ code: 'InvalidPolicyDocument', message: 'Invalid Policy: Invalid JSON.' });
+    expect(postPolicyRefusal(posted(post, signedAs(post, notJson)), context())).toMatchObject({
+      code: 'InvalidPolicyDocument',
+      message: 'Invalid Policy: Invalid JSON.',
+    });
     expect(postPolicyRefusal(posted(post, signedAs(post, noConditions)), context())).toMatchObject({ code: 'InvalidPolicyDocument' });
   });
 });

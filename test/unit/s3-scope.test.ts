@@ -43,6 +43,8 @@ describe("a client key's scope (uploads/{clientId}/, write and list)", () => {
 
   it('denies a copy into its prefix (it would read the source) and an upload-part copy', () => {
     expect(judge('PUT', '/b/uploads/acme/b1/cat.jpg', { 'x-amz-copy-source': '/b/uploads/other/x.jpg' })).toBe('denied');
-    expect(judge('PUT', '/b/uploads/acme/b1/cat.jpg?partNumber=1&uploadId=u', { 'x-amz-copy-source': '/b/processed/acme/x.jpg' })).toBe('denied');
+    expect(judge('PUT', '/b/uploads/acme/b1/cat.jpg?partNumber=1&uploadId=u', { 'x-amz-copy-source': '/b/processed/acme/x.jpg' })).toBe(
+      'denied',
+    );
   });
 });

@@ -26,7 +26,11 @@ function randomHashes(count: number, seed = 1): string[] {
       const j = next() % (i + 1);
       [bits[i], bits[j]] = [bits[j]!, bits[i]!];
     }
-    out.push(BigInt(`0b${bits.join('')}`).toString(16).padStart(16, '0'));
+    out.push(
+      BigInt(`0b${bits.join('')}`)
+        .toString(16)
+        .padStart(16, '0'),
+    );
   }
   return out;
 }
@@ -154,10 +158,19 @@ describe('bounded work at any distance (many images all close to one another)', 
     // Two scenes and spread-out photos, at several distances: Kruskal over every close pair is the reference.
     // Some hashes repeat exactly (frames that hash alike): linked at 0 bits without being searched again.
     const spread = randomHashes(300, 3);
-    const list = [...oneScene(300), ...spread, ...oneScene(200).map((h) => flip(h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)), ...spread.slice(0, 40)];
+    const list = [
+      ...oneScene(300),
+      ...spread,
+      ...oneScene(200).map((h) => flip(h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
+      ...spread.slice(0, 40),
+    ];
     for (const maxDistance of [4, 10, 24]) {
       const every = closePairs(hashesOf(list), maxDistance, true);
-      const reference = kruskal(list.length, every, list.map((_, i) => `f${i}`));
+      const reference = kruskal(
+        list.length,
+        every,
+        list.map((_, i) => `f${i}`),
+      );
 
       expect(nearDuplicateGroups(images(list), { maxDistance }).groups).toEqual(reference);
     }

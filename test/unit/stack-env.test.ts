@@ -6,7 +6,10 @@ import { copySourceForS3rver } from '../../local/s3';
 describe('buildLocalEnv', () => {
   it('holds the local environment contract for the given ports', () => {
     // Act
-    const env = buildLocalEnv({ api: 1, s3: 2, dynamodb: 3, rekognition: 4, bridge: 5 }, { dataDir: '/d', cursorSecret: 's'.repeat(32), callbackSigningKey: 'k'.repeat(64) });
+    const env = buildLocalEnv(
+      { api: 1, s3: 2, dynamodb: 3, rekognition: 4, bridge: 5 },
+      { dataDir: '/d', cursorSecret: 's'.repeat(32), callbackSigningKey: 'k'.repeat(64) },
+    );
 
     // Assert
     expect(env).toMatchObject({
@@ -34,7 +37,12 @@ describe('buildLocalEnv', () => {
   });
 
   it('points DynamoDB at an external endpoint when one is given', () => {
-    const env = buildLocalEnv(DEFAULT_PORTS, { dataDir: '/d', cursorSecret: 'x', callbackSigningKey: 'k', dynamodbEndpoint: 'http://127.0.0.1:9999' });
+    const env = buildLocalEnv(DEFAULT_PORTS, {
+      dataDir: '/d',
+      cursorSecret: 'x',
+      callbackSigningKey: 'k',
+      dynamodbEndpoint: 'http://127.0.0.1:9999',
+    });
 
     expect(env.AWS_ENDPOINT_URL_DYNAMODB).toBe('http://127.0.0.1:9999');
   });

@@ -1,10 +1,5 @@
 import { readFileSync } from 'node:fs';
-import {
-  createTableInput,
-  tablePropertiesFromYaml,
-  TableDefinitionError,
-  TABLE_DEFINITION_FILE,
-} from '../../local/dynamodb';
+import { createTableInput, tablePropertiesFromYaml, TableDefinitionError, TABLE_DEFINITION_FILE } from '../../local/dynamodb';
 import { INDEX } from '../../lib/store/schema';
 
 const definition = () => tablePropertiesFromYaml(readFileSync(TABLE_DEFINITION_FILE, 'utf8'));
@@ -71,7 +66,10 @@ describe('createTableInput from resources/table.yml', () => {
     const input = createTableInput(
       {
         KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'g', AttributeType: 'S' }],
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'g', AttributeType: 'S' },
+        ],
         GlobalSecondaryIndexes: [
           {
             IndexName: 'g',
@@ -88,11 +86,7 @@ describe('createTableInput from resources/table.yml', () => {
   });
 
   it('refuses a property it cannot convert rather than dropping it', () => {
-    const convert = () =>
-      createTableInput(
-        { KeySchema: [], AttributeDefinitions: [], SomethingNew: true },
-        'T',
-      );
+    const convert = () => createTableInput({ KeySchema: [], AttributeDefinitions: [], SomethingNew: true }, 'T');
 
     expect(convert).toThrow(TableDefinitionError);
   });

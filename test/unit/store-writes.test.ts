@@ -1,8 +1,22 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ZERO_COUNTS } from '../../lib/domain';
 import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/schema';
-import { addExpectedRequest, autoCloseRequest, closeRequest, markDoneRequest, newBatch, putBatchRequest } from '../../lib/store/batch-summary';
-import { claimRequest, duplicateRequest, finishCounts, finishRequest, rejectionRequest, takeoverRequest } from '../../lib/store/image-record';
+import {
+  addExpectedRequest,
+  autoCloseRequest,
+  closeRequest,
+  markDoneRequest,
+  newBatch,
+  putBatchRequest,
+} from '../../lib/store/batch-summary';
+import {
+  claimRequest,
+  duplicateRequest,
+  finishCounts,
+  finishRequest,
+  rejectionRequest,
+  takeoverRequest,
+} from '../../lib/store/image-record';
 import { countRecords, countRequest, recountQuery, setCountsRequest, transaction } from '../../lib/store/batch-counters';
 import { duplicateMarkRequest, endAttemptRequest, startAttemptRequest } from '../../lib/store/upload-attempts';
 
@@ -56,7 +70,14 @@ describe('claims', () => {
 
 describe('finishRequest', () => {
   const base = { uploadedAt: 1_700_000_000_000, now: 1_700_000_001_000, restingKey: 'processed/demo/b1/f.jpg' };
-  const success = { status: 'success' as const, isCat: false, catConfidence: 0, cats: [], labels: [], detection: { model: 'm', labels: [] } };
+  const success = {
+    status: 'success' as const,
+    isCat: false,
+    catConfidence: 0,
+    cats: [],
+    labels: [],
+    detection: { model: 'm', labels: [] },
+  };
 
   it('writes the time and status index keys with the result, only for the claim holder, and ends the claim', () => {
     const req = finishRequest('T', claim, { ...base, result: success });
@@ -67,7 +88,10 @@ describe('finishRequest', () => {
   });
 
   it('writes cat_ts for a cat only, and logs with log_ts only when there are logs', () => {
-    const cat = stored(finishRequest('T', claim, { ...base, result: { ...success, isCat: true } }), finishRequest('T', claim, { ...base, result: { ...success, isCat: true } }).UpdateExpression);
+    const cat = stored(
+      finishRequest('T', claim, { ...base, result: { ...success, isCat: true } }),
+      finishRequest('T', claim, { ...base, result: { ...success, isCat: true } }).UpdateExpression,
+    );
     const plain = finishRequest('T', claim, { ...base, result: success });
     const logged = finishRequest('T', claim, { ...base, result: success, logs: ['a'] });
 
@@ -77,7 +101,10 @@ describe('finishRequest', () => {
   });
 
   it('records an error code and a bounded message for a failure', () => {
-    const req = finishRequest('T', claim, { ...base, result: { status: 'fail', error: { code: 'DetectionRejected', message: 'x'.repeat(2000) } } });
+    const req = finishRequest('T', claim, {
+      ...base,
+      result: { status: 'fail', error: { code: 'DetectionRejected', message: 'x'.repeat(2000) } },
+    });
 
     expect(req.ExpressionAttributeValues?.[':errorCode']).toBe('DetectionRejected');
     expect((req.ExpressionAttributeValues?.[':errorMessage'] as string).length).toBe(500);
@@ -117,7 +144,7 @@ describe('duplicates and rejections', () => {
     expect(stored(duplicateRequest('T', full, 'x'), duplicateRequest('T', full, 'x').UpdateExpression)).toBe('ADD dup_count :one');
   });
 
-  it('past the names kept, guards the count with a mark on the upload\'s own item, set once', () => {
+  it("past the names kept, guards the count with a mark on the upload's own item, set once", () => {
     const upload = { clientId: 'demo', batchId: 'b1', key: 'uploads/demo/b1/x', etag: 'e9', expiresAt: 99 };
     const req = duplicateMarkRequest('T', upload, 'f');
 
@@ -142,7 +169,13 @@ describe('duplicates and rejections', () => {
   });
 
   it('keys a fail record that carries logs into the logs index by its upload time', () => {
-    const req = rejectionRequest('T', { ...original, fprint: 'fail-abc', status: 'fail', uploadedAt: 1_700_000_000_000, logs: ['rejected'] });
+    const req = rejectionRequest('T', {
+      ...original,
+      fprint: 'fail-abc',
+      status: 'fail',
+      uploadedAt: 1_700_000_000_000,
+      logs: ['rejected'],
+    });
 
     expect(req.Item).toMatchObject({ logs: ['rejected'], log_ts: 1_700_000_000_000 });
   });
@@ -154,7 +187,17 @@ describe('batch summary writes', () => {
   it('creates a batch open and counted at zero, unless the client has one of that name', () => {
     const req = putBatchRequest('T', batch);
 
-    expect(req.Item).toMatchObject({ batch_id: 'acme#holiday', img_fprint: BATCH_SK, owner_id: 'acme', created_ts: 1_000, expected: 2, closed: false, n_total: 0, n_pending: 0, n_reused: 0 });
+    expect(req.Item).toMatchObject({
+      batch_id: 'acme#holiday',
+      img_fprint: BATCH_SK,
+      owner_id: 'acme',
+      created_ts: 1_000,
+      expected: 2,
+      closed: false,
+      n_total: 0,
+      n_pending: 0,
+      n_reused: 0,
+    });
     expect(stored(req, req.ConditionExpression)).toBe('attribute_not_exists(batch_id)');
   });
 
@@ -257,7 +300,9 @@ describe("an upload's own item", () => {
   it('counts an attempt as it starts, answering the count with this one in it, and keeps it as long as the batch', () => {
     const req = startAttemptRequest('T', upload);
 
-    expect(stored(req, req.UpdateExpression)).toBe('ADD attempts :one SET ttl = if_not_exists(ttl, :ttl), purge_at = if_not_exists(purge_at, :purge)');
+    expect(stored(req, req.UpdateExpression)).toBe(
+      'ADD attempts :one SET ttl = if_not_exists(ttl, :ttl), purge_at = if_not_exists(purge_at, :purge)',
+    );
     expect(req.ExpressionAttributeValues).toEqual({ ':one': 1, ':ttl': upload.expiresAt, ':purge': purgeAt(upload.expiresAt) });
     expect(req.ReturnValues).toBe('ALL_NEW');
   });

@@ -41,6 +41,12 @@ describe('the summary', () => {
       counts: { ...ZERO_COUNTS, total: 5, success: 3, reused: 1, duplicate: 2 },
     };
 
-    expect(presentBatch(batch, { pricePerImageUsd: 0.002 }).usage).toEqual({ detectLabelsCalls: 2, reused: 1, duplicates: 2, estimatedCostUsd: 0.004, savedUsd: 0.006 });
+    expect(presentBatch(batch, { pricePerImageUsd: 0.002 }).usage).toEqual({
+      detectLabelsCalls: 2,
+      reused: 1,
+      duplicates: 2,
+      estimatedCostUsd: 0.004,
+      savedUsd: 0.006,
+    });
   });
 });

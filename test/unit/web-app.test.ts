@@ -8,7 +8,14 @@ const doc = {
   paths: {
     '/v1/batches': { post: {} },
     '/v1/batches/{batchId}': { get: {} },
-    '/v1/batches/{batchId}/images': { get: { parameters: [{ name: 'status', in: 'query' }, { name: 'batchId', in: 'path' }] } },
+    '/v1/batches/{batchId}/images': {
+      get: {
+        parameters: [
+          { name: 'status', in: 'query' },
+          { name: 'batchId', in: 'path' },
+        ],
+      },
+    },
     '/v1/batches/{batchId}/images/{fprint}': { get: {} },
     '/v1/batches/{batchId}/images:batchGet': { post: {} },
   },
@@ -29,7 +36,10 @@ describe('capabilities read from the OpenAPI document', () => {
   });
 
   it('knows the query parameters of the matching route only', () => {
-    expect([caps.takes('GET', '/v1/batches/b1/images', 'status'), caps.takes('GET', '/v1/batches/b1/images', 'cat')]).toEqual([true, false]);
+    expect([caps.takes('GET', '/v1/batches/b1/images', 'status'), caps.takes('GET', '/v1/batches/b1/images', 'cat')]).toEqual([
+      true,
+      false,
+    ]);
   });
 
   it('offers batch names only where POST /v1/batches takes batchId', () => {
@@ -51,7 +61,15 @@ describe('a cat box over the image', () => {
 
 describe('a batch progress bar', () => {
   it('counts finished files against the larger of arrived and declared', () => {
-    const batch = { batchId: 'b', status: 'open' as const, expected: 10, debug: false, createdAt: '', expiresAt: '', counts: { total: 4, success: 2, fail: 1, duplicate: 0, cats: 1 } };
+    const batch = {
+      batchId: 'b',
+      status: 'open' as const,
+      expected: 10,
+      debug: false,
+      createdAt: '',
+      expiresAt: '',
+      counts: { total: 4, success: 2, fail: 1, duplicate: 0, cats: 1 },
+    };
 
     expect(progressOf(batch)).toEqual({ finished: 3, of: 10 });
   });

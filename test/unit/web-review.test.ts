@@ -23,9 +23,25 @@ import type { Image } from '../../web/api';
 import { catBadge } from '../../web/format';
 
 const image = (fprint: string, more: Partial<Image> = {}): Image =>
-  ({ batchId: 'b', fprint, fileName: `${fprint}.jpg`, status: 'success', isCat: false, machineIsCat: false, labels: [], duplicates: 0, review: null, ...more }) as Image;
+  ({
+    batchId: 'b',
+    fprint,
+    fileName: `${fprint}.jpg`,
+    status: 'success',
+    isCat: false,
+    machineIsCat: false,
+    labels: [],
+    duplicates: 0,
+    review: null,
+    ...more,
+  }) as Image;
 const fprints = (list: Image[]) => list.map((i) => i.fprint);
-const queueOf = (...names: string[]): ReviewQueue => withPage(emptyQueue(), names.map((n) => image(n)), undefined);
+const queueOf = (...names: string[]): ReviewQueue =>
+  withPage(
+    emptyQueue(),
+    names.map((n) => image(n)),
+    undefined,
+  );
 
 describe('the review queue, as the listing fills it', () => {
   it("keeps the API's order (uncertain first) and knows the listing ended without a cursor", () => {
@@ -39,14 +55,22 @@ describe('the review queue, as the listing fills it', () => {
   it('takes no image twice: not one it holds, judged here, or skipped, nor one already reviewed', () => {
     let q = queueOf('a', 'b', 'c');
     q = skip(judge(q, true));
-    q = withPage(q, [image('a'), image('b'), image('c'), image('d'), image('e', { review: { isCat: true, note: null, reviewedAt: 't' } })], undefined);
+    q = withPage(
+      q,
+      [image('a'), image('b'), image('c'), image('d'), image('e', { review: { isCat: true, note: null, reviewedAt: 't' } })],
+      undefined,
+    );
 
     expect([fprints(q.queue), fprints(q.skipped), q.given.map((v) => v.image.fprint)]).toEqual([['c', 'd'], ['b'], ['a']]);
   });
 
   it('wants the next page when few images are left and the listing goes on, never after its end', () => {
     const open = withPage(emptyQueue(), [image('a'), image('b')], 'more');
-    const full = withPage(emptyQueue(), ['a', 'b', 'c', 'd', 'e', 'f'].map((n) => image(n)), 'more');
+    const full = withPage(
+      emptyQueue(),
+      ['a', 'b', 'c', 'd', 'e', 'f'].map((n) => image(n)),
+      'more',
+    );
 
     expect([wantsMore(emptyQueue()), wantsMore(open), wantsMore(full), wantsMore(queueOf('a'))]).toEqual([true, true, false, false]);
   });
@@ -58,7 +82,13 @@ describe('verdicts, undo and skip', () => {
     const once = undo(q);
     const twice = undo(once.queue);
 
-    expect([current(q)?.fprint, q.given]).toEqual(['c', [{ image: image('a'), isCat: true }, { image: image('b'), isCat: false }]]);
+    expect([current(q)?.fprint, q.given]).toEqual([
+      'c',
+      [
+        { image: image('a'), isCat: true },
+        { image: image('b'), isCat: false },
+      ],
+    ]);
     expect([once.undone?.image.fprint, once.undone?.isCat, current(once.queue)?.fprint]).toEqual(['b', false, 'b']);
     expect([twice.undone?.image.fprint, fprints(twice.queue.queue), twice.queue.given]).toEqual(['a', ['a', 'b', 'c'], []]);
   });
@@ -97,7 +127,13 @@ describe('verdicts, undo and skip', () => {
   it('read again from the start (a new threshold), it keeps the current image and the verdicts, and forgets the skipped', () => {
     const q = restart(judge(skip(withPage(emptyQueue(), [image('a'), image('b'), image('c')], 'more')), true));
 
-    expect([fprints(q.queue), q.given.map((v) => v.image.fprint), q.skipped, q.ended, q.cursor]).toEqual([['c'], ['b'], [], false, undefined]);
+    expect([fprints(q.queue), q.given.map((v) => v.image.fprint), q.skipped, q.ended, q.cursor]).toEqual([
+      ['c'],
+      ['b'],
+      [],
+      false,
+      undefined,
+    ]);
   });
 });
 
@@ -130,7 +166,15 @@ describe('how review mode words it', () => {
   });
 
   it('shows thresholds to a tenth and ratios as whole percentages, a dash when undefined', () => {
-    expect([thresholdText(70), thresholdText(62.5), thresholdText(30.01), thresholdText(62.555), ratioText(0.666), ratioText(null), ratioText(1)]).toEqual(['70%', '62.5%', '30.01%', '62.56%', '67%', '—', '100%']);
+    expect([
+      thresholdText(70),
+      thresholdText(62.5),
+      thresholdText(30.01),
+      thresholdText(62.555),
+      ratioText(0.666),
+      ratioText(null),
+      ratioText(1),
+    ]).toEqual(['70%', '62.5%', '30.01%', '62.56%', '67%', '—', '100%']);
   });
 
   it("badges a cat by the detector's confidence, or as reviewed when a person said so whatever the confidence", () => {

@@ -103,7 +103,10 @@ describe('the bucket CORS rules the local S3 applies', () => {
   });
 
   it("let the web app's origin, and only it, GET (an export's redirect): on AWS the HTTP API's, locally the local API's", () => {
-    const rules = bucketCorsRulesFromYaml(readFileSync(path.join(__dirname, '..', '..', 'resources', 'storage.yml'), 'utf8'), 'http://127.0.0.1:3000');
+    const rules = bucketCorsRulesFromYaml(
+      readFileSync(path.join(__dirname, '..', '..', 'resources', 'storage.yml'), 'utf8'),
+      'http://127.0.0.1:3000',
+    );
 
     expect(rules.map((r) => [r.AllowedMethods, r.AllowedOrigins])).toEqual([
       [['POST'], ['*']],

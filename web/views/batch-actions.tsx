@@ -19,7 +19,10 @@ interface Props {
 export async function reclassifyAll(api: Api, batchId: string, threshold: number): Promise<BatchSummary> {
   let page: Reclassified | undefined;
   do {
-    page = await api.post<Reclassified>(`${batchPath(batchId)}:reclassify`, { catMinConfidence: threshold, ...(page?.cursor ? { cursor: page.cursor } : {}) });
+    page = await api.post<Reclassified>(`${batchPath(batchId)}:reclassify`, {
+      catMinConfidence: threshold,
+      ...(page?.cursor ? { cursor: page.cursor } : {}),
+    });
   } while (page.cursor);
   return page.batch;
 }
@@ -54,8 +57,8 @@ function CloseBatch({ batchId, busy, onClose }: { batchId: string; busy: boolean
         {busy ? 'Closing…' : 'Close batch'}
       </button>
       <p id="close-hint" class="hint">
-        Closing says every file of {batchId} has arrived: uploads into it are refused from then on, and it is done once
-        the files it has are classified.
+        Closing says every file of {batchId} has arrived: uploads into it are refused from then on, and it is done once the files it has are
+        classified.
       </p>
     </div>
   );
@@ -92,15 +95,25 @@ function CatThreshold({ current, busy, onApply }: { current: number | null; busy
       </div>
       <p id="threshold-hint" class="hint">
         An image is a cat when its cat confidence is at least this.
-        {current === null ? ' Now: the deployment’s default.' : ''} Applying it re-reads the stored confidences: nothing
-        is sent to Rekognition again.
+        {current === null ? ' Now: the deployment’s default.' : ''} Applying it re-reads the stored confidences: nothing is sent to
+        Rekognition again.
       </p>
     </form>
   );
 }
 
 /** Erasure behind a modal confirmation: Cancel has the focus, Escape cancels, the focus returns to the button. */
-function DeleteBatch({ batch, busy, error, onDelete }: { batch: BatchSummary; busy: boolean; error: unknown; onDelete: () => Promise<boolean> }) {
+function DeleteBatch({
+  batch,
+  busy,
+  error,
+  onDelete,
+}: {
+  batch: BatchSummary;
+  busy: boolean;
+  error: unknown;
+  onDelete: () => Promise<boolean>;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const opener = useRef<HTMLButtonElement>(null);
   const cancel = useRef<HTMLButtonElement>(null);
@@ -116,7 +129,13 @@ function DeleteBatch({ batch, busy, error, onDelete }: { batch: BatchSummary; bu
       <button ref={opener} type="button" class="danger outline" aria-haspopup="dialog" onClick={ask}>
         Delete batch…
       </button>
-      <dialog ref={dialog} class="confirm" aria-labelledby="delete-title" aria-describedby="delete-what" onClose={() => opener.current?.focus()}>
+      <dialog
+        ref={dialog}
+        class="confirm"
+        aria-labelledby="delete-title"
+        aria-describedby="delete-what"
+        onClose={() => opener.current?.focus()}
+      >
         <h2 id="delete-title">Delete batch {batch.batchId}?</h2>
         <p id="delete-what">
           This erases its {plural(batch.counts.total, 'file')}, their thumbnails, records and logs. It cannot be undone.
@@ -180,7 +199,14 @@ export function BatchActions({ api, batch, onSummary, onErased }: Props) {
         <div class="actions-body">
           {canClose && <CloseBatch batchId={batch.batchId} busy={busy === 'close'} onClose={close} />}
           {canReclassify && <CatThreshold current={batch.catMinConfidence ?? null} busy={busy === 'reclassify'} onApply={reclassify} />}
-          {canDelete && <DeleteBatch batch={batch} busy={busy === 'delete'} error={failed?.action === 'delete' ? failed.error : null} onDelete={erase} />}
+          {canDelete && (
+            <DeleteBatch
+              batch={batch}
+              busy={busy === 'delete'}
+              error={failed?.action === 'delete' ? failed.error : null}
+              onDelete={erase}
+            />
+          )}
         </div>
       </details>
       <div class="action-outcome">

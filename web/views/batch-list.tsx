@@ -46,7 +46,9 @@ function UsageNote({ usage }: { usage: Usage }) {
       <span>
         Today (UTC): <strong>{count(images.accepted)}</strong> of {count(limits.imagesPerDay)} images
       </span>
-      <span class="usage-state">{full ? 'quota used up: new uploads fail as QuotaExceeded until 00:00 UTC' : `${count(images.remaining)} left`}</span>
+      <span class="usage-state">
+        {full ? 'quota used up: new uploads fail as QuotaExceeded until 00:00 UTC' : `${count(images.remaining)} left`}
+      </span>
       {images.rejected > 0 && <span>{count(images.rejected)} over the quota</span>}
       <span>
         {count(limits.requestsPerSecond)} requests/s (bursts of {count(limits.burst)})
@@ -90,7 +92,12 @@ function OpenBatchForm() {
   return (
     <form class="inline-form" onSubmit={open}>
       <label for="open-batch">Open a batch by name</label>
-      <input id="open-batch" value={openId} pattern="[A-Za-z0-9_\-]{1,64}" onInput={(e) => setOpenId((e.target as HTMLInputElement).value)} />
+      <input
+        id="open-batch"
+        value={openId}
+        pattern="[A-Za-z0-9_\-]{1,64}"
+        onInput={(e) => setOpenId((e.target as HTMLInputElement).value)}
+      />
       <button type="submit">Open</button>
     </form>
   );
@@ -133,7 +140,10 @@ export function BatchList({ api }: { api: Api }) {
   const more = async () => {
     try {
       const page = await api.get<Page<BatchSummary>>('/v1/batches', { limit: PAGE, cursor });
-      setBatches((old) => [...(old ?? []), ...page.items.filter((b) => !wasErased(b.batchId) && !(old ?? []).some((o) => o.batchId === b.batchId))]);
+      setBatches((old) => [
+        ...(old ?? []),
+        ...page.items.filter((b) => !wasErased(b.batchId) && !(old ?? []).some((o) => o.batchId === b.batchId)),
+      ]);
       setCursor(page.cursor);
     } catch (err) {
       setError(err);
@@ -167,9 +177,7 @@ export function BatchList({ api }: { api: Api }) {
           Show more batches
         </button>
       )}
-      {!listed && (
-        <p class="muted">This API lists only the batches opened in this tab. Open another by its name:</p>
-      )}
+      {!listed && <p class="muted">This API lists only the batches opened in this tab. Open another by its name:</p>}
       <OpenBatchForm />
     </section>
   );

@@ -48,7 +48,19 @@ function BatchSummaryPanel({ batch }: { batch: BatchSummary }) {
 }
 
 /** Exports, the debug logs and review mode, where the API and the batch have them. */
-function BatchToolbar({ api, batchId, batch, servesExport, servesReview }: { api: Api; batchId: string; batch: BatchSummary | null; servesExport: boolean; servesReview: boolean }) {
+function BatchToolbar({
+  api,
+  batchId,
+  batch,
+  servesExport,
+  servesReview,
+}: {
+  api: Api;
+  batchId: string;
+  batch: BatchSummary | null;
+  servesExport: boolean;
+  servesReview: boolean;
+}) {
   return (
     <div class="toolbar">
       {servesExport && <ExportButtons api={api} batchId={batchId} />}
@@ -82,7 +94,8 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
   const { batch, error, generation, stale, shownCount } = summary;
   const servesSimilar = caps?.serves('GET', `${batchPath(batchId)}/similar`) ?? false;
   // Review mode needs the verdict route and the review queue (DESIGN §10).
-  const servesReview = (caps?.serves('PUT', `${batchPath(batchId)}/images/x/review`) && caps.takes('GET', `${batchPath(batchId)}/images`, 'review')) ?? false;
+  const servesReview =
+    (caps?.serves('PUT', `${batchPath(batchId)}/images/x/review`) && caps.takes('GET', `${batchPath(batchId)}/images`, 'review')) ?? false;
   const near = filter === NEAR;
   const filterName = near || filterOf(filter) ? filter : 'all';
   lastView.set(batchId, filterName);
@@ -101,7 +114,13 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
         {batch && <StatusChip status={batch.status} />}
       </div>
       {batch && <BatchSummaryPanel batch={batch} />}
-      <BatchToolbar api={api} batchId={batchId} batch={batch} servesExport={caps?.serves('GET', `${batchPath(batchId)}/export`) ?? false} servesReview={servesReview} />
+      <BatchToolbar
+        api={api}
+        batchId={batchId}
+        batch={batch}
+        servesExport={caps?.serves('GET', `${batchPath(batchId)}/export`) ?? false}
+        servesReview={servesReview}
+      />
       {batch && (
         <BatchActions
           api={api}

@@ -76,7 +76,9 @@ export function onGridKey(e: KeyboardEvent) {
   const top = links[0]?.offsetTop ?? 0;
   const firstBelow = links.findIndex((l) => l.offsetTop !== top);
   const columns = firstBelow === -1 ? links.length : Math.max(1, firstBelow);
-  const next = { ArrowRight: at + 1, ArrowLeft: at - 1, ArrowDown: at + columns, ArrowUp: at - columns, Home: 0, End: links.length - 1 }[e.key];
+  const next = { ArrowRight: at + 1, ArrowLeft: at - 1, ArrowDown: at + columns, ArrowUp: at - columns, Home: 0, End: links.length - 1 }[
+    e.key
+  ];
   if (next === undefined) return;
   e.preventDefault();
   links[Math.min(links.length - 1, Math.max(0, next))]?.focus();

@@ -74,7 +74,17 @@ function useSimilarGroups(api: Api, batchId: string, done: boolean, onGroups: (c
  * file names come in that one answer and show at once; their thumbnails come by batchGet, group by group as the
  * reader scrolls, in the same square boxes as the grid's.
  */
-export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; batchId: string; done: boolean; onGroups: (count: number, final: boolean) => void }) {
+export function NearDuplicates({
+  api,
+  batchId,
+  done,
+  onGroups,
+}: {
+  api: Api;
+  batchId: string;
+  done: boolean;
+  onGroups: (count: number, final: boolean) => void;
+}) {
   const { groups, error } = useSimilarGroups(api, batchId, done, onGroups);
   const [images, setImages] = useState<Map<string, Image>>(new Map());
   const [shown, setShown] = useState(0);
@@ -90,7 +100,9 @@ export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; bat
     const wanted = [...new Set(groups.slice(from, end).flatMap((g) => g.fprints))];
     try {
       for (let i = 0; i < wanted.length; i += THUMBNAILS_PER_CALL) {
-        const got = await api.post<{ items: Image[] }>(`${batchPath(batchId)}/images:batchGet`, { fprints: wanted.slice(i, i + THUMBNAILS_PER_CALL) });
+        const got = await api.post<{ items: Image[] }>(`${batchPath(batchId)}/images:batchGet`, {
+          fprints: wanted.slice(i, i + THUMBNAILS_PER_CALL),
+        });
         setImages((old) => new Map([...old, ...got.items.map((image) => [image.fprint, image] as const)]));
       }
     } catch {
@@ -108,10 +120,16 @@ export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; bat
 
   return (
     <section class="near-view" aria-labelledby="near-title" aria-busy={groups === null && !error}>
-      <h2 id="near-title">{groups === null ? 'Near-duplicates' : groups.length === 0 ? 'No near-duplicates' : `${plural(groups.length, 'group')} of near-duplicates`}</h2>
+      <h2 id="near-title">
+        {groups === null
+          ? 'Near-duplicates'
+          : groups.length === 0
+            ? 'No near-duplicates'
+            : `${plural(groups.length, 'group')} of near-duplicates`}
+      </h2>
       <p class="muted">
-        Images that look alike without being the same pixels: re-encodes, resizes, small edits. Distance: how many of their 64-bit perceptual
-        hashes' bits differ (0: they look the same).
+        Images that look alike without being the same pixels: re-encodes, resizes, small edits. Distance: how many of their 64-bit
+        perceptual hashes' bits differ (0: they look the same).
       </p>
       {!done && <p class="muted">The batch is still processing: groups may grow until it is done.</p>}
       <ErrorNote error={error} />
@@ -129,7 +147,13 @@ export function NearDuplicates({ api, batchId, done, onGroups }: { api: Api; bat
               </h3>
               <ul class="near-row" onKeyDown={onGridKey}>
                 {g.fprints.map((f, j) => (
-                  <Member key={f} batchId={batchId} fprint={f} name={g.fileNames[j] ?? images.get(f)?.fileName ?? f} image={images.get(f)} />
+                  <Member
+                    key={f}
+                    batchId={batchId}
+                    fprint={f}
+                    name={g.fileNames[j] ?? images.get(f)?.fileName ?? f}
+                    image={images.get(f)}
+                  />
                 ))}
               </ul>
             </li>

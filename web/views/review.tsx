@@ -42,7 +42,14 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
   const { reviewed, of } = progress(counts, synced.unsynced);
   const image = current(queue);
   const moves = useReviewMoves({ api, batchId, queue: queueState, send: synced.send, reviewed, of });
-  const { rethreshold, applyThreshold } = useRethreshold({ api, batchId, chain: synced.chain, setBatch: synced.setBatch, readAgain, sync: synced.sync });
+  const { rethreshold, applyThreshold } = useRethreshold({
+    api,
+    batchId,
+    chain: synced.chain,
+    setBatch: synced.setBatch,
+    readAgain,
+    sync: synced.sync,
+  });
   useReviewKeys(batchId, { give: moves.give, takeBack: moves.takeBack, pass: moves.pass, shortcuts });
 
   // No such batch, or it was erased while being reviewed (a verdict refused, then its counts): the page says so.

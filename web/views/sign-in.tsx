@@ -20,7 +20,11 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
       await createApi(candidate, () => undefined).get('/v1/images', { limit: 1 });
       onSignedIn(candidate);
     } catch (err) {
-      setError(err instanceof ApiRequestError && err.status === 401 ? 'The API does not know this key.' : `Could not sign in: ${(err as Error).message}`);
+      setError(
+        err instanceof ApiRequestError && err.status === 401
+          ? 'The API does not know this key.'
+          : `Could not sign in: ${(err as Error).message}`,
+      );
     } finally {
       setBusy(false);
     }

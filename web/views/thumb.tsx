@@ -13,7 +13,15 @@ export function Thumb({ image, eager = false }: { image: Image; eager?: boolean 
     const url = image.thumbnailUrl;
     return (
       <span class="thumb">
-        <img src={url} alt="" width={256} height={256} loading={eager ? 'eager' : 'lazy'} decoding="async" onError={() => setMissing(url)} />
+        <img
+          src={url}
+          alt=""
+          width={256}
+          height={256}
+          loading={eager ? 'eager' : 'lazy'}
+          decoding="async"
+          onError={() => setMissing(url)}
+        />
       </span>
     );
   }

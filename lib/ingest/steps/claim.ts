@@ -48,7 +48,8 @@ export async function claimImage(deps: IngestDeps, step: Fingerprinted): Promise
     outcome = await deps.store.claim(claim, { note: noteNeeded(step) ? upload : undefined, seen: upload.batch });
   } catch (err) {
     // Closed (and complete) after this upload read the batch: refused by the write that would have counted it.
-    if (err instanceof BatchClosedError) throw new RejectedUpload(`batch ${upload.batchId} was closed before this upload arrived`, { code: 'BatchClosed', decoded: image });
+    if (err instanceof BatchClosedError)
+      throw new RejectedUpload(`batch ${upload.batchId} was closed before this upload arrived`, { code: 'BatchClosed', decoded: image });
     throw err;
   }
   if (!outcome.held) return { existing: outcome.existing };

@@ -55,7 +55,13 @@ async function reuseEarlierResult(deps: IngestDeps, { upload, image, held }: Cla
     reusedFrom: earlier.classifiedAt ?? upload.receivedAt,
     // The client's own verdict on these pixels comes with them (docs/design.md §10).
     ...(earlier.review
-      ? { review: { isCat: earlier.review.isCat, ...(earlier.review.note ? { note: earlier.review.note } : {}), reviewedAt: earlier.review.reviewedAt } }
+      ? {
+          review: {
+            isCat: earlier.review.isCat,
+            ...(earlier.review.note ? { note: earlier.review.note } : {}),
+            reviewedAt: earlier.review.reviewedAt,
+          },
+        }
       : {}),
   };
 }
@@ -78,7 +84,12 @@ async function detectInClaim(deps: IngestDeps, { upload, object, image, held }: 
         onRequest: (outcome, ms) => deps.metrics.detectLabelsRequest(outcome, ms),
       },
     );
-    upload.log.add(`DetectLabels by ${detection.sentAs}: ${detection.labels.slice(0, 5).map((l) => `${l.name} ${l.confidence}`).join(', ')}`);
+    upload.log.add(
+      `DetectLabels by ${detection.sentAs}: ${detection.labels
+        .slice(0, 5)
+        .map((l) => `${l.name} ${l.confidence}`)
+        .join(', ')}`,
+    );
     upload.log.add(detection.isCat ? 'a cat' : 'not a cat');
     const { isCat, catConfidence, cats, labels, trimmed, detections } = detection;
     return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed, detections };

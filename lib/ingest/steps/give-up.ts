@@ -40,10 +40,16 @@ export async function giveUp(deps: IngestDeps, { upload, attempt }: Started, fou
     }
     const claim = claimOfRecord(deps, upload, existing, now);
     const held = { claim, uploadedAt: existing.uploadedAt ?? upload.receivedAt };
-    return recordRejection(deps, upload, new RejectedUpload(message, { code: 'ProcessingFailed', claim: held }), { move: source === 'present' });
+    return recordRejection(deps, upload, new RejectedUpload(message, { code: 'ProcessingFailed', claim: held }), {
+      move: source === 'present',
+    });
   }
   if (source === 'overwritten') {
-    return recordRejection(deps, upload, new RejectedUpload('the file was replaced by a newer upload before it could be read', { code: 'Overwritten' }));
+    return recordRejection(
+      deps,
+      upload,
+      new RejectedUpload('the file was replaced by a newer upload before it could be read', { code: 'Overwritten' }),
+    );
   }
   return recordRejection(deps, upload, new RejectedUpload(message, { code: 'ProcessingFailed' }), { move: source === 'present' });
 }

@@ -72,7 +72,10 @@ export async function discardErased(
   written: readonly string[] = [],
   code: 'BatchErased' | 'BatchExpired' = 'BatchErased',
 ): Promise<IngestResult> {
-  deps.logger.warn(`upload into a batch ${code === 'BatchExpired' ? 'past its retention' : 'being erased'}: deleted, nothing recorded`, { key: object.key, code });
+  deps.logger.warn(`upload into a batch ${code === 'BatchExpired' ? 'past its retention' : 'being erased'}: deleted, nothing recorded`, {
+    key: object.key,
+    code,
+  });
   await removeUpload(deps.s3, object);
   for (const key of written) await removeUpload(deps.s3, { bucket: object.bucket, key });
   return { outcome: 'refused', key: object.key, code };
@@ -90,7 +93,10 @@ function batchCounter(deps: IngestDeps, clientId: string, day: string): BatchCou
  * images quota (counted `rejected`, its bytes not kept), but with no batch to hold a record, none is written.
  */
 async function refuseBeyondBatches(deps: IngestDeps, object: StoredObject, clientId: string, day: string): Promise<IngestResult> {
-  deps.logger.warn("upload into a new batch beyond the client's batches of the day: deleted, no batch opened", { key: object.key, code: 'BatchQuotaExceeded' });
+  deps.logger.warn("upload into a new batch beyond the client's batches of the day: deleted, no batch opened", {
+    key: object.key,
+    code: 'BatchQuotaExceeded',
+  });
   await deps.quota?.countRefused?.(clientId, day);
   await removeUpload(deps.s3, object);
   return { outcome: 'refused', key: object.key, code: 'BatchQuotaExceeded' };

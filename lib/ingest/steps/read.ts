@@ -17,7 +17,9 @@ export async function readObject(deps: IngestDeps, started: Started): Promise<Re
   const object = await readUpload(deps.s3, upload.bucket, upload.key, maxUploadBytes);
   if (upload.etag !== undefined && object.etag !== undefined && object.etag !== upload.etag) {
     // S3 keeps only the newer object, which its own event will process: this upload's bytes are gone.
-    throw new RejectedUpload(`the file was replaced by a newer upload (ETag ${object.etag}) before it could be read`, { code: 'Overwritten' });
+    throw new RejectedUpload(`the file was replaced by a newer upload (ETag ${object.etag}) before it could be read`, {
+      code: 'Overwritten',
+    });
   }
   upload.log.add(`read ${object.bytes.length} bytes`);
   return { ...started, object };

@@ -34,9 +34,13 @@ export async function recordResult(deps: IngestDeps, classified: Classified, pro
 /** Keeps the result on the claim for the run that takes it over; a failure to keep it only costs that run a call. */
 async function keepAnswer(deps: IngestDeps, { upload, held, result }: Classified): Promise<void> {
   try {
-    if (await deps.store.keepPaidResult(held.claim, result)) upload.log.add('record not written: the answer is kept on the claim for the next attempt');
+    if (await deps.store.keepPaidResult(held.claim, result))
+      upload.log.add('record not written: the answer is kept on the claim for the next attempt');
   } catch (err) {
-    deps.logger.warn('the answer could not be kept on the claim; the next attempt classifies the image again', { key: upload.key, error: err as Error });
+    deps.logger.warn('the answer could not be kept on the claim; the next attempt classifies the image again', {
+      key: upload.key,
+      error: err as Error,
+    });
   }
 }
 
@@ -47,7 +51,10 @@ async function keepAnswer(deps: IngestDeps, { upload, held, result }: Classified
 export async function lostClaim(deps: IngestDeps, upload: Placed, claim: Claim): Promise<Error> {
   const batch = await deps.store.getBatch(claim.clientId, claim.batchId);
   if (!deps.store.isLive(batch)) return new BatchErasedError(`batch ${claim.batchId} was erased while its upload was classified`);
-  deps.logger.warn('claim was taken over while classifying; leaving the result to the new holder', { batchId: claim.batchId, fprint: claim.fprint });
+  deps.logger.warn('claim was taken over while classifying; leaving the result to the new holder', {
+    batchId: claim.batchId,
+    fprint: claim.fprint,
+  });
   await dropUnsharedCopy(deps, upload, claim);
   return new Error(`claim on ${claim.batchId}/${claim.fprint} was lost`);
 }

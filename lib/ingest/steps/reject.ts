@@ -12,7 +12,12 @@ import type { Placed } from './place';
 import { lostClaim } from './record';
 import { repairRedelivered } from './settle';
 
-export async function recordRejection(deps: IngestDeps, upload: Placed, err: RejectedUpload, opts: { move?: boolean } = {}): Promise<IngestResult> {
+export async function recordRejection(
+  deps: IngestDeps,
+  upload: Placed,
+  err: RejectedUpload,
+  opts: { move?: boolean } = {},
+): Promise<IngestResult> {
   const { store, logger } = deps;
   upload.log.add(`rejected: ${err.code}: ${err.message}`);
   logger.warn('upload rejected', { key: upload.key, code: err.code, reason: err.message });
@@ -25,8 +30,14 @@ export async function recordRejection(deps: IngestDeps, upload: Placed, err: Rej
   if (decoded) await timed(deps.metrics, 'Thumbnail', () => storeImageThumbnail(deps, upload, decoded, fprint));
   const record = async (): Promise<void> => {
     const recorded = err.claim
-      ? await store.finish(err.claim.claim, { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() }, { seen: upload.batch })
-      : await store.reject(rejectionRecord(upload, fprint, err.code === 'QuotaExceeded' ? undefined : failedKey, err, now), { seen: upload.batch });
+      ? await store.finish(
+          err.claim.claim,
+          { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() },
+          { seen: upload.batch },
+        )
+      : await store.reject(rejectionRecord(upload, fprint, err.code === 'QuotaExceeded' ? undefined : failedKey, err, now), {
+          seen: upload.batch,
+        });
     if (recorded) return;
     if (err.claim) throw await lostClaim(deps, upload, err.claim.claim);
     await repairRedelivered(deps, upload); // recorded by an earlier delivery that may not have counted it

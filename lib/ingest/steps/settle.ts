@@ -14,7 +14,13 @@ export const isSameUpload = (record: Image, object: StoredObject): boolean =>
  * The image is recorded already: by this very upload (a redelivered event) or by another (a duplicate). `note`: the
  * upload's own item still lacks the fingerprint this run found, which the duplicate's count notes.
  */
-export async function settleClaimed(deps: IngestDeps, upload: Placed, object: StoredObject, existing: Image, note: boolean): Promise<IngestResult> {
+export async function settleClaimed(
+  deps: IngestDeps,
+  upload: Placed,
+  object: StoredObject,
+  existing: Image,
+  note: boolean,
+): Promise<IngestResult> {
   const { store, logger } = deps;
   if (isSameUpload(existing, object)) {
     if (existing.status === 'processing') {

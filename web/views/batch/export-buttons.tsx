@@ -38,7 +38,12 @@ export function ExportButtons({ api, batchId }: { api: Api; batchId: string }) {
       <button type="button" disabled={busy} onClick={() => download('jsonl')}>
         Export JSONL
       </button>
-      <button type="button" disabled={busy} onClick={() => download('megadetector')} title="MegaDetector results file (format 1.6) for Timelapse or AddaxAI">
+      <button
+        type="button"
+        disabled={busy}
+        onClick={() => download('megadetector')}
+        title="MegaDetector results file (format 1.6) for Timelapse or AddaxAI"
+      >
         Export MegaDetector
       </button>
       {message && (

@@ -16,11 +16,13 @@ export interface FilterTabsProps {
 export function FilterTabs({ batchId, filterName, near, servesSimilar, nearCount }: FilterTabsProps) {
   return (
     <nav class="filters" aria-label="Filter images">
-      {Object.entries(FILTERS).filter(([name]) => name !== CAPTURED).map(([name, f]) => (
-        <a key={name} href={href.batch(batchId, name)} class="filter" aria-current={name === filterName ? 'page' : undefined}>
-          {f.label}
-        </a>
-      ))}
+      {Object.entries(FILTERS)
+        .filter(([name]) => name !== CAPTURED)
+        .map(([name, f]) => (
+          <a key={name} href={href.batch(batchId, name)} class="filter" aria-current={name === filterName ? 'page' : undefined}>
+            {f.label}
+          </a>
+        ))}
       {servesSimilar && (
         <a href={href.batch(batchId, NEAR)} class="filter" aria-current={near ? 'page' : undefined}>
           Near-duplicates

@@ -123,7 +123,19 @@ function Card({ image, batchId, index }: { image: Image; batchId: string; index:
 }
 
 /** The batch's images under one filter: the first screenful at once, the rest as the reader scrolls. */
-export function ImageGrid({ api, batchId, filterName, generation, shownCount }: { api: Api; batchId: string; filterName: string; generation: number; shownCount: { current: number } }) {
+export function ImageGrid({
+  api,
+  batchId,
+  filterName,
+  generation,
+  shownCount,
+}: {
+  api: Api;
+  batchId: string;
+  filterName: string;
+  generation: number;
+  shownCount: { current: number };
+}) {
   const { images, done, error, loadMore } = useImages(api, batchId, filterName, generation);
   shownCount.current = images.length;
   const sentinel = useNearViewport(loadMore, !done && !error, [images.length, generation, filterName]);

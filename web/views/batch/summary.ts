@@ -24,22 +24,25 @@ export function useBatchSummary(api: Api, batchId: string) {
   const shownCount = useRef(0);
 
   /** A summary read or answered to an action; `regrid`: outcomes changed (a new cat threshold), read the grid again. */
-  const show = useCallback((summary: BatchSummary, regrid = false) => {
-    lastSummary.set(batchId, summary);
-    setBatch(summary);
-    setError(null);
-    // New outcomes: read the grid again (the reader sees results arrive while the batch processes).
-    const signature = JSON.stringify([summary.status, summary.counts]);
-    if (regrid) {
-      setStale(false);
-      setGeneration((g) => g + 1);
-    } else if (seen.current !== null && seen.current !== signature) {
-      // A long grid the reader may be scrolling is not replaced under them: they are offered the new results.
-      if (shownCount.current <= GRID_PAGE) setGeneration((g) => g + 1);
-      else setStale(true);
-    }
-    seen.current = signature;
-  }, [batchId]);
+  const show = useCallback(
+    (summary: BatchSummary, regrid = false) => {
+      lastSummary.set(batchId, summary);
+      setBatch(summary);
+      setError(null);
+      // New outcomes: read the grid again (the reader sees results arrive while the batch processes).
+      const signature = JSON.stringify([summary.status, summary.counts]);
+      if (regrid) {
+        setStale(false);
+        setGeneration((g) => g + 1);
+      } else if (seen.current !== null && seen.current !== signature) {
+        // A long grid the reader may be scrolling is not replaced under them: they are offered the new results.
+        if (shownCount.current <= GRID_PAGE) setGeneration((g) => g + 1);
+        else setStale(true);
+      }
+      seen.current = signature;
+    },
+    [batchId],
+  );
   // Once erased, a summary still on its way must not show the batch again (nor its 404).
   const erased = useRef(false);
 

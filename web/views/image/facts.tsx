@@ -45,7 +45,10 @@ export function DuplicateList({ image }: { image: Image }) {
         <p class="muted">No other upload had these pixels.</p>
       ) : (
         <>
-          <p>Uploaded {image.duplicates} more {image.duplicates === 1 ? 'time' : 'times'}{image.duplicateFiles?.length ? ' as:' : '.'}</p>
+          <p>
+            Uploaded {image.duplicates} more {image.duplicates === 1 ? 'time' : 'times'}
+            {image.duplicateFiles?.length ? ' as:' : '.'}
+          </p>
           {image.duplicateFiles && image.duplicateFiles.length > 0 && (
             <ul class="dup-files">
               {image.duplicateFiles.map((f) => (

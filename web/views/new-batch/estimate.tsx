@@ -28,7 +28,13 @@ export function useEstimate(api: Api, files: PickedFile[]): UploadEstimate | nul
     let live = true;
     usage.current ??= loadUsage(api).catch(() => null);
     void (async () => {
-      const [copies, known] = await Promise.all([exactCopies(files.map((f) => f.file), digestOf).catch(() => 0), usage.current]);
+      const [copies, known] = await Promise.all([
+        exactCopies(
+          files.map((f) => f.file),
+          digestOf,
+        ).catch(() => 0),
+        usage.current,
+      ]);
       if (live) setEstimate(uploadEstimate(files.length, copies, known?.pricePerImageUsd, known?.images.remaining));
     })();
     return () => {
@@ -45,8 +51,8 @@ export function EstimateNote({ estimate: e }: { estimate: UploadEstimate }) {
       <p>
         <strong>Before you upload:</strong> at most {plural(e.atMostCalls, 'DetectLabels call')}
         {e.atMostUsd !== undefined && <>, about {dollars(e.atMostUsd)}</>}
-        {e.copies > 0 && <> ({plural(e.copies, 'exact copy', 'exact copies')} among the files, not charged)</>}. Images you have
-        uploaded before cost nothing again; <code>icecat upload --dry-run</code> counts them exactly.
+        {e.copies > 0 && <> ({plural(e.copies, 'exact copy', 'exact copies')} among the files, not charged)</>}. Images you have uploaded
+        before cost nothing again; <code>icecat upload --dry-run</code> counts them exactly.
       </p>
       {e.remainingToday !== undefined && e.remainingToday < e.files && (
         <p class="estimate-quota">

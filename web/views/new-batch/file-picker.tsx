@@ -57,7 +57,15 @@ export function FilePicker({ running, onPicked, onError }: FilePickerProps) {
         aria-label="Images to upload"
         onChange={onChosen}
       />
-      <input ref={folderInput} class="visually-hidden" type="file" tabIndex={-1} aria-label="A folder to upload" {...{ webkitdirectory: true }} onChange={onChosen} />
+      <input
+        ref={folderInput}
+        class="visually-hidden"
+        type="file"
+        tabIndex={-1}
+        aria-label="A folder to upload"
+        {...{ webkitdirectory: true }}
+        onChange={onChosen}
+      />
     </div>
   );
 }

@@ -14,7 +14,17 @@ export interface UploadFormProps {
 }
 
 /** The batch's name and debug logs, the upload button, and the way to clear the files chosen. */
-export function UploadForm({ namesBatches, batchName, onBatchName, debug, onDebug, running, fileCount, onUpload, onClear }: UploadFormProps) {
+export function UploadForm({
+  namesBatches,
+  batchName,
+  onBatchName,
+  debug,
+  onDebug,
+  running,
+  fileCount,
+  onUpload,
+  onClear,
+}: UploadFormProps) {
   return (
     <form
       class="upload-form"

@@ -24,7 +24,9 @@ export function UploadList({ files, progress }: { files: PickedFile[]; progress:
                 <FileName name={f.name} />
               </span>
               <progress max={Math.max(f.file.size, 1)} value={p?.sent ?? 0} aria-label={`${f.name} uploaded`} />
-              <span class="upload-state">{p ? (p.state === 'failed' ? `failed: ${p.error}` : p.state) : `${Math.ceil(f.file.size / 1024)} KB`}</span>
+              <span class="upload-state">
+                {p ? (p.state === 'failed' ? `failed: ${p.error}` : p.state) : `${Math.ceil(f.file.size / 1024)} KB`}
+              </span>
             </li>
           );
         })}

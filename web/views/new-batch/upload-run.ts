@@ -52,7 +52,15 @@ export interface BatchUpload {
 }
 
 /** Creates the batch, uploads its files a few at a time, then closes it; the batch's id and how many files arrived. */
-export async function uploadBatch({ api, caps, batchName, debug, files, progress, repaint }: BatchUpload): Promise<{ batchId: string; uploaded: number }> {
+export async function uploadBatch({
+  api,
+  caps,
+  batchName,
+  debug,
+  files,
+  progress,
+  repaint,
+}: BatchUpload): Promise<{ batchId: string; uploaded: number }> {
   const { batchId, forms } = await formsFor(api, batchName, debug, files);
   rememberBatch(batchId);
   let uploaded = 0;

@@ -8,7 +8,11 @@ function AgreementFigures({ agreement, now, suggested }: { agreement: Agreement;
   return (
     <>
       <p class="agree">
-        The detector agreed with <strong>{agreement.agree} of {plural(agreement.reviewed, 'review')}</strong> ({ratioText(agreement.agree / agreement.reviewed)}).
+        The detector agreed with{' '}
+        <strong>
+          {agreement.agree} of {plural(agreement.reviewed, 'review')}
+        </strong>{' '}
+        ({ratioText(agreement.agree / agreement.reviewed)}).
       </p>
       <dl class="details">
         <dt>Precision</dt>
@@ -52,8 +56,8 @@ function Rethreshold({
             {busy ? 'Applying…' : `Re-threshold at ${thresholdText(suggested)}`}
           </button>
           <p id="rethreshold-hint" class="hint">
-            The threshold at which the detector would have agreed with the most reviews. Applying it re-reads the stored confidences (nothing is
-            sent to Rekognition again); your verdicts stay.
+            The threshold at which the detector would have agreed with the most reviews. Applying it re-reads the stored confidences
+            (nothing is sent to Rekognition again); your verdicts stay.
           </p>
         </div>
       )}
@@ -93,7 +97,9 @@ export function AgreementPanel({
       {!agreement ? (
         <p class="muted">Reading…</p>
       ) : agreement.reviewed === 0 ? (
-        <p class="muted">No reviews yet. Once there are, this says how often the detector agreed with them, and which cat threshold would have agreed most.</p>
+        <p class="muted">
+          No reviews yet. Once there are, this says how often the detector agreed with them, and which cat threshold would have agreed most.
+        </p>
       ) : (
         <>
           <AgreementFigures agreement={agreement} now={now} suggested={suggested} />

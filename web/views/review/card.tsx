@@ -19,7 +19,17 @@ export function ReviewProgress({ reviewed, of, saving }: { reviewed: number; of:
 }
 
 /** The image to judge now: its name, what the detector says of it, and the picture with its boxes. */
-export function ReviewCurrent({ image, batch, queue, onStale }: { image: Image; batch: BatchSummary | null; queue: ReviewQueue; onStale: (image: Image) => void }) {
+export function ReviewCurrent({
+  image,
+  batch,
+  queue,
+  onStale,
+}: {
+  image: Image;
+  batch: BatchSummary | null;
+  queue: ReviewQueue;
+  onStale: (image: Image) => void;
+}) {
   return (
     <>
       <div class="review-head">
@@ -110,7 +120,13 @@ export function VerdictButtons({ image, shortcuts, nothingToUndo, onGive, onTake
           </button>
         </>
       )}
-      <button type="button" class="secondary" aria-disabled={nothingToUndo ? 'true' : undefined} aria-keyshortcuts={shortcuts ? 'u' : undefined} onClick={onTakeBack}>
+      <button
+        type="button"
+        class="secondary"
+        aria-disabled={nothingToUndo ? 'true' : undefined}
+        aria-keyshortcuts={shortcuts ? 'u' : undefined}
+        onClick={onTakeBack}
+      >
         Undo <kbd aria-hidden="true">U</kbd>
       </button>
       {image && (

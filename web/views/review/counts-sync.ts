@@ -40,11 +40,9 @@ export function useReviewSync(api: Api, path: string, servesAgreement: boolean, 
     inFlight.current++;
     setUnsynced((u) => u + delta);
     setSaving(true);
-    chain.current = chain.current
-      .then(op)
-      .finally(() => {
-        if (--inFlight.current === 0) void sync();
-      });
+    chain.current = chain.current.then(op).finally(() => {
+      if (--inFlight.current === 0) void sync();
+    });
   };
 
   // The summary and the agreement, once capabilities are known.

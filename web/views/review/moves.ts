@@ -55,7 +55,8 @@ export function useReviewMoves({ api, batchId, queue: { queueRef, setQueue }, se
   const refocus = useRefocus();
 
   /** The announcement after a move: what was done, and what is shown now. */
-  const tell = (done: string, next: ReviewQueue, reviewedNow: number) => setSaid(`${done} ${reviewedNow} of ${of} reviewed.${nowShowing(next)}`);
+  const tell = (done: string, next: ReviewQueue, reviewedNow: number) =>
+    setSaid(`${done} ${reviewedNow} of ${of} reviewed.${nowShowing(next)}`);
 
   const give = (isCat: boolean) => {
     const judged = current(queueRef.current);

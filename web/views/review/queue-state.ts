@@ -30,7 +30,12 @@ export function useReviewQueue(api: Api, path: string, batchId: string, loadErro
     r.loading = true;
     const run = r.run;
     try {
-      const page = await api.get<Page<Image>>(`${path}/images`, { review: 'pending', order: 'uncertain', limit: PAGE, cursor: queueRef.current.cursor });
+      const page = await api.get<Page<Image>>(`${path}/images`, {
+        review: 'pending',
+        order: 'uncertain',
+        limit: PAGE,
+        cursor: queueRef.current.cursor,
+      });
       if (run !== reading.current.run) return;
       setQueue(withPage(queueRef.current, page.items, page.cursor));
     } catch (error) {

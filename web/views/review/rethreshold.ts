@@ -16,7 +16,11 @@ export interface RethresholdOptions {
 
 /** The suggested threshold applied (POST …:reclassify), after the verdicts on their way; then the queue is read again. */
 export function useRethreshold({ api, batchId, chain, setBatch, readAgain, sync }: RethresholdOptions) {
-  const [rethreshold, setRethreshold] = useState<{ busy: boolean; outcome: string | null; error: unknown }>({ busy: false, outcome: null, error: null });
+  const [rethreshold, setRethreshold] = useState<{ busy: boolean; outcome: string | null; error: unknown }>({
+    busy: false,
+    outcome: null,
+    error: null,
+  });
 
   const applyThreshold = async (threshold: number) => {
     setRethreshold({ busy: true, outcome: null, error: null });
@@ -25,7 +29,11 @@ export function useRethreshold({ api, batchId, chain, setBatch, readAgain, sync 
       await chain.current;
       const summary = await reclassifyAll(api, batchId, threshold);
       setBatch(summary);
-      setRethreshold({ busy: false, outcome: `Cat threshold ${thresholdText(threshold)}: ${plural(summary.counts.cats, 'cat')}.`, error: null });
+      setRethreshold({
+        busy: false,
+        outcome: `Cat threshold ${thresholdText(threshold)}: ${plural(summary.counts.cats, 'cat')}.`,
+        error: null,
+      });
       // The button is gone (the threshold is the suggested one now): focus to the panel's heading, the outcome is read out.
       document.getElementById('agreement-title')?.focus();
       readAgain();
