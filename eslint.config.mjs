@@ -27,8 +27,9 @@ export default tseslint.config(
     },
   },
   {
-    // Tables, where the length is the point: the API's route table and its schemas.
-    files: ['lib/api/routes.ts', 'lib/api/schemas.ts'],
+    // Tables, where the length is the point: the API's route table and its schemas, the detector's COCO classes and
+    // the label taxonomy they map onto.
+    files: ['lib/api/routes.ts', 'lib/api/schemas.ts', 'local/detector/labels.ts'],
     rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
   },
 );

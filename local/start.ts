@@ -8,7 +8,8 @@ import { ConfigError, envNumber } from '../lib/config';
 import { IMAGE_ATTRIBUTES } from '../lib/store/attributes';
 import { batchPartition } from '../lib/store/schema';
 import { dataDirFromEnv, prepareDataDir } from './data-layout';
-import { startStack, type Stack } from './stack';
+import { startStack } from './stack';
+import type { Stack } from './stack-types';
 
 /** How long a stop lets the ingest finish the batches in flight; what is unfinished is delivered again at the next start. */
 const STOP_GRACE_MS = envNumber('ICECAT_STOP_GRACE_SECONDS', 5, { min: 0, max: 600 }) * 1000;

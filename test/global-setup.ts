@@ -3,7 +3,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startStack, type Stack } from '../local/stack';
+import { startStack } from '../local/stack';
+import type { Stack } from '../local/stack-types';
 
 declare global {
   var __ICECAT_STACK__: Stack | undefined;

@@ -347,15 +347,13 @@ export const KNOWN_FINGERPRINTS_MAX = 1000;
 
 export const knownFingerprintsBodySchema = z
   .strictObject({
-    fprints: z
-      .array(fprintSchema)
-      .check(
-        z.minLength(1),
-        z.maxLength(KNOWN_FINGERPRINTS_MAX),
-        z.meta({
-          description: `Fingerprints computed as the ingest computes them (the CLI's --dry-run does), 1-${KNOWN_FINGERPRINTS_MAX}.`,
-        }),
-      ),
+    fprints: z.array(fprintSchema).check(
+      z.minLength(1),
+      z.maxLength(KNOWN_FINGERPRINTS_MAX),
+      z.meta({
+        description: `Fingerprints computed as the ingest computes them (the CLI's --dry-run does), 1-${KNOWN_FINGERPRINTS_MAX}.`,
+      }),
+    ),
   })
   .check(z.meta({ id: 'KnownFingerprintsRequest' }));
 
@@ -392,13 +390,11 @@ export const imageSchema = z
         description: `The later uploads' file names, sorted; only the first ${LIMITS.dupFiles} are kept, so past them \`duplicates\` is larger.`,
       }),
     ),
-    reused: z
-      .boolean()
-      .check(
-        z.meta({
-          description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call.",
-        }),
-      ),
+    reused: z.boolean().check(
+      z.meta({
+        description: "Copied from the client's earlier classification of the same pixels in another batch: no DetectLabels call.",
+      }),
+    ),
     machineIsCat: z.nullable(z.boolean()).check(
       z.meta({
         description:
@@ -436,20 +432,16 @@ export const imageSchema = z
       .nullable(z.object({ lat: z.number(), lon: z.number() }))
       .check(z.meta({ description: 'EXIF GPS position in decimal degrees; null when absent or impossible (a latitude beyond ±90).' })),
     error: z.nullable(z.object({ code: z.string(), message: z.string() })),
-    thumbnailUrl: z
-      .nullable(z.string())
-      .check(
-        z.meta({
-          description: 'Presigned GET of a WebP at most 256 px a side, valid 15 to 20 minutes; null when the image was never decoded.',
-        }),
-      ),
-    imageUrl: z
-      .nullable(z.string())
-      .check(
-        z.meta({
-          description: 'Presigned GET of the classified image (a duplicate: its original), valid 15 to 20 minutes; null unless classified.',
-        }),
-      ),
+    thumbnailUrl: z.nullable(z.string()).check(
+      z.meta({
+        description: 'Presigned GET of a WebP at most 256 px a side, valid 15 to 20 minutes; null when the image was never decoded.',
+      }),
+    ),
+    imageUrl: z.nullable(z.string()).check(
+      z.meta({
+        description: 'Presigned GET of the classified image (a duplicate: its original), valid 15 to 20 minutes; null unless classified.',
+      }),
+    ),
   })
   .check(z.meta({ id: 'Image' }));
 
@@ -556,27 +548,23 @@ export const batchSummarySchema = z
       }),
     ),
     debug: z.boolean(),
-    catMinConfidence: z
-      .nullable(z.number())
-      .check(
-        z.meta({
-          description:
-            'The cat threshold its images are classified at: the configured one when the batch was made, then that of the last POST …:reclassify (null: a batch made before batches kept it).',
-        }),
-      ),
+    catMinConfidence: z.nullable(z.number()).check(
+      z.meta({
+        description:
+          'The cat threshold its images are classified at: the configured one when the batch was made, then that of the last POST …:reclassify (null: a batch made before batches kept it).',
+      }),
+    ),
     retentionDays: z.number(),
     createdAt: isoTime,
     closedAt: z.nullable(isoTime),
     doneAt: z.nullable(isoTime).check(z.meta({ description: 'When the batch became done; set once.' })),
     expiresAt: isoTime,
     callbackUrl: z.nullable(z.string()).check(z.meta({ description: 'Where the summary is POSTed once the batch is done.' })),
-    callback: z
-      .nullable(callbackStateSchema)
-      .check(
-        z.meta({
-          description: 'The completion callback’s delivery, from the moment the batch is done; null before, and without callbackUrl.',
-        }),
-      ),
+    callback: z.nullable(callbackStateSchema).check(
+      z.meta({
+        description: 'The completion callback’s delivery, from the moment the batch is done; null before, and without callbackUrl.',
+      }),
+    ),
   })
   .check(z.meta({ id: 'BatchSummary' }));
 
@@ -730,15 +718,12 @@ export const usageSchema = z
       remaining: z.number().check(z.meta({ description: 'Uploads still accepted today.' })),
     }),
     resetsAt: z.string().check(z.meta({ description: 'When the images quota starts afresh: the next 00:00 UTC.' })),
-    pricePerImageUsd: z
-      .number()
-      .check(
-        z.gte(0),
-        z.meta({
-          description:
-            'The price of one DetectLabels call this service estimates with (ICECAT_PRICE_PER_IMAGE_USD): what a new image costs.',
-        }),
-      ),
+    pricePerImageUsd: z.number().check(
+      z.gte(0),
+      z.meta({
+        description: 'The price of one DetectLabels call this service estimates with (ICECAT_PRICE_PER_IMAGE_USD): what a new image costs.',
+      }),
+    ),
   })
   .check(z.meta({ id: 'Usage', description: "The client's limits and today's use of them (docs/design.md §11)." }));
 export const agreementSchema = z

@@ -33,15 +33,13 @@ export const completionNotifier =
     if (batch.callbackUrl) {
       const message = callbackMessage(batch, batch.callbackUrl, summary);
       // Not lost when this fails: the batch owes its callback (cb_due) until delivered, and the sweep queues it again.
-      await deps.callbacks
-        .send(message)
-        .catch((err: unknown) =>
-          deps.log('completion callback not queued; the reconciliation sweep queues it again', {
-            batchId: batch.batchId,
-            clientId: batch.clientId,
-            error: String(err),
-          }),
-        );
+      await deps.callbacks.send(message).catch((err: unknown) =>
+        deps.log('completion callback not queued; the reconciliation sweep queues it again', {
+          batchId: batch.batchId,
+          clientId: batch.clientId,
+          error: String(err),
+        }),
+      );
     }
     if (deps.events) {
       const entry = buildBatchCompletedEvent(deps.events.busName, batch.clientId, summary);

@@ -313,15 +313,13 @@ describe('the web app by keyboard', () => {
   it('names each card once: its thumbnail adds no name of its own', async () => {
     await openBatch();
     await page.locator('.grid[aria-busy="false"]').waitFor({ timeout: 30_000 });
-    const cards = await page
-      .locator('a.card')
-      .evaluateAll((links) =>
-        links.map((a) => ({
-          alts: [...a.querySelectorAll('img')].map((i) => i.alt),
-          named: a.querySelectorAll('[aria-label],[role="img"]').length,
-          name: a.querySelector('.card-name')?.textContent ?? '',
-        })),
-      );
+    const cards = await page.locator('a.card').evaluateAll((links) =>
+      links.map((a) => ({
+        alts: [...a.querySelectorAll('img')].map((i) => i.alt),
+        named: a.querySelectorAll('[aria-label],[role="img"]').length,
+        name: a.querySelector('.card-name')?.textContent ?? '',
+      })),
+    );
     const text = await page.locator('a.card').allTextContents();
 
     expect(cards.every((c) => c.alts.every((alt) => alt === '') && c.named === 0)).toBe(true);

@@ -48,16 +48,14 @@ beforeAll(async () => {
       const big = files.findIndex((f) => f.size > tooLarge);
       if (big >= 0) {
         log.push(`413 ${files[big]!.name}`);
-        return res
-          .writeHead(413, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              error: {
-                code: 'file_too_large',
-                message: `files[${big}].size: ${files[big]!.size} bytes is more than the ${tooLarge} bytes accepted per file`,
-              },
-            }),
-          );
+        return res.writeHead(413, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            error: {
+              code: 'file_too_large',
+              message: `files[${big}].size: ${files[big]!.size} bytes is more than the ${tooLarge} bytes accepted per file`,
+            },
+          }),
+        );
       }
       if (req.method === 'POST' && req.url === '/v1/batches') {
         log.push(`create ${files.map((f) => f.name).join(',')}`);

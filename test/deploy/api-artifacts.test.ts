@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { apiGetBatchImagesEvent } from '../../events';
 import { registerApiKey } from '../../lib/auth/register';
-import type { Stack } from '../../local/stack';
+import type { Stack } from '../../local/stack-types';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
 import { batchItem, imageItem } from '../helpers/api';

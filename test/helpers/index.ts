@@ -6,7 +6,8 @@ import path from 'node:path';
 import { createClients, type AwsClients } from '../../lib/aws/clients';
 import type { QueueStats as BridgeStats } from '../../local/queue-options';
 import type { DeadLetter } from '../../local/queue-dead-letters';
-import { startStack, type Stack, type StackOptions } from '../../local/stack';
+import { startStack } from '../../local/stack';
+import type { Stack, StackOptions } from '../../local/stack-types';
 
 export class StackEnvError extends Error {
   override name = 'StackEnvError';

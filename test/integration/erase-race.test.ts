@@ -24,7 +24,7 @@ import type { Claim } from '../../lib/domain';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { localS3Client } from '../../local/s3';
-import type { Stack } from '../../local/stack';
+import type { Stack } from '../../local/stack-types';
 import { startTestStack, uniqueId } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 

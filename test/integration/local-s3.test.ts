@@ -24,7 +24,7 @@ import { LOCAL_NAMES } from '../../local/env';
 import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3';
 import { MAX_LAST_SEGMENT_BYTES } from '../../local/s3-keys';
 import type { S3Event, SQSEvent } from 'aws-lambda';
-import type { Stack } from '../../local/stack';
+import type { Stack } from '../../local/stack-types';
 import { startTestStack, tempDataDir, uniqueId } from '../helpers';
 
 let s3: LocalS3;

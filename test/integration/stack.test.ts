@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { controlHeaders } from '../../local/control-token';
 import { localDynamoClient } from '../../local/dynamodb';
 import { localS3Client } from '../../local/s3';
-import type { Stack } from '../../local/stack';
+import type { Stack } from '../../local/stack-types';
 import { INDEX } from '../../lib/store/schema';
 import { deadLetters, startTestStack, tempDataDir, waitForBridgeIdle } from '../helpers';
 

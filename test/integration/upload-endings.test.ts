@@ -25,7 +25,7 @@ import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { localS3Client } from '../../local/s3';
 import type { BatchHandler } from '../../local/queue-options';
-import type { Stack } from '../../local/stack';
+import type { Stack } from '../../local/stack-types';
 import { uploadsIn } from '../../functions/ingest/events';
 import { aws, deadLetters, detectCalls, stackEnv, startTestStack, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';

@@ -765,15 +765,13 @@ describe('redelivered events', () => {
 
   it('with transactions, settles the batch without recounting it when the record exists but the object is still under uploads/', async () => {
     given({ summary: batch({ closed: true, counts: { ...ZERO_COUNTS, total: 1, success: 1 } }), existing: record() });
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(
-        new TransactionCanceledException({
-          message: 'cancelled',
-          $metadata: {},
-          CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
-        }),
-      );
+    ddb.on(TransactWriteCommand).rejectsOnce(
+      new TransactionCanceledException({
+        message: 'cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
+      }),
+    );
 
     const result = await processUpload(deps(true), event());
 
@@ -793,15 +791,13 @@ describe('redelivered events', () => {
 
   it('treats a transaction cancelled by its record condition as already recorded', async () => {
     given({ existing: record({ key: 'uploads/demo/b1/first.png' }) });
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(
-        new TransactionCanceledException({
-          message: 'cancelled',
-          $metadata: {},
-          CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
-        }),
-      );
+    ddb.on(TransactWriteCommand).rejectsOnce(
+      new TransactionCanceledException({
+        message: 'cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
+      }),
+    );
 
     expect((await processUpload(deps(true), event())).outcome).toBe('duplicate');
   });

@@ -69,6 +69,38 @@ function useSimilarGroups(api: Api, batchId: string, done: boolean, onGroups: (c
   return { groups, error };
 }
 
+/** The view's heading: how many groups, once they are known. */
+function nearTitle(groups: readonly unknown[] | null): string {
+  if (groups === null) return 'Near-duplicates';
+  return groups.length === 0 ? 'No near-duplicates' : `${plural(groups.length, 'group')} of near-duplicates`;
+}
+
+/** One group: its heading and a row of its members, named by file. */
+function NearGroup({
+  group: g,
+  index: i,
+  batchId,
+  images,
+}: {
+  group: NonNullable<ReturnType<typeof useSimilarGroups>['groups']>[number];
+  index: number;
+  batchId: string;
+  images: Map<string, Image>;
+}) {
+  return (
+    <li class="near-group" aria-labelledby={`near-group-${i}`}>
+      <h3 id={`near-group-${i}`} class="near-head">
+        Group {i + 1} · {plural(g.fprints.length, 'image')} · max distance {g.maxDistance}
+      </h3>
+      <ul class="near-row" onKeyDown={onGridKey}>
+        {g.fprints.map((f, j) => (
+          <Member key={f} batchId={batchId} fprint={f} name={g.fileNames[j] ?? images.get(f)?.fileName ?? f} image={images.get(f)} />
+        ))}
+      </ul>
+    </li>
+  );
+}
+
 /**
  * The batch's near-duplicate groups (GET …/similar), asked for only when this view is chosen. The groups and their
  * file names come in that one answer and show at once; their thumbnails come by batchGet, group by group as the
@@ -120,13 +152,7 @@ export function NearDuplicates({
 
   return (
     <section class="near-view" aria-labelledby="near-title" aria-busy={groups === null && !error}>
-      <h2 id="near-title">
-        {groups === null
-          ? 'Near-duplicates'
-          : groups.length === 0
-            ? 'No near-duplicates'
-            : `${plural(groups.length, 'group')} of near-duplicates`}
-      </h2>
+      <h2 id="near-title">{nearTitle(groups)}</h2>
       <p class="muted">
         Images that look alike without being the same pixels: re-encodes, resizes, small edits. Distance: how many of their 64-bit
         perceptual hashes' bits differ (0: they look the same).
@@ -141,22 +167,7 @@ export function NearDuplicates({
       {groups !== null && groups.length > 0 && (
         <ol class="near-groups">
           {groups.slice(0, shown).map((g, i) => (
-            <li key={g.fprints.join()} class="near-group" aria-labelledby={`near-group-${i}`}>
-              <h3 id={`near-group-${i}`} class="near-head">
-                Group {i + 1} · {plural(g.fprints.length, 'image')} · max distance {g.maxDistance}
-              </h3>
-              <ul class="near-row" onKeyDown={onGridKey}>
-                {g.fprints.map((f, j) => (
-                  <Member
-                    key={f}
-                    batchId={batchId}
-                    fprint={f}
-                    name={g.fileNames[j] ?? images.get(f)?.fileName ?? f}
-                    image={images.get(f)}
-                  />
-                ))}
-              </ul>
-            </li>
+            <NearGroup key={g.fprints.join()} group={g} index={i} batchId={batchId} images={images} />
           ))}
         </ol>
       )}

@@ -28,6 +28,32 @@ function ReviewNotFound({ batchId, erased }: { batchId: string; erased: boolean 
   );
 }
 
+/** Where the page sits (batches / the batch) and its title. */
+function ReviewHeading({ batchId }: { batchId: string }) {
+  return (
+    <>
+      <p class="crumbs">
+        <a href={href.batches()}>Batches</a> / <a href={batchHref(batchId)}>{batchId}</a> /
+      </p>
+      <div class="title-row">
+        <h1 id="review-title">Review {batchId}</h1>
+      </div>
+    </>
+  );
+}
+
+/** What the last verdict did, or why it was refused, read out politely. */
+function ReviewSaid({ error, said }: { error: unknown; said: string }) {
+  return (
+    <div class="review-said">
+      <ErrorNote error={error} />
+      <p role="status" class="muted">
+        {said}
+      </p>
+    </div>
+  );
+}
+
 export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
   const caps = useCapabilities();
   const path = batchPath(batchId);
@@ -59,12 +85,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
 
   return (
     <section class="review" aria-labelledby="review-title">
-      <p class="crumbs">
-        <a href={href.batches()}>Batches</a> / <a href={batchHref(batchId)}>{batchId}</a> /
-      </p>
-      <div class="title-row">
-        <h1 id="review-title">Review {batchId}</h1>
-      </div>
+      <ReviewHeading batchId={batchId} />
       <ReviewProgress reviewed={reviewed} of={of} saving={synced.saving} />
       <ErrorNote error={loadError} />
       <div class="review-layout">
@@ -89,12 +110,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
           onTakeBack={moves.takeBack}
           onPass={moves.pass}
         />
-        <div class="review-said">
-          <ErrorNote error={moves.verdictError} />
-          <p role="status" class="muted">
-            {moves.said}
-          </p>
-        </div>
+        <ReviewSaid error={moves.verdictError} said={moves.said} />
         <div class="review-side">
           {batch && servesAgreement && (
             <AgreementPanel
