@@ -98,6 +98,7 @@ describe('a full data dir (a tmpfs of its own)', () => {
   const dataDir = path.join(mountPoint, 'data');
   const filler = path.join(mountPoint, 'filler');
   const filler2 = path.join(mountPoint, 'filler-2');
+  const filler3 = path.join(mountPoint, 'filler-3');
   const cliDir = path.join(work, 'photos');
   let stack: StackProcess;
   let apiKey: string;
@@ -176,6 +177,10 @@ describe('a full data dir (a tmpfs of its own)', () => {
       $metadata: { httpStatusCode: 500 },
     });
     dynamodb.destroy();
+    // The probe's slack taken too: a dead letter (a few hundred bytes) would fit in it, and the check below is that a
+    // message the ingest cannot finish stays in the journal while no letter can be written.
+    const slack = statfsSync(mountPoint);
+    if (slack.bavail > 0) execFileSync('fallocate', ['-l', String(slack.bavail * slack.bsize), filler3]);
 
     // The CLI: the API cannot record the batch (its store is full): one line names the files that did not go.
     const cli = await icecat(['upload', cliDir, '--batch', 'disk-cli'], stack.apiUrl, apiKey);
@@ -233,6 +238,7 @@ describe('a full data dir (a tmpfs of its own)', () => {
   it('converges once space returns: every accepted upload ends with a record, refused ones go on a second try', async () => {
     rmSync(filler);
     rmSync(filler2, { force: true });
+    rmSync(filler3, { force: true });
     const accepted = outcomes.filter((o) => o.ok).map((o) => path.basename(o.key));
     const refused = outcomes.filter((o) => !o.ok);
     for (const o of refused)
