@@ -4,7 +4,6 @@ import type { Fingerprint } from '../domain';
 import { REKOGNITION_LIMITS } from '../ids';
 import { RejectedUpload } from './errors';
 
-export type { Fingerprint } from '../domain';
 export { hammingDistance } from '../similar/phash';
 
 export interface FingerprintOptions {

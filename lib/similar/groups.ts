@@ -36,7 +36,7 @@ export interface SimilarGroup {
   maxDistance: number;
 }
 
-export interface SimilarGroups {
+export interface NearDuplicateGroups {
   groups: SimilarGroup[];
 }
 
@@ -50,7 +50,7 @@ export class InvalidMaxDistance extends IceCatError {
  * transitively: A~B and B~C put A, B and C in one group. Flat images (INFORMATIVE_BITS) and images without a valid
  * pHash are never grouped; an image near no other is in no group. Groups come in the order of their first image.
  */
-export function nearDuplicateGroups(images: Iterable<HashedImage>, opts: { maxDistance?: number } = {}): SimilarGroups {
+export function nearDuplicateGroups(images: Iterable<HashedImage>, opts: { maxDistance?: number } = {}): NearDuplicateGroups {
   const { fprints, hashes, maxDistance } = candidates(images, opts);
   const search = spanningSearch(hashes, maxDistance);
   for (let step = search.next(); !step.done; step = search.next());
@@ -64,7 +64,7 @@ export function nearDuplicateGroups(images: Iterable<HashedImage>, opts: { maxDi
 export async function nearDuplicateGroupsAsync(
   images: Iterable<HashedImage>,
   opts: { maxDistance?: number; sliceMs?: number } = {},
-): Promise<SimilarGroups> {
+): Promise<NearDuplicateGroups> {
   const { fprints, hashes, maxDistance } = candidates(images, opts);
   const search = spanningSearch(hashes, maxDistance);
   const sliceMs = opts.sliceMs ?? 20;

@@ -1,10 +1,9 @@
 // Step 4 (docs/design.md §1): claim (batch, fprint) with a conditional write, then the new claim's thumbnail.
 import { randomUUID } from 'node:crypto';
 import { BatchClosedError } from '../../errors';
-import { allArrived, type Batch, type Claim, type Image } from '../../domain';
+import { allArrived, type Batch, type Claim, type Fingerprint, type Image } from '../../domain';
 import type { IngestDeps } from '../deps';
 import { RejectedUpload, type HeldClaim } from '../errors';
-import type { Fingerprint } from '../fingerprint';
 import { thumbnailKey } from '../s3-key';
 import { storeThumbnail } from '../storage';
 import { noteNeeded, type Fingerprinted } from './fingerprint';
