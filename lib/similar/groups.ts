@@ -40,8 +40,8 @@ export interface NearDuplicateGroups {
   groups: SimilarGroup[];
 }
 
-export class InvalidMaxDistance extends IceCatError {
-  override name = 'InvalidMaxDistance';
+export class InvalidMaxDistanceError extends IceCatError {
+  override name = 'InvalidMaxDistanceError';
   readonly code: string = 'invalid_parameter';
 }
 
@@ -84,7 +84,7 @@ function candidates(
 ): { fprints: string[]; hashes: Hashes; maxDistance: number } {
   const maxDistance = opts.maxDistance ?? DEFAULT_MAX_DISTANCE;
   if (!Number.isInteger(maxDistance) || maxDistance < 0 || maxDistance > 64) {
-    throw new InvalidMaxDistance(`maxDistance must be an integer from 0 to 64, got ${String(maxDistance)}`);
+    throw new InvalidMaxDistanceError(`maxDistance must be an integer from 0 to 64, got ${String(maxDistance)}`);
   }
   const fprints: string[] = [];
   const his: number[] = [];
