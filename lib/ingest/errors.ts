@@ -11,6 +11,11 @@ export interface HeldClaim {
   readonly takeover?: boolean;
 }
 
+/**
+ * Why an upload ended `fail`: its record's `error.code`, as listings, exports and the CLI show it. These 13 shipped
+ * in PascalCase and keep that spelling (a code is never reworded once shipped); a new one is snake_case like every
+ * other error code (docs/decisions/0028-one-name-per-concept.md, held by test/unit/one-name.test.ts).
+ */
 export type RejectionCode =
   | 'InvalidKey'
   | 'BatchClosed'
