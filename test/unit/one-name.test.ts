@@ -81,6 +81,19 @@ describe('one name per concept', () => {
     expect(twice).toEqual([]);
   });
 
+  test('the web app declares none of the contract types again: web/api.ts passes the one mirror on', () => {
+    const contract = new Set(exportedTypeNames(sourceFiles('lib').filter((sf) => sf.fileName === CONTRACT)).keys());
+    const redeclared = sourceFiles('web')
+      .flatMap((sf) =>
+        sf.statements
+          .filter((s) => (ts.isTypeAliasDeclaration(s) || ts.isInterfaceDeclaration(s)) && contract.has(s.name.text))
+          .map((s) => [sf.fileName, s] as const),
+      )
+      .map(([file, s]) => `${file}: ${(s as ts.InterfaceDeclaration).name.text}`);
+    expect(contract.size).toBeGreaterThan(20);
+    expect(redeclared).toEqual([]);
+  });
+
   test('every error class of lib/, functions/, local/, web/ and scripts/ is named …Error', () => {
     const unnamed = errorClasses(CODE_DIRS)
       .filter((c) => !c.name.endsWith('Error'))
