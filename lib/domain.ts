@@ -319,7 +319,7 @@ export interface UploadRef {
 /** Rekognition's first price tier per DetectLabels call, unless ICECAT_PRICE_PER_IMAGE_USD says otherwise. */
 export const DEFAULT_PRICE_PER_IMAGE_USD = 0.001;
 
-export interface Usage {
+export interface BatchUsage {
   /** Images classified by a DetectLabels call of their own. */
   detectLabelsCalls: number;
   /** Images classified by copying the client's earlier answer for the same pixels: no call. */
@@ -334,7 +334,7 @@ export interface Usage {
 /** Dollars without float noise (1e-9 of a dollar is far below any price tier). */
 export const dollars = (n: number): number => Math.round(n * 1e9) / 1e9;
 
-export function batchUsage(counts: { success: number; reused: number; duplicate: number }, pricePerImage: number): Usage {
+export function batchUsage(counts: { success: number; reused: number; duplicate: number }, pricePerImage: number): BatchUsage {
   const detectLabelsCalls = Math.max(counts.success - counts.reused, 0);
   return {
     detectLabelsCalls,
@@ -408,7 +408,7 @@ export interface BatchSummary {
   closed: boolean;
   expected: number | null;
   counts: Counts;
-  usage: Usage;
+  usage: BatchUsage;
   /** A done batch's top labels (GET of one batch); null where not counted. */
   labels: LabelCount[] | null;
   debug: boolean;

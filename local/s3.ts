@@ -267,13 +267,15 @@ export function dropRequestLogger(server: { middleware: { name: string }[] }): b
 
 /** The answer to a write the local S3 could not make for lack of space: S3's InternalError, which clients retry. */
 class S3OutOfSpaceError extends S3Error {
-  constructor(override readonly cause: unknown) {
-    super(
-      'InternalError',
-      'We encountered an internal error. Please try again. (The local S3 is out of disk space: the write was not made.)',
-    );
+  override readonly cause: unknown;
+  constructor(message: string, options: { cause: unknown }) {
+    super('InternalError', message);
+    this.cause = options.cause;
   }
 }
+
+const OUT_OF_SPACE_MESSAGE =
+  'We encountered an internal error. Please try again. (The local S3 is out of disk space: the write was not made.)';
 
 /** Answers a write that met a full disk (ENOSPC) with S3's InternalError saying so, and reports it. */
 function outOfSpaceAnswers(
@@ -285,7 +287,7 @@ function outOfSpaceAnswers(
     } catch (err) {
       if (!isOutOfSpace(err)) throw err;
       onWriteFault?.(err);
-      throw new S3OutOfSpaceError(err);
+      throw new S3OutOfSpaceError(OUT_OF_SPACE_MESSAGE, { cause: err });
     }
   };
 }

@@ -100,14 +100,14 @@ export function packageRunsOn(pkg: PackageJson, platform: LambdaPlatform): boole
   return fieldAccepts(pkg.os, platform.os) && fieldAccepts(pkg.cpu, platform.cpu) && fieldAccepts(pkg.libc, platform.libc);
 }
 
-class MissingPlatformPackage extends BundleError {
-  override name = 'MissingPlatformPackage';
+class MissingPlatformPackageError extends BundleError {
+  override name = 'MissingPlatformPackageError';
 }
 
 /**
  * The package directories a native package needs at run time on the platform: its dependencies, and those of
  * its optional dependencies that run there (sharp's @img/sharp-linux-x64 and @img/sharp-libvips-linux-x64).
- * Throws MissingPlatformPackage when one that runs there is not installed under nodeModules.
+ * Throws MissingPlatformPackageError when one that runs there is not installed under nodeModules.
  */
 export function runtimeClosure(nodeModules: string, roots: string[], platform: LambdaPlatform): Map<string, string> {
   const found = new Map<string, string>();
@@ -116,7 +116,7 @@ export function runtimeClosure(nodeModules: string, roots: string[], platform: L
     const dir = path.join(nodeModules, name);
     if (!existsSync(path.join(dir, 'package.json'))) {
       if (optional) return;
-      throw new MissingPlatformPackage(`${name} is not installed in ${nodeModules}`);
+      throw new MissingPlatformPackageError(`${name} is not installed in ${nodeModules}`);
     }
     const pkg = readPackageJson(dir);
     if (!packageRunsOn(pkg, platform)) return;
@@ -129,7 +129,7 @@ export function runtimeClosure(nodeModules: string, roots: string[], platform: L
   for (const [name, dir] of [...found]) {
     for (const dep of Object.keys(readPackageJson(dir).optionalDependencies ?? {})) {
       if (found.has(dep) || existsSync(path.join(nodeModules, dep, 'package.json'))) continue;
-      if (platformSpecificFor(dep, platform)) throw new MissingPlatformPackage(`${name} needs ${dep} for ${describe(platform)}`);
+      if (platformSpecificFor(dep, platform)) throw new MissingPlatformPackageError(`${name} needs ${dep} for ${describe(platform)}`);
     }
   }
   return found;
@@ -152,7 +152,7 @@ export function nativeModulesFor(packages: string[], platform: LambdaPlatform, p
   try {
     return runtimeClosure(projectModules, packages, platform);
   } catch (error) {
-    if (!(error instanceof MissingPlatformPackage)) throw error;
+    if (!(error instanceof MissingPlatformPackageError)) throw error;
   }
   const specs = packages.map((name) => `${name}@${readPackageJson(path.join(projectModules, name)).version}`);
   const cacheDir = path.join(projectDir, '.build', 'native', `${describe(platform)}-${specs.join('+').replace(/[@/]/g, '_')}`);

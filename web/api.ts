@@ -27,12 +27,12 @@ export { batchPath, reviewPath } from '../lib/api/client-contract';
 /** The API answered an error: its status and code as it said them. */
 export class ApiRequestError extends WebAppError {
   override name = 'ApiRequestError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
+  readonly status: number;
+  readonly code: string;
+  constructor(message: string, options: { status: number; code: string }) {
     super(message);
+    this.status = options.status;
+    this.code = options.code;
   }
 }
 
@@ -70,7 +70,7 @@ export function createApi(key: string, onUnauthorized: () => void): Api {
       // Not the API's error shape (a proxy's page): the status says enough.
     }
     if (res.status === 401) onUnauthorized();
-    throw new ApiRequestError(res.status, code, message);
+    throw new ApiRequestError(message, { status: res.status, code });
   }
   const parsed = async (res: Response) => {
     const text = await res.text();

@@ -87,13 +87,13 @@ export const chosenFiles = (list: FileList): { name: string; file: File }[] =>
 export class UploadError extends WebAppError {
   override name = 'UploadError';
   readonly code: string = 'upload_failed';
-  constructor(
-    message: string,
-    /** S3's status; 0 when the browser saw none (a network error, or an answer CORS hid). */
-    readonly status = 0,
-    readonly s3Message = '',
-  ) {
+  /** S3's status; 0 when the browser saw none (a network error, or an answer CORS hid). */
+  readonly status: number;
+  readonly s3Message: string;
+  constructor(message: string, options: { status?: number; s3Message?: string } = {}) {
     super(message);
+    this.status = options.status ?? 0;
+    this.s3Message = options.s3Message ?? '';
   }
 
   /** S3 refused the form because its policy expired: a renewed form will do. */
@@ -116,7 +116,7 @@ export function postForm(form: UploadForm, picked: PickedFile, onProgress: (sent
       else {
         const code = /<Code>([^<]+)<\/Code>/.exec(xhr.responseText)?.[1];
         const message = /<Message>([^<]+)<\/Message>/.exec(xhr.responseText)?.[1] ?? '';
-        reject(new UploadError(`S3 answered ${xhr.status}${code ? ` ${code}` : ''}`, xhr.status, message));
+        reject(new UploadError(`S3 answered ${xhr.status}${code ? ` ${code}` : ''}`, { status: xhr.status, s3Message: message }));
       }
     };
     xhr.onerror = () => reject(new UploadError('network error'));

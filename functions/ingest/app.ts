@@ -35,8 +35,8 @@ export interface IngestWiring extends NotifyWiring {
 export type IngestHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
 /** The message's uploads are deferred: it fails, and comes back once `delaySeconds` have passed. */
-class RetryLaterSignal extends IceCatError {
-  override name = 'RetryLaterSignal';
+class RetryLaterError extends IceCatError {
+  override name = 'RetryLaterError';
   readonly code = 'retry_later';
   readonly delaySeconds: number;
   constructor(message: string, options: IceCatErrorOptions & { delaySeconds: number }) {
@@ -98,7 +98,7 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
       throw err;
     }
     if (delaySeconds > 0)
-      throw new RetryLaterSignal(`an image of the message is claimed by another run: back in ${delaySeconds} s`, { delaySeconds });
+      throw new RetryLaterError(`an image of the message is claimed by another run: back in ${delaySeconds} s`, { delaySeconds });
   };
 
   return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
@@ -115,7 +115,7 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
             try {
               await handleRecord(record);
             } catch (err) {
-              if (err instanceof RetryLaterSignal) {
+              if (err instanceof RetryLaterError) {
                 later.push({ messageId: record.messageId, receiptHandle: record.receiptHandle, delaySeconds: err.delaySeconds });
               }
               throw err;

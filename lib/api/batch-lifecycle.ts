@@ -16,7 +16,7 @@ import { batchesBeyondQuota, formsBeyondQuota, utcDay, type ClientLimits } from 
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
-import { isVisibleBatch, type Batch } from '../domain';
+import { isVisibleBatch, type Batch, type BatchSummary } from '../domain';
 import { newBatch } from '../store/batch-summary';
 import { BatchClosedError } from '../errors';
 import {
@@ -35,10 +35,9 @@ import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage } from './present';
 import type {
   AddUploadsBody,
-  BatchSummary,
   CloseBatchBody,
   CreateBatchBody,
-  Image,
+  ImageAnswer,
   ReclassifyBody,
   ReclassifyResult,
   ReviewBody,
@@ -335,17 +334,17 @@ export class BatchLifecycleService {
   }
 
   /** A person's verdict on one image (docs/design.md §10): the image as it is now. */
-  async reviewImage(clientId: string, batchId: string, fprint: string, body: ReviewBody): Promise<Image> {
+  async reviewImage(clientId: string, batchId: string, fprint: string, body: ReviewBody): Promise<ImageAnswer> {
     const verdict: Verdict = { isCat: body.isCat, ...(body.note ? { note: body.note } : {}) };
     return this.reviewed(batchId, fprint, await this.opts.store.review(clientId, batchId, fprint, verdict));
   }
 
   /** Withdraws a person's verdict: isCat is the machine's again. */
-  async withdrawReview(clientId: string, batchId: string, fprint: string): Promise<Image> {
+  async withdrawReview(clientId: string, batchId: string, fprint: string): Promise<ImageAnswer> {
     return this.reviewed(batchId, fprint, await this.opts.store.review(clientId, batchId, fprint, undefined));
   }
 
-  private async reviewed(batchId: string, fprint: string, out: ReviewOutcome): Promise<Image> {
+  private async reviewed(batchId: string, fprint: string, out: ReviewOutcome): Promise<ImageAnswer> {
     if (out.outcome === 'missing') throw new ImageNotFoundError(`image ${fprint} not found in batch ${batchId}`, { batchId, fprint });
     if (out.outcome === 'failed')
       throw new ImageFailedError(`image ${fprint} failed (${out.image.errorCode ?? 'unknown error'}): it has no verdict to review`, {

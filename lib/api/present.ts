@@ -3,7 +3,7 @@
 import { machineIsCatOf, presentBatch as presentDomainBatch, type Batch, type BatchSummary, type Image, type LabelCount } from '../domain';
 import { pricePerImageUsd } from '../config';
 import { NO_LINKS, type ImageLinks } from './image-links';
-import type { Image as ImageAnswer, LogEntry } from './schemas';
+import type { ImageAnswer, LogEntry } from './schemas';
 
 /**
  * The batch summary is the domain's own (lib/domain.ts): the completion callback sends the same shape. Here priced at

@@ -771,10 +771,9 @@ export const errorSchema = z
   })
   .check(z.meta({ id: 'Error' }));
 
-export type Image = z.infer<typeof imageSchema>;
+export type ImageAnswer = z.infer<typeof imageSchema>;
 export type LogEntry = z.infer<typeof logEntrySchema>;
-/** The summary's shape is the domain's (lib/domain.ts); the schema must describe exactly that shape. */
-export type { BatchSummary };
+/** The summary's shape is the domain's BatchSummary (lib/domain.ts); the schema must describe exactly that shape. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const summarySchemaIsTheDomainShape: Same<z.infer<typeof batchSummarySchema>, BatchSummary> = true;
 void summarySchemaIsTheDomainShape;

@@ -12,7 +12,7 @@ import {
   queryVisibleBatchImages,
   type StoreContext,
 } from '../store/reader';
-import { reportedStatus, type Batch as StoredBatch, type Image as StoredImage, type LabelCount } from '../domain';
+import { reportedStatus, type Batch as StoredBatch, type BatchSummary, type Image, type LabelCount } from '../domain';
 import { batchLabelCounts } from '../store/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
@@ -24,10 +24,9 @@ import { presentBatch, presentImage, presentLogEntry } from './present';
 import type {
   AgreementAnswer,
   BatchImagesQuery,
-  BatchSummary,
   ClientBatchesQuery,
   ClientImagesQuery,
-  Image,
+  ImageAnswer,
   KnownFingerprints,
   LogEntry,
   LogsQuery,
@@ -120,7 +119,7 @@ export class ApiService {
     return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), (batch) => presentBatch(batch));
   }
 
-  async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<Image>> {
+  async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<ImageAnswer>> {
     const { limit, cursor, review, order, ...rest } = query;
     // order=uncertain belongs to the review queue; order=captured reads by capture time (batch-captured).
     const filter = order === 'captured' ? { ...rest, order } : rest;
@@ -135,14 +134,14 @@ export class ApiService {
     return { items: await this.presentImages(page.items), ...cursorOf(page) };
   }
 
-  async getBatchImage(clientId: string, batchId: string, fprint: string): Promise<Image> {
+  async getBatchImage(clientId: string, batchId: string, fprint: string): Promise<ImageAnswer> {
     await this.requireBatch(clientId, batchId);
     const image = await getImage(this.opts.store, clientId, batchId, fprint);
     if (!image) throw new ImageNotFoundError(`image ${fprint} not found in batch ${batchId}`, { batchId, fprint });
     return (await this.presentImages([image]))[0]!;
   }
 
-  async batchGetImages(clientId: string, batchId: string, fprints: string[]): Promise<{ items: Image[]; notFound: string[] }> {
+  async batchGetImages(clientId: string, batchId: string, fprints: string[]): Promise<{ items: ImageAnswer[]; notFound: string[] }> {
     await this.requireBatch(clientId, batchId);
     const images = await getImages(this.opts.store, clientId, batchId, fprints);
     const found = new Set(images.map((i) => i.fprint));
@@ -190,7 +189,7 @@ export class ApiService {
     return batch.catMinConfidence ?? this.opts.catMinConfidence;
   }
 
-  async listClientImages(clientId: string, query: ClientImagesQuery): Promise<List<Image>> {
+  async listClientImages(clientId: string, query: ClientImagesQuery): Promise<List<ImageAnswer>> {
     const { limit, cursor, ...filter } = query;
     const page = await queryClientImages(this.opts.store, clientId, filter, { limit, cursor });
     return { items: await this.presentImages(page.items), ...cursorOf(page) };
@@ -201,7 +200,7 @@ export class ApiService {
     return { known: await knownFingerprints(this.opts.store, clientId, fprints), pricePerImageUsd: pricePerImageUsd() };
   }
 
-  private async presentImages(images: StoredImage[]): Promise<Image[]> {
+  private async presentImages(images: Image[]): Promise<ImageAnswer[]> {
     const { links } = this.opts;
     const signed = links ? await Promise.all(images.map((image) => links.linksOf(image))) : images.map(() => NO_LINKS);
     return images.map((image, i) => presentImage(image, signed[i]));

@@ -52,8 +52,8 @@ const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** A try that failed in a way that leaves unknown whether the server acted on it (a lost answer, a 5xx). */
-export class AmbiguousFailure extends TransientError {
-  override name = 'AmbiguousFailure';
+export class AmbiguousFailureError extends TransientError {
+  override name = 'AmbiguousFailureError';
 }
 
 export interface CreateBatchRequest {
@@ -107,7 +107,7 @@ export class ApiClient {
         });
       } catch (err) {
         const what = describeNetworkError(err);
-        const Failure = idempotent || NOT_SENT_CODES.has(what) ? TransientError : AmbiguousFailure;
+        const Failure = idempotent || NOT_SENT_CODES.has(what) ? TransientError : AmbiguousFailureError;
         throw new Failure(`${method} ${url.pathname}: ${what}`, { cause: err });
       }
       if (res.ok) return res;
@@ -116,7 +116,7 @@ export class ApiClient {
       // Beyond a daily quota: no retry helps before 00:00 UTC, which the message names.
       if (error.code === 'quota_exceeded') throw new ApiAnswerError(error.message, { status: res.status, code: error.code });
       if (isTransientStatus(res.status)) {
-        const Failure = idempotent || res.status === 429 ? TransientError : AmbiguousFailure;
+        const Failure = idempotent || res.status === 429 ? TransientError : AmbiguousFailureError;
         throw new Failure(`${method} ${url.pathname}: ${res.status} ${error.message}`, {
           retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
         });
@@ -133,7 +133,7 @@ export class ApiClient {
       if (options.retry === false) return await once();
       return await withRetry(once, this.opts.retry ?? DEFAULT_RETRY, {
         ...this.opts.retryHooks,
-        retryable: (err) => !(err instanceof AmbiguousFailure),
+        retryable: (err) => !(err instanceof AmbiguousFailureError),
       });
     } catch (err) {
       if (err instanceof TransientError) {

@@ -5,7 +5,7 @@
 // The next chunk is declared before any file of the current one is sent: the API closes a batch by itself once as
 // many files arrived as were declared, so `expected` must stay ahead of the uploads until the last chunk.
 import { ulid } from 'ulid';
-import { AmbiguousFailure, ApiClient, collect } from './api-client';
+import { AmbiguousFailureError, ApiClient, collect } from './api-client';
 import { ApiAnswerError, NetworkError, OutOfSpaceError } from './errors';
 import { checkFile, isProblem, skipProblem, type CandidateFile, type FileProblem } from './file-checks';
 import { UploadRefusedError, postForm } from './form-upload';
@@ -320,7 +320,7 @@ class FolderUpload {
           answer.batch?.expected ?? (this.expectedSoFar === undefined ? undefined : this.expectedSoFar + declared.length);
         return answer;
       } catch (err) {
-        const ambiguous = err instanceof NetworkError && err.cause instanceof AmbiguousFailure;
+        const ambiguous = err instanceof NetworkError && err.cause instanceof AmbiguousFailureError;
         if (!ambiguous || this.expectedSoFar === undefined || attempt >= policy.attempts) throw err;
         const batch = await opts.client.getBatch(batchId);
         if (batch.expected === this.expectedSoFar + declared.length) {

@@ -9,7 +9,7 @@ import {
   type RekognitionClient,
 } from '@aws-sdk/client-rekognition';
 import sharp from 'sharp';
-import { RejectedUpload } from './errors';
+import { RejectedUploadError } from './errors';
 import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
 import { isCatAt, type CatInstance, type Detections, type Label, type TrimmedLabels } from '../domain';
 import { LIMITS } from '../store/schema';
@@ -80,7 +80,7 @@ export async function toRekognitionJpeg(image: Buffer, maxInputPixels: number): 
       .toBuffer();
     if (jpeg.length <= REKOGNITION.maxBytes) return jpeg;
   }
-  throw new RejectedUpload("the image could not be reduced below Rekognition's 5 MB limit", { code: 'DetectionRejected' });
+  throw new RejectedUploadError("the image could not be reduced below Rekognition's 5 MB limit", { code: 'DetectionRejected' });
 }
 
 export interface Detection {
@@ -125,7 +125,7 @@ export async function detectLabels(
       out = await send(jpeg);
     } catch (err) {
       if (isImageRefusal(err)) {
-        throw new RejectedUpload(`Rekognition refused the image: ${(err as Error).name}`, { code: 'DetectionRejected', cause: err });
+        throw new RejectedUploadError(`Rekognition refused the image: ${(err as Error).name}`, { code: 'DetectionRejected', cause: err });
       }
       throw err;
     }

@@ -1,4 +1,4 @@
-// Why an upload could not be classified. A RejectedUpload is the upload's fault and ends in a `fail` record;
+// Why an upload could not be classified. A RejectedUploadError is the upload's fault and ends in a `fail` record;
 // anything else is treated as transient and retried by SQS.
 import type { Claim, Fingerprint } from '../domain';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
@@ -11,6 +11,11 @@ export interface HeldClaim {
   readonly takeover?: boolean;
 }
 
+/**
+ * Why an upload ended `fail`: its record's `error.code`, as listings, exports and the CLI show it. These 13 shipped
+ * in PascalCase and keep that spelling (a code is never reworded once shipped); a new one is snake_case like every
+ * other error code (docs/decisions/0028-one-name-per-concept.md, held by test/unit/one-name.test.ts).
+ */
 export type RejectionCode =
   | 'InvalidKey'
   | 'BatchClosed'
@@ -32,8 +37,8 @@ export type RejectionCode =
 export const DECODED_REJECTIONS: ReadonlySet<string> = new Set<RejectionCode>(['ImageTooSmall', 'BatchClosed', 'DetectionRejected']);
 
 /** The upload itself is bad: recorded as `fail` with this code, never retried. */
-export class RejectedUpload extends IceCatError {
-  override name = 'RejectedUpload';
+export class RejectedUploadError extends IceCatError {
+  override name = 'RejectedUploadError';
   readonly code: RejectionCode;
   constructor(message: string, options: IceCatErrorOptions & { code: RejectionCode; claim?: HeldClaim; decoded?: Fingerprint }) {
     super(message, options);

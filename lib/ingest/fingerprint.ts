@@ -2,9 +2,8 @@ import sharp, { type Metadata } from 'sharp';
 import { XXHash128 } from 'xxhash-addon';
 import type { Fingerprint } from '../domain';
 import { REKOGNITION_LIMITS } from '../ids';
-import { RejectedUpload } from './errors';
+import { RejectedUploadError } from './errors';
 
-export type { Fingerprint } from '../domain';
 export { hammingDistance } from '../similar/phash';
 
 export interface FingerprintOptions {
@@ -40,7 +39,7 @@ export async function fingerprint(image: Buffer, opts: FingerprintOptions): Prom
     throw err;
   });
   const decoded = await decoding;
-  if (decoded instanceof RejectedUpload) throw decoded;
+  if (decoded instanceof RejectedUploadError) throw decoded;
   const { data, info } = decoded;
   const canonical: Raster = { data, width: info.width, height: info.height, channels: info.channels };
   // Pixels first and alone: a short header before them would misalign XXH3's stripes for all 36 MB.
@@ -62,12 +61,12 @@ export async function fingerprint(image: Buffer, opts: FingerprintOptions): Prom
 /**
  * The fingerprint of an image the ingest would send to DetectLabels: every check the ingest makes on the pixels
  * (not an image, unsupported format, too many pixels, truncated or corrupt, and a side under Rekognition's minimum:
- * ImageTooSmall) throws its RejectedUpload. The ingest and the dry run's estimate (lib/cli/estimate.ts) both call it.
+ * ImageTooSmall) throws its RejectedUploadError. The ingest and the dry run's estimate (lib/cli/estimate.ts) both call it.
  */
 export async function detectableImage(image: Buffer, opts: FingerprintOptions): Promise<Fingerprint> {
   const decoded = await fingerprint(image, opts);
   if (Math.min(decoded.width, decoded.height) < REKOGNITION_LIMITS.minSide) {
-    throw new RejectedUpload(
+    throw new RejectedUploadError(
       `the image is ${decoded.width}x${decoded.height}; both sides must be at least ${REKOGNITION_LIMITS.minSide} px`,
       {
         code: 'ImageTooSmall',
@@ -84,28 +83,28 @@ async function detectFormat(image: Buffer, opts: FingerprintOptions): Promise<{ 
   try {
     meta = await sharp(image, { limitInputPixels: false }).metadata(); // header only: the limit is checked below
   } catch (cause) {
-    throw new RejectedUpload('the file is not an image in a format sharp can read', { code: 'NotAnImage', cause });
+    throw new RejectedUploadError('the file is not an image in a format sharp can read', { code: 'NotAnImage', cause });
   }
   const pixels = (meta.width ?? 0) * (meta.height ?? 0);
   if (pixels > opts.maxInputPixels) {
-    throw new RejectedUpload(`the image declares ${meta.width}x${meta.height} pixels, above the limit of ${opts.maxInputPixels}`, {
+    throw new RejectedUploadError(`the image declares ${meta.width}x${meta.height} pixels, above the limit of ${opts.maxInputPixels}`, {
       code: 'TooManyPixels',
     });
   }
   if (!meta.format || !SUPPORTED.has(meta.format)) {
-    throw new RejectedUpload(`image format "${meta.format ?? 'unknown'}" is not supported`, { code: 'UnsupportedFormat' });
+    throw new RejectedUploadError(`image format "${meta.format ?? 'unknown'}" is not supported`, { code: 'UnsupportedFormat' });
   }
   return { format: meta.format, ...(meta.exif ? { exif: meta.exif } : {}) };
 }
 
 const SUPPORTED = new Set(['jpeg', 'png', 'webp', 'gif', 'tiff', 'avif', 'heif']);
 
-function decodeFailure(cause: unknown): RejectedUpload {
+function decodeFailure(cause: unknown): RejectedUploadError {
   const message = cause instanceof Error ? cause.message : String(cause);
   if (/pixel limit/i.test(message)) {
-    return new RejectedUpload('the image has more pixels than the limit', { code: 'TooManyPixels', cause });
+    return new RejectedUploadError('the image has more pixels than the limit', { code: 'TooManyPixels', cause });
   }
-  return new RejectedUpload(`the image is truncated or corrupt: ${decoderSays(message)}`, { code: 'CorruptImage', cause });
+  return new RejectedUploadError(`the image is truncated or corrupt: ${decoderSays(message)}`, { code: 'CorruptImage', cause });
 }
 
 /** libvips' own words, without sharp's note that a warning was treated as an error. */

@@ -6,10 +6,10 @@
 // (restAround): the copy lands before the record says where it rests, the source goes only after it.
 import { BatchErasedError } from '../store/errors';
 import type { IngestDeps, IngestResult, UploadEvent } from './deps';
-import { RejectedUpload } from './errors';
+import { RejectedUploadError } from './errors';
 import { timed } from './metrics';
 import { restingKey } from './s3-key';
-import { UploadGone } from './storage';
+import { UploadGoneError } from './storage';
 import { claimImage, storeImageThumbnail, type Claimed } from './steps/claim';
 import { classifyImage } from './steps/detect';
 import { fingerprintImage, noteNeeded, type Fingerprinted } from './steps/fingerprint';
@@ -79,8 +79,8 @@ async function attemptUpload(deps: IngestDeps, started: Started): Promise<Ingest
     await restAround(deps, upload, object, processedKey, record, held);
     return { outcome: 'success', batchId: upload.batchId, fprint: image.fprint };
   } catch (err) {
-    if (err instanceof UploadGone) return redelivered(deps, upload);
-    if (err instanceof RejectedUpload) return recordRejection(deps, upload, err);
+    if (err instanceof UploadGoneError) return redelivered(deps, upload);
+    if (err instanceof RejectedUploadError) return recordRejection(deps, upload, err);
     if (err instanceof BatchErasedError || attempt.attempts < deps.config.maxAttempts) throw err;
     deps.logger.error('the last attempt at the upload failed; it ends as ProcessingFailed', {
       key: upload.key,

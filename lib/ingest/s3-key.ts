@@ -1,5 +1,5 @@
 import { ID_PATTERN, ID_RULE } from '../ids';
-import { DECODED_REJECTIONS, RejectedUpload } from './errors';
+import { DECODED_REJECTIONS, RejectedUploadError } from './errors';
 
 export interface BatchFile {
   clientId: string;
@@ -15,7 +15,7 @@ export function decodeS3Key(encoded: string): string {
   try {
     return decodeURIComponent(encoded.replace(/\+/g, ' '));
   } catch (cause) {
-    throw new RejectedUpload(`object key is not valid URL encoding: ${encoded}`, { code: 'InvalidKey', cause });
+    throw new RejectedUploadError(`object key is not valid URL encoding: ${encoded}`, { code: 'InvalidKey', cause });
   }
 }
 
@@ -25,7 +25,7 @@ export function parseUploadKey(key: string): BatchFile {
   const [clientId = '', batchId = '', ...name] = rest?.split('/') ?? [];
   const fileName = name.join('/');
   if (rest === undefined || !ID_PATTERN.test(clientId) || !ID_PATTERN.test(batchId) || fileName === '' || fileName.endsWith('/')) {
-    throw new RejectedUpload(`object key "${key}" is outside the layout uploads/{clientId}/{batchId}/{fileName} (ids: ${ID_RULE})`, {
+    throw new RejectedUploadError(`object key "${key}" is outside the layout uploads/{clientId}/{batchId}/{fileName} (ids: ${ID_RULE})`, {
       code: 'InvalidKey',
     });
   }
@@ -37,7 +37,7 @@ export function tryParseUploadKey(key: string): BatchFile | undefined {
   try {
     return parseUploadKey(key);
   } catch (err) {
-    if (err instanceof RejectedUpload) return undefined;
+    if (err instanceof RejectedUploadError) return undefined;
     throw err;
   }
 }

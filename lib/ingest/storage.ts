@@ -12,12 +12,12 @@ import {
   S3ServiceException,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { RejectedUpload } from './errors';
+import { RejectedUploadError } from './errors';
 import { IceCatError } from '../errors';
 
 /** The object is no longer under uploads/: an earlier delivery of the same event already moved it. */
-export class UploadGone extends IceCatError {
-  override name = 'UploadGone';
+export class UploadGoneError extends IceCatError {
+  override name = 'UploadGoneError';
   readonly code: string = 'upload_gone';
 }
 
@@ -29,8 +29,8 @@ export interface StoredObject {
   bytes?: Buffer;
 }
 
-export const tooLarge = (bytes: number, maxBytes: number): RejectedUpload =>
-  new RejectedUpload(`the file is ${bytes} bytes, above the limit of ${maxBytes}`, { code: 'FileTooLarge' });
+export const tooLarge = (bytes: number, maxBytes: number): RejectedUploadError =>
+  new RejectedUploadError(`the file is ${bytes} bytes, above the limit of ${maxBytes}`, { code: 'FileTooLarge' });
 
 const unquote = (etag: string | undefined): string | undefined => etag?.replace(/^"|"$/g, '');
 
@@ -47,7 +47,8 @@ export async function readUpload(s3: S3Client, bucket: string, key: string, maxB
   try {
     out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   } catch (err) {
-    if (err instanceof NoSuchKey || named(err, 'NoSuchKey')) throw new UploadGone(`s3://${bucket}/${key} no longer exists`, { cause: err });
+    if (err instanceof NoSuchKey || named(err, 'NoSuchKey'))
+      throw new UploadGoneError(`s3://${bucket}/${key} no longer exists`, { cause: err });
     throw err;
   }
   const body = out.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
@@ -58,7 +59,7 @@ export async function readUpload(s3: S3Client, bucket: string, key: string, maxB
   }
   if (length === 0) {
     body.destroy?.();
-    throw new RejectedUpload('the file is empty (0 bytes)', { code: 'EmptyFile' });
+    throw new RejectedUploadError('the file is empty (0 bytes)', { code: 'EmptyFile' });
   }
   const buffer = Buffer.allocUnsafe(length);
   let offset = 0;

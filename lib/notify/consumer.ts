@@ -1,7 +1,8 @@
 // The callbacks consumer: one attempt of a queued completion callback per message (lib/notify/completion.ts queues
 // the first).
+import type { CallbackState } from '../domain';
 import type { JobQueue } from '../jobs/queue';
-import { attemptDelivery, isFinalState, type CallbackState } from './delivery';
+import { attemptDelivery, isFinalState } from './delivery';
 import { encodeCallbackMessage, jobOf, nextMessage } from './job';
 import { decodeCallbackMessage } from './job-decode';
 import type { NotifyConfig } from './schedule';

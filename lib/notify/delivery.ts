@@ -7,8 +7,6 @@ import { postCallback } from './deliver';
 import { nextRetryDelay, type NotifyConfig } from './schedule';
 import { CallbackTargetError, resolveCallbackTarget, type Lookup } from './target';
 
-export type { CallbackState } from '../domain';
-
 export interface CallbackJob {
   url: string;
   /** The summary as sent: the same bytes on every attempt. */

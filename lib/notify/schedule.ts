@@ -4,7 +4,7 @@ import { ConfigError, envBoolean, envNumber } from '../config';
 import { MAX_DELAY_SECONDS } from '../jobs/queue';
 import { parsePortRanges, type PortRanges } from './target';
 
-export interface RetryPolicy {
+export interface CallbackRetryPolicy {
   /** Wait after the first failed attempt; doubled after each further one. */
   baseSeconds: number;
   maxDelaySeconds: number;
@@ -13,7 +13,7 @@ export interface RetryPolicy {
 }
 
 export interface NotifyConfig {
-  retry: RetryPolicy;
+  retry: CallbackRetryPolicy;
   /** Deadline of one attempt, connection to last byte. */
   timeoutMs: number;
   /** Plain http and loopback targets (the local stack); never on AWS. */
@@ -51,7 +51,7 @@ function envPortRanges(name: string): PortRanges {
 export function nextRetryDelay(
   attempts: number,
   elapsedSeconds: number,
-  policy: RetryPolicy,
+  policy: CallbackRetryPolicy,
   random: () => number = Math.random,
 ): number | undefined {
   const full = Math.min(policy.baseSeconds * 2 ** Math.max(attempts - 1, 0), policy.maxDelaySeconds);

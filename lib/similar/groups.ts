@@ -36,12 +36,12 @@ export interface SimilarGroup {
   maxDistance: number;
 }
 
-export interface SimilarGroups {
+export interface NearDuplicateGroups {
   groups: SimilarGroup[];
 }
 
-export class InvalidMaxDistance extends IceCatError {
-  override name = 'InvalidMaxDistance';
+export class InvalidMaxDistanceError extends IceCatError {
+  override name = 'InvalidMaxDistanceError';
   readonly code: string = 'invalid_parameter';
 }
 
@@ -50,7 +50,7 @@ export class InvalidMaxDistance extends IceCatError {
  * transitively: A~B and B~C put A, B and C in one group. Flat images (INFORMATIVE_BITS) and images without a valid
  * pHash are never grouped; an image near no other is in no group. Groups come in the order of their first image.
  */
-export function nearDuplicateGroups(images: Iterable<HashedImage>, opts: { maxDistance?: number } = {}): SimilarGroups {
+export function nearDuplicateGroups(images: Iterable<HashedImage>, opts: { maxDistance?: number } = {}): NearDuplicateGroups {
   const { fprints, hashes, maxDistance } = candidates(images, opts);
   const search = spanningSearch(hashes, maxDistance);
   for (let step = search.next(); !step.done; step = search.next());
@@ -64,7 +64,7 @@ export function nearDuplicateGroups(images: Iterable<HashedImage>, opts: { maxDi
 export async function nearDuplicateGroupsAsync(
   images: Iterable<HashedImage>,
   opts: { maxDistance?: number; sliceMs?: number } = {},
-): Promise<SimilarGroups> {
+): Promise<NearDuplicateGroups> {
   const { fprints, hashes, maxDistance } = candidates(images, opts);
   const search = spanningSearch(hashes, maxDistance);
   const sliceMs = opts.sliceMs ?? 20;
@@ -84,7 +84,7 @@ function candidates(
 ): { fprints: string[]; hashes: Hashes; maxDistance: number } {
   const maxDistance = opts.maxDistance ?? DEFAULT_MAX_DISTANCE;
   if (!Number.isInteger(maxDistance) || maxDistance < 0 || maxDistance > 64) {
-    throw new InvalidMaxDistance(`maxDistance must be an integer from 0 to 64, got ${String(maxDistance)}`);
+    throw new InvalidMaxDistanceError(`maxDistance must be an integer from 0 to 64, got ${String(maxDistance)}`);
   }
   const fprints: string[] = [];
   const his: number[] = [];

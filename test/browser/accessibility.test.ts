@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
-import type { Image, UploadForm } from '../../lib/api/schemas';
+import type { ImageAnswer, UploadForm } from '../../lib/api/schemas';
 import { postForm } from '../helpers/upload-form';
 import { accessibilityFindings, contrastAgainstPhoto, WIDTHS } from './a11y';
 import { launchChromium, phoneContext, signIn, type Recorder } from './browser';
@@ -18,7 +18,7 @@ let context: BrowserContext;
 let page: Page;
 let owner: TestClient;
 let batchId: string;
-let images: Image[];
+let images: ImageAnswer[];
 const recorder: Recorder = { urls: [], errors: [], failures: [] };
 
 /** axe-core's violations of the page as it stands, at both widths (a screenshot of each); `name` says which state. */
@@ -83,7 +83,7 @@ beforeAll(async () => {
     if (status >= 300) throw new Error(`upload answered ${status}`);
     await waitForBridgeIdle(120_000);
   }
-  images = await readAll<Image>(`/v1/batches/${batchId}/images`, owner.key);
+  images = await readAll<ImageAnswer>(`/v1/batches/${batchId}/images`, owner.key);
   browser = await launchChromium();
   context = await phoneContext(browser, recorder);
   page = await context.newPage();

@@ -7,7 +7,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { createS3Client } from '../../lib/aws/clients';
-import type { Image, SimilarGroups, UploadForm } from '../../lib/api/schemas';
+import type { ImageAnswer, SimilarGroups, UploadForm } from '../../lib/api/schemas';
 import { call, newClient, readAll, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
 import { postForm } from '../helpers/upload-form';
 import { photoWithExif } from '../helpers/exif-images';
@@ -65,8 +65,8 @@ const naturalWidths = (images: ReturnType<Page['locator']>): Promise<number[]> =
     ),
   );
 
-async function imagesOf(key: string, id: string): Promise<Image[]> {
-  return readAll<Image>(`/v1/batches/${id}/images`, key);
+async function imagesOf(key: string, id: string): Promise<ImageAnswer[]> {
+  return readAll<ImageAnswer>(`/v1/batches/${id}/images`, key);
 }
 
 /** A batch of the owner's, its files uploaded one after the other (so the first of equal pixels is the original); its id. */
@@ -254,7 +254,7 @@ describe('the web app', () => {
         .locator('a.card')
         .evaluateAll((links) => links.map((a) => ({ fprint: (a as HTMLElement).dataset.fprint, text: a.textContent ?? '' })));
     };
-    const fprints = (pick: (i: Image) => boolean) =>
+    const fprints = (pick: (i: ImageAnswer) => boolean) =>
       images
         .filter(pick)
         .map((i) => i.fprint)
@@ -275,7 +275,7 @@ describe('the web app', () => {
     expect(failed.map((c) => c.fprint)).toEqual(fprints((i) => i.status === 'fail'));
     expect(failed[0]?.text).toContain('NotAnImage');
     // The two uploads of the cat go up at once: either can be the one recorded first, the other its duplicate.
-    const original = images.find((i) => i.duplicates > 0) as Image;
+    const original = images.find((i) => i.duplicates > 0) as ImageAnswer;
     expect(['chelsea.png', 'chelsea copy.png']).toContain(original.fileName);
     expect(duplicates.map((c) => c.fprint)).toEqual([original.fprint]);
     expect(duplicates[0]?.text).toContain('1 duplicate');
@@ -298,7 +298,7 @@ describe('the web app', () => {
 
     expect(summary.labels.length).toBeGreaterThan(0);
     expect(await chip.getAttribute('aria-current')).toBe('page');
-    expect(shown.sort()).toEqual(listed.body.items.map((i: Image) => i.fprint).sort());
+    expect(shown.sort()).toEqual(listed.body.items.map((i: ImageAnswer) => i.fprint).sort());
     expect(shown).toHaveLength(top.images);
     await page.getByRole('link', { name: 'All', exact: true }).click();
   });
@@ -316,7 +316,7 @@ describe('the web app', () => {
   });
 
   it('opens one image: its labels with confidences, a box over each cat the API located, its duplicates', async () => {
-    const cat = (await imagesOf(owner.key, batchId)).find((i) => i.isCat) as Image & { cats?: { box?: unknown }[] };
+    const cat = (await imagesOf(owner.key, batchId)).find((i) => i.isCat) as ImageAnswer & { cats?: { box?: unknown }[] };
     await page.locator(`a.card[data-fprint="${cat.fprint}"]`).click();
     await page.locator('#image-title', { hasText: cat.fileName as string }).waitFor();
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { estimateUpload, localFingerprints } from '../../lib/cli/estimate';
 import { DEFAULT_MAX_INPUT_PIXELS } from '../../lib/config';
-import { RejectedUpload } from '../../lib/ingest/errors';
+import { RejectedUploadError } from '../../lib/ingest/errors';
 import { detectableImage } from '../../lib/ingest/fingerprint';
 
 const square = (width: number, height: number, r: number) =>
@@ -33,8 +33,8 @@ test('a 50x50 image in the folder is not counted as a DetectLabels call, as the 
   const fprints = await localFingerprints(files.map(([name]) => path.join(dir, name)));
   const estimate = await estimateUpload(fprints, undefined, 0.001);
 
-  expect(refused).toBeInstanceOf(RejectedUpload);
-  expect((refused as RejectedUpload).code).toBe('ImageTooSmall');
+  expect(refused).toBeInstanceOf(RejectedUploadError);
+  expect((refused as RejectedUploadError).code).toBe('ImageTooSmall');
   expect(fprints.map((f) => f !== undefined)).toEqual([false, false, true, true]);
   expect(estimate).toEqual({ images: 2, distinct: 2, known: 0, newCalls: 2, estimatedCostUsd: 0.002 });
 });

@@ -3,7 +3,7 @@
 // answers what was recorded.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { batchSummarySchema, imageListSchema, logListSchema, type Image, type UploadForm } from '../../lib/api/schemas';
+import { batchSummarySchema, imageListSchema, logListSchema, type ImageAnswer, type UploadForm } from '../../lib/api/schemas';
 import { uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, newClient, postForm, type TestClient } from '../helpers/api';
 
@@ -55,7 +55,7 @@ describe('an upload through the presigned forms', () => {
   it('1: lists the two distinct images, the cat flagged and labelled', async () => {
     const res = await call('GET', `/v1/batches/${batchId}/images`, { key: client.key });
 
-    const byName = Object.fromEntries(imageListSchema.parse(res.body).items.map((i): [string, Image] => [i.fileName ?? '', i]));
+    const byName = Object.fromEntries(imageListSchema.parse(res.body).items.map((i): [string, ImageAnswer] => [i.fileName ?? '', i]));
     expect(Object.keys(byName).sort()).toEqual(['chelsea.png', 'coffee.png']);
     expect(byName['chelsea.png']).toMatchObject({ status: 'success', isCat: true, duplicates: 1 });
     expect(byName['chelsea.png']?.labels.map((l) => l.name)).toContain('Cat');
@@ -64,7 +64,7 @@ describe('an upload through the presigned forms', () => {
 
   it('5: answers one processed image with its classification time', async () => {
     const list = await call('GET', `/v1/batches/${batchId}/images`, { key: client.key, query: { status: 'success' } });
-    const cat = (list.body.items as Image[]).find((i) => i.isCat) as Image;
+    const cat = (list.body.items as ImageAnswer[]).find((i) => i.isCat) as ImageAnswer;
 
     const res = await call('GET', `/v1/batches/${batchId}/images/${cat.fprint}`, { key: client.key });
 
@@ -82,12 +82,12 @@ describe('an upload through the presigned forms', () => {
   it('9: lists the cat among the client’s cats', async () => {
     const res = await call('GET', '/v1/images', { key: client.key, query: { cat: true } });
 
-    expect(res.body.items.map((i: Image) => i.fileName)).toEqual(['chelsea.png']);
+    expect(res.body.items.map((i: ImageAnswer) => i.fileName)).toEqual(['chelsea.png']);
   });
 
   it('6: reads both images in one batchGet', async () => {
     const list = await call('GET', `/v1/batches/${batchId}/images`, { key: client.key });
-    const wanted = (list.body.items as Image[]).map((i) => i.fprint);
+    const wanted = (list.body.items as ImageAnswer[]).map((i) => i.fprint);
 
     const res = await call('POST', `/v1/batches/${batchId}/images:batchGet`, { key: client.key, body: { fprints: wanted } });
 
@@ -98,10 +98,10 @@ describe('an upload through the presigned forms', () => {
     const second = await call('POST', '/v1/batches', { key: client.key });
     await uploadFile(`uploads/${client.clientId}/${second.body.batchId}/same cat.png`, CAT, 'image/png');
     await waitForBridgeIdle({ timeoutMs: 60_000 });
-    const cat = (await call('GET', '/v1/images', { key: client.key, query: { cat: true } })).body.items[0] as Image;
+    const cat = (await call('GET', '/v1/images', { key: client.key, query: { cat: true } })).body.items[0] as ImageAnswer;
 
     const res = await call('GET', '/v1/images', { key: client.key, query: { fprint: cat.fprint } });
 
-    expect(res.body.items.map((i: Image) => i.batchId).sort()).toEqual([batchId, second.body.batchId].sort());
+    expect(res.body.items.map((i: ImageAnswer) => i.batchId).sort()).toEqual([batchId, second.body.batchId].sort());
   });
 });

@@ -8,7 +8,7 @@ import {
   imageListSchema,
   imageSchema,
   logListSchema,
-  type Image,
+  type ImageAnswer,
 } from '../../lib/api/schemas';
 import { DeleteCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -207,7 +207,7 @@ describe('GET /v1/batches/{batchId}/images', () => {
   it('2: filters by status', async () => {
     const res = await call('GET', `/v1/batches/${batch}/images`, { key: owner.key, query: { status: 'fail' } });
 
-    expect(res.body.items.map((i: Image) => [i.fprint, i.error])).toEqual([
+    expect(res.body.items.map((i: ImageAnswer) => [i.fprint, i.error])).toEqual([
       ['a2', { code: 'NotAnImage', message: 'the file is not an image' }],
     ]);
   });
@@ -256,7 +256,7 @@ describe('GET /v1/batches/{batchId}/images: cat and fileName (docs/api.md)', () 
     expect(await list({ cat: true, status: 'success', from: iso(at(1)) })).toEqual(['a1']);
     expect(await list({ cat: false, fileName: 'tabby.jpg' })).toEqual([]);
     expect(await list({ fileName: 'a2.jpg', status: 'fail' })).toEqual(['a2']);
-    const { items, pageSizes } = await readAllPages<Image>(`/v1/batches/${batch}/images`, owner.key, { cat: true, limit: 1 });
+    const { items, pageSizes } = await readAllPages<ImageAnswer>(`/v1/batches/${batch}/images`, owner.key, { cat: true, limit: 1 });
     expect([fp(items), pageSizes]).toEqual([
       ['a0', 'a1'],
       [1, 1],
@@ -309,9 +309,9 @@ describe('a batch being erased (its summary marked, the erasure still running)',
   }
 
   it('is left out of GET /v1/images under every index, pages still full, the other batch listed whole', async () => {
-    const byTime = await readAllPages<Image>('/v1/images', who.key, { limit: 2 });
-    const cats = await readAllPages<Image>('/v1/images', who.key, { cat: true, limit: 2 });
-    const byStatus = await readAllPages<Image>('/v1/images', who.key, { status: 'success' });
+    const byTime = await readAllPages<ImageAnswer>('/v1/images', who.key, { limit: 2 });
+    const cats = await readAllPages<ImageAnswer>('/v1/images', who.key, { cat: true, limit: 2 });
+    const byStatus = await readAllPages<ImageAnswer>('/v1/images', who.key, { status: 'success' });
     const byFprint = await call('GET', '/v1/images', { key: who.key, query: { fprint: 'e1' } });
 
     expect([fp(byTime.items), byTime.pageSizes]).toEqual([
@@ -427,7 +427,7 @@ describe('GET /v1/images', () => {
   it('8: lists the client’s images across batches by upload time', async () => {
     const res = await call('GET', '/v1/images', { key: owner.key });
 
-    expect(res.body.items.map((i: Image) => `${i.batchId === batch ? 'A' : 'B'}:${i.fprint}`)).toEqual([
+    expect(res.body.items.map((i: ImageAnswer) => `${i.batchId === batch ? 'A' : 'B'}:${i.fprint}`)).toEqual([
       'A:a0',
       'A:a1',
       'A:a2',
@@ -460,7 +460,7 @@ describe('GET /v1/images', () => {
   it('5b: finds one image across the client’s batches', async () => {
     const res = await call('GET', '/v1/images', { key: owner.key, query: { fprint: 'a0' } });
 
-    expect(res.body.items.map((i: Image) => i.batchId).sort()).toEqual([batch, otherBatch].sort());
+    expect(res.body.items.map((i: ImageAnswer) => i.batchId).sort()).toEqual([batch, otherBatch].sort());
   });
 
   it('9: lists the client’s cats, leaving out the expired one', async () => {
@@ -484,7 +484,7 @@ describe('GET /v1/images', () => {
   it('combines fingerprint and time filters', async () => {
     const res = await call('GET', '/v1/images', { key: owner.key, query: { fprint: 'a0', from: iso(at(5)) } });
 
-    expect(res.body.items.map((i: Image) => i.batchId)).toEqual([otherBatch]);
+    expect(res.body.items.map((i: ImageAnswer) => i.batchId)).toEqual([otherBatch]);
   });
 
   it('combines cats and status', async () => {
@@ -513,20 +513,20 @@ describe('paging', () => {
   });
 
   it('pages through 250 images with limit 100: every image once, none missing', async () => {
-    const { items, pageSizes } = await readAllPages<Image>(`/v1/batches/${big}/images`, client.key, { limit: 100 });
+    const { items, pageSizes } = await readAllPages<ImageAnswer>(`/v1/batches/${big}/images`, client.key, { limit: 100 });
 
     expect(pageSizes).toEqual([100, 100, 50]);
     expect(fp(items)).toEqual(all);
   });
 
   it('pages a client-wide listing the same way', async () => {
-    const { items, pageSizes } = await readAllPages<Image>('/v1/images', client.key, { limit: 100 });
+    const { items, pageSizes } = await readAllPages<ImageAnswer>('/v1/images', client.key, { limit: 100 });
 
     expect([pageSizes, fp(items)]).toEqual([[100, 100, 50], all]);
   });
 
   it('pages a filtered listing (cats) without short pages', async () => {
-    const { items, pageSizes } = await readAllPages<Image>('/v1/images', client.key, { limit: 100, cat: true });
+    const { items, pageSizes } = await readAllPages<ImageAnswer>('/v1/images', client.key, { limit: 100, cat: true });
 
     expect([pageSizes, fp(items)]).toEqual([[100, 25], all.filter((_, i) => i % 2 === 0)]);
   });

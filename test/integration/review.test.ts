@@ -5,7 +5,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { agreementSchema, batchSummarySchema, imageListSchema, imageSchema, type Image } from '../../lib/api/schemas';
+import { agreementSchema, batchSummarySchema, imageListSchema, imageSchema, type ImageAnswer } from '../../lib/api/schemas';
 import { countRecords, recountQuery } from '../../lib/store/batch-counters';
 import type { Counts } from '../../lib/domain';
 import type { ImageItem } from '../../lib/store/schema';
@@ -23,7 +23,7 @@ const review = (who: TestClient, batchId: string, fprint: string, body: unknown)
 const withdraw = (who: TestClient, batchId: string, fprint: string) => call('DELETE', reviewPath(batchId, fprint), { key: who.key });
 const counts = async (who: TestClient, batchId: string): Promise<Counts> =>
   batchSummarySchema.parse((await call('GET', `/v1/batches/${batchId}`, { key: who.key })).body).counts;
-const image = async (who: TestClient, batchId: string, fprint: string): Promise<Image> =>
+const image = async (who: TestClient, batchId: string, fprint: string): Promise<ImageAnswer> =>
   imageSchema.parse((await call('GET', `/v1/batches/${batchId}/images/${fprint}`, { key: who.key })).body);
 const agreement = async (who: TestClient, batchId: string) =>
   agreementSchema.parse((await call('GET', `/v1/batches/${batchId}/agreement`, { key: who.key })).body);
@@ -82,7 +82,11 @@ describe('a verdict, the counts, the queue and agreement (hand-computed on a see
   });
 
   it('lists the queue nearest the threshold first, across pages (ties: at or above it first)', async () => {
-    const all = await readAllPages<Image>(`/v1/batches/${batch}/images`, owner.key, { review: 'pending', order: 'uncertain', limit: 3 });
+    const all = await readAllPages<ImageAnswer>(`/v1/batches/${batch}/images`, owner.key, {
+      review: 'pending',
+      order: 'uncertain',
+      limit: 3,
+    });
 
     // |c − 80|: r3 2, r4 2, r2 5, r1 15, r5 20, r6 50, r7 80. The failure and the image still classified never appear.
     expect([fp(all.items), all.pageSizes]).toEqual([
@@ -298,7 +302,7 @@ describe('races, on the local stack: counts exact afterwards', () => {
     ]);
 
     expect([rethreshold!.status, ...answers.map((a) => a.status)]).toEqual(Array(7).fill(200));
-    const items = (await readAllPages<Image>(`/v1/batches/${batch}/images`, owner.key)).items;
+    const items = (await readAllPages<ImageAnswer>(`/v1/batches/${batch}/images`, owner.key)).items;
     const verdicts = Object.fromEntries(items.filter((i) => i.review).map((i) => [i.fprint, [i.isCat, i.machineIsCat]]));
     // The person's verdicts stand; the machine's are those at 50.
     expect(verdicts).toEqual({
@@ -408,7 +412,7 @@ describe('a verdict carried everywhere (real uploads)', () => {
     await uploadFile(`uploads/${owner.clientId}/${later}/again.png`, cat);
     await waitForBridgeIdle();
 
-    const [carried] = (await call('GET', `/v1/batches/${later}/images`, { key: owner.key })).body.items as Image[];
+    const [carried] = (await call('GET', `/v1/batches/${later}/images`, { key: owner.key })).body.items as ImageAnswer[];
     expect(carried).toMatchObject({
       fprint,
       reused: true,
@@ -428,7 +432,7 @@ describe('a verdict carried everywhere (real uploads)', () => {
     await uploadFile(`uploads/${stranger.clientId}/${theirs}/cat.png`, cat);
     await waitForBridgeIdle();
 
-    const [own] = (await call('GET', `/v1/batches/${theirs}/images`, { key: stranger.key })).body.items as Image[];
+    const [own] = (await call('GET', `/v1/batches/${theirs}/images`, { key: stranger.key })).body.items as ImageAnswer[];
     expect(own).toMatchObject({ fprint, review: null, reused: false, isCat: true });
   });
 });

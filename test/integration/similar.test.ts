@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { similarGroupsSchema, type Image, type SimilarGroups } from '../../lib/api/schemas';
+import { similarGroupsSchema, type ImageAnswer, type SimilarGroups } from '../../lib/api/schemas';
 import { MAX_DISTANCE_LIMIT } from '../../lib/similar/groups';
 import { uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, newClient, readAllPages, type TestClient } from '../helpers/api';
@@ -76,7 +76,7 @@ describe('GET /v1/batches/{batchId}/similar', () => {
   });
 
   it("names each group's images by the files they were uploaded as", async () => {
-    const images = await readAllPages<Image>(`/v1/batches/${BATCH}/images`, client.key);
+    const images = await readAllPages<ImageAnswer>(`/v1/batches/${BATCH}/images`, client.key);
     const nameOf = new Map(images.items.map((i) => [i.fprint, i.fileName]));
 
     const { groups } = (await similar({ maxDistance: String(MAX_DISTANCE_LIMIT) })).body;
@@ -127,12 +127,12 @@ describe('GET /v1/batches/{batchId}/similar', () => {
 });
 
 describe("an image's duplicateFiles", () => {
-  const original = (items: Image[]) => items.find((i) => i.fileName === 'chelsea.png');
+  const original = (items: ImageAnswer[]) => items.find((i) => i.fileName === 'chelsea.png');
 
   it('lists the later upload of the same pixels on the original, in the batch listing, by status and by time', async () => {
-    const all = await readAllPages<Image>(`/v1/batches/${BATCH}/images`, client.key);
-    const bySuccess = await readAllPages<Image>(`/v1/batches/${BATCH}/images`, client.key, { status: 'success' });
-    const byTime = await readAllPages<Image>(`/v1/batches/${BATCH}/images`, client.key, { from: '0' });
+    const all = await readAllPages<ImageAnswer>(`/v1/batches/${BATCH}/images`, client.key);
+    const bySuccess = await readAllPages<ImageAnswer>(`/v1/batches/${BATCH}/images`, client.key, { status: 'success' });
+    const byTime = await readAllPages<ImageAnswer>(`/v1/batches/${BATCH}/images`, client.key, { from: '0' });
 
     for (const items of [all.items, bySuccess.items, byTime.items]) {
       expect(original(items)).toMatchObject({ duplicates: 1, duplicateFiles: ['copies/chelsea.png'] });
@@ -141,14 +141,14 @@ describe("an image's duplicateFiles", () => {
   });
 
   it('lists it in one image, a batchGet and the client-wide listing', async () => {
-    const fprint = original((await readAllPages<Image>(`/v1/batches/${BATCH}/images`, client.key)).items)!.fprint;
+    const fprint = original((await readAllPages<ImageAnswer>(`/v1/batches/${BATCH}/images`, client.key)).items)!.fprint;
 
-    const one = await call<Image>('GET', `/v1/batches/${BATCH}/images/${fprint}`, { key: client.key });
-    const many = await call<{ items: Image[] }>('POST', `/v1/batches/${BATCH}/images:batchGet`, {
+    const one = await call<ImageAnswer>('GET', `/v1/batches/${BATCH}/images/${fprint}`, { key: client.key });
+    const many = await call<{ items: ImageAnswer[] }>('POST', `/v1/batches/${BATCH}/images:batchGet`, {
       key: client.key,
       body: { fprints: [fprint] },
     });
-    const clientWide = await call<{ items: Image[] }>('GET', '/v1/images', { key: client.key, query: { fprint } });
+    const clientWide = await call<{ items: ImageAnswer[] }>('GET', '/v1/images', { key: client.key, query: { fprint } });
 
     expect(one.body.duplicateFiles).toEqual(['copies/chelsea.png']);
     expect(many.body.items[0]?.duplicateFiles).toEqual(['copies/chelsea.png']);

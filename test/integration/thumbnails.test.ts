@@ -5,7 +5,7 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { imageListSchema, imageSchema, type Image, type UploadForm } from '../../lib/api/schemas';
+import { imageListSchema, imageSchema, type ImageAnswer, type UploadForm } from '../../lib/api/schemas';
 import { aws, stackEnv, waitForBridgeIdle } from '../helpers';
 import { call, newClient, postForm, type TestClient } from '../helpers/api';
 
@@ -32,7 +32,7 @@ async function fetchBytes(url: string): Promise<{ status: number; type: string |
 let client: TestClient;
 let batchId: string;
 let tiny: Buffer;
-let byName: Record<string, Image>;
+let byName: Record<string, ImageAnswer>;
 /** When the listing whose URLs the tests look at was asked for (epoch ms). */
 let listedAt: number;
 
@@ -61,10 +61,10 @@ beforeAll(async () => {
   }
   listedAt = Date.now();
   const list = await call('GET', `/v1/batches/${batchId}/images`, { key: client.key });
-  byName = Object.fromEntries(imageListSchema.parse(list.body).items.map((i): [string, Image] => [i.fileName ?? '', i]));
+  byName = Object.fromEntries(imageListSchema.parse(list.body).items.map((i): [string, ImageAnswer] => [i.fileName ?? '', i]));
 }, 120_000);
 
-const thumbnailKeyOf = (image: Image) => `thumbnails/${client.clientId}/${batchId}/${image.fprint}.webp`;
+const thumbnailKeyOf = (image: ImageAnswer) => `thumbnails/${client.clientId}/${batchId}/${image.fprint}.webp`;
 /** The object key a presigned path-style URL of the local S3 names. */
 const keyOfUrl = (url: string) => decodeURIComponent(new URL(url).pathname).replace(`/${stackEnv('BUCKET_NAME')}/`, '');
 
@@ -134,7 +134,7 @@ describe('the URLs the API answers', () => {
     const one = imageSchema.parse((await call('GET', `/v1/batches/${batchId}/images/${cat.fprint}`, { key: client.key })).body);
     const got = await call('POST', `/v1/batches/${batchId}/images:batchGet`, { key: client.key, body: { fprints: [cat.fprint] } });
 
-    for (const image of [one, got.body.items[0] as Image]) {
+    for (const image of [one, got.body.items[0] as ImageAnswer]) {
       expect([keyOfUrl(image.thumbnailUrl!), keyOfUrl(image.imageUrl!)]).toEqual([keyOfUrl(cat.thumbnailUrl!), keyOfUrl(cat.imageUrl!)]);
     }
   });
@@ -142,7 +142,7 @@ describe('the URLs the API answers', () => {
   it('answers the same in listings served by an index: a batch filtered by status, the client-wide listing', async () => {
     const listed = async (path: string, query: Record<string, string>) =>
       imageListSchema.parse((await call('GET', path, { key: client.key, query })).body).items;
-    const shown = (items: Image[]) =>
+    const shown = (items: ImageAnswer[]) =>
       items.map((i) => [i.fileName, ...[i.thumbnailUrl, i.imageUrl].map((u) => (u === null ? null : keyOfUrl(u)))]).sort();
     const expected = (name: string) => [name, keyOfUrl(byName[name]!.thumbnailUrl!), keyOfUrl(byName[name]!.imageUrl!)];
 

@@ -4,7 +4,7 @@
 import { BatchNotFoundError, InvalidParameterError } from '../../lib/api/errors';
 import { ApiAnswerError, OutOfSpaceError } from '../../lib/cli/errors';
 import { BatchClosedError } from '../../lib/errors';
-import { RejectedUpload } from '../../lib/ingest/errors';
+import { RejectedUploadError } from '../../lib/ingest/errors';
 
 export const shapes = [
   new BatchClosedError('batch b1 was closed before this upload was counted', { batchId: 'b1' }),
@@ -12,7 +12,7 @@ export const shapes = [
   new InvalidParameterError('must be at most 1000', { parameter: 'limit' }),
   new ApiAnswerError('not found', { status: 404, code: 'not_found' }),
   new OutOfSpaceError('full', { service: 'S3', cause: new Error('ENOSPC') }),
-  new RejectedUpload('the image is 50x50', { code: 'ImageTooSmall' }),
+  new RejectedUploadError('the image is 50x50', { code: 'ImageTooSmall' }),
 
   // @ts-expect-error the old (batchId, message) shape: the second argument is the options, not a message
   new BatchClosedError('b1', 'batch b1 was closed before this upload was counted'),
@@ -25,7 +25,7 @@ export const shapes = [
   // @ts-expect-error the old (status, code, message) shape
   new ApiAnswerError(404, 'not_found', 'not found'),
   // @ts-expect-error the old (code, message) shape
-  new RejectedUpload('ImageTooSmall', 'the image is 50x50'),
+  new RejectedUploadError('ImageTooSmall', 'the image is 50x50'),
   // @ts-expect-error options name what the error is about; a misspelt field is refused
   new BatchClosedError('batch b1 is closed', { batch: 'b1' }),
 ];

@@ -1,4 +1,4 @@
-import { RejectedUpload } from '../../lib/ingest/errors';
+import { RejectedUploadError } from '../../lib/ingest/errors';
 import { decodeS3Key, invalidKeyDestination, parseUploadKey, restingKey } from '../../lib/ingest/s3-key';
 
 describe('decodeS3Key', () => {
@@ -15,7 +15,7 @@ describe('decodeS3Key', () => {
   });
 
   it('rejects a malformed escape with InvalidKey', () => {
-    expect(() => decodeS3Key('uploads/demo/b1/bad%E0%A4.jpg')).toThrow(RejectedUpload);
+    expect(() => decodeS3Key('uploads/demo/b1/bad%E0%A4.jpg')).toThrow(RejectedUploadError);
   });
 });
 

@@ -27,14 +27,14 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import sharp from 'sharp';
 import type { Config } from '../../lib/config';
-import { fingerprint, type Fingerprint } from '../../lib/ingest/fingerprint';
+import { fingerprint } from '../../lib/ingest/fingerprint';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { ListenedMetrics, PowertoolsIngestMetrics, type IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload } from '../../lib/ingest/pipeline';
 import type { IngestDeps, UploadEvent, UploadQuota } from '../../lib/ingest/deps';
 import { toBatchItem, toImageItem } from '../../lib/store/attributes';
 import { BatchStore } from '../../lib/store/batch-store';
-import { ZERO_COUNTS, type Batch, type Image } from '../../lib/domain';
+import { ZERO_COUNTS, type Batch, type Fingerprint, type Image } from '../../lib/domain';
 import { decodeDetections, encodeDetections } from '../../lib/store/detections';
 import { batchKey, clientKey, imageKey } from '../../lib/store/schema';
 import { newBatch } from '../../lib/store/batch-summary';

@@ -1,10 +1,9 @@
 // Step 4 (docs/design.md §1): claim (batch, fprint) with a conditional write, then the new claim's thumbnail.
 import { randomUUID } from 'node:crypto';
 import { BatchClosedError } from '../../errors';
-import { allArrived, type Batch, type Claim, type Image } from '../../domain';
+import { allArrived, type Batch, type Claim, type Fingerprint, type Image } from '../../domain';
 import type { IngestDeps } from '../deps';
-import { RejectedUpload, type HeldClaim } from '../errors';
-import type { Fingerprint } from '../fingerprint';
+import { RejectedUploadError, type HeldClaim } from '../errors';
 import { thumbnailKey } from '../s3-key';
 import { storeThumbnail } from '../storage';
 import { noteNeeded, type Fingerprinted } from './fingerprint';
@@ -40,7 +39,10 @@ export async function claimImage(deps: IngestDeps, step: Fingerprinted): Promise
     // expired lease the claim below takes over (settling it from the record would hand it back forever).
     const existing = await deps.store.getImage(upload.clientId, upload.batchId, image.fprint);
     if (!existing || !isSameUpload(existing, object)) {
-      throw new RejectedUpload(`batch ${upload.batchId} was closed before this upload arrived`, { code: 'BatchClosed', decoded: image });
+      throw new RejectedUploadError(`batch ${upload.batchId} was closed before this upload arrived`, {
+        code: 'BatchClosed',
+        decoded: image,
+      });
     }
   }
   let outcome;
@@ -49,7 +51,10 @@ export async function claimImage(deps: IngestDeps, step: Fingerprinted): Promise
   } catch (err) {
     // Closed (and complete) after this upload read the batch: refused by the write that would have counted it.
     if (err instanceof BatchClosedError)
-      throw new RejectedUpload(`batch ${upload.batchId} was closed before this upload arrived`, { code: 'BatchClosed', decoded: image });
+      throw new RejectedUploadError(`batch ${upload.batchId} was closed before this upload arrived`, {
+        code: 'BatchClosed',
+        decoded: image,
+      });
     throw err;
   }
   if (!outcome.held) return { existing: outcome.existing };

@@ -3,7 +3,7 @@
 import { isCatAt, type Batch, type Image } from '../../domain';
 import { detectLabels } from '../detect';
 import type { IngestDeps, SuccessResult } from '../deps';
-import { RejectedUpload } from '../errors';
+import { RejectedUploadError } from '../errors';
 import type { Claimed } from './claim';
 
 /** The claimed image with its answer. */
@@ -94,7 +94,7 @@ async function detectInClaim(deps: IngestDeps, { upload, object, image, held }: 
     const { isCat, catConfidence, cats, labels, trimmed, detections } = detection;
     return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed, detections };
   } catch (err) {
-    if (err instanceof RejectedUpload) throw new RejectedUpload(err.message, { code: err.code, cause: err, claim: held });
+    if (err instanceof RejectedUploadError) throw new RejectedUploadError(err.message, { code: err.code, cause: err, claim: held });
     await deps.store.release(held.claim);
     throw err;
   }

@@ -1,8 +1,8 @@
 // Step 3 (docs/design.md §1): the exact key (fprint) and the perceptual hint, with the capture data of its EXIF.
-import type { Capture } from '../../domain';
+import type { Capture, Fingerprint } from '../../domain';
 import { readCapture } from '../capture';
 import type { IngestDeps } from '../deps';
-import { detectableImage, type Fingerprint } from '../fingerprint';
+import { detectableImage } from '../fingerprint';
 import type { Read } from './read';
 
 export interface Fingerprinted extends Read {

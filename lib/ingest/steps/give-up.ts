@@ -1,7 +1,7 @@
 // An upload whose attempts did not finish (docs/design.md §6, "An upload's attempts are bounded").
 import type { Claim, Image } from '../../domain';
 import type { IngestDeps, IngestResult } from '../deps';
-import { RejectedUpload } from '../errors';
+import { RejectedUploadError } from '../errors';
 import { sourceState } from '../storage';
 import type { Placed } from './place';
 import type { Started } from './quota';
@@ -40,7 +40,7 @@ export async function giveUp(deps: IngestDeps, { upload, attempt }: Started, fou
     }
     const claim = claimOfRecord(deps, upload, existing, now);
     const held = { claim, uploadedAt: existing.uploadedAt ?? upload.receivedAt };
-    return recordRejection(deps, upload, new RejectedUpload(message, { code: 'ProcessingFailed', claim: held }), {
+    return recordRejection(deps, upload, new RejectedUploadError(message, { code: 'ProcessingFailed', claim: held }), {
       move: source === 'present',
     });
   }
@@ -48,10 +48,10 @@ export async function giveUp(deps: IngestDeps, { upload, attempt }: Started, fou
     return recordRejection(
       deps,
       upload,
-      new RejectedUpload('the file was replaced by a newer upload before it could be read', { code: 'Overwritten' }),
+      new RejectedUploadError('the file was replaced by a newer upload before it could be read', { code: 'Overwritten' }),
     );
   }
-  return recordRejection(deps, upload, new RejectedUpload(message, { code: 'ProcessingFailed' }), { move: source === 'present' });
+  return recordRejection(deps, upload, new RejectedUploadError(message, { code: 'ProcessingFailed' }), { move: source === 'present' });
 }
 
 /** The claim an earlier attempt left on the record, as this run finishes it (conditionally on that very claim). */

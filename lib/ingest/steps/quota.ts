@@ -2,7 +2,7 @@
 import { quotaExceededMessage, utcDay } from '../../quota/limits';
 import type { AttemptCount } from '../../store/upload-attempts';
 import type { IngestDeps } from '../deps';
-import { RejectedUpload } from '../errors';
+import { RejectedUploadError } from '../errors';
 import type { Placed } from './place';
 
 /** An attempt at a placed upload, counted on its own item before anything that may never return. */
@@ -19,7 +19,7 @@ export interface Started {
  * same way: a `fail` record with code QuotaExceeded and the object under failed/, never classified. The limit is read
  * when the upload is handled, so a quota changed while uploads wait in the queue applies to them.
  */
-export async function countAgainstQuota(deps: IngestDeps, { upload, attempt }: Started): Promise<RejectedUpload | undefined> {
+export async function countAgainstQuota(deps: IngestDeps, { upload, attempt }: Started): Promise<RejectedUploadError | undefined> {
   const { quota } = deps;
   if (!quota) return undefined;
   const day = attempt.quotaExceeded ?? utcDay(upload.createdAt);
@@ -29,8 +29,8 @@ export async function countAgainstQuota(deps: IngestDeps, { upload, attempt }: S
     if (await quota.countUpload(upload, day, maxImagesPerDay)) return undefined;
     await quota.refuseUpload(upload, day);
     upload.log.add(`beyond the quota of ${maxImagesPerDay} images for ${day}`);
-    return new RejectedUpload(quotaExceededMessage(maxImagesPerDay, day), { code: 'QuotaExceeded' });
+    return new RejectedUploadError(quotaExceededMessage(maxImagesPerDay, day), { code: 'QuotaExceeded' });
   }
   const { maxImagesPerDay } = await quota.limitsOf(upload.clientId);
-  return new RejectedUpload(quotaExceededMessage(maxImagesPerDay, day), { code: 'QuotaExceeded' });
+  return new RejectedUploadError(quotaExceededMessage(maxImagesPerDay, day), { code: 'QuotaExceeded' });
 }

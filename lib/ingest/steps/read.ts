@@ -1,6 +1,6 @@
 // Step 2 (docs/design.md §1): read the object, with its ETag, up to a size cap, into one buffer (this upload's bytes only).
 import type { IngestDeps } from '../deps';
-import { RejectedUpload } from '../errors';
+import { RejectedUploadError } from '../errors';
 import { readUpload, tooLarge, type StoredObject } from '../storage';
 import type { Started } from './quota';
 
@@ -17,7 +17,7 @@ export async function readObject(deps: IngestDeps, started: Started): Promise<Re
   const object = await readUpload(deps.s3, upload.bucket, upload.key, maxUploadBytes);
   if (upload.etag !== undefined && object.etag !== undefined && object.etag !== upload.etag) {
     // S3 keeps only the newer object, which its own event will process: this upload's bytes are gone.
-    throw new RejectedUpload(`the file was replaced by a newer upload (ETag ${object.etag}) before it could be read`, {
+    throw new RejectedUploadError(`the file was replaced by a newer upload (ETag ${object.etag}) before it could be read`, {
       code: 'Overwritten',
     });
   }

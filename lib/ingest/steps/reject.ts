@@ -2,7 +2,7 @@
 import { XXHash128 } from 'xxhash-addon';
 import type { Image } from '../../domain';
 import type { IngestDeps, IngestResult } from '../deps';
-import type { RejectedUpload } from '../errors';
+import type { RejectedUploadError } from '../errors';
 import { timed } from '../metrics';
 import { restingKey } from '../s3-key';
 import { removeUpload } from '../storage';
@@ -15,7 +15,7 @@ import { repairRedelivered } from './settle';
 export async function recordRejection(
   deps: IngestDeps,
   upload: Placed,
-  err: RejectedUpload,
+  err: RejectedUploadError,
   opts: { move?: boolean } = {},
 ): Promise<IngestResult> {
   const { store, logger } = deps;
@@ -53,7 +53,7 @@ export async function recordRejection(
   return { outcome: 'fail', batchId: upload.batchId, fprint, errorCode: err.code };
 }
 
-function rejectionRecord(upload: Placed, fprint: string, failedKey: string | undefined, err: RejectedUpload, now: number): Image {
+function rejectionRecord(upload: Placed, fprint: string, failedKey: string | undefined, err: RejectedUploadError, now: number): Image {
   return {
     clientId: upload.clientId,
     batchId: upload.batchId,
