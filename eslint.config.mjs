@@ -47,7 +47,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-properties': [
         'error',
-        { object: 'process', property: 'env', message: "Read configuration through the runtime's config module (functions/config.ts, lib/cli/config.ts, local/config.ts)." },
+        {
+          object: 'process',
+          property: 'env',
+          message: "Read configuration through the runtime's config module (functions/config.ts, lib/cli/config.ts, local/config.ts).",
+        },
       ],
       'no-restricted-imports': [
         'error',
