@@ -1,8 +1,7 @@
 // The functions' configuration: every setting a Lambda function reads, each read by lib/config.ts's fail-fast readers
 // when the function is built (at cold start, or when a test or the local stack builds it), never later. The settings
 // every runtime shares (the table, the bucket, the thresholds, the price) are lib/config.ts's `loadConfig`.
-import { envBoolean, envNumber, envString, loadConfig, required, requiredSecret, type Config } from '../lib/config';
-import { ConfigError } from '../lib/config';
+import { ConfigError, envBoolean, envNumber, envString, loadConfig, required, requiredSecret, type Config } from '../lib/config';
 import type { ExportConfig } from '../lib/export/writer';
 import { MAX_DELAY_SECONDS } from '../lib/jobs/queue';
 import { MIN_SIGNING_KEY_LENGTH } from '../lib/notify/completion';
