@@ -1,6 +1,11 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** The modules that read the environment, one per runtime, and lib/config.ts whose readers they use. */
+const CONFIG_MODULES = ['lib/config.ts', 'functions/config.ts', 'lib/cli/config.ts', 'local/config.ts'];
+/** lib/config.ts's fail-fast readers of the environment. */
+const ENV_READERS = ['required', 'requiredSecret', 'envNumber', 'envBoolean', 'envString'];
+
 export default tseslint.config(
   { ignores: ['node_modules/', '.serverless/', '.build/', '.data/', 'coverage/'] },
   js.configs.recommended,
@@ -31,5 +36,35 @@ export default tseslint.config(
     // the label taxonomy they map onto.
     files: ['lib/api/routes.ts', 'lib/api/schemas.ts', 'local/detector/labels.ts'],
     rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
+  {
+    // Configuration read once per process (docs/decisions/0029-configuration-read-once.md): only each runtime's config
+    // module reads the environment (lib/config.ts, whose fail-fast readers every runtime's config is built with;
+    // functions/config.ts; lib/cli/config.ts; local/config.ts, which also writes the environment the stack applies).
+    // Tests, bench/ and the sample events are tooling, outside the rule.
+    files: ['lib/**/*.{ts,tsx}', 'functions/**/*.ts', 'local/**/*.ts', 'web/**/*.{ts,tsx}', 'scripts/**/*.{ts,cjs}', 'bin/**/*.js'],
+    ignores: CONFIG_MODULES,
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'env',
+          message: "Read configuration through the runtime's config module (functions/config.ts, lib/cli/config.ts, local/config.ts).",
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)config$',
+              importNames: ENV_READERS,
+              message: "The environment's readers are for the config modules: take the setting from the runtime's config.",
+            },
+          ],
+        },
+      ],
+    },
   },
 );

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { registerApiKey } from '../lib/auth/register';
-import { defaultClientLimits } from '../lib/quota/limits';
+import { defaultClientLimits } from '../functions/config';
 import { batchResultsRequest } from '../lib/store/access-patterns';
 import { knownItemRequest } from '../lib/store/known-items';
 import { ClientQuotaStore } from '../lib/store/quota-writes';

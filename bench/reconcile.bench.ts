@@ -9,7 +9,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { reconcileSettingsFromEnv } from '../local/bridge-reconcile';
+import { reconcileSettingsFromEnv } from '../local/config';
 import { QueueJournal } from '../local/queue-journal';
 import { LOCAL_NAMES } from '../local/env';
 import { localS3Client, startLocalS3 } from '../local/s3';

@@ -1,4 +1,7 @@
-// Configuration read from the environment once per container. Required values fail fast, naming the variable.
+// The environment's fail-fast readers, and the settings every runtime shares. The only module of lib/ and functions/
+// that reads process.env: each runtime builds its configuration with these readers once, when it starts (the
+// functions: functions/config.ts and loadConfig here; the CLI: lib/cli/config.ts; the local stack: local/config.ts),
+// and an ESLint rule refuses process.env and these readers anywhere else. Required values fail fast, naming the variable.
 import { DEFAULT_PRICE_PER_IMAGE_USD } from './domain';
 import { IceCatError } from './errors';
 
@@ -11,6 +14,12 @@ export function required(name: string): string {
   const v = process.env[name];
   if (v === undefined || v === '') throw new ConfigError(`missing required environment variable ${name}`);
   return v;
+}
+
+/** A variable's text, or undefined when unset or empty. */
+export function envString(name: string): string | undefined {
+  const v = process.env[name];
+  return v === undefined || v === '' ? undefined : v;
 }
 
 /** A key from the environment (an HMAC key, say): required, and at least `minLength` characters. */
@@ -106,6 +115,12 @@ export interface IngestConfig extends Config {
 export function loadIngestConfig(): IngestConfig {
   return { ...loadConfig(), parallelism: count('INGEST_PARALLELISM', 4, 1, 64), clientHint: envBoolean('REKOGNITION_CLIENT_HINT', false) };
 }
+
+/** Path-style S3 requests (S3_FORCE_PATH_STYLE; the local S3 needs them). */
+export const s3ForcePathStyle = (): boolean => envBoolean('S3_FORCE_PATH_STYLE', false);
+
+/** The handler's name as Lambda sets it (_HANDLER), for the traced handler's `## <handler>` subsegment. */
+export const lambdaHandlerName = (): string => envString('_HANDLER') ?? 'handler';
 
 /** DetectLabels attempts, throttling retries included (the SDK's standard jittered backoff). */
 export const rekognitionMaxAttempts = (): number => count('REKOGNITION_MAX_ATTEMPTS', 6, 1, 20);

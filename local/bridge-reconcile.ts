@@ -4,7 +4,7 @@
 // callbacks queue keeps pending retries in memory only, so after a restart this is what delivers them.
 import { startPeriodicSweep } from './periodic-sweep';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { envNumber } from '../lib/config';
+import { reconcileSettingsFromEnv } from './config';
 import { sweepCallbacks, type CallbackSweepDeps, type CallbackSweepLimits, type CallbackSweepResult } from '../lib/reconcile/callbacks';
 import { sweepUploads, type SweepLimits, type SweepResult } from '../lib/reconcile/sweep';
 import { keysInS3Message } from '../lib/reconcile/s3-event';
@@ -39,13 +39,6 @@ export interface LocalReconciler {
   /** Runs a sweep now (after the one running, if any) and resolves with its result. */
   sweep(): Promise<LocalSweepResult>;
   stop(): Promise<void>;
-}
-
-export function reconcileSettingsFromEnv(): { intervalMs: number; graceMs: number } {
-  return {
-    intervalMs: envNumber('ICECAT_RECONCILE_INTERVAL_SECONDS', 60, { min: 0.05, max: 86_400 }) * 1000,
-    graceMs: envNumber('ICECAT_RECONCILE_GRACE_SECONDS', 10, { min: 0, max: 86_400 }) * 1000,
-  };
 }
 
 export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconciler {

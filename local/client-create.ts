@@ -12,10 +12,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AuthError } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
-import { defaultClientLimits, MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
+import { MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
+import { defaultClientLimits } from '../functions/config';
 import { ClientQuotaStore, UnregisteredClientError } from '../lib/store/quota-writes';
-import { dataDirFromEnv } from './data-layout';
-import { LOCAL_NAMES, portsFromEnv } from './env';
+import { dataDirFromEnv, defaultEnv, loadClientCreateSettings } from './config';
 import { issueClientS3Key } from './s3-client-keys';
 
 interface Target {
@@ -25,21 +25,13 @@ interface Target {
 }
 
 function localTarget(): Target {
-  const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB || `http://${LOCAL_NAMES.host}:${portsFromEnv().dynamodb}`;
-  const client = new DynamoDBClient({
-    endpoint,
-    region: process.env.AWS_REGION || LOCAL_NAMES.region,
-    credentials: {
-      accessKeyId: process.env.AWS_ACCESS_KEY_ID || LOCAL_NAMES.accessKeyId,
-      secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY || LOCAL_NAMES.secretAccessKey,
-    },
-    maxAttempts: 2,
-  });
-  return { client, tableName: process.env.TABLE_NAME || LOCAL_NAMES.table, where: endpoint };
+  const { endpoint, region, accessKeyId, secretAccessKey, tableName } = loadClientCreateSettings();
+  const client = new DynamoDBClient({ endpoint, region, credentials: { accessKeyId, secretAccessKey }, maxAttempts: 2 });
+  return { client, tableName, where: endpoint };
 }
 
 function awsTarget(): Target | undefined {
-  const tableName = process.env.TABLE_NAME;
+  const tableName = loadClientCreateSettings().deployedTableName;
   if (!tableName) return undefined;
   return { client: new DynamoDBClient({}), tableName, where: 'AWS' };
 }
@@ -108,7 +100,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   // The SDK's Node 20 end-of-support notice is not this tool's output.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  defaultEnv('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'true');
   const target = aws ? awsTarget() : localTarget();
   if (!target) {
     console.error('--aws needs TABLE_NAME: the deployed table (see serverless.yml)');

@@ -5,7 +5,7 @@
 // The key writes and lists under uploads/<clientId>/ only (local/s3-scope.ts), as a client's IAM role does on AWS
 // (docs/deployment.md). Kept in the data dir (ICECAT_DATA_DIR, else .data), which the running local S3 reads.
 import { InvalidClientIdError } from '../lib/auth/api-keys';
-import { dataDirFromEnv } from './data-layout';
+import { dataDirFromEnv } from './config';
 import { issueClientS3Key } from './s3-client-keys';
 
 function main(argv: string[]): number {

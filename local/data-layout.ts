@@ -8,9 +8,6 @@ import path from 'node:path';
 
 const MARKER = 'layout-v2';
 
-/** The data dir `npm start` uses: ICECAT_DATA_DIR, else .data under the working directory. */
-export const dataDirFromEnv = (): string => path.resolve(process.env.ICECAT_DATA_DIR ?? '.data');
-
 /** Makes `dataDir` hold the current layout: an older one is renamed `<dataDir>.old-<time>` and a new one starts. */
 export async function prepareDataDir(dataDir: string, log: (line: string) => void): Promise<void> {
   const marker = path.join(dataDir, MARKER);

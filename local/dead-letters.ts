@@ -1,11 +1,10 @@
 // `npm run dead-letters` lists the running local stack's dead letters; `npm run dead-letters -- redrive` sends them
 // back to the queue once their cause is fixed (as SQS's dead-letter redrive does), with the data dir's control token.
 import { controlHeaders } from './control-token';
-import { dataDirFromEnv } from './data-layout';
-import { LOCAL_NAMES, portsFromEnv } from './env';
+import { bridgeUrl, dataDirFromEnv } from './config';
 
 async function main(): Promise<void> {
-  const base = process.env.ICECAT_BRIDGE_URL ?? `http://${LOCAL_NAMES.host}:${portsFromEnv().bridge}`;
+  const base = bridgeUrl();
   const redrive = process.argv.includes('redrive');
   const res = await fetch(`${base}/dead-letters${redrive ? '/redrive' : ''}`, {
     method: redrive ? 'POST' : 'GET',

@@ -2,7 +2,7 @@
 // write it cannot make with its service's error and reports it here, so that the stack's log and its status page say
 // why; the state clears by itself once the filesystem has room again.
 import { statfsSync } from 'node:fs';
-import { envNumber } from '../lib/config';
+import { lowSpaceBytesFromEnv } from './config';
 
 const MIB = 1024 * 1024;
 
@@ -27,9 +27,6 @@ export function freeSpace(dir: string): FreeSpace | undefined {
     return undefined;
   }
 }
-
-/** Below this much free space `npm start` warns, and the status page says the space is low (ICECAT_LOW_SPACE_MB, default 1024). */
-export const lowSpaceBytesFromEnv = (): number => envNumber('ICECAT_LOW_SPACE_MB', 1024, { min: 0 }) * MIB;
 
 const mib = (bytes: number): string => `${(bytes / MIB).toFixed(bytes < 10 * MIB ? 1 : 0)} MiB`;
 

@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { childEnv, javaHomeFromEnv } from './config';
 import { localDynamoClient } from './dynamodb';
 import { LOCAL_NAMES } from './env';
 
@@ -65,7 +66,7 @@ function verifyJar(emulator: string): void {
 }
 
 /** `java` from JAVA_HOME, else from PATH; fails with how to install it. */
-export function findJava(env: NodeJS.ProcessEnv = process.env): string {
+export function findJava(env: { JAVA_HOME?: string } = javaHomeFromEnv()): string {
   const candidates = [
     ...(env.JAVA_HOME ? [path.join(env.JAVA_HOME, 'bin', process.platform === 'win32' ? 'java.exe' : 'java')] : []),
     'java',
@@ -181,7 +182,7 @@ export async function runWithDynamoDBLocal(command: string[]): Promise<number> {
   try {
     const child = spawn(program, args, {
       stdio: 'inherit',
-      env: { ...process.env, ICECAT_DYNAMODB_ENDPOINT: ddb.url },
+      env: childEnv({ ICECAT_DYNAMODB_ENDPOINT: ddb.url }),
       shell: process.platform === 'win32',
     });
     const forward = (signal: NodeJS.Signals) => child.kill(signal);

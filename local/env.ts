@@ -1,6 +1,7 @@
 // The local environment contract: what the handlers, the AWS CLI and the tests need to reach the local stack.
 // One function builds it so that `npm start`, the jest global setup and the benches agree.
 import type { Context } from 'aws-lambda';
+import { ConfigError } from '../lib/config';
 import { parsePortRanges, portRangesWithout } from '../lib/notify/target';
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from './detector/thresholds';
 
@@ -42,12 +43,12 @@ const PORT_VARS: Record<keyof StackPorts, string> = {
   bridge: 'ICECAT_BRIDGE_PORT',
 };
 
-export class LocalEnvError extends Error {
+export class LocalEnvError extends ConfigError {
   override name = 'LocalEnvError';
 }
 
-/** Ports from ICECAT_*_PORT variables, each falling back to its default. */
-export function portsFromEnv(env: NodeJS.ProcessEnv = process.env, defaults: StackPorts = DEFAULT_PORTS): StackPorts {
+/** Ports from ICECAT_*_PORT variables, each falling back to its default (local/config.ts's localPorts gives it the process's). */
+export function portsFromEnv(env: NodeJS.ProcessEnv, defaults: StackPorts = DEFAULT_PORTS): StackPorts {
   const ports = { ...defaults };
   for (const [name, variable] of Object.entries(PORT_VARS) as [keyof StackPorts, string][]) {
     const raw = env[variable];

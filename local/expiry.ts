@@ -4,7 +4,7 @@
 import { startPeriodicSweep } from './periodic-sweep';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { envNumber } from '../lib/config';
+import { expiryIntervalMsFromEnv } from './config';
 import { ERASURE_REQUEUE_MS, sweepExpiredBatches, type ExpirySweepResult } from '../lib/erase/expiry';
 import type { JobQueue } from '../lib/jobs/queue';
 import { applyLifecycle, type LifecycleRule } from './s3-lifecycle';
@@ -33,8 +33,6 @@ export interface LocalExpiry {
   sweep(): Promise<LocalExpiryResult>;
   stop(): Promise<void>;
 }
-
-export const expiryIntervalMsFromEnv = (): number => envNumber('ICECAT_EXPIRY_INTERVAL_SECONDS', 60, { min: 0.05, max: 86_400 }) * 1000;
 
 export function startLocalExpiry(opts: LocalExpiryOptions): LocalExpiry {
   const intervalMs = opts.intervalMs ?? expiryIntervalMsFromEnv();

@@ -8,9 +8,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { LocalReconcileOptions } from './bridge-reconcile';
 import { presentBatch } from '../lib/api/present';
-import { loadNotifyConfig } from '../lib/notify/schedule';
 import { callbackSweepLimits } from '../lib/reconcile/callbacks';
-import { callbackGraceSecondsFromEnv } from '../lib/reconcile/config';
+import { callbackGraceSeconds, loadNotifyConfig } from '../functions/config';
 import type { IngestWiring } from '../functions/ingest/app';
 import type { JobQueue } from '../lib/jobs/queue';
 import type { LocalQueue } from './queue';
@@ -119,7 +118,7 @@ export function callbackSweep(
   started.push({ name: 'callback sweep client', close: async () => client.destroy() });
   return {
     deps: { ddb: DynamoDBDocumentClient.from(client), table, callbacks, present: presentBatch },
-    limits: callbackSweepLimits(loadNotifyConfig(), callbackGraceSecondsFromEnv()),
+    limits: callbackSweepLimits(loadNotifyConfig(), callbackGraceSeconds()),
   };
 }
 

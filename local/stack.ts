@@ -18,10 +18,11 @@ import { LocalQueue } from './queue';
 import type { Stack, StackOptions } from './stack-types';
 import type { BatchHandler, LocalQueueOptions } from './queue-options';
 import { describeS3Message, keysInS3Message, uploadGroupOf } from '../lib/reconcile/s3-event';
-import { dataDirFromEnv, prepareDataDir } from './data-layout';
+import { applyEnv, dataDirFromEnv, loadStackSettings, localPorts, restoreEnv, type StackSettings } from './config';
+import { prepareDataDir } from './data-layout';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning } from './disk-space';
 import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
-import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
+import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, type StackPorts } from './env';
 import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
 import { startHttpGateway, type HttpGateway } from './http-gateway';
 import { localS3Client, startLocalS3, type LocalS3 } from './s3';
@@ -76,6 +77,8 @@ interface Starting {
   log: (line: string) => void;
   started: Closable[];
   previousEnv: Map<string, string | undefined>;
+  /** The operator's settings, read once at the start (local/config.ts). */
+  settings: StackSettings;
   /** Known only later in the start: handlers are loaded once process.env holds the stack's endpoints (they read it at import). */
   late: { ingest?: BatchHandler; apiFunctions?: ApiFunctionHandlers; reconciler?: LocalReconciler };
 }
@@ -106,12 +109,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const s: Starting = {
     opts,
     dataDir: opts.dataDir === undefined ? dataDirFromEnv() : path.resolve(opts.dataDir),
-    ports: { ...portsFromEnv(), ...opts.ports },
+    ports: { ...localPorts(), ...opts.ports },
     host: LOCAL_NAMES.host,
     quiet,
     log: quiet ? () => undefined : (line: string) => console.log(line),
     started: [],
     previousEnv: new Map(),
+    settings: loadStackSettings(),
     late: {},
   };
   try {
@@ -125,7 +129,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const demoApiKey = await provisionDemoClient(
       stores.dynamodb.url,
       stores.dynamodb.table.name,
-      process.env.ICECAT_DEMO_API_KEY || (await localSecret(path.join(s.dataDir, 'demo-api-key'), generateApiKey)),
+      s.settings.demoApiKey ?? (await localSecret(path.join(s.dataDir, 'demo-api-key'), generateApiKey)),
     );
 
     intake.notifications.disconnect = connectS3Notifications(stores.s3, intake.bridge, {
@@ -143,16 +147,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   }
 }
 
-/** Puts back the environment the stack changed. */
-function restoreEnv(previousEnv: Map<string, string | undefined>): void {
-  for (const [name, value] of previousEnv) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-}
-
 /** The data dir, then S3, DynamoDB and the detector. */
-async function startStores({ opts, dataDir, ports, host, quiet, log, started }: Starting): Promise<Stores> {
+async function startStores({ opts, dataDir, ports, host, quiet, log, started, settings }: Starting): Promise<Stores> {
   await prepareDataDir(dataDir, log);
   // A full disk is a fault, not a crash: each stand-in refuses the write with its service's error and reports it here.
   const disk = new DiskFaults(dataDir, quiet ? () => undefined : (line) => console.warn(line));
@@ -175,7 +171,7 @@ async function startStores({ opts, dataDir, ports, host, quiet, log, started }: 
     host,
     port: ports.dynamodb,
     dataDir,
-    endpoint: opts.dynamodbEndpoint ?? (process.env.ICECAT_DYNAMODB_ENDPOINT || undefined),
+    endpoint: opts.dynamodbEndpoint ?? settings.dynamodbEndpoint,
     quiet,
     onWriteFault: (err) => (isOutOfSpace(err) ? disk.report('dynamodb', err) : console.error('[dynamodb] request failed:', err)),
   });
@@ -276,7 +272,7 @@ function startBridge(s: Starting, { disk, inFlight, detector }: Stores, visibili
 
 /** The stack's environment, built once every port is bound, and set on process.env unless applyEnv is false. */
 async function applyStackEnv(
-  { opts, dataDir, ports, host, quiet, previousEnv }: Starting,
+  { opts, dataDir, ports, host, quiet, previousEnv, settings }: Starting,
   { s3, dynamodb, detector }: Stores,
   { status, gateway }: Intake,
 ): Promise<Record<string, string>> {
@@ -291,21 +287,16 @@ async function applyStackEnv(
     dataDir,
     host,
     dynamodbEndpoint: dynamodb.external ? dynamodb.url : undefined,
-    cursorSecret: process.env.CURSOR_SECRET || (await localSecret(path.join(dataDir, 'cursor-secret'))),
-    callbackSigningKey: process.env.CALLBACK_SIGNING_KEY || (await localSecret(path.join(dataDir, 'callback-signing-key'))),
-    claimLeaseSeconds: process.env.CLAIM_LEASE_SECONDS || undefined,
-    maxAttempts: process.env.INGEST_MAX_ATTEMPTS || undefined,
-    callbackLoopbackPorts: process.env.CALLBACK_LOOPBACK_PORTS,
+    cursorSecret: settings.cursorSecret ?? (await localSecret(path.join(dataDir, 'cursor-secret'))),
+    callbackSigningKey: settings.callbackSigningKey ?? (await localSecret(path.join(dataDir, 'callback-signing-key'))),
+    claimLeaseSeconds: settings.claimLeaseSeconds,
+    maxAttempts: settings.maxAttempts,
+    callbackLoopbackPorts: settings.callbackLoopbackPorts,
   });
   if (opts.applyEnv !== false) {
-    for (const [name, value] of Object.entries(env)) {
-      previousEnv.set(name, process.env[name]);
-      process.env[name] = value;
-    }
-    if (quiet && process.env.POWERTOOLS_LOG_LEVEL === undefined) {
-      previousEnv.set('POWERTOOLS_LOG_LEVEL', undefined);
-      process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
-    }
+    // Written, not read: the handlers run in-process read it when built, as Lambda's do (local/config.ts).
+    applyEnv(env, previousEnv);
+    if (quiet && !settings.logLevelSet) applyEnv({ POWERTOOLS_LOG_LEVEL: 'WARN' }, previousEnv);
   }
   return env;
 }

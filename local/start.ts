@@ -4,15 +4,16 @@
 // ~60 ms, which a busy stack (the detector holds the event loop for a few hundred ms per image) often cannot.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, envNumber } from '../lib/config';
+import { ConfigError } from '../lib/config';
 import { IMAGE_ATTRIBUTES } from '../lib/store/attributes';
 import { batchPartition } from '../lib/store/schema';
-import { dataDirFromEnv, prepareDataDir } from './data-layout';
+import { dataDirFromEnv, stopGraceMs } from './config';
+import { prepareDataDir } from './data-layout';
 import { startStack } from './stack';
 import type { Stack } from './stack-types';
 
 /** How long a stop lets the ingest finish the batches in flight; what is unfinished is delivered again at the next start. */
-const STOP_GRACE_MS = envNumber('ICECAT_STOP_GRACE_SECONDS', 5, { min: 0, max: 600 }) * 1000;
+const STOP_GRACE_MS = stopGraceMs();
 /** A stop that hangs (a server that will not close) ends the process anyway: the queue's journal is already safe. */
 const STOP_DEADLINE_MS = STOP_GRACE_MS + 10_000;
 /** One signal often arrives twice (from the terminal or a process-group kill, and forwarded by npm): not a second request. */

@@ -4,13 +4,11 @@
 // Configuration, clients and caches are built once per container; a missing CURSOR_SECRET, TABLE_NAME or BUCKET_NAME
 // fails the cold start, naming the variable.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { IMAGE_URL_WINDOW_SECONDS, loadApiConfig, loadCursorSecret } from '../../lib/api/config';
-import { imageLinkSignerFromEnv } from '../../lib/api/image-links';
+import { imageLinkSignerOf } from '../../lib/api/image-links';
 import { buildOpenApiDocument } from '../../lib/api/openapi';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiService } from '../../lib/api/service';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
-import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
 import { ClientLimitsReader } from '../../lib/store/client-limits';
 import { createDocumentClient } from '../../lib/aws/clients';
@@ -19,10 +17,21 @@ import { createApiHandler } from '../../lib/http/app';
 import { cursorCodec } from '../../lib/store/cursor';
 import { loadWebBundle } from '../../lib/web/bundle';
 import { s3Origins, WebSite, type WebBundle } from '../../lib/web/site';
+import {
+  clientLimitsCacheMs,
+  defaultClientLimits,
+  IMAGE_URL_WINDOW_SECONDS,
+  loadApiConfig,
+  loadCursorSecret,
+  loadS3OriginSettings,
+  loadS3Settings,
+} from '../config';
 
 const config = loadApiConfig();
 const cursors = cursorCodec(loadCursorSecret());
 const ddb = createDocumentClient();
+const s3Settings = loadS3Settings();
+const s3OriginSettings = loadS3OriginSettings();
 const routes = apiRoutes(config);
 const limits = new ClientLimitsReader({
   ddb,
@@ -36,11 +45,10 @@ const app = createApiHandler({
   services: {
     api: new ApiService({
       store: { ddb, tableName: config.tableName, cursors },
-      links: imageLinkSignerFromEnv({
-        bucket: config.bucketName,
-        seconds: config.imageUrlSeconds,
-        windowSeconds: IMAGE_URL_WINDOW_SECONDS,
-      }),
+      links: imageLinkSignerOf(
+        { bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS },
+        s3Settings,
+      ),
       limits,
       catMinConfidence: config.catMinConfidence,
     }),
@@ -50,7 +58,7 @@ const app = createApiHandler({
   openApiDocument: () => buildOpenApiDocument(routes),
   webSite: async () => {
     const bundle = await loadWebBundle();
-    if (site?.bundle !== bundle) site = { bundle, site: new WebSite(bundle, s3Origins(process.env)) };
+    if (site?.bundle !== bundle) site = { bundle, site: new WebSite(bundle, s3Origins(s3OriginSettings)) };
     return site.site;
   },
 });

@@ -2,22 +2,27 @@
 // (handler.ts) and the local stack's in-process queues locally. Everything else it reads from its environment once,
 // when built: a missing TABLE_NAME, BUCKET_NAME or CALLBACK_SIGNING_KEY fails there, naming the variable.
 import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
-import { IMAGE_URL_WINDOW_SECONDS, loadApiConfig } from '../../lib/api/config';
-import { imageLinkSignerFromEnv } from '../../lib/api/image-links';
+import { imageLinkSignerOf } from '../../lib/api/image-links';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
 import { annotatingClient } from '../../lib/aws/tracing';
-import { loadExportConfig } from '../../lib/export/config';
 import { createApiHandler, type ApiHandler } from '../../lib/http/app';
 import type { JobQueue } from '../../lib/jobs/queue';
-import { loadCallbackSigningKey } from '../../lib/notify/completion';
-import { loadNotifyConfig } from '../../lib/notify/schedule';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
-import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import {
+  clientLimitsCacheMs,
+  defaultClientLimits,
+  IMAGE_URL_WINDOW_SECONDS,
+  loadApiConfig,
+  loadCallbackSigningKey,
+  loadExportConfig,
+  loadNotifyConfig,
+  loadS3Settings,
+} from '../config';
 
 export interface BatchesWiring extends NotifyWiring {
   /** Where a DELETE queues the batch's erasure (functions/erase consumes it). */
@@ -51,11 +56,10 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         erasures: wiring.erasures,
         callbacks: { signingKey, allowLoopback: notify.allowLoopback, loopbackPorts: notify.loopbackPorts },
         // A review answers the image, its links signed as the read function signs them.
-        links: imageLinkSignerFromEnv({
-          bucket: config.bucketName,
-          seconds: config.imageUrlSeconds,
-          windowSeconds: IMAGE_URL_WINDOW_SECONDS,
-        }),
+        links: imageLinkSignerOf(
+          { bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS },
+          loadS3Settings(),
+        ),
         // Forms beyond today's images, and batches beyond today's, are refused (docs/api.md, "Limits").
         quota: limits,
       }),

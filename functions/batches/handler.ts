@@ -6,12 +6,15 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { sqsClient } from '../../lib/aws/clients';
 import { annotate, tracedHandler } from '../../lib/aws/tracing';
-import { required } from '../../lib/config';
+import { loadNotifyWiringSettings, queueUrl } from '../config';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { awsNotifyWiring } from '../../lib/notify/wiring';
 import { createBatchesHandler } from './app';
 
-const app = createBatchesHandler({ erasures: new SqsJobQueue(sqsClient(), required('ERASE_QUEUE_URL')), ...awsNotifyWiring() });
+const app = createBatchesHandler({
+  erasures: new SqsJobQueue(sqsClient(), queueUrl('ERASE_QUEUE_URL')),
+  ...awsNotifyWiring(loadNotifyWiringSettings()),
+});
 
 export const handler = tracedHandler((event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> => {
   annotate({ batchId: event.pathParameters?.batchId });

@@ -7,10 +7,9 @@ import { createDocumentClient } from '../../lib/aws/clients';
 import { annotate, traceWork } from '../../lib/aws/tracing';
 import { loadConfig } from '../../lib/config';
 import type { JobQueue } from '../../lib/jobs/queue';
-import { loadCallbackSigningKey } from '../../lib/notify/completion';
 import { handleCallbackMessage, type CallbackConsumerDeps } from '../../lib/notify/consumer';
-import { loadNotifyConfig } from '../../lib/notify/schedule';
 import { recordCallbackState } from '../../lib/store/callback-state';
+import { loadCallbackSigningKey, loadNotifyConfig } from '../config';
 
 export type CallbacksHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 

@@ -4,14 +4,14 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { sqsClient } from '../../lib/aws/clients';
 import { tracedHandler } from '../../lib/aws/tracing';
-import { required } from '../../lib/config';
+import { queueUrl } from '../config';
 import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { createCallbacksHandler } from './app';
 
 export const handler = tracedHandler(
   createCallbacksHandler({
-    callbacks: new SqsJobQueue(sqsClient(), required('CALLBACK_QUEUE_URL')),
+    callbacks: new SqsJobQueue(sqsClient(), queueUrl('CALLBACK_QUEUE_URL')),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-callbacks' }),
   }),
 );

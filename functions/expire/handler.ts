@@ -6,17 +6,17 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { createDocumentClient, createSqsClient } from '../../lib/aws/clients';
 import { tracedHandler } from '../../lib/aws/tracing';
-import { required } from '../../lib/config';
 import { ERASURE_REQUEUE_MS, sweepExpiredBatches, type ExpirySweepResult } from '../../lib/erase/expiry';
 import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
 import { SqsJobQueue } from '../../lib/jobs/queue';
+import { loadTableName, queueUrl } from '../config';
 
 const logger = new Logger({ serviceName: 'icecat-expire' });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-expire' });
 const deps = {
   ddb: createDocumentClient(),
-  tableName: required('TABLE_NAME'),
-  erasures: new SqsJobQueue(createSqsClient(), required('ERASE_QUEUE_URL')),
+  tableName: loadTableName(),
+  erasures: new SqsJobQueue(createSqsClient(), queueUrl('ERASE_QUEUE_URL')),
   log: (line: string, details?: Record<string, unknown>) => logger.info(line, details ?? {}),
 };
 

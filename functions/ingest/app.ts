@@ -20,11 +20,11 @@ import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload } from '../../lib/ingest/pipeline';
 import type { IngestDeps } from '../../lib/ingest/deps';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
-import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
 import { BatchStore } from '../../lib/store/batch-store';
 import { takeBack } from '../../lib/store/take-back';
 import { uploadsIn } from './events';
+import { clientLimitsCacheMs, defaultClientLimits } from '../config';
 
 export interface IngestWiring extends NotifyWiring {
   /** How a deferred message is handed back to its queue for a set time. */

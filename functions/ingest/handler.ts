@@ -4,15 +4,15 @@
 import { sqsClient } from '../../lib/aws/clients';
 import { tracedHandler } from '../../lib/aws/tracing';
 import { SqsMessageVisibility } from '../../lib/aws/message-visibility';
-import { required } from '../../lib/config';
+import { loadNotifyWiringSettings, queueUrl } from '../config';
 import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
 import { awsNotifyWiring } from '../../lib/notify/wiring';
 import { createIngestHandler } from './app';
 
 export const handler = tracedHandler(
   createIngestHandler({
-    ...awsNotifyWiring(),
-    visibility: new SqsMessageVisibility(sqsClient(), required('INGEST_QUEUE_URL')),
+    ...awsNotifyWiring(loadNotifyWiringSettings()),
+    visibility: new SqsMessageVisibility(sqsClient(), queueUrl('INGEST_QUEUE_URL')),
     metrics: new PowertoolsIngestMetrics(),
   }),
 );

@@ -6,12 +6,11 @@ import { presentBatch } from '../../lib/api/present';
 import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/aws/clients';
 import { tracedHandler } from '../../lib/aws/tracing';
 import { SqsJobQueue } from '../../lib/jobs/queue';
-import { loadNotifyConfig } from '../../lib/notify/schedule';
 import { callbackSweepLimits, sweepCallbacks, type CallbackSweepResult } from '../../lib/reconcile/callbacks';
-import { loadReconcileConfig } from '../../lib/reconcile/config';
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
 import { sweepUploads, type SweepResult } from '../../lib/reconcile/sweep';
+import { loadNotifyConfig, loadReconcileConfig } from '../config';
 
 const logger = new Logger({ serviceName: 'icecat-reconcile' });
 const config = loadReconcileConfig();

@@ -6,12 +6,12 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createSqsClient } from '../../lib/aws/clients';
 import { annotate, tracedHandler } from '../../lib/aws/tracing';
-import { required } from '../../lib/config';
+import { queueUrl } from '../config';
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
 
 const logger = new Logger({ serviceName: 'icecat-route' });
-const send = sqsSender(createSqsClient(), required('INGEST_QUEUE_URL'), 3, uploadGroupOf);
+const send = sqsSender(createSqsClient(), queueUrl('INGEST_QUEUE_URL'), 3, uploadGroupOf);
 
 export const handler = tracedHandler(async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const bodies = event.Records.map((record) => record.body);

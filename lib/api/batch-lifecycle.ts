@@ -6,7 +6,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { ERASURE_REQUEUE_MS } from '../erase/expiry';
 import { encodeEraseMessage } from '../erase/message';
-import type { ExportConfig } from '../export/config';
+import type { ExportConfig } from '../export/writer';
 import type { ExportFormat } from '../export/encode';
 import type { JobQueue } from '../jobs/queue';
 import { deriveCallbackSecret } from '../notify/signature';

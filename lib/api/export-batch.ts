@@ -3,7 +3,7 @@
 // 303 to a presigned GET, so a 10,000-image batch never meets Lambda's 6 MB response limit.
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ExportConfig } from '../export/config';
+import type { ExportConfig } from '../export/writer';
 import { CONTENT_TYPES, FILE_EXTENSIONS, type ExportFormat } from '../export/encode';
 import type { MegaDetectorContext } from '../export/megadetector';
 import { mapPages } from '../export/pages';

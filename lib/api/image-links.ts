@@ -7,7 +7,6 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 import { S3RequestPresigner, type S3RequestPresignerOptions } from '@aws-sdk/s3-request-presigner';
-import { envBoolean, required } from '../config';
 import { hasThumbnail, thumbnailKey } from '../ingest/s3-key';
 import type { Image } from '../domain';
 
@@ -134,16 +133,19 @@ export class ImageLinkSigner {
 }
 
 /**
- * The read function's signer: the role's credentials and region as Lambda passes them (the local stack sets the same
- * variables), the S3 endpoint of AWS_ENDPOINT_URL_S3 when set (the local S3, which the browser reaches too).
+ * The read function's signer: the role's credentials as Lambda passes them (the local stack sets the same variables),
+ * the region and the S3 endpoint of functions/config.ts (AWS_ENDPOINT_URL_S3 when set: the local S3, which the browser
+ * reaches too).
  */
-export function imageLinkSignerFromEnv(opts: Pick<ImageLinkOptions, 'bucket' | 'seconds' | 'windowSeconds'>): ImageLinkSigner {
-  const endpoint = process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
+export function imageLinkSignerOf(
+  opts: Pick<ImageLinkOptions, 'bucket' | 'seconds' | 'windowSeconds'>,
+  s3: { region: string; endpoint?: string; forcePathStyle: boolean },
+): ImageLinkSigner {
   return new ImageLinkSigner({
     ...opts,
-    region: required('AWS_REGION'),
+    region: s3.region,
     credentials: fromEnv(),
-    ...(endpoint ? { endpoint, forcePathStyle: envBoolean('S3_FORCE_PATH_STYLE', false) } : {}),
+    ...(s3.endpoint ? { endpoint: s3.endpoint, forcePathStyle: s3.forcePathStyle } : {}),
   });
 }
 

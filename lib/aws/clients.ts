@@ -8,7 +8,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { envBoolean, rekognitionMaxAttempts } from '../config';
+import { rekognitionMaxAttempts, s3ForcePathStyle } from '../config';
 import { traced } from './tracing';
 
 export interface AwsClients {
@@ -45,7 +45,7 @@ export const s3ClientOf = (config: S3ClientConfig): S3Client =>
   );
 
 // Local S3 stand-ins answer path-style only.
-export const createS3Client = (): S3Client => s3ClientOf({ forcePathStyle: envBoolean('S3_FORCE_PATH_STYLE', false) });
+export const createS3Client = (): S3Client => s3ClientOf({ forcePathStyle: s3ForcePathStyle() });
 
 /**
  * The document client the functions use over `client` (a bench builds it over its local table the same way). Without

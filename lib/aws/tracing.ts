@@ -6,6 +6,7 @@
 // the local stack, the tests and the benches run without X-Ray, and everything here is then a pass-through — the
 // same client, the same handler, no segment, no error, no log line.
 import { Tracer } from '@aws-lambda-powertools/tracer';
+import { lambdaHandlerName } from '../config';
 
 export const tracer = new Tracer({ serviceName: 'icecat-wrangler' });
 
@@ -50,8 +51,9 @@ function annotateOn(sub: Subsegment | undefined, keys: TraceKeys): void {
  */
 export function tracedHandler<A extends unknown[], R>(handler: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   if (!tracer.isTracingEnabled()) return handler;
+  const name = lambdaHandlerName();
   return (...args: A) =>
-    inSubsegment(`## ${process.env._HANDLER ?? 'handler'}`, () => {
+    inSubsegment(`## ${name}`, () => {
       tracer.annotateColdStart();
       tracer.addServiceNameAnnotation();
       return handler(...args);

@@ -1,6 +1,15 @@
-// Where the API is and which key to send: flags first, then ICECAT_API_URL / ICECAT_API_KEY, then the local stack's
-// default URL. Never AWS credentials: the API hands out presigned forms for the uploads.
+// The CLI's configuration, the one module of the CLI that reads the environment: taken once when `icecat` starts
+// (runCli hands it to every command as CommandContext.env). Where the API is and which key to send: flags first, then
+// ICECAT_API_URL / ICECAT_API_KEY, then the local stack's default URL. Never AWS credentials: the API hands out
+// presigned forms for the uploads.
+import { envNumber } from '../config';
 import { UsageError } from './errors';
+
+/** The environment the CLI was started with, read once by runCli (lib/cli/main.ts) into its commands' context. */
+export const cliEnvironment = (): NodeJS.ProcessEnv => ({ ...process.env });
+
+/** How long --wait sees nothing move before it says why (ICECAT_WAIT_STALL_SECONDS, 30 s). */
+export const waitStallMs = (): number => envNumber('ICECAT_WAIT_STALL_SECONDS', 30, { min: 0.01, max: 86_400 }) * 1000;
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:3000';
 

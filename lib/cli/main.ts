@@ -2,6 +2,7 @@
 // code from its error code (lib/cli/errors.ts: 0 ok, 2 some file failed or out of space, 1 anything else).
 import type { CommandContext } from './command-context';
 import { commandHandlers } from './commands';
+import { cliEnvironment } from './config';
 import { IceCatError } from '../errors';
 import { EXIT, exitCodeFor } from './errors';
 import { buildProgram } from './program';
@@ -35,7 +36,7 @@ export function runCli(): void {
     if (err.code === 'EPIPE') process.exit(EXIT.ok);
     throw err;
   });
-  void main(process.argv.slice(2), { env: process.env, stdout: process.stdout, stderr: process.stderr }).then((code) => {
+  void main(process.argv.slice(2), { env: cliEnvironment(), stdout: process.stdout, stderr: process.stderr }).then((code) => {
     process.exitCode = code;
   });
 }

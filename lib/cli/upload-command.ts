@@ -4,7 +4,7 @@ import { ApiClient, collect } from './api-client';
 import type { CommandContext } from './command-context';
 import { ApiAnswerError, EXIT, RouteMissingError, WaitTimeoutError } from './errors';
 import { estimateLine, estimateUpload, localFingerprints, type AskKnown } from './estimate';
-import { envNumber, pricePerImageUsd } from '../config';
+import { pricePerImageUsd } from '../config';
 import { readServiceStatus } from './service-status';
 import { fileRows, fileTable, formatBytes, json, table } from './output';
 import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
@@ -14,6 +14,7 @@ import { checkFile, countFiles, isProblem, skipProblem, type CandidateFile, type
 import { uploadFolder, type UploadResult } from './uploader';
 import { checkInputs, walkFiles, type SkippedEntry } from './walker';
 import { WAIT_OUTAGE_MS, waitUntilDone } from './wait';
+import { waitStallMs } from './config';
 
 export async function dryRun(
   inputs: string[],
@@ -207,7 +208,7 @@ async function waitOrRead(
   }
   try {
     const summary = await waitUntilDone(client, batchId, sentSoFar, closeSupported, progress, ctx.pollMs ?? 1_000, WAIT_OUTAGE_MS, {
-      stallMs: ctx.stallMs ?? envNumber('ICECAT_WAIT_STALL_SECONDS', 30, { min: 0.01, max: 86_400 }) * 1000,
+      stallMs: ctx.stallMs ?? waitStallMs(),
       ...(o.waitTimeout !== undefined ? { timeoutMs: o.waitTimeout * 1000 } : {}),
       ...(statusUrl ? { status: () => readServiceStatus(statusUrl) } : {}),
     });

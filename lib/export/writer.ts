@@ -9,6 +9,17 @@ import type { MegaDetectorContext } from './megadetector';
 import { mapPages } from './pages';
 import type { ExportImage } from './rows';
 
+/** The export's bounds (functions/config.ts reads them: EXPORT_INLINE_MAX_BYTES, EXPORT_URL_SECONDS). */
+export interface ExportConfig {
+  /**
+   * Largest export answered in the response body. Lambda answers at most 6 MB, JSON-escaped body included; 1 MiB
+   * leaves room for escaping and keeps the function's memory small. Anything larger goes to S3 and a redirect.
+   */
+  inlineMaxBytes: number;
+  /** Lifetime of the presigned GET of a stored export. */
+  urlSeconds: number;
+}
+
 export interface ExportChunk {
   text: string;
   rows: number;

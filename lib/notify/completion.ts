@@ -2,16 +2,13 @@
 // completion callback's first attempt is queued, and on AWS a `Batch Completed` event goes to EventBridge. The
 // attempts themselves run in the callbacks consumer (lib/notify/consumer.ts), on AWS and locally alike.
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { requiredSecret } from '../config';
 import type { JobQueue } from '../jobs/queue';
 import type { Batch, BatchSummary } from '../domain';
 import { buildBatchCompletedEvent, publishBatchCompleted } from './events';
 import { callbackMessage, completedSummary } from './job';
 
-const MIN_SIGNING_KEY_LENGTH = 32;
-
-/** The server key callback secrets are derived from (CALLBACK_SIGNING_KEY; on AWS a Secrets Manager secret). */
-export const loadCallbackSigningKey = (): string => requiredSecret('CALLBACK_SIGNING_KEY', MIN_SIGNING_KEY_LENGTH);
+/** The least length of the server key callback secrets are derived from (CALLBACK_SIGNING_KEY). */
+export const MIN_SIGNING_KEY_LENGTH = 32;
 
 export interface CompletionDeps {
   callbacks: JobQueue;

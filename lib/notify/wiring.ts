@@ -1,8 +1,8 @@
 // The completion hook, built from what a function is given: the callbacks queue and, where one is named, the event
-// bus. On AWS both come from the environment (awsNotifyWiring: a missing CALLBACK_QUEUE_URL or EVENT_BUS_NAME stops
+// bus. On AWS both come from the environment (functions/config.ts: a missing CALLBACK_QUEUE_URL or EVENT_BUS_NAME stops
 // the function at cold start, naming the variable); the local stack passes its in-process callbacks queue instead.
 import { createEventBridgeClient, sqsClient } from '../aws/clients';
-import { pricePerImageUsd, required } from '../config';
+import { pricePerImageUsd } from '../config';
 import { presentBatch, type Batch } from '../domain';
 import { SqsJobQueue, type JobQueue } from '../jobs/queue';
 import { completionNotifier } from './completion';
@@ -14,10 +14,10 @@ export interface NotifyWiring {
   eventBusName?: string;
 }
 
-/** On AWS: the callbacks queue by its URL and the event bus by its name, both required. */
-export const awsNotifyWiring = (): NotifyWiring => ({
-  callbacks: new SqsJobQueue(sqsClient(), required('CALLBACK_QUEUE_URL')),
-  eventBusName: required('EVENT_BUS_NAME'),
+/** On AWS: the callbacks queue by its URL and the event bus by its name (functions/config.ts reads both, required). */
+export const awsNotifyWiring = (settings: { callbackQueueUrl: string; eventBusName: string }): NotifyWiring => ({
+  callbacks: new SqsJobQueue(sqsClient(), settings.callbackQueueUrl),
+  eventBusName: settings.eventBusName,
 });
 
 const logJson = (message: string, details: Record<string, unknown>) =>

@@ -1,7 +1,6 @@
 // Per-client limits (docs/design.md §11): API requests per second (a token bucket holding twice that, the burst),
 // uploads accepted per UTC day and batches created per UTC day. Each client may have its own (client:create --rate N
-// --max-images-per-day N --max-batches-per-day N); a client without them gets the defaults, from the environment.
-import { envNumber } from '../config';
+// --max-images-per-day N --max-batches-per-day N); a client without them gets the defaults, from the environment (functions/config.ts).
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 export interface ClientLimits {
@@ -19,21 +18,6 @@ export type ClientLimitSettings = Partial<ClientLimits>;
 export const MAX_RATE_PER_SECOND = 10_000;
 export const MAX_IMAGES_PER_DAY = 100_000_000;
 export const MAX_BATCHES_PER_DAY = 1_000_000;
-
-/**
- * The defaults: CLIENT_DEFAULT_RATE (50 requests/s), CLIENT_DEFAULT_MAX_IMAGES_PER_DAY (100,000) and
- * CLIENT_DEFAULT_MAX_BATCHES_PER_DAY (1,000).
- */
-export function defaultClientLimits(): ClientLimits {
-  return {
-    ratePerSecond: envNumber('CLIENT_DEFAULT_RATE', 50, { min: 0.1, max: MAX_RATE_PER_SECOND }),
-    maxImagesPerDay: envNumber('CLIENT_DEFAULT_MAX_IMAGES_PER_DAY', 100_000, { min: 0, max: MAX_IMAGES_PER_DAY, integer: true }),
-    maxBatchesPerDay: envNumber('CLIENT_DEFAULT_MAX_BATCHES_PER_DAY', 1_000, { min: 0, max: MAX_BATCHES_PER_DAY, integer: true }),
-  };
-}
-
-/** How long a container trusts a client's limits it has read: a changed limit applies within it (CLIENT_LIMITS_CACHE_MS, 10 s). */
-export const clientLimitsCacheMs = (): number => envNumber('CLIENT_LIMITS_CACHE_MS', 10_000, { min: 0, max: 3_600_000, integer: true });
 
 export const withDefaults = (own: ClientLimitSettings, defaults: ClientLimits): ClientLimits => ({
   ratePerSecond: own.ratePerSecond ?? defaults.ratePerSecond,

@@ -1,7 +1,7 @@
 // Run-time fault injection (the test hooks GET|POST /__faults): throttling, latency, a worker crashing or hanging.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { envNumber } from '../../lib/config';
+import { detectorFaultsFromEnv } from '../config';
 import { sendJson } from './http';
 import type { WorkerFault } from './pool';
 import { readBody } from './request';
@@ -30,9 +30,10 @@ const FaultsPatch = z
 
 /** The faults a server starts with: the options', else the environment's (ICECAT_DETECTOR_THROTTLE_RATE, _LATENCY_MS). */
 export function initialFaults(opts: { throttleRate?: number; latencyMs?: number }): Faults {
+  const fromEnv = detectorFaultsFromEnv();
   const faults: Faults = {
-    throttleRate: opts.throttleRate ?? envNumber('ICECAT_DETECTOR_THROTTLE_RATE', 0, { min: 0, max: 1 }),
-    latencyMs: opts.latencyMs ?? envNumber('ICECAT_DETECTOR_LATENCY_MS', 0, { min: 0, max: 600_000 }),
+    throttleRate: opts.throttleRate ?? fromEnv.throttleRate,
+    latencyMs: opts.latencyMs ?? fromEnv.latencyMs,
     throttleNext: 0,
     crashNext: 0,
     hangNext: 0,

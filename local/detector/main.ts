@@ -1,11 +1,9 @@
 // `npm run detector`: the local Rekognition DetectLabels endpoint on its own.
-import { envNumber } from '../../lib/config';
+import { localPorts } from '../config';
 import { startDetectorServer } from './server';
 
-const portFromEnv = (): number => envNumber('ICECAT_REKOGNITION_PORT', 4575, { min: 0, max: 65535, integer: true });
-
 async function main(): Promise<void> {
-  const server = await startDetectorServer({ host: '127.0.0.1', port: portFromEnv() });
+  const server = await startDetectorServer({ host: '127.0.0.1', port: localPorts().rekognition });
   console.log(`Rekognition (local detector): ${server.url}`);
   console.log(`  AWS_ENDPOINT_URL_REKOGNITION=${server.url}`);
   const stop = (): void => {

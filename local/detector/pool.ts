@@ -8,7 +8,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { envNumber, ConfigError } from '../../lib/config';
+import { ConfigError } from '../../lib/config';
+import { detectorTaskTimeoutMs, detectorWorkersFromEnv } from '../config';
 import { FairReadyList, POOL_FAIR_SHARE, RecentUse } from '../fair-share';
 import { DetectorError, type RekognitionErrorType } from './errors';
 import type { Detection } from './labels';
@@ -22,17 +23,13 @@ export const defaultWorkers = (): number => Math.min(MAX_WORKERS, availableParal
 /** ICECAT_DETECTOR_WORKERS (1..64; default one per core), or `workers` when given; anything else is refused. */
 export function detectorWorkers(workers?: number): number {
   if (workers === undefined) {
-    return envNumber('ICECAT_DETECTOR_WORKERS', defaultWorkers(), { min: 1, max: MAX_WORKERS, integer: true });
+    return detectorWorkersFromEnv(defaultWorkers(), MAX_WORKERS);
   }
   if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
     throw new ConfigError(`the detector's workers must be an integer in 1..${MAX_WORKERS}, got ${workers}`);
   }
   return workers;
 }
-
-/** Milliseconds an image may take in a worker before the worker counts as hung (ICECAT_DETECTOR_TASK_TIMEOUT_MS). */
-export const detectorTaskTimeoutMs = (): number =>
-  envNumber('ICECAT_DETECTOR_TASK_TIMEOUT_MS', 60_000, { min: 100, max: 3_600_000, integer: true });
 
 /** A test hook: the worker given the image exits (`crash`) or spins forever (`hang`) instead of answering. */
 export type WorkerFault = 'crash' | 'hang';

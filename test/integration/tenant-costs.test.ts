@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { defaultClientLimits } from '../../lib/quota/limits';
+import { defaultClientLimits } from '../../functions/config';
 import { cursorCodec } from '../../lib/store/cursor';
 import { BatchStore } from '../../lib/store/batch-store';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';

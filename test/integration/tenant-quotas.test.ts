@@ -4,7 +4,8 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { runEraseJob } from '../../lib/erase/job';
 import { sweepExpiredBatches } from '../../lib/erase/expiry';
-import { defaultClientLimits, nextUtcDay } from '../../lib/quota/limits';
+import { nextUtcDay } from '../../lib/quota/limits';
+import { defaultClientLimits } from '../../functions/config';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
 import { aws, stackEnv, uploadFile, waitForBridgeIdle } from '../helpers';
 import { batchItem, call, newClient, writeItems, type TestClient } from '../helpers/api';

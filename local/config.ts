@@ -1,0 +1,123 @@
+// The local stack's configuration: every setting `npm start`, its tools (dead-letters, client:create, the detector
+// on its own) and the stack's stand-ins read, through lib/config.ts's fail-fast readers, once when they start. The
+// one module of local/ that touches process.env: it reads the operator's settings, and it writes the environment the
+// stack applies for the handlers it runs in-process (as Lambda would set it), putting back what was there at stop.
+import path from 'node:path';
+import { envNumber, envString } from '../lib/config';
+import { LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
+
+/** The stack's ports: each ICECAT_*_PORT, else its default (local/env.ts parses them, the one parse of each). */
+export const localPorts = (): StackPorts => portsFromEnv(process.env);
+
+/** The data dir `npm start` uses: ICECAT_DATA_DIR, else .data under the working directory. */
+export const dataDirFromEnv = (): string => path.resolve(envString('ICECAT_DATA_DIR') ?? '.data');
+
+/** The running stack's bridge (its dead letters, its status): ICECAT_BRIDGE_URL, else loopback on ICECAT_BRIDGE_PORT. */
+export const bridgeUrl = (): string => envString('ICECAT_BRIDGE_URL') ?? `http://${LOCAL_NAMES.host}:${localPorts().bridge}`;
+
+/** What the operator may set for `npm start`; unset, the stack makes its own (the keys, kept in the data dir). */
+export interface StackSettings {
+  demoApiKey?: string;
+  /** An external DynamoDB (DynamoDB Local) instead of dynalite. */
+  dynamodbEndpoint?: string;
+  cursorSecret?: string;
+  callbackSigningKey?: string;
+  claimLeaseSeconds?: string;
+  maxAttempts?: string;
+  callbackLoopbackPorts?: string;
+  /** Whether POWERTOOLS_LOG_LEVEL is set (a quiet stack sets WARN only where it is not). */
+  logLevelSet: boolean;
+}
+
+export function loadStackSettings(): StackSettings {
+  return {
+    demoApiKey: envString('ICECAT_DEMO_API_KEY'),
+    dynamodbEndpoint: envString('ICECAT_DYNAMODB_ENDPOINT'),
+    cursorSecret: envString('CURSOR_SECRET'),
+    callbackSigningKey: envString('CALLBACK_SIGNING_KEY'),
+    claimLeaseSeconds: envString('CLAIM_LEASE_SECONDS'),
+    maxAttempts: envString('INGEST_MAX_ATTEMPTS'),
+    callbackLoopbackPorts: process.env.CALLBACK_LOOPBACK_PORTS,
+    logLevelSet: process.env.POWERTOOLS_LOG_LEVEL !== undefined,
+  };
+}
+
+/** Where client:create writes: the local DynamoDB as the stack announces it, or (--aws) a deployed table by TABLE_NAME. */
+export function loadClientCreateSettings(): {
+  endpoint: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  tableName: string;
+  deployedTableName?: string;
+} {
+  return {
+    endpoint: envString('AWS_ENDPOINT_URL_DYNAMODB') ?? `http://${LOCAL_NAMES.host}:${localPorts().dynamodb}`,
+    region: envString('AWS_REGION') ?? LOCAL_NAMES.region,
+    accessKeyId: envString('AWS_ACCESS_KEY_ID') ?? LOCAL_NAMES.accessKeyId,
+    secretAccessKey: envString('AWS_SECRET_ACCESS_KEY') ?? LOCAL_NAMES.secretAccessKey,
+    tableName: envString('TABLE_NAME') ?? LOCAL_NAMES.table,
+    deployedTableName: envString('TABLE_NAME'),
+  };
+}
+
+/** The reconciliation sweep's period and grace on the local stack (ICECAT_RECONCILE_INTERVAL_SECONDS, _GRACE_SECONDS). */
+export function reconcileSettingsFromEnv(): { intervalMs: number; graceMs: number } {
+  return {
+    intervalMs: envNumber('ICECAT_RECONCILE_INTERVAL_SECONDS', 60, { min: 0.05, max: 86_400 }) * 1000,
+    graceMs: envNumber('ICECAT_RECONCILE_GRACE_SECONDS', 10, { min: 0, max: 86_400 }) * 1000,
+  };
+}
+
+/** The expiry sweep's period (ICECAT_EXPIRY_INTERVAL_SECONDS, 60 s). */
+export const expiryIntervalMsFromEnv = (): number => envNumber('ICECAT_EXPIRY_INTERVAL_SECONDS', 60, { min: 0.05, max: 86_400 }) * 1000;
+
+/** Free space under which the stack warns (ICECAT_LOW_SPACE_MB, 1024). */
+export const lowSpaceBytesFromEnv = (): number => envNumber('ICECAT_LOW_SPACE_MB', 1024, { min: 0 }) * 1024 * 1024;
+
+/** How long `npm start` waits for work in flight at a stop (ICECAT_STOP_GRACE_SECONDS, 5). */
+export const stopGraceMs = (): number => envNumber('ICECAT_STOP_GRACE_SECONDS', 5, { min: 0, max: 600 }) * 1000;
+
+/** The detector's faults at start (ICECAT_DETECTOR_THROTTLE_RATE, ICECAT_DETECTOR_LATENCY_MS). */
+export const detectorFaultsFromEnv = (): { throttleRate: number; latencyMs: number } => ({
+  throttleRate: envNumber('ICECAT_DETECTOR_THROTTLE_RATE', 0, { min: 0, max: 1 }),
+  latencyMs: envNumber('ICECAT_DETECTOR_LATENCY_MS', 0, { min: 0, max: 600_000 }),
+});
+
+/** The detector's workers (ICECAT_DETECTOR_WORKERS in 1..max), else `fallback`. */
+export const detectorWorkersFromEnv = (fallback: number, max: number): number =>
+  envNumber('ICECAT_DETECTOR_WORKERS', fallback, { min: 1, max, integer: true });
+
+/** Milliseconds an image may take in a worker before the worker counts as hung (ICECAT_DETECTOR_TASK_TIMEOUT_MS). */
+export const detectorTaskTimeoutMs = (): number =>
+  envNumber('ICECAT_DETECTOR_TASK_TIMEOUT_MS', 60_000, { min: 100, max: 3_600_000, integer: true });
+
+/** JAVA_HOME, where DynamoDB Local's Java is looked for first. */
+export const javaHomeFromEnv = (): { JAVA_HOME?: string } => ({ JAVA_HOME: envString('JAVA_HOME') });
+
+// ---- Writes: the environment the stack applies for its in-process handlers, and what a child process inherits.
+
+/** Sets each variable, remembering in `previous` what it held (the first time only), for restoreEnv. */
+export function applyEnv(env: Record<string, string | undefined>, previous: Map<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (!previous.has(name)) previous.set(name, process.env[name]);
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+}
+
+/** Puts back the environment applyEnv changed. */
+export function restoreEnv(previous: Map<string, string | undefined>): void {
+  for (const [name, value] of previous) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+}
+
+/** Sets a variable only where it is unset (a tool's own default for the SDK, say). */
+export function defaultEnv(name: string, value: string): void {
+  process.env[name] ??= value;
+}
+
+/** This process's environment with `extra` on top: what a child process it runs inherits. */
+export const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => ({ ...process.env, ...extra });
