@@ -1,6 +1,6 @@
 // The layers of docs/design.md ("Layers"), as rules: `npm run lint` (and so `npm test` and CI) fails on an import
 // that points up a layer or closes a circle, naming the rule. From the bottom up:
-//   domain    lib/domain.ts, lib/errors.ts, lib/config.ts, lib/ids.ts, lib/backoff.ts, lib/validation-messages.ts, lib/similar/
+//   domain    lib/domain.ts, lib/model-version.ts, lib/errors.ts, lib/config.ts, lib/ids.ts, lib/backoff.ts, lib/validation-messages.ts, lib/similar/
 //   adapters  lib/store/, lib/aws/, lib/jobs/
 //   services  lib/ingest/, lib/notify/, lib/auth/, lib/erase/, lib/export/, lib/reconcile/, lib/review/
 //   api       lib/api/

@@ -30,6 +30,15 @@ export interface NamedBox {
   box: { left: number; top: number; width: number; height: number };
 }
 
+/**
+ * The model that gave an answer (docs/decisions/0031-model-versions.md): on AWS `rekognition-detect-labels` and
+ * DetectLabels' LabelModelVersion; locally the model's name and the versions of its file and of its confidence mapping.
+ */
+export interface ModelVersion {
+  name: string;
+  version: string;
+}
+
 /** The model that classified an image and the boxes it drew of the labels other than Cat (the MegaDetector export's). */
 export interface Detections {
   model: string;
@@ -93,6 +102,8 @@ export interface Image {
   detection?: TrimmedLabels;
   /** Set by a DetectLabels call of its own (not on a reused result). */
   detections?: Detections;
+  /** The model that gave the answer (a reused one: the original's); absent on records written before models were kept. */
+  model?: ModelVersion;
   /** From the upload's EXIF, where it had them (Capture). */
   capturedAt?: string;
   camera?: string;
@@ -283,6 +294,8 @@ export type ImageResult =
       detection?: TrimmedLabels;
       /** The model and the other labels' boxes (a DetectLabels call's own, not a reused result's). */
       detections?: Detections;
+      /** The model that gave the answer (a reused result: the original's). */
+      model?: ModelVersion;
       /** Epoch ms of the classification a reused result was copied from. */
       reusedFrom?: number;
       /**
