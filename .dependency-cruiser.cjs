@@ -8,7 +8,7 @@
 //   run-time  functions/, then local/ (which runs them), bin/, web/ (the browser app)
 //   tooling   scripts/ (build time), bench/, events/, test/: nothing that runs imports them
 // and one boundary across them: only lib/store (and lib/aws) import the DynamoDB clients as values.
-const DOMAIN = '^lib/(domain|errors|config|ids|backoff|validation-messages)[.]ts$|^lib/similar/';
+const DOMAIN = '^lib/(domain|errors|config|ids|backoff|validation-messages|model-version)[.]ts$|^lib/similar/';
 const ADAPTERS = '^lib/(store|aws|jobs)/';
 const SERVICES = '^lib/(ingest|notify|auth|erase|export|reconcile|review)/';
 const API = '^lib/api/';
