@@ -376,6 +376,11 @@ export function uploadEstimate(images: number, distinct: number, known: number, 
 }
 
 /** A label and how many distinct images of a batch carry it at the batch's threshold. */
+/** A model and how many of a batch's classified images it answered (the summary's `models`). */
+export interface ModelCount extends ModelVersion {
+  images: number;
+}
+
 export interface LabelCount {
   name: string;
   images: number;
@@ -424,6 +429,8 @@ export interface BatchSummary {
   usage: Usage;
   /** A done batch's top labels (GET of one batch); null where not counted. */
   labels: LabelCount[] | null;
+  /** The models that answered a done batch's images, with how many each (GET of one batch); null where not counted. */
+  models: ModelCount[] | null;
   debug: boolean;
   catMinConfidence: number | null;
   retentionDays: number;
@@ -442,6 +449,8 @@ export interface PresentBatchOptions {
   pricePerImageUsd?: number;
   /** The batch's top labels, when they were counted. */
   labels?: LabelCount[] | null;
+  /** The models that answered its images, when they were counted. */
+  models?: ModelCount[] | null;
 }
 
 export function presentBatch(batch: Batch, opts: PresentBatchOptions = {}): BatchSummary {
@@ -453,6 +462,7 @@ export function presentBatch(batch: Batch, opts: PresentBatchOptions = {}): Batc
     counts: { ...batch.counts },
     usage: batchUsage(batch.counts, opts.pricePerImageUsd ?? DEFAULT_PRICE_PER_IMAGE_USD),
     labels: opts.labels ?? null,
+    models: opts.models ?? null,
     debug: batch.debug,
     catMinConfidence: batch.catMinConfidence ?? null,
     retentionDays: batch.retentionDays,

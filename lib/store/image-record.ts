@@ -355,12 +355,12 @@ export async function findReusable(
   });
   // Copies carry their original's classification time: of equal times, the original (a copy made before copies
   // carried the other labels' boxes has none).
-  const earliest = now.sort((a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0) || Number(a.reused === true) - Number(b.reused === true))[0];
+  const earliest = now.sort(
+    (a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0) || Number(a.reused === true) - Number(b.reused === true),
+  )[0];
   if (!earliest) return undefined;
   // The person's verdict goes with the pixels, whichever model answered (docs/design.md §10).
-  const review = found
-    .flatMap((i) => (i.review ? [toImage(i).review!] : []))
-    .sort((a, b) => b.reviewedAt - a.reviewedAt)[0];
+  const review = found.flatMap((i) => (i.review ? [toImage(i).review!] : [])).sort((a, b) => b.reviewedAt - a.reviewedAt)[0];
   const { review: _own, reused: _reused, ...classification } = earliest;
   return { ...classification, ...(review ? { review } : {}) };
 }

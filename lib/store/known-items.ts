@@ -29,7 +29,11 @@ export function knownItemsRequests(tableName: string, clientId: string, fprints:
     const keys = fprints.slice(i, i + BATCH_GET_MAX_KEYS).map((f) => knownItemKey(clientId, f));
     requests.push({
       RequestItems: {
-        [tableName]: { Keys: keys, ProjectionExpression: 'img_fprint, known_in, rek_model, #ttl', ExpressionAttributeNames: { '#ttl': 'ttl' } },
+        [tableName]: {
+          Keys: keys,
+          ProjectionExpression: 'img_fprint, known_in, rek_model, #ttl',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+        },
       },
     });
   }

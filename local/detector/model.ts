@@ -32,7 +32,8 @@ export const CENTERNET_MODEL_NAME = 'centernet-mobilenetv3-coco80';
  */
 export function localModelVersion(name: string, fileVersion: string, mappingVersion: number | string): string {
   if (!/^[\w.-]+$/.test(name)) throw new Error(`a local model's name must be letters, digits, '.', '_' or '-': ${name}`);
-  if (!/^[\w.+-]+$/.test(`${fileVersion}${mappingVersion}`)) throw new Error(`a local model's version has no spaces or '/': ${fileVersion}`);
+  if (!/^[\w.+-]+$/.test(`${fileVersion}${mappingVersion}`))
+    throw new Error(`a local model's version has no spaces or '/': ${fileVersion}`);
   return `local:${name}/${fileVersion}+mapping.${mappingVersion}`;
 }
 

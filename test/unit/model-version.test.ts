@@ -23,7 +23,10 @@ describe('model versions', () => {
     const wire = localModelVersion(CENTERNET_MODEL_NAME, '3.3.6', CONFIDENCE_MAPPING_VERSION);
 
     expect(wire).toBe(`local:centernet-mobilenetv3-coco80/3.3.6+mapping.${CONFIDENCE_MAPPING_VERSION}`);
-    expect(parseModelVersion(wire)).toEqual({ name: 'centernet-mobilenetv3-coco80', version: `3.3.6+mapping.${CONFIDENCE_MAPPING_VERSION}` });
+    expect(parseModelVersion(wire)).toEqual({
+      name: 'centernet-mobilenetv3-coco80',
+      version: `3.3.6+mapping.${CONFIDENCE_MAPPING_VERSION}`,
+    });
   });
 
   it('refuses to form a local version that could not be split back', () => {
@@ -34,8 +37,14 @@ describe('model versions', () => {
   it('reads a legacy local answer as the mapping current when it was classified, never the current one by default', () => {
     expect(legacyMappingAt(MAPPING_2_AT - 1)).toBe(1);
     expect(legacyMappingAt(MAPPING_2_AT)).toBe(2);
-    expect(parseModelVersion(LEGACY_LOCAL, MAPPING_2_AT - 60_000)).toEqual({ name: 'centernet-mobilenetv3-coco80', version: '3.3.6+mapping.1' });
-    expect(parseModelVersion(LEGACY_LOCAL, MAPPING_2_AT + 60_000)).toEqual({ name: 'centernet-mobilenetv3-coco80', version: '3.3.6+mapping.2' });
+    expect(parseModelVersion(LEGACY_LOCAL, MAPPING_2_AT - 60_000)).toEqual({
+      name: 'centernet-mobilenetv3-coco80',
+      version: '3.3.6+mapping.1',
+    });
+    expect(parseModelVersion(LEGACY_LOCAL, MAPPING_2_AT + 60_000)).toEqual({
+      name: 'centernet-mobilenetv3-coco80',
+      version: '3.3.6+mapping.2',
+    });
     expect(parseModelVersion(LEGACY_LOCAL).version).toBe('3.3.6+mapping.unknown');
   });
 
@@ -56,9 +65,9 @@ describe('model versions', () => {
     expect(answeredByCurrentModel(before, current)).toBe(false);
     expect(answeredByCurrentModel(after, undefined)).toBe(false);
     expect(answeredByCurrentModel({}, UNKNOWN_MODEL)).toBe(false);
-    expect(answeredByCurrentModel({ model: { name: REKOGNITION_MODEL_NAME, version: '3.0' } }, { name: REKOGNITION_MODEL_NAME, version: '3.1' })).toBe(
-      false,
-    );
+    expect(
+      answeredByCurrentModel({ model: { name: REKOGNITION_MODEL_NAME, version: '3.0' } }, { name: REKOGNITION_MODEL_NAME, version: '3.1' }),
+    ).toBe(false);
   });
 
   it('names a model as one token for the exports', () => {
