@@ -30,6 +30,15 @@ export interface NamedBox {
   box: { left: number; top: number; width: number; height: number };
 }
 
+/**
+ * The model that gave an answer (docs/decisions/0031-model-versions.md): on AWS `rekognition-detect-labels` and
+ * DetectLabels' LabelModelVersion; locally the model's name and the versions of its file and of its confidence mapping.
+ */
+export interface ModelVersion {
+  name: string;
+  version: string;
+}
+
 /** The model that classified an image and the boxes it drew of the labels other than Cat (the MegaDetector export's). */
 export interface Detections {
   model: string;
@@ -93,6 +102,8 @@ export interface Image {
   detection?: TrimmedLabels;
   /** Set by a DetectLabels call of its own (not on a reused result). */
   detections?: Detections;
+  /** The model that gave the answer (a reused one: the original's); absent on records written before models were kept. */
+  model?: ModelVersion;
   /** From the upload's EXIF, where it had them (Capture). */
   capturedAt?: string;
   camera?: string;
@@ -283,6 +294,8 @@ export type ImageResult =
       detection?: TrimmedLabels;
       /** The model and the other labels' boxes (a DetectLabels call's own, not a reused result's). */
       detections?: Detections;
+      /** The model that gave the answer (a reused result: the original's). */
+      model?: ModelVersion;
       /** Epoch ms of the classification a reused result was copied from. */
       reusedFrom?: number;
       /**
@@ -363,6 +376,11 @@ export function uploadEstimate(images: number, distinct: number, known: number, 
 }
 
 /** A label and how many distinct images of a batch carry it at the batch's threshold. */
+/** A model and how many of a batch's classified images it answered (the summary's `models`). */
+export interface ModelCount extends ModelVersion {
+  images: number;
+}
+
 export interface LabelCount {
   name: string;
   images: number;
@@ -411,6 +429,8 @@ export interface BatchSummary {
   usage: BatchUsage;
   /** A done batch's top labels (GET of one batch); null where not counted. */
   labels: LabelCount[] | null;
+  /** The models that answered a done batch's images, with how many each (GET of one batch); null where not counted. */
+  models: ModelCount[] | null;
   debug: boolean;
   catMinConfidence: number | null;
   retentionDays: number;
@@ -429,6 +449,8 @@ export interface PresentBatchOptions {
   pricePerImageUsd?: number;
   /** The batch's top labels, when they were counted. */
   labels?: LabelCount[] | null;
+  /** The models that answered its images, when they were counted. */
+  models?: ModelCount[] | null;
 }
 
 export function presentBatch(batch: Batch, opts: PresentBatchOptions = {}): BatchSummary {
@@ -440,6 +462,7 @@ export function presentBatch(batch: Batch, opts: PresentBatchOptions = {}): Batc
     counts: { ...batch.counts },
     usage: batchUsage(batch.counts, opts.pricePerImageUsd ?? DEFAULT_PRICE_PER_IMAGE_USD),
     labels: opts.labels ?? null,
+    models: opts.models ?? null,
     debug: batch.debug,
     catMinConfidence: batch.catMinConfidence ?? null,
     retentionDays: batch.retentionDays,

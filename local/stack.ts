@@ -11,6 +11,7 @@ import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-statu
 import { forgiveAfterCleanStop, markCleanStop } from './interrupted-attempts';
 import { controlTokenFile, generateControlToken } from './control-token';
 import { MetricTotals } from './metric-totals';
+import { recordDetectorModel } from './detector-model';
 import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
 import { LocalMessageVisibility } from '../lib/aws/message-visibility';
 import { startLocalJobQueues, unconsumedJobQueues, type LocalJobQueues } from './job-queues';
@@ -309,7 +310,7 @@ async function applyStackEnv(
  */
 async function startConsumers(
   s: Starting,
-  { dynamodb }: Stores,
+  { dynamodb, detector }: Stores,
   { bridge, visibility, metricTotals }: Intake,
 ): Promise<{ jobs: LocalJobQueues; onStaleBatch: NonNullable<StackOptions['onStaleBatch']> }> {
   const { opts, dataDir, quiet, log, started } = s;
@@ -331,6 +332,11 @@ async function startConsumers(
   });
   if (interrupted.length > 0 && forgiven === 0)
     log(`[stack] the previous run did not stop cleanly: the attempts of ${interrupted.length} interrupted message(s) stay counted`);
+  // The detector's model is the one answering now before the first upload (local/detector-model.ts).
+  if (detector) {
+    const model = await recordDetectorModel(`http://${s.host}:${detector.port}`, dynamodb.url, dynamodb.table.name);
+    log(`[stack] the detector answers with ${model.name} ${model.version}`);
+  }
   bridge.resume();
   const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
   recountInterrupted(bridge, onStaleBatch, log);

@@ -11,6 +11,7 @@ import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport } from '../export/writer';
 import { machineIsCatOf, type Image } from '../domain';
+import { modelOfRecord } from '../model-version';
 import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/export-pages';
 import { HttpAnswer } from './http-answer';
 
@@ -38,7 +39,8 @@ export const exportImageOf = (image: Image): ExportImage => ({
   duplicateFiles: image.duplicateFiles ?? [],
   error: image.errorCode ? { code: image.errorCode } : null,
   ...(image.cats ? { cats: image.cats } : {}),
-  ...(image.detections ? { boxes: image.detections.boxes, model: image.detections.model } : {}),
+  ...(image.detections ? { boxes: image.detections.boxes } : {}),
+  ...(image.status === 'success' && (image.model || image.detections) ? { model: modelOfRecord(image) } : {}),
   ...(typeof image.width === 'number' && typeof image.height === 'number' ? { width: image.width, height: image.height } : {}),
   capturedAt: image.capturedAt ?? null,
   camera: image.camera ?? null,

@@ -1,7 +1,16 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
-import { machineIsCatOf, presentBatch as presentDomainBatch, type Batch, type BatchSummary, type Image, type LabelCount } from '../domain';
+import {
+  machineIsCatOf,
+  presentBatch as presentDomainBatch,
+  type Batch,
+  type BatchSummary,
+  type Image,
+  type LabelCount,
+  type ModelCount,
+} from '../domain';
 import { pricePerImageUsd } from '../config';
+import { modelOfRecord } from '../model-version';
 import { NO_LINKS, type ImageLinks } from './image-links';
 import type { ImageAnswer, LogEntry } from './schemas';
 
@@ -9,8 +18,8 @@ import type { ImageAnswer, LogEntry } from './schemas';
  * The batch summary is the domain's own (lib/domain.ts): the completion callback sends the same shape. Here priced at
  * the configured ICECAT_PRICE_PER_IMAGE_USD, with the batch's top labels when they were counted.
  */
-export const presentBatch = (batch: Batch, labels: LabelCount[] | null = null): BatchSummary =>
-  presentDomainBatch(batch, { pricePerImageUsd: pricePerImageUsd(), labels });
+export const presentBatch = (batch: Batch, labels: LabelCount[] | null = null, models: ModelCount[] | null = null): BatchSummary =>
+  presentDomainBatch(batch, { pricePerImageUsd: pricePerImageUsd(), labels, models });
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 
@@ -33,12 +42,20 @@ export function presentImage(image: Image, links: ImageLinks = NO_LINKS): ImageA
     review: image.review
       ? { isCat: image.review.isCat, note: image.review.note ?? null, reviewedAt: new Date(image.review.reviewedAt).toISOString() }
       : null,
+    model: presentModel(image),
     error: image.errorCode ? { code: image.errorCode, message: image.errorMessage ?? '' } : null,
     capturedAt: image.capturedAt ?? null,
     camera: image.camera ?? null,
     location: image.location ? { lat: image.location.lat, lon: image.location.lon } : null,
     ...links,
   };
+}
+
+/** A classified image's model, when the read holds what says it (lib/model-version.ts modelOfRecord). */
+function presentModel(image: Image): { name: string; version: string } | null {
+  if (image.status !== 'success' || (image.model === undefined && image.detections === undefined)) return null;
+  const { name, version } = modelOfRecord(image);
+  return { name, version };
 }
 
 export function presentLogEntry(image: Image): LogEntry {

@@ -431,6 +431,14 @@ export const imageSchema = z
     location: z
       .nullable(z.object({ lat: z.number(), lon: z.number() }))
       .check(z.meta({ description: 'EXIF GPS position in decimal degrees; null when absent or impossible (a latitude beyond ±90).' })),
+    model: z.nullable(z.object({ name: z.string(), version: z.string() }).check(z.meta({ id: 'ModelVersion' }))).check(
+      z.meta({
+        description:
+          "The model that gave the answer (a reused one: its original's): `rekognition-detect-labels` and DetectLabels' " +
+          'LabelModelVersion on AWS; locally the model and `<file version>+mapping.<n>`. null until classified, and in ' +
+          'listings served by indexes, which do not project it.',
+      }),
+    ),
     error: z.nullable(z.object({ code: z.string(), message: z.string() })),
     thumbnailUrl: z.nullable(z.string()).check(
       z.meta({
@@ -545,6 +553,16 @@ export const batchSummarySchema = z
           'GET of one done batch: its 20 most frequent labels, most images first, with how many distinct images carry each ' +
           "at the batch's cat threshold (catMinConfidence; :reclassify moves it), counted from its records. null while the " +
           'batch is not done, and in lists and write answers.',
+      }),
+    ),
+    models: z.nullable(z.array(z.object({ name: z.string(), version: z.string(), images: z.number().check(z.int()) }))).check(
+      z.meta({
+        description:
+          'GET of one done batch: the models that answered its classified images, most images first, with how many each: ' +
+          '`rekognition-detect-labels` and its LabelModelVersion on AWS; locally the model and `<file version>+mapping.<n>`. ' +
+          "An image reused from another batch counts as its original answer's model; one classified before records kept " +
+          'their model as the model answering then (`unknown` where nothing says). null while the batch is not done, and in ' +
+          'lists and write answers.',
       }),
     ),
     debug: z.boolean(),

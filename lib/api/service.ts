@@ -12,7 +12,7 @@ import {
   queryVisibleBatchImages,
   type StoreContext,
 } from '../store/reader';
-import { reportedStatus, type Batch as StoredBatch, type BatchSummary, type Image, type LabelCount } from '../domain';
+import { reportedStatus, type Batch as StoredBatch, type BatchSummary, type Image, type LabelCount, type ModelCount } from '../domain';
 import { batchLabelCounts } from '../store/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
@@ -79,11 +79,12 @@ export class ApiService {
   async getBatch(clientId: string, batchId: string): Promise<BatchSummary> {
     const batch = await getBatch(this.opts.store, clientId, batchId);
     if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
-    return presentBatch(batch, await this.labelsOf(batch));
+    const counted = await this.labelsOf(batch);
+    return presentBatch(batch, counted?.labels ?? null, counted?.models ?? null);
   }
 
-  /** A done batch's top labels (a projected read of its partition); null while it still changes. */
-  private async labelsOf(batch: StoredBatch): Promise<LabelCount[] | null> {
+  /** A done batch's top labels and its models (a projected read of its partition); null while it still changes. */
+  private async labelsOf(batch: StoredBatch): Promise<{ labels: LabelCount[]; models: ModelCount[] } | null> {
     if (reportedStatus(batch) !== 'done') return null;
     const threshold = batch.catMinConfidence ?? this.opts.catMinConfidence ?? 80;
     return batchLabelCounts(this.opts.store, batch.clientId, batch.batchId, threshold);

@@ -4,6 +4,8 @@
 // needed, `images` comes first and `detection_categories` and `info` after it: a JSON object's members are unordered,
 // and MegaDetector's validator, Timelapse and AddaxAI read the file whole.
 import type { ExportImage, ExportBox } from './rows';
+import type { ModelVersion } from '../domain';
+import { modelText, REKOGNITION_MODEL_NAME, UNKNOWN_MODEL } from '../model-version';
 
 export interface MegaDetectorContext {
   /** The batch's cat threshold, 0–100: typical_detection_threshold is it / 100. */
@@ -57,18 +59,18 @@ export function completionTime(ms: number): string {
 }
 
 /**
- * The detector that answered, as the records name its model: Rekognition names a version ("3.0"), the local detector
- * its model.
+ * The detector that answered, as the records name its model (lib/model-version.ts): Rekognition by its
+ * LabelModelVersion ("Amazon Rekognition DetectLabels 3.0"), a local model by its name and version.
  */
-export function detectorName(model: string | undefined): string {
-  if (model === undefined) return 'unknown';
-  return /^\d+(\.\d+)*$/.test(model) ? `Amazon Rekognition DetectLabels ${model}` : model;
+export function detectorName(model: ModelVersion | undefined): string {
+  if (model === undefined || model.name === UNKNOWN_MODEL.name) return 'unknown';
+  return model.name === REKOGNITION_MODEL_NAME ? `Amazon Rekognition DetectLabels ${model.version}` : `${model.name} ${model.version}`;
 }
 
 export class MegaDetectorEncoder {
   /** Category name → id; cat is "1". */
   private readonly categories = new Map<string, string>([['cat', CAT_CATEGORY]]);
-  private readonly models = new Set<string>();
+  private readonly models = new Map<string, ModelVersion>();
   private entries = 0;
 
   constructor(private readonly context: MegaDetectorContext) {}
@@ -116,7 +118,7 @@ export class MegaDetectorEncoder {
    * counted past the names a record keeps have no file name to give, so they have no entry.
    */
   image(image: ExportImage): { text: string; rows: number } {
-    if (image.model) this.models.add(image.model);
+    if (image.model) this.models.set(modelText(image.model), image.model);
     const outcome = this.outcome(image);
     const files = [image.fileName ?? image.fprint, ...image.duplicateFiles.slice(0, Math.max(image.duplicates, 0))];
     let text = '';
@@ -128,7 +130,7 @@ export class MegaDetectorEncoder {
 
   footer(): string {
     const categories = [...this.categories].map(([name, id]) => `${JSON.stringify(id)}: ${JSON.stringify(name)}`).join(', ');
-    const models = [...this.models].sort();
+    const models = [...this.models].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, m]) => m);
     const info = [
       `"format_version": "${MEGADETECTOR_FORMAT_VERSION}"`,
       `"detector": ${JSON.stringify(models.length ? models.map(detectorName).join(', ') : 'unknown')}`,

@@ -1,6 +1,9 @@
 // One export row per uploaded file (DESIGN §7): an image record gives its own row, then one row per duplicate upload
 // it absorbed, so a batch's row count equals its counts.total.
 
+import type { ModelVersion } from '../domain';
+import { modelText } from '../model-version';
+
 export const EXPORT_COLUMNS = [
   'file_name',
   'status',
@@ -19,6 +22,7 @@ export const EXPORT_COLUMNS = [
   'camera',
   'lat',
   'lon',
+  'model',
 ] as const;
 
 export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
@@ -60,8 +64,8 @@ export interface ExportImage {
   boxes?: ExportBox[];
   width?: number;
   height?: number;
-  /** The model that classified it (DetectLabels' LabelModelVersion). */
-  model?: string;
+  /** The model that classified it (lib/model-version.ts; a record written before records kept it: as it was then). */
+  model?: ModelVersion;
   /** From the EXIF: the camera's wall clock (with its offset when it wrote one), camera, place. */
   capturedAt?: string | null;
   camera?: string | null;
@@ -86,6 +90,8 @@ export interface ExportRow {
   camera: string | null;
   lat: number | null;
   lon: number | null;
+  /** `name@version` of the model that answered (a duplicate: its original's); null until classified. */
+  model: string | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -130,6 +136,7 @@ export function exportRows(image: ExportImage): ExportRow[] {
     camera: image.camera ?? null,
     lat: image.location?.lat ?? null,
     lon: image.location?.lon ?? null,
+    model: image.model ? modelText(image.model) : null,
   };
   const own: ExportRow = {
     file_name: image.fileName,

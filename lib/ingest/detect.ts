@@ -11,7 +11,8 @@ import {
 import sharp from 'sharp';
 import { RejectedUploadError } from './errors';
 import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
-import { isCatAt, type CatInstance, type Detections, type Label, type TrimmedLabels } from '../domain';
+import { isCatAt, type CatInstance, type Detections, type Label, type ModelVersion, type TrimmedLabels } from '../domain';
+import { parseModelVersion } from '../model-version';
 import { LIMITS } from '../store/schema';
 
 export interface ImageFacts {
@@ -92,6 +93,8 @@ export interface Detection {
   cats: CatInstance[];
   labels: Label[];
   trimmed: TrimmedLabels;
+  /** The model that answered: LabelModelVersion as {name, version} (lib/model-version.ts). */
+  model: ModelVersion;
   /** How the image was sent, for the debug log: the bytes read, or sharp's JPEG of them. */
   sentAs: 'Bytes' | 'converted Bytes';
 }
@@ -199,6 +202,7 @@ export function interpretLabels(
     labels: all.map(({ name, confidence }) => ({ name, confidence })),
     trimmed: { model: out.LabelModelVersion ?? 'unknown', labels: all },
     detections: { model: out.LabelModelVersion ?? 'unknown', boxes },
+    model: parseModelVersion(out.LabelModelVersion),
   };
 }
 

@@ -34,6 +34,8 @@ export const IMAGE_ATTRIBUTES = {
   detection: 'rek_resp',
   // A compact string (detections.ts): encoded and decoded here, not copied as it is.
   detections: 'rek_dets',
+  // The model that gave the answer, {name, version} (lib/model-version.ts); absent on records written before it was kept.
+  model: 'rek_model',
   capturedAt: 'cap_at',
   camera: 'camera',
   location: 'gps',

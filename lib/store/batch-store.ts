@@ -10,7 +10,9 @@
 // summary (batch-summary.ts) and its counters (batch-counters.ts), which this class extends; the image record and its
 // claim (image-record.ts); an upload's attempts (upload-attempts.ts); reviews and the re-threshold (reviews.ts).
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { Claim, Finish, Image, UploadRef } from '../domain';
+import type { Claim, Finish, Image, ModelVersion, UploadRef } from '../domain';
+import { sameModel, UNKNOWN_MODEL } from '../model-version';
+import { readCurrentModel, recordCurrentModel } from './current-model';
 import { BatchCounters, type RecordOptions } from './batch-counters';
 import {
   addDuplicate,
@@ -29,6 +31,8 @@ import { endAttempt, noteFingerprint, startAttempt, type AttemptCount } from './
 
 export class BatchStore extends BatchCounters {
   private readonly knownClients = new Map<string, { known: boolean; until: number }>();
+  /** The model this process last knew as the one answering now (read or recorded; current-model.ts). */
+  private knownModel: ModelVersion | undefined;
 
   // ---- clients ---------------------------------------------------------------------------------------------
 
@@ -58,7 +62,27 @@ export class BatchStore extends BatchCounters {
 
   /** The client's earlier classification of these pixels in another batch, within retention, or undefined. */
   async findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
-    return findReusable(this, clientId, batchId, fprint);
+    return findReusable(this, clientId, batchId, fprint, (current) => {
+      this.knownModel = current;
+    });
+  }
+
+  // ---- the model answering now (current-model.ts, docs/decisions/0031-model-versions.md) ----------------------
+
+  /** The model that would answer now, as last learnt from an answer; undefined before any. */
+  async currentModel(): Promise<ModelVersion | undefined> {
+    this.knownModel = await readCurrentModel({ ddb: this.ddb, tableName: this.table });
+    return this.knownModel;
+  }
+
+  /**
+   * Told the model of each new answer: records it as the one answering now when it is not the one this process last
+   * knew (at its first answer, or when the model changed), so every process's next reuse sees the change.
+   */
+  async noteAnswerModel(model: ModelVersion): Promise<void> {
+    if (model.name === UNKNOWN_MODEL.name || sameModel(model, this.knownModel)) return;
+    await recordCurrentModel({ ddb: this.ddb, tableName: this.table }, model, this.now());
+    this.knownModel = model;
   }
 
   /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */

@@ -46,6 +46,10 @@ export const ROWS_READ = {
     'capturedAt',
     'camera',
     'location',
+    // The model column: the model kept, else (a record written before records kept it) the model its boxes' compact
+    // string names, dated by its classification time.
+    'model',
+    'detections',
   ],
   pageSize: EXPORT_PAGE_ITEMS,
 } as const satisfies BatchPagesOptions;
@@ -63,6 +67,8 @@ export const DETECTIONS_READ = {
     'review',
     'cats',
     'detections',
+    'model',
+    'classifiedAt',
     'width',
     'height',
     'capturedAt',

@@ -2,7 +2,7 @@
 // record, and the duplicates counted on it, with what each moves on the counters.
 import type { PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { imageNames, toImageItem } from './attributes';
-import type { Claim, Counts, Finish, Image, ImageResult, Review } from '../domain';
+import type { Claim, Counts, Finish, Image, ImageResult, ModelVersion, Review } from '../domain';
 import { encodeDetections } from './detections';
 import { PAID_NAME, PAID_NAMES } from './paid-result';
 import { LIMITS, imageKey, purgeAt, reviewKey, statusTs, toStoredReview, type ImageItem } from './schema';
@@ -10,11 +10,12 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { BatchClosedError } from '../errors';
 import { isVisibleBatch } from '../domain';
 import type { UploadRef } from '../domain';
-import { batchVisibilityRequest, reusableResultRequest, reusedDetectionsRequest } from './access-patterns';
+import { batchVisibilityRequest, reusableResultRequest } from './access-patterns';
+import { answeredByCurrentModel, modelOfRecord } from '../model-version';
+import { keyText, modelFactsOf } from './current-model';
 import { toBatch, toImage } from './attributes';
 import type { BatchCounters, RecordOptions } from './batch-counters';
 import { conditionFailed } from './batch-summary';
-import { decodeDetections } from './detections';
 import { BatchErasedError } from './errors';
 import { knownItemRequest } from './known-items';
 import { batchGetAll } from './reader';
@@ -146,6 +147,11 @@ export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommand
       set.push('#detections = :detections');
       names.push('detections');
       values[':detections'] = encodeDetections(f.result.detections);
+    }
+    if (f.result.model) {
+      set.push('#model = :model');
+      names.push('model');
+      values[':model'] = f.result.model;
     }
     setCapture(f.capture, set, names, values);
     if (f.result.reusedFrom !== undefined) {
@@ -315,12 +321,19 @@ export async function claimImage(store: BatchCounters, c: Claim, opts: RecordOpt
 }
 
 /**
- * The client's earlier classification of these pixels in another batch, within retention, or undefined: one
- * eventually consistent index Query (a record written a moment ago may be missed: then DetectLabels is called).
- * The earliest classification (every copy is of it), with the latest person's verdict any of the records carries
- * (docs/design.md §10: a client never reviews the same pixels twice).
+ * The client's earlier classification of these pixels in another batch, within retention, by the model that would
+ * answer now, or undefined: one eventually consistent index Query (a record written a moment ago may be missed: then
+ * DetectLabels is called), then the batches' visibility and the records' models. The earliest classification of that
+ * model (every copy is of it), with the latest person's verdict any of the records carries (docs/design.md §10: a
+ * client never reviews the same pixels twice).
  */
-export async function findReusable(store: BatchCounters, clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+export async function findReusable(
+  store: BatchCounters,
+  clientId: string,
+  batchId: string,
+  fprint: string,
+  onCurrentModel?: (current: ModelVersion | undefined) => void,
+): Promise<Image | undefined> {
   const out = await store.ddb.send(new QueryCommand(reusableResultRequest(store.table, clientId, fprint, Math.floor(store.now() / 1000))));
   const records = ((out.Items ?? []) as ImageItem[]).filter(
     (i) => splitPartition(i.batch_id).batchId !== batchId && i.labels !== undefined,
@@ -330,18 +343,26 @@ export async function findReusable(store: BatchCounters, clientId: string, batch
     store,
     records.map((i) => i.batch_id),
   );
-  const found = records.filter((i) => visible.has(i.batch_id)).map(toImage);
+  const found = records.filter((i) => visible.has(i.batch_id));
+  if (found.length === 0) return undefined;
+  // Only an answer of the model that would answer now (docs/decisions/0031-model-versions.md): the records' models and
+  // boxes, and the current model, in one strongly consistent read.
+  const { current, facts } = await modelFactsOf({ ddb: store.ddb, tableName: store.table }, batchGetAll, found);
+  onCurrentModel?.(current);
+  const now = found.flatMap((i) => {
+    const f = facts.get(keyText(i));
+    return f && answeredByCurrentModel(f, current) ? [{ ...toImage(i), ...f, model: modelOfRecord(f) }] : [];
+  });
   // Copies carry their original's classification time: of equal times, the original (a copy made before copies
   // carried the other labels' boxes has none).
-  const earliest = found.sort(
+  const earliest = now.sort(
     (a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0) || Number(a.reused === true) - Number(b.reused === true),
   )[0];
-  const review = found.flatMap((i) => (i.review ? [i.review] : [])).sort((a, b) => b.reviewedAt - a.reviewedAt)[0];
   if (!earliest) return undefined;
+  // The person's verdict goes with the pixels, whichever model answered (docs/design.md §10).
+  const review = found.flatMap((i) => (i.review ? [toImage(i).review!] : [])).sort((a, b) => b.reviewedAt - a.reviewedAt)[0];
   const { review: _own, reused: _reused, ...classification } = earliest;
-  const boxes = await store.ddb.send(new GetCommand(reusedDetectionsRequest(store.table, clientId, earliest.batchId, earliest.fprint)));
-  const detections = decodeDetections(boxes.Item?.rek_dets);
-  return { ...classification, ...(detections ? { detections } : {}), ...(review ? { review } : {}) };
+  return { ...classification, ...(review ? { review } : {}) };
 }
 
 /** Which of these batch partitions (at most BATCH_GET_MAX_KEYS distinct) are visible: neither being erased nor expired. */
@@ -360,7 +381,7 @@ async function visibleBatches(store: BatchCounters, partitions: readonly string[
 export async function finishImage(store: BatchCounters, c: Claim, f: Finish, opts: RecordOptions = {}): Promise<boolean> {
   const record = finishRequest(store.table, c, f);
   // A classified record names its batch in the client's known item of these pixels (POST /v1/fingerprints:known).
-  const records = f.result.status === 'success' ? [record, knownItemRequest(store.table, c)] : record;
+  const records = f.result.status === 'success' ? [record, knownItemRequest(store.table, c, f.result.model)] : record;
   return store.recordWithCounts(records, c, finishCounts(f.result), opts);
 }
 

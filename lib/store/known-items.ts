@@ -3,14 +3,22 @@
 // BatchGetItem calls, not a thousand index Queries.
 import type { BatchGetCommandInput, PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { BATCH_GET_MAX_KEYS } from './access-patterns';
+import type { ModelVersion } from '../domain';
 import { knownItemKey, purgeAt, type KnownItem } from './schema';
 
 /** The item naming `batchId` as the latest batch where the client's pixels `fprint` were classified (a `success` record). */
 export function knownItemRequest(
   tableName: string,
   r: { clientId: string; batchId: string; fprint: string; expiresAt: number },
+  model?: ModelVersion,
 ): PutCommandInput {
-  const item: KnownItem = { ...knownItemKey(r.clientId, r.fprint), known_in: r.batchId, ttl: r.expiresAt, purge_at: purgeAt(r.expiresAt) };
+  const item: KnownItem = {
+    ...knownItemKey(r.clientId, r.fprint),
+    known_in: r.batchId,
+    ...(model ? { rek_model: model } : {}),
+    ttl: r.expiresAt,
+    purge_at: purgeAt(r.expiresAt),
+  };
   return { TableName: tableName, Item: item };
 }
 
@@ -21,7 +29,11 @@ export function knownItemsRequests(tableName: string, clientId: string, fprints:
     const keys = fprints.slice(i, i + BATCH_GET_MAX_KEYS).map((f) => knownItemKey(clientId, f));
     requests.push({
       RequestItems: {
-        [tableName]: { Keys: keys, ProjectionExpression: 'img_fprint, known_in, #ttl', ExpressionAttributeNames: { '#ttl': 'ttl' } },
+        [tableName]: {
+          Keys: keys,
+          ProjectionExpression: 'img_fprint, known_in, rek_model, #ttl',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+        },
       },
     });
   }

@@ -2,7 +2,7 @@
 // resources/table.yml is the deployed definition; this file is how the store names what it holds. Nothing outside
 // lib/store reads a stored attribute name.
 import { createHash } from 'node:crypto';
-import type { CatInstance, ImageStatus, Label, Review, TrimmedLabels } from '../domain';
+import type { CatInstance, ImageStatus, Label, ModelVersion, Review, TrimmedLabels } from '../domain';
 
 export const BATCH_SK = '#BATCH';
 export const CLIENT_SK = '#CLIENT';
@@ -158,6 +158,8 @@ export interface ImageItem {
   rek_resp?: TrimmedLabels;
   /** detections.ts: the other labels' boxes and the model, one compact string. */
   rek_dets?: string;
+  /** The model that gave the answer (a reused one: the original's). */
+  rek_model?: ModelVersion;
   /** Written only for cats: the sparse client-cats index. Equals upload_ts. */
   cat_ts?: number;
   /** Written only in debug mode: the sparse batch-logs index. */
@@ -203,6 +205,8 @@ export interface KnownItem {
   img_fprint: string;
   /** The batch id (bare) of the record that wrote the item last. */
   known_in: string;
+  /** The model that answered that record (absent on items written before models were kept). */
+  rek_model?: ModelVersion;
   /** That record's expiry. */
   ttl: number;
   purge_at: number;

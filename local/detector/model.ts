@@ -12,6 +12,7 @@ import { COCO_CLASSES, type Detection } from './labels';
 import { decodeDetections, letterbox, type Letterbox } from './decode';
 import { SerialQueue } from './queue';
 import { InvalidImageFormatError } from './errors';
+import { CONFIDENCE_MAPPING_VERSION } from './thresholds';
 
 const INPUT_SIZE = 512;
 const OUTPUT_NODE = 'tower_0/detections';
@@ -20,6 +21,21 @@ const MIN_SCORE = 0.01;
 const IOU_THRESHOLD = 0.5;
 /** Decompression-bomb guard; Rekognition accepts at most 10,000 px a side anyway. */
 const MAX_INPUT_PIXELS = 10_000 * 10_000;
+
+/** The CenterNet's name in LabelModelVersion. */
+export const CENTERNET_MODEL_NAME = 'centernet-mobilenetv3-coco80';
+
+/**
+ * A local model's LabelModelVersion: `local:<name>/<file version>+mapping.<mapping version>`, the name, the version of
+ * the package shipping its file, and the version of its confidence mapping (thresholds.ts). The ingest splits it into
+ * {name, version} (lib/model-version.ts parseModelVersion) without asking the detector anything else.
+ */
+export function localModelVersion(name: string, fileVersion: string, mappingVersion: number | string): string {
+  if (!/^[\w.-]+$/.test(name)) throw new Error(`a local model's name must be letters, digits, '.', '_' or '-': ${name}`);
+  if (!/^[\w.+-]+$/.test(`${fileVersion}${mappingVersion}`))
+    throw new Error(`a local model's version has no spaces or '/': ${fileVersion}`);
+  return `local:${name}/${fileVersion}+mapping.${mappingVersion}`;
+}
 
 export interface ObjectDetector {
   /** Names the model for DetectLabels' LabelModelVersion. */
@@ -168,7 +184,7 @@ export function loadDetector(): Promise<ObjectDetector> {
     const files = locateModelFiles();
     await initBackend();
     const model = await loadGraph(files);
-    return new CenterNetDetector(model, `centernet-mobilenetv3-coco80 (@vladmandic/human ${files.packageVersion}, local)`);
+    return new CenterNetDetector(model, localModelVersion(CENTERNET_MODEL_NAME, files.packageVersion, CONFIDENCE_MAPPING_VERSION));
   })();
   // A failed load is not cached, so a later call can try again.
   loading.catch(() => {

@@ -62,7 +62,7 @@ describe('GET /v1/batches/{batchId}/export', () => {
     const lines = (await res.text()).split('\r\n').filter(Boolean);
     expect(total).toBe(FILES.length);
     expect(lines[0]).toBe(
-      'file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at,machine_is_cat,reviewed,review_note,captured_at,camera,lat,lon',
+      'file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at,machine_is_cat,reviewed,review_note,captured_at,camera,lat,lon,model',
     );
     expect(lines).toHaveLength(total + 1);
     expect(Number(res.headers.get('x-export-rows'))).toBe(total);

@@ -186,6 +186,8 @@ describe('GET /v1/batches/{batchId}/images', () => {
       duplicateFiles: [],
       reused: false,
       machineIsCat: true,
+      // Seeded without a model (as a record written before records kept it, with no boxes either): none to name.
+      model: null,
       review: null,
       error: null,
       capturedAt: null,

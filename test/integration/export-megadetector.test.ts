@@ -57,7 +57,7 @@ describe('the MegaDetector export of an ingested batch', () => {
     expect(headers.get('x-export-rows')).toBe(String(summary.counts.total));
     expect(file.info).toMatchObject({
       format_version: '1.6',
-      detector: expect.stringMatching(/local/),
+      detector: expect.stringMatching(/^centernet-mobilenetv3-coco80 \S+\+mapping\.\d+$/),
       detection_completion_time: summary.doneAt.replace('T', ' ').slice(0, 19),
       detector_metadata: { typical_detection_threshold: summary.catMinConfidence / 100 },
     });

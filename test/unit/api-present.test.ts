@@ -152,6 +152,7 @@ describe('presentImage', () => {
       capturedAt: null,
       camera: null,
       location: null,
+      model: null,
       thumbnailUrl: null,
       imageUrl: null,
     });
@@ -197,6 +198,7 @@ describe('presentBatch', () => {
       counts: { total: 2, pending: 0, success: 1, fail: 0, duplicate: 1, reused: 0, cats: 1, reviewed: 0, corrected: 0 },
       usage: { detectLabelsCalls: 1, reused: 0, duplicates: 1, estimatedCostUsd: 0.001, savedUsd: 0.001 },
       labels: null,
+      models: null,
       debug: true,
       catMinConfidence: null,
       retentionDays: 7,

@@ -24,7 +24,7 @@ const image = (over: Partial<ExportImage> = {}): ExportImage => ({
   boxes: [],
   width: 640,
   height: 480,
-  model: '3.0',
+  model: { name: 'rekognition-detect-labels', version: '3.0' },
   ...over,
 });
 
@@ -169,11 +169,12 @@ describe('the MegaDetector results file', () => {
     expect(entries.map((e: { review?: unknown }) => e.review ?? null)).toEqual([{ isCat: false }, { isCat: false }, null]);
   });
 
-  it('names the local detector by its model and Rekognition by its version', () => {
-    expect(detectorName('centernet-mobilenetv3-coco80 (@vladmandic/human 3.3.6, local)')).toBe(
-      'centernet-mobilenetv3-coco80 (@vladmandic/human 3.3.6, local)',
+  it('names the local detector by its model and version and Rekognition by its LabelModelVersion', () => {
+    expect(detectorName({ name: 'centernet-mobilenetv3-coco80', version: '3.3.6+mapping.2' })).toBe(
+      'centernet-mobilenetv3-coco80 3.3.6+mapping.2',
     );
-    expect(detectorName('3.0')).toBe('Amazon Rekognition DetectLabels 3.0');
+    expect(detectorName({ name: 'rekognition-detect-labels', version: '3.0' })).toBe('Amazon Rekognition DetectLabels 3.0');
+    expect(detectorName({ name: 'unknown', version: 'unknown' })).toBe('unknown');
   });
 
   it('writes the completion time as YYYY-MM-DD HH:MM:SS in UTC', () => {

@@ -254,13 +254,14 @@ describe('what an export reads', () => {
     expect(DETECTIONS_READ.pageSize).toBe(200);
   });
 
-  it('reads for CSV and JSON Lines what a row shows, and not the raw answer, the boxes, the keys or the error message', () => {
+  it('reads for CSV and JSON Lines what a row shows (the boxes for their model), and not the raw answer, the keys or the error message', () => {
     expect([...ROWS_READ.attributes].sort()).toEqual(
       [
         'camera',
         'capturedAt',
         'catConfidence',
         'classifiedAt',
+        'detections',
         'duplicateFiles',
         'duplicates',
         'errorCode',
@@ -269,6 +270,7 @@ describe('what an export reads', () => {
         'isCat',
         'labels',
         'location',
+        'model',
         'receivedAt',
         'review',
         'status',
@@ -277,11 +279,13 @@ describe('what an export reads', () => {
     );
   });
 
-  it('reads for MegaDetector the boxes, size, capture time, review and outcome, and not the labels or times', () => {
+  it('reads for MegaDetector the boxes, the model (dated by its classification), size, capture time, review and outcome, and not the labels', () => {
     expect([...DETECTIONS_READ.attributes].sort()).toEqual(
       [
         'capturedAt',
         'cats',
+        'classifiedAt',
+        'model',
         'detections',
         'duplicateFiles',
         'duplicates',

@@ -82,11 +82,20 @@ describe('exportRows', () => {
         camera: null,
         lat: null,
         lon: null,
+        model: null,
         machine_is_cat: true,
         reviewed: false,
         review_note: null,
       },
     ]);
+  });
+
+  it('gives the model that answered as name@version, on the duplicates too', () => {
+    const rows = exportRows(
+      image({ model: { name: 'rekognition-detect-labels', version: '3.0' }, duplicates: 1, duplicateFiles: ['b.jpg'] }),
+    );
+
+    expect(rows.map((r) => r.model)).toEqual(['rekognition-detect-labels@3.0', 'rekognition-detect-labels@3.0']);
   });
 
   it("gives the capture time, camera and place, the original's on a duplicate's row", () => {
@@ -159,7 +168,7 @@ describe('exportRows', () => {
 describe('CSV', () => {
   it('has the documented columns in order, CRLF-terminated', () => {
     expect(csvHeader()).toBe(
-      'file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at,machine_is_cat,reviewed,review_note,captured_at,camera,lat,lon\r\n',
+      'file_name,status,is_cat,cat_confidence,labels,fprint,duplicate_of,error_code,uploaded_at,classified_at,machine_is_cat,reviewed,review_note,captured_at,camera,lat,lon,model\r\n',
     );
   });
 
@@ -189,7 +198,7 @@ describe('CSV', () => {
 
   it('writes nulls as empty cells and booleans as true/false', () => {
     const row = rowOf({ status: 'pending', isCat: null, labels: [], uploadedAt: null, classifiedAt: null });
-    expect(csvLine(row)).toBe('cat.jpg,pending,,,,f0,,,,,,false,,,,,\r\n');
+    expect(csvLine(row)).toBe('cat.jpg,pending,,,,f0,,,,,,false,,,,,,\r\n');
     expect(csvLine(rowOf({ isCat: false }))).toContain(',false,');
   });
 });

@@ -37,6 +37,8 @@ import { BatchStore } from '../../lib/store/batch-store';
 import { ZERO_COUNTS, type Batch, type Fingerprint, type Image } from '../../lib/domain';
 import { decodeDetections, encodeDetections } from '../../lib/store/detections';
 import { batchKey, clientKey, imageKey } from '../../lib/store/schema';
+import { CURRENT_MODEL_KEY } from '../../lib/store/current-model';
+import type { ModelVersion } from '../../lib/domain';
 import { newBatch } from '../../lib/store/batch-summary';
 import { startAttemptRequest } from '../../lib/store/upload-attempts';
 import { emfWrittenBy } from '../helpers/emf';
@@ -137,6 +139,14 @@ const preconditionFailed = () =>
     $metadata: { httpStatusCode: 412 },
   });
 
+const REKOGNITION_3_0: ModelVersion = { name: 'rekognition-detect-labels', version: '3.0' };
+
+/**
+ * What a reuse's model read answers (lib/store/current-model.ts): the model answering now and the earlier records'
+ * model facts. By default Rekognition 3.0 answers now and answered the earlier record b0 a day ago.
+ */
+let modelRead: { current?: ModelVersion; records: Record<string, unknown>[] };
+
 /** A registered client `demo` whose batch b1 is `summary`; the object under KEY holds `body` with ETag `etag`. */
 function given(opts: { summary?: Batch; body?: Buffer; etag?: string; existing?: Image } = {}) {
   const summary = opts.summary ?? batch();
@@ -147,7 +157,16 @@ function given(opts: { summary?: Batch; body?: Buffer; etag?: string; existing?:
   // The earlier batch's record a reuse reads the other labels' boxes from: none unless a test gives some.
   ddb.on(GetCommand, { Key: imageKey('demo', 'b0', fp.fprint) }).resolves({});
   // The earlier batch b0 a reuse checks is visible (neither being erased nor expired).
-  ddb.on(BatchGetCommand).resolves({ Responses: { T: [toBatchItem(batch({ batchId: 'b0' }))] } });
+  ddb.on(BatchGetCommand).callsFake(async (input: { RequestItems?: Record<string, { Keys?: Record<string, unknown>[] }> }) => {
+    const keys = input.RequestItems?.T?.Keys ?? [];
+    if (!keys.some((k) => k.batch_id === CURRENT_MODEL_KEY.batch_id)) return { Responses: { T: [toBatchItem(batch({ batchId: 'b0' }))] } };
+    const current = modelRead.current ? [{ ...CURRENT_MODEL_KEY, rek_model: modelRead.current }] : [];
+    return { Responses: { T: [...current, ...modelRead.records] } };
+  });
+  modelRead = {
+    current: REKOGNITION_3_0,
+    records: [{ ...imageKey('demo', 'b0', fp.fprint), rek_ts: NOW - 86_400_000, rek_model: REKOGNITION_3_0 }],
+  };
   ddb.on(UpdateCommand).resolves({ Attributes: toBatchItem(summary) });
   ddb.on(PutCommand).resolves({});
   ddb.on(QueryCommand).resolves({ Items: [] });
@@ -487,7 +506,8 @@ describe('reuse across batches', () => {
     given();
     ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [earlier] });
     const dogs = { model: '3.0', boxes: [{ name: 'Dog', confidence: 91, box: { left: 0.5, top: 0.5, width: 0.2, height: 0.2 } }] };
-    ddb.on(GetCommand, { Key: imageKey('demo', 'b0', fp.fprint) }).resolves({ Item: { rek_dets: encodeDetections(dogs) } });
+    // A record written before records kept their model: its boxes name it (Rekognition 3.0, the one answering now).
+    modelRead.records = [{ ...imageKey('demo', 'b0', fp.fprint), rek_ts: NOW - 86_400_000, rek_dets: encodeDetections(dogs) }];
 
     const result = await processUpload(deps(), event());
 
@@ -505,16 +525,57 @@ describe('reuse across batches', () => {
       ':catConfidence': 88,
       ':now': NOW - 86_400_000,
       ':cats': earlier.rek_cats,
+      ':model': REKOGNITION_3_0,
     });
-    // The other labels' boxes come from the earlier record itself (client-fprint does not project them).
+    // The other labels' boxes come from the earlier record itself (client-fprint does not project them), read with
+    // the model answering now and the record's own.
     expect(decodeDetections(finish.ExpressionAttributeValues?.[':detections'])).toEqual(dogs);
-    const boxesRead = ddb
-      .commandCalls(GetCommand)
-      .find((c) => c.args[0].input.Key?.batch_id === imageKey('demo', 'b0', fp.fprint).batch_id)!.args[0].input;
-    expect(boxesRead).toMatchObject({ ProjectionExpression: '#detections', ExpressionAttributeNames: { '#detections': 'rek_dets' } });
+    const modelFacts = ddb
+      .commandCalls(BatchGetCommand)
+      .map((c) => c.args[0].input.RequestItems?.T)
+      .find((r) => r?.Keys?.some((k) => k.batch_id === CURRENT_MODEL_KEY.batch_id))!;
+    expect(modelFacts).toMatchObject({ ConsistentRead: true, Keys: [CURRENT_MODEL_KEY, imageKey('demo', 'b0', fp.fprint)] });
+    expect(Object.values(modelFacts.ExpressionAttributeNames ?? {})).toEqual(expect.arrayContaining(['rek_model', 'rek_dets', 'rek_ts']));
     expect(counterMoves()).toEqual([
       { total: 1, pending: 1 },
       { pending: -1, success: 1, cats: 1, reused: 1 },
+    ]);
+  });
+
+  it('classifies again, not reused, pixels answered by another model than the one answering now', async () => {
+    given();
+    ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [earlier] });
+    modelRead.current = { name: 'rekognition-detect-labels', version: '3.1' };
+
+    await processUpload(deps(), event());
+
+    expect(detectCalls()).toBe(1);
+    expect(counterMoves()[1]).toEqual({ pending: -1, success: 1 });
+  });
+
+  it('classifies again while no answer has named the model answering now', async () => {
+    given();
+    ddb.on(QueryCommand, { IndexName: 'client-fprint' }).resolves({ Items: [earlier] });
+    delete modelRead.current;
+
+    await processUpload(deps(), event());
+
+    expect(detectCalls()).toBe(1);
+  });
+
+  it("keeps a new answer's model on its record and its known item, and records it once as the model answering now", async () => {
+    given();
+    const d = deps();
+
+    await processUpload(d, event());
+    await processUpload(d, event({ encodedKey: KEY.replace('photo', 'photo2'), etag: 'e2' }));
+
+    const finish = updates().find((u) => u.ExpressionAttributeValues?.[':statusKey'] !== undefined)!;
+    expect(finish.ExpressionAttributeValues?.[':model']).toEqual(REKOGNITION_3_0);
+    const puts = ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item ?? {});
+    expect(puts.find((i) => String(i.batch_id).startsWith('KNOWN#'))).toMatchObject({ rek_model: REKOGNITION_3_0 });
+    expect(puts.filter((i) => i.batch_id === CURRENT_MODEL_KEY.batch_id)).toEqual([
+      { ...CURRENT_MODEL_KEY, rek_model: REKOGNITION_3_0, learned_ts: NOW },
     ]);
   });
 

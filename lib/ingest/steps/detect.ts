@@ -1,6 +1,7 @@
 // Step 5 (docs/design.md §1): the answer an earlier run paid for, else the client's earlier classification of the
 // same pixels in another batch, else DetectLabels on the bytes read.
 import { isCatAt, type Batch, type Image } from '../../domain';
+import { modelOfRecord } from '../../model-version';
 import { detectLabels } from '../detect';
 import type { IngestDeps, SuccessResult } from '../deps';
 import { RejectedUploadError } from '../errors';
@@ -25,7 +26,8 @@ async function paidBefore(deps: IngestDeps, { upload, held }: Claimed): Promise<
   const paid = await deps.store.paidResult(held.claim);
   if (!paid) return undefined;
   upload.log.add('recorded the answer an earlier attempt paid for');
-  return paid;
+  // An answer kept before answers named their model reads as the model its boxes name, as of now.
+  return paid.model ? paid : { ...paid, model: modelOfRecord({ detections: paid.detections, classifiedAt: upload.receivedAt }) };
 }
 
 /**
@@ -52,6 +54,8 @@ async function reuseEarlierResult(deps: IngestDeps, { upload, image, held }: Cla
     labels: earlier.labels ?? [],
     // The other labels' boxes too: the MegaDetector file gives a reused image the original's detections.
     ...(earlier.detections ? { detections: earlier.detections } : {}),
+    // The original's model (findReusable reuses only the model that would answer now).
+    ...(earlier.model ? { model: earlier.model } : {}),
     reusedFrom: earlier.classifiedAt ?? upload.receivedAt,
     // The client's own verdict on these pixels comes with them (docs/design.md §10).
     ...(earlier.review
@@ -91,8 +95,10 @@ async function detectInClaim(deps: IngestDeps, { upload, object, image, held }: 
         .join(', ')}`,
     );
     upload.log.add(detection.isCat ? 'a cat' : 'not a cat');
-    const { isCat, catConfidence, cats, labels, trimmed, detections } = detection;
-    return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed, detections };
+    const { isCat, catConfidence, cats, labels, trimmed, detections, model } = detection;
+    // The model answering now, for every process's next reuse; a failure to note it costs a reuse, never the answer.
+    await deps.store.noteAnswerModel(model).catch((err: unknown) => upload.log.add(`the answer's model was not noted: ${String(err)}`));
+    return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed, detections, model };
   } catch (err) {
     if (err instanceof RejectedUploadError) throw new RejectedUploadError(err.message, { code: err.code, cause: err, claim: held });
     await deps.store.release(held.claim);
