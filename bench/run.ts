@@ -11,13 +11,14 @@
 // - Smoke mode: `npm run bench -- --smoke [name ...]` (or BENCH_SMOKE=1) runs every bench at tiny sizes, seconds
 //   each: a bench reads `isSmoke()` or `sized(full, smoke)` from bench/stats.ts for each of its sizes (files, rounds,
 //   seconds, table sizes...), and still runs every path it runs at full size. It is what CI runs (.ci/run), so that a
-//   bench that no longer works fails there. A smoke run's results go to a temporary folder, never to bench/results/
+//   bench that no longer works fails there. Smoke benches run one per core at a time, each one's output printed
+//   whole when it ends. A smoke run's results go to a temporary folder, never to bench/results/
 //   (whose files stay the last full-size runs), and no goal is checked. `--report FILE` writes
 //   `{benches: [{name, ok, seconds}]}` to FILE for .ci/run's count.
 // - `npm run bench -- --summary` rewrites summary.md from the stored results and runs no bench.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Headline } from './stats';
 
@@ -92,19 +93,7 @@ async function main(): Promise<void> {
   const resultsDir = args.smoke ? mkdtempSync(join(tmpdir(), 'icecat-bench-smoke-')) : RESULTS_DIR;
   mkdirSync(resultsDir, { recursive: true });
   const env = { ...process.env, BENCH_SMOKE: args.smoke ? '1' : '0', BENCH_RESULTS_DIR: resultsDir };
-  const outcomes: { name: string; ok: boolean; seconds: number }[] = [];
-  for (const name of names) {
-    console.log(`\n=== bench ${name}${args.smoke ? ' (smoke)' : ''}`);
-    const started = Date.now();
-    const child = spawnSync(process.execPath, [...process.execArgv, __filename, '--one', name], {
-      stdio: 'inherit',
-      env,
-      ...(args.smoke ? { timeout: SMOKE_TIMEOUT_MS, killSignal: 'SIGKILL' as const } : {}),
-    });
-    const seconds = (Date.now() - started) / 1000;
-    if (child.error) console.error(`bench ${name}: ${child.error.message}`);
-    outcomes.push({ name, ok: child.status === 0, seconds });
-  }
+  const outcomes = args.smoke ? await runSmoke(names, env) : names.map((name) => runFull(name, env));
   if (args.smoke) {
     console.log(`\nsmoke results (tiny sizes, goals not checked; not kept in bench/results): ${resultsDir}`);
     console.log(headlineTable(await headlines(names, resultsDir, false)).join('\n'));
@@ -118,6 +107,54 @@ async function main(): Promise<void> {
     console.error(`benches failed: ${failed.join(', ')}`);
     process.exit(1);
   }
+}
+
+type Outcome = { name: string; ok: boolean; seconds: number };
+
+/** One bench at full size, alone on the machine (its timings are its own), its output as it comes. */
+function runFull(name: string, env: NodeJS.ProcessEnv): Outcome {
+  console.log(`\n=== bench ${name}`);
+  const started = Date.now();
+  const child = spawnSync(process.execPath, [...process.execArgv, __filename, '--one', name], { stdio: 'inherit', env });
+  if (child.error) console.error(`bench ${name}: ${child.error.message}`);
+  return { name, ok: child.status === 0, seconds: (Date.now() - started) / 1000 };
+}
+
+/**
+ * Every bench at its smoke size, one per core at a time: a smoke run checks no goal, so benches may share the
+ * machine. Each one's output is printed whole when it ends; one running past SMOKE_TIMEOUT_MS has hung and is killed.
+ */
+async function runSmoke(names: string[], env: NodeJS.ProcessEnv): Promise<Outcome[]> {
+  const queue = [...names];
+  const outcomes = new Map<string, Outcome>();
+  const runNext = async (): Promise<void> => {
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+      const started = Date.now();
+      const { code, output } = await runCaptured(name, env);
+      console.log(`\n=== bench ${name} (smoke)\n${output}`);
+      outcomes.set(name, { name, ok: code === 0, seconds: (Date.now() - started) / 1000 });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, availableParallelism()) }, runNext));
+  return names.map((name) => outcomes.get(name) as Outcome);
+}
+
+function runCaptured(name: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [...process.execArgv, __filename, '--one', name], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const timer = setTimeout(() => {
+    chunks.push(Buffer.from(`bench ${name}: killed after ${SMOKE_TIMEOUT_MS / 1000} s\n`));
+    child.kill('SIGKILL');
+  }, SMOKE_TIMEOUT_MS);
+  return new Promise((resolve) => {
+    child.once('error', (err) => chunks.push(Buffer.from(`bench ${name}: ${err.message}\n`)));
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output: Buffer.concat(chunks).toString('utf8') });
+    });
+  });
 }
 
 const readRecord = (resultsDir: string, name: string): BenchRecord | undefined => {

@@ -1,13 +1,17 @@
-// Starts the local stack once for the integration tests: free ports, a fresh data dir, the real handlers.
-// Its environment is set on process.env before jest forks its workers, so every test file inherits it.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Starts the local stacks for the integration and browser tests: one per jest worker, each in a process of its own
+// (test/stack-server.ts) on free ports and a fresh data dir, so that two test files never share a stack. A test
+// that counts DetectLabels calls or injects a detector fault has its worker's stack to itself.
+// Each stack's environment is handed to the workers in ICECAT_TEST_STACKS; test/stack-env.ts applies the one of
+// the worker a test file runs in.
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { startStack } from '../local/stack';
-import type { Stack } from '../local/stack-types';
+import { createInterface } from 'node:readline';
+
+/** Starts the line on which a stack server gives its environment (anything else it prints is passed on). */
+export const READY = 'icecat-test-stack-up';
 
 declare global {
-  var __ICECAT_STACK__: Stack | undefined;
+  var __ICECAT_STACKS__: ChildProcess[] | undefined;
 }
 
 /**
@@ -19,7 +23,7 @@ const TEST_SETTINGS: Record<string, string> = {
   REKOGNITION_MAX_ATTEMPTS: '3',
   // Small enough that a seeded batch of a few dozen images is stored in S3 and answered with a redirect.
   EXPORT_INLINE_MAX_BYTES: '4096',
-  // Tests of other behaviours share the demo client across workers: not throttled by the default 50 requests/s. The
+  // Tests of other behaviours share the demo client across files: not throttled by the default 50 requests/s. The
   // rate limit's and quota's own tests make clients with limits of their own, read afresh (no cache) each time.
   CLIENT_DEFAULT_RATE: '1000',
   CLIENT_LIMITS_CACHE_MS: '0',
@@ -27,17 +31,38 @@ const TEST_SETTINGS: Record<string, string> = {
   CALLBACK_LOOPBACK_PORTS: '1024-65535',
 };
 
-export default async function globalSetup(): Promise<void> {
-  for (const [name, value] of Object.entries(TEST_SETTINGS)) process.env[name] ??= value;
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'icecat-test-'));
-  globalThis.__ICECAT_STACK__ = await startStack({
-    dataDir,
-    ports: { api: 0, s3: 0, dynamodb: 0, rekognition: 0, bridge: 0 },
-    quiet: true,
-    // Tests leave uploads behind on purpose (dead letters, refusals); a sweep would deliver them again under other
-    // tests' feet. The sweep has tests of its own, on stacks of their own.
-    reconcile: false,
-    // Tests age batches on purpose and look at them before they are erased; the expiry sweep's own tests run it.
-    expiry: false,
+const ROOT = path.join(__dirname, '..');
+
+/** Starts test/stack-server.ts and resolves to the process and its environment once the stack is up. */
+function startStackServer(): Promise<{ child: ChildProcess; env: Record<string, string> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'stack-server.ts')], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: process.env,
   });
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    child.once('exit', (code) => reject(new Error(`the test stack exited with ${code} before it was up`)));
+    lines.on('line', (line) => {
+      if (!line.startsWith(`${READY} `)) return void process.stdout.write(`${line}\n`);
+      child.removeAllListeners('exit');
+      resolve({ child, env: (JSON.parse(line.slice(READY.length + 1)) as { env: Record<string, string> }).env });
+    });
+  });
+}
+
+export default async function globalSetup(globalConfig: { maxWorkers: number }): Promise<void> {
+  // The integration and browser projects both name this setup: the stacks are started once per run.
+  if (globalThis.__ICECAT_STACKS__) return;
+  for (const [name, value] of Object.entries(TEST_SETTINGS)) process.env[name] ??= value;
+  const count = Math.max(1, globalConfig.maxWorkers);
+  globalThis.__ICECAT_STACKS__ = [];
+  const started = await Promise.allSettled(Array.from({ length: count }, () => startStackServer()));
+  for (const result of started) if (result.status === 'fulfilled') globalThis.__ICECAT_STACKS__.push(result.value.child);
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  const envs = started.map((result) => (result as PromiseFulfilledResult<{ env: Record<string, string> }>).value.env);
+  process.env.ICECAT_TEST_STACKS = JSON.stringify(envs);
+  // A run in band (one file) uses the first stack from the process itself.
+  Object.assign(process.env, envs[0]);
 }

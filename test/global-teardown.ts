@@ -1,10 +1,17 @@
-// Stops the stack the global setup started and removes its data dir.
-import { rm } from 'node:fs/promises';
+// Stops the stacks the global setup started (each removes its own data dir).
+import type { ChildProcess } from 'node:child_process';
 
 export default async function globalTeardown(): Promise<void> {
-  const stack = globalThis.__ICECAT_STACK__;
-  if (!stack) return;
-  globalThis.__ICECAT_STACK__ = undefined;
-  await stack.stop();
-  if (!process.env.ICECAT_KEEP_TEST_DATA) await rm(stack.dataDir, { recursive: true, force: true });
+  const stacks: ChildProcess[] = globalThis.__ICECAT_STACKS__ ?? [];
+  globalThis.__ICECAT_STACKS__ = undefined;
+  await Promise.all(
+    stacks.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
 }
