@@ -34,6 +34,7 @@ export function presentImage(image: Image, links: ImageLinks = NO_LINKS): ImageA
       ? { isCat: image.review.isCat, note: image.review.note ?? null, reviewedAt: new Date(image.review.reviewedAt).toISOString() }
       : null,
     error: image.errorCode ? { code: image.errorCode, message: image.errorMessage ?? '' } : null,
+    audit: image.audit ? { drawnAt: new Date(image.audit.drawnAt).toISOString(), stratum: image.audit.stratum } : null,
     capturedAt: image.capturedAt ?? null,
     camera: image.camera ?? null,
     location: image.location ? { lat: image.location.lat, lon: image.location.lon } : null,

@@ -2,8 +2,10 @@
 // stratified by the machine's verdict, so that its reviews estimate accuracy without the bias of the uncertainty queue.
 // Pure: the candidates in, the drawn images out; the store records them (lib/store/audit.ts).
 
+import type { AuditStratum } from '../domain';
+
 /** The machine's verdict an image was drawn under: a machine-cat or a machine-non-cat. */
-export type Stratum = 'cat' | 'notCat';
+export type Stratum = AuditStratum;
 export const STRATA: readonly Stratum[] = ['cat', 'notCat'];
 
 /** Most images one draw takes (POST …/audit `size`). */
