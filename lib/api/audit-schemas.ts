@@ -41,18 +41,16 @@ export const auditResultSchema = z
   })
   .check(z.meta({ id: 'AuditResult' }));
 
+const estimate = z
+  .object({
+    estimate: z.number(),
+    low: z.number().check(z.meta({ description: 'Lower bound of the 95 % interval.' })),
+    high: z.number().check(z.meta({ description: 'Upper bound of the 95 % interval.' })),
+  })
+  .check(z.meta({ id: 'Estimate' }));
+
 const estimateSchema = (description: string) =>
-  z
-    .nullable(
-      z
-        .object({
-          estimate: z.number(),
-          low: z.number().check(z.meta({ description: 'Lower bound of the 95 % interval.' })),
-          high: z.number().check(z.meta({ description: 'Upper bound of the 95 % interval.' })),
-        })
-        .check(z.meta({ id: 'Estimate' })),
-    )
-    .check(z.meta({ description: `${description} null when no audited review supports it.` }));
+  z.nullable(estimate).check(z.meta({ description: `${description} null when no audited review supports it.` }));
 
 export const accuracySchema = z
   .object({
