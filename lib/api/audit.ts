@@ -41,7 +41,11 @@ export async function drawAudit(ctx: Ctx, clientId: string, batchId: string, siz
   const byFprint = new Map(left.map((i) => [i.fprint, i]));
   const written = await markAudited(
     ctx,
-    drawn.map((d) => ({ image: byFprint.get(d.fprint)!, audit: { drawnAt: nowMs, stratum: d.stratum, order: d.order, seed } })),
+    // The projected read names no partition: the image's batch is the one asked for.
+    drawn.map((d) => ({
+      image: { ...byFprint.get(d.fprint)!, clientId, batchId },
+      audit: { drawnAt: nowMs, stratum: d.stratum, order: d.order, seed },
+    })),
   );
   const before = images.filter((i) => i.audit !== undefined);
   const inStratum = (list: readonly Image[], h: AuditStratum) => list.filter((i) => i.audit?.stratum === h).length;

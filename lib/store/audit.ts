@@ -139,7 +139,8 @@ export function auditEntriesRequest(table: string, clientId: string, batchId: st
     TableName: table,
     IndexName: INDEX.batchAudit,
     KeyConditionExpression: pendingOnly ? '#partition = :partition AND begins_with(#auditKey, :pending)' : '#partition = :partition',
-    ExpressionAttributeNames: imageNames('partition', 'auditKey'),
+    // DynamoDB refuses a name or value no expression uses.
+    ExpressionAttributeNames: pendingOnly ? imageNames('partition', 'auditKey') : imageNames('partition'),
     ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), ...(pendingOnly ? { ':pending': AUDIT_PENDING } : {}) },
   };
 }

@@ -128,12 +128,14 @@ export function reviewRequest(
   const condition = ['#status = :success', '#isCat = :was'];
   // An audited image's batch-audit key follows the verdict; one not audited must still not be when this is written
   // (a draw reads the verdict too), so a review and a draw racing never leave the key behind the verdict.
-  names.push('audit');
   if (image.audit) {
     set.push('#auditKey = :auditKey');
     values[':auditKey'] = auditKey(image.audit, review);
     names.push('auditKey');
-  } else condition.push('attribute_not_exists(#audit)');
+  } else {
+    condition.push('attribute_not_exists(#audit)');
+    names.push('audit');
+  }
   let extraNames: Record<string, string> = {};
   if (image.review) {
     condition.push('#review.#ts = :ts');

@@ -16,6 +16,15 @@ describe('the batch-audit key', () => {
     expect(auditEntryOf('R#00ab12cd34efcn')).toEqual({ stratum: 'cat', reviewedCat: false });
   });
 
+  it('the estimate reads every entry, naming only what its key condition uses', () => {
+    expect(auditEntriesRequest('T', 'acme', 'b', false)).toMatchObject({
+      KeyConditionExpression: '#partition = :partition',
+      ExpressionAttributeNames: { '#partition': 'batch_id' },
+      ExpressionAttributeValues: { ':partition': 'acme#b' },
+    });
+    expect(Object.keys(auditEntriesRequest('T', 'acme', 'b', false).ExpressionAttributeNames!)).toEqual(['#partition']);
+  });
+
   it('the queue reads the pending range only, by key', () => {
     expect(auditEntriesRequest('T', 'acme', 'b', true)).toMatchObject({
       IndexName: 'batch-audit',
@@ -50,6 +59,8 @@ describe('a review of an audited image', () => {
     const given = reviewRequest('T', { ...image, audit }, review);
     expect(given.UpdateExpression).toContain('#auditKey = :auditKey');
     expect(given.ConditionExpression).not.toContain('#audit)');
+    // DynamoDB refuses a name no expression uses.
+    expect(Object.keys(given.ExpressionAttributeNames!)).not.toContain('#audit');
     expect(given.ExpressionAttributeValues).toMatchObject({ ':auditKey': 'R#00ab12cd34efnc' });
     const withdrawn = reviewRequest('T', { ...image, isCat: true, audit, review }, undefined);
     expect(withdrawn.ExpressionAttributeValues).toMatchObject({ ':auditKey': 'P#00ab12cd34efn' });
