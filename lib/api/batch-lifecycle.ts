@@ -46,7 +46,7 @@ import type {
 } from './schemas';
 import type { ReviewOutcome, Verdict } from '../store/reviews';
 import { presignUploads, type DeclaredFile } from './uploads';
-import { drawAudit } from './audit';
+import { drawAudit } from './audit-draw';
 import type { AuditBody, AuditResult } from './audit-schemas';
 
 /** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */

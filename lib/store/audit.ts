@@ -1,29 +1,18 @@
 // The audit sample as stored (docs/accuracy.md): each drawn image's `audit` map and its key in the sparse batch-audit
 // index (pending P#, reviewed R#, then the random queue order, the stratum and the person's verdict), and the strata's
-// sizes at the last draw on the batch summary. The draw itself is lib/review/audit-sample.ts; the estimate,
-// lib/review/accuracy.ts. Key conditions only: never a Scan, never a filter over the batch.
-import { GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Audit, AuditStratum, Image } from '../domain';
+// sizes at the last draw on the batch summary: their reads. The writes of a draw are audit-draw.ts; the draw itself is
+// lib/review/audit-sample.ts; the estimate, lib/review/accuracy.ts. Key conditions only: never a Scan, never a filter
+// over the batch.
+import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { AuditStratum, Image } from '../domain';
 import { batchGetRequests } from './access-patterns';
 import { batchNames, imageNames, toImage } from './attributes';
-import { conditionFailed, liveBatch } from './batch-summary';
 import type { StartKey } from './cursor';
 import { batchImagePages } from './export-pages';
 import { batchGetAll, isVisibleImage, type Page, type PageRequest, type StoreContext } from './reader';
-import {
-  AUDIT_DONE,
-  AUDIT_PENDING,
-  INDEX,
-  auditKey,
-  batchKey,
-  batchPartition,
-  imageKey,
-  nowSeconds,
-  toStoredAudit,
-  type ImageItem,
-} from './schema';
+import { AUDIT_DONE, AUDIT_PENDING, INDEX, batchKey, batchPartition, nowSeconds, type ImageItem } from './schema';
 
-type Ctx = Pick<StoreContext, 'ddb' | 'tableName' | 'now'>;
+export type Ctx = Pick<StoreContext, 'ddb' | 'tableName' | 'now'>;
 
 /** Images of each stratum: the batch's classified images by the machine's verdict. */
 export type StrataSizes = Record<AuditStratum, number>;
@@ -34,26 +23,6 @@ export async function auditCandidates(ctx: Ctx, clientId: string, batchId: strin
   const pages = batchImagePages(ctx, clientId, batchId, { attributes: ['fprint', 'status', 'isCat', 'review', 'audit'], pageSize: 2000 });
   for await (const page of pages) for (const image of page) if (image.status === 'success') out.push(image);
   return out;
-}
-
-/** Remembers the strata's sizes at this draw on the summary (what the estimator weights by); false when the batch is gone. */
-export async function setStrataSizes(ctx: Ctx, clientId: string, batchId: string, sizes: StrataSizes, nowMs: number): Promise<boolean> {
-  const live = liveBatch(nowMs);
-  const request: UpdateCommandInput = {
-    TableName: ctx.tableName,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #auditPopulation = :sizes',
-    ConditionExpression: live.condition,
-    ExpressionAttributeNames: batchNames('auditPopulation', ...live.names),
-    ExpressionAttributeValues: { ':sizes': { c: sizes.cat, n: sizes.notCat, ts: nowMs }, ...live.values },
-  };
-  try {
-    await ctx.ddb.send(new UpdateCommand(request));
-    return true;
-  } catch (err) {
-    if (conditionFailed(err)) return false;
-    throw err;
-  }
 }
 
 /** The strata's sizes at the batch's last draw, or undefined when it was never audited. */
@@ -68,53 +37,6 @@ export async function strataSizes(ctx: Ctx, clientId: string, batchId: string): 
   );
   const sizes = out.Item?.audit_pop as { c?: number; n?: number } | undefined;
   return sizes ? { cat: Number(sizes.c ?? 0), notCat: Number(sizes.n ?? 0) } : undefined;
-}
-
-/**
- * Draws one image into the sample: its `audit` map and its batch-audit key (reviewed already, or pending). Only if it
- * is still a classified image not drawn before, with the verdict read (so the key matches it).
- */
-export function auditRequest(
-  table: string,
-  image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'review'>,
-  audit: Audit,
-): UpdateCommandInput {
-  const condition = ['#status = :success', 'attribute_not_exists(#audit)'];
-  const values: Record<string, unknown> = { ':audit': toStoredAudit(audit), ':key': auditKey(audit, image.review), ':success': 'success' };
-  let extraNames: Record<string, string> = {};
-  if (image.review) {
-    condition.push('#review.#ts = :ts');
-    values[':ts'] = image.review.reviewedAt;
-    extraNames = { '#ts': 'ts' };
-  } else condition.push('attribute_not_exists(#review)');
-  return {
-    TableName: table,
-    Key: imageKey(image.clientId, image.batchId, image.fprint),
-    UpdateExpression: 'SET #audit = :audit, #auditKey = :key',
-    ConditionExpression: condition.join(' AND '),
-    ExpressionAttributeNames: { ...imageNames('audit', 'auditKey', 'status', 'review'), ...extraNames },
-    ExpressionAttributeValues: values,
-  };
-}
-
-const AUDIT_PARALLEL = 16;
-
-/** Writes the drawn images' audit (16 at a time); answers those written (one a review or another draw changed is not). */
-export async function markAudited(ctx: Ctx, drawn: readonly { image: Image; audit: Audit }[]): Promise<Image[]> {
-  const written: Image[] = [];
-  for (let i = 0; i < drawn.length; i += AUDIT_PARALLEL) {
-    await Promise.all(
-      drawn.slice(i, i + AUDIT_PARALLEL).map(async ({ image, audit }) => {
-        try {
-          await ctx.ddb.send(new UpdateCommand(auditRequest(ctx.tableName, image, audit)));
-          written.push({ ...image, audit });
-        } catch (err) {
-          if (!conditionFailed(err)) throw err;
-        }
-      }),
-    );
-  }
-  return written;
 }
 
 /** A batch-audit key as the estimate reads it. */

@@ -1,6 +1,7 @@
 // The audit sample as stored (lib/store/audit.ts): the draw's write, the batch-audit keys, and a review of an audited
 // image moving its key with the verdict.
-import { auditEntriesRequest, auditEntryOf, auditRequest } from '../../lib/store/audit';
+import { auditEntriesRequest, auditEntryOf } from '../../lib/store/audit';
+import { auditRequest } from '../../lib/store/audit-draw';
 import { reviewRequest } from '../../lib/store/reviews';
 import { auditKey } from '../../lib/store/schema';
 import type { Audit } from '../../lib/domain';
