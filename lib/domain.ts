@@ -72,6 +72,20 @@ export interface ImageError {
 }
 
 /** One image record: an upload with new pixels (or a refused upload) in a client's batch. */
+/** The machine's verdict an audited image was drawn under (docs/accuracy.md). */
+export type AuditStratum = 'cat' | 'notCat';
+
+/** An image's place in its batch's audit sample (POST …/audit). */
+export interface Audit {
+  /** Epoch ms. */
+  drawnAt: number;
+  stratum: AuditStratum;
+  /** The random key that orders the pending audit queue (12 hex digits). */
+  order: string;
+  /** The seed of the draw that took it. */
+  seed: number;
+}
+
 export interface Image {
   clientId: string;
   /** The client's own name for the batch (the API's and S3's batch id). */
@@ -93,6 +107,8 @@ export interface Image {
   isCat?: boolean;
   /** A person's verdict, when one was given (a reuse carries it from the client's earlier record of the pixels). */
   review?: Review;
+  /** Set when the image was drawn into its batch's audit sample. */
+  audit?: Audit;
   /** The best Cat confidence (label or instance), 0 when none: isCat is catConfidence >= the batch's threshold. */
   catConfidence?: number;
   cats?: CatInstance[];

@@ -45,6 +45,8 @@ import type {
 } from './schemas';
 import type { ReviewOutcome, Verdict } from '../store/reviews';
 import { presignUploads, type DeclaredFile } from './uploads';
+import { drawAudit } from './audit-draw';
+import type { AuditBody, AuditResult } from './audit-schemas';
 
 /** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */
 const DEFAULT_CAT_MIN_CONFIDENCE = 80;
@@ -356,6 +358,13 @@ export class BatchLifecycleService {
         fprint,
       });
     return presentImage(out.image, this.opts.links ? await this.opts.links.linksOf(out.image) : NO_LINKS);
+  }
+
+  /** Draws more of the batch's classified images into its audit sample (docs/accuracy.md). */
+  async audit(clientId: string, batchId: string, body: AuditBody): Promise<AuditResult> {
+    const { store } = this.opts;
+    if (!store.isLive(await store.getBatch(clientId, batchId))) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
+    return drawAudit({ ddb: store.ddb, tableName: store.table, now: () => this.now() }, clientId, batchId, body.size, this.now());
   }
 
   /** The cat flags and counters again at a new threshold, from stored confidences (no Rekognition call), in pages. */

@@ -98,6 +98,8 @@ export interface Image {
   machineIsCat?: boolean | null;
   /** A person's verdict (PUT …/review); null when none. */
   review?: Review | null;
+  /** Its place in the batch's audit sample (POST …/audit); null when not drawn (or not shown by a listing). */
+  audit?: { drawnAt: string; stratum: AuditStratum } | null;
   error: { code: string; message: string } | null;
   /** Presigned GET of a WebP at most 256 px a side; null when the image was never decoded. */
   thumbnailUrl?: string | null;
@@ -132,6 +134,36 @@ export interface Agreement {
   suggestedCatMinConfidence: number | null;
   /** The batch's threshold now. */
   catMinConfidence?: number;
+}
+
+/** The machine's verdict an audited image was drawn under. */
+export type AuditStratum = 'cat' | 'notCat';
+
+/** POST …/audit: what one draw added to the batch's audit sample. */
+export interface AuditResult {
+  batchId: string;
+  seed: number;
+  drawn: number;
+  sampled: number;
+  strata: { stratum: AuditStratum; images: number; sampled: number; drawn: number }[];
+}
+
+/** An estimate with its 95 % interval. */
+export interface Estimate {
+  estimate: number;
+  low: number;
+  high: number;
+}
+
+/** GET …/accuracy: estimates from the audit sample's reviews; null where nothing supports one. */
+export interface Accuracy {
+  sampled: number;
+  reviewed: number;
+  strata: { stratum: AuditStratum; images: number; sampled: number; reviewed: number; agree: number }[];
+  precision: Estimate | null;
+  recall: Estimate | null;
+  accuracy: Estimate | null;
+  cats: Estimate | null;
 }
 
 /** The path of one image's review. */

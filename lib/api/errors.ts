@@ -107,6 +107,17 @@ export class BatchNotDoneError extends IceCatError {
   }
 }
 
+/** POST …/audit on a batch with no classified (`success`) image: there is nothing to draw from. */
+export class NothingToAuditError extends IceCatError {
+  override name = 'NothingToAuditError';
+  readonly code: string = 'nothing_to_audit';
+  readonly batchId: string;
+  constructor(message: string, options: IceCatErrorOptions & { batchId: string }) {
+    super(message, options);
+    this.batchId = options.batchId;
+  }
+}
+
 /** :close said fewer files than have already arrived. */
 export class ExpectedBelowTotalError extends IceCatError {
   override name = 'ExpectedBelowTotalError';

@@ -44,6 +44,7 @@ export function presentImage(image: Image, links: ImageLinks = NO_LINKS): ImageA
       : null,
     model: presentModel(image),
     error: image.errorCode ? { code: image.errorCode, message: image.errorMessage ?? '' } : null,
+    audit: image.audit ? { drawnAt: new Date(image.audit.drawnAt).toISOString(), stratum: image.audit.stratum } : null,
     capturedAt: image.capturedAt ?? null,
     camera: image.camera ?? null,
     location: image.location ? { lat: image.location.lat, lon: image.location.lon } : null,

@@ -39,6 +39,7 @@ import {
   usageSchema,
   type SchemaLimits,
 } from './schemas';
+import { accuracySchema, auditBodySchema, auditResultSchema } from './audit-schemas';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -306,6 +307,46 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       run: ({ service, clientId, params }) => service.agreement(clientId, params.batchId),
     }),
     route({
+      function: 'batches',
+      method: 'POST',
+      path: '/v1/batches/{batchId}/audit',
+      operationId: 'auditBatch',
+      summary: "Draw a random audit sample of the batch's classified images, stratified by the machine's verdict",
+      description:
+        "A seeded random sample without replacement of the batch's success images (duplicates counted once), stratified " +
+        "by machineIsCat: proportional to each stratum's share, at least a quarter of the draw for each stratum with " +
+        'images left. Each drawn image gains `audit` {drawnAt, stratum}. Drawing again adds to the sample, never draws ' +
+        'an image twice; a size beyond what is left draws what is left. Review the drawn images (GET …/images?audit=' +
+        'pending, PUT …/review) and read GET …/accuracy. A batch with no success image answers 409 nothing_to_audit.',
+      authenticated: true,
+      params: batchParams,
+      query: noQuerySchema,
+      body: auditBodySchema,
+      status: 200,
+      response: auditResultSchema,
+      errors: [400, 401, 404, 409, 429, 500],
+      run: ({ service, clientId, params, body }) => service.audit(clientId, params.batchId, body),
+    }),
+    route({
+      function: 'api',
+      method: 'GET',
+      path: '/v1/batches/{batchId}/accuracy',
+      operationId: 'batchAccuracy',
+      summary: "The machine's precision, recall, accuracy and the batch's cats, estimated from the audit sample's reviews",
+      description:
+        'Only reviews of audited images count (the review queue picks the least certain images and cannot estimate ' +
+        "accuracy). Stratified estimator weighted by each stratum's share of the batch at the last draw, 95 % intervals " +
+        'from the beta-binomial posterior predictive under a Jeffreys prior (docs/accuracy.md). An estimate nothing ' +
+        'supports is null: every one on a batch never audited.',
+      authenticated: true,
+      params: batchParams,
+      query: noQuerySchema,
+      status: 200,
+      response: accuracySchema,
+      errors: BATCH_ERRORS,
+      run: ({ service, clientId, params }) => service.accuracy(clientId, params.batchId),
+    }),
+    route({
       function: 'api',
       method: 'GET',
       path: '/v1/usage',
@@ -360,8 +401,9 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       summary: "A batch's images, optionally by status and upload time, or its review queue, paged",
       description:
         "With review=pending: the review queue, classified images no person has reviewed, nearest the batch's " +
-        'threshold first (the sparse batch-review index walked both ways from the threshold, never a Scan).',
-      accessPatterns: ['1', '2', '7', 'review queue'],
+        'threshold first (the sparse batch-review index walked both ways from the threshold, never a Scan). With ' +
+        'audit=pending: the audit queue, drawn images no person has reviewed, in random order (the sparse batch-audit index).',
+      accessPatterns: ['1', '2', '7', 'review queue', 'audit queue'],
       authenticated: true,
       params: batchParams,
       query: batchImagesQuerySchema,

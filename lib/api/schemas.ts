@@ -149,6 +149,24 @@ const catFilterSchema = z.pipe(
 
 /** The review queue's filter and order (docs/design.md §10); they go together, and with nothing else but the page. */
 const reviewQueueCheck = z.superRefine((q: Record<string, unknown>, ctx) => {
+  if (q.audit === 'pending') {
+    for (const name of [
+      'review',
+      'order',
+      'status',
+      'cat',
+      'fileName',
+      'from',
+      'to',
+      'label',
+      'minConfidence',
+      'capturedFrom',
+      'capturedTo',
+    ]) {
+      if (q[name] !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: 'cannot be combined with audit=pending' });
+    }
+    return;
+  }
   if (q.review === 'pending' && q.order === 'captured') {
     ctx.addIssue({ code: 'custom', path: ['order'], message: 'the review queue is ordered by uncertainty: send order=uncertain or none' });
   }
@@ -169,6 +187,11 @@ export const batchImagesQuerySchema = z
       '`pending`: only classified images no person has reviewed yet (the review queue), those whose cat confidence is ' +
         "nearest the batch's threshold first (order=uncertain, the default and only order of the queue). Combines with " +
         'limit and cursor only; a cursor is good until the batch is re-thresholded.',
+    ),
+    audit: optional(
+      z.enum(['pending']),
+      "`pending`: the audit queue, images drawn into the batch's audit sample (POST …/audit) no person has reviewed yet, " +
+        "in random order (the draw's, stable across pages). Combines with limit and cursor only.",
     ),
     order: optional(
       z.enum(['uncertain', 'captured']),
@@ -416,6 +439,23 @@ export const imageSchema = z
           description:
             "A person's verdict (PUT …/review), which `isCat` follows; its duplicates share it, and a later batch of the " +
             'client that holds the same pixels carries it. null when none.',
+        }),
+      ),
+    audit: z
+      .nullable(
+        z
+          .object({
+            drawnAt: isoTime,
+            stratum: z.enum(['cat', 'notCat']),
+          })
+          .check(z.meta({ id: 'AuditMark' })),
+      )
+      .check(
+        z.meta({
+          description:
+            "Set when the image was drawn into its batch's audit sample (POST …/audit): when, and the machine's verdict it " +
+            'was drawn under (`cat`, `notCat`). Shown by the image itself, images:batchGet and the queues ' +
+            '(review=pending, audit=pending); null elsewhere in listings, whose indexes do not project it.',
         }),
       ),
     capturedAt: z.nullable(z.string()).check(

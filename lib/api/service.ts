@@ -18,6 +18,9 @@ import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
 import { queryReviewQueue, reviewedVerdicts } from '../store/review-queue';
 import { agreementOf } from '../review/agreement';
+import { queryAuditQueue } from '../store/audit';
+import { batchAccuracy } from './audit';
+import type { AccuracyAnswer } from './audit-schemas';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
@@ -121,9 +124,14 @@ export class ApiService {
   }
 
   async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<ImageAnswer>> {
-    const { limit, cursor, review, order, ...rest } = query;
+    const { limit, cursor, review, audit, order, ...rest } = query;
     // order=uncertain belongs to the review queue; order=captured reads by capture time (batch-captured).
     const filter = order === 'captured' ? { ...rest, order } : rest;
+    if (audit === 'pending') {
+      await this.requireBatch(clientId, batchId);
+      const page = await queryAuditQueue(this.opts.store, clientId, batchId, { limit, cursor });
+      return { items: await this.presentImages(page.items), ...cursorOf(page) };
+    }
     if (review === 'pending') {
       const batch = await getBatch(this.opts.store, clientId, batchId);
       if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
@@ -184,6 +192,12 @@ export class ApiService {
       verdicts.map((v) => ({ catConfidence: v.catConfidence, isCat: v.review.isCat, machineIsCat: v.review.machineIsCat })),
     );
     return { ...agreement, catMinConfidence: this.thresholdOf(batch) };
+  }
+
+  /** The machine's accuracy estimated from the batch's audit sample (docs/accuracy.md). */
+  async accuracy(clientId: string, batchId: string): Promise<AccuracyAnswer> {
+    await this.requireBatch(clientId, batchId);
+    return batchAccuracy(this.opts.store, clientId, batchId);
   }
 
   private thresholdOf(batch: StoredBatch): number {

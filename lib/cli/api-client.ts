@@ -13,6 +13,8 @@ import {
 } from './retry';
 import { batchPath, reviewPath } from '../api/client-contract';
 import type {
+  Accuracy,
+  AuditResult,
   Agreement,
   BatchSummary,
   CreatedBatch,
@@ -202,6 +204,16 @@ export class ApiClient {
 
   agreement(batchId: string): Promise<Agreement> {
     return this.json('GET', batchPath(batchId, '/agreement'));
+  }
+
+  /** Draws `size` more images into the batch's audit sample. */
+  audit(batchId: string, size: number): Promise<AuditResult> {
+    return this.json('POST', batchPath(batchId, '/audit'), { body: { size } });
+  }
+
+  /** The machine's accuracy estimated from the audit sample's reviews. */
+  accuracy(batchId: string): Promise<Accuracy> {
+    return this.json('GET', batchPath(batchId, '/accuracy'));
   }
 
   /** The review queue: images no person has reviewed, least certain first. */

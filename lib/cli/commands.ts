@@ -25,6 +25,7 @@ import {
 import type { GlobalOptions, Handlers, JsonOption } from './program';
 import type { BatchSummary, Image } from '../api/client-contract';
 import { dryRun, upload } from './upload-command';
+import { accuracyLines, auditLines } from './audit-output';
 
 /** What every command writes with and asks through. */
 interface CommandIo {
@@ -79,7 +80,7 @@ function readHandlers({
   clientFor,
   printSummary,
   printItems,
-}: CommandIo): Pick<Handlers, 'batches' | 'status' | 'images' | 'agreement' | 'logs' | 'similar'> {
+}: CommandIo): Pick<Handlers, 'batches' | 'status' | 'images' | 'agreement' | 'accuracy' | 'logs' | 'similar'> {
   return {
     async batches(o) {
       const client = clientFor(o);
@@ -98,6 +99,11 @@ function readHandlers({
     },
 
     async images(batch, o) {
+      if (o.audit === 'pending') {
+        const items = await collect(clientFor(o).pages<Image>(batchPath(batch, '/images'), { audit: 'pending' }));
+        printItems(items, o, reviewQueueTable, 'no drawn image waits for a review');
+        return EXIT.ok;
+      }
       if (o.review === 'pending') {
         const items = await collect(clientFor(o).reviewQueue(batch));
         printItems(items, o, reviewQueueTable, 'no image waits for a review');
@@ -119,6 +125,12 @@ function readHandlers({
     async agreement(batch, o) {
       const agreement = await clientFor(o).agreement(batch);
       out(o.json ? json(agreement) : agreementLines(batch, agreement));
+      return EXIT.ok;
+    },
+
+    async accuracy(batch, o) {
+      const accuracy = await clientFor(o).accuracy(batch);
+      out(o.json ? json(accuracy) : accuracyLines(batch, accuracy));
       return EXIT.ok;
     },
 
@@ -147,8 +159,20 @@ function readHandlers({
 }
 
 /** The commands that act on a batch: review an image, export, close, delete. */
-function batchHandlers({ ctx, out, err, clientFor, printSummary }: CommandIo): Pick<Handlers, 'review' | 'export' | 'close' | 'delete'> {
+function batchHandlers({
+  ctx,
+  out,
+  err,
+  clientFor,
+  printSummary,
+}: CommandIo): Pick<Handlers, 'review' | 'audit' | 'export' | 'close' | 'delete'> {
   return {
+    async audit(batch, o) {
+      const drawn = await clientFor(o).audit(batch, o.size);
+      out(o.json ? json(drawn) : auditLines(drawn));
+      return EXIT.ok;
+    },
+
     async review(batch, name, o) {
       const client = clientFor(o);
       const fprint = await imageOf(client, batch, name);

@@ -5,6 +5,7 @@ import { BATCH_STATUSES, OP_STATUSES } from '../api/client-contract';
 import { ID_PATTERN, ID_RULE } from '../ids';
 import { MAX_DISTANCE_LIMIT } from '../similar/groups';
 import { DEFAULT_API_URL } from './config';
+import { AUDIT_SIZE_MAX } from '../review/audit-sample';
 
 const MAX_CONCURRENCY = 64;
 const DEFAULT_CONCURRENCY = 8;
@@ -51,6 +52,7 @@ export interface Handlers {
       cats?: boolean;
       status?: string;
       review?: 'pending';
+      audit?: 'pending';
       label?: string[];
       minConfidence?: number;
       capturedFrom?: string;
@@ -60,6 +62,8 @@ export interface Handlers {
   ): Promise<number>;
   review(batch: string, image: string, opts: JsonOption & ReviewOptions): Promise<number>;
   agreement(batch: string, opts: JsonOption): Promise<number>;
+  audit(batch: string, opts: JsonOption & { size: number }): Promise<number>;
+  accuracy(batch: string, opts: JsonOption): Promise<number>;
   export(batch: string, opts: JsonOption & { format?: 'csv' | 'jsonl' | 'megadetector'; output?: string }): Promise<number>;
   logs(batch: string, opts: JsonOption): Promise<number>;
   close(batch: string, opts: JsonOption): Promise<number>;
@@ -208,6 +212,11 @@ function addImageCommands({ handlers, sub, done, jsonOption, batchCommand }: Com
         .choices(['pending'])
         .conflicts(['cats', 'status']),
     )
+    .addOption(
+      new Option('--audit <state>', 'pending: the audit queue, drawn images no person has reviewed, in random order')
+        .choices(['pending'])
+        .conflicts(['cats', 'status', 'review']),
+    )
     .addOption(jsonOption)
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.images(batch, cmd.optsWithGlobals())));
 
@@ -232,6 +241,18 @@ function addImageCommands({ handlers, sub, done, jsonOption, batchCommand }: Com
 
   batchCommand('agreement', "How far the machine agrees with the batch's reviews, and the threshold that would agree most", (batch, o) =>
     handlers.agreement(batch, o),
+  );
+
+  sub('audit', "Draw a random audit sample of a batch's classified images (added to any earlier one), to review")
+    .argument('<batch>', 'batch id', batchName)
+    .requiredOption('--size <n>', `images to draw, 1-${AUDIT_SIZE_MAX}`, integerIn(1, AUDIT_SIZE_MAX))
+    .addOption(jsonOption)
+    .action(async (batch: string, _o, cmd: Command) => done(await handlers.audit(batch, cmd.optsWithGlobals())));
+
+  batchCommand(
+    'accuracy',
+    "The machine's precision, recall, accuracy and the batch's cats, estimated from the audited reviews",
+    (batch, o) => handlers.accuracy(batch, o),
   );
 }
 

@@ -160,6 +160,7 @@ const HTTP_ANSWERS: Readonly<Record<string, { status: number; message?: (own: st
   batch_erasing: { status: 409 },
   batch_closed: { status: 409 },
   batch_not_done: { status: 409 },
+  nothing_to_audit: { status: 409 },
   expected_below_total: { status: 409 },
   image_failed: { status: 409 },
   image_not_classified: { status: 409 },

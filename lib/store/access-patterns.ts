@@ -8,6 +8,7 @@ import {
   BATCH_SK,
   INDEX,
   IN_PROGRESS_LISTING_ATTRIBUTES,
+  IMAGE_BY_KEY_ATTRIBUTES,
   LISTING_ATTRIBUTES,
   batchKey,
   batchPartition,
@@ -373,8 +374,8 @@ export function imageRequest(tableName: string, clientId: string, batchId: strin
   return {
     TableName: tableName,
     Key: imageKey(clientId, batchId, fprint),
-    ProjectionExpression: IN_PROGRESS_LISTING_ATTRIBUTES.map((a) => `#${a}`).join(', '),
-    ExpressionAttributeNames: Object.fromEntries(IN_PROGRESS_LISTING_ATTRIBUTES.map((a) => [`#${a}`, a])),
+    ProjectionExpression: IMAGE_BY_KEY_ATTRIBUTES.map((a) => `#${a}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(IMAGE_BY_KEY_ATTRIBUTES.map((a) => [`#${a}`, a])),
   };
 }
 

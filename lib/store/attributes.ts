@@ -7,9 +7,11 @@ import {
   BATCH_SK,
   EXPIRY_DUE,
   batchPartition,
+  fromStoredAudit,
   fromStoredReview,
   purgeAt,
   splitPartition,
+  toStoredAudit,
   toStoredReview,
   type BatchItem,
   type ImageItem,
@@ -27,6 +29,7 @@ export const IMAGE_ATTRIBUTES = {
   expiresAt: 'ttl',
   isCat: 'rek_iscat',
   review: 'review',
+  audit: 'audit',
   catConfidence: 'cat_conf',
   cats: 'rek_cats',
   reused: 'reused',
@@ -59,6 +62,7 @@ export const IMAGE_ATTRIBUTES = {
   // The capture time's wall clock (cap_at without its offset), the batch-captured index's sort key.
   capturedWall: 'cap_wall',
   reviewKey: 'review_key',
+  auditKey: 'audit_key',
   partition: 'batch_id',
   // DynamoDB's TTL attribute, a while after expiresAt (schema.ts PURGE_AFTER_EXPIRY_S); reads filter on expiresAt.
   purgeAt: 'purge_at',
@@ -85,6 +89,8 @@ export const BATCH_ATTRIBUTES = {
   // The expiry sweep's: the sparse index key every summary carries, and when it last queued the batch's erasure.
   expiryDue: 'exp_due',
   eraseQueuedAt: 'erase_ts',
+  // The strata's sizes at the last audit draw (lib/store/audit.ts).
+  auditPopulation: 'audit_pop',
 } as const;
 
 /** An upload's item (schema.ts uploadItemKey). */
@@ -131,7 +137,7 @@ export const uploadNames = (...names: (keyof typeof UPLOAD_ATTRIBUTES)[]): Recor
 
 /** The attributes an image read back shows: the index keys are the store's own. */
 const SHOWN_IMAGE_ATTRIBUTES = Object.entries(IMAGE_ATTRIBUTES).filter(
-  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'capturedWall', 'reviewKey', 'partition', 'purgeAt'].includes(name),
+  ([name]) => !['receivedAt', 'statusKey', 'catAt', 'capturedWall', 'reviewKey', 'auditKey', 'partition', 'purgeAt'].includes(name),
 );
 
 /** A stored image (whole, or as an index projects it) as the domain sees it. */
@@ -150,6 +156,7 @@ export function toImage(item: Partial<ImageItem>): Image {
   out.uploadedAt = item.upload_ts ?? item.received_ts ?? (fromKey ? Number(fromKey[2]) : undefined);
   if (item.dup_files !== undefined) out.duplicateFiles = [...item.dup_files].sort();
   if (item.review !== undefined) out.review = fromStoredReview(item.review);
+  if (item.audit !== undefined) out.audit = fromStoredAudit(item.audit);
   const detections = decodeDetections(stored.rek_dets);
   if (detections) out.detections = detections;
   else delete out.detections;
@@ -165,6 +172,7 @@ export function toImageItem(image: Image): ImageItem {
   }
   if (typeof image.expiresAt === 'number') out.purge_at = purgeAt(image.expiresAt);
   if (image.review) out.review = toStoredReview(image.review);
+  if (image.audit) out.audit = toStoredAudit(image.audit);
   if (image.detections) out.rek_dets = encodeDetections(image.detections);
   return out as unknown as ImageItem;
 }

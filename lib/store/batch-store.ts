@@ -12,7 +12,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Claim, Finish, Image, ModelVersion, UploadRef } from '../domain';
 import { sameModel, UNKNOWN_MODEL } from '../model-version';
-import { readCurrentModel, recordCurrentModel } from './current-model';
+import { readCurrentModel } from './current-model';
+import { recordCurrentModel } from './current-model-write';
 import { BatchCounters, type RecordOptions } from './batch-counters';
 import {
   addDuplicate,

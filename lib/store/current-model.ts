@@ -2,7 +2,8 @@
 // answer carries another model than the one it last knew (and by the local stack at its start, from its detector's
 // answer), read wherever an earlier answer could stand in for a new one: the reuse across batches and
 // POST /v1/fingerprints:known. Beside it, the model facts of records, read by key, and which of them that model gave.
-import { GetCommand, PutCommand, type BatchGetCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+// Its write is current-model-write.ts: the read-only API function's bundle carries no PutItem.
+import { GetCommand, type BatchGetCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ModelVersion } from '../domain';
 import { answeredByCurrentModel, type RecordModelFacts } from '../model-version';
 import { decodeDetections } from './detections';
@@ -19,7 +20,7 @@ interface Ctx {
 export type BatchGetAll = (ctx: Ctx, request: BatchGetCommandInput['RequestItems']) => Promise<Record<string, unknown>[]>;
 
 /** The item: the model, in the attribute a record keeps its own in (rek_model), and when it was learnt. */
-interface CurrentModelItem {
+export interface CurrentModelItem {
   batch_id: string;
   img_fprint: string;
   rek_model: ModelVersion;
@@ -34,12 +35,6 @@ export async function readCurrentModel(ctx: Ctx): Promise<ModelVersion | undefin
   const out = await ctx.ddb.send(new GetCommand({ TableName: ctx.tableName, Key: CURRENT_MODEL_KEY, ConsistentRead: true }));
   const model = (out.Item as Partial<CurrentModelItem> | undefined)?.rek_model;
   return isModel(model) ? { name: model.name, version: model.version } : undefined;
-}
-
-/** Records the model an answer came from as the one answering now. */
-export async function recordCurrentModel(ctx: Ctx, model: ModelVersion, now: number): Promise<void> {
-  const item: CurrentModelItem = { ...CURRENT_MODEL_KEY, rek_model: { name: model.name, version: model.version }, learned_ts: now };
-  await ctx.ddb.send(new PutCommand({ TableName: ctx.tableName, Item: item }));
 }
 
 /** A record's key. */

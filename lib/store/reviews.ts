@@ -2,7 +2,7 @@
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, type ImageAttribute } from './attributes';
 import type { Counts, Image, Review } from '../domain';
-import { batchKey, imageKey, reviewKey, toStoredReview } from './schema';
+import { auditKey, batchKey, imageKey, reviewKey, toStoredReview } from './schema';
 import { liveBatch } from './batch-summary';
 import { batchRecordsQuery } from './batch-counters';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -102,7 +102,7 @@ export function machineVerdictRequest(
  */
 export function reviewRequest(
   table: string,
-  image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'uploadedAt' | 'isCat' | 'catConfidence' | 'review'>,
+  image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'uploadedAt' | 'isCat' | 'catConfidence' | 'review' | 'audit'>,
   review: Review | undefined,
 ): UpdateCommandInput {
   const machine = image.review?.machineIsCat ?? image.isCat === true;
@@ -126,6 +126,16 @@ export function reviewRequest(
     values[':uploadedAt'] = image.uploadedAt;
   } else remove.push('#catAt');
   const condition = ['#status = :success', '#isCat = :was'];
+  // An audited image's batch-audit key follows the verdict; one not audited must still not be when this is written
+  // (a draw reads the verdict too), so a review and a draw racing never leave the key behind the verdict.
+  if (image.audit) {
+    set.push('#auditKey = :auditKey');
+    values[':auditKey'] = auditKey(image.audit, review);
+    names.push('auditKey');
+  } else {
+    condition.push('attribute_not_exists(#audit)');
+    names.push('audit');
+  }
   let extraNames: Record<string, string> = {};
   if (image.review) {
     condition.push('#review.#ts = :ts');

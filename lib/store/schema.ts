@@ -2,7 +2,7 @@
 // resources/table.yml is the deployed definition; this file is how the store names what it holds. Nothing outside
 // lib/store reads a stored attribute name.
 import { createHash } from 'node:crypto';
-import type { CatInstance, ImageStatus, Label, ModelVersion, Review, TrimmedLabels } from '../domain';
+import type { Audit, CatInstance, ImageStatus, Label, ModelVersion, Review, TrimmedLabels } from '../domain';
 
 export const BATCH_SK = '#BATCH';
 export const CLIENT_SK = '#CLIENT';
@@ -41,6 +41,7 @@ export const INDEX = {
   batchesExpiring: 'batches-expiring',
   batchCaptured: 'batch-captured',
   batchReview: 'batch-review',
+  batchAudit: 'batch-audit',
 } as const;
 
 /**
@@ -91,6 +92,33 @@ export const fromStoredReview = (r: StoredReview): Review => ({
   reviewedAt: Number(r.ts),
   machineIsCat: r.mc === true,
 });
+
+/** An audited image's `audit` map: when drawn (ts), its stratum (s: c or n), its queue order (o) and the draw's seed. */
+export interface StoredAudit {
+  ts: number;
+  s: 'c' | 'n';
+  o: string;
+  seed: number;
+}
+
+export const toStoredAudit = (a: Audit): StoredAudit => ({ ts: a.drawnAt, s: a.stratum === 'cat' ? 'c' : 'n', o: a.order, seed: a.seed });
+export const fromStoredAudit = (a: StoredAudit): Audit => ({
+  drawnAt: Number(a.ts),
+  stratum: a.s === 'c' ? 'cat' : 'notCat',
+  order: String(a.o),
+  seed: Number(a.seed),
+});
+
+/**
+ * The sort key of the sparse batch-audit index (`audit_key`): pending (`P#`) or reviewed (`R#`), the image's random
+ * queue order, its stratum (c, n) and, once reviewed, the person's verdict (c, n). Keys alone tally the sample.
+ */
+export const AUDIT_PENDING = 'P#';
+export const AUDIT_DONE = 'R#';
+export const auditKey = (audit: Audit, review: Pick<Review, 'isCat'> | undefined): string =>
+  review
+    ? `${AUDIT_DONE}${audit.order}${audit.stratum === 'cat' ? 'c' : 'n'}${review.isCat ? 'c' : 'n'}`
+    : `${AUDIT_PENDING}${audit.order}${audit.stratum === 'cat' ? 'c' : 'n'}`;
 
 /** The one value of cb_due: every batch whose completion callback is still to deliver is in one index partition. */
 export const CALLBACK_DUE = 'due';
@@ -148,6 +176,10 @@ export interface ImageItem {
   rek_iscat?: boolean;
   /** A person's verdict (docs/design.md §10). */
   review?: StoredReview;
+  /** The image's place in the audit sample (lib/store/audit.ts). */
+  audit?: StoredAudit;
+  /** Sort key of the sparse batch-audit index: written when the image is drawn, moved by a review. */
+  audit_key?: string;
   /** Sort key of the sparse batch-review index (reviewKey): written with a success result, moved by a review. */
   review_key?: string;
   cat_conf?: number;
@@ -330,3 +362,6 @@ export const CAPTURE_ATTRIBUTES = ['cap_at', 'camera', 'gps'] as const;
  * time is still in received_ts.
  */
 export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts', ...CAPTURE_ATTRIBUTES] as const;
+
+/** An image read by its key from the table (GetItem, BatchGetItem): a listing's fields and its place in the audit sample. */
+export const IMAGE_BY_KEY_ATTRIBUTES = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'audit'] as const;

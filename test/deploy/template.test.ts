@@ -1,5 +1,6 @@
 // The compiled CloudFormation template (`osls package`, offline) against what the code assumes: the indexes it
 // queries, the AWS calls each function's bundle makes, the event source, queue, bucket and HTTP routes.
+import { auditEntriesRequest } from '../../lib/store/audit';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { API_FUNCTIONS, DEFAULT_API_FUNCTION, apiHandlerModule, type ApiFunctionName } from '../../lib/api/functions';
@@ -119,6 +120,13 @@ const QUERY_PLANS: QueryPlan[] = [
     keyAttributes: ['batch_id', 'review_key', 'img_fprint'],
     input: reviewedRequest('T', 'c', 'b'),
   },
+  // The audit sample (keys only: the queue's page is then read by BatchGetItem; the estimate reads the keys alone).
+  ...([true, false] as const).map((pendingOnly) => ({
+    pattern: pendingOnly ? 'audit queue' : 'audit entries',
+    scope: 'a batch',
+    keyAttributes: ['batch_id', 'audit_key', 'img_fprint'],
+    input: auditEntriesRequest('T', 'c', 'b', pendingOnly),
+  })),
 ];
 /** What an index keyed by status_ts (`{op_status}#{upload_ts}`) holds without projecting it (lib/store/attributes.ts). */
 const HELD_BY_KEY: Record<string, string[]> = { status_ts: ['op_status', 'upload_ts'] };
@@ -130,6 +138,7 @@ const KEYS_INDEXES: string[] = [
   INDEX.batchesExpiring,
   INDEX.batchReview,
   INDEX.batchCaptured,
+  INDEX.batchAudit,
 ];
 const INDEX_PLANS = QUERY_PLANS.filter((p) => p.input.IndexName);
 

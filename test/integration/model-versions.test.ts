@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelVersion } from '../../lib/domain';
-import { readCurrentModel, recordCurrentModel } from '../../lib/store/current-model';
+import { readCurrentModel } from '../../lib/store/current-model';
+import { recordCurrentModel } from '../../lib/store/current-model-write';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, newClient, seedBatch, writeItems, type TestClient } from '../helpers/api';
 import { batchPartition, knownItemKey } from '../../lib/store/schema';

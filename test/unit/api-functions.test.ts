@@ -67,6 +67,7 @@ describe('which function serves a request', () => {
       'POST /v1/batches/{batchId}:reclassify',
       'PUT /v1/batches/{batchId}/images/{fprint}/review',
       'DELETE /v1/batches/{batchId}/images/{fprint}/review',
+      'POST /v1/batches/{batchId}/audit',
     ]);
   });
 });

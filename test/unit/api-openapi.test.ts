@@ -71,6 +71,8 @@ describe('OpenAPI document', () => {
         'PUT /v1/batches/{batchId}/images/{fprint}/review',
         'DELETE /v1/batches/{batchId}/images/{fprint}/review',
         'GET /v1/batches/{batchId}/agreement',
+        'POST /v1/batches/{batchId}/audit',
+        'GET /v1/batches/{batchId}/accuracy',
         'GET /v1/images',
         'POST /v1/fingerprints:known',
         'GET /v1/openapi.json',

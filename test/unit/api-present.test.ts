@@ -133,6 +133,7 @@ describe('presentImage', () => {
     });
 
     expect(answer).toEqual({
+      audit: null,
       batchId: 'B',
       fprint: 'f',
       fileName: 'a.jpg',

@@ -111,7 +111,9 @@ describe('the writes of a verdict', () => {
     const req = reviewRequest('T', image, review);
 
     expect(req.UpdateExpression).toBe('SET #isCat = :cat, #reviewKey = :reviewKey, #review = :review REMOVE #catAt');
-    expect(req.ConditionExpression).toBe('#status = :success AND #isCat = :was AND attribute_not_exists(#review)');
+    expect(req.ConditionExpression).toBe(
+      '#status = :success AND #isCat = :was AND attribute_not_exists(#audit) AND attribute_not_exists(#review)',
+    );
     expect(req.ExpressionAttributeValues).toMatchObject({
       ':cat': false,
       ':was': true,
@@ -124,7 +126,7 @@ describe('the writes of a verdict', () => {
     const req = reviewRequest('T', { ...image, isCat: false, review }, undefined);
 
     expect(req.UpdateExpression).toBe('SET #isCat = :cat, #reviewKey = :reviewKey, #catAt = :uploadedAt REMOVE #review');
-    expect(req.ConditionExpression).toBe('#status = :success AND #isCat = :was AND #review.#ts = :ts');
+    expect(req.ConditionExpression).toBe('#status = :success AND #isCat = :was AND attribute_not_exists(#audit) AND #review.#ts = :ts');
     expect(req.ExpressionAttributeValues).toMatchObject({ ':cat': true, ':was': false, ':reviewKey': 'P#090000000', ':ts': 7 });
   });
 

@@ -1,0 +1,44 @@
+// The accuracy the audit sample estimates (docs/accuracy.md; design §13), free of HTTP: GET …/accuracy. POST …/audit
+// draws (audit-draw.ts, on the function with write rights); GET …/images?audit=pending is the store's queue.
+import { machineIsCatOf, type AuditStratum, type Image } from '../domain';
+import { estimateAccuracy, type StratumTally } from '../review/accuracy';
+import { STRATA } from '../review/audit-sample';
+import { auditCandidates, auditEntries, strataSizes, type StrataSizes } from '../store/audit';
+import type { StoreContext } from '../store/reader';
+import type { AccuracyAnswer } from './audit-schemas';
+
+type Ctx = Pick<StoreContext, 'ddb' | 'tableName' | 'now'>;
+
+export const stratumOf = (image: Image): AuditStratum => (machineIsCatOf(image) === true ? 'cat' : 'notCat');
+
+export const sizesOf = (images: readonly Image[]): StrataSizes => ({
+  cat: images.filter((i) => stratumOf(i) === 'cat').length,
+  notCat: images.filter((i) => stratumOf(i) === 'notCat').length,
+});
+
+/**
+ * The batch's accuracy from its audit sample's reviews only (lib/review/accuracy.ts), weighted by the strata's sizes
+ * at the last draw; a batch never audited answers its strata as they are now and null estimates.
+ */
+export async function batchAccuracy(ctx: Ctx, clientId: string, batchId: string): Promise<AccuracyAnswer> {
+  const sizes = await strataSizes(ctx, clientId, batchId);
+  const entries = sizes ? await auditEntries(ctx, clientId, batchId) : [];
+  const weights = sizes ?? sizesOf(await auditCandidates(ctx, clientId, batchId));
+  const strata: StratumTally[] = STRATA.map((h) => {
+    const mine = entries.filter((e) => e.stratum === h);
+    const reviewed = mine.filter((e) => e.reviewedCat !== undefined);
+    return {
+      stratum: h,
+      images: weights[h],
+      sampled: mine.length,
+      reviewed: reviewed.length,
+      agree: reviewed.filter((e) => e.reviewedCat === (h === 'cat')).length,
+    };
+  });
+  return {
+    sampled: entries.length,
+    reviewed: strata.reduce((s, t) => s + t.reviewed, 0),
+    strata,
+    ...estimateAccuracy(strata),
+  };
+}
