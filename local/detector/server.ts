@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { S3Client } from '@aws-sdk/client-s3';
 import { DetectorPool, detectorWorkers } from './pool';
 import { DetectLabelsEndpoint } from './detect-labels';
-import { detectorModelName, type DetectorModelName } from './models';
+import { detectorModelName, locateModelFiles, type DetectorModelName } from './models';
 import { MODEL_SCALES } from './scales';
 import { handleFaults, initialFaults, type Faults } from './faults';
 import { sendJson } from './http';
@@ -59,6 +59,8 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
   const faults = initialFaults(opts);
   const workers = detectorWorkers(opts.workers);
   const model = opts.model ?? detectorModelName();
+  // A model not installed (NanoDet before `npm run detector:models`) is refused here with the command, once.
+  locateModelFiles(model);
   const detector = await DetectorPool.start({ workers, taskTimeoutMs: opts.taskTimeoutMs, model });
   const endpoint = new DetectLabelsEndpoint(detector, faults, opts.maxPending ?? Math.max(64, 8 * workers), opts.s3, MODEL_SCALES[model]);
   const server = createServer((req, res) => route(req, res, endpoint, faults));
