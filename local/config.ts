@@ -15,6 +15,15 @@ export const dataDirFromEnv = (): string => path.resolve(envString('ICECAT_DATA_
 /** The running stack's bridge (its dead letters, its status): ICECAT_BRIDGE_URL, else loopback on ICECAT_BRIDGE_PORT. */
 export const bridgeUrl = (): string => envString('ICECAT_BRIDGE_URL') ?? `http://${LOCAL_NAMES.host}:${localPorts().bridge}`;
 
+/** ICECAT_DETECTOR_MODEL as set (local/detector/models.ts checks it against the known models). */
+export const detectorModelSetting = (): string | undefined => envString('ICECAT_DETECTOR_MODEL');
+
+/** Where fetched model files live: ICECAT_MODEL_CACHE, else the user's cache folder (XDG_CACHE_HOME or ~/.cache). */
+export const modelCacheSetting = (): { cache?: string; xdgCache?: string } => ({
+  cache: envString('ICECAT_MODEL_CACHE'),
+  xdgCache: envString('XDG_CACHE_HOME'),
+});
+
 /** What the operator may set for `npm start`; unset, the stack makes its own (the keys, kept in the data dir). */
 export interface StackSettings {
   demoApiKey?: string;

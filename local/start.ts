@@ -9,6 +9,7 @@ import { IMAGE_ATTRIBUTES } from '../lib/store/attributes';
 import { batchPartition } from '../lib/store/schema';
 import { dataDirFromEnv, stopGraceMs } from './config';
 import { prepareDataDir } from './data-layout';
+import { detectorModelName } from './detector/models';
 import { startStack } from './stack';
 import type { Stack } from './stack-types';
 
@@ -106,6 +107,8 @@ async function claimDataDir(dataDir: string): Promise<() => void> {
 }
 
 async function main(): Promise<void> {
+  // An unknown ICECAT_DETECTOR_MODEL stops the start before anything is started.
+  detectorModelName();
   const dataDir = dataDirFromEnv();
   const release = await claimDataDir(dataDir);
   process.on('exit', release);

@@ -12,6 +12,7 @@ import { JSON_11, sendAwsError, sendJson } from './http';
 import { checkImage, readS3Image } from './image-check';
 import { toLabels, type Label } from './labels';
 import type { DetectorPool } from './pool';
+import { MODEL_SCALES, type ModelScale } from './scales';
 import { parseRequest, readBody, type DetectLabelsRequest } from './request';
 
 /** Largest request body read; the base64 of a 5 MB image is ~7 MB, anything larger is refused as too large. */
@@ -52,6 +53,8 @@ export class DetectLabelsEndpoint {
     private readonly maxPending: number,
     /** Reads Image.S3Object; made on first use when not given. */
     private s3: S3Client | undefined,
+    /** The pool's model's mapping onto Rekognition's scale. */
+    private readonly scale: ModelScale = MODEL_SCALES[detector.model],
   ) {}
 
   /** The model's version, as the workers report it. */
@@ -132,11 +135,15 @@ export class DetectLabelsEndpoint {
     let labels: Label[] = [];
     if (wantsLabels) {
       const detections = await this.detector.detect(image, nextWorkerFault(faults), clientId);
-      labels = toLabels(detections, {
-        minConfidence: request.MinConfidence ?? LIMITS.defaultMinConfidence,
-        maxLabels: request.MaxLabels ?? LIMITS.defaultMaxLabels,
-        filters: request.Settings?.GeneralLabels,
-      });
+      labels = toLabels(
+        detections,
+        {
+          minConfidence: request.MinConfidence ?? LIMITS.defaultMinConfidence,
+          maxLabels: request.MaxLabels ?? LIMITS.defaultMaxLabels,
+          filters: request.Settings?.GeneralLabels,
+        },
+        this.scale,
+      );
     }
     this.counters.succeeded += 1;
     return { Labels: labels, LabelModelVersion: this.detector.version };

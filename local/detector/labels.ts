@@ -1,6 +1,7 @@
 // COCO-80 classes mapped onto Rekognition's label vocabulary: names, ancestors (Parents), aliases and
 // categories, and the label list DetectLabels answers (confidence floor, GeneralLabels filters, cap).
 // Pure: no model, no network.
+import { labelConfidence, MODEL_SCALES, type ModelScale } from './scales';
 import { scoreToConfidence } from './thresholds';
 
 /** The detector's 80 classes, in the order of its class index. */
@@ -416,8 +417,13 @@ export interface LabelQuery {
   filters?: GeneralLabelsFilters;
 }
 
-/** Confidence as Rekognition reports it: the model's score mapped onto its 0..100 scale (thresholds.ts). */
-export const toConfidence = (score: number): number => Math.round(scoreToConfidence(score) * 1e4) / 1e4;
+const round4 = (v: number): number => Math.round(v * 1e4) / 1e4;
+
+/** A Cat score on Rekognition's 0..100 scale under CenterNet's mapping (thresholds.ts). */
+export const toConfidence = (score: number): number => round4(scoreToConfidence(score));
+
+/** Confidence as Rekognition reports it: a label's score through its model's mapping (scales.ts). */
+export const labelToConfidence = (scale: ModelScale, label: string, score: number): number => round4(labelConfidence(scale, label, score));
 
 const lowerSet = (names: string[] | undefined): Set<string> => new Set((names ?? []).map((n) => n.toLowerCase()));
 
@@ -441,9 +447,10 @@ export function passesFilters(info: Pick<LabelInfo, 'name' | 'categories'>, filt
 /**
  * DetectLabels' Labels from the model's detections: one label per detected class with its instances,
  * plus every ancestor label at the confidence of its best descendant (ancestors have no instances).
- * Sorted by confidence, most specific first on ties; then filtered and capped.
+ * Sorted by confidence, most specific first on ties; then filtered and capped. Each label's Confidence is its score
+ * through the model's mapping (`scale`, default CenterNet's).
  */
-export function toLabels(detections: Detection[], query: LabelQuery): Label[] {
+export function toLabels(detections: Detection[], query: LabelQuery, scale: ModelScale = MODEL_SCALES.centernet): Label[] {
   const instancesByLabel = new Map<string, Instance[]>();
   const confidenceByLabel = new Map<string, number>();
   const depthByLabel = new Map<string, number>();
@@ -451,7 +458,7 @@ export function toLabels(detections: Detection[], query: LabelQuery): Label[] {
   for (const d of detections) {
     const name = labelForClass(d.classIndex);
     if (name === undefined) continue;
-    const confidence = toConfidence(d.score);
+    const confidence = labelToConfidence(scale, name, d.score);
     if (confidence < query.minConfidence) continue;
     const instances = instancesByLabel.get(name) ?? [];
     instances.push({ BoundingBox: d.box, Confidence: confidence });

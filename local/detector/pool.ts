@@ -9,7 +9,8 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../../lib/config';
-import { detectorTaskTimeoutMs, detectorWorkersFromEnv } from '../config';
+import { childEnv, detectorTaskTimeoutMs, detectorWorkersFromEnv } from '../config';
+import { detectorModelName, type DetectorModelName } from './models';
 import { FairReadyList, POOL_FAIR_SHARE, RecentUse } from '../fair-share';
 import { DetectorError, type RekognitionErrorType } from './errors';
 import type { Detection } from './labels';
@@ -54,6 +55,8 @@ export interface DetectorPoolOptions {
   /** Default ICECAT_DETECTOR_TASK_TIMEOUT_MS, else 60 s. */
   taskTimeoutMs?: number;
   log?: (line: string) => void;
+  /** The model every worker loads; default ICECAT_DETECTOR_MODEL (models.ts). */
+  model?: DetectorModelName;
 }
 
 export interface PoolStats {
@@ -94,8 +97,8 @@ interface Channel {
 const ENTRY = path.join(__dirname, 'worker-entry.cjs');
 const ATTEMPTS = 2;
 
-function threadChannel(): Channel {
-  const worker = new Worker(ENTRY, { stdout: false, stderr: false });
+function threadChannel(model: DetectorModelName): Channel {
+  const worker = new Worker(ENTRY, { stdout: false, stderr: false, workerData: { model } });
   return {
     send: (request) => worker.postMessage(request),
     onMessage: (listener) => worker.on('message', listener),
@@ -108,8 +111,12 @@ function threadChannel(): Channel {
   };
 }
 
-function processChannel(): Channel {
-  const child: ChildProcess = fork(ENTRY, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+function processChannel(model: DetectorModelName): Channel {
+  const child: ChildProcess = fork(ENTRY, [], {
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: childEnv({ ICECAT_DETECTOR_MODEL: model }),
+  });
   return {
     send: (request) => child.send(request),
     onMessage: (listener) => child.on('message', listener as (message: unknown) => void),
@@ -130,6 +137,7 @@ export class DetectorPool {
   readonly size: number;
   private readonly kind: WorkerKind;
   private readonly taskTimeoutMs: number;
+  readonly model: DetectorModelName;
   private readonly log: (line: string) => void;
   private readonly slots = new Set<Slot>();
   private readonly idle: Slot[] = [];
@@ -145,6 +153,7 @@ export class DetectorPool {
   private constructor(opts: DetectorPoolOptions) {
     this.size = detectorWorkers(opts.workers);
     this.kind = opts.kind ?? 'thread';
+    this.model = opts.model ?? detectorModelName();
     this.taskTimeoutMs = opts.taskTimeoutMs ?? detectorTaskTimeoutMs();
     this.log = opts.log ?? ((line) => console.warn(line));
   }
@@ -212,7 +221,7 @@ export class DetectorPool {
 
   /** Starts a worker; resolves once its model is loaded (it is then idle), rejects if it dies first. */
   private spawn(): Promise<void> {
-    const slot = new Slot(this.kind === 'thread' ? threadChannel() : processChannel());
+    const slot = new Slot(this.kind === 'thread' ? threadChannel(this.model) : processChannel(this.model));
     this.slots.add(slot);
     return new Promise<void>((resolve, reject) => {
       let ready = false;

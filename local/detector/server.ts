@@ -9,6 +9,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { S3Client } from '@aws-sdk/client-s3';
 import { DetectorPool, detectorWorkers } from './pool';
 import { DetectLabelsEndpoint } from './detect-labels';
+import { detectorModelName, locateModelFiles, type DetectorModelName } from './models';
+import { MODEL_SCALES } from './scales';
 import { handleFaults, initialFaults, type Faults } from './faults';
 import { sendJson } from './http';
 import { listen } from '../listen';
@@ -38,6 +40,8 @@ export interface DetectorServerOptions {
   maxPending?: number;
   /** Workers running the model, 1..64 (env ICECAT_DETECTOR_WORKERS; default one per available core). */
   workers?: number;
+  /** The model (default ICECAT_DETECTOR_MODEL, else CenterNet; an unknown name is refused before any worker starts). */
+  model?: DetectorModelName;
   /** Milliseconds one image may hold a worker before the worker counts as hung and is replaced (env ICECAT_DETECTOR_TASK_TIMEOUT_MS; default 60 s). */
   taskTimeoutMs?: number;
 }
@@ -54,8 +58,11 @@ export interface DetectorServer {
 export async function startDetectorServer(opts: DetectorServerOptions = {}): Promise<DetectorServer> {
   const faults = initialFaults(opts);
   const workers = detectorWorkers(opts.workers);
-  const detector = await DetectorPool.start({ workers, taskTimeoutMs: opts.taskTimeoutMs });
-  const endpoint = new DetectLabelsEndpoint(detector, faults, opts.maxPending ?? Math.max(64, 8 * workers), opts.s3);
+  const model = opts.model ?? detectorModelName();
+  // A model not installed (NanoDet before `npm run detector:models`) is refused here with the command, once.
+  locateModelFiles(model);
+  const detector = await DetectorPool.start({ workers, taskTimeoutMs: opts.taskTimeoutMs, model });
+  const endpoint = new DetectLabelsEndpoint(detector, faults, opts.maxPending ?? Math.max(64, 8 * workers), opts.s3, MODEL_SCALES[model]);
   const server = createServer((req, res) => route(req, res, endpoint, faults));
 
   try {

@@ -5,13 +5,6 @@
 // with :reclassify means the same on both. The knots were fitted on the fixtures and scikit-image's
 // other sample photos (docs/design.md §4, "The offline detector's confidence scale").
 
-/**
- * The version of the confidence mapping below, named in every answer's LabelModelVersion (model.ts
- * localModelVersion): raise it whenever the mapping changes, so answers on the old scale are not reused as current
- * ones (docs/decisions/0031-model-versions.md). 1 was the model's score x 100; 2 is this scale.
- */
-export const CONFIDENCE_MAPPING_VERSION = 2;
-
 /** A knot of the mapping: a model score and the Confidence it becomes. */
 export interface ScaleKnot {
   score: number;

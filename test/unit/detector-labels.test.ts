@@ -88,9 +88,9 @@ describe('toLabels', () => {
 
   test('an ancestor takes the confidence of its best descendant', () => {
     // Act
-    const labels = toLabels([detection(CAT, 0.3), detection(DOG, 0.6)], everything);
+    const labels = toLabels([detection(CAT, 0.6), detection(DOG, 0.3)], everything);
 
-    // Assert: 0.6 is 97.6 on Rekognition's scale (thresholds.ts)
+    // Assert: Cat's 0.6 is 97.6 on Rekognition's scale (thresholds.ts), above Dog's
     expect(labels.find((l) => l.Name === 'Pet')?.Confidence).toBe(97.6);
   });
 

@@ -7,8 +7,11 @@ import {
   REKOGNITION_MODEL_NAME,
   UNKNOWN_MODEL,
 } from '../../lib/model-version';
-import { CENTERNET_MODEL_NAME, localModelVersion } from '../../local/detector/model';
-import { CONFIDENCE_MAPPING_VERSION } from '../../local/detector/thresholds';
+import { localModelVersion, MODEL_LABEL } from '../../local/detector/models';
+import { MODEL_SCALES } from '../../local/detector/scales';
+
+const CENTERNET_MODEL_NAME = MODEL_LABEL.centernet;
+const CONFIDENCE_MAPPING_VERSION = MODEL_SCALES.centernet.mappingVersion;
 
 const LEGACY_LOCAL = 'centernet-mobilenetv3-coco80 (@vladmandic/human 3.3.6, local)';
 /** When the local confidence mapping became the piecewise-linear scale (git log -p -- local/detector/thresholds.ts). */
