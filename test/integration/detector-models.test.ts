@@ -99,7 +99,7 @@ describe('the model', () => {
     const { version, labels } = await detectWith('nanodet', [fixture('chelsea.png'), fixture('chelsea_grey.png')]);
 
     // Assert
-    expect(version).toMatch(/^nanodet-m-416-coco80 /);
+    expect(version).toMatch(/^local:nanodet-m-416-coco80\//);
     expect(labels.map((l) => (l.find((x) => x.Name === 'Cat')?.Confidence ?? 0) >= 80)).toEqual([true, true]);
   });
 

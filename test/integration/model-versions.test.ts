@@ -11,12 +11,16 @@ import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } f
 import { call, newClient, seedBatch, writeItems, type TestClient } from '../helpers/api';
 import { batchPartition, knownItemKey } from '../../lib/store/schema';
 import { fingerprint } from '../../lib/ingest/fingerprint';
+import { MODEL_LABEL } from '../../local/detector/models';
+import { MODEL_SCALES } from '../../local/detector/scales';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const store = () => ({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') });
-const LOCAL_NOW = { name: 'centernet-mobilenetv3-coco80', version: '3.3.6+mapping.2' };
+const LOCAL_NOW = { name: MODEL_LABEL.centernet, version: `3.3.6+mapping.${MODEL_SCALES.centernet.mappingVersion}` };
 /** The same model on the scale before 2026-11-25 16:30:06 UTC, as a restart with that mapping would answer. */
 const EARLIER_MAPPING: ModelVersion = { name: 'centernet-mobilenetv3-coco80', version: '3.3.6+mapping.1' };
+/** On the scale from then until each label had its own (local/detector/scales.ts). */
+const MAPPING_2: ModelVersion = { name: 'centernet-mobilenetv3-coco80', version: '3.3.6+mapping.2' };
 
 async function classifiedBatch(client: TestClient, batchId: string, files: string[]): Promise<void> {
   for (const name of files) await uploadFile(`uploads/${client.clientId}/${batchId}/${name}`, fixture(name));
@@ -55,10 +59,10 @@ describe('model versions', () => {
     expect(summary.body.models).toEqual([{ ...LOCAL_NOW, images: 2 }]);
     expect(csv[0]!.endsWith(',model')).toBe(true);
     expect(csv.slice(1).map((line) => line.split(',').at(-1))).toEqual([
-      'centernet-mobilenetv3-coco80@3.3.6+mapping.2',
-      'centernet-mobilenetv3-coco80@3.3.6+mapping.2',
+      `centernet-mobilenetv3-coco80@${LOCAL_NOW.version}`,
+      `centernet-mobilenetv3-coco80@${LOCAL_NOW.version}`,
     ]);
-    expect(megadetector.info.detector).toBe('centernet-mobilenetv3-coco80 3.3.6+mapping.2');
+    expect(megadetector.info.detector).toBe(`centernet-mobilenetv3-coco80 ${LOCAL_NOW.version}`);
   });
 
   it('classifies the same pixels again after a model switch, not reused, and learns the model back from the answer', async () => {
@@ -85,7 +89,7 @@ describe('model versions', () => {
     expect((await call('GET', `/v1/batches/${third}`, { key: client.key })).body.counts).toMatchObject({ success: 1, reused: 1 });
   }, 120_000);
 
-  it('reads records written before records kept their model as the model of their time, reusing only the current one', async () => {
+  it('reads records written before records kept their model as the model of their time, counted only while their model answers', async () => {
     const [rocket, brick] = (await Promise.all(
       ['rocket.jpg', 'brick.png'].map(async (name) => (await fingerprint(fixture(name), { maxInputPixels: 100_000_000 })).fprint),
     )) as [string, string];
@@ -127,7 +131,12 @@ describe('model versions', () => {
     ]);
 
     const summary = await call('GET', `/v1/batches/${legacy}`, { key: client.key });
-    const known = await call('POST', '/v1/fingerprints:known', { key: client.key, body: { fprints: [rocket, brick] } });
+    // While the model of 2026-11-26 answers, its records count as known; the earlier one's do not.
+    await recordCurrentModel(store(), MAPPING_2, Date.now());
+    const knownThen = await call('POST', '/v1/fingerprints:known', { key: client.key, body: { fprints: [rocket, brick] } });
+    // Under the model answering now, neither: both are classified again.
+    await recordCurrentModel(store(), LOCAL_NOW, Date.now());
+    const knownNow = await call('POST', '/v1/fingerprints:known', { key: client.key, body: { fprints: [rocket, brick] } });
     const calls = await detectCalls();
     const later = uniqueId('mv-new');
     await classifiedBatch(client, later, ['rocket.jpg', 'brick.png']);
@@ -138,10 +147,11 @@ describe('model versions', () => {
 
     expect(summary.body.models).toEqual([
       { ...EARLIER_MAPPING, images: 1 },
-      { ...LOCAL_NOW, images: 1 },
+      { ...MAPPING_2, images: 1 },
     ]);
-    expect(known.body.known).toEqual([brick]);
-    expect(Object.fromEntries(images.map((i) => [i.fileName, i.reused]))).toEqual({ 'rocket.jpg': false, 'brick.png': true });
-    expect((await detectCalls()) - calls).toBe(1);
+    expect(knownThen.body.known).toEqual([brick]);
+    expect(knownNow.body.known).toEqual([]);
+    expect(Object.fromEntries(images.map((i) => [i.fileName, i.reused]))).toEqual({ 'rocket.jpg': false, 'brick.png': false });
+    expect((await detectCalls()) - calls).toBe(2);
   }, 120_000);
 });
