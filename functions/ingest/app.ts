@@ -24,6 +24,9 @@ import { clientLimitsCacheMs, defaultClientLimits } from '../../lib/quota/limits
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
 import { BatchStore } from '../../lib/store/batch-store';
 import { takeBack } from '../../lib/store/take-back';
+import { Redetections } from '../../lib/store/redetect';
+import { redetectMessageIn } from '../../lib/redetect/message';
+import { runRedetectJob, type RedetectJobDeps } from '../../lib/redetect/job';
 import { uploadsIn } from './events';
 
 export interface IngestWiring extends NotifyWiring {
@@ -59,16 +62,12 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
   const config = loadIngestConfig();
   const logger = new Logger({ serviceName: 'icecat-ingest' });
   const { s3, ddb, rekognition } = clients();
+  const onDone = completionHook(wiring, (message, details) => logger.error(message, details));
+  const store = new BatchStore({ ddb, tableName: config.tableName, transactions: config.transactions, onDone, takeBack: takeBack(ddb, config.tableName) });
   const deps: IngestDeps = {
     s3,
     rekognition,
-    store: new BatchStore({
-      ddb,
-      tableName: config.tableName,
-      transactions: config.transactions,
-      onDone: completionHook(wiring, (message, details) => logger.error(message, details)),
-      takeBack: takeBack(ddb, config.tableName),
-    }),
+    store,
     config,
     logger,
     metrics: wiring.metrics,
@@ -82,11 +81,27 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
     }),
   };
   const visibility = wiring.visibility;
+  // A re-detection's images come on the same queue (lib/redetect/plan.ts): DetectLabels' concurrency and the clients'
+  // fair share hold for them as for uploads, and the queue keeps them through a crash.
+  const redetect: RedetectJobDeps = {
+    redetections: new Redetections(store, onDone),
+    s3,
+    rekognition,
+    config,
+    onCall: () => deps.metrics.detectLabelsCall(),
+    onRequest: (outcome, ms) => deps.metrics.detectLabelsRequest(outcome, ms),
+  };
 
   /** One message: each upload it announces, in order. Deferred uploads fail it with the longest wait among them. */
   const handleRecord = async (record: SQSRecord): Promise<void> => {
     let delaySeconds = 0;
     try {
+      const redetection = redetectMessageIn(record.body);
+      if (redetection) {
+        const outcome = await traceWork('redetect', redetection, () => runRedetectJob(redetect, redetection));
+        logger.info('re-detection handled', { messageId: record.messageId, fprint: redetection.fprint, outcome });
+        return;
+      }
       for (const upload of uploadsIn(record)) {
         // Each upload its own subsegment, annotated with its client and batch.
         const result = await traceWork('upload', traceKeysOf(upload.encodedKey), () => processUpload(deps, upload));

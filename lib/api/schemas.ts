@@ -69,11 +69,11 @@ export const timeSchema = z.pipe(
   }),
 );
 
-const limitSchema = z
+export const limitSchema = z
   ._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(PAGE_LIMIT_MAX)), PAGE_LIMIT_DEFAULT)
   .check(z.meta({ description: `Most items in the page (1-${PAGE_LIMIT_MAX}).` }));
 
-const cursorSchema = z
+export const cursorSchema = z
   .string()
   .check(
     z.minLength(1),
@@ -486,7 +486,7 @@ export const callbackStateSchema = z
   })
   .check(z.meta({ id: 'CallbackDelivery' }));
 
-const dollarsSchema = z.number().check(z.gte(0));
+export const dollarsSchema = z.number().check(z.gte(0));
 
 export const batchUsageSchema = z
   .object({
@@ -510,8 +510,8 @@ export const batchSummarySchema = z
     status: z.enum(BATCH_STATUSES).check(
       z.meta({
         description:
-          'open: not closed yet; processing: closed, and an image is pending or declared files have not all arrived; ' +
-          'done: closed, nothing pending, every declared file arrived.',
+          'open: not closed yet; processing: closed, and an image is pending or declared files have not all arrived, or ' +
+          'a POST …:redetect is classifying its images again; done: closed, nothing pending, every declared file arrived.',
       }),
     ),
     closed: z.boolean().check(z.meta({ description: 'No more uploads: by POST …:close, or once `expected` uploads arrived.' })),

@@ -50,6 +50,9 @@ export const IMAGE_ATTRIBUTES = {
   duplicateFiles: 'dup_files',
   claimId: 'claim_id',
   leaseUntil: 'lease_until',
+  // A re-detection's (lib/store/redetect.ts): the answer it replaced, and its run while it still owes the image one.
+  previous: 'prev',
+  redetectRun: 'rd_run',
   // Index keys with no domain field of their own: uploadedAt while classifying, and the sparse index keys.
   receivedAt: 'received_ts',
   statusKey: 'status_ts',
@@ -83,6 +86,9 @@ export const BATCH_ATTRIBUTES = {
   // The expiry sweep's: the sparse index key every summary carries, and when it last queued the batch's erasure.
   expiryDue: 'exp_due',
   eraseQueuedAt: 'erase_ts',
+  // A re-detection in progress (lib/store/redetect.ts): its run id and the images it still owes an answer.
+  redetectRun: 'rd_run',
+  redetectLeft: 'rd_left',
 } as const;
 
 /** An upload's item (schema.ts uploadItemKey). */
@@ -148,6 +154,7 @@ export function toImage(item: Partial<ImageItem>): Image {
   out.uploadedAt = item.upload_ts ?? item.received_ts ?? (fromKey ? Number(fromKey[2]) : undefined);
   if (item.dup_files !== undefined) out.duplicateFiles = [...item.dup_files].sort();
   if (item.review !== undefined) out.review = fromStoredReview(item.review);
+  if (item.prev !== undefined) out.previous = { model: item.prev.model, isCat: item.prev.cat, catConfidence: item.prev.conf };
   const detections = decodeDetections(stored.rek_dets);
   if (detections) out.detections = detections;
   else delete out.detections;
@@ -163,6 +170,7 @@ export function toImageItem(image: Image): ImageItem {
   }
   if (typeof image.expiresAt === 'number') out.purge_at = purgeAt(image.expiresAt);
   if (image.review) out.review = toStoredReview(image.review);
+  if (image.previous) out.prev = { model: image.previous.model, cat: image.previous.isCat, conf: image.previous.catConfidence };
   if (image.detections) out.rek_dets = encodeDetections(image.detections);
   return out as unknown as ImageItem;
 }
@@ -193,6 +201,7 @@ export function toBatch(item: BatchItem): Batch {
     ...(item.callback ? { callback: item.callback as unknown as Batch['callback'] } : {}),
     ...(item.cb_due !== undefined ? { callbackDue: true } : {}),
     ...(typeof item.cb_requeued_ts === 'number' ? { callbackRequeuedAt: item.cb_requeued_ts } : {}),
+    ...(typeof item.rd_run === 'string' ? { redetecting: { run: item.rd_run, left: Number(item.rd_left ?? 0) } } : {}),
   };
 }
 

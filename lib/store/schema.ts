@@ -172,6 +172,10 @@ export interface ImageItem {
   err_msg?: string;
   dup_count?: number;
   dup_files?: Set<string> | string[];
+  /** The answer a re-detection replaced: {model, cat (the machine's verdict), conf}. */
+  prev?: { model: string; cat: boolean; conf: number };
+  /** The run of a re-detection that still owes this image its answer. */
+  rd_run?: string;
 }
 
 /** An upload's item (uploadItemKey): kept until its batch expires. */
@@ -252,6 +256,9 @@ export interface BatchItem {
   n_cats: number;
   n_reviewed?: number;
   n_corrected?: number;
+  /** A re-detection in progress: its run id, and the images it still owes an answer. */
+  rd_run?: string;
+  rd_left?: number;
 }
 
 /** The partition of a client's batch: batch names are the client's own, so two clients may share one. */
