@@ -205,7 +205,9 @@ export function batchStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts'>): B
  * The status a reader is told: `done` only once the write that stamps doneAt has landed, as the batch list's filter
  * (done_ts) has it, so no summary says done without doneAt, before the completion callback is queued.
  */
-export function reportedStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts' | 'doneAt'> & Pick<Partial<Batch>, 'redetecting'>): BatchStatus {
+export function reportedStatus(
+  b: Pick<Batch, 'closed' | 'expected' | 'counts' | 'doneAt'> & Pick<Partial<Batch>, 'redetecting'>,
+): BatchStatus {
   // A re-detection makes a done batch processing again until its last image has its new answer.
   if (b.redetecting !== undefined) return 'processing';
   if (b.doneAt !== undefined) return 'done';

@@ -13,7 +13,7 @@ import { controlTokenFile, generateControlToken } from './control-token';
 import { MetricTotals } from './metric-totals';
 import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
 import { LocalMessageVisibility } from '../lib/aws/message-visibility';
-import { startLocalJobQueues, unconsumedJobQueues, type LocalJobQueues } from './job-queues';
+import { startLocalJobQueues, unconsumedJobQueues, uploadsJobQueue, type LocalJobQueues } from './job-queues';
 import { LocalQueue } from './queue';
 import type { Stack, StackOptions } from './stack-types';
 import type { BatchHandler, LocalQueueOptions } from './queue-options';
@@ -344,7 +344,9 @@ async function startConsumers(
   const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
   recountInterrupted(bridge, onStaleBatch, log);
   if (opts.apiHandler !== false) {
-    s.late.apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT, jobs);
+    s.late.apiFunctions = opts.apiHandler
+      ? oneHandlerForAll(opts.apiHandler)
+      : await loadApiFunctions(ROOT, { ...jobs, redetects: uploadsJobQueue(bridge) });
   }
   return { jobs, onStaleBatch };
 }

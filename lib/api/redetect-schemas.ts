@@ -7,7 +7,7 @@ export const redetectBodySchema = z
     dryRun: z.optional(z.boolean()).check(z.meta({ description: 'Only count and price the images: nothing changes, nothing is queued.' })),
     all: z
       .optional(z.boolean())
-      .check(z.meta({ description: "Every classified image, not only those answered by another model than the one answering now." })),
+      .check(z.meta({ description: 'Every classified image, not only those answered by another model than the one answering now.' })),
   })
   .check(z.meta({ id: 'RedetectBody' }));
 

@@ -12,7 +12,12 @@ import { presentBatch } from './present';
 import type { ChangesQuery, RedetectBody, RedetectResult, VerdictChange } from './redetect-schemas';
 
 /** POST …:redetect: the plan, and the batch as it is after it (processing when a run started). */
-export async function redetectAnswer(deps: RedetectPlanDeps, clientId: string, batchId: string, body: RedetectBody): Promise<RedetectResult> {
+export async function redetectAnswer(
+  deps: RedetectPlanDeps,
+  clientId: string,
+  batchId: string,
+  body: RedetectBody,
+): Promise<RedetectResult> {
   const out = await redetectBatch(deps, clientId, batchId, body);
   switch (out.outcome) {
     case 'missing':
@@ -43,7 +48,12 @@ export function presentChange(image: StoredImage): VerdictChange | undefined {
 }
 
 /** GET …/changes: a page of the batch's images whose machine verdict changed; 404 for a batch the client cannot see. */
-export async function changesPage(ctx: StoreContext, clientId: string, batchId: string, q: ChangesQuery): Promise<{ items: VerdictChange[]; cursor?: string }> {
+export async function changesPage(
+  ctx: StoreContext,
+  clientId: string,
+  batchId: string,
+  q: ChangesQuery,
+): Promise<{ items: VerdictChange[]; cursor?: string }> {
   if (!(await getBatch(ctx, clientId, batchId))) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
   const plan = changesPlan(ctx.tableName, clientId, batchId, nowSeconds((ctx.now ?? Date.now)()));
   const page = await runQuery<ImageItem>(ctx, plan, { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) });

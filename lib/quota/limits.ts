@@ -86,7 +86,10 @@ export const batchesBeyondQuota = (limits: ClientLimits, nowMs: number): QuotaEx
 
 /** Re-detections asked beyond the images left today: they count as uploads. */
 export const redetectionsBeyondQuota = (limits: ClientLimits, asked: number, nowMs: number): QuotaExceededError =>
-  beyondQuota(`${asked} re-detections asked, beyond the client's quota of ${limits.maxImagesPerDay} images per UTC day for ${utcDay(nowMs)}`, nowMs);
+  beyondQuota(
+    `${asked} re-detections asked, beyond the client's quota of ${limits.maxImagesPerDay} images per UTC day for ${utcDay(nowMs)}`,
+    nowMs,
+  );
 
 /** `what` was refused for a daily quota: the message names the reset time, Retry-After the seconds until it. */
 function beyondQuota(what: string, nowMs: number): QuotaExceededError {

@@ -15,7 +15,7 @@ export interface RedetectJobDeps {
   s3: S3Client;
   rekognition: RekognitionClient;
   config: Pick<Config, 'bucketName' | 'maxUploadBytes' | 'minConfidence' | 'maxLabels' | 'catMinConfidence' | 'maxInputPixels'> & {
-    clientHint: boolean;
+    clientHint?: boolean;
   };
   /** Told of each DetectLabels call (the ingest's metrics). */
   onCall?: () => void;
@@ -45,7 +45,7 @@ export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage):
       maxLabels: config.maxLabels,
       catMinConfidence: batch.catMinConfidence ?? config.catMinConfidence,
       maxInputPixels: config.maxInputPixels,
-      ...(config.clientHint ? { clientHint: m.clientId } : {}),
+      ...(config.clientHint === true ? { clientHint: m.clientId } : {}),
       ...(deps.onRequest ? { onRequest: deps.onRequest } : {}),
     },
   );

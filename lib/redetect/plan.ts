@@ -7,7 +7,7 @@
 import { ulid } from 'ulid';
 import { uploadEstimate, type Batch } from '../domain';
 import type { JobQueue } from '../jobs/queue';
-import { redetectionsBeyondQuota, utcDay, type ClientLimits } from '../quota/limits';
+import { utcDay, type ClientLimits } from '../quota/limits';
 import type { Redetections, RedetectCandidate } from '../store/redetect';
 import { encodeRedetectMessage } from './message';
 import { answeredByCurrentModel } from './model';
@@ -46,7 +46,12 @@ export interface RedetectPlanDeps {
 }
 
 /** Chooses the images, prices them, and (unless a dry run) starts their re-detection. */
-export async function redetectBatch(deps: RedetectPlanDeps, clientId: string, batchId: string, req: RedetectRequest): Promise<RedetectOutcome> {
+export async function redetectBatch(
+  deps: RedetectPlanDeps,
+  clientId: string,
+  batchId: string,
+  req: RedetectRequest,
+): Promise<RedetectOutcome> {
   const batch = await deps.redetections.getBatch(clientId, batchId);
   if (batch?.deleting === true) return { outcome: 'erasing' };
   if (!batch || !deps.isLive(batch)) return { outcome: 'missing' };
@@ -72,7 +77,10 @@ export async function redetectBatch(deps: RedetectPlanDeps, clientId: string, ba
     run,
   );
   const started = await deps.redetections.start(clientId, batchId, run, marked.length);
-  if (!started) return redetectBatch(deps, clientId, batchId, { ...req, dryRun: true }).then((o) => (o.outcome === 'planned' ? { ...o, started: false } : o));
+  if (!started)
+    return redetectBatch(deps, clientId, batchId, { ...req, dryRun: true }).then((o) =>
+      o.outcome === 'planned' ? { ...o, started: false } : o,
+    );
   await queueImages(deps.queue, clientId, batchId, run, marked);
   return { outcome: 'planned', plan, batch: started, started: true };
 }
@@ -81,7 +89,15 @@ export async function redetectBatch(deps: RedetectPlanDeps, clientId: string, ba
 async function resume(deps: RedetectPlanDeps, batch: Batch, run: string): Promise<RedetectOutcome> {
   const owed = await deps.redetections.owedImages(batch.clientId, batch.batchId, run);
   await queueImages(deps.queue, batch.clientId, batch.batchId, run, owed);
-  return { outcome: 'planned', plan: planOf(owed.map((fprint) => ({ fprint, model: '', duplicates: 0 })), deps.pricePerImageUsd), batch, started: true };
+  return {
+    outcome: 'planned',
+    plan: planOf(
+      owed.map((fprint) => ({ fprint, model: '', duplicates: 0 })),
+      deps.pricePerImageUsd,
+    ),
+    batch,
+    started: true,
+  };
 }
 
 /** The price of the chosen images, with the upload estimate's arithmetic (docs/decisions/0027-cost-and-estimate.md). */
@@ -95,6 +111,8 @@ const QUEUED_AT_ONCE = 10;
 
 async function queueImages(queue: JobQueue, clientId: string, batchId: string, run: string, fprints: readonly string[]): Promise<void> {
   for (let i = 0; i < fprints.length; i += QUEUED_AT_ONCE) {
-    await Promise.all(fprints.slice(i, i + QUEUED_AT_ONCE).map((fprint) => queue.send(encodeRedetectMessage({ clientId, batchId, fprint, run }))));
+    await Promise.all(
+      fprints.slice(i, i + QUEUED_AT_ONCE).map((fprint) => queue.send(encodeRedetectMessage({ clientId, batchId, fprint, run }))),
+    );
   }
 }

@@ -19,7 +19,10 @@ export function planPageQuery(table: string, clientId: string, batchId: string, 
     TableName: table,
     KeyConditionExpression: `#partition = :partition AND #fprint > ${start}`,
     ProjectionExpression: '#fprint, #status, #detection.#model, #detections, #duplicates, #redetectRun',
-    ExpressionAttributeNames: { ...imageNames('partition', 'fprint', 'status', 'detection', 'detections', 'duplicates', 'redetectRun'), '#model': 'model' },
+    ExpressionAttributeNames: {
+      ...imageNames('partition', 'fprint', 'status', 'detection', 'detections', 'duplicates', 'redetectRun'),
+      '#model': 'model',
+    },
     ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), [start]: value },
     ConsistentRead: true,
     Limit: limit,
@@ -39,7 +42,14 @@ export function markImageRequest(table: string, clientId: string, batchId: strin
 }
 
 /** Starts the run on a done, live batch that runs no other: it reads `processing` until the run ends. */
-export function startRequest(table: string, clientId: string, batchId: string, run: string, left: number, nowMs: number): UpdateCommandInput {
+export function startRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  run: string,
+  left: number,
+  nowMs: number,
+): UpdateCommandInput {
   const live = liveBatch(nowMs);
   return {
     TableName: table,
@@ -133,7 +143,14 @@ export function answerCounts(image: Image, answer: Pick<NewAnswer, 'isCat'>): Pa
 }
 
 /** Moves the counters by `delta` and counts one image answered, only on the live batch still running `run`. */
-export function moveRequest(table: string, clientId: string, batchId: string, run: string, delta: Partial<Counts>, nowMs: number): UpdateCommandInput {
+export function moveRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  run: string,
+  delta: Partial<Counts>,
+  nowMs: number,
+): UpdateCommandInput {
   const live = liveBatch(nowMs);
   const moved = (Object.entries(delta) as [keyof Counts, number][]).filter(([, n]) => n !== 0);
   return {
@@ -169,21 +186,41 @@ export function leftRequest(table: string, clientId: string, batchId: string, ru
  * Ends the run: the batch is done again at `now`, and owes its completion callback again when it has one (the sweep
  * finds it by cb_due, as at the first done).
  */
-export function endRequest(table: string, clientId: string, batchId: string, run: string, nowMs: number, withCallback: boolean): UpdateCommandInput {
+export function endRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  run: string,
+  nowMs: number,
+  withCallback: boolean,
+): UpdateCommandInput {
   const live = liveBatch(nowMs);
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: `SET #doneAt = :now${withCallback ? ', #callbackDue = :due' : ''} REMOVE #redetectRun, #redetectLeft`,
     ConditionExpression: `${live.condition} AND #redetectRun = :run`,
-    ExpressionAttributeNames: batchNames(...live.names, 'doneAt', 'redetectRun', 'redetectLeft', ...(withCallback ? (['callbackDue'] as const) : [])),
+    ExpressionAttributeNames: batchNames(
+      ...live.names,
+      'doneAt',
+      'redetectRun',
+      'redetectLeft',
+      ...(withCallback ? (['callbackDue'] as const) : []),
+    ),
     ExpressionAttributeValues: { ...live.values, ':now': nowMs, ':run': run, ...(withCallback ? { ':due': CALLBACK_DUE } : {}) },
     ReturnValues: 'ALL_NEW',
   };
 }
 
 /** Counts `images` re-detections against the client's images of the day, unless that goes beyond `limit`. */
-export function countImagesRequest(table: string, clientId: string, day: string, images: number, limit: number, nowMs: number): UpdateCommandInput {
+export function countImagesRequest(
+  table: string,
+  clientId: string,
+  day: string,
+  images: number,
+  limit: number,
+  nowMs: number,
+): UpdateCommandInput {
   return {
     TableName: table,
     Key: usageKey(clientId, day),
@@ -206,7 +243,11 @@ export function changesPlan(table: string, clientId: string, batchId: string, no
     FilterExpression:
       'attribute_exists(#previous) AND #expiresAt > :nowS AND ' +
       '((attribute_not_exists(#review) AND #isCat <> #previous.#cat) OR (attribute_exists(#review) AND #review.#mc <> #previous.#cat))',
-    ExpressionAttributeNames: { ...imageNames('partition', 'fprint', 'previous', 'expiresAt', 'review', 'isCat'), '#cat': 'cat', '#mc': 'mc' },
+    ExpressionAttributeNames: {
+      ...imageNames('partition', 'fprint', 'previous', 'expiresAt', 'review', 'isCat'),
+      '#cat': 'cat',
+      '#mc': 'mc',
+    },
     ExpressionAttributeValues: { ':partition': partition, ':summary': BATCH_SK, ':nowS': nowS },
   };
   return { pattern: '1 (changes)', scope: `changes\n${partition}`, keyAttributes: ['batch_id', 'img_fprint'], input };
