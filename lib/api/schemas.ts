@@ -401,6 +401,15 @@ export const imageSchema = z
           "The detector's verdict at the batch's threshold (`isCat` is the person's verdict when there is one); null until classified.",
       }),
     ),
+    previous: z
+      .nullable(z.object({ model: z.string(), isCat: z.boolean(), catConfidence: z.number() }).check(z.meta({ id: 'PreviousAnswer' })))
+      .check(
+        z.meta({
+          description:
+            "The machine's answer a POST …:redetect replaced: the model that gave it, its verdict at the batch's threshold " +
+            'and its best Cat confidence; null when never re-detected (and in listings read from an index).',
+        }),
+      ),
     review: z
       .nullable(
         z
