@@ -373,10 +373,13 @@ export function imageRequest(tableName: string, clientId: string, batchId: strin
   return {
     TableName: tableName,
     Key: imageKey(clientId, batchId, fprint),
-    ProjectionExpression: IN_PROGRESS_LISTING_ATTRIBUTES.map((a) => `#${a}`).join(', '),
-    ExpressionAttributeNames: Object.fromEntries(IN_PROGRESS_LISTING_ATTRIBUTES.map((a) => [`#${a}`, a])),
+    ProjectionExpression: ONE_IMAGE_ATTRIBUTES.map((a) => `#${a}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(ONE_IMAGE_ATTRIBUTES.map((a) => [`#${a}`, a])),
   };
 }
+
+/** One image read by key from the table shows the answer a re-detection replaced too (no index projects it). */
+const ONE_IMAGE_ATTRIBUTES = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'prev'] as const;
 
 /** The batch summary, GetItem. */
 export function batchSummaryRequest(tableName: string, clientId: string, batchId: string): GetCommandInput {

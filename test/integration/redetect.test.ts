@@ -126,7 +126,7 @@ describe('POST …:redetect and GET …/changes', () => {
     expect(started.status).toBe(200);
     expect(started.body).toMatchObject({ dryRun: false, images: 3, newCalls: 2, batch: { status: 'processing' } });
     expect((await detectCalls()) - calls).toBe(2);
-    expect((await call('GET', '/v1/usage', { key: client.key })).body.accepted - usage.accepted).toBe(2);
+    expect((await call('GET', '/v1/usage', { key: client.key })).body.images.accepted - usage.images.accepted).toBe(2);
     const listed = await images(client, batchId);
     expect(done.counts).toMatchObject({ total: 4, success: 3, duplicate: 1, pending: 0, cats: listed.filter((i) => i.isCat).length });
     expect(JSON.parse(hook.bodies[1] as string)).toMatchObject({ batchId, status: 'done' });
@@ -147,6 +147,28 @@ describe('POST …:redetect and GET …/changes', () => {
     // Every record now answered by the current model: nothing is left to re-detect.
     const again = await call('POST', `/v1/batches/${batchId}:redetect`, { key: client.key, body: { dryRun: true } });
     expect(again.body).toMatchObject({ images: 0, newCalls: 0 });
+  }, 90_000);
+
+  it("classifies every distinct image again with `all`, and a person's verdict stays the image's isCat", async () => {
+    // Arrange: a person says the astronaut is a cat; the machine does not.
+    const astronautId = byName.get('astronaut.png') as string;
+    const reviewed = await call('PUT', `/v1/batches/${batchId}/images/${astronautId}/review`, { key: client.key, body: { isCat: true } });
+    expect(reviewed.body).toMatchObject({ isCat: true, machineIsCat: false });
+    const calls = await detectCalls();
+
+    // Act
+    const started = await call('POST', `/v1/batches/${batchId}:redetect`, { key: client.key, body: { all: true } });
+    const done = await doneBatch(client, batchId);
+
+    // Assert
+    expect(started.body).toMatchObject({ images: 4, newCalls: 3, batch: { status: 'processing' } });
+    expect((await detectCalls()) - calls).toBe(3);
+    const astronaut = (await call('GET', `/v1/batches/${batchId}/images/${astronautId}`, { key: client.key })).body;
+    expect(astronaut).toMatchObject({ isCat: true, machineIsCat: false, review: { isCat: true }, previous: { isCat: false } });
+    const listed = await images(client, batchId);
+    expect(done.counts).toMatchObject({ success: 3, reviewed: 1, corrected: 1, cats: listed.filter((i) => i.isCat).length });
+    // The same model answered twice: no verdict changed since the last answers.
+    expect((await call('GET', `/v1/batches/${batchId}/changes`, { key: client.key })).body.items).toEqual([]);
   }, 90_000);
 
   it('answers 409 for an open batch and one being erased, 404 for another client, 400 for a bad body', async () => {
