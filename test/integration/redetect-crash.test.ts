@@ -10,10 +10,10 @@ import { LOCAL_NAMES } from '../../local/env';
 import { tempDataDir, waitFor } from '../helpers';
 import { distinctImages, seededRandom, startStackProcess, uploadImages, type StackProcess } from '../helpers/stack-process';
 
-const IMAGES = 16;
+const IMAGES = 8;
 /** Slow enough answers that the run is still going when the stack is killed; short leases and sweeps after the restart. */
 const STACK_ENV = {
-  ICECAT_DETECTOR_LATENCY_MS: '400',
+  ICECAT_DETECTOR_LATENCY_MS: '300',
   CLAIM_LEASE_SECONDS: '10',
   ICECAT_RECONCILE_INTERVAL_SECONDS: '1',
   ICECAT_RECONCILE_GRACE_SECONDS: '1',
