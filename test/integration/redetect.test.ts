@@ -12,6 +12,7 @@ import { BatchStore } from '../../lib/store/batch-store';
 import { batchPartition } from '../../lib/store/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
+import { icecat } from '../helpers/cli';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const OLDER = 'an-older-model';
@@ -148,6 +149,19 @@ describe('POST …:redetect and GET …/changes', () => {
     const again = await call('POST', `/v1/batches/${batchId}:redetect`, { key: client.key, body: { dryRun: true } });
     expect(again.body).toMatchObject({ images: 0, newCalls: 0 });
   }, 90_000);
+
+  it('is priced by icecat redetect --dry-run and its flips listed by icecat changes (table and --json)', async () => {
+    // Act
+    const dry = await icecat(['redetect', batchId, '--dry-run', '--all'], client.key);
+    const table = await icecat(['changes', batchId], client.key);
+    const asJson = await icecat(['changes', batchId, '--json'], client.key);
+
+    // Assert
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain('would classify again 4 images, 3 DetectLabels calls: $0.003 (dry run: nothing changed)');
+    expect(table.stdout).toMatch(/chelsea\.png\s+not cat → cat\s+10 \(an-older-model\)/);
+    expect(JSON.parse(asJson.stdout).items).toEqual([expect.objectContaining({ fileName: 'chelsea.png', change: 'not cat → cat' })]);
+  }, 60_000);
 
   it("classifies every distinct image again with `all`, and a person's verdict stays the image's isCat", async () => {
     // Arrange: a person says the astronaut is a cat; the machine does not.
