@@ -36,7 +36,7 @@ import type {
   Usage,
 } from './schemas';
 import { pricePerImageUsd } from '../config';
-import { changesPage } from './redetect';
+import { changesPage } from './changes';
 import type { ChangesQuery, VerdictChange } from './redetect-schemas';
 import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
 import type { DailyUsage } from '../store/client-limits';

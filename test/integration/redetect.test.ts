@@ -13,6 +13,8 @@ import { batchPartition } from '../../lib/store/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
+import { changeListSchema, redetectResultSchema } from '../../lib/api/redetect-schemas';
+import { imageSchema } from '../../lib/api/schemas';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const OLDER = 'an-older-model';
@@ -135,7 +137,10 @@ describe('POST …:redetect and GET …/changes', () => {
     expect(chelsea).toMatchObject({ isCat: true, previous: { model: OLDER, isCat: false, catConfidence: 10 } });
     const astronaut = (await call('GET', `/v1/batches/${batchId}/images/${byName.get('astronaut.png')}`, { key: client.key })).body;
     expect(astronaut.previous).toBeNull();
+    // The answers hold to the OpenAPI document's schemas.
+    expect(() => [redetectResultSchema.parse(started.body), imageSchema.parse(chelsea), imageSchema.parse(astronaut)]).not.toThrow();
     const changes = await call('GET', `/v1/batches/${batchId}/changes`, { key: client.key });
+    expect(() => changeListSchema.parse(changes.body)).not.toThrow();
     expect(changes.body.items).toEqual([
       expect.objectContaining({
         fprint: byName.get('chelsea.png'),
