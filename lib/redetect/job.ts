@@ -6,7 +6,8 @@ import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config';
 import { detectLabels, type DetectLabelsObserver } from '../ingest/detect';
-import { readUpload } from '../ingest/storage';
+import { RejectedUpload } from '../ingest/errors';
+import { readUpload, UploadGone } from '../ingest/storage';
 import type { AnswerOutcome, Redetections } from '../store/redetect';
 import type { RedetectMessage } from './message';
 
@@ -30,11 +31,18 @@ export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage):
   const batch = await redetections.getBatch(m.clientId, m.batchId);
   if (batch?.redetecting?.run !== m.run || batch.deleting === true) return 'stale';
   const image = await redetections.getImage(m.clientId, m.batchId, m.fprint);
-  if (image?.redetectRun !== m.run || image.restingKey === undefined) {
+  if (image?.redetectRun !== m.run) {
     await redetections.settle(m.clientId, m.batchId, m.run);
     return 'answered-before';
   }
-  const object = await readUpload(deps.s3, config.bucketName, image.restingKey, config.maxUploadBytes);
+  // An image whose object is gone keeps its answer, as one DetectLabels refuses: the run goes on without it.
+  const object = image.restingKey
+    ? await readUpload(deps.s3, config.bucketName, image.restingKey, config.maxUploadBytes).catch((err: unknown) => {
+        if (err instanceof UploadGone) return undefined;
+        throw err;
+      })
+    : undefined;
+  if (!object) return redetections.answer(image, m.run, undefined);
   deps.onCall?.();
   const detection = await detectLabels(
     deps.rekognition,
@@ -48,6 +56,10 @@ export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage):
       ...(config.clientHint === true ? { clientHint: m.clientId } : {}),
       ...(deps.onRequest ? { onRequest: deps.onRequest } : {}),
     },
-  );
+  ).catch((err: unknown) => {
+    // Refused outright (its bytes and a converted JPEG both): the image keeps its answer, the run goes on.
+    if (err instanceof RejectedUpload) return undefined;
+    throw err;
+  });
   return redetections.answer(image, m.run, detection);
 }

@@ -130,6 +130,18 @@ export function answerRequest(table: string, image: Image, run: string, answer: 
   };
 }
 
+/** The run gives up an image DetectLabels refused outright: it keeps the answer it had, and is no longer owed one. */
+export function forgoRequest(table: string, image: Pick<Image, 'clientId' | 'batchId' | 'fprint'>, run: string): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: imageKey(image.clientId, image.batchId, image.fprint),
+    UpdateExpression: 'REMOVE #redetectRun',
+    ConditionExpression: '#redetectRun = :run',
+    ExpressionAttributeNames: imageNames('redetectRun'),
+    ExpressionAttributeValues: { ':run': run },
+  };
+}
+
 /** What an image's new answer moves on the counters: cats (an unreviewed image's flag), corrected, reused. */
 export function answerCounts(image: Image, answer: Pick<NewAnswer, 'isCat'>): Partial<Counts> {
   const delta: Partial<Counts> = {};

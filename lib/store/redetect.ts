@@ -16,6 +16,7 @@ import {
   answerRequest,
   countImagesRequest,
   endRequest,
+  forgoRequest,
   leftRequest,
   markImageRequest,
   moveRequest,
@@ -112,11 +113,15 @@ export class Redetections {
     return getImage(this.store, clientId, batchId, fprint);
   }
 
-  /** Writes the image's new answer and counts it, then ends the run when it was the last. */
-  async answer(image: Image, run: string, answer: NewAnswer): Promise<AnswerOutcome> {
+  /**
+   * Writes the image's new answer and counts it, then ends the run when it was the last. Without an answer (DetectLabels
+   * refused the image outright) the image keeps the one it had and is counted as done.
+   */
+  async answer(image: Image, run: string, answer: NewAnswer | undefined): Promise<AnswerOutcome> {
     const { table } = this.store;
-    const record = answerRequest(table, image, run, answer, this.store.now());
-    const move = moveRequest(table, image.clientId, image.batchId, run, answerCounts(image, answer), this.store.now());
+    const record = answer ? answerRequest(table, image, run, answer, this.store.now()) : forgoRequest(table, image, run);
+    const delta = answer ? answerCounts(image, answer) : {};
+    const move = moveRequest(table, image.clientId, image.batchId, run, delta, this.store.now());
     let left: number | undefined;
     if (this.store.transactions) {
       try {

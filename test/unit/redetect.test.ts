@@ -5,7 +5,7 @@ import { presentChange } from '../../lib/api/changes';
 import { encodeRedetectMessage, redetectMessageIn } from '../../lib/redetect/message';
 import { answeredByCurrentModel } from '../../lib/redetect/model';
 import { planOf } from '../../lib/redetect/plan';
-import { answerCounts, answerRequest, countImagesRequest, storedModelOf } from '../../lib/store/redetect-writes';
+import { answerCounts, answerRequest, countImagesRequest, forgoRequest, storedModelOf } from '../../lib/store/redetect-writes';
 
 const image = (over: Partial<Image> = {}): Image => ({
   clientId: 'c',
@@ -70,6 +70,17 @@ describe("an image's new answer", () => {
     const request = answerRequest('T', image({ reused: true }), 'run1', answer(false), 9);
     expect(request.ExpressionAttributeValues?.[':previous']).toEqual({ model: 'old', cat: false, conf: 12 });
     expect(request.UpdateExpression).toMatch(/REMOVE #redetectRun, #reused, #catAt$/);
+  });
+});
+
+describe('an image the detector refuses during a run', () => {
+  it('keeps its answer: only the mark goes, and only while the run still owes it one', () => {
+    const request = forgoRequest('T', image(), 'run1');
+    expect([request.UpdateExpression, request.ConditionExpression, request.ExpressionAttributeValues]).toEqual([
+      'REMOVE #redetectRun',
+      '#redetectRun = :run',
+      { ':run': 'run1' },
+    ]);
   });
 });
 
