@@ -186,6 +186,7 @@ describe('GET /v1/batches/{batchId}/images', () => {
       duplicateFiles: [],
       reused: false,
       machineIsCat: true,
+      previous: null,
       review: null,
       error: null,
       capturedAt: null,
