@@ -140,6 +140,17 @@ export interface Image {
   duplicateFiles?: string[];
   claimId?: string;
   leaseUntil?: number;
+  /** The machine's answer a re-detection replaced (POST …:redetect). */
+  previous?: PreviousAnswer;
+  /** Set while a re-detection of the batch (its run id) still owes this image its new answer. */
+  redetectRun?: string;
+}
+
+/** The machine's answer a re-detection replaced: the model that gave it, its verdict at the batch's threshold, its best Cat confidence. */
+export interface PreviousAnswer {
+  model: string;
+  isCat: boolean;
+  catConfidence: number;
 }
 
 export interface Counts {
@@ -201,6 +212,8 @@ export interface Batch {
   callbackDue?: boolean;
   /** Epoch ms: when the sweep last queued the callback again. */
   callbackRequeuedAt?: number;
+  /** Being classified again (POST …:redetect): its run id and the images it still owes an answer. */
+  redetecting?: { run: string; left: number };
 }
 
 export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;
@@ -219,7 +232,11 @@ export function batchStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts'>): B
  * The status a reader is told: `done` only once the write that stamps doneAt has landed, as the batch list's filter
  * (done_ts) has it, so no summary says done without doneAt, before the completion callback is queued.
  */
-export function reportedStatus(b: Pick<Batch, 'closed' | 'expected' | 'counts' | 'doneAt'>): BatchStatus {
+export function reportedStatus(
+  b: Pick<Batch, 'closed' | 'expected' | 'counts' | 'doneAt'> & Pick<Partial<Batch>, 'redetecting'>,
+): BatchStatus {
+  // A re-detection makes a done batch processing again until its last image has its new answer.
+  if (b.redetecting !== undefined) return 'processing';
   if (b.doneAt !== undefined) return 'done';
   const status = batchStatus(b);
   return status === 'done' ? 'processing' : status;

@@ -14,7 +14,7 @@ import { MetricTotals } from './metric-totals';
 import { recordDetectorModel } from './detector-model';
 import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
 import { LocalMessageVisibility } from '../lib/aws/message-visibility';
-import { startLocalJobQueues, unconsumedJobQueues, type LocalJobQueues } from './job-queues';
+import { startLocalJobQueues, unconsumedJobQueues, uploadsJobQueue, type LocalJobQueues } from './job-queues';
 import { LocalQueue } from './queue';
 import type { Stack, StackOptions } from './stack-types';
 import type { BatchHandler, LocalQueueOptions } from './queue-options';
@@ -341,7 +341,9 @@ async function startConsumers(
   const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
   recountInterrupted(bridge, onStaleBatch, log);
   if (opts.apiHandler !== false) {
-    s.late.apiFunctions = opts.apiHandler ? oneHandlerForAll(opts.apiHandler) : await loadApiFunctions(ROOT, jobs);
+    s.late.apiFunctions = opts.apiHandler
+      ? oneHandlerForAll(opts.apiHandler)
+      : await loadApiFunctions(ROOT, { ...jobs, redetects: uploadsJobQueue(bridge) });
   }
   return { jobs, onStaleBatch };
 }

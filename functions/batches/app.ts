@@ -5,7 +5,10 @@ import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
 import { imageLinkSignerOf } from '../../lib/api/image-links';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
-import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
+import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
+import { pricePerImageUsd } from '../../lib/config';
+import { currentModel } from '../../lib/redetect/model';
+import { Redetections } from '../../lib/store/redetect';
 import { annotatingClient } from '../../lib/aws/tracing';
 import { createApiHandler, type ApiHandler } from '../../lib/http/app';
 import type { JobQueue } from '../../lib/jobs/queue';
@@ -27,6 +30,8 @@ import {
 export interface BatchesWiring extends NotifyWiring {
   /** Where a DELETE queues the batch's erasure (functions/erase consumes it). */
   erasures: JobQueue;
+  /** The uploads queue, where POST …:redetect queues its images (functions/ingest consumes them). */
+  redetects: JobQueue;
 }
 
 export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
@@ -40,12 +45,15 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
     defaults: defaultClientLimits(),
     cacheMs: clientLimitsCacheMs(),
   });
+  const onDone = completionHook(wiring);
+  // Closing can finish a batch: the completion callback starts here then.
+  const store = new BatchStore({ ddb, tableName: config.tableName, transactions: config.transactions, onDone });
+  const rekognition = createRekognitionClient();
   return createApiHandler({
     routes: apiRoutes(config).filter((route) => route.function === 'batches'),
     services: {
       batches: new BatchLifecycleService({
-        // Closing can finish a batch: the completion callback starts here then.
-        store: new BatchStore({ ddb, tableName: config.tableName, transactions: config.transactions, onDone: completionHook(wiring) }),
+        store,
         s3: createS3Client(),
         bucketName: config.bucketName,
         defaultRetentionDays: config.defaultRetentionDays,
@@ -62,6 +70,15 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         ),
         // Forms beyond today's images, and batches beyond today's, are refused (docs/api.md, "Limits").
         quota: limits,
+        // POST …:redetect: the model answering now is learnt from one DetectLabels answer; re-detections count as uploads.
+        redetect: {
+          redetections: new Redetections(store, onDone),
+          currentModel: () => currentModel(rekognition),
+          queue: wiring.redetects,
+          limitsOf: (clientId) => limits.limitsOf(clientId),
+          pricePerImageUsd: pricePerImageUsd(),
+          isLive: (batch) => store.isLive(batch),
+        },
       }),
     },
     authenticator: annotatingClient(new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs })),

@@ -1,7 +1,7 @@
 // API Gateway HTTP API (payload v2) entry point of the `batches` function: the batch lifecycle's writes (create, more
 // upload forms, close, delete) and the export. Creating and adding sign uploads and exports go to S3, so this is the
 // one API function with an S3 client and the one whose role writes. Same app, middlewares and error mapping as
-// functions/api. Built at cold start (app.ts) with its AWS queues: a missing ERASE_QUEUE_URL, CALLBACK_QUEUE_URL,
+// functions/api. Built at cold start (app.ts) with its AWS queues: a missing ERASE_QUEUE_URL, INGEST_QUEUE_URL, CALLBACK_QUEUE_URL,
 // EVENT_BUS_NAME, TABLE_NAME, BUCKET_NAME or CALLBACK_SIGNING_KEY stops it there, naming the variable.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { sqsClient } from '../../lib/aws/clients';
@@ -13,6 +13,8 @@ import { createBatchesHandler } from './app';
 
 const app = createBatchesHandler({
   erasures: new SqsJobQueue(sqsClient(), queueUrl('ERASE_QUEUE_URL')),
+  // POST …:redetect queues its images where the ingest reads its uploads.
+  redetects: new SqsJobQueue(sqsClient(), queueUrl('INGEST_QUEUE_URL')),
   ...awsNotifyWiring(loadNotifyWiringSettings()),
 });
 

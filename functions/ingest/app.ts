@@ -23,6 +23,10 @@ import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
 import { BatchStore } from '../../lib/store/batch-store';
 import { takeBack } from '../../lib/store/take-back';
+import { Redetections } from '../../lib/store/redetect';
+import { redetectMessageIn } from '../../lib/redetect/message';
+import { runRedetectJob, type RedetectJobDeps } from '../../lib/redetect/job';
+import type { Batch } from '../../lib/domain';
 import { uploadsIn } from './events';
 import { clientLimitsCacheMs, defaultClientLimits } from '../config';
 
@@ -55,20 +59,49 @@ function traceKeysOf(encodedKey: string): TraceKeys {
   }
 }
 
+/**
+ * A re-detection's images come on the same queue as the uploads (lib/redetect/plan.ts): DetectLabels' concurrency and
+ * the clients' fair share hold for them as for uploads, and the queue keeps them through a crash. The handler answers
+ * false for a message that is not one.
+ */
+function redetectHandler(
+  deps: IngestDeps,
+  onDone: (batch: Batch) => Promise<void>,
+  logger: Logger,
+): (record: SQSRecord) => Promise<boolean> {
+  const job: RedetectJobDeps = {
+    redetections: new Redetections(deps.store, onDone),
+    s3: deps.s3,
+    rekognition: deps.rekognition,
+    config: deps.config,
+    onCall: () => deps.metrics.detectLabelsCall(),
+    onRequest: (outcome, ms) => deps.metrics.detectLabelsRequest(outcome, ms),
+  };
+  return async (record) => {
+    const message = redetectMessageIn(record.body);
+    if (!message) return false;
+    const outcome = await traceWork('redetect', message, () => runRedetectJob(job, message));
+    logger.info('re-detection handled', { messageId: record.messageId, fprint: message.fprint, outcome });
+    return true;
+  };
+}
+
 export function createIngestHandler(wiring: IngestWiring): IngestHandler {
   const config = loadIngestConfig();
   const logger = new Logger({ serviceName: 'icecat-ingest' });
   const { s3, ddb, rekognition } = clients();
+  const onDone = completionHook(wiring, (message, details) => logger.error(message, details));
+  const store = new BatchStore({
+    ddb,
+    tableName: config.tableName,
+    transactions: config.transactions,
+    onDone,
+    takeBack: takeBack(ddb, config.tableName),
+  });
   const deps: IngestDeps = {
     s3,
     rekognition,
-    store: new BatchStore({
-      ddb,
-      tableName: config.tableName,
-      transactions: config.transactions,
-      onDone: completionHook(wiring, (message, details) => logger.error(message, details)),
-      takeBack: takeBack(ddb, config.tableName),
-    }),
+    store,
     config,
     logger,
     metrics: wiring.metrics,
@@ -82,11 +115,13 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
     }),
   };
   const visibility = wiring.visibility;
+  const redetect = redetectHandler(deps, onDone, logger);
 
   /** One message: each upload it announces, in order. Deferred uploads fail it with the longest wait among them. */
   const handleRecord = async (record: SQSRecord): Promise<void> => {
     let delaySeconds = 0;
     try {
+      if (await redetect(record)) return;
       for (const upload of uploadsIn(record)) {
         // Each upload its own subsegment, annotated with its client and batch.
         const result = await traceWork('upload', traceKeysOf(upload.encodedKey), () => processUpload(deps, upload));

@@ -47,6 +47,9 @@ import type { ReviewOutcome, Verdict } from '../store/reviews';
 import { presignUploads, type DeclaredFile } from './uploads';
 import { drawAudit } from './audit-draw';
 import type { AuditBody, AuditResult } from './audit-schemas';
+import type { RedetectPlanDeps } from '../redetect/plan';
+import { redetectAnswer } from './redetect';
+import type { RedetectBody, RedetectResult } from './redetect-schemas';
 
 /** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */
 const DEFAULT_CAT_MIN_CONFIDENCE = 80;
@@ -76,6 +79,8 @@ export interface BatchLifecycleOptions {
   links?: ImageLinkSigner;
   /** The clients' daily limits on forms (images left) and batches created; without it, none are applied. */
   quota?: LifecycleQuota;
+  /** POST …:redetect: the model answering now, the uploads queue its images go to (lib/redetect/plan.ts). */
+  redetect?: RedetectPlanDeps;
 }
 
 /** A client's daily limits as the batch lifecycle applies them (lib/store/quota-writes.ts ClientQuotaStore). */
@@ -382,5 +387,11 @@ export class BatchLifecycleService {
       batch: presentBatch(out.batch),
       ...(out.after !== undefined ? { cursor: encodeCursor({ after: out.after, catMinConfidence: body.catMinConfidence }) } : {}),
     };
+  }
+
+  /** Classifies again the batch's images answered by another model (all with `all`), or prices it (dryRun). */
+  async redetect(clientId: string, batchId: string, body: RedetectBody): Promise<RedetectResult> {
+    if (!this.opts.redetect) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
+    return redetectAnswer(this.opts.redetect, clientId, batchId, body);
   }
 }

@@ -96,6 +96,8 @@ export interface Image {
   reused?: boolean;
   /** The detector's verdict at the batch's threshold; isCat is the person's when `review` is set. */
   machineIsCat?: boolean | null;
+  /** The machine's answer a POST …:redetect replaced; null when never re-detected. */
+  previous?: { model: string; isCat: boolean; catConfidence: number } | null;
   /** A person's verdict (PUT …/review); null when none. */
   review?: Review | null;
   /** Its place in the batch's audit sample (POST …/audit); null when not drawn (or not shown by a listing). */

@@ -39,6 +39,7 @@ export function presentImage(image: Image, links: ImageLinks = NO_LINKS): ImageA
     duplicateFiles: image.duplicateFiles ?? [],
     reused: image.reused === true,
     machineIsCat: image.status === 'success' ? (machineIsCatOf(image) ?? null) : null,
+    previous: image.previous ? { ...image.previous } : null,
     review: image.review
       ? { isCat: image.review.isCat, note: image.review.note ?? null, reviewedAt: new Date(image.review.reviewedAt).toISOString() }
       : null,

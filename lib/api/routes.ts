@@ -40,6 +40,7 @@ import {
   type SchemaLimits,
 } from './schemas';
 import { accuracySchema, auditBodySchema, auditResultSchema } from './audit-schemas';
+import { changeListSchema, changesQuerySchema, redetectBodySchema, redetectResultSchema } from './redetect-schemas';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -252,6 +253,45 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: reclassifyResultSchema,
       errors: [400, 401, 404, 409, 429, 500],
       run: ({ service, clientId, params, body }) => service.reclassify(clientId, params.batchId, body),
+    }),
+    route({
+      function: 'batches',
+      method: 'POST',
+      path: '/v1/batches/{batchId}:redetect',
+      operationId: 'redetectBatch',
+      summary: 'Classify a done batch again: its images answered by another model than the current one, or all of them',
+      description:
+        'DetectLabels once per distinct image chosen (duplicates follow their original), counted against the daily images ' +
+        'quota. The batch is processing until every image has its new answer, then done again, and its callback is sent ' +
+        "again. Each image keeps the answer it replaced as `previous`; a person's verdict stays the image's isCat. dryRun " +
+        'only counts and prices. Asked again while it runs, it queues again the images still owed. An open or processing ' +
+        'batch, or one being erased, answers 409.',
+      authenticated: true,
+      params: batchParams,
+      query: noQuerySchema,
+      body: redetectBodySchema,
+      status: 200,
+      response: redetectResultSchema,
+      errors: [400, 401, 404, 409, 429, 500],
+      run: ({ service, clientId, params, body }) => service.redetect(clientId, params.batchId, body),
+    }),
+    route({
+      function: 'api',
+      method: 'GET',
+      path: '/v1/batches/{batchId}/changes',
+      operationId: 'batchChanges',
+      summary: 'The images whose machine verdict a re-detection changed, with both answers',
+      description:
+        "cat → not cat or not cat → cat between `previous` (the answer replaced) and `current`, the machine's verdicts at " +
+        "the batch's threshold (a person's review changes neither). Read from the batch's own partition.",
+      accessPatterns: ['1'],
+      authenticated: true,
+      params: batchParams,
+      query: changesQuerySchema,
+      status: 200,
+      response: changeListSchema,
+      errors: [400, 401, 404, 429, 500],
+      run: ({ service, clientId, params, query }) => service.changes(clientId, params.batchId, query),
     }),
     route({
       function: 'batches',

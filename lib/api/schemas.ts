@@ -69,11 +69,11 @@ export const timeSchema = z.pipe(
   }),
 );
 
-const limitSchema = z
+export const limitSchema = z
   ._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(PAGE_LIMIT_MAX)), PAGE_LIMIT_DEFAULT)
   .check(z.meta({ description: `Most items in the page (1-${PAGE_LIMIT_MAX}).` }));
 
-const cursorSchema = z
+export const cursorSchema = z
   .string()
   .check(
     z.minLength(1),
@@ -424,6 +424,15 @@ export const imageSchema = z
           "The detector's verdict at the batch's threshold (`isCat` is the person's verdict when there is one); null until classified.",
       }),
     ),
+    previous: z
+      .nullable(z.object({ model: z.string(), isCat: z.boolean(), catConfidence: z.number() }).check(z.meta({ id: 'PreviousAnswer' })))
+      .check(
+        z.meta({
+          description:
+            "The machine's answer a POST …:redetect replaced: the model that gave it, its verdict at the batch's threshold " +
+            'and its best Cat confidence; null when never re-detected (and in listings read from an index).',
+        }),
+      ),
     review: z
       .nullable(
         z
@@ -534,7 +543,7 @@ export const callbackStateSchema = z
   })
   .check(z.meta({ id: 'CallbackDelivery' }));
 
-const dollarsSchema = z.number().check(z.gte(0));
+export const dollarsSchema = z.number().check(z.gte(0));
 
 export const batchUsageSchema = z
   .object({
@@ -558,8 +567,8 @@ export const batchSummarySchema = z
     status: z.enum(BATCH_STATUSES).check(
       z.meta({
         description:
-          'open: not closed yet; processing: closed, and an image is pending or declared files have not all arrived; ' +
-          'done: closed, nothing pending, every declared file arrived.',
+          'open: not closed yet; processing: closed, and an image is pending or declared files have not all arrived, or ' +
+          'a POST …:redetect is classifying its images again; done: closed, nothing pending, every declared file arrived.',
       }),
     ),
     closed: z.boolean().check(z.meta({ description: 'No more uploads: by POST …:close, or once `expected` uploads arrived.' })),

@@ -38,6 +38,8 @@ import type {
   Usage,
 } from './schemas';
 import { pricePerImageUsd } from '../config';
+import { changesPage } from './changes';
+import type { ChangesQuery, VerdictChange } from './redetect-schemas';
 import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
 import type { DailyUsage } from '../store/client-limits';
 
@@ -78,6 +80,11 @@ const cursorOf = (page: { cursor?: string }) => (page.cursor ? { cursor: page.cu
 
 export class ApiService {
   constructor(private readonly opts: ApiServiceOptions) {}
+
+  /** GET …/changes: the images whose machine verdict a re-detection changed. */
+  async changes(clientId: string, batchId: string, q: ChangesQuery): Promise<List<VerdictChange>> {
+    return changesPage(this.opts.store, clientId, batchId, q);
+  }
 
   async getBatch(clientId: string, batchId: string): Promise<BatchSummary> {
     const batch = await getBatch(this.opts.store, clientId, batchId);

@@ -26,6 +26,7 @@ import type { GlobalOptions, Handlers, JsonOption } from './program';
 import type { BatchSummary, Image } from '../api/client-contract';
 import { dryRun, upload } from './upload-command';
 import { accuracyLines, auditLines } from './audit-output';
+import { changesCommand, redetectCommand } from './redetect-command';
 
 /** What every command writes with and asks through. */
 interface CommandIo {
@@ -57,6 +58,8 @@ export function commandHandlers(ctx: CommandContext): Handlers {
         : upload(inputs, o, clientFor(o), ctx, out, err, statusUrlFor(resolveConnection(o, ctx.env).apiUrl, undefined, ctx.env)),
     ...readHandlers(io),
     ...batchHandlers(io),
+    redetect: (batch, o) => redetectCommand(clientFor(o), batch, o, out),
+    changes: (batch, o) => changesCommand(clientFor(o), batch, o, out),
   };
 }
 

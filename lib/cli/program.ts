@@ -69,6 +69,8 @@ export interface Handlers {
   close(batch: string, opts: JsonOption): Promise<number>;
   delete(batch: string, opts: JsonOption): Promise<number>;
   similar(batch: string, opts: JsonOption & { maxDistance?: number }): Promise<number>;
+  redetect(batch: string, opts: JsonOption & { dryRun?: boolean; all?: boolean }): Promise<number>;
+  changes(batch: string, opts: JsonOption): Promise<number>;
 }
 
 export interface ProgramIo {
@@ -253,6 +255,16 @@ function addImageCommands({ handlers, sub, done, jsonOption, batchCommand }: Com
     'accuracy',
     "The machine's precision, recall, accuracy and the batch's cats, estimated from the audited reviews",
     (batch, o) => handlers.accuracy(batch, o),
+  );
+
+  sub('redetect', 'Classify a done batch again: its images answered by another model than the current one (or all)')
+    .argument('<batch>', 'batch id', batchName)
+    .option('--dry-run', 'only count and price the images: nothing changes')
+    .option('--all', 'every image, not only those answered by another model')
+    .addOption(jsonOption)
+    .action(async (batch: string, _o, cmd: Command) => done(await handlers.redetect(batch, cmd.optsWithGlobals())));
+  batchCommand('changes', 'The images whose machine verdict a re-detection changed, with both confidences', (batch, o) =>
+    handlers.changes(batch, o),
   );
 }
 

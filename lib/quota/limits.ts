@@ -68,6 +68,13 @@ export const formsBeyondQuota = (limits: ClientLimits, accepted: number, asked: 
 export const batchesBeyondQuota = (limits: ClientLimits, nowMs: number): QuotaExceededError =>
   beyondQuota(`the client's limit of ${limits.maxBatchesPerDay} batches per UTC day is used up for ${utcDay(nowMs)}`, nowMs);
 
+/** Re-detections asked beyond the images left today: they count as uploads. */
+export const redetectionsBeyondQuota = (limits: ClientLimits, asked: number, nowMs: number): QuotaExceededError =>
+  beyondQuota(
+    `${asked} re-detections asked, beyond the client's quota of ${limits.maxImagesPerDay} images per UTC day for ${utcDay(nowMs)}`,
+    nowMs,
+  );
+
 /** `what` was refused for a daily quota: the message names the reset time, Retry-After the seconds until it. */
 function beyondQuota(what: string, nowMs: number): QuotaExceededError {
   const reset = nextUtcDay(nowMs);

@@ -55,6 +55,9 @@ export const IMAGE_ATTRIBUTES = {
   duplicateFiles: 'dup_files',
   claimId: 'claim_id',
   leaseUntil: 'lease_until',
+  // A re-detection's (lib/store/redetect.ts): the answer it replaced, and its run while it still owes the image one.
+  previous: 'prev',
+  redetectRun: 'rd_run',
   // Index keys with no domain field of their own: uploadedAt while classifying, and the sparse index keys.
   receivedAt: 'received_ts',
   statusKey: 'status_ts',
@@ -91,6 +94,9 @@ export const BATCH_ATTRIBUTES = {
   eraseQueuedAt: 'erase_ts',
   // The strata's sizes at the last audit draw (lib/store/audit.ts).
   auditPopulation: 'audit_pop',
+  // A re-detection in progress (lib/store/redetect.ts): its run id and the images it still owes an answer.
+  redetectRun: 'rd_run',
+  redetectLeft: 'rd_left',
 } as const;
 
 /** An upload's item (schema.ts uploadItemKey). */
@@ -157,6 +163,7 @@ export function toImage(item: Partial<ImageItem>): Image {
   if (item.dup_files !== undefined) out.duplicateFiles = [...item.dup_files].sort();
   if (item.review !== undefined) out.review = fromStoredReview(item.review);
   if (item.audit !== undefined) out.audit = fromStoredAudit(item.audit);
+  if (item.prev !== undefined) out.previous = { model: item.prev.model, isCat: item.prev.cat, catConfidence: item.prev.conf };
   const detections = decodeDetections(stored.rek_dets);
   if (detections) out.detections = detections;
   else delete out.detections;
@@ -173,6 +180,7 @@ export function toImageItem(image: Image): ImageItem {
   if (typeof image.expiresAt === 'number') out.purge_at = purgeAt(image.expiresAt);
   if (image.review) out.review = toStoredReview(image.review);
   if (image.audit) out.audit = toStoredAudit(image.audit);
+  if (image.previous) out.prev = { model: image.previous.model, cat: image.previous.isCat, conf: image.previous.catConfidence };
   if (image.detections) out.rek_dets = encodeDetections(image.detections);
   return out as unknown as ImageItem;
 }
@@ -203,6 +211,7 @@ export function toBatch(item: BatchItem): Batch {
     ...(item.callback ? { callback: item.callback as unknown as Batch['callback'] } : {}),
     ...(item.cb_due !== undefined ? { callbackDue: true } : {}),
     ...(typeof item.cb_requeued_ts === 'number' ? { callbackRequeuedAt: item.cb_requeued_ts } : {}),
+    ...(typeof item.rd_run === 'string' ? { redetecting: { run: item.rd_run, left: Number(item.rd_left ?? 0) } } : {}),
   };
 }
 

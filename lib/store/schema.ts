@@ -206,6 +206,10 @@ export interface ImageItem {
   err_msg?: string;
   dup_count?: number;
   dup_files?: Set<string> | string[];
+  /** The answer a re-detection replaced: {model, cat (the machine's verdict), conf}. */
+  prev?: { model: string; cat: boolean; conf: number };
+  /** The run of a re-detection that still owes this image its answer. */
+  rd_run?: string;
 }
 
 /** An upload's item (uploadItemKey): kept until its batch expires. */
@@ -288,6 +292,9 @@ export interface BatchItem {
   n_cats: number;
   n_reviewed?: number;
   n_corrected?: number;
+  /** A re-detection in progress: its run id, and the images it still owes an answer. */
+  rd_run?: string;
+  rd_left?: number;
 }
 
 /** The partition of a client's batch: batch names are the client's own, so two clients may share one. */
@@ -364,4 +371,4 @@ export const CAPTURE_ATTRIBUTES = ['cap_at', 'camera', 'gps'] as const;
 export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts', ...CAPTURE_ATTRIBUTES] as const;
 
 /** An image read by its key from the table (GetItem, BatchGetItem): a listing's fields and its place in the audit sample. */
-export const IMAGE_BY_KEY_ATTRIBUTES = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'audit'] as const;
+export const IMAGE_BY_KEY_ATTRIBUTES = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'audit', 'prev'] as const;

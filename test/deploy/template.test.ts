@@ -378,7 +378,7 @@ describe('IAM', () => {
     ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['batches', 's3:PutObject', ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/uploads/*']],
     ['batches', 's3:GetObject', ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
-    ['batches', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{EraseQueue.Arn}']],
+    ['batches', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{EraseQueue.Arn}', '{IngestQueue.Arn}']],
     ['ingest', 'sqs:SendMessage', ['{CallbackQueue.Arn}']],
     ['ingest', 'sqs:ChangeMessageVisibility', ['{IngestQueue.Arn}']],
     ['callbacks', 'sqs:SendMessage', ['{CallbackQueue.Arn}']],

@@ -188,6 +188,7 @@ describe('GET /v1/batches/{batchId}/images', () => {
       machineIsCat: true,
       // Seeded without a model (as a record written before records kept it, with no boxes either): none to name.
       model: null,
+      previous: null,
       review: null,
       error: null,
       capturedAt: null,

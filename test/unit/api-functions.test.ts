@@ -65,6 +65,7 @@ describe('which function serves a request', () => {
       'GET /v1/batches/{batchId}/export',
       'DELETE /v1/batches/{batchId}',
       'POST /v1/batches/{batchId}:reclassify',
+      'POST /v1/batches/{batchId}:redetect',
       'PUT /v1/batches/{batchId}/images/{fprint}/review',
       'DELETE /v1/batches/{batchId}/images/{fprint}/review',
       'POST /v1/batches/{batchId}/audit',

@@ -60,6 +60,8 @@ describe('OpenAPI document', () => {
         'POST /v1/batches/{batchId}/uploads',
         'POST /v1/batches/{batchId}:close',
         'POST /v1/batches/{batchId}:reclassify',
+        'POST /v1/batches/{batchId}:redetect',
+        'GET /v1/batches/{batchId}/changes',
         'GET /v1/batches/{batchId}',
         'GET /v1/batches/{batchId}/images',
         'GET /v1/batches/{batchId}/images/{fprint}',

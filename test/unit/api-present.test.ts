@@ -148,6 +148,7 @@ describe('presentImage', () => {
       duplicateFiles: [],
       reused: false,
       machineIsCat: null,
+      previous: null,
       review: null,
       error: { code: 'NotAnImage', message: 'not an image' },
       capturedAt: null,

@@ -1,0 +1,65 @@
+// One image of a re-detection (lib/redetect/plan.ts queues it; the ingest function runs it beside the uploads): its
+// resting object read again, DetectLabels on its bytes as the ingest sends them, the new answer written with the one it
+// replaces (lib/store/redetect.ts). A message delivered again finds the answer written and only settles the run (a
+// counter move a crash lost is recounted there), so an image is paid for once however often its message comes.
+import type { RekognitionClient } from '@aws-sdk/client-rekognition';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Config } from '../config';
+import { detectLabels, type DetectLabelsObserver } from '../ingest/detect';
+import { RejectedUploadError } from '../ingest/errors';
+import { readUpload, UploadGoneError } from '../ingest/storage';
+import type { AnswerOutcome, Redetections } from '../store/redetect';
+import type { RedetectMessage } from './message';
+
+export interface RedetectJobDeps {
+  redetections: Redetections;
+  s3: S3Client;
+  rekognition: RekognitionClient;
+  config: Pick<Config, 'bucketName' | 'maxUploadBytes' | 'minConfidence' | 'maxLabels' | 'catMinConfidence' | 'maxInputPixels'> & {
+    clientHint?: boolean;
+  };
+  /** Told of each DetectLabels call (the ingest's metrics). */
+  onCall?: () => void;
+  onRequest?: DetectLabelsObserver;
+}
+
+/** How the message went: its image answered now, before, or not at all because its run is over (or the batch is gone). */
+export type RedetectJobOutcome = AnswerOutcome | 'stale';
+
+export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage): Promise<RedetectJobOutcome> {
+  const { redetections, config } = deps;
+  const batch = await redetections.getBatch(m.clientId, m.batchId);
+  if (batch?.redetecting?.run !== m.run || batch.deleting === true) return 'stale';
+  const image = await redetections.getImage(m.clientId, m.batchId, m.fprint);
+  if (image?.redetectRun !== m.run) {
+    await redetections.settle(m.clientId, m.batchId, m.run);
+    return 'answered-before';
+  }
+  // An image whose object is gone keeps its answer, as one DetectLabels refuses: the run goes on without it.
+  const object = image.restingKey
+    ? await readUpload(deps.s3, config.bucketName, image.restingKey, config.maxUploadBytes).catch((err: unknown) => {
+        if (err instanceof UploadGoneError) return undefined;
+        throw err;
+      })
+    : undefined;
+  if (!object) return redetections.answer(image, m.run, undefined);
+  deps.onCall?.();
+  const detection = await detectLabels(
+    deps.rekognition,
+    { bytes: object.bytes.length, format: image.format ?? 'unknown', width: image.width ?? 0, height: image.height ?? 0 },
+    object.bytes,
+    {
+      minConfidence: config.minConfidence,
+      maxLabels: config.maxLabels,
+      catMinConfidence: batch.catMinConfidence ?? config.catMinConfidence,
+      maxInputPixels: config.maxInputPixels,
+      ...(config.clientHint === true ? { clientHint: m.clientId } : {}),
+      ...(deps.onRequest ? { onRequest: deps.onRequest } : {}),
+    },
+  ).catch((err: unknown) => {
+    // Refused outright (its bytes and a converted JPEG both): the image keeps its answer, the run goes on.
+    if (err instanceof RejectedUploadError) return undefined;
+    throw err;
+  });
+  return redetections.answer(image, m.run, detection);
+}

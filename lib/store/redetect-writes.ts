@@ -1,0 +1,266 @@
+// A re-detection's requests (POST …:redetect, docs/api.md "Re-detect"), as pure builders: the plan's read of the
+// batch, the mark on each image it owes an answer, the summary's run and what is left, an image's new answer with
+// the answer it replaces kept as `prev`, the counter move, the end (done again, the callback owed again), and the
+// changes listing's Query. Sent by lib/store/redetect.ts.
+import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { CatInstance, Counts, Detections, Image, Label, TrimmedLabels } from '../domain';
+import { machineIsCatOf } from '../domain';
+import { batchNames, imageNames, type BatchAttribute } from './attributes';
+import { liveBatch } from './batch-summary';
+import { usageKey } from './client-limits';
+import { encodeDetections } from './detections';
+import type { QueryPlan } from './expressions';
+import { BATCH_SK, CALLBACK_DUE, batchKey, batchPartition, imageKey, nowSeconds, reviewKey } from './schema';
+
+/** What the plan reads of each record: enough to choose it (its model) and count it (its duplicates). */
+export function planPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
+  const [start, value] = afterFprint === undefined ? [':summary', BATCH_SK] : [':after', afterFprint];
+  return {
+    TableName: table,
+    KeyConditionExpression: `#partition = :partition AND #fprint > ${start}`,
+    ProjectionExpression: '#fprint, #status, #detection.#model, #detections, #duplicates, #redetectRun',
+    ExpressionAttributeNames: {
+      ...imageNames('partition', 'fprint', 'status', 'detection', 'detections', 'duplicates', 'redetectRun'),
+      '#model': 'model',
+    },
+    ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), [start]: value },
+    ConsistentRead: true,
+    Limit: limit,
+  };
+}
+
+/** Marks a classified image as owed an answer by the run. */
+export function markImageRequest(table: string, clientId: string, batchId: string, fprint: string, run: string): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: imageKey(clientId, batchId, fprint),
+    UpdateExpression: 'SET #redetectRun = :run',
+    ConditionExpression: '#status = :success',
+    ExpressionAttributeNames: imageNames('redetectRun', 'status'),
+    ExpressionAttributeValues: { ':run': run, ':success': 'success' },
+  };
+}
+
+/** Starts the run on a done, live batch that runs no other: it reads `processing` until the run ends. */
+export function startRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  run: string,
+  left: number,
+  nowMs: number,
+): UpdateCommandInput {
+  const live = liveBatch(nowMs);
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #redetectRun = :run, #redetectLeft = :left',
+    ConditionExpression: `${live.condition} AND attribute_exists(#doneAt) AND attribute_not_exists(#redetectRun)`,
+    ExpressionAttributeNames: batchNames(...live.names, 'doneAt', 'redetectRun', 'redetectLeft'),
+    ExpressionAttributeValues: { ...live.values, ':run': run, ':left': left },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** A new answer of DetectLabels, as the re-detection writes it. */
+export interface NewAnswer {
+  isCat: boolean;
+  catConfidence: number;
+  cats: CatInstance[];
+  labels: Label[];
+  trimmed: TrimmedLabels;
+  detections: Detections;
+}
+
+/** The model a record's answer came from, as stored today: DetectLabels' LabelModelVersion (a reused copy keeps its boxes' one). */
+export const storedModelOf = (image: Pick<Image, 'detection' | 'detections'>): string =>
+  image.detection?.model ?? image.detections?.model ?? 'unknown';
+
+/**
+ * The image's new answer, only while the run still owes it one: the answer it replaces goes to `prev`; a person's
+ * verdict stays the image's isCat and only the machine's beside it moves (docs/design.md §10); a reused copy becomes
+ * the image's own answer.
+ */
+export function answerRequest(table: string, image: Image, run: string, answer: NewAnswer, nowMs: number): UpdateCommandInput {
+  const reviewed = image.review !== undefined;
+  const isCat = reviewed ? (image.review?.isCat ?? false) : answer.isCat;
+  const set = [
+    '#previous = :previous',
+    '#isCat = :cat',
+    '#catConfidence = :conf',
+    '#cats = :cats',
+    '#labels = :labels',
+    '#detection = :detection',
+    '#detections = :detections',
+    '#classifiedAt = :now',
+    '#reviewKey = :reviewKey',
+  ];
+  const values: Record<string, unknown> = {
+    ':previous': { model: storedModelOf(image), cat: machineIsCatOf(image) === true, conf: image.catConfidence ?? 0 },
+    ':cat': isCat,
+    ':conf': answer.catConfidence,
+    ':cats': answer.cats,
+    ':labels': answer.labels,
+    ':detection': answer.trimmed,
+    ':detections': encodeDetections(answer.detections),
+    ':now': nowMs,
+    ':reviewKey': reviewKey(reviewed, answer.catConfidence),
+    ':run': run,
+  };
+  if (reviewed) {
+    set.push('#review.#mc = :mc');
+    values[':mc'] = answer.isCat;
+  }
+  if (isCat) {
+    set.push('#catAt = :uploadedAt');
+    values[':uploadedAt'] = image.uploadedAt;
+  }
+  const remove = ['#redetectRun', '#reused', ...(isCat ? [] : ['#catAt'])];
+  return {
+    TableName: table,
+    Key: imageKey(image.clientId, image.batchId, image.fprint),
+    UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
+    ConditionExpression: '#redetectRun = :run',
+    ExpressionAttributeNames: {
+      ...imageNames('previous', 'isCat', 'catConfidence', 'cats', 'labels', 'detection', 'detections', 'classifiedAt', 'reviewKey'),
+      ...imageNames('redetectRun', 'reused', 'catAt', ...(reviewed ? (['review'] as const) : [])),
+      ...(reviewed ? { '#mc': 'mc' } : {}),
+    },
+    ExpressionAttributeValues: values,
+  };
+}
+
+/** The run gives up an image DetectLabels refused outright: it keeps the answer it had, and is no longer owed one. */
+export function forgoRequest(table: string, image: Pick<Image, 'clientId' | 'batchId' | 'fprint'>, run: string): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: imageKey(image.clientId, image.batchId, image.fprint),
+    UpdateExpression: 'REMOVE #redetectRun',
+    ConditionExpression: '#redetectRun = :run',
+    ExpressionAttributeNames: imageNames('redetectRun'),
+    ExpressionAttributeValues: { ':run': run },
+  };
+}
+
+/** What an image's new answer moves on the counters: cats (an unreviewed image's flag), corrected, reused. */
+export function answerCounts(image: Image, answer: Pick<NewAnswer, 'isCat'>): Partial<Counts> {
+  const delta: Partial<Counts> = {};
+  if (image.reused === true) delta.reused = -1;
+  if (image.review) {
+    const wasCorrected = image.review.isCat !== image.review.machineIsCat;
+    const corrected = image.review.isCat !== answer.isCat;
+    if (wasCorrected !== corrected) delta.corrected = corrected ? 1 : -1;
+  } else if ((image.isCat === true) !== answer.isCat) delta.cats = answer.isCat ? 1 : -1;
+  return delta;
+}
+
+/** Moves the counters by `delta` and counts one image answered, only on the live batch still running `run`. */
+export function moveRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  run: string,
+  delta: Partial<Counts>,
+  nowMs: number,
+): UpdateCommandInput {
+  const live = liveBatch(nowMs);
+  const moved = (Object.entries(delta) as [keyof Counts, number][]).filter(([, n]) => n !== 0);
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: `ADD ${['#redetectLeft :minusOne', ...moved.map(([name]) => `#${name} :${name}`)].join(', ')}`,
+    ConditionExpression: `${live.condition} AND #redetectRun = :run`,
+    ExpressionAttributeNames: batchNames(...live.names, 'redetectLeft', 'redetectRun', ...moved.map(([name]) => name as BatchAttribute)),
+    ExpressionAttributeValues: {
+      ...live.values,
+      ':minusOne': -1,
+      ':run': run,
+      ...Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])),
+    },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** Sets what the run has left to what its images say, only if it did not move meanwhile. */
+export function leftRequest(table: string, clientId: string, batchId: string, run: string, was: number, left: number): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #redetectLeft = :left',
+    ConditionExpression: '#redetectRun = :run AND #redetectLeft = :was',
+    ExpressionAttributeNames: batchNames('redetectRun', 'redetectLeft'),
+    ExpressionAttributeValues: { ':run': run, ':was': was, ':left': left },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/**
+ * Ends the run: the batch is done again at `now`, and owes its completion callback again when it has one (the sweep
+ * finds it by cb_due, as at the first done).
+ */
+export function endRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  run: string,
+  nowMs: number,
+  withCallback: boolean,
+): UpdateCommandInput {
+  const live = liveBatch(nowMs);
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: `SET #doneAt = :now${withCallback ? ', #callbackDue = :due' : ''} REMOVE #redetectRun, #redetectLeft`,
+    ConditionExpression: `${live.condition} AND #redetectRun = :run`,
+    ExpressionAttributeNames: batchNames(
+      ...live.names,
+      'doneAt',
+      'redetectRun',
+      'redetectLeft',
+      ...(withCallback ? (['callbackDue'] as const) : []),
+    ),
+    ExpressionAttributeValues: { ...live.values, ':now': nowMs, ':run': run, ...(withCallback ? { ':due': CALLBACK_DUE } : {}) },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** Counts `images` re-detections against the client's images of the day, unless that goes beyond `limit`. */
+export function countImagesRequest(
+  table: string,
+  clientId: string,
+  day: string,
+  images: number,
+  limit: number,
+  nowMs: number,
+): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: usageKey(clientId, day),
+    UpdateExpression: 'ADD #accepted :n SET #purgeAt = if_not_exists(#purgeAt, :purge)',
+    ConditionExpression: '(attribute_not_exists(#accepted) AND :n <= :limit) OR #accepted <= :room',
+    ExpressionAttributeNames: { '#accepted': 'accepted', '#purgeAt': 'purge_at' },
+    ExpressionAttributeValues: { ':n': images, ':limit': limit, ':room': limit - images, ':purge': nowSeconds(nowMs) + 40 * 86400 },
+  };
+}
+
+/**
+ * The images of a batch whose machine verdict a re-detection changed: `prev` there, and its verdict not the machine's
+ * now (the review's `mc` where a person gave one, else the flag). The batch's own partition, paged by the reader.
+ */
+export function changesPlan(table: string, clientId: string, batchId: string, nowS: number): QueryPlan {
+  const partition = batchPartition(clientId, batchId);
+  const input: QueryCommandInput = {
+    TableName: table,
+    KeyConditionExpression: '#partition = :partition AND #fprint > :summary',
+    FilterExpression:
+      'attribute_exists(#previous) AND #expiresAt > :nowS AND ' +
+      '((attribute_not_exists(#review) AND #isCat <> #previous.#cat) OR (attribute_exists(#review) AND #review.#mc <> #previous.#cat))',
+    ExpressionAttributeNames: {
+      ...imageNames('partition', 'fprint', 'previous', 'expiresAt', 'review', 'isCat'),
+      '#cat': 'cat',
+      '#mc': 'mc',
+    },
+    ExpressionAttributeValues: { ':partition': partition, ':summary': BATCH_SK, ':nowS': nowS },
+  };
+  return { pattern: '1 (changes)', scope: `changes\n${partition}`, keyAttributes: ['batch_id', 'img_fprint'], input };
+}

@@ -1,0 +1,190 @@
+// A re-detection's writes and the reads they depend on (docs/api.md "Re-detect", docs/decisions/0033-redetect.md).
+// The run is held by the summary (rd_run, rd_left: the batch reads `processing`) and by a mark on each image it owes an
+// answer (rd_run). An answer and its counter move (rd_left − 1, cats, corrected, reused) are one transaction where the
+// backend has them; without (dynalite) they are two writes, and a crash between them is repaired when the image's
+// message comes again and finds its answer written: the batch is recounted from its records (counters and what the run
+// has left), as an upload's redelivery is. The last answer ends the run: done again, callback owed again.
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Batch, Image } from '../domain';
+import { transaction } from './batch-counters';
+import type { BatchStore } from './batch-store';
+import { conditionFailed } from './batch-summary';
+import { getImage } from './image-record';
+import {
+  answerCounts,
+  answerRequest,
+  countImagesRequest,
+  endRequest,
+  forgoRequest,
+  leftRequest,
+  markImageRequest,
+  moveRequest,
+  planPageQuery,
+  startRequest,
+  storedModelOf,
+  type NewAnswer,
+} from './redetect-writes';
+import { decodeDetections } from './detections';
+import type { ImageItem } from './schema';
+import { transactWrite } from './transact';
+
+/** A classified image of the batch as the plan sees it. */
+export interface RedetectCandidate {
+  fprint: string;
+  /** The model its answer came from, as stored (storedModelOf). */
+  model: string;
+  /** Later uploads of the same pixels: they follow the answer, at no call of their own. */
+  duplicates: number;
+  /** The run that still owes it an answer, if any. */
+  run?: string;
+}
+
+/** How an image's answer went: written (and counted), written before (a message delivered again), or the run is over. */
+export type AnswerOutcome = 'answered' | 'answered-before' | 'run-over';
+
+const PLAN_PAGE = 500;
+const MARKS_AT_ONCE = 16;
+
+export class Redetections {
+  constructor(
+    private readonly store: BatchStore,
+    /** The completion hook (callback, event) of a batch done again. */
+    private readonly onDone?: (batch: Batch) => Promise<void>,
+  ) {}
+
+  /** Every record of the batch, a page at a time: its classified images with their model. */
+  async *candidates(clientId: string, batchId: string): AsyncGenerator<RedetectCandidate[]> {
+    let after: string | undefined;
+    do {
+      const out = await this.store.ddb.send(new QueryCommand(planPageQuery(this.store.table, clientId, batchId, PLAN_PAGE, after)));
+      const items = (out.Items ?? []) as ImageItem[];
+      yield items
+        .filter((item) => item.op_status === 'success')
+        .map((item) => ({
+          fprint: item.img_fprint,
+          model: storedModelOf({ ...(item.rek_resp ? { detection: item.rek_resp } : {}), ...detectionsOf(item) }),
+          duplicates: item.dup_count ?? 0,
+          ...(item.rd_run !== undefined ? { run: item.rd_run } : {}),
+        }));
+      after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
+    } while (after !== undefined);
+  }
+
+  /** Marks the images as owed an answer by `run`; answers those marked (an image no longer classified is left). */
+  async mark(clientId: string, batchId: string, fprints: readonly string[], run: string): Promise<string[]> {
+    const marked: string[] = [];
+    for (let i = 0; i < fprints.length; i += MARKS_AT_ONCE) {
+      await Promise.all(
+        fprints.slice(i, i + MARKS_AT_ONCE).map(async (fprint) => {
+          try {
+            await this.store.ddb.send(new UpdateCommand(markImageRequest(this.store.table, clientId, batchId, fprint, run)));
+            marked.push(fprint);
+          } catch (err) {
+            if (!conditionFailed(err)) throw err;
+          }
+        }),
+      );
+    }
+    return marked;
+  }
+
+  /** Starts the run on a done batch running no other; undefined when it is not (open, processing, re-detecting, gone). */
+  async start(clientId: string, batchId: string, run: string, left: number): Promise<Batch | undefined> {
+    return this.store.conditionalUpdate(startRequest(this.store.table, clientId, batchId, run, left, this.store.now()));
+  }
+
+  /** Counts `images` re-detections against the client's images of the day; false (nothing counted) beyond `limit`. */
+  async countImages(clientId: string, day: string, images: number, limit: number): Promise<boolean> {
+    try {
+      await this.store.ddb.send(new UpdateCommand(countImagesRequest(this.store.table, clientId, day, images, limit, this.store.now())));
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  async getBatch(clientId: string, batchId: string): Promise<Batch | undefined> {
+    return this.store.getBatch(clientId, batchId);
+  }
+
+  async getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+    return getImage(this.store, clientId, batchId, fprint);
+  }
+
+  /**
+   * Writes the image's new answer and counts it, then ends the run when it was the last. Without an answer (DetectLabels
+   * refused the image outright) the image keeps the one it had and is counted as done.
+   */
+  async answer(image: Image, run: string, answer: NewAnswer | undefined): Promise<AnswerOutcome> {
+    const { table } = this.store;
+    const record = answer ? answerRequest(table, image, run, answer, this.store.now()) : forgoRequest(table, image, run);
+    const delta = answer ? answerCounts(image, answer) : {};
+    const move = moveRequest(table, image.clientId, image.batchId, run, delta, this.store.now());
+    let left: number | undefined;
+    if (this.store.transactions) {
+      try {
+        await transactWrite(this.store.ddb, transaction(record, move));
+      } catch (err) {
+        const reasons = err instanceof TransactionCanceledException ? (err.CancellationReasons ?? []) : [];
+        if (reasons[0]?.Code === 'ConditionalCheckFailed') return 'answered-before';
+        if (reasons[1]?.Code === 'ConditionalCheckFailed') return 'run-over';
+        throw err;
+      }
+    } else {
+      try {
+        await this.store.ddb.send(new UpdateCommand(record));
+      } catch (err) {
+        if (conditionFailed(err)) return 'answered-before';
+        throw err;
+      }
+      // A crash here leaves the move undone: the message comes again, finds the answer written, and settle() recounts.
+      const after = await this.store.conditionalUpdate(move);
+      if (!after) return 'run-over';
+      left = after.redetecting?.left;
+    }
+    if (left === undefined || left <= 0) await this.settle(image.clientId, image.batchId, run);
+    return 'answered';
+  }
+
+  /**
+   * Ends the run once it owes no image an answer. Without transactions the records are the truth: the batch is recounted
+   * (a counter move a crash lost) and what the run has left is set from the marks still there, before it may end.
+   */
+  async settle(clientId: string, batchId: string, run: string): Promise<Batch | undefined> {
+    const batch = await this.store.getBatch(clientId, batchId);
+    if (!batch || !this.store.isLive(batch) || batch.redetecting?.run !== run) return batch;
+    if (!this.store.transactions) {
+      await this.store.recount(clientId, batchId);
+      const left = await this.owed(clientId, batchId, run);
+      if (left !== batch.redetecting.left) {
+        const set = await this.store.conditionalUpdate(leftRequest(this.store.table, clientId, batchId, run, batch.redetecting.left, left));
+        if (!set) return this.store.getBatch(clientId, batchId); // moved meanwhile: the image that moved it settles
+      }
+      if (left > 0) return batch;
+    } else if (batch.redetecting.left > 0) return batch;
+    const done = await this.store.conditionalUpdate(
+      endRequest(this.store.table, clientId, batchId, run, this.store.now(), batch.callbackUrl !== undefined),
+    );
+    if (done) await this.onDone?.(done);
+    return done ?? (await this.store.getBatch(clientId, batchId));
+  }
+
+  /** The images `run` still owes an answer, from their marks. */
+  async owedImages(clientId: string, batchId: string, run: string): Promise<string[]> {
+    const owed: string[] = [];
+    for await (const page of this.candidates(clientId, batchId)) owed.push(...page.filter((c) => c.run === run).map((c) => c.fprint));
+    return owed;
+  }
+
+  private async owed(clientId: string, batchId: string, run: string): Promise<number> {
+    return (await this.owedImages(clientId, batchId, run)).length;
+  }
+}
+
+/** The boxes' model of a record read by the plan (rek_dets, a compact string). */
+function detectionsOf(item: ImageItem): Pick<Image, 'detections'> {
+  const detections = decodeDetections(item.rek_dets);
+  return detections ? { detections } : {};
+}
