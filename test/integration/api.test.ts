@@ -189,6 +189,7 @@ describe('GET /v1/batches/{batchId}/images', () => {
       // Seeded without a model (as a record written before records kept it, with no boxes either): none to name.
       model: null,
       previous: null,
+      audit: null,
       review: null,
       error: null,
       capturedAt: null,

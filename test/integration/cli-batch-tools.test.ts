@@ -111,6 +111,7 @@ describe('icecat export', () => {
       'camera',
       'lat',
       'lon',
+      'model',
     ]);
     expect(rows).toHaveLength(total);
     const copyRow = rows.find((r) => r[0] === copy);
