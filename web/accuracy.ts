@@ -1,5 +1,6 @@
 // The audit sample's estimates in words (DESIGN §13), kept pure so they are unit-tested without a browser: a share as
-// "92% (85–96%)", a count as "≈ 140 (120–160)", and "not enough reviews yet" where the API has no estimate.
+// "92% (85–96%)", a count as "≈ 140 (120–160)", "exact" where the interval has no width (every image of the strata it
+// rests on reviewed), and "not enough reviews yet" where the API has no estimate.
 import type { IntervalEstimate } from './api';
 
 /** Where the API gives no estimate (nothing reviewed on that side yet). */
@@ -13,6 +14,7 @@ const pct = (ratio: number): number => Math.round(ratio * 100);
  */
 export function shareText(e: IntervalEstimate | null): string {
   if (!e) return NOT_ENOUGH;
+  if (e.low === e.high) return `${pct(e.estimate)}% (exact)`;
   const low = Math.min(Math.floor(e.low * 100), pct(e.estimate));
   const high = Math.max(Math.ceil(e.high * 100), pct(e.estimate));
   return `${pct(e.estimate)}% (${low}–${high}%)`;
@@ -22,6 +24,7 @@ export function shareText(e: IntervalEstimate | null): string {
 export function countText(e: IntervalEstimate | null): string {
   if (!e) return NOT_ENOUGH;
   const n = Math.round(e.estimate);
+  if (e.low === e.high) return `${n} (exact)`;
   return `≈ ${n} (${Math.min(Math.floor(e.low), n)}–${Math.max(Math.ceil(e.high), n)})`;
 }
 

@@ -23,6 +23,11 @@ describe('the estimates in words', () => {
     expect(countText({ estimate: 9.6, low: 9.1, high: 9.55 })).toBe('≈ 10 (9–10)');
   });
 
+  it('an interval of no width (every image it rests on reviewed): exact, without a range', () => {
+    expect(shareText({ estimate: 1, low: 1, high: 1 })).toBe('100% (exact)');
+    expect(countText({ estimate: 12, low: 12, high: 12 })).toBe('12 (exact)');
+  });
+
   it('no estimate: "not enough reviews yet"', () => {
     expect([shareText(null), countText(null)]).toEqual([NOT_ENOUGH, NOT_ENOUGH]);
     expect(NOT_ENOUGH).toBe('not enough reviews yet');

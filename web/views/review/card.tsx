@@ -81,7 +81,7 @@ export function ReviewEnd({ batchId, batch, queue, of, loadingFirst, onReviewSki
             {queue.skipped.length > 0
               ? `You skipped ${plural(queue.skipped.length, 'image')}.`
               : audit
-                ? 'Draw a sample, or more of it, beside; its images come here in random order.'
+                ? 'Draw a sample, or more of it, under Accuracy; its images come here in random order.'
                 : batch?.status === 'done'
                   ? 'A verdict can be changed on its image’s page; one withdrawn there brings its image back here.'
                   : 'Images still being classified join the queue once they are done.'}
