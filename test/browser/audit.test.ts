@@ -10,7 +10,7 @@ import type { UploadForm } from '../../lib/api/schemas';
 import { countText, shareText } from '../../web/accuracy';
 import { postForm } from '../helpers/upload-form';
 import { accessibilityFindings } from './a11y';
-import { launchChromium, phoneContext, signIn, type Recorder } from './browser';
+import { launchChromium, phoneContext, screenshot, signIn, type Recorder } from './browser';
 import { call, newClient, readAll, stackEnv, waitForBridgeIdle, type TestClient } from './stack-client';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
@@ -96,6 +96,8 @@ describe('the audit queue in review mode', () => {
     const drew = await panel().getByRole('status').textContent({ timeout: 30_000 });
     await reviewedShows(0, SAMPLE);
     const first = await shown();
+    await page.locator('svg.review-frame').waitFor();
+    await screenshot(page, 'review-audit-drawn');
     const pending = await call<{ items: Image[] }>('GET', `/v1/batches/${batchId}/images?audit=pending&limit=10`, owner.key);
 
     expect(refusal).toBe('Enter a whole number of images, 1 to 500.');
