@@ -124,7 +124,7 @@ describe('the audit queue in review mode', () => {
     await page.locator('#review-end').waitFor();
     const estimates = await accuracy();
     const words = await estimatesShown();
-    const [a, b] = judged;
+    const [a, b] = judged as [string, string];
 
     expect(b).not.toBe(a);
     expect(said).toContain(`${a}: ${machine.get(a) ? 'cat' : 'not a cat'}.`);
