@@ -4,12 +4,15 @@ import type { Query } from '../lib/api/client-contract';
 import { WebAppError } from './errors';
 
 export type {
+  Accuracy,
   Agreement,
+  AuditResult,
   BatchCounts,
   BatchStatus,
   BatchSummary,
   Box,
   CreatedBatch,
+  Estimate as IntervalEstimate,
   Image,
   LogEntry,
   MoreUploads,

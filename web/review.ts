@@ -91,6 +91,16 @@ export function restart(q: ReviewQueue): ReviewQueue {
   return { queue: first ? [first] : [], given: q.given, skipped: [], ended: false };
 }
 
+/** Which listing the queue reads: the unreviewed images, least sure first, or the audit sample's, at random (§13). */
+export type ReviewSource = 'uncertain' | 'audit';
+
+/** The listing's query for a source. */
+export const listingQuery = (source: ReviewSource): Record<string, string> =>
+  source === 'audit' ? { audit: 'pending' } : { review: 'pending', order: 'uncertain' };
+
+/** Another listing chosen: its images read from the start, the verdicts given here kept (undo still works). */
+export const switched = (q: ReviewQueue): ReviewQueue => ({ queue: [], given: q.given, skipped: [], ended: false });
+
 /** Whether the queue wants the listing's next page: few images left and more to read. */
 export const wantsMore = (q: ReviewQueue, low = 5): boolean => !q.ended && q.queue.length < low;
 

@@ -4,12 +4,14 @@
 // most, applied in one click. Verdicts show at once and go to the API one after the other, in the order given.
 // Its parts are in review/: the counts and the verdicts on their way, the queue, the moves, the keys, the card.
 import { batchPath, isNotFound, type Api } from '../api';
+import { useState } from 'preact/hooks';
 import { useCapabilities } from '../hooks';
-import { current, progress } from '../review';
+import { current, progress, type ReviewSource } from '../review';
 import { href } from '../route';
 import { batchHref } from './batch';
 import { ErrorNote } from './common';
 import { AgreementPanel } from './review/agreement-panel';
+import { AccuracyPanel, QueueChoice, useAuditDraw } from './review/audit-panel';
 import { ReviewCurrent, ReviewEnd, ReviewProgress, VerdictButtons } from './review/card';
 import { useReviewSync } from './review/counts-sync';
 import { KeysPanel, useReviewKeys, useShortcutsSetting } from './review/keys';
@@ -59,11 +61,14 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
   const path = batchPath(batchId);
   const servesAgreement = caps?.serves('GET', `${path}/agreement`) ?? false;
   const canReclassify = caps?.serves('POST', `${path}:reclassify`) ?? false;
+  const servesAudit = caps?.serves('GET', `${path}/accuracy`) ?? false;
+  const [source, setSource] = useState<ReviewSource>('uncertain');
   const [shortcuts, toggleShortcuts] = useShortcutsSetting();
-  const synced = useReviewSync(api, path, servesAgreement, caps);
+  const synced = useReviewSync(api, path, servesAgreement, caps, source === 'audit');
   const { batch, agreement, loadError } = synced;
-  const queueState = useReviewQueue(api, path, batchId, loadError, synced.setLoadError);
+  const queueState = useReviewQueue(api, path, batchId, loadError, synced.setLoadError, source);
   const { queue, readAgain } = queueState;
+  const { draw, drawSample } = useAuditDraw(api, path, queueState.readFresh, synced.sync);
   const counts = batch?.counts ?? { total: 0, success: 0, fail: 0, duplicate: 0, cats: 0 };
   const { reviewed, of } = progress(counts, synced.unsynced);
   const image = current(queue);
@@ -87,6 +92,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
     <section class="review" aria-labelledby="review-title">
       <ReviewHeading batchId={batchId} />
       <ReviewProgress reviewed={reviewed} of={of} saving={synced.saving} />
+      {servesAudit && <QueueChoice source={source} onChoose={setSource} />}
       <ErrorNote error={loadError} />
       <div class="review-layout">
         {image ? (
@@ -100,6 +106,7 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
             loadingFirst={queueState.loadingFirst}
             onReviewSkipped={moves.reviewSkipped}
             onReadAgain={readAgain}
+            audit={source === 'audit'}
           />
         )}
         <VerdictButtons
@@ -112,7 +119,8 @@ export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
         />
         <ReviewSaid error={moves.verdictError} said={moves.said} />
         <div class="review-side">
-          {batch && servesAgreement && (
+          {source === 'audit' && <AccuracyPanel accuracy={synced.accuracy} draw={draw} onDraw={(size) => void drawSample(size)} />}
+          {batch && servesAgreement && source === 'uncertain' && (
             <AgreementPanel
               agreement={agreement}
               batch={batch}

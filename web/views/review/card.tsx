@@ -55,10 +55,19 @@ export interface ReviewEndProps {
   loadingFirst: boolean;
   onReviewSkipped: () => void;
   onReadAgain: () => void;
+  /** The audit queue: its end says so (the sample is through, or none is drawn). */
+  audit?: boolean;
+}
+
+/** What the end of the queue says: skipped images left, nothing yet, or everything reviewed. */
+function endTitle(queue: ReviewQueue, of: number, audit: boolean): string {
+  if (queue.skipped.length > 0) return 'Only skipped images left';
+  if (audit) return 'No sampled image left to review';
+  return of === 0 ? 'Nothing to review yet' : 'Every image is reviewed';
 }
 
 /** No image to judge: still loading, or the queue is through (the skipped ones offered again, new ones looked for). */
-export function ReviewEnd({ batchId, batch, queue, of, loadingFirst, onReviewSkipped, onReadAgain }: ReviewEndProps) {
+export function ReviewEnd({ batchId, batch, queue, of, loadingFirst, onReviewSkipped, onReadAgain, audit = false }: ReviewEndProps) {
   return (
     <div class="review-head review-end">
       {loadingFirst ? (
@@ -66,14 +75,16 @@ export function ReviewEnd({ batchId, batch, queue, of, loadingFirst, onReviewSki
       ) : (
         <>
           <h2 id="review-end" tabIndex={-1}>
-            {queue.skipped.length > 0 ? 'Only skipped images left' : of === 0 ? 'Nothing to review yet' : 'Every image is reviewed'}
+            {endTitle(queue, of, audit)}
           </h2>
           <p class="muted">
             {queue.skipped.length > 0
               ? `You skipped ${plural(queue.skipped.length, 'image')}.`
-              : batch?.status === 'done'
-                ? 'A verdict can be changed on its image’s page; one withdrawn there brings its image back here.'
-                : 'Images still being classified join the queue once they are done.'}
+              : audit
+                ? 'Draw a sample, or more of it, under Accuracy; its images come here in random order.'
+                : batch?.status === 'done'
+                  ? 'A verdict can be changed on its image’s page; one withdrawn there brings its image back here.'
+                  : 'Images still being classified join the queue once they are done.'}
           </p>
           <div class="buttons">
             {queue.skipped.length > 0 && (

@@ -1,6 +1,16 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { batchPath, type Api, type Image, type Page } from '../../api';
-import { emptyQueue, replaced, restart, wantsMore, withPage, type ReviewQueue } from '../../review';
+import {
+  emptyQueue,
+  listingQuery,
+  replaced,
+  restart,
+  switched,
+  wantsMore,
+  withPage,
+  type ReviewQueue,
+  type ReviewSource,
+} from '../../review';
 
 const PAGE = 25;
 
@@ -9,9 +19,16 @@ const imagePath = (batchId: string, fprint: string) => batchPath(batchId, `/imag
 /**
  * The queue of unreviewed images, read page by page whenever it runs low, the next two pictures fetched before they
  * are shown. The queue lives in a ref (the key handler and the API's answers read the latest) mirrored into state
- * (for rendering).
+ * (for rendering). `source` is the listing read: the uncertain first or the audit sample; another one starts it afresh.
  */
-export function useReviewQueue(api: Api, path: string, batchId: string, loadError: unknown, setLoadError: (error: unknown) => void) {
+export function useReviewQueue(
+  api: Api,
+  path: string,
+  batchId: string,
+  loadError: unknown,
+  setLoadError: (error: unknown) => void,
+  source: ReviewSource = 'uncertain',
+) {
   const queueRef = useRef<ReviewQueue>(emptyQueue());
   const [queue, setQueueState] = useState<ReviewQueue>(queueRef.current);
   const setQueue = (next: ReviewQueue) => {
@@ -31,8 +48,7 @@ export function useReviewQueue(api: Api, path: string, batchId: string, loadErro
     const run = r.run;
     try {
       const page = await api.get<Page<Image>>(`${path}/images`, {
-        review: 'pending',
-        order: 'uncertain',
+        ...listingQuery(source),
         limit: PAGE,
         cursor: queueRef.current.cursor,
       });
@@ -46,7 +62,23 @@ export function useReviewQueue(api: Api, path: string, batchId: string, loadErro
         setLoadingFirst(false);
       }
     }
-  }, [api, path]);
+  }, [api, path, source]);
+
+  const readAgain = (from: (q: ReviewQueue) => ReviewQueue = restart) => {
+    reading.current = { run: reading.current.run + 1, loading: false };
+    setQueue(from(queueRef.current));
+    setLoadError(null);
+    setReadingRun(reading.current.run);
+  };
+
+  // Another listing chosen: read from its start (not on the first render), before the next page is asked for.
+  const shownSource = useRef(source);
+  useEffect(() => {
+    if (shownSource.current === source) return;
+    shownSource.current = source;
+    setLoadingFirst(true);
+    readAgain(switched);
+  }, [source]);
 
   // Whenever the queue runs low: its next page.
   useEffect(() => {
@@ -54,13 +86,6 @@ export function useReviewQueue(api: Api, path: string, batchId: string, loadErro
   }, [queue, readingRun, loadMore, loadError]);
 
   usePreloaded(queue);
-
-  const readAgain = () => {
-    reading.current = { run: reading.current.run + 1, loading: false };
-    setQueue(restart(queueRef.current));
-    setLoadError(null);
-    setReadingRun(reading.current.run);
-  };
 
   /** A picture whose presigned URL expired: its image asked for again, once. */
   const stale = (old: Image) => {
@@ -72,7 +97,7 @@ export function useReviewQueue(api: Api, path: string, batchId: string, loadErro
     );
   };
 
-  return { queue, queueRef, setQueue, loadingFirst, readAgain, stale };
+  return { queue, queueRef, setQueue, loadingFirst, readAgain: () => readAgain(), readFresh: () => readAgain(switched), stale };
 }
 
 export type ReviewQueueState = ReturnType<typeof useReviewQueue>;
