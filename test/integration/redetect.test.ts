@@ -1,6 +1,6 @@
 // POST …:redetect and GET …/changes on the shared local stack (docs/api.md "Re-detect"): a done batch of three distinct
-// images and one duplicate, two of whose records are made to read as answered by an older model (their stored model
-// string rewritten, one of them a non-cat then), priced by a dry run that changes nothing, re-detected at one
+// images and one duplicate, two of whose records are made to read as answered by an older model (their model
+// rewritten, one of them a non-cat then), priced by a dry run that changes nothing, re-detected at one
 // DetectLabels call per distinct image, `processing` then `done` again with its callback sent again, its flip listed;
 // `all` prices every distinct image; bad input, an open or erasing batch and another client's batch refused.
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -17,7 +17,7 @@ import { changeListSchema, redetectResultSchema } from '../../lib/api/redetect-s
 import { imageSchema } from '../../lib/api/schemas';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
-const OLDER = 'an-older-model';
+const OLDER = { name: 'an-older-model', version: '1' };
 
 /** A receiver of completion callbacks on a free loopback port: the bodies it got. */
 async function receiver(): Promise<{ url: string; bodies: string[]; close: () => Promise<void> }> {
@@ -35,7 +35,7 @@ async function receiver(): Promise<{ url: string; bodies: string[]; close: () =>
   return { url: `http://127.0.0.1:${port}/hook`, bodies, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-/** Makes a record read as answered by the older model: its stored model string, and (asCat false) a non-cat then. */
+/** Makes a record read as answered by the older model: its model, and (asCat false) a non-cat then. */
 async function answeredByOlderModel(client: TestClient, batchId: string, fprint: string, asCat?: false): Promise<void> {
   const table = stackEnv('TABLE_NAME');
   const Key = { batch_id: batchPartition(client.clientId, batchId), img_fprint: fprint };
@@ -43,8 +43,7 @@ async function answeredByOlderModel(client: TestClient, batchId: string, fprint:
     new UpdateCommand({
       TableName: table,
       Key,
-      UpdateExpression:
-        asCat === false ? 'SET rek_resp.model = :m, rek_iscat = :f, cat_conf = :c REMOVE cat_ts' : 'SET rek_resp.model = :m',
+      UpdateExpression: asCat === false ? 'SET rek_model = :m, rek_iscat = :f, cat_conf = :c REMOVE cat_ts' : 'SET rek_model = :m',
       ExpressionAttributeValues: { ':m': OLDER, ...(asCat === false ? { ':f': false, ':c': 10 } : {}) },
     }),
   );
@@ -164,7 +163,7 @@ describe('POST …:redetect and GET …/changes', () => {
     // Assert
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain('would classify again 4 images, 3 DetectLabels calls: $0.003 (dry run: nothing changed)');
-    expect(table.stdout).toMatch(/chelsea\.png\s+not cat → cat\s+10 \(an-older-model\)/);
+    expect(table.stdout).toMatch(/chelsea\.png\s+not cat → cat\s+10 \(an-older-model@1\)/);
     expect(JSON.parse(asJson.stdout).items).toEqual([expect.objectContaining({ fileName: 'chelsea.png', change: 'not cat → cat' })]);
   }, 60_000);
 
