@@ -166,6 +166,19 @@ export interface Accuracy {
   recall: Estimate | null;
   accuracy: Estimate | null;
   cats: Estimate | null;
+  /** After a re-detection: each model's estimates on the same audited reviews (absent otherwise). */
+  models?: ModelAccuracy[];
+}
+
+/** One model's estimates on the audit sample. */
+export interface ModelAccuracy {
+  model: { name: string; version: string };
+  sampled: number;
+  reviewed: number;
+  precision: Estimate | null;
+  recall: Estimate | null;
+  accuracy: Estimate | null;
+  cats: Estimate | null;
 }
 
 /** The path of one image's review. */

@@ -13,6 +13,7 @@ import { batchPartition } from '../../lib/store/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
+import { accuracySchema } from '../../lib/api/audit-schemas';
 import { changeListSchema, redetectResultSchema } from '../../lib/api/redetect-schemas';
 import { imageSchema } from '../../lib/api/schemas';
 
@@ -215,4 +216,52 @@ describe('POST …:redetect and GET …/changes', () => {
     expect(foreignChanges.status).toBe(404);
     expect([badBody.status, unknownField.status, badLimit.status]).toEqual([400, 400, 400]);
   });
+});
+
+describe('GET …/accuracy after a re-detection', () => {
+  it("gives each model's estimates on the same audited reviews", async () => {
+    // Arrange: three images answered by the older model, which missed the cat; all three drawn, two reviewed.
+    const client = await newClient('rd-acc');
+    const batchId = uniqueId('rd-acc');
+    const files = ['chelsea.png', 'coffee.png', 'astronaut.png'];
+    await call('POST', '/v1/batches', {
+      key: client.key,
+      body: { batchId, files: files.map((name) => ({ name, contentType: 'image/png', size: 1_000_000 })) },
+    });
+    for (const name of files) await uploadFile(`uploads/${client.clientId}/${batchId}/${name}`, fixture(name), 'image/png');
+    await doneBatch(client, batchId);
+    const ids = new Map((await images(client, batchId)).map((i) => [i.fileName, i.fprint]));
+    await answeredByOlderModel(client, batchId, ids.get('chelsea.png') as string, false);
+    for (const name of ['coffee.png', 'astronaut.png']) await answeredByOlderModel(client, batchId, ids.get(name) as string);
+    expect((await call('POST', `/v1/batches/${batchId}/audit`, { key: client.key, body: { size: 3 } })).body.drawn).toBe(3);
+    for (const [name, isCat] of [
+      ['chelsea.png', true],
+      ['coffee.png', false],
+    ] as const)
+      await call('PUT', `/v1/batches/${batchId}/images/${ids.get(name)}/review`, { key: client.key, body: { isCat } });
+    const before = (await call('GET', `/v1/batches/${batchId}/accuracy`, { key: client.key })).body;
+
+    // Act
+    await call('POST', `/v1/batches/${batchId}:redetect`, { key: client.key, body: { all: true } });
+    await doneBatch(client, batchId);
+    const res = await call('GET', `/v1/batches/${batchId}/accuracy`, { key: client.key });
+
+    // Assert: no model row before; after, the current model (it finds the cat) first, then the older one, whose
+    // figures are the batch's own (the sample was drawn by its verdicts): no machine-cat, so no precision, recall 0.
+    expect(before.models).toBeUndefined();
+    const body = accuracySchema.parse(res.body);
+    const [now, older] = body.models ?? [];
+    expect(body.models).toHaveLength(2);
+    expect(now).toMatchObject({
+      sampled: 3,
+      reviewed: 2,
+      precision: { estimate: 1, low: 1, high: 1 },
+      recall: { estimate: 1 },
+      accuracy: { estimate: 1 },
+      cats: { estimate: 1 },
+    });
+    expect(now!.model).not.toEqual(OLDER);
+    expect(older).toMatchObject({ model: OLDER, sampled: 3, reviewed: 2, precision: null, recall: { estimate: 0 } });
+    expect([older!.accuracy, older!.cats]).toEqual([body.accuracy, body.cats]);
+  }, 90_000);
 });
