@@ -50,6 +50,11 @@ describe("a model's estimates on the audit sample", () => {
   });
 
   it('is null where no review supports it, as the batch estimate is', () => {
-    expect(estimateModelAccuracy([], drawn, { cat: 120, notCat: 880 })).toEqual({ precision: null, recall: null, accuracy: null, cats: null });
+    expect(estimateModelAccuracy([], drawn, { cat: 120, notCat: 880 })).toEqual({
+      precision: null,
+      recall: null,
+      accuracy: null,
+      cats: null,
+    });
   });
 });
