@@ -8,6 +8,7 @@ import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
 import { pricePerImageUsd } from '../../lib/config';
 import { currentModel } from '../../lib/redetect/model';
+import { recordCurrentModel } from '../../lib/store/current-model-write';
 import { Redetections } from '../../lib/store/redetect';
 import { annotatingClient } from '../../lib/aws/tracing';
 import { createApiHandler, type ApiHandler } from '../../lib/http/app';
@@ -73,7 +74,8 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         // POST …:redetect: the model answering now is learnt from one DetectLabels answer; re-detections count as uploads.
         redetect: {
           redetections: new Redetections(store, onDone),
-          currentModel: () => currentModel(rekognition),
+          currentModel: () =>
+            currentModel(rekognition, (model) => recordCurrentModel({ ddb, tableName: config.tableName }, model, Date.now())),
           queue: wiring.redetects,
           limitsOf: (clientId) => limits.limitsOf(clientId),
           pricePerImageUsd: pricePerImageUsd(),

@@ -2,6 +2,7 @@
 // Beside schemas.ts, which the other routes' schemas fill.
 import * as z from 'zod/mini';
 import { AUDIT_SIZE_MAX, STRATA } from '../review/audit-sample';
+import { modelVersionSchema } from './schemas';
 
 export const auditBodySchema = z
   .strictObject({
@@ -69,6 +70,31 @@ export const accuracySchema = z
     recall: estimateSchema('Of the batch’s cats, the share the machine called cats (0–1); null too when no reviewed image is a cat.'),
     accuracy: estimateSchema('Of the batch’s images, the share whose machine verdict is right (0–1).'),
     cats: estimateSchema('How many cats the batch truly holds (images).'),
+    models: z.optional(
+      z
+        .array(
+          z
+            .object({
+              model: modelVersionSchema,
+              sampled: count('Audited images this model answered (now, or before a re-detection replaced its answer).'),
+              reviewed: count('Of them, reviewed: the reviews its estimates rest on.'),
+              precision: estimateSchema('Of this model’s cats, the share that are cats (0–1).'),
+              recall: estimateSchema('Of the batch’s cats, the share this model called cats (0–1).'),
+              accuracy: estimateSchema('Of the batch’s images, the share whose verdict by this model is right (0–1).'),
+              cats: estimateSchema('How many cats the batch truly holds, as this model’s post-strata estimate it (images).'),
+            })
+            .check(z.meta({ id: 'ModelAccuracy' })),
+        )
+        .check(
+          z.meta({
+            description:
+              'After a POST …:redetect, when audited images keep the answer another model gave (`previous`): each model’s ' +
+              'estimates on the same audited reviews, by its own verdicts (post-stratified by them, each review weighted by ' +
+              'its draw stratum, each post-stratum by the batch’s count of that verdict; docs/accuracy.md). The models of the ' +
+              'answers the images have now first. Absent when no audited image has a previous answer.',
+          }),
+        ),
+    ),
   })
   .check(
     z.meta({

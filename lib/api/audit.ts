@@ -3,8 +3,9 @@
 import { machineIsCatOf, type AuditStratum, type Image } from '../domain';
 import { estimateAccuracy, type StratumTally } from '../review/accuracy';
 import { STRATA } from '../review/audit-sample';
-import { auditCandidates, auditEntries, strataSizes, type StrataSizes } from '../store/audit';
+import { answersAfterRedetect, auditCandidates, auditEntries, strataSizes, type StrataSizes } from '../store/audit';
 import type { StoreContext } from '../store/reader';
+import { modelAccuracies } from './audit-models';
 import type { AccuracyAnswer } from './audit-schemas';
 
 type Ctx = Pick<StoreContext, 'ddb' | 'tableName' | 'now'>;
@@ -18,7 +19,8 @@ export const sizesOf = (images: readonly Image[]): StrataSizes => ({
 
 /**
  * The batch's accuracy from its audit sample's reviews only (lib/review/accuracy.ts), weighted by the strata's sizes
- * at the last draw; a batch never audited answers its strata as they are now and null estimates.
+ * at the last draw; a batch never audited answers its strata as they are now and null estimates. After a re-detection
+ * that left audited images with another model's answer too, `models` gives each model's estimates on the same sample.
  */
 export async function batchAccuracy(ctx: Ctx, clientId: string, batchId: string): Promise<AccuracyAnswer> {
   const sizes = await strataSizes(ctx, clientId, batchId);
@@ -35,10 +37,19 @@ export async function batchAccuracy(ctx: Ctx, clientId: string, batchId: string)
       agree: reviewed.filter((e) => e.reviewedCat === (h === 'cat')).length,
     };
   });
+  const images = sizes
+    ? await answersAfterRedetect(
+        ctx,
+        clientId,
+        batchId,
+        entries.map((e) => e.fprint),
+      )
+    : undefined;
   return {
     sampled: entries.length,
     reviewed: strata.reduce((s, t) => s + t.reviewed, 0),
     strata,
     ...estimateAccuracy(strata),
+    ...(sizes && images ? { models: modelAccuracies(entries, sizes, images) } : {}),
   };
 }

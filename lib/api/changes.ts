@@ -2,7 +2,7 @@
 import { machineIsCatOf, type Image as StoredImage } from '../domain';
 import { toImage } from '../store/attributes';
 import { getBatch, runQuery, type StoreContext } from '../store/reader';
-import { changesPlan, storedModelOf } from '../store/redetect-writes';
+import { answerModelOf, changesPlan } from '../store/redetect-writes';
 import { nowSeconds, type ImageItem } from '../store/schema';
 import { BatchNotFoundError } from './errors';
 import type { ChangesQuery, VerdictChange } from './redetect-schemas';
@@ -17,7 +17,7 @@ export function presentChange(image: StoredImage): VerdictChange | undefined {
     fileName: image.fileName ?? null,
     change: previous.isCat ? 'cat → not cat' : 'not cat → cat',
     previous,
-    current: { model: storedModelOf(image), isCat, catConfidence: image.catConfidence ?? 0 },
+    current: { model: answerModelOf(image), isCat, catConfidence: image.catConfidence ?? 0 },
   };
 }
 

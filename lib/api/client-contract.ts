@@ -97,7 +97,7 @@ export interface Image {
   /** The detector's verdict at the batch's threshold; isCat is the person's when `review` is set. */
   machineIsCat?: boolean | null;
   /** The machine's answer a POST …:redetect replaced; null when never re-detected. */
-  previous?: { model: string; isCat: boolean; catConfidence: number } | null;
+  previous?: { model: { name: string; version: string }; isCat: boolean; catConfidence: number } | null;
   /** A person's verdict (PUT …/review); null when none. */
   review?: Review | null;
   /** Its place in the batch's audit sample (POST …/audit); null when not drawn (or not shown by a listing). */
@@ -162,6 +162,19 @@ export interface Accuracy {
   sampled: number;
   reviewed: number;
   strata: { stratum: AuditStratum; images: number; sampled: number; reviewed: number; agree: number }[];
+  precision: Estimate | null;
+  recall: Estimate | null;
+  accuracy: Estimate | null;
+  cats: Estimate | null;
+  /** After a re-detection: each model's estimates on the same audited reviews (absent otherwise). */
+  models?: ModelAccuracy[];
+}
+
+/** One model's estimates on the audit sample. */
+export interface ModelAccuracy {
+  model: { name: string; version: string };
+  sampled: number;
+  reviewed: number;
   precision: Estimate | null;
   recall: Estimate | null;
   accuracy: Estimate | null;

@@ -1,6 +1,6 @@
 // The schemas of POST …:redetect and GET …/changes (docs/api.md "Re-detect"), beside lib/api/schemas.ts.
 import * as z from 'zod/mini';
-import { batchSummarySchema, cursorSchema, dollarsSchema, limitSchema } from './schemas';
+import { batchSummarySchema, cursorSchema, dollarsSchema, limitSchema, modelVersionSchema } from './schemas';
 
 export const redetectBodySchema = z
   .strictObject({
@@ -27,7 +27,7 @@ export const redetectResultSchema = z
 
 const answerSchema = z
   .object({
-    model: z.string().check(z.meta({ description: 'The model that gave the answer (DetectLabels’ LabelModelVersion).' })),
+    model: modelVersionSchema,
     isCat: z.boolean().check(z.meta({ description: "The machine's verdict at the batch's threshold (a person's review is not it)." })),
     catConfidence: z.number().check(z.meta({ description: 'The best Cat confidence of the answer, 0 when none.' })),
   })

@@ -377,7 +377,8 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
         'Only reviews of audited images count (the review queue picks the least certain images and cannot estimate ' +
         "accuracy). Stratified estimator weighted by each stratum's share of the batch at the last draw, 95 % intervals " +
         'from the beta-binomial posterior predictive under a Jeffreys prior (docs/accuracy.md). An estimate nothing ' +
-        'supports is null: every one on a batch never audited.',
+        'supports is null: every one on a batch never audited. After a re-detection, `models` gives each model’s ' +
+        'estimates on the same audited reviews.',
       authenticated: true,
       params: batchParams,
       query: noQuerySchema,

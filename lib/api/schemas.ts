@@ -386,6 +386,9 @@ const isoTime = z.iso.datetime();
 
 export const labelSchema = z.object({ name: z.string(), confidence: z.number() }).check(z.meta({ id: 'Label' }));
 
+/** A model as every model field names it: `rekognition-detect-labels` and LabelModelVersion on AWS; locally the model and `<file version>+mapping.<n>`. */
+export const modelVersionSchema = z.object({ name: z.string(), version: z.string() }).check(z.meta({ id: 'ModelVersion' }));
+
 export const imageSchema = z
   .object({
     batchId: z.string(),
@@ -425,7 +428,9 @@ export const imageSchema = z
       }),
     ),
     previous: z
-      .nullable(z.object({ model: z.string(), isCat: z.boolean(), catConfidence: z.number() }).check(z.meta({ id: 'PreviousAnswer' })))
+      .nullable(
+        z.object({ model: modelVersionSchema, isCat: z.boolean(), catConfidence: z.number() }).check(z.meta({ id: 'PreviousAnswer' })),
+      )
       .check(
         z.meta({
           description:
@@ -480,7 +485,7 @@ export const imageSchema = z
     location: z
       .nullable(z.object({ lat: z.number(), lon: z.number() }))
       .check(z.meta({ description: 'EXIF GPS position in decimal degrees; null when absent or impossible (a latitude beyond ±90).' })),
-    model: z.nullable(z.object({ name: z.string(), version: z.string() }).check(z.meta({ id: 'ModelVersion' }))).check(
+    model: z.nullable(modelVersionSchema).check(
       z.meta({
         description:
           "The model that gave the answer (a reused one: its original's): `rekognition-detect-labels` and DetectLabels' " +

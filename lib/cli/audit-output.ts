@@ -1,6 +1,6 @@
 // What `icecat audit` and `icecat accuracy` print (docs/accuracy.md): the draw's strata, and the estimates with their
 // 95 % intervals beside the strata's tallies.
-import type { Accuracy, AuditResult, Estimate } from '../api/client-contract';
+import type { Accuracy, AuditResult, Estimate, ModelAccuracy } from '../api/client-contract';
 import { table } from './output';
 
 const STRATUM_NAMES = { cat: 'machine: cat', notCat: 'machine: not cat' } as const;
@@ -39,5 +39,25 @@ export function accuracyLines(batchId: string, a: Accuracy): string {
       : a.reviewed === 0
         ? `\nno audited image reviewed yet: icecat images ${batchId} --audit pending`
         : '';
-  return `${estimates}\n\n${strata}${hint}`;
+  return `${estimates}\n\n${strata}${a.models ? `\n\n${modelsTable(a.models)}` : ''}${hint}`;
+}
+
+/** After a re-detection: one row per model, its estimates on the same audited reviews. */
+function modelsTable(models: readonly ModelAccuracy[]): string {
+  const cell = (e: Estimate | null, show: (v: number) => string) => {
+    const [value, interval] = estimateCells(e, show);
+    return e === null ? value! : `${value} (${interval})`;
+  };
+  return table(
+    ['model', 'sampled', 'reviewed', 'precision', 'recall', 'accuracy', 'cats'],
+    models.map((m) => [
+      `${m.model.name}@${m.model.version}`,
+      String(m.sampled),
+      String(m.reviewed),
+      cell(m.precision, share),
+      cell(m.recall, share),
+      cell(m.accuracy, share),
+      cell(m.cats, (v) => String(Math.round(v))),
+    ]),
+  );
 }

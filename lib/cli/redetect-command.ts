@@ -15,7 +15,7 @@ export interface Redetected {
 }
 
 interface Answer {
-  model: string;
+  model: { name: string; version: string };
   isCat: boolean;
   catConfidence: number;
 }
@@ -43,8 +43,8 @@ export function changesTable(items: readonly VerdictChange[]): string {
     items.map((c) => [
       c.fileName ?? c.fprint,
       c.change,
-      `${c.previous.catConfidence} (${c.previous.model})`,
-      `${c.current.catConfidence} (${c.current.model})`,
+      `${c.previous.catConfidence} (${c.previous.model.name}@${c.previous.model.version})`,
+      `${c.current.catConfidence} (${c.current.model.name}@${c.current.model.version})`,
     ]),
   );
 }

@@ -1,10 +1,9 @@
-// Which images a re-detection classifies again: those answered by another model than the one answering now. The one
-// decision is answeredByCurrentModel, in this one place, so that a richer record of the model (name and version) can
-// replace it without touching its callers.
+// The model answering DetectLabels now, as a re-detection learns it: one probe's LabelModelVersion read as {name,
+// version} (lib/model-version.ts parseModelVersion). Which images it classifies again is decided by the one comparison
+// of lib/model-version.ts (answeredByCurrentModel), as the reuse and fingerprints:known decide theirs.
 import { DetectLabelsCommand, type RekognitionClient } from '@aws-sdk/client-rekognition';
-
-/** Whether a record's answer came from the model answering now: its stored model string (DetectLabels' LabelModelVersion) is that model's. */
-export const answeredByCurrentModel = (record: { model: string }, current: string): boolean => record.model === current;
+import type { ModelVersion } from '../domain';
+import { parseModelVersion, sameModel, UNKNOWN_MODEL } from '../model-version';
 
 /** How long a model learnt from an answer is trusted in a process before it is asked again. */
 export const MODEL_PROBE_TTL_MS = 5 * 60_000;
@@ -21,17 +20,24 @@ const PROBE_JPEG = Buffer.from(
   'base64',
 );
 
-const learnt = new WeakMap<RekognitionClient, { model: string; until: number }>();
+const learnt = new WeakMap<RekognitionClient, { model: ModelVersion; until: number }>();
 
 /**
  * The model answering DetectLabels now, learnt from one answer (its LabelModelVersion) on a small grey image, kept
- * MODEL_PROBE_TTL_MS per client: one call a while, priced as any other.
+ * MODEL_PROBE_TTL_MS per client: one call a while, priced as any other. A model learnt anew (the first, or one that
+ * moved) is handed to `record` (lib/store/current-model-write.ts recordCurrentModel), so that the ingest's reuse
+ * learns a moved model too.
  */
-export async function currentModel(rekognition: RekognitionClient, now: number = Date.now()): Promise<string> {
+export async function currentModel(
+  rekognition: RekognitionClient,
+  record: (model: ModelVersion) => Promise<void>,
+  now: number = Date.now(),
+): Promise<ModelVersion> {
   const known = learnt.get(rekognition);
   if (known && known.until > now) return known.model;
   const out = await rekognition.send(new DetectLabelsCommand({ Image: { Bytes: PROBE_JPEG }, MaxLabels: 1, MinConfidence: 99 }));
-  const model = out.LabelModelVersion ?? 'unknown';
+  const model = parseModelVersion(out.LabelModelVersion);
+  if (model.name !== UNKNOWN_MODEL.name && !sameModel(model, known?.model)) await record(model);
   learnt.set(rekognition, { model, until: now + MODEL_PROBE_TTL_MS });
   return model;
 }

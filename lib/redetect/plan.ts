@@ -5,12 +5,12 @@
 // per distinct fingerprint: a duplicate is counted on its original and follows its answer, so DetectLabels is paid once
 // per distinct image. Asked again while its run goes on, it queues the images still owed again (a start cut short).
 import { ulid } from 'ulid';
-import { uploadEstimate, type Batch } from '../domain';
+import { uploadEstimate, type Batch, type ModelVersion } from '../domain';
 import type { JobQueue } from '../jobs/queue';
 import { utcDay, type ClientLimits } from '../quota/limits';
 import type { Redetections, RedetectCandidate } from '../store/redetect';
 import { encodeRedetectMessage } from './message';
-import { answeredByCurrentModel } from './model';
+import { answeredByCurrentModel } from '../model-version';
 
 export interface RedetectRequest {
   dryRun?: boolean;
@@ -36,7 +36,7 @@ export type RedetectOutcome =
 export interface RedetectPlanDeps {
   redetections: Redetections;
   /** The model answering now (lib/redetect/model.ts currentModel). */
-  currentModel: () => Promise<string>;
+  currentModel: () => Promise<ModelVersion>;
   /** The uploads queue the ingest reads. */
   queue: JobQueue;
   limitsOf?: (clientId: string) => Promise<ClientLimits>;
@@ -60,7 +60,7 @@ export async function redetectBatch(
   const current = req.all === true ? undefined : await deps.currentModel();
   const chosen: RedetectCandidate[] = [];
   for await (const page of deps.redetections.candidates(clientId, batchId))
-    chosen.push(...page.filter((c) => current === undefined || !answeredByCurrentModel(c, current)));
+    chosen.push(...page.filter((c) => current === undefined || !answeredByCurrentModel(c.facts, current)));
   const plan = planOf(chosen, deps.pricePerImageUsd);
   if (req.dryRun === true || chosen.length === 0) return { outcome: 'planned', plan, batch, started: false };
   const now = (deps.now ?? Date.now)();
@@ -92,7 +92,7 @@ async function resume(deps: RedetectPlanDeps, batch: Batch, run: string): Promis
   return {
     outcome: 'planned',
     plan: planOf(
-      owed.map((fprint) => ({ fprint, model: '', duplicates: 0 })),
+      owed.map((fprint) => ({ fprint, facts: {}, duplicates: 0 })),
       deps.pricePerImageUsd,
     ),
     batch,

@@ -1,7 +1,8 @@
 // The one table from domain names (lib/domain.ts) to stored attribute names, read both ways: items become
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
-import type { Batch, Counts, Image } from '../domain';
+import type { Batch, Counts, Image, ModelVersion } from '../domain';
+import { parseModelVersion } from '../model-version';
 import { decodeDetections, encodeDetections } from './detections';
 import {
   BATCH_SK,
@@ -163,12 +164,17 @@ export function toImage(item: Partial<ImageItem>): Image {
   if (item.dup_files !== undefined) out.duplicateFiles = [...item.dup_files].sort();
   if (item.review !== undefined) out.review = fromStoredReview(item.review);
   if (item.audit !== undefined) out.audit = fromStoredAudit(item.audit);
-  if (item.prev !== undefined) out.previous = { model: item.prev.model, isCat: item.prev.cat, catConfidence: item.prev.conf };
+  if (item.prev !== undefined)
+    out.previous = { model: previousModel(item.prev.model), isCat: item.prev.cat, catConfidence: item.prev.conf };
   const detections = decodeDetections(stored.rek_dets);
   if (detections) out.detections = detections;
   else delete out.detections;
   return out as unknown as Image;
 }
+
+/** The model of a replaced answer: {name, version}, or the LabelModelVersion string the first re-detections kept. */
+const previousModel = (m: ModelVersion | string): ModelVersion =>
+  typeof m === 'string' ? parseModelVersion(m) : { name: m.name, version: m.version };
 
 /** The stored item of an image record (every field of the domain object that is set). */
 export function toImageItem(image: Image): ImageItem {

@@ -10,7 +10,7 @@ import { batchNames, imageNames, toImage } from './attributes';
 import type { StartKey } from './cursor';
 import { batchImagePages } from './export-pages';
 import { batchGetAll, isVisibleImage, type Page, type PageRequest, type StoreContext } from './reader';
-import { AUDIT_DONE, AUDIT_PENDING, INDEX, batchKey, batchPartition, nowSeconds, type ImageItem } from './schema';
+import { AUDIT_DONE, AUDIT_PENDING, INDEX, batchKey, batchPartition, imageKey, nowSeconds, type ImageItem } from './schema';
 
 export type Ctx = Pick<StoreContext, 'ddb' | 'tableName' | 'now'>;
 
@@ -46,6 +46,11 @@ export interface AuditEntry {
   reviewedCat?: boolean;
 }
 
+/** An entry of the sample with the image it is. */
+export interface AuditedEntry extends AuditEntry {
+  fprint: string;
+}
+
 /** Parses a batch-audit key (schema.ts auditKey). */
 export function auditEntryOf(key: string): AuditEntry {
   const tail = key.slice(2 + 12);
@@ -68,15 +73,48 @@ export function auditEntriesRequest(table: string, clientId: string, batchId: st
 }
 
 /** Every entry of the batch's audit sample, from the index's keys alone (as many pages as it fills). */
-export async function auditEntries(ctx: Ctx, clientId: string, batchId: string): Promise<AuditEntry[]> {
-  const out: AuditEntry[] = [];
+export async function auditEntries(ctx: Ctx, clientId: string, batchId: string): Promise<AuditedEntry[]> {
+  const out: AuditedEntry[] = [];
   let after: Record<string, unknown> | undefined;
   do {
     const request = auditEntriesRequest(ctx.tableName, clientId, batchId, false);
     const page = await ctx.ddb.send(new QueryCommand({ ...request, ...(after ? { ExclusiveStartKey: after } : {}) }));
-    for (const item of (page.Items ?? []) as { audit_key: string }[]) out.push(auditEntryOf(item.audit_key));
+    for (const item of (page.Items ?? []) as { audit_key: string; img_fprint: string }[])
+      out.push({ ...auditEntryOf(item.audit_key), fprint: item.img_fprint });
     after = page.LastEvaluatedKey;
   } while (after);
+  return out;
+}
+
+/**
+ * The batch's classified images with both their answers' verdicts and models (GET …/accuracy's per-model estimates),
+ * only when one of these audited images keeps an answer a re-detection replaced: first those images' `prev` by key (one
+ * BatchGetItem per 100), then, if any has one, the partition once, projected. Undefined when none has one.
+ */
+export async function answersAfterRedetect(
+  ctx: Ctx,
+  clientId: string,
+  batchId: string,
+  audited: readonly string[],
+): Promise<Image[] | undefined> {
+  let redetected = false;
+  for (let i = 0; i < audited.length && !redetected; i += 100) {
+    const keys = audited.slice(i, i + 100).map((f) => imageKey(clientId, batchId, f));
+    const items = await batchGetAll<Partial<ImageItem>>(ctx, {
+      [ctx.tableName]: {
+        Keys: keys,
+        ProjectionExpression: '#previous',
+        ExpressionAttributeNames: imageNames('previous'),
+        ConsistentRead: true,
+      },
+    });
+    redetected = items.some((item) => item.prev !== undefined);
+  }
+  if (!redetected) return undefined;
+  const out: Image[] = [];
+  const attributes = ['fprint', 'status', 'isCat', 'review', 'model', 'detections', 'classifiedAt', 'previous'] as const;
+  for await (const page of batchImagePages(ctx, clientId, batchId, { attributes: [...attributes], pageSize: 2000 }))
+    for (const image of page) if (image.status === 'success') out.push(image);
   return out;
 }
 

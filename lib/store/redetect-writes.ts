@@ -3,8 +3,9 @@
 // the answer it replaces kept as `prev`, the counter move, the end (done again, the callback owed again), and the
 // changes listing's Query. Sent by lib/store/redetect.ts.
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { CatInstance, Counts, Detections, Image, Label, TrimmedLabels } from '../domain';
+import type { CatInstance, Counts, Detections, Image, Label, ModelVersion, TrimmedLabels } from '../domain';
 import { machineIsCatOf } from '../domain';
+import { modelOfRecord } from '../model-version';
 import { batchNames, imageNames, type BatchAttribute } from './attributes';
 import { liveBatch } from './batch-summary';
 import { usageKey } from './client-limits';
@@ -12,16 +13,16 @@ import { encodeDetections } from './detections';
 import type { QueryPlan } from './expressions';
 import { BATCH_SK, CALLBACK_DUE, batchKey, batchPartition, imageKey, nowSeconds, reviewKey } from './schema';
 
-/** What the plan reads of each record: enough to choose it (its model) and count it (its duplicates). */
+/** What the plan reads of each record: enough to choose it (its model facts) and count it (its duplicates). */
 export function planPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
   const [start, value] = afterFprint === undefined ? [':summary', BATCH_SK] : [':after', afterFprint];
   return {
     TableName: table,
     KeyConditionExpression: `#partition = :partition AND #fprint > ${start}`,
-    ProjectionExpression: '#fprint, #status, #detection.#model, #detections, #duplicates, #redetectRun',
+    ProjectionExpression: '#fprint, #status, #model, #detection.#lmv, #detections, #classifiedAt, #duplicates, #redetectRun',
     ExpressionAttributeNames: {
-      ...imageNames('partition', 'fprint', 'status', 'detection', 'detections', 'duplicates', 'redetectRun'),
-      '#model': 'model',
+      ...imageNames('partition', 'fprint', 'status', 'model', 'detection', 'detections', 'classifiedAt', 'duplicates', 'redetectRun'),
+      '#lmv': 'model',
     },
     ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), [start]: value },
     ConsistentRead: true,
@@ -70,11 +71,21 @@ export interface NewAnswer {
   labels: Label[];
   trimmed: TrimmedLabels;
   detections: Detections;
+  model: ModelVersion;
 }
 
-/** The model a record's answer came from, as stored today: DetectLabels' LabelModelVersion (a reused copy keeps its boxes' one). */
-export const storedModelOf = (image: Pick<Image, 'detection' | 'detections'>): string =>
-  image.detection?.model ?? image.detections?.model ?? 'unknown';
+/**
+ * The model a record's answer came from (lib/model-version.ts modelOfRecord): the model it keeps; else, written before
+ * records kept it, its boxes' LabelModelVersion or its labels' one, dated by its classification.
+ */
+export const answerModelOf = (image: Pick<Image, 'model' | 'detection' | 'detections' | 'classifiedAt'>): ModelVersion => {
+  const detections = image.detections ?? image.detection;
+  return modelOfRecord({
+    ...(image.model ? { model: image.model } : {}),
+    ...(detections ? { detections } : {}),
+    ...(image.classifiedAt !== undefined ? { classifiedAt: image.classifiedAt } : {}),
+  });
+};
 
 /**
  * The image's new answer, only while the run still owes it one: the answer it replaces goes to `prev`; a person's
@@ -92,17 +103,19 @@ export function answerRequest(table: string, image: Image, run: string, answer: 
     '#labels = :labels',
     '#detection = :detection',
     '#detections = :detections',
+    '#model = :model',
     '#classifiedAt = :now',
     '#reviewKey = :reviewKey',
   ];
   const values: Record<string, unknown> = {
-    ':previous': { model: storedModelOf(image), cat: machineIsCatOf(image) === true, conf: image.catConfidence ?? 0 },
+    ':previous': { model: answerModelOf(image), cat: machineIsCatOf(image) === true, conf: image.catConfidence ?? 0 },
     ':cat': isCat,
     ':conf': answer.catConfidence,
     ':cats': answer.cats,
     ':labels': answer.labels,
     ':detection': answer.trimmed,
     ':detections': encodeDetections(answer.detections),
+    ':model': { name: answer.model.name, version: answer.model.version },
     ':now': nowMs,
     ':reviewKey': reviewKey(reviewed, answer.catConfidence),
     ':run': run,
@@ -122,7 +135,18 @@ export function answerRequest(table: string, image: Image, run: string, answer: 
     UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
     ConditionExpression: '#redetectRun = :run',
     ExpressionAttributeNames: {
-      ...imageNames('previous', 'isCat', 'catConfidence', 'cats', 'labels', 'detection', 'detections', 'classifiedAt', 'reviewKey'),
+      ...imageNames(
+        'previous',
+        'isCat',
+        'catConfidence',
+        'cats',
+        'labels',
+        'detection',
+        'detections',
+        'model',
+        'classifiedAt',
+        'reviewKey',
+      ),
       ...imageNames('redetectRun', 'reused', 'catAt', ...(reviewed ? (['review'] as const) : [])),
       ...(reviewed ? { '#mc': 'mc' } : {}),
     },

@@ -7,6 +7,7 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Batch, Image } from '../domain';
+import type { RecordModelFacts } from '../model-version';
 import { transaction } from './batch-counters';
 import type { BatchStore } from './batch-store';
 import { conditionFailed } from './batch-summary';
@@ -22,7 +23,6 @@ import {
   moveRequest,
   planPageQuery,
   startRequest,
-  storedModelOf,
   type NewAnswer,
 } from './redetect-writes';
 import { decodeDetections } from './detections';
@@ -32,8 +32,8 @@ import { transactWrite } from './transact';
 /** A classified image of the batch as the plan sees it. */
 export interface RedetectCandidate {
   fprint: string;
-  /** The model its answer came from, as stored (storedModelOf). */
-  model: string;
+  /** What it says of the model its answer came from (lib/model-version.ts answeredByCurrentModel reads it). */
+  facts: RecordModelFacts;
   /** Later uploads of the same pixels: they follow the answer, at no call of their own. */
   duplicates: number;
   /** The run that still owes it an answer, if any. */
@@ -63,7 +63,7 @@ export class Redetections {
         .filter((item) => item.op_status === 'success')
         .map((item) => ({
           fprint: item.img_fprint,
-          model: storedModelOf({ ...(item.rek_resp ? { detection: item.rek_resp } : {}), ...detectionsOf(item) }),
+          facts: modelFactsOf(item),
           duplicates: item.dup_count ?? 0,
           ...(item.rd_run !== undefined ? { run: item.rd_run } : {}),
         }));
@@ -183,8 +183,12 @@ export class Redetections {
   }
 }
 
-/** The boxes' model of a record read by the plan (rek_dets, a compact string). */
-function detectionsOf(item: ImageItem): Pick<Image, 'detections'> {
-  const detections = decodeDetections(item.rek_dets);
-  return detections ? { detections } : {};
+/** A record's model facts as the plan reads them: its model, else its boxes' (or labels') model string and its time. */
+function modelFactsOf(item: ImageItem): RecordModelFacts {
+  const detections = decodeDetections(item.rek_dets) ?? item.rek_resp;
+  return {
+    ...(item.rek_model ? { model: { name: item.rek_model.name, version: item.rek_model.version } } : {}),
+    ...(detections ? { detections: { model: detections.model } } : {}),
+    ...(typeof item.rek_ts === 'number' ? { classifiedAt: item.rek_ts } : {}),
+  };
 }

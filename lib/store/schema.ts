@@ -206,8 +206,8 @@ export interface ImageItem {
   err_msg?: string;
   dup_count?: number;
   dup_files?: Set<string> | string[];
-  /** The answer a re-detection replaced: {model, cat (the machine's verdict), conf}. */
-  prev?: { model: string; cat: boolean; conf: number };
+  /** The answer a re-detection replaced: {model, cat (the machine's verdict), conf}; a string model is the first runs' LabelModelVersion. */
+  prev?: { model: ModelVersion | string; cat: boolean; conf: number };
   /** The run of a re-detection that still owes this image its answer. */
   rd_run?: string;
 }

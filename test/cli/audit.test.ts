@@ -82,4 +82,31 @@ describe('what they print', () => {
       'cats       15      10 – 24',
     ]);
   });
+
+  it('a row per model after a re-detection, each estimate with its interval', () => {
+    const none = { precision: null, recall: null, accuracy: null, cats: null };
+    const text = accuracyLines('trip', {
+      sampled: 3,
+      reviewed: 2,
+      strata: [],
+      ...none,
+      models: [
+        {
+          model: { name: 'centernet', version: '3.3.6+mapping.3' },
+          sampled: 3,
+          reviewed: 2,
+          precision: { estimate: 1, low: 1, high: 1 },
+          recall: { estimate: 1, low: 0.5, high: 1 },
+          accuracy: { estimate: 1, low: 0.6667, high: 1 },
+          cats: { estimate: 1, low: 1, high: 2 },
+        },
+        { model: { name: 'an-older-model', version: '1' }, sampled: 3, reviewed: 2, ...none },
+      ],
+    });
+    expect(text.split('\n').slice(-3)).toEqual([
+      'model                      sampled  reviewed  precision                 recall                   accuracy                 cats',
+      'centernet@3.3.6+mapping.3  3        2         100.0% (100.0% – 100.0%)  100.0% (50.0% – 100.0%)  100.0% (66.7% – 100.0%)  1 (1 – 2)',
+      'an-older-model@1           3        2         -                         -                        -                        -',
+    ]);
+  });
 });

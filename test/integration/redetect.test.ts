@@ -1,6 +1,6 @@
 // POST …:redetect and GET …/changes on the shared local stack (docs/api.md "Re-detect"): a done batch of three distinct
-// images and one duplicate, two of whose records are made to read as answered by an older model (their stored model
-// string rewritten, one of them a non-cat then), priced by a dry run that changes nothing, re-detected at one
+// images and one duplicate, two of whose records are made to read as answered by an older model (their model
+// rewritten, one of them a non-cat then), priced by a dry run that changes nothing, re-detected at one
 // DetectLabels call per distinct image, `processing` then `done` again with its callback sent again, its flip listed;
 // `all` prices every distinct image; bad input, an open or erasing batch and another client's batch refused.
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -13,11 +13,12 @@ import { batchPartition } from '../../lib/store/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
+import { accuracySchema } from '../../lib/api/audit-schemas';
 import { changeListSchema, redetectResultSchema } from '../../lib/api/redetect-schemas';
 import { imageSchema } from '../../lib/api/schemas';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
-const OLDER = 'an-older-model';
+const OLDER = { name: 'an-older-model', version: '1' };
 
 /** A receiver of completion callbacks on a free loopback port: the bodies it got. */
 async function receiver(): Promise<{ url: string; bodies: string[]; close: () => Promise<void> }> {
@@ -35,7 +36,7 @@ async function receiver(): Promise<{ url: string; bodies: string[]; close: () =>
   return { url: `http://127.0.0.1:${port}/hook`, bodies, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-/** Makes a record read as answered by the older model: its stored model string, and (asCat false) a non-cat then. */
+/** Makes a record read as answered by the older model: its model, and (asCat false) a non-cat then. */
 async function answeredByOlderModel(client: TestClient, batchId: string, fprint: string, asCat?: false): Promise<void> {
   const table = stackEnv('TABLE_NAME');
   const Key = { batch_id: batchPartition(client.clientId, batchId), img_fprint: fprint };
@@ -43,8 +44,7 @@ async function answeredByOlderModel(client: TestClient, batchId: string, fprint:
     new UpdateCommand({
       TableName: table,
       Key,
-      UpdateExpression:
-        asCat === false ? 'SET rek_resp.model = :m, rek_iscat = :f, cat_conf = :c REMOVE cat_ts' : 'SET rek_resp.model = :m',
+      UpdateExpression: asCat === false ? 'SET rek_model = :m, rek_iscat = :f, cat_conf = :c REMOVE cat_ts' : 'SET rek_model = :m',
       ExpressionAttributeValues: { ':m': OLDER, ...(asCat === false ? { ':f': false, ':c': 10 } : {}) },
     }),
   );
@@ -164,7 +164,7 @@ describe('POST …:redetect and GET …/changes', () => {
     // Assert
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain('would classify again 4 images, 3 DetectLabels calls: $0.003 (dry run: nothing changed)');
-    expect(table.stdout).toMatch(/chelsea\.png\s+not cat → cat\s+10 \(an-older-model\)/);
+    expect(table.stdout).toMatch(/chelsea\.png\s+not cat → cat\s+10 \(an-older-model@1\)/);
     expect(JSON.parse(asJson.stdout).items).toEqual([expect.objectContaining({ fileName: 'chelsea.png', change: 'not cat → cat' })]);
   }, 60_000);
 
@@ -216,4 +216,52 @@ describe('POST …:redetect and GET …/changes', () => {
     expect(foreignChanges.status).toBe(404);
     expect([badBody.status, unknownField.status, badLimit.status]).toEqual([400, 400, 400]);
   });
+});
+
+describe('GET …/accuracy after a re-detection', () => {
+  it("gives each model's estimates on the same audited reviews", async () => {
+    // Arrange: three images answered by the older model, which missed the cat; all three drawn, two reviewed.
+    const client = await newClient('rd-acc');
+    const batchId = uniqueId('rd-acc');
+    const files = ['chelsea.png', 'coffee.png', 'astronaut.png'];
+    await call('POST', '/v1/batches', {
+      key: client.key,
+      body: { batchId, files: files.map((name) => ({ name, contentType: 'image/png', size: 1_000_000 })) },
+    });
+    for (const name of files) await uploadFile(`uploads/${client.clientId}/${batchId}/${name}`, fixture(name), 'image/png');
+    await doneBatch(client, batchId);
+    const ids = new Map((await images(client, batchId)).map((i) => [i.fileName, i.fprint]));
+    await answeredByOlderModel(client, batchId, ids.get('chelsea.png') as string, false);
+    for (const name of ['coffee.png', 'astronaut.png']) await answeredByOlderModel(client, batchId, ids.get(name) as string);
+    expect((await call('POST', `/v1/batches/${batchId}/audit`, { key: client.key, body: { size: 3 } })).body.drawn).toBe(3);
+    for (const [name, isCat] of [
+      ['chelsea.png', true],
+      ['coffee.png', false],
+    ] as const)
+      await call('PUT', `/v1/batches/${batchId}/images/${ids.get(name)}/review`, { key: client.key, body: { isCat } });
+    const before = (await call('GET', `/v1/batches/${batchId}/accuracy`, { key: client.key })).body;
+
+    // Act
+    await call('POST', `/v1/batches/${batchId}:redetect`, { key: client.key, body: { all: true } });
+    await doneBatch(client, batchId);
+    const res = await call('GET', `/v1/batches/${batchId}/accuracy`, { key: client.key });
+
+    // Assert: no model row before; after, the current model (it finds the cat) first, then the older one, whose
+    // figures are the batch's own (the sample was drawn by its verdicts): no machine-cat, so no precision, recall 0.
+    expect(before.models).toBeUndefined();
+    const body = accuracySchema.parse(res.body);
+    const [now, older] = body.models ?? [];
+    expect(body.models).toHaveLength(2);
+    expect(now).toMatchObject({
+      sampled: 3,
+      reviewed: 2,
+      precision: { estimate: 1, low: 1, high: 1 },
+      recall: { estimate: 1 },
+      accuracy: { estimate: 1 },
+      cats: { estimate: 1 },
+    });
+    expect(now!.model).not.toEqual(OLDER);
+    expect(older).toMatchObject({ model: OLDER, sampled: 3, reviewed: 2, precision: null, recall: { estimate: 0 } });
+    expect([older!.accuracy, older!.cats]).toEqual([body.accuracy, body.cats]);
+  }, 90_000);
 });

@@ -3,9 +3,14 @@
 import { reportedStatus, ZERO_COUNTS, type Image } from '../../lib/domain';
 import { presentChange } from '../../lib/api/changes';
 import { encodeRedetectMessage, redetectMessageIn } from '../../lib/redetect/message';
-import { answeredByCurrentModel } from '../../lib/redetect/model';
-import { planOf } from '../../lib/redetect/plan';
-import { answerCounts, answerRequest, countImagesRequest, forgoRequest, storedModelOf } from '../../lib/store/redetect-writes';
+import { currentModel } from '../../lib/redetect/model';
+import { planOf, redetectBatch, type RedetectPlanDeps } from '../../lib/redetect/plan';
+import type { Redetections, RedetectCandidate } from '../../lib/store/redetect';
+import { answerCounts, answerRequest, countImagesRequest, forgoRequest } from '../../lib/store/redetect-writes';
+import type { RekognitionClient } from '@aws-sdk/client-rekognition';
+
+const OLD = { name: 'rekognition-detect-labels', version: '2.0' };
+const NEW = { name: 'rekognition-detect-labels', version: '3.0' };
 
 const image = (over: Partial<Image> = {}): Image => ({
   clientId: 'c',
@@ -16,7 +21,8 @@ const image = (over: Partial<Image> = {}): Image => ({
   uploadedAt: 1000,
   isCat: false,
   catConfidence: 12,
-  detection: { model: 'old', labels: [] },
+  detection: { model: '2.0', labels: [] },
+  model: OLD,
   ...over,
 });
 
@@ -25,20 +31,49 @@ const answer = (isCat: boolean) => ({
   catConfidence: isCat ? 91 : 0,
   cats: [],
   labels: [],
-  trimmed: { model: 'new', labels: [] },
-  detections: { model: 'new', boxes: [] },
+  trimmed: { model: '3.0', labels: [] },
+  detections: { model: '3.0', boxes: [] },
+  model: NEW,
 });
 
+/** The plan over one page of candidates, with the model answering now given. */
+async function chosen(candidates: RedetectCandidate[], current: typeof NEW): Promise<number> {
+  const redetections = {
+    getBatch: async () => ({ clientId: 'c', batchId: 'b', doneAt: 1 }),
+    candidates: async function* () {
+      yield candidates;
+    },
+  } as unknown as Redetections;
+  const deps = {
+    redetections,
+    currentModel: async () => current,
+    isLive: () => true,
+    pricePerImageUsd: 0.001,
+  } as unknown as RedetectPlanDeps;
+  const out = await redetectBatch(deps, 'c', 'b', { dryRun: true });
+  return out.outcome === 'planned' ? out.plan.newCalls : -1;
+}
+
 describe('the records a re-detection chooses', () => {
-  it('are those whose stored model is not the one answering now', () => {
-    expect(answeredByCurrentModel({ model: 'new' }, 'new')).toBe(true);
-    expect(answeredByCurrentModel({ model: 'old' }, 'new')).toBe(false);
+  it('are those the model answering now did not answer, by the one comparison of lib/model-version.ts', async () => {
+    const candidate = (facts: RedetectCandidate['facts']): RedetectCandidate => ({ fprint: 'f', facts, duplicates: 0 });
+    // Its kept model; else its boxes' model string; a legacy local string dated by its classification; else unknown.
+    expect(await chosen([candidate({ model: NEW }), candidate({ model: OLD })], NEW)).toBe(1);
+    expect(await chosen([candidate({ detections: { model: '3.0' } })], NEW)).toBe(0);
+    expect(await chosen([candidate({ detections: { model: '2.0' } })], NEW)).toBe(1);
+    expect(await chosen([candidate({})], NEW)).toBe(1);
   });
 
-  it("read a reused copy by its boxes' model, and a record with neither as unknown (never as the current one)", () => {
-    expect(storedModelOf(image())).toBe('old');
-    expect(storedModelOf({ detections: { model: 'boxes', boxes: [] } })).toBe('boxes');
-    expect(storedModelOf({})).toBe('unknown');
+  it('learn the model answering now as {name, version} from one probe, and record it as the current model', async () => {
+    let calls = 0;
+    const rekognition = { send: async () => ({ LabelModelVersion: `3.${calls++}` }) } as unknown as RekognitionClient;
+    const recorded: unknown[] = [];
+    const record = async (m: unknown) => void recorded.push(m);
+    expect(await currentModel(rekognition, record, 0)).toEqual(NEW);
+    expect(await currentModel(rekognition, record, 1)).toEqual(NEW);
+    expect(recorded).toEqual([NEW]);
+    expect(await currentModel(rekognition, record, 10 * 60_000)).toEqual({ name: NEW.name, version: '3.1' });
+    expect(recorded).toHaveLength(2);
   });
 });
 
@@ -68,7 +103,11 @@ describe("an image's new answer", () => {
   it('makes a reused copy its own answer, and keeps the answer it replaces', () => {
     expect(answerCounts(image({ reused: true }), answer(false))).toEqual({ reused: -1 });
     const request = answerRequest('T', image({ reused: true }), 'run1', answer(false), 9);
-    expect(request.ExpressionAttributeValues?.[':previous']).toEqual({ model: 'old', cat: false, conf: 12 });
+    expect(request.ExpressionAttributeValues?.[':previous']).toEqual({ model: OLD, cat: false, conf: 12 });
+    expect(request.ExpressionAttributeValues?.[':model']).toEqual(NEW);
+    // A record written before records kept their model: the replaced answer's model read from its boxes' string.
+    const legacy = answerRequest('T', image({ model: undefined }), 'run1', answer(false), 9);
+    expect(legacy.ExpressionAttributeValues?.[':previous']).toMatchObject({ model: OLD });
     expect(request.UpdateExpression).toMatch(/REMOVE #redetectRun, #reused, #catAt$/);
   });
 });
@@ -93,15 +132,19 @@ describe('the quota of re-detections', () => {
 
 describe('a change', () => {
   it('is shown from the previous machine verdict to the current one, and not at all when it stayed', () => {
-    const flipped = image({ isCat: true, catConfidence: 91, previous: { model: 'old', isCat: false, catConfidence: 12 } });
-    expect(presentChange(flipped)).toMatchObject({ change: 'not cat → cat', current: { isCat: true, catConfidence: 91 } });
+    const flipped = image({ isCat: true, catConfidence: 91, previous: { model: OLD, isCat: false, catConfidence: 12 } });
+    expect(presentChange(flipped)).toMatchObject({
+      change: 'not cat → cat',
+      previous: { model: OLD },
+      current: { model: OLD, isCat: true, catConfidence: 91 },
+    });
     const reviewed = image({
       isCat: true,
       review: { isCat: true, reviewedAt: 1, machineIsCat: false },
-      previous: { model: 'old', isCat: true, catConfidence: 90 },
+      previous: { model: OLD, isCat: true, catConfidence: 90 },
     });
     expect(presentChange(reviewed)).toMatchObject({ change: 'cat → not cat', current: { isCat: false } });
-    expect(presentChange(image({ previous: { model: 'old', isCat: false, catConfidence: 3 } }))).toBeUndefined();
+    expect(presentChange(image({ previous: { model: OLD, isCat: false, catConfidence: 3 } }))).toBeUndefined();
   });
 });
 
