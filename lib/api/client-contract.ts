@@ -181,6 +181,31 @@ export interface ModelAccuracy {
   cats: Estimate | null;
 }
 
+/** POST …:redetect's answer. */
+export interface Redetected {
+  dryRun: boolean;
+  images: number;
+  newCalls: number;
+  estimatedCostUsd: number;
+  batch: BatchSummary;
+}
+
+/** One side of a change: the answer and the model that gave it. */
+export interface ChangedAnswer {
+  model: { name: string; version: string };
+  isCat: boolean;
+  catConfidence: number;
+}
+
+/** One image of GET …/changes. */
+export interface VerdictChange {
+  fprint: string;
+  fileName: string | null;
+  change: string;
+  previous: ChangedAnswer;
+  current: ChangedAnswer;
+}
+
 /** The path of one image's review. */
 export const reviewPath = (batchId: string, fprint: string): string =>
   `/v1/batches/${encodeURIComponent(batchId)}/images/${encodeURIComponent(fprint)}/review`;

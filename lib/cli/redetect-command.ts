@@ -1,33 +1,9 @@
 // `icecat redetect <batch> [--dry-run] [--all]` and `icecat changes <batch>` (docs/usage.md "Re-detect a batch"): the
 // API's POST …:redetect and GET …/changes, as text or JSON.
-import { batchPath, type BatchSummary } from '../api/client-contract';
+import { batchPath, type Redetected, type VerdictChange } from '../api/client-contract';
 import { collect, type ApiClient } from './api-client';
 import { EXIT } from './errors';
 import { json, table } from './output';
-
-/** POST …:redetect's answer. */
-export interface Redetected {
-  dryRun: boolean;
-  images: number;
-  newCalls: number;
-  estimatedCostUsd: number;
-  batch: BatchSummary;
-}
-
-interface Answer {
-  model: { name: string; version: string };
-  isCat: boolean;
-  catConfidence: number;
-}
-
-/** One image of GET …/changes. */
-export interface VerdictChange {
-  fprint: string;
-  fileName: string | null;
-  change: string;
-  previous: Answer;
-  current: Answer;
-}
 
 export function redetectLine(batchId: string, r: Redetected): string {
   const what = `${r.images} ${r.images === 1 ? 'image' : 'images'}, ${r.newCalls} DetectLabels ${r.newCalls === 1 ? 'call' : 'calls'}: $${r.estimatedCostUsd}`;

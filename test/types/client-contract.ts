@@ -15,6 +15,8 @@ import type {
   uploadFormsSchema,
   usageSchema,
 } from '../../lib/api/schemas';
+import type { changeListSchema, redetectResultSchema } from '../../lib/api/redetect-schemas';
+import type { accuracySchema, auditResultSchema } from '../../lib/api/audit-schemas';
 import type {
   Agreement,
   ApiErrorBody,
@@ -25,6 +27,10 @@ import type {
   MoreUploads,
   Page,
   Reclassified,
+  Redetected,
+  VerdictChange,
+  Accuracy,
+  AuditResult,
   SimilarGroups,
   Usage,
 } from '../../lib/api/client-contract';
@@ -45,4 +51,8 @@ export type ServerAnswersFitTheClients = [
   ClientReads<z.output<typeof usageSchema>, Usage>,
   ClientReads<z.output<typeof agreementSchema>, Agreement>,
   ClientReads<z.output<typeof reclassifyResultSchema>, Reclassified>,
+  ClientReads<z.output<typeof redetectResultSchema>, Redetected>,
+  ClientReads<z.output<typeof changeListSchema>, Page<VerdictChange>>,
+  ClientReads<z.output<typeof accuracySchema>, Accuracy>,
+  ClientReads<z.output<typeof auditResultSchema>, AuditResult>,
 ];
