@@ -5,6 +5,7 @@ import type { Audit, Image } from '../domain';
 import { batchNames, imageNames } from './attributes';
 import type { Ctx, StrataSizes } from './audit';
 import { conditionFailed, liveBatch } from './batch-summary';
+import { reviewAsRead } from './reviews';
 import { auditKey, batchKey, imageKey, toStoredAudit } from './schema';
 
 /** Remembers the strata's sizes at this draw on the summary (what the estimator weights by); false when the batch is gone. */
@@ -38,12 +39,7 @@ export function auditRequest(
 ): UpdateCommandInput {
   const condition = ['#status = :success', 'attribute_not_exists(#audit)'];
   const values: Record<string, unknown> = { ':audit': toStoredAudit(audit), ':key': auditKey(audit, image.review), ':success': 'success' };
-  let extraNames: Record<string, string> = {};
-  if (image.review) {
-    condition.push('#review.#ts = :ts');
-    values[':ts'] = image.review.reviewedAt;
-    extraNames = { '#ts': 'ts' };
-  } else condition.push('attribute_not_exists(#review)');
+  const extraNames = reviewAsRead(image, condition, values);
   return {
     TableName: table,
     Key: imageKey(image.clientId, image.batchId, image.fprint),

@@ -5,12 +5,12 @@
 // over the batch.
 import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AuditStratum, Image } from '../domain';
-import { batchGetRequests } from './access-patterns';
-import { batchNames, imageNames, toImage } from './attributes';
+import { batchNames, imageNames } from './attributes';
 import type { StartKey } from './cursor';
 import { batchImagePages } from './export-pages';
-import { batchGetAll, isVisibleImage, type Page, type PageRequest, type StoreContext } from './reader';
-import { AUDIT_DONE, AUDIT_PENDING, INDEX, batchKey, batchPartition, imageKey, nowSeconds, type ImageItem } from './schema';
+import { readImages } from './review-queue';
+import { batchGetAll, type Page, type PageRequest, type StoreContext } from './reader';
+import { AUDIT_DONE, AUDIT_PENDING, INDEX, batchKey, batchPartition, imageKey, type ImageItem } from './schema';
 
 export type Ctx = Pick<StoreContext, 'ddb' | 'tableName' | 'now'>;
 
@@ -136,7 +136,7 @@ export async function queryAuditQueue(ctx: StoreContext, clientId: string, batch
     }),
   );
   const keys = (out.Items ?? []) as { img_fprint: string }[];
-  const images = await readByKey(
+  const images = await readImages(
     ctx,
     clientId,
     batchId,
@@ -148,19 +148,4 @@ export async function queryAuditQueue(ctx: StoreContext, clientId: string, batch
     items: images.filter((i) => i.review === undefined && i.status === 'success'),
     ...(cursorKey ? { cursor: ctx.cursors.encode(cursorKey, scope) } : {}),
   };
-}
-
-/** The images of one batch by fingerprint, consistent, in the order asked; those gone or expired are left out. */
-async function readByKey(ctx: StoreContext, clientId: string, batchId: string, fprints: string[]): Promise<Image[]> {
-  if (fprints.length === 0) return [];
-  const nowS = nowSeconds((ctx.now ?? Date.now)());
-  const found = new Map<string, Image>();
-  for (const request of batchGetRequests(ctx.tableName, clientId, batchId, fprints)) {
-    const keys = request.RequestItems?.[ctx.tableName];
-    if (!keys) continue;
-    for (const item of await batchGetAll<Partial<ImageItem>>(ctx, { [ctx.tableName]: { ...keys, ConsistentRead: true } })) {
-      if (isVisibleImage(item, nowS)) found.set(item.img_fprint, toImage(item));
-    }
-  }
-  return fprints.flatMap((f) => found.get(f) ?? []);
 }

@@ -144,7 +144,7 @@ export async function queryReviewQueue(
 }
 
 /** The images of one batch by fingerprint, consistent, in the order asked; those gone or expired are left out. */
-async function readImages(ctx: StoreContext, clientId: string, batchId: string, fprints: string[]): Promise<Image[]> {
+export async function readImages(ctx: StoreContext, clientId: string, batchId: string, fprints: string[]): Promise<Image[]> {
   if (fprints.length === 0) return [];
   const nowS = nowSeconds((ctx.now ?? Date.now)());
   const found = new Map<string, Image>();

@@ -136,12 +136,7 @@ export function reviewRequest(
     condition.push('attribute_not_exists(#audit)');
     names.push('audit');
   }
-  let extraNames: Record<string, string> = {};
-  if (image.review) {
-    condition.push('#review.#ts = :ts');
-    values[':ts'] = image.review.reviewedAt;
-    extraNames = { '#ts': 'ts' };
-  } else condition.push('attribute_not_exists(#review)');
+  const extraNames = reviewAsRead(image, condition, values);
   return {
     TableName: table,
     Key: imageKey(image.clientId, image.batchId, image.fprint),
@@ -150,6 +145,20 @@ export function reviewRequest(
     ExpressionAttributeNames: { ...imageNames(...names), ...extraNames },
     ExpressionAttributeValues: values,
   };
+}
+
+/**
+ * Holds a write to the image's verdict as it was read: the same review (by its time), or none. Adds the condition and
+ * its value, and answers the names beyond `#review` it uses.
+ */
+export function reviewAsRead(image: Pick<Image, 'review'>, condition: string[], values: Record<string, unknown>): Record<string, string> {
+  if (!image.review) {
+    condition.push('attribute_not_exists(#review)');
+    return {};
+  }
+  condition.push('#review.#ts = :ts');
+  values[':ts'] = image.review.reviewedAt;
+  return { '#ts': 'ts' };
 }
 
 /** What a review (or its withdrawal) moves on the counters: cats, reviewed and corrected, from before to after. */
