@@ -370,5 +370,5 @@ export const CAPTURE_ATTRIBUTES = ['cap_at', 'camera', 'gps'] as const;
  */
 export const IN_PROGRESS_LISTING_ATTRIBUTES = [...LISTING_ATTRIBUTES, 'received_ts', ...CAPTURE_ATTRIBUTES] as const;
 
-/** An image read by its key from the table (GetItem, BatchGetItem): a listing's fields and its place in the audit sample. */
-export const IMAGE_BY_KEY_ATTRIBUTES = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'audit', 'prev'] as const;
+/** An image read by its key from the table (GetItem, BatchGetItem): a listing's fields, its place in the audit sample, the answer a re-detection replaced and its model. */
+export const IMAGE_BY_KEY_ATTRIBUTES = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'audit', 'prev', 'rek_model'] as const;
