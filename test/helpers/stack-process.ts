@@ -9,6 +9,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { LOCAL_NAMES } from '../../local/env';
 import { localS3Client } from '../../local/s3';
+import { waitFor } from './index';
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -186,3 +187,23 @@ export async function readBatch(stack: StackProcess, apiKey: string, batchId: st
   } while (cursor);
   return { counts: summary.counts as Record<string, number>, images };
 }
+
+/** One API call to a stack process with the client's key: the status and the JSON answer. */
+export const api = async (stack: StackProcess, key: string, method: string, pathName: string, body?: unknown) => {
+  const res = await fetch(`${stack.apiUrl}${pathName}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+
+/** The batch's summary once it is done, within `timeoutMs`. */
+export const doneWithin = (stack: StackProcess, key: string, batchId: string, timeoutMs: number) =>
+  waitFor(
+    async () => {
+      const b = await api(stack, key, 'GET', `/v1/batches/${batchId}`);
+      return b.body.status === 'done' ? b.body : undefined;
+    },
+    { timeoutMs, what: `batch ${batchId} done` },
+  );

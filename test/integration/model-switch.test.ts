@@ -7,8 +7,16 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { tempDataDir, waitFor } from '../helpers';
-import { distinctImages, seededRandom, startStackProcess, uploadImages, type StackProcess } from '../helpers/stack-process';
+import { tempDataDir } from '../helpers';
+import {
+  api,
+  distinctImages,
+  doneWithin,
+  seededRandom,
+  startStackProcess,
+  uploadImages,
+  type StackProcess,
+} from '../helpers/stack-process';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures');
 
@@ -23,24 +31,6 @@ interface Image {
 type Models = { name: string; version: string; images: number }[];
 const modelsOf = async (stack: StackProcess, key: string, batchId: string) =>
   (await api(stack, key, 'GET', `/v1/batches/${batchId}`)).body.models as Models;
-
-const api = async (stack: StackProcess, key: string, method: string, pathName: string, body?: unknown) => {
-  const res = await fetch(`${stack.apiUrl}${pathName}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-};
-
-const doneWithin = (stack: StackProcess, key: string, batchId: string, timeoutMs: number) =>
-  waitFor(
-    async () => {
-      const b = await api(stack, key, 'GET', `/v1/batches/${batchId}`);
-      return b.body.status === 'done' ? b.body : undefined;
-    },
-    { timeoutMs, what: `batch ${batchId} done` },
-  );
 
 /** Creates a batch expecting `images.length` files img-00.png…, uploads them and waits until it is done. */
 async function classify(stack: StackProcess, key: string, batchId: string, images: Buffer[]): Promise<Map<string, Image>> {

@@ -8,7 +8,15 @@ import path from 'node:path';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { tempDataDir, waitFor } from '../helpers';
-import { distinctImages, seededRandom, startStackProcess, uploadImages, type StackProcess } from '../helpers/stack-process';
+import {
+  api,
+  distinctImages,
+  doneWithin,
+  seededRandom,
+  startStackProcess,
+  uploadImages,
+  type StackProcess,
+} from '../helpers/stack-process';
 
 const IMAGES = 8;
 /** Slow enough answers that the run is still going when the stack is killed; short leases and sweeps after the restart. */
@@ -48,24 +56,6 @@ async function records(stack: StackProcess, batchId: string): Promise<{ summary:
     ddb.destroy();
   }
 }
-
-const api = async (stack: StackProcess, key: string, method: string, pathName: string, body?: unknown) => {
-  const res = await fetch(`${stack.apiUrl}${pathName}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-};
-
-const doneWithin = (stack: StackProcess, key: string, batchId: string, timeoutMs: number) =>
-  waitFor(
-    async () => {
-      const b = await api(stack, key, 'GET', `/v1/batches/${batchId}`);
-      return b.body.status === 'done' ? b.body : undefined;
-    },
-    { timeoutMs, what: `batch ${batchId} done` },
-  );
 
 describe('a re-detection when npm start is killed in its middle', () => {
   it('ends done after the restart, every image answered again, counters equal to the records', async () => {
