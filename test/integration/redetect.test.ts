@@ -90,8 +90,13 @@ describe('POST …:redetect and GET …/changes', () => {
       body: { batchId, callbackUrl: hook.url, files: files.map((name) => ({ name, contentType: 'image/png', size: 1_000_000 })) },
     });
     expect(created.status).toBe(201);
-    for (const name of files)
-      await uploadFile(`uploads/${client.clientId}/${batchId}/${name}`, fixture(name.replace('-again', '')), 'image/png');
+    const upload = (name: string) =>
+      uploadFile(`uploads/${client.clientId}/${batchId}/${name}`, fixture(name.replace('-again', '')), 'image/png');
+    // The duplicate goes last, once the three are recorded: the record of chelsea's pixels is chelsea.png's, whichever
+    // upload the ingest would otherwise have taken first.
+    for (const name of files.slice(0, 3)) await upload(name);
+    await waitFor(async () => (await images(client, batchId)).length === 3, { timeoutMs: 60_000, what: 'three records' });
+    await upload('chelsea-again.png');
     await doneBatch(client, batchId);
     await waitFor(() => hook.bodies.length >= 1, { what: 'the first callback' });
     byName = new Map((await images(client, batchId)).map((i) => [i.fileName, i.fprint]));
