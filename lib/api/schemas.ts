@@ -7,7 +7,8 @@ import '../validation-messages';
 import { EXPORT_FORMATS } from '../export/encode';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
 import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT } from '../similar/groups';
-import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES, CLIENT_IMAGE_STATUSES } from '../store/access-patterns';
+import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES } from '../store/access-patterns';
+import { CLIENT_IMAGE_STATUSES } from '../store/client-patterns';
 import { BATCH_STATUSES, IMAGE_STATUSES, REVIEW_NOTE_MAX_CHARS, type BatchSummary } from '../domain';
 import { LIMITS } from '../store/schema';
 

@@ -5,13 +5,13 @@ import {
   getBatch,
   getImage,
   getImages,
-  knownFingerprints,
   queryBatchLogs,
   queryClientBatches,
   queryClientImages,
   queryVisibleBatchImages,
   type StoreContext,
 } from '../store/reader';
+import { knownFingerprints } from '../store/known-fingerprints';
 import { reportedStatus, type Batch as StoredBatch, type BatchSummary, type Image, type LabelCount, type ModelCount } from '../domain';
 import { batchLabelCounts } from '../store/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';

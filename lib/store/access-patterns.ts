@@ -1,9 +1,8 @@
-// The request of every read access pattern of docs/design.md §2 (numbers as in its table), as pure functions: the key
-// condition, index and filters of each, unit-tested without a network. reader.ts runs them.
-import type { BatchGetCommandInput, GetCommandInput, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { imageNames } from './attributes';
+// The request of each read access pattern of docs/design.md §2 (numbers as in its table) within one batch or by key, as
+// pure functions: the key condition, index and filters of each, unit-tested without a network. reader.ts runs them.
+import type { BatchGetCommandInput, GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
-import { IMAGE_STATUSES, type BatchStatus, type ImageStatus } from '../domain';
+import { IMAGE_STATUSES, type ImageStatus } from '../domain';
 import {
   BATCH_SK,
   INDEX,
@@ -26,12 +25,10 @@ export const BATCH_GET_MAX_KEYS = 100;
 
 /** Image statuses a batch listing can filter by: every one, since a claimed image is read from the batch's own partition. */
 export const BATCH_IMAGE_STATUSES = IMAGE_STATUSES;
-/** Image statuses a client listing can filter by: only results enter the client-status index. */
-export const CLIENT_IMAGE_STATUSES = ['success', 'fail'] as const satisfies readonly ImageStatus[];
 
 const TABLE_KEY = ['batch_id', 'img_fprint'] as const;
 const lsiKey = (sortKey: string) => [...TABLE_KEY, sortKey] as const;
-const gsiKey = (hashKey: string, sortKey: string) => [hashKey, sortKey, ...TABLE_KEY] as const;
+export const gsiKey = (hashKey: string, sortKey: string) => [hashKey, sortKey, ...TABLE_KEY] as const;
 
 export interface BatchQuery {
   tableName: string;
@@ -76,7 +73,7 @@ export function batchWithResultsRequest(q: BatchQuery): QueryPlan {
   });
 }
 
-function statusCondition(e: ExpressionBuilder, status: ImageStatus, range: TimeRange): string {
+export function statusCondition(e: ExpressionBuilder, status: ImageStatus, range: TimeRange): string {
   const a = e.name('status_ts');
   if (range.from === undefined && range.to === undefined) {
     return `begins_with(${a}, ${e.value(':status', `${status}#`)})`;
@@ -250,125 +247,6 @@ export function batchImagesRequest(q: BatchQuery & BatchImagesFilter): QueryPlan
   return batchResultsRequest(q);
 }
 
-export interface ClientQuery {
-  tableName: string;
-  clientId: string;
-  nowS: number;
-}
-
-export interface ClientImagesFilter extends TimeRange {
-  status?: (typeof CLIENT_IMAGE_STATUSES)[number];
-  cat?: boolean;
-  fprint?: string;
-}
-
-function clientExpression(q: ClientQuery, attribute = 'client_id'): ExpressionBuilder {
-  const e = new ExpressionBuilder();
-  e.keyCondition(`${e.name(attribute)} = ${e.value(':client', q.clientId)}`);
-  return e;
-}
-
-function addFilters(e: ExpressionBuilder, f: ClientImagesFilter, skip: { status?: boolean; cat?: boolean; time?: boolean }) {
-  if (f.status && !skip.status) e.filter(`${e.name('op_status')} = ${e.value(':status', f.status)}`);
-  if (f.cat !== undefined && !skip.cat) e.filter(`${e.name('rek_iscat')} = ${e.value(':cat', f.cat)}`);
-  if (!skip.time) {
-    const range = e.range('upload_ts', f);
-    if (range) e.filter(range);
-  }
-}
-
-/** 3: a client's images by status (optionally in a time range), GSI client-status. */
-export function clientByStatusRequest(q: ClientQuery & ClientImagesFilter & { status: ImageStatus }): QueryPlan {
-  const e = clientExpression(q);
-  e.keyCondition(statusCondition(e, q.status, q));
-  addFilters(e, q, { status: true, time: true });
-  return e.build({
-    pattern: 'client-status',
-    tableName: q.tableName,
-    index: INDEX.clientStatus,
-    keyAttributes: gsiKey('client_id', 'status_ts'),
-    nowS: q.nowS,
-  });
-}
-
-/** 5b: one image (fingerprint) across the client's batches, GSI client-fprint. */
-export function imageAcrossBatchesRequest(q: ClientQuery & ClientImagesFilter & { fprint: string }): QueryPlan {
-  const e = clientExpression(q);
-  e.keyCondition(`${e.name('img_fprint')} = ${e.value(':fprint', q.fprint)}`);
-  addFilters(e, q, {});
-  return e.build({
-    pattern: 'client-fprint',
-    tableName: q.tableName,
-    index: INDEX.clientFprint,
-    keyAttributes: gsiKey('client_id', 'img_fprint'),
-    nowS: q.nowS,
-  });
-}
-
-/** 8: a client's images in a time range (or all of them, oldest first), GSI client-time. */
-export function clientTimeRangeRequest(q: ClientQuery & ClientImagesFilter): QueryPlan {
-  const e = clientExpression(q);
-  const range = e.range('upload_ts', q);
-  if (range) e.keyCondition(range);
-  addFilters(e, q, { time: true });
-  return e.build({
-    pattern: 'client-time',
-    tableName: q.tableName,
-    index: INDEX.clientTime,
-    keyAttributes: gsiKey('client_id', 'upload_ts'),
-    nowS: q.nowS,
-  });
-}
-
-/** 9: a client's cats in a time range, sparse GSI client-cats (cat_ts = upload_ts, written only for cats). */
-export function clientCatsRequest(q: ClientQuery & ClientImagesFilter): QueryPlan {
-  const e = clientExpression(q);
-  const range = e.range('cat_ts', q);
-  if (range) e.keyCondition(range);
-  addFilters(e, q, { cat: true, time: true });
-  return e.build({
-    pattern: 'client-cats',
-    tableName: q.tableName,
-    index: INDEX.clientCats,
-    keyAttributes: gsiKey('client_id', 'cat_ts'),
-    nowS: q.nowS,
-  });
-}
-
-/** GET /v1/images: fprint → 5b, cat=true → 9, status → 3, otherwise 8; the other filters become filter expressions. */
-export function clientImagesRequest(q: ClientQuery & ClientImagesFilter): QueryPlan {
-  if (q.fprint !== undefined) return imageAcrossBatchesRequest({ ...q, fprint: q.fprint });
-  if (q.cat === true) return clientCatsRequest(q);
-  if (q.status) return clientByStatusRequest({ ...q, status: q.status });
-  return clientTimeRangeRequest(q);
-}
-
-export interface ClientBatchesFilter extends TimeRange {
-  status?: BatchStatus;
-}
-
-/**
- * A client's batches, newest first, sparse GSI client-batches (owner_id + created_ts: only batch summaries have
- * both). The status filter reads `closed` and `done_ts`, which change once per batch, so the index (which projects
- * them) is written when a batch opens, closes and finishes, never by its counters.
- */
-export function clientBatchesRequest(q: ClientQuery & ClientBatchesFilter): QueryPlan {
-  const e = clientExpression(q, 'owner_id');
-  const range = e.range('created_ts', q);
-  if (range) e.keyCondition(range);
-  if (q.status === 'open') e.filter(`(attribute_not_exists(${e.name('closed')}) OR ${e.name('closed')} = ${e.value(':false', false)})`);
-  if (q.status === 'processing') e.filter(`${e.name('closed')} = ${e.value(':true', true)} AND attribute_not_exists(${e.name('done_ts')})`);
-  if (q.status === 'done') e.filter(`attribute_exists(${e.name('done_ts')})`);
-  return e.build({
-    pattern: 'client-batches',
-    tableName: q.tableName,
-    index: INDEX.clientBatches,
-    keyAttributes: gsiKey('owner_id', 'created_ts'),
-    nowS: q.nowS,
-    newestFirst: true,
-  });
-}
-
 /** 5: one image, GetItem. */
 export function imageRequest(tableName: string, clientId: string, batchId: string, fprint: string): GetCommandInput {
   return {
@@ -415,68 +293,5 @@ export function batchVisibilityRequest(tableName: string, partitions: readonly s
         ConsistentRead: true,
       },
     },
-  };
-}
-
-/** Records of one fingerprint a reuse lookup reads at most: one per batch of the client that holds the same pixels. */
-export const REUSE_LOOKUP_LIMIT = 10;
-
-/**
- * 5b for the ingest: the client's classified record of these pixels in another batch, within retention. One eventually
- * consistent Query of the client-fprint index (it projects what a copy needs), never another client's partition.
- */
-export function reusableResultRequest(tableName: string, clientId: string, fprint: string, nowS: number): QueryCommandInput {
-  return {
-    TableName: tableName,
-    IndexName: INDEX.clientFprint,
-    KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
-    FilterExpression: '#status = :success AND #expiresAt > :now',
-    ProjectionExpression: '#partition, #fprint, #status, #labels, #catConfidence, #cats, #classifiedAt, #expiresAt, #review, #reused',
-    ExpressionAttributeNames: imageNames(
-      'clientId',
-      'fprint',
-      'status',
-      'expiresAt',
-      'partition',
-      'labels',
-      'catConfidence',
-      'cats',
-      'classifiedAt',
-      'review',
-      'reused',
-    ),
-    ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
-    Limit: REUSE_LOOKUP_LIMIT,
-  };
-}
-
-/**
- * 5b, second read: the other labels' boxes (rek_dets) of the record a reuse copies. client-fprint does not project
- * them (every classified image's index write would grow for a rare case), so they are read from the record itself:
- * one eventually consistent GetItem of one attribute, only when a classification is reused.
- */
-export function reusedDetectionsRequest(tableName: string, clientId: string, batchId: string, fprint: string): GetCommandInput {
-  return {
-    TableName: tableName,
-    Key: imageKey(clientId, batchId, fprint),
-    ProjectionExpression: '#detections',
-    ExpressionAttributeNames: imageNames('detections'),
-  };
-}
-
-/**
- * 5b for an estimate: whether the client holds a classified record of these pixels, within retention, in any batch
- * (what the ingest would reuse). Keys only; a page of REUSE_LOOKUP_LIMIT records, paged on while none matched.
- */
-export function knownFingerprintRequest(tableName: string, clientId: string, fprint: string, nowS: number): QueryCommandInput {
-  return {
-    TableName: tableName,
-    IndexName: INDEX.clientFprint,
-    KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
-    FilterExpression: '#status = :success AND #expiresAt > :now AND attribute_exists(#labels)',
-    ProjectionExpression: '#partition, #fprint',
-    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels'),
-    ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
-    Limit: REUSE_LOOKUP_LIMIT,
   };
 }

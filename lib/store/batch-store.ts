@@ -8,23 +8,16 @@
 //
 // One facade over the entities written, each in its file with its request builders beside what sends them: the batch
 // summary (batch-summary.ts) and its counters (batch-counters.ts), which this class extends; the image record and its
-// claim (image-record.ts); an upload's attempts (upload-attempts.ts); reviews and the re-threshold (reviews.ts).
+// claim (image-record.ts), with the reuse lookup (reuse-lookup.ts); an upload's attempts (upload-attempts.ts); reviews
+// and the re-threshold (reviews.ts).
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Claim, Finish, Image, ModelVersion, UploadRef } from '../domain';
 import { sameModel, UNKNOWN_MODEL } from '../model-version';
 import { readCurrentModel } from './current-model';
 import { recordCurrentModel } from './current-model-write';
 import { BatchCounters, type RecordOptions } from './batch-counters';
-import {
-  addDuplicate,
-  claimImage,
-  findReusable,
-  finishImage,
-  getImage,
-  rejectUpload,
-  releaseClaim,
-  type ClaimOutcome,
-} from './image-record';
+import { addDuplicate, claimImage, finishImage, getImage, rejectUpload, releaseClaim, type ClaimOutcome } from './image-record';
+import { findReusable } from './reuse-lookup';
 import { keepPaidResult, paidResult, type PaidResult } from './paid-result';
 import { reclassifyBatch, reviewImage, type ReclassifyOptions, type ReclassifyOutcome, type ReviewOutcome, type Verdict } from './reviews';
 import { clientKey } from './schema';

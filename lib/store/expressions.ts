@@ -1,5 +1,6 @@
 // Building DynamoDB Query expressions: key conditions, filters and their placeholders, and the plan of a Query without
-// its page position. The access patterns (access-patterns.ts) build with it; the reader (reader.ts) runs the plans.
+// its page position. The access patterns (access-patterns.ts, client-patterns.ts) build with it; the reader (reader.ts)
+// runs the plans.
 import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 
 export interface TimeRange {

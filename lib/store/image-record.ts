@@ -2,24 +2,18 @@
 // record, and the duplicates counted on it, with what each moves on the counters.
 import type { PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { imageNames, toImageItem } from './attributes';
-import type { Claim, Counts, Finish, Image, ImageResult, ModelVersion, Review } from '../domain';
+import type { Claim, Counts, Finish, Image, ImageResult, Review } from '../domain';
 import { encodeDetections } from './detections';
 import { PAID_NAME, PAID_NAMES } from './paid-result';
 import { LIMITS, imageKey, purgeAt, reviewKey, statusTs, toStoredReview, type ImageItem } from './schema';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { BatchClosedError } from '../errors';
-import { isVisibleBatch } from '../domain';
 import type { UploadRef } from '../domain';
-import { batchVisibilityRequest, reusableResultRequest } from './access-patterns';
-import { answeredByCurrentModel, modelOfRecord } from '../model-version';
-import { keyText, modelFactsOf } from './current-model';
-import { toBatch, toImage } from './attributes';
+import { toImage } from './attributes';
 import type { BatchCounters, RecordOptions } from './batch-counters';
 import { conditionFailed } from './batch-summary';
 import { BatchErasedError } from './errors';
 import { knownItemRequest } from './known-items';
-import { batchGetAll } from './reader';
-import { splitPartition, type BatchItem } from './schema';
 import { duplicateMarkRequest, noteFingerprintRequest } from './upload-attempts';
 
 export const CLAIM_COUNTS: Partial<Counts> = { total: 1, pending: 1 };
@@ -318,63 +312,6 @@ export async function claimImage(store: BatchCounters, c: Claim, opts: RecordOpt
     }
   }
   return { held: false, existing };
-}
-
-/**
- * The client's earlier classification of these pixels in another batch, within retention, by the model that would
- * answer now, or undefined: one eventually consistent index Query (a record written a moment ago may be missed: then
- * DetectLabels is called), then the batches' visibility and the records' models. The earliest classification of that
- * model (every copy is of it), with the latest person's verdict any of the records carries (docs/design.md §10: a
- * client never reviews the same pixels twice).
- */
-export async function findReusable(
-  store: BatchCounters,
-  clientId: string,
-  batchId: string,
-  fprint: string,
-  onCurrentModel?: (current: ModelVersion | undefined) => void,
-): Promise<Image | undefined> {
-  const out = await store.ddb.send(new QueryCommand(reusableResultRequest(store.table, clientId, fprint, Math.floor(store.now() / 1000))));
-  const records = ((out.Items ?? []) as ImageItem[]).filter(
-    (i) => splitPartition(i.batch_id).batchId !== batchId && i.labels !== undefined,
-  );
-  // Never from a batch being erased (or expired): the one strongly consistent read of the batches found.
-  const visible = await visibleBatches(
-    store,
-    records.map((i) => i.batch_id),
-  );
-  const found = records.filter((i) => visible.has(i.batch_id));
-  if (found.length === 0) return undefined;
-  // Only an answer of the model that would answer now (docs/decisions/0031-model-versions.md): the records' models and
-  // boxes, and the current model, in one strongly consistent read.
-  const { current, facts } = await modelFactsOf({ ddb: store.ddb, tableName: store.table }, batchGetAll, found);
-  onCurrentModel?.(current);
-  const now = found.flatMap((i) => {
-    const f = facts.get(keyText(i));
-    return f && answeredByCurrentModel(f, current) ? [{ ...toImage(i), ...f, model: modelOfRecord(f) }] : [];
-  });
-  // Copies carry their original's classification time: of equal times, the original (a copy made before copies
-  // carried the other labels' boxes has none).
-  const earliest = now.sort(
-    (a, b) => (a.classifiedAt ?? 0) - (b.classifiedAt ?? 0) || Number(a.reused === true) - Number(b.reused === true),
-  )[0];
-  if (!earliest) return undefined;
-  // The person's verdict goes with the pixels, whichever model answered (docs/design.md §10).
-  const review = found.flatMap((i) => (i.review ? [toImage(i).review!] : [])).sort((a, b) => b.reviewedAt - a.reviewedAt)[0];
-  const { review: _own, reused: _reused, ...classification } = earliest;
-  return { ...classification, ...(review ? { review } : {}) };
-}
-
-/** Which of these batch partitions (at most BATCH_GET_MAX_KEYS distinct) are visible: neither being erased nor expired. */
-async function visibleBatches(store: BatchCounters, partitions: readonly string[]): Promise<Set<string>> {
-  const distinct = [...new Set(partitions)];
-  if (distinct.length === 0) return new Set();
-  const nowS = Math.floor(store.now() / 1000);
-  const items = await batchGetAll<BatchItem>(
-    { ddb: store.ddb, tableName: store.table },
-    batchVisibilityRequest(store.table, distinct).RequestItems,
-  );
-  return new Set(items.filter((item) => isVisibleBatch(toBatch(item), nowS)).map((item) => item.batch_id));
 }
 
 /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */

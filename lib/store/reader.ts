@@ -1,6 +1,6 @@
-// Runs the read access patterns (access-patterns.ts) and answers in domain terms (lib/domain.ts). Every read filters
-// expired items (ttl) itself, since DynamoDB deletes them only within days, and list reads page with an opaque,
-// tamper-evident cursor (cursor.ts) and are filled up to their limit even when a filter leaves DynamoDB pages short.
+// Runs the read access patterns (access-patterns.ts, client-patterns.ts) and answers in domain terms (lib/domain.ts).
+// Every read filters expired items (ttl) itself, since DynamoDB deletes them only within days, and list reads page with
+// an opaque, tamper-evident cursor (cursor.ts) and are filled up to their limit even when a filter leaves pages short.
 import { ProvisionedThroughputExceededException, RequestLimitExceeded, ThrottlingException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -13,7 +13,6 @@ import {
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay, type BackoffPolicy } from '../backoff';
 import {
-  BATCH_GET_MAX_KEYS,
   batchGetRequests,
   batchImagesRequest,
   batchLogsRequest,
@@ -22,27 +21,20 @@ import {
   batchSummariesRequest,
   batchSummaryRequest,
   batchVisibilityRequest,
-  clientBatchesRequest,
-  clientImagesRequest,
   imageRequest,
-  knownFingerprintRequest,
   labelMatcher,
   byCaptureTime,
   capturedItemsRequests,
   matchesBatchFilter,
   type BatchImagesFilter,
-  type ClientBatchesFilter,
-  type ClientImagesFilter,
 } from './access-patterns';
 import { toBatch, toImage } from './attributes';
+import { clientBatchesRequest, clientImagesRequest, type ClientBatchesFilter, type ClientImagesFilter } from './client-patterns';
 import type { CursorCodec, StartKey } from './cursor';
 import { QueryError, StoreThrottledError } from './errors';
 import type { QueryPlan, TimeRange } from './expressions';
 import { isVisibleBatch, type Batch, type Image } from '../domain';
-import { knownItemsRequests } from './known-items';
-import { answeredNow, keyText, readCurrentModel } from './current-model';
-import { sameModel } from '../model-version';
-import { BATCH_SK, batchPartition, nowSeconds, type BatchItem, type ImageItem, type KnownItem } from './schema';
+import { BATCH_SK, nowSeconds, type BatchItem, type ImageItem } from './schema';
 
 export interface Page<T> {
   items: T[];
@@ -89,9 +81,9 @@ export function startKeyAfter(plan: QueryPlan, item: Record<string, unknown>): S
 }
 
 const nowMs = (ctx: StoreContext) => (ctx.now ?? Date.now)();
-const storeNowS = (ctx: StoreContext) => nowSeconds(nowMs(ctx));
+export const storeNowS = (ctx: StoreContext) => nowSeconds(nowMs(ctx));
 
-function translate(err: unknown): never {
+export function translate(err: unknown): never {
   if (err instanceof ProvisionedThroughputExceededException || err instanceof ThrottlingException || err instanceof RequestLimitExceeded) {
     throw new StoreThrottledError('the table is throttling reads', { cause: err });
   }
@@ -126,7 +118,7 @@ export async function runQuery<T extends object>(
 }
 
 /** What a read keeps of each Query round's items, beyond the Query's own filter (one that needs other items read). */
-type KeepFilter<T> = (items: T[]) => Promise<T[]>;
+export type KeepFilter<T> = (items: T[]) => Promise<T[]>;
 
 /** What the Query rounds so far read: their items, and where the next round starts (ended: nothing is left). */
 interface Read<T> {
@@ -252,7 +244,7 @@ export async function queryClientImages(
  * one BatchGetItem (a page of 100 images spans at most 100 batches), strongly consistent so that a batch marked a moment
  * ago is already gone. Answers are kept for the rest of the one read.
  */
-function visibleBatchesFilter(ctx: StoreContext): KeepFilter<ImageItem> {
+export function visibleBatchesFilter(ctx: StoreContext): KeepFilter<ImageItem> {
   const visible = new Map<string, boolean>();
   const nowS = storeNowS(ctx);
   return async (items) => {
@@ -343,96 +335,4 @@ export async function getImages(
     }
   }
   return [...new Set(fprints)].flatMap((f) => found.get(f) ?? []);
-}
-
-/** Index Queries the fallback of a known-fingerprints lookup runs at once. */
-const KNOWN_PARALLEL = 4;
-/** Pages of one fingerprint's records the fallback reads before it counts as unknown (each page REUSE_LOOKUP_LIMIT records). */
-const KNOWN_MAX_PAGES = 2;
-/**
- * Fingerprints of one call the fallback looks up at most (the rest are answered unknown): a client that erased the
- * batches naming many of its fingerprints costs at most 200 index Queries a call, 100 tokens' worth of fingerprints.
- */
-const KNOWN_FALLBACK_MAX = 100;
-
-/**
- * Which of these fingerprints the client already has classified by the model that would answer now (within retention,
- * in a batch neither being erased nor expired): the ones the ingest would reuse rather than send to DetectLabels. Read by key: the client's known
- * items (BatchGetItem, 100 keys a call), then the batches they name (one strongly consistent BatchGetItem per 100).
- * Only where the batch named is gone (erased, being erased, or expired while an older batch may still hold the pixels)
- * is the client's own partition of the client-fprint index asked, skipping invisible batches. Another client's images
- * are never an answer. Records classified before the known items existed are not answered (they are still reused).
- * A known item names the model of its record; one written before items kept it, and every record the fallback finds,
- * is checked by its record's own model (current-model.ts answeredNow). Distinct, in the order asked.
- */
-export async function knownFingerprints(ctx: StoreContext, clientId: string, fprints: readonly string[]): Promise<string[]> {
-  const distinct = [...new Set(fprints)];
-  // Only answers of the model that would answer now count (docs/decisions/0031-model-versions.md); none known, none do.
-  const current = await readCurrentModel(ctx);
-  if (!current) return [];
-  const nowS = storeNowS(ctx);
-  const namedBy = new Map<string, string>();
-  /** Known items written before they kept their model: the record they name says it. */
-  const unnamedModel = new Set<string>();
-  const unsure: string[] = [];
-  for (const request of knownItemsRequests(ctx.tableName, clientId, distinct)) {
-    for (const item of await batchGetAll<Pick<KnownItem, 'img_fprint' | 'known_in' | 'ttl' | 'rek_model'>>(ctx, request.RequestItems)) {
-      if (item.ttl <= nowS) {
-        unsure.push(item.img_fprint);
-        continue;
-      }
-      if (!item.rek_model) unnamedModel.add(item.img_fprint);
-      else if (!sameModel(item.rek_model, current)) continue; // the latest answer is another model's
-      namedBy.set(item.img_fprint, batchPartition(clientId, item.known_in));
-    }
-  }
-  const visible = visibleBatchesFilter(ctx);
-  const batches = [...new Set(namedBy.values())];
-  const shown = new Set<string>();
-  for (let i = 0; i < batches.length; i += BATCH_GET_MAX_KEYS) {
-    const kept = await visible(batches.slice(i, i + BATCH_GET_MAX_KEYS).map((batch_id) => ({ batch_id }) as ImageItem));
-    for (const item of kept) shown.add(item.batch_id);
-  }
-  const legacy = [...namedBy].filter(([fprint, batch]) => shown.has(batch) && unnamedModel.has(fprint));
-  const legacyNow = await answeredNow(
-    ctx,
-    batchGetAll,
-    legacy.map(([img_fprint, batch_id]) => ({ batch_id, img_fprint })),
-  );
-  const known = new Set<string>();
-  for (const [fprint, batch] of namedBy) {
-    if (!shown.has(batch)) unsure.push(fprint);
-    else if (!unnamedModel.has(fprint) || legacyNow.has(keyText({ batch_id: batch, img_fprint: fprint }))) known.add(fprint);
-  }
-  await knownByIndex(ctx, clientId, unsure.slice(0, KNOWN_FALLBACK_MAX), visible, known);
-  return distinct.filter((f) => known.has(f));
-}
-
-/** The fallback: each fingerprint's records in the client-fprint index, any of them in a visible batch making it known. */
-async function knownByIndex(
-  ctx: StoreContext,
-  clientId: string,
-  fprints: readonly string[],
-  visible: KeepFilter<ImageItem>,
-  known: Set<string>,
-): Promise<void> {
-  const nowS = storeNowS(ctx);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < fprints.length; i = next++) {
-      let start: Record<string, unknown> | undefined;
-      for (let page = 0; page < KNOWN_MAX_PAGES; page++) {
-        const input = knownFingerprintRequest(ctx.tableName, clientId, fprints[i]!, nowS);
-        const out = await ctx.ddb.send(new QueryCommand({ ...input, ...(start ? { ExclusiveStartKey: start } : {}) })).catch(translate);
-        const shown = await visible((out.Items ?? []) as ImageItem[]);
-        if ((await answeredNow(ctx, batchGetAll, shown)).size > 0) {
-          known.add(fprints[i]!);
-          break;
-        }
-        start = out.LastEvaluatedKey;
-        if (!start) break;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(KNOWN_PARALLEL, fprints.length) }, worker));
 }

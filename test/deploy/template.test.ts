@@ -12,12 +12,14 @@ import {
   batchLogsRequest,
   batchResultsRequest,
   batchTimeRangeRequest,
+} from '../../lib/store/access-patterns';
+import {
   clientBatchesRequest,
   clientByStatusRequest,
   clientCatsRequest,
   clientTimeRangeRequest,
   imageAcrossBatchesRequest,
-} from '../../lib/store/access-patterns';
+} from '../../lib/store/client-patterns';
 import type { QueryPlan } from '../../lib/store/expressions';
 import { reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review-queue';
 import { INDEX } from '../../lib/store/schema';

@@ -7,7 +7,8 @@ import { defaultClientLimits } from '../../functions/config';
 import { cursorCodec } from '../../lib/store/cursor';
 import { BatchStore } from '../../lib/store/batch-store';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
-import { knownFingerprints, type StoreContext } from '../../lib/store/reader';
+import { knownFingerprints } from '../../lib/store/known-fingerprints';
+import type { StoreContext } from '../../lib/store/reader';
 import { aws, detectCalls, stackEnv, uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, fprints, newClient, type TestClient } from '../helpers/api';
 

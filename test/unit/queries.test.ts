@@ -7,14 +7,16 @@ import {
   batchResultsRequest,
   batchSummaryRequest,
   batchTimeRangeRequest,
+  imageRequest,
+} from '../../lib/store/access-patterns';
+import {
   clientByStatusRequest,
   clientCatsRequest,
   clientImagesRequest,
   clientTimeRangeRequest,
   imageAcrossBatchesRequest,
   clientBatchesRequest,
-  imageRequest,
-} from '../../lib/store/access-patterns';
+} from '../../lib/store/client-patterns';
 import type { QueryPlan } from '../../lib/store/expressions';
 import { backoffDelay } from '../../lib/backoff';
 import { isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/reader';
