@@ -1,11 +1,11 @@
 // The request of each read access pattern of docs/design.md §2 across a client's batches (3, 5b, 8, 9, its batches,
 // and the 5b lookups of its classified pixels), as pure functions like access-patterns.ts. reader.ts runs them.
-import type { GetCommandInput, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { gsiKey, statusCondition } from './access-patterns';
 import { imageNames } from './attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
 import type { BatchStatus, ImageStatus } from '../domain';
-import { INDEX, imageKey } from './schema';
+import { INDEX } from './schema';
 
 /** Image statuses a client listing can filter by: only results enter the client-status index. */
 export const CLIENT_IMAGE_STATUSES = ['success', 'fail'] as const satisfies readonly ImageStatus[];
@@ -158,20 +158,6 @@ export function reusableResultRequest(tableName: string, clientId: string, fprin
     ),
     ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
     Limit: REUSE_LOOKUP_LIMIT,
-  };
-}
-
-/**
- * 5b, second read: the other labels' boxes (rek_dets) of the record a reuse copies. client-fprint does not project
- * them (every classified image's index write would grow for a rare case), so they are read from the record itself:
- * one eventually consistent GetItem of one attribute, only when a classification is reused.
- */
-export function reusedDetectionsRequest(tableName: string, clientId: string, batchId: string, fprint: string): GetCommandInput {
-  return {
-    TableName: tableName,
-    Key: imageKey(clientId, batchId, fprint),
-    ProjectionExpression: '#detections',
-    ExpressionAttributeNames: imageNames('detections'),
   };
 }
 
