@@ -68,10 +68,20 @@ async function serve(kind: string, dataDir: string, dynamodbUrl?: string): Promi
 }
 
 export function startChild(args: string[]): Promise<{ child: ChildProcess; ready: Record<string, string> }> {
-  const child = spawn(process.execPath, [...process.execArgv, __filename, '--serve', ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'ERROR' },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...process.execArgv,
+      ...(process.env.BENCH_CPU_PROF && args[0] === 'api' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      __filename,
+      '--serve',
+      ...args,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'ERROR' },
+    },
+  );
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {

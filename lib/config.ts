@@ -119,6 +119,16 @@ export function loadIngestConfig(): IngestConfig {
 /** Path-style S3 requests (S3_FORCE_PATH_STYLE; the local S3 needs them). */
 export const s3ForcePathStyle = (): boolean => envBoolean('S3_FORCE_PATH_STYLE', false);
 
+/**
+ * Whether Powertools' Tracer would trace here, by its own rule: inside Lambda (AWS_EXECUTION_ENV set, not Amplify's
+ * mock, not SAM local) unless POWERTOOLS_TRACE_ENABLED is "false". lib/aws/tracing.ts loads the Tracer only then.
+ */
+export const lambdaTracingOn = (): boolean => {
+  const executionEnv = envString('AWS_EXECUTION_ENV') ?? '';
+  if (executionEnv === '' || executionEnv === 'AWS_Lambda_amplify-mock' || envString('AWS_SAM_LOCAL')) return false;
+  return (envString('POWERTOOLS_TRACE_ENABLED') ?? '').toLowerCase() !== 'false';
+};
+
 /** The handler's name as Lambda sets it (_HANDLER), for the traced handler's `## <handler>` subsegment. */
 export const lambdaHandlerName = (): string => envString('_HANDLER') ?? 'handler';
 

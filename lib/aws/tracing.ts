@@ -4,11 +4,22 @@
 // DynamoDB, Rekognition) is one trace, found by either annotation.
 // The tracer traces only inside Lambda with tracing on (AWS_EXECUTION_ENV set, POWERTOOLS_TRACE_ENABLED not "false"):
 // the local stack, the tests and the benches run without X-Ray, and everything here is then a pass-through — the
-// same client, the same handler, no segment, no error, no log line.
-import { Tracer } from '@aws-lambda-powertools/tracer';
-import { lambdaHandlerName } from '../config';
+// same client, the same handler, no segment, no error, no log line. There the Tracer is not even loaded: its X-Ray SDK
+// turns on async hooks (cls-hooked) when imported, and every promise of the process then pays for them, traced or not
+// (docs/decisions/0034-tracer-loaded-only-where-it-traces.md).
+import type { Tracer } from '@aws-lambda-powertools/tracer';
+import { lambdaHandlerName, lambdaTracingOn } from '../config';
 
-export const tracer = new Tracer({ serviceName: 'icecat-wrangler' });
+const tracer: Tracer | undefined = lambdaTracingOn()
+  ? // A require, not an import: loaded only where it traces; esbuild bundles it all the same (cjs).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    new (require('@aws-lambda-powertools/tracer') as typeof import('@aws-lambda-powertools/tracer')).Tracer({
+      serviceName: 'icecat-wrangler',
+    })
+  : undefined;
+
+/** Whether this process traces (the Tracer loaded and on). */
+export const tracingEnabled = (): boolean => tracer?.isTracingEnabled() ?? false;
 
 /** Where a piece of work belongs: the annotations a trace is searched by (`annotation.clientId = "…"`). */
 export interface TraceKeys {
@@ -17,7 +28,7 @@ export interface TraceKeys {
 }
 
 /** An AWS SDK v3 client whose every call is a subsegment of the current trace; the client itself when not tracing. */
-export const traced = <C>(client: C): C => tracer.captureAWSv3Client(client);
+export const traced = <C>(client: C): C => (tracer && tracer.isTracingEnabled() ? tracer.captureAWSv3Client(client) : client);
 
 interface Subsegment {
   addAnnotation(key: string, value: string | number | boolean): void;
@@ -26,7 +37,7 @@ interface Subsegment {
 }
 
 /** Runs `work` in a subsegment of its own (its own async context: concurrent ones do not mix) and closes it. */
-function inSubsegment<T>(name: string, work: (subsegment: Subsegment | undefined) => Promise<T>): Promise<T> {
+function inSubsegment<T>(tracer: Tracer, name: string, work: (subsegment: Subsegment | undefined) => Promise<T>): Promise<T> {
   return tracer.provider.captureAsyncFunc(name, async (subsegment?: unknown) => {
     const sub = subsegment as Subsegment | undefined;
     try {
@@ -50,10 +61,10 @@ function annotateOn(sub: Subsegment | undefined, keys: TraceKeys): void {
  * Service annotations, an error thrown recorded on it. The handler itself when not tracing.
  */
 export function tracedHandler<A extends unknown[], R>(handler: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  if (!tracer.isTracingEnabled()) return handler;
+  if (!tracer?.isTracingEnabled()) return handler;
   const name = lambdaHandlerName();
   return (...args: A) =>
-    inSubsegment(`## ${name}`, () => {
+    inSubsegment(tracer, `## ${name}`, () => {
       tracer.annotateColdStart();
       tracer.addServiceNameAnnotation();
       return handler(...args);
@@ -62,8 +73,8 @@ export function tracedHandler<A extends unknown[], R>(handler: (...args: A) => P
 
 /** `work` on one client's batch as its own subsegment, annotated with both; `work` itself when not tracing. */
 export function traceWork<T>(name: string, keys: TraceKeys, work: () => Promise<T>): Promise<T> {
-  if (!tracer.isTracingEnabled()) return work();
-  return inSubsegment(`### ${name}`, (sub) => {
+  if (!tracer?.isTracingEnabled()) return work();
+  return inSubsegment(tracer, `### ${name}`, (sub) => {
     annotateOn(sub, keys);
     return work();
   });
@@ -76,7 +87,7 @@ export interface ClientAuthenticator {
 
 /** An authenticator whose every client it names is annotated on the trace (the API functions' API key check). */
 export function annotatingClient(authenticator: ClientAuthenticator): ClientAuthenticator {
-  if (!tracer.isTracingEnabled()) return authenticator;
+  if (!tracer?.isTracingEnabled()) return authenticator;
   return {
     authenticate: async (authorization) => {
       const clientId = await authenticator.authenticate(authorization);
@@ -88,7 +99,7 @@ export function annotatingClient(authenticator: ClientAuthenticator): ClientAuth
 
 /** Annotates the current subsegment (the handler's) with what it now knows, e.g. the client an API key named. */
 export function annotate(keys: TraceKeys): void {
-  if (!tracer.isTracingEnabled()) return;
+  if (!tracer?.isTracingEnabled()) return;
   if (keys.clientId) tracer.putAnnotation('clientId', keys.clientId);
   if (keys.batchId) tracer.putAnnotation('batchId', keys.batchId);
 }

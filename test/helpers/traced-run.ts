@@ -2,7 +2,7 @@
 // handler working on two uploads at once, each an S3 call (to a port that answers nothing), then its result as JSON.
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { createS3Client } from '../../lib/aws/clients';
-import { tracedHandler, traceWork, tracer } from '../../lib/aws/tracing';
+import { tracedHandler, traceWork, tracingEnabled } from '../../lib/aws/tracing';
 
 const s3 = createS3Client();
 const handler = tracedHandler(async (batches: string[]) => {
@@ -17,5 +17,11 @@ const handler = tracedHandler(async (batches: string[]) => {
 });
 
 handler(['b1', 'b2']).then((result) => {
-  process.stdout.write(JSON.stringify({ result, tracing: tracer.isTracingEnabled() }));
+  process.stdout.write(
+    JSON.stringify({
+      result,
+      tracing: tracingEnabled(),
+      xraySdkLoaded: Object.keys(require.cache).some((m) => m.includes('aws-xray-sdk-core')),
+    }),
+  );
 });

@@ -67,7 +67,7 @@ describe('on Lambda, with tracing active', () => {
   }, 60_000);
 
   it('answers as untraced, with tracing on', () => {
-    expect(JSON.parse(run.stdout)).toEqual({ result: 'done', tracing: true });
+    expect(JSON.parse(run.stdout)).toEqual({ result: 'done', tracing: true, xraySdkLoaded: true });
   });
 
   it("sends every subsegment in Lambda's trace", () => {
@@ -105,6 +105,6 @@ describe('on Lambda, with tracing active', () => {
 describe('off Lambda (the local stack, the tests)', () => {
   it('runs the same code untraced: the same answer, no segment sent, nothing on stderr', async () => {
     const run = await runTraced(false);
-    expect([JSON.parse(run.stdout), run.segments, run.stderr]).toEqual([{ result: 'done', tracing: false }, [], '']);
+    expect([JSON.parse(run.stdout), run.segments, run.stderr]).toEqual([{ result: 'done', tracing: false, xraySdkLoaded: false }, [], '']);
   }, 60_000);
 });
