@@ -33,11 +33,11 @@ import { headline as figure, percentile, pick, round, sized, type Headline } fro
 
 const ROOT = join(__dirname, '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures');
-const A_PHOTOS = Number(process.env.FAIRNESS_A_PHOTOS) || sized(1000, 24);
+const A_PHOTOS = Number(process.env.FAIRNESS_A_PHOTOS) || sized(1000, 12);
 const B_PHOTOS = sized(10, 3);
 const B_DELAY_MS = sized(10_000, 1_000);
 const UPLOAD_CONCURRENCY = 8;
-const BURST = sized(1000, 60);
+const BURST = sized(1000, 30);
 const SOURCES = [
   'chelsea.png',
   'coffee.png',

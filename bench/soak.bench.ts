@@ -18,10 +18,10 @@ import { headline as figure, pick, round, type Headline } from './stats';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 /** SOAK_UPLOADS overrides the count (e.g. a longer run); the checkpoints stay at a third and at the end. */
-const UPLOADS = Number(process.env.SOAK_UPLOADS) || (SMOKE ? 100 : 30_000);
-const DISTINCT = SMOKE ? 20 : 100;
-const PER_BATCH = SMOKE ? 100 : 3_000;
-const WINDOW = SMOKE ? 100 : 1_000;
+const UPLOADS = Number(process.env.SOAK_UPLOADS) || (SMOKE ? 60 : 30_000);
+const DISTINCT = SMOKE ? 10 : 100;
+const PER_BATCH = SMOKE ? 60 : 3_000;
+const WINDOW = SMOKE ? 20 : 1_000;
 const CONCURRENCY = 16;
 const CLIENT = 'soak';
 const MB = 1024 * 1024;

@@ -205,6 +205,20 @@ describe('the web app signed in, by axe-core (WCAG 2.2 AA and best practice) at 
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'hidden' });
   });
+
+  it('finds what is planted: an image without a text alternative, at both widths (the check can fail)', async () => {
+    // Arrange
+    await openBatch();
+    await page.evaluate(() => {
+      (document.querySelector('#main') as HTMLElement).insertAdjacentHTML('beforeend', '<img id="planted-img" src="/favicon.ico">');
+    });
+
+    // Act
+    const found = await accessibilityFindings(page, 'planted');
+
+    // Assert
+    expect(found).toEqual(['1280px image-alt: #planted-img', '375px image-alt: #planted-img']);
+  });
 });
 
 describe('the web app by keyboard', () => {
