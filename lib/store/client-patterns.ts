@@ -65,35 +65,31 @@ export function imageAcrossBatchesRequest(q: ClientQuery & ClientImagesFilter & 
   });
 }
 
-/** 8: a client's images in a time range (or all of them, oldest first), GSI client-time. */
-export function clientTimeRangeRequest(q: ClientQuery & ClientImagesFilter): QueryPlan {
+/** A client's images by one of its time-sorted indexes, in the query's time range (or all, oldest first). */
+function clientRangeRequest(
+  q: ClientQuery & ClientImagesFilter,
+  by: { attribute: 'upload_ts' | 'cat_ts'; pattern: string; index: string; filters: { cat?: boolean; time: true } },
+): QueryPlan {
   const e = clientExpression(q);
-  const range = e.range('upload_ts', q);
+  const range = e.range(by.attribute, q);
   if (range) e.keyCondition(range);
-  addFilters(e, q, { time: true });
+  addFilters(e, q, by.filters);
   return e.build({
-    pattern: 'client-time',
+    pattern: by.pattern,
     tableName: q.tableName,
-    index: INDEX.clientTime,
-    keyAttributes: gsiKey('client_id', 'upload_ts'),
+    index: by.index,
+    keyAttributes: gsiKey('client_id', by.attribute),
     nowS: q.nowS,
   });
 }
 
+/** 8: a client's images in a time range (or all of them, oldest first), GSI client-time. */
+export const clientTimeRangeRequest = (q: ClientQuery & ClientImagesFilter): QueryPlan =>
+  clientRangeRequest(q, { attribute: 'upload_ts', pattern: 'client-time', index: INDEX.clientTime, filters: { time: true } });
+
 /** 9: a client's cats in a time range, sparse GSI client-cats (cat_ts = upload_ts, written only for cats). */
-export function clientCatsRequest(q: ClientQuery & ClientImagesFilter): QueryPlan {
-  const e = clientExpression(q);
-  const range = e.range('cat_ts', q);
-  if (range) e.keyCondition(range);
-  addFilters(e, q, { cat: true, time: true });
-  return e.build({
-    pattern: 'client-cats',
-    tableName: q.tableName,
-    index: INDEX.clientCats,
-    keyAttributes: gsiKey('client_id', 'cat_ts'),
-    nowS: q.nowS,
-  });
-}
+export const clientCatsRequest = (q: ClientQuery & ClientImagesFilter): QueryPlan =>
+  clientRangeRequest(q, { attribute: 'cat_ts', pattern: 'client-cats', index: INDEX.clientCats, filters: { cat: true, time: true } });
 
 /** GET /v1/images: fprint → 5b, cat=true → 9, status → 3, otherwise 8; the other filters become filter expressions. */
 export function clientImagesRequest(q: ClientQuery & ClientImagesFilter): QueryPlan {
