@@ -310,7 +310,7 @@ describe('DetectLabels with Image.S3Object', () => {
 
     // Act
     const out = await withEnv(env, async () => {
-      const server = await startDetectorServer({ port: 0 });
+      const server = await startDetectorServer({ port: 0, workers: 1 });
       const client = rekognitionAt(server.url);
       try {
         return await detect({ Image: { S3Object: { Bucket: BUCKET, Name: key } } }, client);
@@ -337,7 +337,7 @@ describe('DetectLabels with Image.S3Object', () => {
 describe('fault injection and counters', () => {
   test('a server configured with throttleRate 1 answers ThrottlingException', async () => {
     // Arrange
-    const throttling = await startDetectorServer({ port: 0, throttleRate: 1 });
+    const throttling = await startDetectorServer({ port: 0, workers: 1, throttleRate: 1 });
     const client = rekognitionAt(throttling.url);
 
     // Act
@@ -351,7 +351,7 @@ describe('fault injection and counters', () => {
 
   test('ICECAT_DETECTOR_THROTTLE_RATE=1 in the environment throttles every call', async () => {
     // Arrange
-    const throttling = await withEnv({ ICECAT_DETECTOR_THROTTLE_RATE: '1' }, () => startDetectorServer({ port: 0 }));
+    const throttling = await withEnv({ ICECAT_DETECTOR_THROTTLE_RATE: '1' }, () => startDetectorServer({ port: 0, workers: 1 }));
     const client = rekognitionAt(throttling.url);
 
     // Act
@@ -365,7 +365,7 @@ describe('fault injection and counters', () => {
 
   test('an injected throttle answers HTTP 500 as Rekognition does', async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0 });
+    const server = await startDetectorServer({ port: 0, workers: 1 });
     const client = rekognitionAt(server.url);
     await setFaults(server, { throttleNext: 1 });
 
@@ -388,7 +388,7 @@ describe('fault injection and counters', () => {
 
   test('throttleNext posted to /__faults throttles exactly the next call', async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0 });
+    const server = await startDetectorServer({ port: 0, workers: 1 });
     const client = rekognitionAt(server.url);
     await setFaults(server, { throttleNext: 1 });
 
@@ -404,7 +404,7 @@ describe('fault injection and counters', () => {
 
   test('the SDK retries an injected throttle and then succeeds', async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0 });
+    const server = await startDetectorServer({ port: 0, workers: 1 });
     const client = new RekognitionClient({ endpoint: server.url, region: LOCAL_NAMES.region, credentials, maxAttempts: 3 });
     await setFaults(server, { throttleNext: 1 });
 
@@ -419,7 +419,7 @@ describe('fault injection and counters', () => {
 
   test('/__stats counts DetectLabels calls and throttled calls', async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0 });
+    const server = await startDetectorServer({ port: 0, workers: 1 });
     const client = rekognitionAt(server.url);
     await setFaults(server, { throttleNext: 1 });
 
@@ -489,7 +489,7 @@ describe('fault injection and counters', () => {
 
   test('calls beyond maxPending are refused with ProvisionedThroughputExceededException', async () => {
     // Arrange: each call holds its slot for the injected latency, far longer than sending three calls takes
-    const server = await startDetectorServer({ port: 0, maxPending: 1, latencyMs: 1500 });
+    const server = await startDetectorServer({ port: 0, workers: 1, maxPending: 1, latencyMs: 1500 });
     const client = rekognitionAt(server.url);
 
     // Act
