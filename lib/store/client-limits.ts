@@ -4,11 +4,17 @@
 // out of every index. This module reads them (every API function does); quota-writes.ts counts and sets them.
 import { GetCommand, type DynamoDBDocumentClient, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { withDefaults, type ClientLimitSettings, type ClientLimits } from '../quota/limits';
-import { CLIENT_PREFIX, clientKey } from './schema';
+import { CLIENT_PREFIX, clientKey, nowSeconds } from './schema';
 
 const USAGE_SK_PREFIX = '#USAGE#';
 
 export const usageKey = (clientId: string, day: string) => ({ batch_id: CLIENT_PREFIX + clientId, img_fprint: USAGE_SK_PREFIX + day });
+
+/** A day's usage item stays this long after the day (GET /v1/usage reads today's only). */
+const USAGE_KEEP_DAYS = 40;
+
+/** When a usage item written now may go (its purge_at, epoch seconds). */
+export const usagePurgeAt = (nowMs: number): number => nowSeconds(nowMs) + USAGE_KEEP_DAYS * 86400;
 
 /** A client's usage of one UTC day. */
 export interface DailyUsage {

@@ -16,14 +16,11 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { IceCatError } from '../errors';
 import type { ClientLimits } from '../quota/limits';
 import { uploadNames } from './attributes';
-import { ClientLimitsReader, usageKey, type ClientLimitsStoreOptions } from './client-limits';
-import { clientKey, nowSeconds, uploadItemKey } from './schema';
+import { ClientLimitsReader, usageKey, usagePurgeAt, type ClientLimitsStoreOptions } from './client-limits';
+import { clientKey, uploadItemKey } from './schema';
 import { transaction } from './batch-counters';
 import type { UploadRef } from '../domain';
 import { transactWrite } from './transact';
-
-/** A day's usage item stays this long after the day (GET /v1/usage reads today's only). */
-const USAGE_KEEP_DAYS = 40;
 
 /** Limits set for a client never registered (client:create). */
 export class UnregisteredClientError extends IceCatError {
@@ -74,7 +71,7 @@ export function countUploadRequest(table: string, clientId: string, day: string,
     UpdateExpression: 'ADD #accepted :one SET #purgeAt = if_not_exists(#purgeAt, :purge)',
     ConditionExpression: '(attribute_not_exists(#accepted) AND :limit > :zero) OR #accepted < :limit',
     ExpressionAttributeNames: { '#accepted': 'accepted', '#purgeAt': 'purge_at' },
-    ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':limit': limit, ':purge': nowSeconds(nowMs) + USAGE_KEEP_DAYS * 86400 },
+    ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':limit': limit, ':purge': usagePurgeAt(nowMs) },
   };
 }
 
@@ -129,7 +126,7 @@ export function countRefusedRequest(table: string, clientId: string, day: string
     Key: usageKey(clientId, day),
     UpdateExpression: 'ADD #rejected :one SET #purgeAt = if_not_exists(#purgeAt, :purge)',
     ExpressionAttributeNames: { '#rejected': 'rejected', '#purgeAt': 'purge_at' },
-    ExpressionAttributeValues: { ':one': 1, ':purge': nowSeconds(nowMs) + USAGE_KEEP_DAYS * 86400 },
+    ExpressionAttributeValues: { ':one': 1, ':purge': usagePurgeAt(nowMs) },
   };
 }
 
@@ -151,7 +148,7 @@ export function countBatchRequest(table: string, clientId: string, day: string, 
     UpdateExpression: 'ADD #batches :one SET #purgeAt = if_not_exists(#purgeAt, :purge)',
     ConditionExpression: '(attribute_not_exists(#batches) AND :limit > :zero) OR #batches < :limit',
     ExpressionAttributeNames: { '#batches': 'batches', '#purgeAt': 'purge_at' },
-    ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':limit': limit, ':purge': nowSeconds(nowMs) + USAGE_KEEP_DAYS * 86400 },
+    ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':limit': limit, ':purge': usagePurgeAt(nowMs) },
   };
 }
 

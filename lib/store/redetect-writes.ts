@@ -8,10 +8,10 @@ import { machineIsCatOf } from '../domain';
 import { modelOfRecord } from '../model-version';
 import { batchNames, imageNames, type BatchAttribute } from './attributes';
 import { liveBatch } from './batch-summary';
-import { usageKey } from './client-limits';
+import { usageKey, usagePurgeAt } from './client-limits';
 import { encodeDetections } from './detections';
 import type { QueryPlan } from './expressions';
-import { BATCH_SK, CALLBACK_DUE, batchKey, batchPartition, imageKey, nowSeconds, reviewKey } from './schema';
+import { BATCH_SK, CALLBACK_DUE, batchKey, batchPartition, imageKey, reviewKey } from './schema';
 
 /** What the plan reads of each record: enough to choose it (its model facts) and count it (its duplicates). */
 export function planPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
@@ -263,7 +263,7 @@ export function countImagesRequest(
     UpdateExpression: 'ADD #accepted :n SET #purgeAt = if_not_exists(#purgeAt, :purge)',
     ConditionExpression: '(attribute_not_exists(#accepted) AND :n <= :limit) OR #accepted <= :room',
     ExpressionAttributeNames: { '#accepted': 'accepted', '#purgeAt': 'purge_at' },
-    ExpressionAttributeValues: { ':n': images, ':limit': limit, ':room': limit - images, ':purge': nowSeconds(nowMs) + 40 * 86400 },
+    ExpressionAttributeValues: { ':n': images, ':limit': limit, ':room': limit - images, ':purge': usagePurgeAt(nowMs) },
   };
 }
 

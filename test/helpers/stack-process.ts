@@ -3,7 +3,7 @@
 // data dir, reached over loopback, stopped with any signal.
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -207,3 +207,17 @@ export const doneWithin = (stack: StackProcess, key: string, batchId: string, ti
     },
     { timeoutMs, what: `batch ${batchId} done` },
   );
+
+/** A failed trial's error with the tail of its stack's log, the rest of what it shows given in `extra`. */
+export function withStackLog(err: unknown, logFile: string, extra = ''): Error {
+  const log = readFileSync(logFile, 'utf8');
+  return new Error(`${String(err)}${extra}\n--- stack log (tail) ---\n${log.slice(-4000)}`, { cause: err });
+}
+
+/** Kills the trial's stack and removes its data dir (kept with ICECAT_KEEP_TEST_DATA). */
+export async function endStackTrial(stack: StackProcess, dir: string): Promise<void> {
+  stack.signal('SIGKILL');
+  await stack.exited;
+  stack.s3.destroy();
+  if (!process.env.ICECAT_KEEP_TEST_DATA) rmSync(dir, { recursive: true, force: true });
+}

@@ -4,12 +4,14 @@
 // classified again by NanoDet, not reused from CenterNet's answer. No stored model string is rewritten.
 // The flip: chelsea.png blurred with sigma 4 is no cat to CenterNet (Cat 17.1) and a cat to NanoDet (Cat 90.8) at the
 // threshold of 80; the plain photo is a cat to both (97.1, 97.1) and seeded noise none to either.
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { tempDataDir } from '../helpers';
 import {
   api,
+  endStackTrial,
+  withStackLog,
   distinctImages,
   doneWithin,
   seededRandom,
@@ -117,12 +119,9 @@ describe('a real switch of the local model from CenterNet to NanoDet', () => {
       });
       expect(modelsAgain).toEqual([{ ...nanodet, images: 1 }]);
     } catch (err) {
-      throw new Error(`${String(err)}\n--- stack log (tail) ---\n${readFileSync(logFile, 'utf8').slice(-4000)}`, { cause: err });
+      throw withStackLog(err, logFile);
     } finally {
-      stack.signal('SIGKILL');
-      await stack.exited;
-      stack.s3.destroy();
-      if (!process.env.ICECAT_KEEP_TEST_DATA) rmSync(dir, { recursive: true, force: true });
+      await endStackTrial(stack, dir);
     }
   }, 240_000);
 });

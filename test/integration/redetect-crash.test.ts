@@ -3,13 +3,15 @@
 // and the batch ends done with every image answered once more and its counters equal to what its records say (a
 // counter move a crash lost between an answer and its count is recounted when that image's message comes again).
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { tempDataDir, waitFor } from '../helpers';
 import {
   api,
+  endStackTrial,
+  withStackLog,
   distinctImages,
   doneWithin,
   seededRandom,
@@ -111,12 +113,9 @@ describe('a re-detection when npm start is killed in its middle', () => {
       // The re-detections counted once against the day's images, whatever the crash.
       expect(((await api(stack, key, 'GET', '/v1/usage')).body.images as { accepted: number }).accepted).toBe(accepted + IMAGES);
     } catch (err) {
-      throw new Error(`${String(err)}\n--- stack log (tail) ---\n${readFileSync(logFile, 'utf8').slice(-4000)}`, { cause: err });
+      throw withStackLog(err, logFile);
     } finally {
-      stack.signal('SIGKILL');
-      await stack.exited;
-      stack.s3.destroy();
-      if (!process.env.ICECAT_KEEP_TEST_DATA) rmSync(dir, { recursive: true, force: true });
+      await endStackTrial(stack, dir);
     }
   }, 240_000);
 });

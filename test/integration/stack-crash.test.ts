@@ -10,6 +10,8 @@ import { localS3Client, startLocalS3 } from '../../local/s3';
 import { tempDataDir } from '../helpers';
 import {
   distinctImages,
+  endStackTrial,
+  withStackLog,
   keysUnder,
   readBatch,
   seededRandom,
@@ -136,17 +138,12 @@ async function crashTrials(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise
     }
     return { problems: await settle(stack, apiKey, batchIds, 210_000), stops };
   } catch (err) {
-    const log = readFileSync(logFile, 'utf8');
-    const faults = log.split('\n').filter((line) => /^\[s3\]|^\s+at |Error/.test(line) && !line.startsWith('{'));
-    throw new Error(
-      `${String(err)}\n--- faults in the stack log ---\n${faults.slice(-40).join('\n')}\n--- stack log (tail) ---\n${log.slice(-4000)}`,
-      { cause: err },
-    );
+    const faults = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((line) => /^\[s3\]|^\s+at |Error/.test(line) && !line.startsWith('{'));
+    throw withStackLog(err, logFile, `\n--- faults in the stack log ---\n${faults.slice(-40).join('\n')}`);
   } finally {
-    stack.signal('SIGKILL');
-    await stack.exited;
-    stack.s3.destroy();
-    if (!process.env.ICECAT_KEEP_TEST_DATA) rmSync(dir, { recursive: true, force: true });
+    await endStackTrial(stack, dir);
   }
 }
 
