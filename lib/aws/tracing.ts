@@ -28,7 +28,7 @@ export interface TraceKeys {
 }
 
 /** An AWS SDK v3 client whose every call is a subsegment of the current trace; the client itself when not tracing. */
-export const traced = <C>(client: C): C => (tracer && tracer.isTracingEnabled() ? tracer.captureAWSv3Client(client) : client);
+export const traced = <C>(client: C): C => (tracer?.isTracingEnabled() ? tracer.captureAWSv3Client(client) : client);
 
 interface Subsegment {
   addAnnotation(key: string, value: string | number | boolean): void;
