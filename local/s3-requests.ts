@@ -4,7 +4,8 @@
 import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { authRefusal, sigV2AccessKeyId, signedAccessKeyId } from './s3-auth';
-import { canonicalContentType, canonicalForm, formBoundary, FormPrefixReader, MAX_PRE_DATA_BYTES } from './s3-form-prefix';
+import { formBodyForS3rver } from './s3-form-body';
+import { canonicalContentType, formBoundary, FormPrefixReader, MAX_PRE_DATA_BYTES } from './s3-form-prefix';
 import { keyRefusal } from './s3-keys';
 import { clientPrefix, clientScopeRefusal } from './s3-scope';
 import { policySizeRange, postPolicyRefusal, sizeRefusal } from './s3-post-policy';
@@ -169,10 +170,10 @@ export function postFormGuard(secretFor: (accessKeyId: string) => string | undef
       const tooLarge =
         range && declared > prefix.received + range.max + FORM_TAIL_BYTES ? sizeRefusal(range, declared - prefix.received) : undefined;
       if (tooLarge) refuse(s3Error(tooLarge));
-      // s3rver reads the body from its start: it is handed the fields checked, rewritten in plain parts (it never reads
-      // the client's part headers, which it could read otherwise), then the file's bytes read so far, then the rest.
+      // s3rver reads the body from its start: it is handed the fields checked, rewritten in plain parts, then the file
+      // and the closing boundary (s3-form-body.ts): it never reads a part header the client wrote.
       ctx.headers['content-type'] = canonicalContentType(boundary);
-      req.unshift(Buffer.concat([canonicalForm(boundary, prefix.fields), prefix.rest]));
+      ctx.req = formBodyForS3rver(boundary, prefix.fields, prefix.rest, req);
       if (range && ctx.store) ctx.store = sizeCheckedStore(ctx.store, range);
       try {
         await next();

@@ -167,6 +167,22 @@ describe('a form the API handed client A, sent with smuggled parts', () => {
     expect([stored.ContentType, await stored.Body?.transformToString()]).toEqual(['image/jpeg', CAT.toString()]);
   });
 
+  it('ignores what follows the file, as S3 does: a later key, another file, a header line busboy could not parse', async () => {
+    const form = await formForA('after');
+    const after = [
+      field(BOUNDARY, 'key', `uploads/${B}/after/smuggled.jpg`),
+      part(BOUNDARY, 'Content-Disposition: form-data; name="file"; filename="x.jpg"', 'second file'),
+      // Read by s3rver's own parser, this line threw an uncaught TypeError (dicer), ending the process.
+      part(BOUNDARY, ' X-Leading-Space: y', 'after'),
+    ];
+    const body = Buffer.concat([...aFields(form), filePart(BOUNDARY), ...after, Buffer.from(`--${BOUNDARY}--\r\n`)]);
+
+    expect(await post(body, `multipart/form-data; boundary=${BOUNDARY}`)).toBe('204');
+    expect(await keysUnder(`uploads/${B}/after/`)).toEqual([]);
+    const stored = await operator.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `uploads/${A}/after/cat.jpg` }));
+    expect(await stored.Body?.transformToString()).toBe(CAT.toString());
+  });
+
   it.each(SMUGGLES.map((s, i) => [s.name, s, i] as const))('writes nothing into B nor processed/ (%s)', async (_name, smuggle, i) => {
     const form = await formForA(`b${i + 1}`);
     const targets = [`uploads/${B}/open${i}/smuggled.jpg`, `processed/${B}/open${i}/smuggled.jpg`];
