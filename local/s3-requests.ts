@@ -4,7 +4,8 @@
 import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { authRefusal, sigV2AccessKeyId, signedAccessKeyId } from './s3-auth';
-import { formBoundary, MAX_PRE_DATA_BYTES, readFormPrefix } from './s3-form-prefix';
+import { formBodyForS3rver } from './s3-form-body';
+import { canonicalContentType, formBoundary, FormPrefixReader, MAX_PRE_DATA_BYTES } from './s3-form-prefix';
 import { keyRefusal } from './s3-keys';
 import { clientPrefix, clientScopeRefusal } from './s3-scope';
 import { policySizeRange, postPolicyRefusal, sizeRefusal } from './s3-post-policy';
@@ -167,12 +168,12 @@ export function postFormGuard(secretFor: (accessKeyId: string) => string | undef
       if (scope !== undefined && !key.startsWith(clientPrefix(scope))) refuse(new S3Error('AccessDenied', 'Access Denied'));
       const range = policySizeRange(prefix.fields);
       const tooLarge =
-        range && declared > prefix.buffered.length + range.max + FORM_TAIL_BYTES
-          ? sizeRefusal(range, declared - prefix.buffered.length)
-          : undefined;
+        range && declared > prefix.received + range.max + FORM_TAIL_BYTES ? sizeRefusal(range, declared - prefix.received) : undefined;
       if (tooLarge) refuse(s3Error(tooLarge));
-      // s3rver reads the body from its start: the bytes read so far go back in front of the rest.
-      req.unshift(prefix.buffered);
+      // s3rver reads the body from its start: it is handed the fields checked, rewritten in plain parts, then the file
+      // and the closing boundary (s3-form-body.ts): it never reads a part header the client wrote.
+      ctx.headers['content-type'] = canonicalContentType(boundary);
+      ctx.req = formBodyForS3rver(boundary, prefix.fields, prefix.rest, req);
       if (range && ctx.store) ctx.store = sizeCheckedStore(ctx.store, range);
       try {
         await next();
@@ -205,14 +206,14 @@ function discardBody(req: IncomingMessage): void {
   req.resume();
 }
 
-/** Reads the body up to its file part: the fields before it, and every byte read (to be handed on). */
+/** Reads the body up to its file part: the fields before it, the bytes after its headers, and how many were read. */
 function readPrefix(
   req: IncomingMessage,
   boundary: string,
   timeoutMs: number,
-): Promise<{ fields: [string, string][]; file: boolean; buffered: Buffer }> {
+): Promise<{ fields: [string, string][]; file: boolean; rest: Buffer; received: number }> {
   return new Promise((resolve, reject) => {
-    let buffered = Buffer.alloc(0);
+    const reader = new FormPrefixReader(boundary);
     const timer = setTimeout(
       () =>
         fail(
@@ -230,20 +231,20 @@ function readPrefix(
       stop();
       reject(err);
     };
-    const judge = (ended: boolean): boolean => {
-      const prefix = readFormPrefix(buffered, boundary);
+    const judge = (chunk: Buffer | undefined): boolean => {
+      const prefix = chunk === undefined ? { state: 'more' as const } : reader.push(chunk);
       if (prefix.state === 'malformed') {
         fail(new S3Error('MalformedPOSTRequest', `The body of your POST request is not well-formed multipart/form-data: ${prefix.why}.`));
       } else if (prefix.state === 'fields') {
         stop();
-        resolve({ fields: prefix.fields, file: prefix.file, buffered });
-      } else if (buffered.length > MAX_PRE_DATA_BYTES) {
+        resolve({ fields: prefix.fields, file: prefix.file, rest: prefix.rest, received: reader.received });
+      } else if (reader.received > MAX_PRE_DATA_BYTES) {
         fail(
           new S3Error('MaxPostPreDataLengthExceededError', 'Your POST request fields preceding the upload file were too large.', {
             MaxPostPreDataLengthBytes: MAX_PRE_DATA_BYTES,
           }),
         );
-      } else if (ended) {
+      } else if (chunk === undefined) {
         fail(malformed());
       } else {
         return false;
@@ -253,11 +254,11 @@ function readPrefix(
     const onReadable = () => {
       let chunk: Buffer | null;
       while ((chunk = req.read() as Buffer | null) !== null) {
-        buffered = Buffer.concat([buffered, chunk]);
-        if (judge(false)) return;
+        if (judge(chunk)) return;
       }
     };
-    const onEnd = () => void judge(true);
+    // The body ended before the reader answered.
+    const onEnd = () => void judge(undefined);
     req.on('readable', onReadable);
     req.once('end', onEnd);
     req.once('error', reject);

@@ -56,7 +56,8 @@ export interface FilesystemStore {
 
 /** Longest path the OS opens (PATH_MAX, terminating NUL included). */
 const MAX_PATH_BYTES = 4095;
-const UPLOAD_ID = /^[0-9a-f]{32}$/;
+/** An UploadId as s3rver makes them (16 random bytes, hex). */
+export const UPLOAD_ID = /^[0-9a-f]{32}$/;
 
 /**
  * Serializes work on the same names. What a flow already holds is handed to it explicitly (`with` gives `work` the

@@ -13,6 +13,7 @@ import { isOutOfSpace } from './disk-space';
 import { clientS3KeysFile, ClientS3KeyRing } from './s3-client-keys';
 import { LOCAL_NAMES } from './env';
 import { dropConnections } from './listen';
+import { multipartKeyGuard } from './s3-multipart';
 import { conditionalRequests, keyGuard, postFormGuard, requestTarget, signatureGuard, type S3RequestContext } from './s3-requests';
 import { decodeCopySource, hardenStore, objectName, S3Error, storedETag, type FilesystemStore } from './s3-store';
 
@@ -202,8 +203,9 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   const clientOf = (accessKeyId: string): string | undefined =>
     operatorSecret(accessKeyId) ? undefined : clientKeys.lookup(accessKeyId)?.clientId;
   // In array order: the request context, the copy-source rewrite, the key check, the POST form check, the
-  // conditions, then s3rver's own.
+  // multipart upload's key, the conditions, then s3rver's own.
   server.middleware.unshift(conditionalRequests(server.store, locks));
+  server.middleware.unshift(multipartKeyGuard(server.store));
   server.middleware.unshift(
     postFormGuard(secretFor, {
       maxFileBytes: opts.maxFormFileBytes ?? S3_MAX_SINGLE_UPLOAD_BYTES,
