@@ -29,12 +29,17 @@ function boxes(buf: Buffer, start: number, end: number): RawBox[] {
   return out;
 }
 
-/** The primary image of a heif-enc file (one hvc1 item, iloc version 0 or 1, file offsets). */
+/**
+ * The first HEVC item of a heif-enc file (iloc version 0 or 1, file offsets): its primary image, or its one tile
+ * when heif-enc wrapped an odd-sized image in a 1x1 grid (it codes the even size and crops with the grid).
+ */
 export function codedTile(file: Buffer): CodedTile {
   const meta = boxes(file, 0, file.length).find((b) => b.type === 'meta')!;
   const parts = boxes(file, meta.start + 4, meta.end);
   const part = (t: string) => parts.find((b) => b.type === t)!;
-  const primary = part('pitm').whole.readUInt16BE(12);
+  const iinf = part('iinf');
+  const hevc = boxes(file, iinf.start + 6, iinf.end).find((b) => b.type === 'infe' && file.toString('latin1', b.start + 8, b.start + 12) === 'hvc1')!;
+  const primary = file.readUInt16BE(hevc.start + 4);
   const iprp = part('iprp');
   const [ipco, ipma] = ['ipco', 'ipma'].map((t) => boxes(file, iprp.start, iprp.end).find((b) => b.type === t)!);
   const props = boxes(file, ipco!.start, ipco!.end);
