@@ -37,10 +37,14 @@ export function extraEntries(projectDir: string, metafile: Metafile, output: str
   const notices: string[] = [];
   for (const extra of BUNDLE_EXTRAS.filter((e) => e.module in metafile.inputs)) {
     for (const file of extra.beside) {
-      entries.push({ name: path.posix.join(path.posix.dirname(output), path.basename(file)), data: readFileSync(path.join(projectDir, file)) });
+      entries.push({
+        name: path.posix.join(path.posix.dirname(output), path.basename(file)),
+        data: readFileSync(path.join(projectDir, file)),
+      });
     }
     for (const [pkg, files] of Object.entries(extra.packages)) {
-      for (const file of files) entries.push({ name: `node_modules/${pkg}/${file}`, data: readFileSync(path.join(projectDir, 'node_modules', pkg, file)) });
+      for (const file of files)
+        entries.push({ name: `node_modules/${pkg}/${file}`, data: readFileSync(path.join(projectDir, 'node_modules', pkg, file)) });
     }
     notices.push(extra.notice);
   }

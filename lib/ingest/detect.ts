@@ -83,7 +83,10 @@ export async function toRekognitionJpeg(image: Buffer | RawPixels, maxInputPixel
   ] as const) {
     const input = Buffer.isBuffer(image)
       ? sharp(image, { limitInputPixels: maxInputPixels }).autoOrient()
-      : sharp(image.data, { limitInputPixels: maxInputPixels, raw: { width: image.width, height: image.height, channels: image.channels } });
+      : sharp(image.data, {
+          limitInputPixels: maxInputPixels,
+          raw: { width: image.width, height: image.height, channels: image.channels },
+        });
     const jpeg = await input
       .resize(side, side, { fit: 'inside', withoutEnlargement: true })
       .flatten({ background: '#ffffff' })

@@ -4,7 +4,8 @@
 // would read as a TIFF (its small preview), is told by its first IFD.
 import { fileBrands } from './heif-boxes';
 
-const ascii = (bytes: Buffer, at: number, text: string): boolean => bytes.length >= at + text.length && bytes.toString('latin1', at, at + text.length) === text;
+const ascii = (bytes: Buffer, at: number, text: string): boolean =>
+  bytes.length >= at + text.length && bytes.toString('latin1', at, at + text.length) === text;
 
 /** ISO base media brands of camera RAWs; any other non-HEIF brand is a video or audio file. */
 const ISO_RAW: Record<string, string> = { 'crx ': 'a camera RAW (Canon CR3)' };
@@ -36,7 +37,10 @@ export function unreadFormat(bytes: Buffer, heifBrands: ReadonlySet<string>): st
 }
 
 function isSvg(bytes: Buffer): boolean {
-  const head = bytes.toString('utf8', 0, Math.min(bytes.length, 1024)).replace(/^\uFEFF/, '').trimStart();
+  const head = bytes
+    .toString('utf8', 0, Math.min(bytes.length, 1024))
+    .replace(/^\uFEFF/, '')
+    .trimStart();
   return (head.startsWith('<?xml') || head.startsWith('<svg') || head.startsWith('<!DOCTYPE svg')) && /<svg[\s>]/.test(head);
 }
 
@@ -67,7 +71,11 @@ function tiffRaw(bytes: Buffer): string | undefined {
     if (tag === MAKE) {
       const length = u32(entry + 4);
       const at = length <= 4 ? entry + 8 : u32(entry + 8);
-      if (at + length <= bytes.length) make = bytes.toString('latin1', at, at + Math.min(length, 64)).replace(/\0.*$/s, '').trim();
+      if (at + length <= bytes.length)
+        make = bytes
+          .toString('latin1', at, at + Math.min(length, 64))
+          .replace(/\0.*$/s, '')
+          .trim();
     }
   }
   return subIfds && make ? `a camera RAW (${make})` : undefined;

@@ -133,7 +133,9 @@ export function readHeif(buf: Buffer): HeifFile {
   const idat = part('idat');
   const data = (id: number, limit: number): Buffer | undefined => itemData(buf, locations.get(id), idat, limit);
   if (file.primary?.type === 'grid') file.grid = readGrid(data(file.primary.id, 64));
-  const exifId = [...(refs.get('cdsc') ?? [])].find(([from, to]) => file.items.get(from)?.type === 'Exif' && to.includes(file.primary?.id ?? -1))?.[0];
+  const exifId = [...(refs.get('cdsc') ?? [])].find(
+    ([from, to]) => file.items.get(from)?.type === 'Exif' && to.includes(file.primary?.id ?? -1),
+  )?.[0];
   const exif = exifId === undefined ? undefined : data(exifId, MAX_EXIF_BYTES + 4);
   // An Exif item starts with the offset of the TIFF header after its own 4 bytes (ISO/IEC 23008-12 A.2.1).
   if (exif && exif.length >= 12) {

@@ -7,6 +7,7 @@
 // thread reports `memory`). A thread whose heap grew large, or whose decoder aborted, asks to be replaced.
 'use strict';
 /* eslint-disable @typescript-eslint/no-require-imports -- run by node as is */
+/* global WebAssembly -- a global of every Node.js */
 const { parentPort, workerData } = require('node:worker_threads');
 const { readFileSync } = require('node:fs');
 
@@ -61,7 +62,8 @@ function decode(bytes, maxPixels) {
     handle = check(lib.heif_js_context_get_primary_image_handle(ctx), 'the primary image');
     const width = lib.heif_image_handle_get_width(handle);
     const height = lib.heif_image_handle_get_height(handle);
-    if (width * height > maxPixels) throw new DecodeFailure('pixels', `the image is ${width}x${height} pixels, above the limit of ${maxPixels}`);
+    if (width * height > maxPixels)
+      throw new DecodeFailure('pixels', `the image is ${width}x${height} pixels, above the limit of ${maxPixels}`);
     const channels = lib.heif_image_handle_has_alpha_channel(handle) ? 4 : 3;
     const chroma = channels === 4 ? lib.heif_chroma.heif_chroma_interleaved_RGBA : lib.heif_chroma.heif_chroma_interleaved_RGB;
     image = check(lib.heif_js_decode_image2(handle, lib.heif_colorspace.heif_colorspace_RGB, chroma), 'the decode');

@@ -35,7 +35,22 @@ const RECYCLE_BYTES = 192 * 1024 * 1024;
 const JS_HEAP_MB = 96;
 
 /** Brands of HEIF image files (ISO/IEC 23008-12 Annex B; avif is AV1 in HEIF, which sharp reads itself). */
-export const HEIF_BRANDS: ReadonlySet<string> = new Set(['heic', 'heix', 'heim', 'heis', 'hevc', 'hevx', 'hevm', 'hevs', 'mif1', 'mif2', 'msf1', 'avif', 'avis', 'avci']);
+export const HEIF_BRANDS: ReadonlySet<string> = new Set([
+  'heic',
+  'heix',
+  'heim',
+  'heis',
+  'hevc',
+  'hevx',
+  'hevm',
+  'hevs',
+  'mif1',
+  'mif2',
+  'msf1',
+  'avif',
+  'avis',
+  'avci',
+]);
 /** Item types of coded images, by what they are, for the message of one that is not read. */
 const CODECS: Record<string, string> = {
   hvc1: 'HEVC',
@@ -119,7 +134,8 @@ function checkSize(file: HeifFile, coded: number[], maxInputPixels: number): voi
   let tilePixels = 0;
   for (const id of coded) {
     const item = file.items.get(id)!;
-    if (item.width === undefined || item.height === undefined) throw rejected('CorruptImage', `the HEIF image ${id} declares no size (ispe)`);
+    if (item.width === undefined || item.height === undefined)
+      throw rejected('CorruptImage', `the HEIF image ${id} declares no size (ispe)`);
     tilePixels += item.width * item.height;
   }
   if (tilePixels > 2 * maxInputPixels) throw tooMany(`${coded.length} tiles`, tilePixels);
@@ -209,7 +225,9 @@ class DecoderPool {
     const onError = (err: Error & { code?: string }) =>
       finish(false, () =>
         task.reject(
-          err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? limitError(`the decoder ran out of its memory: ${err.message}`) : rejected('CorruptImage', err.message, err),
+          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? limitError(`the decoder ran out of its memory: ${err.message}`)
+            : rejected('CorruptImage', err.message, err),
         ),
       );
     const onExit = (code: number) => finish(false, () => task.reject(limitError(`the decoder thread ended (code ${code})`)));

@@ -128,7 +128,9 @@ it('carries the HEIF decoder as the package files, byte for byte, and its thread
     const shipped = readFileSync(path.join(dir, 'node_modules', 'libheif-js', file));
     expect([file, shipped.equals(readFileSync(path.join(ROOT, 'node_modules', 'libheif-js', file)))]).toEqual([file, true]);
   }
-  expect(readFileSync(path.join(dir, 'functions', 'ingest', 'heif-worker.cjs'), 'utf8')).toBe(readFileSync(path.join(ROOT, 'lib', 'ingest', 'heif-worker.cjs'), 'utf8'));
+  expect(readFileSync(path.join(dir, 'functions', 'ingest', 'heif-worker.cjs'), 'utf8')).toBe(
+    readFileSync(path.join(ROOT, 'lib', 'ingest', 'heif-worker.cjs'), 'utf8'),
+  );
   expect(readFileSync(path.join(dir, 'THIRD-PARTY-NOTICES.txt'), 'utf8')).toContain('GNU Lesser General Public License v3.0');
 });
 
@@ -141,7 +143,9 @@ it('records the uploads as classified: the PNG and the HEIC alike, cats both', a
       ConsistentRead: true,
     }),
   );
-  const items = (out.Items as ImageItem[]).map((i) => [i.file_name, i.op_status, i.rek_iscat]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  const items = (out.Items as ImageItem[])
+    .map((i) => [i.file_name, i.op_status, i.rek_iscat])
+    .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
   expect(items).toEqual([
     ['chelsea.heic', 'success', true],
     ['chelsea.png', 'success', true],

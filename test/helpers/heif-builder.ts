@@ -38,7 +38,9 @@ export function codedTile(file: Buffer): CodedTile {
   const parts = boxes(file, meta.start + 4, meta.end);
   const part = (t: string) => parts.find((b) => b.type === t)!;
   const iinf = part('iinf');
-  const hevc = boxes(file, iinf.start + 6, iinf.end).find((b) => b.type === 'infe' && file.toString('latin1', b.start + 8, b.start + 12) === 'hvc1')!;
+  const hevc = boxes(file, iinf.start + 6, iinf.end).find(
+    (b) => b.type === 'infe' && file.toString('latin1', b.start + 8, b.start + 12) === 'hvc1',
+  )!;
   const primary = file.readUInt16BE(hevc.start + 4);
   const iprp = part('iprp');
   const [ipco, ipma] = ['ipco', 'ipma'].map((t) => boxes(file, iprp.start, iprp.end).find((b) => b.type === t)!);
@@ -138,7 +140,10 @@ export function gridHeif(spec: GridSpec): Buffer {
     ...(wide ? [u32(spec.outputWidth), u32(spec.outputHeight)] : [u16(spec.outputWidth), u16(spec.outputHeight)]),
   ]);
   const exifData = spec.exif
-    ? Buffer.concat([u32(6), spec.exif.toString('latin1', 0, 6) === 'Exif\0\0' ? spec.exif : Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), spec.exif])])
+    ? Buffer.concat([
+        u32(6),
+        spec.exif.toString('latin1', 0, 6) === 'Exif\0\0' ? spec.exif : Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), spec.exif]),
+      ])
     : undefined;
   // Properties, 1-based: the tiles' hvcC (one per distinct box), colr, the tile ispe, the grid ispe, irot, imir.
   const hvcCs = [...new Set(spec.tiles.map((t) => t.hvcC.toString('hex')))];
@@ -172,7 +177,8 @@ export function gridHeif(spec: GridSpec): Buffer {
       ]),
     ),
   ];
-  const infe = (id: number, type: string, hidden: boolean) => fullBox('infe', 2, hidden ? 1 : 0, u16(id), u16(0), Buffer.from(type, 'latin1'), u8(0));
+  const infe = (id: number, type: string, hidden: boolean) =>
+    fullBox('infe', 2, hidden ? 1 : 0, u16(id), u16(0), Buffer.from(type, 'latin1'), u8(0));
   const refBox = (type: string, from: number, to: number[]) => box(type, u16(from), u16(to.length), ...to.map(u16));
   const items: Buffer[] = [
     ...gridIds.map((id) => infe(id, 'grid', id !== GRID_ID)),
@@ -185,7 +191,10 @@ export function gridHeif(spec: GridSpec): Buffer {
     ...(exifData ? [refBox('cdsc', EXIF_ID, [GRID_ID])] : []),
   ];
   const ftyp = box('ftyp', Buffer.from('heic', 'latin1'), u32(0), Buffer.from('mif1heic', 'latin1'));
-  const payloads: [number, Buffer][] = [...spec.tiles.map((t, i): [number, Buffer] => [tileIds[i]!, t.data]), ...(exifData ? [[EXIF_ID, exifData] as [number, Buffer]] : [])];
+  const payloads: [number, Buffer][] = [
+    ...spec.tiles.map((t, i): [number, Buffer] => [tileIds[i]!, t.data]),
+    ...(exifData ? [[EXIF_ID, exifData] as [number, Buffer]] : []),
+  ];
   const meta = (mdatStart: number) => {
     let offset = mdatStart;
     const located = payloads.map(([id, data]) => {

@@ -37,7 +37,13 @@ beforeAll(async () => {
     'renamed/clip.jpg': Buffer.concat([Buffer.from([0, 0, 0, 24]), Buffer.from('ftypisom\0\0\x02\0isomiso2', 'latin1'), Buffer.alloc(256)]),
     // The worst HEIF: a 100,000 px square grid of two tiles.
     'worst/huge-grid.heic': gridHeif({ tiles: [tile, tile], rows: 1, columns: 2, outputWidth: 100_000, outputHeight: 100_000 }),
-    'worst/lying-grid.heic': gridHeif({ tiles: [tile, tile], rows: 16, columns: 16, outputWidth: tile.width * 2, outputHeight: tile.height }),
+    'worst/lying-grid.heic': gridHeif({
+      tiles: [tile, tile],
+      rows: 16,
+      columns: 16,
+      outputWidth: tile.width * 2,
+      outputHeight: tile.height,
+    }),
   });
   // Uploaded after the worst ones: the stack still classifies.
   await upload({ 'after/coffee-small.jpg': await sharp(fixture('coffee-phone.jpg')).resize(300).jpeg().toBuffer() });
@@ -83,8 +89,14 @@ describe('HEIC photos through the stack', () => {
   });
 
   it('fails a PDF and a video renamed .jpg as UnsupportedFormat, saying what they are', () => {
-    expect(byName['renamed/report.jpg']).toMatchObject({ status: 'fail', error: { code: 'UnsupportedFormat', message: expect.stringContaining('a PDF document') } });
-    expect(byName['renamed/clip.jpg']).toMatchObject({ status: 'fail', error: { code: 'UnsupportedFormat', message: expect.stringContaining('a video') } });
+    expect(byName['renamed/report.jpg']).toMatchObject({
+      status: 'fail',
+      error: { code: 'UnsupportedFormat', message: expect.stringContaining('a PDF document') },
+    });
+    expect(byName['renamed/clip.jpg']).toMatchObject({
+      status: 'fail',
+      error: { code: 'UnsupportedFormat', message: expect.stringContaining('a video') },
+    });
   });
 
   it('fails the worst HEIFs with their own codes, and classifies what comes after them', () => {

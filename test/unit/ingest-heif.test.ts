@@ -33,18 +33,21 @@ const meanDifference = (a: Uint8Array, b: Uint8Array): number => {
 };
 
 describe('HEIC photos', () => {
-  it.each(['chelsea.heic', 'chelsea-grid.heic'])('%s fingerprints as the JPEG it was made from: one near-duplicate group, its EXIF read', async (name) => {
-    const heic = await detectableImage(fixture(name), opts);
-    const jpeg = await detectableImage(fixture('chelsea-phone.jpg'), opts);
-    expect([heic.format, heic.width, heic.height]).toEqual(['heif', 451, 300]);
-    expect(hammingDistance(heic.phash, jpeg.phash)).toBeLessThanOrEqual(4);
-    expect(heic.fprint).not.toBe(jpeg.fprint);
-    expect(readCapture(heic.exif, NOW)).toEqual({ capturedAt: '2024-06-01T06:30:00+02:00', camera: 'Apple iPhone 12', location: null });
-    const thumb = await sharp(await heic.thumbnail()).metadata();
-    expect([thumb.format, thumb.width, thumb.height]).toEqual(['webp', 256, 170]);
-    const sent = await sharp(await heic.rekognitionJpeg!()).metadata();
-    expect([sent.format, sent.width, sent.height]).toEqual(['jpeg', 451, 300]);
-  });
+  it.each(['chelsea.heic', 'chelsea-grid.heic'])(
+    '%s fingerprints as the JPEG it was made from: one near-duplicate group, its EXIF read',
+    async (name) => {
+      const heic = await detectableImage(fixture(name), opts);
+      const jpeg = await detectableImage(fixture('chelsea-phone.jpg'), opts);
+      expect([heic.format, heic.width, heic.height]).toEqual(['heif', 451, 300]);
+      expect(hammingDistance(heic.phash, jpeg.phash)).toBeLessThanOrEqual(4);
+      expect(heic.fprint).not.toBe(jpeg.fprint);
+      expect(readCapture(heic.exif, NOW)).toEqual({ capturedAt: '2024-06-01T06:30:00+02:00', camera: 'Apple iPhone 12', location: null });
+      const thumb = await sharp(await heic.thumbnail()).metadata();
+      expect([thumb.format, thumb.width, thumb.height]).toEqual(['webp', 256, 170]);
+      const sent = await sharp(await heic.rekognitionJpeg!()).metadata();
+      expect([sent.format, sent.width, sent.height]).toEqual(['jpeg', 451, 300]);
+    },
+  );
 
   it('assembles the grid from its tiles and applies irot and imir: the pixels are the upright photo', async () => {
     const grid = await decodeHeif(fixture('chelsea-grid.heic'), opts);
@@ -81,7 +84,13 @@ describe('the worst HEIFs', () => {
       message: expect.stringContaining('100000x100000 grid'),
     });
     // 200x200 tiles: more references than any photo has, refused while reading the boxes.
-    const tiles = grid({ rows: 200, columns: 200, outputWidth: 60_000, outputHeight: 60_000, gridRefs: Array.from({ length: 40_000 }, () => tileId(0)) });
+    const tiles = grid({
+      rows: 200,
+      columns: 200,
+      outputWidth: 60_000,
+      outputHeight: 60_000,
+      gridRefs: Array.from({ length: 40_000 }, () => tileId(0)),
+    });
     expect(await codeOf(tiles)).toEqual({ code: 'CorruptImage', message: 'the HEIF file is broken: more than 4096 item references' });
     // Within its declared size but past the cap given.
     expect((await codeOf(grid({}), { maxInputPixels: 200_000 })).code).toBe('TooManyPixels');
@@ -107,10 +116,25 @@ describe('the worst HEIFs', () => {
   });
 
   it('fails a decode past the time cap or the memory cap with decode_limit_exceeded, and the next decode works', async () => {
-    const big = gridHeif({ tiles: Array.from({ length: 16 }, () => tile), rows: 4, columns: 4, outputWidth: tile.width * 4, outputHeight: tile.height * 4 });
-    expect(await codeOf(big, { ...opts, timeoutMs: 1 } as typeof opts)).toEqual({ code: 'decode_limit_exceeded', message: expect.stringContaining('time cap') });
+    const big = gridHeif({
+      tiles: Array.from({ length: 16 }, () => tile),
+      rows: 4,
+      columns: 4,
+      outputWidth: tile.width * 4,
+      outputHeight: tile.height * 4,
+    });
+    expect(await codeOf(big, { ...opts, timeoutMs: 1 } as typeof opts)).toEqual({
+      code: 'decode_limit_exceeded',
+      message: expect.stringContaining('time cap'),
+    });
     // 8.7 MP (26 MB of RGB) under a heap cap just above the decoder's initial 16.25 MB: its growth is refused.
-    const bigger = gridHeif({ tiles: Array.from({ length: 64 }, () => tile), rows: 8, columns: 8, outputWidth: tile.width * 8, outputHeight: tile.height * 8 });
+    const bigger = gridHeif({
+      tiles: Array.from({ length: 64 }, () => tile),
+      rows: 8,
+      columns: 8,
+      outputWidth: tile.width * 8,
+      outputHeight: tile.height * 8,
+    });
     expect(await codeOf(bigger, { ...opts, heapBytes: 17 * 1024 * 1024 } as typeof opts)).toEqual({
       code: 'decode_limit_exceeded',
       message: expect.stringContaining('memory cap'),
@@ -134,7 +158,11 @@ describe('formats the ingest does not read fail UnsupportedFormat, saying what t
     return heic;
   };
   const ftyp = (brand: string, ...compatible: string[]) =>
-    Buffer.concat([Buffer.from([0, 0, 0, 16 + 4 * compatible.length]), Buffer.from(`ftyp${brand}\0\0\0\0${compatible.join('')}`, 'latin1'), Buffer.alloc(64)]);
+    Buffer.concat([
+      Buffer.from([0, 0, 0, 16 + 4 * compatible.length]),
+      Buffer.from(`ftyp${brand}\0\0\0\0${compatible.join('')}`, 'latin1'),
+      Buffer.alloc(64),
+    ]);
   const tiff = (entries: [number, number, number, number][]) => {
     const b = Buffer.alloc(8 + 2 + entries.length * 12 + 4 + 16);
     b.write('II', 0, 'latin1');
@@ -157,7 +185,11 @@ describe('formats the ingest does not read fail UnsupportedFormat, saying what t
     ['a Photoshop file', Buffer.concat([Buffer.from('8BPS', 'latin1'), Buffer.alloc(40)]), 'a Photoshop document (PSD)'],
     ['a DNG', tiff([[0xc612, 1, 4, 0x01040000]]), 'a camera RAW (DNG)'],
     ['a Canon CR3', ftyp('crx ', 'crx ', 'isom'), 'a camera RAW (Canon CR3)'],
-    ['an SVG', Buffer.from('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"></svg>'), 'an SVG drawing'],
+    [
+      'an SVG',
+      Buffer.from('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"></svg>'),
+      'an SVG drawing',
+    ],
     ['a VVC-coded HEIF', heicAs('vvc1'), 'a HEIF image coded as VVC'],
   ])('%s', async (_, bytes, what) => {
     const { code, message } = await codeOf(bytes);
@@ -169,5 +201,13 @@ describe('formats the ingest does not read fail UnsupportedFormat, saying what t
     const avif = await sharp(fixture('chelsea.png')).avif({ quality: 50 }).toBuffer();
     expect((await fingerprint(avif, opts)).format).toBe('heif');
     expect((await codeOf(Buffer.from('just some text, not a picture at all'))).code).toBe('NotAnImage');
+  });
+});
+
+describe("the dry run's estimate", () => {
+  it('fingerprints a HEIC file exactly as the ingest does', async () => {
+    const { localFingerprint } = await import('../../lib/cli/estimate');
+    const file = path.join(__dirname, '..', 'fixtures', 'chelsea-grid.heic');
+    expect(await localFingerprint(file)).toBe((await detectableImage(fixture('chelsea-grid.heic'), opts)).fprint);
   });
 });
