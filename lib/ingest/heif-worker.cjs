@@ -29,12 +29,9 @@ const UNSUPPORTED = new Set([3, 4]); // heif_error_Unsupported_filetype, heif_er
 const MEMORY = 6; // heif_error_Memory_allocation_error
 const SECURITY_LIMIT = 1000; // heif_suberror_Security_limit_exceeded
 
-class DecodeFailure extends Error {
-  constructor(kind, message) {
-    super(message);
-    this.kind = kind;
-  }
-}
+/** A failure the decoder reported, of a kind the ingest names (lib/ingest/heif.ts); anything else is an abort. */
+const DecodeFailure = (kind, message) => Object.assign(new Error(message), { kind });
+const isFailure = (err) => !!err && typeof err.kind === 'string';
 
 const codeOf = (v) => (v && typeof v === 'object' && 'value' in v ? v.value : v);
 
@@ -44,11 +41,11 @@ function check(answer, what) {
     const code = codeOf(answer.code);
     const sub = codeOf(answer.subcode);
     const message = `${what}: ${answer.message || `libheif error ${code}.${sub}`}`;
-    if (code === MEMORY || capHit) throw new DecodeFailure('memory', message);
-    if (sub === SECURITY_LIMIT) throw new DecodeFailure('pixels', message);
-    throw new DecodeFailure(UNSUPPORTED.has(code) ? 'unsupported' : 'corrupt', message);
+    if (code === MEMORY || capHit) throw DecodeFailure('memory', message);
+    if (sub === SECURITY_LIMIT) throw DecodeFailure('pixels', message);
+    throw DecodeFailure(UNSUPPORTED.has(code) ? 'unsupported' : 'corrupt', message);
   }
-  if (!answer) throw new DecodeFailure(capHit ? 'memory' : 'corrupt', `${what}: no answer`);
+  if (!answer) throw DecodeFailure(capHit ? 'memory' : 'corrupt', `${what}: no answer`);
   return answer;
 }
 
@@ -63,12 +60,12 @@ function decode(bytes, maxPixels) {
     const width = lib.heif_image_handle_get_width(handle);
     const height = lib.heif_image_handle_get_height(handle);
     if (width * height > maxPixels)
-      throw new DecodeFailure('pixels', `the image is ${width}x${height} pixels, above the limit of ${maxPixels}`);
+      throw DecodeFailure('pixels', `the image is ${width}x${height} pixels, above the limit of ${maxPixels}`);
     const channels = lib.heif_image_handle_has_alpha_channel(handle) ? 4 : 3;
     const chroma = channels === 4 ? lib.heif_chroma.heif_chroma_interleaved_RGBA : lib.heif_chroma.heif_chroma_interleaved_RGB;
     image = check(lib.heif_js_decode_image2(handle, lib.heif_colorspace.heif_colorspace_RGB, chroma), 'the decode');
     const plane = (image.channels || []).find((c) => codeOf(c.id) === codeOf(lib.heif_channel.heif_channel_interleaved));
-    if (!plane) throw new DecodeFailure('corrupt', 'the decode gave no pixels');
+    if (!plane) throw DecodeFailure('corrupt', 'the decode gave no pixels');
     const row = plane.width * channels;
     const data = new Uint8Array(row * plane.height);
     if (plane.stride === row) data.set(plane.data.subarray(0, data.length));
@@ -89,8 +86,8 @@ parentPort.on('message', ({ id, bytes, maxPixels, recycleBytes }) => {
     const out = decode(bytes, maxPixels);
     reply = { id, ok: true, ...out };
   } catch (err) {
-    aborted = !(err instanceof DecodeFailure);
-    const kind = err instanceof DecodeFailure ? err.kind : capHit ? 'memory' : 'corrupt';
+    aborted = !isFailure(err);
+    const kind = isFailure(err) ? err.kind : capHit ? 'memory' : 'corrupt';
     reply = { id, ok: false, kind, message: String((err && err.message) || err).slice(0, 300) };
   }
   reply.heapBytes = lib.HEAPU8.buffer.byteLength;
