@@ -113,13 +113,8 @@ export async function loopP99(n: number, heic: Buffer): Promise<number> {
 }
 
 export default async function run(): Promise<Record<string, unknown>> {
-  const jpeg = sized(
-    await twelveMegapixelJpeg(),
-    await sharp(await twelveMegapixelJpeg())
-      .resize(1200)
-      .jpeg()
-      .toBuffer(),
-  );
+  const full = await twelveMegapixelJpeg();
+  const jpeg = sized(full, await sharp(full).resize(1200).jpeg().toBuffer());
   const { heic, tiles } = await phoneHeic(jpeg);
   // The first decode starts the decoder thread: its peak is the thread, the decoder's heap and one image's pixels
   // (the heap stays grown for the next decodes: WebAssembly memory never shrinks, so later decodes add nothing).
