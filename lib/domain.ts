@@ -282,8 +282,13 @@ export interface Fingerprint {
    * holding a Fingerprint does not hold the decoded image; a duplicate that needs no thumbnail pays no encode.
    */
   thumbnail(): Promise<Buffer>;
-  /** The raw EXIF block sharp found in the header, if any (capture time, camera, place: lib/ingest/capture.ts). */
+  /** The raw EXIF block sharp found in the header (a HEIF's Exif item), if any (capture time, camera, place: lib/ingest/capture.ts). */
   exif?: Buffer;
+  /**
+   * A JPEG of the decoded pixels for DetectLabels, where sharp cannot convert the bytes themselves (an HEVC HEIF,
+   * docs/design.md §12). Such a Fingerprint holds its decoded pixels until it is dropped.
+   */
+  rekognitionJpeg?(): Promise<Buffer>;
 }
 
 /**

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildWebBundle } from '../lib/web/build';
+import { extraEntries } from './bundle-extras';
 import { writeZip } from './zip';
 
 export type LambdaArchitecture = 'x86_64' | 'arm64';
@@ -347,6 +348,7 @@ export async function bundleFunction(req: BundleRequest): Promise<BundleResult> 
   const map = result.outputFiles.find((f) => f.path.endsWith('.js.map'));
   const entries: { name: string; data: Buffer }[] = [{ name: output, data: Buffer.from(js.contents) }];
   if (map) entries.push({ name: `${output}.map`, data: Buffer.from(map.contents) });
+  entries.push(...extraEntries(req.projectDir, result.metafile, output));
   if (natives.length > 0) {
     const platform = lambdaPlatform(req.architecture);
     const modules = nativeModulesFor(natives, platform, req.projectDir);

@@ -36,7 +36,8 @@ export function sniffImageType(head: Buffer): string | undefined {
   if (startsWith(head, ascii('ftyp'), 4)) {
     const brand = head.subarray(8, 12).toString('latin1');
     if (brand === 'avif' || brand === 'avis') return 'image/avif';
-    if (['heic', 'heix', 'mif1', 'msf1', 'hevc'].includes(brand)) return 'image/heic';
+    if (['heic', 'heix', 'heim', 'heis', 'hevc', 'hevx'].includes(brand)) return 'image/heic';
+    if (['mif1', 'mif2', 'msf1'].includes(brand)) return 'image/heif';
   }
   return undefined;
 }

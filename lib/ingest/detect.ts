@@ -23,6 +23,14 @@ export interface ImageFacts {
   height: number;
 }
 
+/** Pixels already decoded (a HEIF photo's, which sharp cannot decode itself), upright. */
+export interface RawPixels {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  channels: 1 | 2 | 3 | 4;
+}
+
 export interface DetectOptions {
   minConfidence: number;
   maxLabels: number;
@@ -67,14 +75,19 @@ export function buildDetectRequest(bytes: Uint8Array, opts: DetectOptions): Dete
  * JPEG within Rekognition's limits: at most 10,000 px a side (4,096 is plenty to find a cat) and 5 MB,
  * auto-oriented so the detector sees the picture upright.
  */
-export async function toRekognitionJpeg(image: Buffer, maxInputPixels: number): Promise<Buffer> {
+export async function toRekognitionJpeg(image: Buffer | RawPixels, maxInputPixels: number): Promise<Buffer> {
   for (const [side, quality] of [
     [4096, 85],
     [2048, 80],
     [1024, 75],
   ] as const) {
-    const jpeg = await sharp(image, { limitInputPixels: maxInputPixels })
-      .autoOrient()
+    const input = Buffer.isBuffer(image)
+      ? sharp(image, { limitInputPixels: maxInputPixels }).autoOrient()
+      : sharp(image.data, {
+          limitInputPixels: maxInputPixels,
+          raw: { width: image.width, height: image.height, channels: image.channels },
+        });
+    const jpeg = await input
       .resize(side, side, { fit: 'inside', withoutEnlargement: true })
       .flatten({ background: '#ffffff' })
       .jpeg({ quality })
@@ -108,7 +121,14 @@ export async function detectLabels(
   rekognition: RekognitionClient,
   img: ImageFacts,
   bytes: Buffer,
-  opts: DetectOptions & { catMinConfidence: number; maxInputPixels: number; clientHint?: string; onRequest?: DetectLabelsObserver },
+  opts: DetectOptions & {
+    catMinConfidence: number;
+    maxInputPixels: number;
+    clientHint?: string;
+    onRequest?: DetectLabelsObserver;
+    /** The JPEG to send when the bytes cannot go as they are, where sharp cannot convert them (Fingerprint.rekognitionJpeg). */
+    convert?: () => Promise<Buffer>;
+  },
 ): Promise<Detection> {
   const send = (jpegOrBytes: Buffer) =>
     observed(opts.onRequest, () => rekognition.send(detectCommand(buildDetectRequest(jpegOrBytes, opts), opts.clientHint)));
@@ -123,7 +143,7 @@ export async function detectLabels(
   }
   if (!out) {
     sentAs = 'converted Bytes';
-    const jpeg = await toRekognitionJpeg(bytes, opts.maxInputPixels);
+    const jpeg = await (opts.convert ? opts.convert() : toRekognitionJpeg(bytes, opts.maxInputPixels));
     try {
       out = await send(jpeg);
     } catch (err) {

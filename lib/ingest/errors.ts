@@ -30,6 +30,8 @@ export type RejectionCode =
   | 'DetectionRejected'
   /** Its attempts did not finish (timeouts, out of memory, a fault that persisted): given up (docs/design.md §6). */
   | 'ProcessingFailed'
+  /** A HEIF decode past its thread's time or memory cap (docs/design.md §12): the file asks more than any photo does. */
+  | 'decode_limit_exceeded'
   /** Beyond its client's images quota of the UTC day (docs/design.md §11): kept under failed/, never classified. */
   | 'QuotaExceeded';
 

@@ -2,7 +2,10 @@ import sharp, { type Metadata } from 'sharp';
 import { XXHash128 } from 'xxhash-addon';
 import type { Fingerprint } from '../domain';
 import { REKOGNITION_LIMITS } from '../ids';
+import { toRekognitionJpeg } from './detect';
 import { RejectedUploadError } from './errors';
+import { unreadFormat } from './format-sniff';
+import { decodeHeif, HEIF_BRANDS, heifRoute, isHeif } from './heif';
 
 export { hammingDistance } from '../similar/phash';
 
@@ -23,6 +26,16 @@ export const THUMBNAIL_SIDE = 256;
  * the same.
  */
 export async function fingerprint(image: Buffer, opts: FingerprintOptions): Promise<Fingerprint> {
+  const unread = unreadFormat(image, HEIF_BRANDS);
+  if (unread) throw new RejectedUploadError(`the file is ${unread}, a format the ingest does not read`, { code: 'UnsupportedFormat' });
+  if (isHeif(image)) {
+    const route = heifRoute(image, opts.maxInputPixels);
+    if (route.decoder === 'libheif') {
+      const pixels = await decodeHeif(image, opts);
+      // No autoOrient: in HEIF the irot/imir boxes (applied by libheif) orient the image, never the EXIF tag.
+      return fromPixels(pixels, 'heif', route.file.exif, () => toRekognitionJpeg(pixels, opts.maxInputPixels));
+    }
+  }
   // The header check runs beside the decode (which enforces the pixel limit itself before decoding anything),
   // so it adds nothing to the time of a good image; its verdict still wins for a bad one.
   const decoding = sharp(image, { limitInputPixels: opts.maxInputPixels, failOn: 'warning' })
@@ -41,20 +54,27 @@ export async function fingerprint(image: Buffer, opts: FingerprintOptions): Prom
   const decoded = await decoding;
   if (decoded instanceof RejectedUploadError) throw decoded;
   const { data, info } = decoded;
-  const canonical: Raster = { data, width: info.width, height: info.height, channels: info.channels };
+  return fromPixels({ data, width: info.width, height: info.height, channels: info.channels }, format.format, format.exif);
+}
+
+/** Both hashes and the preview of canonical pixels; `rekognitionJpeg` when sharp cannot convert the bytes themselves. */
+function fromPixels(canonical: Raster, format: string, exif: Buffer | undefined, rekognitionJpeg?: () => Promise<Buffer>): Fingerprint {
+  const { data, width, height, channels } = canonical;
   // Pixels first and alone: a short header before them would misalign XXH3's stripes for all 36 MB.
-  const pixels = XXHash128.hash(data).toString('hex');
-  const fprint = XXHash128.hash(Buffer.from(`${info.width}x${info.height}x${info.channels}:${pixels}`)).toString('hex');
+  const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const pixels = XXHash128.hash(bytes).toString('hex');
+  const fprint = XXHash128.hash(Buffer.from(`${width}x${height}x${channels}:${pixels}`)).toString('hex');
   const small = preview(canonical);
   const phash = perceptualHash(luminance32(small));
   return {
     fprint,
     phash,
-    format: format.format,
-    width: info.width,
-    height: info.height,
+    format,
+    width,
+    height,
     thumbnail: () => encodeThumbnail(small),
-    ...(format.exif ? { exif: format.exif } : {}),
+    ...(exif ? { exif } : {}),
+    ...(rekognitionJpeg ? { rekognitionJpeg } : {}),
   };
 }
 
@@ -92,7 +112,7 @@ async function detectFormat(image: Buffer, opts: FingerprintOptions): Promise<{ 
     });
   }
   if (!meta.format || !SUPPORTED.has(meta.format)) {
-    throw new RejectedUploadError(`image format "${meta.format ?? 'unknown'}" is not supported`, { code: 'UnsupportedFormat' });
+    throw new RejectedUploadError(`image format "${meta.format ?? 'unknown'}" is not one the ingest reads`, { code: 'UnsupportedFormat' });
   }
   return { format: meta.format, ...(meta.exif ? { exif: meta.exif } : {}) };
 }

@@ -57,6 +57,8 @@ describe('media types', () => {
     [[...Buffer.from('RIFF\0\0\0\0WEBP')], 'image/webp'],
     [[0x49, 0x49, 0x2a, 0x00], 'image/tiff'],
     [[...Buffer.from('\0\0\0\x1cftypheic')], 'image/heic'],
+    [[...Buffer.from('\0\0\0\x1cftypheix')], 'image/heic'],
+    [[...Buffer.from('\0\0\0\x1cftypmif1')], 'image/heif'],
     [[...Buffer.from('\0\0\0\x1cftypavif')], 'image/avif'],
     [[...Buffer.from('hello world')], undefined],
   ])('sniffs %j as %s', (bytes, type) => {
@@ -65,6 +67,7 @@ describe('media types', () => {
 
   it('maps extensions case-insensitively', () => {
     expect(typeByExtension('x/IMG_1.HEIC')).toBe('image/heic');
+    expect(typeByExtension('x/IMG_2.heif')).toBe('image/heif');
     expect(typeByExtension('x/readme.md')).toBeUndefined();
   });
 });

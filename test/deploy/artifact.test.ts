@@ -1,5 +1,6 @@
 // The ingest artifact is complete: unzipped alone into an empty folder and run with plain `node` (no project
-// node_modules within reach), its handler loads sharp from the zip and processes a real upload on a local stack.
+// node_modules within reach), its handler loads sharp from the zip and processes real uploads on a local stack: a PNG,
+// and a HEIC photo decoded by the libheif-js files the zip carries unmodified (in its own thread, heif-worker.cjs).
 // The deployed zip is built for arm64 (serverless.yml), whose binaries cannot load on this x86-64 machine: the run
 // uses its twin built for the machine's architecture, whose JavaScript is checked to be the deployed zip's, byte for
 // byte (test/deploy/arm64-artifact.test.ts checks the arm64 binaries themselves).
@@ -32,6 +33,7 @@ let s3: S3Client;
 let ddb: DynamoDBDocumentClient;
 const batchId = uniqueId('artifact');
 const uploadKey = `uploads/deploy-test/${batchId}/chelsea.png`;
+const heicKey = `uploads/deploy-test/${batchId}/chelsea.heic`;
 
 beforeAll(async () => {
   const packaged = await ensurePackaged();
@@ -49,15 +51,18 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'icecat-artifact-'));
   await extractZip(twin.artifact, dir);
 
-  // The stack's bridge hands over the exact SQS event it builds from the upload, instead of processing it.
+  // The stack's bridge hands over the exact SQS events it builds from the uploads, instead of processing them: both
+  // uploads' records, in one event.
   let deliver: (event: SQSEvent) => void = () => undefined;
   const delivered = new Promise<SQSEvent>((resolve) => (deliver = resolve));
+  const records: SQSEvent['Records'] = [];
   stack = await startTestStack({
     detector: true,
     // The in-process detector reads S3Object images with clients built from process.env.
     applyEnv: true,
     ingestHandler: async (event) => {
-      deliver(event);
+      records.push(...event.Records);
+      if (records.length >= 2) deliver({ Records: records });
       return { batchItemFailures: [] };
     },
   });
@@ -79,6 +84,14 @@ beforeAll(async () => {
       Key: uploadKey,
       Body: readFileSync(path.join(ROOT, 'test', 'fixtures', 'chelsea.png')),
       ContentType: 'image/png',
+    }),
+  );
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: stack.bucket,
+      Key: heicKey,
+      Body: readFileSync(path.join(ROOT, 'test', 'fixtures', 'chelsea.heic')),
+      ContentType: 'image/heic',
     }),
   );
   run = await runArtifactHandler(dir, await delivered, { ...stack.env, ...DEPLOYED_WIRING });
@@ -110,7 +123,18 @@ it('answers the SQS batch with no failed messages', () => {
   expect(run.response).toEqual({ batchItemFailures: [] });
 });
 
-it('records the upload as classified', async () => {
+it('carries the HEIF decoder as the package files, byte for byte, and its thread beside the handler', () => {
+  for (const file of ['libheif-wasm/libheif.wasm', 'libheif-wasm/libheif.js', 'LICENSE']) {
+    const shipped = readFileSync(path.join(dir, 'node_modules', 'libheif-js', file));
+    expect([file, shipped.equals(readFileSync(path.join(ROOT, 'node_modules', 'libheif-js', file)))]).toEqual([file, true]);
+  }
+  expect(readFileSync(path.join(dir, 'functions', 'ingest', 'heif-worker.cjs'), 'utf8')).toBe(
+    readFileSync(path.join(ROOT, 'lib', 'ingest', 'heif-worker.cjs'), 'utf8'),
+  );
+  expect(readFileSync(path.join(dir, 'THIRD-PARTY-NOTICES.txt'), 'utf8')).toContain('GNU Lesser General Public License v3.0');
+});
+
+it('records the uploads as classified: the PNG and the HEIC alike, cats both', async () => {
   const out = await ddb.send(
     new QueryCommand({
       TableName: stack.table,
@@ -119,7 +143,13 @@ it('records the upload as classified', async () => {
       ConsistentRead: true,
     }),
   );
-  expect((out.Items as ImageItem[]).map((i) => [i.file_name, i.op_status])).toEqual([['chelsea.png', 'success']]);
+  const items = (out.Items as ImageItem[])
+    .map((i) => [i.file_name, i.op_status, i.rek_iscat])
+    .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  expect(items).toEqual([
+    ['chelsea.heic', 'success', true],
+    ['chelsea.png', 'success', true],
+  ]);
 });
 
 it('moves the upload out of uploads/ into processed/', async () => {
@@ -128,5 +158,5 @@ it('moves the upload out of uploads/ into processed/', async () => {
     () => true,
     () => false,
   );
-  expect([processed.KeyCount, stillUploaded]).toEqual([1, false]);
+  expect([processed.KeyCount, stillUploaded]).toEqual([2, false]);
 });

@@ -86,6 +86,7 @@ async function detectInClaim(deps: IngestDeps, { upload, object, image, held }: 
         maxInputPixels: config.maxInputPixels,
         ...(config.clientHint ? { clientHint: upload.clientId } : {}),
         onRequest: (outcome, ms) => deps.metrics.detectLabelsRequest(outcome, ms),
+        ...(image.rekognitionJpeg ? { convert: image.rekognitionJpeg } : {}),
       },
     );
     upload.log.add(

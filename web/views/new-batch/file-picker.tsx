@@ -52,7 +52,8 @@ export function FilePicker({ running, onPicked, onError }: FilePickerProps) {
         class="visually-hidden"
         type="file"
         multiple
-        accept="image/*"
+        // Phone photos by name too: some systems do not count .heic/.heif as image/* (docs/usage.md, "Phone photos").
+        accept="image/*,.heic,.heif"
         tabIndex={-1}
         aria-label="Images to upload"
         onChange={onChosen}
