@@ -117,33 +117,48 @@ function decodeSegment(segment: string): string {
   }
 }
 
+/** A route path's segments: a literal, a `{variable}` or the greedy `{name+}` (only last). */
+type Segment = { literal: string } | { variable: string } | { greedy: string };
+const compiled = new WeakMap<HttpApiRoute, Segment[]>();
+
+function segmentsOf(route: HttpApiRoute & { path: string }): Segment[] {
+  let segments = compiled.get(route);
+  if (!segments) {
+    const parts = route.path.split('/');
+    segments = parts.map((w, i): Segment => {
+      const greedy = /^\{([^{}]+)\+\}$/.exec(w);
+      if (greedy && i === parts.length - 1) return { greedy: greedy[1] as string };
+      const variable = /^\{([^{}+]+)\}$/.exec(w);
+      return variable ? { variable: variable[1] as string } : { literal: w };
+    });
+    compiled.set(route, segments);
+  }
+  return segments;
+}
+
 /**
  * How a route's path matches: per segment, 2 for a literal, 1 for a `{variable}` (one whole, non-empty segment), 0
  * for the greedy `{name+}` (the rest of the path, at least one character); undefined when it does not match.
  */
-function matchPath(template: string, rawPath: string): { rank: number[]; params: Record<string, string> } | undefined {
-  const want = template.split('/');
-  const got = rawPath.split('/');
+function matchPath(want: readonly Segment[], got: readonly string[]): { rank: number[]; params: Record<string, string> } | undefined {
   const rank: number[] = [];
   const params: Record<string, string> = {};
   for (let i = 0; i < want.length; i++) {
-    const w = want[i] as string;
-    const greedy = /^\{([^{}]+)\+\}$/.exec(w);
-    if (greedy && i === want.length - 1) {
+    const w = want[i] as Segment;
+    if ('greedy' in w) {
       const rest = got.slice(i).join('/');
       if (rest === '') return undefined;
-      params[greedy[1] as string] = decodeSegment(rest);
+      params[w.greedy] = decodeSegment(rest);
       rank.push(0);
       return { rank, params };
     }
     const g = got[i];
     if (g === undefined) return undefined;
-    const variable = /^\{([^{}+]+)\}$/.exec(w);
-    if (variable) {
+    if ('variable' in w) {
       if (g === '') return undefined;
-      params[variable[1] as string] = decodeSegment(g);
+      params[w.variable] = decodeSegment(g);
       rank.push(1);
-    } else if (w === g) rank.push(2);
+    } else if (w.literal === g) rank.push(2);
     else return undefined;
   }
   return got.length === want.length ? { rank, params } : undefined;
@@ -168,9 +183,10 @@ function moreSpecific(a: number[], b: number[]): boolean {
  */
 export function matchRoute(routes: readonly HttpApiRoute[], method: string, rawPath: string): RouteMatch | undefined {
   let best: { route: HttpApiRoute; rank: number[]; params: Record<string, string> } | undefined;
+  const got = rawPath.split('/');
   for (const route of routes) {
     if (route.path === undefined || (route.method !== method && route.method !== 'ANY')) continue;
-    const m = matchPath(route.path, rawPath);
+    const m = matchPath(segmentsOf(route as HttpApiRoute & { path: string }), got);
     if (!m) continue;
     const rank = [...m.rank, route.method === 'ANY' ? 0 : 1];
     if (!best || moreSpecific(rank, best.rank)) best = { route, rank, params: m.params };
