@@ -230,15 +230,12 @@ describe('what the local gateway refuses itself: a body over its limit as API Ga
   it.each([
     ['with a Content-Length', false],
     ['chunked, without one', true],
-  ])(
-    "answers a body over the limit (%s) with API Gateway's 413, to a client still sending, and calls no function",
-    async (_, chunked) => {
-      const answer = await sendAllThenRead(Buffer.alloc(2 * 1024 * 1024, 0x20), chunked);
+  ])("answers a body over the limit (%s) with API Gateway's 413, to a client still sending, and calls no function", async (_, chunked) => {
+    const answer = await sendAllThenRead(Buffer.alloc(2 * 1024 * 1024, 0x20), chunked);
 
-      expect(answer).toEqual({ status: 413, contentType: 'text; charset=utf-8', body: `HTTP content length exceeded ${MAX_BODY} bytes.` });
-      expect(calls).toBe(0);
-    },
-  );
+    expect(answer).toEqual({ status: 413, contentType: 'text; charset=utf-8', body: `HTTP content length exceeded ${MAX_BODY} bytes.` });
+    expect(calls).toBe(0);
+  });
 
   it("answers headers over the server's limit with 431 and an error body", async () => {
     const answer = await raw({ headers: { 'x-padding': 'p'.repeat(40 * 1024) } });
