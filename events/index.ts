@@ -1,5 +1,5 @@
 // Real sample events, captured from the local stack by events/capture.ts (S3 → bridge → handler, and the HTTP
-// gateway). Tests and `osls invoke local --path events/...` use them.
+// gateway), and AWS's own documented payload 2.0 sample. Tests and `osls invoke local --path events/...` use them.
 import type { APIGatewayProxyEventV2, S3Event, SQSEvent } from 'aws-lambda';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -20,6 +20,16 @@ export const s3ObjectCreatedEvent = (): S3Event => load('s3-object-created.json'
 export const sqsS3ObjectCreatedEvent = (): SQSEvent => load('sqs-s3-object-created.json');
 /** GET /v1/batches/{SAMPLE_BATCH_ID}/images?limit=2 as the API handler receives it (payload 2.0). */
 export const apiGetBatchImagesEvent = (): APIGatewayProxyEventV2 => load('api-get-batch-images.json');
+
+/**
+ * AWS's documented payload format 2.0 sample event, as published (not captured here): the "2.0" example of "Create
+ * AWS Lambda proxy integrations for HTTP APIs in API Gateway", Amazon API Gateway Developer Guide,
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html (source:
+ * github.com/awsdocs/amazon-api-gateway-developer-guide, doc_source/http-api-develop-integrations-lambda.md). Its
+ * `authentication` (mutual TLS), `authorizer` and `stageVariables` appear only when an API has them; this one has none.
+ * test/integration/gateway-events.test.ts compares the local gateway's events with it.
+ */
+export const awsHttpApiSampleEvent = (): APIGatewayProxyEventV2 => load('aws-http-api-v2-sample.json');
 
 /**
  * The sample SQS event re-aimed at another object: the captured shapes, with this bucket, key (form-encoded, as S3

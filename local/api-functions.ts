@@ -1,11 +1,11 @@
 // The HTTP API's Lambda functions, run in-process behind the local gateway. Each request goes to the function API
-// Gateway would invoke for it: lib/api/routes.ts says which function serves each route (serverless.yml's routes are
-// tested against the same table), and a request no route matches goes to the $default function.
+// Gateway would invoke for it: the one integrated by the route the gateway selects from serverless.yml's httpApi
+// events (local/http-api-routes.ts), `$default` for a request no other route matches.
 import path from 'node:path';
-import { API_FUNCTIONS, apiHandlerModule, functionFor, type ApiFunctionName } from '../lib/api/functions';
-import { routeTargets } from '../lib/api/routes';
+import { API_FUNCTIONS, apiHandlerModule, type ApiFunctionName } from '../lib/api/functions';
 import type { BatchesWiring } from '../functions/batches/app';
 import type { HttpApiHandler, HttpGatewayTarget } from './http-gateway';
+import { loadHttpApiTemplate, type HttpApiRoute, type TemplateFunction } from './http-api-routes';
 
 export type ApiFunctionHandlers = Record<ApiFunctionName, HttpApiHandler>;
 
@@ -39,17 +39,31 @@ const unavailable: HttpApiHandler = async () => ({
   body: JSON.stringify({ error: { code: 'unavailable', message: 'the API handlers are not loaded yet' } }),
 });
 
+const isApiFunction = (name: string): name is ApiFunctionName => (API_FUNCTIONS as readonly string[]).includes(name);
+
 /**
- * API Gateway's route selection for the local gateway: a request's method and path → the function's deployed-style
- * name (`<prefix>-api`) and its handler; 503 until `handlers()` has them.
+ * The function behind a template route for the local gateway: its deployed-style name (`<prefix>-api`), its handler
+ * (503 until `handlers()` has it) and its template timeout (`functions`, from serverless.yml).
  */
-export function apiFunctionSelector(
+export function apiFunctionTargets(
   handlers: () => ApiFunctionHandlers | undefined,
   functionNamePrefix: string,
-): (method: string, rawPath: string) => HttpGatewayTarget {
-  const targets = routeTargets();
-  return (method, rawPath) => {
-    const name = functionFor(targets, method, rawPath);
-    return { functionName: `${functionNamePrefix}-${name}`, handler: handlers()?.[name] ?? unavailable };
-  };
+  functions: readonly TemplateFunction[],
+): (templateFunction: string) => HttpGatewayTarget {
+  const timeouts = new Map(functions.map((f) => [f.name, f.timeoutSeconds * 1000]));
+  return (name) => ({
+    functionName: `${functionNamePrefix}-${name}`,
+    handler: (isApiFunction(name) ? handlers()?.[name] : undefined) ?? unavailable,
+    ...(timeouts.has(name) ? { timeoutMs: timeouts.get(name) } : {}),
+  });
+}
+
+/** The gateway's routing as the template deploys it: serverless.yml's routes, each to its function with its timeout. */
+export async function templateApiRouting(
+  root: string,
+  handlers: () => ApiFunctionHandlers | undefined,
+  functionNamePrefix = 'icecat-wrangler-local',
+): Promise<{ routes: HttpApiRoute[]; target: (templateFunction: string) => HttpGatewayTarget }> {
+  const template = await loadHttpApiTemplate(root);
+  return { routes: template.routes, target: apiFunctionTargets(handlers, functionNamePrefix, template.functions) };
 }

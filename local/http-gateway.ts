@@ -1,31 +1,42 @@
-// The local API Gateway HTTP API: each request becomes a payload version 2.0 event for the function its route
-// integrates, and the function's result is written back as API Gateway would.
+// The local API Gateway HTTP API: each request goes to the route API Gateway would select from the template's route
+// keys (serverless.yml's httpApi events, local/http-api-routes.ts), becomes the payload version 2.0 event API Gateway
+// builds for that route, and the function's result is written back as API Gateway would. What API Gateway refuses
+// before or around the function is answered as it answers it: a body over 10 MB (413), no route (404), the function
+// failing, past its timeout or answering over Lambda's 6 MB (500), the integration past 30 s (503).
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createLambdaContext, LOCAL_ACCOUNT_ID } from './env';
+import { buildHttpApiEvent, matchRoute, type HttpApiRoute } from './http-api-routes';
 import { listen } from './listen';
 
 export type HttpApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 
-/** A Lambda function behind a route: its name (for the context) and its handler. */
+/** A Lambda function behind a route: its deployed name (for the context), its handler and its timeout. */
 export interface HttpGatewayTarget {
   functionName: string;
   handler: HttpApiHandler;
+  /** The function's timeout (serverless.yml); a handler past it fails as Lambda's does. Default: the integration's. */
+  timeoutMs?: number;
 }
 
 export interface HttpGatewayOptions {
   host: string;
   port: number;
-  /** The function every request reaches, unless `selectFunction` picks one per request. */
+  /** The template's routes (local/http-api-routes.ts); without them, one `$default` route to `handler`. */
+  routes?: readonly HttpApiRoute[];
+  /** The function a route integrates, by its name in the template. */
+  target?: (templateFunction: string) => HttpGatewayTarget;
+  /** The one function every request reaches, when no `routes`/`target` are given. */
   handler?: HttpApiHandler;
   functionName?: string;
-  /** API Gateway's route selection: the function a request's method and raw path reach. */
-  selectFunction?: (method: string, rawPath: string) => HttpGatewayTarget;
-  timeoutMs?: number;
+  /** API Gateway's integration timeout for HTTP APIs: 30 s. */
+  integrationTimeoutMs?: number;
   /** Largest request body accepted (API Gateway's payload limit is 10 MB). */
   maxBodyBytes?: number;
+  /** Largest function response Lambda returns (a synchronous invocation's 6 MB). */
+  maxResponseBytes?: number;
   log?: (line: string) => void;
 }
 
@@ -36,101 +47,10 @@ export interface HttpGateway {
 }
 
 const API_ID = 'icecatlocal';
-// API Gateway passes these content types to the function as text; anything else arrives base64-encoded.
-const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded|[\w.+-]*\+(json|xml)))/i;
-
-/** The payload 2.0 event API Gateway would send for this request (route $default, stage $default). */
-export function httpApiEvent(req: {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: Buffer;
-  sourceIp: string;
-  host: string;
-  now?: Date;
-  requestId?: string;
-}): APIGatewayProxyEventV2 {
-  const now = req.now ?? new Date();
-  const queryAt = req.url.indexOf('?');
-  const rawPath = queryAt === -1 ? req.url : req.url.slice(0, queryAt);
-  const rawQueryString = queryAt === -1 ? '' : req.url.slice(queryAt + 1);
-
-  const headers: Record<string, string> = {};
-  let cookies: string[] | undefined;
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    const lower = name.toLowerCase();
-    const values = Array.isArray(value) ? value : [value];
-    if (lower === 'cookie') {
-      cookies = values
-        .flatMap((v) => v.split(';'))
-        .map((c) => c.trim())
-        .filter(Boolean);
-      continue;
-    }
-    headers[lower] = values.join(',');
-  }
-
-  const query: Record<string, string> = {};
-  for (const [name, value] of new URLSearchParams(rawQueryString)) {
-    query[name] = name in query ? `${query[name]},${value}` : value;
-  }
-
-  const contentType = headers['content-type'] ?? '';
-  const isBase64Encoded = req.body.length > 0 && !TEXT_TYPES.test(contentType);
-  const requestId = req.requestId ?? randomBytes(8).toString('base64url');
-  const path = safeDecodePath(rawPath);
-  const domainName = req.host.replace(/:\d+$/, '');
-
-  const event: APIGatewayProxyEventV2 = {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath,
-    rawQueryString,
-    headers,
-    requestContext: {
-      accountId: LOCAL_ACCOUNT_ID,
-      apiId: API_ID,
-      domainName,
-      domainPrefix: domainName.split('.')[0] ?? domainName,
-      http: {
-        method: req.method,
-        path,
-        protocol: 'HTTP/1.1',
-        sourceIp: req.sourceIp,
-        userAgent: headers['user-agent'] ?? '',
-      },
-      requestId,
-      routeKey: '$default',
-      stage: '$default',
-      time: clfTime(now),
-      timeEpoch: now.getTime(),
-    },
-    isBase64Encoded,
-  };
-  if (cookies && cookies.length > 0) event.cookies = cookies;
-  if (Object.keys(query).length > 0) event.queryStringParameters = query;
-  if (req.body.length > 0) event.body = req.body.toString(isBase64Encoded ? 'base64' : 'utf8');
-  return event;
-}
-
-function safeDecodePath(rawPath: string): string {
-  try {
-    return decodeURI(rawPath);
-  } catch {
-    return rawPath;
-  }
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-/** requestContext.time as API Gateway writes it: "12/Mar/2020:19:03:58 +0000". */
-function clfTime(d: Date): string {
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return (
-    `${pad(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:` +
-    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} +0000`
-  );
-}
+/** API Gateway's payload limit, and Lambda's for a synchronous invocation's response (6 MB as Lambda counts it). */
+export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
+export const MAX_FUNCTION_RESPONSE_BYTES = 6_291_556;
+export const INTEGRATION_TIMEOUT_MS = 30_000;
 
 /**
  * The HTTP response API Gateway makes of a handler's result: a structured result as given; any other value
@@ -156,19 +76,31 @@ export function httpResponseOf(result: APIGatewayProxyResultV2): {
   return { statusCode: structured.statusCode ?? 200, headers, body };
 }
 
-function targetSelector(opts: HttpGatewayOptions): (method: string, rawPath: string) => HttpGatewayTarget {
-  if (opts.selectFunction) return opts.selectFunction;
-  if (!opts.handler) throw new TypeError('startHttpGateway needs a handler or selectFunction');
+/** The routes and the function behind each: the template's, or one `$default` route to the one handler. */
+function routing(opts: HttpGatewayOptions): { routes: readonly HttpApiRoute[]; target: (templateFunction: string) => HttpGatewayTarget } {
+  if (opts.routes && opts.target) return { routes: opts.routes, target: opts.target };
+  if (!opts.handler) throw new TypeError('startHttpGateway needs routes and target, or a handler');
   const single: HttpGatewayTarget = { functionName: opts.functionName ?? 'icecat-api', handler: opts.handler };
-  return () => single;
+  return { routes: [{ routeKey: '$default', method: 'ANY', functionName: single.functionName }], target: () => single };
 }
 
-/** An error answer in the API's shape (docs/design.md §3), for what the gateway refuses before any function runs. */
+/** An error answer in the API's shape (docs/design.md §3), for what Node's HTTP parser refuses before any route. */
 export function gatewayErrorBody(code: string, message: string): string {
   return JSON.stringify({ error: { code, message } });
 }
 
-const INTERNAL_ERROR = gatewayErrorBody('internal_error', 'internal error');
+/** API Gateway's own answers (its `{"message": ...}` JSON, or the text of its payload limit). */
+export const GATEWAY_ANSWERS = {
+  notFound: { status: 404, contentType: 'application/json', body: '{"message":"Not Found"}' },
+  internalError: { status: 500, contentType: 'application/json', body: '{"message":"Internal Server Error"}' },
+  unavailable: { status: 503, contentType: 'application/json', body: '{"message":"Service Unavailable"}' },
+  tooLarge: (maxBytes: number) => ({
+    status: 413,
+    contentType: 'text; charset=utf-8',
+    body: `HTTP content length exceeded ${maxBytes} bytes.`,
+  }),
+} as const;
+type GatewayAnswer = { status: number; contentType: string; body: string };
 
 /**
  * Bytes of an oversized body read and dropped before the 413, so that a client still sending reads the answer instead of
@@ -212,16 +144,51 @@ function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; text: 
   return { status: 400, text: 'Bad Request', body: gatewayErrorBody('bad_request', 'the request is not valid HTTP/1.1') };
 }
 
+/** How an invocation ended: the function's result, its failure (thrown, timed out, response too large), or no answer in time. */
+type Outcome = { result: APIGatewayProxyResultV2 } | { failed: string } | { integrationTimeout: true };
+
+/** The function run as Lambda runs it: failed past its timeout or with a response over Lambda's limit. */
+async function invoke(
+  target: HttpGatewayTarget,
+  event: APIGatewayProxyEventV2,
+  limits: { integrationTimeoutMs: number; maxResponseBytes: number },
+): Promise<Outcome> {
+  const timeoutMs = target.timeoutMs ?? limits.integrationTimeoutMs;
+  const context = createLambdaContext(target.functionName, timeoutMs, randomUUID());
+  const timers: NodeJS.Timeout[] = [];
+  const after = (ms: number, outcome: Outcome) => new Promise<Outcome>((resolve) => timers.push(setTimeout(() => resolve(outcome), ms)));
+  const run = target.handler(event, context).then(
+    (result): Outcome => {
+      const size = Buffer.byteLength(JSON.stringify(result) ?? '');
+      if (size <= limits.maxResponseBytes) return { result };
+      return { failed: `Response payload size (${size} bytes) exceeded maximum allowed payload size (${limits.maxResponseBytes} bytes).` };
+    },
+    (err: unknown): Outcome => ({ failed: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
+  );
+  try {
+    return await Promise.race([
+      run,
+      after(timeoutMs, { failed: `Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds` }),
+      after(limits.integrationTimeoutMs, { integrationTimeout: true }),
+    ]);
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
+  }
+}
+
 export async function startHttpGateway(opts: HttpGatewayOptions): Promise<HttpGateway> {
-  const maxBodyBytes = opts.maxBodyBytes ?? 10 * 1024 * 1024;
-  const select = targetSelector(opts);
-  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const maxBodyBytes = opts.maxBodyBytes ?? MAX_REQUEST_BODY_BYTES;
+  const limits = {
+    integrationTimeoutMs: opts.integrationTimeoutMs ?? INTEGRATION_TIMEOUT_MS,
+    maxResponseBytes: opts.maxResponseBytes ?? MAX_FUNCTION_RESPONSE_BYTES,
+  };
+  const { routes, target } = routing(opts);
   const log = opts.log ?? ((line: string) => console.error(line));
 
   const server = createServer((req, res) => {
     void serve(req, res).catch((err: unknown) => {
       log(`[api] ${req.method} ${req.url} failed: ${err instanceof Error ? err.stack : String(err)}`);
-      if (!res.headersSent) send(res, 500, { 'content-type': 'application/json' }, INTERNAL_ERROR);
+      if (!res.headersSent) answer(res, GATEWAY_ANSWERS.internalError, '');
       else res.destroy();
     });
   });
@@ -232,12 +199,12 @@ export async function startHttpGateway(opts: HttpGatewayOptions): Promise<HttpGa
       socket.destroy();
       return;
     }
-    const answer = clientErrorAnswer(err);
+    const refusal = clientErrorAnswer(err);
     socket.on('error', () => undefined);
     socket.resume();
     socket.end(
-      `HTTP/1.1 ${answer.status} ${answer.text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(answer.body)}\r\n` +
-        `Connection: close\r\n\r\n${answer.body}`,
+      `HTTP/1.1 ${refusal.status} ${refusal.text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(refusal.body)}\r\n` +
+        `Connection: close\r\n\r\n${refusal.body}`,
     );
     setTimeout(() => socket.destroy(), 5_000).unref();
   });
@@ -246,30 +213,52 @@ export async function startHttpGateway(opts: HttpGatewayOptions): Promise<HttpGa
     const read = await readBody(req, maxBodyBytes);
     if ('tooLarge' in read) {
       const drained = read.tooLarge <= maxBodyBytes + DRAIN_LIMIT_BYTES;
-      send(
-        res,
-        413,
-        { 'content-type': 'application/json', ...(drained ? {} : { connection: 'close' }) },
-        gatewayErrorBody('body_too_large', `the request body is larger than ${maxBodyBytes} bytes`),
-      );
+      answer(res, GATEWAY_ANSWERS.tooLarge(maxBodyBytes), '', drained ? {} : { connection: 'close' });
       return;
     }
-    const event = httpApiEvent({
-      method: req.method ?? 'GET',
-      url: req.url ?? '/',
-      headers: req.headers,
-      body: read.body,
-      sourceIp: (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
-      host: req.headers.host ?? `${opts.host}:${opts.port}`,
-    });
-    const target = select(event.requestContext.http.method, event.rawPath);
-    const context = createLambdaContext(target.functionName, timeoutMs, event.requestContext.requestId);
-    const result = await target.handler(event, context);
-    const response = httpResponseOf(result);
-    send(res, response.statusCode, response.headers, response.body);
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const match = matchRoute(routes, method, url.split('?')[0] ?? url);
+    if (!match) {
+      answer(res, GATEWAY_ANSWERS.notFound, '');
+      return;
+    }
+    const event = buildHttpApiEvent(
+      {
+        method,
+        url,
+        rawHeaders: req.rawHeaders,
+        body: read.body,
+        sourceIp: (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
+        host: req.headers.host ?? `${opts.host}:${opts.port}`,
+        protocol: `HTTP/${req.httpVersion}`,
+      },
+      match,
+      { accountId: LOCAL_ACCOUNT_ID, apiId: API_ID },
+    );
+    const requestId = event.requestContext.requestId;
+    const fn = target(match.route.functionName);
+    const outcome = await invoke(fn, event, limits);
+    if ('integrationTimeout' in outcome) {
+      log(`[api] ${match.route.routeKey}: ${fn.functionName} gave no answer within the integration's ${limits.integrationTimeoutMs} ms`);
+      answer(res, GATEWAY_ANSWERS.unavailable, requestId);
+      return;
+    }
+    if ('failed' in outcome) {
+      log(`[api] ${match.route.routeKey}: ${fn.functionName} failed: ${outcome.failed}`);
+      answer(res, GATEWAY_ANSWERS.internalError, requestId);
+      return;
+    }
+    const response = httpResponseOf(outcome.result);
+    send(res, response.statusCode, { ...response.headers, 'apigw-requestid': requestId }, response.body);
   }
 
   return listen(server, opts.host, opts.port);
+}
+
+/** One of API Gateway's own answers, with its request id when a request got one. */
+function answer(res: ServerResponse, what: GatewayAnswer, requestId: string, extra: Record<string, string> = {}): void {
+  send(res, what.status, { 'content-type': what.contentType, ...(requestId ? { 'apigw-requestid': requestId } : {}), ...extra }, what.body);
 }
 
 function send(res: ServerResponse, status: number, headers: Record<string, string | string[]>, body: Buffer | string): void {

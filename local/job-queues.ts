@@ -1,10 +1,13 @@
 // The erase and callbacks queues of the local stack: in-process LocalJobQueues consumed by the erase and callbacks
 // functions' own handlers (lib/jobs/queue.ts). The functions that send to them (batches, ingest, the sweeps) are
 // given these queues through their deps, as on AWS they are given the SQS queues' URLs.
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { LocalJobQueue, NoLocalConsumerError, type JobQueue, type LocalConsumer } from '../lib/jobs/queue';
+import { parse } from 'yaml';
+import { LocalJobQueue, NoLocalConsumerError, type JobQueue, type LocalConsumer, type LocalConsumerLimits } from '../lib/jobs/queue';
 import { redetectMessageIn } from '../lib/redetect/message';
 import type { CallbacksHandler } from '../functions/callbacks/app';
+import { loadHttpApiTemplate } from './http-api-routes';
 
 export interface LocalJobQueues {
   erasures: LocalJobQueue;
@@ -15,12 +18,37 @@ export interface LocalJobQueues {
   close(): void;
 }
 
+/** What each consumer runs with on AWS: its function's timeout, its queue's visibility timeout and receives. */
+export interface JobConsumerLimits {
+  erase?: LocalConsumerLimits;
+  callbacks?: LocalConsumerLimits;
+}
+
+/** The erase and callbacks functions' timeouts (serverless.yml) and their queues' redelivery (resources/jobs.yml). */
+export async function loadJobConsumerLimits(root: string): Promise<Required<JobConsumerLimits>> {
+  const [template, jobsYaml] = await Promise.all([loadHttpApiTemplate(root), readFile(path.join(root, 'resources', 'jobs.yml'), 'utf8')]);
+  const jobs = parse(jobsYaml, { logLevel: 'silent' }) as {
+    Resources: Record<string, { Properties: { VisibilityTimeout: number; RedrivePolicy: { maxReceiveCount: number } } }>;
+  };
+  const limitsOf = (fn: string, queue: string): LocalConsumerLimits => {
+    const timeout = template.functions.find((f) => f.name === fn)?.timeoutSeconds;
+    const props = jobs.Resources[queue]?.Properties;
+    if (timeout === undefined || !props) throw new TypeError(`no function ${fn} or queue ${queue} in the template`);
+    return {
+      timeoutMs: timeout * 1000,
+      visibilityTimeoutMs: Number(props.VisibilityTimeout) * 1000,
+      maxReceiveCount: Number(props.RedrivePolicy.maxReceiveCount),
+    };
+  };
+  return { erase: limitsOf('erase', 'EraseQueue'), callbacks: limitsOf('callbacks', 'CallbackQueue') };
+}
+
 /** Both queues without consumers (a stack that runs no functions of its own): a send to either fails. */
-export function unconsumedJobQueues(): LocalJobQueues {
+export function unconsumedJobQueues(limits: JobConsumerLimits = {}): LocalJobQueues {
   return {
     // A DELETE answers once its erasure is done, so the local stack is deterministic; callbacks never hold up the sender.
-    erasures: new LocalJobQueue('erase', { awaitImmediate: true }),
-    callbacks: new LocalJobQueue('callbacks', { awaitImmediate: false }),
+    erasures: new LocalJobQueue('erase', { awaitImmediate: true, ...(limits.erase ? { limits: limits.erase } : {}) }),
+    callbacks: new LocalJobQueue('callbacks', { awaitImmediate: false, ...(limits.callbacks ? { limits: limits.callbacks } : {}) }),
     redetects: noUploadsQueue,
     close: () => undefined,
   };
@@ -42,11 +70,12 @@ export const uploadsJobQueue = (bridge: { send(body: string, options?: { groupId
 });
 
 /**
- * Builds both queues and their consumers. The consumers read their configuration (TABLE_NAME, CALLBACK_SIGNING_KEY...)
- * from the environment when built, so call this once the stack's environment is applied.
+ * Builds both queues and their consumers, each held to its function's timeout and its queue's redelivery as the
+ * template deploys them. The consumers read their configuration (TABLE_NAME, CALLBACK_SIGNING_KEY...) from the
+ * environment when built, so call this once the stack's environment is applied.
  */
 export async function startLocalJobQueues(root: string): Promise<LocalJobQueues> {
-  const { erasures, callbacks, redetects } = unconsumedJobQueues();
+  const { erasures, callbacks, redetects } = unconsumedJobQueues(await loadJobConsumerLimits(root));
   const erase = (await import(path.join(root, 'functions', 'erase', 'handler'))) as { handler: LocalConsumer };
   const { createCallbacksHandler } = (await import(path.join(root, 'functions', 'callbacks', 'app'))) as {
     createCallbacksHandler(wiring: { callbacks: LocalJobQueue }): CallbacksHandler;

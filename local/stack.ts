@@ -24,8 +24,9 @@ import { prepareDataDir } from './data-layout';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning } from './disk-space';
 import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, type StackPorts } from './env';
-import { apiFunctionSelector, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
+import { apiFunctionTargets, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
 import { startHttpGateway, type HttpGateway } from './http-gateway';
+import { functionTimeoutMs, loadHttpApiTemplate, type HttpApiTemplate } from './http-api-routes';
 import { localS3Client, startLocalS3, type LocalS3 } from './s3';
 import { applyBucketCors } from './s3-cors';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -59,7 +60,6 @@ const BRIDGE_DEFAULTS: Partial<LocalQueueOptions> = {
   maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
   retryBaseMs: 1000,
   retryMaxMs: 10_000,
-  invocationTimeoutMs: 120_000,
   queueArn: LOCAL_QUEUE_ARN,
   functionName: 'icecat-wrangler-local-ingest',
 };
@@ -207,7 +207,9 @@ async function startIntake(s: Starting, stores: Stores): Promise<Intake> {
   const metricTotals = new MetricTotals();
   // Where the ingest's ChangeMessageVisibility calls reach the bridge: given to both.
   const visibility = new LocalMessageVisibility();
-  const bridge = startBridge(s, stores, visibility);
+  // The functions' timeouts and the HTTP API's routes, as serverless.yml deploys them.
+  const template = await loadHttpApiTemplate(ROOT);
+  const bridge = startBridge(s, stores, visibility, template);
   // Closed after the queue (closing runs in reverse): an upload while batches drain is still journaled.
   const notifications: { disconnect?: () => void } = {};
   started.push({ name: 'notifications', close: async () => notifications.disconnect?.() });
@@ -232,7 +234,8 @@ async function startIntake(s: Starting, stores: Stores): Promise<Intake> {
     gateway = await startHttpGateway({
       host,
       port: ports.api,
-      selectFunction: apiFunctionSelector(() => s.late.apiFunctions, 'icecat-wrangler-local'),
+      routes: template.routes,
+      target: apiFunctionTargets(() => s.late.apiFunctions, 'icecat-wrangler-local', template.functions),
     });
     const running = gateway;
     started.push({ name: 'api', close: () => running.close() });
@@ -245,12 +248,19 @@ async function startIntake(s: Starting, stores: Stores): Promise<Intake> {
 }
 
 /** The queue standing in for SQS and the event source mapping, paused until the ingest handler is loaded. */
-function startBridge(s: Starting, { disk, inFlight, detector }: Stores, visibility: LocalMessageVisibility): LocalQueue {
+function startBridge(
+  s: Starting,
+  { disk, inFlight, detector }: Stores,
+  visibility: LocalMessageVisibility,
+  template: HttpApiTemplate,
+): LocalQueue {
   const { opts, dataDir, quiet } = s;
   // Paused until the ingest handler is loaded: the journal's messages would otherwise burn their receives on it.
   const bridge = new LocalQueue({
     ...BRIDGE_DEFAULTS,
     maxConcurrency: Math.max(BRIDGE_DEFAULTS.maxConcurrency ?? 1, detector?.workers ?? 0),
+    // The ingest function's timeout: an invocation past it fails as Lambda's does, and its messages come back.
+    invocationTimeoutMs: functionTimeoutMs(template, 'ingest'),
     paused: true,
     dlqFile: path.join(dataDir, 'dlq.jsonl'),
     journalFile: path.join(dataDir, 'queue.journal'),

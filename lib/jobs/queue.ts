@@ -35,14 +35,14 @@ export type LocalQueueName = 'erase' | 'callbacks' | 'uploads';
 export type LocalConsumer = (event: SQSEvent) => Promise<unknown>;
 
 let sequence = 0;
-const sqsEventOf = (queue: LocalQueueName, body: string): SQSEvent => ({
+const sqsEventOf = (queue: LocalQueueName, body: string, messageId: string, receiveCount: number): SQSEvent => ({
   Records: [
     {
-      messageId: `local-${queue}-${Date.now()}-${++sequence}`,
+      messageId,
       receiptHandle: 'local',
       body,
       attributes: {
-        ApproximateReceiveCount: '1',
+        ApproximateReceiveCount: String(receiveCount),
         SentTimestamp: String(Date.now()),
         SenderId: 'local',
         ApproximateFirstReceiveTimestamp: String(Date.now()),
@@ -67,14 +67,55 @@ export class NoLocalConsumerError extends IceCatError {
   }
 }
 
+/** The consuming function ran past its timeout: Lambda stops it, and SQS hands its message out again. */
+export class FunctionTimeoutError extends IceCatError {
+  override name = 'FunctionTimeoutError';
+  readonly code = 'function_timeout';
+  readonly timeoutMs: number;
+  constructor(message: string, options: IceCatErrorOptions & { timeoutMs: number }) {
+    super(message, options);
+    this.timeoutMs = options.timeoutMs;
+  }
+}
+
+/** What Lambda and SQS hold the consuming function to: its timeout, and the queue's visibility timeout and receives. */
+export interface LocalConsumerLimits {
+  /** The function's timeout (serverless.yml): an invocation past it fails as Lambda's does. */
+  timeoutMs: number;
+  /** The queue's visibility timeout: a timed-out message is handed out again this long after it was received. */
+  visibilityTimeoutMs: number;
+  /** The queue's redrive policy: after this many receives a timed-out message is dropped (SQS's dead-letter queue). */
+  maxReceiveCount: number;
+}
+
+/** `work`, or a FunctionTimeoutError once `ms` have passed (the work itself is not stopped: nothing can stop it here). */
+async function withinTimeout<T>(work: Promise<T>, ms: number | undefined): Promise<T> {
+  if (ms === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new FunctionTimeoutError(`Task timed out after ${(ms / 1000).toFixed(2)} seconds`, { timeoutMs: ms })),
+          ms,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export class LocalJobQueue implements JobQueue {
   /**
    * `awaitImmediate`: a message without delay is consumed before send returns (the erasure: a DELETE answers once
-   * it is done, so the local stack is deterministic); otherwise consumption never holds up the sender.
+   * it is done, so the local stack is deterministic); otherwise consumption never holds up the sender. `limits`: the
+   * consuming function's timeout and the queue's redelivery, as on AWS; without them the consumer runs unbounded.
    */
   constructor(
     private readonly queue: LocalQueueName,
-    private readonly opts: { awaitImmediate: boolean; log?: (line: string) => void },
+    private readonly opts: { awaitImmediate: boolean; log?: (line: string) => void; limits?: LocalConsumerLimits },
   ) {}
 
   private consumer: LocalConsumer | undefined;
@@ -89,13 +130,27 @@ export class LocalJobQueue implements JobQueue {
     if (!consumer)
       throw new NoLocalConsumerError(`no consumer for the local ${this.queue} queue (is the local stack running?)`, { queue: this.queue });
     const log = this.opts.log ?? ((line: string) => console.error(line));
-    const consume = () =>
-      consumer(sqsEventOf(this.queue, body)).catch((err: unknown) => log(`[${this.queue}] message failed: ${String(err)}`));
+    const limits = this.opts.limits;
+    const messageId = `local-${this.queue}-${Date.now()}-${++sequence}`;
+    const consume = (receiveCount: number): Promise<void> =>
+      withinTimeout(consumer(sqsEventOf(this.queue, body, messageId, receiveCount)), limits?.timeoutMs).then(
+        () => undefined,
+        (err: unknown) => {
+          log(`[${this.queue}] message failed: ${String(err)}`);
+          // A timed-out invocation's message comes back once its visibility timeout is over, as SQS hands it out again.
+          if (!(err instanceof FunctionTimeoutError) || !limits) return;
+          if (receiveCount >= limits.maxReceiveCount) {
+            log(`[${this.queue}] message ${messageId} dropped after ${receiveCount} receives (SQS would dead-letter it)`);
+            return;
+          }
+          setTimeout(() => void consume(receiveCount + 1), Math.max(0, limits.visibilityTimeoutMs - limits.timeoutMs)).unref();
+        },
+      );
     if (delaySeconds <= 0 && this.opts.awaitImmediate) {
-      await consume();
+      await consume(1);
       return;
     }
     // Unref'd: a pending retry never keeps the process alive (the local queue is not durable; SQS is).
-    setTimeout(() => void consume(), Math.max(0, delaySeconds) * 1000).unref();
+    setTimeout(() => void consume(1), Math.max(0, delaySeconds) * 1000).unref();
   }
 }

@@ -1,15 +1,17 @@
 // The API artifacts are complete and behave as the sources do: each zip, unzipped alone into an empty folder and
 // run with plain `node` (no project node_modules within reach), answers API Gateway v2 events built from the real
-// sample in events/ against a private local stack, errors included (their mapping must survive minification).
+// sample in events/ (re-aimed by the template's routes, as API Gateway builds them) against a private local stack,
+// errors included (their mapping must survive minification).
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { apiGetBatchImagesEvent } from '../../events';
 import { registerApiKey } from '../../lib/auth/register';
+import { buildHttpApiEvent, matchRoute, routesFromTemplate } from '../../local/http-api-routes';
 import type { Stack } from '../../local/stack-types';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
@@ -22,18 +24,26 @@ let key: string;
 let ddb: DynamoDBDocumentClient;
 const clientId = uniqueId('artifact-api');
 
-/** The sample event with another method, path and body, carrying this test's key. */
+const routes = routesFromTemplate(readFileSync(path.join(__dirname, '..', '..', 'serverless.yml'), 'utf8'));
+
+/** The event API Gateway builds for this request on the template's route, with the sample's headers and this test's key. */
 function request(method: string, rawPath: string, body?: unknown): APIGatewayProxyEventV2 {
   const sample = apiGetBatchImagesEvent();
-  return {
-    ...sample,
-    rawPath,
-    rawQueryString: '',
-    queryStringParameters: undefined,
-    headers: { ...sample.headers, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    requestContext: { ...sample.requestContext, http: { ...sample.requestContext.http, method, path: rawPath } },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  };
+  const headers = { ...sample.headers, authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const match = matchRoute(routes, method, rawPath);
+  if (!match) throw new Error(`no route of the template for ${method} ${rawPath}`);
+  return buildHttpApiEvent(
+    {
+      method,
+      url: rawPath,
+      rawHeaders: Object.entries(headers).flat(),
+      body: Buffer.from(body === undefined ? '' : JSON.stringify(body)),
+      sourceIp: sample.requestContext.http.sourceIp,
+      host: sample.headers.host ?? sample.requestContext.domainName,
+    },
+    match,
+    sample.requestContext,
+  );
 }
 
 async function invoke(fn: 'api' | 'batches', event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
@@ -107,6 +117,24 @@ it('maps a missing batch to a 404 in the API error shape', async () => {
 
   expect(res.statusCode).toBe(404);
   expect(json(res)).toEqual({ error: { code: expect.any(String), message: expect.any(String) } });
+});
+
+it('closes a batch by its custom method on the route that deploys it: batchId "<id>:close" (batches artifact)', async () => {
+  const created = await invoke(
+    'batches',
+    request('POST', '/v1/batches', { files: [{ name: 'a.jpg', contentType: 'image/jpeg', size: 10 }] }),
+  );
+  const batchId = json(created).batchId as string;
+  const event = request('POST', `/v1/batches/${batchId}:close`, {});
+
+  const res = await invoke('batches', event);
+
+  expect([event.routeKey, event.pathParameters, res.statusCode, json(res).batchId]).toEqual([
+    'POST /v1/batches/{batchId}',
+    { batchId: `${batchId}:close` },
+    200,
+    batchId,
+  ]);
 });
 
 it('maps an invalid body to a 400 naming the field', async () => {

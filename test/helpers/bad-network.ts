@@ -5,7 +5,7 @@
 import { createServer, request, type Server } from 'node:http';
 import { listen } from '../../local/listen';
 import path from 'node:path';
-import { apiFunctionSelector, loadApiFunctions } from '../../local/api-functions';
+import { loadApiFunctions, templateApiRouting } from '../../local/api-functions';
 import { startLocalJobQueues } from '../../local/job-queues';
 import { startHttpGateway } from '../../local/http-gateway';
 
@@ -65,7 +65,7 @@ export async function startApiFrontEnd(env: Record<string, string>): Promise<Api
     const gateway = await startHttpGateway({
       host: '127.0.0.1',
       port: 0,
-      selectFunction: apiFunctionSelector(() => handlers, 'icecat-wrangler-local'),
+      ...(await templateApiRouting(ROOT, () => handlers)),
       log: () => undefined,
     });
     return {
