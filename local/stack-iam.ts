@@ -14,8 +14,12 @@ import { localS3Client } from './s3';
 import { loadIngestHandler, ROOT, type Closable } from './stack-services';
 
 /** The roles the local stack checks its functions against: resources/roles.yml, or `rolesFile` (ICECAT_IAM_ROLES_FILE). */
-export const stackIam = (rolesFile?: string): LocalIam =>
-  loadLocalIam({ root: ROOT, table: LOCAL_NAMES.table, bucket: LOCAL_NAMES.bucket, rolesFile });
+export function stackIam(rolesFile?: string): LocalIam {
+  const iam = loadLocalIam({ root: ROOT, table: LOCAL_NAMES.table, bucket: LOCAL_NAMES.bucket, rolesFile });
+  // In the background while the stack starts: a failure here fails the first request of that service again, loudly.
+  iam.warm().catch(() => undefined);
+  return iam;
+}
 
 /** The ingest built as itself, sending completion callbacks as itself, polling the uploads queue with its role. */
 export async function loadIngestAs(iam: LocalIam, wiring: IngestWiring): Promise<BatchHandler> {
