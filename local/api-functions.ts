@@ -6,6 +6,9 @@ import { API_FUNCTIONS, apiHandlerModule, type ApiFunctionName } from '../lib/ap
 import type { BatchesWiring } from '../functions/batches/app';
 import type { HttpApiHandler, HttpGatewayTarget } from './http-gateway';
 import { loadHttpApiTemplate, type HttpApiRoute, type TemplateFunction } from './http-api-routes';
+import type { LocalIam } from './iam';
+import { senderAs } from './iam-queues';
+import { buildAs } from './iam-signing';
 
 export type ApiFunctionHandlers = Record<ApiFunctionName, HttpApiHandler>;
 
@@ -13,21 +16,32 @@ export type ApiFunctionHandlers = Record<ApiFunctionName, HttpApiHandler>;
  * Each API function's handler, as Lambda would run it (read their configuration once process.env is set): the
  * handler module of a function that needs no queue, the batches function built with the local queues it is given.
  */
-export async function loadApiFunctions(root: string, wiring: BatchesWiring): Promise<ApiFunctionHandlers> {
+export async function loadApiFunctions(root: string, wiring: BatchesWiring, iam: LocalIam): Promise<ApiFunctionHandlers> {
+  // Each built as itself (its clients sign with its own key), the batches function sending as itself to its queues.
   const loaded = await Promise.all(
-    API_FUNCTIONS.map(async (name) => {
-      if (name === 'batches') {
-        const { createBatchesHandler } = (await import(path.join(root, 'functions', 'batches', 'app'))) as {
-          createBatchesHandler(wiring: BatchesWiring): HttpApiHandler;
-        };
-        return [name, createBatchesHandler(wiring)] as const;
-      }
-      const mod = (await import(path.join(root, apiHandlerModule(name)))) as { handler: HttpApiHandler };
-      return [name, mod.handler] as const;
-    }),
+    API_FUNCTIONS.map((name) =>
+      buildAs(name, async () => {
+        if (name === 'batches') {
+          const { createBatchesHandler } = (await import(path.join(root, 'functions', 'batches', 'app'))) as {
+            createBatchesHandler(wiring: BatchesWiring): HttpApiHandler;
+          };
+          return [name, createBatchesHandler(batchesSending(iam, wiring))] as const;
+        }
+        const mod = (await import(path.join(root, apiHandlerModule(name)))) as { handler: HttpApiHandler };
+        return [name, mod.handler] as const;
+      }),
+    ),
   );
   return Object.fromEntries(loaded) as ApiFunctionHandlers;
 }
+
+/** The batches function's queues, each as it sends to them (local/iam-queues.ts). */
+const batchesSending = (iam: LocalIam, wiring: BatchesWiring): BatchesWiring => ({
+  ...wiring,
+  erasures: senderAs(iam, 'batches', 'erase', wiring.erasures),
+  redetects: senderAs(iam, 'batches', 'uploads', wiring.redetects),
+  callbacks: senderAs(iam, 'batches', 'callbacks', wiring.callbacks),
+});
 
 /** One handler standing in for every API function (a test's or a capture's own). */
 export const oneHandlerForAll = (handler: HttpApiHandler): ApiFunctionHandlers =>

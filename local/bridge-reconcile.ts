@@ -28,6 +28,8 @@ export interface LocalReconcileOptions {
    * or are stuck, are recounted and settled.
    */
   checkCounts?: () => Promise<CountCheckResult>;
+  /** Refuses the sends the reconcile function's role does not allow (local/stack-iam.ts), before any is sent. */
+  checkSend?: () => Promise<void>;
   /** Completion callbacks to look after (only where the callbacks consumer runs in-process). */
   callbacks?: { deps: Omit<CallbackSweepDeps, 'log'>; limits: CallbackSweepLimits };
   log?: (line: string) => void;
@@ -56,6 +58,7 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
   const sendMessages = async (bodies: string[]) => {
     // Queued again: their dead letters (if that is where they were) are redriven by these sends.
     const requeued = new Set<string>();
+    if (bodies.length > 0) await opts.checkSend?.();
     try {
       for (const body of bodies) {
         queue.send(body);

@@ -36,6 +36,8 @@ export interface StackSettings {
   callbackLoopbackPorts?: string;
   /** Whether POWERTOOLS_LOG_LEVEL is set (a quiet stack sets WARN only where it is not). */
   logLevelSet: boolean;
+  /** ICECAT_IAM_ROLES_FILE: the roles the stack checks the functions against, instead of resources/roles.yml. */
+  rolesFile?: string;
 }
 
 export function loadStackSettings(): StackSettings {
@@ -48,6 +50,7 @@ export function loadStackSettings(): StackSettings {
     maxAttempts: envString('INGEST_MAX_ATTEMPTS'),
     callbackLoopbackPorts: process.env.CALLBACK_LOOPBACK_PORTS,
     logLevelSet: process.env.POWERTOOLS_LOG_LEVEL !== undefined,
+    rolesFile: envString('ICECAT_IAM_ROLES_FILE'),
   };
 }
 

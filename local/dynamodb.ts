@@ -21,6 +21,8 @@ import { LOCAL_NAMES } from './env';
 import { freeSpace } from './disk-space';
 import { closeServer } from './listen';
 import { installSharedParsers } from './dynalite-parsers';
+import { guardDynalite } from './dynamodb-iam';
+import type { LocalIam } from './iam';
 
 export const TABLE_DEFINITION_FILE = path.join(__dirname, '..', 'resources', 'table.yml');
 
@@ -406,6 +408,8 @@ export interface LocalDynamoDBOptions {
   quiet?: boolean;
   /** Told of each write dynalite refused with an InternalServerError (e.g. LevelDB out of space). */
   onWriteFault?: (err: unknown) => void;
+  /** The functions' roles: a request signed with a function's key does only what its role allows (dynamodb-iam.ts). */
+  iam?: LocalIam;
 }
 
 export interface LocalDynamoDB {
@@ -429,6 +433,7 @@ export async function startLocalDynamoDB(opts: LocalDynamoDBOptions): Promise<Lo
     closeDynaliteIteratorsWhenDone();
     // Tables stay CREATING for createTableMs in dynalite: the local stack has no reason to wait.
     server = dynalite({ path: directory, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    if (opts.iam) guardDynalite(server, opts.iam);
     const onWriteFault = opts.onWriteFault ?? ((err: unknown) => console.error('[dynamodb] request failed:', err));
     faultListeners.set(directory, onWriteFault);
     const running = server;

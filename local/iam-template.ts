@@ -9,7 +9,8 @@ import { parse, type Tags } from 'yaml';
 import type { RoleTemplate, TemplateResource } from './iam-roles';
 
 /** The files whose resources the roles name (the monitoring and throttling files name none of them). */
-const RESOURCE_FILES = ['resources/table.yml', 'resources/storage.yml', 'resources/jobs.yml', 'resources/roles.yml'];
+const ROLES_FILE = 'resources/roles.yml';
+const RESOURCE_FILES = ['resources/table.yml', 'resources/storage.yml', 'resources/jobs.yml', ROLES_FILE];
 
 const INTRINSICS: Record<string, string> = {
   Sub: 'Fn::Sub',
@@ -56,14 +57,18 @@ function substitute(text: string, settings: Settings, stage: string, depth = 0):
 
 const lambdaLogicalId = (name: string) => `${name.charAt(0).toUpperCase()}${name.slice(1)}LambdaFunction`;
 
-/** The template the roles are read from, for `stage` (the local stack names its own resources: DeployedPlace.names). */
-export function roleTemplateFromSources(root: string, stage = 'dev'): RoleTemplate {
+/**
+ * The template the roles are read from, for `stage` (the local stack names its own resources: DeployedPlace.names);
+ * `rolesFile` in place of resources/roles.yml (a test's roles with a statement taken out).
+ */
+export function roleTemplateFromSources(root: string, stage = 'dev', rolesFile?: string): RoleTemplate {
   const serverless = parseCfn(readFileSync(path.join(root, 'serverless.yml'), 'utf8')) as Settings & {
     functions: Record<string, { role?: string }>;
   };
   const resources: Record<string, TemplateResource> = {};
   for (const file of RESOURCE_FILES) {
-    const text = substitute(readFileSync(path.join(root, file), 'utf8'), serverless, stage);
+    const source = file === ROLES_FILE && rolesFile ? rolesFile : path.join(root, file);
+    const text = substitute(readFileSync(source, 'utf8'), serverless, stage);
     Object.assign(resources, (parseCfn(text) as { Resources: Record<string, TemplateResource> }).Resources);
   }
   for (const [name, fn] of Object.entries(serverless.functions)) {

@@ -8,6 +8,9 @@ import { LocalJobQueue, NoLocalConsumerError, type JobQueue, type LocalConsumer,
 import { redetectMessageIn } from '../lib/redetect/message';
 import type { CallbacksHandler } from '../functions/callbacks/app';
 import { loadHttpApiTemplate } from './http-api-routes';
+import type { LocalIam } from './iam';
+import { checkConsumer, senderAs } from './iam-queues';
+import { buildAs } from './iam-signing';
 
 export interface LocalJobQueues {
   erasures: LocalJobQueue;
@@ -74,14 +77,23 @@ export const uploadsJobQueue = (bridge: { send(body: string, options?: { groupId
  * template deploys them. The consumers read their configuration (TABLE_NAME, CALLBACK_SIGNING_KEY...) from the
  * environment when built, so call this once the stack's environment is applied.
  */
-export async function startLocalJobQueues(root: string): Promise<LocalJobQueues> {
+export async function startLocalJobQueues(root: string, iam: LocalIam): Promise<LocalJobQueues> {
   const { erasures, callbacks, redetects } = unconsumedJobQueues(await loadJobConsumerLimits(root));
-  const erase = (await import(path.join(root, 'functions', 'erase', 'handler'))) as { handler: LocalConsumer };
+  // Each consumer is built as its function (it signs as itself), and polls with its role (local/iam-queues.ts).
+  await checkConsumer(iam, 'erase', 'erase');
+  await checkConsumer(iam, 'callbacks', 'callbacks');
+  const erase = await buildAs(
+    'erase',
+    async () => (await import(path.join(root, 'functions', 'erase', 'handler'))) as { handler: LocalConsumer },
+  );
   const { createCallbacksHandler } = (await import(path.join(root, 'functions', 'callbacks', 'app'))) as {
-    createCallbacksHandler(wiring: { callbacks: LocalJobQueue }): CallbacksHandler;
+    createCallbacksHandler(wiring: { callbacks: JobQueue }): CallbacksHandler;
   };
   erasures.consumeWith(erase.handler);
-  callbacks.consumeWith(createCallbacksHandler({ callbacks }));
+  const consumer = await buildAs('callbacks', () =>
+    createCallbacksHandler({ callbacks: senderAs(iam, 'callbacks', 'callbacks', callbacks) }),
+  );
+  callbacks.consumeWith(consumer);
   return {
     erasures,
     callbacks,

@@ -110,6 +110,8 @@ export interface FormGuardOptions {
   clientOf?: ClientOf;
   /** How long the fields before the file may take to arrive (a stalled form would hold its slot): 400 RequestTimeout. */
   fieldsTimeoutMs?: number;
+  /** Whether the key that signed the form's policy may put its key (a function's role, s3-iam.ts); else AccessDenied. */
+  authorizeForm?: (accessKeyId: string | undefined, bucket: string, key: string) => Promise<boolean>;
 }
 
 /** Room for the closing boundary and the fields after the file (S3 ignores them), beyond the fields before it. */
@@ -166,6 +168,8 @@ export function postFormGuard(secretFor: (accessKeyId: string) => string | undef
       const scope = formClient(prefix.fields, opts.clientOf);
       const key = prefix.fields.find(([name]) => name.toLowerCase() === 'key')?.[1] ?? '';
       if (scope !== undefined && !key.startsWith(clientPrefix(scope))) refuse(new S3Error('AccessDenied', 'Access Denied'));
+      if (opts.authorizeForm && !(await opts.authorizeForm(formSigner(prefix.fields), target.bucket, key)))
+        refuse(new S3Error('AccessDenied', 'Access Denied'));
       const range = policySizeRange(prefix.fields);
       const tooLarge =
         range && declared > prefix.received + range.max + FORM_TAIL_BYTES ? sizeRefusal(range, declared - prefix.received) : undefined;
@@ -190,9 +194,14 @@ export function postFormGuard(secretFor: (accessKeyId: string) => string | undef
 
 /** The client whose key signed a form's policy (SigV4 or SigV2 fields), undefined for the operator's. */
 function formClient(fields: readonly (readonly [string, string])[], clientOf: ClientOf | undefined): string | undefined {
-  const field = (name: string) => fields.find(([n]) => n.toLowerCase() === name)?.[1];
-  const accessKeyId = field('x-amz-credential')?.split('/')[0] ?? field('awsaccesskeyid');
+  const accessKeyId = formSigner(fields);
   return accessKeyId === undefined ? undefined : clientOf?.(accessKeyId);
+}
+
+/** The access key that signed a form's policy (SigV4 or SigV2 fields). */
+function formSigner(fields: readonly (readonly [string, string])[]): string | undefined {
+  const field = (name: string) => fields.find(([n]) => n.toLowerCase() === name)?.[1];
+  return field('x-amz-credential')?.split('/')[0] ?? field('awsaccesskeyid');
 }
 
 const malformed = () => new S3Error('MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');

@@ -12,6 +12,8 @@ import type { CreatedObject } from '../lib/reconcile/s3-event';
 import { isOutOfSpace } from './disk-space';
 import { clientS3KeysFile, ClientS3KeyRing } from './s3-client-keys';
 import { LOCAL_NAMES } from './env';
+import { functionCredentials, functionOfAccessKey, type LocalIam } from './iam';
+import { s3FormAuthorizer, s3IamGuard } from './s3-iam';
 import { dropConnections } from './listen';
 import { multipartKeyGuard } from './s3-multipart';
 import { conditionalRequests, keyGuard, postFormGuard, requestTarget, signatureGuard, type S3RequestContext } from './s3-requests';
@@ -71,6 +73,14 @@ const accounts = accountModel.registry;
 /** The operator's secret (S3RVER/S3RVER, s3rver's own account), as s3rver's own header checks use it. */
 const operatorSecret = (accessKeyId: string): string | undefined =>
   accessKeyId === LOCAL_NAMES.accessKeyId ? accounts.get(accessKeyId)?.accessKeys.get(accessKeyId) : undefined;
+/** A function's own key (local/iam.ts), made known to s3rver's own signature checks as a client's is. */
+const functionSecret = (accessKeyId: string): string | undefined => {
+  const fn = functionOfAccessKey(accessKeyId);
+  if (fn === undefined) return undefined;
+  const { secretAccessKey } = functionCredentials(fn);
+  knownToS3rver(accessKeyId, secretAccessKey);
+  return secretAccessKey;
+};
 /** Makes a client's key known to s3rver's own signature checks, which run after ours. */
 const knownToS3rver = (accessKeyId: string, secret: string): void => {
   if (accountModel.DUMMY_ACCOUNT.accessKeys.get(accessKeyId) !== secret) accountModel.DUMMY_ACCOUNT.createKeyPair(accessKeyId, secret);
@@ -90,6 +100,8 @@ export interface LocalS3Options {
   maxConcurrentForms?: number;
   /** How long a form's fields before its file may take to arrive (default 10 s); then 400 RequestTimeout. */
   formFieldsTimeoutMs?: number;
+  /** The functions' roles (local/iam.ts): a request signed with a function's key does only what its role allows. */
+  iam?: LocalIam;
 }
 
 /** S3's largest single upload (PutObject or a POST form). */
@@ -199,7 +211,8 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
     if (key) knownToS3rver(accessKeyId, key.secretAccessKey);
     return key?.secretAccessKey;
   };
-  const secretFor = (accessKeyId: string): string | undefined => operatorSecret(accessKeyId) ?? clientSecret(accessKeyId);
+  const secretFor = (accessKeyId: string): string | undefined =>
+    operatorSecret(accessKeyId) ?? (opts.iam ? functionSecret(accessKeyId) : undefined) ?? clientSecret(accessKeyId);
   const clientOf = (accessKeyId: string): string | undefined =>
     operatorSecret(accessKeyId) ? undefined : clientKeys.lookup(accessKeyId)?.clientId;
   // In array order: the request context, the copy-source rewrite, the key check, the POST form check, the
@@ -212,6 +225,7 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
       maxConcurrentForms: opts.maxConcurrentForms ?? 16,
       clientOf,
       fieldsTimeoutMs: opts.formFieldsTimeoutMs,
+      ...(opts.iam ? { authorizeForm: s3FormAuthorizer(opts.iam) } : {}),
     }),
   );
   server.middleware.unshift(keyGuard);
@@ -222,6 +236,8 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   });
   const completing = trackMultipartCompletions(server);
   server.middleware.unshift(outOfSpaceAnswers(opts.onWriteFault));
+  // Once the signature is checked: a function's request, only as far as its role allows (s3-iam.ts).
+  if (opts.iam) server.middleware.unshift(s3IamGuard(opts.iam) as (typeof server.middleware)[number]);
   // Before anything reads or rewrites the request: only signed requests, presigned URLs and POST forms go on.
   server.middleware.unshift(signatureGuard(secretFor, clientOf));
   // Koa's default error listener prints every failed request; keep only server faults, silent or not: a fault of the

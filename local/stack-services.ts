@@ -21,6 +21,7 @@ import { readLiveBatches } from '../lib/store/live-batches';
 import { checkBatchCounts, type CountCheckResult } from '../lib/reconcile/batch-counts';
 import { completionHook } from '../lib/notify/wiring';
 import { localDynamoClient } from './dynamodb';
+import { functionCredentials } from './iam';
 import { registerApiKey } from '../lib/auth/register';
 
 /** Something the stack started, closed at stop in reverse order. */
@@ -114,7 +115,8 @@ export function callbackSweep(
   callbacks: JobQueue,
   started: Closable[],
 ): NonNullable<LocalReconcileOptions['callbacks']> {
-  const client = localDynamoClient(endpoint);
+  // The reconcile function's work on AWS: it reads and stamps the batches as that function.
+  const client = localDynamoClient(endpoint, { credentials: functionCredentials('reconcile') });
   started.push({ name: 'callback sweep client', close: async () => client.destroy() });
   return {
     deps: { ddb: DynamoDBDocumentClient.from(client), table, callbacks, present: presentBatch },
@@ -168,7 +170,13 @@ export async function loadIngestHandler(wiring: IngestWiring): Promise<BatchHand
 export async function startDetector(
   host: string,
   port: number,
-  tuning: { throttleRate?: number; latencyMs?: number; workers?: number; s3: S3Client },
+  tuning: {
+    throttleRate?: number;
+    latencyMs?: number;
+    workers?: number;
+    s3: S3Client;
+    authorize?: (authorization: string | undefined) => Promise<string | undefined>;
+  },
 ): Promise<DetectorServer | undefined> {
   const relative = 'local/detector/server';
   if (!moduleExists(relative)) return undefined;
@@ -180,6 +188,7 @@ export async function startDetector(
       latencyMs?: number;
       workers?: number;
       s3: S3Client;
+      authorize?: (authorization: string | undefined) => Promise<string | undefined>;
     }): Promise<DetectorServer>;
   };
   return mod.startDetectorServer({ host, port, ...tuning });

@@ -1,7 +1,6 @@
 // The local stack (DESIGN §4): s3rver, dynalite, the offline detector, the S3 → SQS → ingest bridge and the
 // HTTP API, all on loopback, running the very handlers that Lambda runs. Used by `npm start`, the jest global
 // setup and the benches.
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import path from 'node:path';
 import { connectS3Notifications } from './bridge';
 import { startLocalReconciler, type LocalReconciler } from './bridge-reconcile';
@@ -22,11 +21,13 @@ import { describeS3Message, keysInS3Message, uploadGroupOf } from '../lib/reconc
 import { applyEnv, dataDirFromEnv, loadStackSettings, localPorts, restoreEnv, type StackSettings } from './config';
 import { prepareDataDir } from './data-layout';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning } from './disk-space';
-import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
+import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, type StackPorts } from './env';
 import { apiFunctionTargets, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
 import { startHttpGateway, type HttpGateway } from './http-gateway';
 import { functionTimeoutMs, loadHttpApiTemplate, type HttpApiTemplate } from './http-api-routes';
+import type { LocalIam } from './iam';
+import { detectorAuthorizer, documentClientAs, loadIngestAs, queueAs, s3ClientAs, sendCheckAs, stackIam } from './stack-iam';
 import { localS3Client, startLocalS3, type LocalS3 } from './s3';
 import { applyBucketCors } from './s3-cors';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -36,7 +37,6 @@ import {
   callbackSweep,
   closeAll,
   countChecker,
-  loadIngestHandler,
   localSecret,
   provisionDemoClient,
   recounter,
@@ -80,6 +80,8 @@ interface Starting {
   previousEnv: Map<string, string | undefined>;
   /** The operator's settings, read once at the start (local/config.ts). */
   settings: StackSettings;
+  /** The functions' roles (local/iam.ts): each stand-in checks a function's request against its role. */
+  iam: LocalIam;
   /** Known only later in the start: handlers are loaded once process.env holds the stack's endpoints (they read it at import). */
   late: { ingest?: BatchHandler; apiFunctions?: ApiFunctionHandlers; reconciler?: LocalReconciler };
 }
@@ -107,6 +109,7 @@ interface Intake {
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const quiet = opts.quiet ?? false;
+  const settings = loadStackSettings();
   const s: Starting = {
     opts,
     dataDir: opts.dataDir === undefined ? dataDirFromEnv() : path.resolve(opts.dataDir),
@@ -116,7 +119,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     log: quiet ? () => undefined : (line: string) => console.log(line),
     started: [],
     previousEnv: new Map(),
-    settings: loadStackSettings(),
+    settings,
+    iam: stackIam(settings.rolesFile),
     late: {},
   };
   try {
@@ -149,7 +153,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 }
 
 /** The data dir, then S3, DynamoDB and the detector. */
-async function startStores({ opts, dataDir, ports, host, quiet, log, started, settings }: Starting): Promise<Stores> {
+async function startStores({ opts, dataDir, ports, host, quiet, log, started, settings, iam }: Starting): Promise<Stores> {
   await prepareDataDir(dataDir, log);
   // A full disk is a fault, not a crash: each stand-in refuses the write with its service's error and reports it here.
   const disk = new DiskFaults(dataDir, quiet ? () => undefined : (line) => console.warn(line));
@@ -164,6 +168,7 @@ async function startStores({ opts, dataDir, ports, host, quiet, log, started, se
     onWriteFault: (err) => disk.report('s3', err),
     // A POST form declaring a larger body than the API's forms allow is refused before it is read.
     maxFormFileBytes: maxUploadBytes(),
+    iam,
   });
   started.push({ name: 's3', close: () => s3.close() });
   const s3Client = localS3Client(s3.url);
@@ -174,6 +179,7 @@ async function startStores({ opts, dataDir, ports, host, quiet, log, started, se
     dataDir,
     endpoint: opts.dynamodbEndpoint ?? settings.dynamodbEndpoint,
     quiet,
+    iam,
     onWriteFault: (err) => (isOutOfSpace(err) ? disk.report('dynamodb', err) : console.error('[dynamodb] request failed:', err)),
   });
   started.push({ name: 'dynamodb', close: () => dynamodb.close() });
@@ -188,6 +194,7 @@ async function startStores({ opts, dataDir, ports, host, quiet, log, started, se
     detector = await startDetector(host, ports.rekognition, {
       ...(typeof opts.detector === 'object' ? opts.detector : {}),
       s3: s3Client,
+      authorize: detectorAuthorizer(iam),
     });
     if (detector) {
       const running = detector;
@@ -324,11 +331,11 @@ async function startConsumers(
   { bridge, visibility, metricTotals }: Intake,
 ): Promise<{ jobs: LocalJobQueues; onStaleBatch: NonNullable<StackOptions['onStaleBatch']> }> {
   const { opts, dataDir, quiet, log, started } = s;
-  const jobs = opts.applyEnv !== false ? await startLocalJobQueues(ROOT) : unconsumedJobQueues();
+  const jobs = opts.applyEnv !== false ? await startLocalJobQueues(ROOT, s.iam) : unconsumedJobQueues();
   started.push({ name: 'job consumers', close: async () => jobs.close() });
   s.late.ingest =
     opts.ingestHandler ??
-    (await loadIngestHandler({
+    (await loadIngestAs(s.iam, {
       callbacks: jobs.callbacks,
       visibility,
       // What the ingest's EMF lines say goes to the status page's totals, and to stdout as on AWS (not when quiet).
@@ -353,22 +360,24 @@ async function startConsumers(
   if (opts.apiHandler !== false) {
     s.late.apiFunctions = opts.apiHandler
       ? oneHandlerForAll(opts.apiHandler)
-      : await loadApiFunctions(ROOT, { ...jobs, redetects: uploadsJobQueue(bridge) });
+      : await loadApiFunctions(ROOT, { ...jobs, redetects: uploadsJobQueue(bridge) }, s.iam);
   }
   return { jobs, onStaleBatch };
 }
 
 /** The reconciliation sweep (with the count check and the callbacks' look where it can run them); none when turned off. */
 function startReconciler(
-  { opts, quiet, log, started }: Starting,
-  { s3, s3Client, dynamodb }: Stores,
+  { opts, quiet, log, started, iam }: Starting,
+  { s3, dynamodb }: Stores,
   bridge: LocalQueue,
   jobs: LocalJobQueues,
   onStaleBatch: NonNullable<StackOptions['onStaleBatch']>,
 ): LocalReconciler | undefined {
   if (opts.reconcile === false) return undefined;
+  // The sweep of uploads/ and the callbacks' look are the reconcile function's on AWS: they sign and send as it.
   const reconciler = startLocalReconciler({
-    s3: s3Client,
+    s3: s3ClientAs('reconcile', s3.url),
+    checkSend: sendCheckAs(iam, 'reconcile', 'uploads'),
     bucket: s3.bucket,
     region: LOCAL_NAMES.region,
     queue: bridge,
@@ -380,7 +389,9 @@ function startReconciler(
       : {
           checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log),
         }),
-    ...(opts.applyEnv !== false ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, jobs.callbacks, started) } : {}),
+    ...(opts.applyEnv !== false
+      ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, queueAs(iam, 'reconcile', 'callbacks', jobs.callbacks), started) }
+      : {}),
     log: quiet ? () => undefined : (line) => console.warn(line),
   });
   started.push({ name: 'reconcile', close: () => reconciler.stop() });
@@ -389,7 +400,7 @@ function startReconciler(
 
 /** The expiry sweep, where the environment is applied and the table has the index it reads. */
 async function startExpiry(
-  { opts, quiet, log, started }: Starting,
+  { opts, quiet, log, started, iam }: Starting,
   { s3, s3Client, dynamodb }: Stores,
   bridge: LocalQueue,
   jobs: LocalJobQueues,
@@ -399,12 +410,11 @@ async function startExpiry(
     log('[expiry] no expiry sweep: the table predates the batches-expiring index, so expired batches are hidden but not erased');
     return undefined;
   }
-  const client = localDynamoClient(dynamodb.url);
-  started.push({ name: 'expiry client', close: async () => client.destroy() });
+  // The expire function's work: it reads and marks as itself, and queues erasures as itself.
   const expiry = startLocalExpiry({
-    ddb: DynamoDBDocumentClient.from(client),
+    ddb: documentClientAs('expire', dynamodb.url, started),
     tableName: dynamodb.table.name,
-    erasures: jobs.erasures,
+    erasures: queueAs(iam, 'expire', 'erase', jobs.erasures),
     // The local S3 has no lifecycle: the deployed bucket's rules, applied as S3 would.
     lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT), keep: (key) => bridge.hasMessageFor(key) },
     ...opts.expiry,

@@ -11,6 +11,28 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { rekognitionMaxAttempts, s3ForcePathStyle } from '../config';
 import { traced } from './tracing';
 
+/** Static keys a client signs with. */
+export interface SigningKeys {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+let signingKeys: SigningKeys | undefined;
+
+/**
+ * The keys every client built from now on signs with; undefined (always, on Lambda) leaves the SDK's own chain, the
+ * role's credentials in the environment. The local stack sets a function's own keys while it builds that function
+ * (local/iam-signing.ts), so each function's requests name it and are checked against its role.
+ */
+export function signNewClientsWith(keys: SigningKeys | undefined): void {
+  signingKeys = keys;
+  // The container's shared clients are built again for the next function that asks (each signs as its builder).
+  cached = undefined;
+  sqs = undefined;
+}
+
+const signing = (): { credentials?: SigningKeys } => (signingKeys ? { credentials: { ...signingKeys } } : {});
+
 export interface AwsClients {
   s3: S3Client;
   ddb: DynamoDBDocumentClient;
@@ -39,6 +61,7 @@ export const s3ClientOf = (config: S3ClientConfig): S3Client =>
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
         cacheMiddleware: true,
+        ...signing(),
         ...config,
       }),
     ),
@@ -56,15 +79,15 @@ export function documentClientOf(client: DynamoDBClient): DynamoDBDocumentClient
   return DynamoDBDocumentClient.from(traced(withoutLogger(client)), { marshallOptions: { removeUndefinedValues: true } });
 }
 
-export const createDocumentClient = (): DynamoDBDocumentClient => documentClientOf(new DynamoDBClient({}));
+export const createDocumentClient = (): DynamoDBDocumentClient => documentClientOf(new DynamoDBClient(signing()));
 
 // Throttling is retried by the SDK's standard strategy: exponential backoff with full jitter.
 export const createRekognitionClient = (): RekognitionClient =>
-  traced(withoutLogger(new RekognitionClient({ maxAttempts: rekognitionMaxAttempts() })));
+  traced(withoutLogger(new RekognitionClient({ maxAttempts: rekognitionMaxAttempts(), ...signing() })));
 
-export const createSqsClient = (): SQSClient => traced(new SQSClient({}));
+export const createSqsClient = (): SQSClient => traced(new SQSClient(signing()));
 
-export const createEventBridgeClient = (): EventBridgeClient => traced(new EventBridgeClient({}));
+export const createEventBridgeClient = (): EventBridgeClient => traced(new EventBridgeClient(signing()));
 
 let sqs: SQSClient | undefined;
 /**

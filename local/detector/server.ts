@@ -12,7 +12,7 @@ import { DetectLabelsEndpoint } from './detect-labels';
 import { detectorModelName, locateModelFiles, type DetectorModelName } from './models';
 import { MODEL_SCALES } from './scales';
 import { handleFaults, initialFaults, type Faults } from './faults';
-import { sendJson } from './http';
+import { JSON_11, sendJson } from './http';
 import { listen } from '../listen';
 import { ID_PATTERN, REKOGNITION_LIMITS } from '../../lib/ids';
 import { CLIENT_HINT_HEADER } from '../../lib/ingest/detect';
@@ -44,6 +44,11 @@ export interface DetectorServerOptions {
   model?: DetectorModelName;
   /** Milliseconds one image may hold a worker before the worker counts as hung and is replaced (env ICECAT_DETECTOR_TASK_TIMEOUT_MS; default 60 s). */
   taskTimeoutMs?: number;
+  /**
+   * IAM (local/iam.ts): the message of Rekognition's AccessDeniedException when the caller's role does not allow
+   * rekognition:DetectLabels, or undefined; read from the request's Authorization header.
+   */
+  authorize?: (authorization: string | undefined) => Promise<string | undefined>;
 }
 
 export interface DetectorServer {
@@ -63,7 +68,7 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
   locateModelFiles(model);
   const detector = await DetectorPool.start({ workers, taskTimeoutMs: opts.taskTimeoutMs, model });
   const endpoint = new DetectLabelsEndpoint(detector, faults, opts.maxPending ?? Math.max(64, 8 * workers), opts.s3, MODEL_SCALES[model]);
-  const server = createServer((req, res) => route(req, res, endpoint, faults));
+  const server = createServer((req, res) => route(req, res, endpoint, faults, opts.authorize));
 
   try {
     const listening = await listen(server, opts.host ?? '127.0.0.1', opts.port ?? 0, { graceMs: 0 });
@@ -85,10 +90,10 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
 }
 
 /** DetectLabels at POST /, and the test hooks beside it: /__faults, /__stats, /__health. */
-function route(req: IncomingMessage, res: ServerResponse, endpoint: DetectLabelsEndpoint, faults: Faults): void {
+function route(req: IncomingMessage, res: ServerResponse, endpoint: DetectLabelsEndpoint, faults: Faults, authorize: Authorize): void {
   const path = (req.url ?? '/').split('?')[0];
   let handled: Promise<void> | undefined;
-  if (req.method === 'POST' && path === '/') handled = endpoint.answer(req, res, clientHintOf(req));
+  if (req.method === 'POST' && path === '/') handled = authorized(req, res, authorize, () => endpoint.answer(req, res, clientHintOf(req)));
   else if (path === '/__faults' && (req.method === 'GET' || req.method === 'POST')) handled = handleFaults(req, res, faults);
   else if (path === '/__stats' && req.method === 'GET') sendJson(res, 200, endpoint.stats());
   else if (path === '/__stats' && req.method === 'DELETE') {
@@ -101,6 +106,21 @@ function route(req: IncomingMessage, res: ServerResponse, endpoint: DetectLabels
     if (!res.headersSent) sendJson(res, 500, { message: 'internal error' });
     else res.destroy();
   });
+}
+
+type Authorize = DetectorServerOptions['authorize'];
+
+/** Runs `answer` once IAM allows the call; else Rekognition's AccessDeniedException (400), the body left unread. */
+async function authorized(req: IncomingMessage, res: ServerResponse, authorize: Authorize, answer: () => Promise<void>): Promise<void> {
+  const denied = authorize ? await authorize(req.headers.authorization) : undefined;
+  if (denied === undefined) return answer();
+  req.resume();
+  sendJson(
+    res,
+    400,
+    { __type: 'AccessDeniedException', Message: denied },
+    { 'content-type': JSON_11, 'x-amzn-requestid': 'local', 'x-amzn-errortype': 'AccessDeniedException' },
+  );
 }
 
 /** The client named by the ingest's hint header (lib/ingest/detect.ts), when it is a client id. */

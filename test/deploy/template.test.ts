@@ -26,6 +26,8 @@ import { INDEX } from '../../lib/store/schema';
 import { dueCallbacksQuery } from '../../lib/store/callback-requeue';
 import { expiredBatchesQuery } from '../../lib/store/expired-batches';
 import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
+import { rolesFromTemplate } from '../../local/iam-roles';
+import { roleTemplateFromSources } from '../../local/iam-template';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { rules } = require('../../scripts/sizing.cjs') as {
@@ -328,6 +330,11 @@ describe('IAM', () => {
   const roleOf = (fn: FunctionName) => render(props(FUNCTIONS[fn]).Role).replace(/^\{(.+)\.Arn\}$/, '$1');
   const statementsOf = (fn: FunctionName) => roleStatements(resources[roleOf(fn)] as CfnResource);
   const allStatements = () => resourcesOfType('AWS::IAM::Role').flatMap(([, r]) => roleStatements(r));
+
+  it('states every role as the local stack reads it from serverless.yml and resources/ (local/iam-template.ts)', () => {
+    const place = { region: 'eu-west-1', accountId: '123456789012' };
+    expect(rolesFromTemplate(roleTemplateFromSources(ROOT), place)).toEqual(rolesFromTemplate(pkg.template, place));
+  });
 
   it('gives each function a role of its own', () => {
     expect(new Set(FUNCTION_NAMES.map(roleOf)).size).toBe(FUNCTION_NAMES.length);

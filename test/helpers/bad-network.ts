@@ -7,6 +7,7 @@ import { listen } from '../../local/listen';
 import path from 'node:path';
 import { loadApiFunctions, templateApiRouting } from '../../local/api-functions';
 import { startLocalJobQueues } from '../../local/job-queues';
+import { stackIam } from '../../local/stack-iam';
 import { startHttpGateway } from '../../local/http-gateway';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -60,8 +61,9 @@ export async function startApiFrontEnd(env: Record<string, string>): Promise<Api
   Object.assign(process.env, env);
   try {
     // The handlers read their configuration when built; the batches function's queues are this front end's own.
-    const jobs = await startLocalJobQueues(ROOT);
-    const handlers = await loadApiFunctions(ROOT, jobs);
+    const iam = stackIam();
+    const jobs = await startLocalJobQueues(ROOT, iam);
+    const handlers = await loadApiFunctions(ROOT, jobs, iam);
     const gateway = await startHttpGateway({
       host: '127.0.0.1',
       port: 0,

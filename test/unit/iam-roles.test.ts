@@ -30,6 +30,8 @@ const CALLS: [fn: string, action: string, resource: string, why: string][] = [
   ['ingest', 'dynamodb:UpdateItem', TABLE, 'claim'],
   ['ingest', 's3:GetObject', `${BUCKET}/uploads/c/b/cat.jpg`, 'read the upload'],
   ['ingest', 's3:PutObject', `${BUCKET}/processed/c/b/cat.jpg`, 'store the outcome'],
+  // A re-detection reads each image again where it rests (lib/redetect/job.ts).
+  ['ingest', 's3:GetObject', `${BUCKET}/processed/c/b/cat.jpg`, 're-detection'],
   ['ingest', 'sqs:SendMessage', QUEUE('callbacks'), 'completion callback'],
   ['ingest', 'rekognition:DetectLabels', '*', 'labels'],
   ['api', 'dynamodb:Query', indexArn(INDEX.clientTime), 'listings'],
