@@ -63,6 +63,19 @@ function toResult(result: unknown, status: number): APIGatewayProxyStructuredRes
   };
 }
 
+/**
+ * The event as the router should see it: without API Gateway's pathParameters. Those are filled from the deployed
+ * route key, whose variables take whole segments (`POST /v1/batches/{batchId}` hands `batchId: "<id>:close"`,
+ * `{proxy+}` hands `proxy`), and @middy/http-router lets them override its own match. The route's own template
+ * (`/v1/batches/{batchId}:close`), matched against the path API Gateway hands (requestContext.http.path), is what
+ * splits the custom method off and names the parameters validation reads.
+ */
+function withOwnPathParameters(event: APIGatewayProxyEventV2): APIGatewayProxyEventV2 {
+  if (event.pathParameters === undefined) return event;
+  const { pathParameters: _deployed, ...rest } = event;
+  return rest;
+}
+
 export function createApiHandler(deps: ApiDeps): ApiHandler {
   let openApi: unknown;
   const openApiDocument = () => {
@@ -103,17 +116,16 @@ export function createApiHandler(deps: ApiDeps): ApiHandler {
     };
   });
 
+  const router = httpRouterHandler<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>({
+    routes,
+    notFoundResponse: ({ method, path }) => {
+      throw new RouteNotFoundError(`no route ${method} ${path}`, { method, path });
+    },
+  }) as unknown as (event: APIGatewayProxyEventV2, context: ApiContext) => Promise<APIGatewayProxyStructuredResultV2>;
   const app = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, ApiContext>()
     .use(errorHeaders())
     .use(httpErrorHandler({ logger: false }))
     .use(mapErrors(deps.logError))
-    .handler(
-      httpRouterHandler<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>({
-        routes,
-        notFoundResponse: ({ method, path }) => {
-          throw new RouteNotFoundError(`no route ${method} ${path}`, { method, path });
-        },
-      }) as never,
-    );
+    .handler((event, context) => router(withOwnPathParameters(event), context));
   return (event, context) => app(event, (context ?? {}) as ApiContext);
 }

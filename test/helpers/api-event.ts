@@ -8,6 +8,8 @@ export interface EventOptions {
   authorization?: string | null;
   /** As API Gateway sets them for the matched route, e.g. `{ proxy }` for ANY /v1/{proxy+}. */
   pathParameters?: Record<string, string>;
+  /** The route API Gateway matched (its route key, e.g. `POST /v1/batches/{batchId}`); `$default` when absent. */
+  routeKey?: string;
 }
 
 export function apiEvent(method: string, path: string, opts: EventOptions = {}): APIGatewayProxyEventV2 {
@@ -15,9 +17,10 @@ export function apiEvent(method: string, path: string, opts: EventOptions = {}):
   if (opts.authorization !== null) headers.authorization = opts.authorization ?? 'Bearer test-key-0123456789';
   if (opts.body !== undefined) headers['content-type'] ??= 'application/json';
   const rawQueryString = new URLSearchParams(opts.query ?? {}).toString();
+  const routeKey = opts.routeKey ?? '$default';
   return {
     version: '2.0',
-    routeKey: '$default',
+    routeKey,
     rawPath: path,
     rawQueryString,
     headers,
@@ -32,7 +35,7 @@ export function apiEvent(method: string, path: string, opts: EventOptions = {}):
       domainPrefix: 'localhost',
       http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'jest' },
       requestId: 'test',
-      routeKey: '$default',
+      routeKey,
       stage: '$default',
       time: new Date().toISOString(),
       timeEpoch: Date.now(),

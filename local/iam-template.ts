@@ -1,0 +1,76 @@
+// The part of the compiled template the roles need, read straight from serverless.yml and resources/*.yml in a few
+// milliseconds (`osls package` takes a minute): the functions with their roles, the roles, and the table, bucket and
+// queues their statements name. CloudFormation's short tags become the intrinsics osls writes (`!Sub x` →
+// {"Fn::Sub": "x"}), and osls's own variables (${self:service}, ${sls:stage}, ${self:custom.…}) are substituted as
+// osls does. test/deploy/template.test.ts checks that the roles read so equal the compiled template's, role by role.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse, type Tags } from 'yaml';
+import type { RoleTemplate, TemplateResource } from './iam-roles';
+
+/** The files whose resources the roles name (the monitoring and throttling files name none of them). */
+const RESOURCE_FILES = ['resources/table.yml', 'resources/storage.yml', 'resources/jobs.yml', 'resources/roles.yml'];
+
+const INTRINSICS: Record<string, string> = {
+  Sub: 'Fn::Sub',
+  Join: 'Fn::Join',
+  Select: 'Fn::Select',
+  Split: 'Fn::Split',
+  If: 'Fn::If',
+  Equals: 'Fn::Equals',
+  Not: 'Fn::Not',
+  And: 'Fn::And',
+  Or: 'Fn::Or',
+  FindInMap: 'Fn::FindInMap',
+  ImportValue: 'Fn::ImportValue',
+  GetAZs: 'Fn::GetAZs',
+  Base64: 'Fn::Base64',
+};
+
+const CFN_TAGS: Tags = [
+  { tag: '!Ref', resolve: (v: string) => ({ Ref: v }) },
+  { tag: '!GetAtt', resolve: (v: string) => ({ 'Fn::GetAtt': v.split('.') }) },
+  ...Object.entries(INTRINSICS).flatMap(([short, fn]) => [
+    { tag: `!${short}`, resolve: (v: string) => ({ [fn]: v }) },
+    { tag: `!${short}`, collection: 'seq' as const, resolve: (v: { toJSON(): unknown }) => ({ [fn]: v.toJSON() }) },
+  ]),
+];
+
+const parseCfn = (text: string): unknown => parse(text, { customTags: CFN_TAGS, logLevel: 'silent' });
+
+type Settings = { service: string; custom: Record<string, unknown> };
+
+/** osls's variables in `text`: ${self:service}, ${sls:stage}, ${self:custom.a.b}; others (CloudFormation's) stay. */
+function substitute(text: string, settings: Settings, stage: string, depth = 0): string {
+  if (depth > 5) return text;
+  return text.replace(/\$\{(sls:stage|self:[A-Za-z0-9_.]+)\}/g, (whole, name: string) => {
+    if (name === 'sls:stage') return stage;
+    if (name === 'self:service') return settings.service;
+    const found = name
+      .slice('self:'.length)
+      .split('.')
+      .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], settings);
+    return typeof found === 'string' || typeof found === 'number' ? substitute(String(found), settings, stage, depth + 1) : whole;
+  });
+}
+
+const lambdaLogicalId = (name: string) => `${name.charAt(0).toUpperCase()}${name.slice(1)}LambdaFunction`;
+
+/** The template the roles are read from, for `stage` (the local stack names its own resources: DeployedPlace.names). */
+export function roleTemplateFromSources(root: string, stage = 'dev'): RoleTemplate {
+  const serverless = parseCfn(readFileSync(path.join(root, 'serverless.yml'), 'utf8')) as Settings & {
+    functions: Record<string, { role?: string }>;
+  };
+  const resources: Record<string, TemplateResource> = {};
+  for (const file of RESOURCE_FILES) {
+    const text = substitute(readFileSync(path.join(root, file), 'utf8'), serverless, stage);
+    Object.assign(resources, (parseCfn(text) as { Resources: Record<string, TemplateResource> }).Resources);
+  }
+  for (const [name, fn] of Object.entries(serverless.functions)) {
+    resources[lambdaLogicalId(name)] = {
+      Type: 'AWS::Lambda::Function',
+      Properties: fn.role ? { Role: { 'Fn::GetAtt': [fn.role, 'Arn'] } } : {},
+    };
+  }
+  return { Resources: resources };
+}
