@@ -12,7 +12,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { registerApiKey } from '../../lib/auth/register';
-import { ROOT } from '../deploy/packaged';
+import { ensurePackaged, ROOT } from '../deploy/packaged';
 import { cfnLint, KEPT_WARNINGS, type LintFinding } from './cfn-lint';
 import { clientConfig } from './deploy';
 import { fireSchedule, httpApi, pollQueue, type HttpApi } from './drive';
@@ -34,8 +34,10 @@ const types = () => Object.entries(stack.template.Resources).map(([id, r]) => [i
 const props = (id: string) => resolve(stack.template, stack.ctx, stack.template.Resources[id]?.Properties) as Record<string, unknown>;
 
 beforeAll(async () => {
-  stack = await startMotoStack();
+  // cfn-lint runs on the compiled template while the stack deploys.
+  await ensurePackaged([...FUNCTIONS]);
   lint = cfnLint(TEMPLATE);
+  stack = await startMotoStack();
   api = await httpApi(stack);
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig(stack.moto.url)));
   apiKey = await registerApiKey(ddb, stack.ctx.physical.ImagesTable as string, CLIENT);
