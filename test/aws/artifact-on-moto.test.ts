@@ -45,6 +45,16 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  if (stack) {
+    // The record, in CI's log: how many calls each function sent, and how many (action, resource) pairs its role allowed.
+    const summary = FUNCTIONS.map((fn) => {
+      const calls = stack.proxy.calls.filter((c) => c.functionName === fn);
+      const pairs = new Set(calls.flatMap((c) => c.authorizations.map((a) => `${a.action} ${a.resource}`)));
+      return `${fn}: ${stack.functions[fn].runtime.count} invocations, ${calls.length} AWS calls, ${pairs.size} (action, resource) pairs`;
+    });
+    const phases = stack.phases.map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`).join(', ');
+    process.stdout.write(`test:aws on moto (start: ${phases})\n  ${summary.join('\n  ')}\n`);
+  }
   await stack?.stop();
 });
 
@@ -72,16 +82,22 @@ describe('the compiled template', () => {
 describe('what moto’s CloudFormation skips, made from the template', () => {
   it('the HTTP API: its routes, its two integrations, its $default stage with the throttling', async () => {
     const read = await readHttpApi(stack);
-    const routeKeys = types().filter(([, t]) => t === 'AWS::ApiGatewayV2::Route').map(([id]) => props(id).RouteKey as string);
+    const routeKeys = types()
+      .filter(([, t]) => t === 'AWS::ApiGatewayV2::Route')
+      .map(([id]) => props(id).RouteKey as string);
     expect(read.routeKeys).toEqual(routeKeys.sort());
     expect(read.integrations).toEqual(
-      ['ApiLambdaFunction', 'BatchesLambdaFunction'].map((f) => ['AWS_PROXY', `arn:aws:lambda:us-east-1:123456789012:function:${stack.ctx.physical[f]}`, '2.0', 30000]).sort(),
+      ['ApiLambdaFunction', 'BatchesLambdaFunction']
+        .map((f) => ['AWS_PROXY', `arn:aws:lambda:us-east-1:123456789012:function:${stack.ctx.physical[f]}`, '2.0', 30000])
+        .sort(),
     );
     expect(read.stages).toEqual([['$default', true, 1000, 2000]]);
   });
 
   it('the alarms, the alarm e-mail subscription and the secrets', async () => {
-    const alarms = types().filter(([, t]) => t === 'AWS::CloudWatch::Alarm').map(([id]) => props(id).AlarmName as string);
+    const alarms = types()
+      .filter(([, t]) => t === 'AWS::CloudWatch::Alarm')
+      .map(([id]) => props(id).AlarmName as string);
     expect(await readAlarms(stack)).toEqual(alarms.sort());
     expect(await readSubscriptions(stack)).toEqual([['email', 'ops@example.com']]);
     expect(await readSecrets(stack)).toEqual([props('CursorSecret').Name, props('CallbackSigningKey').Name]);
@@ -100,7 +116,8 @@ describe('what moto’s CloudFormation skips, made from the template', () => {
         .map(([k]) => `${fn}.${k}`),
     );
     expect(unresolved.sort()).toEqual(['api.CURSOR_SECRET', 'batches.CALLBACK_SIGNING_KEY', 'callbacks.CALLBACK_SIGNING_KEY']);
-    for (const fn of FUNCTIONS) for (const v of Object.values(stack.functions[fn].config.variables)) expect(v).not.toMatch(/\{\{resolve:|\$\{/);
+    for (const fn of FUNCTIONS)
+      for (const v of Object.values(stack.functions[fn].config.variables)) expect(v).not.toMatch(/\{\{resolve:|\$\{/);
     expect(stack.functions.api.config.variables.CURSOR_SECRET).toMatch(/^[A-Za-z0-9]{64}$/);
   });
 });
@@ -111,8 +128,15 @@ describe('what moto’s CloudFormation ignores, applied from the template', () =
     const read = await readBucket(stack);
     const queueArn = `arn:aws:sqs:us-east-1:123456789012:${(stack.ctx.physical.UploadEventsQueue as string).split('/').pop() as string}`;
     expect(read.notification).toEqual([[['s3:ObjectCreated:*'], queueArn, [['prefix', 'uploads/']]]]);
-    const rules = (p.LifecycleConfiguration?.Rules as { Id: string; ExpirationInDays: number; Prefix: string; AbortIncompleteMultipartUpload?: { DaysAfterInitiation: number } }[]);
-    expect(read.lifecycle).toEqual(rules.map((r) => [r.Id, 'Enabled', r.Prefix, r.ExpirationInDays, r.AbortIncompleteMultipartUpload?.DaysAfterInitiation]));
+    const rules = p.LifecycleConfiguration?.Rules as {
+      Id: string;
+      ExpirationInDays: number;
+      Prefix: string;
+      AbortIncompleteMultipartUpload?: { DaysAfterInitiation: number };
+    }[];
+    expect(read.lifecycle).toEqual(
+      rules.map((r) => [r.Id, 'Enabled', r.Prefix, r.ExpirationInDays, r.AbortIncompleteMultipartUpload?.DaysAfterInitiation]),
+    );
     expect(read.cors).toEqual([
       [['POST'], ['*'], 3600],
       [['GET'], [`https://${stack.ctx.physical.HttpApi as string}.execute-api.us-east-1.amazonaws.com`], 3600],
@@ -146,15 +170,27 @@ describe('an upload, from S3 through the route function and the fair uploads que
 
   it('S3 notifies the upload events queue; the route function sends it on in its client’s message group', async () => {
     await stack.s3.send(
-      new PutObjectCommand({ Bucket: stack.ctx.physical.ImagesBucket, Key: `uploads/${CLIENT}/${batchId}/chelsea.png`, Body: FIXTURE, ContentType: 'image/png' }),
+      new PutObjectCommand({
+        Bucket: stack.ctx.physical.ImagesBucket,
+        Key: `uploads/${CLIENT}/${batchId}/chelsea.png`,
+        Body: FIXTURE,
+        ContentType: 'image/png',
+      }),
     );
     const routed = await pollQueue(stack, 'route');
     // S3's test event when the notification was set, then the upload's.
-    const errors = routed.invocations.filter((i) => !i.ok).map((i) => `${i.error?.errorMessage}\n${stack.functions.route.runtime.logTail().slice(-3000)}`);
+    const errors = routed.invocations
+      .filter((i) => !i.ok)
+      .map((i) => `${i.error?.errorMessage}\n${stack.functions.route.runtime.logTail().slice(-3000)}`);
     expect([routed.messages, routed.failed, errors]).toEqual([2, 0, []]);
     const peek = new SQSClient(clientConfig(stack.moto.url));
     const queued = await peek.send(
-      new ReceiveMessageCommand({ QueueUrl: stack.ctx.physical.IngestQueue, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['MessageGroupId'], VisibilityTimeout: 0 }),
+      new ReceiveMessageCommand({
+        QueueUrl: stack.ctx.physical.IngestQueue,
+        MaxNumberOfMessages: 10,
+        MessageSystemAttributeNames: ['MessageGroupId'],
+        VisibilityTimeout: 0,
+      }),
     );
     peek.destroy();
     expect((queued.Messages ?? []).map((m) => m.Attributes?.MessageGroupId).sort()).toContain(CLIENT);
@@ -162,13 +198,19 @@ describe('an upload, from S3 through the route function and the fair uploads que
 
   it('the ingest classifies it: no failed message, a success record, the object moved to processed/', async () => {
     const ingested = await pollQueue(stack, 'ingest');
-    expect(ingested.invocations.map((i) => (i.ok ? i.response : i.error))).toEqual(ingested.invocations.map(() => ({ batchItemFailures: [] })));
+    expect(ingested.invocations.map((i) => (i.ok ? i.response : i.error))).toEqual(
+      ingested.invocations.map(() => ({ batchItemFailures: [] })),
+    );
     const images = await send('GET', `/v1/batches/${batchId}/images`);
     const items = (images.json as { items: { fileName: string; status: string; fprint: string }[] }).items;
     expect(items.map((i) => [i.fileName, i.status])).toEqual([['chelsea.png', 'success']]);
     fprint = items[0]?.fprint as string;
     const list = async (prefix: string) =>
-      (await stack.s3.send(new ListObjectsV2Command({ Bucket: stack.ctx.physical.ImagesBucket, Prefix: `${prefix}/${CLIENT}/${batchId}/` }))).KeyCount;
+      (
+        await stack.s3.send(
+          new ListObjectsV2Command({ Bucket: stack.ctx.physical.ImagesBucket, Prefix: `${prefix}/${CLIENT}/${batchId}/` }),
+        )
+      ).KeyCount;
     expect([await list('uploads'), await list('processed')]).toEqual([0, 1]);
   });
 });
@@ -187,7 +229,10 @@ describe('every route of the template once, through API Gateway’s payload 2.0 
       });
       if (r.route === 'GET /') vars.asset = /\/app\/([^"'?]+)/.exec(answer.body)?.[1] ?? 'missing';
       // An unexpected answer shows its body, and the function's log when it failed.
-      const shown = answer.status === r.status ? '' : `${answer.body}\n${answer.status >= 500 ? stack.functions[answer.functionName].runtime.logTail().slice(-3000) : ''}`;
+      const shown =
+        answer.status === r.status
+          ? ''
+          : `${answer.body}\n${answer.status >= 500 ? stack.functions[answer.functionName].runtime.logTail().slice(-3000) : ''}`;
       expect([answer.routeKey, answer.status, shown]).toEqual([r.route, r.status, '']);
     });
   }
@@ -211,7 +256,9 @@ describe('the sweeps from their schedules, the erasure and the callbacks from th
   it('erase takes the deleted batch’s objects and records away', async () => {
     const erased = await pollQueue(stack, 'erase');
     expect([erased.messages, erased.failed]).toEqual([1, 0]);
-    const left = await stack.s3.send(new ListObjectsV2Command({ Bucket: stack.ctx.physical.ImagesBucket, Prefix: `processed/${CLIENT}/${batchId}/` }));
+    const left = await stack.s3.send(
+      new ListObjectsV2Command({ Bucket: stack.ctx.physical.ImagesBucket, Prefix: `processed/${CLIENT}/${batchId}/` }),
+    );
     expect([left.KeyCount, (await send('GET', `/v1/batches/${batchId}`)).status]).toEqual([0, 404]);
   });
 });

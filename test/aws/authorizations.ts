@@ -25,7 +25,8 @@ export interface Account {
 
 type Json = Record<string, unknown>;
 
-const tableArn = (a: Account, table: string): string => (table.startsWith('arn:') ? table : `arn:aws:dynamodb:${a.region}:${a.accountId}:table/${table}`);
+const tableArn = (a: Account, table: string): string =>
+  table.startsWith('arn:') ? table : `arn:aws:dynamodb:${a.region}:${a.accountId}:table/${table}`;
 
 const TRANSACT_ACTIONS: Record<string, string> = {
   Put: 'PutItem',
@@ -94,9 +95,16 @@ function s3Object(method: string, bucket: string, key: string, q: URLSearchParam
     };
   }
   const one = (operation: string, action: string): Described => ({ operation, authorizations: [{ action, resource: object }] });
-  if (method === 'GET' || method === 'HEAD') return q.has('tagging') ? one('GetObjectTagging', 's3:GetObjectTagging') : one(`${method === 'GET' ? 'Get' : 'Head'}Object`, 's3:GetObject');
-  if (method === 'DELETE') return q.has('uploadId') ? one('AbortMultipartUpload', 's3:AbortMultipartUpload') : one('DeleteObject', 's3:DeleteObject');
-  if (method === 'PUT') return q.has('tagging') ? one('PutObjectTagging', 's3:PutObjectTagging') : one(q.has('uploadId') ? 'UploadPart' : 'PutObject', 's3:PutObject');
+  if (method === 'GET' || method === 'HEAD')
+    return q.has('tagging')
+      ? one('GetObjectTagging', 's3:GetObjectTagging')
+      : one(`${method === 'GET' ? 'Get' : 'Head'}Object`, 's3:GetObject');
+  if (method === 'DELETE')
+    return q.has('uploadId') ? one('AbortMultipartUpload', 's3:AbortMultipartUpload') : one('DeleteObject', 's3:DeleteObject');
+  if (method === 'PUT')
+    return q.has('tagging')
+      ? one('PutObjectTagging', 's3:PutObjectTagging')
+      : one(q.has('uploadId') ? 'UploadPart' : 'PutObject', 's3:PutObject');
   if (method === 'POST' && q.has('uploads')) return one('CreateMultipartUpload', 's3:PutObject');
   if (method === 'POST' && q.has('uploadId')) return one('CompleteMultipartUpload', 's3:PutObject');
   return one(`${method} object`, `s3:Unknown${method}`);
@@ -115,22 +123,44 @@ function s3(request: AwsRequest): Described {
   }
   const listing = request.method === 'HEAD' || (request.method === 'GET' && [...q.keys()].every((k) => LIST_PARAMETERS.has(k)));
   if (listing) {
-    const context = Object.fromEntries(['prefix', 'delimiter', 'max-keys'].filter((k) => q.has(k)).map((k) => [`s3:${k}`, q.get(k) as string]));
-    return { operation: request.method === 'HEAD' ? 'HeadBucket' : 'ListObjectsV2', authorizations: [{ action: 's3:ListBucket', resource: bucketArn, context }] };
+    const context = Object.fromEntries(
+      ['prefix', 'delimiter', 'max-keys'].filter((k) => q.has(k)).map((k) => [`s3:${k}`, q.get(k) as string]),
+    );
+    return {
+      operation: request.method === 'HEAD' ? 'HeadBucket' : 'ListObjectsV2',
+      authorizations: [{ action: 's3:ListBucket', resource: bucketArn, context }],
+    };
   }
   return { operation: `${request.method} bucket`, authorizations: [{ action: `s3:Unknown${request.method}`, resource: bucketArn }] };
 }
 
-const LIST_PARAMETERS = new Set(['list-type', 'prefix', 'delimiter', 'continuation-token', 'start-after', 'max-keys', 'encoding-type', 'fetch-owner', 'marker', 'x-id']);
+const LIST_PARAMETERS = new Set([
+  'list-type',
+  'prefix',
+  'delimiter',
+  'continuation-token',
+  'start-after',
+  'max-keys',
+  'encoding-type',
+  'fetch-owner',
+  'marker',
+  'x-id',
+]);
 
 const unescapeXml = (s: string): string =>
-  s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 
 /** The IAM actions and resources of one request. */
 export function describeRequest(a: Account, request: AwsRequest): Described {
   if (request.service === 's3') return s3(request);
   const op = targetOperation(request.headers);
-  if (!op) return { operation: `${request.method} ${request.url}`, authorizations: [{ action: `${request.service}:Unknown`, resource: '*' }] };
+  if (!op)
+    return { operation: `${request.method} ${request.url}`, authorizations: [{ action: `${request.service}:Unknown`, resource: '*' }] };
   const body = (request.body.length ? JSON.parse(request.body.toString('utf8')) : {}) as Json;
   const by: Record<string, () => Authorization[]> = {
     dynamodb: () => dynamodb(a, op, body),

@@ -8,7 +8,7 @@ export const KEPT_WARNINGS: Readonly<Record<string, string>> = {
   W3005: 'osls states each route’s dependency on its integration twice (DependsOn and a Ref in Target); harmless',
 };
 
-export const CFN_LINT_INSTALL = "pip install cfn-lint==1.51.0";
+export const CFN_LINT_INSTALL = 'pip install cfn-lint==1.51.0';
 
 export interface LintFinding {
   Rule: { Id: string };

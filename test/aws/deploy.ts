@@ -60,7 +60,8 @@ export async function deployStack(endpoint: string, packaged: Packaged, paramete
     const created = await stackStatus(cfn);
     if (created !== 'CREATE_COMPLETE') throw new Error(`create-stack ended ${created}`);
     const resources = await cfn.send(new DescribeStackResourcesCommand({ StackName: STACK_NAME }));
-    const bucket = resources.StackResources?.find((r) => r.LogicalResourceId === 'ServerlessDeploymentBucket')?.PhysicalResourceId as string;
+    const bucket = resources.StackResources?.find((r) => r.LogicalResourceId === 'ServerlessDeploymentBucket')
+      ?.PhysicalResourceId as string;
     for (const [logicalId, resource] of Object.entries(packaged.template.Resources)) {
       if (resource.Type !== 'AWS::Lambda::Function') continue;
       const key = (resource.Properties.Code as LambdaCode).S3Key;

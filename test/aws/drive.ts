@@ -52,7 +52,8 @@ export async function httpApi(stack: MotoStack): Promise<HttpApi> {
       if (!functionName) throw new Error(`no route for ${request.method} ${request.path}`);
       const run = await stack.functions[functionName].runtime.invoke<APIGatewayProxyStructuredResultV2>(event);
       // An integration error: API Gateway answers 500 {"message":"Internal Server Error"}.
-      if (!run.ok) return { routeKey: event.routeKey, functionName, status: 500, headers: {}, body: JSON.stringify(run.error), json: run.error };
+      if (!run.ok)
+        return { routeKey: event.routeKey, functionName, status: 500, headers: {}, body: JSON.stringify(run.error), json: run.error };
       const r = run.response as APIGatewayProxyStructuredResultV2;
       const body = r.isBase64Encoded ? Buffer.from(r.body ?? '', 'base64').toString('utf8') : (r.body ?? '');
       const headers = Object.fromEntries(Object.entries(r.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
@@ -96,18 +97,27 @@ export async function pollQueue(stack: MotoStack, fn: FunctionName, maxRounds = 
   try {
     for (let round = 0; round < maxRounds; round += 1) {
       const received = await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: batchSize, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'] }),
+        new ReceiveMessageCommand({
+          QueueUrl,
+          MaxNumberOfMessages: batchSize,
+          MessageSystemAttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+        }),
       );
       const messages = received.Messages ?? [];
       if (messages.length === 0) break;
       result.messages += messages.length;
       const run = await stack.functions[fn].runtime.invoke<SQSBatchResponse>(sqsEvent(queueArn, REGION, messages));
       result.invocations.push(run);
-      const failedIds = new Set(run.ok ? (run.response?.batchItemFailures ?? []).map((f) => f.itemIdentifier) : messages.map((m) => m.MessageId));
+      const failedIds = new Set(
+        run.ok ? (run.response?.batchItemFailures ?? []).map((f) => f.itemIdentifier) : messages.map((m) => m.MessageId),
+      );
       result.failed += failedIds.size;
       const done = messages.filter((m) => !failedIds.has(m.MessageId));
       if (done.length > 0)
-        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }));
+        await sqs.send(
+          new DeleteMessageBatchCommand({ QueueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
+        );
     }
   } finally {
     sqs.destroy();
@@ -117,7 +127,9 @@ export async function pollQueue(stack: MotoStack, fn: FunctionName, maxRounds = 
 
 /** The function's rule firing on its schedule. */
 export function fireSchedule(stack: MotoStack, fn: FunctionName): Promise<Invocation<unknown>> {
-  const ruleId = Object.keys(stack.template.Resources).find((id) => id.startsWith(`${lambdaLogicalId(fn).replace(/LambdaFunction$/, '')}EventsRuleSchedule`));
+  const ruleId = Object.keys(stack.template.Resources).find((id) =>
+    id.startsWith(`${lambdaLogicalId(fn).replace(/LambdaFunction$/, '')}EventsRuleSchedule`),
+  );
   const physical = stack.ctx.physical[ruleId ?? ''];
   if (!physical) throw new Error(`${fn} has no schedule`);
   const ruleArn = physical.startsWith('arn:') ? physical : `arn:aws:events:${REGION}:${ACCOUNT_ID}:rule/${physical}`;

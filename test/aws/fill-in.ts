@@ -3,7 +3,13 @@
 // integrations, routes and stage, alarms, bucket and queue policies, the SNS subscription, the secrets), then the
 // properties it drops (the bucket's notification, lifecycle, CORS, public access block and ownership; the table's TTL
 // and point-in-time recovery), then the functions' environments with `{{resolve:secretsmanager:…}}` resolved.
-import { ApiGatewayV2Client, CreateApiCommand, CreateIntegrationCommand, CreateRouteCommand, CreateStageCommand } from '@aws-sdk/client-apigatewayv2';
+import {
+  ApiGatewayV2Client,
+  CreateApiCommand,
+  CreateIntegrationCommand,
+  CreateRouteCommand,
+  CreateStageCommand,
+} from '@aws-sdk/client-apigatewayv2';
 import { CloudWatchClient, PutMetricAlarmCommand, type PutMetricAlarmCommandInput } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient, UpdateContinuousBackupsCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { GetFunctionConfigurationCommand, LambdaClient, UpdateFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
@@ -12,12 +18,18 @@ import {
   PutBucketLifecycleConfigurationCommand,
   PutBucketNotificationConfigurationCommand,
   PutBucketOwnershipControlsCommand,
+  GetBucketPolicyCommand,
   PutBucketPolicyCommand,
   PutPublicAccessBlockCommand,
   S3Client,
   type LifecycleRule,
 } from '@aws-sdk/client-s3';
-import { CreateSecretCommand, GetRandomPasswordCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  CreateSecretCommand,
+  GetRandomPasswordCommand,
+  GetSecretValueCommand,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
 import { SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { SetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { clientConfig } from './deploy';
@@ -74,7 +86,12 @@ function makers(c: FillInClients): Record<string, Maker> {
       return id;
     },
     'AWS::SNS::Subscription': async (p) => {
-      const input = { TopicArn: p.TopicArn as string, Protocol: p.Protocol as string, Endpoint: p.Endpoint as string, ReturnSubscriptionArn: true };
+      const input = {
+        TopicArn: p.TopicArn as string,
+        Protocol: p.Protocol as string,
+        Endpoint: p.Endpoint as string,
+        ReturnSubscriptionArn: true,
+      };
       return (await c.sns.send(new SubscribeCommand(input))).SubscriptionArn as string;
     },
     'AWS::CloudWatch::Alarm': async (p) => {
@@ -83,8 +100,7 @@ function makers(c: FillInClients): Record<string, Maker> {
     },
     'AWS::ApiGatewayV2::Api': async (p) =>
       (await c.apigw.send(new CreateApiCommand({ Name: p.Name as string, ProtocolType: 'HTTP' }))).ApiId as string,
-    'AWS::ApiGatewayV2::Integration': async (p) =>
-      (await c.apigw.send(new CreateIntegrationCommand(p as never))).IntegrationId as string,
+    'AWS::ApiGatewayV2::Integration': async (p) => (await c.apigw.send(new CreateIntegrationCommand(p as never))).IntegrationId as string,
     'AWS::ApiGatewayV2::Route': async (p) => (await c.apigw.send(new CreateRouteCommand(p as never))).RouteId as string,
     'AWS::ApiGatewayV2::Stage': async (p) => (await c.apigw.send(new CreateStageCommand(p as never))).StageName as string,
   };
@@ -122,6 +138,11 @@ export async function makeSkippedResources(c: FillInClients, template: TemplateW
   return made;
 }
 
+/** The bucket's policy as S3 answers it. */
+export async function readBucketPolicy(s3: S3Client, Bucket: string): Promise<unknown> {
+  return JSON.parse((await s3.send(new GetBucketPolicyCommand({ Bucket }))).Policy as string) as unknown;
+}
+
 interface CfnLifecycleRule {
   Id: string;
   Status: 'Enabled' | 'Disabled';
@@ -146,15 +167,23 @@ interface CfnQueueConfiguration {
 
 /** The bucket's properties moto's CloudFormation drops, applied through S3's API. */
 export async function applyBucketProperties(c: FillInClients, bucket: string, p: Props): Promise<void> {
-  const cors = p.CorsConfiguration as { CorsRules: { AllowedMethods: string[]; AllowedOrigins: string[]; AllowedHeaders?: string[]; MaxAge?: number }[] };
+  const cors = p.CorsConfiguration as {
+    CorsRules: { AllowedMethods: string[]; AllowedOrigins: string[]; AllowedHeaders?: string[]; MaxAge?: number }[];
+  };
   const CORSRules = cors.CorsRules.map(({ MaxAge, ...rule }) => ({ ...rule, ...(MaxAge ? { MaxAgeSeconds: MaxAge } : {}) }));
   await c.s3.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules } }));
   const rules = (p.LifecycleConfiguration as { Rules: CfnLifecycleRule[] }).Rules.map(lifecycleRule);
   await c.s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: bucket, LifecycleConfiguration: { Rules: rules } }));
-  await c.s3.send(new PutPublicAccessBlockCommand({ Bucket: bucket, PublicAccessBlockConfiguration: p.PublicAccessBlockConfiguration as never }));
+  await c.s3.send(
+    new PutPublicAccessBlockCommand({ Bucket: bucket, PublicAccessBlockConfiguration: p.PublicAccessBlockConfiguration as never }),
+  );
   await c.s3.send(new PutBucketOwnershipControlsCommand({ Bucket: bucket, OwnershipControls: p.OwnershipControls as never }));
   const queues = (p.NotificationConfiguration as { QueueConfigurations: CfnQueueConfiguration[] }).QueueConfigurations;
-  const QueueConfigurations = queues.map((q) => ({ Events: [q.Event as never], QueueArn: q.Queue, Filter: { Key: { FilterRules: q.Filter.S3Key.Rules } } }));
+  const QueueConfigurations = queues.map((q) => ({
+    Events: [q.Event as never],
+    QueueArn: q.Queue,
+    Filter: { Key: { FilterRules: q.Filter.S3Key.Rules } },
+  }));
   await c.s3.send(new PutBucketNotificationConfigurationCommand({ Bucket: bucket, NotificationConfiguration: { QueueConfigurations } }));
 }
 

@@ -59,7 +59,9 @@ function sub(template: Template, ctx: StackContext, text: string): string {
   return text.replace(/\$\{([^}]+)\}/g, (whole, name: string) => {
     if (name.startsWith('!')) return `\${${name.slice(1)}}`;
     const dot = name.indexOf('.');
-    return dot > 0 && !name.startsWith('AWS::') ? attribute(template, ctx, name.slice(0, dot), name.slice(dot + 1)) : ref(template, ctx, name);
+    return dot > 0 && !name.startsWith('AWS::')
+      ? attribute(template, ctx, name.slice(0, dot), name.slice(dot + 1))
+      : ref(template, ctx, name);
   });
 }
 

@@ -92,7 +92,13 @@ export function httpApiEvent(ctx: ApiContext, routeKeys: readonly string[], requ
       apiId: ctx.apiId,
       domainName,
       domainPrefix: ctx.apiId,
-      http: { method: request.method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '198.51.100.7', userAgent: headers['user-agent'] as string },
+      http: {
+        method: request.method,
+        path: rawPath,
+        protocol: 'HTTP/1.1',
+        sourceIp: '198.51.100.7',
+        userAgent: headers['user-agent'] as string,
+      },
       requestId: randomUUID().slice(0, 16),
       routeKey: matched.routeKey,
       stage: '$default',
@@ -131,7 +137,11 @@ export function sqsEvent(queueArn: string, region: string, messages: Message[]):
 }
 
 /** What an EventBridge rule's schedule sends its target. */
-export function scheduledEvent(ruleArn: string, accountId: string, region: string): EventBridgeEvent<'Scheduled Event', Record<string, never>> {
+export function scheduledEvent(
+  ruleArn: string,
+  accountId: string,
+  region: string,
+): EventBridgeEvent<'Scheduled Event', Record<string, never>> {
   return {
     version: '0',
     id: randomUUID(),

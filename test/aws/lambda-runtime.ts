@@ -117,12 +117,18 @@ export function startLambda(config: FunctionConfig, dir: string, env: Record<str
   };
   const pending = new Map<string, (inv: Invocation<unknown>) => void>();
   const spawnChild = (): ChildProcess => {
-    const c = fork(runner, [handlerFile, config.handler.slice(dot + 1)], { cwd: dir, env, execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const c = fork(runner, [handlerFile, config.handler.slice(dot + 1)], {
+      cwd: dir,
+      env,
+      execArgv: [],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
     c.stdout?.on('data', keep);
     c.stderr?.on('data', keep);
     c.on('message', (m: Invocation<unknown> & { id: string }) => pending.get(m.id)?.(m));
     c.on('exit', (code) => {
-      for (const resolve of pending.values()) resolve({ ok: false, error: { errorType: 'Runtime.ExitError', errorMessage: `exited ${code}: ${log.slice(-4000)}` } });
+      for (const resolve of pending.values())
+        resolve({ ok: false, error: { errorType: 'Runtime.ExitError', errorMessage: `exited ${code}: ${log.slice(-4000)}` } });
       pending.clear();
       child = undefined;
     });
@@ -140,7 +146,10 @@ export function startLambda(config: FunctionConfig, dir: string, env: Record<str
         const timer = setTimeout(() => {
           pending.delete(id);
           proc.kill('SIGKILL');
-          resolve({ ok: false, error: { errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${config.timeoutSeconds} seconds` } });
+          resolve({
+            ok: false,
+            error: { errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${config.timeoutSeconds} seconds` },
+          });
         }, timeoutMs);
         pending.set(id, (inv) => {
           clearTimeout(timer);

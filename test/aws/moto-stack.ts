@@ -19,12 +19,12 @@ import {
   destroyClients,
   fillInClients,
   makeSkippedResources,
+  readBucketPolicy,
   type FillInClients,
 } from './fill-in';
 import { resolve, type StackContext, type TemplateWithConditions } from './intrinsics';
 import { lambdaEnvironment, startLambda, type FunctionConfig, type LambdaRuntime } from './lambda-runtime';
 import { startMoto, type MotoServer } from './moto-server';
-import { readBucketPolicy } from './read-back';
 import { startRecordingProxy, type RecordingProxy } from './recording-proxy';
 import { authorize, roleBook, type RoleBook } from './role-check';
 
@@ -60,6 +60,8 @@ export interface MotoStack {
   clients: FillInClients;
   book: RoleBook;
   functions: Record<FunctionName, DeployedFunction>;
+  /** Seconds each step of the start took, in order. */
+  phases: [string, number][];
   /** The operator's S3 client, straight to moto (path-style). */
   s3: S3Client;
   logicalId(name: FunctionName): string;
@@ -76,7 +78,8 @@ const credentialsOf = (fn: string) => ({
 
 async function disableEventSourceMappings(clients: FillInClients): Promise<number> {
   const out = await clients.lambda.send(new ListEventSourceMappingsCommand({}));
-  for (const m of out.EventSourceMappings ?? []) await clients.lambda.send(new UpdateEventSourceMappingCommand({ UUID: m.UUID, Enabled: false }));
+  for (const m of out.EventSourceMappings ?? [])
+    await clients.lambda.send(new UpdateEventSourceMappingCommand({ UUID: m.UUID, Enabled: false }));
   return out.EventSourceMappings?.length ?? 0;
 }
 
@@ -116,7 +119,13 @@ async function startFunctions(stack: Omit<MotoStack, 'functions'>, work: string)
     const dir = await unzipArtifact(stack.packaged, fn, work);
     const credentials = credentialsOf(fn);
     const env = lambdaEnvironment(config, credentials, REGION, stack.proxy.url, dir);
-    functions[fn] = { config, arn: conf.FunctionArn as string, runtime: startLambda(config, dir, env, conf.FunctionArn as string), credentials, dir };
+    functions[fn] = {
+      config,
+      arn: conf.FunctionArn as string,
+      runtime: startLambda(config, dir, env, conf.FunctionArn as string),
+      credentials,
+      dir,
+    };
   }
   return functions;
 }
@@ -143,32 +152,70 @@ async function fillIn(
   const bucketPolicyAsMade = await readBucketPolicy(clients.s3, ctx.physical.ImagesBucket as string);
   await clients.s3.send(new DeleteBucketPolicyCommand({ Bucket: ctx.physical.ImagesBucket }));
   const bucket = template.Resources.ImagesBucket as { Properties: Record<string, unknown> };
-  await applyBucketProperties(clients, ctx.physical.ImagesBucket as string, resolve(template, ctx, bucket.Properties) as Record<string, unknown>);
+  await applyBucketProperties(
+    clients,
+    ctx.physical.ImagesBucket as string,
+    resolve(template, ctx, bucket.Properties) as Record<string, unknown>,
+  );
   const table = template.Resources.ImagesTable as { Properties: Record<string, unknown> };
-  await applyTableProperties(clients, ctx.physical.ImagesTable as string, resolve(template, ctx, table.Properties) as Record<string, unknown>);
+  await applyTableProperties(
+    clients,
+    ctx.physical.ImagesTable as string,
+    resolve(template, ctx, table.Properties) as Record<string, unknown>,
+  );
   const resolvedVariables = await applyFunctionEnvironments(clients, template, ctx);
   return { made, resolvedVariables, bucketPolicyAsMade };
 }
 
 export async function startMotoStack(): Promise<MotoStack> {
+  const phases: [string, number][] = [];
+  let last = Date.now();
+  const phase = (name: string): void => {
+    phases.push([name, (Date.now() - last) / 1000]);
+    last = Date.now();
+  };
   const work = mkdtempSync(path.join(tmpdir(), 'icecat-moto-'));
   const packaged = await ensurePackaged([...FUNCTIONS]);
+  phase('package');
   const moto = await startMoto();
+  phase('moto');
   const template = packaged.template as TemplateWithConditions;
   const deployed = await deployStack(moto.url, packaged, PARAMETERS);
+  phase('deploy');
   const ctx: StackContext = { region: REGION, accountId: ACCOUNT_ID, parameters: PARAMETERS, physical: { ...deployed.physical } };
   const clients = fillInClients(moto.url);
   await disableEventSourceMappings(clients);
   const deployedVariables = await readVariables(clients, ctx);
   const { made, resolvedVariables, bucketPolicyAsMade } = await fillIn(clients, template, ctx);
+  phase('fill in');
   const book = roleBook(template, ctx);
   const s3 = new S3Client({ ...clientConfig(moto.url), forcePathStyle: true });
   const detector: DetectorServer = await startDetectorServer({ host: '127.0.0.1', port: 0, workers: 1, s3 });
+  phase('detector');
   const keys = Object.fromEntries(FUNCTIONS.map((fn) => [credentialsOf(fn).accessKeyId, fn]));
-  const proxy = await startRecordingProxy({ region: REGION, accountId: ACCOUNT_ID }, keys, { default: moto.url, rekognition: detector.url }, (fn, call) =>
-    authorize(book, ACCOUNT_ID, fn, call),
+  const proxy = await startRecordingProxy(
+    { region: REGION, accountId: ACCOUNT_ID },
+    keys,
+    { default: moto.url, rekognition: detector.url },
+    (fn, call) => authorize(book, ACCOUNT_ID, fn, call),
   );
-  const base = { moto, proxy, packaged, template, ctx, deployed, made, resolvedVariables, bucketPolicyAsMade, deployedVariables, clients, book, s3, logicalId: lambdaLogicalId };
+  const base = {
+    moto,
+    proxy,
+    packaged,
+    template,
+    ctx,
+    deployed,
+    made,
+    resolvedVariables,
+    bucketPolicyAsMade,
+    deployedVariables,
+    phases,
+    clients,
+    book,
+    s3,
+    logicalId: lambdaLogicalId,
+  };
   const stop = async (): Promise<void> => {
     for (const f of Object.values(functions)) f.runtime.stop();
     await proxy.close();
@@ -179,5 +226,6 @@ export async function startMotoStack(): Promise<MotoStack> {
     rmSync(work, { recursive: true, force: true });
   };
   const functions = await startFunctions({ ...base, stop }, work);
+  phase('unzip (and the ingest twin)');
   return { ...base, functions, stop };
 }

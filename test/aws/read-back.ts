@@ -9,9 +9,7 @@ import {
   GetBucketLifecycleConfigurationCommand,
   GetBucketNotificationConfigurationCommand,
   GetBucketOwnershipControlsCommand,
-  GetBucketPolicyCommand,
   GetPublicAccessBlockCommand,
-  type S3Client,
 } from '@aws-sdk/client-s3';
 import { DescribeSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand } from '@aws-sdk/client-sns';
@@ -32,7 +30,12 @@ export async function readHttpApi(stack: MotoStack) {
     apis: apis.map((a) => [a.Name, a.ProtocolType]),
     routeKeys: routes.map((r) => r.RouteKey as string).sort(),
     integrations: integrations.map((i) => [i.IntegrationType, i.IntegrationUri, i.PayloadFormatVersion, i.TimeoutInMillis]).sort(),
-    stages: stages.map((s) => [s.StageName, s.AutoDeploy, s.DefaultRouteSettings?.ThrottlingRateLimit, s.DefaultRouteSettings?.ThrottlingBurstLimit]),
+    stages: stages.map((s) => [
+      s.StageName,
+      s.AutoDeploy,
+      s.DefaultRouteSettings?.ThrottlingRateLimit,
+      s.DefaultRouteSettings?.ThrottlingBurstLimit,
+    ]),
   };
 }
 
@@ -43,14 +46,11 @@ export async function readAlarms(stack: MotoStack): Promise<string[]> {
     .sort();
 }
 
-/** The bucket's policy as S3 answers it. */
-export async function readBucketPolicy(s3: S3Client, Bucket: string): Promise<unknown> {
-  return JSON.parse((await s3.send(new GetBucketPolicyCommand({ Bucket }))).Policy as string) as unknown;
-}
-
 export async function readPolicies(stack: MotoStack) {
   const { sqs } = stack.clients;
-  const queue = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: stack.ctx.physical.UploadEventsQueue, AttributeNames: ['Policy'] }));
+  const queue = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: stack.ctx.physical.UploadEventsQueue, AttributeNames: ['Policy'] }),
+  );
   return { queuePolicy: JSON.parse(queue.Attributes?.Policy ?? 'null') as unknown };
 }
 
@@ -75,8 +75,18 @@ export async function readBucket(stack: MotoStack) {
   const block = await s3.send(new GetPublicAccessBlockCommand({ Bucket }));
   const ownership = await s3.send(new GetBucketOwnershipControlsCommand({ Bucket }));
   return {
-    notification: (notification.QueueConfigurations ?? []).map((q) => [q.Events, q.QueueArn, q.Filter?.Key?.FilterRules?.map((r) => [r.Name, r.Value])]),
-    lifecycle: (lifecycle.Rules ?? []).map((r) => [r.ID, r.Status, r.Filter?.Prefix ?? (r as { Prefix?: string }).Prefix, r.Expiration?.Days, r.AbortIncompleteMultipartUpload?.DaysAfterInitiation]),
+    notification: (notification.QueueConfigurations ?? []).map((q) => [
+      q.Events,
+      q.QueueArn,
+      q.Filter?.Key?.FilterRules?.map((r) => [r.Name, r.Value]),
+    ]),
+    lifecycle: (lifecycle.Rules ?? []).map((r) => [
+      r.ID,
+      r.Status,
+      r.Filter?.Prefix ?? (r as { Prefix?: string }).Prefix,
+      r.Expiration?.Days,
+      r.AbortIncompleteMultipartUpload?.DaysAfterInitiation,
+    ]),
     cors: (cors.CORSRules ?? []).map((r) => [r.AllowedMethods, r.AllowedOrigins, r.MaxAgeSeconds]),
     publicAccessBlock: block.PublicAccessBlockConfiguration,
     ownership: ownership.OwnershipControls?.Rules?.map((r) => r.ObjectOwnership),
@@ -101,7 +111,11 @@ export async function readCodeHashes(stack: MotoStack): Promise<{ deployed: stri
   for (const fn of FUNCTIONS) {
     const out = await stack.clients.lambda.send(new GetFunctionCommand({ FunctionName: stack.ctx.physical[lambdaLogicalId(fn)] }));
     deployed.push(out.Configuration?.CodeSha256 as string);
-    packaged.push(createHash('sha256').update(readFileSync(stack.packaged.artifact(fn))).digest('base64'));
+    packaged.push(
+      createHash('sha256')
+        .update(readFileSync(stack.packaged.artifact(fn)))
+        .digest('base64'),
+    );
   }
   return { deployed, packaged };
 }

@@ -24,7 +24,10 @@ export interface RecordingProxy {
 }
 
 /** The access key and service of a SigV4 request: from its Authorization header, or a presigned URL's query. */
-export function credentialScope(req: { url?: string; headers: IncomingMessage['headers'] }): { accessKeyId: string; service: string } | undefined {
+export function credentialScope(req: {
+  url?: string;
+  headers: IncomingMessage['headers'];
+}): { accessKeyId: string; service: string } | undefined {
   const auth = req.headers.authorization;
   const fromHeader = typeof auth === 'string' ? /Credential=([^/]+)\/[^/]+\/[^/]+\/([^/]+)\//.exec(auth) : null;
   if (fromHeader) return { accessKeyId: fromHeader[1] as string, service: fromHeader[2] as string };
@@ -36,7 +39,10 @@ export function credentialScope(req: { url?: string; headers: IncomingMessage['h
 const readBody = (req: IncomingMessage): Promise<Buffer> =>
   new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
+    req
+      .on('data', (c: Buffer) => chunks.push(c))
+      .on('end', () => resolve(Buffer.concat(chunks)))
+      .on('error', reject);
   });
 
 function forward(target: string, req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<number> {
