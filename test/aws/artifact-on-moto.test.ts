@@ -73,9 +73,9 @@ describe('the compiled template', () => {
     expect([...new Set(stack.made.map((id) => stack.template.Resources[id]?.Type))].sort()).toEqual([...SKIPPED_TYPES].sort());
   });
 
-  it('runs on moto the very zips osls packaged', async () => {
+  it('runs on moto the very zips osls packaged (the ingest its twin for this machine, the same JavaScript)', async () => {
     const { deployed, packaged } = await readCodeHashes(stack);
-    expect(deployed).toEqual(packaged);
+    expect([deployed, stack.twinIsDeployedCode]).toEqual([packaged, true]);
   });
 });
 

@@ -4,7 +4,7 @@
 // function's artifact unzipped and started as Lambda would run it.
 import { GetFunctionConfigurationCommand, ListEventSourceMappingsCommand, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import { DeleteBucketPolicyCommand, S3Client } from '@aws-sdk/client-s3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startDetectorServer, type DetectorServer } from '../../local/detector/server';
@@ -60,6 +60,8 @@ export interface MotoStack {
   clients: FillInClients;
   book: RoleBook;
   functions: Record<FunctionName, DeployedFunction>;
+  /** Whether the ingest's twin runs the deployed zip's JavaScript, byte for byte. */
+  twinIsDeployedCode: boolean;
   /** Seconds each step of the start took, in order. */
   phases: [string, number][];
   /** The operator's S3 client, straight to moto (path-style). */
@@ -83,27 +85,51 @@ async function disableEventSourceMappings(clients: FillInClients): Promise<numbe
   return out.EventSourceMappings?.length ?? 0;
 }
 
-/** The ingest runs from its twin for this machine's architecture (only its zip carries native binaries). */
-async function unzipArtifact(packaged: Packaged, fn: FunctionName, work: string): Promise<string> {
-  const dir = path.join(work, fn);
-  let zip = packaged.artifact(fn);
-  if (fn === 'ingest' && process.arch !== 'arm64') {
-    const twin = await bundleFunction({
-      name: 'ingest',
-      handler: 'functions/ingest/handler.handler',
-      architecture: 'x86_64',
-      nodeTarget: `node${(packaged.service.provider.runtime as string).replace(/^nodejs(\d+)\.x$/, '$1')}`,
-      projectDir: ROOT,
-      outDir: path.join(work, 'twin'),
-    });
-    zip = twin.artifact;
-    await extractZip(packaged.artifact(fn), path.join(work, 'ingest-deployed'));
-  }
-  await extractZip(zip, dir);
-  return dir;
+/**
+ * The ingest's twin for this machine's architecture (only its zip carries native binaries, arm64 ones): built once per
+ * package into .build/twin/, like the package itself reused while it is newer than the deployed zip.
+ */
+async function ingestTwin(packaged: Packaged): Promise<string> {
+  const outDir = path.join(ROOT, '.build', 'twin', process.arch);
+  const zip = path.join(outDir, 'ingest.zip');
+  if (existsSync(zip) && statSync(zip).mtimeMs > statSync(packaged.artifact('ingest')).mtimeMs) return zip;
+  const twin = await bundleFunction({
+    name: 'ingest',
+    handler: 'functions/ingest/handler.handler',
+    architecture: 'x86_64',
+    nodeTarget: `node${(packaged.service.provider.runtime as string).replace(/^nodejs(\d+)\.x$/, '$1')}`,
+    projectDir: ROOT,
+    outDir,
+  });
+  return twin.artifact;
 }
 
-async function startFunctions(stack: Omit<MotoStack, 'functions'>, work: string): Promise<Record<FunctionName, DeployedFunction>> {
+export interface Unzipped {
+  dirs: Record<FunctionName, string>;
+  /** Whether the ingest's twin runs the deployed zip's JavaScript, byte for byte. */
+  twinIsDeployedCode: boolean;
+}
+
+/** Every function's artifact unzipped into its own folder (the ingest's twin on a machine that is not arm64). */
+async function unzipAll(packaged: Packaged, work: string): Promise<Unzipped> {
+  const dirs = {} as Record<FunctionName, string>;
+  const twin = process.arch === 'arm64' ? undefined : await ingestTwin(packaged);
+  await Promise.all(
+    FUNCTIONS.map(async (fn) => {
+      dirs[fn] = path.join(work, fn);
+      await extractZip(fn === 'ingest' && twin ? twin : packaged.artifact(fn), dirs[fn]);
+    }),
+  );
+  const deployed = path.join(work, 'ingest-deployed');
+  await extractZip(packaged.artifact('ingest'), deployed);
+  const js = (root: string) => readFileSync(path.join(root, 'functions', 'ingest', 'handler.js'));
+  return { dirs, twinIsDeployedCode: js(dirs.ingest).equals(js(deployed)) };
+}
+
+async function startFunctions(
+  stack: Omit<MotoStack, 'functions'>,
+  dirs: Record<FunctionName, string>,
+): Promise<Record<FunctionName, DeployedFunction>> {
   const functions = {} as Record<FunctionName, DeployedFunction>;
   for (const fn of FUNCTIONS) {
     const name = stack.ctx.physical[lambdaLogicalId(fn)] as string;
@@ -116,7 +142,7 @@ async function startFunctions(stack: Omit<MotoStack, 'functions'>, work: string)
       memorySize: conf.MemorySize as number,
       variables: conf.Environment?.Variables ?? {},
     };
-    const dir = await unzipArtifact(stack.packaged, fn, work);
+    const dir = dirs[fn];
     const credentials = credentialsOf(fn);
     const env = lambdaEnvironment(config, credentials, REGION, stack.proxy.url, dir);
     functions[fn] = {
@@ -177,55 +203,52 @@ export async function startMotoStack(): Promise<MotoStack> {
   const work = mkdtempSync(path.join(tmpdir(), 'icecat-moto-'));
   const packaged = await ensurePackaged([...FUNCTIONS]);
   phase('package');
-  const moto = await startMoto();
-  phase('moto');
-  const template = packaged.template as TemplateWithConditions;
-  const deployed = await deployStack(moto.url, packaged, PARAMETERS);
-  phase('deploy');
-  const ctx: StackContext = { region: REGION, accountId: ACCOUNT_ID, parameters: PARAMETERS, physical: { ...deployed.physical } };
-  const clients = fillInClients(moto.url);
-  await disableEventSourceMappings(clients);
-  const deployedVariables = await readVariables(clients, ctx);
-  const { made, resolvedVariables, bucketPolicyAsMade } = await fillIn(clients, template, ctx);
-  phase('fill in');
-  const book = roleBook(template, ctx);
+  const [moto, unzipped] = await Promise.all([startMoto(), unzipAll(packaged, work)]);
+  phase('moto, and the zips unzipped');
   const s3 = new S3Client({ ...clientConfig(moto.url), forcePathStyle: true });
-  const detector: DetectorServer = await startDetectorServer({ host: '127.0.0.1', port: 0, workers: 1, s3 });
-  phase('detector');
-  const keys = Object.fromEntries(FUNCTIONS.map((fn) => [credentialsOf(fn).accessKeyId, fn]));
-  const proxy = await startRecordingProxy(
-    { region: REGION, accountId: ACCOUNT_ID },
-    keys,
-    { default: moto.url, rekognition: detector.url },
-    (fn, call) => authorize(book, ACCOUNT_ID, fn, call),
-  );
-  const base = {
-    moto,
-    proxy,
-    packaged,
-    template,
-    ctx,
-    deployed,
-    made,
-    resolvedVariables,
-    bucketPolicyAsMade,
-    deployedVariables,
-    phases,
-    clients,
-    book,
-    s3,
-    logicalId: lambdaLogicalId,
-  };
-  const stop = async (): Promise<void> => {
-    for (const f of Object.values(functions)) f.runtime.stop();
-    await proxy.close();
-    await detector.close();
+  const clients = fillInClients(moto.url);
+  // The detector loads its model while the stack deploys.
+  const detectorStarting = startDetectorServer({ host: '127.0.0.1', port: 0, workers: 1, s3 });
+  const cleanUp = async (): Promise<void> => {
     s3.destroy();
     destroyClients(clients);
     await moto.stop();
     rmSync(work, { recursive: true, force: true });
   };
-  const functions = await startFunctions({ ...base, stop }, work);
-  phase('unzip (and the ingest twin)');
-  return { ...base, functions, stop };
+  try {
+    const template = packaged.template as TemplateWithConditions;
+    const deployed = await deployStack(moto.url, packaged, PARAMETERS);
+    phase('deploy');
+    const ctx: StackContext = { region: REGION, accountId: ACCOUNT_ID, parameters: PARAMETERS, physical: { ...deployed.physical } };
+    await disableEventSourceMappings(clients);
+    const deployedVariables = await readVariables(clients, ctx);
+    const { made, resolvedVariables, bucketPolicyAsMade } = await fillIn(clients, template, ctx);
+    phase('fill in');
+    const book = roleBook(template, ctx);
+    const detector: DetectorServer = await detectorStarting;
+    phase('detector');
+    const keys = Object.fromEntries(FUNCTIONS.map((fn) => [credentialsOf(fn).accessKeyId, fn]));
+    const proxy = await startRecordingProxy(
+      { region: REGION, accountId: ACCOUNT_ID },
+      keys,
+      { default: moto.url, rekognition: detector.url },
+      (fn, call) => authorize(book, ACCOUNT_ID, fn, call),
+    );
+    const base = {
+      ...{ moto, proxy, packaged, template, ctx, deployed, made, resolvedVariables, bucketPolicyAsMade, deployedVariables },
+      ...{ phases, clients, book, s3, twinIsDeployedCode: unzipped.twinIsDeployedCode, logicalId: lambdaLogicalId },
+    };
+    const stop = async (): Promise<void> => {
+      for (const f of Object.values(functions)) f.runtime.stop();
+      await proxy.close();
+      await detector.close();
+      await cleanUp();
+    };
+    const functions = await startFunctions({ ...base, stop }, unzipped.dirs);
+    return { ...base, functions, stop };
+  } catch (err) {
+    await detectorStarting.then((d) => d.close()).catch(() => undefined);
+    await cleanUp();
+    throw err;
+  }
 }
