@@ -29,13 +29,16 @@ const FIXTURE = readFileSync(path.join(ROOT, 'test', 'fixtures', 'chelsea.png'))
 let stack: MotoStack;
 let api: HttpApi;
 let apiKey: string;
+let packagingSeconds = 0;
 let lint: Promise<{ version: string; findings: LintFinding[] }>;
 const types = () => Object.entries(stack.template.Resources).map(([id, r]) => [id, r.Type] as const);
 const props = (id: string) => resolve(stack.template, stack.ctx, stack.template.Resources[id]?.Properties) as Record<string, unknown>;
 
 beforeAll(async () => {
   // cfn-lint runs on the compiled template while the stack deploys.
+  const packagingStarted = Date.now();
   await ensurePackaged([...FUNCTIONS]);
+  packagingSeconds = (Date.now() - packagingStarted) / 1000;
   lint = cfnLint(TEMPLATE);
   stack = await startMotoStack();
   api = await httpApi(stack);
@@ -53,7 +56,7 @@ afterAll(async () => {
       return `${fn}: ${stack.functions[fn].runtime.count} invocations, ${calls.length} AWS calls, ${pairs.size} (action, resource) pairs`;
     });
     const phases = stack.phases.map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`).join(', ');
-    process.stdout.write(`test:aws on moto (start: ${phases})\n  ${summary.join('\n  ')}\n`);
+    process.stdout.write(`test:aws on moto (osls package ${packagingSeconds.toFixed(1)} s; start: ${phases})\n  ${summary.join('\n  ')}\n`);
   }
   await stack?.stop();
 });
