@@ -22,7 +22,7 @@ module.exports = {
       ...shared,
       displayName: 'unit',
       roots: ['<rootDir>/test'],
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/', '<rootDir>/test/browser/'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/', '<rootDir>/test/browser/', '<rootDir>/test/aws/'],
     },
     {
       ...shared,
