@@ -156,7 +156,8 @@ export function loadReconcileConfig(): ReconcileConfig {
 export function loadBatchOperationsSettings(): BatchOperationsSettings {
   const taskFunctionArn = required('IMPORT_TASK_FUNCTION_ARN');
   const arn = /^arn:([^:]+):lambda:[^:]+:(\d{12}):function:/.exec(taskFunctionArn);
-  if (!arn) throw new ConfigError(`environment variable IMPORT_TASK_FUNCTION_ARN must be a Lambda function's ARN, got "${taskFunctionArn}"`);
+  if (!arn)
+    throw new ConfigError(`environment variable IMPORT_TASK_FUNCTION_ARN must be a Lambda function's ARN, got "${taskFunctionArn}"`);
   return {
     partition: arn[1] as string,
     accountId: arn[2] as string,

@@ -10,7 +10,11 @@ export function awsImportEngine(): ImportEngine {
   let engine: S3BatchOperationsEngine | undefined;
   return {
     start: (job) => {
-      engine ??= new S3BatchOperationsEngine({ s3control: createS3ControlClient(), s3: createS3Client(), settings: loadBatchOperationsSettings() });
+      engine ??= new S3BatchOperationsEngine({
+        s3control: createS3ControlClient(),
+        s3: createS3Client(),
+        settings: loadBatchOperationsSettings(),
+      });
       return engine.start(job);
     },
   };

@@ -155,7 +155,11 @@ export function isRetryableFault(err: unknown): 'throttled' | 'transient' | fals
 
 /** One task sent on: its object enqueued once, or the result saying why not. */
 export async function runTask(deps: EnqueueDeps, job: JobArguments | string, raw: { taskId: string }): Promise<TaskResult> {
-  const fail = (resultCode: TaskResultCode, resultString: string): TaskResult => ({ taskId: raw.taskId, resultCode, resultString: clip(resultString) });
+  const fail = (resultCode: TaskResultCode, resultString: string): TaskResult => ({
+    taskId: raw.taskId,
+    resultCode,
+    resultString: clip(resultString),
+  });
   if (typeof job === 'string') return fail('PermanentFailure', `InvalidJob: ${job}`);
   const object = taskObject(raw, job.allow);
   if (typeof object === 'string') return fail('PermanentFailure', `InvalidTask: ${object}`);
@@ -163,7 +167,10 @@ export async function runTask(deps: EnqueueDeps, job: JobArguments | string, raw
     const outcome = await enqueueSourceObject(deps, job.target, object);
     if (outcome === 'over-quota') {
       const resumesAt = new Date(nextUtcMidnight((deps.now ?? Date.now)())).toISOString();
-      return fail('TemporaryFailure', `QuotaExceeded: today's images quota of ${job.target.clientId} is used up; the import goes on at ${resumesAt}`);
+      return fail(
+        'TemporaryFailure',
+        `QuotaExceeded: today's images quota of ${job.target.clientId} is used up; the import goes on at ${resumesAt}`,
+      );
     }
     return fail('Succeeded', outcome === 'enqueued' ? `enqueued ${sourceUri(object)}` : `sent before: ${sourceUri(object)}`);
   } catch (err) {

@@ -110,7 +110,10 @@ export function createJobInput(s: BatchOperationsSettings, job: ImportJob, manif
     const Spec: JobManifestSpec =
       manifest.format === 'inventory'
         ? { Format: 'S3InventoryReport_CSV_20161130' }
-        : { Format: 'S3BatchOperations_CSV_20180820', Fields: manifest.format === 'csv3' ? ['Bucket', 'Key', 'VersionId'] : ['Bucket', 'Key'] };
+        : {
+            Format: 'S3BatchOperations_CSV_20180820',
+            Fields: manifest.format === 'csv3' ? ['Bucket', 'Key', 'VersionId'] : ['Bucket', 'Key'],
+          };
     return { ...base, Manifest: { Spec, Location: manifestLocation(p, manifest) } };
   }
   const { bucket, prefix } = job.source;
