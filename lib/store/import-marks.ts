@@ -14,7 +14,9 @@ export function beginSendRequest(table: string, u: UploadRef): UpdateCommandInpu
       'SET #importSend = if_not_exists(#importSend, :sending), #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)',
     ExpressionAttributeNames: uploadNames('importSend', 'expiresAt', 'purgeAt'),
     ExpressionAttributeValues: { ':sending': 'sending', ':ttl': u.expiresAt, ':purge': purgeAt(u.expiresAt) },
-    ReturnValues: 'UPDATED_OLD',
+    // The whole old item, not UPDATED_OLD: an attribute SET to the value it had (if_not_exists of a `sent` mark) is
+    // not "updated" to every implementation (moto answers no attributes then), and the mark it had is the answer.
+    ReturnValues: 'ALL_OLD',
   };
 }
 
