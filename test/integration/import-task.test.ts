@@ -15,6 +15,9 @@ import { defaultClientLimits } from '../../functions/config';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import type { Stack } from '../../local/stack-types';
+import { localS3Client } from '../../local/s3';
+import { readManifestFacts } from '../../lib/import/batch-operations';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startTestStack, uniqueId, waitFor } from '../helpers';
 
 const received: { message: ImportMessage; group: string | undefined }[] = [];
@@ -146,5 +149,22 @@ describe('the importTask function, invoked as S3 Batch Operations invokes it', (
     ]);
     await stack.whenIdle();
     expect(messagesOf(batchId)).toEqual([]);
+  });
+});
+
+describe('a manifest as CreateJob needs it (lib/import/batch-operations.ts)', () => {
+  it('reads its ETag and columns with one ranged GET, a Batch Operations CSV of 3 columns or an Inventory manifest.json', async () => {
+    const s3 = localS3Client(stack.endpoints.s3);
+    const prefix = uniqueId('manifests');
+    const csv = `${stack.bucket},2024/a%2Bb.jpg,v1\n${stack.bucket},2024/c.jpg,v2\n`;
+    const put = await s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `${prefix}/m.csv`, Body: csv }));
+    await s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `${prefix}/inv/manifest.json`, Body: '{"files": []}' }));
+
+    const facts = await readManifestFacts(s3, `s3://${stack.bucket}/${prefix}/m.csv`);
+    const inventory = await readManifestFacts(s3, `s3://${stack.bucket}/${prefix}/inv/manifest.json`);
+
+    expect(facts).toEqual({ bucket: stack.bucket, key: `${prefix}/m.csv`, etag: put.ETag?.replace(/"/g, ''), format: 'csv3' });
+    expect(inventory.format).toBe('inventory');
+    await expect(readManifestFacts(s3, `s3://${stack.bucket}/${prefix}/none.csv`)).rejects.toThrow(/key does not exist|NoSuchKey/i);
   });
 });
