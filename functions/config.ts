@@ -3,6 +3,7 @@
 // every runtime shares (the table, the bucket, the thresholds, the price) are lib/config.ts's `loadConfig`.
 import { ConfigError, envBoolean, envNumber, envString, loadConfig, required, requiredSecret, type Config } from '../lib/config';
 import type { ExportConfig } from '../lib/export/writer';
+import type { BatchOperationsSettings } from '../lib/import/batch-operations';
 import { MAX_DELAY_SECONDS } from '../lib/jobs/queue';
 import { MIN_SIGNING_KEY_LENGTH } from '../lib/notify/completion';
 import type { NotifyConfig } from '../lib/notify/schedule';
@@ -143,5 +144,26 @@ export function loadReconcileConfig(): ReconcileConfig {
       maxDurationMs: envNumber('RECONCILE_MAX_SECONDS', 60, { min: 1, max: 900 }) * 1000,
     },
     callbacks: { tableName: required('TABLE_NAME'), queueUrl: queueUrl('CALLBACK_QUEUE_URL'), graceSeconds: callbackGraceSeconds() },
+  };
+}
+
+/**
+ * An import's Batch Operations job on AWS (lib/import/batch-operations.ts): the importTask function it invokes
+ * (IMPORT_TASK_FUNCTION_ARN, whose ARN also names the account and partition), the role it runs as
+ * (IMPORT_JOB_ROLE_ARN), the bucket its report goes to (BUCKET_NAME) and its priority (IMPORT_JOB_PRIORITY, 10).
+ * Read when the first import starts, not at cold start: a stack that never imports needs none of them.
+ */
+export function loadBatchOperationsSettings(): BatchOperationsSettings {
+  const taskFunctionArn = required('IMPORT_TASK_FUNCTION_ARN');
+  const arn = /^arn:([^:]+):lambda:[^:]+:(\d{12}):function:/.exec(taskFunctionArn);
+  if (!arn)
+    throw new ConfigError(`environment variable IMPORT_TASK_FUNCTION_ARN must be a Lambda function's ARN, got "${taskFunctionArn}"`);
+  return {
+    partition: arn[1] as string,
+    accountId: arn[2] as string,
+    taskFunctionArn,
+    jobRoleArn: required('IMPORT_JOB_ROLE_ARN'),
+    reportBucket: required('BUCKET_NAME'),
+    priority: envNumber('IMPORT_JOB_PRIORITY', 10, { min: 0, max: 2_147_483_647, integer: true }),
   };
 }

@@ -10,7 +10,7 @@ import type { RoleTemplate, TemplateResource } from './iam-roles';
 
 /** The files whose resources the roles name (the monitoring and throttling files name none of them). */
 const ROLES_FILE = 'resources/roles.yml';
-const RESOURCE_FILES = ['resources/table.yml', 'resources/storage.yml', 'resources/jobs.yml', ROLES_FILE];
+const RESOURCE_FILES = ['resources/table.yml', 'resources/storage.yml', 'resources/jobs.yml', ROLES_FILE, 'resources/imports.yml'];
 
 const INTRINSICS: Record<string, string> = {
   Sub: 'Fn::Sub',
@@ -44,7 +44,9 @@ type Settings = { service: string; custom: Record<string, unknown> };
 /** osls's variables in `text`: ${self:service}, ${sls:stage}, ${self:custom.a.b}; others (CloudFormation's) stay. */
 function substitute(text: string, settings: Settings, stage: string, depth = 0): string {
   if (depth > 5) return text;
-  return text.replace(/\$\{(sls:stage|self:[A-Za-z0-9_.]+)\}/g, (whole, name: string) => {
+  // A deploy parameter (`--param="name=value"`) is read as its default: the template's own parameter carries it.
+  const withParams = text.replace(/\$\{param:[A-Za-z0-9_]+, *(['"])(.*?)\1\}/g, (_, _q: string, fallback: string) => fallback);
+  return withParams.replace(/\$\{(sls:stage|self:[A-Za-z0-9_.]+)\}/g, (whole, name: string) => {
     if (name === 'sls:stage') return stage;
     if (name === 'self:service') return settings.service;
     const found = name
@@ -66,16 +68,24 @@ export function roleTemplateFromSources(root: string, stage = 'dev', rolesFile?:
     functions: Record<string, { role?: string }>;
   };
   const resources: Record<string, TemplateResource> = {};
+  const parameters: NonNullable<RoleTemplate['Parameters']> = {};
+  const conditions: NonNullable<RoleTemplate['Conditions']> = {};
   for (const file of RESOURCE_FILES) {
     const source = file === ROLES_FILE && rolesFile ? rolesFile : path.join(root, file);
     const text = substitute(readFileSync(source, 'utf8'), serverless, stage);
-    Object.assign(resources, (parseCfn(text) as { Resources: Record<string, TemplateResource> }).Resources);
+    const part = parseCfn(text) as Required<RoleTemplate>;
+    Object.assign(resources, part.Resources);
+    Object.assign(parameters, part.Parameters ?? {});
+    Object.assign(conditions, part.Conditions ?? {});
   }
   for (const [name, fn] of Object.entries(serverless.functions)) {
     resources[lambdaLogicalId(name)] = {
       Type: 'AWS::Lambda::Function',
-      Properties: fn.role ? { Role: { 'Fn::GetAtt': [fn.role, 'Arn'] } } : {},
+      Properties: {
+        FunctionName: `${serverless.service}-${stage}-${name}`,
+        ...(fn.role ? { Role: { 'Fn::GetAtt': [fn.role, 'Arn'] } } : {}),
+      },
     };
   }
-  return { Resources: resources };
+  return { Resources: resources, Parameters: parameters, Conditions: conditions };
 }

@@ -12,6 +12,7 @@ import { recordCurrentModel } from '../../lib/store/current-model-write';
 import { Redetections } from '../../lib/store/redetect';
 import { annotatingClient } from '../../lib/aws/tracing';
 import { createApiHandler, type ApiHandler } from '../../lib/http/app';
+import type { ImportEngine } from '../../lib/import/batch-operations';
 import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -33,6 +34,12 @@ export interface BatchesWiring extends NotifyWiring {
   erasures: JobQueue;
   /** The uploads queue, where POST …:redetect queues its images (functions/ingest consumes them). */
   redetects: JobQueue;
+  /**
+   * How an import batch's source is fanned out (docs/design.md §16): on AWS an S3 Batch Operations job per import
+   * (import-engine.ts); the batch service opening an import from a source calls `imports.start` once the source passed
+   * the client's allowed sources. Locally the stack's lister (lib/import/lister.ts) takes its place.
+   */
+  imports?: ImportEngine;
 }
 
 export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {

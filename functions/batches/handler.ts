@@ -10,11 +10,14 @@ import { loadNotifyWiringSettings, queueUrl } from '../config';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { awsNotifyWiring } from '../../lib/notify/wiring';
 import { createBatchesHandler } from './app';
+import { awsImportEngine } from './import-engine';
 
 const app = createBatchesHandler({
   erasures: new SqsJobQueue(sqsClient(), queueUrl('ERASE_QUEUE_URL')),
   // POST …:redetect queues its images where the ingest reads its uploads.
   redetects: new SqsJobQueue(sqsClient(), queueUrl('INGEST_QUEUE_URL')),
+  // An import's fan-out: an S3 Batch Operations job (built when the first import starts).
+  imports: awsImportEngine(),
   ...awsNotifyWiring(loadNotifyWiringSettings()),
 });
 

@@ -7,6 +7,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { S3ControlClient } from '@aws-sdk/client-s3-control';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { rekognitionMaxAttempts, s3ForcePathStyle } from '../config';
 import { traced } from './tracing';
@@ -86,6 +87,9 @@ export const createRekognitionClient = (): RekognitionClient =>
   traced(withoutLogger(new RekognitionClient({ maxAttempts: rekognitionMaxAttempts(), ...signing() })));
 
 export const createSqsClient = (): SQSClient => traced(new SQSClient(signing()));
+
+/** S3 Control (an import's Batch Operations job, lib/import/batch-operations.ts); its endpoint names the account. */
+export const createS3ControlClient = (): S3ControlClient => traced(withoutLogger(new S3ControlClient(signing())));
 
 export const createEventBridgeClient = (): EventBridgeClient => traced(new EventBridgeClient(signing()));
 

@@ -22,6 +22,8 @@ export interface CfnResource {
 export interface Template {
   Resources: Record<string, CfnResource>;
   Outputs?: Record<string, unknown>;
+  Parameters?: Record<string, Record<string, unknown>>;
+  Conditions?: Record<string, unknown>;
 }
 
 export interface Packaged {

@@ -45,6 +45,9 @@ function render(value: unknown): string {
   if (typeof v['Fn::Sub'] === 'string') {
     return (v['Fn::Sub'] as string).replace(/\$\{(?!AWS::)([A-Za-z0-9]+(?:\.[A-Za-z]+)?)\}/g, '{$1}');
   }
+  // The imports' source buckets: Fn::Split [',', Fn::Sub [template, {Buckets, Objects}]] → {Split:template}.
+  if (Array.isArray(v['Fn::Sub'])) return render({ 'Fn::Sub': (v['Fn::Sub'] as unknown[])[0] });
+  if (Array.isArray(v['Fn::Split'])) return `{Split:${render((v['Fn::Split'] as unknown[])[1])}}`;
   return JSON.stringify(value);
 }
 
@@ -57,10 +60,16 @@ interface Statement {
   Resource: string[];
 }
 
+/** A statement under Fn::If [condition, statement, AWS::NoValue] (the imports' source buckets): what it grants when it holds. */
+const unlessConditional = (s: Record<string, unknown>): Record<string, unknown>[] => {
+  const branches = s['Fn::If'] as [string, Record<string, unknown>, unknown] | undefined;
+  return branches ? [branches[1]] : [s];
+};
+
 function roleStatements(role: CfnResource): Statement[] {
   const policies = (role.Properties.Policies ?? []) as { PolicyDocument: { Statement: Record<string, unknown>[] } }[];
   return policies.flatMap((p) =>
-    p.PolicyDocument.Statement.map((s) => ({
+    p.PolicyDocument.Statement.flatMap(unlessConditional).map((s) => ({
       Sid: s.Sid as string | undefined,
       Effect: s.Effect as string,
       Action: list(s.Action as string | string[]),
@@ -78,6 +87,7 @@ const FUNCTIONS = {
   erase: 'EraseLambdaFunction',
   callbacks: 'CallbacksLambdaFunction',
   expire: 'ExpireLambdaFunction',
+  importTask: 'ImportTaskLambdaFunction',
 } as const;
 type FunctionName = keyof typeof FUNCTIONS;
 const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
@@ -176,6 +186,8 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   SendMessageBatchCommand: ['sqs:SendMessage'],
   ChangeMessageVisibilityBatchCommand: ['sqs:ChangeMessageVisibility'],
   DetectLabelsCommand: ['rekognition:DetectLabels'],
+  // An import's S3 Batch Operations job (lib/import/batch-operations.ts).
+  CreateJobCommand: ['s3:CreateJob'],
   DeleteObjectsCommand: ['s3:DeleteObject'],
   PutEventsCommand: ['events:PutEvents'],
   createPresignedPost: ['s3:PutObject'],
@@ -195,14 +207,18 @@ const PLATFORM_ACTIONS: Record<keyof typeof FUNCTIONS, string[]> = {
     'sqs:DeleteMessage',
     'sqs:GetQueueAttributes',
     's3:ListBucket',
+    // An imported object is read as the version listed: GetObject with a VersionId is authorised as GetObjectVersion.
+    's3:GetObjectVersion',
   ],
   api: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-  batches: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+  // CreateJob passes the import job role to S3 Batch Operations.
+  batches: ['logs:CreateLogStream', 'logs:PutLogEvents', 'iam:PassRole'],
   reconcile: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   route: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   erase: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   callbacks: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   expire: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+  importTask: ['logs:CreateLogStream', 'logs:PutLogEvents'],
 };
 
 /** The package and project files that put code into a function's bundle (not those esbuild read and shook out). */
@@ -326,6 +342,10 @@ describe('table and indexes', () => {
   });
 });
 
+/** The import source buckets' ARNs (resources/imports.yml), as render() shows them: buckets and their objects. */
+const IMPORT_SOURCES = '{Split:arn:aws:s3:::{Buckets},arn:aws:s3:::{Objects}/*}';
+const IMPORT_MANIFESTS = '{Split:arn:aws:s3:::{Objects}/*}';
+
 describe('IAM', () => {
   const roleOf = (fn: FunctionName) => render(props(FUNCTIONS[fn]).Role).replace(/^\{(.+)\.Arn\}$/, '$1');
   const statementsOf = (fn: FunctionName) => roleStatements(resources[roleOf(fn)] as CfnResource);
@@ -352,10 +372,12 @@ describe('IAM', () => {
     expect(allStatements().filter((s) => s.Effect !== 'Allow')).toEqual([]);
   });
 
-  it("scopes every statement to named resources, '*' only for DetectLabels", () => {
+  // Neither DetectLabels nor S3 Batch Operations' CreateJob has a resource ARN to scope to.
+  it("scopes every statement to named resources, '*' only for DetectLabels and CreateJob", () => {
     const unscoped = allStatements().filter(
       (s) =>
-        s.Resource.some((r) => r === '*' || r.endsWith(':*:*')) && !(s.Action.length === 1 && s.Action[0] === 'rekognition:DetectLabels'),
+        s.Resource.some((r) => r === '*' || r.endsWith(':*:*')) &&
+        !(s.Action.length === 1 && ['rekognition:DetectLabels', 's3:CreateJob'].includes(s.Action[0] as string)),
     );
     expect(unscoped).toEqual([]);
   });
@@ -371,7 +393,8 @@ describe('IAM', () => {
   });
 
   it.each([
-    ['ingest', 's3:GetObject', ['{ImagesBucket.Arn}/uploads/*']],
+    ['ingest', 's3:GetObject', ['{ImagesBucket.Arn}/uploads/*', IMPORT_SOURCES]],
+    ['ingest', 's3:GetObjectVersion', [IMPORT_SOURCES]],
     ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/thumbnails/*', '{ImagesBucket.Arn}/uploads/*']],
     [
       'ingest',
@@ -384,9 +407,15 @@ describe('IAM', () => {
       ],
     ],
     ['api', 's3:GetObject', ['{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
-    ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}']],
+    ['ingest', 's3:ListBucket', ['{ImagesBucket.Arn}', IMPORT_SOURCES]],
     ['batches', 's3:PutObject', ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/uploads/*']],
-    ['batches', 's3:GetObject', ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*']],
+    [
+      'batches',
+      's3:GetObject',
+      ['{ImagesBucket.Arn}/exports/*', '{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/thumbnails/*', IMPORT_MANIFESTS],
+    ],
+    ['batches', 'iam:PassRole', ['{ImportJobRole.Arn}']],
+    ['importTask', 'sqs:SendMessage', ['{IngestQueue.Arn}']],
     ['batches', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{EraseQueue.Arn}', '{IngestQueue.Arn}']],
     ['ingest', 'sqs:SendMessage', ['{CallbackQueue.Arn}']],
     ['ingest', 'sqs:ChangeMessageVisibility', ['{IngestQueue.Arn}']],
@@ -746,5 +775,54 @@ describe('bundles', () => {
   it.each(FUNCTION_NAMES)('bundles only the environment credential provider into %s (Lambda passes credentials in it)', (fn) => {
     const chain = bundledInputs(pkg, fn).filter((f) => /@aws-sdk\/(credential-provider-(?!env\/)|nested-clients\/)/.test(f));
     expect(chain).toEqual([]);
+  });
+});
+
+describe('imports on S3 Batch Operations (docs/decisions/0042)', () => {
+  const statements = (roleId: string) =>
+    (props(roleId).Policies as { PolicyDocument: { Statement: Record<string, unknown>[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
+  const conditional = (roleId: string) => statements(roleId).filter((s) => 'Fn::If' in s);
+
+  it('reads the source buckets from the importSourceBuckets parameter, none by default', () => {
+    expect(pkg.template.Parameters?.ImportSourceBuckets).toMatchObject({ Type: 'CommaDelimitedList', Default: '' });
+    expect(pkg.template.Conditions?.HasImportSources).toEqual({
+      'Fn::Not': [{ 'Fn::Equals': [{ 'Fn::Join': ['', { Ref: 'ImportSourceBuckets' }] }, ''] }],
+    });
+  });
+
+  it.each(['IngestRole', 'BatchesRole', 'ImportJobRole'])(
+    'grants %s the source buckets only under HasImportSources, nothing otherwise',
+    (roleId) => {
+      expect(conditional(roleId).map((s) => [(s['Fn::If'] as unknown[])[0], (s['Fn::If'] as unknown[])[2]])).toEqual([
+        ['HasImportSources', { Ref: 'AWS::NoValue' }],
+      ]);
+    },
+  );
+
+  it('lets only S3 Batch Operations of this account assume the job role, which invokes the task and writes reports under imports/', () => {
+    const trust = (props('ImportJobRole').AssumeRolePolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
+    expect(trust).toEqual([
+      {
+        Effect: 'Allow',
+        Principal: { Service: 'batchoperations.s3.amazonaws.com' },
+        Action: 'sts:AssumeRole',
+        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+      },
+    ]);
+    const plain = roleStatements(resources.ImportJobRole as CfnResource).filter((s) => !s.Resource.includes(IMPORT_SOURCES));
+    expect(plain.map((s) => [s.Action, s.Resource])).toEqual([
+      [['lambda:InvokeFunction'], ['{ImportTaskLambdaFunction.Arn}']],
+      [['s3:PutObject'], ['{ImagesBucket.Arn}/imports/*']],
+    ]);
+  });
+
+  it('gives the batches function the task and the job role it creates jobs with, and passes that role to Batch Operations only', () => {
+    const env = (props(FUNCTIONS.batches).Environment as { Variables: Record<string, unknown> }).Variables;
+    expect([render(env.IMPORT_TASK_FUNCTION_ARN), render(env.IMPORT_JOB_ROLE_ARN)]).toEqual([
+      '{ImportTaskLambdaFunction.Arn}',
+      '{ImportJobRole.Arn}',
+    ]);
+    const pass = statements('BatchesRole').find((s) => s.Action === 'iam:PassRole');
+    expect(pass?.Condition).toEqual({ StringEquals: { 'iam:PassedToService': 'batchoperations.s3.amazonaws.com' } });
   });
 });

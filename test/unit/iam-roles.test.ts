@@ -1,7 +1,7 @@
 // Each function's role, read from serverless.yml and resources/ as the compiled template states it
 // (test/deploy/template.test.ts checks the reading against `osls package`'s template), evaluated by IAM's rules for
 // the (action, resource) pairs its code sends, with the ARNs AWS forms for them: an index is its own ARN.
-import { rolesFromTemplate, type FunctionRole } from '../../local/iam-roles';
+import { roleStatements, rolesFromTemplate, type FunctionRole, type RoleTemplate } from '../../local/iam-roles';
 import { roleAllows, RoleDecisions } from '../../local/iam-evaluate';
 import { roleTemplateFromSources } from '../../local/iam-template';
 import { reusableResultRequest } from '../../lib/store/client-patterns';
@@ -18,8 +18,10 @@ const QUEUE = (name: string) => `arn:aws:sqs:eu-west-1:123456789012:icecat-wrang
 const indexArn = (name: string | undefined) => `${TABLE}/index/${name}`;
 
 let roles: Record<string, FunctionRole>;
+let template: RoleTemplate;
 beforeAll(() => {
-  roles = rolesFromTemplate(roleTemplateFromSources(ROOT), PLACE);
+  template = roleTemplateFromSources(ROOT);
+  roles = rolesFromTemplate(template, PLACE);
 });
 
 /** The calls each function's code sends, each with the resource its request names. */
@@ -45,11 +47,26 @@ const CALLS: [fn: string, action: string, resource: string, why: string][] = [
   ['erase', 'dynamodb:BatchWriteItem', TABLE, "a batch's items"],
   ['route', 'sqs:SendMessage', QUEUE('uploads'), 'the fair uploads queue'],
   ['callbacks', 'dynamodb:UpdateItem', TABLE, 'delivery state'],
+  // An import's Batch Operations task (lib/import/batch-operations-task.ts → enqueue.ts): the send mark and the quota.
+  ['importTask', 'dynamodb:UpdateItem', TABLE, "the object's send mark and quota count"],
+  ['importTask', 'dynamodb:GetItem', TABLE, "the client's limits, the day's usage"],
+  ['importTask', 'sqs:SendMessage', QUEUE('uploads'), 'the fair uploads queue'],
+  ['batches', 's3:CreateJob', '*', "an import's Batch Operations job"],
 ];
 
 describe('roles read from the template', () => {
   it('gives every function its own role', () => {
-    expect(Object.keys(roles).sort()).toEqual(['api', 'batches', 'callbacks', 'erase', 'expire', 'ingest', 'reconcile', 'route']);
+    expect(Object.keys(roles).sort()).toEqual([
+      'api',
+      'batches',
+      'callbacks',
+      'erase',
+      'expire',
+      'importTask',
+      'ingest',
+      'reconcile',
+      'route',
+    ]);
   });
 
   it.each(CALLS)('allows %s %s on %s (%s)', async (fn, action, resource) => {
@@ -98,5 +115,83 @@ describe('RoleDecisions', () => {
     const refused = await decisions.allows({ action: 's3:ListBucket', resource: BUCKET, context: { 's3:prefix': 'failed/' } });
 
     expect([allowed, refused]).toEqual([true, false]);
+  });
+});
+
+describe('the import roles (resources/imports.yml, docs/decisions/0042)', () => {
+  const SOURCES = { ...PLACE, parameters: { ImportSourceBuckets: 'acme-photos,zeta-archive' } };
+  const TASK = 'arn:aws:lambda:eu-west-1:123456789012:function:icecat-wrangler-dev-importTask';
+  const JOB_ROLE = 'arn:aws:iam::123456789012:role/ImportJobRole';
+  const job = () => roleStatements(template, 'ImportJobRole', SOURCES);
+  const withSources = () => rolesFromTemplate(template, SOURCES);
+
+  it.each([
+    ['lambda:InvokeFunction', TASK, 'invoke the task, once per object'],
+    ['s3:PutObject', `${BUCKET}/imports/acme/b1/job-1/results/1.csv`, 'the completion report'],
+    ['s3:GetObject', 'arn:aws:s3:::acme-photos/manifests/2024.csv', "the client's manifest"],
+    ['s3:GetObjectVersion', 'arn:aws:s3:::zeta-archive/inventory/manifest.json', "an Inventory manifest's version"],
+    ['s3:ListBucket', 'arn:aws:s3:::acme-photos', 'the manifest generator lists the prefix'],
+  ])('lets the job role %s on %s (%s)', async (action, resource) => {
+    await expect(roleAllows(job(), { action, resource })).resolves.toBe(true);
+  });
+
+  it.each([
+    ['s3:GetObject', 'arn:aws:s3:::other-bucket/a.csv'],
+    ['s3:PutObject', `${BUCKET}/processed/acme/b1/a.jpg`],
+    ['s3:PutObject', 'arn:aws:s3:::acme-photos/a.jpg'],
+    ['lambda:InvokeFunction', 'arn:aws:lambda:eu-west-1:123456789012:function:icecat-wrangler-dev-ingest'],
+  ])('refuses the job role %s on %s', async (action, resource) => {
+    await expect(roleAllows(job(), { action, resource })).resolves.toBe(false);
+  });
+
+  it("lets the ingest read the listed source buckets' objects and versions, and nothing when none is listed", async () => {
+    const ingest = (withSources().ingest as FunctionRole).statements;
+    const object = 'arn:aws:s3:::acme-photos/2024/cat.jpg';
+
+    const answers = await Promise.all([
+      roleAllows(ingest, { action: 's3:GetObject', resource: object }),
+      roleAllows(ingest, { action: 's3:GetObjectVersion', resource: object }),
+      roleAllows(ingest, { action: 's3:ListBucket', resource: 'arn:aws:s3:::zeta-archive' }),
+      roleAllows(ingest, { action: 's3:PutObject', resource: object }),
+      roleAllows(ingest, { action: 's3:DeleteObject', resource: object }),
+      roleAllows(ingest, { action: 's3:GetObject', resource: 'arn:aws:s3:::other-bucket/cat.jpg' }),
+      roleAllows((roles.ingest as FunctionRole).statements, { action: 's3:GetObject', resource: object }),
+    ]);
+
+    expect(answers).toEqual([true, true, true, false, false, false, false]);
+  });
+
+  it('lets batches pass the job role to S3 Batch Operations only, and read manifests in the source buckets', async () => {
+    const batches = (withSources().batches as FunctionRole).statements;
+
+    const answers = await Promise.all([
+      roleAllows(batches, {
+        action: 'iam:PassRole',
+        resource: JOB_ROLE,
+        context: { 'iam:PassedToService': 'batchoperations.s3.amazonaws.com' },
+      }),
+      roleAllows(batches, { action: 'iam:PassRole', resource: JOB_ROLE, context: { 'iam:PassedToService': 'lambda.amazonaws.com' } }),
+      roleAllows(batches, {
+        action: 'iam:PassRole',
+        resource: 'arn:aws:iam::123456789012:role/IngestRole',
+        context: { 'iam:PassedToService': 'batchoperations.s3.amazonaws.com' },
+      }),
+      roleAllows(batches, { action: 's3:GetObject', resource: 'arn:aws:s3:::acme-photos/m.csv' }),
+    ]);
+
+    expect(answers).toEqual([true, false, false, true]);
+  });
+
+  it('lets the task send to the uploads queue and write the table only: no S3, no other queue', async () => {
+    const task = (withSources().importTask as FunctionRole).statements;
+
+    const answers = await Promise.all([
+      roleAllows(task, { action: 'sqs:SendMessage', resource: QUEUE('callbacks') }),
+      roleAllows(task, { action: 's3:GetObject', resource: 'arn:aws:s3:::acme-photos/2024/cat.jpg' }),
+      roleAllows(task, { action: 'dynamodb:Query', resource: indexArn(INDEX.clientFprint) }),
+      roleAllows(task, { action: 'dynamodb:DeleteItem', resource: TABLE }),
+    ]);
+
+    expect(answers).toEqual([false, false, false, false]);
   });
 });
