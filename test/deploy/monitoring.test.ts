@@ -8,7 +8,7 @@ import path from 'node:path';
 import { extractZip } from '../../scripts/zip';
 import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
 
-const FUNCTIONS = ['ingest', 'route', 'api', 'batches', 'reconcile', 'expire', 'erase', 'callbacks'];
+const FUNCTIONS = ['ingest', 'route', 'api', 'batches', 'reconcile', 'expire', 'erase', 'callbacks', 'importTask'];
 
 let pkg: Packaged;
 let resources: Record<string, CfnResource>;

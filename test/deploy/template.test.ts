@@ -393,7 +393,7 @@ describe('IAM', () => {
   });
 
   it.each([
-    ['ingest', 's3:GetObject', ['{ImagesBucket.Arn}/uploads/*', IMPORT_SOURCES]],
+    ['ingest', 's3:GetObject', ['{ImagesBucket.Arn}/processed/*', '{ImagesBucket.Arn}/uploads/*', IMPORT_SOURCES]],
     ['ingest', 's3:GetObjectVersion', [IMPORT_SOURCES]],
     ['ingest', 's3:DeleteObject', ['{ImagesBucket.Arn}/thumbnails/*', '{ImagesBucket.Arn}/uploads/*']],
     [
