@@ -21,7 +21,6 @@ const PSEUDO = (ctx: StackContext): Record<string, string> => ({
   'AWS::Partition': 'aws',
   'AWS::URLSuffix': 'amazonaws.com',
   'AWS::StackName': 'icecat-wrangler-dev',
-  'AWS::NoValue': '',
 });
 
 /** An attribute as AWS forms it from the resource's physical id. */
@@ -46,28 +45,37 @@ function attribute(template: Template, ctx: StackContext, logicalId: string, att
   return arn();
 }
 
-function ref(template: Template, ctx: StackContext, name: string): string {
+function ref(template: Template, ctx: StackContext, name: string): string | string[] {
   const pseudo = PSEUDO(ctx)[name];
   if (pseudo !== undefined) return pseudo;
-  if (name in ctx.parameters) return ctx.parameters[name] as string;
+  const declared = (template as TemplateWithConditions).Parameters?.[name];
+  if (name in ctx.parameters || declared !== undefined) {
+    const value = name in ctx.parameters ? (ctx.parameters[name] as string) : (declared?.Default ?? '');
+    // A list parameter's Ref is the list.
+    return declared?.Type === 'CommaDelimitedList' ? value.split(',') : value;
+  }
   const id = ctx.physical[name];
   if (id === undefined) throw new IntrinsicError(`Ref ${name}: no such resource deployed`);
   return id;
 }
 
-function sub(template: Template, ctx: StackContext, text: string): string {
+/** `Ref AWS::NoValue`: the property or list element it stands in is left out. */
+const NO_VALUE = Symbol('AWS::NoValue');
+
+function sub(template: Template, ctx: StackContext, text: string, vars: Record<string, unknown> = {}): string {
   return text.replace(/\$\{([^}]+)\}/g, (whole, name: string) => {
     if (name.startsWith('!')) return `\${${name.slice(1)}}`;
+    if (name in vars) return String(vars[name]);
     const dot = name.indexOf('.');
     return dot > 0 && !name.startsWith('AWS::')
       ? attribute(template, ctx, name.slice(0, dot), name.slice(dot + 1))
-      : ref(template, ctx, name);
+      : String(ref(template, ctx, name));
   });
 }
 
 export interface TemplateWithConditions extends Template {
   Conditions?: Record<string, unknown>;
-  Parameters?: Record<string, { Default?: string }>;
+  Parameters?: Record<string, { Default?: string; Type?: string }>;
 }
 
 export function conditionHolds(template: TemplateWithConditions, ctx: StackContext, name: string): boolean {
@@ -78,7 +86,7 @@ export function conditionHolds(template: TemplateWithConditions, ctx: StackConte
 
 /** The value with every intrinsic function evaluated. */
 export function resolve(template: TemplateWithConditions, ctx: StackContext, value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((v) => resolve(template, ctx, v));
+  if (Array.isArray(value)) return value.map((v) => resolve(template, ctx, v)).filter((v) => v !== NO_VALUE);
   if (value === null || typeof value !== 'object') return value;
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length === 1) {
@@ -86,11 +94,17 @@ export function resolve(template: TemplateWithConditions, ctx: StackContext, val
     const args = (): unknown[] => resolve(template, ctx, arg) as unknown[];
     switch (key) {
       case 'Ref':
-        return ref(template, ctx, arg as string);
+        return arg === 'AWS::NoValue' ? NO_VALUE : ref(template, ctx, arg as string);
       case 'Fn::GetAtt':
         return attribute(template, ctx, (arg as string[])[0] as string, (arg as string[])[1] as string);
       case 'Fn::Sub':
-        return sub(template, ctx, typeof arg === 'string' ? arg : ((arg as unknown[])[0] as string));
+        return typeof arg === 'string'
+          ? sub(template, ctx, arg)
+          : sub(template, ctx, (arg as unknown[])[0] as string, resolve(template, ctx, (arg as unknown[])[1]) as Record<string, unknown>);
+      case 'Fn::Split': {
+        const [sep, text] = args() as [string, string];
+        return text.split(sep);
+      }
       case 'Fn::Join': {
         const [sep, parts] = args() as [string, unknown[]];
         return parts.join(sep);
@@ -111,5 +125,5 @@ export function resolve(template: TemplateWithConditions, ctx: StackContext, val
         if (key.startsWith('Fn::')) throw new IntrinsicError(`${key} is not known to the test`);
     }
   }
-  return Object.fromEntries(entries.map(([k, v]) => [k, resolve(template, ctx, v)]));
+  return Object.fromEntries(entries.map(([k, v]) => [k, resolve(template, ctx, v)]).filter(([, v]) => v !== NO_VALUE));
 }

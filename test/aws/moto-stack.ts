@@ -31,8 +31,11 @@ import { authorize, roleBook, type RoleBook } from './role-check';
 export const FUNCTIONS = ['ingest', 'route', 'api', 'batches', 'reconcile', 'expire', 'erase', 'callbacks'] as const;
 export type FunctionName = (typeof FUNCTIONS)[number];
 
-/** The template's parameters for this deployment: an alarm address, so the SNS subscription is made too. */
-export const PARAMETERS = { AlarmEmail: 'ops@example.com' };
+/**
+ * The template's parameters for this deployment: an alarm address, so the SNS subscription is made too, and a source
+ * bucket for imports, so the roles' grants on import sources are made and checked too.
+ */
+export const PARAMETERS = { AlarmEmail: 'ops@example.com', ImportSourceBuckets: 'client-photo-library' };
 
 export interface DeployedFunction {
   config: FunctionConfig;

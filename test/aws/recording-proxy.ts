@@ -110,6 +110,7 @@ export async function startRecordingProxy(
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(502);
+      process.stderr.write(`recording proxy: ${(err as Error).stack ?? String(err)}\n`);
       res.end(String(err));
     });
   });
