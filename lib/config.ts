@@ -139,3 +139,9 @@ export const rekognitionMaxAttempts = (): number => count('REKOGNITION_MAX_ATTEM
 let price: number | undefined;
 export const pricePerImageUsd = (): number =>
   (price ??= envNumber('ICECAT_PRICE_PER_IMAGE_USD', DEFAULT_PRICE_PER_IMAGE_USD, { min: 0, max: 1 }));
+
+/**
+ * A re-detection's image queued longer ago than this and not claimed is in no one's hands, and may be queued again
+ * (lib/redetect/resume.ts): the claim's lease (CLAIM_LEASE_SECONDS), in ms.
+ */
+export const redetectResumeGraceMs = (): number => envNumber('CLAIM_LEASE_SECONDS', 120, { min: 1, max: 86_400 }) * 1000;
