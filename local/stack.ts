@@ -35,6 +35,7 @@ import {
   callbackSweep,
   closeAll,
   countChecker,
+  redetectSweep,
   loadIngestHandler,
   localSecret,
   provisionDemoClient,
@@ -369,6 +370,14 @@ function startReconciler(
       ? {}
       : {
           checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log),
+          redetections: redetectSweep(
+            dynamodb.url,
+            dynamodb.table.name,
+            bridge,
+            opts.applyEnv !== false ? jobs.callbacks : undefined,
+            started,
+            log,
+          ),
         }),
     ...(opts.applyEnv !== false ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, jobs.callbacks, started) } : {}),
     log: quiet ? () => undefined : (line) => console.warn(line),
