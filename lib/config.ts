@@ -141,7 +141,8 @@ export const pricePerImageUsd = (): number =>
   (price ??= envNumber('ICECAT_PRICE_PER_IMAGE_USD', DEFAULT_PRICE_PER_IMAGE_USD, { min: 0, max: 1 }));
 
 /**
- * A re-detection's image queued longer ago than this and not claimed is in no one's hands, and may be queued again
- * (lib/redetect/resume.ts): the claim's lease (CLAIM_LEASE_SECONDS), in ms.
+ * A re-detection's image queued longer ago than this, and not claimed, in a run no answer reached for as long, is in no
+ * one's hands and may be queued again (lib/redetect/resume.ts): the reconcile sweep's grace (RECONCILE_GRACE_SECONDS,
+ * 900 s: a message may wait that long in a busy queue), in ms.
  */
-export const redetectResumeGraceMs = (): number => envNumber('CLAIM_LEASE_SECONDS', 120, { min: 1, max: 86_400 }) * 1000;
+export const redetectResumeGraceMs = (): number => envNumber('RECONCILE_GRACE_SECONDS', 900, { min: 0, max: 14 * 86_400 }) * 1000;

@@ -22,7 +22,7 @@ import { checkBatchCounts, type CountCheckResult } from '../lib/reconcile/batch-
 import { completionHook } from '../lib/notify/wiring';
 import { localDynamoClient } from './dynamodb';
 import { registerApiKey } from '../lib/auth/register';
-import { redetectResumeGraceMs } from '../lib/config';
+import { reconcileSettingsFromEnv } from './config';
 import { sweepRedetections, type RedetectSweepResult } from '../lib/reconcile/redetect-runs';
 import { ClientLimitsReader } from '../lib/store/client-limits';
 import { Redetections } from '../lib/store/redetect';
@@ -214,7 +214,7 @@ export function redetectSweep(
     redetections: new Redetections(store, onDone),
     queue: uploadsJobQueue(bridge),
     limitsOf: (clientId: string) => limits.limitsOf(clientId),
-    graceMs: redetectResumeGraceMs(),
+    graceMs: reconcileSettingsFromEnv().graceMs,
   };
   return () =>
     sweepRedetections(

@@ -9,7 +9,7 @@ import type { Batch } from '../domain';
 import type { JobQueue } from '../jobs/queue';
 import type { ClientLimits } from '../quota/limits';
 import { answeredByCurrentModel } from '../model-version';
-import type { RedetectCandidate, Redetections } from '../store/redetect';
+import { START_PAGE, type RedetectCandidate, type Redetections } from '../store/redetect';
 import type { RunState } from '../store/redetect-run';
 import { FIRST_PAGE } from '../store/redetect-run-writes';
 import { encodeRedetectMessage } from './message';
@@ -53,7 +53,7 @@ export async function startPages(deps: PagingDeps, clientId: string, batchId: st
   while (state?.run === run && state.next !== undefined && (pages === 0 || now() < deadline)) {
     pages += 1;
     const from: string = state.next;
-    const page = await redetections.page(clientId, batchId, from === FIRST_PAGE ? undefined : from, deps.pageSize);
+    const page = await redetections.page(clientId, batchId, from === FIRST_PAGE ? undefined : from, deps.pageSize ?? START_PAGE);
     const chosen = page.candidates.filter(chosenBy(state));
     const next = page.more ? page.last : undefined;
     const limits = chosen.length > 0 && deps.limitsOf ? await deps.limitsOf(clientId) : undefined;

@@ -1,14 +1,18 @@
 // A re-detection run looked after (docs/decisions/0039-redetect-runs.md), by the reconcile sweep and by a
 // POST …:redetect that finds the run going: a start whose pager stopped (its call ended its time budget, or died) is
-// paged on; a run every page of which is started, owing images that are in no one's hands (queued longer ago than the
-// grace and not claimed: a message a crash kept from being sent, or one gone to the dead letters), has them queued
-// again — at most once per grace, and after MAX_RESUMES resumes in a row that saw no answer come, the run ends instead:
-// those images keep the answer they had, as an image DetectLabels refuses does. A run owing nothing ends.
+// paged on; a run every page of which is started, that saw no answer come for a whole grace and owes images that are
+// in no one's hands (queued longer ago than the grace and not claimed: a message a crash kept from being sent, or one
+// gone to the dead letters), has them queued again — at most once per grace; after MAX_RESUMES such resumes in a row
+// the run ends instead: those images keep the answer they had, as an image DetectLabels refuses does. A run owing
+// nothing ends.
 import type { Image } from '../domain';
 import { NOTHING_STARTED, queueImages, startPages, type PagingDeps, type Started } from './pages';
 
 export interface ResumeDeps extends PagingDeps {
-  /** An image queued (or a start paged) longer ago than this, and not claimed, is in no one's hands. */
+  /**
+   * An image queued longer ago than this, and not claimed, in a run no answer reached for as long, is in no one's hands
+   * (the reconcile sweep's grace: RECONCILE_GRACE_SECONDS on AWS, ICECAT_RECONCILE_GRACE_SECONDS locally).
+   */
   graceMs: number;
 }
 
@@ -41,12 +45,18 @@ export async function resumeRun(deps: ResumeDeps, clientId: string, batchId: str
     return none;
   }
   if (state.resumedAt !== undefined && now - state.resumedAt < deps.graceMs) return none;
+  if (state.seen !== state.left) {
+    // An answer came since the last look (or this is the first): the messages are being consumed, however slowly (a
+    // long queue). Only the look is recorded; images are queued again only after a whole grace with no answer at all.
+    await redetections.runs.takeResume(clientId, batchId, state, 0);
+    return none;
+  }
   const idle: string[] = [];
   for await (const page of redetections.candidates(clientId, batchId))
     for (const c of page)
       if (c.run === state.run && (c.claimedUntil ?? 0) < now && (c.queuedAt ?? 0) < now - deps.graceMs) idle.push(c.fprint);
   if (idle.length === 0) return none;
-  const resumes = state.seen === state.left ? state.resumes + 1 : 1;
+  const resumes = state.resumes + 1;
   if (!(await redetections.runs.takeResume(clientId, batchId, state, resumes))) return none;
   if (resumes <= MAX_RESUMES) {
     await queueImages(deps.queue, clientId, batchId, state.run, idle);

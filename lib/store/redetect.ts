@@ -55,7 +55,9 @@ export interface CandidatePage {
 /** How an image's answer went: written (and counted), written before (a message delivered again), or the run is over. */
 export type AnswerOutcome = 'answered' | 'answered-before' | 'run-over';
 
+/** Records per page: the dry run reads 500 at a time; a start pages 100 at a time, each page charged, marked and queued. */
 const PLAN_PAGE = 500;
+export const START_PAGE = 100;
 const MARKS_AT_ONCE = 16;
 
 export class Redetections {
