@@ -45,6 +45,13 @@ export async function resumeRun(deps: ResumeDeps, clientId: string, batchId: str
     return none;
   }
   if (state.resumedAt !== undefined && now - state.resumedAt < deps.graceMs) return none;
+  const owed = await redetections.owedImages(clientId, batchId, state.run);
+  if (owed.length === 0) {
+    // Every image answered, and rd_left above 0: a counter move a crash lost (without transactions). The settle counts
+    // what the marks say, and ends the run.
+    await redetections.settle(clientId, batchId, state.run);
+    return none;
+  }
   if (state.seen !== state.left) {
     // An answer came since the last look (or this is the first): the messages are being consumed, however slowly (a
     // long queue). Only the look is recorded; images are queued again only after a whole grace with no answer at all.
