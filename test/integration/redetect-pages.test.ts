@@ -92,16 +92,18 @@ const accepted = async (stack: StackProcess, key: string): Promise<number> =>
 async function trial(
   name: string,
   run: (ctx: { dataDir: string; logFile: string; stack: StackProcess; restart(): Promise<StackProcess> }) => Promise<void>,
+  extraEnv: Record<string, string> = {},
 ) {
   const dir = tempDataDir(`icecat-${name}-`);
   const dataDir = path.join(dir, 'data');
   const logFile = path.join(dir, 'stack.log');
   mkdirSync(dataDir);
-  let stack = await startStackProcess(dataDir, logFile, STACK_ENV);
+  const env = { ...STACK_ENV, ...extraEnv };
+  let stack = await startStackProcess(dataDir, logFile, env);
   const restart = async () => {
     stack.signal('SIGKILL');
     await stack.exited;
-    return (stack = await startStackProcess(dataDir, logFile, STACK_ENV));
+    return (stack = await startStackProcess(dataDir, logFile, env));
   };
   try {
     await run({ dataDir, logFile, stack, restart });
@@ -116,26 +118,31 @@ const demoKey = (dataDir: string) => readFileSync(path.join(dataDir, 'demo-api-k
 
 describe('a large re-detection', () => {
   it('of 5,000 images answers within the function timeout, having charged exactly what it started', async () => {
-    await trial('redetect-5000', async ({ dataDir, stack }) => {
-      // Arrange
-      const key = demoKey(dataDir);
-      const batchId = 'redetect-5000';
-      await seedDoneBatch(stack, batchId, 5_000);
-      const before = await accepted(stack, key);
+    await trial(
+      'redetect-5000',
+      async ({ dataDir, stack }) => {
+        // Arrange
+        const key = demoKey(dataDir);
+        const batchId = 'redetect-5000';
+        await seedDoneBatch(stack, batchId, 5_000);
+        const before = await accepted(stack, key);
 
-      // Act
-      const t0 = Date.now();
-      const started = await api(stack, key, 'POST', `/v1/batches/${batchId}:redetect`, { all: true });
-      const answeredInMs = Date.now() - t0;
+        // Act
+        const t0 = Date.now();
+        const started = await api(stack, key, 'POST', `/v1/batches/${batchId}:redetect`, { all: true });
+        const answeredInMs = Date.now() - t0;
 
-      // Assert: what it answers it started (charged, and marked); the rest is the sweep's.
-      expect(started.status).toBe(200);
-      expect(answeredInMs).toBeLessThan(FUNCTION_TIMEOUT_MS);
-      expect(started.body).toMatchObject({ batch: { status: 'processing' } });
-      const newCalls = started.body.newCalls as number;
-      expect(newCalls).toBeGreaterThan(0);
-      expect((await accepted(stack, key)) - before).toBeGreaterThanOrEqual(newCalls);
-    });
+        // Assert: what it answers it started (charged, and marked); the rest is the sweep's.
+        expect(started.status).toBe(200);
+        expect(answeredInMs).toBeLessThan(FUNCTION_TIMEOUT_MS);
+        expect(started.body).toMatchObject({ batch: { status: 'processing' } });
+        const newCalls = started.body.newCalls as number;
+        expect(newCalls).toBeGreaterThan(0);
+        expect((await accepted(stack, key)) - before).toBeGreaterThanOrEqual(newCalls);
+        // Its own dynalite whatever the run uses: its run, left going, must not share a table with the next trial's.
+      },
+      { ICECAT_DYNAMODB_ENDPOINT: '' },
+    );
   }, 120_000);
 
   it(`of ${IMAGES} images survives SIGKILL after the call and during the sweep's paging, counts and charges exact`, async () => {
