@@ -139,3 +139,10 @@ export const rekognitionMaxAttempts = (): number => count('REKOGNITION_MAX_ATTEM
 let price: number | undefined;
 export const pricePerImageUsd = (): number =>
   (price ??= envNumber('ICECAT_PRICE_PER_IMAGE_USD', DEFAULT_PRICE_PER_IMAGE_USD, { min: 0, max: 1 }));
+
+/**
+ * A re-detection's image queued longer ago than this, and not claimed, in a run no answer reached for as long, is in no
+ * one's hands and may be queued again (lib/redetect/resume.ts): the reconcile sweep's grace (RECONCILE_GRACE_SECONDS,
+ * 900 s: a message may wait that long in a busy queue), in ms.
+ */
+export const redetectResumeGraceMs = (): number => envNumber('RECONCILE_GRACE_SECONDS', 900, { min: 0, max: 14 * 86_400 }) * 1000;

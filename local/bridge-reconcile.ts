@@ -9,6 +9,7 @@ import { sweepCallbacks, type CallbackSweepDeps, type CallbackSweepLimits, type 
 import { sweepUploads, type SweepLimits, type SweepResult } from '../lib/reconcile/sweep';
 import { keysInS3Message } from '../lib/reconcile/s3-event';
 import type { CountCheckResult } from '../lib/reconcile/batch-counts';
+import type { RedetectSweepResult } from '../lib/reconcile/redetect-runs';
 import type { LocalQueue } from './queue';
 
 export interface LocalReconcileOptions {
@@ -30,12 +31,18 @@ export interface LocalReconcileOptions {
   checkCounts?: () => Promise<CountCheckResult>;
   /** Refuses the sends the reconcile function's role does not allow (local/stack-iam.ts), before any is sent. */
   checkSend?: () => Promise<void>;
+  /** Each run's look after re-detection runs (lib/reconcile/redetect-runs.ts). */
+  redetections?: () => Promise<RedetectSweepResult>;
   /** Completion callbacks to look after (only where the callbacks consumer runs in-process). */
   callbacks?: { deps: Omit<CallbackSweepDeps, 'log'>; limits: CallbackSweepLimits };
   log?: (line: string) => void;
 }
 
-export type LocalSweepResult = SweepResult & { callbacks?: CallbackSweepResult; counts?: CountCheckResult };
+export type LocalSweepResult = SweepResult & {
+  callbacks?: CallbackSweepResult;
+  counts?: CountCheckResult;
+  redetections?: RedetectSweepResult;
+};
 
 export interface LocalReconciler {
   /** Runs a sweep now (after the one running, if any) and resolves with its result. */
@@ -90,6 +97,13 @@ export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconcil
           result = { ...result, counts: await opts.checkCounts() };
         } catch (err) {
           sweepLog('checking batch counts failed', { error: String(err) });
+        }
+      }
+      if (opts.redetections) {
+        try {
+          result = { ...result, redetections: await opts.redetections() };
+        } catch (err) {
+          sweepLog('looking after re-detections failed', { error: String(err) });
         }
       }
       if (!opts.callbacks) return result;

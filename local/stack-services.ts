@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { LocalReconcileOptions } from './bridge-reconcile';
 import { presentBatch } from '../lib/api/present';
 import { callbackSweepLimits } from '../lib/reconcile/callbacks';
-import { callbackGraceSeconds, loadNotifyConfig } from '../functions/config';
+import { callbackGraceSeconds, clientLimitsCacheMs, defaultClientLimits, loadNotifyConfig } from '../functions/config';
 import type { IngestWiring } from '../functions/ingest/app';
 import type { JobQueue } from '../lib/jobs/queue';
 import type { LocalQueue } from './queue';
@@ -23,6 +23,11 @@ import { completionHook } from '../lib/notify/wiring';
 import { localDynamoClient } from './dynamodb';
 import { functionCredentials } from './iam';
 import { registerApiKey } from '../lib/auth/register';
+import { reconcileSettingsFromEnv } from './config';
+import { sweepRedetections, type RedetectSweepResult } from '../lib/reconcile/redetect-runs';
+import { ClientLimitsReader } from '../lib/store/client-limits';
+import { Redetections } from '../lib/store/redetect';
+import { uploadsJobQueue } from './job-queues';
 
 /** Something the stack started, closed at stop in reverse order. */
 export interface Closable {
@@ -192,4 +197,42 @@ export async function startDetector(
     }): Promise<DetectorServer>;
   };
   return mod.startDetectorServer({ host, port, ...tuning });
+}
+
+/**
+ * The sweep's look after re-detection runs (lib/reconcile/redetect-runs.ts): a start whose pager stopped is paged on,
+ * owed images in no one's hands are queued again on the bridge, a run owing nothing ends (with its completion hook,
+ * where the callbacks consumer runs in-process).
+ */
+export function redetectSweep(
+  endpoint: string,
+  tableName: string,
+  bridge: LocalQueue,
+  callbacks: JobQueue | undefined,
+  started: Closable[],
+  log: (line: string) => void,
+): () => Promise<RedetectSweepResult> {
+  const client = localDynamoClient(endpoint);
+  started.push({ name: 're-detect sweep client', close: async () => client.destroy() });
+  const ddb = DynamoDBDocumentClient.from(client);
+  const sweepLog = (line: string, details?: Record<string, unknown>) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`);
+  const store = new BatchStore({ ddb, tableName, transactions: false });
+  const onDone = callbacks ? completionHook({ callbacks }, sweepLog) : undefined;
+  const limits = new ClientLimitsReader({ ddb, tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
+  const resume = {
+    redetections: new Redetections(store, onDone),
+    queue: uploadsJobQueue(bridge),
+    limitsOf: (clientId: string) => limits.limitsOf(clientId),
+    graceMs: reconcileSettingsFromEnv().graceMs,
+  };
+  return () =>
+    sweepRedetections(
+      {
+        batches: () => readLiveBatches({ ddb, tableName }, Math.floor(Date.now() / 1000)),
+        getBatch: (clientId, batchId) => store.getBatch(clientId, batchId),
+        resume,
+        log: sweepLog,
+      },
+      { maxBatches: COUNT_CHECK_MAX_BATCHES, maxDurationMs: 20_000 },
+    );
 }

@@ -37,6 +37,7 @@ import {
   callbackSweep,
   closeAll,
   countChecker,
+  redetectSweep,
   localSecret,
   provisionDemoClient,
   recounter,
@@ -388,6 +389,14 @@ function startReconciler(
       ? {}
       : {
           checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log),
+          redetections: redetectSweep(
+            dynamodb.url,
+            dynamodb.table.name,
+            bridge,
+            opts.applyEnv !== false ? jobs.callbacks : undefined,
+            started,
+            log,
+          ),
         }),
     ...(opts.applyEnv !== false
       ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, queueAs(iam, 'reconcile', 'callbacks', jobs.callbacks), started) }

@@ -6,7 +6,7 @@ import { imageLinkSignerOf } from '../../lib/api/image-links';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
-import { pricePerImageUsd } from '../../lib/config';
+import { pricePerImageUsd, redetectResumeGraceMs } from '../../lib/config';
 import { currentModel } from '../../lib/redetect/model';
 import { recordCurrentModel } from '../../lib/store/current-model-write';
 import { Redetections } from '../../lib/store/redetect';
@@ -87,6 +87,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
           limitsOf: (clientId) => limits.limitsOf(clientId),
           pricePerImageUsd: pricePerImageUsd(),
           isLive: (batch) => store.isLive(batch),
+          resumeGraceMs: redetectResumeGraceMs(),
         },
       }),
     },

@@ -62,13 +62,13 @@ function traceKeysOf(encodedKey: string): TraceKeys {
 /**
  * A re-detection's images come on the same queue as the uploads (lib/redetect/plan.ts): DetectLabels' concurrency and
  * the clients' fair share hold for them as for uploads, and the queue keeps them through a crash. The handler answers
- * false for a message that is not one.
+ * false for a message that is not one, else the seconds after which it is to come back (0: done with it).
  */
 function redetectHandler(
   deps: IngestDeps,
   onDone: (batch: Batch) => Promise<void>,
   logger: Logger,
-): (record: SQSRecord) => Promise<boolean> {
+): (record: SQSRecord) => Promise<false | number> {
   const job: RedetectJobDeps = {
     redetections: new Redetections(deps.store, onDone),
     s3: deps.s3,
@@ -82,7 +82,8 @@ function redetectHandler(
     if (!message) return false;
     const outcome = await traceWork('redetect', message, () => runRedetectJob(job, message));
     logger.info('re-detection handled', { messageId: record.messageId, fprint: message.fprint, outcome });
-    return true;
+    // Another delivery holds the image's claim: this one comes back once that lease is over.
+    return outcome === 'in-flight' ? deps.config.claimLeaseSeconds : 0;
   };
 }
 
@@ -121,13 +122,15 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
   const handleRecord = async (record: SQSRecord): Promise<void> => {
     let delaySeconds = 0;
     try {
-      if (await redetect(record)) return;
-      for (const upload of uploadsIn(record)) {
-        // Each upload its own subsegment, annotated with its client and batch.
-        const result = await traceWork('upload', traceKeysOf(upload.encodedKey), () => processUpload(deps, upload));
-        logger.info('upload handled', { messageId: record.messageId, ...result });
-        if (result.outcome === 'deferred') delaySeconds = Math.max(delaySeconds, result.retryAfterSeconds);
-      }
+      const redetected = await redetect(record);
+      if (redetected !== false) delaySeconds = redetected;
+      else
+        for (const upload of uploadsIn(record)) {
+          // Each upload its own subsegment, annotated with its client and batch.
+          const result = await traceWork('upload', traceKeysOf(upload.encodedKey), () => processUpload(deps, upload));
+          logger.info('upload handled', { messageId: record.messageId, ...result });
+          if (result.outcome === 'deferred') delaySeconds = Math.max(delaySeconds, result.retryAfterSeconds);
+        }
     } catch (err) {
       logger.error('upload failed; SQS will redeliver it', { messageId: record.messageId, error: err as Error });
       throw err;

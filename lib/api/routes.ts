@@ -264,8 +264,8 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
         'DetectLabels once per distinct image chosen (duplicates follow their original), counted against the daily images ' +
         'quota. The batch is processing until every image has its new answer, then done again, and its callback is sent ' +
         "again. Each image keeps the answer it replaced as `previous`; a person's verdict stays the image's isCat. dryRun " +
-        'only counts and prices. Asked again while it runs, it queues again the images still owed. An open or processing ' +
-        'batch, or one being erased, answers 409.',
+        'only counts and prices. Asked again while it runs, it answers the running batch and starts nothing (newCalls 0). ' +
+        'An open or processing batch, or one being erased, answers 409.',
       authenticated: true,
       params: batchParams,
       query: noQuerySchema,

@@ -14,25 +14,40 @@ const CAMERA_MAX_CHARS = 100;
 
 const pad = (n: number): string => String(n).padStart(2, '0');
 
-/** `YYYY:MM:DD HH:MM:SS`, that wall-clock time taken as UTC (read back the same way by wallClock), or undefined. */
+/**
+ * `YYYY:MM:DD HH:MM:SS`, that wall-clock time taken as UTC (read back the same way by wallClock), or undefined. Date.UTC
+ * rolls impossible parts over (February 30th into March, 99:99:99 into days later): the parts are read back from the date
+ * made and any that moved refuse the whole.
+ */
 function exifDate(text: unknown): Date | undefined {
   if (typeof text !== 'string') return undefined;
   const m = /^(\d{4}):(\d{2}):(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(text);
   if (!m) return undefined;
-  return new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])));
+  const parts = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hours, minutes, seconds] = parts;
+  const date = new Date(Date.UTC(year, month - 1, day, hours, minutes, seconds));
+  const back = [
+    date.getUTCFullYear(),
+    date.getUTCMonth() + 1,
+    date.getUTCDate(),
+    date.getUTCHours(),
+    date.getUTCMinutes(),
+    date.getUTCSeconds(),
+  ];
+  return back.every((n, i) => n === parts[i]) ? date : undefined;
 }
 
 /** The wall clock of a date made by exifDate. */
 const wallClock = (d: Date): string =>
   `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
 
-/** `+02:00`, `-05:30`: an offset a camera writes, at most 14 hours. */
+/** `+02:00`, `-05:30`: an offset a camera writes, at most 14 hours (real zones stop at ±14:00), minutes below 60. */
 function offsetMinutes(offset: unknown): number | undefined {
   if (typeof offset !== 'string') return undefined;
   const m = /^([+-])(\d{2}):(\d{2})$/.exec(offset.replace(/\0+$/, '').trim());
   if (!m) return undefined;
   const minutes = Number(m[2]) * 60 + Number(m[3]);
-  if (Number(m[2]) > 14 || Number(m[3]) > 59) return undefined;
+  if (minutes > 14 * 60 || Number(m[3]) > 59) return undefined;
   return m[1] === '-' ? -minutes : minutes;
 }
 

@@ -1,7 +1,8 @@
 // One image of a re-detection (lib/redetect/plan.ts queues it; the ingest function runs it beside the uploads): its
 // resting object read again, DetectLabels on its bytes as the ingest sends them, the new answer written with the one it
-// replaces (lib/store/redetect.ts). A message delivered again finds the answer written and only settles the run (a
-// counter move a crash lost is recounted there), so an image is paid for once however often its message comes.
+// replaces (lib/store/redetect.ts). The image is claimed first (a lease on its record naming the run): a copy of the
+// message handled meanwhile comes back later, and a message delivered again finds the answer written and only settles
+// the run (a counter move a crash lost is recounted there), so an image is paid for once however often its message comes.
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config';
@@ -15,7 +16,10 @@ export interface RedetectJobDeps {
   redetections: Redetections;
   s3: S3Client;
   rekognition: RekognitionClient;
-  config: Pick<Config, 'bucketName' | 'maxUploadBytes' | 'minConfidence' | 'maxLabels' | 'catMinConfidence' | 'maxInputPixels'> & {
+  config: Pick<
+    Config,
+    'bucketName' | 'maxUploadBytes' | 'minConfidence' | 'maxLabels' | 'catMinConfidence' | 'maxInputPixels' | 'claimLeaseSeconds'
+  > & {
     clientHint?: boolean;
   };
   /** Told of each DetectLabels call (the ingest's metrics). */
@@ -23,8 +27,11 @@ export interface RedetectJobDeps {
   onRequest?: DetectLabelsObserver;
 }
 
-/** How the message went: its image answered now, before, or not at all because its run is over (or the batch is gone). */
-export type RedetectJobOutcome = AnswerOutcome | 'stale';
+/**
+ * How the message went: its image answered now, before, or not at all because its run is over (or the batch is gone);
+ * `in-flight`: another delivery holds the image's claim, and this one comes back once that lease is over.
+ */
+export type RedetectJobOutcome = AnswerOutcome | 'stale' | 'in-flight';
 
 export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage): Promise<RedetectJobOutcome> {
   const { redetections, config } = deps;
@@ -32,6 +39,13 @@ export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage):
   if (batch?.redetecting?.run !== m.run || batch.deleting === true) return 'stale';
   const image = await redetections.getImage(m.clientId, m.batchId, m.fprint);
   if (image?.redetectRun !== m.run) {
+    await redetections.settle(m.clientId, m.batchId, m.run);
+    return 'answered-before';
+  }
+  // Claimed before it is paid for: of copies of the message handled at once (a start asked again, a redelivery), one
+  // pays; the others come back after the lease and find the answer written.
+  if (!(await redetections.runs.claim(image, m.run, config.claimLeaseSeconds * 1000))) {
+    if ((await redetections.getImage(m.clientId, m.batchId, m.fprint))?.redetectRun === m.run) return 'in-flight';
     await redetections.settle(m.clientId, m.batchId, m.run);
     return 'answered-before';
   }

@@ -6,7 +6,6 @@ import { IMAGE_STATUSES, type ImageStatus } from '../domain';
 import {
   BATCH_SK,
   INDEX,
-  IN_PROGRESS_LISTING_ATTRIBUTES,
   IMAGE_BY_KEY_ATTRIBUTES,
   LISTING_ATTRIBUTES,
   batchKey,
@@ -38,6 +37,13 @@ export interface BatchQuery {
   nowS: number;
 }
 
+/**
+ * What a listing read from the table shows: an image's fields as read by key, its model, the answer a re-detection
+ * replaced and its audit draw included (docs/design.md §13: every answer names its model). The indexes cannot project
+ * these three (docs/decisions/0016: their 100 projected attributes are spent).
+ */
+const TABLE_LISTING_ATTRIBUTES = IMAGE_BY_KEY_ATTRIBUTES;
+
 function batchExpression(q: BatchQuery): ExpressionBuilder {
   const e = new ExpressionBuilder();
   e.keyCondition(`${e.name('batch_id')} = ${e.value(':batch', batchPartition(q.clientId, q.batchId))}`);
@@ -50,7 +56,7 @@ function batchExpression(q: BatchQuery): ExpressionBuilder {
  */
 export function batchResultsRequest(
   q: BatchQuery & BatchImagesFilter,
-  projection: readonly string[] = IN_PROGRESS_LISTING_ATTRIBUTES,
+  projection: readonly string[] = TABLE_LISTING_ATTRIBUTES,
 ): QueryPlan {
   const e = batchExpression(q);
   e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
@@ -69,7 +75,7 @@ export function batchWithResultsRequest(q: BatchQuery): QueryPlan {
     tableName: q.tableName,
     keyAttributes: TABLE_KEY,
     nowS: q.nowS,
-    projection: [...IN_PROGRESS_LISTING_ATTRIBUTES, 'deleting'],
+    projection: [...TABLE_LISTING_ATTRIBUTES, 'deleting'],
   });
 }
 
@@ -173,7 +179,7 @@ export function batchInProgressRequest(q: BatchQuery & BatchImagesFilter): Query
     tableName: q.tableName,
     keyAttributes: TABLE_KEY,
     nowS: q.nowS,
-    projection: IN_PROGRESS_LISTING_ATTRIBUTES,
+    projection: TABLE_LISTING_ATTRIBUTES,
   });
 }
 
@@ -212,7 +218,7 @@ export function capturedItemsRequests(
   tableName: string,
   keys: readonly { batch_id: string; img_fprint: string }[],
 ): BatchGetCommandInput[] {
-  const projection = [...IN_PROGRESS_LISTING_ATTRIBUTES, 'cap_wall'];
+  const projection = [...TABLE_LISTING_ATTRIBUTES, 'cap_wall'];
   const requests: BatchGetCommandInput[] = [];
   for (let i = 0; i < keys.length; i += BATCH_GET_MAX_KEYS) {
     requests.push({

@@ -1,13 +1,22 @@
 // A batch's table items, erased page by page (lib/erase/erase-batch.ts): a keys-only Query of its partition,
-// BatchWriteItem deletes of at most 25 keys a call with UnprocessedItems retried. The summary is left for last
+// BatchWriteItem deletes of at most 25 keys a call with UnprocessedItems retried; before each page of records, the
+// known-fingerprint items their pixels wrote that still name the batch (conditional deletes). The summary is left for last
 // (deleteSummary): while it exists, marked as being deleted, reads answer 404 and a rerun knows the batch is still to
 // erase. Apart from BatchStore so that the erase function's bundle carries only these calls.
-import { BatchWriteCommand, DeleteCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  QueryCommand,
+  type DeleteCommandInput,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../backoff';
 import { EraseIncompleteError } from '../errors';
 import { BATCH_ATTRIBUTES } from './attributes';
-import { BATCH_SK, UPLOAD_ITEM_PREFIX, batchKey, batchPartition } from './schema';
+import { BATCH_SK, UPLOAD_ITEM_PREFIX, batchKey, batchPartition, knownItemKey } from './schema';
 
 export type ItemKey = Record<string, unknown>;
 
@@ -107,6 +116,8 @@ async function erasePartition(ddb: DynamoDBDocumentClient, ref: BatchItemsRef, p
     const keys = (page.Items ?? []).filter((k) => !isSummaryKey(k));
     for (let i = 0; i < keys.length; i += BATCH_WRITE_MAX) {
       const chunk = keys.slice(i, i + BATCH_WRITE_MAX);
+      // Derived from the records, so erased before them: a rerun after a crash finds the records and erases these again.
+      if (partition === batchPartition(ref.clientId, ref.batchId)) await eraseKnownItems(ddb, ref, chunk);
       await deleteItemKeys(ddb, ref.table, chunk, opts);
       deleted += chunk.length;
       await opts.onDeleted?.(chunk.length);
@@ -114,6 +125,33 @@ async function erasePartition(ddb: DynamoDBDocumentClient, ref: BatchItemsRef, p
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return deleted;
+}
+
+/**
+ * Deletes the known-fingerprint items (schema.ts KnownItem) of these records' pixels that name the batch: each only
+ * while it names it (a later batch of the client may have written it since, and keeps it).
+ */
+async function eraseKnownItems(ddb: DynamoDBDocumentClient, ref: BatchItemsRef, records: ItemKey[]): Promise<void> {
+  await Promise.all(
+    records.map(async (key) => {
+      try {
+        await ddb.send(new DeleteCommand(knownItemDeleteRequest(ref.table, ref.clientId, ref.batchId, String(key.img_fprint))));
+      } catch (err) {
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      }
+    }),
+  );
+}
+
+/** Deletes the client's known item of `fprint` only while it names `batchId`. */
+export function knownItemDeleteRequest(table: string, clientId: string, batchId: string, fprint: string): DeleteCommandInput {
+  return {
+    TableName: table,
+    Key: knownItemKey(clientId, fprint),
+    ConditionExpression: '#knownIn = :batch',
+    ExpressionAttributeNames: { '#knownIn': 'known_in' },
+    ExpressionAttributeValues: { ':batch': batchId },
+  };
 }
 
 /** Deletes the summary: the erasure's last step. Deleting one already gone is not an error. */

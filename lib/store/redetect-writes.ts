@@ -8,8 +8,8 @@ import { machineIsCatOf } from '../domain';
 import { modelOfRecord } from '../model-version';
 import { batchNames, imageNames, type BatchAttribute } from './attributes';
 import { liveBatch } from './batch-summary';
-import { usageKey, usagePurgeAt } from './client-limits';
 import { encodeDetections } from './detections';
+import { RUN_NAMES, RUN_REMOVE } from './redetect-run-writes';
 import type { QueryPlan } from './expressions';
 import { BATCH_SK, CALLBACK_DUE, batchKey, batchPartition, imageKey, reviewKey } from './schema';
 
@@ -19,10 +19,12 @@ export function planPageQuery(table: string, clientId: string, batchId: string, 
   return {
     TableName: table,
     KeyConditionExpression: `#partition = :partition AND #fprint > ${start}`,
-    ProjectionExpression: '#fprint, #status, #model, #detection.#lmv, #detections, #classifiedAt, #duplicates, #redetectRun',
+    ProjectionExpression:
+      '#fprint, #status, #model, #detection.#lmv, #detections, #classifiedAt, #duplicates, #redetectRun, #rdAt, #rdClaim, #rdLast',
     ExpressionAttributeNames: {
       ...imageNames('partition', 'fprint', 'status', 'model', 'detection', 'detections', 'classifiedAt', 'duplicates', 'redetectRun'),
       '#lmv': 'model',
+      ...IMAGE_RUN_NAMES,
     },
     ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), [start]: value },
     ConsistentRead: true,
@@ -30,36 +32,28 @@ export function planPageQuery(table: string, clientId: string, batchId: string, 
   };
 }
 
-/** Marks a classified image as owed an answer by the run. */
-export function markImageRequest(table: string, clientId: string, batchId: string, fprint: string, run: string): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: imageKey(clientId, batchId, fprint),
-    UpdateExpression: 'SET #redetectRun = :run',
-    ConditionExpression: '#status = :success',
-    ExpressionAttributeNames: imageNames('redetectRun', 'status'),
-    ExpressionAttributeValues: { ':run': run, ':success': 'success' },
-  };
-}
+/** An image's attributes of a run beyond its mark (rd_run): when it was queued, its claim's lease, the run that answered it. */
+export const IMAGE_RUN_NAMES = { '#rdAt': 'rd_at', '#rdClaim': 'rd_claim', '#rdLast': 'rd_last' } as const;
 
-/** Starts the run on a done, live batch that runs no other: it reads `processing` until the run ends. */
-export function startRequest(
+/**
+ * Marks a classified image as owed an answer by the run that holds the batch (taken first: lib/store/redetect-run.ts),
+ * queued at `now`; never one the run has answered already (a page started again after a crash, or by a slower pager).
+ */
+export function markImageRequest(
   table: string,
   clientId: string,
   batchId: string,
+  fprint: string,
   run: string,
-  left: number,
   nowMs: number,
 ): UpdateCommandInput {
-  const live = liveBatch(nowMs);
   return {
     TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #redetectRun = :run, #redetectLeft = :left',
-    ConditionExpression: `${live.condition} AND attribute_exists(#doneAt) AND attribute_not_exists(#redetectRun)`,
-    ExpressionAttributeNames: batchNames(...live.names, 'doneAt', 'redetectRun', 'redetectLeft'),
-    ExpressionAttributeValues: { ...live.values, ':run': run, ':left': left },
-    ReturnValues: 'ALL_NEW',
+    Key: imageKey(clientId, batchId, fprint),
+    UpdateExpression: 'SET #redetectRun = :run, #rdAt = :now',
+    ConditionExpression: '#status = :success AND (attribute_not_exists(#rdLast) OR #rdLast <> :run)',
+    ExpressionAttributeNames: { ...imageNames('redetectRun', 'status'), '#rdAt': 'rd_at', '#rdLast': 'rd_last' },
+    ExpressionAttributeValues: { ':run': run, ':success': 'success', ':now': nowMs },
   };
 }
 
@@ -106,6 +100,7 @@ export function answerRequest(table: string, image: Image, run: string, answer: 
     '#model = :model',
     '#classifiedAt = :now',
     '#reviewKey = :reviewKey',
+    '#rdLast = :run',
   ];
   const values: Record<string, unknown> = {
     ':previous': { model: answerModelOf(image), cat: machineIsCatOf(image) === true, conf: image.catConfidence ?? 0 },
@@ -128,7 +123,7 @@ export function answerRequest(table: string, image: Image, run: string, answer: 
     set.push('#catAt = :uploadedAt');
     values[':uploadedAt'] = image.uploadedAt;
   }
-  const remove = ['#redetectRun', '#reused', ...(isCat ? [] : ['#catAt'])];
+  const remove = ['#redetectRun', '#rdAt', '#rdClaim', '#reused', ...(isCat ? [] : ['#catAt'])];
   return {
     TableName: table,
     Key: imageKey(image.clientId, image.batchId, image.fprint),
@@ -149,6 +144,7 @@ export function answerRequest(table: string, image: Image, run: string, answer: 
       ),
       ...imageNames('redetectRun', 'reused', 'catAt', ...(reviewed ? (['review'] as const) : [])),
       ...(reviewed ? { '#mc': 'mc' } : {}),
+      ...IMAGE_RUN_NAMES,
     },
     ExpressionAttributeValues: values,
   };
@@ -159,9 +155,9 @@ export function forgoRequest(table: string, image: Pick<Image, 'clientId' | 'bat
   return {
     TableName: table,
     Key: imageKey(image.clientId, image.batchId, image.fprint),
-    UpdateExpression: 'REMOVE #redetectRun',
+    UpdateExpression: 'SET #rdLast = :run REMOVE #redetectRun, #rdAt, #rdClaim',
     ConditionExpression: '#redetectRun = :run',
-    ExpressionAttributeNames: imageNames('redetectRun'),
+    ExpressionAttributeNames: { ...imageNames('redetectRun'), ...IMAGE_RUN_NAMES },
     ExpressionAttributeValues: { ':run': run },
   };
 }
@@ -211,8 +207,8 @@ export function leftRequest(table: string, clientId: string, batchId: string, ru
     TableName: table,
     Key: batchKey(clientId, batchId),
     UpdateExpression: 'SET #redetectLeft = :left',
-    ConditionExpression: '#redetectRun = :run AND #redetectLeft = :was',
-    ExpressionAttributeNames: batchNames('redetectRun', 'redetectLeft'),
+    ConditionExpression: '#redetectRun = :run AND #redetectLeft = :was AND attribute_not_exists(#rdNext)',
+    ExpressionAttributeNames: { ...batchNames('redetectRun', 'redetectLeft'), '#rdNext': RUN_NAMES['#rdNext'] },
     ExpressionAttributeValues: { ':run': run, ':was': was, ':left': left },
     ReturnValues: 'ALL_NEW',
   };
@@ -234,36 +230,14 @@ export function endRequest(
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
-    UpdateExpression: `SET #doneAt = :now${withCallback ? ', #callbackDue = :due' : ''} REMOVE #redetectRun, #redetectLeft`,
-    ConditionExpression: `${live.condition} AND #redetectRun = :run`,
-    ExpressionAttributeNames: batchNames(
-      ...live.names,
-      'doneAt',
-      'redetectRun',
-      'redetectLeft',
-      ...(withCallback ? (['callbackDue'] as const) : []),
-    ),
+    UpdateExpression: `SET #doneAt = :now${withCallback ? ', #callbackDue = :due' : ''} REMOVE ${RUN_REMOVE}`,
+    ConditionExpression: `${live.condition} AND #rdRun = :run AND attribute_not_exists(#rdNext)`,
+    ExpressionAttributeNames: {
+      ...batchNames(...live.names, 'doneAt', ...(withCallback ? (['callbackDue'] as const) : [])),
+      ...RUN_NAMES,
+    },
     ExpressionAttributeValues: { ...live.values, ':now': nowMs, ':run': run, ...(withCallback ? { ':due': CALLBACK_DUE } : {}) },
     ReturnValues: 'ALL_NEW',
-  };
-}
-
-/** Counts `images` re-detections against the client's images of the day, unless that goes beyond `limit`. */
-export function countImagesRequest(
-  table: string,
-  clientId: string,
-  day: string,
-  images: number,
-  limit: number,
-  nowMs: number,
-): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: usageKey(clientId, day),
-    UpdateExpression: 'ADD #accepted :n SET #purgeAt = if_not_exists(#purgeAt, :purge)',
-    ConditionExpression: '(attribute_not_exists(#accepted) AND :n <= :limit) OR #accepted <= :room',
-    ExpressionAttributeNames: { '#accepted': 'accepted', '#purgeAt': 'purge_at' },
-    ExpressionAttributeValues: { ':n': images, ':limit': limit, ':room': limit - images, ':purge': usagePurgeAt(nowMs) },
   };
 }
 

@@ -4,7 +4,7 @@
 // backend has them; without (dynalite) they are two writes, and a crash between them is repaired when the image's
 // message comes again and finds its answer written: the batch is recounted from its records (counters and what the run
 // has left), as an upload's redelivery is. The last answer ends the run: done again, callback owed again.
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Batch, Image } from '../domain';
 import type { RecordModelFacts } from '../model-version';
@@ -15,17 +15,16 @@ import { getImage } from './image-record';
 import {
   answerCounts,
   answerRequest,
-  countImagesRequest,
   endRequest,
   forgoRequest,
   leftRequest,
   markImageRequest,
   moveRequest,
   planPageQuery,
-  startRequest,
   type NewAnswer,
 } from './redetect-writes';
 import { decodeDetections } from './detections';
+import { RedetectRuns } from './redetect-run';
 import type { ImageItem } from './schema';
 import { transactWrite } from './transact';
 
@@ -38,47 +37,75 @@ export interface RedetectCandidate {
   duplicates: number;
   /** The run that still owes it an answer, if any. */
   run?: string;
+  /** Epoch ms: when that run queued its message. */
+  queuedAt?: number;
+  /** Epoch ms: until when a delivery of that message holds it (the claim before DetectLabels is paid). */
+  claimedUntil?: number;
+}
+
+/** One page of a batch's records as the plan reads it: its classified images, and where the next page starts. */
+export interface CandidatePage {
+  candidates: RedetectCandidate[];
+  /** The last record read (the page's end), undefined on an empty page. */
+  last?: string;
+  /** Whether records follow the page. */
+  more: boolean;
 }
 
 /** How an image's answer went: written (and counted), written before (a message delivered again), or the run is over. */
 export type AnswerOutcome = 'answered' | 'answered-before' | 'run-over';
 
+/** Records per page: the dry run reads 500 at a time; a start pages 100 at a time, each page charged, marked and queued. */
 const PLAN_PAGE = 500;
+export const START_PAGE = 100;
 const MARKS_AT_ONCE = 16;
 
 export class Redetections {
+  /** The run's state and the writes that move it: taken, paged, claimed, resumed (redetect-run.ts). */
+  readonly runs: RedetectRuns;
+
   constructor(
     private readonly store: BatchStore,
     /** The completion hook (callback, event) of a batch done again. */
     private readonly onDone?: (batch: Batch) => Promise<void>,
-  ) {}
+  ) {
+    this.runs = new RedetectRuns(store);
+  }
 
   /** Every record of the batch, a page at a time: its classified images with their model. */
   async *candidates(clientId: string, batchId: string): AsyncGenerator<RedetectCandidate[]> {
     let after: string | undefined;
     do {
-      const out = await this.store.ddb.send(new QueryCommand(planPageQuery(this.store.table, clientId, batchId, PLAN_PAGE, after)));
-      const items = (out.Items ?? []) as ImageItem[];
-      yield items
-        .filter((item) => item.op_status === 'success')
-        .map((item) => ({
-          fprint: item.img_fprint,
-          facts: modelFactsOf(item),
-          duplicates: item.dup_count ?? 0,
-          ...(item.rd_run !== undefined ? { run: item.rd_run } : {}),
-        }));
-      after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
+      const page = await this.page(clientId, batchId, after);
+      yield page.candidates;
+      after = page.more ? page.last : undefined;
     } while (after !== undefined);
   }
 
-  /** Marks the images as owed an answer by `run`; answers those marked (an image no longer classified is left). */
+  /** The page of records after `after` (from the first without it). */
+  async page(clientId: string, batchId: string, after?: string, limit = PLAN_PAGE): Promise<CandidatePage> {
+    const out = await this.store.ddb.send(new QueryCommand(planPageQuery(this.store.table, clientId, batchId, limit, after)));
+    const items = (out.Items ?? []) as ImageItem[];
+    const last = items.at(-1)?.img_fprint;
+    return {
+      candidates: items.filter((item) => item.op_status === 'success').map(candidateOf),
+      ...(last !== undefined ? { last } : {}),
+      more: out.LastEvaluatedKey !== undefined && last !== undefined,
+    };
+  }
+
+  /**
+   * Marks the images as owed an answer by `run`, which holds the batch; answers those marked (an image no longer
+   * classified, or answered by this run already, is left).
+   */
   async mark(clientId: string, batchId: string, fprints: readonly string[], run: string): Promise<string[]> {
     const marked: string[] = [];
+    const now = this.store.now();
     for (let i = 0; i < fprints.length; i += MARKS_AT_ONCE) {
       await Promise.all(
         fprints.slice(i, i + MARKS_AT_ONCE).map(async (fprint) => {
           try {
-            await this.store.ddb.send(new UpdateCommand(markImageRequest(this.store.table, clientId, batchId, fprint, run)));
+            await this.store.ddb.send(new UpdateCommand(markImageRequest(this.store.table, clientId, batchId, fprint, run, now)));
             marked.push(fprint);
           } catch (err) {
             if (!conditionFailed(err)) throw err;
@@ -87,22 +114,6 @@ export class Redetections {
       );
     }
     return marked;
-  }
-
-  /** Starts the run on a done batch running no other; undefined when it is not (open, processing, re-detecting, gone). */
-  async start(clientId: string, batchId: string, run: string, left: number): Promise<Batch | undefined> {
-    return this.store.conditionalUpdate(startRequest(this.store.table, clientId, batchId, run, left, this.store.now()));
-  }
-
-  /** Counts `images` re-detections against the client's images of the day; false (nothing counted) beyond `limit`. */
-  async countImages(clientId: string, day: string, images: number, limit: number): Promise<boolean> {
-    try {
-      await this.store.ddb.send(new UpdateCommand(countImagesRequest(this.store.table, clientId, day, images, limit, this.store.now())));
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
   }
 
   async getBatch(clientId: string, batchId: string): Promise<Batch | undefined> {
@@ -182,6 +193,18 @@ export class Redetections {
     return (await this.owedImages(clientId, batchId, run)).length;
   }
 }
+
+const candidateOf = (item: ImageItem): RedetectCandidate => {
+  const run = item as ImageItem & { rd_at?: number; rd_claim?: number };
+  return {
+    fprint: item.img_fprint,
+    facts: modelFactsOf(item),
+    duplicates: item.dup_count ?? 0,
+    ...(item.rd_run !== undefined ? { run: item.rd_run } : {}),
+    ...(typeof run.rd_at === 'number' ? { queuedAt: run.rd_at } : {}),
+    ...(typeof run.rd_claim === 'number' ? { claimedUntil: run.rd_claim } : {}),
+  };
+};
 
 /** A record's model facts as the plan reads them: its model, else its boxes' (or labels') model string and its time. */
 function modelFactsOf(item: ImageItem): RecordModelFacts {

@@ -6,7 +6,8 @@ import { encodeRedetectMessage, redetectMessageIn } from '../../lib/redetect/mes
 import { currentModel } from '../../lib/redetect/model';
 import { planOf, redetectBatch, type RedetectPlanDeps } from '../../lib/redetect/plan';
 import type { Redetections, RedetectCandidate } from '../../lib/store/redetect';
-import { answerCounts, answerRequest, countImagesRequest, forgoRequest } from '../../lib/store/redetect-writes';
+import { answerCounts, answerRequest, forgoRequest, markImageRequest } from '../../lib/store/redetect-writes';
+import { chargedAlready, chargePageRequest } from '../../lib/store/redetect-run-writes';
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 
 const OLD = { name: 'rekognition-detect-labels', version: '2.0' };
@@ -108,7 +109,8 @@ describe("an image's new answer", () => {
     // A record written before records kept their model: the replaced answer's model read from its boxes' string.
     const legacy = answerRequest('T', image({ model: undefined }), 'run1', answer(false), 9);
     expect(legacy.ExpressionAttributeValues?.[':previous']).toMatchObject({ model: OLD });
-    expect(request.UpdateExpression).toMatch(/REMOVE #redetectRun, #reused, #catAt$/);
+    expect(request.UpdateExpression).toMatch(/REMOVE #redetectRun, #rdAt, #rdClaim, #reused, #catAt$/);
+    expect(request.UpdateExpression).toContain('#rdLast = :run');
   });
 });
 
@@ -116,7 +118,7 @@ describe('an image the detector refuses during a run', () => {
   it('keeps its answer: only the mark goes, and only while the run still owes it one', () => {
     const request = forgoRequest('T', image(), 'run1');
     expect([request.UpdateExpression, request.ConditionExpression, request.ExpressionAttributeValues]).toEqual([
-      'REMOVE #redetectRun',
+      'SET #rdLast = :run REMOVE #redetectRun, #rdAt, #rdClaim',
       '#redetectRun = :run',
       { ':run': 'run1' },
     ]);
@@ -124,9 +126,22 @@ describe('an image the detector refuses during a run', () => {
 });
 
 describe('the quota of re-detections', () => {
-  it('counts them all at once only while they fit under the limit', () => {
-    const request = countImagesRequest('T', 'c', '2026-11-27', 5, 100, 0);
-    expect(request.ExpressionAttributeValues).toMatchObject({ ':n': 5, ':limit': 100, ':room': 95 });
+  it('charges a page only while it fits under the limit, and never a page of the run charged before', () => {
+    const request = chargePageRequest('T', 'c', '2026-11-27', { run: 'r1', last: 'f0500', n: 5 }, 100, 0);
+    expect(request.ExpressionAttributeValues).toMatchObject({ ':n': 5, ':limit': 100, ':room': 95, ':last': 'f0500' });
+    expect(request.ExpressionAttributeNames?.['#token']).toBe('rd_r1');
+    expect(request.ConditionExpression).toContain('(attribute_not_exists(#token) OR #token < :last)');
+    // Pages go in fingerprint order: the token at or past a page's end says the page was charged.
+    expect(chargedAlready({ rd_r1: 'f0500' }, 'r1', 'f0500')).toBe(true);
+    expect(chargedAlready({ rd_r1: 'f1000' }, 'r1', 'f0500')).toBe(true);
+    expect(chargedAlready({ rd_r1: 'f0500' }, 'r1', 'f1000')).toBe(false);
+    expect(chargedAlready({ rd_r0: 'f1000' }, 'r1', 'f0500')).toBe(false);
+  });
+
+  it('marks an image only once per run: never again one the run answered', () => {
+    const request = markImageRequest('T', 'c', 'b', 'f1', 'r1', 7);
+    expect(request.ConditionExpression).toBe('#status = :success AND (attribute_not_exists(#rdLast) OR #rdLast <> :run)');
+    expect(request.ExpressionAttributeValues).toMatchObject({ ':run': 'r1', ':now': 7 });
   });
 });
 

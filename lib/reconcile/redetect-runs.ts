@@ -1,0 +1,58 @@
+// The sweep's look after re-detection runs (docs/decisions/0039-redetect-runs.md): each live batch with a run is handed
+// to lib/redetect/resume.ts, which pages on a start whose pager stopped (a call that ended its time budget, or died),
+// queues again, at most once a while, the images owed that are in no one's hands, and ends a run that owes nothing or
+// that no answer reached for several resumes in a row. Work per run is bounded in batches and in time.
+import type { Batch } from '../domain';
+import { resumeRun, type ResumeDeps } from '../redetect/resume';
+
+export interface RedetectSweepDeps {
+  /** Every live batch's key (lib/store/live-batches.ts). */
+  batches(): AsyncIterable<{ clientId: string; batchId: string }>;
+  getBatch(clientId: string, batchId: string): Promise<Batch | undefined>;
+  resume: ResumeDeps;
+  now?: () => number;
+  log?: (line: string, details?: Record<string, unknown>) => void;
+}
+
+export interface RedetectSweepResult {
+  /** Runs looked after. */
+  runs: number;
+  /** Images whose page this sweep started (charged and queued), queued again, and given up. */
+  started: number;
+  requeued: number;
+  forgone: number;
+  truncated: boolean;
+}
+
+export async function sweepRedetections(
+  deps: RedetectSweepDeps,
+  limits: { maxBatches: number; maxDurationMs: number },
+): Promise<RedetectSweepResult> {
+  const now = deps.now ?? Date.now;
+  const deadline = now() + limits.maxDurationMs;
+  const result: RedetectSweepResult = { runs: 0, started: 0, requeued: 0, forgone: 0, truncated: false };
+  let checked = 0;
+  for await (const { clientId, batchId } of deps.batches()) {
+    if (checked >= limits.maxBatches || now() >= deadline) {
+      result.truncated = true;
+      break;
+    }
+    checked += 1;
+    const batch = await deps.getBatch(clientId, batchId);
+    if (!batch?.redetecting || batch.deleting === true) continue;
+    result.runs += 1;
+    try {
+      const out = await resumeRun(deps.resume, clientId, batchId, deadline);
+      result.started += out.calls;
+      result.requeued += out.requeued;
+      result.forgone += out.forgone;
+    } catch (err) {
+      deps.log?.('looking after a re-detection failed; the next sweep tries again', {
+        batch: `${clientId}/${batchId}`,
+        error: String(err),
+      });
+    }
+  }
+  if (result.started + result.requeued + result.forgone > 0) deps.log?.('looked after re-detections', { ...result });
+  return result;
+}

@@ -1,0 +1,41 @@
+// A listing's image names its model (issue 37 item 9; docs/design.md §13: every answer names its model): GET
+// …/images read from the table carries `model`, `previous` and `audit` as the image read by key does. The records are
+// seeded as the ingest, a re-detection and an audit draw leave them.
+import { toStoredAudit } from '../../lib/store/schema';
+import { call, imageItem, newClient, seedBatch, writeItems } from '../helpers/api';
+
+const MODEL = { name: 'rekognition-detect-labels', version: '3.0' };
+const OLDER = { name: 'rekognition-detect-labels', version: '2.0' };
+
+describe('GET /v1/batches/{batchId}/images', () => {
+  it('names the same model, previous answer and audit draw as the image read by key', async () => {
+    // Arrange
+    const client = await newClient('list-model');
+    const now = Date.now();
+    const batchId = await seedBatch(client.clientId, [], { closed: true, done_ts: now, n_total: 1, n_success: 1, n_pending: 0 });
+    const fprint = 'lm00001';
+    await writeItems([
+      {
+        ...imageItem(client.clientId, batchId, { fprint, uploadTs: now - 1_000, isCat: true, catConfidence: 91.5 }),
+        rek_model: MODEL,
+        prev: { model: OLDER, cat: false, conf: 12 },
+        audit: toStoredAudit({ drawnAt: now, stratum: 'cat', order: '00000000abcd', seed: 7 }),
+      },
+    ]);
+
+    // Act
+    const byKey = (await call('GET', `/v1/batches/${batchId}/images/${fprint}`, { key: client.key })).body;
+    const listed = (await call('GET', `/v1/batches/${batchId}/images`, { key: client.key })).body.items;
+    const byCapture = (await call('GET', `/v1/batches/${batchId}/images`, { key: client.key, query: { order: 'captured' } })).body;
+
+    // Assert
+    expect(byKey).toMatchObject({ model: MODEL, previous: { model: OLDER, isCat: false, catConfidence: 12 }, audit: { stratum: 'cat' } });
+    expect(listed).toHaveLength(1);
+    expect({ model: listed[0].model, previous: listed[0].previous, audit: listed[0].audit }).toEqual({
+      model: byKey.model,
+      previous: byKey.previous,
+      audit: byKey.audit,
+    });
+    expect(byCapture.items).toEqual([]);
+  });
+});
