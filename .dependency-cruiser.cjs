@@ -2,7 +2,7 @@
 // that points up a layer or closes a circle, naming the rule. From the bottom up:
 //   domain    lib/domain.ts, lib/model-version.ts, lib/errors.ts, lib/config.ts, lib/ids.ts, lib/backoff.ts, lib/validation-messages.ts, lib/similar/
 //   adapters  lib/store/, lib/aws/, lib/jobs/
-//   services  lib/ingest/, lib/notify/, lib/auth/, lib/erase/, lib/export/, lib/reconcile/, lib/review/, lib/redetect/
+//   services  lib/ingest/, lib/notify/, lib/auth/, lib/erase/, lib/export/, lib/reconcile/, lib/review/, lib/redetect/, lib/import/
 //   api       lib/api/
 //   edges     lib/http/, lib/web/, lib/cli/
 //   run-time  functions/, then local/ (which runs them), bin/, web/ (the browser app)
@@ -10,7 +10,7 @@
 // and one boundary across them: only lib/store (and lib/aws) import the DynamoDB clients as values.
 const DOMAIN = '^lib/(domain|errors|config|ids|backoff|validation-messages|model-version)[.]ts$|^lib/similar/';
 const ADAPTERS = '^lib/(store|aws|jobs)/';
-const SERVICES = '^lib/(ingest|notify|auth|erase|export|reconcile|review|redetect)/';
+const SERVICES = '^lib/(ingest|notify|auth|erase|export|reconcile|review|redetect|import)/';
 const API = '^lib/api/';
 const EDGES = '^lib/(http|web|cli)/';
 const RUN_TIME = '^(functions|local|bin|web)/';

@@ -131,8 +131,10 @@ export interface Image {
   width?: number;
   height?: number;
   format?: string;
-  /** Where the object rests: processed/…, failed/…. */
+  /** Where the object rests: processed/…, failed/…; none for an imported image, which stays at its source. */
   restingKey?: string;
+  /** An imported image's object, read where it is and never moved (docs/design.md §16). */
+  source?: SourceObject;
   errorCode?: string;
   errorMessage?: string;
   /** Later uploads of the same pixels to this batch, and the first of their names. */
@@ -183,6 +185,39 @@ export const ZERO_COUNTS: Counts = {
   corrected: 0,
 };
 
+// ---- an import: a batch classified where its images already are (docs/design.md §16) -------------------------------
+
+/** One object of a source bucket as listed: an imported image's origin, named on its record. */
+export interface SourceObject {
+  bucket: string;
+  /** The key as S3 stores it (decoded: a manifest's URL-encoded keys are decoded when read). */
+  key: string;
+  /** The version listed (a manifest's third column, an inventory's VersionId); read as that version. */
+  versionId?: string;
+  /** The ETag listed, without quotes: the object is read only while it still has it (else `SourceChanged`). */
+  etag?: string;
+  size?: number;
+}
+
+/** Where an import's keys come from: a bucket and prefix, or a manifest (a Batch Operations CSV or an Inventory manifest.json). */
+export type ImportSource = { bucket: string; prefix: string } | { manifest: string };
+
+export const IMPORT_STATES = ['listing', 'waiting-for-quota', 'listed'] as const;
+export type ImportState = (typeof IMPORT_STATES)[number];
+
+/** An import's progress, on its batch's summary. */
+export interface ImportProgress {
+  state: ImportState;
+  /** Keys listed so far (images and others). */
+  listed: number;
+  /** Images sent to the uploads queue (each counted against the images quota as it was sent). */
+  enqueued: number;
+  /** Keys listed that are not images by name (and folder markers): never enqueued. */
+  skipped: number;
+  /** Epoch ms: when an import waiting for the quota goes on (the next UTC midnight). */
+  resumesAt?: number;
+}
+
 export interface Batch {
   clientId: string;
   batchId: string;
@@ -214,6 +249,8 @@ export interface Batch {
   callbackRequeuedAt?: number;
   /** Being classified again (POST …:redetect): its run id and the images it still owes an answer. */
   redetecting?: { run: string; left: number };
+  /** An import's source and progress (docs/design.md §16); absent on a batch of uploads. */
+  import?: ImportProgress & { source: ImportSource };
 }
 
 export const BATCH_STATUSES = ['open', 'processing', 'done'] as const;

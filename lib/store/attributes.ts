@@ -109,6 +109,8 @@ export const UPLOAD_ATTRIBUTES = {
   quotaExceeded: 'quota_over',
   /** Set, with the count, when the upload was counted against its client's daily quota (quota-writes.ts). */
   quotaCounted: 'quota_day',
+  /** An imported object's send mark (import-marks.ts): `sending`, then `sent` once on the uploads queue. */
+  importSend: 'imp_send',
   expiresAt: 'ttl',
   purgeAt: 'purge_at',
 } as const;

@@ -226,6 +226,8 @@ export interface UploadItem {
   quota_over?: string;
   /** Set (the UTC day) with the count of the upload against that day's quota: no attempt counts it again. */
   quota_day?: string;
+  /** An imported object's send mark (import-marks.ts). */
+  imp_send?: 'sending' | 'sent';
   ttl: number;
   /** DynamoDB's TTL, as on every item of the batch (purgeAt). */
   purge_at?: number;

@@ -41,8 +41,8 @@ const slug = (heading: string): string =>
     .replace(/ /g, '-');
 const anchors = new Set([...design.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1] ?? '')));
 
-test('docs/design.md is at most 450 lines', () => {
-  expect(design.split('\n').length).toBeLessThanOrEqual(450);
+test('docs/design.md is at most 460 lines', () => {
+  expect(design.split('\n').length).toBeLessThanOrEqual(460);
 });
 
 test("design.md's sections are numbered in ascending order, from 1 (a number not built yet has no section)", () => {
