@@ -11,6 +11,8 @@ export interface LocalJobQueues {
   callbacks: LocalJobQueue;
   /** The uploads queue as POST …:redetect sends to it: the stack's bridge (uploadsJobQueue), else none. */
   redetects: JobQueue;
+  /** Imports' listings (local/import-lister.ts consumes them). */
+  listings: LocalJobQueue;
   /** Stops consuming: a send after it fails. */
   close(): void;
 }
@@ -22,6 +24,7 @@ export function unconsumedJobQueues(): LocalJobQueues {
     erasures: new LocalJobQueue('erase', { awaitImmediate: true }),
     callbacks: new LocalJobQueue('callbacks', { awaitImmediate: false }),
     redetects: noUploadsQueue,
+    listings: new LocalJobQueue('imports', { awaitImmediate: false }),
     close: () => undefined,
   };
 }
@@ -46,7 +49,7 @@ export const uploadsJobQueue = (bridge: { send(body: string, options?: { groupId
  * from the environment when built, so call this once the stack's environment is applied.
  */
 export async function startLocalJobQueues(root: string): Promise<LocalJobQueues> {
-  const { erasures, callbacks, redetects } = unconsumedJobQueues();
+  const { erasures, callbacks, redetects, listings } = unconsumedJobQueues();
   const erase = (await import(path.join(root, 'functions', 'erase', 'handler'))) as { handler: LocalConsumer };
   const { createCallbacksHandler } = (await import(path.join(root, 'functions', 'callbacks', 'app'))) as {
     createCallbacksHandler(wiring: { callbacks: LocalJobQueue }): CallbacksHandler;
@@ -57,9 +60,11 @@ export async function startLocalJobQueues(root: string): Promise<LocalJobQueues>
     erasures,
     callbacks,
     redetects,
+    listings,
     close: () => {
       erasures.consumeWith(undefined);
       callbacks.consumeWith(undefined);
+      listings.consumeWith(undefined);
     },
   };
 }
