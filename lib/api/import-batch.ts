@@ -78,7 +78,9 @@ export async function retryFailed(deps: ImportApiDeps | undefined, clientId: str
   let resubmitted = 0;
   for (const image of failed) {
     if (!(await deps.imports.putBack(clientId, batchId, image))) continue;
-    const source: SourceObject = image.source;
+    // Changed since listed: sent again as the object is now (no ETag or version to hold it to).
+    const { etag: _etag, versionId: _version, ...current } = image.source;
+    const source: SourceObject = image.errorCode === 'SourceChanged' ? current : image.source;
     if ((await enqueueSourceObject(deps.enqueue, target, source)) !== 'over-quota') resubmitted += 1;
   }
   const after = await deps.imports.read(clientId, batchId);

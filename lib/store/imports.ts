@@ -118,7 +118,8 @@ export class ImportStore {
             'attribute_exists(#partition) AND #imp.#state = :state AND #imp.#listed = :listed AND #imp.#enqueued = :enqueued' +
             (was.cursor === undefined ? ' AND attribute_not_exists(#imp.#cursor)' : ' AND #imp.#cursor = :cursor'),
           ExpressionAttributeNames: {
-            ...batchNames('import', 'partition'),
+            '#imp': 'imp',
+            ...batchNames('partition'),
             '#state': 'state',
             '#listed': 'listed',
             '#enqueued': 'enqueued',
@@ -183,9 +184,12 @@ export class ImportStore {
     return found;
   }
 
-  /** The batch's failed imported images (pattern 2: LSI batch-status, range `fail#`; the source read through it). */
+  /**
+   * The batch's failed imported images: pattern 2 (LSI batch-status, range `fail#`) for their keys, the records by
+   * BatchGetItem (the source is not among the index's projected attributes).
+   */
   async failedImports(clientId: string, batchId: string): Promise<(Image & { source: SourceObject })[]> {
-    const out: (Image & { source: SourceObject })[] = [];
+    const fprints: string[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const page: QueryCommandOutput = await this.opts.ddb.send(
@@ -193,19 +197,16 @@ export class ImportStore {
           TableName: this.table,
           IndexName: INDEX.batchStatus,
           KeyConditionExpression: 'batch_id = :p AND begins_with(status_ts, :fail)',
-          FilterExpression: 'attribute_exists(#source)',
-          ExpressionAttributeNames: { '#source': 'source' },
+          ProjectionExpression: 'img_fprint',
           ExpressionAttributeValues: { ':p': batchPartition(clientId, batchId), ':fail': 'fail#' },
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       );
-      for (const item of page.Items ?? []) {
-        const image = toImage(item as Partial<ImageItem>);
-        if (image.source) out.push(image as Image & { source: SourceObject });
-      }
+      for (const item of page.Items ?? []) fprints.push(String(item.img_fprint));
       start = page.LastEvaluatedKey;
     } while (start);
-    return out;
+    const records = await this.records(clientId, batchId, fprints);
+    return [...records.values()].filter((i): i is Image & { source: SourceObject } => i.status === 'fail' && i.source !== undefined);
   }
 
   /**
