@@ -8,7 +8,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Batch, ImportSource } from '../domain';
 import type { ImportCheckpoint } from '../store/imports';
 import { enqueueSourceObject, nextUtcMidnight, type EnqueueDeps, type EnqueueOutcome } from './enqueue';
-import { sourcePages, type Listed, type Page } from './manifest';
+import { sourcePages, type Listed, type SourcePage } from './manifest';
 import { isAllowed, isImageKey } from './sources';
 
 /** The import's items as the lister moves them (lib/store/imports.ts ImportStore). */
@@ -65,7 +65,7 @@ export async function listImport(deps: ListerDeps, clientId: string, batchId: st
 async function handlePage(
   deps: ListerDeps,
   batch: Batch,
-  page: Page,
+  page: SourcePage,
   was: ImportCheckpoint,
   allowed: readonly string[],
 ): Promise<ImportCheckpoint> {

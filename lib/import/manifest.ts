@@ -21,7 +21,7 @@ export interface Listed {
   after: string;
 }
 
-export interface Page {
+export interface SourcePage {
   objects: Listed[];
   /** false: this was the source's last page. */
   more: boolean;
@@ -35,7 +35,7 @@ async function prefixPage(
   source: { bucket: string; prefix: string },
   cursor: string | undefined,
   size: number,
-): Promise<Page> {
+): Promise<SourcePage> {
   const out = await s3.send(
     new ListObjectsV2Command({
       Bucket: source.bucket,
@@ -178,7 +178,7 @@ export class ManifestReader {
     return this.held.text;
   }
 
-  async page(cursor: string | undefined, size: number): Promise<Page> {
+  async page(cursor: string | undefined, size: number): Promise<SourcePage> {
     let [fileIndex, offset] = (cursor ?? '0:0').split(':').map(Number) as [number, number];
     const objects: Listed[] = [];
     while (objects.length < size && fileIndex < this.manifest.files.length) {
@@ -208,7 +208,7 @@ export class ManifestReader {
 export async function sourcePages(
   s3: S3Client,
   source: ImportSource,
-): Promise<(cursor: string | undefined, size: number) => Promise<Page>> {
+): Promise<(cursor: string | undefined, size: number) => Promise<SourcePage>> {
   if (!('manifest' in source)) return (cursor, size) => prefixPage(s3, source, cursor, size);
   const reader = new ManifestReader(s3, await manifestFiles(s3, source.manifest));
   return (cursor, size) => reader.page(cursor, size);

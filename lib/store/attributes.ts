@@ -117,7 +117,7 @@ export const UPLOAD_ATTRIBUTES = {
   /** An imported object's send mark (import-marks.ts): `sending`, then `sent` once on the uploads queue. */
   importSend: 'imp_send',
   /** An imported object's {bucket, key, versionId?, etag?}, written with its send mark. */
-  importSource: 'src',
+  importSource: 'imp_src',
   expiresAt: 'ttl',
   purgeAt: 'purge_at',
 } as const;

@@ -153,13 +153,13 @@ export class ImportStore {
         KeyConditionExpression: 'batch_id = :uploads',
         FilterExpression: 'attribute_exists(#src)',
         ProjectionExpression: '#src, #fprint',
-        ExpressionAttributeNames: { '#src': 'src', '#fprint': 'seen_fprint' },
+        ExpressionAttributeNames: { '#src': 'imp_src', '#fprint': 'seen_fprint' },
         ExpressionAttributeValues: { ':uploads': UPLOAD_ITEM_PREFIX + batchPartition(clientId, batchId) },
         ...(start ? { ExclusiveStartKey: start } : {}),
       }),
     );
     const items = ((page.Items ?? []) as Partial<UploadItem>[]).flatMap((item) =>
-      item.src ? [{ source: item.src, ...(item.seen_fprint ? { fprint: item.seen_fprint } : {}) }] : [],
+      item.imp_src ? [{ source: item.imp_src, ...(item.seen_fprint ? { fprint: item.seen_fprint } : {}) }] : [],
     );
     return { items, ...(page.LastEvaluatedKey ? { next: page.LastEvaluatedKey } : {}) };
   }

@@ -241,7 +241,7 @@ export interface UploadItem {
   quota_day?: string;
   /** An imported object's send mark (import-marks.ts). */
   imp_send?: 'sending' | 'sent';
-  src?: SourceObject;
+  imp_src?: SourceObject;
   ttl: number;
   /** DynamoDB's TTL, as on every item of the batch (purgeAt). */
   purge_at?: number;
