@@ -10,6 +10,8 @@ import { ClientSourcesStore } from '../../lib/store/client-sources';
 import { aws, detectCalls, stackEnv, uniqueId, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { batchSummarySchema } from '../../lib/api/schemas';
+import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { defaultClientLimits } from '../../functions/config';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
@@ -170,4 +172,38 @@ describe('imports: classifying what is already in S3, in place', () => {
     expect((await detectCalls()) - before).toBe(0);
     expect((await call('POST', '/v1/batches/second:retry', { key: client.key })).body.resubmitted).toBe(1);
   }, 120_000);
+
+  it('waits for the quota’s reset beyond today’s images, says so, and loses nothing', async () => {
+    const capped = await newClient('imp');
+    await new ClientSourcesStore({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }).change(
+      capped.clientId,
+      [`s3://${library}/photos/`],
+      [],
+    );
+    await new ClientQuotaStore({
+      ddb: aws().ddb,
+      tableName: stackEnv('TABLE_NAME'),
+      defaults: defaultClientLimits(),
+      cacheMs: 0,
+    }).setLimits(capped.clientId, { maxImagesPerDay: 3 });
+    const created = await call('POST', '/v1/batches', {
+      key: capped.key,
+      body: { batchId: 'capped', source: { bucket: library, prefix: 'photos/' } },
+    });
+    expect(created.status).toBe(201);
+    const waiting = await waitFor(
+      async () => {
+        const b = (await call('GET', '/v1/batches/capped', { key: capped.key })).body;
+        return b?.import?.state === 'waiting-for-quota' && b.counts.total === 3 && b.counts.pending === 0 ? b : undefined;
+      },
+      { timeoutMs: 60_000, what: 'the import waiting for the quota' },
+    );
+    const midnight = new Date();
+    midnight.setUTCHours(24, 0, 0, 0);
+    expect(waiting.import).toMatchObject({ enqueued: 3, resumesAt: midnight.toISOString() });
+    expect(waiting.status).toBe('open');
+    expect((await call('GET', '/v1/usage', { key: capped.key })).body).toMatchObject({
+      images: { accepted: 3, rejected: 0, remaining: 0 },
+    });
+  }, 90_000);
 });
