@@ -356,6 +356,8 @@ export interface Claim {
   leaseMs: number;
   /** Epoch s: the batch's expiry, which every record of the batch shares (its TTL). */
   expiresAt: number;
+  /** An imported image's object (docs/design.md §16): written on the record with the claim. */
+  source?: SourceObject;
 }
 
 /** A classification: DetectLabels' own (with its trimmed answer) or one reused from the client's earlier record. */
@@ -388,7 +390,8 @@ export interface Finish {
   /** When the upload arrived: its upload time in every index. */
   uploadedAt: number;
   now: number;
-  restingKey: string;
+  /** Where the object rests; none for an imported image, which stays at its source. */
+  restingKey?: string;
   logs?: string[];
 }
 
@@ -515,6 +518,18 @@ export interface BatchSummary {
   expiresAt: string;
   callbackUrl: string | null;
   callback: CallbackDelivery | null;
+  /** An import's progress (docs/design.md §16); only on a batch from a source. */
+  import?: ImportSummary;
+}
+
+/** An import's progress as a client reads it. */
+export interface ImportSummary {
+  source: ImportSource;
+  state: ImportState;
+  listed: number;
+  enqueued: number;
+  skipped: number;
+  resumesAt: string | null;
 }
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
@@ -547,7 +562,13 @@ export function presentBatch(batch: Batch, opts: PresentBatchOptions = {}): Batc
     expiresAt: new Date(batch.expiresAt * 1000).toISOString(),
     callbackUrl: batch.callbackUrl ?? null,
     callback: presentCallback(batch),
+    ...(batch.import ? { import: presentImport(batch.import) } : {}),
   };
+}
+
+function presentImport(p: NonNullable<Batch['import']>): ImportSummary {
+  const { source, state, listed, enqueued, skipped } = p;
+  return { source, state, listed, enqueued, skipped, resumesAt: iso(p.resumesAt) };
 }
 
 /** The completion callback's delivery: pending from the moment the batch is done until delivered or given up. */

@@ -17,6 +17,8 @@ export interface LocalJobQueues {
   callbacks: LocalJobQueue;
   /** The uploads queue as POST …:redetect sends to it: the stack's bridge (uploadsJobQueue), else none. */
   redetects: JobQueue;
+  /** Imports' listings (local/import-lister.ts consumes them). */
+  listings: LocalJobQueue;
   /** Stops consuming: a send after it fails. */
   close(): void;
 }
@@ -53,6 +55,7 @@ export function unconsumedJobQueues(limits: JobConsumerLimits = {}): LocalJobQue
     erasures: new LocalJobQueue('erase', { awaitImmediate: true, ...(limits.erase ? { limits: limits.erase } : {}) }),
     callbacks: new LocalJobQueue('callbacks', { awaitImmediate: false, ...(limits.callbacks ? { limits: limits.callbacks } : {}) }),
     redetects: noUploadsQueue,
+    listings: new LocalJobQueue('imports', { awaitImmediate: false }),
     close: () => undefined,
   };
 }
@@ -78,7 +81,7 @@ export const uploadsJobQueue = (bridge: { send(body: string, options?: { groupId
  * environment when built, so call this once the stack's environment is applied.
  */
 export async function startLocalJobQueues(root: string, iam: LocalIam): Promise<LocalJobQueues> {
-  const { erasures, callbacks, redetects } = unconsumedJobQueues(await loadJobConsumerLimits(root));
+  const { erasures, callbacks, redetects, listings } = unconsumedJobQueues(await loadJobConsumerLimits(root));
   // Each consumer is built as its function (it signs as itself), and polls with its role (local/iam-queues.ts).
   await checkConsumer(iam, 'erase', 'erase');
   await checkConsumer(iam, 'callbacks', 'callbacks');
@@ -98,9 +101,11 @@ export async function startLocalJobQueues(root: string, iam: LocalIam): Promise<
     erasures,
     callbacks,
     redetects,
+    listings,
     close: () => {
       erasures.consumeWith(undefined);
       callbacks.consumeWith(undefined);
+      listings.consumeWith(undefined);
     },
   };
 }

@@ -14,6 +14,7 @@ import { recordDetectorModel } from './detector-model';
 import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
 import { LocalMessageVisibility } from '../lib/aws/message-visibility';
 import { startLocalJobQueues, unconsumedJobQueues, uploadsJobQueue, type LocalJobQueues } from './job-queues';
+import { importUploadsQueue, startImportLister } from './import-lister';
 import { LocalQueue } from './queue';
 import type { Stack, StackOptions } from './stack-types';
 import type { BatchHandler, LocalQueueOptions } from './queue-options';
@@ -356,14 +357,33 @@ async function startConsumers(
     log(`[stack] the detector answers with ${model.name} ${model.version}`);
   }
   bridge.resume();
+  if (opts.applyEnv !== false) await resumeImports(jobs, bridge, log);
   const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
   recountInterrupted(bridge, onStaleBatch, log);
   if (opts.apiHandler !== false) {
     s.late.apiFunctions = opts.apiHandler
       ? oneHandlerForAll(opts.apiHandler)
-      : await loadApiFunctions(ROOT, { ...jobs, redetects: uploadsJobQueue(bridge) }, s.iam);
+      : await loadApiFunctions(
+          ROOT,
+          {
+            ...jobs,
+            redetects: uploadsJobQueue(bridge),
+            imports: { listings: jobs.listings, uploads: importUploadsQueue(bridge) },
+          },
+          s.iam,
+        );
   }
   return { jobs, onStaleBatch };
+}
+
+/** The local lister of imports on its job queue, and every import a previous run left listing queued again. */
+async function resumeImports(jobs: LocalJobQueues, bridge: LocalQueue, log: (line: string) => void): Promise<void> {
+  const lister = startImportLister(jobs.listings, importUploadsQueue(bridge), { log });
+  const resumed = await lister.resume().catch((err: unknown) => {
+    log(`[stack] resuming imports failed: ${String(err)}`);
+    return 0;
+  });
+  if (resumed > 0) log(`[stack] ${resumed} import(s) resumed listing`);
 }
 
 /** The reconciliation sweep (with the count check and the callbacks' look where it can run them); none when turned off. */

@@ -18,6 +18,12 @@ import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ImportApiDeps } from '../../lib/api/import-batch';
+import type { ImportQueue } from '../../lib/import/enqueue';
+import { ClientSourcesStore } from '../../lib/store/client-sources';
+import { ImportMarksStore } from '../../lib/store/import-marks';
+import { ImportStore } from '../../lib/store/imports';
 import {
   clientLimitsCacheMs,
   defaultClientLimits,
@@ -36,10 +42,36 @@ export interface BatchesWiring extends NotifyWiring {
   redetects: JobQueue;
   /**
    * How an import batch's source is fanned out (docs/design.md §16): on AWS an S3 Batch Operations job per import
-   * (import-engine.ts); the batch service opening an import from a source calls `imports.start` once the source passed
+   * (import-engine.ts); the batch service opening an import from a source calls `importEngine.start` once the source passed
    * the client's allowed sources. Locally the stack's lister (lib/import/lister.ts) takes its place.
    */
-  imports?: ImportEngine;
+  importEngine?: ImportEngine;
+  /**
+   * Batches from a source (docs/design.md §16): where a new import's listing starts, and the uploads queue :retry sends
+   * its images to (in their client's group). Without it, a batch from a source answers 400 imports_not_configured.
+   */
+  imports?: { listings: JobQueue; uploads: ImportQueue };
+}
+
+/** An import's API: the allowed sources, its items, the listing's start, and the once-only enqueue of :retry. */
+function importDeps(
+  wiring: NonNullable<BatchesWiring['imports']>,
+  ddb: DynamoDBDocumentClient,
+  config: { tableName: string; transactions: boolean },
+  limits: ClientQuotaStore,
+): ImportApiDeps {
+  const { tableName, transactions } = config;
+  return {
+    sources: new ClientSourcesStore({ ddb, tableName }),
+    imports: new ImportStore({ ddb, tableName }),
+    listings: wiring.listings,
+    enqueue: {
+      queue: wiring.uploads,
+      marks: new ImportMarksStore({ ddb, tableName }),
+      quota: new ClientQuotaStore({ ddb, tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs(), transactions }),
+    },
+    usage: (clientId, day) => limits.usage(clientId, day),
+  };
 }
 
 export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
@@ -89,6 +121,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
           isLive: (batch) => store.isLive(batch),
           resumeGraceMs: redetectResumeGraceMs(),
         },
+        ...(wiring.imports ? { imports: importDeps(wiring.imports, ddb, config, limits) } : {}),
       }),
     },
     authenticator: annotatingClient(new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs })),

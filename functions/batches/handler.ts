@@ -17,7 +17,7 @@ const app = createBatchesHandler({
   // POST …:redetect queues its images where the ingest reads its uploads.
   redetects: new SqsJobQueue(sqsClient(), queueUrl('INGEST_QUEUE_URL')),
   // An import's fan-out: an S3 Batch Operations job (built when the first import starts).
-  imports: awsImportEngine(),
+  importEngine: awsImportEngine(),
   ...awsNotifyWiring(loadNotifyWiringSettings()),
 });
 

@@ -17,7 +17,8 @@ import { IceCatError, type IceCatErrorOptions } from '../../lib/errors';
 import { boundedBy } from '../../lib/ingest/bounded';
 import { decodeS3Key, tryParseUploadKey } from '../../lib/ingest/s3-key';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
-import { processUpload } from '../../lib/ingest/pipeline';
+import { processImport, processUpload } from '../../lib/ingest/pipeline';
+import { importMessageIn } from '../../lib/import/message';
 import type { IngestDeps } from '../../lib/ingest/deps';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
@@ -124,13 +125,20 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
     try {
       const redetected = await redetect(record);
       if (redetected !== false) delaySeconds = redetected;
-      else
-        for (const upload of uploadsIn(record)) {
+      else {
+        const imported = importMessageIn(record.body);
+        // An imported image (docs/design.md §16): read where it is, recorded in the batch its import opened.
+        const uploads = imported ? [imported] : uploadsIn(record);
+        for (const upload of uploads) {
           // Each upload its own subsegment, annotated with its client and batch.
-          const result = await traceWork('upload', traceKeysOf(upload.encodedKey), () => processUpload(deps, upload));
+          const result =
+            'type' in upload
+              ? await traceWork('import', upload, () => processImport(deps, upload))
+              : await traceWork('upload', traceKeysOf(upload.encodedKey), () => processUpload(deps, upload));
           logger.info('upload handled', { messageId: record.messageId, ...result });
           if (result.outcome === 'deferred') delaySeconds = Math.max(delaySeconds, result.retryAfterSeconds);
         }
+      }
     } catch (err) {
       logger.error('upload failed; SQS will redeliver it', { messageId: record.messageId, error: err as Error });
       throw err;

@@ -49,6 +49,8 @@ import { drawAudit } from './audit-draw';
 import type { AuditBody, AuditResult } from './audit-schemas';
 import type { RedetectPlanDeps } from '../redetect/plan';
 import { redetectAnswer } from './redetect';
+import { checkSource, newImport, retryFailed, startListing, type ImportApiDeps, type RetryResult } from './import-batch';
+import { streamReport } from './import-report';
 import type { RedetectBody, RedetectResult } from './redetect-schemas';
 
 /** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */
@@ -81,6 +83,8 @@ export interface BatchLifecycleOptions {
   quota?: LifecycleQuota;
   /** POST …:redetect: the model answering now, the uploads queue its images go to (lib/redetect/plan.ts). */
   redetect?: RedetectPlanDeps;
+  /** Batches from a source (docs/design.md §16): allowed sources, the listing's start, the report, :retry. */
+  imports?: ImportApiDeps;
 }
 
 /** A client's daily limits as the batch lifecycle applies them (lib/store/quota-writes.ts ClientQuotaStore). */
@@ -183,6 +187,8 @@ export class BatchLifecycleService {
 
   async createBatch(clientId: string, body: CreateBatchBody): Promise<CreatedBatch> {
     const files = body.files ?? [];
+    // An import's source is checked before anything is written or listed (403 outside the client's sources).
+    const imports = body.source ? await checkSource(this.opts.imports, clientId, body.source) : undefined;
     this.checkSizes(files);
     const callbackUrl = body.callbackUrl === undefined ? undefined : this.checkCallbackUrl(body.callbackUrl);
     const nowMs = this.now();
@@ -196,8 +202,11 @@ export class BatchLifecycleService {
       ...(files.length > 0 ? { expected: files.length } : {}),
       ...(this.opts.catMinConfidence !== undefined ? { catMinConfidence: this.opts.catMinConfidence } : {}),
     });
+    if (body.source) batch.import = newImport(body.source);
     await this.checkImagesLeft(clientId, files.length, nowMs);
+    await imports?.imports.markLive(clientId, batch.batchId);
     await this.createCounted(clientId, batch, nowMs);
+    if (imports) await startListing(imports, clientId, batch.batchId);
     const callbackSecret = callbackUrl && this.opts.callbacks ? deriveCallbackSecret(this.opts.callbacks.signingKey, batch) : undefined;
     return {
       batchId: batch.batchId,
@@ -387,6 +396,19 @@ export class BatchLifecycleService {
       batch: presentBatch(out.batch),
       ...(out.after !== undefined ? { cursor: encodeCursor({ after: out.after, catMinConfidence: body.catMinConfidence }) } : {}),
     };
+  }
+
+  /** GET …/report?format=s3-batch-operations: one row per object the import sent, streamed as the exports are. */
+  async report(clientId: string, batchId: string): Promise<HttpAnswer> {
+    const batch = await this.requireBatch(clientId, batchId);
+    const { imports, exports } = this.opts;
+    if (!imports || !batch.import || !exports) throw new BatchNotFoundError(`batch ${batchId} is not an import`, { batchId });
+    return streamReport({ ...exports, s3: this.opts.s3, bucketName: this.opts.bucketName }, imports, clientId, batchId);
+  }
+
+  /** POST …:retry: exactly the batch's failed imported images, sent again. */
+  retry(clientId: string, batchId: string): Promise<RetryResult> {
+    return retryFailed(this.opts.imports, clientId, batchId);
   }
 
   /** Classifies again the batch's images answered by another model (all with `all`), or prices it (dryRun). */

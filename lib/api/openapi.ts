@@ -8,6 +8,7 @@ type JsonSchema = Record<string, unknown>;
 const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   400: 'A parameter, path segment, body field or cursor is invalid; the message names it.',
   401: 'No API key, or an unknown one (Authorization: Bearer <api key>).',
+  403: 'The source is outside the sources the client may import from (source_not_allowed).',
   404: 'No such batch or image for this client (another client’s answers the same).',
   409: 'Conflict with the current state; retry.',
   413: 'A declared file is larger than accepted.',

@@ -41,6 +41,7 @@ import {
 } from './schemas';
 import { accuracySchema, auditBodySchema, auditResultSchema } from './audit-schemas';
 import { changeListSchema, changesQuerySchema, redetectBodySchema, redetectResultSchema } from './redetect-schemas';
+import { reportQuerySchema, retryResultSchema } from './import-schemas';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -51,7 +52,7 @@ export interface WebPages {
 }
 
 /** Error statuses a route may answer; 400, 401 (when authenticated), 429 and 500 apply to every route. */
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500;
 
 /** The operations each function's handler builds, by function. */
 export interface ApiServices {
@@ -139,14 +140,16 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
         'image/* content type, 1 byte up to the declared size, and an expiry. Uploading with any S3 client to the ' +
         'same key is equally valid. The batch and everything in it expire retentionDays after now (its expiresAt). ' +
         'A batchId the client already has answers 409 batch_exists; the name of a batch that expired or was deleted ' +
-        'answers 409 batch_erasing until its erasure is done, which this request starts for an expired one.',
+        'answers 409 batch_erasing until its erasure is done, which this request starts for an expired one. With `source` ' +
+        '(no files) the batch classifies images where they are: it lists the source, closes itself once listed and reports ' +
+        'its progress as `import`; a source outside the client’s allowed ones answers 403 source_not_allowed.',
       authenticated: true,
       params: noParams,
       query: noQuerySchema,
       body: createBatchBodySchema(limits),
       status: 201,
       response: createdBatchSchema,
-      errors: [400, 401, 409, 413, 429, 500],
+      errors: [400, 401, 403, 409, 413, 429, 500],
       run: ({ service, clientId, body }) => service.createBatch(clientId, body),
     }),
     route({
@@ -185,6 +188,47 @@ export function apiRoutes(limits: SchemaLimits): Route[] {
       response: batchSummarySchema,
       errors: [400, 401, 404, 409, 429, 500],
       run: ({ service, clientId, params, body }) => service.closeBatch(clientId, params.batchId, body),
+    }),
+    route({
+      function: 'batches',
+      method: 'GET',
+      path: '/v1/batches/{batchId}/report',
+      operationId: 'importReport',
+      summary: "An import's completion report in S3 Batch Operations' CSV columns, one row per object it sent",
+      description:
+        'Bucket, Key (URL-encoded), VersionId, TaskStatus (succeeded | failed), ErrorCode (SourceChanged, SourceMissing, ' +
+        'NotAnImage … or NotProcessedYet), HTTPStatusCode, ResultMessage (the verdict and its confidence; a duplicate names ' +
+        'its original), no header row. Streamed as the exports are: inline, or a 303 to a presigned GET once large. A batch ' +
+        'of uploads answers 404.',
+      authenticated: true,
+      params: batchParams,
+      query: reportQuerySchema,
+      status: 200,
+      response: z.string().check(z.meta({ description: 'The report (text/csv), as an attachment.' })),
+      otherAnswers: {
+        200: { description: 'The report, as an attachment.', content: ['text/csv'], headers: ['Content-Disposition', 'X-Export-Rows'] },
+        303: { description: 'The report was stored: Location is a presigned GET of it.', headers: ['Location', 'X-Export-Rows'] },
+      },
+      errors: BATCH_ERRORS,
+      run: ({ service, clientId, params }) => service.report(clientId, params.batchId),
+    }),
+    route({
+      function: 'batches',
+      method: 'POST',
+      path: '/v1/batches/{batchId}:retry',
+      operationId: 'retryImport',
+      summary: "Send again exactly an import's failed images (SourceChanged, SourceMissing, …), read where they are",
+      description:
+        'Each failed imported image loses its fail record and is sent again, counted against the images quota (429 ' +
+        'quota_exceeded when fewer are left today); the batch is processing until they have their new records. Nothing ' +
+        'else is sent again. A batch still listing answers 409; a batch of uploads, 404.',
+      authenticated: true,
+      params: batchParams,
+      query: noQuerySchema,
+      status: 200,
+      response: retryResultSchema,
+      errors: [400, 401, 404, 409, 429, 500],
+      run: ({ service, clientId, params }) => service.retry(clientId, params.batchId),
     }),
     route({
       function: 'batches',

@@ -3,6 +3,7 @@
 // zod/mini: the same core as zod's chained API, but a bundle keeps only the schema kinds and checks it uses (the
 // chained classes carry every kind and the JSON Schema generator: 43-61 KB of each API function's bundle).
 import * as z from 'zod/mini';
+import { importSourceSchema, importSummarySchema } from './import-source-schemas';
 import '../validation-messages';
 import { EXPORT_FORMATS } from '../export/encode';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
@@ -346,8 +347,12 @@ export function createBatchBodySchema(limits: SchemaLimits) {
         'POSTed the summary once the batch is done, signed with `IceCat-Signature` (the answer’s `callbackSecret`); ' +
           'https to a public address only (the local stack also allows http://127.0.0.1).',
       ),
+      source: z.optional(importSourceSchema),
     })
-    .check(z.meta({ id: 'CreateBatchRequest' }));
+    .check(
+      z.refine((b) => !(b.source && b.files), { message: 'a batch from a source takes no files', path: ['files'] }),
+      z.meta({ id: 'CreateBatchRequest' }),
+    );
 }
 
 export const reviewBodySchema = z
@@ -638,6 +643,7 @@ export const batchSummarySchema = z
         description: 'The completion callback’s delivery, from the moment the batch is done; null before, and without callbackUrl.',
       }),
     ),
+    import: z.optional(importSummarySchema),
   })
   .check(z.meta({ id: 'BatchSummary' }));
 

@@ -59,6 +59,8 @@ export interface ImportRef {
   key: string;
   etag?: string;
   expiresAt: number;
+  /** The object, kept on its upload item by the send mark: the completion report's row (GET …/report). */
+  source?: SourceObject;
 }
 
 /** `s3://bucket/key`, with `?versionId=` when a version was listed: what an imported record's `key` holds. */
@@ -71,6 +73,7 @@ export const importRef = (target: ImportTarget, object: SourceObject): ImportRef
   key: sourceUri(object),
   ...(object.etag !== undefined ? { etag: object.etag } : {}),
   expiresAt: target.expiresAt,
+  source: object,
 });
 
 /**

@@ -51,3 +51,25 @@ export function importMessageIn(body: string): ImportMessage | undefined {
   if ((parsed as { type?: unknown } | null)?.type !== 'import') return undefined;
   return importMessageSchema.parse(parsed);
 }
+
+/** The local lister's job (local/import-lister.ts): list this batch's source on from its checkpoint. */
+export interface ListJob {
+  type: 'import-list';
+  clientId: string;
+  batchId: string;
+}
+
+export const encodeListJob = (clientId: string, batchId: string): string =>
+  JSON.stringify({ type: 'import-list', clientId, batchId } satisfies ListJob);
+
+/** The job a body carries; undefined for any other body. */
+export function listJobIn(body: string): ListJob | undefined {
+  try {
+    const parsed = JSON.parse(body) as Partial<ListJob> | null;
+    return parsed?.type === 'import-list' && typeof parsed.clientId === 'string' && typeof parsed.batchId === 'string'
+      ? { type: 'import-list', clientId: parsed.clientId, batchId: parsed.batchId }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

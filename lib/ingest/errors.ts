@@ -33,7 +33,11 @@ export type RejectionCode =
   /** A HEIF decode past its thread's time or memory cap (docs/design.md §12): the file asks more than any photo does. */
   | 'decode_limit_exceeded'
   /** Beyond its client's images quota of the UTC day (docs/design.md §11): kept under failed/, never classified. */
-  | 'QuotaExceeded';
+  | 'QuotaExceeded'
+  /** An imported object whose ETag is no longer the one listed (docs/design.md §16): spelt as the contract names it. */
+  | 'SourceChanged'
+  /** An imported object (or the version listed) that is gone from its source. */
+  | 'SourceMissing';
 
 /** Rejections that come after the pixels were decoded: their record has a thumbnail (thumbnailKey). */
 export const DECODED_REJECTIONS: ReadonlySet<string> = new Set<RejectionCode>(['ImageTooSmall', 'BatchClosed', 'DetectionRejected']);

@@ -16,6 +16,8 @@ import { fingerprintImage, noteNeeded, type Fingerprinted } from './steps/finger
 import { giveUp, type Found } from './steps/give-up';
 import { restAround } from './steps/move';
 import { discardErased, placeUpload, type Placed } from './steps/place';
+import { placeImport } from './steps/place-import';
+import type { ImportMessage } from '../import/message';
 import { countAgainstQuota, type Started } from './steps/quota';
 import { readObject } from './steps/read';
 import { recordResult } from './steps/record';
@@ -23,15 +25,22 @@ import { recordRejection } from './steps/reject';
 import { redelivered, settleClaimed } from './steps/settle';
 
 export async function processUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
-  const result = await handleUpload(deps, event);
+  return counted(deps, await handleUpload(deps, await placeUpload(deps, event)));
+}
+
+/** One imported image (docs/design.md §16): placed by its message, read where it is, the rest as an upload. */
+export async function processImport(deps: IngestDeps, message: ImportMessage): Promise<IngestResult> {
+  return counted(deps, await handleUpload(deps, await placeImport(deps, message)));
+}
+
+function counted(deps: IngestDeps, result: IngestResult): IngestResult {
   if (result.outcome === 'duplicate') deps.metrics.callSaved('duplicate');
   deps.metrics.image(result.outcome, 'code' in result ? result.code : 'errorCode' in result ? result.errorCode : undefined);
   return result;
 }
 
-/** Step 1, then the attempt; a batch erased meanwhile makes the upload a discard, with what this run wrote beside it. */
-async function handleUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
-  const upload = await placeUpload(deps, event);
+/** After step 1, the attempt; a batch erased meanwhile makes the upload a discard, with what this run wrote beside it. */
+async function handleUpload(deps: IngestDeps, upload: Placed | IngestResult): Promise<IngestResult> {
   if ('outcome' in upload) return upload;
   try {
     return await classifyUpload(deps, upload);
@@ -74,9 +83,9 @@ async function attemptUpload(deps: IngestDeps, started: Started): Promise<Ingest
     await timed(metrics, 'Thumbnail', () => storeImageThumbnail(deps, upload, claimed.image, claimed.image.fprint));
     const classified = await timed(metrics, 'Detect', () => classifyImage(deps, claimed));
     const { image, object, held } = classified;
-    const processedKey = restingKey('processed', upload, image.fprint, image.format);
+    const processedKey = upload.inPlace ? undefined : restingKey('processed', upload, image.fprint, image.format);
     const record = () => timed(metrics, 'Record', () => recordResult(deps, classified, processedKey));
-    await restAround(deps, upload, object, processedKey, record, held);
+    await restAround(deps, upload, object, processedKey ?? upload.key, record, held);
     return { outcome: 'success', batchId: upload.batchId, fprint: image.fprint };
   } catch (err) {
     if (err instanceof UploadGoneError) return redelivered(deps, upload);

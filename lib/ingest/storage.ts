@@ -51,6 +51,15 @@ export async function readUpload(s3: S3Client, bucket: string, key: string, maxB
       throw new UploadGoneError(`s3://${bucket}/${key} no longer exists`, { cause: err });
     throw err;
   }
+  return { bucket, key, ...(await bufferBody(out, `s3://${bucket}/${key}`, maxBytes)) };
+}
+
+/** A GetObject's body into one buffer sized from Content-Length, refused over the cap before it is read; its ETag. */
+export async function bufferBody(
+  out: { Body?: unknown; ContentLength?: number; ETag?: string },
+  where: string,
+  maxBytes: number,
+): Promise<{ etag: string | undefined; bytes: Buffer }> {
   const body = out.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
   const length = out.ContentLength ?? 0;
   if (length > maxBytes) {
@@ -66,13 +75,13 @@ export async function readUpload(s3: S3Client, bucket: string, key: string, maxB
   for await (const chunk of body) {
     if (offset + chunk.length > length) {
       body.destroy?.();
-      throw new Error(`s3://${bucket}/${key} sent more bytes than its Content-Length`);
+      throw new Error(`${where} sent more bytes than its Content-Length`);
     }
     buffer.set(chunk, offset);
     offset += chunk.length;
   }
-  if (offset !== length) throw new Error(`s3://${bucket}/${key} ended after ${offset} of ${length} bytes`);
-  return { bucket, key, etag: unquote(out.ETag), bytes: buffer };
+  if (offset !== length) throw new Error(`${where} ended after ${offset} of ${length} bytes`);
+  return { etag: unquote(out.ETag), bytes: buffer };
 }
 
 /**

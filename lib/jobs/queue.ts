@@ -29,7 +29,7 @@ export class SqsJobQueue implements JobQueue {
 }
 
 /** The queues the local stack stands in for, by name. */
-export type LocalQueueName = 'erase' | 'callbacks' | 'uploads';
+export type LocalQueueName = 'erase' | 'callbacks' | 'uploads' | 'imports';
 
 /** A consumer function's handler, given an SQS-shaped event as Lambda would. */
 export type LocalConsumer = (event: SQSEvent) => Promise<unknown>;

@@ -75,6 +75,13 @@ export const redetectionsBeyondQuota = (limits: ClientLimits, asked: number, now
     nowMs,
   );
 
+/** Failed imported images asked to be sent again (:retry) beyond the images left today: they count as uploads. */
+export const retriesBeyondQuota = (limits: ClientLimits, asked: number, nowMs: number): QuotaExceededError =>
+  beyondQuota(
+    `${asked} failed images to send again, beyond the client's quota of ${limits.maxImagesPerDay} images per UTC day for ${utcDay(nowMs)}`,
+    nowMs,
+  );
+
 /** `what` was refused for a daily quota: the message names the reset time, Retry-After the seconds until it. */
 function beyondQuota(what: string, nowMs: number): QuotaExceededError {
   const reset = nextUtcDay(nowMs);

@@ -16,6 +16,7 @@ import {
   toStoredReview,
   type BatchItem,
   type ImageItem,
+  type StoredImport,
 } from './schema';
 
 export const IMAGE_ATTRIBUTES = {
@@ -59,6 +60,8 @@ export const IMAGE_ATTRIBUTES = {
   // A re-detection's (lib/store/redetect.ts): the answer it replaced, and its run while it still owes the image one.
   previous: 'prev',
   redetectRun: 'rd_run',
+  // An imported image's object, {bucket, key, versionId?, etag?} (docs/design.md §16).
+  source: 'source',
   // Index keys with no domain field of their own: uploadedAt while classifying, and the sparse index keys.
   receivedAt: 'received_ts',
   statusKey: 'status_ts',
@@ -98,6 +101,8 @@ export const BATCH_ATTRIBUTES = {
   // A re-detection in progress (lib/store/redetect.ts): its run id and the images it still owes an answer.
   redetectRun: 'rd_run',
   redetectLeft: 'rd_left',
+  // An import's source, progress and lister checkpoint (lib/store/import-progress.ts).
+  import: 'imp',
 } as const;
 
 /** An upload's item (schema.ts uploadItemKey). */
@@ -111,6 +116,8 @@ export const UPLOAD_ATTRIBUTES = {
   quotaCounted: 'quota_day',
   /** An imported object's send mark (import-marks.ts): `sending`, then `sent` once on the uploads queue. */
   importSend: 'imp_send',
+  /** An imported object's {bucket, key, versionId?, etag?}, written with its send mark. */
+  importSource: 'imp_src',
   expiresAt: 'ttl',
   purgeAt: 'purge_at',
 } as const;
@@ -220,6 +227,19 @@ export function toBatch(item: BatchItem): Batch {
     ...(item.cb_due !== undefined ? { callbackDue: true } : {}),
     ...(typeof item.cb_requeued_ts === 'number' ? { callbackRequeuedAt: item.cb_requeued_ts } : {}),
     ...(typeof item.rd_run === 'string' ? { redetecting: { run: item.rd_run, left: Number(item.rd_left ?? 0) } } : {}),
+    ...(item.imp ? { import: toImportProgress(item.imp) } : {}),
+  };
+}
+
+/** The summary's import map as the domain sees it: the lister's checkpoint stays the store's. */
+function toImportProgress(imp: StoredImport): NonNullable<Batch['import']> {
+  return {
+    source: imp.source,
+    state: imp.state,
+    listed: Number(imp.listed ?? 0),
+    enqueued: Number(imp.enqueued ?? 0),
+    skipped: Number(imp.skipped ?? 0),
+    ...(typeof imp.resumesAt === 'number' ? { resumesAt: imp.resumesAt } : {}),
   };
 }
 

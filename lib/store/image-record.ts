@@ -50,7 +50,7 @@ function claimValues(c: Claim): Record<string, unknown> {
  */
 export function claimRequest(table: string, c: Claim): UpdateCommandInput {
   const etag = c.etag !== undefined;
-  return {
+  return withSource(c, {
     TableName: table,
     Key: imageKey(c.clientId, c.batchId, c.fprint),
     UpdateExpression: `${CLAIM_SET}, #receivedAt = :now, #expiresAt = :ttl, #purgeAt = :purge${etag ? ', #etag = :etag' : ''}`,
@@ -70,20 +70,31 @@ export function claimRequest(table: string, c: Claim): UpdateCommandInput {
       ':purge': purgeAt(c.expiresAt),
       ...(etag ? { ':etag': c.etag } : {}),
     },
+  });
+}
+
+/** An imported image's claim names its source object on the record (docs/design.md §16). */
+function withSource(c: Claim, request: UpdateCommandInput): UpdateCommandInput {
+  if (!c.source) return request;
+  return {
+    ...request,
+    UpdateExpression: `${request.UpdateExpression}, #source = :source`,
+    ExpressionAttributeNames: { ...request.ExpressionAttributeNames, ...imageNames('source') },
+    ExpressionAttributeValues: { ...request.ExpressionAttributeValues, ':source': c.source },
   };
 }
 
 /** Takes over a claim left 'processing' by a run whose lease expired; keeps the first receipt time and expiry. */
 export function takeoverRequest(table: string, c: Claim, previousClaimId: string): UpdateCommandInput {
   const etag = c.etag !== undefined;
-  return {
+  return withSource(c, {
     TableName: table,
     Key: imageKey(c.clientId, c.batchId, c.fprint),
     UpdateExpression: `${CLAIM_SET}${etag ? ', #etag = :etag' : ''}`,
     ConditionExpression: '#status = :processing AND #leaseUntil < :now AND #claimId = :previous',
     ExpressionAttributeNames: imageNames(...CLAIM_NAMES, ...(etag ? (['etag'] as const) : [])),
     ExpressionAttributeValues: { ...claimValues(c), ':now': c.now, ':previous': previousClaimId, ...(etag ? { ':etag': c.etag } : {}) },
-  };
+  });
 }
 
 /** Ends a claim early so a retry of the same upload can take it at once (a transient failure). */
@@ -100,22 +111,21 @@ export function releaseRequest(table: string, c: Claim): UpdateCommandInput {
 
 /** The final state of a claimed image, written only by the claim's holder; it writes the index keys. */
 export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommandInput {
-  const set = [
-    '#status = :status',
-    '#uploadedAt = :uploadedAt',
-    '#statusKey = :statusKey',
-    '#classifiedAt = :now',
-    '#restingKey = :resting',
-  ];
-  const names: Parameters<typeof imageNames> = ['status', 'uploadedAt', 'statusKey', 'classifiedAt', 'restingKey', 'claimId', 'leaseUntil'];
+  const set = ['#status = :status', '#uploadedAt = :uploadedAt', '#statusKey = :statusKey', '#classifiedAt = :now'];
+  const names: Parameters<typeof imageNames> = ['status', 'uploadedAt', 'statusKey', 'classifiedAt', 'claimId', 'leaseUntil'];
   const values: Record<string, unknown> = {
     ':status': f.result.status,
     ':uploadedAt': f.uploadedAt,
     ':statusKey': statusTs(f.result.status, f.uploadedAt),
     ':now': f.result.status === 'success' && f.result.reusedFrom !== undefined ? f.result.reusedFrom : f.now,
-    ':resting': f.restingKey,
     ':claim': c.claimId,
   };
+  // An imported image rests nowhere but at its source (docs/design.md §16).
+  if (f.restingKey !== undefined) {
+    set.push('#restingKey = :resting');
+    names.push('restingKey');
+    values[':resting'] = f.restingKey;
+  }
   if (f.result.status === 'success') {
     const review = reviewOfResult(f.result);
     set.push('#isCat = :cat', '#catConfidence = :catConfidence', '#cats = :cats', '#labels = :labels', '#reviewKey = :reviewKey');

@@ -2,7 +2,18 @@
 // resources/table.yml is the deployed definition; this file is how the store names what it holds. Nothing outside
 // lib/store reads a stored attribute name.
 import { createHash } from 'node:crypto';
-import type { Audit, CatInstance, ImageStatus, Label, ModelVersion, Review, TrimmedLabels } from '../domain';
+import type {
+  Audit,
+  CatInstance,
+  ImageStatus,
+  ImportSource,
+  ImportState,
+  Label,
+  ModelVersion,
+  Review,
+  SourceObject,
+  TrimmedLabels,
+} from '../domain';
 
 export const BATCH_SK = '#BATCH';
 export const CLIENT_SK = '#CLIENT';
@@ -210,6 +221,8 @@ export interface ImageItem {
   prev?: { model: ModelVersion | string; cat: boolean; conf: number };
   /** The run of a re-detection that still owes this image its answer. */
   rd_run?: string;
+  /** An imported image's object (docs/design.md §16). */
+  source?: SourceObject;
 }
 
 /** An upload's item (uploadItemKey): kept until its batch expires. */
@@ -228,6 +241,7 @@ export interface UploadItem {
   quota_day?: string;
   /** An imported object's send mark (import-marks.ts). */
   imp_send?: 'sending' | 'sent';
+  imp_src?: SourceObject;
   ttl: number;
   /** DynamoDB's TTL, as on every item of the batch (purgeAt). */
   purge_at?: number;
@@ -297,6 +311,19 @@ export interface BatchItem {
   /** A re-detection in progress: its run id, and the images it still owes an answer. */
   rd_run?: string;
   rd_left?: number;
+  /** An import's source, progress and the lister's checkpoint (docs/design.md §16). */
+  imp?: StoredImport;
+}
+
+/** The summary's `imp` map. `cursor`: where the page being listed starts (a continuation token, a manifest position). */
+export interface StoredImport {
+  source: ImportSource;
+  state: ImportState;
+  listed?: number;
+  enqueued?: number;
+  skipped?: number;
+  resumesAt?: number;
+  cursor?: string;
 }
 
 /** The partition of a client's batch: batch names are the client's own, so two clients may share one. */

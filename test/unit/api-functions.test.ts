@@ -62,6 +62,8 @@ describe('which function serves a request', () => {
       'POST /v1/batches',
       'POST /v1/batches/{batchId}/uploads',
       'POST /v1/batches/{batchId}:close',
+      'GET /v1/batches/{batchId}/report',
+      'POST /v1/batches/{batchId}:retry',
       'GET /v1/batches/{batchId}/export',
       'DELETE /v1/batches/{batchId}',
       'POST /v1/batches/{batchId}:reclassify',

@@ -61,6 +61,8 @@ describe('OpenAPI document', () => {
         'POST /v1/batches/{batchId}:close',
         'POST /v1/batches/{batchId}:reclassify',
         'POST /v1/batches/{batchId}:redetect',
+        'POST /v1/batches/{batchId}:retry',
+        'GET /v1/batches/{batchId}/report',
         'GET /v1/batches/{batchId}/changes',
         'GET /v1/batches/{batchId}',
         'GET /v1/batches/{batchId}/images',

@@ -29,7 +29,11 @@ describe('the import message', () => {
 
   it('names the object by its URI, version included', () => {
     expect(sourceUri(object)).toBe('s3://library/cats/a b+c.jpg?versionId=v1');
-    expect(importRef(target, { bucket: 'library', key: 'k' })).toEqual({ ...target, key: 's3://library/k' });
+    expect(importRef(target, { bucket: 'library', key: 'k' })).toEqual({
+      ...target,
+      key: 's3://library/k',
+      source: { bucket: 'library', key: 'k' },
+    });
   });
 
   it('resumes at the next UTC midnight', () => {

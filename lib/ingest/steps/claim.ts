@@ -33,6 +33,7 @@ export async function claimImage(deps: IngestDeps, step: Fingerprinted): Promise
     now: upload.receivedAt,
     leaseMs: deps.config.claimLeaseSeconds * 1000,
     expiresAt: upload.batch.expiresAt,
+    ...(upload.inPlace ? { source: upload.inPlace } : {}),
   };
   if (takesNoMoreUploads(upload.batch)) {
     // Only an upload already counted in the batch may go on: redelivered, or left claimed by a run that died, whose

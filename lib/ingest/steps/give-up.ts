@@ -26,7 +26,8 @@ export async function giveUp(deps: IngestDeps, { upload, attempt }: Started, fou
   const message = `gave up after ${failed} attempt${failed === 1 ? '' : 's'} that did not finish (the function timed out, ran out of memory, or met a fault that persisted)`;
   deps.logger.error('giving up on an upload', { key: upload.key, attempts: attempt.attempts });
   upload.log.add(`giving up after ${failed} attempts`);
-  const source = await sourceState(deps.s3, upload);
+  // An imported image's source is not the pipeline's to look after: it is given up on as present, and stays.
+  const source = upload.inPlace ? 'present' : await sourceState(deps.s3, upload);
   if (source === 'gone') return redelivered(deps, upload);
   const fprint = found.fprint ?? attempt.fprint;
   const existing = fprint === undefined ? undefined : await deps.store.getImage(upload.clientId, upload.batchId, fprint);
@@ -71,5 +72,6 @@ function claimOfRecord(deps: IngestDeps, upload: Placed, record: Image, now: num
     now,
     leaseMs: deps.config.claimLeaseSeconds * 1000,
     expiresAt: upload.batch.expiresAt,
+    ...(upload.inPlace ? { source: upload.inPlace } : {}),
   };
 }

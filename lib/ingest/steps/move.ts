@@ -20,6 +20,8 @@ export async function restAround<T>(
   record: () => Promise<T>,
   held?: HeldClaim,
 ): Promise<T> {
+  // An imported image stays where it is: nothing to copy or delete, only the record (docs/design.md §16).
+  if (upload.inPlace) return record();
   const copyStart = performance.now();
   let copy;
   try {

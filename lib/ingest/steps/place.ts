@@ -1,7 +1,7 @@
 // Step 1 (docs/design.md §1): decode the key and place the upload in a batch of a known client, or refuse it (nothing
 // can record it) or discard it (its batch is being erased or has expired).
 import { utcDay } from '../../quota/limits';
-import type { Batch } from '../../domain';
+import type { Batch, SourceObject } from '../../domain';
 import type { BatchCounter } from '../../store/batch-summary';
 import type { IngestDeps, IngestResult, RefusalCode, UploadEvent } from '../deps';
 import { DebugLog } from '../debug-log';
@@ -26,6 +26,11 @@ export interface Placed extends Readonly<BatchFile> {
   readonly createdAt: number;
   readonly log: DebugLog;
   readonly written: Written;
+  /**
+   * An imported image (docs/design.md §16): read from this object, where it stays. `bucket` is then the stack's own
+   * (where its thumbnail goes) and `key` the object's URI; nothing is moved, copied or deleted for it.
+   */
+  readonly inPlace?: SourceObject;
 }
 
 export async function placeUpload(deps: IngestDeps, event: UploadEvent): Promise<Placed | IngestResult> {
@@ -76,7 +81,8 @@ export async function discardErased(
     key: object.key,
     code,
   });
-  await removeUpload(deps.s3, object);
+  // An imported image's source is never the pipeline's to delete: only what this run wrote goes.
+  if (!('inPlace' in object && object.inPlace)) await removeUpload(deps.s3, object);
   for (const key of written) await removeUpload(deps.s3, { bucket: object.bucket, key });
   return { outcome: 'refused', key: object.key, code };
 }

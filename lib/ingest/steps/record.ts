@@ -7,7 +7,7 @@ import { removeUpload } from '../storage';
 import type { Classified } from './detect';
 import type { Placed } from './place';
 
-export async function recordResult(deps: IngestDeps, classified: Classified, processedKey: string): Promise<void> {
+export async function recordResult(deps: IngestDeps, classified: Classified, processedKey: string | undefined): Promise<void> {
   const { upload, held, result, capture } = classified;
   let finished;
   try {
@@ -17,7 +17,7 @@ export async function recordResult(deps: IngestDeps, classified: Classified, pro
         result,
         uploadedAt: held.uploadedAt,
         now: (deps.now ?? Date.now)(),
-        restingKey: processedKey,
+        ...(processedKey !== undefined ? { restingKey: processedKey } : {}),
         logs: upload.log.entries(),
         ...(capture ? { capture } : {}),
       },

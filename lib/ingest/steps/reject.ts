@@ -21,7 +21,8 @@ export async function recordRejection(
   const { store, logger } = deps;
   upload.log.add(`rejected: ${err.code}: ${err.message}`);
   logger.warn('upload rejected', { key: upload.key, code: err.code, reason: err.message });
-  const failedKey = restingKey('failed', upload);
+  // An imported image rests at its source: no failed/ key (docs/design.md §16).
+  const failedKey = upload.inPlace ? undefined : restingKey('failed', upload);
   const error = { code: err.code, message: err.message };
   const now = (deps.now ?? Date.now)();
   const fprint = err.claim?.claim.fprint ?? rejectionKey(upload.fileName, upload.etag);
@@ -32,7 +33,13 @@ export async function recordRejection(
     const recorded = err.claim
       ? await store.finish(
           err.claim.claim,
-          { result: { status: 'fail', error }, uploadedAt: err.claim.uploadedAt, now, restingKey: failedKey, logs: upload.log.entries() },
+          {
+            result: { status: 'fail', error },
+            uploadedAt: err.claim.uploadedAt,
+            now,
+            ...(failedKey !== undefined ? { restingKey: failedKey } : {}),
+            logs: upload.log.entries(),
+          },
           { seen: upload.batch },
         )
       : await store.reject(rejectionRecord(upload, fprint, err.code === 'QuotaExceeded' ? undefined : failedKey, err, now), {
@@ -48,8 +55,8 @@ export async function recordRejection(
   else if (err.code === 'QuotaExceeded') {
     // Beyond the images quota: the record stays, the bytes go (a client at its quota fills no one's disk).
     await record();
-    await removeUpload(deps.s3, upload);
-  } else await restAround(deps, upload, upload, failedKey, record, err.claim);
+    if (!upload.inPlace) await removeUpload(deps.s3, upload);
+  } else await restAround(deps, upload, upload, failedKey ?? upload.key, record, err.claim);
   return { outcome: 'fail', batchId: upload.batchId, fprint, errorCode: err.code };
 }
 
@@ -61,6 +68,7 @@ function rejectionRecord(upload: Placed, fprint: string, failedKey: string | und
     status: 'fail',
     key: upload.key,
     ...(upload.etag !== undefined ? { etag: upload.etag } : {}),
+    ...(upload.inPlace ? { source: upload.inPlace } : {}),
     fileName: upload.fileName,
     uploadedAt: upload.receivedAt,
     classifiedAt: now,
@@ -76,6 +84,6 @@ function rejectionRecord(upload: Placed, fprint: string, failedKey: string | und
  * A refused upload has no pixel fingerprint: its record is keyed by its name and ETag, so a later bad upload under
  * the same name gets a record of its own and a redelivery of the same one writes nothing.
  */
-function rejectionKey(fileName: string, etag: string | undefined): string {
+export function rejectionKey(fileName: string, etag: string | undefined): string {
   return `fail-${XXHash128.hash(Buffer.from(etag === undefined ? fileName : `${fileName}\u0000${etag}`)).toString('hex')}`;
 }

@@ -1,0 +1,93 @@
+// An import's API (docs/design.md §16), free of HTTP: the source checked against the client's allowed ones before
+// anything is listed (403), the listing started, the completion report in S3 Batch Operations' columns (streamed like
+// the exports: inline, or a 303 to S3 once large), and :retry, which sends again exactly the failed imported images.
+import type { ImportSource, SourceObject, BatchSummary } from '../domain';
+import { IceCatError, type IceCatErrorOptions } from '../errors';
+import { enqueueSourceObject, type EnqueueDeps } from '../import/enqueue';
+import { encodeListJob } from '../import/message';
+import { isAllowed, sourceRoot } from '../import/sources';
+import type { JobQueue } from '../jobs/queue';
+import { retriesBeyondQuota, utcDay } from '../quota/limits';
+import type { ImportStore } from '../store/imports';
+import { BatchNotDoneError, BatchNotFoundError } from './errors';
+import { presentBatch } from './present';
+
+/** A source outside the client's allowed ones (npm run client:sources). */
+export class SourceNotAllowedError extends IceCatError {
+  override name = 'SourceNotAllowedError';
+  readonly code = 'source_not_allowed';
+  readonly source: string;
+  constructor(message: string, options: IceCatErrorOptions & { source: string }) {
+    super(message, options);
+    this.source = options.source;
+  }
+}
+
+/** An import asked of a deployment whose engine is not wired (no listing queue). */
+export class ImportsNotConfiguredError extends IceCatError {
+  override name = 'ImportsNotConfiguredError';
+  readonly code = 'imports_not_configured';
+}
+
+export interface ImportApiDeps {
+  sources: { sourcesOf(clientId: string): Promise<readonly string[]> };
+  imports: Pick<ImportStore, 'markLive' | 'read' | 'sentObjects' | 'records' | 'failedImports' | 'putBack'>;
+  /** Where a new import's listing is started (locally the lister's job queue; on AWS the engine's). */
+  listings: JobQueue;
+  /** :retry sends through the same once-only enqueue as the listing. */
+  enqueue: EnqueueDeps;
+  /** Today's images used (GET /v1/usage's `accepted`): :retry asks no more than are left. */
+  usage(clientId: string, day: string): Promise<{ accepted: number }>;
+  now?: () => number;
+}
+
+const describe = (s: ImportSource): string => ('manifest' in s ? s.manifest : `s3://${s.bucket}/${s.prefix}`);
+
+/** 403 unless the source (the prefix, or the manifest object) lies inside one of the client's allowed sources. */
+export async function checkSource(deps: ImportApiDeps | undefined, clientId: string, source: ImportSource): Promise<ImportApiDeps> {
+  const root = sourceRoot(source);
+  if (!deps) throw new ImportsNotConfiguredError('imports are not configured on this deployment');
+  if (!isAllowed(await deps.sources.sourcesOf(clientId), root.bucket, root.key))
+    throw new SourceNotAllowedError(`${describe(source)} is not among the sources you may import from; ask the operator to allow it`, {
+      source: describe(source),
+    });
+  return deps;
+}
+
+export const newImport = (source: ImportSource) => ({ source, state: 'listing' as const, listed: 0, enqueued: 0, skipped: 0 });
+
+export interface RetryResult {
+  batchId: string;
+  /** The failed imported images sent again. */
+  resubmitted: number;
+  batch: BatchSummary;
+}
+
+/** :retry: the failed imported images sent again (each counted against today's quota); the batch processing again. */
+export async function retryFailed(deps: ImportApiDeps | undefined, clientId: string, batchId: string): Promise<RetryResult> {
+  const found = deps ? await deps.imports.read(clientId, batchId) : undefined;
+  if (!deps || !found || found.batch.deleting) throw new BatchNotFoundError(`batch ${batchId} not found (or not an import)`, { batchId });
+  if (found.checkpoint.state !== 'listed')
+    throw new BatchNotDoneError(`batch ${batchId} is still listing its source; retry once it is listed`, { batchId });
+  const target = { clientId, batchId, expiresAt: found.batch.expiresAt };
+  const failed = await deps.imports.failedImports(clientId, batchId);
+  // Put back only what today's quota can send: a record is deleted only to be sent again at once.
+  const nowMs = (deps.now ?? Date.now)();
+  const [limits, used] = await Promise.all([deps.enqueue.quota.limitsOf(clientId), deps.usage(clientId, utcDay(nowMs))]);
+  if (failed.length > limits.maxImagesPerDay - used.accepted) throw retriesBeyondQuota(limits, failed.length, nowMs);
+  let resubmitted = 0;
+  for (const image of failed) {
+    if (!(await deps.imports.putBack(clientId, batchId, image))) continue;
+    // Changed since listed: sent again as the object is now (no ETag or version to hold it to).
+    const { etag: _etag, versionId: _version, ...current } = image.source;
+    const source: SourceObject = image.errorCode === 'SourceChanged' ? current : image.source;
+    if ((await enqueueSourceObject(deps.enqueue, target, source)) !== 'over-quota') resubmitted += 1;
+  }
+  const after = await deps.imports.read(clientId, batchId);
+  return { batchId, resubmitted, batch: presentBatch(after?.batch ?? found.batch) };
+}
+
+/** Starts the listing of a batch just made from a source. */
+export async function startListing(deps: ImportApiDeps, clientId: string, batchId: string): Promise<void> {
+  await deps.listings.send(encodeListJob(clientId, batchId));
+}

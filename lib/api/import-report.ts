@@ -1,0 +1,85 @@
+// GET /v1/batches/{batchId}/report?format=s3-batch-operations (docs/design.md §16): one row per object an import
+// sent, in S3 Batch Operations' completion report columns (Bucket, Key, VersionId, TaskStatus, ErrorCode,
+// HTTPStatusCode, ResultMessage; no header row, keys URL-encoded, as its reports are), the result message carrying
+// the verdict and its confidence. Pages of the objects' upload items (a Query), their records by BatchGetItem, written
+// as the exports are: inline while small, else streamed to S3 and answered with a 303.
+import type { Image } from '../domain';
+import { sourceUri } from '../import/enqueue';
+import { rejectionKey } from '../ingest/steps/reject';
+import { storeExport } from '../export/s3-export';
+import { writeExport, type ExportChunk } from '../export/writer';
+import type { SentObject } from '../store/imports';
+import type { ExportDeps } from './export-batch';
+import { HttpAnswer } from './http-answer';
+import type { ImportApiDeps } from './import-batch';
+
+/** S3 Batch Operations' completion report columns, in order (its reports carry no header row). */
+export const REPORT_COLUMNS = ['Bucket', 'Key', 'VersionId', 'TaskStatus', 'ErrorCode', 'HTTPStatusCode', 'ResultMessage'] as const;
+
+const csv = (v: string): string => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+/** Keys as Batch Operations writes them in its reports: URL-encoded. */
+const encodeKey = (key: string): string => encodeURIComponent(key).replace(/%2F/g, '/');
+
+const HTTP_OF: Readonly<Record<string, number>> = { SourceMissing: 404, SourceChanged: 412, ProcessingFailed: 500, NotProcessedYet: 500 };
+
+function verdict(image: Image): string {
+  const conf = (image.catConfidence ?? 0).toFixed(1);
+  return `${image.isCat ? 'cat' : 'not cat'} (confidence ${conf})${image.reused ? ', reused' : ''}`;
+}
+
+/** One object's row: its record (its own, or the original's for a duplicate), or NotProcessedYet. */
+export function reportRow(sent: SentObject, record: Image | undefined): string {
+  const s = sent.source;
+  const own = record?.key === sourceUri(s);
+  let cells: [string, string, string, string];
+  if (!record || record.status === 'processing') cells = ['failed', 'NotProcessedYet', '500', 'not classified yet'];
+  else if (record.status === 'fail') {
+    const code = record.errorCode ?? 'ProcessingFailed';
+    cells = ['failed', code, String(HTTP_OF[code] ?? 400), record.errorMessage ?? code];
+  } else cells = ['succeeded', '', '200', own ? verdict(record) : `duplicate of ${record.fileName ?? record.fprint}: ${verdict(record)}`];
+  return [s.bucket, encodeKey(s.key), s.versionId ?? '', ...cells].map(csv).join(',') + '\n';
+}
+
+/** The report's rows a page of sent objects at a time (their records by BatchGetItem). */
+export async function* reportChunks(deps: Pick<ImportApiDeps, 'imports'>, clientId: string, batchId: string): AsyncGenerator<ExportChunk> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await deps.imports.sentObjects(clientId, batchId, start);
+    const candidates = (o: SentObject) => [...(o.fprint ? [o.fprint] : []), rejectionKey(o.source.key, o.source.etag)];
+    const records = await deps.imports.records(clientId, batchId, page.items.flatMap(candidates));
+    const rows = page.items.map((o) =>
+      reportRow(
+        o,
+        candidates(o)
+          .map((f) => records.get(f))
+          .find((r) => r !== undefined),
+      ),
+    );
+    if (rows.length > 0) yield { text: rows.join(''), rows: rows.length };
+    start = page.next;
+  } while (start);
+}
+
+/** The report, inline or behind a 303 to S3 once past the inline bound (as GET …/export). */
+export async function streamReport(deps: ExportDeps, imports: ImportApiDeps, clientId: string, batchId: string): Promise<HttpAnswer> {
+  const out = await writeExport(reportChunks(imports, clientId, batchId), {
+    inlineMaxBytes: deps.config.inlineMaxBytes,
+    spill: (body) =>
+      storeExport(body, {
+        s3: deps.s3,
+        bucket: deps.bucketName,
+        clientId,
+        batchId,
+        format: 'csv',
+        urlSeconds: deps.config.urlSeconds,
+        ...(deps.now ? { now: deps.now } : {}),
+      }),
+  });
+  const rows = { 'X-Export-Rows': String(out.rows) };
+  if (out.kind === 'stored') return new HttpAnswer(303, { Location: out.stored.url, ...rows });
+  return new HttpAnswer(
+    200,
+    { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="${batchId}-report.csv"`, ...rows },
+    out.body,
+  );
+}
