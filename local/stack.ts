@@ -3,9 +3,9 @@
 // setup and the benches.
 import path from 'node:path';
 import { connectS3Notifications } from './bridge';
-import { startLocalReconciler, type LocalReconciler } from './bridge-reconcile';
-import { startLocalExpiry, type LocalExpiry } from './expiry';
-import { loadBucketLifecycleRules } from './s3-lifecycle';
+import type { Intake, Starting, Stores } from './stack-parts';
+import { startExpiry, startReconciler } from './stack-sweeps';
+import type { LocalExpiry } from './expiry';
 import { startBridgeStatusServer, type BridgeStatusServer } from './bridge-status';
 import { forgiveAfterCleanStop, markCleanStop } from './interrupted-attempts';
 import { controlTokenFile, generateControlToken } from './control-token';
@@ -19,33 +19,27 @@ import { LocalQueue } from './queue';
 import type { Stack, StackOptions } from './stack-types';
 import type { BatchHandler, LocalQueueOptions } from './queue-options';
 import { describeS3Message, keysInS3Message, uploadGroupOf } from '../lib/reconcile/s3-event';
-import { applyEnv, dataDirFromEnv, loadStackSettings, localPorts, restoreEnv, type StackSettings } from './config';
+import { applyEnv, dataDirFromEnv, loadStackSettings, localPorts, restoreEnv } from './config';
 import { prepareDataDir } from './data-layout';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning } from './disk-space';
 import { startLocalDynamoDB, type LocalDynamoDB } from './dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, type StackPorts } from './env';
-import { apiFunctionTargets, loadApiFunctions, oneHandlerForAll, type ApiFunctionHandlers } from './api-functions';
+import { apiFunctionTargets, loadApiFunctions, oneHandlerForAll } from './api-functions';
 import { startHttpGateway, type HttpGateway } from './http-gateway';
 import { functionTimeoutMs, loadHttpApiTemplate, type HttpApiTemplate } from './http-api-routes';
-import type { LocalIam } from './iam';
-import { detectorAuthorizer, documentClientAs, loadIngestAs, queueAs, s3ClientAs, sendCheckAs, stackIam } from './stack-iam';
+import { detectorAuthorizer, loadIngestAs, stackIam } from './stack-iam';
 import { localS3Client, startLocalS3, type LocalS3 } from './s3';
 import { applyBucketCors } from './s3-cors';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { maxUploadBytes } from '../lib/config';
 import {
-  callbackSweep,
   closeAll,
-  countChecker,
-  redetectSweep,
   localSecret,
   provisionDemoClient,
   recounter,
   recountInterrupted,
   ROOT,
   startDetector,
-  type Closable,
   type DetectorServer,
 } from './stack-services';
 
@@ -71,44 +65,6 @@ export class StackStartError extends Error {
 }
 
 /** What the stack's start shares between its steps. */
-interface Starting {
-  opts: StackOptions;
-  dataDir: string;
-  ports: StackPorts;
-  host: string;
-  quiet: boolean;
-  log: (line: string) => void;
-  started: Closable[];
-  previousEnv: Map<string, string | undefined>;
-  /** The operator's settings, read once at the start (local/config.ts). */
-  settings: StackSettings;
-  /** The functions' roles (local/iam.ts): each stand-in checks a function's request against its role. */
-  iam: LocalIam;
-  /** Known only later in the start: handlers are loaded once process.env holds the stack's endpoints (they read it at import). */
-  late: { ingest?: BatchHandler; apiFunctions?: ApiFunctionHandlers; reconciler?: LocalReconciler };
-}
-
-/** The stores and the detector. */
-interface Stores {
-  disk: DiskFaults;
-  s3: LocalS3;
-  s3Client: S3Client;
-  dynamodb: LocalDynamoDB;
-  /** The queue whose invocations must be over before the stores close (set once the bridge exists). */
-  inFlight: { queue?: LocalQueue };
-  detector?: DetectorServer;
-}
-
-/** The intake: the queue standing in for SQS, its status server, the HTTP API. */
-interface Intake {
-  metricTotals: MetricTotals;
-  visibility: LocalMessageVisibility;
-  bridge: LocalQueue;
-  notifications: { disconnect?: () => void };
-  status: BridgeStatusServer;
-  gateway?: HttpGateway;
-}
-
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const quiet = opts.quiet ?? false;
   const settings = loadStackSettings();
@@ -384,73 +340,6 @@ async function resumeImports(jobs: LocalJobQueues, bridge: LocalQueue, log: (lin
     return 0;
   });
   if (resumed > 0) log(`[stack] ${resumed} import(s) resumed listing`);
-}
-
-/** The reconciliation sweep (with the count check and the callbacks' look where it can run them); none when turned off. */
-function startReconciler(
-  { opts, quiet, log, started, iam }: Starting,
-  { s3, dynamodb }: Stores,
-  bridge: LocalQueue,
-  jobs: LocalJobQueues,
-  onStaleBatch: NonNullable<StackOptions['onStaleBatch']>,
-): LocalReconciler | undefined {
-  if (opts.reconcile === false) return undefined;
-  // The sweep of uploads/ and the callbacks' look are the reconcile function's on AWS: they sign and send as it.
-  const reconciler = startLocalReconciler({
-    s3: s3ClientAs('reconcile', s3.url),
-    checkSend: sendCheckAs(iam, 'reconcile', 'uploads'),
-    bucket: s3.bucket,
-    region: LOCAL_NAMES.region,
-    queue: bridge,
-    ...opts.reconcile,
-    onStaleBatch,
-    // It reads the batches-expiring index, which a table made before it lacks (the expiry sweep says so).
-    ...(dynamodb.table.missingIndexes.includes('batches-expiring')
-      ? {}
-      : {
-          checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log),
-          redetections: redetectSweep(
-            dynamodb.url,
-            dynamodb.table.name,
-            bridge,
-            opts.applyEnv !== false ? jobs.callbacks : undefined,
-            started,
-            log,
-          ),
-        }),
-    ...(opts.applyEnv !== false
-      ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, queueAs(iam, 'reconcile', 'callbacks', jobs.callbacks), started) }
-      : {}),
-    log: quiet ? () => undefined : (line) => console.warn(line),
-  });
-  started.push({ name: 'reconcile', close: () => reconciler.stop() });
-  return reconciler;
-}
-
-/** The expiry sweep, where the environment is applied and the table has the index it reads. */
-async function startExpiry(
-  { opts, quiet, log, started, iam }: Starting,
-  { s3, s3Client, dynamodb }: Stores,
-  bridge: LocalQueue,
-  jobs: LocalJobQueues,
-): Promise<LocalExpiry | undefined> {
-  if (opts.expiry === false || opts.applyEnv === false) return undefined;
-  if (dynamodb.table.missingIndexes.includes('batches-expiring')) {
-    log('[expiry] no expiry sweep: the table predates the batches-expiring index, so expired batches are hidden but not erased');
-    return undefined;
-  }
-  // The expire function's work: it reads and marks as itself, and queues erasures as itself.
-  const expiry = startLocalExpiry({
-    ddb: documentClientAs('expire', dynamodb.url, started),
-    tableName: dynamodb.table.name,
-    erasures: queueAs(iam, 'expire', 'erase', jobs.erasures),
-    // The local S3 has no lifecycle: the deployed bucket's rules, applied as S3 would.
-    lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT), keep: (key) => bridge.hasMessageFor(key) },
-    ...opts.expiry,
-    log: quiet ? () => undefined : (line) => console.warn(line),
-  });
-  started.push({ name: 'expiry', close: () => expiry.stop() });
-  return expiry;
 }
 
 /** The running stack, whose stop closes what started in reverse order and puts the environment back. */

@@ -88,6 +88,26 @@ function redetectHandler(
   };
 }
 
+/**
+ * The uploads one message announces, each handled in order: an S3 notification's, or one imported image (docs/design.md
+ * §16: read where it is, recorded in the batch its import opened). Answers the longest wait a deferred one asks for.
+ */
+async function uploadsOf(deps: IngestDeps, record: SQSRecord): Promise<number> {
+  let delaySeconds = 0;
+  const imported = importMessageIn(record.body);
+  const uploads = imported ? [imported] : uploadsIn(record);
+  for (const upload of uploads) {
+    // Each upload its own subsegment, annotated with its client and batch.
+    const result =
+      'type' in upload
+        ? await traceWork('import', upload, () => processImport(deps, upload))
+        : await traceWork('upload', traceKeysOf(upload.encodedKey), () => processUpload(deps, upload));
+    deps.logger.info('upload handled', { messageId: record.messageId, ...result });
+    if (result.outcome === 'deferred') delaySeconds = Math.max(delaySeconds, result.retryAfterSeconds);
+  }
+  return delaySeconds;
+}
+
 export function createIngestHandler(wiring: IngestWiring): IngestHandler {
   const config = loadIngestConfig();
   const logger = new Logger({ serviceName: 'icecat-ingest' });
@@ -121,24 +141,10 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
 
   /** One message: each upload it announces, in order. Deferred uploads fail it with the longest wait among them. */
   const handleRecord = async (record: SQSRecord): Promise<void> => {
-    let delaySeconds = 0;
+    let delaySeconds: number;
     try {
       const redetected = await redetect(record);
-      if (redetected !== false) delaySeconds = redetected;
-      else {
-        const imported = importMessageIn(record.body);
-        // An imported image (docs/design.md §16): read where it is, recorded in the batch its import opened.
-        const uploads = imported ? [imported] : uploadsIn(record);
-        for (const upload of uploads) {
-          // Each upload its own subsegment, annotated with its client and batch.
-          const result =
-            'type' in upload
-              ? await traceWork('import', upload, () => processImport(deps, upload))
-              : await traceWork('upload', traceKeysOf(upload.encodedKey), () => processUpload(deps, upload));
-          logger.info('upload handled', { messageId: record.messageId, ...result });
-          if (result.outcome === 'deferred') delaySeconds = Math.max(delaySeconds, result.retryAfterSeconds);
-        }
-      }
+      delaySeconds = redetected !== false ? redetected : await uploadsOf(deps, record);
     } catch (err) {
       logger.error('upload failed; SQS will redeliver it', { messageId: record.messageId, error: err as Error });
       throw err;
