@@ -9,7 +9,7 @@ import type { MegaDetectorContext } from '../export/megadetector';
 import { mapPages } from '../export/pages';
 import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
-import { exportChunks, writeExport } from '../export/writer';
+import { exportChunks, writeExport, type ExportChunk } from '../export/writer';
 import { machineIsCatOf, type Image } from '../domain';
 import { modelOfRecord } from '../model-version';
 import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/export-pages';
@@ -69,7 +69,29 @@ export async function exportBatch(
   format: ExportFormat,
   batch: MegaDetectorContext = { catMinConfidence: 0 },
 ): Promise<HttpAnswer> {
-  const out = await writeExport(exportChunks(exportImages(deps, clientId, batchId, format), format, batch), {
+  return answerExport(deps, exportChunks(exportImages(deps, clientId, batchId, format), format, batch), {
+    clientId,
+    batchId,
+    format,
+    contentType: CONTENT_TYPES[format],
+    fileName: `${batchId}.${FILE_EXTENSIONS[format]}`,
+  });
+}
+
+/** Where a streamed answer is kept once past the inline bound, and what it is called and typed when inline. */
+export interface ExportTarget {
+  clientId: string;
+  batchId: string;
+  /** The stored object's format (its key's extension). */
+  format: ExportFormat;
+  contentType: string;
+  fileName: string;
+}
+
+/** Rows written inline while small, else streamed to S3 and answered with a 303 to it (the exports and the report). */
+export async function answerExport(deps: ExportDeps, chunks: AsyncIterable<ExportChunk>, target: ExportTarget): Promise<HttpAnswer> {
+  const { clientId, batchId, format } = target;
+  const out = await writeExport(chunks, {
     inlineMaxBytes: deps.config.inlineMaxBytes,
     spill: (body) =>
       storeExport(body, {
@@ -86,11 +108,7 @@ export async function exportBatch(
   if (out.kind === 'stored') return new HttpAnswer(303, { Location: out.stored.url, ...rows });
   return new HttpAnswer(
     200,
-    {
-      'Content-Type': CONTENT_TYPES[format],
-      'Content-Disposition': `attachment; filename="${batchId}.${FILE_EXTENSIONS[format]}"`,
-      ...rows,
-    },
+    { 'Content-Type': target.contentType, 'Content-Disposition': `attachment; filename="${target.fileName}"`, ...rows },
     out.body,
   );
 }

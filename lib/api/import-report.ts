@@ -6,11 +6,10 @@
 import type { Image } from '../domain';
 import { sourceUri } from '../import/enqueue';
 import { rejectionKey } from '../ingest/steps/reject';
-import { storeExport } from '../export/s3-export';
-import { writeExport, type ExportChunk } from '../export/writer';
+import type { ExportChunk } from '../export/writer';
 import type { SentObject } from '../store/imports';
-import type { ExportDeps } from './export-batch';
-import { HttpAnswer } from './http-answer';
+import { answerExport, type ExportDeps } from './export-batch';
+import type { HttpAnswer } from './http-answer';
 import type { ImportApiDeps } from './import-batch';
 
 /** S3 Batch Operations' completion report columns, in order (its reports carry no header row). */
@@ -61,25 +60,12 @@ export async function* reportChunks(deps: Pick<ImportApiDeps, 'imports'>, client
 }
 
 /** The report, inline or behind a 303 to S3 once past the inline bound (as GET …/export). */
-export async function streamReport(deps: ExportDeps, imports: ImportApiDeps, clientId: string, batchId: string): Promise<HttpAnswer> {
-  const out = await writeExport(reportChunks(imports, clientId, batchId), {
-    inlineMaxBytes: deps.config.inlineMaxBytes,
-    spill: (body) =>
-      storeExport(body, {
-        s3: deps.s3,
-        bucket: deps.bucketName,
-        clientId,
-        batchId,
-        format: 'csv',
-        urlSeconds: deps.config.urlSeconds,
-        ...(deps.now ? { now: deps.now } : {}),
-      }),
+export function streamReport(deps: ExportDeps, imports: ImportApiDeps, clientId: string, batchId: string): Promise<HttpAnswer> {
+  return answerExport(deps, reportChunks(imports, clientId, batchId), {
+    clientId,
+    batchId,
+    format: 'csv',
+    contentType: 'text/csv; charset=utf-8',
+    fileName: `${batchId}-report.csv`,
   });
-  const rows = { 'X-Export-Rows': String(out.rows) };
-  if (out.kind === 'stored') return new HttpAnswer(303, { Location: out.stored.url, ...rows });
-  return new HttpAnswer(
-    200,
-    { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="${batchId}-report.csv"`, ...rows },
-    out.body,
-  );
 }
