@@ -61,6 +61,13 @@ export const routeRequests = (): RouteRequest[] => [
   },
   { route: 'POST /v1/batches/{batchId}', method: 'POST', path: '/v1/batches/{batchId}:redetect', body: { dryRun: true }, status: 200 },
   { route: 'GET /v1/batches/{batchId}/export', method: 'GET', path: '/v1/batches/{batchId}/export?format=jsonl', status: 200 },
+  // The batch is an upload, not an import: its report answers 404 (the import path's calls are driven by the task's drive).
+  {
+    route: 'GET /v1/batches/{batchId}/report',
+    method: 'GET',
+    path: '/v1/batches/{batchId}/report?format=s3-batch-operations',
+    status: 404,
+  },
   { route: 'DELETE /v1/batches/{batchId}', method: 'DELETE', path: '/v1/batches/{batchId}', status: 202 },
 ];
 

@@ -172,6 +172,7 @@ const ROUTE_TABLE: [method: string, path: string, routeKey: string, pathParamete
   ['POST', '/v1/batches', 'POST /v1/batches', undefined, 'batches'],
   ['POST', `/v1/batches/${BATCH}/uploads`, 'POST /v1/batches/{batchId}/uploads', { batchId: BATCH }, 'batches'],
   ['GET', `/v1/batches/${BATCH}/export?format=csv`, 'GET /v1/batches/{batchId}/export', { batchId: BATCH }, 'batches'],
+  ['GET', `/v1/batches/${BATCH}/report?format=s3-batch-operations`, 'GET /v1/batches/{batchId}/report', { batchId: BATCH }, 'batches'],
   ['DELETE', `/v1/batches/${BATCH}`, 'DELETE /v1/batches/{batchId}', { batchId: BATCH }, 'batches'],
   [
     'PUT',
