@@ -46,12 +46,26 @@ export interface Refusal {
 
 export class LocalIam {
   private readonly decisions = new Map<string, RoleDecisions>();
+  /** The roles as a deployment listing every bucket in ImportSourceBuckets states them: judges requests on other buckets. */
+  private readonly sourceDecisions = new Map<string, RoleDecisions>();
 
   constructor(
     readonly roles: Record<string, FunctionRole>,
     private readonly names: { table: string; bucket: string },
+    sourceRoles: Record<string, FunctionRole> = roles,
   ) {
     for (const [fn, role] of Object.entries(roles)) this.decisions.set(fn, new RoleDecisions(role.statements, LOCAL_ACCOUNT_ID));
+    for (const [fn, role] of Object.entries(sourceRoles))
+      this.sourceDecisions.set(fn, new RoleDecisions(role.statements, LOCAL_ACCOUNT_ID));
+  }
+
+  /**
+   * A request on another bucket than the stack's is an import's read of a client's source (docs/design.md §16): every
+   * other bucket of the local S3 may be a source, as if the deploy parameter listed it.
+   */
+  private decisionsFor(fn: string, request: IamRequest): RoleDecisions | undefined {
+    const s3 = /^arn:aws:s3:::([^/]+)/.exec(request.resource);
+    return s3 && s3[1] !== this.names.bucket ? this.sourceDecisions.get(fn) : this.decisions.get(fn);
   }
 
   get tableArn(): string {
@@ -99,8 +113,8 @@ export class LocalIam {
    * have is refused everything.
    */
   async refusal(fn: string, requests: readonly IamRequest[]): Promise<Refusal | undefined> {
-    const decisions = this.decisions.get(fn);
     for (const request of requests) {
+      const decisions = this.decisionsFor(fn, request);
       if (decisions && (await decisions.allows(request))) continue;
       return {
         fn,
@@ -117,12 +131,10 @@ export class LocalIam {
 /** The roles as the template states them, with the local stack's table, bucket and queue names. */
 export function loadLocalIam(opts: LocalIamOptions): LocalIam {
   const template = roleTemplateFromSources(opts.root, LOCAL_STAGE, opts.rolesFile);
-  const roles = rolesFromTemplate(template, {
-    region: LOCAL_NAMES.region,
-    accountId: LOCAL_ACCOUNT_ID,
-    names: { ImagesTable: opts.table, ImagesBucket: opts.bucket },
-  });
-  return new LocalIam(roles, { table: opts.table, bucket: opts.bucket });
+  const place = { region: LOCAL_NAMES.region, accountId: LOCAL_ACCOUNT_ID, names: { ImagesTable: opts.table, ImagesBucket: opts.bucket } };
+  const roles = rolesFromTemplate(template, place);
+  const sourceRoles = rolesFromTemplate(template, { ...place, parameters: { ImportSourceBuckets: '*' } });
+  return new LocalIam(roles, { table: opts.table, bucket: opts.bucket }, sourceRoles);
 }
 
 export type { PolicyStatement };

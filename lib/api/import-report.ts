@@ -5,7 +5,7 @@
 // as the exports are: inline while small, else streamed to S3 and answered with a 303.
 import type { Image } from '../domain';
 import { sourceUri } from '../import/enqueue';
-import { rejectionKey } from '../ingest/steps/reject';
+import { rejectionKey } from '../ingest/rejection-key';
 import type { ExportChunk } from '../export/writer';
 import type { SentObject } from '../store/imports';
 import { answerExport, type ExportDeps } from './export-batch';

@@ -1,5 +1,4 @@
 // The one place a rejected upload becomes a `fail` record (docs/design.md §1: bad input never fails the SQS batch).
-import { XXHash128 } from 'xxhash-addon';
 import type { Image } from '../../domain';
 import type { IngestDeps, IngestResult } from '../deps';
 import type { RejectedUploadError } from '../errors';
@@ -11,6 +10,7 @@ import { restAround } from './move';
 import type { Placed } from './place';
 import { lostClaim } from './record';
 import { repairRedelivered } from './settle';
+import { rejectionKey } from '../rejection-key';
 
 export async function recordRejection(
   deps: IngestDeps,
@@ -78,12 +78,4 @@ function rejectionRecord(upload: Placed, fprint: string, failedKey: string | und
     errorMessage: err.message,
     ...(upload.log.entries()?.length ? { logs: upload.log.entries() } : {}),
   };
-}
-
-/**
- * A refused upload has no pixel fingerprint: its record is keyed by its name and ETag, so a later bad upload under
- * the same name gets a record of its own and a redelivery of the same one writes nothing.
- */
-export function rejectionKey(fileName: string, etag: string | undefined): string {
-  return `fail-${XXHash128.hash(Buffer.from(etag === undefined ? fileName : `${fileName}\u0000${etag}`)).toString('hex')}`;
 }
