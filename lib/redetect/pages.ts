@@ -25,7 +25,7 @@ export interface PagingDeps {
 }
 
 /** What a call (or a sweep) started of a run. */
-export interface Started {
+export interface PagesStarted {
   /** DetectLabels calls charged and queued (distinct images marked). */
   calls: number;
   /** The uploads they answer (with duplicates). */
@@ -34,7 +34,7 @@ export interface Started {
   overQuota?: { limits: ClientLimits; asked: number };
 }
 
-export const NOTHING_STARTED: Started = { calls: 0, images: 0 };
+export const NOTHING_STARTED: PagesStarted = { calls: 0, images: 0 };
 
 /** Whether the run chooses the image: every one with `all`, else one answered by another model than the run's. */
 const chosenBy = (state: RunState) => (c: RedetectCandidate) =>
@@ -44,10 +44,16 @@ const chosenBy = (state: RunState) => (c: RedetectCandidate) =>
  * Starts pages of `run` from where its summary says, until every page is started or `deadline` passes (one page at
  * least). When the paging is over, a run that charged nothing is given back, and one owing nothing any more ends.
  */
-export async function startPages(deps: PagingDeps, clientId: string, batchId: string, run: string, deadline: number): Promise<Started> {
+export async function startPages(
+  deps: PagingDeps,
+  clientId: string,
+  batchId: string,
+  run: string,
+  deadline: number,
+): Promise<PagesStarted> {
   const { redetections } = deps;
   const now = deps.now ?? Date.now;
-  const started = { calls: 0, images: 0 } as Started;
+  const started = { calls: 0, images: 0 } as PagesStarted;
   let state = await redetections.runs.state(clientId, batchId);
   let pages = 0;
   while (state?.run === run && state.next !== undefined && (pages === 0 || now() < deadline)) {

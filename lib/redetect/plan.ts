@@ -11,7 +11,7 @@ import { uploadEstimate, type Batch, type ModelVersion } from '../domain';
 import { utcDay, type ClientLimits } from '../quota/limits';
 import type { RedetectCandidate } from '../store/redetect';
 import { answeredByCurrentModel } from '../model-version';
-import type { PagingDeps, Started } from './pages';
+import type { PagingDeps, PagesStarted } from './pages';
 import { startPages } from './pages';
 import { resumeRun } from './resume';
 
@@ -97,7 +97,7 @@ async function during(deps: RedetectPlanDeps, batch: Batch, deadline: number): P
   return startedOutcome(deps, batch, resumed);
 }
 
-async function startedOutcome(deps: RedetectPlanDeps, batch: Batch, started: Started): Promise<RedetectOutcome> {
+async function startedOutcome(deps: RedetectPlanDeps, batch: Batch, started: PagesStarted): Promise<RedetectOutcome> {
   const now = (await deps.redetections.getBatch(batch.clientId, batch.batchId)) ?? batch;
   const { images, newCalls, estimatedCostUsd } = uploadEstimate(started.images, started.calls, 0, deps.pricePerImageUsd);
   return {

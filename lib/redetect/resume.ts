@@ -6,7 +6,7 @@
 // the run ends instead: those images keep the answer they had, as an image DetectLabels refuses does. A run owing
 // nothing ends.
 import type { Image } from '../domain';
-import { NOTHING_STARTED, queueImages, startPages, type PagingDeps, type Started } from './pages';
+import { NOTHING_STARTED, queueImages, startPages, type PagingDeps, type PagesStarted } from './pages';
 
 export interface ResumeDeps extends PagingDeps {
   /**
@@ -22,7 +22,7 @@ export const PAGER_STALL_MS = 10_000;
 /** Resumes in a row that saw no answer come, before the run ends with what it has. */
 export const MAX_RESUMES = 3;
 
-export interface Resumed extends Started {
+export interface Resumed extends PagesStarted {
   /** Images queued again. */
   requeued: number;
   /** Images given up (the run ended without their answer). */
