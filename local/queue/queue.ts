@@ -11,12 +11,7 @@ import { QueueJournal } from './journal';
 import type { LocalQueueOptions, QueueStats, Settings } from './options';
 import { DeadLetterList, type DeadLetter } from './dead-letter-list';
 import { failuresOf, groupField, sqsRecord, withTimeout, type Message } from './message';
-import { LocalStackError } from '../errors';
-
-export class QueueStoppedError extends LocalStackError {
-  override name = 'QueueStoppedError';
-  readonly code = 'queue_stopped';
-}
+import { QueueStoppedError } from './errors';
 
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
 export class LocalQueue {
