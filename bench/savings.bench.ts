@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { createClients } from '../lib/aws/clients';
-import type { MetricTotalsSnapshot } from '../local/metric-totals';
-import { startStack } from '../local/stack';
+import type { MetricTotalsSnapshot } from '../local/bridge/metric-totals';
+import { startStack } from '../local/stack/stack';
 import { headline as figure, pick, sized, type Headline } from './stats';
 
 const FIXTURES = [

@@ -6,7 +6,7 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { localS3Client, startLocalS3 } from '../../local/s3';
+import { localS3Client, startLocalS3 } from '../../local/s3/s3';
 import { tempDataDir } from '../helpers';
 import {
   distinctImages,
