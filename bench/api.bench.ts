@@ -23,11 +23,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { registerApiKey } from '../lib/auth/register';
 import { defaultClientLimits } from '../functions/config';
-import { batchResultsRequest } from '../lib/store/access-patterns';
-import { knownItemRequest } from '../lib/store/known-items';
-import { ClientQuotaStore } from '../lib/store/quota-writes';
-import { pageRequest } from '../lib/store/reader';
-import { BATCH_SK, batchPartition, statusTs } from '../lib/store/schema';
+import { batchResultsRequest } from '../lib/store/batch/images';
+import { knownItemRequest } from '../lib/store/image/known-items';
+import { ClientQuotaStore } from '../lib/store/client/quota';
+import { pageRequest } from '../lib/store/table/query';
+import { BATCH_SK, batchPartition, statusTs } from '../lib/store/table/schema';
 import { headline as figure, median, percentile, pick, round as round3, sized, type Headline } from './stats';
 
 const CONNECTIONS = 64;

@@ -37,7 +37,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { documentClientOf, s3ClientOf } from '../lib/aws/clients';
 import { fingerprint } from '../lib/ingest/fingerprint';
-import { reusableResultRequest } from '../lib/store/client-patterns';
+import { reusableResultRequest } from '../lib/store/client/images';
 import { toConfidence } from '../local/detector/labels';
 import { LOCAL_CAT_MIN_CONFIDENCE } from '../local/detector/thresholds';
 import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';

@@ -12,7 +12,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
 import { startStack } from '../local/stack';
 import { registerClient } from '../lib/auth/register';
-import { batchKey, type BatchItem } from '../lib/store/schema';
+import { batchKey, type BatchItem } from '../lib/store/table/schema';
 import { treeRssBytes } from './process-tree';
 import { headline as figure, pick, round, type Headline } from './stats';
 

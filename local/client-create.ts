@@ -14,7 +14,7 @@ import { AuthError } from '../lib/auth/api-keys';
 import { registerApiKey } from '../lib/auth/register';
 import { MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
 import { defaultClientLimits } from '../functions/config';
-import { ClientQuotaStore, UnregisteredClientError } from '../lib/store/quota-writes';
+import { ClientQuotaStore, UnregisteredClientError } from '../lib/store/client/quota';
 import { dataDirFromEnv, defaultEnv, loadClientCreateSettings } from './config';
 import { issueClientS3Key } from './s3-client-keys';
 

@@ -17,7 +17,7 @@ import type { BatchHandler } from './queue-options';
 import { keysInS3Message } from '../lib/reconcile/s3-event';
 import { batchesOfKeys } from '../lib/ingest/s3-key';
 import { BatchStore } from '../lib/store/batch-store';
-import { readLiveBatches } from '../lib/store/live-batches';
+import { readLiveBatches } from '../lib/store/expiry/live';
 import { checkBatchCounts, type CountCheckResult } from '../lib/reconcile/batch-counts';
 import { completionHook } from '../lib/notify/wiring';
 import { localDynamoClient } from './dynamodb';
@@ -25,8 +25,8 @@ import { functionCredentials } from './iam';
 import { registerApiKey } from '../lib/auth/register';
 import { reconcileSettingsFromEnv } from './config';
 import { sweepRedetections, type RedetectSweepResult } from '../lib/reconcile/redetect-runs';
-import { ClientLimitsReader } from '../lib/store/client-limits';
-import { Redetections } from '../lib/store/redetect';
+import { ClientLimitsReader } from '../lib/store/client/limits';
+import { Redetections } from '../lib/store/redetect/images';
 import { uploadsJobQueue } from './job-queues';
 
 /** Something the stack started, closed at stop in reverse order. */

@@ -8,8 +8,8 @@ import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
 import { pricePerImageUsd, redetectResumeGraceMs } from '../../lib/config';
 import { currentModel } from '../../lib/redetect/model';
-import { recordCurrentModel } from '../../lib/store/current-model-write';
-import { Redetections } from '../../lib/store/redetect';
+import { recordCurrentModel } from '../../lib/store/model/current-write';
+import { Redetections } from '../../lib/store/redetect/images';
 import { annotatingClient } from '../../lib/aws/tracing';
 import { createApiHandler, type ApiHandler } from '../../lib/http/app';
 import type { ImportEngine } from '../../lib/import/batch-operations';
@@ -17,13 +17,13 @@ import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ImportApiDeps } from '../../lib/api/import-batch';
 import type { ImportQueue } from '../../lib/import/enqueue';
-import { ClientSourcesStore } from '../../lib/store/client-sources';
-import { ImportMarksStore } from '../../lib/store/import-marks';
-import { ImportStore } from '../../lib/store/imports';
+import { ClientSourcesStore } from '../../lib/store/client/sources';
+import { ImportMarksStore } from '../../lib/store/imports/marks';
+import { ImportStore } from '../../lib/store/imports/imports';
 import {
   clientLimitsCacheMs,
   defaultClientLimits,

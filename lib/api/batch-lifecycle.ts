@@ -11,13 +11,13 @@ import type { ExportFormat } from '../export/encode';
 import type { JobQueue } from '../jobs/queue';
 import { deriveCallbackSecret } from '../notify/signature';
 import { CallbackTargetError, checkCallbackUrl, type CallbackPolicy } from '../notify/target';
-import { nowSeconds } from '../store/schema';
+import { nowSeconds } from '../store/table/schema';
 import { batchesBeyondQuota, formsBeyondQuota, utcDay, type ClientLimits } from '../quota/limits';
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
 import { isVisibleBatch, type Batch, type BatchSummary } from '../domain';
-import { newBatch } from '../store/batch-summary';
+import { newBatch } from '../store/batch/summary';
 import { BatchClosedError } from '../errors';
 import {
   BatchErasingError,
@@ -43,7 +43,7 @@ import type {
   ReviewBody,
   UploadForm,
 } from './schemas';
-import type { ReviewOutcome, Verdict } from '../store/reviews';
+import type { ReviewOutcome, Verdict } from '../store/review/verdicts';
 import { presignUploads, type DeclaredFile } from './uploads';
 import { drawAudit } from './audit-draw';
 import type { AuditBody, AuditResult } from './audit-schemas';

@@ -12,7 +12,7 @@ import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport, type ExportChunk } from '../export/writer';
 import { machineIsCatOf, type Image } from '../domain';
 import { modelOfRecord } from '../model-version';
-import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/export-pages';
+import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/batch/pages';
 import { HttpAnswer } from './http-answer';
 
 export interface ExportDeps {

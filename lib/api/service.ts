@@ -10,15 +10,15 @@ import {
   queryClientImages,
   queryVisibleBatchImages,
   type StoreContext,
-} from '../store/reader';
-import { knownFingerprints } from '../store/known-fingerprints';
+} from '../store/table/query';
+import { knownFingerprints } from '../store/image/known';
 import { reportedStatus, type Batch as StoredBatch, type BatchSummary, type Image, type LabelCount, type ModelCount } from '../domain';
-import { batchLabelCounts } from '../store/label-counts';
+import { batchLabelCounts } from '../store/batch/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
-import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
-import { queryReviewQueue, reviewedVerdicts } from '../store/review-queue';
+import { batchImagePages, type BatchPagesOptions } from '../store/batch/pages';
+import { queryReviewQueue, reviewedVerdicts } from '../store/review/queue';
 import { agreementOf } from '../review/agreement';
-import { queryAuditQueue } from '../store/audit';
+import { queryAuditQueue } from '../store/audit/queue';
 import { batchAccuracy } from './audit';
 import type { AccuracyAnswer } from './audit-schemas';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
@@ -41,7 +41,7 @@ import { pricePerImageUsd } from '../config';
 import { changesPage } from './changes';
 import type { ChangesQuery, VerdictChange } from './redetect-schemas';
 import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
-import type { DailyUsage } from '../store/client-limits';
+import type { DailyUsage } from '../store/client/limits';
 
 /** What GET /v1/usage reads: a client's limits and its usage of a day (lib/store/client-limits.ts). */
 export interface UsageReader {

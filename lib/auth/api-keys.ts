@@ -4,8 +4,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
 import { ID_PATTERN, ID_RULE } from '../ids';
-import { apiKeyOwner } from '../store/credentials';
-import { RESERVED_CLIENT_IDS } from '../store/schema';
+import { apiKeyOwner } from '../store/client/keys';
+import { RESERVED_CLIENT_IDS } from '../store/table/schema';
 import { IceCatError } from '../errors';
 
 export class AuthError extends IceCatError {

@@ -3,7 +3,7 @@
 // holds both items). Kept apart from the lookups so that no API function bundles code
 // that writes these items.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { storeApiKey, storeClient } from '../store/registrations';
+import { storeApiKey, storeClient } from '../store/client/registrations';
 import { API_KEY_PATTERN, ApiKeyConflictError, InvalidApiKeyError, assertClientId, generateApiKey, hashApiKey } from './api-keys';
 
 /** Stores `key` (or a new one) for the client and registers the client (once); returns the key. */

@@ -3,7 +3,7 @@
 // the ingest refuses new uploads; until the summary is gone, running this again resumes where it stopped.
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { deleteSummary, eraseItems, type ItemEraseOptions } from '../store/batch-erasure';
+import { deleteSummary, eraseItems, type ItemEraseOptions } from '../store/batch/erasure';
 import { eraseBatchObjects, type ObjectEraseOptions } from './objects';
 
 export interface BatchErasureTarget {

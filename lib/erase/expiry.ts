@@ -5,8 +5,8 @@
 // and every interval (local/expiry.ts), and since dynalite has no TTL it is what deletes expired items there too.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JobQueue } from '../jobs/queue';
-import { markExpired, readExpiredBatches } from '../store/expired-batches';
-import { nowSeconds } from '../store/schema';
+import { markExpired, readExpiredBatches } from '../store/expiry/expired';
+import { nowSeconds } from '../store/table/schema';
 import { encodeEraseMessage } from './message';
 
 /**

@@ -3,7 +3,7 @@
 // name after the erasure finished.
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isMarkedForErasure } from '../store/erasure-mark';
+import { isMarkedForErasure } from '../store/batch/erasure-mark';
 import { eraseBatch, type BatchErasureReport } from './erase-batch';
 import { decodeEraseMessage } from './message';
 

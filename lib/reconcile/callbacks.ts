@@ -9,7 +9,7 @@ import type { JobQueue } from '../jobs/queue';
 import { callbackMessage, completedSummary } from '../notify/job';
 import { isFinalState } from '../notify/delivery';
 import type { NotifyConfig } from '../notify/schedule';
-import { batchesOwingCallbacks, readSummary, stampCallbackRequeued } from '../store/callback-requeue';
+import { batchesOwingCallbacks, readSummary, stampCallbackRequeued } from '../store/callback/requeue';
 import type { Batch, BatchSummary } from '../domain';
 
 export interface CallbackSweepDeps {

@@ -9,7 +9,7 @@ import type { Config } from '../config';
 import { detectLabels, type DetectLabelsObserver } from '../ingest/detect';
 import { RejectedUploadError } from '../ingest/errors';
 import { readUpload, UploadGoneError } from '../ingest/storage';
-import type { AnswerOutcome, Redetections } from '../store/redetect';
+import type { AnswerOutcome, Redetections } from '../store/redetect/images';
 import type { RedetectMessage } from './message';
 
 export interface RedetectJobDeps {

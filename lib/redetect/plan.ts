@@ -9,7 +9,7 @@
 import { ulid } from 'ulid';
 import { uploadEstimate, type Batch, type ModelVersion } from '../domain';
 import { utcDay, type ClientLimits } from '../quota/limits';
-import type { RedetectCandidate } from '../store/redetect';
+import type { RedetectCandidate } from '../store/redetect/images';
 import { answeredByCurrentModel } from '../model-version';
 import type { PagingDeps, PagesStarted } from './pages';
 import { startPages } from './pages';

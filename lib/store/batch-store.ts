@@ -13,15 +13,15 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Claim, Finish, Image, ModelVersion, UploadRef } from '../domain';
 import { sameModel, UNKNOWN_MODEL } from '../model-version';
-import { readCurrentModel } from './current-model';
-import { recordCurrentModel } from './current-model-write';
-import { BatchCounters, type RecordOptions } from './batch-counters';
-import { addDuplicate, claimImage, finishImage, getImage, rejectUpload, releaseClaim, type ClaimOutcome } from './image-record';
-import { findReusable } from './reuse-lookup';
-import { keepPaidResult, paidResult, type PaidResult } from './paid-result';
-import { reclassifyBatch, reviewImage, type ReclassifyOptions, type ReclassifyOutcome, type ReviewOutcome, type Verdict } from './reviews';
-import { clientKey } from './schema';
-import { endAttempt, noteFingerprint, startAttempt, type AttemptCount } from './upload-attempts';
+import { readCurrentModel } from './model/current';
+import { recordCurrentModel } from './model/current-write';
+import { BatchCounters, type RecordOptions } from './batch/counters';
+import { addDuplicate, claimImage, finishImage, getImage, rejectUpload, releaseClaim, type ClaimOutcome } from './image/record';
+import { findReusable } from './image/reuse';
+import { keepPaidResult, paidResult, type PaidResult } from './image/paid-result';
+import { reclassifyBatch, reviewImage, type ReclassifyOptions, type ReclassifyOutcome, type ReviewOutcome, type Verdict } from './review/verdicts';
+import { clientKey } from './table/schema';
+import { endAttempt, noteFingerprint, startAttempt, type AttemptCount } from './upload/attempts';
 
 export class BatchStore extends BatchCounters {
   private readonly knownClients = new Map<string, { known: boolean; until: number }>();

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Stack } from '../../local/stack-types';
 import { registerClient } from '../../lib/auth/register';
-import { BATCH_SK, batchPartition, type ImageItem } from '../../lib/store/schema';
+import { BATCH_SK, batchPartition, type ImageItem } from '../../lib/store/table/schema';
 import { bundleFunction } from '../../scripts/bundle';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';

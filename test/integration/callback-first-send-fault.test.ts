@@ -149,7 +149,7 @@ describe('a completion callback whose first send to its queue fails (SQS unavail
       await store.close(client.clientId, batchId);
     }
     expect((await call('DELETE', `/v1/batches/${erased}`, { key: client.key })).status).toBe(202);
-    const { recordCallbackState } = await import('../../lib/store/callback-state');
+    const { recordCallbackState } = await import('../../lib/store/callback/state');
     const failedAttempt = {
       url: hookUrl,
       attempts: 1,

@@ -4,8 +4,8 @@
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { ApiClient } from '../../lib/cli/api-client';
 import type { Image } from '../../lib/domain';
-import { cursorCodec } from '../../lib/store/cursor';
-import { queryBatchImages, type StoreContext } from '../../lib/store/reader';
+import { cursorCodec } from '../../lib/store/table/cursor';
+import { queryBatchImages, type StoreContext } from '../../lib/store/table/query';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import { call, fprints, imageItem, newClient, seedBatch, writeItems } from '../helpers/api';
 

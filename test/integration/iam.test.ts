@@ -13,8 +13,8 @@ import sharp from 'sharp';
 import { LOCAL_NAMES } from '../../local/env';
 import { functionCredentials } from '../../local/iam';
 import { localS3Client } from '../../local/s3';
-import { reusableResultRequest } from '../../lib/store/client-patterns';
-import { INDEX } from '../../lib/store/schema';
+import { reusableResultRequest } from '../../lib/store/client/images';
+import { INDEX } from '../../lib/store/table/schema';
 import { stackEnv, tempDataDir, uniqueId, waitFor } from '../helpers';
 import { readBatch, startStackProcess, uploadKey, type StackProcess } from '../helpers/stack-process';
 

@@ -9,9 +9,9 @@ import sharp from 'sharp';
 import { sqsEventFor } from '../../events';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { registerClient } from '../../lib/auth/register';
-import { toBatchItem } from '../../lib/store/attributes';
-import { BATCH_SK, batchKey, batchPartition, type BatchItem, type ImageItem } from '../../lib/store/schema';
-import { newBatch as batchSummary } from '../../lib/store/batch-summary';
+import { toBatchItem } from '../../lib/store/table/attributes';
+import { BATCH_SK, batchKey, batchPartition, type BatchItem, type ImageItem } from '../../lib/store/table/schema';
+import { newBatch as batchSummary } from '../../lib/store/batch/summary';
 import {
   detectCalls,
   aws as stackClients,

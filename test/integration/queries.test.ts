@@ -1,9 +1,9 @@
 // The store's reads (lib/store/reader.ts) against real items in the local DynamoDB, through the AWS SDK: each access
 // pattern is reached through the query function that chooses it from the filters, as the API calls them.
 import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { cursorCodec, CursorError } from '../../lib/store/cursor';
+import { cursorCodec, CursorError } from '../../lib/store/table/cursor';
 import { BatchStore } from '../../lib/store/batch-store';
-import { StoreThrottledError } from '../../lib/store/errors';
+import { StoreThrottledError } from '../../lib/store/table/errors';
 import type { Image } from '../../lib/domain';
 import {
   getBatch,
@@ -14,7 +14,7 @@ import {
   queryClientImages,
   queryVisibleBatchImages,
   type StoreContext,
-} from '../../lib/store/reader';
+} from '../../lib/store/table/query';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import { DAY_S, fprints, seedBatch, type SeedImage } from '../helpers/api';
 

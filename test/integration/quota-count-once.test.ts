@@ -17,7 +17,7 @@ import { defaultClientLimits } from '../../functions/config';
 import { encodeS3EventKey, s3EventMessage, s3EventRecord } from '../../lib/reconcile/s3-event';
 import { registerApiKey } from '../../lib/auth/register';
 import { BatchStore } from '../../lib/store/batch-store';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { forgiveInterruptedAttempts } from '../../local/interrupted-attempts';

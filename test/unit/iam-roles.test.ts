@@ -4,10 +4,10 @@
 import { roleStatements, rolesFromTemplate, type FunctionRole, type RoleTemplate } from '../../local/iam-roles';
 import { roleAllows, RoleDecisions } from '../../local/iam-evaluate';
 import { roleTemplateFromSources } from '../../local/iam-template';
-import { reusableResultRequest } from '../../lib/store/client-patterns';
-import { dueCallbacksQuery } from '../../lib/store/callback-requeue';
-import { expiredBatchesQuery } from '../../lib/store/expired-batches';
-import { INDEX } from '../../lib/store/schema';
+import { reusableResultRequest } from '../../lib/store/client/images';
+import { dueCallbacksQuery } from '../../lib/store/callback/requeue';
+import { expiredBatchesQuery } from '../../lib/store/expiry/expired';
+import { INDEX } from '../../lib/store/table/schema';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');

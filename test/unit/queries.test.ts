@@ -8,7 +8,7 @@ import {
   batchSummaryRequest,
   batchTimeRangeRequest,
   imageRequest,
-} from '../../lib/store/access-patterns';
+} from '../../lib/store/batch/images';
 import {
   clientByStatusRequest,
   clientCatsRequest,
@@ -16,11 +16,11 @@ import {
   clientTimeRangeRequest,
   imageAcrossBatchesRequest,
   clientBatchesRequest,
-} from '../../lib/store/client-patterns';
-import type { QueryPlan } from '../../lib/store/expressions';
+} from '../../lib/store/client/images';
+import type { QueryPlan } from '../../lib/store/table/expressions';
 import { backoffDelay } from '../../lib/backoff';
-import { isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/reader';
-import { BATCH_SK, INDEX } from '../../lib/store/schema';
+import { isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/table/query';
+import { BATCH_SK, INDEX } from '../../lib/store/table/schema';
 
 const T = 'IceCatWrangler';
 const NOW_S = 1_700_000_000;

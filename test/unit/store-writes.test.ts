@@ -1,6 +1,6 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ZERO_COUNTS } from '../../lib/domain';
-import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/schema';
+import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/table/schema';
 import {
   addExpectedRequest,
   autoCloseRequest,
@@ -8,7 +8,7 @@ import {
   markDoneRequest,
   newBatch,
   putBatchRequest,
-} from '../../lib/store/batch-summary';
+} from '../../lib/store/batch/summary';
 import {
   claimRequest,
   duplicateRequest,
@@ -16,9 +16,9 @@ import {
   finishRequest,
   rejectionRequest,
   takeoverRequest,
-} from '../../lib/store/image-record';
-import { countRecords, countRequest, recountQuery, setCountsRequest, transaction } from '../../lib/store/batch-counters';
-import { duplicateMarkRequest, endAttemptRequest, startAttemptRequest } from '../../lib/store/upload-attempts';
+} from '../../lib/store/image/record';
+import { countRecords, countRequest, recountQuery, setCountsRequest, transaction } from '../../lib/store/batch/counters';
+import { duplicateMarkRequest, endAttemptRequest, startAttemptRequest } from '../../lib/store/upload/attempts';
 
 const claim = {
   clientId: 'demo',
