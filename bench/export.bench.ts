@@ -78,7 +78,7 @@ export function item(batchId: string, i: number, now: number): ImageItem {
               instances: k === 4 || k === 5 ? 1 : 0,
             })),
           },
-          // A dog and a person boxed, as the ingest keeps them (lib/store/detections.ts).
+          // A dog and a person boxed, as the ingest keeps them (lib/store/table/detections.ts).
           rek_dets: encodeDetections({ model: '3.0', boxes: [4, 5].map((k) => ({ name: LABELS[k]!, confidence: 99 - k * 7, box })) }),
           width: 4000,
           height: 3000,

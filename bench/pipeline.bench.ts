@@ -37,7 +37,6 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { documentClientOf, s3ClientOf } from '../lib/aws/clients';
 import { fingerprint } from '../lib/ingest/fingerprint';
-import { reusableResultRequest } from '../lib/store/client/images';
 import { toConfidence } from '../local/detector/labels';
 import { LOCAL_CAT_MIN_CONFIDENCE } from '../local/detector/thresholds';
 import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';
@@ -50,6 +49,7 @@ import type { UploadForm } from '../lib/api/schemas';
 import type { MetricTotal, MetricTotalsSnapshot } from '../local/metric-totals';
 import { headline as figure, median, percentile, pick, round, sized, type Headline } from './stats';
 
+import { reusableResultRequest } from '../lib/store/image/reuse';
 const ROOT = join(__dirname, '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures');
 const PHOTOS = sized(100, 4);

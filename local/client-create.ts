@@ -17,6 +17,7 @@ import { defaultClientLimits } from '../functions/config';
 import { ClientQuotaStore, UnregisteredClientError } from '../lib/store/client/quota';
 import { dataDirFromEnv, defaultEnv, loadClientCreateSettings } from './config';
 import { issueClientS3Key } from './s3-client-keys';
+import { Registrations } from '../lib/store/client/registrations';
 
 interface Target {
   client: DynamoDBClient;
@@ -118,7 +119,7 @@ async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
-    const key = await registerApiKey(ddb, tableName, clientId);
+    const key = await registerApiKey(new Registrations({ ddb, tableName }), clientId);
     await quota.setLimits(clientId, changes);
     // Locally the client also gets its own S3 key pair (npm run client:s3-keys prints it); the API key stays the output.
     if (!aws) {

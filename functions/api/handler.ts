@@ -26,6 +26,7 @@ import {
   loadS3OriginSettings,
   loadS3Settings,
 } from '../config';
+import { ApiKeyStore } from '../../lib/store/client/keys';
 
 const config = loadApiConfig();
 const cursors = cursorCodec(loadCursorSecret());
@@ -53,7 +54,7 @@ const app = createApiHandler({
       catMinConfidence: config.catMinConfidence,
     }),
   },
-  authenticator: annotatingClient(new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs })),
+  authenticator: annotatingClient(new ApiKeyAuthenticator({ keys: new ApiKeyStore({ ddb, tableName: config.tableName }), cacheMs: config.apiKeyCacheMs })),
   rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   openApiDocument: () => buildOpenApiDocument(routes),
   webSite: async () => {

@@ -142,7 +142,7 @@ const QUERY_PLANS: QueryPlan[] = [
     input: auditEntriesRequest('T', 'c', 'b', pendingOnly),
   })),
 ];
-/** What an index keyed by status_ts (`{op_status}#{upload_ts}`) holds without projecting it (lib/store/attributes.ts). */
+/** What an index keyed by status_ts (`{op_status}#{upload_ts}`) holds without projecting it (lib/store/table/attributes.ts). */
 const HELD_BY_KEY: Record<string, string[]> = { status_ts: ['op_status', 'upload_ts'] };
 /** Indexes whose queries list no image attributes: their pages are keys, read again from the table when needed. */
 const KEYS_INDEXES: string[] = [

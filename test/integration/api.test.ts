@@ -14,7 +14,7 @@ import { DeleteCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient
 import { BatchStore } from '../../lib/store/batch-store';
 import { markDeletingRequest } from '../../lib/store/batch/summary';
 import { cursorCodec } from '../../lib/store/table/cursor';
-import { queryBatchImages, type StoreContext } from '../../lib/store/table/query';
+import { type StoreContext } from '../../lib/store/table/query';
 import { batchKey } from '../../lib/store/table/schema';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import {
@@ -32,6 +32,7 @@ import {
 import type { BatchItem } from '../../lib/store/table/schema';
 import { routeTargets } from '../../lib/api/routes';
 
+import { queryBatchImages } from '../../lib/store/batch/images';
 const T0 = Date.UTC(2024, 2, 1);
 const at = (minute: number) => T0 + minute * 60_000;
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -16,7 +16,7 @@ import { processUpload } from '../../lib/ingest/pipeline';
 import type { IngestDeps, UploadEvent } from '../../lib/ingest/deps';
 import { encodeS3EventKey } from '../../lib/reconcile/s3-event';
 import { BatchStore } from '../../lib/store/batch-store';
-import type { ClaimOutcome } from '../../lib/store/image/record';
+import type { ClaimOutcome } from '../../lib/store/image/claim';
 import { batchPartition } from '../../lib/store/table/schema';
 import { takeBack } from '../../lib/store/batch/take-back';
 import { newBatch } from '../../lib/store/batch/summary';

@@ -1,4 +1,4 @@
-// The audit sample as stored (lib/store/audit.ts): the draw's write, the batch-audit keys, and a review of an audited
+// The audit sample as stored (lib/store/audit/queue.ts): the draw's write, the batch-audit keys, and a review of an audited
 // image moving its key with the verdict.
 import { auditEntriesRequest, auditEntryOf } from '../../lib/store/audit/queue';
 import { auditRequest } from '../../lib/store/audit/draw';

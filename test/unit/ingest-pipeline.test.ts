@@ -142,7 +142,7 @@ const preconditionFailed = () =>
 const REKOGNITION_3_0: ModelVersion = { name: 'rekognition-detect-labels', version: '3.0' };
 
 /**
- * What a reuse's model read answers (lib/store/current-model.ts): the model answering now and the earlier records'
+ * What a reuse's model read answers (lib/store/model/current.ts): the model answering now and the earlier records'
  * model facts. By default Rekognition 3.0 answers now and answered the earlier record b0 a day ago.
  */
 let modelRead: { current?: ModelVersion; records: Record<string, unknown>[] };

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { ESLint } from 'eslint';
 
 // The layer rules that `npm run lint` enforces (.dependency-cruiser.cjs, docs/design.md "Layers"), run as the lint
 // runs them on small trees: one that keeps the layers, and one with a wrong-way import planted for each rule, each of
@@ -68,8 +69,9 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
       // The domain module importing anything of the project.
       'lib/ids.ts': 'export const newId = () => "x";\n',
       'lib/domain.ts': "import { newId } from './ids';\nexport const id = newId();\n",
-      // A service sending a DynamoDB request itself instead of asking the store (a type-only import is allowed); the
-      // package planted as a stand-in, as an import is type-only only once it resolves.
+      // A service sending a DynamoDB request itself instead of asking the store, and one holding the client by its type
+      // (a type-only import counts too: docs/decisions/0046); the package planted as a stand-in, as an import is
+      // type-only only once it resolves.
       'node_modules/@aws-sdk/lib-dynamodb/package.json': '{ "name": "@aws-sdk/lib-dynamodb", "main": "index.js", "types": "index.d.ts" }\n',
       'node_modules/@aws-sdk/lib-dynamodb/index.js': 'exports.DeleteCommand = class {};\n',
       'node_modules/@aws-sdk/lib-dynamodb/index.d.ts':
@@ -77,6 +79,9 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
       'lib/erase/items.ts':
         "import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\n" +
         'export const drop = (ddb: DynamoDBDocumentClient) => ddb.send(new DeleteCommand({ TableName: "T", Key: {} }));\n',
+      // The store holding the client is its job.
+      'lib/store/batch/summary.ts':
+        "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Held = { ddb: DynamoDBDocumentClient };\n",
       'lib/erase/job.ts':
         "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n",
       // Two modules importing each other.
@@ -100,12 +105,27 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
     ['domain-imports-nothing', 'lib/domain.ts → lib/ids.ts'],
     ['no-circular', 'lib/ingest/errors.ts → lib/ingest/fingerprint.ts'],
     ['dynamodb-through-the-store', 'lib/erase/items.ts → node_modules/@aws-sdk/lib-dynamodb/index.js'],
+    ['dynamodb-through-the-store', 'lib/erase/job.ts → node_modules/@aws-sdk/lib-dynamodb/index.d.ts'],
   ])('%s: %s', (rule, edge) => {
     const [from, to] = edge.split(' → ') as [string, string];
     expect(result.output).toMatch(new RegExp(`${rule}: ${from} →\\s+${to}`));
   });
 
-  test('a type-only import of the DynamoDB client is not a violation', () => {
-    expect(result.output).not.toMatch(/dynamodb-through-the-store: lib\/erase\/job[.]ts/);
+  test('the store itself may import the DynamoDB client', () => {
+    expect(result.output).not.toMatch(/dynamodb-through-the-store: lib\/store\//);
+  });
+});
+
+describe('the lint rule holding DynamoDB inside lib/store and lib/aws (eslint.config.mjs)', () => {
+  const planted = "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n";
+  const rulesAt = async (file: string) =>
+    (await new ESLint({ cwd: root }).lintText(planted, { filePath: join(root, file) }))[0]!.messages.map((m) => m.ruleId);
+
+  test.each(['lib/erase/planted.ts', 'lib/api/planted.ts', 'functions/erase/planted.ts'])('fails a planted import in %s', async (file) => {
+    expect(await rulesAt(file)).toContain('@typescript-eslint/no-restricted-imports');
+  });
+
+  test.each(['lib/store/batch/planted.ts', 'lib/aws/planted.ts'])('lets %s import it', async (file) => {
+    expect(await rulesAt(file)).not.toContain('@typescript-eslint/no-restricted-imports');
   });
 });

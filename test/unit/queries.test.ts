@@ -1,14 +1,4 @@
-import {
-  BATCH_GET_MAX_KEYS,
-  batchByStatusRequest,
-  batchGetRequests,
-  batchImagesRequest,
-  batchLogsRequest,
-  batchResultsRequest,
-  batchSummaryRequest,
-  batchTimeRangeRequest,
-  imageRequest,
-} from '../../lib/store/batch/images';
+import { BATCH_GET_MAX_KEYS, batchByStatusRequest, batchImagesRequest, batchLogsRequest, batchResultsRequest, batchTimeRangeRequest } from '../../lib/store/batch/images';
 import {
   clientByStatusRequest,
   clientCatsRequest,
@@ -22,6 +12,8 @@ import { backoffDelay } from '../../lib/backoff';
 import { isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/table/query';
 import { BATCH_SK, INDEX } from '../../lib/store/table/schema';
 
+import { batchGetRequests, imageRequest } from '../../lib/store/image/reads';
+import { batchSummaryRequest } from '../../lib/store/batch/summary';
 const T = 'IceCatWrangler';
 const NOW_S = 1_700_000_000;
 const batch = { tableName: T, batchId: 'B1', clientId: 'acme', nowS: NOW_S };

@@ -19,7 +19,7 @@ const storedNames = [
     ...Object.values(BATCH_ATTRIBUTES),
     ...Object.values(UPLOAD_ATTRIBUTES),
     ...Object.values(COUNTER_ATTRIBUTES),
-    // The key and client items' own (lib/store/credentials.ts, registrations.ts).
+    // The key and client items' own (lib/store/client/keys.ts, registrations.ts).
     'owner_id',
     'registered_ts',
   ]),

@@ -9,17 +9,12 @@ import {
   newBatch,
   putBatchRequest,
 } from '../../lib/store/batch/summary';
-import {
-  claimRequest,
-  duplicateRequest,
-  finishCounts,
-  finishRequest,
-  rejectionRequest,
-  takeoverRequest,
-} from '../../lib/store/image/record';
-import { countRecords, countRequest, recountQuery, setCountsRequest, transaction } from '../../lib/store/batch/counters';
+import { duplicateRequest, finishCounts, finishRequest, rejectionRequest } from '../../lib/store/image/record';
+import { countRecords, countRequest, recountQuery, setCountsRequest } from '../../lib/store/batch/counters';
 import { duplicateMarkRequest, endAttemptRequest, startAttemptRequest } from '../../lib/store/upload/attempts';
 
+import { claimRequest, takeoverRequest } from '../../lib/store/image/claim';
+import { transaction } from '../../lib/store/table/transact';
 const claim = {
   clientId: 'demo',
   batchId: 'b1',

@@ -4,7 +4,8 @@ import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Audit, Image } from '../../domain';
 import { batchNames, imageNames } from '../table/attributes';
 import type { Ctx, StrataSizes } from './queue';
-import { conditionFailed, liveBatch } from '../batch/summary';
+import { liveBatch } from '../batch/summary';
+import { conditionFailed } from '../table/condition';
 import { reviewAsRead } from '../review/verdicts';
 import { auditKey, batchKey, imageKey, toStoredAudit } from '../table/schema';
 

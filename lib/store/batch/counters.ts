@@ -1,19 +1,16 @@
 // The batch's counters: the move every record write makes (guarded so a transaction's writer knows the summary it
 // leaves), and the recount from the records that repairs a move lost without transactions.
-import type { PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchNames, imageNames, type BatchAttribute, type ImageAttribute } from '../table/attributes';
-import { ZERO_COUNTS, type Batch, type Counts } from '../../domain';
-import { BATCH_SK, batchKey, batchPartition, type ImageItem } from '../table/schema';
-import { liveBatch } from './summary';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand, type PutCommandInput, type QueryCommandInput, type TransactWriteCommandInput, type UpdateCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchNames, imageNames, toBatch, type BatchAttribute, type ImageAttribute } from '../table/attributes';
+import { ZERO_COUNTS, countsCannotBeRight, type Batch, type Counts } from '../../domain';
+import { BATCH_SK, batchKey, batchPartition, type ImageItem, type BatchItem } from '../table/schema';
+import { liveBatch, type BatchSummaries } from './summary';
 import { BatchClosedError } from '../../errors';
-import { countsCannotBeRight } from '../../domain';
-import { toBatch } from '../table/attributes';
-import { BatchSummaries, conditionFailed } from './summary';
+import { conditionFailed, conditionFailedAt, foundAt } from '../table/condition';
+import type { TableAccess } from '../table/access';
+import type { TakeBack } from './take-back';
 import { BatchErasedError } from '../table/errors';
-import { transactWrite } from '../table/transact';
-import type { BatchItem } from '../table/schema';
+import { transaction, transactWrite } from '../table/transact';
 
 /**
  * Moves counters by `delta` in one update, answering the summary after it; only on a live summary (liveBatch), so that
@@ -135,16 +132,6 @@ export const movedBy = (b: Batch, delta: Partial<Counts>): Batch => ({
 export const takesUploads = (b: Pick<Batch, 'closed' | 'expected' | 'counts'>): boolean =>
   !b.closed || (b.expected !== undefined && b.counts.total < b.expected);
 
-/** Writes that must land together, as one TransactWriteItems. */
-export function transaction(...writes: (UpdateCommandInput | PutCommandInput)[]): TransactWriteCommandInput {
-  return {
-    TransactItems: writes.map((w) => {
-      const { ReturnValues: _ignored, ...rest } = w as UpdateCommandInput;
-      return 'Item' in w ? { Put: rest as never } : { Update: rest as never };
-    }),
-  };
-}
-
 /**
  * A consistent read of a batch's own partition, images only: from the first record, or after `afterFprint` (paging
  * by hand). Projected to the named attributes.
@@ -217,30 +204,6 @@ export interface RecordOptions {
   seen?: Pick<Batch, 'expected'>;
 }
 
-/** The transaction failed because its write at `index` found its condition false. */
-const conditionFailedAt = (err: unknown, index: number): boolean =>
-  err instanceof TransactionCanceledException && err.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
-
-/** The item the transaction's write at `index` found, when that write asked for it (ReturnValuesOnConditionCheckFailure). */
-const foundAt = (err: unknown, index: number): Record<string, unknown> | undefined => {
-  const item = err instanceof TransactionCanceledException ? err.CancellationReasons?.[index]?.Item : undefined;
-  return item ? (fromAttributeValues({ M: item }) as Record<string, unknown>) : undefined;
-};
-
-/** A low-level AttributeValue as a plain value (a cancelled transaction's reasons are not unmarshalled for us). */
-function fromAttributeValues(v: Record<string, unknown>): unknown {
-  if ('N' in v) return Number(v.N);
-  if ('S' in v) return v.S;
-  if ('BOOL' in v) return v.BOOL;
-  if ('NULL' in v) return null;
-  if ('M' in v)
-    return Object.fromEntries(Object.entries(v.M as Record<string, Record<string, unknown>>).map(([k, x]) => [k, fromAttributeValues(x)]));
-  if ('L' in v) return (v.L as Record<string, unknown>[]).map(fromAttributeValues);
-  if ('SS' in v) return new Set(v.SS as string[]);
-  if ('NS' in v) return new Set((v.NS as string[]).map(Number));
-  return undefined;
-}
-
 /** Rounds of a counter move guarded by the exact summary it found, before it moves unguarded and reads the summary back. */
 const GUARDED_ROUNDS = 5;
 
@@ -250,25 +213,41 @@ const RECOUNT_ROUNDS = 5;
 const sameCounts = (a: Counts, b: Counts): boolean => (Object.keys(b) as (keyof Counts)[]).every((k) => a[k] === b[k]);
 
 /** The record writes of every entity and the counter moves they imply, and the recount that repairs a lost move. */
-export class BatchCounters extends BatchSummaries {
+export class BatchCounters implements TableAccess {
+  readonly ddb: DynamoDBDocumentClient;
+  readonly table: string;
+  readonly now: () => number;
+  readonly transactions: boolean;
+
+  /** Built on the summaries it moves: it reads them (getBatch) and settles what a move leaves due (settle). */
+  constructor(
+    readonly batches: BatchSummaries,
+    private readonly takeBack?: TakeBack,
+  ) {
+    this.ddb = batches.ddb;
+    this.table = batches.table;
+    this.now = batches.now;
+    this.transactions = batches.transactions;
+  }
+
   /**
    * Sets the batch's counters to what its records add up to (a paged, projected Query of its own partition), only if
    * they did not move meanwhile; repeated until they hold still. Then closes or marks it done if that is now due.
    */
   async recount(clientId: string, batchId: string): Promise<Batch | undefined> {
     for (let round = 0; round < RECOUNT_ROUNDS; round++) {
-      const before = await this.getBatch(clientId, batchId);
+      const before = await this.batches.getBatch(clientId, batchId);
       if (!before) return undefined;
       const counts = await this.countRecords(clientId, batchId);
-      if (sameCounts(before.counts, counts)) return this.settle(before);
+      if (sameCounts(before.counts, counts)) return this.batches.settle(before);
       try {
         const out = await this.ddb.send(new UpdateCommand(setCountsRequest(this.table, clientId, batchId, before.counts, counts)));
-        return this.settle(toBatch(out.Attributes as BatchItem));
+        return this.batches.settle(toBatch(out.Attributes as BatchItem));
       } catch (err) {
         if (!conditionFailed(err)) throw err;
       }
     }
-    return this.getBatch(clientId, batchId);
+    return this.batches.getBatch(clientId, batchId);
   }
 
   /**
@@ -277,9 +256,9 @@ export class BatchCounters extends BatchSummaries {
    * between the two writes may have left a counter short, and the batch is recounted.
    */
   async repairAfterRedelivery(clientId: string, batchId: string): Promise<Batch | undefined> {
-    if (!this.opts.transactions) return this.recount(clientId, batchId);
-    const batch = await this.getBatch(clientId, batchId);
-    return batch && this.settle(batch);
+    if (!this.transactions) return this.recount(clientId, batchId);
+    const batch = await this.batches.getBatch(clientId, batchId);
+    return batch && this.batches.settle(batch);
   }
 
   private async countRecords(clientId: string, batchId: string): Promise<Counts> {
@@ -306,7 +285,7 @@ export class BatchCounters extends BatchSummaries {
     opts: RecordOptions & { takingUploads?: boolean } = {},
   ): Promise<boolean> {
     const records = Array.isArray(record) ? record : [record];
-    if (this.opts.transactions) return this.transactWithCounts(records, batch, delta, opts);
+    if (this.transactions) return this.transactWithCounts(records, batch, delta, opts);
     const count = countRequest(this.table, batch.clientId, batch.batchId, delta, this.now(), opts);
     for (const write of records) {
       try {
@@ -325,7 +304,7 @@ export class BatchCounters extends BatchSummaries {
       for (const write of records) {
         const key =
           'Item' in write ? { batch_id: write.Item?.batch_id, img_fprint: write.Item?.img_fprint } : (write as UpdateCommandInput).Key;
-        await this.opts.takeBack?.record(key as Record<string, unknown>);
+        await this.takeBack?.record(key as Record<string, unknown>);
       }
       throw await this.countRefused(batch, opts.takingUploads === true);
     }
@@ -333,7 +312,7 @@ export class BatchCounters extends BatchSummaries {
     // A count lost earlier (its record written, the move refused) leaves counters no whole writes leave, at the latest
     // when the uncounted image's result is counted: recounted from the records then, and settled (recount settles).
     if (countsCannotBeRight(after.counts)) await this.recount(batch.clientId, batch.batchId);
-    else await this.settle(after);
+    else await this.batches.settle(after);
     return true;
   }
 
@@ -362,8 +341,8 @@ export class BatchCounters extends BatchSummaries {
         if (records.some((_, i) => conditionFailedAt(err, i))) return false;
         if (!conditionFailedAt(err, records.length)) throw err;
         const found = foundAt(err, records.length);
-        const before = found ? toBatch(found as unknown as BatchItem) : await this.getBatch(batch.clientId, batch.batchId);
-        if (!before || !this.isLive(before)) throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
+        const before = found ? toBatch(found as unknown as BatchItem) : await this.batches.getBatch(batch.clientId, batch.batchId);
+        if (!before || !this.batches.isLive(before)) throw new BatchErasedError(`batch ${batch.batchId} is being erased`);
         if (takingUploads && !takesUploads(before))
           throw new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`, { batchId: batch.batchId });
         // Unguarded, only a summary gone, being erased or closed refuses a move, and none of those ends.
@@ -382,16 +361,16 @@ export class BatchCounters extends BatchSummaries {
         continue;
       }
       if (guard && !leaves) return true; // guarded by settledGuard: nothing to settle
-      const after = leaves ?? (await this.getBatch(batch.clientId, batch.batchId));
-      if (after) await this.settle(after);
+      const after = leaves ?? (await this.batches.getBatch(batch.clientId, batch.batchId));
+      if (after) await this.batches.settle(after);
       return true;
     }
   }
 
   /** Why a counter move was refused: the batch is being erased or gone, or (a claim's) it takes no more uploads. */
   private async countRefused(batch: { clientId: string; batchId: string }, takingUploads: boolean): Promise<Error> {
-    const now = takingUploads ? await this.getBatch(batch.clientId, batch.batchId) : undefined;
-    if (!now || !this.isLive(now)) return new BatchErasedError(`batch ${batch.batchId} is being erased`);
+    const now = takingUploads ? await this.batches.getBatch(batch.clientId, batch.batchId) : undefined;
+    if (!now || !this.batches.isLive(now)) return new BatchErasedError(`batch ${batch.batchId} is being erased`);
     return new BatchClosedError(`batch ${batch.batchId} was closed before this upload was counted`, { batchId: batch.batchId });
   }
 }

@@ -3,7 +3,6 @@
 // known-fingerprint items their pixels wrote that still name the batch (conditional deletes). The summary is left for last
 // (deleteSummary): while it exists, marked as being deleted, reads answer 404 and a rerun knows the batch is still to
 // erase. Apart from BatchStore so that the erase function's bundle carries only these calls.
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
   DeleteCommand,
@@ -17,6 +16,7 @@ import { backoffDelay } from '../../backoff';
 import { EraseIncompleteError } from '../../errors';
 import { BATCH_ATTRIBUTES } from '../table/attributes';
 import { BATCH_SK, UPLOAD_ITEM_PREFIX, batchKey, batchPartition, knownItemKey } from '../table/schema';
+import { conditionFailed } from '../table/condition';
 
 export type ItemKey = Record<string, unknown>;
 
@@ -137,7 +137,7 @@ async function eraseKnownItems(ddb: DynamoDBDocumentClient, ref: BatchItemsRef, 
       try {
         await ddb.send(new DeleteCommand(knownItemDeleteRequest(ref.table, ref.clientId, ref.batchId, String(key.img_fprint))));
       } catch (err) {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+        if (!conditionFailed(err)) throw err;
       }
     }),
   );

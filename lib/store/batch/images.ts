@@ -1,19 +1,14 @@
-// The request of each read access pattern of docs/design.md §2 (numbers as in its table) within one batch or by key, as
-// pure functions: the key condition, index and filters of each, unit-tested without a network. reader.ts runs them.
-import type { BatchGetCommandInput, GetCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ExpressionBuilder, type QueryPlan, type TimeRange } from '../table/expressions';
-import { IMAGE_STATUSES, type ImageStatus } from '../../domain';
-import {
-  BATCH_SK,
-  INDEX,
-  IMAGE_BY_KEY_ATTRIBUTES,
-  LISTING_ATTRIBUTES,
-  batchKey,
-  batchPartition,
-  imageKey,
-  statusTs,
-  type ImageItem,
-} from '../table/schema';
+// A batch's images as the API lists them: the plan of each read access pattern of docs/design.md §2 within one batch
+// (numbers as in its table) as a pure function, unit-tested without a network, beside the function that runs it
+// (through table/query.ts): 1, 2, 4, 7 and the capture-time listing (15).
+import { QueryCommand, type BatchGetCommandInput } from '@aws-sdk/lib-dynamodb';
+import { IMAGE_STATUSES, isVisibleBatch, type ImageStatus, type Image } from '../../domain';
+import { pageRequest, isVisibleImage, storeNowS, translate, runQuery, fillPage, DEFAULT_RETRY, batchGetAll, type Page, type PageRequest, type StoreContext } from '../table/query';
+import type { StartKey } from '../table/cursor';
+import { ExpressionBuilder, type TimeRange, type QueryPlan } from '../table/expressions';
+import { imagesPage, toBatch } from '../table/attributes';
+import { BATCH_SK, INDEX, batchPartition, statusTs, LISTING_ATTRIBUTES, IMAGE_BY_KEY_ATTRIBUTES, type ImageItem, type BatchItem } from '../table/schema';
+import { getBatch } from './summary';
 
 export { LISTING_ATTRIBUTES };
 
@@ -46,7 +41,7 @@ const TABLE_LISTING_ATTRIBUTES = IMAGE_BY_KEY_ATTRIBUTES;
 
 function batchExpression(q: BatchQuery): ExpressionBuilder {
   const e = new ExpressionBuilder();
-  e.keyCondition(`${e.name('batch_id')} = ${e.value(':batch', batchPartition(q.clientId, q.batchId))}`);
+  e.keyIs('batch_id', '=', ':batch', batchPartition(q.clientId, q.batchId));
   return e;
 }
 
@@ -59,7 +54,7 @@ export function batchResultsRequest(
   projection: readonly string[] = TABLE_LISTING_ATTRIBUTES,
 ): QueryPlan {
   const e = batchExpression(q);
-  e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
+  e.keyIs('img_fprint', '>', ':summary', BATCH_SK);
   addBatchFilters(e, q);
   return e.build({ pattern: 'batch-results', tableName: q.tableName, keyAttributes: TABLE_KEY, nowS: q.nowS, projection });
 }
@@ -169,7 +164,7 @@ function addBatchFilters(e: ExpressionBuilder, f: BatchImagesFilter): void {
  */
 export function batchInProgressRequest(q: BatchQuery & BatchImagesFilter): QueryPlan {
   const e = batchExpression(q);
-  e.keyCondition(`${e.name('img_fprint')} > ${e.value(':summary', BATCH_SK)}`);
+  e.keyIs('img_fprint', '>', ':summary', BATCH_SK);
   e.filter(`${e.name('op_status')} = ${e.value(':status', 'processing')}`);
   const range = e.range('received_ts', q);
   if (range) e.filter(range);
@@ -253,51 +248,61 @@ export function batchImagesRequest(q: BatchQuery & BatchImagesFilter): QueryPlan
   return batchResultsRequest(q);
 }
 
-/** 5: one image, GetItem. */
-export function imageRequest(tableName: string, clientId: string, batchId: string, fprint: string): GetCommandInput {
-  return {
-    TableName: tableName,
-    Key: imageKey(clientId, batchId, fprint),
-    ProjectionExpression: IMAGE_BY_KEY_ATTRIBUTES.map((a) => `#${a}`).join(', '),
-    ExpressionAttributeNames: Object.fromEntries(IMAGE_BY_KEY_ATTRIBUTES.map((a) => [`#${a}`, a])),
-  };
-}
-
-/** The batch summary, GetItem. */
-export function batchSummaryRequest(tableName: string, clientId: string, batchId: string): GetCommandInput {
-  return { TableName: tableName, Key: batchKey(clientId, batchId) };
-}
-
-/** 6: BatchGetItem requests of at most 100 distinct keys each; the summary key is never asked for. */
-export function batchGetRequests(tableName: string, clientId: string, batchId: string, fprints: readonly string[]): BatchGetCommandInput[] {
-  const distinct = [...new Set(fprints)].filter((f) => f !== BATCH_SK);
-  const { ProjectionExpression, ExpressionAttributeNames } = imageRequest(tableName, clientId, batchId, '');
-  const requests: BatchGetCommandInput[] = [];
-  for (let i = 0; i < distinct.length; i += BATCH_GET_MAX_KEYS) {
-    const keys = distinct.slice(i, i + BATCH_GET_MAX_KEYS).map((f) => imageKey(clientId, batchId, f));
-    requests.push({ RequestItems: { [tableName]: { Keys: keys, ProjectionExpression, ExpressionAttributeNames } } });
-  }
-  return requests;
-}
-
-/** BatchGetItem of whole batch summaries, by their keys (a page of client-batches). */
-export function batchSummariesRequest(tableName: string, keys: readonly { batch_id: string; img_fprint: string }[]): BatchGetCommandInput {
-  return { RequestItems: { [tableName]: { Keys: keys.map((k) => ({ batch_id: k.batch_id, img_fprint: k.img_fprint })) } } };
+/** 1, 2 or 7 as the filter asks. */
+export async function queryBatchImages(
+  ctx: StoreContext,
+  clientId: string,
+  batchId: string,
+  filter: BatchImagesFilter,
+  page: PageRequest,
+): Promise<Page<Image>> {
+  const plan = batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter });
+  if (byCaptureTime(filter)) return imagesPage(await runQuery<ImageItem>(ctx, plan, page, (keys) => capturedItems(ctx, keys, filter)));
+  const matches = labelMatcher(filter);
+  return imagesPage(await runQuery<ImageItem>(ctx, plan, page, matches && (async (items) => items.filter(matches))));
 }
 
 /**
- * BatchGetItem of batch summaries by partition (at most 100), projected to what decides whether a batch is visible
- * (isVisibleBatch: its expiry and the erasure mark), strongly consistent.
+ * A batch's images as GET /v1/batches/{id}/images lists them, or undefined when the batch is missing, expired or being
+ * erased (answered as missing). A first page of the unfiltered listing reads the summary in the same Query as the
+ * images (it sorts first in the partition); any other page reads the summary first, then the images. Either way the
+ * summary is read with the page, never cached: a batch marked for erasure is gone at once.
  */
-export function batchVisibilityRequest(tableName: string, partitions: readonly string[]): BatchGetCommandInput {
-  return {
-    RequestItems: {
-      [tableName]: {
-        Keys: partitions.map((p) => ({ batch_id: p, img_fprint: BATCH_SK })),
-        ProjectionExpression: '#partition, #sortKey, #ttl, #deleting',
-        ExpressionAttributeNames: { '#partition': 'batch_id', '#sortKey': 'img_fprint', '#ttl': 'ttl', '#deleting': 'deleting' },
-        ConsistentRead: true,
-      },
-    },
-  };
+export async function queryVisibleBatchImages(
+  ctx: StoreContext,
+  clientId: string,
+  batchId: string,
+  filter: BatchImagesFilter,
+  page: PageRequest,
+): Promise<Page<Image> | undefined> {
+  const unfiltered = Object.values(filter).every((value) => value === undefined);
+  if (!unfiltered || page.cursor !== undefined) {
+    if (!(await getBatch(ctx, clientId, batchId))) return undefined;
+    return queryBatchImages(ctx, clientId, batchId, filter, page);
+  }
+  const nowS = storeNowS(ctx);
+  const q = { tableName: ctx.tableName, clientId, batchId, nowS };
+  // The summary, then one page and one item more (proof of a next page).
+  const out = await ctx.ddb.send(new QueryCommand(pageRequest(batchWithResultsRequest(q), page.limit + 2))).catch(translate);
+  const [summary, ...items] = (out.Items ?? []) as Partial<BatchItem & ImageItem>[];
+  if (summary?.img_fprint !== BATCH_SK || !isVisibleBatch(toBatch(summary as BatchItem), nowS)) return undefined;
+  const startKey = out.LastEvaluatedKey as StartKey | undefined;
+  // Later rounds (a ttl filter left the page short) and the cursor are those of the listing without its summary.
+  return imagesPage(await fillPage(ctx, batchResultsRequest(q), page.limit, { items: items as ImageItem[], startKey, ended: !startKey }));
 }
+
+/** A capture-time page's items read whole by key, in the index's order, the listing's filters applied. */
+async function capturedItems(ctx: StoreContext, keys: ImageItem[], filter: BatchImagesFilter): Promise<ImageItem[]> {
+  const nowS = storeNowS(ctx);
+  const found = new Map<string, ImageItem>();
+  for (const request of capturedItemsRequests(ctx.tableName, keys)) {
+    for (const item of await batchGetAll<Partial<ImageItem>>(ctx, request.RequestItems, DEFAULT_RETRY)) {
+      if (isVisibleImage(item, nowS) && matchesBatchFilter(item, filter)) found.set(item.img_fprint, item);
+    }
+  }
+  return keys.flatMap((k) => found.get(k.img_fprint) ?? []);
+}
+
+/** 4: a batch's debug logs. */
+export const queryBatchLogs = async (ctx: StoreContext, clientId: string, batchId: string, range: TimeRange, page: PageRequest) =>
+  imagesPage(await runQuery(ctx, batchLogsRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...range }), page));

@@ -1,17 +1,15 @@
 // The batch summary: a batch made, closed, settled (auto-closed, stamped done), declared more files, marked for
 // erasure, as pure request builders (unit-tested without a network). Expressions name attributes by their domain
-// names through lib/store/attributes.ts (`#fileName`).
-import type { PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchNames, toBatchItem, type BatchAttribute } from '../table/attributes';
-import { ZERO_COUNTS, type Batch } from '../../domain';
-import { CALLBACK_DUE, batchKey, nowSeconds, ttlFor } from '../table/schema';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { toBatch } from '../table/attributes';
-import { isVisibleBatch, shouldAutoClose, shouldMarkDone } from '../../domain';
+// names through lib/store/table/attributes.ts (`#fileName`).
+import { GetCommand, UpdateCommand, PutCommand, type BatchGetCommandInput, type GetCommandInput, type UpdateCommandInput, type PutCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ZERO_COUNTS, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch } from '../../domain';
 import { markExpired } from '../expiry/expired';
+import { storeNowS, translate, type StoreContext } from '../table/query';
+import { conditionFailed } from '../table/condition';
+import { batchNames, toBatch, toBatchItem, type BatchAttribute } from '../table/attributes';
+import type { TableAccess } from '../table/access';
+import { BATCH_SK, CALLBACK_DUE, batchKey, nowSeconds, ttlFor, type BatchItem } from '../table/schema';
 import type { TakeBack } from './take-back';
-import type { BatchItem } from '../table/schema';
 
 export interface NewBatch {
   clientId: string;
@@ -169,38 +167,36 @@ export interface BatchStoreOptions {
    * failure is the caller's to log: the batch stays done.
    */
   onDone?: (batch: Batch) => Promise<void>;
-  /** The ingest's: deletes what it wrote into a batch being erased (lib/store/take-back.ts). */
+  /** The ingest's: deletes what it wrote into a batch being erased (lib/store/batch/take-back.ts). */
   takeBack?: TakeBack;
 }
 
 export type CloseOutcome = { closed: true; batch: Batch } | { closed: false; reason: 'missing' | 'closed' | 'below-total'; batch?: Batch };
 
-/** Counts a batch about to be opened against its client's batches of the day (lib/store/quota-writes.ts). */
+/** Counts a batch about to be opened against its client's batches of the day (lib/store/client/quota.ts). */
 export interface BatchCounter {
   /** false when the day's limit is reached (nothing counted). */
   count(): Promise<boolean>;
 }
 
-/** A conditional write found its condition false. */
-export const conditionFailed = (err: unknown): boolean => err instanceof ConditionalCheckFailedException;
-
 /**
  * The batch summary's reads and writes: made, opened by its first upload, closed, declared more files, settled (closed
- * or stamped done when due), marked for erasure. The record writes that move its counters extend it (BatchCounters).
+ * or stamped done when due), marked for erasure. The counters (counters.ts) are a part beside it, built on it.
  */
-export class BatchSummaries {
+export class BatchSummaries implements TableAccess {
   readonly ddb: DynamoDBDocumentClient;
   readonly table: string;
   readonly now: () => number;
+  readonly transactions: boolean;
 
-  constructor(protected readonly opts: BatchStoreOptions) {
-    this.ddb = opts.ddb;
-    this.table = opts.tableName;
-    this.now = opts.now ?? Date.now;
-  }
-
-  get transactions(): boolean {
-    return this.opts.transactions;
+  constructor(
+    access: TableAccess,
+    private readonly hooks: Pick<BatchStoreOptions, 'onDone' | 'takeBack'> = {},
+  ) {
+    this.ddb = access.ddb;
+    this.table = access.table;
+    this.now = access.now;
+    this.transactions = access.transactions;
   }
 
   async getBatch(clientId: string, batchId: string): Promise<Batch | undefined> {
@@ -246,7 +242,7 @@ export class BatchSummaries {
 
   /** Takes back a summary openBatch just made, unless an upload counted into it since; true when it went. */
   async dropOpenedBatch(clientId: string, batchId: string): Promise<boolean> {
-    return (await this.opts.takeBack?.openedBatch(clientId, batchId)) ?? false;
+    return (await this.hooks.takeBack?.openedBatch(clientId, batchId)) ?? false;
   }
 
   /** Closes an open batch (POST …:close), optionally with the number of files it gets in all. */
@@ -275,7 +271,7 @@ export class BatchSummaries {
   }
 
   /** Closes a batch whose declared files all arrived, and stamps it done when it is: each at most once. */
-  protected async settle(batch: Batch): Promise<Batch> {
+  async settle(batch: Batch): Promise<Batch> {
     let settled = batch;
     if (shouldAutoClose(settled))
       settled = (await this.conditionalUpdate(autoCloseRequest(this.table, batch.clientId, batch.batchId, this.now()))) ?? settled;
@@ -285,7 +281,7 @@ export class BatchSummaries {
       );
       if (done) {
         settled = done;
-        await this.opts.onDone?.(done);
+        await this.hooks.onDone?.(done);
       }
     }
     return settled;
@@ -319,4 +315,38 @@ export class BatchSummaries {
       throw err;
     }
   }
+}
+
+/** The batch summary, GetItem. */
+export function batchSummaryRequest(tableName: string, clientId: string, batchId: string): GetCommandInput {
+  return { TableName: tableName, Key: batchKey(clientId, batchId) };
+}
+
+/** BatchGetItem of whole batch summaries, by their keys (a page of client-batches). */
+export function batchSummariesRequest(tableName: string, keys: readonly { batch_id: string; img_fprint: string }[]): BatchGetCommandInput {
+  return { RequestItems: { [tableName]: { Keys: keys.map((k) => ({ batch_id: k.batch_id, img_fprint: k.img_fprint })) } } };
+}
+
+/**
+ * BatchGetItem of batch summaries by partition (at most 100), projected to what decides whether a batch is visible
+ * (isVisibleBatch: its expiry and the erasure mark), strongly consistent.
+ */
+export function batchVisibilityRequest(tableName: string, partitions: readonly string[]): BatchGetCommandInput {
+  return {
+    RequestItems: {
+      [tableName]: {
+        Keys: partitions.map((p) => ({ batch_id: p, img_fprint: BATCH_SK })),
+        ProjectionExpression: '#partition, #sortKey, #ttl, #deleting',
+        ExpressionAttributeNames: { '#partition': 'batch_id', '#sortKey': 'img_fprint', '#ttl': 'ttl', '#deleting': 'deleting' },
+        ConsistentRead: true,
+      },
+    },
+  };
+}
+
+/** The batch's summary, or undefined when missing, expired or being erased. */
+export async function getBatch(ctx: StoreContext, clientId: string, batchId: string): Promise<Batch | undefined> {
+  const out = await ctx.ddb.send(new GetCommand(batchSummaryRequest(ctx.tableName, clientId, batchId))).catch(translate);
+  const batch = out.Item ? toBatch(out.Item as BatchItem) : undefined;
+  return isVisibleBatch(batch, storeNowS(ctx)) ? batch : undefined;
 }

@@ -1,10 +1,10 @@
 // The ingest's deletes of what it has just written into a batch that is being erased or was erased meanwhile
 // (docs/design.md §6): apart from BatchStore, which the API's functions share, so that only the ingest's bundle (and
 // so its role) carries DeleteItem.
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DeleteCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchNames } from '../table/attributes';
 import { batchKey } from '../table/schema';
+import { conditionFailed } from '../table/condition';
 
 export interface TakeBack {
   /** Deletes a record written a moment ago (without transactions, before its counter update was refused). */
@@ -22,7 +22,7 @@ export const takeBack = (ddb: DynamoDBDocumentClient, table: string): TakeBack =
       await ddb.send(new DeleteCommand(dropOpenedBatchRequest(table, clientId, batchId)));
       return true;
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
+      if (conditionFailed(err)) return false;
       throw err;
     }
   },

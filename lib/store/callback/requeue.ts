@@ -1,6 +1,5 @@
 // The reads and the write with which the reconciliation sweep finds completion callbacks whose message was lost
 // (lib/reconcile/callbacks.ts): apart from BatchStore, so that the sweep's bundle (and so its role) carries only these.
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   GetCommand,
   QueryCommand,
@@ -12,6 +11,8 @@ import {
 import { batchNames, toBatch } from '../table/attributes';
 import type { Batch } from '../../domain';
 import { CALLBACK_DUE, INDEX, batchKey, splitPartition, type BatchItem } from '../table/schema';
+import { conditionFailed } from '../table/condition';
+import type { TableRef } from '../table/access';
 
 /** The batches owing their completion callback that turned done before `doneBefore` (epoch ms), oldest first. */
 export async function* batchesOwingCallbacks(
@@ -45,7 +46,7 @@ export async function stampCallbackRequeued(ddb: DynamoDBDocumentClient, table: 
     await ddb.send(new UpdateCommand(callbackRequeueRequest(table, batch.clientId, batch.batchId, now, batch.callbackRequeuedAt)));
     return true;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return false;
+    if (conditionFailed(err)) return false;
     throw err;
   }
 }
@@ -84,4 +85,21 @@ export function callbackRequeueRequest(
     ExpressionAttributeNames: batchNames('callbackDue', 'deleting', 'callbackRequeuedAt'),
     ExpressionAttributeValues: { ':now': now, ...(previous === undefined ? {} : { ':previous': previous }) },
   };
+}
+
+/** The callbacks owed, as the sweep reads and stamps them (lib/reconcile/callbacks.ts OwedCallbacks). */
+export class CallbackRequeues {
+  constructor(private readonly table: TableRef) {}
+
+  owing(doneBefore: number): AsyncGenerator<{ clientId: string; batchId: string }> {
+    return batchesOwingCallbacks(this.table.ddb, this.table.tableName, doneBefore);
+  }
+
+  summary(clientId: string, batchId: string): Promise<Batch | undefined> {
+    return readSummary(this.table.ddb, this.table.tableName, clientId, batchId);
+  }
+
+  stampRequeued(batch: Batch, now: number): Promise<boolean> {
+    return stampCallbackRequeued(this.table.ddb, this.table.tableName, batch, now);
+  }
 }

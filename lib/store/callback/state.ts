@@ -1,9 +1,9 @@
 // A completion callback's delivery state on its batch: the one write of the callbacks function, apart from BatchStore
 // so that its bundle (and so its role) carries only this call.
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames } from '../table/attributes';
 import { batchKey } from '../table/schema';
+import { conditionFailed } from '../table/condition';
 
 /** Stores the completion callback's delivery state (`final`: delivered or given up); false when the batch is gone or being erased. */
 export async function recordCallbackState(
@@ -18,7 +18,7 @@ export async function recordCallbackState(
     await ddb.send(new UpdateCommand(callbackStateRequest(table, clientId, batchId, state, final)));
     return true;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return false;
+    if (conditionFailed(err)) return false;
     throw err;
   }
 }

@@ -1,11 +1,13 @@
-// The request of each read access pattern of docs/design.md §2 across a client's batches (3, 5b, 8, 9, its batches,
-// and the 5b lookups of its classified pixels), as pure functions like access-patterns.ts. reader.ts runs them.
-import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+// A client's images and batches across its batches as the API lists them: the plan of each read access pattern of
+// docs/design.md §2 (3, 5b, 8, 9, 10) as a pure function beside the function that runs it (through table/query.ts),
+// leaving out what belongs to a batch that is gone for its client.
+import { isVisibleBatch, type ImageStatus, type Image, type Batch, type BatchStatus } from '../../domain';
+import { storeNowS, runQuery, batchGetAll, type Page, type PageRequest, type StoreContext, type KeepFilter } from '../table/query';
+import { ExpressionBuilder, type TimeRange, type QueryPlan } from '../table/expressions';
+import { imagesPage, toBatch } from '../table/attributes';
+import { INDEX, type ImageItem, type BatchItem } from '../table/schema';
+import { batchSummariesRequest, batchVisibilityRequest } from '../batch/summary';
 import { gsiKey, statusCondition } from '../batch/images';
-import { imageNames } from '../table/attributes';
-import { ExpressionBuilder, type QueryPlan, type TimeRange } from '../table/expressions';
-import type { BatchStatus, ImageStatus } from '../../domain';
-import { INDEX } from '../table/schema';
 
 /** Image statuses a client listing can filter by: only results enter the client-status index. */
 export const CLIENT_IMAGE_STATUSES = ['success', 'fail'] as const satisfies readonly ImageStatus[];
@@ -24,7 +26,7 @@ export interface ClientImagesFilter extends TimeRange {
 
 function clientExpression(q: ClientQuery, attribute = 'client_id'): ExpressionBuilder {
   const e = new ExpressionBuilder();
-  e.keyCondition(`${e.name(attribute)} = ${e.value(':client', q.clientId)}`);
+  e.keyIs(attribute, '=', ':client', q.clientId);
   return e;
 }
 
@@ -54,7 +56,7 @@ export function clientByStatusRequest(q: ClientQuery & ClientImagesFilter & { st
 /** 5b: one image (fingerprint) across the client's batches, GSI client-fprint. */
 export function imageAcrossBatchesRequest(q: ClientQuery & ClientImagesFilter & { fprint: string }): QueryPlan {
   const e = clientExpression(q);
-  e.keyCondition(`${e.name('img_fprint')} = ${e.value(':fprint', q.fprint)}`);
+  e.keyIs('img_fprint', '=', ':fprint', q.fprint);
   addFilters(e, q, {});
   return e.build({
     pattern: 'client-fprint',
@@ -125,51 +127,56 @@ export function clientBatchesRequest(q: ClientQuery & ClientBatchesFilter): Quer
   });
 }
 
-/** Records of one fingerprint a reuse lookup reads at most: one per batch of the client that holds the same pixels. */
-export const REUSE_LOOKUP_LIMIT = 10;
-
 /**
- * 5b for the ingest: the client's classified record of these pixels in another batch, within retention. One eventually
- * consistent Query of the client-fprint index (it projects what a copy needs), never another client's partition.
+ * 3, 5b, 8 or 9 as the filter asks, leaving out the images of batches that are gone for their client: being erased
+ * (the erasure deletes images for a while after the mark, and the client indexes know nothing of it) or expired.
  */
-export function reusableResultRequest(tableName: string, clientId: string, fprint: string, nowS: number): QueryCommandInput {
-  return {
-    TableName: tableName,
-    IndexName: INDEX.clientFprint,
-    KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
-    FilterExpression: '#status = :success AND #expiresAt > :now',
-    ProjectionExpression: '#partition, #fprint, #status, #labels, #catConfidence, #cats, #classifiedAt, #expiresAt, #review, #reused',
-    ExpressionAttributeNames: imageNames(
-      'clientId',
-      'fprint',
-      'status',
-      'expiresAt',
-      'partition',
-      'labels',
-      'catConfidence',
-      'cats',
-      'classifiedAt',
-      'review',
-      'reused',
-    ),
-    ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
-    Limit: REUSE_LOOKUP_LIMIT,
-  };
+export async function queryClientImages(
+  ctx: StoreContext,
+  clientId: string,
+  filter: ClientImagesFilter,
+  page: PageRequest,
+): Promise<Page<Image>> {
+  const plan = clientImagesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter });
+  return imagesPage(await runQuery<ImageItem>(ctx, plan, page, visibleBatchesFilter(ctx)));
 }
 
 /**
- * 5b for an estimate: whether the client holds a classified record of these pixels, within retention, in any batch
- * (what the ingest would reuse). Keys only; a page of REUSE_LOOKUP_LIMIT records, paged on while none matched.
+ * Keeps the items whose batch is visible (isVisibleBatch): the summaries of each round's batches not seen yet, read with
+ * one BatchGetItem (a page of 100 images spans at most 100 batches), strongly consistent so that a batch marked a moment
+ * ago is already gone. Answers are kept for the rest of the one read.
  */
-export function knownFingerprintRequest(tableName: string, clientId: string, fprint: string, nowS: number): QueryCommandInput {
-  return {
-    TableName: tableName,
-    IndexName: INDEX.clientFprint,
-    KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
-    FilterExpression: '#status = :success AND #expiresAt > :now AND attribute_exists(#labels)',
-    ProjectionExpression: '#partition, #fprint',
-    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels'),
-    ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
-    Limit: REUSE_LOOKUP_LIMIT,
+export function visibleBatchesFilter(ctx: StoreContext): KeepFilter<ImageItem> {
+  const visible = new Map<string, boolean>();
+  const nowS = storeNowS(ctx);
+  return async (items) => {
+    const unknown = [...new Set(items.map((i) => i.batch_id))].filter((b) => !visible.has(b));
+    if (unknown.length > 0) {
+      for (const b of unknown) visible.set(b, false);
+      const found = await batchGetAll<BatchItem>(ctx, batchVisibilityRequest(ctx.tableName, unknown).RequestItems);
+      for (const item of found) visible.set(item.batch_id, isVisibleBatch(toBatch(item), nowS));
+    }
+    return items.filter((i) => visible.get(i.batch_id) === true);
   };
+}
+
+/** A client's batches, newest first: a page of the client-batches index, then the summaries themselves. */
+export async function queryClientBatches(
+  ctx: StoreContext,
+  clientId: string,
+  filter: ClientBatchesFilter,
+  page: PageRequest,
+): Promise<Page<Batch>> {
+  const keys = await runQuery<BatchItem>(
+    ctx,
+    clientBatchesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter }),
+    page,
+  );
+  const found = new Map<string, Batch>();
+  if (keys.items.length > 0) {
+    const items = await batchGetAll<BatchItem>(ctx, batchSummariesRequest(ctx.tableName, keys.items).RequestItems);
+    for (const item of items) found.set(item.batch_id, toBatch(item));
+  }
+  // A batch being erased is already gone for its client.
+  return { ...keys, items: keys.items.flatMap((k) => found.get(k.batch_id) ?? []).filter((b) => !b.deleting) };
 }

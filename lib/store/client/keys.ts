@@ -2,7 +2,8 @@
 // hash (lib/auth/api-keys.ts hashes it) under the APIKEY# partition, which no batch partition ({clientId}#{batchId})
 // can take, with no index attribute, so it appears in no index. This module reads them; registrations.ts writes
 // keys and client registrations, so a function that only authenticates bundles no write.
-import { GetCommand, type DynamoDBDocumentClient, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { TableRef } from '../table/access';
 import { API_KEY_PREFIX } from '../table/schema';
 
 const KEY_SORT = '#KEY' as const;
@@ -15,10 +16,7 @@ export interface ApiKeyItem {
   registered_ts: number;
 }
 
-export interface StoreTable {
-  ddb: DynamoDBDocumentClient;
-  tableName: string;
-}
+export type StoreTable = TableRef;
 
 export const apiKeyItemKey = (keyHash: string): Pick<ApiKeyItem, 'batch_id' | 'img_fprint'> => ({
   batch_id: API_KEY_PREFIX + keyHash,
@@ -35,4 +33,13 @@ export async function apiKeyOwner(table: StoreTable, keyHash: string): Promise<s
   const out = await table.ddb.send(new GetCommand(getApiKeyRequest(table.tableName, keyHash)));
   const owner = (out.Item as Partial<ApiKeyItem> | undefined)?.owner_id;
   return typeof owner === 'string' ? owner : undefined;
+}
+
+/** The owners of API keys, by their hashes (lib/auth/api-keys.ts ApiKeyOwners). */
+export class ApiKeyStore {
+  constructor(private readonly table: TableRef) {}
+
+  ownerOf(keyHash: string): Promise<string | undefined> {
+    return apiKeyOwner(this.table, keyHash);
+  }
 }

@@ -10,17 +10,15 @@
 // count leaves the id in the set, and the next attempt's count finds it (condition failed, the id there: counted
 // already) and writes the mark; a crash after the mark leaves one stale id in a day's item, harmless. Attempts at one
 // upload follow one another (the local queue never has one message in flight twice).
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { IceCatError } from '../../errors';
 import type { ClientLimits } from '../../quota/limits';
 import { uploadNames } from '../table/attributes';
 import { ClientLimitsReader, usageKey, usagePurgeAt, type ClientLimitsStoreOptions } from './limits';
 import { clientKey, uploadItemKey } from '../table/schema';
-import { transaction } from '../batch/counters';
+import { transaction, transactWrite } from '../table/transact';
 import type { UploadRef } from '../../domain';
-import { transactWrite } from '../table/transact';
+import { conditionFailed, conditionFailedAt } from '../table/condition';
 
 /** Limits set for a client never registered (client:create). */
 export class UnregisteredClientError extends IceCatError {
@@ -184,7 +182,7 @@ export class ClientQuotaStore extends ClientLimitsReader {
     try {
       await this.opts.ddb.send(new UpdateCommand(setClientLimitsRequest(this.opts.tableName, clientId, limits)));
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException)
+      if (conditionFailed(err))
         throw new UnregisteredClientError(`client ${clientId} is not registered`, { cause: err });
       throw err;
     }
@@ -208,9 +206,8 @@ export class ClientQuotaStore extends ClientLimitsReader {
         );
         return true;
       } catch (err) {
-        const reasons = err instanceof TransactionCanceledException ? (err.CancellationReasons ?? []) : [];
-        if (reasons[0]?.Code === 'ConditionalCheckFailed') return true; // marked: counted by an earlier attempt
-        if (reasons[1]?.Code === 'ConditionalCheckFailed') return false;
+        if (conditionFailedAt(err, 0)) return true; // marked: counted by an earlier attempt
+        if (conditionFailedAt(err, 1)) return false;
         throw err;
       }
     }
@@ -218,7 +215,7 @@ export class ClientQuotaStore extends ClientLimitsReader {
     try {
       await ddb.send(new UpdateCommand(countUploadOnceRequest(tableName, upload.clientId, day, limit, id, this.now())));
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      if (!conditionFailed(err)) throw err;
       // The limit, or this upload's own count by an attempt that stopped before its mark.
       const usage = await ddb.send(
         new GetCommand({
@@ -243,7 +240,7 @@ export class ClientQuotaStore extends ClientLimitsReader {
       await this.opts.ddb.send(new UpdateCommand(countBatchRequest(this.opts.tableName, clientId, day, limit, this.now())));
       return true;
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
+      if (conditionFailed(err)) return false;
       throw err;
     }
   }
@@ -253,7 +250,7 @@ export class ClientQuotaStore extends ClientLimitsReader {
     try {
       await this.opts.ddb.send(new UpdateCommand(uncountBatchRequest(this.opts.tableName, clientId, day)));
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      if (!conditionFailed(err)) throw err;
     }
   }
 

@@ -1,7 +1,6 @@
 // Expiry (docs/design.md §6, "A batch expires whole"): the sweep's read (access pattern 12), batches past their expiry
 // a page at a time as (client, batch) pairs, and the mark that an expired batch's erasure is queued. Apart from
 // BatchStore so that the expire function's bundle (and so its role) carries only these calls.
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   QueryCommand,
   UpdateCommand,
@@ -11,6 +10,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { batchNames } from '../table/attributes';
 import { EXPIRY_DUE, INDEX, batchKey, nowSeconds, splitPartition } from '../table/schema';
+import { conditionFailed } from '../table/condition';
 
 type StartKey = Record<string, unknown>;
 
@@ -47,7 +47,7 @@ export async function markExpired(
     await ctx.ddb.send(new UpdateCommand(markExpiredRequest(ctx.tableName, clientId, batchId, now, staleBefore)));
     return true;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return false;
+    if (conditionFailed(err)) return false;
     throw err;
   }
 }

@@ -1,13 +1,15 @@
 // Which of a client's fingerprints it already has classified (POST /v1/fingerprints:known): its known items read by
 // key, the batches they name, and a bounded fallback on the client-fprint index. Runs on the reader (reader.ts).
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { BATCH_GET_MAX_KEYS } from '../batch/images';
-import { knownFingerprintRequest } from '../client/images';
-import { answeredNow, keyText, readCurrentModel } from '../model/current';
-import { knownItemsRequests } from './known-items';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { sameModel } from '../../model-version';
-import { batchGetAll, storeNowS, translate, visibleBatchesFilter, type KeepFilter, type StoreContext } from '../table/query';
-import { batchPartition, type ImageItem, type KnownItem } from '../table/schema';
+import { readCurrentModel, keyText, answeredNow } from '../model/current';
+import { visibleBatchesFilter } from '../client/images';
+import { storeNowS, translate, batchGetAll, type StoreContext, type KeepFilter } from '../table/query';
+import { imageNames } from '../table/attributes';
+import { INDEX, batchPartition, type ImageItem, type KnownItem } from '../table/schema';
+import { BATCH_GET_MAX_KEYS } from '../batch/images';
+import { knownItemsRequests } from './known-items';
+import { REUSE_LOOKUP_LIMIT } from './reuse';
 
 /** Index Queries the fallback of a known-fingerprints lookup runs at once. */
 const KNOWN_PARALLEL = 4;
@@ -99,4 +101,21 @@ async function knownByIndex(
     }
   };
   await Promise.all(Array.from({ length: Math.min(KNOWN_PARALLEL, fprints.length) }, worker));
+}
+
+/**
+ * 5b for an estimate: whether the client holds a classified record of these pixels, within retention, in any batch
+ * (what the ingest would reuse). Keys only; a page of REUSE_LOOKUP_LIMIT records, paged on while none matched.
+ */
+export function knownFingerprintRequest(tableName: string, clientId: string, fprint: string, nowS: number): QueryCommandInput {
+  return {
+    TableName: tableName,
+    IndexName: INDEX.clientFprint,
+    KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
+    FilterExpression: '#status = :success AND #expiresAt > :now AND attribute_exists(#labels)',
+    ProjectionExpression: '#partition, #fprint',
+    ExpressionAttributeNames: imageNames('clientId', 'fprint', 'status', 'expiresAt', 'partition', 'labels'),
+    ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
+    Limit: REUSE_LOOKUP_LIMIT,
+  };
 }

@@ -9,10 +9,10 @@ import {
   type GetCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Claim, ImageResult } from '../../domain';
 import { imageNames } from '../table/attributes';
 import { imageKey } from '../table/schema';
+import { conditionFailed } from '../table/condition';
 
 export const PAID_NAME = '#paid';
 export const PAID_NAMES = { [PAID_NAME]: 'rek_paid' };
@@ -46,7 +46,7 @@ export async function keepPaidResult(ddb: DynamoDBDocumentClient, table: string,
     await ddb.send(new UpdateCommand(keepPaidResultRequest(table, c, result)));
     return true;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return false; // no longer this run's claim
+    if (conditionFailed(err)) return false; // no longer this run's claim
     throw err;
   }
 }

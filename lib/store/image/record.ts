@@ -1,113 +1,19 @@
-// The image record: its claim (taken over when the lease ends, handed back), its result, a refused upload's `fail`
-// record, and the duplicates counted on it, with what each moves on the counters.
-import type { PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { imageNames, toImageItem } from '../table/attributes';
-import type { Claim, Counts, Finish, Image, ImageResult, Review } from '../../domain';
+// The image record: its result on the claim (image/claim.ts), a refused upload's `fail` record, and the duplicates
+// counted on it, with what each moves on the counters (written through batch/counters.ts).
+import { GetCommand, type PutCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { imageNames, toImageItem, toImage } from '../table/attributes';
+import type { Claim, Counts, Finish, Image, ImageResult, Review, UploadRef } from '../../domain';
 import { encodeDetections } from '../table/detections';
 import { PAID_NAME, PAID_NAMES } from './paid-result';
 import { LIMITS, imageKey, purgeAt, reviewKey, statusTs, toStoredReview, type ImageItem } from '../table/schema';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { BatchClosedError } from '../../errors';
-import type { UploadRef } from '../../domain';
-import { toImage } from '../table/attributes';
 import type { BatchCounters, RecordOptions } from '../batch/counters';
-import { conditionFailed } from '../batch/summary';
-import { BatchErasedError } from '../table/errors';
+import type { TableAccess } from '../table/access';
 import { knownItemRequest } from './known-items';
 import { duplicateMarkRequest, noteFingerprintRequest } from '../upload/attempts';
-
-export const CLAIM_COUNTS: Partial<Counts> = { total: 1, pending: 1 };
 
 export const DUPLICATE_COUNTS: Partial<Counts> = { total: 1, duplicate: 1 };
 
 export const REJECTION_COUNTS: Partial<Counts> = { total: 1, fail: 1 };
-
-const CLAIM_SET =
-  'SET #status = :processing, #claimId = :claim, #leaseUntil = :lease, #clientId = :client, #key = :key, ' +
-  '#fileName = :file, #phash = :phash, #format = :format, #width = :w, #height = :h';
-
-const CLAIM_NAMES = ['status', 'claimId', 'leaseUntil', 'clientId', 'key', 'fileName', 'phash', 'format', 'width', 'height'] as const;
-
-function claimValues(c: Claim): Record<string, unknown> {
-  return {
-    ':processing': 'processing',
-    ':claim': c.claimId,
-    ':lease': c.now + c.leaseMs,
-    ':client': c.clientId,
-    ':key': c.key,
-    ':file': c.fileName,
-    ':phash': c.phash,
-    ':format': c.format,
-    ':w': c.width,
-    ':h': c.height,
-  };
-}
-
-/**
- * Claims a new image for classification. Of the index keys it writes only client_id (the image is findable by
- * fingerprint at once, through client-fprint); status_ts and upload_ts come with the result, so a claim costs one
- * index write instead of five. Until then the upload time waits in received_ts.
- */
-export function claimRequest(table: string, c: Claim): UpdateCommandInput {
-  const etag = c.etag !== undefined;
-  return withSource(c, {
-    TableName: table,
-    Key: imageKey(c.clientId, c.batchId, c.fprint),
-    UpdateExpression: `${CLAIM_SET}, #receivedAt = :now, #expiresAt = :ttl, #purgeAt = :purge${etag ? ', #etag = :etag' : ''}`,
-    ConditionExpression: 'attribute_not_exists(#fprint)',
-    ExpressionAttributeNames: imageNames(
-      ...CLAIM_NAMES,
-      'receivedAt',
-      'expiresAt',
-      'purgeAt',
-      'fprint',
-      ...(etag ? (['etag'] as const) : []),
-    ),
-    ExpressionAttributeValues: {
-      ...claimValues(c),
-      ':now': c.now,
-      ':ttl': c.expiresAt,
-      ':purge': purgeAt(c.expiresAt),
-      ...(etag ? { ':etag': c.etag } : {}),
-    },
-  });
-}
-
-/** An imported image's claim names its source object on the record (docs/design.md §16). */
-function withSource(c: Claim, request: UpdateCommandInput): UpdateCommandInput {
-  if (!c.source) return request;
-  return {
-    ...request,
-    UpdateExpression: `${request.UpdateExpression}, #source = :source`,
-    ExpressionAttributeNames: { ...request.ExpressionAttributeNames, ...imageNames('source') },
-    ExpressionAttributeValues: { ...request.ExpressionAttributeValues, ':source': c.source },
-  };
-}
-
-/** Takes over a claim left 'processing' by a run whose lease expired; keeps the first receipt time and expiry. */
-export function takeoverRequest(table: string, c: Claim, previousClaimId: string): UpdateCommandInput {
-  const etag = c.etag !== undefined;
-  return withSource(c, {
-    TableName: table,
-    Key: imageKey(c.clientId, c.batchId, c.fprint),
-    UpdateExpression: `${CLAIM_SET}${etag ? ', #etag = :etag' : ''}`,
-    ConditionExpression: '#status = :processing AND #leaseUntil < :now AND #claimId = :previous',
-    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, ...(etag ? (['etag'] as const) : [])),
-    ExpressionAttributeValues: { ...claimValues(c), ':now': c.now, ':previous': previousClaimId, ...(etag ? { ':etag': c.etag } : {}) },
-  });
-}
-
-/** Ends a claim early so a retry of the same upload can take it at once (a transient failure). */
-export function releaseRequest(table: string, c: Claim): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: imageKey(c.clientId, c.batchId, c.fprint),
-    UpdateExpression: 'SET #leaseUntil = :zero',
-    ConditionExpression: '#claimId = :claim',
-    ExpressionAttributeNames: imageNames('leaseUntil', 'claimId'),
-    ExpressionAttributeValues: { ':zero': 0, ':claim': c.claimId },
-  };
-}
 
 /** The final state of a claimed image, written only by the claim's holder; it writes the index keys. */
 export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommandInput {
@@ -275,53 +181,11 @@ export function duplicateRequest(table: string, original: Image, fileName: strin
 export const keepsDuplicateName = (original: Pick<Image, 'duplicateFiles'>): boolean =>
   (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
 
-export type ClaimOutcome =
-  | { held: true; takeover: boolean; uploadedAt: number }
-  /** Someone holds or held this image already: the record that says so. */
-  | { held: false; existing: Image };
-
-export async function getImage(store: BatchCounters, clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+export async function getImage(store: Pick<TableAccess, 'ddb' | 'table'>, clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
   const out = await store.ddb.send(
     new GetCommand({ TableName: store.table, Key: imageKey(clientId, batchId, fprint), ConsistentRead: true }),
   );
   return out.Item ? toImage(out.Item as ImageItem) : undefined;
-}
-
-/**
- * Claims (batch, fingerprint) for classification, counting a new image as pending; takes over a claim whose lease
- * has expired (already counted). Otherwise answers the record that holds the image. Throws BatchClosedError, leaving
- * nothing written, when the batch takes no more uploads (closed, every declared file arrived) by the time it counts.
- */
-export async function claimImage(store: BatchCounters, c: Claim, opts: RecordOptions & { note?: UploadRef } = {}): Promise<ClaimOutcome> {
-  // The fingerprint this upload found goes on its own item with the claim, so that an attempt giving up later finds
-  // the record without decoding (docs/design.md §6): in the claim's transaction, or written just before it.
-  const note = opts.note && noteFingerprintRequest(store.table, opts.note, c.fprint);
-  if (note && !store.transactions) await store.ddb.send(new UpdateCommand(note));
-  const records = note && store.transactions ? [claimRequest(store.table, c), note] : [claimRequest(store.table, c)];
-  let counted: boolean;
-  try {
-    counted = await store.recordWithCounts(records, c, CLAIM_COUNTS, { ...opts, takingUploads: true });
-  } catch (err) {
-    // Without transactions the claim may stand uncounted (its count refused, e.g. by a full disk): handed back, so
-    // the retry takes it over at once; the count it lacks shows once it finishes, and is recounted then.
-    if (!store.transactions && !(err instanceof BatchClosedError) && !(err instanceof BatchErasedError))
-      await releaseClaim(store, c).catch(() => undefined);
-    throw err;
-  }
-  if (counted) return { held: true, takeover: false, uploadedAt: c.now };
-  const existing = await getImage(store, c.clientId, c.batchId, c.fprint);
-  if (!existing) return claimImage(store, c, opts); // removed between the two calls: try again
-  if (existing.status === 'processing' && existing.claimId && (existing.leaseUntil ?? 0) < c.now) {
-    try {
-      if (note && store.transactions) await store.ddb.send(new UpdateCommand(note));
-      await store.ddb.send(new UpdateCommand(takeoverRequest(store.table, c, existing.claimId)));
-      return { held: true, takeover: true, uploadedAt: existing.uploadedAt ?? c.now };
-    } catch (err) {
-      if (!conditionFailed(err)) throw err;
-      return claimImage(store, c, opts); // another run took it over first
-    }
-  }
-  return { held: false, existing };
 }
 
 /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */
@@ -330,14 +194,6 @@ export async function finishImage(store: BatchCounters, c: Claim, f: Finish, opt
   // A classified record names its batch in the client's known item of these pixels (POST /v1/fingerprints:known).
   const records = f.result.status === 'success' ? [record, knownItemRequest(store.table, c, f.result.model)] : record;
   return store.recordWithCounts(records, c, finishCounts(f.result), opts);
-}
-
-export async function releaseClaim(store: BatchCounters, c: Claim): Promise<void> {
-  try {
-    await store.ddb.send(new UpdateCommand(releaseRequest(store.table, c)));
-  } catch (err) {
-    if (!conditionFailed(err)) throw err;
-  }
 }
 
 /** Records a refused upload (a `fail` record) and counts it; false when it was recorded before (a redelivery). */

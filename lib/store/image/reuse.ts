@@ -1,15 +1,14 @@
 // The reuse lookup: the client's earlier classification of the same pixels in another batch, by the model that would
 // answer now, which the ingest copies rather than call DetectLabels again (docs/design.md §8).
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { batchVisibilityRequest } from '../batch/images';
-import { toBatch, toImage } from '../table/attributes';
-import type { BatchCounters } from '../batch/counters';
-import { reusableResultRequest } from '../client/images';
-import { keyText, modelFactsOf } from '../model/current';
-import { isVisibleBatch, type Image, type ModelVersion } from '../../domain';
-import { answeredByCurrentModel, modelOfRecord } from '../../model-version';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { isVisibleBatch, type ModelVersion, type Image } from '../../domain';
+import { modelOfRecord, answeredByCurrentModel } from '../../model-version';
+import { modelFactsOf, keyText } from '../model/current';
 import { batchGetAll } from '../table/query';
-import { splitPartition, type BatchItem, type ImageItem } from '../table/schema';
+import { imageNames, toImage, toBatch } from '../table/attributes';
+import type { TableAccess } from '../table/access';
+import { INDEX, splitPartition, type ImageItem, type BatchItem } from '../table/schema';
+import { batchVisibilityRequest } from '../batch/summary';
 
 /**
  * The client's earlier classification of these pixels in another batch, within retention, by the model that would
@@ -19,7 +18,7 @@ import { splitPartition, type BatchItem, type ImageItem } from '../table/schema'
  * client never reviews the same pixels twice).
  */
 export async function findReusable(
-  store: BatchCounters,
+  store: TableAccess,
   clientId: string,
   batchId: string,
   fprint: string,
@@ -57,7 +56,7 @@ export async function findReusable(
 }
 
 /** Which of these batch partitions (at most BATCH_GET_MAX_KEYS distinct) are visible: neither being erased nor expired. */
-async function visibleBatches(store: BatchCounters, partitions: readonly string[]): Promise<Set<string>> {
+async function visibleBatches(store: TableAccess, partitions: readonly string[]): Promise<Set<string>> {
   const distinct = [...new Set(partitions)];
   if (distinct.length === 0) return new Set();
   const nowS = Math.floor(store.now() / 1000);
@@ -66,4 +65,36 @@ async function visibleBatches(store: BatchCounters, partitions: readonly string[
     batchVisibilityRequest(store.table, distinct).RequestItems,
   );
   return new Set(items.filter((item) => isVisibleBatch(toBatch(item), nowS)).map((item) => item.batch_id));
+}
+
+/** Records of one fingerprint a reuse lookup reads at most: one per batch of the client that holds the same pixels. */
+export const REUSE_LOOKUP_LIMIT = 10;
+
+/**
+ * 5b for the ingest: the client's classified record of these pixels in another batch, within retention. One eventually
+ * consistent Query of the client-fprint index (it projects what a copy needs), never another client's partition.
+ */
+export function reusableResultRequest(tableName: string, clientId: string, fprint: string, nowS: number): QueryCommandInput {
+  return {
+    TableName: tableName,
+    IndexName: INDEX.clientFprint,
+    KeyConditionExpression: '#clientId = :client AND #fprint = :fprint',
+    FilterExpression: '#status = :success AND #expiresAt > :now',
+    ProjectionExpression: '#partition, #fprint, #status, #labels, #catConfidence, #cats, #classifiedAt, #expiresAt, #review, #reused',
+    ExpressionAttributeNames: imageNames(
+      'clientId',
+      'fprint',
+      'status',
+      'expiresAt',
+      'partition',
+      'labels',
+      'catConfidence',
+      'cats',
+      'classifiedAt',
+      'review',
+      'reused',
+    ),
+    ExpressionAttributeValues: { ':client': clientId, ':fprint': fprint, ':success': 'success', ':now': nowS },
+    Limit: REUSE_LOOKUP_LIMIT,
+  };
 }

@@ -15,19 +15,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { Batch, Image, ImportProgress, ImportSource, SourceObject } from '../../domain';
 import { batchNames, toBatch, toImage } from '../table/attributes';
-import { conditionFailed } from '../batch/summary';
-import {
-  BATCH_SK,
-  INDEX,
-  UPLOAD_ITEM_PREFIX,
-  batchKey,
-  batchPartition,
-  imageKey,
-  uploadItemKey,
-  type BatchItem,
-  type ImageItem,
-} from '../table/schema';
-import type { UploadItem, StoredImport } from '../table/schema';
+import { conditionFailed } from '../table/condition';
+import { BATCH_SK, INDEX, UPLOAD_ITEM_PREFIX, batchKey, batchPartition, imageKey, uploadItemKey, type BatchItem, type ImageItem, type UploadItem, type StoredImport } from '../table/schema';
 
 /** Two '#': no batch partition (`{clientId}#{batchId}`, one '#') is ever this. */
 const LIVE_PARTITION = 'IMPORT#LIVE#';

@@ -1,10 +1,9 @@
 // A re-detection's requests (POST …:redetect, docs/api.md "Re-detect"), as pure builders: the plan's read of the
 // batch, the mark on each image it owes an answer, the summary's run and what is left, an image's new answer with
 // the answer it replaces kept as `prev`, the counter move, the end (done again, the callback owed again), and the
-// changes listing's Query. Sent by lib/store/redetect.ts.
+// changes listing's Query. Sent by lib/store/redetect/images.ts.
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { CatInstance, Counts, Detections, Image, Label, ModelVersion, TrimmedLabels } from '../../domain';
-import { machineIsCatOf } from '../../domain';
+import { machineIsCatOf, type CatInstance, type Counts, type Detections, type Image, type Label, type ModelVersion, type TrimmedLabels } from '../../domain';
 import { modelOfRecord } from '../../model-version';
 import { batchNames, imageNames, type BatchAttribute } from '../table/attributes';
 import { liveBatch } from '../batch/summary';
@@ -36,7 +35,7 @@ export function planPageQuery(table: string, clientId: string, batchId: string, 
 export const IMAGE_RUN_NAMES = { '#rdAt': 'rd_at', '#rdClaim': 'rd_claim', '#rdLast': 'rd_last' } as const;
 
 /**
- * Marks a classified image as owed an answer by the run that holds the batch (taken first: lib/store/redetect-run.ts),
+ * Marks a classified image as owed an answer by the run that holds the batch (taken first: lib/store/redetect/run.ts),
  * queued at `now`; never one the run has answered already (a page started again after a crash, or by a slower pager).
  */
 export function markImageRequest(

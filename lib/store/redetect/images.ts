@@ -4,13 +4,12 @@
 // backend has them; without (dynalite) they are two writes, and a crash between them is repaired when the image's
 // message comes again and finds its answer written: the batch is recounted from its records (counters and what the run
 // has left), as an upload's redelivery is. The last answer ends the run: done again, callback owed again.
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Batch, Image } from '../../domain';
 import type { RecordModelFacts } from '../../model-version';
-import { transaction } from '../batch/counters';
-import type { BatchStore } from '../batch-store';
-import { conditionFailed } from '../batch/summary';
+import { transaction, transactWrite } from '../table/transact';
+import type { BatchCounters } from '../batch/counters';
+import { conditionFailed, conditionFailedAt } from '../table/condition';
 import { getImage } from '../image/record';
 import {
   answerCounts,
@@ -26,7 +25,6 @@ import {
 import { decodeDetections } from '../table/detections';
 import { RedetectRuns } from './run';
 import type { ImageItem } from '../table/schema';
-import { transactWrite } from '../table/transact';
 
 /** A classified image of the batch as the plan sees it. */
 export interface RedetectCandidate {
@@ -65,7 +63,7 @@ export class Redetections {
   readonly runs: RedetectRuns;
 
   constructor(
-    private readonly store: BatchStore,
+    private readonly store: BatchCounters,
     /** The completion hook (callback, event) of a batch done again. */
     private readonly onDone?: (batch: Batch) => Promise<void>,
   ) {
@@ -117,7 +115,7 @@ export class Redetections {
   }
 
   async getBatch(clientId: string, batchId: string): Promise<Batch | undefined> {
-    return this.store.getBatch(clientId, batchId);
+    return this.store.batches.getBatch(clientId, batchId);
   }
 
   async getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
@@ -138,9 +136,8 @@ export class Redetections {
       try {
         await transactWrite(this.store.ddb, transaction(record, move));
       } catch (err) {
-        const reasons = err instanceof TransactionCanceledException ? (err.CancellationReasons ?? []) : [];
-        if (reasons[0]?.Code === 'ConditionalCheckFailed') return 'answered-before';
-        if (reasons[1]?.Code === 'ConditionalCheckFailed') return 'run-over';
+        if (conditionFailedAt(err, 0)) return 'answered-before';
+        if (conditionFailedAt(err, 1)) return 'run-over';
         throw err;
       }
     } else {
@@ -151,7 +148,7 @@ export class Redetections {
         throw err;
       }
       // A crash here leaves the move undone: the message comes again, finds the answer written, and settle() recounts.
-      const after = await this.store.conditionalUpdate(move);
+      const after = await this.store.batches.conditionalUpdate(move);
       if (!after) return 'run-over';
       left = after.redetecting?.left;
     }
@@ -164,22 +161,22 @@ export class Redetections {
    * (a counter move a crash lost) and what the run has left is set from the marks still there, before it may end.
    */
   async settle(clientId: string, batchId: string, run: string): Promise<Batch | undefined> {
-    const batch = await this.store.getBatch(clientId, batchId);
-    if (!batch || !this.store.isLive(batch) || batch.redetecting?.run !== run) return batch;
+    const batch = await this.store.batches.getBatch(clientId, batchId);
+    if (!batch || !this.store.batches.isLive(batch) || batch.redetecting?.run !== run) return batch;
     if (!this.store.transactions) {
       await this.store.recount(clientId, batchId);
       const left = await this.owed(clientId, batchId, run);
       if (left !== batch.redetecting.left) {
-        const set = await this.store.conditionalUpdate(leftRequest(this.store.table, clientId, batchId, run, batch.redetecting.left, left));
-        if (!set) return this.store.getBatch(clientId, batchId); // moved meanwhile: the image that moved it settles
+        const set = await this.store.batches.conditionalUpdate(leftRequest(this.store.table, clientId, batchId, run, batch.redetecting.left, left));
+        if (!set) return this.store.batches.getBatch(clientId, batchId); // moved meanwhile: the image that moved it settles
       }
       if (left > 0) return batch;
     } else if (batch.redetecting.left > 0) return batch;
-    const done = await this.store.conditionalUpdate(
+    const done = await this.store.batches.conditionalUpdate(
       endRequest(this.store.table, clientId, batchId, run, this.store.now(), batch.callbackUrl !== undefined),
     );
     if (done) await this.onDone?.(done);
-    return done ?? (await this.store.getBatch(clientId, batchId));
+    return done ?? (await this.store.batches.getBatch(clientId, batchId));
   }
 
   /** The images `run` still owes an answer, from their marks. */

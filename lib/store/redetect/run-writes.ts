@@ -2,7 +2,7 @@
 // redetect-writes.ts: the run taken first, conditionally, on the summary; its start paged (each page charged on the
 // day's usage item under a token naming the run and the page, marked, then counted on the summary by a move that holds
 // only from the page it read); an image claimed before DetectLabels is paid for it; a resume taken at most once a
-// while; the run given back when it started nothing. Sent by lib/store/redetect-run.ts.
+// while; the run given back when it started nothing. Sent by lib/store/redetect/run.ts.
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ModelVersion } from '../../domain';
 import { batchNames } from '../table/attributes';

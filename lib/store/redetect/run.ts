@@ -4,8 +4,8 @@
 // most once a while; the run given back when it started nothing. The requests are redetect-run-writes.ts.
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Batch, ModelVersion } from '../../domain';
-import type { BatchStore } from '../batch-store';
-import { conditionFailed } from '../batch/summary';
+import type { BatchCounters } from '../batch/counters';
+import { conditionFailed } from '../table/condition';
 import { usageKey } from '../client/limits';
 import {
   chargedAlready,
@@ -67,11 +67,11 @@ export function runStateOf(item: Record<string, unknown> | undefined): RunState 
 export type ChargeOutcome = 'charged' | 'charged-before' | 'over-quota';
 
 export class RedetectRuns {
-  constructor(private readonly store: BatchStore) {}
+  constructor(private readonly store: BatchCounters) {}
 
   /** Takes the run on a done batch running no other: undefined when another holds it (or it is not done, or gone). */
   async take(clientId: string, batchId: string, run: string, choice: RunChoice): Promise<Batch | undefined> {
-    return this.store.conditionalUpdate(takeRunRequest(this.store.table, clientId, batchId, run, choice, this.store.now()));
+    return this.store.batches.conditionalUpdate(takeRunRequest(this.store.table, clientId, batchId, run, choice, this.store.now()));
   }
 
   /** The run the batch is in, read from its summary. */
@@ -121,7 +121,7 @@ export class RedetectRuns {
 
   /** Gives the run back when it started nothing: the batch is done as it was. */
   async release(clientId: string, batchId: string, run: string): Promise<Batch | undefined> {
-    return this.store.conditionalUpdate(releaseRunRequest(this.store.table, clientId, batchId, run));
+    return this.store.batches.conditionalUpdate(releaseRunRequest(this.store.table, clientId, batchId, run));
   }
 
   /** Claims an image for `run` for `leaseMs` before DetectLabels is paid for it; false when it is not owed or held. */

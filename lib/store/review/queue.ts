@@ -7,7 +7,6 @@
 // merges them by distance. The index holds keys only (and the verdict), so the page's images are then read by one
 // consistent BatchGetItem, which also leaves out an image reviewed a moment ago that the index still lists.
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchGetRequests } from '../batch/images';
 import { imageNames, toImage } from '../table/attributes';
 import type { StartKey } from '../table/cursor';
 import type { Image, Review } from '../../domain';
@@ -26,6 +25,7 @@ import {
   type StoredReview,
 } from '../table/schema';
 
+import { batchGetRequests } from '../image/reads';
 /** One side of the queue: up from the threshold (confidence ≥ it, ascending) or down from it (below, descending). */
 export type QueueSide = 'up' | 'down';
 

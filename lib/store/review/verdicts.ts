@@ -1,20 +1,15 @@
 // A person's verdict on an image (docs/design.md §10), and the re-threshold that moves the machine's.
-import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchNames, imageNames, type ImageAttribute } from '../table/attributes';
-import type { Counts, Image, Review } from '../../domain';
-import { auditKey, batchKey, imageKey, reviewKey, toStoredReview } from '../table/schema';
+import { QueryCommand, UpdateCommand, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { batchNames, imageNames, toImage, type ImageAttribute } from '../table/attributes';
+import { isCatAt, machineIsCatOf, type Counts, type Image, type Review, type Batch } from '../../domain';
+import { auditKey, batchKey, imageKey, reviewKey, toStoredReview, nowSeconds, type ImageItem } from '../table/schema';
 import { liveBatch } from '../batch/summary';
-import { batchRecordsQuery } from '../batch/counters';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchRecordsQuery, countRequest, type BatchCounters } from '../batch/counters';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../../backoff';
-import { isCatAt, machineIsCatOf, type Batch } from '../../domain';
-import { toImage } from '../table/attributes';
-import { countRequest, type BatchCounters } from '../batch/counters';
-import { conditionFailed } from '../batch/summary';
+import { conditionFailed } from '../table/condition';
 import { BatchErasedError, ReviewConflictError } from '../table/errors';
 import { getImage } from '../image/record';
-import { nowSeconds, type ImageItem } from '../table/schema';
 
 /** Remembers a done batch's new cat threshold; fails (condition) when the batch is missing, gone (liveBatch) or not done. */
 export function thresholdRequest(
@@ -230,7 +225,7 @@ export async function reclassifyBatch(
     await store.ddb.send(new UpdateCommand(thresholdRequest(store.table, clientId, batchId, catMinConfidence, store.now())));
   } catch (err) {
     if (!conditionFailed(err)) throw err;
-    return { outcome: store.isLive(await store.getBatch(clientId, batchId)) ? 'not-done' : 'missing' };
+    return { outcome: store.batches.isLive(await store.batches.getBatch(clientId, batchId)) ? 'not-done' : 'missing' };
   }
   let after = opts.after;
   do {
@@ -256,14 +251,14 @@ export async function reclassifyBatch(
     // for, and no later page is read.
     if (
       (moved.cats !== 0 || moved.corrected !== 0) &&
-      !(await store.conditionalUpdate(countRequest(store.table, clientId, batchId, moved, store.now())))
+      !(await store.batches.conditionalUpdate(countRequest(store.table, clientId, batchId, moved, store.now())))
     ) {
       return { outcome: 'missing' };
     }
     after = out.LastEvaluatedKey ? String(out.LastEvaluatedKey.img_fprint) : undefined;
   } while (after !== undefined && store.now() < opts.deadline);
-  const batch = await store.getBatch(clientId, batchId);
-  if (!batch || !store.isLive(batch)) return { outcome: 'missing' };
+  const batch = await store.batches.getBatch(clientId, batchId);
+  if (!batch || !store.batches.isLive(batch)) return { outcome: 'missing' };
   return { outcome: 'reclassified', batch, ...(after !== undefined ? { after } : {}) };
 }
 
@@ -306,7 +301,7 @@ export async function reviewImage(
   fprint: string,
   verdict: Verdict | undefined,
 ): Promise<ReviewOutcome> {
-  if (!store.isLive(await store.getBatch(clientId, batchId))) return { outcome: 'missing' };
+  if (!store.batches.isLive(await store.batches.getBatch(clientId, batchId))) return { outcome: 'missing' };
   for (let round = 0; round < REVIEW_ROUNDS; round++) {
     const image = await getImage(store, clientId, batchId, fprint);
     if (!image || image.expiresAt <= nowSeconds(store.now())) return { outcome: 'missing' };
@@ -342,7 +337,7 @@ export async function reviewImage(
 
 /** A record write that moves no counter (a review's note alone): only while the batch is live. */
 async function writeIfLive(store: BatchCounters, request: UpdateCommandInput, clientId: string, batchId: string): Promise<boolean> {
-  if (!store.isLive(await store.getBatch(clientId, batchId))) throw new BatchErasedError(`batch ${batchId} is being erased`);
+  if (!store.batches.isLive(await store.batches.getBatch(clientId, batchId))) throw new BatchErasedError(`batch ${batchId} is being erased`);
   try {
     await store.ddb.send(new UpdateCommand(request));
     return true;

@@ -57,7 +57,7 @@ export const IMAGE_ATTRIBUTES = {
   duplicateFiles: 'dup_files',
   claimId: 'claim_id',
   leaseUntil: 'lease_until',
-  // A re-detection's (lib/store/redetect.ts): the answer it replaced, and its run while it still owes the image one.
+  // A re-detection's (lib/store/redetect/images.ts): the answer it replaced, and its run while it still owes the image one.
   previous: 'prev',
   redetectRun: 'rd_run',
   // An imported image's object, {bucket, key, versionId?, etag?} (docs/design.md §16).
@@ -96,9 +96,9 @@ export const BATCH_ATTRIBUTES = {
   // The expiry sweep's: the sparse index key every summary carries, and when it last queued the batch's erasure.
   expiryDue: 'exp_due',
   eraseQueuedAt: 'erase_ts',
-  // The strata's sizes at the last audit draw (lib/store/audit.ts).
+  // The strata's sizes at the last audit draw (lib/store/audit/queue.ts).
   auditPopulation: 'audit_pop',
-  // A re-detection in progress (lib/store/redetect.ts): its run id and the images it still owes an answer.
+  // A re-detection in progress (lib/store/redetect/images.ts): its run id and the images it still owes an answer.
   redetectRun: 'rd_run',
   redetectLeft: 'rd_left',
   // An import's source, progress and lister checkpoint (lib/store/import-progress.ts).
@@ -186,6 +186,12 @@ const previousModel = (m: ModelVersion | string): ModelVersion =>
   typeof m === 'string' ? parseModelVersion(m) : { name: m.name, version: m.version };
 
 /** The stored item of an image record (every field of the domain object that is set). */
+/** A page of stored image items as domain images (a listing's answer), its cursor kept. */
+export const imagesPage = (page: { items: ImageItem[]; cursor?: string }): { items: Image[]; cursor?: string } => ({
+  ...page,
+  items: page.items.map(toImage),
+});
+
 export function toImageItem(image: Image): ImageItem {
   const out: Record<string, unknown> = { batch_id: batchPartition(image.clientId, image.batchId) };
   for (const [name, attribute] of Object.entries(IMAGE_ATTRIBUTES)) {

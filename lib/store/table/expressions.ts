@@ -1,6 +1,6 @@
 // Building DynamoDB Query expressions: key conditions, filters and their placeholders, and the plan of a Query without
-// its page position. The access patterns (access-patterns.ts, client-patterns.ts) build with it; the reader (reader.ts)
-// runs the plans.
+// its page position. Each entity's listing builds its plan with it (batch/images.ts, client/images.ts) beside the
+// function that runs it through table/query.ts.
 import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 
 export interface TimeRange {
@@ -50,6 +50,11 @@ export class ExpressionBuilder {
   value(placeholder: string, value: unknown): string {
     this.values[placeholder] = value;
     return placeholder;
+  }
+
+  /** `attribute op value` as a key condition, the name and the value through their placeholders: one call, not three. */
+  keyIs(attribute: string, op: '=' | '<' | '<=' | '>' | '>=', placeholder: string, value: unknown): this {
+    return this.keyCondition(`${this.name(attribute)} ${op} ${this.value(placeholder, value)}`);
   }
 
   keyCondition(expression: string): this {

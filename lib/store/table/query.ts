@@ -1,40 +1,15 @@
-// Runs the read access patterns (access-patterns.ts, client-patterns.ts) and answers in domain terms (lib/domain.ts).
-// Every read filters expired items (ttl) itself, since DynamoDB deletes them only within days, and list reads page with
+// Runs a read access pattern's plan (each entity's listing builds its plan beside the function that runs it: batch/
+// images.ts, client/images.ts, review/, audit/) a page at a time, and BatchGetItem to the end. Every read filters
+// expired items (ttl) itself, since DynamoDB deletes them only within days, and list reads page with
 // an opaque, tamper-evident cursor (cursor.ts) and are filled up to their limit even when a filter leaves pages short.
+import { BatchGetCommand, QueryCommand, type BatchGetCommandInput, type QueryCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ProvisionedThroughputExceededException, RequestLimitExceeded, ThrottlingException } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  GetCommand,
-  QueryCommand,
-  type BatchGetCommandInput,
-  type DynamoDBDocumentClient,
-  type QueryCommandInput,
-} from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay, type BackoffPolicy } from '../../backoff';
-import {
-  batchGetRequests,
-  batchImagesRequest,
-  batchLogsRequest,
-  batchResultsRequest,
-  batchWithResultsRequest,
-  batchSummariesRequest,
-  batchSummaryRequest,
-  batchVisibilityRequest,
-  imageRequest,
-  labelMatcher,
-  byCaptureTime,
-  capturedItemsRequests,
-  matchesBatchFilter,
-  type BatchImagesFilter,
-} from '../batch/images';
-import { toBatch, toImage } from './attributes';
-import { clientBatchesRequest, clientImagesRequest, type ClientBatchesFilter, type ClientImagesFilter } from '../client/images';
-import type { CursorCodec, StartKey } from './cursor';
+import type { StartKey, CursorCodec } from './cursor';
+import type { QueryPlan } from './expressions';
+import { BATCH_SK, nowSeconds, type ImageItem } from './schema';
 import { QueryError, StoreThrottledError } from './errors';
-import type { QueryPlan, TimeRange } from './expressions';
-import { isVisibleBatch, type Batch, type Image } from '../../domain';
-import { BATCH_SK, nowSeconds, type BatchItem, type ImageItem } from './schema';
 
 export interface Page<T> {
   items: T[];
@@ -129,7 +104,7 @@ interface Read<T> {
   examined?: number;
 }
 
-async function fillPage<T extends object>(
+export async function fillPage<T extends object>(
   ctx: StoreContext,
   plan: QueryPlan,
   limit: number,
@@ -164,135 +139,6 @@ async function fillPage<T extends object>(
   return { items: shown, cursor: ctx.cursors.encode(startKeyAfter(plan, last), plan.scope) };
 }
 
-const images = (page: Page<ImageItem>): Page<Image> => ({ ...page, items: page.items.map(toImage) });
-
-/** 1, 2 or 7 as the filter asks. */
-export async function queryBatchImages(
-  ctx: StoreContext,
-  clientId: string,
-  batchId: string,
-  filter: BatchImagesFilter,
-  page: PageRequest,
-): Promise<Page<Image>> {
-  const plan = batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter });
-  if (byCaptureTime(filter)) return images(await runQuery<ImageItem>(ctx, plan, page, (keys) => capturedItems(ctx, keys, filter)));
-  const matches = labelMatcher(filter);
-  return images(await runQuery<ImageItem>(ctx, plan, page, matches && (async (items) => items.filter(matches))));
-}
-
-/**
- * A batch's images as GET /v1/batches/{id}/images lists them, or undefined when the batch is missing, expired or being
- * erased (answered as missing). A first page of the unfiltered listing reads the summary in the same Query as the
- * images (it sorts first in the partition); any other page reads the summary first, then the images. Either way the
- * summary is read with the page, never cached: a batch marked for erasure is gone at once.
- */
-export async function queryVisibleBatchImages(
-  ctx: StoreContext,
-  clientId: string,
-  batchId: string,
-  filter: BatchImagesFilter,
-  page: PageRequest,
-): Promise<Page<Image> | undefined> {
-  const unfiltered = Object.values(filter).every((value) => value === undefined);
-  if (!unfiltered || page.cursor !== undefined) {
-    if (!(await getBatch(ctx, clientId, batchId))) return undefined;
-    return queryBatchImages(ctx, clientId, batchId, filter, page);
-  }
-  const nowS = storeNowS(ctx);
-  const q = { tableName: ctx.tableName, clientId, batchId, nowS };
-  // The summary, then one page and one item more (proof of a next page).
-  const out = await ctx.ddb.send(new QueryCommand(pageRequest(batchWithResultsRequest(q), page.limit + 2))).catch(translate);
-  const [summary, ...items] = (out.Items ?? []) as Partial<BatchItem & ImageItem>[];
-  if (summary?.img_fprint !== BATCH_SK || !isVisibleBatch(toBatch(summary as BatchItem), nowS)) return undefined;
-  const startKey = out.LastEvaluatedKey as StartKey | undefined;
-  // Later rounds (a ttl filter left the page short) and the cursor are those of the listing without its summary.
-  return images(await fillPage(ctx, batchResultsRequest(q), page.limit, { items: items as ImageItem[], startKey, ended: !startKey }));
-}
-
-/** A capture-time page's items read whole by key, in the index's order, the listing's filters applied. */
-async function capturedItems(ctx: StoreContext, keys: ImageItem[], filter: BatchImagesFilter): Promise<ImageItem[]> {
-  const nowS = storeNowS(ctx);
-  const found = new Map<string, ImageItem>();
-  for (const request of capturedItemsRequests(ctx.tableName, keys)) {
-    for (const item of await batchGetAll<Partial<ImageItem>>(ctx, request.RequestItems, DEFAULT_RETRY)) {
-      if (isVisibleImage(item, nowS) && matchesBatchFilter(item, filter)) found.set(item.img_fprint, item);
-    }
-  }
-  return keys.flatMap((k) => found.get(k.img_fprint) ?? []);
-}
-
-/** 4: a batch's debug logs. */
-export const queryBatchLogs = async (ctx: StoreContext, clientId: string, batchId: string, range: TimeRange, page: PageRequest) =>
-  images(await runQuery(ctx, batchLogsRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...range }), page));
-
-/**
- * 3, 5b, 8 or 9 as the filter asks, leaving out the images of batches that are gone for their client: being erased
- * (the erasure deletes images for a while after the mark, and the client indexes know nothing of it) or expired.
- */
-export async function queryClientImages(
-  ctx: StoreContext,
-  clientId: string,
-  filter: ClientImagesFilter,
-  page: PageRequest,
-): Promise<Page<Image>> {
-  const plan = clientImagesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter });
-  return images(await runQuery<ImageItem>(ctx, plan, page, visibleBatchesFilter(ctx)));
-}
-
-/**
- * Keeps the items whose batch is visible (isVisibleBatch): the summaries of each round's batches not seen yet, read with
- * one BatchGetItem (a page of 100 images spans at most 100 batches), strongly consistent so that a batch marked a moment
- * ago is already gone. Answers are kept for the rest of the one read.
- */
-export function visibleBatchesFilter(ctx: StoreContext): KeepFilter<ImageItem> {
-  const visible = new Map<string, boolean>();
-  const nowS = storeNowS(ctx);
-  return async (items) => {
-    const unknown = [...new Set(items.map((i) => i.batch_id))].filter((b) => !visible.has(b));
-    if (unknown.length > 0) {
-      for (const b of unknown) visible.set(b, false);
-      const found = await batchGetAll<BatchItem>(ctx, batchVisibilityRequest(ctx.tableName, unknown).RequestItems);
-      for (const item of found) visible.set(item.batch_id, isVisibleBatch(toBatch(item), nowS));
-    }
-    return items.filter((i) => visible.get(i.batch_id) === true);
-  };
-}
-
-/** A client's batches, newest first: a page of the client-batches index, then the summaries themselves. */
-export async function queryClientBatches(
-  ctx: StoreContext,
-  clientId: string,
-  filter: ClientBatchesFilter,
-  page: PageRequest,
-): Promise<Page<Batch>> {
-  const keys = await runQuery<BatchItem>(
-    ctx,
-    clientBatchesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter }),
-    page,
-  );
-  const found = new Map<string, Batch>();
-  if (keys.items.length > 0) {
-    const items = await batchGetAll<BatchItem>(ctx, batchSummariesRequest(ctx.tableName, keys.items).RequestItems);
-    for (const item of items) found.set(item.batch_id, toBatch(item));
-  }
-  // A batch being erased is already gone for its client.
-  return { ...keys, items: keys.items.flatMap((k) => found.get(k.batch_id) ?? []).filter((b) => !b.deleting) };
-}
-
-/** 5: one image, or undefined when missing or expired. */
-export async function getImage(ctx: StoreContext, clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
-  if (fprint === BATCH_SK) return undefined;
-  const out = await ctx.ddb.send(new GetCommand(imageRequest(ctx.tableName, clientId, batchId, fprint))).catch(translate);
-  const item = out.Item as Partial<ImageItem> | undefined;
-  return isVisibleImage(item, storeNowS(ctx)) ? toImage(item) : undefined;
-}
-
-/** The batch's summary, or undefined when missing, expired or being erased. */
-export async function getBatch(ctx: StoreContext, clientId: string, batchId: string): Promise<Batch | undefined> {
-  const out = await ctx.ddb.send(new GetCommand(batchSummaryRequest(ctx.tableName, clientId, batchId))).catch(translate);
-  const batch = out.Item ? toBatch(out.Item as BatchItem) : undefined;
-  return isVisibleBatch(batch, storeNowS(ctx)) ? batch : undefined;
-}
 
 export interface RetryOptions extends BackoffPolicy {
   /** Rounds of UnprocessedKeys before giving up with StoreThrottledError. */
@@ -317,22 +163,4 @@ export async function batchGetAll<T>(
     pending = out.UnprocessedKeys;
   }
   return found;
-}
-
-/** 6: many images of one batch by fingerprint, in the order asked; missing and expired ones are left out. */
-export async function getImages(
-  ctx: StoreContext,
-  clientId: string,
-  batchId: string,
-  fprints: readonly string[],
-  retry: RetryOptions = DEFAULT_RETRY,
-): Promise<Image[]> {
-  const found = new Map<string, Image>();
-  const nowS = storeNowS(ctx);
-  for (const request of batchGetRequests(ctx.tableName, clientId, batchId, fprints)) {
-    for (const item of await batchGetAll<Partial<ImageItem>>(ctx, request.RequestItems, retry)) {
-      if (isVisibleImage(item, nowS)) found.set(item.img_fprint, toImage(item));
-    }
-  }
-  return [...new Set(fprints)].flatMap((f) => found.get(f) ?? []);
 }

@@ -59,7 +59,7 @@ export const INDEX = {
  * The sort key of the sparse batch-review index (`review_key`): every classified image of a batch, pending review
  * (`P#`) or reviewed (`R#`), then its cat confidence as 9 digits of millionths (floored, so a confidence read back
  * from the key is never above the stored one). Pending images nearest the batch's threshold come first by two key
- * conditions walking away from it (lib/store/review-queue.ts); the reviewed ones are what agreement reads.
+ * conditions walking away from it (lib/store/review/queue.ts); the reviewed ones are what agreement reads.
  */
 export const REVIEW_PENDING = 'P#';
 export const REVIEW_DONE = 'R#';
@@ -187,7 +187,7 @@ export interface ImageItem {
   rek_iscat?: boolean;
   /** A person's verdict (docs/design.md §10). */
   review?: StoredReview;
-  /** The image's place in the audit sample (lib/store/audit.ts). */
+  /** The image's place in the audit sample (lib/store/audit/queue.ts). */
   audit?: StoredAudit;
   /** Sort key of the sparse batch-audit index: written when the image is drawn, moved by a review. */
   audit_key?: string;

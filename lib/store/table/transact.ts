@@ -4,7 +4,13 @@
 // handed back to the queue for it waits out the visibility timeout (721 s on AWS). A condition that failed is an
 // answer, not a conflict: it is never retried here.
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+  type PutCommandInput,
+  type TransactWriteCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay, type BackoffPolicy } from '../../backoff';
 
@@ -18,6 +24,16 @@ export const conflictOnly = (err: unknown): boolean => {
   const codes = (err.CancellationReasons ?? []).map((r) => r.Code);
   return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
 };
+
+/** Writes that must land together, as one TransactWriteItems. */
+export function transaction(...writes: (UpdateCommandInput | PutCommandInput)[]): TransactWriteCommandInput {
+  return {
+    TransactItems: writes.map((w) => {
+      const { ReturnValues: _ignored, ...rest } = w as UpdateCommandInput;
+      return 'Item' in w ? { Put: rest as never } : { Update: rest as never };
+    }),
+  };
+}
 
 /** Sends the transaction, again after a conflict, up to CONFLICT_ROUNDS times; the last conflict is thrown. */
 export async function transactWrite(

@@ -1,12 +1,10 @@
 // An upload's own item: its attempts and what it was counted as (docs/design.md §6).
-import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { uploadNames } from '../table/attributes';
 import type { UploadRef } from '../../domain';
-import { purgeAt, uploadItemKey } from '../table/schema';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { BatchCounters } from '../batch/counters';
-import { conditionFailed } from '../batch/summary';
-import type { UploadItem } from '../table/schema';
+import { purgeAt, uploadItemKey, type UploadItem } from '../table/schema';
+import type { TableAccess } from '../table/access';
+import { conditionFailed } from '../table/condition';
 
 /**
  * Counts an attempt at the upload as it starts, before any step that may never return (a timeout, running out of
@@ -73,7 +71,7 @@ export interface AttemptCount {
 }
 
 /** Counts an attempt as it starts; answers the attempts so far (this one included) and the fingerprint one found. */
-export async function startAttempt(store: BatchCounters, upload: UploadRef): Promise<AttemptCount> {
+export async function startAttempt(store: TableAccess, upload: UploadRef): Promise<AttemptCount> {
   const out = await store.ddb.send(new UpdateCommand(startAttemptRequest(store.table, upload)));
   const item = (out.Attributes ?? {}) as Partial<UploadItem>;
   return {
@@ -85,7 +83,7 @@ export async function startAttempt(store: BatchCounters, upload: UploadRef): Pro
 }
 
 /** Takes back an attempt that ended without failing (handed back until another run's lease is over). */
-export async function endAttempt(store: BatchCounters, upload: UploadRef): Promise<void> {
+export async function endAttempt(store: TableAccess, upload: UploadRef): Promise<void> {
   try {
     await store.ddb.send(new UpdateCommand(endAttemptRequest(store.table, upload)));
   } catch (err) {
@@ -94,6 +92,6 @@ export async function endAttempt(store: BatchCounters, upload: UploadRef): Promi
 }
 
 /** Remembers the fingerprint an attempt found, for an attempt that gives up without decoding. */
-export async function noteFingerprint(store: BatchCounters, upload: UploadRef, fprint: string): Promise<void> {
+export async function noteFingerprint(store: TableAccess, upload: UploadRef, fprint: string): Promise<void> {
   await store.ddb.send(new UpdateCommand(noteFingerprintRequest(store.table, upload, fprint)));
 }
