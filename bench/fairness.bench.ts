@@ -155,7 +155,8 @@ async function registerClients(stack: StackProcess, ids: string[]): Promise<Map<
   try {
     const ddb = DynamoDBDocumentClient.from(client);
     const apis = new Map<string, Api>();
-    for (const id of ids) apis.set(id, { url: stack.apiUrl, key: await registerApiKey(new Registrations({ ddb, tableName: LOCAL_NAMES.table }), id) });
+    for (const id of ids)
+      apis.set(id, { url: stack.apiUrl, key: await registerApiKey(new Registrations({ ddb, tableName: LOCAL_NAMES.table }), id) });
     return apis;
   } finally {
     client.destroy();

@@ -54,7 +54,9 @@ const app = createApiHandler({
       catMinConfidence: config.catMinConfidence,
     }),
   },
-  authenticator: annotatingClient(new ApiKeyAuthenticator({ keys: new ApiKeyStore({ ddb, tableName: config.tableName }), cacheMs: config.apiKeyCacheMs })),
+  authenticator: annotatingClient(
+    new ApiKeyAuthenticator({ keys: new ApiKeyStore({ ddb, tableName: config.tableName }), cacheMs: config.apiKeyCacheMs }),
+  ),
   rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   openApiDocument: () => buildOpenApiDocument(routes),
   webSite: async () => {

@@ -125,7 +125,9 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         ...(wiring.imports ? { imports: importDeps(wiring.imports, ddb, config, limits) } : {}),
       }),
     },
-    authenticator: annotatingClient(new ApiKeyAuthenticator({ keys: new ApiKeyStore({ ddb, tableName: config.tableName }), cacheMs: config.apiKeyCacheMs })),
+    authenticator: annotatingClient(
+      new ApiKeyAuthenticator({ keys: new ApiKeyStore({ ddb, tableName: config.tableName }), cacheMs: config.apiKeyCacheMs }),
+    ),
     rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   });
 }

@@ -23,7 +23,14 @@ import { addDuplicate, finishImage, getImage, rejectUpload } from './image/recor
 import { findReusable } from './image/reuse';
 import { AnsweringModel } from './model/answering';
 import { RegisteredClients } from './client/registrations';
-import { reclassifyBatch, reviewImage, type ReclassifyOptions, type ReclassifyOutcome, type ReviewOutcome, type Verdict } from './review/verdicts';
+import {
+  reclassifyBatch,
+  reviewImage,
+  type ReclassifyOptions,
+  type ReclassifyOutcome,
+  type ReviewOutcome,
+  type Verdict,
+} from './review/verdicts';
 import type { TableAccess } from './table/access';
 import { endAttempt, noteFingerprint, startAttempt, type AttemptCount } from './upload/attempts';
 
@@ -61,7 +68,10 @@ export class BatchStore implements TableAccess {
 
   /** The batch, opened by this upload when it is the batch's first (BatchSummaries.openBatch). */
   openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<{ batch: Batch; opened: boolean }>;
-  openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter: BatchCounter | undefined): Promise<{ batch: Batch; opened: boolean } | undefined>;
+  openBatch(
+    b: Omit<NewBatch, 'debug' | 'expected'>,
+    counter: BatchCounter | undefined,
+  ): Promise<{ batch: Batch; opened: boolean } | undefined>;
   openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter?: BatchCounter): Promise<{ batch: Batch; opened: boolean } | undefined> {
     return this.batches.openBatch(b, counter);
   }

@@ -78,7 +78,13 @@ class FakeStore implements IngestStore {
   async claim(c: Claim): Promise<ClaimOutcome> {
     const existing = this.records.get(c.fprint);
     if (existing) return { held: false, existing };
-    this.records.set(c.fprint, { clientId: c.clientId, batchId: c.batchId, fprint: c.fprint, status: 'processing', expiresAt: c.expiresAt });
+    this.records.set(c.fprint, {
+      clientId: c.clientId,
+      batchId: c.batchId,
+      fprint: c.fprint,
+      status: 'processing',
+      expiresAt: c.expiresAt,
+    });
     return { held: true, takeover: false, uploadedAt: c.now };
   }
   async release() {}
@@ -97,7 +103,11 @@ class FakeStore implements IngestStore {
   async finish(claim: Claim, finish: Finish) {
     this.finished.push({ claim, finish });
     const was = this.records.get(claim.fprint)!;
-    this.records.set(claim.fprint, { ...was, status: finish.result.status, ...(finish.result.status === 'success' ? { isCat: finish.result.isCat } : {}) });
+    this.records.set(claim.fprint, {
+      ...was,
+      status: finish.result.status,
+      ...(finish.result.status === 'success' ? { isCat: finish.result.isCat } : {}),
+    });
     return true;
   }
   async reject(image: Image) {

@@ -117,7 +117,8 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
 });
 
 describe('the lint rule holding DynamoDB inside lib/store and lib/aws (eslint.config.mjs)', () => {
-  const planted = "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n";
+  const planted =
+    "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n";
   const rulesAt = async (file: string) =>
     (await new ESLint({ cwd: root }).lintText(planted, { filePath: join(root, file) }))[0]!.messages.map((m) => m.ruleId);
 

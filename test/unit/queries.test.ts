@@ -1,4 +1,11 @@
-import { BATCH_GET_MAX_KEYS, batchByStatusRequest, batchImagesRequest, batchLogsRequest, batchResultsRequest, batchTimeRangeRequest } from '../../lib/store/batch/images';
+import {
+  BATCH_GET_MAX_KEYS,
+  batchByStatusRequest,
+  batchImagesRequest,
+  batchLogsRequest,
+  batchResultsRequest,
+  batchTimeRangeRequest,
+} from '../../lib/store/batch/images';
 import {
   clientByStatusRequest,
   clientCatsRequest,

@@ -3,11 +3,32 @@
 // (through table/query.ts): 1, 2, 4, 7 and the capture-time listing (15).
 import { QueryCommand, type BatchGetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { IMAGE_STATUSES, isVisibleBatch, type ImageStatus, type Image } from '../../domain';
-import { pageRequest, isVisibleImage, storeNowS, translate, runQuery, fillPage, DEFAULT_RETRY, batchGetAll, type Page, type PageRequest, type StoreContext } from '../table/query';
+import {
+  pageRequest,
+  isVisibleImage,
+  storeNowS,
+  translate,
+  runQuery,
+  fillPage,
+  DEFAULT_RETRY,
+  batchGetAll,
+  type Page,
+  type PageRequest,
+  type StoreContext,
+} from '../table/query';
 import type { StartKey } from '../table/cursor';
 import { ExpressionBuilder, type TimeRange, type QueryPlan } from '../table/expressions';
 import { imagesPage, toBatch } from '../table/attributes';
-import { BATCH_SK, INDEX, batchPartition, statusTs, LISTING_ATTRIBUTES, IMAGE_BY_KEY_ATTRIBUTES, type ImageItem, type BatchItem } from '../table/schema';
+import {
+  BATCH_SK,
+  INDEX,
+  batchPartition,
+  statusTs,
+  LISTING_ATTRIBUTES,
+  IMAGE_BY_KEY_ATTRIBUTES,
+  type ImageItem,
+  type BatchItem,
+} from '../table/schema';
 import { getBatch } from './summary';
 
 export { LISTING_ATTRIBUTES };

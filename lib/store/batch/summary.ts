@@ -1,7 +1,16 @@
 // The batch summary: a batch made, closed, settled (auto-closed, stamped done), declared more files, marked for
 // erasure, as pure request builders (unit-tested without a network). Expressions name attributes by their domain
 // names through lib/store/table/attributes.ts (`#fileName`).
-import { GetCommand, UpdateCommand, PutCommand, type BatchGetCommandInput, type GetCommandInput, type UpdateCommandInput, type PutCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  UpdateCommand,
+  PutCommand,
+  type BatchGetCommandInput,
+  type GetCommandInput,
+  type UpdateCommandInput,
+  type PutCommandInput,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { ZERO_COUNTS, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch } from '../../domain';
 import { markExpired } from '../expiry/expired';
 import { storeNowS, translate, type StoreContext } from '../table/query';

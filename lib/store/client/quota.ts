@@ -182,8 +182,7 @@ export class ClientQuotaStore extends ClientLimitsReader {
     try {
       await this.opts.ddb.send(new UpdateCommand(setClientLimitsRequest(this.opts.tableName, clientId, limits)));
     } catch (err) {
-      if (conditionFailed(err))
-        throw new UnregisteredClientError(`client ${clientId} is not registered`, { cause: err });
+      if (conditionFailed(err)) throw new UnregisteredClientError(`client ${clientId} is not registered`, { cause: err });
       throw err;
     }
     this.cache.delete(clientId);

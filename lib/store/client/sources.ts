@@ -50,8 +50,7 @@ export class ClientSourcesStore {
         }),
       );
     } catch (err) {
-      if (conditionFailed(err))
-        throw new UnknownSourceClientError(`client ${clientId} is not registered`, { cause: err });
+      if (conditionFailed(err)) throw new UnknownSourceClientError(`client ${clientId} is not registered`, { cause: err });
       throw err;
     }
   }

@@ -150,4 +150,3 @@ export async function releaseClaim(store: BatchCounters, c: Claim): Promise<void
     if (!conditionFailed(err)) throw err;
   }
 }
-

@@ -181,7 +181,12 @@ export function duplicateRequest(table: string, original: Image, fileName: strin
 export const keepsDuplicateName = (original: Pick<Image, 'duplicateFiles'>): boolean =>
   (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
 
-export async function getImage(store: Pick<TableAccess, 'ddb' | 'table'>, clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+export async function getImage(
+  store: Pick<TableAccess, 'ddb' | 'table'>,
+  clientId: string,
+  batchId: string,
+  fprint: string,
+): Promise<Image | undefined> {
   const out = await store.ddb.send(
     new GetCommand({ TableName: store.table, Key: imageKey(clientId, batchId, fprint), ConsistentRead: true }),
   );

@@ -16,7 +16,19 @@ import {
 import type { Batch, Image, ImportProgress, ImportSource, SourceObject } from '../../domain';
 import { batchNames, toBatch, toImage } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
-import { BATCH_SK, INDEX, UPLOAD_ITEM_PREFIX, batchKey, batchPartition, imageKey, uploadItemKey, type BatchItem, type ImageItem, type UploadItem, type StoredImport } from '../table/schema';
+import {
+  BATCH_SK,
+  INDEX,
+  UPLOAD_ITEM_PREFIX,
+  batchKey,
+  batchPartition,
+  imageKey,
+  uploadItemKey,
+  type BatchItem,
+  type ImageItem,
+  type UploadItem,
+  type StoredImport,
+} from '../table/schema';
 
 /** Two '#': no batch partition (`{clientId}#{batchId}`, one '#') is ever this. */
 const LIVE_PARTITION = 'IMPORT#LIVE#';

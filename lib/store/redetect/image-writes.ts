@@ -3,15 +3,24 @@
 // the answer it replaces kept as `prev`, the counter move, the end (done again, the callback owed again), and the
 // changes listing's Query. Sent by lib/store/redetect/images.ts.
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { machineIsCatOf, type CatInstance, type Counts, type Detections, type Image, type Label, type ModelVersion, type TrimmedLabels } from '../../domain';
+import {
+  machineIsCatOf,
+  type CatInstance,
+  type Counts,
+  type Detections,
+  type Image,
+  type Label,
+  type ModelVersion,
+  type TrimmedLabels,
+} from '../../domain';
 import { modelOfRecord } from '../../model-version';
 import { batchNames, imageNames, type BatchAttribute } from '../table/attributes';
 import { liveBatch } from '../batch/summary';
 import { encodeDetections } from '../table/detections';
-import { RUN_NAMES, RUN_REMOVE } from './run-writes';
 import type { QueryPlan } from '../table/expressions';
 import { BATCH_SK, CALLBACK_DUE, batchKey, batchPartition, imageKey, reviewKey } from '../table/schema';
 
+import { RUN_NAMES, RUN_REMOVE } from './run';
 /** What the plan reads of each record: enough to choose it (its model facts) and count it (its duplicates). */
 export function planPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
   const [start, value] = afterFprint === undefined ? [':summary', BATCH_SK] : [':after', afterFprint];

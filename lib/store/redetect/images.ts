@@ -167,7 +167,9 @@ export class Redetections {
       await this.store.recount(clientId, batchId);
       const left = await this.owed(clientId, batchId, run);
       if (left !== batch.redetecting.left) {
-        const set = await this.store.batches.conditionalUpdate(leftRequest(this.store.table, clientId, batchId, run, batch.redetecting.left, left));
+        const set = await this.store.batches.conditionalUpdate(
+          leftRequest(this.store.table, clientId, batchId, run, batch.redetecting.left, left),
+        );
         if (!set) return this.store.batches.getBatch(clientId, batchId); // moved meanwhile: the image that moved it settles
       }
       if (left > 0) return batch;

@@ -337,7 +337,8 @@ export async function reviewImage(
 
 /** A record write that moves no counter (a review's note alone): only while the batch is live. */
 async function writeIfLive(store: BatchCounters, request: UpdateCommandInput, clientId: string, batchId: string): Promise<boolean> {
-  if (!store.batches.isLive(await store.batches.getBatch(clientId, batchId))) throw new BatchErasedError(`batch ${batchId} is being erased`);
+  if (!store.batches.isLive(await store.batches.getBatch(clientId, batchId)))
+    throw new BatchErasedError(`batch ${batchId} is being erased`);
   try {
     await store.ddb.send(new UpdateCommand(request));
     return true;

@@ -2,7 +2,13 @@
 // images.ts, client/images.ts, review/, audit/) a page at a time, and BatchGetItem to the end. Every read filters
 // expired items (ttl) itself, since DynamoDB deletes them only within days, and list reads page with
 // an opaque, tamper-evident cursor (cursor.ts) and are filled up to their limit even when a filter leaves pages short.
-import { BatchGetCommand, QueryCommand, type BatchGetCommandInput, type QueryCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  QueryCommand,
+  type BatchGetCommandInput,
+  type QueryCommandInput,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { ProvisionedThroughputExceededException, RequestLimitExceeded, ThrottlingException } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay, type BackoffPolicy } from '../../backoff';
@@ -138,7 +144,6 @@ export async function fillPage<T extends object>(
   const last = shown[shown.length - 1] as Record<string, unknown>;
   return { items: shown, cursor: ctx.cursors.encode(startKeyAfter(plan, last), plan.scope) };
 }
-
 
 export interface RetryOptions extends BackoffPolicy {
   /** Rounds of UnprocessedKeys before giving up with StoreThrottledError. */
