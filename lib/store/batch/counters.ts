@@ -6,7 +6,6 @@ import {
   UpdateCommand,
   type PutCommandInput,
   type QueryCommandInput,
-  type TransactWriteCommandInput,
   type UpdateCommandInput,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';

@@ -5,7 +5,7 @@ import { imageNames, toImageItem, toImage } from '../table/attributes';
 import type { Claim, Counts, Finish, Image, ImageResult, Review, UploadRef } from '../../domain';
 import { encodeDetections } from '../table/detections';
 import { PAID_NAME, PAID_NAMES } from './paid-result';
-import { LIMITS, imageKey, purgeAt, reviewKey, statusTs, toStoredReview, type ImageItem } from '../table/schema';
+import { LIMITS, imageKey, reviewKey, statusTs, toStoredReview, type ImageItem } from '../table/schema';
 import type { BatchCounters, RecordOptions } from '../batch/counters';
 import type { TableAccess } from '../table/access';
 import { knownItemRequest } from './known-items';
