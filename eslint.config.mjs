@@ -38,6 +38,24 @@ export default tseslint.config(
     rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
   },
   {
+    // docs/decisions/0046-store-by-entity-behind-ports.md: only lib/store (and lib/aws, which builds the client) sees
+    // DynamoDB; every other module of lib/ and functions/ asks the store through the narrow interface it declares, and
+    // the wiring hands a store a TableRef (lib/store/table/access.ts). The layers lint holds the same boundary.
+    files: ['lib/**/*.{ts,tsx}', 'functions/**/*.ts'],
+    ignores: ['lib/store/**', 'lib/aws/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['@aws-sdk/lib-dynamodb', '@aws-sdk/client-dynamodb'].map((name) => ({
+            name,
+            message: 'Only lib/store and lib/aws see DynamoDB: declare the interface you need and take a store (lib/store).',
+          })),
+        },
+      ],
+    },
+  },
+  {
     // Configuration read once per process (docs/decisions/0029-configuration-read-once.md): only each runtime's config
     // module reads the environment (lib/config.ts, whose fail-fast readers every runtime's config is built with;
     // functions/config.ts; lib/cli/config.ts; local/config.ts, which also writes the environment the stack applies).

@@ -23,12 +23,13 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { registerApiKey } from '../lib/auth/register';
 import { defaultClientLimits } from '../functions/config';
-import { batchResultsRequest } from '../lib/store/access-patterns';
-import { knownItemRequest } from '../lib/store/known-items';
-import { ClientQuotaStore } from '../lib/store/quota-writes';
-import { pageRequest } from '../lib/store/reader';
-import { BATCH_SK, batchPartition, statusTs } from '../lib/store/schema';
+import { batchResultsRequest } from '../lib/store/batch/images';
+import { knownItemRequest } from '../lib/store/image/known-items';
+import { ClientQuotaStore } from '../lib/store/client/quota';
+import { pageRequest } from '../lib/store/table/query';
+import { BATCH_SK, batchPartition, statusTs } from '../lib/store/table/schema';
 import { headline as figure, median, percentile, pick, round as round3, sized, type Headline } from './stats';
+import { Registrations } from '../lib/store/client/registrations';
 
 const CONNECTIONS = 64;
 const BATCH_ITEMS = 20;
@@ -296,8 +297,8 @@ async function flood(base: string, key: string, fprints: string[], seconds: numb
 
 async function quietBesideFlood(ddb: DynamoDBDocumentClient, table: string, base: string): Promise<Record<string, unknown>> {
   const quota = new ClientQuotaStore({ ddb, tableName: table, defaults: defaultClientLimits(), cacheMs: 0 });
-  const quietKey = await registerApiKey(ddb, table, 'quiet');
-  const floodKey = await registerApiKey(ddb, table, 'flooder');
+  const quietKey = await registerApiKey(new Registrations({ ddb, tableName: table }), 'quiet');
+  const floodKey = await registerApiKey(new Registrations({ ddb, tableName: table }), 'flooder');
   await quota.setLimits('quiet', { ratePerSecond: 1000 });
   await quota.setLimits('flooder', { ratePerSecond: FLOOD_RATE });
   const t0 = Date.UTC(2024, 6, 1);

@@ -13,9 +13,9 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { encodeDetections } from '../lib/store/detections';
-import { EXPORT_PAGE_ITEMS } from '../lib/store/export-pages';
-import { batchPartition, statusTs, type ImageItem } from '../lib/store/schema';
+import { encodeDetections } from '../lib/store/table/detections';
+import { EXPORT_PAGE_ITEMS } from '../lib/store/batch/pages';
+import { batchPartition, statusTs, type ImageItem } from '../lib/store/table/schema';
 import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../local/contract';
 import { functionBuildOptions } from '../scripts/bundle';
@@ -78,7 +78,7 @@ export function item(batchId: string, i: number, now: number): ImageItem {
               instances: k === 4 || k === 5 ? 1 : 0,
             })),
           },
-          // A dog and a person boxed, as the ingest keeps them (lib/store/detections.ts).
+          // A dog and a person boxed, as the ingest keeps them (lib/store/table/detections.ts).
           rek_dets: encodeDetections({ model: '3.0', boxes: [4, 5].map((k) => ({ name: LABELS[k]!, confidence: 99 - k * 7, box })) }),
           width: 4000,
           height: 3000,

@@ -30,6 +30,7 @@ import type { StackProcess } from '../test/helpers/stack-process';
 import { onStack, machineFacts } from './on-stack';
 import { postForm } from '../test/helpers/upload-form';
 import { headline as figure, percentile, pick, round, sized, type Headline } from './stats';
+import { Registrations } from '../lib/store/client/registrations';
 
 const ROOT = join(__dirname, '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures');
@@ -154,7 +155,8 @@ async function registerClients(stack: StackProcess, ids: string[]): Promise<Map<
   try {
     const ddb = DynamoDBDocumentClient.from(client);
     const apis = new Map<string, Api>();
-    for (const id of ids) apis.set(id, { url: stack.apiUrl, key: await registerApiKey(ddb, LOCAL_NAMES.table, id) });
+    for (const id of ids)
+      apis.set(id, { url: stack.apiUrl, key: await registerApiKey(new Registrations({ ddb, tableName: LOCAL_NAMES.table }), id) });
     return apis;
   } finally {
     client.destroy();

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { countsCannotBeRight, type Counts } from '../lib/domain';
 import { BatchStore } from '../lib/store/batch-store';
-import { countRecords, recountQuery } from '../lib/store/batch-counters';
+import { countRecords, recountQuery } from '../lib/store/batch/counters';
 import { localDynamoClient } from '../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../local/contract';
 import type { DiskState } from '../local/disk-space';

@@ -37,7 +37,6 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { documentClientOf, s3ClientOf } from '../lib/aws/clients';
 import { fingerprint } from '../lib/ingest/fingerprint';
-import { reusableResultRequest } from '../lib/store/client-patterns';
 import { toConfidence } from '../local/detector/labels';
 import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb/dynamodb';
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_NAMES } from '../local/contract';
@@ -49,6 +48,7 @@ import type { UploadForm } from '../lib/api/schemas';
 import type { MetricTotal, MetricTotalsSnapshot } from '../local/bridge/metric-totals';
 import { headline as figure, median, percentile, pick, round, sized, type Headline } from './stats';
 
+import { reusableResultRequest } from '../lib/store/image/reuse';
 const ROOT = join(__dirname, '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures');
 const PHOTOS = sized(100, 4);

@@ -15,7 +15,7 @@ import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatchStore } from '../lib/store/batch-store';
-import { BATCH_SK, batchPartition, reviewKey, statusTs } from '../lib/store/schema';
+import { BATCH_SK, batchPartition, reviewKey, statusTs } from '../lib/store/table/schema';
 import { startDynamoDBLocal } from '../local/dynamodb/dynamodb-local';
 import { ensureTable, loadTableInput, localDynamoClient } from '../local/dynamodb/dynamodb';
 import { loadApi, startChild, stopChild, summarise, writeAll, type Sampled } from './api.bench';

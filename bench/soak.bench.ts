@@ -12,9 +12,10 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
 import { startStack } from '../local/stack/stack';
 import { registerClient } from '../lib/auth/register';
-import { batchKey, type BatchItem } from '../lib/store/schema';
+import { batchKey, type BatchItem } from '../lib/store/table/schema';
 import { treeRssBytes } from './process-tree';
 import { headline as figure, pick, round, type Headline } from './stats';
+import { Registrations } from '../lib/store/client/registrations';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 /** SOAK_UPLOADS overrides the count (e.g. a longer run); the checkpoints stay at a third and at the end. */
@@ -68,7 +69,7 @@ export default async function run(): Promise<Record<string, unknown>> {
   try {
     const { createClients } = await import('../lib/aws/clients');
     const aws = createClients();
-    await registerClient(aws.ddb, stack.table, CLIENT);
+    await registerClient(new Registrations({ ddb: aws.ddb, tableName: stack.table }), CLIENT);
     const images = await distinctImages(DISTINCT);
     const put = (batchId: string, name: string, body: Buffer) =>
       aws.s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/${CLIENT}/${batchId}/${name}`, Body: body }));

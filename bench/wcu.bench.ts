@@ -35,8 +35,8 @@ import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
 import { processUpload } from '../lib/ingest/pipeline';
 import type { IngestDeps } from '../lib/ingest/deps';
 import { BatchStore } from '../lib/store/batch-store';
-import { toBatch } from '../lib/store/attributes';
-import { BATCH_SK, batchPartition, type BatchItem } from '../lib/store/schema';
+import { toBatch } from '../lib/store/table/attributes';
+import { BATCH_SK, batchPartition, type BatchItem } from '../lib/store/table/schema';
 import { startDynamoDBLocal } from '../local/dynamodb/dynamodb-local';
 import { localDynamoClient } from '../local/dynamodb/dynamodb';
 import type { BatchHandler } from '../local/queue/options';
@@ -44,6 +44,7 @@ import { startStack } from '../local/stack/stack';
 import { headline as figure, pick, sized, type Headline } from './stats';
 import { LocalMessageVisibility } from '../lib/aws/message-visibility';
 import { LocalJobQueue } from '../lib/jobs/queue';
+import { Registrations } from '../lib/store/client/registrations';
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURES = sized(['astronaut.png', 'chelsea.png', 'coffee.png', 'rocket.jpg'], ['chelsea.png', 'rocket.jpg']);
@@ -350,7 +351,7 @@ export default async function run(): Promise<Record<string, unknown>> {
       mode = current;
       // One client per mode, so that the plain run's images are new to it (reuse is per client).
       const clientId = `bench-${current}`;
-      await registerClient(clients().ddb, stack.table, clientId);
+      await registerClient(new Registrations({ ddb: clients().ddb, tableName: stack.table }), clientId);
       const first = `wcu-${runId}-1`;
       const later = `wcu-${runId}-2`;
       const phaseUploads: Record<(typeof PHASES)[number], { batchId: string; files: { name: string; body: Buffer }[] }> = {

@@ -10,7 +10,7 @@ import type { NotifyConfig } from '../lib/notify/schedule';
 import { parsePortRanges, type PortRanges } from '../lib/notify/target';
 import { MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
 import type { SweepLimits } from '../lib/reconcile/sweep';
-import { MIN_CURSOR_SECRET_LENGTH } from '../lib/store/cursor';
+import { MIN_CURSOR_SECRET_LENGTH } from '../lib/store/table/cursor';
 
 export interface ApiConfig extends Config {
   /** Lifetime of the presigned POST forms POST /v1/batches hands out. */

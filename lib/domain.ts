@@ -1,6 +1,6 @@
 // The domain every room shares: images, batches, their counters and rules, an upload's claim and result, the batch
 // summary a client is shown (by the API and by the completion callback). It imports nothing of the project: the
-// bottom layer (docs/design.md, "Layers"). lib/store/attributes.ts maps these names to the stored attribute names.
+// bottom layer (docs/design.md, "Layers"). lib/store/table/attributes.ts maps these names to the stored attribute names.
 
 /**
  * What a stored image record says about its upload: being classified, classified, or refused. Duplicates are counted

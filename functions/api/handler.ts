@@ -10,11 +10,11 @@ import { apiRoutes } from '../../lib/api/routes';
 import { ApiService } from '../../lib/api/service';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
-import { ClientLimitsReader } from '../../lib/store/client-limits';
+import { ClientLimitsReader } from '../../lib/store/client/limits';
 import { createDocumentClient } from '../../lib/aws/clients';
 import { annotate, annotatingClient, tracedHandler } from '../../lib/aws/tracing';
 import { createApiHandler } from '../../lib/http/app';
-import { cursorCodec } from '../../lib/store/cursor';
+import { cursorCodec } from '../../lib/store/table/cursor';
 import { loadWebBundle } from '../../lib/web/bundle';
 import { s3Origins, WebSite, type WebBundle } from '../../lib/web/site';
 import {
@@ -26,6 +26,7 @@ import {
   loadS3OriginSettings,
   loadS3Settings,
 } from '../config';
+import { ApiKeyStore } from '../../lib/store/client/keys';
 
 const config = loadApiConfig();
 const cursors = cursorCodec(loadCursorSecret());
@@ -53,7 +54,9 @@ const app = createApiHandler({
       catMinConfidence: config.catMinConfidence,
     }),
   },
-  authenticator: annotatingClient(new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs })),
+  authenticator: annotatingClient(
+    new ApiKeyAuthenticator({ keys: new ApiKeyStore({ ddb, tableName: config.tableName }), cacheMs: config.apiKeyCacheMs }),
+  ),
   rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   openApiDocument: () => buildOpenApiDocument(routes),
   webSite: async () => {

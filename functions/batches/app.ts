@@ -8,8 +8,8 @@ import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
 import { pricePerImageUsd, redetectResumeGraceMs } from '../../lib/config';
 import { currentModel } from '../../lib/redetect/model';
-import { recordCurrentModel } from '../../lib/store/current-model-write';
-import { Redetections } from '../../lib/store/redetect';
+import { recordCurrentModel } from '../../lib/store/model/current-write';
+import { Redetections } from '../../lib/store/redetect/images';
 import { annotatingClient } from '../../lib/aws/tracing';
 import { createApiHandler, type ApiHandler } from '../../lib/http/app';
 import type { ImportEngine } from '../../lib/import/batch-operations';
@@ -17,13 +17,13 @@ import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
+import type { TableRef } from '../../lib/store/table/access';
 import type { ImportApiDeps } from '../../lib/api/import-batch';
 import type { ImportQueue } from '../../lib/import/enqueue';
-import { ClientSourcesStore } from '../../lib/store/client-sources';
-import { ImportMarksStore } from '../../lib/store/import-marks';
-import { ImportStore } from '../../lib/store/imports';
+import { ClientSourcesStore } from '../../lib/store/client/sources';
+import { ImportMarksStore } from '../../lib/store/imports/marks';
+import { ImportStore } from '../../lib/store/imports/imports';
 import {
   clientLimitsCacheMs,
   defaultClientLimits,
@@ -34,6 +34,7 @@ import {
   loadNotifyConfig,
   loadS3Settings,
 } from '../config';
+import { ApiKeyStore } from '../../lib/store/client/keys';
 
 export interface BatchesWiring extends NotifyWiring {
   /** Where a DELETE queues the batch's erasure (functions/erase consumes it). */
@@ -56,7 +57,7 @@ export interface BatchesWiring extends NotifyWiring {
 /** An import's API: the allowed sources, its items, the listing's start, and the once-only enqueue of :retry. */
 function importDeps(
   wiring: NonNullable<BatchesWiring['imports']>,
-  ddb: DynamoDBDocumentClient,
+  ddb: TableRef['ddb'],
   config: { tableName: string; transactions: boolean },
   limits: ClientQuotaStore,
 ): ImportApiDeps {
@@ -112,7 +113,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         quota: limits,
         // POST …:redetect: the model answering now is learnt from one DetectLabels answer; re-detections count as uploads.
         redetect: {
-          redetections: new Redetections(store, onDone),
+          redetections: new Redetections(store.counters, onDone),
           currentModel: () =>
             currentModel(rekognition, (model) => recordCurrentModel({ ddb, tableName: config.tableName }, model, Date.now())),
           queue: wiring.redetects,
@@ -124,7 +125,9 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         ...(wiring.imports ? { imports: importDeps(wiring.imports, ddb, config, limits) } : {}),
       }),
     },
-    authenticator: annotatingClient(new ApiKeyAuthenticator({ ddb, tableName: config.tableName, cacheMs: config.apiKeyCacheMs })),
+    authenticator: annotatingClient(
+      new ApiKeyAuthenticator({ keys: new ApiKeyStore({ ddb, tableName: config.tableName }), cacheMs: config.apiKeyCacheMs }),
+    ),
     rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   });
 }

@@ -8,7 +8,7 @@ import { annotate, traceWork } from '../../lib/aws/tracing';
 import { loadConfig } from '../../lib/config';
 import type { JobQueue } from '../../lib/jobs/queue';
 import { handleCallbackMessage, type CallbackConsumerDeps } from '../../lib/notify/consumer';
-import { recordCallbackState } from '../../lib/store/callback-state';
+import { recordCallbackState } from '../../lib/store/callback/state';
 import { loadCallbackSigningKey, loadNotifyConfig } from '../config';
 
 export type CallbacksHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;

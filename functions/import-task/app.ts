@@ -5,8 +5,8 @@ import { createDocumentClient } from '../../lib/aws/clients';
 import { loadConfig } from '../../lib/config';
 import { answerInvocation, type BatchOperationsResponse } from '../../lib/import/batch-operations-task';
 import type { ImportQueue } from '../../lib/import/enqueue';
-import { ImportMarksStore } from '../../lib/store/import-marks';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ImportMarksStore } from '../../lib/store/imports/marks';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { clientLimitsCacheMs, defaultClientLimits } from '../config';
 
 export interface ImportTaskWiring {

@@ -21,13 +21,12 @@ import { processImport, processUpload } from '../../lib/ingest/pipeline';
 import { importMessageIn } from '../../lib/import/message';
 import type { IngestDeps } from '../../lib/ingest/deps';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { BatchStore } from '../../lib/store/batch-store';
-import { takeBack } from '../../lib/store/take-back';
-import { Redetections } from '../../lib/store/redetect';
+import { takeBack } from '../../lib/store/batch/take-back';
+import { Redetections } from '../../lib/store/redetect/images';
 import { redetectMessageIn } from '../../lib/redetect/message';
 import { runRedetectJob, type RedetectJobDeps } from '../../lib/redetect/job';
-import type { Batch } from '../../lib/domain';
 import { uploadsIn } from './events';
 import { clientLimitsCacheMs, defaultClientLimits } from '../config';
 
@@ -65,13 +64,9 @@ function traceKeysOf(encodedKey: string): TraceKeys {
  * the clients' fair share hold for them as for uploads, and the queue keeps them through a crash. The handler answers
  * false for a message that is not one, else the seconds after which it is to come back (0: done with it).
  */
-function redetectHandler(
-  deps: IngestDeps,
-  onDone: (batch: Batch) => Promise<void>,
-  logger: Logger,
-): (record: SQSRecord) => Promise<false | number> {
+function redetectHandler(deps: IngestDeps, redetections: Redetections, logger: Logger): (record: SQSRecord) => Promise<false | number> {
   const job: RedetectJobDeps = {
-    redetections: new Redetections(deps.store, onDone),
+    redetections,
     s3: deps.s3,
     rekognition: deps.rekognition,
     config: deps.config,
@@ -137,7 +132,7 @@ export function createIngestHandler(wiring: IngestWiring): IngestHandler {
     }),
   };
   const visibility = wiring.visibility;
-  const redetect = redetectHandler(deps, onDone, logger);
+  const redetect = redetectHandler(deps, new Redetections(store.counters, onDone), logger);
 
   /** One message: each upload it announces, in order. Deferred uploads fail it with the longest wait among them. */
   const handleRecord = async (record: SQSRecord): Promise<void> => {

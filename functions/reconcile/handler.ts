@@ -11,6 +11,7 @@ import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
 import { sweepUploads, type SweepResult } from '../../lib/reconcile/sweep';
 import { loadNotifyConfig, loadReconcileConfig } from '../config';
+import { CallbackRequeues } from '../../lib/store/callback/requeue';
 
 const logger = new Logger({ serviceName: 'icecat-reconcile' });
 const config = loadReconcileConfig();
@@ -19,8 +20,7 @@ const sqs = createSqsClient();
 // Each upload again in its client's message group of the fair uploads queue (docs/design.md §11).
 const sendMessages = sqsSender(sqs, config.queueUrl, 3, uploadGroupOf);
 const callbackDeps = {
-  ddb: createDocumentClient(),
-  table: config.callbacks.tableName,
+  owed: new CallbackRequeues({ ddb: createDocumentClient(), tableName: config.callbacks.tableName }),
   callbacks: new SqsJobQueue(sqs, config.callbacks.queueUrl),
   present: presentBatch,
   log: (line: string, details?: Record<string, unknown>) => logger.info(line, details ?? {}),

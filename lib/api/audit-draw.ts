@@ -3,8 +3,8 @@
 import { randomInt } from 'node:crypto';
 import type { AuditStratum, Image } from '../domain';
 import { drawSample, STRATA } from '../review/audit-sample';
-import { auditCandidates, type Ctx } from '../store/audit';
-import { markAudited, setStrataSizes } from '../store/audit-draw';
+import { auditCandidates, type Ctx } from '../store/audit/queue';
+import { markAudited, setStrataSizes } from '../store/audit/draw';
 import { sizesOf, stratumOf } from './audit';
 import type { AuditResult } from './audit-schemas';
 import { BatchNotFoundError, NothingToAuditError } from './errors';

@@ -5,8 +5,8 @@ import { modelText } from '../model-version';
 import type { AccuracyEstimates } from '../review/accuracy';
 import type { ByStratum } from '../review/audit-sample';
 import { estimateModelAccuracy, type AuditedVerdict } from '../review/model-accuracy';
-import type { AuditedEntry } from '../store/audit';
-import { answerModelOf } from '../store/redetect-writes';
+import type { AuditedEntry } from '../store/audit/queue';
+import { answerModelOf } from '../store/redetect/image-writes';
 
 export interface ModelAccuracy extends AccuracyEstimates {
   model: ModelVersion;

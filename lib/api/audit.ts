@@ -3,8 +3,8 @@
 import { machineIsCatOf, type AuditStratum, type Image } from '../domain';
 import { estimateAccuracy, type StratumTally } from '../review/accuracy';
 import { STRATA } from '../review/audit-sample';
-import { answersAfterRedetect, auditCandidates, auditEntries, strataSizes, type StrataSizes } from '../store/audit';
-import type { StoreContext } from '../store/reader';
+import { answersAfterRedetect, auditCandidates, auditEntries, strataSizes, type StrataSizes } from '../store/audit/queue';
+import type { StoreContext } from '../store/table/query';
 import { modelAccuracies } from './audit-models';
 import type { AccuracyAnswer } from './audit-schemas';
 

@@ -2,7 +2,7 @@
 // for it (…/uploads), close it (…:close). Apart from the reads (service.ts) because creating and adding sign upload
 // forms and so need S3: the read function's bundle carries no S3 client.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { TableRef } from '../store/table/access';
 import { ulid } from 'ulid';
 import { ERASURE_REQUEUE_MS } from '../erase/expiry';
 import { encodeEraseMessage } from '../erase/message';
@@ -11,13 +11,13 @@ import type { ExportFormat } from '../export/encode';
 import type { JobQueue } from '../jobs/queue';
 import { deriveCallbackSecret } from '../notify/signature';
 import { CallbackTargetError, checkCallbackUrl, type CallbackPolicy } from '../notify/target';
-import { nowSeconds } from '../store/schema';
+import { nowSeconds } from '../store/table/schema';
 import { batchesBeyondQuota, formsBeyondQuota, utcDay, type ClientLimits } from '../quota/limits';
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
 import { isVisibleBatch, type Batch, type BatchSummary } from '../domain';
-import { newBatch } from '../store/batch-summary';
+import { newBatch } from '../store/batch/summary';
 import { BatchClosedError } from '../errors';
 import {
   BatchErasingError,
@@ -43,7 +43,7 @@ import type {
   ReviewBody,
   UploadForm,
 } from './schemas';
-import type { ReviewOutcome, Verdict } from '../store/reviews';
+import type { ReviewOutcome, Verdict } from '../store/review/verdicts';
 import { presignUploads, type DeclaredFile } from './uploads';
 import { drawAudit } from './audit-draw';
 import type { AuditBody, AuditResult } from './audit-schemas';
@@ -72,7 +72,7 @@ export interface BatchLifecycleOptions {
   /** Clock, for tests (default Date.now). */
   now?: () => number;
   /** GET …/export: the document client it pages the batch's images with, and where large exports go. */
-  exports?: { ddb: DynamoDBDocumentClient; tableName: string; config: ExportConfig };
+  exports?: TableRef & { config: ExportConfig };
   /** DELETE: where the erasure is queued (functions/erase consumes it). */
   erasures?: JobQueue;
   /** callbackUrl: the server key secrets are derived from, and whether loopback http is allowed (local only). */
@@ -87,7 +87,7 @@ export interface BatchLifecycleOptions {
   imports?: ImportApiDeps;
 }
 
-/** A client's daily limits as the batch lifecycle applies them (lib/store/quota-writes.ts ClientQuotaStore). */
+/** A client's daily limits as the batch lifecycle applies them (lib/store/client/quota.ts ClientQuotaStore). */
 export interface LifecycleQuota {
   limitsOf(clientId: string): Promise<ClientLimits>;
   /** Today's usage: `accepted` uploads. */

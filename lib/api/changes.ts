@@ -1,12 +1,13 @@
 // GET /v1/batches/{batchId}/changes (docs/api.md "Re-detect"): the images whose machine verdict a re-detection changed.
 import { machineIsCatOf, type Image as StoredImage } from '../domain';
-import { toImage } from '../store/attributes';
-import { getBatch, runQuery, type StoreContext } from '../store/reader';
-import { answerModelOf, changesPlan } from '../store/redetect-writes';
-import { nowSeconds, type ImageItem } from '../store/schema';
+import { toImage } from '../store/table/attributes';
+import { runQuery, type StoreContext } from '../store/table/query';
+import { answerModelOf, changesPlan } from '../store/redetect/image-writes';
+import { nowSeconds, type ImageItem } from '../store/table/schema';
 import { BatchNotFoundError } from './errors';
 import type { ChangesQuery, VerdictChange } from './redetect-schemas';
 
+import { getBatch } from '../store/batch/summary';
 /** One image's change, as the listing shows it. */
 export function presentChange(image: StoredImage): VerdictChange | undefined {
   const previous = image.previous;

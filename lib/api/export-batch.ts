@@ -2,22 +2,20 @@
 // answered inline while it stays under the inline bound, otherwise streamed to exports/ in S3 and answered with a
 // 303 to a presigned GET, so a 10,000-image batch never meets Lambda's 6 MB response limit.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ExportConfig } from '../export/writer';
+import type { TableRef } from '../store/table/access';
+import { exportChunks, writeExport, type ExportConfig, type ExportChunk } from '../export/writer';
 import { CONTENT_TYPES, FILE_EXTENSIONS, type ExportFormat } from '../export/encode';
 import type { MegaDetectorContext } from '../export/megadetector';
 import { mapPages } from '../export/pages';
 import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
-import { exportChunks, writeExport, type ExportChunk } from '../export/writer';
 import { machineIsCatOf, type Image } from '../domain';
 import { modelOfRecord } from '../model-version';
-import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/export-pages';
+import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/batch/pages';
 import { HttpAnswer } from './http-answer';
 
-export interface ExportDeps {
-  ddb: DynamoDBDocumentClient;
-  tableName: string;
+/** The table as the wiring hands it to the store (lib/store/table/access.ts), and where large exports go. */
+export interface ExportDeps extends TableRef {
   s3: S3Client;
   bucketName: string;
   config: ExportConfig;

@@ -8,7 +8,7 @@ import { encodeListJob } from '../import/message';
 import { isAllowed, sourceRoot } from '../import/sources';
 import type { JobQueue } from '../jobs/queue';
 import { retriesBeyondQuota, utcDay } from '../quota/limits';
-import type { ImportStore } from '../store/imports';
+import type { ImportStore } from '../store/imports/imports';
 import { BatchNotDoneError, BatchNotFoundError } from './errors';
 import { presentBatch } from './present';
 

@@ -7,7 +7,7 @@ import type { Image } from '../domain';
 import { sourceUri } from '../import/enqueue';
 import { rejectionKey } from '../ingest/rejection-key';
 import type { ExportChunk } from '../export/writer';
-import type { SentObject } from '../store/imports';
+import type { SentObject } from '../store/imports/imports';
 import { answerExport, type ExportDeps } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { ImportApiDeps } from './import-batch';

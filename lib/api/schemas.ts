@@ -8,10 +8,10 @@ import '../validation-messages';
 import { EXPORT_FORMATS } from '../export/encode';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment, ID_PATTERN, ID_RULE } from '../ids';
 import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT } from '../similar/groups';
-import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES } from '../store/access-patterns';
-import { CLIENT_IMAGE_STATUSES } from '../store/client-patterns';
+import { BATCH_GET_MAX_KEYS, BATCH_IMAGE_STATUSES } from '../store/batch/images';
+import { CLIENT_IMAGE_STATUSES } from '../store/client/images';
 import { BATCH_STATUSES, IMAGE_STATUSES, REVIEW_NOTE_MAX_CHARS, type BatchSummary } from '../domain';
-import { LIMITS } from '../store/schema';
+import { LIMITS } from '../store/table/schema';
 
 export const PAGE_LIMIT_MAX = 100;
 export const PAGE_LIMIT_DEFAULT = 50;

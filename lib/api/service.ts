@@ -1,24 +1,15 @@
 // The API's read operations (docs/design.md §3), free of HTTP: a client id and validated input in, response shapes
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
-import {
-  getBatch,
-  getImage,
-  getImages,
-  queryBatchLogs,
-  queryClientBatches,
-  queryClientImages,
-  queryVisibleBatchImages,
-  type StoreContext,
-} from '../store/reader';
-import { knownFingerprints } from '../store/known-fingerprints';
+import { type StoreContext } from '../store/table/query';
+import { knownFingerprints } from '../store/image/known';
 import { reportedStatus, type Batch as StoredBatch, type BatchSummary, type Image, type LabelCount, type ModelCount } from '../domain';
-import { batchLabelCounts } from '../store/label-counts';
+import { batchLabelCounts } from '../store/batch/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
-import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';
-import { queryReviewQueue, reviewedVerdicts } from '../store/review-queue';
+import { batchImagePages, type BatchPagesOptions } from '../store/batch/pages';
+import { queryReviewQueue, reviewedVerdicts } from '../store/review/queue';
 import { agreementOf } from '../review/agreement';
-import { queryAuditQueue } from '../store/audit';
+import { queryAuditQueue } from '../store/audit/queue';
 import { batchAccuracy } from './audit';
 import type { AccuracyAnswer } from './audit-schemas';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
@@ -41,9 +32,13 @@ import { pricePerImageUsd } from '../config';
 import { changesPage } from './changes';
 import type { ChangesQuery, VerdictChange } from './redetect-schemas';
 import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
-import type { DailyUsage } from '../store/client-limits';
+import type { DailyUsage } from '../store/client/limits';
 
-/** What GET /v1/usage reads: a client's limits and its usage of a day (lib/store/client-limits.ts). */
+import { queryBatchLogs, queryVisibleBatchImages } from '../store/batch/images';
+import { queryClientBatches, queryClientImages } from '../store/client/images';
+import { getImage, getImages } from '../store/image/reads';
+import { getBatch } from '../store/batch/summary';
+/** What GET /v1/usage reads: a client's limits and its usage of a day (lib/store/client/limits.ts). */
 export interface UsageReader {
   limitsOf(clientId: string): Promise<ClientLimits>;
   usage(clientId: string, day: string): Promise<DailyUsage>;

@@ -1,11 +1,9 @@
-// API keys: each key belongs to one client and is stored only as its SHA-256 hash (lib/store/credentials.ts holds
+// API keys: each key belongs to one client and is stored only as its SHA-256 hash (lib/store/client/keys.ts holds
 // the items; the client ids it reserves for them are refused here). This module reads keys; registering one is
 // register.ts, so the API functions, which only authenticate, carry no key-writing code.
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
 import { ID_PATTERN, ID_RULE } from '../ids';
-import { apiKeyOwner } from '../store/credentials';
-import { RESERVED_CLIENT_IDS } from '../store/schema';
+import { RESERVED_CLIENT_IDS } from '../store/table/schema';
 import { IceCatError } from '../errors';
 
 export class AuthError extends IceCatError {
@@ -46,9 +44,13 @@ export function bearerKey(header: string | undefined): string {
   return match[1];
 }
 
+/** Who owns a key, by its hash: what authenticating asks of the store (lib/store/client/keys.ts ApiKeyStore). */
+export interface ApiKeyOwners {
+  ownerOf(keyHash: string): Promise<string | undefined>;
+}
+
 export interface AuthenticatorOptions {
-  ddb: DynamoDBDocumentClient;
-  tableName: string;
+  keys: ApiKeyOwners;
   /** How long a container trusts a key it has looked up. */
   cacheMs?: number;
   now?: () => number;
@@ -72,7 +74,7 @@ export class ApiKeyAuthenticator {
     const hash = hashApiKey(key);
     const cached = this.cache.get(hash);
     if (cached && cached.until > this.now()) return cached.clientId;
-    const owner = await apiKeyOwner(this.opts, hash);
+    const owner = await this.opts.keys.ownerOf(hash);
     if (owner === undefined) throw new InvalidApiKeyError('unknown API key');
     if (this.cache.size >= 10_000) this.cache.clear();
     this.cache.set(hash, { clientId: owner, until: this.now() + this.cacheMs });

@@ -3,10 +3,10 @@
 // (every summary, by expiry: a key condition, never a Scan), marks each expired batch as being erased and queues its
 // erasure to the erase job. On AWS a scheduled function runs it (functions/expire); locally the stack runs it at start
 // and every interval (local/stack/expiry.ts), and since dynalite has no TTL it is what deletes expired items there too.
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { TableRef } from '../store/table/access';
 import type { JobQueue } from '../jobs/queue';
-import { markExpired, readExpiredBatches } from '../store/expired-batches';
-import { nowSeconds } from '../store/schema';
+import { markExpired, readExpiredBatches } from '../store/expiry/expired';
+import { nowSeconds } from '../store/table/schema';
 import { encodeEraseMessage } from './message';
 
 /**
@@ -21,9 +21,8 @@ export const ERASURE_REQUEUE_MS = 2 * 3_600_000;
  */
 export const ERASURE_OVERDUE_SECONDS = 3600;
 
-export interface ExpiryDeps {
-  ddb: DynamoDBDocumentClient;
-  tableName: string;
+/** The table as the wiring hands it to the store (lib/store/table/access.ts), and the erase queue. */
+export interface ExpiryDeps extends TableRef {
   /** Where erasures go: the erase queue (functions/erase consumes it). */
   erasures: JobQueue;
 }

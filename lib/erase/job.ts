@@ -2,16 +2,15 @@
 // only a batch still marked as being deleted, so a stale message never touches a batch created again under the same
 // name after the erasure finished.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isMarkedForErasure } from '../store/erasure-mark';
+import type { TableRef } from '../store/table/access';
+import { isMarkedForErasure } from '../store/batch/erasure-mark';
 import { eraseBatch, type BatchErasureReport } from './erase-batch';
 import { decodeEraseMessage } from './message';
 
-export interface EraseJobDeps {
+/** The table as the wiring hands it to the store (lib/store/table/access.ts), the bucket, and its S3 client. */
+export interface EraseJobDeps extends TableRef {
   s3: S3Client;
-  ddb: DynamoDBDocumentClient;
   bucketName: string;
-  tableName: string;
 }
 
 /** Runs (or resumes) the erasure; undefined when there is no batch marked for it. */

@@ -6,7 +6,7 @@
 // engine's (S3 Batch Operations or a distributed map); its task calls enqueueSourceObject as this does.
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Batch, ImportSource } from '../domain';
-import type { ImportCheckpoint } from '../store/imports';
+import type { ImportCheckpoint } from '../store/imports/imports';
 import { enqueueSourceObject, nextUtcMidnight, type EnqueueDeps, type EnqueueOutcome } from './enqueue';
 import { sourcePages, type Listed, type SourcePage } from './manifest';
 import { isAllowed, isImageKey } from './sources';

@@ -1,4 +1,4 @@
-import { LIMITS } from '../store/schema';
+import { LIMITS } from '../store/table/schema';
 
 /** Per-image log kept on the record when the batch asked for debug; bounded so the item stays small. */
 export class DebugLog {

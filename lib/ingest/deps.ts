@@ -5,8 +5,12 @@ import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { ClientLimits } from '../quota/limits';
 import type { Config, IngestConfig } from '../config';
-import type { BatchStore } from '../store/batch-store';
-import type { ImageResult, Outcome, UploadRef } from '../domain';
+import type { BatchCounter, NewBatch } from '../store/batch/summary';
+import type { RecordOptions } from '../store/batch/counters';
+import type { ClaimOutcome } from '../store/image/claim';
+import type { PaidResult } from '../store/image/paid-result';
+import type { AttemptCount } from '../store/upload/attempts';
+import type { Batch, Claim, Finish, Image, ImageResult, ModelVersion, Outcome, UploadRef } from '../domain';
 import type { IngestMetrics } from './metrics';
 
 /** What the handler hands over from one S3 event record. */
@@ -21,7 +25,7 @@ export interface UploadEvent {
   eventTime?: number;
 }
 
-/** The clients' daily images quotas (docs/design.md §11; lib/store/quota-writes.ts). */
+/** The clients' daily images quotas (docs/design.md §11; lib/store/client/quota.ts). */
 export interface UploadQuota {
   limitsOf(clientId: string): Promise<ClientLimits>;
   /**
@@ -55,10 +59,37 @@ export type IngestResult =
    */
   | { outcome: 'deferred'; key: string; retryAfterSeconds: number };
 
+/**
+ * What the ingest asks of the store, and only that (lib/store/batch-store.ts implements it; a test may hand a fake):
+ * the client and batch an upload belongs to, its attempts, the claim of its pixels, the answer paid for them, and the
+ * record that ends it with the counters it moves.
+ */
+export interface IngestStore {
+  isRegisteredClient(clientId: string): Promise<boolean>;
+  /** The batch, opened by this upload when it is its first; undefined when the counter refused it (taken back). */
+  openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter?: BatchCounter): Promise<{ batch: Batch; opened: boolean } | undefined>;
+  dropOpenedBatch(clientId: string, batchId: string): Promise<boolean>;
+  getBatch(clientId: string, batchId: string): Promise<Batch | undefined>;
+  isLive(batch: Batch | undefined): boolean;
+  startAttempt(upload: UploadRef): Promise<AttemptCount>;
+  endAttempt(upload: UploadRef): Promise<void>;
+  getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined>;
+  claim(c: Claim, opts?: RecordOptions & { note?: UploadRef }): Promise<ClaimOutcome>;
+  release(c: Claim): Promise<void>;
+  findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined>;
+  noteAnswerModel(model: ModelVersion): Promise<void>;
+  paidResult(c: Claim): Promise<PaidResult | undefined>;
+  keepPaidResult(c: Claim, result: PaidResult): Promise<boolean>;
+  finish(c: Claim, f: Finish, opts?: RecordOptions): Promise<boolean>;
+  reject(image: Image, opts?: RecordOptions): Promise<boolean>;
+  addDuplicate(original: Image, fileName: string, upload: UploadRef, opts?: RecordOptions & { note?: boolean }): Promise<boolean>;
+  repairAfterRedelivery(clientId: string, batchId: string): Promise<Batch | undefined>;
+}
+
 export interface IngestDeps {
   s3: S3Client;
   rekognition: RekognitionClient;
-  store: BatchStore;
+  store: IngestStore;
   /** The ingest's own settings too when built by the ingest function (a sweep gives the common ones only). */
   config: Config & Partial<Pick<IngestConfig, 'clientHint'>>;
   logger: Logger;

@@ -13,7 +13,7 @@ import { RejectedUploadError } from './errors';
 import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
 import { isCatAt, type CatInstance, type Detections, type Label, type ModelVersion, type TrimmedLabels } from '../domain';
 import { parseModelVersion } from '../model-version';
-import { LIMITS } from '../store/schema';
+import { LIMITS } from '../store/table/schema';
 
 export interface ImageFacts {
   /** Length of the bytes read. */

@@ -4,7 +4,7 @@
 // can hold one, a logged refusal) and an object under processed/, duplicates/ or failed/; only transient faults
 // (throttling past retries, network) escape as errors, for SQS to redeliver. The move is split around the record
 // (restAround): the copy lands before the record says where it rests, the source goes only after it.
-import { BatchErasedError } from '../store/errors';
+import { BatchErasedError } from '../store/table/errors';
 import type { IngestDeps, IngestResult, UploadEvent } from './deps';
 import { RejectedUploadError } from './errors';
 import { timed } from './metrics';

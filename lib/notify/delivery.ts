@@ -2,8 +2,7 @@
 // then say what the client sees (the callback state on its batch) and whether and when to try again. The caller
 // carries the job between attempts (an SQS message delayed by `retryInSeconds` on AWS; the local queue locally).
 import type { CallbackState } from '../domain';
-import type { AttemptResult } from './deliver';
-import { postCallback } from './deliver';
+import { postCallback, type AttemptResult } from './deliver';
 import { nextRetryDelay, type NotifyConfig } from './schedule';
 import { CallbackTargetError, resolveCallbackTarget, type Lookup } from './target';
 

@@ -8,7 +8,7 @@
 import { countsCannotBeRight, shouldMarkDone, type Batch, type Counts } from '../domain';
 
 export interface CountCheckDeps {
-  /** Every live batch's key (lib/store/live-batches.ts). */
+  /** Every live batch's key (lib/store/expiry/live.ts). */
   batches(): AsyncIterable<{ clientId: string; batchId: string }>;
   store: {
     getBatch(clientId: string, batchId: string): Promise<Batch | undefined>;

@@ -4,17 +4,24 @@
 // with a retry pending, a message dropped) shows no progress: no attempt since the batch turned done, or none for
 // longer than the longest wait between two attempts. The sweep queues such a callback again, with the attempts it
 // had, exactly as the completion hook would have; stamping the batch first makes two sweeps never queue it twice.
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JobQueue } from '../jobs/queue';
 import { callbackMessage, completedSummary } from '../notify/job';
 import { isFinalState } from '../notify/delivery';
 import type { NotifyConfig } from '../notify/schedule';
-import { batchesOwingCallbacks, readSummary, stampCallbackRequeued } from '../store/callback-requeue';
 import type { Batch, BatchSummary } from '../domain';
 
+/** What the sweep asks of the store (lib/store/callback/requeue.ts CallbackRequeues). */
+export interface OwedCallbacks {
+  /** The batches owing their completion callback that turned done before `doneBefore` (epoch ms), oldest first. */
+  owing(doneBefore: number): AsyncIterable<{ clientId: string; batchId: string }>;
+  /** A batch's summary, read consistently; undefined when it is gone. */
+  summary(clientId: string, batchId: string): Promise<Batch | undefined>;
+  /** Stamps that the callback is queued again; false when it no longer owes it or another sweep stamped it first. */
+  stampRequeued(batch: Batch, now: number): Promise<boolean>;
+}
+
 export interface CallbackSweepDeps {
-  ddb: DynamoDBDocumentClient;
-  table: string;
+  owed: OwedCallbacks;
   /** The callbacks queue (SQS on AWS, the in-process consumer locally). */
   callbacks: JobQueue;
   /** The summary as the API shows it (lib/api/present.ts). */
@@ -52,16 +59,16 @@ export function callbackSweepLimits(config: NotifyConfig, graceSeconds: number, 
 export async function sweepCallbacks(deps: CallbackSweepDeps, limits: CallbackSweepLimits): Promise<CallbackSweepResult> {
   const now = (deps.now ?? Date.now)();
   const result: CallbackSweepResult = { owing: 0, requeued: [] };
-  for await (const { clientId, batchId } of batchesOwingCallbacks(deps.ddb, deps.table, now - limits.firstAttemptGraceMs)) {
+  for await (const { clientId, batchId } of deps.owed.owing(now - limits.firstAttemptGraceMs)) {
     if (result.requeued.length >= limits.maxCallbacks) break;
     result.owing += 1;
-    const batch = await readSummary(deps.ddb, deps.table, clientId, batchId);
+    const batch = await deps.owed.summary(clientId, batchId);
     if (!batch?.callbackDue || !batch.callbackUrl || batch.deleting) continue;
     const state = batch.callback;
     if (state && isFinalState(state)) continue;
     const lastProgress = Math.max(batch.doneAt ?? 0, state?.lastAttemptAt ?? 0, batch.callbackRequeuedAt ?? 0);
     if (now - lastProgress < (state ? limits.retryGraceMs : limits.firstAttemptGraceMs)) continue;
-    if (!(await stampCallbackRequeued(deps.ddb, deps.table, batch, now))) continue;
+    if (!(await deps.owed.stampRequeued(batch, now))) continue;
     const after = state
       ? { attempts: state.attempts, ...(state.firstAttemptAt !== undefined ? { firstAttemptAt: state.firstAttemptAt } : {}) }
       : undefined;

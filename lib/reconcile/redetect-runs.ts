@@ -6,7 +6,7 @@ import type { Batch } from '../domain';
 import { resumeRun, type ResumeDeps } from '../redetect/resume';
 
 export interface RedetectSweepDeps {
-  /** Every live batch's key (lib/store/live-batches.ts). */
+  /** Every live batch's key (lib/store/expiry/live.ts). */
   batches(): AsyncIterable<{ clientId: string; batchId: string }>;
   getBatch(clientId: string, batchId: string): Promise<Batch | undefined>;
   resume: ResumeDeps;

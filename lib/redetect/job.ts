@@ -1,6 +1,6 @@
 // One image of a re-detection (lib/redetect/plan.ts queues it; the ingest function runs it beside the uploads): its
 // resting object read again, DetectLabels on its bytes as the ingest sends them, the new answer written with the one it
-// replaces (lib/store/redetect.ts). The image is claimed first (a lease on its record naming the run): a copy of the
+// replaces (lib/store/redetect/images.ts). The image is claimed first (a lease on its record naming the run): a copy of the
 // message handled meanwhile comes back later, and a message delivered again finds the answer written and only settles
 // the run (a counter move a crash lost is recounted there), so an image is paid for once however often its message comes.
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
@@ -9,7 +9,7 @@ import type { Config } from '../config';
 import { detectLabels, type DetectLabelsObserver } from '../ingest/detect';
 import { RejectedUploadError } from '../ingest/errors';
 import { readUpload, UploadGoneError } from '../ingest/storage';
-import type { AnswerOutcome, Redetections } from '../store/redetect';
+import type { AnswerOutcome, Redetections } from '../store/redetect/images';
 import type { RedetectMessage } from './message';
 
 export interface RedetectJobDeps {

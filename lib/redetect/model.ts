@@ -25,7 +25,7 @@ const learnt = new WeakMap<RekognitionClient, { model: ModelVersion; until: numb
 /**
  * The model answering DetectLabels now, learnt from one answer (its LabelModelVersion) on a small grey image, kept
  * MODEL_PROBE_TTL_MS per client: one call a while, priced as any other. A model learnt anew (the first, or one that
- * moved) is handed to `record` (lib/store/current-model-write.ts recordCurrentModel), so that the ingest's reuse
+ * moved) is handed to `record` (lib/store/model/current-write.ts recordCurrentModel), so that the ingest's reuse
  * learns a moved model too.
  */
 export async function currentModel(

@@ -9,9 +9,8 @@ import type { Batch } from '../domain';
 import type { JobQueue } from '../jobs/queue';
 import type { ClientLimits } from '../quota/limits';
 import { answeredByCurrentModel } from '../model-version';
-import { START_PAGE, type RedetectCandidate, type Redetections } from '../store/redetect';
-import type { RunState } from '../store/redetect-run';
-import { FIRST_PAGE } from '../store/redetect-run-writes';
+import { START_PAGE, type RedetectCandidate, type Redetections } from '../store/redetect/images';
+import { type RunState, FIRST_PAGE } from '../store/redetect/run';
 import { encodeRedetectMessage } from './message';
 
 export interface PagingDeps {

@@ -9,10 +9,9 @@
 import { ulid } from 'ulid';
 import { uploadEstimate, type Batch, type ModelVersion } from '../domain';
 import { utcDay, type ClientLimits } from '../quota/limits';
-import type { RedetectCandidate } from '../store/redetect';
+import type { RedetectCandidate } from '../store/redetect/images';
 import { answeredByCurrentModel } from '../model-version';
-import type { PagingDeps, PagesStarted } from './pages';
-import { startPages } from './pages';
+import { startPages, type PagingDeps, type PagesStarted } from './pages';
 import { resumeRun } from './resume';
 
 export interface RedetectRequest {

@@ -1,6 +1,6 @@
 // The audit sample (docs/accuracy.md): a seeded random draw without replacement from a batch's classified images,
 // stratified by the machine's verdict, so that its reviews estimate accuracy without the bias of the uncertainty queue.
-// Pure: the candidates in, the drawn images out; the store records them (lib/store/audit.ts).
+// Pure: the candidates in, the drawn images out; the store records them (lib/store/audit/queue.ts).
 
 import type { AuditStratum } from '../domain';
 

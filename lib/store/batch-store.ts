@@ -6,139 +6,209 @@
 // them (dynalite) they are two writes, and a crash between the two is repaired by recount(), which the redelivery of
 // the crashed upload (repairAfterRedelivery) and the reconciliation sweep call.
 //
-// One facade over the entities written, each in its file with its request builders beside what sends them: the batch
-// summary (batch-summary.ts) and its counters (batch-counters.ts), which this class extends; the image record and its
-// claim (image-record.ts), with the reuse lookup (reuse-lookup.ts); an upload's attempts (upload-attempts.ts); reviews
-// and the re-threshold (reviews.ts).
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { Claim, Finish, Image, ModelVersion, UploadRef } from '../domain';
-import { sameModel, UNKNOWN_MODEL } from '../model-version';
-import { readCurrentModel } from './current-model';
-import { recordCurrentModel } from './current-model-write';
-import { BatchCounters, type RecordOptions } from './batch-counters';
-import { addDuplicate, claimImage, finishImage, getImage, rejectUpload, releaseClaim, type ClaimOutcome } from './image-record';
-import { findReusable } from './reuse-lookup';
-import { keepPaidResult, paidResult, type PaidResult } from './paid-result';
-import { reclassifyBatch, reviewImage, type ReclassifyOptions, type ReclassifyOutcome, type ReviewOutcome, type Verdict } from './reviews';
-import { clientKey } from './schema';
-import { endAttempt, noteFingerprint, startAttempt, type AttemptCount } from './upload-attempts';
+// A facade composed of the entities' parts, each in its folder with its request builders beside what sends them, each
+// built on the table (table/access.ts) and on the parts below it, never on this facade: the batch summary
+// (batch/summary.ts) and its counters (batch/counters.ts, built on the summaries); the image record (image/record.ts)
+// and its claim (image/claim.ts), which write through the counters, with the reuse lookup (image/reuse.ts); an
+// upload's attempts (upload/attempts.ts); reviews and the re-threshold (review/verdicts.ts); the registered clients
+// (client/registrations.ts); the model answering now (model/answering.ts). Each method hands its call down one way.
+// Consumers declare the narrow part they need where they use it (lib/ingest/deps.ts IngestStore).
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Batch, Claim, Finish, Image, ModelVersion, UploadRef } from '../domain';
+import { BatchCounters, type RecordOptions } from './batch/counters';
+import { BatchSummaries, type BatchCounter, type BatchStoreOptions, type CloseOutcome, type NewBatch } from './batch/summary';
+import { claimImage, releaseClaim, type ClaimOutcome } from './image/claim';
+import { keepPaidResult, paidResult, type PaidResult } from './image/paid-result';
+import { addDuplicate, finishImage, getImage, rejectUpload } from './image/record';
+import { findReusable } from './image/reuse';
+import { AnsweringModel } from './model/answering';
+import { RegisteredClients } from './client/registrations';
+import {
+  reclassifyBatch,
+  reviewImage,
+  type ReclassifyOptions,
+  type ReclassifyOutcome,
+  type ReviewOutcome,
+  type Verdict,
+} from './review/verdicts';
+import type { TableAccess } from './table/access';
+import { endAttempt, noteFingerprint, startAttempt, type AttemptCount } from './upload/attempts';
 
-export class BatchStore extends BatchCounters {
-  private readonly knownClients = new Map<string, { known: boolean; until: number }>();
-  /** The model this process last knew as the one answering now (read or recorded; current-model.ts). */
-  private knownModel: ModelVersion | undefined;
+export class BatchStore implements TableAccess {
+  readonly ddb: DynamoDBDocumentClient;
+  readonly table: string;
+  readonly now: () => number;
+  readonly transactions: boolean;
+  /** The batch summaries: made, opened, closed, settled, marked for erasure. */
+  readonly batches: BatchSummaries;
+  /** The record writes with the counter moves they imply, and the recount. */
+  readonly counters: BatchCounters;
+  private readonly clients: RegisteredClients;
+  private readonly model: AnsweringModel;
 
-  // ---- clients ---------------------------------------------------------------------------------------------
-
-  /** Whether the client is registered (client:create). Answers are kept briefly per container. */
-  async isRegisteredClient(clientId: string): Promise<boolean> {
-    const now = this.now();
-    const cached = this.knownClients.get(clientId);
-    if (cached && cached.until > now) return cached.known;
-    const out = await this.ddb.send(new GetCommand({ TableName: this.table, Key: clientKey(clientId), ProjectionExpression: 'batch_id' }));
-    const known = out.Item !== undefined;
-    if (this.knownClients.size >= 10_000) this.knownClients.clear();
-    // An unknown client may be registered any moment: remember that for a shorter while.
-    this.knownClients.set(clientId, { known, until: now + (known ? (this.opts.clientCacheMs ?? 60_000) : 5_000) });
-    return known;
+  constructor(opts: BatchStoreOptions) {
+    const access: TableAccess = { ddb: opts.ddb, table: opts.tableName, now: opts.now ?? Date.now, transactions: opts.transactions };
+    ({ ddb: this.ddb, table: this.table, now: this.now, transactions: this.transactions } = access);
+    this.batches = new BatchSummaries(access, { onDone: opts.onDone, takeBack: opts.takeBack });
+    this.counters = new BatchCounters(this.batches, opts.takeBack);
+    this.clients = new RegisteredClients(access, opts.clientCacheMs);
+    this.model = new AnsweringModel(access);
   }
 
-  // ---- images (image-record.ts) ----------------------------------------------------------------------------
+  // ---- the batch summary (batch/summary.ts) and its counters (batch/counters.ts) -------------------------------
 
-  async getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
-    return getImage(this, clientId, batchId, fprint);
+  getBatch(clientId: string, batchId: string): Promise<Batch | undefined> {
+    return this.batches.getBatch(clientId, batchId);
+  }
+
+  /** Creates the batch; false when the client already has one of that name. */
+  createBatch(batch: Batch): Promise<boolean> {
+    return this.batches.createBatch(batch);
+  }
+
+  /** The batch, opened by this upload when it is the batch's first (BatchSummaries.openBatch). */
+  openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<{ batch: Batch; opened: boolean }>;
+  openBatch(
+    b: Omit<NewBatch, 'debug' | 'expected'>,
+    counter: BatchCounter | undefined,
+  ): Promise<{ batch: Batch; opened: boolean } | undefined>;
+  openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter?: BatchCounter): Promise<{ batch: Batch; opened: boolean } | undefined> {
+    return this.batches.openBatch(b, counter);
+  }
+
+  /** Takes back a summary openBatch just made, unless an upload counted into it since; true when it went. */
+  dropOpenedBatch(clientId: string, batchId: string): Promise<boolean> {
+    return this.batches.dropOpenedBatch(clientId, batchId);
+  }
+
+  /** Closes an open batch (POST …:close), optionally with the number of files it gets in all. */
+  close(clientId: string, batchId: string, expected?: number): Promise<CloseOutcome> {
+    return this.batches.close(clientId, batchId, expected);
+  }
+
+  /** Declares more files for an open batch; undefined when it is closed or missing. */
+  addExpected(clientId: string, batchId: string, files: number): Promise<Batch | undefined> {
+    return this.batches.addExpected(clientId, batchId, files);
+  }
+
+  /** Marks the batch as being erased; undefined when it does not exist or has expired. */
+  markDeleting(clientId: string, batchId: string): Promise<Batch | undefined> {
+    return this.batches.markDeleting(clientId, batchId);
+  }
+
+  /** Marks an expired batch as being erased unless its erasure was queued at or after `staleBefore` (epoch ms). */
+  markExpired(clientId: string, batchId: string, staleBefore: number): Promise<boolean> {
+    return this.batches.markExpired(clientId, batchId, staleBefore);
+  }
+
+  /** The batch exists, is not being erased and has not expired (isVisibleBatch, at this store's clock). */
+  isLive(batch: Batch | undefined): boolean {
+    return this.batches.isLive(batch);
+  }
+
+  /** Closes a batch whose declared files all arrived, and stamps it done when it is: each at most once. */
+  settle(batch: Batch): Promise<Batch> {
+    return this.batches.settle(batch);
+  }
+
+  /** Sets the batch's counters to what its records add up to, then settles it (BatchCounters.recount). */
+  recount(clientId: string, batchId: string): Promise<Batch | undefined> {
+    return this.counters.recount(clientId, batchId);
+  }
+
+  /** After a redelivered upload found its work recorded by an earlier delivery (BatchCounters.repairAfterRedelivery). */
+  repairAfterRedelivery(clientId: string, batchId: string): Promise<Batch | undefined> {
+    return this.counters.repairAfterRedelivery(clientId, batchId);
+  }
+
+  // ---- clients (client/registrations.ts) ------------------------------------------------------------------------
+
+  /** Whether the client is registered (client:create). Answers are kept briefly per container. */
+  isRegisteredClient(clientId: string): Promise<boolean> {
+    return this.clients.isRegistered(clientId);
+  }
+
+  // ---- images (image/record.ts, image/claim.ts, image/reuse.ts, image/paid-result.ts) ---------------------------
+
+  getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+    return getImage(this.counters, clientId, batchId, fprint);
   }
 
   /** Claims (batch, fingerprint) for classification, or answers the record that holds the image (claimImage). */
-  async claim(c: Claim, opts: RecordOptions & { note?: UploadRef } = {}): Promise<ClaimOutcome> {
-    return claimImage(this, c, opts);
+  claim(c: Claim, opts: RecordOptions & { note?: UploadRef } = {}): Promise<ClaimOutcome> {
+    return claimImage(this.counters, c, opts);
   }
 
   /** The client's earlier classification of these pixels in another batch, within retention, or undefined. */
-  async findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
-    return findReusable(this, clientId, batchId, fprint, (current) => {
-      this.knownModel = current;
-    });
+  findReusable(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
+    return findReusable(this.counters, clientId, batchId, fprint, (current) => this.model.learn(current));
   }
 
-  // ---- the model answering now (current-model.ts, docs/decisions/0031-model-versions.md) ----------------------
-
-  /** The model that would answer now, as last learnt from an answer; undefined before any. */
-  async currentModel(): Promise<ModelVersion | undefined> {
-    this.knownModel = await readCurrentModel({ ddb: this.ddb, tableName: this.table });
-    return this.knownModel;
+  /** The model that would answer now, as last learnt from an answer; undefined before any (model/answering.ts). */
+  currentModel(): Promise<ModelVersion | undefined> {
+    return this.model.current();
   }
 
-  /**
-   * Told the model of each new answer: records it as the one answering now when it is not the one this process last
-   * knew (at its first answer, or when the model changed), so every process's next reuse sees the change.
-   */
-  async noteAnswerModel(model: ModelVersion): Promise<void> {
-    if (model.name === UNKNOWN_MODEL.name || sameModel(model, this.knownModel)) return;
-    await recordCurrentModel({ ddb: this.ddb, tableName: this.table }, model, this.now());
-    this.knownModel = model;
+  /** Told the model of each new answer: recorded as the one answering now when it changed (model/answering.ts). */
+  noteAnswerModel(model: ModelVersion): Promise<void> {
+    return this.model.note(model);
   }
 
   /** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */
-  async finish(c: Claim, f: Finish, opts: RecordOptions = {}): Promise<boolean> {
-    return finishImage(this, c, f, opts);
+  finish(c: Claim, f: Finish, opts: RecordOptions = {}): Promise<boolean> {
+    return finishImage(this.counters, c, f, opts);
   }
 
   /** Keeps the DetectLabels answer on the claim after its record's write failed, for the run taking it over. */
-  async keepPaidResult(c: Claim, result: PaidResult): Promise<boolean> {
+  keepPaidResult(c: Claim, result: PaidResult): Promise<boolean> {
     return keepPaidResult(this.ddb, this.table, c, result);
   }
 
   /** The answer kept on a claim this run took over, if a run before kept one. */
-  async paidResult(c: Claim): Promise<PaidResult | undefined> {
+  paidResult(c: Claim): Promise<PaidResult | undefined> {
     return paidResult(this.ddb, this.table, c);
   }
 
-  async release(c: Claim): Promise<void> {
-    return releaseClaim(this, c);
+  release(c: Claim): Promise<void> {
+    return releaseClaim(this.counters, c);
   }
 
   /** Records a refused upload (a `fail` record) and counts it; false when it was recorded before (a redelivery). */
-  async reject(image: Image, opts: RecordOptions = {}): Promise<boolean> {
-    return rejectUpload(this, image, opts);
+  reject(image: Image, opts: RecordOptions = {}): Promise<boolean> {
+    return rejectUpload(this.counters, image, opts);
   }
 
   /** Counts another upload of a recorded image; false when this upload was counted before (a redelivery). */
-  async addDuplicate(
-    original: Image,
-    fileName: string,
-    upload: UploadRef,
-    opts: RecordOptions & { note?: boolean } = {},
-  ): Promise<boolean> {
-    return addDuplicate(this, original, fileName, upload, opts);
+  addDuplicate(original: Image, fileName: string, upload: UploadRef, opts: RecordOptions & { note?: boolean } = {}): Promise<boolean> {
+    return addDuplicate(this.counters, original, fileName, upload, opts);
   }
 
-  // ---- an upload's attempts (upload-attempts.ts, docs/design.md §6) ------------------------------------------
+  // ---- an upload's attempts (upload/attempts.ts, docs/design.md §6) ---------------------------------------------
 
   /** Counts an attempt as it starts; answers the attempts so far (this one included) and the fingerprint one found. */
-  async startAttempt(upload: UploadRef): Promise<AttemptCount> {
-    return startAttempt(this, upload);
+  startAttempt(upload: UploadRef): Promise<AttemptCount> {
+    return startAttempt(this.counters, upload);
   }
 
   /** Takes back an attempt that ended without failing (handed back until another run's lease is over). */
-  async endAttempt(upload: UploadRef): Promise<void> {
-    return endAttempt(this, upload);
+  endAttempt(upload: UploadRef): Promise<void> {
+    return endAttempt(this.counters, upload);
   }
 
   /** Remembers the fingerprint an attempt found, for an attempt that gives up without decoding. */
-  async noteFingerprint(upload: UploadRef, fprint: string): Promise<void> {
-    return noteFingerprint(this, upload, fprint);
+  noteFingerprint(upload: UploadRef, fprint: string): Promise<void> {
+    return noteFingerprint(this.counters, upload, fprint);
   }
 
-  // ---- re-threshold and a person's verdict (reviews.ts, docs/design.md §10) --------------------------------------
+  // ---- re-threshold and a person's verdict (review/verdicts.ts, docs/design.md §10) ------------------------------
 
   /** Re-thresholds a done batch from its stored cat confidences, no Rekognition call (reclassifyBatch). */
-  async reclassify(clientId: string, batchId: string, catMinConfidence: number, opts: ReclassifyOptions): Promise<ReclassifyOutcome> {
-    return reclassifyBatch(this, clientId, batchId, catMinConfidence, opts);
+  reclassify(clientId: string, batchId: string, catMinConfidence: number, opts: ReclassifyOptions): Promise<ReclassifyOutcome> {
+    return reclassifyBatch(this.counters, clientId, batchId, catMinConfidence, opts);
   }
 
   /** Gives a person's verdict on a classified image, or withdraws it (`verdict` undefined) (reviewImage). */
-  async review(clientId: string, batchId: string, fprint: string, verdict: Verdict | undefined): Promise<ReviewOutcome> {
-    return reviewImage(this, clientId, batchId, fprint, verdict);
+  review(clientId: string, batchId: string, fprint: string, verdict: Verdict | undefined): Promise<ReviewOutcome> {
+    return reviewImage(this.counters, clientId, batchId, fprint, verdict);
   }
 }

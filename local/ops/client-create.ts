@@ -14,9 +14,10 @@ import { AuthError } from '../../lib/auth/api-keys';
 import { registerApiKey } from '../../lib/auth/register';
 import { MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../../lib/quota/limits';
 import { defaultClientLimits } from '../../functions/config';
-import { ClientQuotaStore, UnregisteredClientError } from '../../lib/store/quota-writes';
+import { ClientQuotaStore, UnregisteredClientError } from '../../lib/store/client/quota';
 import { dataDirFromEnv, defaultEnv, loadClientCreateSettings } from '../config';
 import { issueClientS3Key } from '../s3/client-key-ring';
+import { Registrations } from '../../lib/store/client/registrations';
 import { LocalStackError } from '../errors';
 
 interface Target {
@@ -120,7 +121,7 @@ async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
-    const key = await registerApiKey(ddb, tableName, clientId);
+    const key = await registerApiKey(new Registrations({ ddb, tableName }), clientId);
     await quota.setLimits(clientId, changes);
     // Locally the client also gets its own S3 key pair (npm run client:s3-keys prints it); the API key stays the output.
     if (!aws) {

@@ -5,7 +5,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { parseS3Uri } from '../../lib/import/sources';
-import { ClientSourcesStore, UnknownSourceClientError } from '../../lib/store/client-sources';
+import { ClientSourcesStore, UnknownSourceClientError } from '../../lib/store/client/sources';
 import { defaultEnv, loadClientCreateSettings } from '../config';
 
 const USAGE =

@@ -11,10 +11,10 @@ import { listImport, type ListerDeps } from '../../lib/import/lister';
 import { encodeListJob, listJobIn } from '../../lib/import/message';
 import type { LocalJobQueue } from '../../lib/jobs/queue';
 import { BatchStore } from '../../lib/store/batch-store';
-import { ClientSourcesStore } from '../../lib/store/client-sources';
-import { ImportMarksStore } from '../../lib/store/import-marks';
-import { ImportStore } from '../../lib/store/imports';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ClientSourcesStore } from '../../lib/store/client/sources';
+import { ImportMarksStore } from '../../lib/store/imports/marks';
+import { ImportStore } from '../../lib/store/imports/imports';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { clientLimitsCacheMs, defaultClientLimits } from '../../functions/config';
 
 /** The uploads queue as an import sends to it: the bridge's durable queue, each message in its client's group. */

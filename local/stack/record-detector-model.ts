@@ -7,7 +7,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
 import type { ModelVersion } from '../../lib/domain';
 import { parseModelVersion } from '../../lib/model-version';
-import { recordCurrentModel } from '../../lib/store/current-model-write';
+import { recordCurrentModel } from '../../lib/store/model/current-write';
 import { localDynamoClient } from '../dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../contract';
 

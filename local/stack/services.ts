@@ -17,7 +17,7 @@ import type { BatchHandler } from '../queue/options';
 import { keysInS3Message } from '../../lib/reconcile/s3-event';
 import { batchesOfKeys } from '../../lib/ingest/s3-key';
 import { BatchStore } from '../../lib/store/batch-store';
-import { readLiveBatches } from '../../lib/store/live-batches';
+import { readLiveBatches } from '../../lib/store/expiry/live';
 import { checkBatchCounts, type CountCheckResult } from '../../lib/reconcile/batch-counts';
 import { completionHook } from '../../lib/notify/wiring';
 import { localDynamoClient } from '../dynamodb/dynamodb';
@@ -25,9 +25,11 @@ import { functionCredentials } from '../iam/iam';
 import { registerApiKey } from '../../lib/auth/register';
 import { reconcileSettingsFromEnv } from '../config';
 import { sweepRedetections, type RedetectSweepResult } from '../../lib/reconcile/redetect-runs';
-import { ClientLimitsReader } from '../../lib/store/client-limits';
-import { Redetections } from '../../lib/store/redetect';
+import { ClientLimitsReader } from '../../lib/store/client/limits';
+import { Redetections } from '../../lib/store/redetect/images';
 import { uploadsJobQueue } from './job-queues';
+import { Registrations } from '../../lib/store/client/registrations';
+import { CallbackRequeues } from '../../lib/store/callback/requeue';
 
 /** Something the stack started, closed at stop in reverse order. */
 export interface Closable {
@@ -124,7 +126,7 @@ export function callbackSweep(
   const client = localDynamoClient(endpoint, { credentials: functionCredentials('reconcile') });
   started.push({ name: 'callback sweep client', close: async () => client.destroy() });
   return {
-    deps: { ddb: DynamoDBDocumentClient.from(client), table, callbacks, present: presentBatch },
+    deps: { owed: new CallbackRequeues({ ddb: DynamoDBDocumentClient.from(client), tableName: table }), callbacks, present: presentBatch },
     limits: callbackSweepLimits(loadNotifyConfig(), callbackGraceSeconds()),
   };
 }
@@ -133,7 +135,7 @@ export function callbackSweep(
 export async function provisionDemoClient(endpoint: string, tableName: string, key: string): Promise<string> {
   const client = localDynamoClient(endpoint);
   try {
-    return await registerApiKey(DynamoDBDocumentClient.from(client), tableName, 'demo', key);
+    return await registerApiKey(new Registrations({ ddb: DynamoDBDocumentClient.from(client), tableName }), 'demo', key);
   } finally {
     client.destroy();
   }
@@ -220,7 +222,7 @@ export function redetectSweep(
   const onDone = callbacks ? completionHook({ callbacks }, sweepLog) : undefined;
   const limits = new ClientLimitsReader({ ddb, tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
   const resume = {
-    redetections: new Redetections(store, onDone),
+    redetections: new Redetections(store.counters, onDone),
     queue: uploadsJobQueue(bridge),
     limitsOf: (clientId: string) => limits.limitsOf(clientId),
     graceMs: reconcileSettingsFromEnv().graceMs,

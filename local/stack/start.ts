@@ -5,8 +5,8 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../../lib/config';
-import { IMAGE_ATTRIBUTES } from '../../lib/store/attributes';
-import { batchPartition } from '../../lib/store/schema';
+import { IMAGE_ATTRIBUTES } from '../../lib/store/table/attributes';
+import { batchPartition } from '../../lib/store/table/schema';
 import { dataDirFromEnv, stopGraceMs } from '../config';
 import { prepareDataDir } from './data-layout';
 import { detectorModelName } from '../detector/model-catalog';

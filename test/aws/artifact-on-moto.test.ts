@@ -21,6 +21,7 @@ import { resolve } from './intrinsics';
 import { FUNCTIONS, startMotoStack, type MotoStack } from './moto-stack';
 import { filled, routeRequests } from './route-requests';
 import { readAlarms, readBucket, readCodeHashes, readHttpApi, readPolicies, readSecrets, readSubscriptions, readTable } from './read-back';
+import { Registrations } from '../../lib/store/client/registrations';
 
 const TEMPLATE = path.join(ROOT, '.serverless', 'cloudformation-template-update-stack.json');
 const CLIENT = 'moto-client';
@@ -43,7 +44,7 @@ beforeAll(async () => {
   stack = await startMotoStack();
   api = await httpApi(stack);
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig(stack.moto.url)));
-  apiKey = await registerApiKey(ddb, stack.ctx.physical.ImagesTable as string, CLIENT);
+  apiKey = await registerApiKey(new Registrations({ ddb, tableName: stack.ctx.physical.ImagesTable as string }), CLIENT);
   ddb.destroy();
 }, 240_000);
 

@@ -10,7 +10,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { encodeManifestKey, s3BatchInvocationFor, type S3BatchResponse } from '../../events/s3-batch-operations';
 import { importRef } from '../../lib/import/enqueue';
 import { importMessageIn } from '../../lib/import/message';
-import { uploadItemKey } from '../../lib/store/schema';
+import { uploadItemKey } from '../../lib/store/table/schema';
 
 export interface ImportTaskDrive {
   /** Runs the importTask function on one invocation event and answers its response (the zip's handler, with its role). */

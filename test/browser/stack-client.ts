@@ -3,6 +3,7 @@
 // servers (local/*), whose Node-typed request bodies the DOM's fetch types refuse.
 import { registerApiKey } from '../../lib/auth/register';
 import { createDocumentClient } from '../../lib/aws/clients';
+import { Registrations } from '../../lib/store/client/registrations';
 
 export function stackEnv(name: string): string {
   const value = process.env[name];
@@ -36,7 +37,7 @@ export async function newClient(prefix: string): Promise<TestClient> {
   const clientId = uniqueId(prefix);
   const ddb = createDocumentClient();
   try {
-    return { clientId, key: await registerApiKey(ddb, stackEnv('TABLE_NAME'), clientId) };
+    return { clientId, key: await registerApiKey(new Registrations({ ddb, tableName: stackEnv('TABLE_NAME') }), clientId) };
   } finally {
     ddb.destroy();
   }

@@ -7,7 +7,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
 import { defaultClientLimits } from '../../functions/config';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { newClient, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
 import { launchChromium, phoneContext, screenshot, scrollWidth, signIn, type Recorder } from './browser';
 

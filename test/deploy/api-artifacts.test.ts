@@ -17,6 +17,7 @@ import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
 import { batchItem, imageItem } from '../helpers/api';
 import { DEPLOYED_WIRING, ensurePackaged, runUnzippedHandler } from './packaged';
+import { Registrations } from '../../lib/store/client/registrations';
 
 const dirs: Record<string, string> = {};
 let stack: Stack;
@@ -70,7 +71,7 @@ beforeAll(async () => {
       credentials: { accessKeyId: stack.env.AWS_ACCESS_KEY_ID!, secretAccessKey: stack.env.AWS_SECRET_ACCESS_KEY! },
     }),
   );
-  key = await registerApiKey(ddb, stack.table, clientId);
+  key = await registerApiKey(new Registrations({ ddb, tableName: stack.table }), clientId);
 }, 300_000);
 
 afterAll(async () => {

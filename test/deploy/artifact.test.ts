@@ -13,11 +13,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Stack } from '../../local/stack/types';
 import { registerClient } from '../../lib/auth/register';
-import { BATCH_SK, batchPartition, type ImageItem } from '../../lib/store/schema';
+import { BATCH_SK, batchPartition, type ImageItem } from '../../lib/store/table/schema';
 import { bundleFunction } from '../../scripts/bundle';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
 import { DEPLOYED_WIRING, ensurePackaged, ROOT, runUnzippedHandler, type ArtifactRun } from './packaged';
+import { Registrations } from '../../lib/store/client/registrations';
 
 type RunResult = ArtifactRun<SQSBatchResponse>;
 
@@ -76,7 +77,7 @@ beforeAll(async () => {
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
   ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.endpoints.dynamodb, region: stack.env.AWS_REGION, credentials }));
-  await registerClient(ddb, stack.table, 'deploy-test');
+  await registerClient(new Registrations({ ddb, tableName: stack.table }), 'deploy-test');
 
   await s3.send(
     new PutObjectCommand({

@@ -1,6 +1,6 @@
 // The compiled CloudFormation template (`osls package`, offline) against what the code assumes: the indexes it
 // queries, the AWS calls each function's bundle makes, the event source, queue, bucket and HTTP routes.
-import { auditEntriesRequest } from '../../lib/store/audit';
+import { auditEntriesRequest } from '../../lib/store/audit/queue';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { API_FUNCTIONS, DEFAULT_API_FUNCTION, apiHandlerModule, type ApiFunctionName } from '../../lib/api/functions';
@@ -12,19 +12,19 @@ import {
   batchLogsRequest,
   batchResultsRequest,
   batchTimeRangeRequest,
-} from '../../lib/store/access-patterns';
+} from '../../lib/store/batch/images';
 import {
   clientBatchesRequest,
   clientByStatusRequest,
   clientCatsRequest,
   clientTimeRangeRequest,
   imageAcrossBatchesRequest,
-} from '../../lib/store/client-patterns';
-import type { QueryPlan } from '../../lib/store/expressions';
-import { reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review-queue';
-import { INDEX } from '../../lib/store/schema';
-import { dueCallbacksQuery } from '../../lib/store/callback-requeue';
-import { expiredBatchesQuery } from '../../lib/store/expired-batches';
+} from '../../lib/store/client/images';
+import type { QueryPlan } from '../../lib/store/table/expressions';
+import { reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review/queue';
+import { INDEX } from '../../lib/store/table/schema';
+import { dueCallbacksQuery } from '../../lib/store/callback/requeue';
+import { expiredBatchesQuery } from '../../lib/store/expiry/expired';
 import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
 import { rolesFromTemplate } from '../../local/iam/roles';
 import { roleTemplateFromSources } from '../../local/iam/template';
@@ -142,7 +142,7 @@ const QUERY_PLANS: QueryPlan[] = [
     input: auditEntriesRequest('T', 'c', 'b', pendingOnly),
   })),
 ];
-/** What an index keyed by status_ts (`{op_status}#{upload_ts}`) holds without projecting it (lib/store/attributes.ts). */
+/** What an index keyed by status_ts (`{op_status}#{upload_ts}`) holds without projecting it (lib/store/table/attributes.ts). */
 const HELD_BY_KEY: Record<string, string[]> = { status_ts: ['op_status', 'upload_ts'] };
 /** Indexes whose queries list no image attributes: their pages are keys, read again from the table when needed. */
 const KEYS_INDEXES: string[] = [

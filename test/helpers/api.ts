@@ -1,12 +1,13 @@
 // Support for the API's integration tests: HTTP calls to the local stack's API, clients with fresh keys, and items
-// seeded directly in the stored shape (lib/store/attributes.ts) when a test needs volume, not classification.
+// seeded directly in the stored shape (lib/store/table/attributes.ts) when a test needs volume, not classification.
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { registerApiKey } from '../../lib/auth/register';
-import { toBatchItem } from '../../lib/store/attributes';
+import { toBatchItem } from '../../lib/store/table/attributes';
 import type { ImageStatus } from '../../lib/domain';
-import { LIMITS, batchPartition, reviewKey, statusTs, type BatchItem, type ImageItem } from '../../lib/store/schema';
-import { newBatch } from '../../lib/store/batch-summary';
+import { LIMITS, batchPartition, reviewKey, statusTs, type BatchItem, type ImageItem } from '../../lib/store/table/schema';
+import { newBatch } from '../../lib/store/batch/summary';
 import { aws, stackEnv, uniqueId } from '.';
+import { Registrations } from '../../lib/store/client/registrations';
 
 export { postForm } from './upload-form';
 
@@ -49,7 +50,7 @@ export interface TestClient {
 /** A new client with its own API key, so tests never see each other's images. */
 export async function newClient(prefix = 'c'): Promise<TestClient> {
   const clientId = uniqueId(prefix);
-  const key = await registerApiKey(aws().ddb, stackEnv('TABLE_NAME'), clientId);
+  const key = await registerApiKey(new Registrations({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }), clientId);
   return { clientId, key };
 }
 

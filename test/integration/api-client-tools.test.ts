@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
 import { verifySignature } from '../../lib/notify/signature';
 import { BatchStore } from '../../lib/store/batch-store';
-import { batchPartition } from '../../lib/store/schema';
+import { batchPartition } from '../../lib/store/table/schema';
 import { aws, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { call, fprints, newClient, seedBatch, type TestClient } from '../helpers/api';
 

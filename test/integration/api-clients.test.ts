@@ -9,6 +9,7 @@ import { ApiKeyAuthenticator, generateApiKey } from '../../lib/auth/api-keys';
 import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { startTestStack, uniqueId } from '../helpers';
 import { call } from '../helpers/api';
+import { ApiKeyStore } from '../../lib/store/client/keys';
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -109,7 +110,9 @@ describe('the demo client', () => {
     const stack = await startTestStack().finally(() => delete process.env.ICECAT_DEMO_API_KEY);
     const ddb = localDynamoClient(stack.endpoints.dynamodb);
     try {
-      const authenticator = new ApiKeyAuthenticator({ ddb: DynamoDBDocumentClient.from(ddb), tableName: stack.table });
+      const authenticator = new ApiKeyAuthenticator({
+        keys: new ApiKeyStore({ ddb: DynamoDBDocumentClient.from(ddb), tableName: stack.table }),
+      });
 
       const clientId = await authenticator.authenticate(`Bearer ${demoKey}`);
 

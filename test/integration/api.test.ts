@@ -12,10 +12,10 @@ import {
 } from '../../lib/api/schemas';
 import { DeleteCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchStore } from '../../lib/store/batch-store';
-import { markDeletingRequest } from '../../lib/store/batch-summary';
-import { cursorCodec } from '../../lib/store/cursor';
-import { queryBatchImages, type StoreContext } from '../../lib/store/reader';
-import { batchKey } from '../../lib/store/schema';
+import { markDeletingRequest } from '../../lib/store/batch/summary';
+import { cursorCodec } from '../../lib/store/table/cursor';
+import { type StoreContext } from '../../lib/store/table/query';
+import { batchKey } from '../../lib/store/table/schema';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import {
   DAY_S,
@@ -29,9 +29,10 @@ import {
   type SeedImage,
   type TestClient,
 } from '../helpers/api';
-import type { BatchItem } from '../../lib/store/schema';
+import type { BatchItem } from '../../lib/store/table/schema';
 import { routeTargets } from '../../lib/api/routes';
 
+import { queryBatchImages } from '../../lib/store/batch/images';
 const T0 = Date.UTC(2024, 2, 1);
 const at = (minute: number) => T0 + minute * 60_000;
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -15,6 +15,7 @@ import { sweepCallbacks, type CallbackSweepLimits } from '../../lib/reconcile/ca
 import { BatchStore } from '../../lib/store/batch-store';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import { call, newClient } from '../helpers/api';
+import { CallbackRequeues } from '../../lib/store/callback/requeue';
 
 interface Received {
   signature: string;
@@ -80,8 +81,7 @@ function callbacksOf(clientId: string): JobQueue {
 }
 
 const sweepDeps = (clientId: string, now?: () => number) => ({
-  ddb: aws().ddb,
-  table: stackEnv('TABLE_NAME'),
+  owed: new CallbackRequeues({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }),
   callbacks: callbacksOf(clientId),
   present: presentBatch,
   ...(now ? { now } : {}),
@@ -149,7 +149,7 @@ describe('a completion callback whose first send to its queue fails (SQS unavail
       await store.close(client.clientId, batchId);
     }
     expect((await call('DELETE', `/v1/batches/${erased}`, { key: client.key })).status).toBe(202);
-    const { recordCallbackState } = await import('../../lib/store/callback-state');
+    const { recordCallbackState } = await import('../../lib/store/callback/state');
     const failedAttempt = {
       url: hookUrl,
       attempts: 1,

@@ -8,9 +8,9 @@ import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-s
 import type { Batch, Claim, ImageResult } from '../../lib/domain';
 import { checkBatchCounts } from '../../lib/reconcile/batch-counts';
 import { BatchStore } from '../../lib/store/batch-store';
-import { readLiveBatches } from '../../lib/store/live-batches';
-import { imageKey } from '../../lib/store/schema';
-import { countRecords, countRequest, recountQuery } from '../../lib/store/batch-counters';
+import { readLiveBatches } from '../../lib/store/expiry/live';
+import { imageKey } from '../../lib/store/table/schema';
+import { countRecords, countRequest, recountQuery } from '../../lib/store/batch/counters';
 import { aws, stackEnv, uniqueId } from '../helpers';
 
 const CLIENT = 'counts-disk';

@@ -15,14 +15,14 @@ import { type ExportFormat } from '../../lib/export/encode';
 import type { ExportImage } from '../../lib/export/rows';
 import { storeExport } from '../../lib/export/s3-export';
 import { exportChunks, writeExport } from '../../lib/export/writer';
-import { toImage } from '../../lib/store/attributes';
-import { cursorCodec } from '../../lib/store/cursor';
-import { batchImagePages, ROWS_READ } from '../../lib/store/export-pages';
-import { getBatch } from '../../lib/store/reader';
-import { batchPartition, type ImageItem } from '../../lib/store/schema';
+import { toImage } from '../../lib/store/table/attributes';
+import { cursorCodec } from '../../lib/store/table/cursor';
+import { batchImagePages, ROWS_READ } from '../../lib/store/batch/pages';
+import { batchPartition, type ImageItem } from '../../lib/store/table/schema';
 import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 import { newClient } from '../helpers/api';
 
+import { getBatch } from '../../lib/store/batch/summary';
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 
 /** The batch's images a page at a time (2 per page, so several pages), as the export route reads them. */

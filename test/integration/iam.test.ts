@@ -13,11 +13,11 @@ import sharp from 'sharp';
 import { LOCAL_NAMES } from '../../local/contract';
 import { functionCredentials } from '../../local/iam/iam';
 import { localS3Client } from '../../local/s3/s3';
-import { reusableResultRequest } from '../../lib/store/client-patterns';
-import { INDEX } from '../../lib/store/schema';
+import { INDEX } from '../../lib/store/table/schema';
 import { stackEnv, tempDataDir, uniqueId, waitFor } from '../helpers';
 import { readBatch, startStackProcess, uploadKey, type StackProcess } from '../helpers/stack-process';
 
+import { reusableResultRequest } from '../../lib/store/image/reuse';
 const ROOT = path.join(__dirname, '..', '..');
 const dynamoAs = (fn: string, endpoint = stackEnv('AWS_ENDPOINT_URL_DYNAMODB')) =>
   new DynamoDBClient({ endpoint, region: LOCAL_NAMES.region, credentials: functionCredentials(fn), maxAttempts: 1 });

@@ -9,8 +9,8 @@ import type { ImportTaskHandler } from '../../functions/import-task/app';
 import { registerApiKey } from '../../lib/auth/register';
 import { importRef } from '../../lib/import/enqueue';
 import { importMessageIn, type ImportMessage } from '../../lib/import/message';
-import { uploadItemKey } from '../../lib/store/schema';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { uploadItemKey } from '../../lib/store/table/schema';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { defaultClientLimits } from '../../functions/config';
 import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
@@ -19,6 +19,7 @@ import { localS3Client } from '../../local/s3/s3';
 import { readManifestFacts } from '../../lib/import/batch-operations';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { startTestStack, uniqueId, waitFor } from '../helpers';
+import { Registrations } from '../../lib/store/client/registrations';
 
 const received: { message: ImportMessage; group: string | undefined }[] = [];
 let stack: Stack;
@@ -57,7 +58,7 @@ const messagesOf = (batchId: string) => received.filter((r) => r.message.batchId
 
 async function newClient(maxImagesPerDay?: number): Promise<string> {
   const clientId = uniqueId('imp').replace(/[^A-Za-z0-9_-]/g, '');
-  await registerApiKey(ddb, LOCAL_NAMES.table, clientId);
+  await registerApiKey(new Registrations({ ddb, tableName: LOCAL_NAMES.table }), clientId);
   if (maxImagesPerDay !== undefined) {
     const quota = new ClientQuotaStore({ ddb, tableName: LOCAL_NAMES.table, defaults: defaultClientLimits(), cacheMs: 0 });
     await quota.setLimits(clientId, { maxImagesPerDay });

@@ -6,11 +6,11 @@ import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectC
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ClientSourcesStore } from '../../lib/store/client-sources';
+import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { aws, detectCalls, stackEnv, uniqueId, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { batchSummarySchema } from '../../lib/api/schemas';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { defaultClientLimits } from '../../functions/config';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));

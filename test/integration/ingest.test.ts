@@ -9,9 +9,9 @@ import sharp from 'sharp';
 import { sqsEventFor } from '../../events';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { registerClient } from '../../lib/auth/register';
-import { toBatchItem } from '../../lib/store/attributes';
-import { BATCH_SK, batchKey, batchPartition, type BatchItem, type ImageItem } from '../../lib/store/schema';
-import { newBatch as batchSummary } from '../../lib/store/batch-summary';
+import { toBatchItem } from '../../lib/store/table/attributes';
+import { BATCH_SK, batchKey, batchPartition, type BatchItem, type ImageItem } from '../../lib/store/table/schema';
+import { newBatch as batchSummary } from '../../lib/store/batch/summary';
 import {
   detectCalls,
   aws as stackClients,
@@ -26,6 +26,7 @@ import { createIngestHandler } from '../../functions/ingest/app';
 import { LocalMessageVisibility } from '../../lib/aws/message-visibility';
 import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
 import { LocalJobQueue } from '../../lib/jobs/queue';
+import { Registrations } from '../../lib/store/client/registrations';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');
@@ -77,7 +78,7 @@ async function keysUnder(prefix: string): Promise<string[]> {
 /** A client of its own: reuse across batches would otherwise answer from another test's classification of a fixture. */
 async function freshClient(): Promise<string> {
   const clientId = uniqueId('fresh');
-  await registerClient(aws.ddb, TABLE(), clientId);
+  await registerClient(new Registrations({ ddb: aws.ddb, tableName: TABLE() }), clientId);
   return clientId;
 }
 
@@ -433,7 +434,7 @@ describe('ingest under faults and crashes', () => {
   it("keeps two clients with the same batch name apart: each upload lands in its own client's batch", async () => {
     const batch = newBatch();
     const other = uniqueId('other');
-    await registerClient(aws.ddb, TABLE(), other);
+    await registerClient(new Registrations({ ddb: aws.ddb, tableName: TABLE() }), other);
 
     await put(`uploads/${other}/${batch}/cat.png`, CAT);
     await put(`uploads/demo/${batch}/coffee.png`, NOT_CAT);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { BatchStore } from '../../lib/store/batch-store';
-import { BATCH_SK, batchKey, batchPartition, type ImageItem } from '../../lib/store/schema';
+import { BATCH_SK, batchKey, batchPartition, type ImageItem } from '../../lib/store/table/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 

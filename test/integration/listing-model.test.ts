@@ -1,7 +1,7 @@
 // A listing's image names its model (issue 37 item 9; docs/design.md §13: every answer names its model): GET
 // …/images read from the table carries `model`, `previous` and `audit` as the image read by key does. The records are
 // seeded as the ingest, a re-detection and an audit draw leave them.
-import { toStoredAudit } from '../../lib/store/schema';
+import { toStoredAudit } from '../../lib/store/table/schema';
 import { call, imageItem, newClient, seedBatch, writeItems } from '../helpers/api';
 
 const MODEL = { name: 'rekognition-detect-labels', version: '3.0' };

@@ -5,11 +5,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelVersion } from '../../lib/domain';
-import { readCurrentModel } from '../../lib/store/current-model';
-import { recordCurrentModel } from '../../lib/store/current-model-write';
+import { readCurrentModel } from '../../lib/store/model/current';
+import { recordCurrentModel } from '../../lib/store/model/current-write';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, newClient, seedBatch, writeItems, type TestClient } from '../helpers/api';
-import { batchPartition, knownItemKey } from '../../lib/store/schema';
+import { batchPartition, knownItemKey } from '../../lib/store/table/schema';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { MODEL_LABEL } from '../../local/detector/model-catalog';
 import { MODEL_SCALES } from '../../local/detector/scales';

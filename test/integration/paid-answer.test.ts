@@ -4,7 +4,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Claim, ImageResult } from '../../lib/domain';
 import { BatchStore } from '../../lib/store/batch-store';
-import { imageKey } from '../../lib/store/schema';
+import { imageKey } from '../../lib/store/table/schema';
 import { aws, stackEnv, uniqueId } from '../helpers';
 
 const PAID: Extract<ImageResult, { status: 'success' }> = {

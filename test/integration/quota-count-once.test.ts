@@ -17,7 +17,7 @@ import { defaultClientLimits } from '../../functions/config';
 import { encodeS3EventKey, s3EventMessage, s3EventRecord } from '../../lib/reconcile/s3-event';
 import { registerApiKey } from '../../lib/auth/register';
 import { BatchStore } from '../../lib/store/batch-store';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
 import { forgiveInterruptedAttempts } from '../../local/stack/interrupted-attempts';
@@ -25,6 +25,7 @@ import { localS3Client } from '../../local/s3/s3';
 import type { Stack } from '../../local/stack/types';
 import { startTestStack, uniqueId } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
+import { Registrations } from '../../lib/store/client/registrations';
 
 const silentMetrics: IngestMetrics = {
   image: () => undefined,
@@ -75,7 +76,7 @@ afterAll(async () => {
 /** A new client with a quota of 10 a day and one upload of its under uploads/; answers the upload's S3 event. */
 async function oneUpload(prefix: string): Promise<{ clientId: string; event: UploadEvent; body: Buffer; key: string }> {
   const clientId = uniqueId(prefix);
-  await registerApiKey(ddb, table, clientId);
+  await registerApiKey(new Registrations({ ddb, tableName: table }), clientId);
   await quota.setLimits(clientId, { maxImagesPerDay: 10 });
   const body = images[next++ % images.length] as Buffer;
   const key = `uploads/${clientId}/b1/cat.png`;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { utcDay } from '../../lib/quota/limits';
 import { defaultClientLimits } from '../../functions/config';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { controlHeaders } from '../../local/bridge/control-token';
 import { aws, stackEnv, uploadFile, uniqueId, waitForBridgeIdle } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';

@@ -2,7 +2,7 @@
 // an image is claimed before DetectLabels is paid for it; a call during a run starts nothing and charges nothing.
 // Done batches are seeded as records with their resting objects (small distinct PNGs), as the ingest leaves them.
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { batchPartition } from '../../lib/store/schema';
+import { batchPartition } from '../../lib/store/table/schema';
 import { aws, detectCalls, stackEnv, uploadFile, waitFor } from '../helpers';
 import { call, imageItem, newClient, seedBatch, writeItems, type TestClient } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';

@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
-import { batchPartition } from '../../lib/store/schema';
+import { batchPartition } from '../../lib/store/table/schema';
 import { tempDataDir, waitFor } from '../helpers';
 import { batchItem, imageItem } from '../helpers/api';
 import { api, doneWithin, endStackTrial, startStackProcess, withStackLog, type StackProcess } from '../helpers/stack-process';

@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { BatchStore } from '../../lib/store/batch-store';
-import { batchPartition } from '../../lib/store/schema';
+import { batchPartition } from '../../lib/store/table/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';

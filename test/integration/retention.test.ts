@@ -12,7 +12,7 @@ import { runEraseJob } from '../../lib/erase/job';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
 import { sweepExpiredBatches } from '../../lib/erase/expiry';
 import { BatchStore } from '../../lib/store/batch-store';
-import { batchPartition } from '../../lib/store/schema';
+import { batchPartition } from '../../lib/store/table/schema';
 import { startLocalExpiry } from '../../local/stack/expiry';
 import { loadBucketLifecycleRules } from '../../local/s3/lifecycle';
 import { aws, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';

@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { agreementSchema, batchSummarySchema, imageListSchema, imageSchema, type ImageAnswer } from '../../lib/api/schemas';
-import { countRecords, recountQuery } from '../../lib/store/batch-counters';
+import { countRecords, recountQuery } from '../../lib/store/batch/counters';
 import type { Counts } from '../../lib/domain';
-import type { ImageItem } from '../../lib/store/schema';
+import type { ImageItem } from '../../lib/store/table/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { call, newClient, readAllPages, seedBatch, type TestClient } from '../helpers/api';
 

@@ -19,7 +19,7 @@ import { controlHeaders } from '../../local/bridge/control-token';
 import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { localS3Client } from '../../local/s3/s3';
 import type { Stack } from '../../local/stack/types';
-import { INDEX } from '../../lib/store/schema';
+import { INDEX } from '../../lib/store/table/schema';
 import { deadLetters, startTestStack, tempDataDir, waitForBridgeIdle } from '../helpers';
 
 const s3For = (stack: Stack) => localS3Client(stack.endpoints.s3);

@@ -4,11 +4,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { defaultClientLimits } from '../../functions/config';
-import { cursorCodec } from '../../lib/store/cursor';
+import { cursorCodec } from '../../lib/store/table/cursor';
 import { BatchStore } from '../../lib/store/batch-store';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
-import { knownFingerprints } from '../../lib/store/known-fingerprints';
-import type { StoreContext } from '../../lib/store/reader';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
+import { knownFingerprints } from '../../lib/store/image/known';
+import type { StoreContext } from '../../lib/store/table/query';
 import { aws, detectCalls, stackEnv, uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, fprints, newClient, type TestClient } from '../helpers/api';
 

@@ -6,7 +6,7 @@ import { runEraseJob } from '../../lib/erase/job';
 import { sweepExpiredBatches } from '../../lib/erase/expiry';
 import { nextUtcDay } from '../../lib/quota/limits';
 import { defaultClientLimits } from '../../functions/config';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { aws, stackEnv, uploadFile, waitForBridgeIdle } from '../helpers';
 import { batchItem, call, newClient, writeItems, type TestClient } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';

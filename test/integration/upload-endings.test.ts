@@ -16,10 +16,10 @@ import { processUpload } from '../../lib/ingest/pipeline';
 import type { IngestDeps } from '../../lib/ingest/deps';
 import { encodeS3EventKey } from '../../lib/reconcile/s3-event';
 import { BatchStore } from '../../lib/store/batch-store';
-import type { ClaimOutcome } from '../../lib/store/image-record';
-import { uploadItemKey } from '../../lib/store/schema';
-import { takeBack } from '../../lib/store/take-back';
-import { newBatch } from '../../lib/store/batch-summary';
+import type { ClaimOutcome } from '../../lib/store/image/claim';
+import { uploadItemKey } from '../../lib/store/table/schema';
+import { takeBack } from '../../lib/store/batch/take-back';
+import { newBatch } from '../../lib/store/batch/summary';
 import type { Claim, UploadRef } from '../../lib/domain';
 import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
@@ -29,6 +29,7 @@ import type { Stack } from '../../local/stack/types';
 import { uploadsIn } from '../../functions/ingest/events';
 import { aws, deadLetters, detectCalls, stackEnv, startTestStack, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
+import { Registrations } from '../../lib/store/client/registrations';
 
 const md5 = (body: Buffer) => createHash('md5').update(body).digest('hex');
 const transactions = () => process.env.DDB_TRANSACTIONS === 'true';
@@ -49,7 +50,7 @@ async function keysUnder(prefix: string, s3: S3Client = aws().s3, bucket = stack
 /** A client of its own, so that no other test's classification of the same pixels is reused. */
 async function freshClient(): Promise<string> {
   const clientId = uniqueId('endings');
-  await registerClient(aws().ddb, stackEnv('TABLE_NAME'), clientId);
+  await registerClient(new Registrations({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }), clientId);
   return clientId;
 }
 

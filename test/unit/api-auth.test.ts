@@ -8,8 +8,8 @@ import {
   generateApiKey,
   hashApiKey,
 } from '../../lib/auth/api-keys';
-import { apiKeyItemKey, getApiKeyRequest } from '../../lib/store/credentials';
-import { putApiKeyRequest, putClientRequest } from '../../lib/store/registrations';
+import { apiKeyItemKey, getApiKeyRequest } from '../../lib/store/client/keys';
+import { putApiKeyRequest, putClientRequest } from '../../lib/store/client/registrations';
 
 describe('API keys', () => {
   it('are long, random and URL-safe', () => {

@@ -5,8 +5,8 @@ import { BatchNotFoundError, FileTooLargeError, ImageNotFoundError, InvalidParam
 import { toHttpError } from '../../lib/http/middleware';
 import { apiRoutes } from '../../lib/api/routes';
 import type { ApiService } from '../../lib/api/service';
-import { CursorError } from '../../lib/store/cursor';
-import { StoreThrottledError } from '../../lib/store/errors';
+import { CursorError } from '../../lib/store/table/cursor';
+import { StoreThrottledError } from '../../lib/store/table/errors';
 import { apiEvent } from '../helpers/api-event';
 
 const LIMITS = { maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 10, maxUploadBytes: 1000 };

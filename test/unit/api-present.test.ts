@@ -1,7 +1,7 @@
 import { presentBatch, presentImage } from '../../lib/api/present';
-import { toBatch, toBatchItem, toImage, toImageItem } from '../../lib/store/attributes';
+import { toBatch, toBatchItem, toImage, toImageItem } from '../../lib/store/table/attributes';
 import { ZERO_COUNTS, batchStatus, reportedStatus, type Batch, type Image } from '../../lib/domain';
-import { BATCH_SK } from '../../lib/store/schema';
+import { BATCH_SK } from '../../lib/store/table/schema';
 
 const counts = (c: Partial<Batch['counts']>): Batch['counts'] => ({ ...ZERO_COUNTS, ...c });
 

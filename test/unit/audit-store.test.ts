@@ -1,9 +1,9 @@
-// The audit sample as stored (lib/store/audit.ts): the draw's write, the batch-audit keys, and a review of an audited
+// The audit sample as stored (lib/store/audit/queue.ts): the draw's write, the batch-audit keys, and a review of an audited
 // image moving its key with the verdict.
-import { auditEntriesRequest, auditEntryOf } from '../../lib/store/audit';
-import { auditRequest } from '../../lib/store/audit-draw';
-import { reviewRequest } from '../../lib/store/reviews';
-import { auditKey } from '../../lib/store/schema';
+import { auditEntriesRequest, auditEntryOf } from '../../lib/store/audit/queue';
+import { auditRequest } from '../../lib/store/audit/draw';
+import { reviewRequest } from '../../lib/store/review/verdicts';
+import { auditKey } from '../../lib/store/table/schema';
 import type { Audit } from '../../lib/domain';
 
 const audit: Audit = { drawnAt: 1000, stratum: 'notCat', order: '00ab12cd34ef', seed: 42 };

@@ -1,5 +1,5 @@
-import { buildDeleteRequests } from '../../lib/store/batch-erasure';
-import { batchItemKeysQuery } from '../../lib/store/batch-erasure';
+import { buildDeleteRequests } from '../../lib/store/batch/erasure';
+import { batchItemKeysQuery } from '../../lib/store/batch/erasure';
 import { batchObjectPrefixes } from '../../lib/erase/objects';
 
 describe('batchObjectPrefixes', () => {

@@ -6,7 +6,7 @@ import { BatchNotFoundError } from '../../lib/api/errors';
 import { KeyRefusedError, OutOfSpaceError, UsageError, exitCodeFor, EXIT } from '../../lib/cli/errors';
 import { BatchClosedError, IceCatError } from '../../lib/errors';
 import { OUT_OF_STORAGE, toHttpError } from '../../lib/http/middleware';
-import { StoreThrottledError } from '../../lib/store/errors';
+import { StoreThrottledError } from '../../lib/store/table/errors';
 
 const root = join(__dirname, '..', '..');
 

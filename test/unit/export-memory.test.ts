@@ -9,9 +9,9 @@ import { mapPages } from '../../lib/export/pages';
 import { numberText, type ExportImage } from '../../lib/export/rows';
 import { exportChunks, writeExport } from '../../lib/export/writer';
 import type { Image } from '../../lib/domain';
-import { IMAGE_ATTRIBUTES, toImage, toImageItem } from '../../lib/store/attributes';
-import { DETECTIONS_READ, EXPORT_PAGE_ITEMS, ROWS_READ } from '../../lib/store/export-pages';
-import type { ImageItem } from '../../lib/store/schema';
+import { IMAGE_ATTRIBUTES, toImage, toImageItem } from '../../lib/store/table/attributes';
+import { DETECTIONS_READ, EXPORT_PAGE_ITEMS, ROWS_READ } from '../../lib/store/batch/pages';
+import type { ImageItem } from '../../lib/store/table/schema';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

@@ -4,12 +4,12 @@
 import { roleStatements, rolesFromTemplate, type FunctionRole, type RoleTemplate } from '../../local/iam/roles';
 import { roleAllows, RoleDecisions } from '../../local/iam/evaluate';
 import { roleTemplateFromSources } from '../../local/iam/template';
-import { reusableResultRequest } from '../../lib/store/client-patterns';
-import { dueCallbacksQuery } from '../../lib/store/callback-requeue';
-import { expiredBatchesQuery } from '../../lib/store/expired-batches';
-import { INDEX } from '../../lib/store/schema';
+import { dueCallbacksQuery } from '../../lib/store/callback/requeue';
+import { expiredBatchesQuery } from '../../lib/store/expiry/expired';
+import { INDEX } from '../../lib/store/table/schema';
 import path from 'node:path';
 
+import { reusableResultRequest } from '../../lib/store/image/reuse';
 const ROOT = path.resolve(__dirname, '..', '..');
 const PLACE = { region: 'eu-west-1', accountId: '123456789012' };
 const TABLE = 'arn:aws:dynamodb:eu-west-1:123456789012:table/IceCatWrangler-dev';
@@ -26,7 +26,7 @@ beforeAll(() => {
 
 /** The calls each function's code sends, each with the resource its request names. */
 const CALLS: [fn: string, action: string, resource: string, why: string][] = [
-  // The reuse lookup of every new image (lib/ingest/steps/detect.ts → lib/store/reuse-lookup.ts).
+  // The reuse lookup of every new image (lib/ingest/steps/detect.ts → lib/store/image/reuse.ts).
   ['ingest', 'dynamodb:Query', indexArn(reusableResultRequest('T', 'c', 'f', 1).IndexName), 'reuse lookup (client-fprint)'],
   ['ingest', 'dynamodb:Query', TABLE, "a batch's recount"],
   ['ingest', 'dynamodb:UpdateItem', TABLE, 'claim'],

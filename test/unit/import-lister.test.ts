@@ -7,7 +7,7 @@ import type { EnqueueDeps, ImportRef } from '../../lib/import/enqueue';
 import { listImport, type ListerDeps } from '../../lib/import/lister';
 import { csvFields } from '../../lib/import/manifest';
 import { importMessageIn } from '../../lib/import/message';
-import type { ImportCheckpoint } from '../../lib/store/imports';
+import type { ImportCheckpoint } from '../../lib/store/imports/imports';
 
 const KEYS = Array.from({ length: 25 }, (_, i) => `p/${String(i).padStart(3, '0')}.${i % 5 === 4 ? 'txt' : 'jpg'}`);
 

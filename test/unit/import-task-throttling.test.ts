@@ -9,8 +9,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { s3BatchInvocationFor } from '../../events/s3-batch-operations';
 import { answerInvocation } from '../../lib/import/batch-operations-task';
 import { SqsImportQueue } from '../../lib/import/sqs-queue';
-import { ImportMarksStore } from '../../lib/store/import-marks';
-import { ClientQuotaStore } from '../../lib/store/quota-writes';
+import { ImportMarksStore } from '../../lib/store/imports/marks';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
 const sqsMock = mockClient(SQSClient);

@@ -32,15 +32,15 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { ListenedMetrics, PowertoolsIngestMetrics, type IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload } from '../../lib/ingest/pipeline';
 import type { IngestDeps, UploadEvent, UploadQuota } from '../../lib/ingest/deps';
-import { toBatchItem, toImageItem } from '../../lib/store/attributes';
+import { toBatchItem, toImageItem } from '../../lib/store/table/attributes';
 import { BatchStore } from '../../lib/store/batch-store';
 import { ZERO_COUNTS, type Batch, type Fingerprint, type Image } from '../../lib/domain';
-import { decodeDetections, encodeDetections } from '../../lib/store/detections';
-import { batchKey, clientKey, imageKey } from '../../lib/store/schema';
-import { CURRENT_MODEL_KEY } from '../../lib/store/current-model';
+import { decodeDetections, encodeDetections } from '../../lib/store/table/detections';
+import { batchKey, clientKey, imageKey } from '../../lib/store/table/schema';
+import { CURRENT_MODEL_KEY } from '../../lib/store/model/current';
 import type { ModelVersion } from '../../lib/domain';
-import { newBatch } from '../../lib/store/batch-summary';
-import { startAttemptRequest } from '../../lib/store/upload-attempts';
+import { newBatch } from '../../lib/store/batch/summary';
+import { startAttemptRequest } from '../../lib/store/upload/attempts';
 import { emfWrittenBy } from '../helpers/emf';
 
 const s3 = mockClient(S3Client);
@@ -142,7 +142,7 @@ const preconditionFailed = () =>
 const REKOGNITION_3_0: ModelVersion = { name: 'rekognition-detect-labels', version: '3.0' };
 
 /**
- * What a reuse's model read answers (lib/store/current-model.ts): the model answering now and the earlier records'
+ * What a reuse's model read answers (lib/store/model/current.ts): the model answering now and the earlier records'
  * model facts. By default Rekognition 3.0 answers now and answered the earlier record b0 a day ago.
  */
 let modelRead: { current?: ModelVersion; records: Record<string, unknown>[] };

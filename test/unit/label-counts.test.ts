@@ -1,4 +1,4 @@
-import { countLabels, topLabels } from '../../lib/store/label-counts';
+import { countLabels, topLabels } from '../../lib/store/batch/label-counts';
 
 describe('label counts', () => {
   it('counts each label once per image, at or above the threshold', () => {

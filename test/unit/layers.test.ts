@@ -68,8 +68,9 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
       // The domain module importing anything of the project.
       'lib/ids.ts': 'export const newId = () => "x";\n',
       'lib/domain.ts': "import { newId } from './ids';\nexport const id = newId();\n",
-      // A service sending a DynamoDB request itself instead of asking the store (a type-only import is allowed); the
-      // package planted as a stand-in, as an import is type-only only once it resolves.
+      // A service sending a DynamoDB request itself instead of asking the store, and one holding the client by its type
+      // (a type-only import counts too: docs/decisions/0046); the package planted as a stand-in, as an import is
+      // type-only only once it resolves.
       'node_modules/@aws-sdk/lib-dynamodb/package.json': '{ "name": "@aws-sdk/lib-dynamodb", "main": "index.js", "types": "index.d.ts" }\n',
       'node_modules/@aws-sdk/lib-dynamodb/index.js': 'exports.DeleteCommand = class {};\n',
       'node_modules/@aws-sdk/lib-dynamodb/index.d.ts':
@@ -77,6 +78,9 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
       'lib/erase/items.ts':
         "import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\n" +
         'export const drop = (ddb: DynamoDBDocumentClient) => ddb.send(new DeleteCommand({ TableName: "T", Key: {} }));\n',
+      // The store holding the client is its job.
+      'lib/store/batch/summary.ts':
+        "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Held = { ddb: DynamoDBDocumentClient };\n",
       'lib/erase/job.ts':
         "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n",
       // local/'s floor importing one of its rooms (the stack's contract reading the detector's thresholds), and a room
@@ -109,12 +113,37 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
     ['dynamodb-through-the-store', 'lib/erase/items.ts → node_modules/@aws-sdk/lib-dynamodb/index.js'],
     ['local-floor-not-up', 'local/contract.ts → local/detector/thresholds.ts'],
     ['local-stack-on-top', 'local/queue/queue.ts → local/stack/types.ts'],
+    ['dynamodb-through-the-store', 'lib/erase/job.ts → node_modules/@aws-sdk/lib-dynamodb/index.js'],
   ])('%s: %s', (rule, edge) => {
     const [from, to] = edge.split(' → ') as [string, string];
     expect(result.output).toMatch(new RegExp(`${rule}: ${from} →\\s+${to}`));
   });
 
-  test('a type-only import of the DynamoDB client is not a violation', () => {
-    expect(result.output).not.toMatch(/dynamodb-through-the-store: lib\/erase\/job[.]ts/);
+  test('the store itself may import the DynamoDB client', () => {
+    expect(result.output).not.toMatch(/dynamodb-through-the-store: lib\/store\//);
+  });
+});
+
+describe('the lint rule holding DynamoDB inside lib/store and lib/aws (eslint.config.mjs)', () => {
+  const eslint = join(root, 'node_modules', 'eslint', 'bin', 'eslint.js');
+  const planted =
+    "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n";
+  /** The rules ESLint, run as the lint runs it, reports on the planted import as if it were `file`. */
+  async function rulesAt(file: string): Promise<string[]> {
+    const run = promisify(execFile)(process.execPath, [eslint, '--stdin', '--stdin-filename', file, '--format', 'json'], { cwd: root });
+    run.child.stdin?.end(planted);
+    const stdout = await run.then(
+      (out) => out.stdout,
+      (error: { stdout: string }) => error.stdout,
+    );
+    return (JSON.parse(stdout) as { messages: { ruleId: string }[] }[]).flatMap((r) => r.messages.map((m) => m.ruleId));
+  }
+
+  test.each(['lib/erase/planted.ts', 'functions/erase/planted.ts'])('fails a planted import in %s', async (file) => {
+    expect(await rulesAt(file)).toContain('@typescript-eslint/no-restricted-imports');
+  });
+
+  test('lets lib/store import it', async () => {
+    expect(await rulesAt('lib/store/batch/planted.ts')).not.toContain('@typescript-eslint/no-restricted-imports');
   });
 });

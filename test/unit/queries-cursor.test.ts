@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { CursorError, cursorCodec, decodeCursor, encodeCursor } from '../../lib/store/cursor';
+import { CursorError, cursorCodec, decodeCursor, encodeCursor } from '../../lib/store/table/cursor';
 
 const SECRET = 's'.repeat(40);
 const KEY = { batch_id: '01HX', img_fprint: 'abc', upload_ts: 1_700_000_000_000 };

@@ -1,14 +1,11 @@
 import {
   BATCH_GET_MAX_KEYS,
   batchByStatusRequest,
-  batchGetRequests,
   batchImagesRequest,
   batchLogsRequest,
   batchResultsRequest,
-  batchSummaryRequest,
   batchTimeRangeRequest,
-  imageRequest,
-} from '../../lib/store/access-patterns';
+} from '../../lib/store/batch/images';
 import {
   clientByStatusRequest,
   clientCatsRequest,
@@ -16,12 +13,14 @@ import {
   clientTimeRangeRequest,
   imageAcrossBatchesRequest,
   clientBatchesRequest,
-} from '../../lib/store/client-patterns';
-import type { QueryPlan } from '../../lib/store/expressions';
+} from '../../lib/store/client/images';
+import type { QueryPlan } from '../../lib/store/table/expressions';
 import { backoffDelay } from '../../lib/backoff';
-import { isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/reader';
-import { BATCH_SK, INDEX } from '../../lib/store/schema';
+import { isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/table/query';
+import { BATCH_SK, INDEX } from '../../lib/store/table/schema';
 
+import { batchGetRequests, imageRequest } from '../../lib/store/image/reads';
+import { batchSummaryRequest } from '../../lib/store/batch/summary';
 const T = 'IceCatWrangler';
 const NOW_S = 1_700_000_000;
 const batch = { tableName: T, batchId: 'B1', clientId: 'acme', nowS: NOW_S };

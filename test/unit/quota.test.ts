@@ -4,8 +4,8 @@ import { batchesBeyondQuota, burstOf, formsBeyondQuota, nextUtcDay, utcDay, with
 import { ClientRateLimiter, RateLimitedError } from '../../lib/quota/rate-limiter';
 import { TokenBucket } from '../../lib/quota/token-bucket';
 import { toHttpError } from '../../lib/http/middleware';
-import { countUploadRequest, markQuotaExceededRequest, setClientLimitsRequest } from '../../lib/store/quota-writes';
-import { usageKey } from '../../lib/store/client-limits';
+import { countUploadRequest, markQuotaExceededRequest, setClientLimitsRequest } from '../../lib/store/client/quota';
+import { usageKey } from '../../lib/store/client/limits';
 
 describe('TokenBucket', () => {
   it('admits a full burst at once, then refuses and says when the next token arrives', () => {

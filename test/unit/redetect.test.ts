@@ -5,11 +5,11 @@ import { presentChange } from '../../lib/api/changes';
 import { encodeRedetectMessage, redetectMessageIn } from '../../lib/redetect/message';
 import { currentModel } from '../../lib/redetect/model';
 import { planOf, redetectBatch, type RedetectPlanDeps } from '../../lib/redetect/plan';
-import type { Redetections, RedetectCandidate } from '../../lib/store/redetect';
-import { answerCounts, answerRequest, forgoRequest, markImageRequest } from '../../lib/store/redetect-writes';
-import { chargedAlready, chargePageRequest } from '../../lib/store/redetect-run-writes';
+import type { Redetections, RedetectCandidate } from '../../lib/store/redetect/images';
+import { answerCounts, answerRequest, forgoRequest, markImageRequest } from '../../lib/store/redetect/image-writes';
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 
+import { chargedAlready, chargePageRequest } from '../../lib/store/redetect/run';
 const OLD = { name: 'rekognition-detect-labels', version: '2.0' };
 const NEW = { name: 'rekognition-detect-labels', version: '3.0' };
 

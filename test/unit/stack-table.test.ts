@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createTableInput, tablePropertiesFromYaml, TableDefinitionError, TABLE_DEFINITION_FILE } from '../../local/dynamodb/dynamodb';
-import { INDEX } from '../../lib/store/schema';
+import { INDEX } from '../../lib/store/table/schema';
 
 const definition = () => tablePropertiesFromYaml(readFileSync(TABLE_DEFINITION_FILE, 'utf8'));
 

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { BATCH_ATTRIBUTES, COUNTER_ATTRIBUTES, IMAGE_ATTRIBUTES, UPLOAD_ATTRIBUTES } from '../../lib/store/attributes';
+import { BATCH_ATTRIBUTES, COUNTER_ATTRIBUTES, IMAGE_ATTRIBUTES, UPLOAD_ATTRIBUTES } from '../../lib/store/table/attributes';
 import { EXPORT_COLUMNS } from '../../lib/export/rows';
 
 // docs/design.md §2: lib/store is the only code that knows the table's attribute names; everything else speaks the
@@ -19,7 +19,7 @@ const storedNames = [
     ...Object.values(BATCH_ATTRIBUTES),
     ...Object.values(UPLOAD_ATTRIBUTES),
     ...Object.values(COUNTER_ATTRIBUTES),
-    // The key and client items' own (lib/store/credentials.ts, registrations.ts).
+    // The key and client items' own (lib/store/client/keys.ts, registrations.ts).
     'owner_id',
     'registered_ts',
   ]),

@@ -1,6 +1,6 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ZERO_COUNTS } from '../../lib/domain';
-import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/schema';
+import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/table/schema';
 import {
   addExpectedRequest,
   autoCloseRequest,
@@ -8,18 +8,13 @@ import {
   markDoneRequest,
   newBatch,
   putBatchRequest,
-} from '../../lib/store/batch-summary';
-import {
-  claimRequest,
-  duplicateRequest,
-  finishCounts,
-  finishRequest,
-  rejectionRequest,
-  takeoverRequest,
-} from '../../lib/store/image-record';
-import { countRecords, countRequest, recountQuery, setCountsRequest, transaction } from '../../lib/store/batch-counters';
-import { duplicateMarkRequest, endAttemptRequest, startAttemptRequest } from '../../lib/store/upload-attempts';
+} from '../../lib/store/batch/summary';
+import { duplicateRequest, finishCounts, finishRequest, rejectionRequest } from '../../lib/store/image/record';
+import { countRecords, countRequest, recountQuery, setCountsRequest } from '../../lib/store/batch/counters';
+import { duplicateMarkRequest, endAttemptRequest, startAttemptRequest } from '../../lib/store/upload/attempts';
 
+import { claimRequest, takeoverRequest } from '../../lib/store/image/claim';
+import { transaction } from '../../lib/store/table/transact';
 const claim = {
   clientId: 'demo',
   batchId: 'b1',

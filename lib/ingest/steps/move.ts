@@ -1,5 +1,5 @@
 // Step 7 (docs/design.md §1), split around step 6: copy, then record, then delete the source (decision 0017).
-import { BatchErasedError } from '../../store/errors';
+import { BatchErasedError } from '../../store/table/errors';
 import type { IngestDeps } from '../deps';
 import type { HeldClaim } from '../errors';
 import { removeUpload, restCopy, type StoredObject } from '../storage';

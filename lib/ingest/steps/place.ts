@@ -2,7 +2,7 @@
 // can record it) or discard it (its batch is being erased or has expired).
 import { utcDay } from '../../quota/limits';
 import type { Batch, SourceObject } from '../../domain';
-import type { BatchCounter } from '../../store/batch-summary';
+import type { BatchCounter } from '../../store/batch/summary';
 import type { IngestDeps, IngestResult, RefusalCode, UploadEvent } from '../deps';
 import { DebugLog } from '../debug-log';
 import { decodeS3Key, invalidKeyDestination, restingKey, tryParseUploadKey, type BatchFile } from '../s3-key';

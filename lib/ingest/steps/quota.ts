@@ -1,6 +1,6 @@
 // Step 1b (docs/design.md §11): the upload counted once against its client's images quota of the day.
 import { quotaExceededMessage, utcDay } from '../../quota/limits';
-import type { AttemptCount } from '../../store/upload-attempts';
+import type { AttemptCount } from '../../store/upload/attempts';
 import type { IngestDeps } from '../deps';
 import { RejectedUploadError } from '../errors';
 import type { Placed } from './place';

@@ -1,6 +1,6 @@
 // Step 6 (docs/design.md §1): the outcome recorded on the claimed image's item, with the batch's counters.
 import type { Claim } from '../../domain';
-import { BatchErasedError } from '../../store/errors';
+import { BatchErasedError } from '../../store/table/errors';
 import type { IngestDeps } from '../deps';
 import { restingKey } from '../s3-key';
 import { removeUpload } from '../storage';

@@ -1,6 +1,6 @@
 // An image recorded already (step 4 finds it claimed): the same upload delivered again, or a duplicate.
 import type { Image } from '../../domain';
-import { BatchErasedError } from '../../store/errors';
+import { BatchErasedError } from '../../store/table/errors';
 import type { IngestDeps, IngestResult } from '../deps';
 import { restingKey } from '../s3-key';
 import type { StoredObject } from '../storage';

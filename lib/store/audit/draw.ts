@@ -1,0 +1,72 @@
+// The writes of an audit draw (docs/accuracy.md): the strata's sizes on the summary and each drawn image's `audit` map
+// and batch-audit key. Apart from the reads (audit.ts) so that the read function's bundle sends no UpdateItem.
+import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Audit, Image } from '../../domain';
+import { batchNames, imageNames } from '../table/attributes';
+import type { Ctx, StrataSizes } from './queue';
+import { liveBatch } from '../batch/summary';
+import { conditionFailed } from '../table/condition';
+import { reviewAsRead } from '../review/verdicts';
+import { auditKey, batchKey, imageKey, toStoredAudit } from '../table/schema';
+
+/** Remembers the strata's sizes at this draw on the summary (what the estimator weights by); false when the batch is gone. */
+export async function setStrataSizes(ctx: Ctx, clientId: string, batchId: string, sizes: StrataSizes, nowMs: number): Promise<boolean> {
+  const live = liveBatch(nowMs);
+  const request: UpdateCommandInput = {
+    TableName: ctx.tableName,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #auditPopulation = :sizes',
+    ConditionExpression: live.condition,
+    ExpressionAttributeNames: batchNames('auditPopulation', ...live.names),
+    ExpressionAttributeValues: { ':sizes': { c: sizes.cat, n: sizes.notCat, ts: nowMs }, ...live.values },
+  };
+  try {
+    await ctx.ddb.send(new UpdateCommand(request));
+    return true;
+  } catch (err) {
+    if (conditionFailed(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Draws one image into the sample: its `audit` map and its batch-audit key (reviewed already, or pending). Only if it
+ * is still a classified image not drawn before, with the verdict read (so the key matches it).
+ */
+export function auditRequest(
+  table: string,
+  image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'review'>,
+  audit: Audit,
+): UpdateCommandInput {
+  const condition = ['#status = :success', 'attribute_not_exists(#audit)'];
+  const values: Record<string, unknown> = { ':audit': toStoredAudit(audit), ':key': auditKey(audit, image.review), ':success': 'success' };
+  const extraNames = reviewAsRead(image, condition, values);
+  return {
+    TableName: table,
+    Key: imageKey(image.clientId, image.batchId, image.fprint),
+    UpdateExpression: 'SET #audit = :audit, #auditKey = :key',
+    ConditionExpression: condition.join(' AND '),
+    ExpressionAttributeNames: { ...imageNames('audit', 'auditKey', 'status', 'review'), ...extraNames },
+    ExpressionAttributeValues: values,
+  };
+}
+
+const AUDIT_PARALLEL = 16;
+
+/** Writes the drawn images' audit (16 at a time); answers those written (one a review or another draw changed is not). */
+export async function markAudited(ctx: Ctx, drawn: readonly { image: Image; audit: Audit }[]): Promise<Image[]> {
+  const written: Image[] = [];
+  for (let i = 0; i < drawn.length; i += AUDIT_PARALLEL) {
+    await Promise.all(
+      drawn.slice(i, i + AUDIT_PARALLEL).map(async ({ image, audit }) => {
+        try {
+          await ctx.ddb.send(new UpdateCommand(auditRequest(ctx.tableName, image, audit)));
+          written.push({ ...image, audit });
+        } catch (err) {
+          if (!conditionFailed(err)) throw err;
+        }
+      }),
+    );
+  }
+  return written;
+}

@@ -1,0 +1,361 @@
+// The batch summary: a batch made, closed, settled (auto-closed, stamped done), declared more files, marked for
+// erasure, as pure request builders (unit-tested without a network). Expressions name attributes by their domain
+// names through lib/store/table/attributes.ts (`#fileName`).
+import {
+  GetCommand,
+  UpdateCommand,
+  PutCommand,
+  type BatchGetCommandInput,
+  type GetCommandInput,
+  type UpdateCommandInput,
+  type PutCommandInput,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { ZERO_COUNTS, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch } from '../../domain';
+import { markExpired } from '../expiry/expired';
+import { storeNowS, translate, type StoreContext } from '../table/query';
+import { conditionFailed } from '../table/condition';
+import { batchNames, toBatch, toBatchItem, type BatchAttribute } from '../table/attributes';
+import type { TableAccess } from '../table/access';
+import { BATCH_SK, CALLBACK_DUE, batchKey, nowSeconds, ttlFor, type BatchItem } from '../table/schema';
+import type { TakeBack } from './take-back';
+
+export interface NewBatch {
+  clientId: string;
+  batchId: string;
+  now: number;
+  debug: boolean;
+  retentionDays: number;
+  expected?: number;
+  callbackUrl?: string;
+  /** The cat threshold its images are classified at (the configured one), until a :reclassify moves it. */
+  catMinConfidence?: number;
+}
+
+/** A batch as it starts: open, nothing counted. The one place a summary is made. */
+export function newBatch(b: NewBatch): Batch {
+  return {
+    clientId: b.clientId,
+    batchId: b.batchId,
+    createdAt: b.now,
+    debug: b.debug,
+    retentionDays: b.retentionDays,
+    expiresAt: ttlFor(b.now, b.retentionDays),
+    ...(b.expected !== undefined ? { expected: b.expected } : {}),
+    closed: false,
+    counts: { ...ZERO_COUNTS },
+    ...(b.callbackUrl !== undefined ? { callbackUrl: b.callbackUrl } : {}),
+    ...(b.catMinConfidence !== undefined ? { catMinConfidence: b.catMinConfidence } : {}),
+  };
+}
+
+/**
+ * The write side of the one visibility rule (reads: isVisibleBatch in lib/domain.ts): a summary that exists, is not being
+ * erased and has not expired. Every write into a batch made for a client's request or an upload holds only on it, so
+ * an expired batch takes nothing more, whatever route or upload asks (docs/design.md §6, "A batch expires whole").
+ */
+export function liveBatch(nowMs: number): { condition: string; names: BatchAttribute[]; values: Record<string, unknown> } {
+  return {
+    condition: 'attribute_exists(#partition) AND attribute_not_exists(#deleting) AND #expiresAt > :nowS',
+    names: ['partition', 'deleting', 'expiresAt'],
+    values: { ':nowS': nowSeconds(nowMs) },
+  };
+}
+
+/** Creates a batch's summary unless the client already has a batch of that name. */
+export function putBatchRequest(table: string, batch: Batch): PutCommandInput {
+  return {
+    TableName: table,
+    Item: toBatchItem(batch),
+    ConditionExpression: 'attribute_not_exists(#partition)',
+    ExpressionAttributeNames: batchNames('partition'),
+  };
+}
+
+/** Closes an open batch, optionally fixing how many files it gets in all (never below what arrived). */
+export function closeRequest(table: string, clientId: string, batchId: string, now: number, expected?: number): UpdateCommandInput {
+  const withExpected = expected !== undefined;
+  const live = liveBatch(now);
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: `SET #closed = :true, #closedAt = :now${withExpected ? ', #expected = :expected' : ''}`,
+    ConditionExpression:
+      `${live.condition} AND (attribute_not_exists(#closed) OR #closed = :false)` + (withExpected ? ' AND #total <= :expected' : ''),
+    ExpressionAttributeNames: batchNames(...live.names, 'closed', 'closedAt', ...(withExpected ? (['expected', 'total'] as const) : [])),
+    ExpressionAttributeValues: {
+      ...live.values,
+      ':true': true,
+      ':false': false,
+      ':now': now,
+      ...(withExpected ? { ':expected': expected } : {}),
+    },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** Closes a batch by itself once as many uploads arrived as were declared. */
+export function autoCloseRequest(table: string, clientId: string, batchId: string, now: number): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #closed = :true, #closedAt = :now',
+    ConditionExpression: '(attribute_not_exists(#closed) OR #closed = :false) AND #expected <= #total',
+    ExpressionAttributeNames: batchNames('closed', 'closedAt', 'expected', 'total'),
+    ExpressionAttributeValues: { ':true': true, ':false': false, ':now': now },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/**
+ * Stamps doneAt, once, and only while the batch is done (closed, nothing pending, every declared file arrived). A batch
+ * with a callback is marked as owing it in the same write, so a callback whose first send is lost is still found.
+ */
+export function markDoneRequest(table: string, clientId: string, batchId: string, now: number, withCallback = false): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: withCallback ? 'SET #doneAt = :now, #callbackDue = :due' : 'SET #doneAt = :now',
+    ConditionExpression:
+      '#closed = :true AND #pending = :zero AND attribute_not_exists(#doneAt) AND attribute_not_exists(#deleting) AND ' +
+      '(attribute_not_exists(#expected) OR #expected <= #total)',
+    ExpressionAttributeNames: batchNames(
+      'closed',
+      'pending',
+      'doneAt',
+      'deleting',
+      'expected',
+      'total',
+      ...(withCallback ? (['callbackDue'] as const) : []),
+    ),
+    ExpressionAttributeValues: { ':true': true, ':zero': 0, ':now': now, ...(withCallback ? { ':due': CALLBACK_DUE } : {}) },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** More files declared for an open batch: `expected` grows by their number (from 0 when none were declared). */
+export function addExpectedRequest(table: string, clientId: string, batchId: string, files: number, nowMs: number): UpdateCommandInput {
+  const live = liveBatch(nowMs);
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #expected = if_not_exists(#expected, :zero) + :files',
+    ConditionExpression: `${live.condition} AND (attribute_not_exists(#closed) OR #closed = :false)`,
+    ExpressionAttributeNames: batchNames(...live.names, 'expected', 'closed'),
+    ExpressionAttributeValues: { ...live.values, ':zero': 0, ':files': files, ':false': false },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/**
+ * Marks an existing batch as being erased (DELETE); marking it again is harmless. Not once it has expired: it is gone
+ * for its client then, and the expiry sweep erases it (markExpiredRequest).
+ */
+export function markDeletingRequest(table: string, clientId: string, batchId: string, nowMs: number): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #deleting = :true',
+    ConditionExpression: 'attribute_exists(#partition) AND #expiresAt > :nowS',
+    ExpressionAttributeNames: batchNames('partition', 'deleting', 'expiresAt'),
+    ExpressionAttributeValues: { ':true': true, ':nowS': nowSeconds(nowMs) },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+export interface BatchStoreOptions {
+  ddb: DynamoDBDocumentClient;
+  tableName: string;
+  /** Record and counter writes in one transaction (DynamoDB, DynamoDB Local); false for dynalite. */
+  transactions: boolean;
+  /** How long a client lookup is trusted (ms). */
+  clientCacheMs?: number;
+  now?: () => number;
+  /**
+   * Called once per batch, after the write that stamped it done succeeded (completion callbacks and events). A
+   * failure is the caller's to log: the batch stays done.
+   */
+  onDone?: (batch: Batch) => Promise<void>;
+  /** The ingest's: deletes what it wrote into a batch being erased (lib/store/batch/take-back.ts). */
+  takeBack?: TakeBack;
+}
+
+export type CloseOutcome = { closed: true; batch: Batch } | { closed: false; reason: 'missing' | 'closed' | 'below-total'; batch?: Batch };
+
+/** Counts a batch about to be opened against its client's batches of the day (lib/store/client/quota.ts). */
+export interface BatchCounter {
+  /** false when the day's limit is reached (nothing counted). */
+  count(): Promise<boolean>;
+}
+
+/**
+ * The batch summary's reads and writes: made, opened by its first upload, closed, declared more files, settled (closed
+ * or stamped done when due), marked for erasure. The counters (counters.ts) are a part beside it, built on it.
+ */
+export class BatchSummaries implements TableAccess {
+  readonly ddb: DynamoDBDocumentClient;
+  readonly table: string;
+  readonly now: () => number;
+  readonly transactions: boolean;
+
+  constructor(
+    access: TableAccess,
+    private readonly hooks: Pick<BatchStoreOptions, 'onDone' | 'takeBack'> = {},
+  ) {
+    this.ddb = access.ddb;
+    this.table = access.table;
+    this.now = access.now;
+    this.transactions = access.transactions;
+  }
+
+  async getBatch(clientId: string, batchId: string): Promise<Batch | undefined> {
+    const out = await this.ddb.send(new GetCommand({ TableName: this.table, Key: batchKey(clientId, batchId), ConsistentRead: true }));
+    return out.Item ? toBatch(out.Item as BatchItem) : undefined;
+  }
+
+  /** Creates the batch; false when the client already has one of that name. */
+  async createBatch(batch: Batch): Promise<boolean> {
+    try {
+      await this.ddb.send(new PutCommand(putBatchRequest(this.table, batch)));
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * The batch, opened by this upload when it is the batch's first (no POST /v1/batches before it): then `opened`.
+   * The upload that opens a batch counts it against the client's batches of the day (`counter`); refused, it takes the
+   * summary back and answers undefined. Counting after the summary is made leaves no other upload of the new batch
+   * refused while the first is still opening it; one that placed itself in the summary meanwhile finds it gone when
+   * it counts (treated as erased), unless it was counted first, and then the batch stays.
+   */
+  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>): Promise<{ batch: Batch; opened: boolean }>;
+  async openBatch(
+    b: Omit<NewBatch, 'debug' | 'expected'>,
+    counter: BatchCounter | undefined,
+  ): Promise<{ batch: Batch; opened: boolean } | undefined>;
+  async openBatch(b: Omit<NewBatch, 'debug' | 'expected'>, counter?: BatchCounter): Promise<{ batch: Batch; opened: boolean } | undefined> {
+    const existing = await this.getBatch(b.clientId, b.batchId);
+    if (existing) return { batch: existing, opened: false };
+    const batch = newBatch({ ...b, debug: false });
+    if (await this.createBatch(batch)) {
+      if (counter && !(await counter.count()) && (await this.dropOpenedBatch(b.clientId, b.batchId))) return undefined;
+      return { batch, opened: true };
+    }
+    const opened = await this.getBatch(b.clientId, b.batchId); // opened concurrently by another upload
+    if (!opened) return this.openBatch(b, counter); // ...and erased since
+    return { batch: opened, opened: false };
+  }
+
+  /** Takes back a summary openBatch just made, unless an upload counted into it since; true when it went. */
+  async dropOpenedBatch(clientId: string, batchId: string): Promise<boolean> {
+    return (await this.hooks.takeBack?.openedBatch(clientId, batchId)) ?? false;
+  }
+
+  /** Closes an open batch (POST …:close), optionally with the number of files it gets in all. */
+  async close(clientId: string, batchId: string, expected?: number): Promise<CloseOutcome> {
+    try {
+      const out = await this.ddb.send(new UpdateCommand(closeRequest(this.table, clientId, batchId, this.now(), expected)));
+      return { closed: true, batch: await this.settle(toBatch(out.Attributes as BatchItem)) };
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+      const batch = await this.getBatch(clientId, batchId);
+      if (!batch || !this.isLive(batch)) return { closed: false, reason: 'missing' };
+      if (batch.closed) return { closed: false, reason: 'closed', batch };
+      return { closed: false, reason: 'below-total', batch };
+    }
+  }
+
+  /** Declares more files for an open batch; undefined when it is closed or missing. */
+  async addExpected(clientId: string, batchId: string, files: number): Promise<Batch | undefined> {
+    try {
+      const out = await this.ddb.send(new UpdateCommand(addExpectedRequest(this.table, clientId, batchId, files, this.now())));
+      return toBatch(out.Attributes as BatchItem);
+    } catch (err) {
+      if (conditionFailed(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Closes a batch whose declared files all arrived, and stamps it done when it is: each at most once. */
+  async settle(batch: Batch): Promise<Batch> {
+    let settled = batch;
+    if (shouldAutoClose(settled))
+      settled = (await this.conditionalUpdate(autoCloseRequest(this.table, batch.clientId, batch.batchId, this.now()))) ?? settled;
+    if (shouldMarkDone(settled)) {
+      const done = await this.conditionalUpdate(
+        markDoneRequest(this.table, batch.clientId, batch.batchId, this.now(), batch.callbackUrl !== undefined),
+      );
+      if (done) {
+        settled = done;
+        await this.hooks.onDone?.(done);
+      }
+    }
+    return settled;
+  }
+
+  /** Marks the batch as being erased; undefined when it does not exist or has expired. */
+  async markDeleting(clientId: string, batchId: string): Promise<Batch | undefined> {
+    return this.conditionalUpdate(markDeletingRequest(this.table, clientId, batchId, this.now()));
+  }
+
+  /**
+   * Marks an expired batch as being erased, stamped `now`, unless its erasure was queued at or after `staleBefore`
+   * (epoch ms) already; true when marked, and the caller then queues the erasure (lib/erase/expiry.ts).
+   */
+  async markExpired(clientId: string, batchId: string, staleBefore: number): Promise<boolean> {
+    return markExpired({ ddb: this.ddb, tableName: this.table }, clientId, batchId, this.now(), staleBefore);
+  }
+
+  /** The batch exists, is not being erased and has not expired (isVisibleBatch, at this store's clock). */
+  isLive(batch: Batch | undefined): boolean {
+    return isVisibleBatch(batch, nowSeconds(this.now()));
+  }
+
+  /** The summary after a conditional update, or undefined when its condition did not hold (someone else did it). */
+  async conditionalUpdate(request: UpdateCommandInput): Promise<Batch | undefined> {
+    try {
+      const out = await this.ddb.send(new UpdateCommand(request));
+      return toBatch(out.Attributes as BatchItem);
+    } catch (err) {
+      if (conditionFailed(err)) return undefined;
+      throw err;
+    }
+  }
+}
+
+/** The batch summary, GetItem. */
+export function batchSummaryRequest(tableName: string, clientId: string, batchId: string): GetCommandInput {
+  return { TableName: tableName, Key: batchKey(clientId, batchId) };
+}
+
+/** BatchGetItem of whole batch summaries, by their keys (a page of client-batches). */
+export function batchSummariesRequest(tableName: string, keys: readonly { batch_id: string; img_fprint: string }[]): BatchGetCommandInput {
+  return { RequestItems: { [tableName]: { Keys: keys.map((k) => ({ batch_id: k.batch_id, img_fprint: k.img_fprint })) } } };
+}
+
+/**
+ * BatchGetItem of batch summaries by partition (at most 100), projected to what decides whether a batch is visible
+ * (isVisibleBatch: its expiry and the erasure mark), strongly consistent.
+ */
+export function batchVisibilityRequest(tableName: string, partitions: readonly string[]): BatchGetCommandInput {
+  return {
+    RequestItems: {
+      [tableName]: {
+        Keys: partitions.map((p) => ({ batch_id: p, img_fprint: BATCH_SK })),
+        ProjectionExpression: '#partition, #sortKey, #ttl, #deleting',
+        ExpressionAttributeNames: { '#partition': 'batch_id', '#sortKey': 'img_fprint', '#ttl': 'ttl', '#deleting': 'deleting' },
+        ConsistentRead: true,
+      },
+    },
+  };
+}
+
+/** The batch's summary, or undefined when missing, expired or being erased. */
+export async function getBatch(ctx: StoreContext, clientId: string, batchId: string): Promise<Batch | undefined> {
+  const out = await ctx.ddb.send(new GetCommand(batchSummaryRequest(ctx.tableName, clientId, batchId))).catch(translate);
+  const batch = out.Item ? toBatch(out.Item as BatchItem) : undefined;
+  return isVisibleBatch(batch, storeNowS(ctx)) ? batch : undefined;
+}

@@ -1,0 +1,105 @@
+// The reads and the write with which the reconciliation sweep finds completion callbacks whose message was lost
+// (lib/reconcile/callbacks.ts): apart from BatchStore, so that the sweep's bundle (and so its role) carries only these.
+import {
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { batchNames, toBatch } from '../table/attributes';
+import type { Batch } from '../../domain';
+import { CALLBACK_DUE, INDEX, batchKey, splitPartition, type BatchItem } from '../table/schema';
+import { conditionFailed } from '../table/condition';
+import type { TableRef } from '../table/access';
+
+/** The batches owing their completion callback that turned done before `doneBefore` (epoch ms), oldest first. */
+export async function* batchesOwingCallbacks(
+  ddb: DynamoDBDocumentClient,
+  table: string,
+  doneBefore: number,
+  pageSize = 100,
+): AsyncGenerator<{ clientId: string; batchId: string }> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb.send(new QueryCommand(dueCallbacksQuery(table, doneBefore, pageSize, start)));
+    for (const item of page.Items ?? []) yield splitPartition(String(item.batch_id));
+    start = page.LastEvaluatedKey;
+  } while (start);
+}
+
+/** A batch's summary, read consistently; undefined when it is gone. */
+export async function readSummary(
+  ddb: DynamoDBDocumentClient,
+  table: string,
+  clientId: string,
+  batchId: string,
+): Promise<Batch | undefined> {
+  const out = await ddb.send(new GetCommand({ TableName: table, Key: batchKey(clientId, batchId), ConsistentRead: true }));
+  return out.Item ? toBatch(out.Item as BatchItem) : undefined;
+}
+
+/** Stamps that the callback is queued again; false when it no longer owes it or another sweep stamped it first. */
+export async function stampCallbackRequeued(ddb: DynamoDBDocumentClient, table: string, batch: Batch, now: number): Promise<boolean> {
+  try {
+    await ddb.send(new UpdateCommand(callbackRequeueRequest(table, batch.clientId, batch.batchId, now, batch.callbackRequeuedAt)));
+    return true;
+  } catch (err) {
+    if (conditionFailed(err)) return false;
+    throw err;
+  }
+}
+
+/** A page of batches that owe their callback, done before `doneBefore` (epoch ms), oldest first. */
+export function dueCallbacksQuery(table: string, doneBefore: number, limit: number, startKey?: Record<string, unknown>): QueryCommandInput {
+  return {
+    TableName: table,
+    IndexName: INDEX.callbacksDue,
+    KeyConditionExpression: '#callbackDue = :due AND #doneAt < :before',
+    ExpressionAttributeNames: batchNames('callbackDue', 'doneAt'),
+    ExpressionAttributeValues: { ':due': CALLBACK_DUE, ':before': doneBefore },
+    Limit: limit,
+    ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+  };
+}
+
+/**
+ * Stamps that the sweep queues the callback again, only if it still owes it and nobody stamped it since `previous`
+ * (so two sweeps never both queue it); the batch must exist and not be being erased.
+ */
+export function callbackRequeueRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  now: number,
+  previous: number | undefined,
+): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: 'SET #callbackRequeuedAt = :now',
+    ConditionExpression:
+      'attribute_exists(#callbackDue) AND attribute_not_exists(#deleting) AND ' +
+      (previous === undefined ? 'attribute_not_exists(#callbackRequeuedAt)' : '#callbackRequeuedAt = :previous'),
+    ExpressionAttributeNames: batchNames('callbackDue', 'deleting', 'callbackRequeuedAt'),
+    ExpressionAttributeValues: { ':now': now, ...(previous === undefined ? {} : { ':previous': previous }) },
+  };
+}
+
+/** The callbacks owed, as the sweep reads and stamps them (lib/reconcile/callbacks.ts OwedCallbacks). */
+export class CallbackRequeues {
+  constructor(private readonly table: TableRef) {}
+
+  owing(doneBefore: number): AsyncGenerator<{ clientId: string; batchId: string }> {
+    return batchesOwingCallbacks(this.table.ddb, this.table.tableName, doneBefore);
+  }
+
+  summary(clientId: string, batchId: string): Promise<Batch | undefined> {
+    return readSummary(this.table.ddb, this.table.tableName, clientId, batchId);
+  }
+
+  stampRequeued(batch: Batch, now: number): Promise<boolean> {
+    return stampCallbackRequeued(this.table.ddb, this.table.tableName, batch, now);
+  }
+}

@@ -1,0 +1,39 @@
+// A completion callback's delivery state on its batch: the one write of the callbacks function, apart from BatchStore
+// so that its bundle (and so its role) carries only this call.
+import { UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { batchNames } from '../table/attributes';
+import { batchKey } from '../table/schema';
+import { conditionFailed } from '../table/condition';
+
+/** Stores the completion callback's delivery state (`final`: delivered or given up); false when the batch is gone or being erased. */
+export async function recordCallbackState(
+  ddb: DynamoDBDocumentClient,
+  table: string,
+  clientId: string,
+  batchId: string,
+  state: object,
+  final = false,
+): Promise<boolean> {
+  try {
+    await ddb.send(new UpdateCommand(callbackStateRequest(table, clientId, batchId, state, final)));
+    return true;
+  } catch (err) {
+    if (conditionFailed(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Records the completion callback's delivery state on a batch that still exists and is not being erased; a final
+ * state (delivered, or given up) takes the batch out of the callbacks the sweep looks after.
+ */
+export function callbackStateRequest(table: string, clientId: string, batchId: string, state: object, final = false): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: batchKey(clientId, batchId),
+    UpdateExpression: final ? 'SET #callback = :state REMOVE #callbackDue' : 'SET #callback = :state',
+    ConditionExpression: 'attribute_exists(#partition) AND attribute_not_exists(#deleting)',
+    ExpressionAttributeNames: batchNames('partition', 'callback', 'deleting', ...(final ? (['callbackDue'] as const) : [])),
+    ExpressionAttributeValues: { ':state': state },
+  };
+}

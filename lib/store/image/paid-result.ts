@@ -1,0 +1,65 @@
+// The DetectLabels answer a run paid for, kept on its claim when the record's write fails after it (a conflict past
+// its retries, throttling, a timeout of the write), so that the run taking the claim over records that answer instead
+// of paying for another (docs/design.md §6). One attribute of the `processing` item, written only by the claim's
+// holder; the record's write removes it (image-record.ts finishRequest).
+import {
+  GetCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type GetCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import type { Claim, ImageResult } from '../../domain';
+import { imageNames } from '../table/attributes';
+import { imageKey } from '../table/schema';
+import { conditionFailed } from '../table/condition';
+
+export const PAID_NAME = '#paid';
+export const PAID_NAMES = { [PAID_NAME]: 'rek_paid' };
+
+export type PaidResult = Extract<ImageResult, { status: 'success' }>;
+
+/** Keeps the answer on the claim, if this run still holds it, and ends its lease so a retry takes it over at once. */
+export function keepPaidResultRequest(table: string, c: Claim, result: PaidResult): UpdateCommandInput {
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    UpdateExpression: `SET ${PAID_NAME} = :paid, #leaseUntil = :zero`,
+    ConditionExpression: '#claimId = :claim',
+    ExpressionAttributeNames: { ...PAID_NAMES, ...imageNames('leaseUntil', 'claimId') },
+    ExpressionAttributeValues: { ':paid': JSON.stringify(result), ':zero': 0, ':claim': c.claimId },
+  };
+}
+
+export function paidResultRequest(table: string, c: Claim): GetCommandInput {
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    ProjectionExpression: PAID_NAME,
+    ExpressionAttributeNames: PAID_NAMES,
+    ConsistentRead: true,
+  };
+}
+
+export async function keepPaidResult(ddb: DynamoDBDocumentClient, table: string, c: Claim, result: PaidResult): Promise<boolean> {
+  try {
+    await ddb.send(new UpdateCommand(keepPaidResultRequest(table, c, result)));
+    return true;
+  } catch (err) {
+    if (conditionFailed(err)) return false; // no longer this run's claim
+    throw err;
+  }
+}
+
+/** The answer a run kept on the claim just taken over, if any. */
+export async function paidResult(ddb: DynamoDBDocumentClient, table: string, c: Claim): Promise<PaidResult | undefined> {
+  const out = await ddb.send(new GetCommand(paidResultRequest(table, c)));
+  const kept = out.Item?.rek_paid;
+  if (typeof kept !== 'string') return undefined;
+  try {
+    const result = JSON.parse(kept) as PaidResult;
+    return result.status === 'success' && Array.isArray(result.labels) ? result : undefined;
+  } catch {
+    return undefined;
+  }
+}

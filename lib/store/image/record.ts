@@ -1,0 +1,229 @@
+// The image record: its result on the claim (image/claim.ts), a refused upload's `fail` record, and the duplicates
+// counted on it, with what each moves on the counters (written through batch/counters.ts).
+import { GetCommand, type PutCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { imageNames, toImageItem, toImage } from '../table/attributes';
+import type { Claim, Counts, Finish, Image, ImageResult, Review, UploadRef } from '../../domain';
+import { encodeDetections } from '../table/detections';
+import { PAID_NAME, PAID_NAMES } from './paid-result';
+import { LIMITS, imageKey, reviewKey, statusTs, toStoredReview, type ImageItem } from '../table/schema';
+import type { BatchCounters, RecordOptions } from '../batch/counters';
+import type { TableAccess } from '../table/access';
+import { knownItemRequest } from './known-items';
+import { duplicateMarkRequest, noteFingerprintRequest } from '../upload/attempts';
+
+export const DUPLICATE_COUNTS: Partial<Counts> = { total: 1, duplicate: 1 };
+
+export const REJECTION_COUNTS: Partial<Counts> = { total: 1, fail: 1 };
+
+/** The final state of a claimed image, written only by the claim's holder; it writes the index keys. */
+export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommandInput {
+  const set = ['#status = :status', '#uploadedAt = :uploadedAt', '#statusKey = :statusKey', '#classifiedAt = :now'];
+  const names: Parameters<typeof imageNames> = ['status', 'uploadedAt', 'statusKey', 'classifiedAt', 'claimId', 'leaseUntil'];
+  const values: Record<string, unknown> = {
+    ':status': f.result.status,
+    ':uploadedAt': f.uploadedAt,
+    ':statusKey': statusTs(f.result.status, f.uploadedAt),
+    ':now': f.result.status === 'success' && f.result.reusedFrom !== undefined ? f.result.reusedFrom : f.now,
+    ':claim': c.claimId,
+  };
+  // An imported image rests nowhere but at its source (docs/design.md §16).
+  if (f.restingKey !== undefined) {
+    set.push('#restingKey = :resting');
+    names.push('restingKey');
+    values[':resting'] = f.restingKey;
+  }
+  if (f.result.status === 'success') {
+    const review = reviewOfResult(f.result);
+    set.push('#isCat = :cat', '#catConfidence = :catConfidence', '#cats = :cats', '#labels = :labels', '#reviewKey = :reviewKey');
+    names.push('isCat', 'catConfidence', 'cats', 'labels', 'reviewKey');
+    Object.assign(values, {
+      ':cat': review?.isCat ?? f.result.isCat,
+      ':catConfidence': f.result.catConfidence,
+      ':cats': f.result.cats,
+      ':labels': f.result.labels,
+      ':reviewKey': reviewKey(review !== undefined, f.result.catConfidence),
+    });
+    if (review) {
+      set.push('#review = :review');
+      names.push('review');
+      values[':review'] = toStoredReview(review);
+    }
+    if (f.result.detection) {
+      set.push('#detection = :detection');
+      names.push('detection');
+      values[':detection'] = f.result.detection;
+    }
+    if (f.result.detections) {
+      set.push('#detections = :detections');
+      names.push('detections');
+      values[':detections'] = encodeDetections(f.result.detections);
+    }
+    if (f.result.model) {
+      set.push('#model = :model');
+      names.push('model');
+      values[':model'] = f.result.model;
+    }
+    setCapture(f.capture, set, names, values);
+    if (f.result.reusedFrom !== undefined) {
+      set.push('#reused = :reused');
+      names.push('reused');
+      values[':reused'] = true;
+    }
+    if (review?.isCat ?? f.result.isCat) {
+      set.push('#catAt = :uploadedAt');
+      names.push('catAt');
+    }
+  } else {
+    set.push('#errorCode = :errorCode', '#errorMessage = :errorMessage');
+    names.push('errorCode', 'errorMessage');
+    Object.assign(values, { ':errorCode': f.result.error.code, ':errorMessage': f.result.error.message.slice(0, LIMITS.errMessageChars) });
+  }
+  if (f.logs?.length) {
+    set.push('#logs = :logs', '#loggedAt = :uploadedAt');
+    names.push('logs', 'loggedAt');
+    values[':logs'] = f.logs;
+  }
+  return {
+    TableName: table,
+    Key: imageKey(c.clientId, c.batchId, c.fprint),
+    // The answer a run kept on the claim (paid-result.ts) goes with the claim: the record holds the result itself.
+    UpdateExpression: `SET ${set.join(', ')} REMOVE #claimId, #leaseUntil, ${PAID_NAME}`,
+    ConditionExpression: '#claimId = :claim',
+    ExpressionAttributeNames: { ...imageNames(...names), ...PAID_NAMES },
+    ExpressionAttributeValues: values,
+  };
+}
+
+/** Where and when the photo was taken, as its EXIF says, added to a finishing record's SET. */
+function setCapture(
+  capture: Finish['capture'],
+  set: string[],
+  names: Parameters<typeof imageNames>,
+  values: Record<string, unknown>,
+): void {
+  if (capture?.capturedAt) {
+    set.push('#capturedAt = :capturedAt', '#capturedWall = :capturedWall');
+    names.push('capturedAt', 'capturedWall');
+    Object.assign(values, { ':capturedAt': capture.capturedAt, ':capturedWall': capture.capturedAt.slice(0, 19) });
+  }
+  if (capture?.camera) {
+    set.push('#camera = :camera');
+    names.push('camera');
+    values[':camera'] = capture.camera;
+  }
+  if (capture?.location) {
+    set.push('#location = :location');
+    names.push('location');
+    values[':location'] = capture.location;
+  }
+}
+
+/** The person's verdict a success result carries, beside the machine's (its isCat). */
+function reviewOfResult(r: Extract<ImageResult, { status: 'success' }>): Review | undefined {
+  return r.review ? { ...r.review, machineIsCat: r.isCat } : undefined;
+}
+
+/** What finishing moves on the counters: pending becomes success (and a cat, reviewed, corrected) or fail. */
+export function finishCounts(r: ImageResult): Partial<Counts> {
+  if (r.status !== 'success') return { pending: -1, fail: 1 };
+  const review = reviewOfResult(r);
+  return {
+    pending: -1,
+    success: 1,
+    ...((review?.isCat ?? r.isCat) ? { cats: 1 } : {}),
+    ...(r.reusedFrom !== undefined ? { reused: 1 } : {}),
+    ...(review ? { reviewed: 1, ...(review.isCat !== review.machineIsCat ? { corrected: 1 } : {}) } : {}),
+  };
+}
+
+/** A `fail` record for an upload refused before any claim; conditional, so a redelivery writes nothing. */
+export function rejectionRequest(table: string, image: Image): PutCommandInput {
+  const uploadedAt = image.uploadedAt ?? image.classifiedAt ?? 0;
+  const item: ImageItem = {
+    ...toImageItem({ ...image, errorMessage: image.errorMessage?.slice(0, LIMITS.errMessageChars) }),
+    status_ts: statusTs('fail', uploadedAt),
+    ...(image.logs?.length ? { log_ts: uploadedAt } : {}),
+  };
+  return {
+    TableName: table,
+    Item: item,
+    ConditionExpression: 'attribute_not_exists(#fprint)',
+    ExpressionAttributeNames: imageNames('fprint'),
+  };
+}
+
+/**
+ * Counts another upload of an image already recorded in the batch. The file name set makes a redelivered event a
+ * no-op; past LIMITS.dupFiles names only the count grows, and the upload's own item guards it (duplicateMarkRequest).
+ */
+export function duplicateRequest(table: string, original: Image, fileName: string): UpdateCommandInput {
+  const key = imageKey(original.clientId, original.batchId, original.fprint);
+  return keepsDuplicateName(original)
+    ? {
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'ADD #duplicates :one, #duplicateFiles :name',
+        ConditionExpression: 'attribute_exists(#fprint) AND NOT contains(#duplicateFiles, :file)',
+        ExpressionAttributeNames: imageNames('duplicates', 'duplicateFiles', 'fprint'),
+        ExpressionAttributeValues: { ':one': 1, ':name': new Set([fileName]), ':file': fileName },
+      }
+    : {
+        TableName: table,
+        Key: key,
+        UpdateExpression: 'ADD #duplicates :one',
+        ConditionExpression: 'attribute_exists(#fprint)',
+        ExpressionAttributeNames: imageNames('duplicates', 'fprint'),
+        ExpressionAttributeValues: { ':one': 1 },
+      };
+}
+
+/** Whether a duplicate's name is kept on its original (and so guards its redelivery there). */
+export const keepsDuplicateName = (original: Pick<Image, 'duplicateFiles'>): boolean =>
+  (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
+
+export async function getImage(
+  store: Pick<TableAccess, 'ddb' | 'table'>,
+  clientId: string,
+  batchId: string,
+  fprint: string,
+): Promise<Image | undefined> {
+  const out = await store.ddb.send(
+    new GetCommand({ TableName: store.table, Key: imageKey(clientId, batchId, fprint), ConsistentRead: true }),
+  );
+  return out.Item ? toImage(out.Item as ImageItem) : undefined;
+}
+
+/** Records the claimed image's result and moves pending to success or fail; false when the claim was lost. */
+export async function finishImage(store: BatchCounters, c: Claim, f: Finish, opts: RecordOptions = {}): Promise<boolean> {
+  const record = finishRequest(store.table, c, f);
+  // A classified record names its batch in the client's known item of these pixels (POST /v1/fingerprints:known).
+  const records = f.result.status === 'success' ? [record, knownItemRequest(store.table, c, f.result.model)] : record;
+  return store.recordWithCounts(records, c, finishCounts(f.result), opts);
+}
+
+/** Records a refused upload (a `fail` record) and counts it; false when it was recorded before (a redelivery). */
+export async function rejectUpload(store: BatchCounters, image: Image, opts: RecordOptions = {}): Promise<boolean> {
+  return store.recordWithCounts(rejectionRequest(store.table, image), image, REJECTION_COUNTS, opts);
+}
+
+/**
+ * Counts another upload of a recorded image; false when this upload was counted before (a redelivery). Its name on
+ * the original guards that while names are kept; past them, the upload's own item is marked in the same write.
+ */
+export async function addDuplicate(
+  store: BatchCounters,
+  original: Image,
+  fileName: string,
+  upload: UploadRef,
+  opts: RecordOptions & { note?: boolean } = {},
+): Promise<boolean> {
+  const count = duplicateRequest(store.table, original, fileName);
+  // The mark sets the upload's fingerprint too; without it, a transaction notes the fingerprint beside the count (a
+  // claim's transaction that found the image claimed wrote nothing).
+  const uploadItem = keepsDuplicateName(original)
+    ? opts.note && store.transactions
+      ? [noteFingerprintRequest(store.table, upload, original.fprint)]
+      : []
+    : [duplicateMarkRequest(store.table, upload, original.fprint)];
+  return store.recordWithCounts([...uploadItem, count], original, DUPLICATE_COUNTS, opts);
+}
