@@ -31,14 +31,17 @@ export const sameSource = (a: ImportSourceAddress, b: ImportSourceAddress): bool
 
 const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
 
-/** The listing in one line: listing, waiting for the quota (until when), or listed. */
-export function importLine(imp: ImportSummary, classified?: number): string {
-  const sent = `${n(imp.enqueued, 'image')} sent`;
+/**
+ * The listing in one line: listing, waiting for the quota (until when), or listed. `counts`: the batch's, whose images
+ * the ingest already has were sent even where the listing's checkpoint (`enqueued`) does not count them yet.
+ */
+export function importLine(imp: ImportSummary, counts?: { total: number; finished: number }): string {
+  const sent = `${n(Math.max(imp.enqueued, counts?.total ?? 0), 'image')} sent`;
   const skipped = `${imp.skipped} skipped (not images by name)`;
   switch (imp.state) {
     case 'waiting-for-quota':
       return (
-        `waiting for the quota: today's images quota is used up with ${sent} of ${n(imp.listed, 'key')} listed so far; ` +
+        `waiting for the quota: today's images quota is used up with ${sent}; ` +
         `the listing goes on at ${imp.resumesAt ?? 'the next 00:00 UTC'}, losing nothing`
       );
     case 'listed':
@@ -46,7 +49,7 @@ export function importLine(imp: ImportSummary, classified?: number): string {
     default:
       return (
         `listing ${describeSource(imp.source)}: ${n(imp.listed, 'key')} listed, ${sent}, ${skipped}` +
-        (classified === undefined ? '' : `; ${classified} classified`)
+        (counts === undefined ? '' : `; ${counts.finished} classified`)
       );
   }
 }

@@ -33,7 +33,7 @@ export async function waitUntilListed(
       last ??= await client.getBatch(batchId);
       throw new WaitTimeoutError(
         `gave up waiting after ${watch.timeoutSeconds ?? 0} s (--wait-timeout): batch ${batchId} is ${last.status}` +
-          `${last.import ? `, ${importLine(last.import)}` : ''}; the service goes on with it: icecat status ${batchId}`,
+          `${last.import ? `, ${importLine(last.import, { total: last.counts.total, finished: 0 })}` : ''}; the service goes on with it: icecat status ${batchId}`,
         { last },
       );
     }
@@ -53,7 +53,7 @@ export async function waitUntilListed(
     const imp = last.import;
     if (!imp) return last;
     const c = last.counts;
-    progress.importing(imp.state, importLine(imp, c.success + c.fail + c.duplicate));
+    progress.importing(imp.state, importLine(imp, { total: c.total, finished: c.success + c.fail + c.duplicate }));
     if (imp.state === 'listed' || last.status === 'done') return last;
     await sleep(watch.pollMs);
   }
