@@ -12,7 +12,7 @@ import { ClientSourcesStore } from '../../lib/store/client-sources';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
-import { icecat } from '../helpers/cli';
+import { icecat, icecatOnTerminal } from '../helpers/cli';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const LIBRARY: Record<string, Buffer> = {
@@ -89,6 +89,18 @@ describe('icecat import of a prefix with --wait', () => {
     expect(other.code).toBe(1);
     expect(other.stderr).toBe(`icecat: you already have a batch library (importing s3://${library}/photos/): choose another --batch\n`);
   });
+});
+
+describe('icecat import --wait on a terminal', () => {
+  it('redraws the listing line in place, then the classification bar, and ends with exit 0', async () => {
+    const run = await icecatOnTerminal(['import', `s3://${library}/good/`, '--wait'], client.key);
+
+    expect(run.code).toBe(0);
+    // The pseudo-terminal carries stderr and stdout together; the line is redrawn after an erase (ESC [2K).
+    expect(run.stdout).toContain(`\x1b[2Klisted s3://${library}/good/: 1 key, 1 image sent, 0 skipped (not images by name)`);
+    expect(run.stdout).toMatch(/classifying .* 1\/1 files/);
+    expect(run.stdout).toMatch(/batch \S+: done; 1 key listed, 1 image sent, 0 skipped; 1 success, 0 duplicate, 0 fail, 0 cats/);
+  }, 60_000);
 });
 
 describe('icecat import of a manifest, and of a source the client may not read', () => {
