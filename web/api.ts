@@ -14,6 +14,7 @@ export type {
   CreatedBatch,
   Estimate as IntervalEstimate,
   Image,
+  ImportSummary,
   LogEntry,
   MoreUploads,
   OpStatus,

@@ -64,6 +64,29 @@ export interface BatchSummary {
   closedAt?: string | null;
   doneAt?: string | null;
   expiresAt: string;
+  /** Only on a batch from a source (an import); absent from servers without imports. */
+  import?: ImportSummary;
+}
+
+/** Where an import's keys come from: a bucket and prefix, or a manifest's s3:// address. */
+export type ImportSourceAddress = { bucket: string; prefix: string } | { manifest: string };
+
+/** An import's progress on its batch's summary (docs/design.md §16). */
+export interface ImportSummary {
+  source: ImportSourceAddress;
+  state: 'listing' | 'waiting-for-quota' | 'listed';
+  listed: number;
+  enqueued: number;
+  skipped: number;
+  /** When a listing waiting for the quota goes on (ISO time); null otherwise. */
+  resumesAt: string | null;
+}
+
+/** POST /v1/batches/{batchId}:retry: the failed imported images sent again. */
+export interface RetriedImport {
+  batchId: string;
+  resubmitted: number;
+  batch: BatchSummary;
 }
 
 export interface Label {

@@ -20,11 +20,13 @@ import type {
   CreatedBatch,
   DeclaredFile,
   Image,
+  ImportSourceAddress,
   KnownFingerprints,
   LogEntry,
   MoreUploads,
   Page,
   Query,
+  RetriedImport,
   SimilarGroups,
 } from '../api/client-contract';
 
@@ -154,6 +156,16 @@ export class ApiClient {
   /** With a batchId, a repeat answers 409 instead of making a second batch: only then is it retried. */
   createBatch(request: CreateBatchRequest): Promise<CreatedBatch> {
     return this.json('POST', '/v1/batches', { body: request, idempotent: request.batchId !== undefined });
+  }
+
+  /** A batch that classifies a source where it is; as createBatch, a repeat with a batchId answers 409. */
+  createImport(batchId: string | undefined, source: ImportSourceAddress): Promise<CreatedBatch> {
+    return this.json('POST', '/v1/batches', { body: { ...(batchId ? { batchId } : {}), source }, idempotent: batchId !== undefined });
+  }
+
+  /** An import's failed images sent again; not repeated after a lost answer (the answer's count would be lost). */
+  retryImport(batchId: string): Promise<RetriedImport> {
+    return this.json('POST', batchPath(batchId, ':retry'));
   }
 
   /** Not retried after a lost answer: each call grows the batch's `expected` (see uploader.ts for how it recovers). */

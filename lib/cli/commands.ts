@@ -1,32 +1,20 @@
 // What each sub-command does: API calls, then a table or JSON on stdout. Errors are thrown as CliErrors and become
 // a message on stderr and an exit code in main.ts. The upload and its dry run are in upload-command.ts.
-import { createWriteStream } from 'node:fs';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { batchPath } from '../api/client-contract';
 import { ApiClient, collect, type ImageFilter } from './api-client';
 import type { CommandContext } from './command-context';
 import { resolveConnection } from './config';
 import { ApiAnswerError, EXIT, RouteMissingError, UsageError } from './errors';
+import { saveAnswer } from './download';
 import type { AskKnown } from './estimate';
 import { statusUrlFor } from './service-status';
-import {
-  batchTable,
-  formatBytes,
-  imageTable,
-  json,
-  agreementLines,
-  logLines,
-  reviewLine,
-  reviewQueueTable,
-  similarTable,
-  summaryLines,
-} from './output';
+import { batchTable, imageTable, json, agreementLines, logLines, reviewLine, reviewQueueTable, similarTable, summaryLines } from './output';
 import type { GlobalOptions, Handlers, JsonOption } from './program';
 import type { BatchSummary, Image } from '../api/client-contract';
 import { dryRun, upload } from './upload-command';
 import { accuracyLines, auditLines } from './audit-output';
 import { changesCommand, redetectCommand } from './redetect-command';
+import { importCommand, reportCommand, retryCommand, type ImportIo } from './import-command';
 
 /** What every command writes with and asks through. */
 interface CommandIo {
@@ -60,6 +48,22 @@ export function commandHandlers(ctx: CommandContext): Handlers {
     ...batchHandlers(io),
     redetect: (batch, o) => redetectCommand(clientFor(o), batch, o, out),
     changes: (batch, o) => changesCommand(clientFor(o), batch, o, out),
+    ...importHandlers(io),
+  };
+}
+
+/** import, report, retry (import-command.ts). */
+function importHandlers({ ctx, out, err, clientFor }: CommandIo): Pick<Handlers, 'import' | 'report' | 'retry'> {
+  const ioFor = (o: GlobalOptions): ImportIo => ({
+    ctx,
+    out,
+    err,
+    statusUrl: statusUrlFor(resolveConnection(o, ctx.env).apiUrl, undefined, ctx.env),
+  });
+  return {
+    import: (source, o) => importCommand(clientFor(o), source, o, ioFor(o)),
+    report: (batch, o) => reportCommand(clientFor(o), batch, o, ioFor(o)),
+    retry: (batch, o) => retryCommand(clientFor(o), batch, o, ioFor(o)),
   };
 }
 
@@ -189,16 +193,7 @@ function batchHandlers({
     async export(batch, o) {
       const format = o.format ?? (o.json ? 'jsonl' : 'csv');
       const res = await clientFor(o).fetch('GET', batchPath(batch, '/export'), { query: { format } });
-      if (!res.body) throw new ApiAnswerError('the export answered no body', { status: res.status, code: 'empty_export' });
-      const source = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
-      if (o.output) {
-        let bytes = 0;
-        source.on('data', (chunk: Buffer) => (bytes += chunk.length));
-        await pipeline(source, createWriteStream(o.output));
-        err(`wrote ${formatBytes(bytes)} of ${format} to ${o.output}`);
-      } else {
-        await pipeline(source, ctx.stdout, { end: false });
-      }
+      await saveAnswer(res, format, o.output, ctx.stdout, err);
       return EXIT.ok;
     },
 

@@ -4,6 +4,7 @@
 import stringWidth from 'string-width';
 import type { Agreement, BatchSummary, Image, Label, LogEntry, SimilarGroups } from '../api/client-contract';
 import type { FileProblem } from './file-checks';
+import { importSummaryLines } from './import-output';
 
 export function formatBytes(n: number): string {
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];
@@ -173,6 +174,7 @@ export function summaryLines(b: BatchSummary): string {
     ['status', b.status],
     ['closed', b.closed],
     ['expected', b.expected],
+    ...(b.import ? importSummaryLines(b.import) : []),
     ['total', c.total],
     ['pending', c.pending],
     ['success', c.success],

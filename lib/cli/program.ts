@@ -6,6 +6,9 @@ import { ID_PATTERN, ID_RULE } from '../ids';
 import { MAX_DISTANCE_LIMIT } from '../similar/groups';
 import { DEFAULT_API_URL } from './config';
 import { AUDIT_SIZE_MAX } from '../review/audit-sample';
+import type { ImportSourceAddress } from '../api/client-contract';
+import { importSourceOf } from './import-output';
+import { UsageError } from './errors';
 
 const MAX_CONCURRENCY = 64;
 const DEFAULT_CONCURRENCY = 8;
@@ -30,6 +33,17 @@ export interface UploadCommandOptions extends GlobalOptions {
 
 export interface JsonOption extends GlobalOptions {
   json?: boolean;
+}
+
+export interface WaitOptions extends JsonOption {
+  wait?: boolean;
+  /** Seconds --wait waits at most before it ends with exit 1. */
+  waitTimeout?: number;
+  quiet?: boolean;
+}
+
+export interface ImportCommandOptions extends WaitOptions {
+  batch?: string;
 }
 
 export interface ReviewOptions {
@@ -71,6 +85,9 @@ export interface Handlers {
   similar(batch: string, opts: JsonOption & { maxDistance?: number }): Promise<number>;
   redetect(batch: string, opts: JsonOption & { dryRun?: boolean; all?: boolean }): Promise<number>;
   changes(batch: string, opts: JsonOption): Promise<number>;
+  import(source: ImportSourceAddress, opts: ImportCommandOptions): Promise<number>;
+  report(batch: string, opts: GlobalOptions & { output?: string }): Promise<number>;
+  retry(batch: string, opts: WaitOptions): Promise<number>;
 }
 
 export interface ProgramIo {
@@ -97,6 +114,12 @@ Exit codes:
   2  some file failed (refused before upload, skipped by the walk: unreadable, a broken link, a name not UTF-8;
      or classified as fail)
   1  usage, authentication or network error, or --wait-timeout reached`;
+
+const IMPORT_EXIT_CODES = `
+Exit codes:
+  0  every image ended success or duplicate (without --wait: the import started)
+  2  some image failed (icecat report names them, icecat retry sends them again)
+  1  usage, authentication or network error, a source you may not import from (403), or --wait-timeout reached`;
 
 const CONFIG_HELP = `
 Configuration:
@@ -132,6 +155,7 @@ export function buildProgram(handlers: Handlers, io: ProgramIo): { program: Comm
   addUploadCommands(kit);
   addImageCommands(kit);
   addBatchCommands(kit);
+  addImportCommands(kit);
 
   return {
     program,
@@ -295,6 +319,63 @@ function addBatchCommands({ handlers, sub, done, jsonOption, batchCommand }: Com
     )
     .addOption(jsonOption)
     .action(async (batch: string, _o, cmd: Command) => done(await handlers.similar(batch, cmd.optsWithGlobals())));
+}
+
+/** import, report, retry: batches that classify images where they already are (docs/design.md §16). */
+function addImportCommands({ handlers, sub, done, jsonOption }: CommandKit): void {
+  const waitOption = new Option(
+    '-w, --wait',
+    'wait until every image is classified (a progress line while listing or waiting for the quota)',
+  );
+  const waitTimeout = new Option('--wait-timeout <s>', 'with --wait: give up after this many seconds (exit 1)').argParser(
+    integerIn(1, 7 * 86_400),
+  );
+  const quiet = new Option('-q, --quiet', 'no progress on stderr');
+  sub('import', 'Classify images already in S3 where they are (nothing copied, moved or deleted): a prefix, or a manifest')
+    .argument('[source]', 's3://bucket/prefix: every key under it (keys that are not images by name are skipped)')
+    .option(
+      '-m, --manifest <s3uri>',
+      "s3://bucket/key of a CSV of bucket,key[,versionId] (S3 Batch Operations') or an S3 Inventory manifest.json",
+    )
+    .option(
+      '-b, --batch <name>',
+      'name the batch (default: the API makes an id); a batch already importing this source is followed',
+      batchName,
+    )
+    .addOption(waitOption)
+    .addOption(waitTimeout)
+    .addOption(jsonOption)
+    .addOption(quiet)
+    .addHelpText('after', IMPORT_EXIT_CODES)
+    .action(async (uri: string | undefined, _o, cmd: Command) => {
+      const o = cmd.optsWithGlobals<ImportCommandOptions & { manifest?: string }>();
+      let source: ImportSourceAddress;
+      try {
+        source = importSourceOf(uri, o.manifest);
+      } catch (e) {
+        if (!(e instanceof UsageError)) throw e;
+        throw cmd.error(`error: ${e.message}`, { exitCode: 1, code: 'icecat.import.source' });
+      }
+      done(await handlers.import(source, o));
+    });
+
+  sub('report', "An import's completion report: one CSV row per object, in S3 Batch Operations' columns")
+    .argument('<batch>', 'batch id', batchName)
+    .option('-o, --output <file>', 'write to this file instead of stdout')
+    .addOption(new Option('--out <file>').hideHelp())
+    .action(async (batch: string, _o, cmd: Command) => {
+      const o = cmd.optsWithGlobals<GlobalOptions & { output?: string; out?: string }>();
+      done(await handlers.report(batch, { ...o, output: o.output ?? o.out }));
+    });
+
+  sub('retry', "Send an import's failed images again (SourceChanged, SourceMissing, …), read where they are")
+    .argument('<batch>', 'batch id', batchName)
+    .addOption(waitOption)
+    .addOption(waitTimeout)
+    .addOption(jsonOption)
+    .addOption(quiet)
+    .addHelpText('after', IMPORT_EXIT_CODES)
+    .action(async (batch: string, _o, cmd: Command) => done(await handlers.retry(batch, cmd.optsWithGlobals())));
 }
 
 function noteText(value: string): string {

@@ -13,6 +13,8 @@ export interface ProgressReporter {
   classifyStarted(total: number): void;
   classified(done: number, total: number): void;
   classifyEnded(): void;
+  /** An import's listing as it goes: a line printed when it changes (a redrawn line on a terminal). */
+  importing(state: string, line: string): void;
 }
 
 export const silentProgress: ProgressReporter = {
@@ -23,6 +25,7 @@ export const silentProgress: ProgressReporter = {
   classifyStarted() {},
   classified() {},
   classifyEnded() {},
+  importing() {},
 };
 
 /** Rate per second and the time left at that rate (pure). */
@@ -52,6 +55,8 @@ export function plainProgress(opts: PlainProgressOptions): ProgressReporter {
   let totalBytes = 0;
   let classifyStarted = 0;
   let lastDone = -1;
+  let lastImport = '';
+  let lastImportState = '';
   const due = (force: boolean) => {
     const t = now();
     if (!force && t - last < everyMs) return false;
@@ -96,6 +101,14 @@ export function plainProgress(opts: PlainProgressOptions): ProgressReporter {
     classifyEnded() {
       opts.write('classified: done');
     },
+    importing(state, line) {
+      // A new state is said at once; the same state's counts at most every `everyMs`.
+      if (line === lastImport || (state === lastImportState && !due(false))) return;
+      due(true);
+      lastImport = line;
+      lastImportState = state;
+      opts.write(line);
+    },
   };
 }
 
@@ -107,6 +120,12 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
   let totalBytes = 0;
   let files = 0;
   let totalFiles = 0;
+  /** The import's line, redrawn in place until a bar or a note takes the terminal. */
+  let importLine: string | undefined;
+  const endImportLine = () => {
+    if (importLine !== undefined) stream.write('\n');
+    importLine = undefined;
+  };
   const newBar = (format: string) =>
     new SingleBar({ stream, format, hideCursor: true, clearOnComplete: false, fps: 10, barsize: 24, etaBuffer: 50 }, undefined);
   const uploadPayload = () => {
@@ -139,6 +158,8 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
         // Clear the bar's line, print the note, let the bar redraw below it.
         stream.write(`\r\x1b[2K${line}\n`);
         bar.render();
+      } else if (importLine !== undefined) {
+        stream.write(`\r\x1b[2K${line}\n${importLine}`);
       } else {
         stream.write(`${line}\n`);
       }
@@ -152,6 +173,7 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
       bar = undefined;
     },
     classifyStarted(total) {
+      endImportLine();
       started = Date.now();
       bar = newBar('classifying {bar} {value}/{total} files | {rate} files/s | ETA {left}');
       bar.start(total, 0, { rate: '0.0', left: '--' });
@@ -164,6 +186,13 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
     classifyEnded() {
       bar?.stop();
       bar = undefined;
+      endImportLine();
+    },
+    importing(_state, line) {
+      if (line === importLine) return;
+      importLine = line;
+      // Cut at the terminal's width: a wrapped line would not be cleared by the next redraw.
+      stream.write(`\r\x1b[2K${stream.columns ? line.slice(0, stream.columns - 1) : line}`);
     },
   };
 }

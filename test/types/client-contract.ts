@@ -17,6 +17,7 @@ import type {
 } from '../../lib/api/schemas';
 import type { changeListSchema, redetectResultSchema } from '../../lib/api/redetect-schemas';
 import type { accuracySchema, auditResultSchema } from '../../lib/api/audit-schemas';
+import type { retryResultSchema } from '../../lib/api/import-schemas';
 import type {
   Agreement,
   ApiErrorBody,
@@ -31,6 +32,7 @@ import type {
   VerdictChange,
   Accuracy,
   AuditResult,
+  RetriedImport,
   SimilarGroups,
   Usage,
 } from '../../lib/api/client-contract';
@@ -55,4 +57,5 @@ export type ServerAnswersFitTheClients = [
   ClientReads<z.output<typeof changeListSchema>, Page<VerdictChange>>,
   ClientReads<z.output<typeof accuracySchema>, Accuracy>,
   ClientReads<z.output<typeof auditResultSchema>, AuditResult>,
+  ClientReads<z.output<typeof retryResultSchema>, RetriedImport>,
 ];

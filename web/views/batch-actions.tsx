@@ -158,9 +158,10 @@ export function BatchActions({ api, batch, onSummary, onErased }: Props) {
   const caps = useCapabilities();
   const { busy, failed, done, run } = useAction();
   // Read once per batch: the panel stays as the user left it while the batch's status moves on.
-  const openAtFirst = useMemo(() => batch.status === 'open', [batch.batchId]);
+  // An import closes itself once its source is listed: nothing for the reader to close.
+  const openAtFirst = useMemo(() => batch.status === 'open' && !batch.import, [batch.batchId]);
   const path = batchPath(batch.batchId);
-  const canClose = batch.status === 'open' && (caps?.serves('POST', `${path}:close`) ?? false);
+  const canClose = batch.status === 'open' && !batch.import && (caps?.serves('POST', `${path}:close`) ?? false);
   const canReclassify = batch.status === 'done' && (caps?.serves('POST', `${path}:reclassify`) ?? false);
   const canDelete = caps?.serves('DELETE', path) ?? false;
   if (!canClose && !canReclassify && !canDelete) return null;

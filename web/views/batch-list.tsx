@@ -7,6 +7,7 @@ import { usePoll } from '../hooks';
 import { href } from '../route';
 import { forgetBatch, knownBatches, rememberBatch, takeLastErased, wasErased } from '../session';
 import { BatchProgress, Counts, ErrorNote, StatusChip } from './common';
+import { importChip } from './batch/import-panel';
 
 const PAGE = 50;
 
@@ -69,6 +70,7 @@ function BatchRows({ batches }: { batches: BatchSummary[] }) {
             </a>
             <StatusChip status={b.status} />
             {b.debug && <span class="chip">debug</span>}
+            {b.import && <span class="chip">{importChip(b.import)}</span>}
           </div>
           <BatchProgress batch={b} />
           <Counts batch={b} />

@@ -11,6 +11,7 @@ import { ExportButtons } from './batch/export-buttons';
 import { FilterTabs, LabelTabs } from './batch/filter-tabs';
 import { filterOf, NEAR } from './batch/filters';
 import { ImageGrid } from './batch/image-grid';
+import { ImportPanel } from './batch/import-panel';
 import { useBatchSummary } from './batch/summary';
 import { BatchProgress, Counts, ErrorNote, StatusChip, Usage } from './common';
 import { knownGroupCount, NearDuplicates } from './near-duplicates';
@@ -114,6 +115,7 @@ export function BatchView({ api, batchId, filter }: { api: Api; batchId: string;
         {batch && <StatusChip status={batch.status} />}
       </div>
       {batch && <BatchSummaryPanel batch={batch} />}
+      {batch && <ImportPanel api={api} batch={batch} />}
       <BatchToolbar
         api={api}
         batchId={batchId}

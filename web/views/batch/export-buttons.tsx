@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { batchPath, isNotFound, type Api } from '../../api';
 
-function saveBlob(blob: Blob, name: string) {
+/** A Blob saved as a download named `name`. */
+export function saveBlob(blob: Blob, name: string) {
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
