@@ -11,8 +11,8 @@
 // - listing: a 20,000-key prefix listed and enqueued (keys/s), from POST /v1/batches to the import's `listed`, with
 //   the uploads queue's deliveries paused (the lister alone: its ListObjectsV2 pages, each object's send marks and
 //   quota count, each send journaled on the queue); the lister's requests per key beside it.
-// The source bucket is filled before the stack starts through s3rver's own store (its files, ETags and metadata as
-// a PUT writes them): 20,000 PUTs over HTTP took longer than the listing measured. Keys are sharded in folders of
+// The source bucket is filled before the stack starts through s3rver's own store (test/helpers/s3-seed.ts: the
+// files, ETags and metadata a PUT writes): 20,000 PUTs over HTTP took longer than the listing measured. Keys are sharded in folders of
 // 1,000, as a camera or a library writes them (s3rver walks the folders before a page's start only to skip them).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -23,6 +23,7 @@ import { ClientSourcesStore } from '../lib/store/client-sources';
 import { startStack } from '../local/stack';
 import type { Stack } from '../local/stack-types';
 import { distinctImages, seededRandom } from '../test/helpers/stack-process';
+import { seedBucket } from '../test/helpers/s3-seed';
 import { postForm } from '../test/helpers/upload-form';
 import { machineFacts } from './on-stack';
 import { perImage, tallyBetween, tallyRequests, type Tally } from './request-tally';
@@ -66,30 +67,6 @@ async function settle(api: Api, batchId: string, until: (s: Summary) => boolean,
     if (performance.now() - t0 > 30 * 60_000) throw new Error(`batch ${batchId} not settled in 30 minutes: ${JSON.stringify(summary)}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
-}
-
-/** Writes objects into a bucket of the local S3's data dir through s3rver's own store, before the stack starts. */
-async function seed(dataDir: string, objects: { key: string; body: Buffer }[]): Promise<void> {
-  /* eslint-disable @typescript-eslint/no-require-imports -- s3rver ships no type declarations */
-  const FilesystemStore = require('s3rver/lib/stores/filesystem') as new (
-    dir: string,
-  ) => {
-    putBucket(name: string): Promise<unknown>;
-    putObject(object: unknown): Promise<unknown>;
-  };
-  const S3Object = require('s3rver/lib/models/object') as new (b: string, k: string, c: Buffer, m: Record<string, string>) => unknown;
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  const store = new FilesystemStore(join(dataDir, 's3'));
-  await store.putBucket(LIBRARY);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < objects.length; i = next++) {
-      const { key, body } = objects[i]!;
-      const metadata = { 'content-type': 'image/png', 'content-length': String(body.length), 'last-modified': new Date().toUTCString() };
-      await store.putObject(new S3Object(LIBRARY, key, body, metadata));
-    }
-  };
-  await Promise.all(Array.from({ length: 16 }, worker));
 }
 
 /** A request tally of the window beside the batch's creation: everything but the API's answers to the polling. */
@@ -204,7 +181,11 @@ export default async function run(): Promise<Record<string, unknown>> {
     })),
   ];
   const seedStarted = performance.now();
-  await seed(dataDir, objects);
+  await seedBucket(
+    dataDir,
+    LIBRARY,
+    objects.map((o) => ({ ...o, contentType: 'image/png' })),
+  );
   const seedSeconds = (performance.now() - seedStarted) / 1000;
   const loadBefore = loadavg()[0]!;
   const stack = await startStack({
@@ -212,6 +193,9 @@ export default async function run(): Promise<Record<string, unknown>> {
     quiet: true,
     reconcile: false,
     expiry: false,
+    // One detector worker: the figures here are counts and the lister's speed, not the detector's; a second model
+    // loaded is a second's CPU of a shared machine.
+    detector: { workers: 1 },
     ports: { api: 0, s3: 0, dynamodb: 0, rekognition: 0, bridge: 0 },
   });
   const counter = tallyRequests({ s3: stack.endpoints.s3, dynamodb: stack.endpoints.dynamodb, rekognition: stack.endpoints.rekognition });
@@ -220,7 +204,11 @@ export default async function run(): Promise<Record<string, unknown>> {
     await new ClientSourcesStore({ ddb: createClients().ddb, tableName: stack.table }).change('demo', [`s3://${LIBRARY}/`], []);
     const phases: Record<string, number> = {};
     let at = performance.now();
-    const lap = (name: string) => ((phases[name] = round((performance.now() - at) / 1000, 1)), (at = performance.now()));
+    const lap = (name: string) => {
+      phases[name] = round((performance.now() - at) / 1000, 1);
+      console.error(`[bench import] ${name}: ${phases[name]} s`);
+      at = performance.now();
+    };
     const uploaded = await uploadPath(api, counter.snapshot, images.slice(0, PER_PATH));
     lap('uploaded');
     const inPlace = await importPath(api, counter.snapshot, 'in-place', 'inplace/');
