@@ -1,13 +1,15 @@
 // One image of a re-detection (lib/redetect/plan.ts queues it; the ingest function runs it beside the uploads): its
-// resting object read again, DetectLabels on its bytes as the ingest sends them, the new answer written with the one it
-// replaces (lib/store/redetect/images.ts). The image is claimed first (a lease on its record naming the run): a copy of the
-// message handled meanwhile comes back later, and a message delivered again finds the answer written and only settles
-// the run (a counter move a crash lost is recounted there), so an image is paid for once however often its message comes.
+// resting object (an imported image's source object) read again, DetectLabels on its bytes as the ingest sends them,
+// the new answer written with the one it replaces (lib/store/redetect/images.ts). The image is claimed first (a lease on its
+// record naming the run): a copy of the message handled meanwhile comes back later, and a message delivered again
+// finds the answer written and only settles the run (a counter move a crash lost is recounted there), so an image is
+// paid for once however often its message comes.
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config';
 import { detectLabels, type DetectLabelsObserver } from '../ingest/detect';
 import { RejectedUploadError } from '../ingest/errors';
+import { readSource } from '../ingest/source';
 import { readUpload, UploadGoneError } from '../ingest/storage';
 import type { AnswerOutcome, Redetections } from '../store/redetect/images';
 import type { RedetectMessage } from './message';
@@ -49,13 +51,19 @@ export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage):
     await redetections.settle(m.clientId, m.batchId, m.run);
     return 'answered-before';
   }
-  // An image whose object is gone keeps its answer, as one DetectLabels refuses: the run goes on without it.
-  const object = image.restingKey
-    ? await readUpload(deps.s3, config.bucketName, image.restingKey, config.maxUploadBytes).catch((err: unknown) => {
-        if (err instanceof UploadGoneError) return undefined;
+  // An image whose object is gone keeps its answer, as one DetectLabels refuses: the run goes on without it. An
+  // imported image is read again where it is, as the ingest read it (one changed or gone since keeps its answer too).
+  const object = image.source
+    ? await readSource(deps.s3, image.source, config.maxUploadBytes).catch((err: unknown) => {
+        if (err instanceof RejectedUploadError) return undefined;
         throw err;
       })
-    : undefined;
+    : image.restingKey
+      ? await readUpload(deps.s3, config.bucketName, image.restingKey, config.maxUploadBytes).catch((err: unknown) => {
+          if (err instanceof UploadGoneError) return undefined;
+          throw err;
+        })
+      : undefined;
   if (!object) return redetections.answer(image, m.run, undefined);
   deps.onCall?.();
   const detection = await detectLabels(

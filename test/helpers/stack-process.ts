@@ -21,6 +21,8 @@ export interface StackProcess {
   bridgeUrl: string;
   s3Url: string;
   dynamodbUrl: string;
+  /** The local detector (DetectLabels, and its call counters at GET /__stats). */
+  rekognitionUrl: string;
   bucket: string;
   /** Sends the signal to the whole process group. */
   signal(signal: NodeJS.Signals): void;
@@ -86,6 +88,7 @@ export async function startStackProcess(dataDir: string, logFile: string, env: R
     apiUrl: `http://127.0.0.1:${ports.API}`,
     bridgeUrl: `http://127.0.0.1:${ports.BRIDGE}`,
     s3Url: `http://127.0.0.1:${ports.S3}`,
+    rekognitionUrl: `http://127.0.0.1:${ports.REKOGNITION}`,
     // An external DynamoDB (DynamoDB Local, `npm run test:strict`) stands in for dynalite there too.
     // An empty ICECAT_DYNAMODB_ENDPOINT in `env` runs the stack on its own dynalite whatever the test run uses.
     dynamodbUrl:
