@@ -58,7 +58,7 @@ export interface BatchesWiring extends NotifyWiring {
 }
 
 /** An import's API: the allowed sources, its items, the listing's start, and the once-only enqueue of :retry. */
-function importDeps(
+export function importDeps(
   wiring: Pick<BatchesWiring, 'imports' | 'importEngine'>,
   ddb: DynamoDBDocumentClient,
   config: { tableName: string; transactions: boolean },
