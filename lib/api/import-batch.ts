@@ -6,7 +6,7 @@ import type { ImportEngine } from '../import/batch-operations';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { enqueueSourceObject, type EnqueueDeps } from '../import/enqueue';
 import { encodeListJob } from '../import/message';
-import { isAllowed, sourceRoot } from '../import/sources';
+import { isAllowed, jobAllow, sourceRoot } from '../import/sources';
 import type { JobQueue } from '../jobs/queue';
 import { retriesBeyondQuota, utcDay } from '../quota/limits';
 import type { ImportStore } from '../store/imports';
@@ -98,14 +98,6 @@ export async function retryFailed(deps: ImportApiDeps | undefined, clientId: str
 }
 
 /**
- * What a job's tasks may read: the batch's prefix, or for a manifest (which Batch Operations reads without us) the
- * client's allowed sources.
- */
-export async function jobAllow(deps: Pick<ImportApiDeps, 'sources'>, clientId: string, source: ImportSource): Promise<string[]> {
-  return 'manifest' in source ? [...(await deps.sources.sourcesOf(clientId))] : [`s3://${source.bucket}/${source.prefix}`];
-}
-
-/**
  * Starts the listing of a batch just made from a source: locally the lister's job; on AWS the engine's first job,
  * whose id is recorded on the import (the reconcile sweep follows it to its end, lib/reconcile/import-jobs.ts).
  */
@@ -117,7 +109,7 @@ export async function startListing(
   if (deps.listings) return deps.listings.send(encodeListJob(clientId, batchId));
   const source = batch.import?.source;
   if (!deps.engine || !source) throw new ImportsNotConfiguredError('imports are not configured on this deployment');
-  const job = { clientId, batchId, expiresAt, source, allow: await jobAllow(deps, clientId, source), attempt: 1 };
+  const job = { clientId, batchId, expiresAt, source, allow: await jobAllow(deps.sources, clientId, source), attempt: 1 };
   const { jobId } = await deps.engine.start(job);
   await deps.engine.recordJob(clientId, batchId, { jobId, attempt: 1 });
 }

@@ -8,10 +8,11 @@
 // counters move in one TransactWriteItems, exactly once; without them (dynalite) the mark comes first, and a crash
 // between the two loses that one object's count, never doubles it.
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchNames, uploadNames } from './attributes';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Batch } from '../domain';
+import { batchNames, toBatch, uploadNames } from './attributes';
 import { transaction } from './batch-counters';
-import { batchKey, purgeAt, uploadItemKey, type StoredImport } from './schema';
+import { batchKey, purgeAt, uploadItemKey, type BatchItem, type StoredImport } from './schema';
 import { transactWrite } from './transact';
 
 /** The object counted, by its upload item (the key the send mark uses: its URI, and its ETag when listed with one). */
@@ -32,6 +33,13 @@ export class ImportJobsStore {
 
   private get table(): string {
     return this.opts.tableName;
+  }
+
+  /** The batch with its import as stored (the job's id and attempt too); undefined when gone or never an import. */
+  async readJob(clientId: string, batchId: string): Promise<{ batch: Batch; imp: StoredImport } | undefined> {
+    const out = await this.opts.ddb.send(new GetCommand({ TableName: this.table, Key: batchKey(clientId, batchId), ConsistentRead: true }));
+    const item = out.Item as BatchItem | undefined;
+    return item?.imp ? { batch: toBatch(item), imp: item.imp } : undefined;
   }
 
   /** The job now listing the import (its first, or one started again after the quota's reset): the import lists again. */
