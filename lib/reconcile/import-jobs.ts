@@ -60,7 +60,14 @@ async function lookAfter(deps: ImportJobSweepDeps, clientId: string, batchId: st
   }
   const { batch, imp } = found;
   const start = async (attempt: number): Promise<Outcome> => {
-    const job: ImportJob = { clientId, batchId, expiresAt: batch.expiresAt, source: imp.source, allow: await deps.allow(clientId, imp.source), attempt };
+    const job: ImportJob = {
+      clientId,
+      batchId,
+      expiresAt: batch.expiresAt,
+      source: imp.source,
+      allow: await deps.allow(clientId, imp.source),
+      attempt,
+    };
     const { jobId } = await deps.engine.start(job);
     await deps.recordJob(clientId, batchId, { jobId, attempt });
     deps.log?.('started an import job', { batch: `${clientId}/${batchId}`, jobId, attempt });

@@ -188,6 +188,7 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   DetectLabelsCommand: ['rekognition:DetectLabels'],
   // An import's S3 Batch Operations job (lib/import/batch-operations.ts).
   CreateJobCommand: ['s3:CreateJob'],
+  DescribeJobCommand: ['s3:DescribeJob'],
   DeleteObjectsCommand: ['s3:DeleteObject'],
   PutEventsCommand: ['events:PutEvents'],
   createPresignedPost: ['s3:PutObject'],
@@ -213,7 +214,8 @@ const PLATFORM_ACTIONS: Record<keyof typeof FUNCTIONS, string[]> = {
   api: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   // CreateJob passes the import job role to S3 Batch Operations.
   batches: ['logs:CreateLogStream', 'logs:PutLogEvents', 'iam:PassRole'],
-  reconcile: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+  // A job started again after the quota's reset passes the import job role (lib/reconcile/import-jobs.ts).
+  reconcile: ['logs:CreateLogStream', 'logs:PutLogEvents', 'iam:PassRole'],
   route: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   erase: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   callbacks: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
