@@ -425,7 +425,12 @@ describe('IAM', () => {
     ['erase', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['reconcile', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['reconcile', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{IngestQueue.Arn}']],
-    ['reconcile', 'dynamodb:Query', ['{ImagesTable.Arn}/index/callbacks-due']],
+    // The running imports (partition IMPORT#LIVE# of the table, a Query on its key) and the callbacks owed (the index).
+    ['reconcile', 'dynamodb:Query', ['{ImagesTable.Arn}', '{ImagesTable.Arn}/index/callbacks-due']],
+    ['reconcile', 's3:DescribeJob', ['arn:${AWS::Partition}:s3:${AWS::Region}:${AWS::AccountId}:job/*']],
+    ['batches', 's3:DescribeJob', ['arn:${AWS::Partition}:s3:${AWS::Region}:${AWS::AccountId}:job/*']],
+    ['reconcile', 'iam:PassRole', ['{ImportJobRole.Arn}']],
+    ['reconcile', 's3:GetObject', [IMPORT_MANIFESTS]],
     ['expire', 'dynamodb:Query', ['{ImagesTable.Arn}/index/batches-expiring']],
     ['expire', 'dynamodb:UpdateItem', ['{ImagesTable.Arn}']],
     ['expire', 'sqs:SendMessage', ['{EraseQueue.Arn}']],
