@@ -3,7 +3,14 @@
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { RequestThrottled } from '@aws-sdk/client-sqs';
 import { s3BatchInvocationEvent, s3BatchResponseExample } from '../../events/s3-batch-operations';
-import { answerInvocation, decodeTaskKey, type TaskDeps, isRetryableFault, jobArguments, taskObject } from '../../lib/import/batch-operations-task';
+import {
+  answerInvocation,
+  decodeTaskKey,
+  type TaskDeps,
+  isRetryableFault,
+  jobArguments,
+  taskObject,
+} from '../../lib/import/batch-operations-task';
 import { createJobInput, jobToken, manifestFormat, manifestObject, type BatchOperationsSettings } from '../../lib/import/batch-operations';
 
 const untouched: TaskDeps = {
