@@ -148,6 +148,15 @@ export function loadReconcileConfig(): ReconcileConfig {
 }
 
 /**
+ * The reconcile sweep's look after import jobs (lib/reconcile/import-jobs.ts): on where the stack has the import task
+ * (IMPORT_TASK_FUNCTION_ARN set; undefined otherwise), with the table's transactions (DDB_TRANSACTIONS, on).
+ */
+export function loadReconcileImports(): { transactions: boolean } | undefined {
+  if (!envString('IMPORT_TASK_FUNCTION_ARN')) return undefined;
+  return { transactions: envBoolean('DDB_TRANSACTIONS', true) };
+}
+
+/**
  * An import's Batch Operations job on AWS (lib/import/batch-operations.ts): the importTask function it invokes
  * (IMPORT_TASK_FUNCTION_ARN, whose ARN also names the account and partition), the role it runs as
  * (IMPORT_JOB_ROLE_ARN), the bucket its report goes to (BUCKET_NAME) and its priority (IMPORT_JOB_PRIORITY, 10).

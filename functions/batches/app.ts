@@ -12,7 +12,8 @@ import { recordCurrentModel } from '../../lib/store/model/current-write';
 import { Redetections } from '../../lib/store/redetect/images';
 import { annotatingClient } from '../../lib/aws/tracing';
 import { createApiHandler, type ApiHandler } from '../../lib/http/app';
-import type { ImportEngine } from '../../lib/import/batch-operations';
+import type { ImportEngine, ImportJob } from '../../lib/import/batch-operations';
+import type { ImportSource } from '../../lib/domain';
 import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -22,6 +23,7 @@ import type { TableRef } from '../../lib/store/table/access';
 import type { ImportApiDeps } from '../../lib/api/import-batch';
 import type { ImportQueue } from '../../lib/import/enqueue';
 import { ClientSourcesStore } from '../../lib/store/client/sources';
+import { ImportJobsStore } from '../../lib/store/imports/jobs';
 import { ImportMarksStore } from '../../lib/store/imports/marks';
 import { ImportStore } from '../../lib/store/imports/imports';
 import {
@@ -48,32 +50,55 @@ export interface BatchesWiring extends NotifyWiring {
    */
   importEngine?: ImportEngine;
   /**
-   * Batches from a source (docs/design.md §16): where a new import's listing starts, and the uploads queue :retry sends
-   * its images to (in their client's group). Without it, a batch from a source answers 400 imports_not_configured.
+   * Batches from a source (docs/design.md §16): the uploads queue :retry sends its images to (in their client's group),
+   * and locally where a new import's listing starts (`listings`, the stack's lister). With no `listings` the
+   * `importEngine` starts each import's job (AWS). Without either, a batch from a source answers 400
+   * imports_not_configured.
    */
-  imports?: { listings: JobQueue; uploads: ImportQueue };
+  imports?: { listings?: JobQueue; uploads: ImportQueue };
 }
 
 /** An import's API: the allowed sources, its items, the listing's start, and the once-only enqueue of :retry. */
-function importDeps(
-  wiring: NonNullable<BatchesWiring['imports']>,
+export function importDeps(
+  wiring: Pick<BatchesWiring, 'imports' | 'importEngine'>,
   ddb: TableRef['ddb'],
   config: { tableName: string; transactions: boolean },
   limits: ClientQuotaStore,
-): ImportApiDeps {
+): ImportApiDeps | undefined {
   const { tableName, transactions } = config;
+  const { imports, importEngine } = wiring;
+  if (!imports) return undefined;
+  // Locally the stack's lister; on AWS the engine's job, its id recorded on the import.
+  const start = imports.listings
+    ? { listings: imports.listings }
+    : importEngine
+      ? {
+          engine: {
+            check: (s: ImportSource) => importEngine.check(s),
+            start: (j: ImportJob) => importEngine.start(j),
+            recordJob: jobsStore(ddb, config),
+          },
+        }
+      : {};
   return {
     sources: new ClientSourcesStore({ ddb, tableName }),
     imports: new ImportStore({ ddb, tableName }),
-    listings: wiring.listings,
+    ...start,
     enqueue: {
-      queue: wiring.uploads,
+      queue: imports.uploads,
       marks: new ImportMarksStore({ ddb, tableName }),
       quota: new ClientQuotaStore({ ddb, tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs(), transactions }),
     },
     usage: (clientId, day) => limits.usage(clientId, day),
   };
 }
+
+const jobsStore = (ddb: TableRef['ddb'], config: { tableName: string; transactions: boolean }) => {
+  const store = new ImportJobsStore({ ddb, ...config });
+  return (clientId: string, batchId: string, job: { jobId: string; attempt: number }) => store.recordJob(clientId, batchId, job);
+};
+
+const withImports = (imports: ImportApiDeps | undefined) => (imports ? { imports } : {});
 
 export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
   const config = loadApiConfig();
@@ -122,7 +147,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
           isLive: (batch) => store.isLive(batch),
           resumeGraceMs: redetectResumeGraceMs(),
         },
-        ...(wiring.imports ? { imports: importDeps(wiring.imports, ddb, config, limits) } : {}),
+        ...withImports(importDeps(wiring, ddb, config, limits)),
       }),
     },
     authenticator: annotatingClient(

@@ -11,13 +11,16 @@ import { SqsJobQueue } from '../../lib/jobs/queue';
 import { awsNotifyWiring } from '../../lib/notify/wiring';
 import { createBatchesHandler } from './app';
 import { awsImportEngine } from './import-engine';
+import { SqsImportQueue } from '../../lib/import/sqs-queue';
 
 const app = createBatchesHandler({
   erasures: new SqsJobQueue(sqsClient(), queueUrl('ERASE_QUEUE_URL')),
   // POST …:redetect queues its images where the ingest reads its uploads.
   redetects: new SqsJobQueue(sqsClient(), queueUrl('INGEST_QUEUE_URL')),
-  // An import's fan-out: an S3 Batch Operations job (built when the first import starts).
+  // An import's fan-out: an S3 Batch Operations job (built when the first import starts); :retry sends the failed
+  // imported images to the uploads queue again, in their client's group.
   importEngine: awsImportEngine(),
+  imports: { uploads: new SqsImportQueue(sqsClient(), queueUrl('INGEST_QUEUE_URL')) },
   ...awsNotifyWiring(loadNotifyWiringSettings()),
 });
 

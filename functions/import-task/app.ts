@@ -5,6 +5,7 @@ import { createDocumentClient } from '../../lib/aws/clients';
 import { loadConfig } from '../../lib/config';
 import { answerInvocation, type BatchOperationsResponse } from '../../lib/import/batch-operations-task';
 import type { ImportQueue } from '../../lib/import/enqueue';
+import { ImportJobsStore } from '../../lib/store/imports/jobs';
 import { ImportMarksStore } from '../../lib/store/imports/marks';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { clientLimitsCacheMs, defaultClientLimits } from '../config';
@@ -28,6 +29,8 @@ export function createImportTaskHandler(wiring: ImportTaskWiring): ImportTaskHan
     transactions: config.transactions,
   });
   const marks = new ImportMarksStore({ ddb, tableName: config.tableName });
-  const deps = { queue: wiring.queue, marks, quota, ...(wiring.now ? { now: wiring.now } : {}) };
+  // The import's progress on its batch summary, each object counted once (lib/store/import-jobs.ts).
+  const progress = new ImportJobsStore({ ddb, tableName: config.tableName, transactions: config.transactions });
+  const deps = { queue: wiring.queue, marks, quota, progress, ...(wiring.now ? { now: wiring.now } : {}) };
   return (event) => answerInvocation(deps, event);
 }

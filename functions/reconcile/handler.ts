@@ -1,5 +1,6 @@
-// Scheduled: queues again every upload left under uploads/ past the grace period (lib/reconcile/sweep.ts), and every
-// completion callback whose message was lost (lib/reconcile/callbacks.ts).
+// Scheduled: queues again every upload left under uploads/ past the grace period (lib/reconcile/sweep.ts), every
+// completion callback whose message was lost (lib/reconcile/callbacks.ts), and follows each running import's S3 Batch
+// Operations job to its end, closing its batch (lib/reconcile/import-jobs.ts).
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { presentBatch } from '../../lib/api/present';
@@ -10,8 +11,15 @@ import { callbackSweepLimits, sweepCallbacks, type CallbackSweepResult } from '.
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
 import { sweepUploads, type SweepResult } from '../../lib/reconcile/sweep';
-import { loadNotifyConfig, loadReconcileConfig } from '../config';
+import { loadNotifyConfig, loadReconcileConfig, loadReconcileImports } from '../config';
+import { jobAllow } from '../../lib/import/sources';
+import { sweepImportJobs, type ImportJobSweepDeps, type ImportJobSweepResult } from '../../lib/reconcile/import-jobs';
+import { BatchStore } from '../../lib/store/batch-store';
+import { ClientSourcesStore } from '../../lib/store/client/sources';
+import { ImportJobsStore } from '../../lib/store/imports/jobs';
+import { ImportStore } from '../../lib/store/imports/imports';
 import { CallbackRequeues } from '../../lib/store/callback/requeue';
+import { awsImportEngine } from '../batches/import-engine';
 
 const logger = new Logger({ serviceName: 'icecat-reconcile' });
 const config = loadReconcileConfig();
@@ -19,8 +27,9 @@ const s3 = createS3Client();
 const sqs = createSqsClient();
 // Each upload again in its client's message group of the fair uploads queue (docs/design.md §11).
 const sendMessages = sqsSender(sqs, config.queueUrl, 3, uploadGroupOf);
+const table = { ddb: createDocumentClient(), tableName: config.callbacks.tableName };
 const callbackDeps = {
-  owed: new CallbackRequeues({ ddb: createDocumentClient(), tableName: config.callbacks.tableName }),
+  owed: new CallbackRequeues(table),
   callbacks: new SqsJobQueue(sqs, config.callbacks.queueUrl),
   present: presentBatch,
   log: (line: string, details?: Record<string, unknown>) => logger.info(line, details ?? {}),
@@ -30,7 +39,39 @@ const callbackLimits = callbackSweepLimits(loadNotifyConfig(), config.callbacks.
 /** Leaves this much of the function's time for the last page's sends. */
 const MARGIN_MS = 10_000;
 
-type Summary = Omit<SweepResult, 'queued'> & { queued: number; callbacks: Omit<CallbackSweepResult, 'requeued'> & { requeued: number } };
+type Summary = Omit<SweepResult, 'queued'> & {
+  queued: number;
+  callbacks: Omit<CallbackSweepResult, 'requeued'> & { requeued: number };
+  imports?: ImportJobSweepResult;
+};
+
+// Imports on AWS (docs/decisions/0043): each running import's S3 Batch Operations job followed to its end. Only where the
+// stack has the import task (IMPORT_TASK_FUNCTION_ARN); its engine and stores built at the first sweep.
+const importsConfig = loadReconcileImports();
+const importDeps = (transactions: boolean): ImportJobSweepDeps => {
+  const { ddb, tableName } = table;
+  const jobs = new ImportJobsStore({ ddb, tableName, transactions });
+  const imports = new ImportStore({ ddb, tableName });
+  const batches = new BatchStore({ ddb, tableName, transactions });
+  const sources = new ClientSourcesStore({ ddb, tableName });
+  return {
+    live: () => imports.liveImports(),
+    read: (clientId, batchId) => jobs.readJob(clientId, batchId),
+    engine: awsImportEngine(),
+    recordJob: (clientId, batchId, job) => jobs.recordJob(clientId, batchId, job),
+    finish: (clientId, batchId, jobId) => jobs.finish(clientId, batchId, jobId),
+    close: async (clientId, batchId, expected) => void (await batches.close(clientId, batchId, expected)),
+    endLive: (clientId, batchId) => imports.endLive(clientId, batchId),
+    allow: (clientId, source) => jobAllow(sources, clientId, source),
+    log: (line, details) => logger.info(line, details ?? {}),
+  };
+};
+let importSweep: ImportJobSweepDeps | undefined;
+const sweepImports = (maxDurationMs: number): Promise<ImportJobSweepResult> | undefined => {
+  if (!importsConfig) return undefined;
+  importSweep ??= importDeps(importsConfig.transactions);
+  return sweepImportJobs(importSweep, { maxImports: 200, maxDurationMs, startGraceMs: 120_000 });
+};
 
 export const handler = tracedHandler(async (_event: ScheduledEvent, context: Context): Promise<Summary> => {
   const maxDurationMs = Math.min(config.limits.maxDurationMs, Math.max(1000, context.getRemainingTimeInMillis() - MARGIN_MS));
@@ -45,7 +86,13 @@ export const handler = tracedHandler(async (_event: ScheduledEvent, context: Con
     { ...config.limits, maxDurationMs },
   );
   const callbacks = await sweepCallbacks(callbackDeps, callbackLimits);
-  const summary = { ...result, queued: result.queued.length, callbacks: { ...callbacks, requeued: callbacks.requeued.length } };
+  const imports = await sweepImports(Math.min(30_000, maxDurationMs));
+  const summary: Summary = {
+    ...result,
+    queued: result.queued.length,
+    callbacks: { ...callbacks, requeued: callbacks.requeued.length },
+    ...(imports ? { imports } : {}),
+  };
   logger.info('sweep done', summary);
   return summary;
 });

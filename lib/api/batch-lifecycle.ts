@@ -206,7 +206,7 @@ export class BatchLifecycleService {
     await this.checkImagesLeft(clientId, files.length, nowMs);
     await imports?.imports.markLive(clientId, batch.batchId);
     await this.createCounted(clientId, batch, nowMs);
-    if (imports) await startListing(imports, clientId, batch.batchId);
+    if (imports) await startListing(imports, batch);
     const callbackSecret = callbackUrl && this.opts.callbacks ? deriveCallbackSecret(this.opts.callbacks.signingKey, batch) : undefined;
     return {
       batchId: batch.batchId,

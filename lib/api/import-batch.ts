@@ -1,11 +1,12 @@
 // An import's API (docs/design.md §16), free of HTTP: the source checked against the client's allowed ones before
 // anything is listed (403), the listing started, the completion report in S3 Batch Operations' columns (streamed like
 // the exports: inline, or a 303 to S3 once large), and :retry, which sends again exactly the failed imported images.
-import type { ImportSource, SourceObject, BatchSummary } from '../domain';
+import type { Batch, ImportSource, SourceObject, BatchSummary } from '../domain';
+import type { ImportEngine } from '../import/batch-operations';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { enqueueSourceObject, type EnqueueDeps } from '../import/enqueue';
 import { encodeListJob } from '../import/message';
-import { isAllowed, sourceRoot } from '../import/sources';
+import { isAllowed, jobAllow, sourceRoot } from '../import/sources';
 import type { JobQueue } from '../jobs/queue';
 import { retriesBeyondQuota, utcDay } from '../quota/limits';
 import type { ImportStore } from '../store/imports/imports';
@@ -32,8 +33,15 @@ export class ImportsNotConfiguredError extends IceCatError {
 export interface ImportApiDeps {
   sources: { sourcesOf(clientId: string): Promise<readonly string[]> };
   imports: Pick<ImportStore, 'markLive' | 'read' | 'sentObjects' | 'records' | 'failedImports' | 'putBack'>;
-  /** Where a new import's listing is started (locally the lister's job queue; on AWS the engine's). */
-  listings: JobQueue;
+  /** Locally: where a new import's listing is started (the lister's job queue, local/import-lister.ts). */
+  listings?: JobQueue;
+  /**
+   * On AWS, with no `listings`: the engine whose job lists the source (an S3 Batch Operations job, docs/decisions/0042
+   * and 0043), and where the job's id is recorded on the import (lib/store/import-jobs.ts).
+   */
+  engine?: Pick<ImportEngine, 'check' | 'start'> & {
+    recordJob(clientId: string, batchId: string, job: { jobId: string; attempt: number }): Promise<void>;
+  };
   /** :retry sends through the same once-only enqueue as the listing. */
   enqueue: EnqueueDeps;
   /** Today's images used (GET /v1/usage's `accepted`): :retry asks no more than are left. */
@@ -46,11 +54,13 @@ const describe = (s: ImportSource): string => ('manifest' in s ? s.manifest : `s
 /** 403 unless the source (the prefix, or the manifest object) lies inside one of the client's allowed sources. */
 export async function checkSource(deps: ImportApiDeps | undefined, clientId: string, source: ImportSource): Promise<ImportApiDeps> {
   const root = sourceRoot(source);
-  if (!deps) throw new ImportsNotConfiguredError('imports are not configured on this deployment');
+  if (!deps || (!deps.listings && !deps.engine)) throw new ImportsNotConfiguredError('imports are not configured on this deployment');
   if (!isAllowed(await deps.sources.sourcesOf(clientId), root.bucket, root.key))
     throw new SourceNotAllowedError(`${describe(source)} is not among the sources you may import from; ask the operator to allow it`, {
       source: describe(source),
     });
+  // On AWS a manifest is read before the batch is made (its ETag and columns, which CreateJob needs): 400 if unreadable.
+  if (!deps.listings) await deps.engine?.check(source);
   return deps;
 }
 
@@ -87,7 +97,19 @@ export async function retryFailed(deps: ImportApiDeps | undefined, clientId: str
   return { batchId, resubmitted, batch: presentBatch(after?.batch ?? found.batch) };
 }
 
-/** Starts the listing of a batch just made from a source. */
-export async function startListing(deps: ImportApiDeps, clientId: string, batchId: string): Promise<void> {
-  await deps.listings.send(encodeListJob(clientId, batchId));
+/**
+ * Starts the listing of a batch just made from a source: locally the lister's job; on AWS the engine's first job,
+ * whose id is recorded on the import (the reconcile sweep follows it to its end, lib/reconcile/import-jobs.ts).
+ */
+export async function startListing(
+  deps: ImportApiDeps,
+  batch: Pick<Batch, 'clientId' | 'batchId' | 'expiresAt' | 'import'>,
+): Promise<void> {
+  const { clientId, batchId, expiresAt } = batch;
+  if (deps.listings) return deps.listings.send(encodeListJob(clientId, batchId));
+  const source = batch.import?.source;
+  if (!deps.engine || !source) throw new ImportsNotConfiguredError('imports are not configured on this deployment');
+  const job = { clientId, batchId, expiresAt, source, allow: await jobAllow(deps.sources, clientId, source), attempt: 1 };
+  const { jobId } = await deps.engine.start(job);
+  await deps.engine.recordJob(clientId, batchId, { jobId, attempt: 1 });
 }

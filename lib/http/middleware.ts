@@ -158,6 +158,7 @@ const HTTP_ANSWERS: Readonly<Record<string, { status: number; message?: (own: st
   source_not_allowed: { status: 403 },
   invalid_source: { status: 400 },
   imports_not_configured: { status: 400 },
+  invalid_import_source: { status: 400 },
   not_found: { status: 404 },
   batch_exists: { status: 409 },
   batch_erasing: { status: 409 },

@@ -4,6 +4,8 @@
 // against the images quota, in its client's message group, at most once however often the task is redriven. Its answer
 // is the response Batch Operations expects: one result per task, `Succeeded`, `TemporaryFailure` (redriven by the job:
 // throttling, a transient fault, today's quota used up) or `PermanentFailure` (bad input: in the completion report).
+// A key that is no image by its name is skipped (`Succeeded`, "skipped: …"), and each object is counted in the import's
+// progress (listed, enqueued, skipped: the local lister's counters) once, on its upload item (lib/store/import-jobs.ts).
 //
 // The job's UserArguments (set by the batches function when it creates the job, lib/import/batch-operations.ts) name
 // the batch and what it may read: `clientId`, `batchId`, `expiresAt` (the batch's expiry, epoch s) and `allow` (a JSON
@@ -14,7 +16,8 @@ import '../validation-messages';
 import type { SourceObject } from '../domain';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { ID_PATTERN, ID_RULE } from '../ids';
-import { enqueueSourceObject, nextUtcMidnight, sourceUri, type EnqueueDeps, type ImportTarget } from './enqueue';
+import { enqueueSourceObject, importRef, nextUtcMidnight, sourceUri, type EnqueueDeps, type ImportRef, type ImportTarget } from './enqueue';
+import { isImageKey } from './sources';
 
 export type TaskResultCode = 'Succeeded' | 'TemporaryFailure' | 'PermanentFailure';
 
@@ -153,36 +156,57 @@ export function isRetryableFault(err: unknown): 'throttled' | 'transient' | fals
   return false;
 }
 
-/** One task sent on: its object enqueued once, or the result saying why not. */
-export async function runTask(deps: EnqueueDeps, job: JobArguments | string, raw: { taskId: string }): Promise<TaskResult> {
-  const fail = (resultCode: TaskResultCode, resultString: string): TaskResult => ({
+/** The import's progress as its tasks move it (lib/store/import-jobs.ts ImportJobsStore). */
+export interface TaskProgress {
+  /** Counts the object as enqueued or skipped, once however often its task runs. */
+  countObject(object: ImportRef, as: 'enqueued' | 'skipped'): Promise<boolean>;
+  /** Today's quota is used up: the import waits for the reset (epoch ms). */
+  waitForQuota(clientId: string, batchId: string, resumesAt: number): Promise<void>;
+}
+
+export interface TaskDeps extends EnqueueDeps {
+  progress: TaskProgress;
+}
+
+/** One task sent on: its object enqueued once (a non-image skipped by its name), or the result saying why not. */
+export async function runTask(deps: TaskDeps, job: JobArguments | string, raw: { taskId: string }): Promise<TaskResult> {
+  const answer = (resultCode: TaskResultCode, resultString: string): TaskResult => ({
     taskId: raw.taskId,
     resultCode,
     resultString: clip(resultString),
   });
-  if (typeof job === 'string') return fail('PermanentFailure', `InvalidJob: ${job}`);
+  if (typeof job === 'string') return answer('PermanentFailure', `InvalidJob: ${job}`);
   const object = taskObject(raw, job.allow);
-  if (typeof object === 'string') return fail('PermanentFailure', `InvalidTask: ${object}`);
+  if (typeof object === 'string') return answer('PermanentFailure', `InvalidTask: ${object}`);
+  const ref = importRef(job.target, object);
   try {
+    // As the local lister: a key that is no image by its name is never sent, only counted as skipped.
+    if (!isImageKey(object.key)) {
+      await deps.progress.countObject(ref, 'skipped');
+      return answer('Succeeded', `skipped: ${sourceUri(object)} is not an image by its name`);
+    }
     const outcome = await enqueueSourceObject(deps, job.target, object);
     if (outcome === 'over-quota') {
-      const resumesAt = new Date(nextUtcMidnight((deps.now ?? Date.now)())).toISOString();
-      return fail(
+      const resumesAt = nextUtcMidnight((deps.now ?? Date.now)());
+      await deps.progress.waitForQuota(job.target.clientId, job.target.batchId, resumesAt);
+      return answer(
         'TemporaryFailure',
-        `QuotaExceeded: today's images quota of ${job.target.clientId} is used up; the import goes on at ${resumesAt}`,
+        `QuotaExceeded: today's images quota of ${job.target.clientId} is used up; the import goes on at ${new Date(resumesAt).toISOString()}`,
       );
     }
-    return fail('Succeeded', outcome === 'enqueued' ? `enqueued ${sourceUri(object)}` : `sent before: ${sourceUri(object)}`);
+    // Sent now or by an earlier run of this task: counted once either way (a run that died before counting is made good).
+    await deps.progress.countObject(ref, 'enqueued');
+    return answer('Succeeded', outcome === 'enqueued' ? `enqueued ${sourceUri(object)}` : `sent before: ${sourceUri(object)}`);
   } catch (err) {
     const retryable = isRetryableFault(err);
     const what = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    if (retryable) return fail('TemporaryFailure', `${retryable === 'throttled' ? 'Throttled' : 'Transient'}: ${what}`);
-    return fail('PermanentFailure', what);
+    if (retryable) return answer('TemporaryFailure', `${retryable === 'throttled' ? 'Throttled' : 'Transient'}: ${what}`);
+    return answer('PermanentFailure', what);
   }
 }
 
 /** Answers one Batch Operations invocation: each task run in turn (Batch Operations sends one a call). */
-export async function answerInvocation(deps: EnqueueDeps, event: unknown): Promise<BatchOperationsResponse> {
+export async function answerInvocation(deps: TaskDeps, event: unknown): Promise<BatchOperationsResponse> {
   const envelope = envelopeSchema.safeParse(event);
   if (!envelope.success) {
     throw new InvalidInvocationError(`not an S3 Batch Operations invocation: ${envelope.error.issues[0]?.message ?? 'invalid'}`);

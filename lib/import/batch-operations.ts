@@ -6,7 +6,13 @@
 // The port is ImportEngine: the batches function, when it opens an import batch on AWS, calls `start` once the source
 // passed the client's allowed sources (403 otherwise); the local stack keeps its own lister (lib/import/lister.ts) and
 // never builds this engine.
-import { CreateJobCommand, type CreateJobCommandInput, type JobManifestSpec, type S3ControlClient } from '@aws-sdk/client-s3-control';
+import {
+  CreateJobCommand,
+  DescribeJobCommand,
+  type CreateJobCommandInput,
+  type JobManifestSpec,
+  type S3ControlClient,
+} from '@aws-sdk/client-s3-control';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import type { ImportSource } from '../domain';
@@ -27,8 +33,24 @@ export interface ImportJob {
 }
 
 export interface ImportEngine {
+  /** Refuses (ImportSourceError) a source no job could read: a manifest's ETag and columns, read before the batch is made. */
+  check(source: ImportSource): Promise<void>;
   start(job: ImportJob): Promise<{ jobId: string }>;
+  /** Where the job is: `over` once Batch Operations has ended it (Complete, Failed or Cancelled). */
+  describe(jobId: string): Promise<ImportJobStatus>;
 }
+
+/** A job as DescribeJob answers it: its status and its tasks' counts. */
+export interface ImportJobStatus {
+  status: string;
+  over: boolean;
+  tasks: { total: number; succeeded: number; failed: number };
+  /** Why the job failed, when it did (DescribeJob's FailureReasons). */
+  failure?: string;
+}
+
+/** Batch Operations' statuses a job never leaves (DescribeJob, "Job statuses" of the S3 User Guide). */
+export const JOB_OVER = new Set(['Complete', 'Failed', 'Cancelled']);
 
 /** The stack's side of every job: where it runs, what it invokes, as whom, and where it reports. */
 export interface BatchOperationsSettings {
@@ -165,6 +187,23 @@ export class S3BatchOperationsEngine implements ImportEngine {
   constructor(
     private readonly deps: { s3control: Pick<S3ControlClient, 'send'>; s3: Pick<S3Client, 'send'>; settings: BatchOperationsSettings },
   ) {}
+
+  async check(source: ImportSource): Promise<void> {
+    if ('manifest' in source) await readManifestFacts(this.deps.s3, source.manifest);
+  }
+
+  async describe(jobId: string): Promise<ImportJobStatus> {
+    const out = await this.deps.s3control.send(new DescribeJobCommand({ AccountId: this.deps.settings.accountId, JobId: jobId }));
+    const status = out.Job?.Status ?? 'Unknown';
+    const p = out.Job?.ProgressSummary;
+    const reasons = (out.Job?.FailureReasons ?? []).map((r) => `${r.FailureCode ?? ''}: ${r.FailureReason ?? ''}`);
+    return {
+      status,
+      over: JOB_OVER.has(status),
+      tasks: { total: p?.TotalNumberOfTasks ?? 0, succeeded: p?.NumberOfTasksSucceeded ?? 0, failed: p?.NumberOfTasksFailed ?? 0 },
+      ...(reasons.length > 0 ? { failure: reasons.join('; ') } : {}),
+    };
+  }
 
   async start(job: ImportJob): Promise<{ jobId: string }> {
     const manifest = 'manifest' in job.source ? await readManifestFacts(this.deps.s3, job.source.manifest) : undefined;

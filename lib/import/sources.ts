@@ -56,3 +56,15 @@ export function isImageKey(key: string): boolean {
   const dot = name.lastIndexOf('.');
   return dot > 0 && IMAGE_EXTENSIONS.has(name.slice(dot + 1).toLowerCase());
 }
+
+/**
+ * What a job's tasks may read: the batch's prefix, or for a manifest (which Batch Operations reads without us) the
+ * client's allowed sources.
+ */
+export async function jobAllow(
+  sources: { sourcesOf(clientId: string): Promise<readonly string[]> },
+  clientId: string,
+  source: ImportSource,
+): Promise<string[]> {
+  return 'manifest' in source ? [...(await sources.sourcesOf(clientId))] : [`s3://${source.bucket}/${source.prefix}`];
+}

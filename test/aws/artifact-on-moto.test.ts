@@ -18,7 +18,8 @@ import { clientConfig } from './deploy';
 import { fireSchedule, httpApi, pollQueue, type HttpApi } from './drive';
 import { SKIPPED_TYPES } from './fill-in';
 import { resolve } from './intrinsics';
-import { FUNCTIONS, startMotoStack, type MotoStack } from './moto-stack';
+import { FUNCTIONS, PARAMETERS, startMotoStack, type MotoStack } from './moto-stack';
+import { driveImportTask } from './import-task.drive';
 import { filled, routeRequests } from './route-requests';
 import { readAlarms, readBucket, readCodeHashes, readHttpApi, readPolicies, readSecrets, readSubscriptions, readTable } from './read-back';
 import { Registrations } from '../../lib/store/client/registrations';
@@ -264,6 +265,27 @@ describe('the sweeps from their schedules, the erasure and the callbacks from th
       new ListObjectsV2Command({ Bucket: stack.ctx.physical.ImagesBucket, Prefix: `processed/${CLIENT}/${batchId}/` }),
     );
     expect([left.KeyCount, (await send('GET', `/v1/batches/${batchId}`)).status]).toEqual([0, 404]);
+  });
+});
+
+// moto (5.2.1) has no S3 Batch Operations jobs (its S3 Control answers CreateJob and DescribeJob 404), so the job is
+// not there to invoke the task: the task's zip is invoked with the events the job sends (AWS's documented schema 2.0
+// event, events/), against the deployed queue and table, with its role checked on every call.
+describe('an import’s S3 Batch Operations task, invoked as the job invokes it', () => {
+  it('sends an in-source image once to the uploads queue, skips a non-image, refuses an object outside the source, and counts the import’s progress once', async () => {
+    const checked = await driveImportTask({
+      invoke: async (event) => {
+        const run = await stack.functions.importTask.runtime.invoke(event);
+        if (!run.ok) throw new Error(`${run.error?.errorMessage}\n${stack.functions.importTask.runtime.logTail().slice(-3000)}`);
+        return run.response;
+      },
+      queueUrl: stack.ctx.physical.IngestQueue as string,
+      sqsEndpoint: stack.moto.url,
+      dynamodbEndpoint: stack.moto.url,
+      tableName: stack.ctx.physical.ImagesTable as string,
+      bucket: PARAMETERS.ImportSourceBuckets,
+    });
+    expect(checked).toHaveLength(5);
   });
 });
 

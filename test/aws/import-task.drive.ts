@@ -6,11 +6,13 @@
 // thing that is not as AWS would have it, and answers what it checked.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { newImport } from '../../lib/api/import-batch';
 import { encodeManifestKey, s3BatchInvocationFor, type S3BatchResponse } from '../../events/s3-batch-operations';
 import { importRef } from '../../lib/import/enqueue';
 import { importMessageIn } from '../../lib/import/message';
-import { uploadItemKey } from '../../lib/store/table/schema';
+import { newBatch, putBatchRequest } from '../../lib/store/batch/summary';
+import { batchKey, uploadItemKey } from '../../lib/store/table/schema';
 
 export interface ImportTaskDrive {
   /** Runs the importTask function on one invocation event and answers its response (the zip's handler, with its role). */
@@ -34,7 +36,7 @@ const check = (ok: boolean, what: string, got: unknown): void => {
   if (!ok) throw new ImportTaskDriveError(`${what}; got ${JSON.stringify(got)}`);
 };
 
-/** Runs the three invocations and answers what each checked. */
+/** Runs the invocations and answers what each checked. */
 export async function driveImportTask(d: ImportTaskDrive): Promise<string[]> {
   const config = { region: d.region ?? 'us-east-1', credentials: d.credentials ?? { accessKeyId: 'test', secretAccessKey: 'test' } };
   const sqs = new SQSClient({ ...config, endpoint: d.sqsEndpoint });
@@ -46,6 +48,10 @@ export async function driveImportTask(d: ImportTaskDrive): Promise<string[]> {
   const key = '2024/trip/cat 1+café.jpg';
   const event = s3BatchInvocationFor(args, { bucket, encodedKey: encodeManifestKey(key), taskId: 'drive-task-1' });
   const checked: string[] = [];
+  // The import's batch, as the batches function makes it before it starts the job: its progress at 0.
+  const batch = newBatch({ clientId: 'acme', batchId, now: Date.now(), debug: false, retentionDays: 1 });
+  batch.import = { ...newImport({ bucket, prefix: '2024/' }) };
+  await ddb.send(new PutCommand(putBatchRequest(d.tableName, batch)));
 
   const first = (await d.invoke(event)) as S3BatchResponse;
   check(
@@ -101,5 +107,23 @@ export async function driveImportTask(d: ImportTaskDrive): Promise<string[]> {
   const after = await sqs.send(new ReceiveMessageCommand({ QueueUrl: d.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
   check(!(after.Messages ?? []).some((m) => importMessageIn(m.Body ?? '')?.batchId === batchId), 'nothing more was sent', after.Messages);
   checked.push('a redrive: sent before, nothing sent; an object outside the source: PermanentFailure');
+
+  const notes = s3BatchInvocationFor(args, { bucket, encodedKey: '2024/trip/notes.txt', taskId: 'drive-task-3' });
+  const skipped = (await d.invoke(notes)) as S3BatchResponse;
+  check(
+    skipped.results[0]?.resultCode === 'Succeeded' &&
+      /^skipped: .* is not an image by its name$/.test(skipped.results[0]?.resultString ?? ''),
+    'a key that is no image by its name is skipped, Succeeded',
+    skipped,
+  );
+  await d.invoke(notes);
+  const summary = await ddb.send(new GetCommand({ TableName: d.tableName, Key: batchKey('acme', batchId), ConsistentRead: true }));
+  const imp = summary.Item?.imp as { listed?: number; enqueued?: number; skipped?: number } | undefined;
+  check(
+    imp?.listed === 2 && imp.enqueued === 1 && imp.skipped === 1,
+    "the import's progress counts each object once, redrives too (listed 2, enqueued 1, skipped 1)",
+    imp,
+  );
+  checked.push("a non-image: skipped, Succeeded; the import's progress on its summary: listed 2, enqueued 1, skipped 1 after redrives");
   return checked;
 }

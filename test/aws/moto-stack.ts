@@ -28,7 +28,7 @@ import { startMoto, type MotoServer } from './moto-server';
 import { startRecordingProxy, type RecordingProxy } from './recording-proxy';
 import { authorize, roleBook, type RoleBook } from './role-check';
 
-export const FUNCTIONS = ['ingest', 'route', 'api', 'batches', 'reconcile', 'expire', 'erase', 'callbacks'] as const;
+export const FUNCTIONS = ['ingest', 'route', 'api', 'batches', 'reconcile', 'expire', 'erase', 'callbacks', 'importTask'] as const;
 export type FunctionName = (typeof FUNCTIONS)[number];
 
 /**

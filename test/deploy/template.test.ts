@@ -188,6 +188,7 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   DetectLabelsCommand: ['rekognition:DetectLabels'],
   // An import's S3 Batch Operations job (lib/import/batch-operations.ts).
   CreateJobCommand: ['s3:CreateJob'],
+  DescribeJobCommand: ['s3:DescribeJob'],
   DeleteObjectsCommand: ['s3:DeleteObject'],
   PutEventsCommand: ['events:PutEvents'],
   createPresignedPost: ['s3:PutObject'],
@@ -213,7 +214,8 @@ const PLATFORM_ACTIONS: Record<keyof typeof FUNCTIONS, string[]> = {
   api: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   // CreateJob passes the import job role to S3 Batch Operations.
   batches: ['logs:CreateLogStream', 'logs:PutLogEvents', 'iam:PassRole'],
-  reconcile: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+  // A job started again after the quota's reset passes the import job role (lib/reconcile/import-jobs.ts).
+  reconcile: ['logs:CreateLogStream', 'logs:PutLogEvents', 'iam:PassRole'],
   route: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   erase: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
   callbacks: ['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
@@ -423,7 +425,12 @@ describe('IAM', () => {
     ['erase', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['reconcile', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['reconcile', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{IngestQueue.Arn}']],
-    ['reconcile', 'dynamodb:Query', ['{ImagesTable.Arn}/index/callbacks-due']],
+    // The running imports (partition IMPORT#LIVE# of the table, a Query on its key) and the callbacks owed (the index).
+    ['reconcile', 'dynamodb:Query', ['{ImagesTable.Arn}', '{ImagesTable.Arn}/index/callbacks-due']],
+    ['reconcile', 's3:DescribeJob', ['arn:${AWS::Partition}:s3:${AWS::Region}:${AWS::AccountId}:job/*']],
+    ['batches', 's3:DescribeJob', ['arn:${AWS::Partition}:s3:${AWS::Region}:${AWS::AccountId}:job/*']],
+    ['reconcile', 'iam:PassRole', ['{ImportJobRole.Arn}']],
+    ['reconcile', 's3:GetObject', [IMPORT_MANIFESTS]],
     ['expire', 'dynamodb:Query', ['{ImagesTable.Arn}/index/batches-expiring']],
     ['expire', 'dynamodb:UpdateItem', ['{ImagesTable.Arn}']],
     ['expire', 'sqs:SendMessage', ['{EraseQueue.Arn}']],

@@ -52,6 +52,13 @@ const CALLS: [fn: string, action: string, resource: string, why: string][] = [
   ['importTask', 'dynamodb:GetItem', TABLE, "the client's limits, the day's usage"],
   ['importTask', 'sqs:SendMessage', QUEUE('uploads'), 'the fair uploads queue'],
   ['batches', 's3:CreateJob', '*', "an import's Batch Operations job"],
+  // The import's progress on its batch summary, each object counted on its upload item (lib/store/import-jobs.ts).
+  ['importTask', 'dynamodb:UpdateItem', TABLE, "the import's listed/enqueued/skipped counts"],
+  // The reconcile sweep follows each running import's job (lib/reconcile/import-jobs.ts).
+  ['reconcile', 'dynamodb:Query', TABLE, 'the running imports (IMPORT#LIVE#)'],
+  ['reconcile', 'dynamodb:DeleteItem', TABLE, "a finished import's live mark"],
+  ['reconcile', 's3:DescribeJob', 'arn:aws:s3:eu-west-1:123456789012:job/job-1', "an import job's status"],
+  ['reconcile', 's3:CreateJob', '*', 'an import job started again after the quota reset'],
 ];
 
 describe('roles read from the template', () => {
@@ -177,6 +184,23 @@ describe('the import roles (resources/imports.yml, docs/decisions/0042)', () => 
         context: { 'iam:PassedToService': 'batchoperations.s3.amazonaws.com' },
       }),
       roleAllows(batches, { action: 's3:GetObject', resource: 'arn:aws:s3:::acme-photos/m.csv' }),
+    ]);
+
+    expect(answers).toEqual([true, false, false, true]);
+  });
+
+  it("lets reconcile pass the job role to S3 Batch Operations only, and describe this account's jobs only", async () => {
+    const reconcile = (withSources().reconcile as FunctionRole).statements;
+
+    const answers = await Promise.all([
+      roleAllows(reconcile, {
+        action: 'iam:PassRole',
+        resource: JOB_ROLE,
+        context: { 'iam:PassedToService': 'batchoperations.s3.amazonaws.com' },
+      }),
+      roleAllows(reconcile, { action: 'iam:PassRole', resource: JOB_ROLE, context: { 'iam:PassedToService': 'lambda.amazonaws.com' } }),
+      roleAllows(reconcile, { action: 's3:DescribeJob', resource: 'arn:aws:s3:eu-west-1:210987654321:job/job-1' }),
+      roleAllows(reconcile, { action: 's3:GetObject', resource: 'arn:aws:s3:::acme-photos/m.csv' }),
     ]);
 
     expect(answers).toEqual([true, false, false, true]);

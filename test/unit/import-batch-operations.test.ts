@@ -3,16 +3,26 @@
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { RequestThrottled } from '@aws-sdk/client-sqs';
 import { s3BatchInvocationEvent, s3BatchResponseExample } from '../../events/s3-batch-operations';
-import { answerInvocation, decodeTaskKey, isRetryableFault, jobArguments, taskObject } from '../../lib/import/batch-operations-task';
+import {
+  answerInvocation,
+  decodeTaskKey,
+  type TaskDeps,
+  isRetryableFault,
+  jobArguments,
+  taskObject,
+} from '../../lib/import/batch-operations-task';
 import { createJobInput, jobToken, manifestFormat, manifestObject, type BatchOperationsSettings } from '../../lib/import/batch-operations';
-import type { EnqueueDeps } from '../../lib/import/enqueue';
 
-const untouched: EnqueueDeps = {
+const untouched: TaskDeps = {
   queue: { send: () => Promise.reject(new Error('no send expected')) },
   marks: { begin: () => Promise.reject(new Error('no mark expected')), sent: () => Promise.reject(new Error('no mark expected')) },
   quota: {
     limitsOf: () => Promise.reject(new Error('no quota expected')),
     countUpload: () => Promise.reject(new Error('no quota expected')),
+  },
+  progress: {
+    countObject: () => Promise.reject(new Error('no count expected')),
+    waitForQuota: () => Promise.reject(new Error('no wait expected')),
   },
 };
 const ARGS = { clientId: 'acme', batchId: 'lib-2026', expiresAt: '1893456000', allow: '["s3://acme-photos/2024/"]' };

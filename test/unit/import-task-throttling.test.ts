@@ -9,6 +9,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { s3BatchInvocationFor } from '../../events/s3-batch-operations';
 import { answerInvocation } from '../../lib/import/batch-operations-task';
 import { SqsImportQueue } from '../../lib/import/sqs-queue';
+import { ImportJobsStore } from '../../lib/store/imports/jobs';
 import { ImportMarksStore } from '../../lib/store/imports/marks';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
 
@@ -26,6 +27,7 @@ const deps = {
     cacheMs: 0,
     transactions: false,
   }),
+  progress: new ImportJobsStore({ ddb, tableName: 'T', transactions: false }),
 };
 const event = s3BatchInvocationFor(
   { clientId: 'acme', batchId: 'b1', expiresAt: '1893456000', allow: '["s3://acme-photos/"]' },

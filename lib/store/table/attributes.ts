@@ -118,6 +118,8 @@ export const UPLOAD_ATTRIBUTES = {
   importSend: 'imp_send',
   /** An imported object's {bucket, key, versionId?, etag?}, written with its send mark. */
   importSource: 'imp_src',
+  /** An imported object counted in its import's progress, on AWS (import-jobs.ts): `enqueued` or `skipped`. */
+  importCounted: 'imp_cnt',
   expiresAt: 'ttl',
   purgeAt: 'purge_at',
 } as const;

@@ -242,6 +242,8 @@ export interface UploadItem {
   /** An imported object's send mark (import-marks.ts). */
   imp_send?: 'sending' | 'sent';
   imp_src?: SourceObject;
+  /** An imported object counted in its import's progress (import-jobs.ts): once, as enqueued or skipped. */
+  imp_cnt?: 'enqueued' | 'skipped';
   ttl: number;
   /** DynamoDB's TTL, as on every item of the batch (purgeAt). */
   purge_at?: number;
@@ -324,6 +326,9 @@ export interface StoredImport {
   skipped?: number;
   resumesAt?: number;
   cursor?: string;
+  /** On AWS: the S3 Batch Operations job listing the source, and which of the batch's jobs it is (import-jobs.ts). */
+  jobId?: string;
+  attempt?: number;
 }
 
 /** The partition of a client's batch: batch names are the client's own, so two clients may share one. */
