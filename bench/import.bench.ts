@@ -1,4 +1,4 @@
-// Imports, classified where they are (docs/imports.md), on a local stack started in this process (local/stack.ts,
+// Imports, classified where they are (docs/imports.md), on a local stack started in this process (local/stack/stack.ts,
 // the reconciliation and expiry sweeps off, so that nothing but the work measured sends requests):
 // - requests per image: the same number of new, distinct images (96 px PNGs) classified once uploaded (POST
 //   /v1/batches declaring them, one presigned POST form each) and once imported in place (POST /v1/batches with a

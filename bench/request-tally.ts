@@ -1,7 +1,7 @@
 // Requests as the stand-ins receive them: every HTTP request reaching an http.Server of this process (the local S3,
-// dynalite, the detector of a stack started in-process by local/stack.ts) is counted by service (the port it came
+// dynalite, the detector of a stack started in-process by local/stack/stack.ts) is counted by service (the port it came
 // in on), operation (S3's from the method, path, query and copy header; DynamoDB's from X-Amz-Target) and sender
-// (the function whose local key signed it, local/iam.ts; `operator` for any other key; `form` for an unsigned POST,
+// (the function whose local key signed it, local/iam/iam.ts; `operator` for any other key; `form` for an unsigned POST,
 // a presigned form's upload). Retries are requests too: they are counted as S3 or DynamoDB would bill them.
 import { EventEmitter } from 'node:events';
 import { Server, type IncomingMessage } from 'node:http';

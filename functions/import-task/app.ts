@@ -29,7 +29,7 @@ export function createImportTaskHandler(wiring: ImportTaskWiring): ImportTaskHan
     transactions: config.transactions,
   });
   const marks = new ImportMarksStore({ ddb, tableName: config.tableName });
-  // The import's progress on its batch summary, each object counted once (lib/store/import-jobs.ts).
+  // The import's progress on its batch summary, each object counted once (lib/store/imports/jobs.ts).
   const progress = new ImportJobsStore({ ddb, tableName: config.tableName, transactions: config.transactions });
   const deps = { queue: wiring.queue, marks, quota, progress, ...(wiring.now ? { now: wiring.now } : {}) };
   return (event) => answerInvocation(deps, event);

@@ -33,11 +33,11 @@ export class ImportsNotConfiguredError extends IceCatError {
 export interface ImportApiDeps {
   sources: { sourcesOf(clientId: string): Promise<readonly string[]> };
   imports: Pick<ImportStore, 'markLive' | 'read' | 'sentObjects' | 'records' | 'failedImports' | 'putBack'>;
-  /** Locally: where a new import's listing is started (the lister's job queue, local/import-lister.ts). */
+  /** Locally: where a new import's listing is started (the lister's job queue, local/stack/import-lister.ts). */
   listings?: JobQueue;
   /**
    * On AWS, with no `listings`: the engine whose job lists the source (an S3 Batch Operations job, docs/decisions/0042
-   * and 0043), and where the job's id is recorded on the import (lib/store/import-jobs.ts).
+   * and 0043), and where the job's id is recorded on the import (lib/store/imports/jobs.ts).
    */
   engine?: Pick<ImportEngine, 'check' | 'start'> & {
     recordJob(clientId: string, batchId: string, job: { jobId: string; attempt: number }): Promise<void>;

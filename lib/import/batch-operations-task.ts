@@ -5,7 +5,7 @@
 // is the response Batch Operations expects: one result per task, `Succeeded`, `TemporaryFailure` (redriven by the job:
 // throttling, a transient fault, today's quota used up) or `PermanentFailure` (bad input: in the completion report).
 // A key that is no image by its name is skipped (`Succeeded`, "skipped: …"), and each object is counted in the import's
-// progress (listed, enqueued, skipped: the local lister's counters) once, on its upload item (lib/store/import-jobs.ts).
+// progress (listed, enqueued, skipped: the local lister's counters) once, on its upload item (lib/store/imports/jobs.ts).
 //
 // The job's UserArguments (set by the batches function when it creates the job, lib/import/batch-operations.ts) name
 // the batch and what it may read: `clientId`, `batchId`, `expiresAt` (the batch's expiry, epoch s) and `allow` (a JSON
@@ -156,7 +156,7 @@ export function isRetryableFault(err: unknown): 'throttled' | 'transient' | fals
   return false;
 }
 
-/** The import's progress as its tasks move it (lib/store/import-jobs.ts ImportJobsStore). */
+/** The import's progress as its tasks move it (lib/store/imports/jobs.ts ImportJobsStore). */
 export interface TaskProgress {
   /** Counts the object as enqueued or skipped, once however often its task runs. */
   countObject(object: ImportRef, as: 'enqueued' | 'skipped'): Promise<boolean>;

@@ -5,7 +5,7 @@
 // Exactly once per (batch, object), without transactions too, on the object's own upload item (the one the ingest's
 // attempts and quota mark live on, docs/design.md §2 "Upload"):
 //   1. begin: the item is marked `sending` unless it is `sent` already (a page listed again after a crash: skipped);
-//   2. the images quota counts it, idempotently on the same item (lib/store/quota-writes.ts), and the ingest, finding
+//   2. the images quota counts it, idempotently on the same item (lib/store/client/quota.ts), and the ingest, finding
 //      it counted, counts nothing more; beyond today's quota nothing is sent and the caller waits for the reset;
 //   3. the message is sent in its client's message group;
 //   4. the item is marked `sent`.
@@ -29,14 +29,14 @@ export interface ImportQueue {
   send(body: string, groupId: string): Promise<void>;
 }
 
-/** The object's own mark of being sent (lib/store/import-marks.ts). */
+/** The object's own mark of being sent (lib/store/imports/marks.ts). */
 export interface ImportMarks {
   /** Marks the object `sending`; answers `sent` when an earlier run sent it (nothing to do), else whether it is `new`. */
   begin(ref: ImportRef): Promise<'new' | 'unfinished' | 'sent'>;
   sent(ref: ImportRef): Promise<void>;
 }
 
-/** The images quota, as the ingest's (lib/ingest/deps.ts UploadQuota; lib/store/quota-writes.ts ClientQuotaStore). */
+/** The images quota, as the ingest's (lib/ingest/deps.ts UploadQuota; lib/store/client/quota.ts ClientQuotaStore). */
 export interface ImportQuota {
   limitsOf(clientId: string): Promise<ClientLimits>;
   countUpload(upload: ImportRef, day: string, limit: number): Promise<boolean>;

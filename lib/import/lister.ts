@@ -11,7 +11,7 @@ import { enqueueSourceObject, nextUtcMidnight, type EnqueueDeps, type EnqueueOut
 import { sourcePages, type Listed, type SourcePage } from './manifest';
 import { isAllowed, isImageKey } from './sources';
 
-/** The import's items as the lister moves them (lib/store/imports.ts ImportStore). */
+/** The import's items as the lister moves them (lib/store/imports/imports.ts ImportStore). */
 export interface ListerStore {
   read(clientId: string, batchId: string): Promise<{ batch: Batch; checkpoint: ImportCheckpoint } | undefined>;
   checkpoint(clientId: string, batchId: string, source: ImportSource, was: ImportCheckpoint, next: ImportCheckpoint): Promise<boolean>;

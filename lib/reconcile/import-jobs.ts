@@ -14,13 +14,13 @@ import type { ImportEngine, ImportJob } from '../import/batch-operations';
 import type { StoredImport } from '../store/table/schema';
 
 export interface ImportJobSweepDeps {
-  /** The running imports (lib/store/imports.ts liveImports). */
+  /** The running imports (lib/store/imports/imports.ts liveImports). */
   live(): Promise<{ clientId: string; batchId: string }[]>;
-  /** The batch and its import as stored (lib/store/import-jobs.ts readJob). */
+  /** The batch and its import as stored (lib/store/imports/jobs.ts readJob). */
   read(clientId: string, batchId: string): Promise<{ batch: Batch; imp: StoredImport } | undefined>;
   engine: Pick<ImportEngine, 'start' | 'describe'>;
   recordJob(clientId: string, batchId: string, job: { jobId: string; attempt: number }): Promise<void>;
-  /** Ends the listing of the job's import (undefined: ended before): lib/store/import-jobs.ts finish. */
+  /** Ends the listing of the job's import (undefined: ended before): lib/store/imports/jobs.ts finish. */
   finish(clientId: string, batchId: string, jobId: string): Promise<StoredImport | undefined>;
   /** Closes the batch with the images it gets in all (BatchStore.close). */
   close(clientId: string, batchId: string, expected: number): Promise<void>;

@@ -125,7 +125,7 @@ describe('an import when npm start is killed in the middle of its listing', () =
       expect(rows.map((r) => r.split(',')[1]).sort()).toEqual(imageKeys);
       expect(((await api(stack, key, 'GET', '/v1/usage')).body.images as { accepted: number }).accepted).toBe(IMAGES);
       // One record per distinct image, and no DetectLabels call after the restart beyond the answers written since
-      // (and the one the stack makes at its start to learn the detector's model, local/detector-model.ts).
+      // (and the one the stack makes at its start to learn the detector's model, local/stack/record-detector-model.ts).
       const recs = await records(stack);
       expect(recs).toHaveLength(DISTINCT);
       const answeredSince = recs.filter((r) => r.op_status === 'success' && !r.reused && (r.rek_ts ?? 0) >= killedAt);

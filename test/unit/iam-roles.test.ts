@@ -52,7 +52,7 @@ const CALLS: [fn: string, action: string, resource: string, why: string][] = [
   ['importTask', 'dynamodb:GetItem', TABLE, "the client's limits, the day's usage"],
   ['importTask', 'sqs:SendMessage', QUEUE('uploads'), 'the fair uploads queue'],
   ['batches', 's3:CreateJob', '*', "an import's Batch Operations job"],
-  // The import's progress on its batch summary, each object counted on its upload item (lib/store/import-jobs.ts).
+  // The import's progress on its batch summary, each object counted on its upload item (lib/store/imports/jobs.ts).
   ['importTask', 'dynamodb:UpdateItem', TABLE, "the import's listed/enqueued/skipped counts"],
   // The reconcile sweep follows each running import's job (lib/reconcile/import-jobs.ts).
   ['reconcile', 'dynamodb:Query', TABLE, 'the running imports (IMPORT#LIVE#)'],
