@@ -1,7 +1,17 @@
 // The functions' configuration: every setting a Lambda function reads, each read by lib/config.ts's fail-fast readers
 // when the function is built (at cold start, or when a test or the local stack builds it), never later. The settings
 // every runtime shares (the table, the bucket, the thresholds, the price) are lib/config.ts's `loadConfig`.
-import { ConfigError, envBoolean, envNumber, envString, loadConfig, required, requiredSecret, type Config } from '../lib/config';
+import {
+  ConfigError,
+  envBoolean,
+  envNumber,
+  envString,
+  loadConfig,
+  pricePerImageUsd,
+  required,
+  requiredSecret,
+  type Config,
+} from '../lib/config';
 import type { ExportConfig } from '../lib/export/writer';
 import type { BatchOperationsSettings } from '../lib/import/batch-operations';
 import { MAX_DELAY_SECONDS } from '../lib/jobs/queue';
@@ -127,6 +137,8 @@ export interface ReconcileConfig {
   limits: SweepLimits;
   /** Completion callbacks whose message was lost are queued again here (lib/reconcile/callbacks.ts). */
   callbacks: { tableName: string; queueUrl: string; graceSeconds: number };
+  /** What the batches whose callbacks it queues again are priced at (ICECAT_PRICE_PER_IMAGE_USD). */
+  pricePerImageUsd: number;
 }
 
 /** How long a callback may show no progress beyond its own retry waits before the sweep queues it again. */
@@ -144,6 +156,7 @@ export function loadReconcileConfig(): ReconcileConfig {
       maxDurationMs: envNumber('RECONCILE_MAX_SECONDS', 60, { min: 1, max: 900 }) * 1000,
     },
     callbacks: { tableName: required('TABLE_NAME'), queueUrl: queueUrl('CALLBACK_QUEUE_URL'), graceSeconds: callbackGraceSeconds() },
+    pricePerImageUsd: pricePerImageUsd(),
   };
 }
 

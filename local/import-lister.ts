@@ -5,7 +5,7 @@
 // fan-out is an engine's (S3 Batch Operations or a distributed map), whose task calls enqueueSourceObject as this does.
 import type { SQSEvent } from 'aws-lambda';
 import { clients } from '../lib/aws/clients';
-import { loadIngestConfig } from '../lib/config';
+import { loadAwsClientSettings, loadIngestConfig } from '../lib/config';
 import type { ImportQueue } from '../lib/import/enqueue';
 import { listImport, type ListerDeps } from '../lib/import/lister';
 import { encodeListJob, listJobIn } from '../lib/import/message';
@@ -36,7 +36,7 @@ export function startImportLister(
   opts: { log: (line: string) => void; onPage?: ListerDeps['onPage'] },
 ): ImportLister {
   const config = loadIngestConfig();
-  const { s3, ddb } = clients();
+  const { s3, ddb } = clients(loadAwsClientSettings());
   const { tableName, transactions } = config;
   const imports = new ImportStore({ ddb, tableName });
   const store = new BatchStore({ ddb, tableName, transactions });

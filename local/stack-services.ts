@@ -24,6 +24,7 @@ import { localDynamoClient } from './dynamodb';
 import { functionCredentials } from './iam';
 import { registerApiKey } from '../lib/auth/register';
 import { reconcileSettingsFromEnv } from './config';
+import { pricePerImageUsd } from '../lib/config';
 import { sweepRedetections, type RedetectSweepResult } from '../lib/reconcile/redetect-runs';
 import { ClientLimitsReader } from '../lib/store/client-limits';
 import { Redetections } from '../lib/store/redetect';
@@ -94,7 +95,7 @@ export function countChecker(
     tableName,
     transactions: false,
     ...(callbacks
-      ? { onDone: completionHook({ callbacks }, (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details)}`)) }
+      ? { onDone: completionHook({ callbacks }, pricePerImageUsd(), (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details)}`)) }
       : {}),
   });
   const seen = new Map<string, string>();
@@ -124,7 +125,7 @@ export function callbackSweep(
   const client = localDynamoClient(endpoint, { credentials: functionCredentials('reconcile') });
   started.push({ name: 'callback sweep client', close: async () => client.destroy() });
   return {
-    deps: { ddb: DynamoDBDocumentClient.from(client), table, callbacks, present: presentBatch },
+    deps: { ddb: DynamoDBDocumentClient.from(client), table, callbacks, present: (batch) => presentBatch(batch, pricePerImageUsd()) },
     limits: callbackSweepLimits(loadNotifyConfig(), callbackGraceSeconds()),
   };
 }
@@ -217,7 +218,7 @@ export function redetectSweep(
   const ddb = DynamoDBDocumentClient.from(client);
   const sweepLog = (line: string, details?: Record<string, unknown>) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`);
   const store = new BatchStore({ ddb, tableName, transactions: false });
-  const onDone = callbacks ? completionHook({ callbacks }, sweepLog) : undefined;
+  const onDone = callbacks ? completionHook({ callbacks }, pricePerImageUsd(), sweepLog) : undefined;
   const limits = new ClientLimitsReader({ ddb, tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
   const resume = {
     redetections: new Redetections(store, onDone),

@@ -3,8 +3,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { presentBatch } from '../../lib/api/present';
+import type { Batch } from '../../lib/domain';
 import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/aws/clients';
-import { tracedHandler } from '../../lib/aws/tracing';
+import { startTracing, tracedHandler } from '../../lib/aws/tracing';
+import { loadAwsClientSettings, loadTracingSettings } from '../../lib/config';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { callbackSweepLimits, sweepCallbacks, type CallbackSweepResult } from '../../lib/reconcile/callbacks';
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
@@ -12,9 +14,12 @@ import { sqsSender } from '../../lib/reconcile/sqs-sender';
 import { sweepUploads, type SweepResult } from '../../lib/reconcile/sweep';
 import { loadNotifyConfig, loadReconcileConfig } from '../config';
 
+// Tracing first: the clients built below are captured only once the tracer is started.
+startTracing(loadTracingSettings());
+
 const logger = new Logger({ serviceName: 'icecat-reconcile' });
 const config = loadReconcileConfig();
-const s3 = createS3Client();
+const s3 = createS3Client(loadAwsClientSettings());
 const sqs = createSqsClient();
 // Each upload again in its client's message group of the fair uploads queue (docs/design.md §11).
 const sendMessages = sqsSender(sqs, config.queueUrl, 3, uploadGroupOf);
@@ -22,7 +27,7 @@ const callbackDeps = {
   ddb: createDocumentClient(),
   table: config.callbacks.tableName,
   callbacks: new SqsJobQueue(sqs, config.callbacks.queueUrl),
-  present: presentBatch,
+  present: (batch: Batch) => presentBatch(batch, config.pricePerImageUsd),
   log: (line: string, details?: Record<string, unknown>) => logger.info(line, details ?? {}),
 };
 const callbackLimits = callbackSweepLimits(loadNotifyConfig(), config.callbacks.graceSeconds);
