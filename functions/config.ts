@@ -21,6 +21,7 @@ import { parsePortRanges, type PortRanges } from '../lib/notify/target';
 import { MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
 import type { SweepLimits } from '../lib/reconcile/sweep';
 import { MIN_CURSOR_SECRET_LENGTH } from '../lib/store/cursor';
+import type { S3OriginSettings } from '../lib/web/site';
 
 export interface ApiConfig extends Config {
   /** Lifetime of the presigned POST forms POST /v1/batches hands out. */
@@ -67,14 +68,13 @@ export function loadS3Settings(): S3Settings {
   return { region: required('AWS_REGION'), ...(endpoint ? { endpoint } : {}), forcePathStyle: envBoolean('S3_FORCE_PATH_STYLE', false) };
 }
 
-/** The variables the web site's CSP names the bucket's origins from (lib/web/site.ts, s3Origins). */
-export const loadS3OriginSettings = (): Record<string, string | undefined> => ({
-  AWS_ENDPOINT_URL_S3: envString('AWS_ENDPOINT_URL_S3'),
-  AWS_ENDPOINT_URL: envString('AWS_ENDPOINT_URL'),
-  BUCKET_NAME: envString('BUCKET_NAME'),
-  AWS_REGION: envString('AWS_REGION'),
-  AWS_DEFAULT_REGION: envString('AWS_DEFAULT_REGION'),
-});
+/** What the web site's CSP names the bucket's origins from (lib/web/site.ts, s3Origins), each only when set. */
+export function loadS3OriginSettings(): S3OriginSettings {
+  const endpoint = envString('AWS_ENDPOINT_URL_S3') ?? envString('AWS_ENDPOINT_URL');
+  const bucket = envString('BUCKET_NAME');
+  const region = envString('AWS_REGION') ?? envString('AWS_DEFAULT_REGION');
+  return { ...(endpoint ? { endpoint } : {}), ...(bucket ? { bucket } : {}), ...(region ? { region } : {}) };
+}
 
 export const loadExportConfig = (): ExportConfig => ({
   inlineMaxBytes: envNumber('EXPORT_INLINE_MAX_BYTES', 1024 * 1024, { min: 0, max: 4 * 1024 * 1024, integer: true }),

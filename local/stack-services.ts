@@ -95,7 +95,11 @@ export function countChecker(
     tableName,
     transactions: false,
     ...(callbacks
-      ? { onDone: completionHook({ callbacks }, pricePerImageUsd(), (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details)}`)) }
+      ? {
+          onDone: completionHook({ callbacks }, pricePerImageUsd(), (line, details) =>
+            log(`[reconcile] ${line} ${JSON.stringify(details)}`),
+          ),
+        }
       : {}),
   });
   const seen = new Map<string, string>();

@@ -128,7 +128,9 @@ export class ApiService {
 
   async listBatches(clientId: string, query: ClientBatchesQuery): Promise<List<BatchSummary>> {
     const { limit, cursor, ...filter } = query;
-    return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), (batch) => presentBatch(batch, this.opts.pricePerImageUsd));
+    return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), (batch) =>
+      presentBatch(batch, this.opts.pricePerImageUsd),
+    );
   }
 
   async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<ImageAnswer>> {

@@ -22,7 +22,11 @@ describe('AWS clients', () => {
   });
 
   it('carry no logger middleware', () => {
-    for (const client of [createS3Client(loadAwsClientSettings()), createDocumentClient(), createRekognitionClient(loadAwsClientSettings())]) {
+    for (const client of [
+      createS3Client(loadAwsClientSettings()),
+      createDocumentClient(),
+      createRekognitionClient(loadAwsClientSettings()),
+    ]) {
       expect(names(client)).not.toContain('loggerMiddleware');
       expect(names(client).length).toBeGreaterThan(5); // the rest of the stack is there
     }
