@@ -7,7 +7,9 @@
 //   edges     lib/http/, lib/web/, lib/cli/
 //   run-time  functions/, then local/ (which runs them), bin/, web/ (the browser app)
 //   tooling   scripts/ (build time), bench/, events/, test/: nothing that runs imports them
-// and one boundary across them: only lib/store (and lib/aws) import the DynamoDB clients as values.
+// and one boundary across them: only lib/store (and lib/aws) import the DynamoDB clients as values. Inside local/, its
+// own files (config, contract, errors, listen, disk-space, periodic-sweep) are the floor of its rooms (s3/, queue/,
+// bridge/, dynamodb/, iam/, gateway/, detector/), and stack/ (with ops/, the npm scripts' commands) is the top.
 const DOMAIN = '^lib/(domain|errors|config|ids|backoff|validation-messages|model-version)[.]ts$|^lib/similar/';
 const ADAPTERS = '^lib/(store|aws|jobs)/';
 const SERVICES = '^lib/(ingest|notify|auth|erase|export|reconcile|review|redetect|import)/';
@@ -85,6 +87,20 @@ module.exports = {
         'domain terms. A type-only import (the client type passed down to the store) is fine.',
       from: { path: '^(lib|functions)/', pathNot: '^lib/(store|aws)/' },
       to: { path: '(^|node_modules/)@aws-sdk/(client-dynamodb|lib-dynamodb)(/|$)', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'local-floor-not-up',
+      severity: 'error',
+      comment: "local/'s own files are what its rooms share: they never import a room (local/s3/, local/stack/, …).",
+      from: { path: '^local/[^/]+$' },
+      to: { path: '^local/[^/]+/' },
+    },
+    {
+      name: 'local-stack-on-top',
+      severity: 'error',
+      comment: 'local/stack/ composes the rooms and local/ops/ drives a running stack: no other room imports them.',
+      from: { path: '^local/', pathNot: '^local/(stack|ops)/' },
+      to: { path: '^local/(stack|ops)/' },
     },
     {
       name: 'run-time-not-tooling',

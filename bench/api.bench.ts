@@ -47,12 +47,12 @@ async function serve(kind: string, dataDir: string, dynamodbUrl?: string): Promi
   let close: () => Promise<void>;
   let ready: Record<string, unknown>;
   if (kind === 'dynamodb') {
-    const { startLocalDynamoDB } = await import('../local/dynamodb');
+    const { startLocalDynamoDB } = await import('../local/dynamodb/dynamodb');
     const db = await startLocalDynamoDB({ host: '127.0.0.1', port: 0, dataDir, quiet: true });
     close = db.close;
     ready = { url: db.url, table: db.table.name };
   } else {
-    const { startStack } = await import('../local/stack');
+    const { startStack } = await import('../local/stack/stack');
     const stack = await startStack({
       dataDir,
       quiet: true,

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { startStack } from '../local/stack';
+import { startStack } from '../local/stack/stack';
 import { TaskPool } from '../lib/cli/pool';
 import { headline as figure, isSmoke, median, pick, round, sized, type Headline } from './stats';
 

@@ -1,4 +1,4 @@
-// The local detectors' cost and honesty, one row per model (local/detector/models.ts): model load, per-image latency
+// The local detectors' cost and honesty, one row per model (local/detector/model-catalog.ts): model load, per-image latency
 // at 640 px and 12 MP, the endpoint's round trip through the SDK, peak RSS, the cat scores behind the local
 // thresholds and, on Rekognition's scale, the separation at CAT_MIN_CONFIDENCE (the lowest cat, the highest non-cat);
 // then every label at 80 or above on the labelled photo fixtures (test/fixtures/labels.json): precision, and recall
@@ -12,11 +12,12 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { headline as figure, isSmoke, percentile as percentileOf, pick, round, sized, type Headline } from './stats';
 import { labelForClass, type Detection } from '../local/detector/labels';
-import { DETECTOR_MODELS, type DetectorModelName } from '../local/detector/models';
+import { DETECTOR_MODELS, type DetectorModelName } from '../local/detector/model-catalog';
 import { ensureModelFiles } from '../local/detector/fetch-models';
 import { labelConfidence, MODEL_SCALES, type ModelScale } from '../local/detector/scales';
 import { fitBoundaries, labelQuality, leaveOneOut, type Observation } from '../local/detector/scale-fit';
-import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE, SCALE_KNOTS } from '../local/detector/thresholds';
+import { SCALE_KNOTS } from '../local/detector/thresholds';
+import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../local/contract';
 
 const ROOT = path.join(__dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
@@ -52,7 +53,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 /** Runs in the child: everything measured, printed as one JSON line. */
 async function measure(name: DetectorModelName): Promise<Record<string, unknown>> {
   const scale: ModelScale = MODEL_SCALES[name];
-  const { loadDetector, liveTensors } = await import('../local/detector/model');
+  const { loadDetector, liveTensors } = await import('../local/detector/object-detector');
   const { startDetectorServer } = await import('../local/detector/server');
   const { RekognitionClient, DetectLabelsCommand } = await import('@aws-sdk/client-rekognition');
   const rssBeforeMb = process.memoryUsage().rss / 2 ** 20;

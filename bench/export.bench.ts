@@ -16,8 +16,8 @@ import path from 'node:path';
 import { encodeDetections } from '../lib/store/detections';
 import { EXPORT_PAGE_ITEMS } from '../lib/store/export-pages';
 import { batchPartition, statusTs, type ImageItem } from '../lib/store/schema';
-import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';
-import { LOCAL_NAMES } from '../local/env';
+import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb/dynamodb';
+import { LOCAL_NAMES } from '../local/contract';
 import { functionBuildOptions } from '../scripts/bundle';
 import { headline as figure, median, pick, round, sized, type Headline } from './stats';
 

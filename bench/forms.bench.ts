@@ -9,7 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import http from 'node:http';
 import { Readable } from 'node:stream';
-import { postFormGuard } from '../local/s3-requests';
+import { postFormGuard } from '../local/s3/requests';
 import { onStack } from './on-stack';
 import { treeRssBytes } from './process-tree';
 import { headline as figure, round, sized, type Headline } from './stats';

@@ -16,8 +16,8 @@ import sharp from 'sharp';
 import { countsCannotBeRight, type Counts } from '../lib/domain';
 import { BatchStore } from '../lib/store/batch-store';
 import { countRecords, recountQuery } from '../lib/store/batch-counters';
-import { localDynamoClient } from '../local/dynamodb';
-import { LOCAL_NAMES } from '../local/env';
+import { localDynamoClient } from '../local/dynamodb/dynamodb';
+import { LOCAL_NAMES } from '../local/contract';
 import type { DiskState } from '../local/disk-space';
 import { seededRandom, startStackProcess, type StackProcess } from '../test/helpers/stack-process';
 

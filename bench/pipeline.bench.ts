@@ -39,15 +39,14 @@ import { documentClientOf, s3ClientOf } from '../lib/aws/clients';
 import { fingerprint } from '../lib/ingest/fingerprint';
 import { reusableResultRequest } from '../lib/store/client-patterns';
 import { toConfidence } from '../local/detector/labels';
-import { LOCAL_CAT_MIN_CONFIDENCE } from '../local/detector/thresholds';
-import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';
-import { LOCAL_NAMES } from '../local/env';
-import { startLocalS3 } from '../local/s3';
+import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb/dynamodb';
+import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_NAMES } from '../local/contract';
+import { startLocalS3 } from '../local/s3/s3';
 import { onStack, machineFacts } from './on-stack';
 import { postForm } from '../test/helpers/upload-form';
 import { waitForBridgeIdle } from '../test/helpers';
 import type { UploadForm } from '../lib/api/schemas';
-import type { MetricTotal, MetricTotalsSnapshot } from '../local/metric-totals';
+import type { MetricTotal, MetricTotalsSnapshot } from '../local/bridge/metric-totals';
 import { headline as figure, median, percentile, pick, round, sized, type Headline } from './stats';
 
 const ROOT = join(__dirname, '..');
@@ -104,7 +103,7 @@ async function distinct(all: Photo[]): Promise<void> {
 
 /** The detector alone, one photo at a time, in this process: wall time, and the CPU it took (all threads). */
 async function singleWorker(all: Photo[]): Promise<Record<string, number>> {
-  const { loadDetector } = await import('../local/detector/model');
+  const { loadDetector } = await import('../local/detector/object-detector');
   const detector = await loadDetector();
   await detector.detect(all[0]!.body); // the first inference compiles and allocates: not a steady one
   const each: number[] = [];

@@ -16,8 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatchStore } from '../lib/store/batch-store';
 import { BATCH_SK, batchPartition, reviewKey, statusTs } from '../lib/store/schema';
-import { startDynamoDBLocal } from '../local/dynamodb-local';
-import { ensureTable, loadTableInput, localDynamoClient } from '../local/dynamodb';
+import { startDynamoDBLocal } from '../local/dynamodb/dynamodb-local';
+import { ensureTable, loadTableInput, localDynamoClient } from '../local/dynamodb/dynamodb';
 import { loadApi, startChild, stopChild, summarise, writeAll, type Sampled } from './api.bench';
 import { headline as figure, median, pick, round, sized, type Headline } from './stats';
 

@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { createClients } from '../lib/aws/clients';
 import { loadAwsClientSettings } from '../lib/config';
-import type { MetricTotalsSnapshot } from '../local/metric-totals';
-import { startStack } from '../local/stack';
+import type { MetricTotalsSnapshot } from '../local/bridge/metric-totals';
+import { startStack } from '../local/stack/stack';
 import { headline as figure, pick, sized, type Headline } from './stats';
 
 const FIXTURES = [

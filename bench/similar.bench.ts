@@ -25,7 +25,7 @@ import {
 import { INFORMATIVE_BITS, parsePhash, popcount32 } from '../lib/similar/phash';
 import { batchImagePages } from '../lib/store/export-pages';
 import { batchPartition, statusTs, type ImageItem } from '../lib/store/schema';
-import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb';
+import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb/dynamodb';
 import { studySet, type StudyImage } from '../test/helpers/near-duplicates';
 import { headline as figure, median, pick, round, sized, timeMs as time, type Headline } from './stats';
 

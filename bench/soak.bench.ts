@@ -10,7 +10,7 @@ import { runInNewContext } from 'node:vm';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
-import { startStack } from '../local/stack';
+import { startStack } from '../local/stack/stack';
 import { registerClient } from '../lib/auth/register';
 import { batchKey, type BatchItem } from '../lib/store/schema';
 import { treeRssBytes } from './process-tree';

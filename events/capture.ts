@@ -6,8 +6,8 @@ import type { APIGatewayProxyEventV2, S3Event, SQSEvent } from 'aws-lambda';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { localS3Client } from '../local/s3';
-import { startStack } from '../local/stack';
+import { localS3Client } from '../local/s3/s3';
+import { startStack } from '../local/stack/stack';
 import { SAMPLE_BATCH_ID, SAMPLE_FILE_NAME } from './index';
 
 async function main(): Promise<void> {

@@ -13,7 +13,7 @@ export const UNKNOWN_MODEL: ModelVersion = { name: 'unknown', version: 'unknown'
 /**
  * The local detector's LabelModelVersion: `local:<name>/<file version>+mapping.<mapping version>`, e.g.
  * `local:centernet-mobilenetv3-coco80/3.3.6+mapping.2`: the name, then the version of the package shipping the model
- * file and the version of the confidence mapping onto Rekognition's scale (local/detector/model.ts forms it).
+ * file and the version of the confidence mapping onto Rekognition's scale (local/detector/object-detector.ts forms it).
  */
 const LOCAL_FORM = /^local:([^/\s]+)\/(\S+\+mapping\.\S+)$/;
 

@@ -4,9 +4,9 @@
 // stack applies for the handlers it runs in-process (as Lambda would set it), putting back what was there at stop.
 import path from 'node:path';
 import { envNumber, envString } from '../lib/config';
-import { LOCAL_NAMES, portsFromEnv, type StackPorts } from './env';
+import { LOCAL_NAMES, portsFromEnv, type StackPorts } from './contract';
 
-/** The stack's ports: each ICECAT_*_PORT, else its default (local/env.ts parses them, the one parse of each). */
+/** The stack's ports: each ICECAT_*_PORT, else its default (local/contract.ts parses them, the one parse of each). */
 export const localPorts = (): StackPorts => portsFromEnv(process.env);
 
 /** The data dir `npm start` uses: ICECAT_DATA_DIR, else .data under the working directory. */
@@ -15,7 +15,7 @@ export const dataDirFromEnv = (): string => path.resolve(envString('ICECAT_DATA_
 /** The running stack's bridge (its dead letters, its status): ICECAT_BRIDGE_URL, else loopback on ICECAT_BRIDGE_PORT. */
 export const bridgeUrl = (): string => envString('ICECAT_BRIDGE_URL') ?? `http://${LOCAL_NAMES.host}:${localPorts().bridge}`;
 
-/** ICECAT_DETECTOR_MODEL as set (local/detector/models.ts checks it against the known models). */
+/** ICECAT_DETECTOR_MODEL as set (local/detector/model-catalog.ts checks it against the known models). */
 export const detectorModelSetting = (): string | undefined => envString('ICECAT_DETECTOR_MODEL');
 
 /** Where fetched model files live: ICECAT_MODEL_CACHE, else the user's cache folder (XDG_CACHE_HOME or ~/.cache). */

@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startStack } from '../local/stack';
+import { startStack } from '../local/stack/stack';
 import { READY } from './global-setup';
 
 async function main(): Promise<void> {

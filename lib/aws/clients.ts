@@ -24,7 +24,7 @@ let signingKeys: SigningKeys | undefined;
 /**
  * The keys every client built from now on signs with; undefined (always, on Lambda) leaves the SDK's own chain, the
  * role's credentials in the environment. The local stack sets a function's own keys while it builds that function
- * (local/iam-signing.ts), so each function's requests name it and are checked against its role.
+ * (local/iam/signing.ts), so each function's requests name it and are checked against its role.
  */
 export function signNewClientsWith(keys: SigningKeys | undefined): void {
   signingKeys = keys;

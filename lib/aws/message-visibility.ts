@@ -1,7 +1,7 @@
 // "Try this message again in N seconds": how the ingest hands a message back to its queue for a set time instead of
 // the queue's own backoff (docs/design.md §6, a claim still leased). On AWS it is SQS ChangeMessageVisibility on the
 // message's receipt handle, the message being reported in batchItemFailures; locally a LocalMessageVisibility, which
-// the stack gives both to the ingest (through its deps) and to its queue (local/queue.ts), which registers there and
+// the stack gives both to the ingest (through its deps) and to its queue (local/queue/queue.ts), which registers there and
 // honours the same call for the receipt handles it gave out.
 import { ChangeMessageVisibilityBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 

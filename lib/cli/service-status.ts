@@ -4,7 +4,7 @@
 // AWS those are the operator's CloudWatch alarms), so the CLI asks the bridge: --status-url, ICECAT_BRIDGE_URL (which
 // the local stack exports; CliConfig.bridgeUrl), or for an API on a loopback address the bridge's default port on the same host.
 
-/** The local stack's bridge's default port (local/env.ts DEFAULT_PORTS.bridge). */
+/** The local stack's bridge's default port (local/contract.ts DEFAULT_PORTS.bridge). */
 export const LOCAL_BRIDGE_PORT = 4570;
 
 /** What the CLI reads of the bridge's GET /status. */

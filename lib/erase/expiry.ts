@@ -2,7 +2,7 @@
 // DELETE would erase it, objects under every prefix and items alike. The sweep reads the sparse batches-expiring index
 // (every summary, by expiry: a key condition, never a Scan), marks each expired batch as being erased and queues its
 // erasure to the erase job. On AWS a scheduled function runs it (functions/expire); locally the stack runs it at start
-// and every interval (local/expiry.ts), and since dynalite has no TTL it is what deletes expired items there too.
+// and every interval (local/stack/expiry.ts), and since dynalite has no TTL it is what deletes expired items there too.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JobQueue } from '../jobs/queue';
 import { markExpired, readExpiredBatches } from '../store/expired-batches';

@@ -52,7 +52,7 @@ export function importMessageIn(body: string): ImportMessage | undefined {
   return importMessageSchema.parse(parsed);
 }
 
-/** The local lister's job (local/import-lister.ts): list this batch's source on from its checkpoint. */
+/** The local lister's job (local/stack/import-lister.ts): list this batch's source on from its checkpoint. */
 export interface ListJob {
   type: 'import-list';
   clientId: string;

@@ -1,5 +1,6 @@
 // Rekognition's errors as the detector answers them: the `__type` the SDK turns into its exception
 // classes, and the HTTP status Rekognition uses (ThrottlingException is a server fault there: 500).
+import { LocalStackError } from '../errors';
 
 export type RekognitionErrorType =
   | 'InvalidImageFormatException'
@@ -25,8 +26,9 @@ const STATUS: Record<RekognitionErrorType, number> = {
 };
 
 // The project's one constructor shape (lib/errors.ts): the message first, what the error is about named in `options`.
-export class DetectorError extends Error {
+export class DetectorError extends LocalStackError {
   override name = 'DetectorError';
+  readonly code = 'detector_error';
   readonly status: number;
 
   readonly type: RekognitionErrorType;

@@ -1,6 +1,6 @@
 // The detector's pool of workers (worker.ts): each loads the model once and runs one image at a time, decode and
 // inference, off the thread that serves HTTP (and, in the stack, the API, S3 and DynamoDB). Images wait for a free
-// worker by the fair-share rule of the queue (local/fair-share.ts, docs/design.md §11), measured in worker time: in
+// worker by the fair-share rule of the queue (local/queue/fair-share.ts, docs/design.md §11), measured in worker time: in
 // arrival order, except that while one client used most of the workers' recent time, other clients' images go first.
 // A worker that dies or does not answer within the task timeout is replaced, and its image is given to another
 // worker (once; an image that kills two workers is answered InternalServerError).
@@ -10,8 +10,8 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../../lib/config';
 import { childEnv, detectorTaskTimeoutMs, detectorWorkersFromEnv } from '../config';
-import { detectorModelName, type DetectorModelName } from './models';
-import { FairReadyList, POOL_FAIR_SHARE, RecentUse } from '../fair-share';
+import { detectorModelName, type DetectorModelName } from './model-catalog';
+import { FairReadyList, POOL_FAIR_SHARE, RecentUse } from '../queue/fair-share';
 import { DetectorError, type RekognitionErrorType } from './errors';
 import type { Detection } from './labels';
 
@@ -55,7 +55,7 @@ export interface DetectorPoolOptions {
   /** Default ICECAT_DETECTOR_TASK_TIMEOUT_MS, else 60 s. */
   taskTimeoutMs?: number;
   log?: (line: string) => void;
-  /** The model every worker loads; default ICECAT_DETECTOR_MODEL (models.ts). */
+  /** The model every worker loads; default ICECAT_DETECTOR_MODEL (model-catalog.ts). */
   model?: DetectorModelName;
 }
 
@@ -192,7 +192,7 @@ export class DetectorPool {
     };
   }
 
-  /** Objects in a JPEG or PNG image, as model.ts's detect() finds them, on the next free worker. */
+  /** Objects in a JPEG or PNG image, as object-detector.ts's detect() finds them, on the next free worker. */
   detect(image: Buffer, fault?: WorkerFault, clientId?: string): Promise<Detection[]> {
     if (this.closed) return Promise.reject(new DetectorError('the detector is closing', { type: 'InternalServerError' }));
     return new Promise<Detection[]>((resolve, reject) => {

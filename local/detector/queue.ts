@@ -1,8 +1,10 @@
 // Runs tasks one at a time in arrival order; with a bound, a full backlog refuses new tasks instead of
 // growing.
+import { LocalStackError } from '../errors';
 
-export class QueueFullError extends Error {
+export class QueueFullError extends LocalStackError {
   override name = 'QueueFullError';
+  readonly code = 'queue_full';
 }
 
 export class SerialQueue {

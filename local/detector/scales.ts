@@ -7,7 +7,7 @@ import type { ScaleKnot } from './thresholds';
 
 export interface ModelScale {
   /**
-   * The version of this mapping, named in every answer's LabelModelVersion (models.ts localModelVersion): raise it
+   * The version of this mapping, named in every answer's LabelModelVersion (model-catalog.ts localModelVersion): raise it
    * whenever a boundary or the curve changes, so that answers on the old scale are not reused as current ones
    * (docs/decisions/0031-model-versions.md).
    */

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { S3Client } from '@aws-sdk/client-s3';
 import { DetectorPool, detectorWorkers } from './pool';
 import { DetectLabelsEndpoint } from './detect-labels';
-import { detectorModelName, locateModelFiles, type DetectorModelName } from './models';
+import { detectorModelName, locateModelFiles, type DetectorModelName } from './model-catalog';
 import { MODEL_SCALES } from './scales';
 import { handleFaults, initialFaults, type Faults } from './faults';
 import { JSON_11, sendJson } from './http';
@@ -45,7 +45,7 @@ export interface DetectorServerOptions {
   /** Milliseconds one image may hold a worker before the worker counts as hung and is replaced (env ICECAT_DETECTOR_TASK_TIMEOUT_MS; default 60 s). */
   taskTimeoutMs?: number;
   /**
-   * IAM (local/iam.ts): the message of Rekognition's AccessDeniedException when the caller's role does not allow
+   * IAM (local/iam/iam.ts): the message of Rekognition's AccessDeniedException when the caller's role does not allow
    * rekognition:DetectLabels, or undefined; read from the request's Authorization header.
    */
   authorize?: (authorization: string | undefined) => Promise<string | undefined>;

@@ -38,8 +38,3 @@ export function scoreToConfidence(score: number): number {
   }
   return 100;
 }
-
-/** CAT_MIN_CONFIDENCE for the local stack: Rekognition's, since Confidence is on its scale. */
-export const LOCAL_CAT_MIN_CONFIDENCE = 80;
-/** REKOGNITION_MIN_CONFIDENCE for the local stack: as on AWS, so near misses (20..80) are recorded. */
-export const LOCAL_REKOGNITION_MIN_CONFIDENCE = 20;

@@ -1,11 +1,11 @@
-// One detector worker: loads the model (model.ts) on its own thread or process and answers detections one at a
+// One detector worker: loads the model (object-detector.ts) on its own thread or process and answers detections one at a
 // time, decoding included, so neither the decode nor the inference runs on the thread that serves HTTP.
 // The model is the pool's (workerData, or ICECAT_DETECTOR_MODEL in a child process). Messages in: { id, image, fault? }; out: { ready, version } once, then { id, detections, tensors } or
 // { id, error: { type, message } } per image. `fault` is the test hook of /__faults (crashNext, hangNext).
 import { parentPort, workerData } from 'node:worker_threads';
-import { liveTensors, loadDetector } from './model';
+import { liveTensors, loadDetector } from './object-detector';
 import { DetectorError } from './errors';
-import type { DetectorModelName } from './models';
+import type { DetectorModelName } from './model-catalog';
 import type { WorkerReply, WorkerRequest } from './pool';
 
 const send: (reply: WorkerReply) => void = parentPort ? (reply) => parentPort?.postMessage(reply) : (reply) => process.send?.(reply);

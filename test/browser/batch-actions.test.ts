@@ -7,7 +7,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createS3Client } from '../../lib/aws/clients';
 import { loadAwsClientSettings } from '../../lib/config';
-import { LOCAL_CAT_MIN_CONFIDENCE } from '../../local/detector/thresholds';
+import { LOCAL_CAT_MIN_CONFIDENCE } from '../../local/contract';
 import { call, detectCalls, newClient, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
 import { launchChromium, phoneContext, screenshot, scrollWidth, signIn as signInAs, type Recorder } from './browser';
 

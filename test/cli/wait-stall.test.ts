@@ -13,10 +13,10 @@ import { waitUntilDone } from '../../lib/cli/wait';
 import { WaitTimeoutError } from '../../lib/cli/errors';
 import { silentProgress } from '../../lib/cli/progress';
 import { LOCAL_BRIDGE_PORT, readServiceStatus, statusUrlFor } from '../../lib/cli/service-status';
-import { startBridgeStatusServer, type BridgeStatusServer } from '../../local/bridge-status';
+import { startBridgeStatusServer, type BridgeStatusServer } from '../../local/bridge/status';
 import type { DiskState } from '../../local/disk-space';
-import { DEFAULT_PORTS } from '../../local/env';
-import { LocalQueue } from '../../local/queue';
+import { DEFAULT_PORTS } from '../../local/contract';
+import { LocalQueue } from '../../local/queue/queue';
 
 const PROCESSING = {
   batchId: 'b1',

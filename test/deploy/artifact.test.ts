@@ -11,7 +11,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Stack } from '../../local/stack-types';
+import type { Stack } from '../../local/stack/types';
 import { registerClient } from '../../lib/auth/register';
 import { BATCH_SK, batchPartition, type ImageItem } from '../../lib/store/schema';
 import { bundleFunction } from '../../scripts/bundle';

@@ -26,8 +26,8 @@ import { INDEX } from '../../lib/store/schema';
 import { dueCallbacksQuery } from '../../lib/store/callback-requeue';
 import { expiredBatchesQuery } from '../../lib/store/expired-batches';
 import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
-import { rolesFromTemplate } from '../../local/iam-roles';
-import { roleTemplateFromSources } from '../../local/iam-template';
+import { rolesFromTemplate } from '../../local/iam/roles';
+import { roleTemplateFromSources } from '../../local/iam/template';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { rules } = require('../../scripts/sizing.cjs') as {
@@ -351,7 +351,7 @@ describe('IAM', () => {
   const statementsOf = (fn: FunctionName) => roleStatements(resources[roleOf(fn)] as CfnResource);
   const allStatements = () => resourcesOfType('AWS::IAM::Role').flatMap(([, r]) => roleStatements(r));
 
-  it('states every role as the local stack reads it from serverless.yml and resources/ (local/iam-template.ts)', () => {
+  it('states every role as the local stack reads it from serverless.yml and resources/ (local/iam/template.ts)', () => {
     const place = { region: 'eu-west-1', accountId: '123456789012' };
     expect(rolesFromTemplate(roleTemplateFromSources(ROOT), place)).toEqual(rolesFromTemplate(pkg.template, place));
   });

@@ -5,10 +5,10 @@
 import { createServer, request, type Server } from 'node:http';
 import { listen } from '../../local/listen';
 import path from 'node:path';
-import { loadApiFunctions, templateApiRouting } from '../../local/api-functions';
-import { startLocalJobQueues } from '../../local/job-queues';
-import { stackIam } from '../../local/stack-iam';
-import { startHttpGateway } from '../../local/http-gateway';
+import { loadApiFunctions, templateApiRouting } from '../../local/gateway/api-functions';
+import { startLocalJobQueues } from '../../local/stack/job-queues';
+import { stackIam } from '../../local/stack/iam';
+import { startHttpGateway } from '../../local/gateway/gateway';
 
 const ROOT = path.join(__dirname, '..', '..');
 

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClients, type AwsClients } from '../../lib/aws/clients';
 import { loadAwsClientSettings } from '../../lib/config';
-import type { QueueStats as BridgeStats } from '../../local/queue-options';
-import type { DeadLetter } from '../../local/queue-dead-letters';
-import { startStack } from '../../local/stack';
-import type { Stack, StackOptions } from '../../local/stack-types';
+import type { QueueStats as BridgeStats } from '../../local/queue/options';
+import type { DeadLetter } from '../../local/queue/dead-letter-list';
+import { startStack } from '../../local/stack/stack';
+import type { Stack, StackOptions } from '../../local/stack/types';
 
 export class StackEnvError extends Error {
   override name = 'StackEnvError';

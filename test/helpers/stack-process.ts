@@ -7,8 +7,8 @@ import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
-import { LOCAL_NAMES } from '../../local/env';
-import { localS3Client } from '../../local/s3';
+import { LOCAL_NAMES } from '../../local/contract';
+import { localS3Client } from '../../local/s3/s3';
 import { waitFor } from './index';
 
 const ROOT = path.join(__dirname, '..', '..');

@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ApiKeyAuthenticator, generateApiKey } from '../../lib/auth/api-keys';
-import { localDynamoClient } from '../../local/dynamodb';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { startTestStack, uniqueId } from '../helpers';
 import { call } from '../helpers/api';
 

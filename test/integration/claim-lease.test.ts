@@ -11,8 +11,8 @@ import { fingerprint } from '../../lib/ingest/fingerprint';
 import { removeUpload, restCopy } from '../../lib/ingest/storage';
 import { BatchStore } from '../../lib/store/batch-store';
 import type { Claim, Fingerprint } from '../../lib/domain';
-import { localDynamoClient } from '../../local/dynamodb';
-import { LOCAL_NAMES } from '../../local/env';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { LOCAL_NAMES } from '../../local/contract';
 import { bridgeStats, tempDataDir, uniqueId, waitFor, waitForBridgeIdle } from '../helpers';
 import { distinctImages, keysUnder, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';
 

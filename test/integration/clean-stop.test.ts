@@ -9,7 +9,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { s3EventMessage, s3EventRecord } from '../../lib/reconcile/s3-event';
 import { BatchStore } from '../../lib/store/batch-store';
-import { CLEAN_STOP_FILE } from '../../local/interrupted-attempts';
+import { CLEAN_STOP_FILE } from '../../local/stack/interrupted-attempts';
 import { stackEnv, startTestStack, tempDataDir, uniqueId } from '../helpers';
 
 const store = () =>

@@ -8,12 +8,11 @@ import path from 'node:path';
 import { DetectLabelsCommand, RekognitionClient, type Label } from '@aws-sdk/client-rekognition';
 import { ensureModelFiles } from '../../local/detector/fetch-models';
 import { toLabels } from '../../local/detector/labels';
-import { loadDetector } from '../../local/detector/model';
-import { DETECTOR_MODELS, type DetectorModelName } from '../../local/detector/models';
+import { loadDetector } from '../../local/detector/object-detector';
+import { DETECTOR_MODELS, type DetectorModelName } from '../../local/detector/model-catalog';
 import { MODEL_SCALES } from '../../local/detector/scales';
 import { startDetectorServer } from '../../local/detector/server';
-import { LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/detector/thresholds';
-import { LOCAL_NAMES } from '../../local/env';
+import { LOCAL_NAMES, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
@@ -108,7 +107,7 @@ describe('the model', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'icecat-model-'));
 
     // Act
-    const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'local/stack/start.ts'], {
       cwd: ROOT,
       env: { ...process.env, ICECAT_DETECTOR_MODEL: 'yolo', ICECAT_DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -19,9 +19,8 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { startDetectorServer, type DetectorServer, type DetectorStats } from '../../local/detector/server';
 import { detectCommand } from '../../lib/ingest/detect';
-import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/detector/thresholds';
-import { LOCAL_NAMES } from '../../local/env';
-import { localS3Client } from '../../local/s3';
+import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_NAMES, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
+import { localS3Client } from '../../local/s3/s3';
 
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -15,15 +15,15 @@ import type { UploadForm } from '../../lib/api/client-contract';
 import { ApiClient } from '../../lib/cli/api-client';
 import { OutOfSpaceError } from '../../lib/cli/errors';
 import { postForm } from '../../lib/cli/form-upload';
-import { controlHeaders } from '../../local/control-token';
+import { controlHeaders } from '../../local/bridge/control-token';
 import { waitUntilDone } from '../../lib/cli/wait';
 import { silentProgress } from '../../lib/cli/progress';
 import { readServiceStatus } from '../../lib/cli/service-status';
 import { toBatch } from '../../lib/store/attributes';
 import { batchKey } from '../../lib/store/schema';
 import { countRecords, recountQuery } from '../../lib/store/batch-counters';
-import { localDynamoClient } from '../../local/dynamodb';
-import { LOCAL_NAMES } from '../../local/env';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { LOCAL_NAMES } from '../../local/contract';
 import { distinctImages, keysUnder, readBatch, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';
 
 const ROOT = path.join(__dirname, '..', '..');

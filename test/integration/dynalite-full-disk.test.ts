@@ -1,5 +1,5 @@
 // The local DynamoDB on a full disk takes no write between the first one LevelDB could not write and its reopen
-// (local/dynamodb.ts): LevelDB may keep half a record at its log's end and still take the next write, acknowledged and
+// (local/dynamodb/dynamodb.ts): LevelDB may keep half a record at its log's end and still take the next write, acknowledged and
 // then lost when the reopen reads the log back (the issue's full-disk trial: a result written, its upload's source
 // deleted, and the record found `processing` again after the reopen, so the batch never ended). On a tmpfs of its own,
 // through the SDK: the disk is filled, a write fails, a little room comes back (less than the reopen waits for).
@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from '../../local/dynamodb';
-import { LOCAL_NAMES } from '../../local/env';
+import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from '../../local/dynamodb/dynamodb';
+import { LOCAL_NAMES } from '../../local/contract';
 
 const work = mkdtempSync(path.join(tmpdir(), 'icecat-dynalite-full-'));
 const mountPoint = path.join(work, 'mnt');

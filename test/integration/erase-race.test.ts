@@ -21,10 +21,10 @@ import { batchPartition } from '../../lib/store/schema';
 import { takeBack } from '../../lib/store/take-back';
 import { newBatch } from '../../lib/store/batch-summary';
 import type { Claim } from '../../lib/domain';
-import { localDynamoClient } from '../../local/dynamodb';
-import { LOCAL_NAMES } from '../../local/env';
-import { localS3Client } from '../../local/s3';
-import type { Stack } from '../../local/stack-types';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { LOCAL_NAMES } from '../../local/contract';
+import { localS3Client } from '../../local/s3/s3';
+import type { Stack } from '../../local/stack/types';
 import { startTestStack, uniqueId } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 

@@ -5,10 +5,10 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { request } from 'node:http';
 import { awsHttpApiSampleEvent } from '../../events';
-import { templateApiRouting } from '../../local/api-functions';
-import { routesFromTemplate, type HttpApiRoute } from '../../local/http-api-routes';
-import { startHttpGateway, type HttpApiHandler, type HttpGateway } from '../../local/http-gateway';
-import { ROOT } from '../../local/stack-services';
+import { templateApiRouting } from '../../local/gateway/api-functions';
+import { routesFromTemplate, type HttpApiRoute } from '../../local/gateway/routes';
+import { startHttpGateway, type HttpApiHandler, type HttpGateway } from '../../local/gateway/gateway';
+import { ROOT } from '../../local/stack/services';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 

@@ -1,4 +1,4 @@
-// IAM on the local stack (local/iam.ts): a request signed with a function's own key is refused, with the service's own
+// IAM on the local stack (local/iam/iam.ts): a request signed with a function's own key is refused, with the service's own
 // AccessDenied, where that function's role (resources/roles.yml as the template states it) does not allow it. Through
 // the AWS SDK over loopback, as each function's clients send. Last, a stack started with one statement taken out of
 // the ingest's role (ICECAT_IAM_ROLES_FILE) classifies no new image: the reuse lookup is refused, as on AWS.
@@ -10,9 +10,9 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { LOCAL_NAMES } from '../../local/env';
-import { functionCredentials } from '../../local/iam';
-import { localS3Client } from '../../local/s3';
+import { LOCAL_NAMES } from '../../local/contract';
+import { functionCredentials } from '../../local/iam/iam';
+import { localS3Client } from '../../local/s3/s3';
 import { reusableResultRequest } from '../../lib/store/client-patterns';
 import { INDEX } from '../../lib/store/schema';
 import { stackEnv, tempDataDir, uniqueId, waitFor } from '../helpers';

@@ -19,8 +19,8 @@ import { createHmac } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { uploadPolicy } from '../../lib/api/uploads';
-import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3';
-import { clientS3KeysFile, issueClientS3Key } from '../../local/s3-client-keys';
+import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3/s3';
+import { clientS3KeysFile, issueClientS3Key } from '../../local/s3/client-key-ring';
 import { tempDataDir, uniqueId } from '../helpers';
 
 let s3: LocalS3;

@@ -1,4 +1,4 @@
-// The local S3 alone (s3rver behind local/s3.ts): what it refuses, answered as S3's errors through the AWS SDK (and
+// The local S3 alone (s3rver behind local/s3/s3.ts): what it refuses, answered as S3's errors through the AWS SDK (and
 // plain fetch for POST forms), and that it keeps serving after every refusal or failed write.
 import {
   CompleteMultipartUploadCommand,
@@ -20,11 +20,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { uploadPolicy, type DeclaredFile } from '../../lib/api/uploads';
-import { LOCAL_NAMES } from '../../local/env';
-import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3';
-import { MAX_LAST_SEGMENT_BYTES } from '../../local/s3-keys';
+import { LOCAL_NAMES } from '../../local/contract';
+import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3/s3';
+import { MAX_LAST_SEGMENT_BYTES } from '../../local/s3/object-keys';
 import type { S3Event, SQSEvent } from 'aws-lambda';
-import type { Stack } from '../../local/stack-types';
+import type { Stack } from '../../local/stack/types';
 import { startTestStack, tempDataDir, uniqueId } from '../helpers';
 
 let s3: LocalS3;

@@ -11,7 +11,7 @@ import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } f
 import { call, newClient, seedBatch, writeItems, type TestClient } from '../helpers/api';
 import { batchPartition, knownItemKey } from '../../lib/store/schema';
 import { fingerprint } from '../../lib/ingest/fingerprint';
-import { MODEL_LABEL } from '../../local/detector/models';
+import { MODEL_LABEL } from '../../local/detector/model-catalog';
 import { MODEL_SCALES } from '../../local/detector/scales';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));

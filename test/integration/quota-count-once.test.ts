@@ -18,11 +18,11 @@ import { encodeS3EventKey, s3EventMessage, s3EventRecord } from '../../lib/recon
 import { registerApiKey } from '../../lib/auth/register';
 import { BatchStore } from '../../lib/store/batch-store';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
-import { localDynamoClient } from '../../local/dynamodb';
-import { LOCAL_NAMES } from '../../local/env';
-import { forgiveInterruptedAttempts } from '../../local/interrupted-attempts';
-import { localS3Client } from '../../local/s3';
-import type { Stack } from '../../local/stack-types';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { LOCAL_NAMES } from '../../local/contract';
+import { forgiveInterruptedAttempts } from '../../local/stack/interrupted-attempts';
+import { localS3Client } from '../../local/s3/s3';
+import type { Stack } from '../../local/stack/types';
 import { startTestStack, uniqueId } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 

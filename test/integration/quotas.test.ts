@@ -8,7 +8,7 @@ import path from 'node:path';
 import { utcDay } from '../../lib/quota/limits';
 import { defaultClientLimits } from '../../functions/config';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
-import { controlHeaders } from '../../local/control-token';
+import { controlHeaders } from '../../local/bridge/control-token';
 import { aws, stackEnv, uploadFile, uniqueId, waitForBridgeIdle } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';

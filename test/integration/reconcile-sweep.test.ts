@@ -2,8 +2,8 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
 import { rmSync } from 'node:fs';
-import { LOCAL_NAMES } from '../../local/env';
-import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3';
+import { LOCAL_NAMES } from '../../local/contract';
+import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3/s3';
 import { sweepUploads, type SweepDeps, type SweepLimits } from '../../lib/reconcile/sweep';
 import { tempDataDir } from '../helpers';
 

@@ -5,8 +5,8 @@
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { localDynamoClient } from '../../local/dynamodb';
-import { LOCAL_NAMES } from '../../local/env';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { LOCAL_NAMES } from '../../local/contract';
 import { tempDataDir, waitFor } from '../helpers';
 import {
   api,

@@ -9,8 +9,8 @@
 import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { localDynamoClient } from '../../local/dynamodb';
-import { LOCAL_NAMES } from '../../local/env';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { LOCAL_NAMES } from '../../local/contract';
 import { batchPartition } from '../../lib/store/schema';
 import { tempDataDir, waitFor } from '../helpers';
 import { batchItem, imageItem } from '../helpers/api';

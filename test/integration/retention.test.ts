@@ -13,8 +13,8 @@ import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
 import { sweepExpiredBatches } from '../../lib/erase/expiry';
 import { BatchStore } from '../../lib/store/batch-store';
 import { batchPartition } from '../../lib/store/schema';
-import { startLocalExpiry } from '../../local/expiry';
-import { loadBucketLifecycleRules } from '../../local/s3-lifecycle';
+import { startLocalExpiry } from '../../local/stack/expiry';
+import { loadBucketLifecycleRules } from '../../local/s3/lifecycle';
 import { aws, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { call, newClient, postForm, seedBatch, type TestClient } from '../helpers/api';
 

@@ -1,6 +1,6 @@
 // The services' limits where the local DynamoDB must refuse as DynamoDB does (docs/local-stack.md): an item over 400 KB,
 // BatchWriteItem over 25 requests, BatchGetItem over 100 keys (dynalite's own checks), and a transaction over 100
-// items or 4 MB (local/dynamodb-iam.ts; dynalite has no transactions, DynamoDB Local checks them itself). Through the
+// items or 4 MB (local/dynamodb/iam.ts; dynalite has no transactions, DynamoDB Local checks them itself). Through the
 // SDK over loopback, with the stack's own key. The detector's DetectLabels limits have their tests in detector.test.ts,
 // the local queues' in test/unit/iam-queues.test.ts.
 import {
@@ -11,7 +11,7 @@ import {
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { LOCAL_NAMES } from '../../local/env';
+import { LOCAL_NAMES } from '../../local/contract';
 import { stackEnv, uniqueId } from '../helpers';
 
 const TABLE = LOCAL_NAMES.table;

@@ -2,9 +2,9 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
-import { templateApiRouting } from '../../local/api-functions';
-import { ROOT } from '../../local/stack-services';
-import { startHttpGateway, type HttpGateway } from '../../local/http-gateway';
+import { templateApiRouting } from '../../local/gateway/api-functions';
+import { ROOT } from '../../local/stack/services';
+import { startHttpGateway, type HttpGateway } from '../../local/gateway/gateway';
 
 describe('local HTTP API gateway', () => {
   let gateway: HttpGateway;

@@ -3,7 +3,7 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { MetricTotal, MetricTotalsSnapshot } from '../../local/metric-totals';
+import type { MetricTotal, MetricTotalsSnapshot } from '../../local/bridge/metric-totals';
 import { tempDataDir } from '../helpers';
 import { distinctImages, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';
 

@@ -15,10 +15,10 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { S3Event, SQSEvent, SQSRecord } from 'aws-lambda';
 import { readFileSync } from 'node:fs';
-import { controlHeaders } from '../../local/control-token';
-import { localDynamoClient } from '../../local/dynamodb';
-import { localS3Client } from '../../local/s3';
-import type { Stack } from '../../local/stack-types';
+import { controlHeaders } from '../../local/bridge/control-token';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { localS3Client } from '../../local/s3/s3';
+import type { Stack } from '../../local/stack/types';
 import { INDEX } from '../../lib/store/schema';
 import { deadLetters, startTestStack, tempDataDir, waitForBridgeIdle } from '../helpers';
 

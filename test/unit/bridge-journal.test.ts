@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { QueueJournal, type JournaledMessage } from '../../local/queue-journal';
+import { QueueJournal, type JournaledMessage } from '../../local/queue/journal';
 
 const journalPath = () => path.join(mkdtempSync(path.join(tmpdir(), 'journal-')), 'queue.journal');
 const message = (id: string, body = `body of ${id}`): JournaledMessage => ({
@@ -143,7 +143,7 @@ describe('QueueJournal', () => {
     // Arrange: a child sends as fast as it can and reports each id once sent() has returned.
     const file = journalPath();
     const script = `
-      const { QueueJournal } = require(${JSON.stringify(path.join(__dirname, '../../local/queue-journal.ts'))});
+      const { QueueJournal } = require(${JSON.stringify(path.join(__dirname, '../../local/queue/journal.ts'))});
       const journal = new QueueJournal(${JSON.stringify(file)}, { compactMinLines: 50 });
       let i = 0;
       setInterval(() => {

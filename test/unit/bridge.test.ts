@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { localS3EventMessage } from '../../local/bridge';
-import { LocalQueue } from '../../local/queue';
-import type { LocalQueueOptions } from '../../local/queue-options';
+import { localS3EventMessage } from '../../local/bridge/bridge';
+import { LocalQueue } from '../../local/queue/queue';
+import type { LocalQueueOptions } from '../../local/queue/options';
 import { LocalMessageVisibility } from '../../lib/aws/message-visibility';
 import { encodeS3EventKey, keysInS3Message, s3EventRecord } from '../../lib/reconcile/s3-event';
 

@@ -1,6 +1,6 @@
 // Per-label mappings onto Rekognition's scale: proven labels through their boundary, unproven ones under 80, and the
 // fit and its measures on labelled photos.
-import { DETECTOR_MODELS, detectorModelName } from '../../local/detector/models';
+import { DETECTOR_MODELS, detectorModelName } from '../../local/detector/model-catalog';
 import { fitBoundaries, labelQuality, leaveOneOut, type Observation } from '../../local/detector/scale-fit';
 import { labelConfidence, MODEL_SCALES, provenKnots, UNPROVEN_CEILING, type ModelScale } from '../../local/detector/scales';
 import { SCALE_KNOTS } from '../../local/detector/thresholds';

@@ -1,11 +1,7 @@
 // The local detector's confidence scale: model scores (0..1) mapped onto Rekognition's 0..100.
 import { COCO_CLASSES, toLabels, type Detection } from '../../local/detector/labels';
-import {
-  LOCAL_CAT_MIN_CONFIDENCE,
-  LOCAL_REKOGNITION_MIN_CONFIDENCE,
-  SCALE_KNOTS,
-  scoreToConfidence,
-} from '../../local/detector/thresholds';
+import { SCALE_KNOTS, scoreToConfidence } from '../../local/detector/thresholds';
+import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
 
 const CAT = COCO_CLASSES.indexOf('cat');
 const box = { Left: 0.1, Top: 0.2, Width: 0.5, Height: 0.6 };

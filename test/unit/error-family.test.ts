@@ -35,6 +35,26 @@ describe('the error family', () => {
     expect(direct).toEqual([]);
   });
 
+  test("every error class of local/ is of local's family (LocalStackError, local/errors.ts), but a ConfigError and s3rver's S3Error", () => {
+    const baseOf = new Map(classes(['local']).map(([, name, base]) => [name, base]));
+    /** The first of the allowed roots up the class's chain, or the built-in (or unknown) class it ends at. */
+    const rootOf = (name: string): string | undefined => {
+      let at: string | undefined = name;
+      for (let i = 0; at !== undefined && i < 20; i++) {
+        const base = baseOf.get(at);
+        if (base === undefined || /^(LocalStackError|ConfigError|S3Error)$/.test(base)) return base;
+        at = base;
+      }
+      return at;
+    };
+    const outside = classes(['local'])
+      .filter(([, name]) => name.endsWith('Error') && name !== 'LocalStackError')
+      .map(([file, name]) => [file, name, rootOf(name)])
+      .filter(([, , root]) => !/^(LocalStackError|ConfigError|S3Error)$/.test(root ?? ''));
+    expect(outside).toEqual([]);
+    expect(baseOf.get('LocalStackError')).toBe('IceCatError');
+  });
+
   test('no two classes of the project share a name', () => {
     const byName = new Map<string, string[]>();
     for (const [file, name] of classes(['lib', 'functions', 'local', 'web', 'scripts', 'bench', 'events', 'test'])) {

@@ -10,8 +10,8 @@ import {
   templateFromServerlessYaml,
   TemplateRouteError,
   type HttpApiRoute,
-} from '../../local/http-api-routes';
-import { loadJobConsumerLimits } from '../../local/job-queues';
+} from '../../local/gateway/routes';
+import { loadJobConsumerLimits } from '../../local/stack/job-queues';
 
 const ROOT = path.join(__dirname, '..', '..');
 const serverlessYaml = readFileSync(path.join(ROOT, 'serverless.yml'), 'utf8');

@@ -1,12 +1,12 @@
-// The local queues as SQS guards them (local/iam-queues.ts): a function sends only where its role allows
+// The local queues as SQS guards them (local/queue/iam.ts): a function sends only where its role allows
 // sqs:SendMessage, a body over SQS's message size is InvalidParameterValue, and a consumer whose role cannot receive
 // from its queue cannot be attached, as Lambda's event source mapping cannot. Real in-process queues; the roles are
 // resources/roles.yml's as the template states them.
 import { SQSServiceException } from '@aws-sdk/client-sqs';
 import { LocalJobQueue } from '../../lib/jobs/queue';
-import { LocalIam } from '../../local/iam';
-import { checkConsumer, senderAs, SQS_MAX_MESSAGE_BYTES, EventSourceMappingError } from '../../local/iam-queues';
-import { stackIam } from '../../local/stack-iam';
+import { LocalIam } from '../../local/iam/iam';
+import { checkConsumer, senderAs, SQS_MAX_MESSAGE_BYTES, EventSourceMappingError } from '../../local/queue/iam';
+import { stackIam } from '../../local/stack/iam';
 
 let iam: LocalIam;
 let received: string[];

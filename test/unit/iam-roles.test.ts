@@ -1,9 +1,9 @@
 // Each function's role, read from serverless.yml and resources/ as the compiled template states it
 // (test/deploy/template.test.ts checks the reading against `osls package`'s template), evaluated by IAM's rules for
 // the (action, resource) pairs its code sends, with the ARNs AWS forms for them: an index is its own ARN.
-import { roleStatements, rolesFromTemplate, type FunctionRole, type RoleTemplate } from '../../local/iam-roles';
-import { roleAllows, RoleDecisions } from '../../local/iam-evaluate';
-import { roleTemplateFromSources } from '../../local/iam-template';
+import { roleStatements, rolesFromTemplate, type FunctionRole, type RoleTemplate } from '../../local/iam/roles';
+import { roleAllows, RoleDecisions } from '../../local/iam/evaluate';
+import { roleTemplateFromSources } from '../../local/iam/template';
 import { reusableResultRequest } from '../../lib/store/client-patterns';
 import { dueCallbacksQuery } from '../../lib/store/callback-requeue';
 import { expiredBatchesQuery } from '../../lib/store/expired-batches';

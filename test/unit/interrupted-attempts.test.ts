@@ -1,5 +1,5 @@
 // Which uploads a restarted local stack takes an attempt back from: those its interrupted messages notify.
-import { uploadsOfBodies } from '../../local/interrupted-attempts';
+import { uploadsOfBodies } from '../../local/stack/interrupted-attempts';
 import { s3EventMessage, s3EventRecord } from '../../lib/reconcile/s3-event';
 
 const message = (key: string, eTag?: string) =>

@@ -79,6 +79,13 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
         'export const drop = (ddb: DynamoDBDocumentClient) => ddb.send(new DeleteCommand({ TableName: "T", Key: {} }));\n',
       'lib/erase/job.ts':
         "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n",
+      // local/'s floor importing one of its rooms (the stack's contract reading the detector's thresholds), and a room
+      // importing the stack that composes it.
+      'local/detector/thresholds.ts': 'export const LOCAL_CAT_MIN_CONFIDENCE = 80;\n',
+      'local/contract.ts':
+        "import { LOCAL_CAT_MIN_CONFIDENCE } from './detector/thresholds';\nexport const catMin = LOCAL_CAT_MIN_CONFIDENCE;\n",
+      'local/stack/types.ts': 'export interface StackPorts { api: number }\n',
+      'local/queue/queue.ts': "import type { StackPorts } from '../stack/types';\nexport type Ports = StackPorts;\n",
       // Two modules importing each other.
       'lib/ingest/errors.ts':
         "import type { Fingerprint } from './fingerprint';\nexport class Rejected extends Error { decoded?: Fingerprint }\n",
@@ -100,6 +107,8 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
     ['domain-imports-nothing', 'lib/domain.ts → lib/ids.ts'],
     ['no-circular', 'lib/ingest/errors.ts → lib/ingest/fingerprint.ts'],
     ['dynamodb-through-the-store', 'lib/erase/items.ts → node_modules/@aws-sdk/lib-dynamodb/index.js'],
+    ['local-floor-not-up', 'local/contract.ts → local/detector/thresholds.ts'],
+    ['local-stack-on-top', 'local/queue/queue.ts → local/stack/types.ts'],
   ])('%s: %s', (rule, edge) => {
     const [from, to] = edge.split(' → ') as [string, string];
     expect(result.output).toMatch(new RegExp(`${rule}: ${from} →\\s+${to}`));

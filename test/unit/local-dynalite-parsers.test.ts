@@ -1,10 +1,10 @@
-// dynalite's expression parsers rewritten so that their rule and action functions are made once (local/dynalite-parsers.ts,
+// dynalite's expression parsers rewritten so that their rule and action functions are made once (local/dynamodb/dynalite-parsers.ts,
 // docs/design.md §9): every expression parses to the same tree, or fails with the same error, as with the parser
 // dynalite ships, and leaves the same unused names and values behind.
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { compileFunction } from 'node:vm';
-import { DYNALITE_PARSERS, installSharedParsers, ParserLayoutError, shareParserClosures } from '../../local/dynalite-parsers';
+import { DYNALITE_PARSERS, installSharedParsers, ParserLayoutError, shareParserClosures } from '../../local/dynamodb/dynalite-parsers';
 
 interface Parser {
   parse(input: string, options: { context: Record<string, unknown> }): unknown;

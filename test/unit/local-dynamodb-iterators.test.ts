@@ -4,7 +4,7 @@ import { PutItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynam
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { dynaliteIteratorPrototype, localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from '../../local/dynamodb';
+import { dynaliteIteratorPrototype, localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from '../../local/dynamodb/dynamodb';
 
 interface CountedIterator {
   close(): Promise<void>;

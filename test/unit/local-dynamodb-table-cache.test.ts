@@ -11,7 +11,7 @@ import {
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from '../../local/dynamodb';
+import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from '../../local/dynamodb/dynamodb';
 
 /** Counts LevelDB point reads, at the classic-level dynalite uses. */
 function countGets(): { gets: () => number; restore: () => void } {

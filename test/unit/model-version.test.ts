@@ -7,7 +7,7 @@ import {
   REKOGNITION_MODEL_NAME,
   UNKNOWN_MODEL,
 } from '../../lib/model-version';
-import { localModelVersion, MODEL_LABEL } from '../../local/detector/models';
+import { localModelVersion, MODEL_LABEL } from '../../local/detector/model-catalog';
 import { MODEL_SCALES } from '../../local/detector/scales';
 
 const CENTERNET_MODEL_NAME = MODEL_LABEL.centernet;

@@ -7,7 +7,7 @@ import {
   resolveCallbackTarget,
   type Lookup,
 } from '../../lib/notify/target';
-import { callbackLoopbackPorts } from '../../local/env';
+import { callbackLoopbackPorts } from '../../local/contract';
 
 const refusedAs = (address: string) => {
   const verdict = judgeAddress(address);

@@ -4,7 +4,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LocalQueue } from '../../local/queue';
+import { LocalQueue } from '../../local/queue/queue';
 
 const MESSAGES = 1000;
 

@@ -3,7 +3,7 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { localS3EventMessage } from '../../local/bridge';
+import { localS3EventMessage } from '../../local/bridge/bridge';
 
 const sqs = mockClient(SQSClient);
 const QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/icecat-wrangler-dev-uploads';

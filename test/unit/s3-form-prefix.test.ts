@@ -1,4 +1,4 @@
-import { canonicalContentType, canonicalForm, formBoundary, readFormPrefix } from '../../local/s3-form-prefix';
+import { canonicalContentType, canonicalForm, formBoundary, readFormPrefix } from '../../local/s3/form-prefix';
 
 const B = 'xyz';
 const field = (disposition: string, value: string) => `--${B}\r\nContent-Disposition: ${disposition}\r\n\r\n${value}\r\n`;

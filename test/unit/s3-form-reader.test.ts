@@ -1,7 +1,7 @@
 // The form guard's reader does work linear in the bytes it is given, however they are cut (issue 37: a 20 KB field
 // block fed a byte per chunk cost quadratic CPU, each chunk re-concatenating and re-parsing the whole buffer). Counted,
 // not timed: the bytes it scans for delimiters and the part headers it parses, as the reader reports them.
-import { FormPrefixReader, MAX_PRE_DATA_BYTES } from '../../local/s3-form-prefix';
+import { FormPrefixReader, MAX_PRE_DATA_BYTES } from '../../local/s3/form-prefix';
 
 const BOUNDARY = '----icecat-form-boundary-0123456789';
 

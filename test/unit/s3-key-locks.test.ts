@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { hardenStore, KeyLocks, type FilesystemStore } from '../../local/s3-store';
+import { hardenStore, KeyLocks, type FilesystemStore } from '../../local/s3/store';
 
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

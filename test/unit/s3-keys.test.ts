@@ -1,4 +1,4 @@
-import { bucketNameRefusal, keyRefusal, MAX_LAST_SEGMENT_BYTES } from '../../local/s3-keys';
+import { bucketNameRefusal, keyRefusal, MAX_LAST_SEGMENT_BYTES } from '../../local/s3/object-keys';
 
 describe('keyRefusal', () => {
   it('accepts the upload layout, folders, spaces, unicode and a trailing "/" (a folder marker)', () => {

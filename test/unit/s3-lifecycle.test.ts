@@ -2,7 +2,7 @@
 // settings), read as the local stack applies them.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { bucketLifecycleRulesFromYaml, isExpiredObject } from '../../local/s3-lifecycle';
+import { bucketLifecycleRulesFromYaml, isExpiredObject } from '../../local/s3/lifecycle';
 
 const ROOT = path.join(__dirname, '..', '..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');

@@ -2,7 +2,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { createHmac } from 'node:crypto';
 import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-post';
 import { uploadPolicy } from '../../lib/api/uploads';
-import { postPolicyRefusal, sigV4SigningKey, type PostedForm } from '../../local/s3-post-policy';
+import { postPolicyRefusal, sigV4SigningKey, type PostedForm } from '../../local/s3/post-policy';
 
 const signer = new S3Client({
   region: 'us-east-1',

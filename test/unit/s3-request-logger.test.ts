@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { dropRequestLogger } from '../../local/s3';
+import { dropRequestLogger } from '../../local/s3/s3';
 
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -1,4 +1,4 @@
-import { copySourceTarget, listedETags, requestTarget } from '../../local/s3-requests';
+import { copySourceTarget, listedETags, requestTarget } from '../../local/s3/requests';
 
 describe('requestTarget', () => {
   it('decodes bucket and key of a path-style request as the router does, keeping empty and ".." segments visible', () => {

@@ -1,4 +1,4 @@
-import { clientScopeRefusal } from '../../local/s3-scope';
+import { clientScopeRefusal } from '../../local/s3/scope';
 
 const judge = (method: string, url: string, headers: Record<string, string> = {}) =>
   clientScopeRefusal({ method, url, headers }, 'acme') === undefined ? 'allowed' : 'denied';

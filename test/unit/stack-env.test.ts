@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildLocalEnv, DEFAULT_PORTS, LocalEnvError, portsFromEnv } from '../../local/env';
-import { copySourceForS3rver } from '../../local/s3';
+import { buildLocalEnv, DEFAULT_PORTS, LocalEnvError, portsFromEnv } from '../../local/contract';
+import { copySourceForS3rver } from '../../local/s3/s3';
 
 describe('buildLocalEnv', () => {
   it('holds the local environment contract for the given ports', () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createTableInput, tablePropertiesFromYaml, TableDefinitionError, TABLE_DEFINITION_FILE } from '../../local/dynamodb';
+import { createTableInput, tablePropertiesFromYaml, TableDefinitionError, TABLE_DEFINITION_FILE } from '../../local/dynamodb/dynamodb';
 import { INDEX } from '../../lib/store/schema';
 
 const definition = () => tablePropertiesFromYaml(readFileSync(TABLE_DEFINITION_FILE, 'utf8'));

@@ -1,7 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { HttpAnswer } from '../../lib/api/http-answer';
 import { contentSecurityPolicy, s3Origins, UnknownAssetError, WebSite, type WebBundle } from '../../lib/web/site';
-import { bucketCorsRulesFromYaml } from '../../local/s3-cors';
+import { bucketCorsRulesFromYaml } from '../../local/s3/cors';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 

@@ -1,0 +1,35 @@
+// The model the local detector answers with, recorded as the model answering now when the stack starts
+// (docs/decisions/0031-model-versions.md). On AWS the ingest learns a new model from the first answer carrying it; a
+// local restart with another model or mapping must not let one reuse slip through before that answer, so the stack asks
+// its detector once, before the ingest takes its first upload, and records the answer's model as the ingest would.
+import { DetectLabelsCommand, RekognitionClient } from '@aws-sdk/client-rekognition';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import sharp from 'sharp';
+import type { ModelVersion } from '../../lib/domain';
+import { parseModelVersion } from '../../lib/model-version';
+import { recordCurrentModel } from '../../lib/store/current-model-write';
+import { localDynamoClient } from '../dynamodb/dynamodb';
+import { LOCAL_NAMES } from '../contract';
+
+/** One DetectLabels answer of the detector at `rekognitionUrl`: its model, recorded in the table as the one answering now. */
+export async function recordDetectorModel(rekognitionUrl: string, dynamodbUrl: string, tableName: string): Promise<ModelVersion> {
+  const rekognition = new RekognitionClient({
+    endpoint: rekognitionUrl,
+    region: LOCAL_NAMES.region,
+    credentials: { accessKeyId: LOCAL_NAMES.accessKeyId, secretAccessKey: LOCAL_NAMES.secretAccessKey },
+  });
+  const dynamodb = localDynamoClient(dynamodbUrl);
+  try {
+    // A small grey square: the answer's labels do not matter, only the model it names.
+    const bytes = await sharp({ create: { width: 96, height: 96, channels: 3, background: '#808080' } })
+      .jpeg()
+      .toBuffer();
+    const out = await rekognition.send(new DetectLabelsCommand({ Image: { Bytes: bytes }, MaxLabels: 1 }));
+    const model = parseModelVersion(out.LabelModelVersion);
+    await recordCurrentModel({ ddb: DynamoDBDocumentClient.from(dynamodb), tableName }, model, Date.now());
+    return model;
+  } finally {
+    rekognition.destroy();
+    dynamodb.destroy();
+  }
+}
