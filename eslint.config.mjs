@@ -59,14 +59,25 @@ const CONFIG_GETTERS = {
     'childEnv',
   ],
 };
-/** local/env.ts's one reader of an environment map (its ports), for local/config.ts. */
+/** local/contract.ts's one reader of an environment map (its ports), for local/config.ts. */
 const ENV_MAP_READERS = ['portsFromEnv'];
 /**
  * Each runtime's edge, where its configuration is read once, with the getters, and handed down as one typed object:
  * every function's handler and app (functions/), the CLI's entry (lib/cli/main.ts), and the local stack's entries
  * and tools (npm start, the detector on its own, dead-letters, client:create).
  */
-const EDGE_FILES = ['functions/**/*.ts', 'lib/cli/main.ts'];
+const EDGE_FILES = [
+  'functions/**/*.ts',
+  'lib/cli/main.ts',
+  // npm start, and the stack the tests and benches start (startStack).
+  'local/stack/start.ts',
+  'local/stack/stack.ts',
+  // The detector on its own (npm run detector), the operator's tools (npm run dead-letters, client:*) and
+  // DynamoDB Local under test:strict: each its own process.
+  'local/detector/main.ts',
+  'local/ops/*.ts',
+  'local/dynamodb/dynamodb-local.ts',
+];
 /** The files the configuration rules hold; tests, bench/ and the sample events are tooling, outside them. */
 const RUNTIME_FILES = [
   'lib/**/*.{ts,tsx}',
@@ -90,14 +101,14 @@ const gettersRefused = [
       "Configuration is read at the runtime's edge (functions/, lib/cli/main.ts, local's entries) and handed down: take the value as a parameter.",
   },
   {
-    regex: '(^|/)env$',
+    regex: '(^|/)contract$',
     importNames: ENV_MAP_READERS,
     message: "Configuration is read at the runtime's edge and handed down: take the value as a parameter.",
   },
 ];
 /** A config module imported at run time (`import()`) would slip past the named imports refused. */
 const dynamicConfigRefused = {
-  selector: 'ImportExpression[source.value=/(^|\\/)(config|env)$/]',
+  selector: 'ImportExpression[source.value=/(^|\\/)(config|contract)$/]',
   message: 'Import what you use of a config module by name, statically (the configuration rules check the names).',
 };
 

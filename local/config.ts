@@ -73,6 +73,29 @@ export function loadClientCreateSettings(): {
   };
 }
 
+/** What the stack reads of the operator's environment, once, when it starts (local/stack/stack.ts startStack). */
+export interface LocalConfig {
+  dataDir: string;
+  ports: StackPorts;
+  settings: StackSettings;
+  reconcile: { intervalMs: number; graceMs: number };
+  /** The expiry sweep's period (ICECAT_EXPIRY_INTERVAL_SECONDS, 60 s). */
+  expiryIntervalMs: number;
+  /** Free space under which the stack warns (ICECAT_LOW_SPACE_MB, 1 GiB). */
+  lowSpaceBytes: number;
+}
+
+export function loadLocalConfig(): LocalConfig {
+  return {
+    dataDir: dataDirFromEnv(),
+    ports: localPorts(),
+    settings: loadStackSettings(),
+    reconcile: reconcileSettingsFromEnv(),
+    expiryIntervalMs: expiryIntervalMsFromEnv(),
+    lowSpaceBytes: lowSpaceBytesFromEnv(),
+  };
+}
+
 /** The reconciliation sweep's period and grace on the local stack (ICECAT_RECONCILE_INTERVAL_SECONDS, _GRACE_SECONDS). */
 export function reconcileSettingsFromEnv(): { intervalMs: number; graceMs: number } {
   return {

@@ -5,7 +5,10 @@ import type { LocalMessageVisibility } from '../../lib/aws/message-visibility';
 import type { ApiFunctionHandlers } from '../gateway/api-functions';
 import type { LocalReconciler } from '../bridge/reconcile';
 import type { BridgeStatusServer } from '../bridge/status';
-import type { StackSettings } from '../config';
+import type { LocalConfig, StackSettings } from '../config';
+import type { AwsClientSettings, IngestConfig } from '../../lib/config';
+import type { NotifyConfig } from '../../lib/notify/schedule';
+import type { ClientLimits } from '../../lib/quota/limits';
 import type { DiskFaults } from '../disk-space';
 import type { LocalDynamoDB } from '../dynamodb/dynamodb';
 import type { StackPorts } from '../contract';
@@ -29,10 +32,16 @@ export interface Starting {
   previousEnv: Map<string, string | undefined>;
   /** The operator's settings, read once at the start (local/config.ts). */
   settings: StackSettings;
+  /** Everything else the stack reads of the operator's environment, read with them (local/config.ts loadLocalConfig). */
+  config: LocalConfig;
   /** The functions' roles (local/iam/iam.ts): each stand-in checks a function's request against its role. */
   iam: LocalIam;
   /** Known only later in the start: handlers are loaded once process.env holds the stack's endpoints (they read it at import). */
-  late: { ingest?: BatchHandler; apiFunctions?: ApiFunctionHandlers; reconciler?: LocalReconciler };
+  late: {
+    ingest?: BatchHandler;
+    apiFunctions?: ApiFunctionHandlers;
+    reconciler?: LocalReconciler;
+  };
 }
 
 /** The stores and the detector. */
@@ -54,4 +63,19 @@ export interface Intake {
   notifications: { disconnect?: () => void };
   status: BridgeStatusServer;
   gateway?: HttpGateway;
+}
+
+/**
+ * What the stack's own parts that stand in for a function's work (the sweeps' look after callbacks and re-detections,
+ * the count check, the import lister) read of the functions' configuration: read once by startStack, as a function
+ * would read it, from the environment the stack applies (functions/config.ts, lib/config.ts), and handed to them.
+ */
+export interface LocalFunctionSettings {
+  /** The ingest's (the import lister's), read only where the stack applies its environment (it names the table). */
+  ingest?: IngestConfig;
+  pricePerImageUsd: number;
+  aws: AwsClientSettings;
+  clientLimits: { defaults: ClientLimits; cacheMs: number };
+  notify: NotifyConfig;
+  callbackGraceSeconds: number;
 }

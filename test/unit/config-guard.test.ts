@@ -88,7 +88,7 @@ describe("the config modules' getters are called only at the runtimes' edges", (
       // in the CLI, and a config module imported at run time.
       'lib/api/planted.ts': CALL,
       'lib/aws/planted.ts': "export const settings = async () => (await import('../config')).loadAwsClientSettings();\n",
-      'lib/cli/planted.ts': "import { portsFromEnv } from '../../local/env';\nexport const ports = portsFromEnv({});\n",
+      'lib/cli/planted.ts': "import { portsFromEnv } from '../../local/contract';\nexport const ports = portsFromEnv({});\n",
       // At an edge: a function's handler and the CLI's entry may call the getters (never the readers).
       'functions/planted/handler.ts': CALL.replace("'../config'", "'../../lib/config'"),
       'lib/cli/main.ts': "import { loadCliConfig } from './config';\nexport const config = loadCliConfig();\n",
