@@ -78,6 +78,17 @@ const EDGE_FILES = [
   'local/ops/*.ts',
   'local/dynamodb/dynamodb-local.ts',
 ];
+/**
+ * Not yet handed in (docs/decisions/0049-configuration-handed-in.md, "Consequences"): the local detector's modules still
+ * read their settings (model, workers, task timeout, faults, model cache, S3 client) where they are used, as their
+ * defaults when a test or the stack starts a detector without them. Named here so the list can only shrink.
+ */
+const NOT_YET_HANDED_IN = [
+  'local/detector/detect-labels.ts',
+  'local/detector/faults.ts',
+  'local/detector/model-catalog.ts',
+  'local/detector/pool.ts',
+];
 /** The files the configuration rules hold; tests, bench/ and the sample events are tooling, outside them. */
 const RUNTIME_FILES = [
   'lib/**/*.{ts,tsx}',
@@ -165,7 +176,7 @@ export default tseslint.config(
     },
   },
   {
-    files: EDGE_FILES,
+    files: [...EDGE_FILES, ...NOT_YET_HANDED_IN],
     ignores: CONFIG_MODULES,
     rules: { 'no-restricted-imports': ['error', { patterns: [readersRefused] }] },
   },
