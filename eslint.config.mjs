@@ -57,6 +57,8 @@ const CONFIG_GETTERS = {
     'restoreEnv',
     'defaultEnv',
     'childEnv',
+    'loadLocalConfig',
+    'loadLocalFunctionSettings',
   ],
 };
 /** local/contract.ts's one reader of an environment map (its ports), for local/config.ts. */

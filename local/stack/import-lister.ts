@@ -15,7 +15,7 @@ import { ImportMarksStore } from '../../lib/store/import-marks';
 import { ImportStore } from '../../lib/store/imports';
 import { ClientQuotaStore } from '../../lib/store/quota-writes';
 import type { IngestConfig } from '../../lib/config';
-import type { LocalFunctionSettings } from './parts';
+import type { LocalFunctionSettings } from '../config';
 
 /** The uploads queue as an import sends to it: the bridge's durable queue, each message in its client's group. */
 export const importUploadsQueue = (bridge: { send(body: string, options?: { groupId?: string }): string }): ImportQueue => ({

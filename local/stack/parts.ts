@@ -6,9 +6,6 @@ import type { ApiFunctionHandlers } from '../gateway/api-functions';
 import type { LocalReconciler } from '../bridge/reconcile';
 import type { BridgeStatusServer } from '../bridge/status';
 import type { LocalConfig, StackSettings } from '../config';
-import type { AwsClientSettings, IngestConfig } from '../../lib/config';
-import type { NotifyConfig } from '../../lib/notify/schedule';
-import type { ClientLimits } from '../../lib/quota/limits';
 import type { DiskFaults } from '../disk-space';
 import type { LocalDynamoDB } from '../dynamodb/dynamodb';
 import type { StackPorts } from '../contract';
@@ -63,19 +60,4 @@ export interface Intake {
   notifications: { disconnect?: () => void };
   status: BridgeStatusServer;
   gateway?: HttpGateway;
-}
-
-/**
- * What the stack's own parts that stand in for a function's work (the sweeps' look after callbacks and re-detections,
- * the count check, the import lister) read of the functions' configuration: read once by startStack, as a function
- * would read it, from the environment the stack applies (functions/config.ts, lib/config.ts), and handed to them.
- */
-export interface LocalFunctionSettings {
-  /** The ingest's (the import lister's), read only where the stack applies its environment (it names the table). */
-  ingest?: IngestConfig;
-  pricePerImageUsd: number;
-  aws: AwsClientSettings;
-  clientLimits: { defaults: ClientLimits; cacheMs: number };
-  notify: NotifyConfig;
-  callbackGraceSeconds: number;
 }

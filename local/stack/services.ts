@@ -25,7 +25,7 @@ import { registerApiKey } from '../../lib/auth/register';
 import { sweepRedetections, type RedetectSweepResult } from '../../lib/reconcile/redetect-runs';
 import { ClientLimitsReader } from '../../lib/store/client-limits';
 import { Redetections } from '../../lib/store/redetect';
-import type { LocalFunctionSettings } from './parts';
+import type { LocalFunctionSettings } from '../config';
 import { uploadsJobQueue } from './job-queues';
 
 /** Something the stack started, closed at stop in reverse order. */

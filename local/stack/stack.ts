@@ -3,7 +3,7 @@
 // setup and the benches.
 import path from 'node:path';
 import { connectS3Notifications } from '../bridge/bridge';
-import type { Intake, LocalFunctionSettings, Starting, Stores } from './parts';
+import type { Intake, Starting, Stores } from './parts';
 import { startExpiry, startReconciler } from './sweeps';
 import type { LocalExpiry } from './expiry';
 import { startBridgeStatusServer, type BridgeStatusServer } from '../bridge/status';
@@ -19,7 +19,7 @@ import { LocalQueue } from '../queue/queue';
 import type { Stack, StackOptions } from './types';
 import type { BatchHandler, LocalQueueOptions } from '../queue/options';
 import { describeS3Message, keysInS3Message, uploadGroupOf } from '../../lib/reconcile/s3-event';
-import { applyEnv, loadLocalConfig, restoreEnv } from '../config';
+import { applyEnv, loadLocalConfig, loadLocalFunctionSettings, restoreEnv, type LocalFunctionSettings } from '../config';
 import { prepareDataDir } from './data-layout';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning } from '../disk-space';
 import { startLocalDynamoDB, type LocalDynamoDB } from '../dynamodb/dynamodb';
@@ -31,8 +31,7 @@ import { detectorAuthorizer, loadIngestAs, stackIam } from './iam';
 import { localS3Client, startLocalS3, type LocalS3 } from '../s3/s3';
 import { applyBucketCors } from '../s3/cors';
 import { generateApiKey } from '../../lib/auth/api-keys';
-import { loadAwsClientSettings, loadIngestConfig, maxUploadBytes, pricePerImageUsd, type IngestConfig } from '../../lib/config';
-import { callbackGraceSeconds, clientLimitsCacheMs, defaultClientLimits, loadNotifyConfig } from '../../functions/config';
+import { maxUploadBytes, type IngestConfig } from '../../lib/config';
 import {
   closeAll,
   localSecret,
@@ -91,7 +90,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const stores = await startStores(s);
     const intake = await startIntake(s, stores);
     const env = await applyStackEnv(s, stores, intake);
-    const fn = functionSettings(opts.applyEnv !== false);
+    const fn = loadLocalFunctionSettings(opts.applyEnv !== false);
     const { jobs, onStaleBatch } = await startConsumers(s, stores, intake, fn);
 
     // ---- Clients (DESIGN §4: a client `demo` exists from the start): ICECAT_DEMO_API_KEY, else the data dir's own
@@ -116,20 +115,6 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     throw err;
   }
 }
-
-/**
- * The functions' settings the stack's own stand-ins for a function's work use (its sweeps, its count check, its import
- * lister), read once the stack's environment is applied, as the functions read theirs (docs/development.md).
- */
-const functionSettings = (applied: boolean): LocalFunctionSettings => ({
-  // The ingest's configuration names the table and the bucket: only where the stack's environment is applied.
-  ...(applied ? { ingest: loadIngestConfig() } : {}),
-  pricePerImageUsd: pricePerImageUsd(),
-  aws: loadAwsClientSettings(),
-  clientLimits: { defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() },
-  notify: loadNotifyConfig(),
-  callbackGraceSeconds: callbackGraceSeconds(),
-});
 
 /** The data dir, then S3, DynamoDB and the detector. */
 async function startStores({ opts, dataDir, ports, host, quiet, log, started, settings, config, iam }: Starting): Promise<Stores> {

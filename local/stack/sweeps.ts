@@ -7,7 +7,8 @@ import type { LocalJobQueues } from './job-queues';
 import type { LocalQueue } from '../queue/queue';
 import { loadBucketLifecycleRules } from '../s3/lifecycle';
 import { documentClientAs, queueAs, s3ClientAs, sendCheckAs } from './iam';
-import type { LocalFunctionSettings, Starting, Stores } from './parts';
+import type { Starting, Stores } from './parts';
+import type { LocalFunctionSettings } from '../config';
 import { callbackSweep, countChecker, redetectSweep, ROOT } from './services';
 import type { StackOptions } from './types';
 
