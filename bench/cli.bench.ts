@@ -81,7 +81,8 @@ export default async function run(): Promise<Record<string, unknown>> {
   });
   try {
     const { createClients } = await import('../lib/aws/clients');
-    const s3 = createClients().s3;
+    const { loadAwsClientSettings } = await import('../lib/config');
+    const s3 = createClients(loadAwsClientSettings()).s3;
     const env: NodeJS.ProcessEnv = {
       ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_'))),
       ICECAT_API_URL: stack.endpoints.api,

@@ -18,6 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClients } from '../lib/aws/clients';
+import { loadAwsClientSettings } from '../lib/config';
 import type { UploadForm } from '../lib/api/schemas';
 import { ClientSourcesStore } from '../lib/store/client/sources';
 import { startStack } from '../local/stack/stack';
@@ -201,7 +202,7 @@ export default async function run(): Promise<Record<string, unknown>> {
   const counter = tallyRequests({ s3: stack.endpoints.s3, dynamodb: stack.endpoints.dynamodb, rekognition: stack.endpoints.rekognition });
   try {
     const api: Api = { url: stack.endpoints.api!, key: stack.demoApiKey! };
-    await new ClientSourcesStore({ ddb: createClients().ddb, tableName: stack.table }).change('demo', [`s3://${LIBRARY}/`], []);
+    await new ClientSourcesStore({ ddb: createClients(loadAwsClientSettings()).ddb, tableName: stack.table }).change('demo', [`s3://${LIBRARY}/`], []);
     const phases: Record<string, number> = {};
     let at = performance.now();
     const lap = (name: string) => {

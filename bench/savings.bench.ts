@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { createClients } from '../lib/aws/clients';
+import { loadAwsClientSettings } from '../lib/config';
 import type { MetricTotalsSnapshot } from '../local/bridge/metric-totals';
 import { startStack } from '../local/stack/stack';
 import { headline as figure, pick, sized, type Headline } from './stats';
@@ -83,7 +84,7 @@ export default async function run(): Promise<Record<string, unknown>> {
     ports: { api: 0, s3: 0, dynamodb: 0, rekognition: 0, bridge: 0 },
   });
   try {
-    const aws = createClients();
+    const aws = createClients(loadAwsClientSettings());
     const detector = stack.endpoints.rekognition as string;
     const api = stack.endpoints.api as string;
     const key = stack.demoApiKey as string;

@@ -68,7 +68,8 @@ export default async function run(): Promise<Record<string, unknown>> {
   });
   try {
     const { createClients } = await import('../lib/aws/clients');
-    const aws = createClients();
+    const { loadAwsClientSettings } = await import('../lib/config');
+    const aws = createClients(loadAwsClientSettings());
     await registerClient(new Registrations({ ddb: aws.ddb, tableName: stack.table }), CLIENT);
     const images = await distinctImages(DISTINCT);
     const put = (batchId: string, name: string, body: Buffer) =>

@@ -30,7 +30,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { uploadsIn } from '../functions/ingest/events';
 import { clients } from '../lib/aws/clients';
 import { registerClient } from '../lib/auth/register';
-import { loadIngestConfig } from '../lib/config';
+import { loadAwsClientSettings, loadIngestConfig } from '../lib/config';
 import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
 import { processUpload } from '../lib/ingest/pipeline';
 import type { IngestDeps } from '../lib/ingest/deps';
@@ -276,7 +276,7 @@ const PHASES = ['new', 'duplicate', 'reused', 'fail'] as const;
  */
 function plainIngestHandler(): BatchHandler {
   const config = loadIngestConfig();
-  const { s3, ddb, rekognition } = clients();
+  const { s3, ddb, rekognition } = clients(loadAwsClientSettings());
   const deps: IngestDeps = {
     s3,
     rekognition,
@@ -329,10 +329,10 @@ export default async function run(): Promise<Record<string, unknown>> {
     // Rekognition's answers.
     const ours = new WriteUnits();
     const writes: RecordedWrite[] = [];
-    measureWrites(clients().ddb, ours, writes);
+    measureWrites(clients(loadAwsClientSettings()).ddb, ours, writes);
     const reuseReads = { units: 0, lookups: 0 };
-    measureReuseLookups(clients().ddb, reuseReads);
-    clients().rekognition.middlewareStack.add(
+    measureReuseLookups(clients(loadAwsClientSettings()).ddb, reuseReads);
+    clients(loadAwsClientSettings()).rekognition.middlewareStack.add(
       (next) => async (args) => {
         const out = await next(args);
         if (mode === 'transactions') raw.responses.push(out.output as DetectLabelsCommandOutput);
@@ -351,7 +351,7 @@ export default async function run(): Promise<Record<string, unknown>> {
       mode = current;
       // One client per mode, so that the plain run's images are new to it (reuse is per client).
       const clientId = `bench-${current}`;
-      await registerClient(new Registrations({ ddb: clients().ddb, tableName: stack.table }), clientId);
+      await registerClient(new Registrations({ ddb: clients(loadAwsClientSettings()).ddb, tableName: stack.table }), clientId);
       const first = `wcu-${runId}-1`;
       const later = `wcu-${runId}-2`;
       const phaseUploads: Record<(typeof PHASES)[number], { batchId: string; files: { name: string; body: Buffer }[] }> = {
@@ -367,7 +367,7 @@ export default async function run(): Promise<Record<string, unknown>> {
         const readsBefore = { ...reuseReads };
         const { batchId, files } = phaseUploads[phase];
         for (const img of files) {
-          await clients().s3.send(
+          await clients(loadAwsClientSettings()).s3.send(
             new PutObjectCommand({ Bucket: stack.bucket, Key: `uploads/${clientId}/${batchId}/${img.name}`, Body: img.body }),
           );
         }
@@ -508,7 +508,7 @@ async function probeTransactionAccounting(endpoint: string): Promise<Record<stri
 
 /** A batch's counters, read consistently from its summary item. */
 async function batchCounts(table: string, clientId: string, batchId: string): Promise<Record<string, number>> {
-  const out = await clients().ddb.send(
+  const out = await clients(loadAwsClientSettings()).ddb.send(
     new QueryCommand({
       TableName: table,
       KeyConditionExpression: 'batch_id = :b AND img_fprint = :s',

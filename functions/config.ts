@@ -1,7 +1,17 @@
 // The functions' configuration: every setting a Lambda function reads, each read by lib/config.ts's fail-fast readers
 // when the function is built (at cold start, or when a test or the local stack builds it), never later. The settings
 // every runtime shares (the table, the bucket, the thresholds, the price) are lib/config.ts's `loadConfig`.
-import { ConfigError, envBoolean, envNumber, envString, loadConfig, required, requiredSecret, type Config } from '../lib/config';
+import {
+  ConfigError,
+  envBoolean,
+  envNumber,
+  envString,
+  loadConfig,
+  pricePerImageUsd,
+  required,
+  requiredSecret,
+  type Config,
+} from '../lib/config';
 import type { ExportConfig } from '../lib/export/writer';
 import type { BatchOperationsSettings } from '../lib/import/batch-operations';
 import { MAX_DELAY_SECONDS } from '../lib/jobs/queue';
@@ -11,6 +21,7 @@ import { parsePortRanges, type PortRanges } from '../lib/notify/target';
 import { MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
 import type { SweepLimits } from '../lib/reconcile/sweep';
 import { MIN_CURSOR_SECRET_LENGTH } from '../lib/store/table/cursor';
+import type { S3OriginSettings } from '../lib/web/site';
 
 export interface ApiConfig extends Config {
   /** Lifetime of the presigned POST forms POST /v1/batches hands out. */
@@ -57,14 +68,13 @@ export function loadS3Settings(): S3Settings {
   return { region: required('AWS_REGION'), ...(endpoint ? { endpoint } : {}), forcePathStyle: envBoolean('S3_FORCE_PATH_STYLE', false) };
 }
 
-/** The variables the web site's CSP names the bucket's origins from (lib/web/site.ts, s3Origins). */
-export const loadS3OriginSettings = (): Record<string, string | undefined> => ({
-  AWS_ENDPOINT_URL_S3: envString('AWS_ENDPOINT_URL_S3'),
-  AWS_ENDPOINT_URL: envString('AWS_ENDPOINT_URL'),
-  BUCKET_NAME: envString('BUCKET_NAME'),
-  AWS_REGION: envString('AWS_REGION'),
-  AWS_DEFAULT_REGION: envString('AWS_DEFAULT_REGION'),
-});
+/** What the web site's CSP names the bucket's origins from (lib/web/site.ts, s3Origins), each only when set. */
+export function loadS3OriginSettings(): S3OriginSettings {
+  const endpoint = envString('AWS_ENDPOINT_URL_S3') ?? envString('AWS_ENDPOINT_URL');
+  const bucket = envString('BUCKET_NAME');
+  const region = envString('AWS_REGION') ?? envString('AWS_DEFAULT_REGION');
+  return { ...(endpoint ? { endpoint } : {}), ...(bucket ? { bucket } : {}), ...(region ? { region } : {}) };
+}
 
 export const loadExportConfig = (): ExportConfig => ({
   inlineMaxBytes: envNumber('EXPORT_INLINE_MAX_BYTES', 1024 * 1024, { min: 0, max: 4 * 1024 * 1024, integer: true }),
@@ -127,6 +137,8 @@ export interface ReconcileConfig {
   limits: SweepLimits;
   /** Completion callbacks whose message was lost are queued again here (lib/reconcile/callbacks.ts). */
   callbacks: { tableName: string; queueUrl: string; graceSeconds: number };
+  /** What the batches whose callbacks it queues again are priced at (ICECAT_PRICE_PER_IMAGE_USD). */
+  pricePerImageUsd: number;
 }
 
 /** How long a callback may show no progress beyond its own retry waits before the sweep queues it again. */
@@ -144,6 +156,7 @@ export function loadReconcileConfig(): ReconcileConfig {
       maxDurationMs: envNumber('RECONCILE_MAX_SECONDS', 60, { min: 1, max: 900 }) * 1000,
     },
     callbacks: { tableName: required('TABLE_NAME'), queueUrl: queueUrl('CALLBACK_QUEUE_URL'), graceSeconds: callbackGraceSeconds() },
+    pricePerImageUsd: pricePerImageUsd(),
   };
 }
 

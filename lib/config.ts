@@ -1,7 +1,9 @@
 // The environment's fail-fast readers, and the settings every runtime shares. The only module of lib/ and functions/
-// that reads process.env: each runtime builds its configuration with these readers once, when it starts (the
-// functions: functions/config.ts and loadConfig here; the CLI: lib/cli/config.ts; the local stack: local/config.ts),
-// and an ESLint rule refuses process.env and these readers anywhere else. Required values fail fast, naming the variable.
+// that reads process.env: each runtime builds its configuration with these readers once, at its edge, when it starts
+// (the functions: functions/config.ts and the loaders here; the CLI: lib/cli/config.ts; the local stack:
+// local/config.ts), and hands the typed result down; nothing below an edge reads the environment. ESLint refuses
+// process.env, these readers and the loaders anywhere else (eslint.config.mjs, docs/development.md "Configuration").
+// Required values fail fast, naming the variable.
 import { DEFAULT_PRICE_PER_IMAGE_USD } from './domain';
 import { IceCatError } from './errors';
 
@@ -77,6 +79,8 @@ export interface Config {
    * the last one records it when its fault reaches the catch, the one after does before any risky step.
    */
   maxAttempts: number;
+  /** Dollars per DetectLabels call (ICECAT_PRICE_PER_IMAGE_USD): what batch summaries and estimates price calls at. */
+  pricePerImageUsd: number;
 }
 
 /** sharp's pixel limit unless MAX_INPUT_PIXELS says otherwise; the CLI's local fingerprint (--dry-run) decodes with it too. */
@@ -101,6 +105,7 @@ export function loadConfig(): Config {
     maxRetentionDays: envNumber('MAX_RETENTION_DAYS', 365, { min: defaultRetentionDays, max: 3650 }),
     transactions: envBoolean('DDB_TRANSACTIONS', true),
     maxAttempts: count('INGEST_MAX_ATTEMPTS', 5, 1, 100),
+    pricePerImageUsd: pricePerImageUsd(),
   };
 }
 
@@ -116,29 +121,41 @@ export function loadIngestConfig(): IngestConfig {
   return { ...loadConfig(), parallelism: count('INGEST_PARALLELISM', 4, 1, 64), clientHint: envBoolean('REKOGNITION_CLIENT_HINT', false) };
 }
 
-/** Path-style S3 requests (S3_FORCE_PATH_STYLE; the local S3 needs them). */
-export const s3ForcePathStyle = (): boolean => envBoolean('S3_FORCE_PATH_STYLE', false);
+/** How the AWS clients are built (lib/aws/clients.ts), read at each edge that builds them. */
+export interface AwsClientSettings {
+  /** Path-style S3 requests (S3_FORCE_PATH_STYLE; the local S3 needs them). */
+  s3ForcePathStyle: boolean;
+  /** DetectLabels attempts, throttling retries included (REKOGNITION_MAX_ATTEMPTS, 6; the SDK's jittered backoff). */
+  rekognitionMaxAttempts: number;
+}
 
-/**
- * Whether Powertools' Tracer would trace here, by its own rule: inside Lambda (AWS_EXECUTION_ENV set, not Amplify's
- * mock, not SAM local) unless POWERTOOLS_TRACE_ENABLED is "false". lib/aws/tracing.ts loads the Tracer only then.
- */
-export const lambdaTracingOn = (): boolean => {
+export const loadAwsClientSettings = (): AwsClientSettings => ({
+  s3ForcePathStyle: envBoolean('S3_FORCE_PATH_STYLE', false),
+  rekognitionMaxAttempts: count('REKOGNITION_MAX_ATTEMPTS', 6, 1, 20),
+});
+
+/** Whether and as what a function traces (lib/aws/tracing.ts startTracing), read by each function's handler first. */
+export interface TracingSettings {
+  /**
+   * Whether Powertools' Tracer would trace here, by its own rule: inside Lambda (AWS_EXECUTION_ENV set, not Amplify's
+   * mock, not SAM local) unless POWERTOOLS_TRACE_ENABLED is "false". The Tracer is loaded only then.
+   */
+  on: boolean;
+  /** The handler's name as Lambda sets it (_HANDLER), for the traced handler's `## <handler>` subsegment. */
+  handlerName: string;
+}
+
+export function loadTracingSettings(): TracingSettings {
   const executionEnv = envString('AWS_EXECUTION_ENV') ?? '';
-  if (executionEnv === '' || executionEnv === 'AWS_Lambda_amplify-mock' || envString('AWS_SAM_LOCAL')) return false;
-  return (envString('POWERTOOLS_TRACE_ENABLED') ?? '').toLowerCase() !== 'false';
-};
+  const inLambda = executionEnv !== '' && executionEnv !== 'AWS_Lambda_amplify-mock' && !envString('AWS_SAM_LOCAL');
+  return {
+    on: inLambda && (envString('POWERTOOLS_TRACE_ENABLED') ?? '').toLowerCase() !== 'false',
+    handlerName: envString('_HANDLER') ?? 'handler',
+  };
+}
 
-/** The handler's name as Lambda sets it (_HANDLER), for the traced handler's `## <handler>` subsegment. */
-export const lambdaHandlerName = (): string => envString('_HANDLER') ?? 'handler';
-
-/** DetectLabels attempts, throttling retries included (the SDK's standard jittered backoff). */
-export const rekognitionMaxAttempts = (): number => count('REKOGNITION_MAX_ATTEMPTS', 6, 1, 20);
-
-/** ICECAT_PRICE_PER_IMAGE_USD: dollars per DetectLabels call (0–1), read once; a bad value fails naming the variable. */
-let price: number | undefined;
-export const pricePerImageUsd = (): number =>
-  (price ??= envNumber('ICECAT_PRICE_PER_IMAGE_USD', DEFAULT_PRICE_PER_IMAGE_USD, { min: 0, max: 1 }));
+/** ICECAT_PRICE_PER_IMAGE_USD: dollars per DetectLabels call (0–1); a bad value fails naming the variable. */
+export const pricePerImageUsd = (): number => envNumber('ICECAT_PRICE_PER_IMAGE_USD', DEFAULT_PRICE_PER_IMAGE_USD, { min: 0, max: 1 });
 
 /**
  * A re-detection's image queued longer ago than this, and not claimed, in a run no answer reached for as long, is in no

@@ -3,7 +3,18 @@
 // one module of local/ that touches process.env: it reads the operator's settings, and it writes the environment the
 // stack applies for the handlers it runs in-process (as Lambda would set it), putting back what was there at stop.
 import path from 'node:path';
-import { envNumber, envString } from '../lib/config';
+import { callbackGraceSeconds, clientLimitsCacheMs, defaultClientLimits, loadNotifyConfig } from '../functions/config';
+import {
+  envNumber,
+  envString,
+  loadAwsClientSettings,
+  loadIngestConfig,
+  pricePerImageUsd,
+  type AwsClientSettings,
+  type IngestConfig,
+} from '../lib/config';
+import type { NotifyConfig } from '../lib/notify/schedule';
+import type { ClientLimits } from '../lib/quota/limits';
 import { LOCAL_NAMES, portsFromEnv, type StackPorts } from './contract';
 
 /** The stack's ports: each ICECAT_*_PORT, else its default (local/contract.ts parses them, the one parse of each). */
@@ -72,6 +83,58 @@ export function loadClientCreateSettings(): {
     deployedTableName: envString('TABLE_NAME'),
   };
 }
+
+/** What the stack reads of the operator's environment, once, when it starts (local/stack/stack.ts startStack). */
+export interface LocalConfig {
+  dataDir: string;
+  ports: StackPorts;
+  settings: StackSettings;
+  reconcile: { intervalMs: number; graceMs: number };
+  /** The expiry sweep's period (ICECAT_EXPIRY_INTERVAL_SECONDS, 60 s). */
+  expiryIntervalMs: number;
+  /** Free space under which the stack warns (ICECAT_LOW_SPACE_MB, 1 GiB). */
+  lowSpaceBytes: number;
+}
+
+export function loadLocalConfig(): LocalConfig {
+  return {
+    dataDir: dataDirFromEnv(),
+    ports: localPorts(),
+    settings: loadStackSettings(),
+    reconcile: reconcileSettingsFromEnv(),
+    expiryIntervalMs: expiryIntervalMsFromEnv(),
+    lowSpaceBytes: lowSpaceBytesFromEnv(),
+  };
+}
+
+/**
+ * What the stack's own parts that stand in for a function's work (the sweeps' look after callbacks and re-detections,
+ * the count check, the import lister) read of the functions' configuration: read once by startStack, as a function
+ * would read it, from the environment the stack applies (functions/config.ts, lib/config.ts), and handed to them.
+ */
+export interface LocalFunctionSettings {
+  /** The ingest's (the import lister's), read only where the stack applies its environment (it names the table). */
+  ingest?: IngestConfig;
+  pricePerImageUsd: number;
+  aws: AwsClientSettings;
+  clientLimits: { defaults: ClientLimits; cacheMs: number };
+  notify: NotifyConfig;
+  callbackGraceSeconds: number;
+}
+
+/**
+ * The functions' settings the stack's own stand-ins for a function's work use (its sweeps, its count check, its import
+ * lister), read once the stack's environment is applied, as the functions read theirs (docs/development.md).
+ */
+export const loadLocalFunctionSettings = (applied: boolean): LocalFunctionSettings => ({
+  // The ingest's configuration names the table and the bucket: only where the stack's environment is applied.
+  ...(applied ? { ingest: loadIngestConfig() } : {}),
+  pricePerImageUsd: pricePerImageUsd(),
+  aws: loadAwsClientSettings(),
+  clientLimits: { defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() },
+  notify: loadNotifyConfig(),
+  callbackGraceSeconds: callbackGraceSeconds(),
+});
 
 /** The reconciliation sweep's period and grace on the local stack (ICECAT_RECONCILE_INTERVAL_SECONDS, _GRACE_SECONDS). */
 export function reconcileSettingsFromEnv(): { intervalMs: number; graceMs: number } {

@@ -2,7 +2,6 @@
 // write it cannot make with its service's error and reports it here, so that the stack's log and its status page say
 // why; the state clears by itself once the filesystem has room again.
 import { statfsSync } from 'node:fs';
-import { lowSpaceBytesFromEnv } from './config';
 
 const MIB = 1024 * 1024;
 
@@ -31,7 +30,7 @@ export function freeSpace(dir: string): FreeSpace | undefined {
 const mib = (bytes: number): string => `${(bytes / MIB).toFixed(bytes < 10 * MIB ? 1 : 0)} MiB`;
 
 /** The warning for a data dir whose filesystem has little room left, or undefined. */
-export function lowSpaceWarning(dataDir: string, thresholdBytes: number = lowSpaceBytesFromEnv()): string | undefined {
+export function lowSpaceWarning(dataDir: string, thresholdBytes: number): string | undefined {
   const space = freeSpace(dataDir);
   if (!space || space.freeBytes >= thresholdBytes) return undefined;
   return (
@@ -76,8 +75,8 @@ export class DiskFaults {
 
   constructor(
     readonly dataDir: string,
-    private readonly log: (line: string) => void = (line) => console.warn(line),
-    private readonly lowSpaceBytes: number = lowSpaceBytesFromEnv(),
+    private readonly log: (line: string) => void,
+    private readonly lowSpaceBytes: number,
   ) {}
 
   /** Records that `service` refused a write for lack of space (`err` says how); logs it, a line per service per 10 s. */

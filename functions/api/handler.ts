@@ -12,7 +12,8 @@ import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
 import { ClientLimitsReader } from '../../lib/store/client/limits';
 import { createDocumentClient } from '../../lib/aws/clients';
-import { annotate, annotatingClient, tracedHandler } from '../../lib/aws/tracing';
+import { annotate, annotatingClient, startTracing, tracedHandler } from '../../lib/aws/tracing';
+import { loadTracingSettings } from '../../lib/config';
 import { createApiHandler } from '../../lib/http/app';
 import { cursorCodec } from '../../lib/store/table/cursor';
 import { loadWebBundle } from '../../lib/web/bundle';
@@ -27,6 +28,9 @@ import {
   loadS3Settings,
 } from '../config';
 import { ApiKeyStore } from '../../lib/store/client/keys';
+
+// Tracing first: the clients built below are captured only once the tracer is started.
+startTracing(loadTracingSettings());
 
 const config = loadApiConfig();
 const cursors = cursorCodec(loadCursorSecret());
@@ -52,6 +56,7 @@ const app = createApiHandler({
       ),
       limits,
       catMinConfidence: config.catMinConfidence,
+      pricePerImageUsd: config.pricePerImageUsd,
     }),
   },
   authenticator: annotatingClient(

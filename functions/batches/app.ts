@@ -6,7 +6,7 @@ import { imageLinkSignerOf } from '../../lib/api/image-links';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
-import { pricePerImageUsd, redetectResumeGraceMs } from '../../lib/config';
+import { loadAwsClientSettings, redetectResumeGraceMs } from '../../lib/config';
 import { currentModel } from '../../lib/redetect/model';
 import { recordCurrentModel } from '../../lib/store/model/current-write';
 import { Redetections } from '../../lib/store/redetect/images';
@@ -111,21 +111,23 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
     defaults: defaultClientLimits(),
     cacheMs: clientLimitsCacheMs(),
   });
-  const onDone = completionHook(wiring);
+  const onDone = completionHook(wiring, config.pricePerImageUsd);
   // Closing can finish a batch: the completion callback starts here then.
   const store = new BatchStore({ ddb, tableName: config.tableName, transactions: config.transactions, onDone });
-  const rekognition = createRekognitionClient();
+  const aws = loadAwsClientSettings();
+  const rekognition = createRekognitionClient(aws);
   return createApiHandler({
     routes: apiRoutes(config).filter((route) => route.function === 'batches'),
     services: {
       batches: new BatchLifecycleService({
         store,
-        s3: createS3Client(),
+        s3: createS3Client(aws),
         bucketName: config.bucketName,
         defaultRetentionDays: config.defaultRetentionDays,
         catMinConfidence: config.catMinConfidence,
         maxUploadBytes: config.maxUploadBytes,
         uploadExpiresSeconds: config.uploadExpiresSeconds,
+        pricePerImageUsd: config.pricePerImageUsd,
         exports: { ddb, tableName: config.tableName, config: loadExportConfig() },
         erasures: wiring.erasures,
         callbacks: { signingKey, allowLoopback: notify.allowLoopback, loopbackPorts: notify.loopbackPorts },
@@ -143,7 +145,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
             currentModel(rekognition, (model) => recordCurrentModel({ ddb, tableName: config.tableName }, model, Date.now())),
           queue: wiring.redetects,
           limitsOf: (clientId) => limits.limitsOf(clientId),
-          pricePerImageUsd: pricePerImageUsd(),
+          pricePerImageUsd: config.pricePerImageUsd,
           isLive: (batch) => store.isLive(batch),
           resumeGraceMs: redetectResumeGraceMs(),
         },

@@ -5,13 +5,17 @@
 // EVENT_BUS_NAME, TABLE_NAME, BUCKET_NAME or CALLBACK_SIGNING_KEY stops it there, naming the variable.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { sqsClient } from '../../lib/aws/clients';
-import { annotate, tracedHandler } from '../../lib/aws/tracing';
+import { annotate, startTracing, tracedHandler } from '../../lib/aws/tracing';
+import { loadTracingSettings } from '../../lib/config';
 import { loadNotifyWiringSettings, queueUrl } from '../config';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { awsNotifyWiring } from '../../lib/notify/wiring';
 import { createBatchesHandler } from './app';
 import { awsImportEngine } from './import-engine';
 import { SqsImportQueue } from '../../lib/import/sqs-queue';
+
+// Tracing first: the clients built below are captured only once the tracer is started.
+startTracing(loadTracingSettings());
 
 const app = createBatchesHandler({
   erasures: new SqsJobQueue(sqsClient(), queueUrl('ERASE_QUEUE_URL')),

@@ -4,6 +4,7 @@
 // batches container that never imports reads none of them. The local stack passes its own lister instead. The
 // reconcile sweep builds it too, to follow each job to its end (lib/reconcile/import-jobs.ts).
 import { createS3Client, createS3ControlClient } from '../../lib/aws/clients';
+import { loadAwsClientSettings } from '../../lib/config';
 import { S3BatchOperationsEngine, type ImportEngine } from '../../lib/import/batch-operations';
 import { loadBatchOperationsSettings } from '../config';
 
@@ -12,7 +13,7 @@ export function awsImportEngine(): ImportEngine {
   const built = () =>
     (engine ??= new S3BatchOperationsEngine({
       s3control: createS3ControlClient(),
-      s3: createS3Client(),
+      s3: createS3Client(loadAwsClientSettings()),
       settings: loadBatchOperationsSettings(),
     }));
   return {

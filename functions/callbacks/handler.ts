@@ -3,11 +3,15 @@
 // Built at cold start (app.ts): a missing CALLBACK_QUEUE_URL, TABLE_NAME or CALLBACK_SIGNING_KEY stops it there.
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { sqsClient } from '../../lib/aws/clients';
-import { tracedHandler } from '../../lib/aws/tracing';
+import { startTracing, tracedHandler } from '../../lib/aws/tracing';
+import { loadTracingSettings } from '../../lib/config';
 import { queueUrl } from '../config';
 import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { createCallbacksHandler } from './app';
+
+// Tracing first: the clients built below are captured only once the tracer is started.
+startTracing(loadTracingSettings());
 
 export const handler = tracedHandler(
   createCallbacksHandler({

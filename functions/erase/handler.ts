@@ -3,15 +3,18 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
-import { tracedHandler, traceWork } from '../../lib/aws/tracing';
-import { loadConfig } from '../../lib/config';
+import { startTracing, tracedHandler, traceWork } from '../../lib/aws/tracing';
+import { loadAwsClientSettings, loadConfig, loadTracingSettings } from '../../lib/config';
 import { runEraseJob } from '../../lib/erase/job';
 import { decodeEraseMessage } from '../../lib/erase/message';
+
+// Tracing first: the clients built below are captured only once the tracer is started.
+startTracing(loadTracingSettings());
 
 const config = loadConfig();
 const logger = new Logger({ serviceName: 'icecat-erase' });
 const deps = {
-  s3: createS3Client(),
+  s3: createS3Client(loadAwsClientSettings()),
   ddb: createDocumentClient(),
   bucketName: config.bucketName,
   tableName: config.tableName,

@@ -5,11 +5,15 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { createDocumentClient, createSqsClient } from '../../lib/aws/clients';
-import { tracedHandler } from '../../lib/aws/tracing';
+import { startTracing, tracedHandler } from '../../lib/aws/tracing';
+import { loadTracingSettings } from '../../lib/config';
 import { ERASURE_REQUEUE_MS, sweepExpiredBatches, type ExpirySweepResult } from '../../lib/erase/expiry';
 import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { loadTableName, queueUrl } from '../config';
+
+// Tracing first: the clients built below are captured only once the tracer is started.
+startTracing(loadTracingSettings());
 
 const logger = new Logger({ serviceName: 'icecat-expire' });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-expire' });

@@ -4,11 +4,15 @@
 // stops it at cold start, naming the variable.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { createSqsClient } from '../../lib/aws/clients';
-import { annotate, tracedHandler } from '../../lib/aws/tracing';
+import { annotate, startTracing, tracedHandler } from '../../lib/aws/tracing';
+import { loadTracingSettings } from '../../lib/config';
 import type { BatchOperationsResponse } from '../../lib/import/batch-operations-task';
 import { SqsImportQueue } from '../../lib/import/sqs-queue';
 import { queueUrl } from '../config';
 import { createImportTaskHandler } from './app';
+
+// Tracing first: the clients built below are captured only once the tracer is started.
+startTracing(loadTracingSettings());
 
 const logger = new Logger({ serviceName: 'icecat-import-task' });
 const app = createImportTaskHandler({ queue: new SqsImportQueue(createSqsClient(), queueUrl('INGEST_QUEUE_URL')) });

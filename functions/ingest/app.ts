@@ -12,7 +12,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { clients } from '../../lib/aws/clients';
 import { traceWork, type TraceKeys } from '../../lib/aws/tracing';
 import type { MessageVisibility, RetryLater } from '../../lib/aws/message-visibility';
-import { loadIngestConfig } from '../../lib/config';
+import { loadAwsClientSettings, loadIngestConfig } from '../../lib/config';
 import { IceCatError, type IceCatErrorOptions } from '../../lib/errors';
 import { boundedBy } from '../../lib/ingest/bounded';
 import { decodeS3Key, tryParseUploadKey } from '../../lib/ingest/s3-key';
@@ -106,8 +106,8 @@ async function uploadsOf(deps: IngestDeps, record: SQSRecord): Promise<number> {
 export function createIngestHandler(wiring: IngestWiring): IngestHandler {
   const config = loadIngestConfig();
   const logger = new Logger({ serviceName: 'icecat-ingest' });
-  const { s3, ddb, rekognition } = clients();
-  const onDone = completionHook(wiring, (message, details) => logger.error(message, details));
+  const { s3, ddb, rekognition } = clients(loadAwsClientSettings());
+  const onDone = completionHook(wiring, config.pricePerImageUsd, (message, details) => logger.error(message, details));
   const store = new BatchStore({
     ddb,
     tableName: config.tableName,

@@ -4,8 +4,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { presentBatch } from '../../lib/api/present';
+import type { Batch } from '../../lib/domain';
 import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/aws/clients';
-import { tracedHandler } from '../../lib/aws/tracing';
+import { startTracing, tracedHandler } from '../../lib/aws/tracing';
+import { loadAwsClientSettings, loadTracingSettings } from '../../lib/config';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { callbackSweepLimits, sweepCallbacks, type CallbackSweepResult } from '../../lib/reconcile/callbacks';
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
@@ -21,9 +23,12 @@ import { ImportStore } from '../../lib/store/imports/imports';
 import { CallbackRequeues } from '../../lib/store/callback/requeue';
 import { awsImportEngine } from '../batches/import-engine';
 
+// Tracing first: the clients built below are captured only once the tracer is started.
+startTracing(loadTracingSettings());
+
 const logger = new Logger({ serviceName: 'icecat-reconcile' });
 const config = loadReconcileConfig();
-const s3 = createS3Client();
+const s3 = createS3Client(loadAwsClientSettings());
 const sqs = createSqsClient();
 // Each upload again in its client's message group of the fair uploads queue (docs/design.md §11).
 const sendMessages = sqsSender(sqs, config.queueUrl, 3, uploadGroupOf);
@@ -31,7 +36,7 @@ const table = { ddb: createDocumentClient(), tableName: config.callbacks.tableNa
 const callbackDeps = {
   owed: new CallbackRequeues(table),
   callbacks: new SqsJobQueue(sqs, config.callbacks.queueUrl),
-  present: presentBatch,
+  present: (batch: Batch) => presentBatch(batch, config.pricePerImageUsd),
   log: (line: string, details?: Record<string, unknown>) => logger.info(line, details ?? {}),
 };
 const callbackLimits = callbackSweepLimits(loadNotifyConfig(), config.callbacks.graceSeconds);

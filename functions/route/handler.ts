@@ -5,10 +5,14 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createSqsClient } from '../../lib/aws/clients';
-import { annotate, tracedHandler } from '../../lib/aws/tracing';
+import { annotate, startTracing, tracedHandler } from '../../lib/aws/tracing';
+import { loadTracingSettings } from '../../lib/config';
 import { queueUrl } from '../config';
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
+
+// Tracing first: the clients built below are captured only once the tracer is started.
+startTracing(loadTracingSettings());
 
 const logger = new Logger({ serviceName: 'icecat-route' });
 const send = sqsSender(createSqsClient(), queueUrl('INGEST_QUEUE_URL'), 3, uploadGroupOf);

@@ -65,6 +65,8 @@ export interface BatchLifecycleOptions {
   catMinConfidence?: number;
   maxUploadBytes: number;
   uploadExpiresSeconds: number;
+  /** Dollars per DetectLabels call the batch summaries it answers are priced at (ICECAT_PRICE_PER_IMAGE_USD). */
+  pricePerImageUsd: number;
   /** How long one :reclassify request starts new pages (ms); the rest goes on with its cursor. */
   reclassifyBudgetMs?: number;
   /** Records per :reclassify page (tests make it small). */
@@ -212,7 +214,7 @@ export class BatchLifecycleService {
       batchId: batch.batchId,
       ...(await this.forms(clientId, batch.batchId, files, nowMs)),
       ...(callbackSecret ? { callbackSecret } : {}),
-      batch: presentBatch(batch),
+      batch: presentBatch(batch, this.opts.pricePerImageUsd),
     };
   }
 
@@ -318,7 +320,7 @@ export class BatchLifecycleService {
       if (this.opts.store.isLive(existing)) throw new BatchClosedError(`batch ${batchId} is closed`, { batchId });
       throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     }
-    return { ...(await this.forms(clientId, batchId, body.files, this.now())), batch: presentBatch(batch) };
+    return { ...(await this.forms(clientId, batchId, body.files, this.now())), batch: presentBatch(batch, this.opts.pricePerImageUsd) };
   }
 
   /**
@@ -329,13 +331,13 @@ export class BatchLifecycleService {
   private async renewUploads(clientId: string, batchId: string, files: readonly DeclaredFile[]): Promise<UploadForms> {
     const batch = await this.requireBatch(clientId, batchId);
     if (batch.closed) throw new BatchClosedError(`batch ${batchId} is closed`, { batchId });
-    return { ...(await this.forms(clientId, batchId, files, this.now())), batch: presentBatch(batch) };
+    return { ...(await this.forms(clientId, batchId, files, this.now())), batch: presentBatch(batch, this.opts.pricePerImageUsd) };
   }
 
   /** No more uploads: the batch is done once nothing is pending (and every declared file arrived). */
   async closeBatch(clientId: string, batchId: string, body: CloseBatchBody): Promise<BatchSummary> {
     const outcome = await this.opts.store.close(clientId, batchId, body.expected);
-    if (outcome.closed) return presentBatch(outcome.batch);
+    if (outcome.closed) return presentBatch(outcome.batch, this.opts.pricePerImageUsd);
     if (outcome.reason === 'missing') throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     const batch = outcome.batch!;
     if (outcome.reason === 'below-total')
@@ -346,7 +348,7 @@ export class BatchLifecycleService {
     // Closing again is harmless unless it declares another number of files.
     if (body.expected !== undefined && body.expected !== batch.expected)
       throw new BatchClosedError(`batch ${batchId} is closed`, { batchId });
-    return presentBatch(batch);
+    return presentBatch(batch, this.opts.pricePerImageUsd);
   }
 
   /** A person's verdict on one image (docs/design.md §10): the image as it is now. */
@@ -393,7 +395,7 @@ export class BatchLifecycleService {
     if (out.outcome === 'not-done')
       throw new BatchNotDoneError(`batch ${batchId} is still open or processing; re-threshold it once it is done`, { batchId });
     return {
-      batch: presentBatch(out.batch),
+      batch: presentBatch(out.batch, this.opts.pricePerImageUsd),
       ...(out.after !== undefined ? { cursor: encodeCursor({ after: out.after, catMinConfidence: body.catMinConfidence }) } : {}),
     };
   }
@@ -408,7 +410,7 @@ export class BatchLifecycleService {
 
   /** POST …:retry: exactly the batch's failed imported images, sent again. */
   retry(clientId: string, batchId: string): Promise<RetryResult> {
-    return retryFailed(this.opts.imports, clientId, batchId);
+    return retryFailed(this.opts.imports, clientId, batchId, this.opts.pricePerImageUsd);
   }
 
   /** Classifies again the batch's images answered by another model (all with `all`), or prices it (dryRun). */

@@ -74,7 +74,12 @@ export interface RetryResult {
 }
 
 /** :retry: the failed imported images sent again (each counted against today's quota); the batch processing again. */
-export async function retryFailed(deps: ImportApiDeps | undefined, clientId: string, batchId: string): Promise<RetryResult> {
+export async function retryFailed(
+  deps: ImportApiDeps | undefined,
+  clientId: string,
+  batchId: string,
+  pricePerImageUsd: number,
+): Promise<RetryResult> {
   const found = deps ? await deps.imports.read(clientId, batchId) : undefined;
   if (!deps || !found || found.batch.deleting) throw new BatchNotFoundError(`batch ${batchId} not found (or not an import)`, { batchId });
   if (found.checkpoint.state !== 'listed')
@@ -94,7 +99,7 @@ export async function retryFailed(deps: ImportApiDeps | undefined, clientId: str
     if ((await enqueueSourceObject(deps.enqueue, target, source)) !== 'over-quota') resubmitted += 1;
   }
   const after = await deps.imports.read(clientId, batchId);
-  return { batchId, resubmitted, batch: presentBatch(after?.batch ?? found.batch) };
+  return { batchId, resubmitted, batch: presentBatch(after?.batch ?? found.batch, pricePerImageUsd) };
 }
 
 /**

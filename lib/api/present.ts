@@ -9,17 +9,21 @@ import {
   type LabelCount,
   type ModelCount,
 } from '../domain';
-import { pricePerImageUsd } from '../config';
 import { modelOfRecord } from '../model-version';
 import { NO_LINKS, type ImageLinks } from './image-links';
 import type { ImageAnswer, LogEntry } from './schemas';
 
 /**
  * The batch summary is the domain's own (lib/domain.ts): the completion callback sends the same shape. Here priced at
- * the configured ICECAT_PRICE_PER_IMAGE_USD, with the batch's top labels when they were counted.
+ * the configured price (ICECAT_PRICE_PER_IMAGE_USD, handed in by the function), with the batch's top labels when they
+ * were counted.
  */
-export const presentBatch = (batch: Batch, labels: LabelCount[] | null = null, models: ModelCount[] | null = null): BatchSummary =>
-  presentDomainBatch(batch, { pricePerImageUsd: pricePerImageUsd(), labels, models });
+export const presentBatch = (
+  batch: Batch,
+  pricePerImageUsd: number,
+  labels: LabelCount[] | null = null,
+  models: ModelCount[] | null = null,
+): BatchSummary => presentDomainBatch(batch, { pricePerImageUsd, labels, models });
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 

@@ -24,6 +24,6 @@ export async function redetectAnswer(
     case 'over-quota':
       throw redetectionsBeyondQuota(out.limits, out.asked, (deps.now ?? Date.now)());
     default:
-      return { dryRun: body.dryRun === true, ...out.plan, batch: presentBatch(out.batch) };
+      return { dryRun: body.dryRun === true, ...out.plan, batch: presentBatch(out.batch, deps.pricePerImageUsd) };
   }
 }

@@ -28,7 +28,6 @@ import type {
   SimilarQuery,
   Usage,
 } from './schemas';
-import { pricePerImageUsd } from '../config';
 import { changesPage } from './changes';
 import type { ChangesQuery, VerdictChange } from './redetect-schemas';
 import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
@@ -53,6 +52,8 @@ export interface ApiServiceOptions {
   now?: () => number;
   /** The configured cat threshold: a batch's own when it has none stored (made before batches kept it). */
   catMinConfidence: number;
+  /** Dollars per DetectLabels call (ICECAT_PRICE_PER_IMAGE_USD): batch summaries, usage and estimates price at it. */
+  pricePerImageUsd: number;
 }
 
 /**
@@ -85,7 +86,7 @@ export class ApiService {
     const batch = await getBatch(this.opts.store, clientId, batchId);
     if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     const counted = await this.labelsOf(batch);
-    return presentBatch(batch, counted?.labels ?? null, counted?.models ?? null);
+    return presentBatch(batch, this.opts.pricePerImageUsd, counted?.labels ?? null, counted?.models ?? null);
   }
 
   /** A done batch's top labels and its models (a projected read of its partition); null while it still changes. */
@@ -116,13 +117,15 @@ export class ApiService {
       limits: { requestsPerSecond: limits.ratePerSecond, burst: burstOf(limits.ratePerSecond), imagesPerDay: limits.maxImagesPerDay },
       images: { accepted: used.accepted, rejected: used.rejected, remaining: Math.max(0, limits.maxImagesPerDay - used.accepted) },
       resetsAt: new Date(nextUtcDay(now)).toISOString(),
-      pricePerImageUsd: pricePerImageUsd(),
+      pricePerImageUsd: this.opts.pricePerImageUsd,
     };
   }
 
   async listBatches(clientId: string, query: ClientBatchesQuery): Promise<List<BatchSummary>> {
     const { limit, cursor, ...filter } = query;
-    return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), (batch) => presentBatch(batch));
+    return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), (batch) =>
+      presentBatch(batch, this.opts.pricePerImageUsd),
+    );
   }
 
   async listBatchImages(clientId: string, batchId: string, query: BatchImagesQuery): Promise<List<ImageAnswer>> {
@@ -214,7 +217,7 @@ export class ApiService {
 
   /** POST /v1/fingerprints:known: which of these pixels the client already has answers for (an upload estimate). */
   async knownFingerprints(clientId: string, fprints: string[]): Promise<KnownFingerprints> {
-    return { known: await knownFingerprints(this.opts.store, clientId, fprints), pricePerImageUsd: pricePerImageUsd() };
+    return { known: await knownFingerprints(this.opts.store, clientId, fprints), pricePerImageUsd: this.opts.pricePerImageUsd };
   }
 
   private async presentImages(images: Image[]): Promise<ImageAnswer[]> {

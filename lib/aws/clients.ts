@@ -1,5 +1,6 @@
 // AWS clients, built once per container and reused. Endpoints come from the SDK's own
-// AWS_ENDPOINT_URL_<SERVICE> variables, so the same code talks to AWS or to the local stack.
+// AWS_ENDPOINT_URL_<SERVICE> variables, so the same code talks to AWS or to the local stack; what this project sets of
+// them (path-style S3, DetectLabels attempts) is handed in by the runtime's edge (lib/config.ts AwsClientSettings).
 // One factory per service, so a function's bundle carries only the clients it uses. Each client is captured by the
 // tracer (tracing.ts): on Lambda its calls are subsegments of the function's trace; elsewhere it is the client as built.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -9,7 +10,7 @@ import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { S3ControlClient } from '@aws-sdk/client-s3-control';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { rekognitionMaxAttempts, s3ForcePathStyle } from '../config';
+import type { AwsClientSettings } from '../config';
 import { traced } from './tracing';
 
 /** Static keys a client signs with. */
@@ -69,7 +70,8 @@ export const s3ClientOf = (config: S3ClientConfig): S3Client =>
   );
 
 // Local S3 stand-ins answer path-style only.
-export const createS3Client = (): S3Client => s3ClientOf({ forcePathStyle: s3ForcePathStyle() });
+export const createS3Client = (settings: Pick<AwsClientSettings, 's3ForcePathStyle'>): S3Client =>
+  s3ClientOf({ forcePathStyle: settings.s3ForcePathStyle });
 
 /**
  * The document client the functions use over `client` (a bench builds it over its local table the same way). Without
@@ -83,8 +85,8 @@ export function documentClientOf(client: DynamoDBClient): DynamoDBDocumentClient
 export const createDocumentClient = (): DynamoDBDocumentClient => documentClientOf(new DynamoDBClient(signing()));
 
 // Throttling is retried by the SDK's standard strategy: exponential backoff with full jitter.
-export const createRekognitionClient = (): RekognitionClient =>
-  traced(withoutLogger(new RekognitionClient({ maxAttempts: rekognitionMaxAttempts(), ...signing() })));
+export const createRekognitionClient = (settings: Pick<AwsClientSettings, 'rekognitionMaxAttempts'>): RekognitionClient =>
+  traced(withoutLogger(new RekognitionClient({ maxAttempts: settings.rekognitionMaxAttempts, ...signing() })));
 
 export const createSqsClient = (): SQSClient => traced(new SQSClient(signing()));
 
@@ -100,10 +102,10 @@ let sqs: SQSClient | undefined;
  */
 export const sqsClient = (): SQSClient => (sqs ??= createSqsClient());
 
-export function createClients(): AwsClients {
-  return { s3: createS3Client(), ddb: createDocumentClient(), rekognition: createRekognitionClient() };
+export function createClients(settings: AwsClientSettings): AwsClients {
+  return { s3: createS3Client(settings), ddb: createDocumentClient(), rekognition: createRekognitionClient(settings) };
 }
 
 let cached: AwsClients | undefined;
-/** The container's shared clients (all three: the ingest uses each). */
-export const clients = (): AwsClients => (cached ??= createClients());
+/** The container's shared clients (all three: the ingest uses each), built with the first caller's settings. */
+export const clients = (settings: AwsClientSettings): AwsClients => (cached ??= createClients(settings));

@@ -2,21 +2,31 @@
 // clients captured where they are built (clients.ts), each handler a `## handler` subsegment and each piece of work on
 // a client's batch a subsegment annotated with clientId and batchId, so one upload's path (route → ingest → S3,
 // DynamoDB, Rekognition) is one trace, found by either annotation.
-// The tracer traces only inside Lambda with tracing on (AWS_EXECUTION_ENV set, POWERTOOLS_TRACE_ENABLED not "false"):
-// the local stack, the tests and the benches run without X-Ray, and everything here is then a pass-through — the
+// The tracer traces only inside Lambda with tracing on (AWS_EXECUTION_ENV set, POWERTOOLS_TRACE_ENABLED not "false",
+// lib/config.ts loadTracingSettings), as each function's handler says first thing (startTracing), before it builds a
+// client: the local stack, the tests and the benches run without X-Ray, and everything here is then a pass-through — the
 // same client, the same handler, no segment, no error, no log line. There the Tracer is not even loaded: its X-Ray SDK
 // turns on async hooks (cls-hooked) when imported, and every promise of the process then pays for them, traced or not
 // (docs/decisions/0034-tracer-loaded-only-where-it-traces.md).
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import { lambdaHandlerName, lambdaTracingOn } from '../config';
+import type { TracingSettings } from '../config';
 
-const tracer: Tracer | undefined = lambdaTracingOn()
-  ? // A require, not an import: loaded only where it traces; esbuild bundles it all the same (cjs).
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    new (require('@aws-lambda-powertools/tracer') as typeof import('@aws-lambda-powertools/tracer')).Tracer({
-      serviceName: 'icecat-wrangler',
-    })
-  : undefined;
+let tracer: Tracer | undefined;
+let handlerName = 'handler';
+
+/**
+ * The container's tracer, started by the function's handler module before it builds anything (clients built earlier
+ * are not captured). Off, nothing is loaded; a second call (the local stack loads several handlers) changes nothing.
+ */
+export function startTracing(settings: TracingSettings): void {
+  if (tracer || !settings.on) return;
+  handlerName = settings.handlerName;
+  // A require, not an import: loaded only where it traces; esbuild bundles it all the same (cjs).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  tracer = new (require('@aws-lambda-powertools/tracer') as typeof import('@aws-lambda-powertools/tracer')).Tracer({
+    serviceName: 'icecat-wrangler',
+  });
+}
 
 /** Whether this process traces (the Tracer loaded and on). */
 export const tracingEnabled = (): boolean => tracer?.isTracingEnabled() ?? false;
@@ -61,12 +71,13 @@ function annotateOn(sub: Subsegment | undefined, keys: TraceKeys): void {
  * Service annotations, an error thrown recorded on it. The handler itself when not tracing.
  */
 export function tracedHandler<A extends unknown[], R>(handler: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  if (!tracer?.isTracingEnabled()) return handler;
-  const name = lambdaHandlerName();
+  const on = tracer;
+  if (!on?.isTracingEnabled()) return handler;
+  const name = handlerName;
   return (...args: A) =>
-    inSubsegment(tracer, `## ${name}`, () => {
-      tracer.annotateColdStart();
-      tracer.addServiceNameAnnotation();
+    inSubsegment(on, `## ${name}`, () => {
+      on.annotateColdStart();
+      on.addServiceNameAnnotation();
       return handler(...args);
     });
 }

@@ -30,7 +30,7 @@ interface CommandIo {
 export function commandHandlers(ctx: CommandContext): Handlers {
   const out = (text: string) => ctx.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   const err = (text: string) => ctx.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
-  const clientFor = (o: GlobalOptions) => new ApiClient(resolveConnection(o, ctx.env));
+  const clientFor = (o: GlobalOptions) => new ApiClient(resolveConnection(o, ctx.config));
   const io: CommandIo = {
     ctx,
     out,
@@ -42,8 +42,16 @@ export function commandHandlers(ctx: CommandContext): Handlers {
   return {
     upload: (inputs, o) =>
       o.dryRun
-        ? dryRun(inputs, o, askKnownFor(io, o), out, err)
-        : upload(inputs, o, clientFor(o), ctx, out, err, statusUrlFor(resolveConnection(o, ctx.env).apiUrl, undefined, ctx.env)),
+        ? dryRun(inputs, o, askKnownFor(io, o), out, err, ctx.config.pricePerImageUsd)
+        : upload(
+            inputs,
+            o,
+            clientFor(o),
+            ctx,
+            out,
+            err,
+            statusUrlFor(resolveConnection(o, ctx.config).apiUrl, undefined, ctx.config.bridgeUrl),
+          ),
     ...readHandlers(io),
     ...batchHandlers(io),
     redetect: (batch, o) => redetectCommand(clientFor(o), batch, o, out),
@@ -58,7 +66,7 @@ function importHandlers({ ctx, out, err, clientFor }: CommandIo): Pick<Handlers,
     ctx,
     out,
     err,
-    statusUrl: statusUrlFor(resolveConnection(o, ctx.env).apiUrl, undefined, ctx.env),
+    statusUrl: statusUrlFor(resolveConnection(o, ctx.config).apiUrl, undefined, ctx.config.bridgeUrl),
   });
   return {
     import: (source, o) => importCommand(clientFor(o), source, o, ioFor(o)),

@@ -4,7 +4,6 @@
 import { batchPath, type BatchSummary, type ImportSourceAddress } from '../api/client-contract';
 import type { ApiClient } from './api-client';
 import type { CommandContext } from './command-context';
-import { waitStallMs } from './config';
 import { saveAnswer } from './download';
 import { ApiAnswerError, EXIT, RouteMissingError, UsageError, WaitTimeoutError } from './errors';
 import { describeSource, importFooter, sameSource } from './import-output';
@@ -90,7 +89,7 @@ async function followImport(
     const sent = listed.import?.enqueued ?? listed.expected ?? listed.counts.total;
     const statusUrl = io.statusUrl;
     done = await waitUntilDone(client, batchId, sent, true, progress, pollMs, WAIT_OUTAGE_MS, {
-      stallMs: io.ctx.stallMs ?? waitStallMs(),
+      stallMs: io.ctx.config.waitStallMs,
       ...(deadline !== undefined ? { timeoutMs: Math.max(0, deadline - Date.now()) } : {}),
       ...(statusUrl ? { status: () => readServiceStatus(statusUrl) } : {}),
     });

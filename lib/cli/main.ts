@@ -2,7 +2,7 @@
 // code from its error code (lib/cli/errors.ts: 0 ok, 2 some file failed or out of space, 1 anything else).
 import type { CommandContext } from './command-context';
 import { commandHandlers } from './commands';
-import { cliEnvironment } from './config';
+import { loadCliConfig } from './config';
 import { IceCatError } from '../errors';
 import { EXIT, exitCodeFor } from './errors';
 import { buildProgram } from './program';
@@ -36,7 +36,16 @@ export function runCli(): void {
     if (err.code === 'EPIPE') process.exit(EXIT.ok);
     throw err;
   });
-  void main(process.argv.slice(2), { env: cliEnvironment(), stdout: process.stdout, stderr: process.stderr }).then((code) => {
+  // The CLI's edge: its configuration read here, once, and handed to every command.
+  let config;
+  try {
+    config = loadCliConfig();
+  } catch (err) {
+    process.stderr.write(`icecat: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = err instanceof IceCatError ? exitCodeFor(err.code) : EXIT.failure;
+    return;
+  }
+  void main(process.argv.slice(2), { config, stdout: process.stdout, stderr: process.stderr }).then((code) => {
     process.exitCode = code;
   });
 }

@@ -2,7 +2,7 @@
 // (out of space), whether its queue is paused, and how many uploads sit in its dead-letter list. `icecat upload
 // --wait` reads it when nothing has moved for a while and says why in one line. The API itself has no such route (on
 // AWS those are the operator's CloudWatch alarms), so the CLI asks the bridge: --status-url, ICECAT_BRIDGE_URL (which
-// the local stack exports), or for an API on a loopback address the bridge's default port on the same host.
+// the local stack exports; CliConfig.bridgeUrl), or for an API on a loopback address the bridge's default port on the same host.
 
 /** The local stack's bridge's default port (local/contract.ts DEFAULT_PORTS.bridge). */
 export const LOCAL_BRIDGE_PORT = 4570;
@@ -22,8 +22,8 @@ export interface ServiceStatus {
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 /** The status URL to ask, or undefined when there is none to guess (an API elsewhere, no --status-url). */
-export function statusUrlFor(apiUrl: string, flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  const base = flag ?? (env.ICECAT_BRIDGE_URL || undefined);
+export function statusUrlFor(apiUrl: string, flag: string | undefined, bridgeUrl: string | undefined): string | undefined {
+  const base = flag ?? (bridgeUrl || undefined);
   if (base) return `${base.replace(/\/+$/, '').replace(/\/status$/, '')}/status`;
   const api = new URL(apiUrl);
   return LOOPBACK.has(api.hostname) ? `http://${api.hostname}:${LOCAL_BRIDGE_PORT}/status` : undefined;

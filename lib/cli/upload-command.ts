@@ -4,7 +4,6 @@ import { ApiClient, collect } from './api-client';
 import type { CommandContext } from './command-context';
 import { ApiAnswerError, EXIT, RouteMissingError, WaitTimeoutError } from './errors';
 import { estimateLine, estimateUpload, localFingerprints, type AskKnown } from './estimate';
-import { pricePerImageUsd } from '../config';
 import { readServiceStatus } from './service-status';
 import { fileRows, fileTable, formatBytes, json, table } from './output';
 import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
@@ -14,7 +13,6 @@ import { checkFile, countFiles, isProblem, skipProblem, type CandidateFile, type
 import { uploadFolder, type UploadResult } from './uploader';
 import { checkInputs, walkFiles, type SkippedEntry } from './walker';
 import { WAIT_OUTAGE_MS, waitUntilDone } from './wait';
-import { waitStallMs } from './config';
 
 export async function dryRun(
   inputs: string[],
@@ -22,6 +20,7 @@ export async function dryRun(
   ask: AskKnown | undefined,
   out: (t: string) => void,
   err: (t: string) => void,
+  pricePerImageUsd: number,
 ): Promise<number> {
   const files: CandidateFile[] = [];
   const problems: FileProblem[] = [];
@@ -40,12 +39,12 @@ export async function dryRun(
   if (!o.json && !o.quiet && files.length) err(`fingerprinting ${files.length} files as the service would…`);
   let estimate;
   try {
-    estimate = await estimateUpload(await localFingerprints(files.map((f) => f.path)), ask, pricePerImageUsd());
+    estimate = await estimateUpload(await localFingerprints(files.map((f) => f.path)), ask, pricePerImageUsd);
   } catch (e) {
     // A service that does not know the route yet: the estimate counts every image as new.
     if (!(e instanceof RouteMissingError)) throw e;
     err('this API cannot tell known fingerprints yet: the estimate counts every image as new');
-    estimate = await estimateUpload(await localFingerprints(files.map((f) => f.path)), undefined, pricePerImageUsd());
+    estimate = await estimateUpload(await localFingerprints(files.map((f) => f.path)), undefined, pricePerImageUsd);
   }
   if (o.json) {
     out(
@@ -208,7 +207,7 @@ async function waitOrRead(
   }
   try {
     const summary = await waitUntilDone(client, batchId, sentSoFar, closeSupported, progress, ctx.pollMs ?? 1_000, WAIT_OUTAGE_MS, {
-      stallMs: ctx.stallMs ?? waitStallMs(),
+      stallMs: ctx.config.waitStallMs,
       ...(o.waitTimeout !== undefined ? { timeoutMs: o.waitTimeout * 1000 } : {}),
       ...(statusUrl ? { status: () => readServiceStatus(statusUrl) } : {}),
     });

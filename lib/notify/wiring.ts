@@ -2,7 +2,6 @@
 // bus. On AWS both come from the environment (functions/config.ts: a missing CALLBACK_QUEUE_URL or EVENT_BUS_NAME stops
 // the function at cold start, naming the variable); the local stack passes its in-process callbacks queue instead.
 import { createEventBridgeClient, sqsClient } from '../aws/clients';
-import { pricePerImageUsd } from '../config';
 import { presentBatch, type Batch } from '../domain';
 import { SqsJobQueue, type JobQueue } from '../jobs/queue';
 import { completionNotifier } from './completion';
@@ -23,12 +22,15 @@ export const awsNotifyWiring = (settings: { callbackQueueUrl: string; eventBusNa
 const logJson = (message: string, details: Record<string, unknown>) =>
   console.error(JSON.stringify({ level: 'ERROR', message, ...details }));
 
-/** The BatchStore's onDone: the callback's first attempt queued, and the EventBridge event where a bus is named. */
-export function completionHook(wiring: NotifyWiring, log = logJson): (batch: Batch) => Promise<void> {
+/**
+ * The BatchStore's onDone: the callback's first attempt queued, and the EventBridge event where a bus is named, the
+ * batch priced at the function's configured price per DetectLabels call.
+ */
+export function completionHook(wiring: NotifyWiring, pricePerImageUsd: number, log = logJson): (batch: Batch) => Promise<void> {
   return completionNotifier({
     callbacks: wiring.callbacks,
     ...(wiring.eventBusName ? { events: { client: createEventBridgeClient(), busName: wiring.eventBusName } } : {}),
-    present: (batch) => presentBatch(batch, { pricePerImageUsd: pricePerImageUsd() }),
+    present: (batch) => presentBatch(batch, { pricePerImageUsd }),
     log,
   });
 }

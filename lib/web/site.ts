@@ -23,16 +23,22 @@ export interface WebBundle {
 
 export const INDEX_HTML = 'index.html';
 
+/** Where the bucket is served from, as the API function was configured (functions/config.ts loadS3OriginSettings). */
+export interface S3OriginSettings {
+  /** The S3 endpoint the SDK was pointed at (AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL): the local S3. */
+  endpoint?: string;
+  bucket?: string;
+  region?: string;
+}
+
 /**
  * Origins the page may load images from and send uploads to besides its own: the bucket's S3 endpoint, whose
- * presigned GETs (thumbnails) and POST forms (uploads) the API hands out. Locally AWS_ENDPOINT_URL_S3; on AWS the
+ * presigned GETs (thumbnails) and POST forms (uploads) the API hands out. Locally the S3 endpoint; on AWS the
  * bucket's virtual-hosted endpoints, regional and global.
  */
-export function s3Origins(env: Record<string, string | undefined>): string[] {
-  const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
+export function s3Origins(settings: S3OriginSettings): string[] {
+  const { endpoint, bucket, region } = settings;
   if (endpoint) return [new URL(endpoint).origin];
-  const bucket = env.BUCKET_NAME;
-  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
   if (!bucket) return [];
   return [...(region ? [`https://${bucket}.s3.${region}.amazonaws.com`] : []), `https://${bucket}.s3.amazonaws.com`];
 }

@@ -4,7 +4,6 @@
 // callbacks queue keeps pending retries in memory only, so after a restart this is what delivers them.
 import { startPeriodicSweep } from '../periodic-sweep';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { reconcileSettingsFromEnv } from '../config';
 import { sweepCallbacks, type CallbackSweepDeps, type CallbackSweepLimits, type CallbackSweepResult } from '../../lib/reconcile/callbacks';
 import { sweepUploads, type SweepLimits, type SweepResult } from '../../lib/reconcile/sweep';
 import { keysInS3Message } from '../../lib/reconcile/s3-event';
@@ -18,9 +17,9 @@ export interface LocalReconcileOptions {
   region: string;
   queue: LocalQueue;
   /** Time between the end of one sweep and the start of the next (ICECAT_RECONCILE_INTERVAL_SECONDS, default 60 s). */
-  intervalMs?: number;
+  intervalMs: number;
   /** ICECAT_RECONCILE_GRACE_SECONDS, default 10 s: the local queue tells which objects are still queued. */
-  graceMs?: number;
+  graceMs: number;
   maxObjects?: number;
   maxDurationMs?: number;
   onStaleBatch?(clientId: string, batchId: string): Promise<void> | void;
@@ -51,10 +50,9 @@ export interface LocalReconciler {
 }
 
 export function startLocalReconciler(opts: LocalReconcileOptions): LocalReconciler {
-  const fromEnv = reconcileSettingsFromEnv();
-  const intervalMs = opts.intervalMs ?? fromEnv.intervalMs;
+  const { intervalMs } = opts;
   const limits: SweepLimits = {
-    graceMs: opts.graceMs ?? fromEnv.graceMs,
+    graceMs: opts.graceMs,
     maxObjects: opts.maxObjects ?? 10_000,
     maxDurationMs: opts.maxDurationMs ?? 30_000,
   };

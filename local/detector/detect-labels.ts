@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from '../../lib/aws/clients';
+import { loadAwsClientSettings } from '../../lib/config';
 import { REKOGNITION_LIMITS as LIMITS } from '../../lib/ids';
 import { tryParseUploadKey } from '../../lib/ingest/s3-key';
 import { DetectorError, DetectorParameterError, ImageTooLargeError, ThrottlingError, ThroughputExceededError } from './errors';
@@ -166,7 +167,7 @@ export class DetectLabelsEndpoint {
       if (image.length > LIMITS.maxBytes) throw new ImageTooLargeError();
       return { image, clientId: clientHint };
     }
-    this.s3 ??= createS3Client();
+    this.s3 ??= createS3Client(loadAwsClientSettings());
     const image = await readS3Image(this.s3, request.Image.S3Object as { Bucket: string; Name: string; Version?: string });
     return { image, clientId: clientHint ?? tryParseUploadKey(request.Image.S3Object?.Name ?? '')?.clientId };
   }

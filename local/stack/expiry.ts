@@ -4,7 +4,6 @@
 import { startPeriodicSweep } from '../periodic-sweep';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { expiryIntervalMsFromEnv } from '../config';
 import { ERASURE_REQUEUE_MS, sweepExpiredBatches, type ExpirySweepResult } from '../../lib/erase/expiry';
 import type { JobQueue } from '../../lib/jobs/queue';
 import { applyLifecycle, type LifecycleRule } from '../s3/lifecycle';
@@ -14,7 +13,7 @@ export interface LocalExpiryOptions {
   tableName: string;
   erasures: JobQueue;
   /** Time between the end of one sweep and the start of the next (ICECAT_EXPIRY_INTERVAL_SECONDS, default 60 s). */
-  intervalMs?: number;
+  intervalMs: number;
   /**
    * The bucket's lifecycle rules (local/s3/lifecycle.ts), applied at the first sweep and then at most every
    * intervalMs (default an hour: S3 runs them once a day).
@@ -35,7 +34,7 @@ export interface LocalExpiry {
 }
 
 export function startLocalExpiry(opts: LocalExpiryOptions): LocalExpiry {
-  const intervalMs = opts.intervalMs ?? expiryIntervalMsFromEnv();
+  const { intervalMs } = opts;
   const log = opts.log ?? ((line: string) => console.warn(line));
   let lifecycleAt: number | undefined;
 

@@ -5,7 +5,6 @@
 // fan-out is an engine's (S3 Batch Operations or a distributed map), whose task calls enqueueSourceObject as this does.
 import type { SQSEvent } from 'aws-lambda';
 import { clients } from '../../lib/aws/clients';
-import { loadIngestConfig } from '../../lib/config';
 import type { ImportQueue } from '../../lib/import/enqueue';
 import { listImport, type ListerDeps } from '../../lib/import/lister';
 import { encodeListJob, listJobIn } from '../../lib/import/message';
@@ -15,7 +14,8 @@ import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { ImportMarksStore } from '../../lib/store/imports/marks';
 import { ImportStore } from '../../lib/store/imports/imports';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
-import { clientLimitsCacheMs, defaultClientLimits } from '../../functions/config';
+import type { IngestConfig } from '../../lib/config';
+import type { LocalFunctionSettings } from '../config';
 
 /** The uploads queue as an import sends to it: the bridge's durable queue, each message in its client's group. */
 export const importUploadsQueue = (bridge: { send(body: string, options?: { groupId?: string }): string }): ImportQueue => ({
@@ -34,9 +34,10 @@ export function startImportLister(
   jobs: LocalJobQueue,
   uploads: ImportQueue,
   opts: { log: (line: string) => void; onPage?: ListerDeps['onPage'] },
+  settings: LocalFunctionSettings & { ingest: IngestConfig },
 ): ImportLister {
-  const config = loadIngestConfig();
-  const { s3, ddb } = clients();
+  const config = settings.ingest;
+  const { s3, ddb } = clients(settings.aws);
   const { tableName, transactions } = config;
   const imports = new ImportStore({ ddb, tableName });
   const store = new BatchStore({ ddb, tableName, transactions });
@@ -47,7 +48,7 @@ export function startImportLister(
     enqueue: {
       queue: uploads,
       marks: new ImportMarksStore({ ddb, tableName }),
-      quota: new ClientQuotaStore({ ddb, tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs(), transactions }),
+      quota: new ClientQuotaStore({ ddb, tableName, ...settings.clientLimits, transactions }),
     },
     close: async (clientId, batchId, expected) => void (await store.close(clientId, batchId, expected)),
     sourcesOf: (clientId) => sources.sourcesOf(clientId),

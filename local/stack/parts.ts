@@ -5,7 +5,7 @@ import type { LocalMessageVisibility } from '../../lib/aws/message-visibility';
 import type { ApiFunctionHandlers } from '../gateway/api-functions';
 import type { LocalReconciler } from '../bridge/reconcile';
 import type { BridgeStatusServer } from '../bridge/status';
-import type { StackSettings } from '../config';
+import type { LocalConfig, StackSettings } from '../config';
 import type { DiskFaults } from '../disk-space';
 import type { LocalDynamoDB } from '../dynamodb/dynamodb';
 import type { StackPorts } from '../contract';
@@ -29,10 +29,16 @@ export interface Starting {
   previousEnv: Map<string, string | undefined>;
   /** The operator's settings, read once at the start (local/config.ts). */
   settings: StackSettings;
+  /** Everything else the stack reads of the operator's environment, read with them (local/config.ts loadLocalConfig). */
+  config: LocalConfig;
   /** The functions' roles (local/iam/iam.ts): each stand-in checks a function's request against its role. */
   iam: LocalIam;
   /** Known only later in the start: handlers are loaded once process.env holds the stack's endpoints (they read it at import). */
-  late: { ingest?: BatchHandler; apiFunctions?: ApiFunctionHandlers; reconciler?: LocalReconciler };
+  late: {
+    ingest?: BatchHandler;
+    apiFunctions?: ApiFunctionHandlers;
+    reconciler?: LocalReconciler;
+  };
 }
 
 /** The stores and the detector. */

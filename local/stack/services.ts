@@ -9,7 +9,6 @@ import path from 'node:path';
 import type { LocalReconcileOptions } from '../bridge/reconcile';
 import { presentBatch } from '../../lib/api/present';
 import { callbackSweepLimits } from '../../lib/reconcile/callbacks';
-import { callbackGraceSeconds, clientLimitsCacheMs, defaultClientLimits, loadNotifyConfig } from '../../functions/config';
 import type { IngestWiring } from '../../functions/ingest/app';
 import type { JobQueue } from '../../lib/jobs/queue';
 import type { LocalQueue } from '../queue/queue';
@@ -23,10 +22,10 @@ import { completionHook } from '../../lib/notify/wiring';
 import { localDynamoClient } from '../dynamodb/dynamodb';
 import { functionCredentials } from '../iam/iam';
 import { registerApiKey } from '../../lib/auth/register';
-import { reconcileSettingsFromEnv } from '../config';
 import { sweepRedetections, type RedetectSweepResult } from '../../lib/reconcile/redetect-runs';
 import { ClientLimitsReader } from '../../lib/store/client/limits';
 import { Redetections } from '../../lib/store/redetect/images';
+import type { LocalFunctionSettings } from '../config';
 import { uploadsJobQueue } from './job-queues';
 import { Registrations } from '../../lib/store/client/registrations';
 import { CallbackRequeues } from '../../lib/store/callback/requeue';
@@ -87,6 +86,7 @@ export function countChecker(
   callbacks: JobQueue | undefined,
   started: Closable[],
   log: (line: string) => void,
+  pricePerImageUsd: number,
 ): () => Promise<CountCheckResult> {
   const client = localDynamoClient(endpoint);
   started.push({ name: 'count check client', close: async () => client.destroy() });
@@ -96,7 +96,9 @@ export function countChecker(
     tableName,
     transactions: false,
     ...(callbacks
-      ? { onDone: completionHook({ callbacks }, (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details)}`)) }
+      ? {
+          onDone: completionHook({ callbacks }, pricePerImageUsd, (line, details) => log(`[reconcile] ${line} ${JSON.stringify(details)}`)),
+        }
       : {}),
   });
   const seen = new Map<string, string>();
@@ -121,13 +123,14 @@ export function callbackSweep(
   table: string,
   callbacks: JobQueue,
   started: Closable[],
+  settings: LocalFunctionSettings,
 ): NonNullable<LocalReconcileOptions['callbacks']> {
   // The reconcile function's work on AWS: it reads and stamps the batches as that function.
   const client = localDynamoClient(endpoint, { credentials: functionCredentials('reconcile') });
   started.push({ name: 'callback sweep client', close: async () => client.destroy() });
   return {
-    deps: { owed: new CallbackRequeues({ ddb: DynamoDBDocumentClient.from(client), tableName: table }), callbacks, present: presentBatch },
-    limits: callbackSweepLimits(loadNotifyConfig(), callbackGraceSeconds()),
+    deps: { owed: new CallbackRequeues({ ddb: DynamoDBDocumentClient.from(client), tableName: table }), callbacks, present: (batch) => presentBatch(batch, settings.pricePerImageUsd) },
+    limits: callbackSweepLimits(settings.notify, settings.callbackGraceSeconds),
   };
 }
 
@@ -213,19 +216,20 @@ export function redetectSweep(
   callbacks: JobQueue | undefined,
   started: Closable[],
   log: (line: string) => void,
+  settings: LocalFunctionSettings & { graceMs: number },
 ): () => Promise<RedetectSweepResult> {
   const client = localDynamoClient(endpoint);
   started.push({ name: 're-detect sweep client', close: async () => client.destroy() });
   const ddb = DynamoDBDocumentClient.from(client);
   const sweepLog = (line: string, details?: Record<string, unknown>) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`);
   const store = new BatchStore({ ddb, tableName, transactions: false });
-  const onDone = callbacks ? completionHook({ callbacks }, sweepLog) : undefined;
-  const limits = new ClientLimitsReader({ ddb, tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
+  const onDone = callbacks ? completionHook({ callbacks }, settings.pricePerImageUsd, sweepLog) : undefined;
+  const limits = new ClientLimitsReader({ ddb, tableName, ...settings.clientLimits });
   const resume = {
     redetections: new Redetections(store.counters, onDone),
     queue: uploadsJobQueue(bridge),
     limitsOf: (clientId: string) => limits.limitsOf(clientId),
-    graceMs: reconcileSettingsFromEnv().graceMs,
+    graceMs: settings.graceMs,
   };
   return () =>
     sweepRedetections(

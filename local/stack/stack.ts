@@ -19,7 +19,7 @@ import { LocalQueue } from '../queue/queue';
 import type { Stack, StackOptions } from './types';
 import type { BatchHandler, LocalQueueOptions } from '../queue/options';
 import { describeS3Message, keysInS3Message, uploadGroupOf } from '../../lib/reconcile/s3-event';
-import { applyEnv, dataDirFromEnv, loadStackSettings, localPorts, restoreEnv } from '../config';
+import { applyEnv, loadLocalConfig, loadLocalFunctionSettings, restoreEnv, type LocalFunctionSettings } from '../config';
 import { prepareDataDir } from './data-layout';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning } from '../disk-space';
 import { startLocalDynamoDB, type LocalDynamoDB } from '../dynamodb/dynamodb';
@@ -31,7 +31,7 @@ import { detectorAuthorizer, loadIngestAs, stackIam } from './iam';
 import { localS3Client, startLocalS3, type LocalS3 } from '../s3/s3';
 import { applyBucketCors } from '../s3/cors';
 import { generateApiKey } from '../../lib/auth/api-keys';
-import { maxUploadBytes } from '../../lib/config';
+import { maxUploadBytes, type IngestConfig } from '../../lib/config';
 import {
   closeAll,
   localSecret,
@@ -69,17 +69,20 @@ export class StackStartError extends LocalStackError {
 /** What the stack's start shares between its steps. */
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const quiet = opts.quiet ?? false;
-  const settings = loadStackSettings();
+  // The stack's edge: what it reads of the operator's environment, read here, once, and handed to its parts.
+  const config = loadLocalConfig();
+  const { settings } = config;
   const s: Starting = {
     opts,
-    dataDir: opts.dataDir === undefined ? dataDirFromEnv() : path.resolve(opts.dataDir),
-    ports: { ...localPorts(), ...opts.ports },
+    dataDir: opts.dataDir === undefined ? config.dataDir : path.resolve(opts.dataDir),
+    ports: { ...config.ports, ...opts.ports },
     host: LOCAL_NAMES.host,
     quiet,
     log: quiet ? () => undefined : (line: string) => console.log(line),
     started: [],
     previousEnv: new Map(),
     settings,
+    config,
     iam: stackIam(settings.rolesFile),
     late: {},
   };
@@ -87,7 +90,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const stores = await startStores(s);
     const intake = await startIntake(s, stores);
     const env = await applyStackEnv(s, stores, intake);
-    const { jobs, onStaleBatch } = await startConsumers(s, stores, intake);
+    const fn = loadLocalFunctionSettings(opts.applyEnv !== false);
+    const { jobs, onStaleBatch } = await startConsumers(s, stores, intake, fn);
 
     // ---- Clients (DESIGN §4: a client `demo` exists from the start): ICECAT_DEMO_API_KEY, else the data dir's own
     // key, made at the first start and kept, so a restart does not hand out (and leave valid) a new one each time.
@@ -102,7 +106,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       prefix: 'uploads/',
       log: s.log,
     });
-    s.late.reconciler = startReconciler(s, stores, intake.bridge, jobs, onStaleBatch);
+    s.late.reconciler = startReconciler(s, stores, intake.bridge, jobs, onStaleBatch, fn);
     const expiry = await startExpiry(s, stores, intake.bridge, jobs);
     return stackOf(s, stores, intake, env, demoApiKey, expiry);
   } catch (err) {
@@ -113,11 +117,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 }
 
 /** The data dir, then S3, DynamoDB and the detector. */
-async function startStores({ opts, dataDir, ports, host, quiet, log, started, settings, iam }: Starting): Promise<Stores> {
+async function startStores({ opts, dataDir, ports, host, quiet, log, started, settings, config, iam }: Starting): Promise<Stores> {
   await prepareDataDir(dataDir, log);
   // A full disk is a fault, not a crash: each stand-in refuses the write with its service's error and reports it here.
-  const disk = new DiskFaults(dataDir, quiet ? () => undefined : (line) => console.warn(line));
-  const lowSpace = lowSpaceWarning(dataDir);
+  const disk = new DiskFaults(dataDir, quiet ? () => undefined : (line) => console.warn(line), config.lowSpaceBytes);
+  const lowSpace = lowSpaceWarning(dataDir, config.lowSpaceBytes);
   if (lowSpace) log(lowSpace);
 
   const s3: LocalS3 = await startLocalS3({
@@ -289,6 +293,7 @@ async function startConsumers(
   s: Starting,
   { dynamodb, detector }: Stores,
   { bridge, visibility, metricTotals }: Intake,
+  fn: LocalFunctionSettings,
 ): Promise<{ jobs: LocalJobQueues; onStaleBatch: NonNullable<StackOptions['onStaleBatch']> }> {
   const { opts, dataDir, quiet, log, started } = s;
   const jobs = opts.applyEnv !== false ? await startLocalJobQueues(ROOT, s.iam) : unconsumedJobQueues();
@@ -315,7 +320,7 @@ async function startConsumers(
     log(`[stack] the detector answers with ${model.name} ${model.version}`);
   }
   bridge.resume();
-  if (opts.applyEnv !== false) await resumeImports(jobs, bridge, log);
+  if (fn.ingest) await resumeImports(jobs, bridge, log, { ...fn, ingest: fn.ingest });
   const onStaleBatch = opts.onStaleBatch ?? recounter(dynamodb.url, dynamodb.table.name, started);
   recountInterrupted(bridge, onStaleBatch, log);
   if (opts.apiHandler !== false) {
@@ -335,8 +340,13 @@ async function startConsumers(
 }
 
 /** The local lister of imports on its job queue, and every import a previous run left listing queued again. */
-async function resumeImports(jobs: LocalJobQueues, bridge: LocalQueue, log: (line: string) => void): Promise<void> {
-  const lister = startImportLister(jobs.listings, importUploadsQueue(bridge), { log });
+async function resumeImports(
+  jobs: LocalJobQueues,
+  bridge: LocalQueue,
+  log: (line: string) => void,
+  fn: LocalFunctionSettings & { ingest: IngestConfig },
+): Promise<void> {
+  const lister = startImportLister(jobs.listings, importUploadsQueue(bridge), { log }, fn);
   const resumed = await lister.resume().catch((err: unknown) => {
     log(`[stack] resuming imports failed: ${String(err)}`);
     return 0;

@@ -8,18 +8,21 @@ import type { LocalQueue } from '../queue/queue';
 import { loadBucketLifecycleRules } from '../s3/lifecycle';
 import { documentClientAs, queueAs, s3ClientAs, sendCheckAs } from './iam';
 import type { Starting, Stores } from './parts';
+import type { LocalFunctionSettings } from '../config';
 import { callbackSweep, countChecker, redetectSweep, ROOT } from './services';
 import type { StackOptions } from './types';
 
 /** The reconciliation sweep (with the count check and the callbacks' look where it can run them); none when turned off. */
 export function startReconciler(
-  { opts, quiet, log, started, iam }: Starting,
+  { opts, quiet, log, started, iam, config }: Starting,
   { s3, dynamodb }: Stores,
   bridge: LocalQueue,
   jobs: LocalJobQueues,
   onStaleBatch: NonNullable<StackOptions['onStaleBatch']>,
+  fn: LocalFunctionSettings,
 ): LocalReconciler | undefined {
   if (opts.reconcile === false) return undefined;
+  const graceMs = opts.reconcile?.graceMs ?? config.reconcile.graceMs;
   // The sweep of uploads/ and the callbacks' look are the reconcile function's on AWS: they sign and send as it.
   const reconciler = startLocalReconciler({
     s3: s3ClientAs('reconcile', s3.url),
@@ -28,12 +31,21 @@ export function startReconciler(
     region: LOCAL_NAMES.region,
     queue: bridge,
     ...opts.reconcile,
+    intervalMs: opts.reconcile?.intervalMs ?? config.reconcile.intervalMs,
+    graceMs,
     onStaleBatch,
     // It reads the batches-expiring index, which a table made before it lacks (the expiry sweep says so).
     ...(dynamodb.table.missingIndexes.includes('batches-expiring')
       ? {}
       : {
-          checkCounts: countChecker(dynamodb.url, dynamodb.table.name, opts.applyEnv !== false ? jobs.callbacks : undefined, started, log),
+          checkCounts: countChecker(
+            dynamodb.url,
+            dynamodb.table.name,
+            opts.applyEnv !== false ? jobs.callbacks : undefined,
+            started,
+            log,
+            fn.pricePerImageUsd,
+          ),
           redetections: redetectSweep(
             dynamodb.url,
             dynamodb.table.name,
@@ -41,10 +53,11 @@ export function startReconciler(
             opts.applyEnv !== false ? jobs.callbacks : undefined,
             started,
             log,
+            { ...fn, graceMs: config.reconcile.graceMs },
           ),
         }),
     ...(opts.applyEnv !== false
-      ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, queueAs(iam, 'reconcile', 'callbacks', jobs.callbacks), started) }
+      ? { callbacks: callbackSweep(dynamodb.url, dynamodb.table.name, queueAs(iam, 'reconcile', 'callbacks', jobs.callbacks), started, fn) }
       : {}),
     log: quiet ? () => undefined : (line) => console.warn(line),
   });
@@ -54,7 +67,7 @@ export function startReconciler(
 
 /** The expiry sweep, where the environment is applied and the table has the index it reads. */
 export async function startExpiry(
-  { opts, quiet, log, started, iam }: Starting,
+  { opts, quiet, log, started, iam, config }: Starting,
   { s3, s3Client, dynamodb }: Stores,
   bridge: LocalQueue,
   jobs: LocalJobQueues,
@@ -72,6 +85,7 @@ export async function startExpiry(
     // The local S3 has no lifecycle: the deployed bucket's rules, applied as S3 would.
     lifecycle: { s3: s3Client, bucket: s3.bucket, rules: await loadBucketLifecycleRules(ROOT), keep: (key) => bridge.hasMessageFor(key) },
     ...opts.expiry,
+    intervalMs: (opts.expiry ? opts.expiry.intervalMs : undefined) ?? config.expiryIntervalMs,
     log: quiet ? () => undefined : (line) => console.warn(line),
   });
   started.push({ name: 'expiry', close: () => expiry.stop() });

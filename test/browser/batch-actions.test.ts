@@ -6,6 +6,7 @@ import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createS3Client } from '../../lib/aws/clients';
+import { loadAwsClientSettings } from '../../lib/config';
 import { LOCAL_CAT_MIN_CONFIDENCE } from '../../local/contract';
 import { call, detectCalls, newClient, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
 import { launchChromium, phoneContext, screenshot, scrollWidth, signIn as signInAs, type Recorder } from './browser';
@@ -27,7 +28,7 @@ const recorder: Recorder = { urls: [], errors: [], failures: [] };
 
 /** A folder put straight into the bucket as `aws s3 cp --recursive` lays it out: no API call, the batch stays open. */
 async function putFolder(batchId: string, files: { key: string; body: Buffer }[]): Promise<void> {
-  const s3 = createS3Client();
+  const s3 = createS3Client(loadAwsClientSettings());
   try {
     for (const f of files) {
       await s3.send(

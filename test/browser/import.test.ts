@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { defaultClientLimits } from '../../functions/config';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
+import { loadAwsClientSettings } from '../../lib/config';
 import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { accessibilityFindings } from './a11y';
@@ -67,7 +68,7 @@ async function openBatch(client: TestClient, batchId: string): Promise<void> {
 beforeAll(async () => {
   apiUrl = stackEnv('ICECAT_API_URL');
   [owner, capped] = [await newClient('web-imp'), await newClient('web-imp-capped')];
-  const s3 = createS3Client();
+  const s3 = createS3Client(loadAwsClientSettings());
   try {
     await s3.send(new CreateBucketCommand({ Bucket: library }));
     for (const [key, body] of Object.entries(LIBRARY)) await s3.send(new PutObjectCommand({ Bucket: library, Key: key, Body: body }));

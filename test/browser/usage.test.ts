@@ -6,6 +6,7 @@ import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
+import { loadAwsClientSettings } from '../../lib/config';
 import { defaultClientLimits } from '../../functions/config';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { newClient, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
@@ -33,7 +34,7 @@ beforeAll(async () => {
   } finally {
     ddb.destroy();
   }
-  const s3 = createS3Client();
+  const s3 = createS3Client(loadAwsClientSettings());
   const batchId = uniqueId('over');
   try {
     for (const name of ['chelsea.png', 'coffee.png']) {

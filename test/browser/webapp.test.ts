@@ -7,6 +7,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { createS3Client } from '../../lib/aws/clients';
+import { loadAwsClientSettings } from '../../lib/config';
 import type { ImageAnswer, SimilarGroups, UploadForm } from '../../lib/api/schemas';
 import { call, newClient, readAll, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
 import { postForm } from '../helpers/upload-form';
@@ -557,7 +558,7 @@ describe('the web app', () => {
       { key: 'beach/coffee.png', type: 'image/png', body: fixture('coffee.png') },
       { key: 'beach/rocket.jpg', type: 'image/jpeg', body: fixture('rocket.jpg') },
     ];
-    const s3 = createS3Client();
+    const s3 = createS3Client(loadAwsClientSettings());
     try {
       await Promise.all(
         folder.map((f) =>
@@ -620,7 +621,7 @@ describe('the web app', () => {
       },
       { key: 'cam2/night.jpg', body: await photoWithExif({ make: 'Browning', dateTimeOriginal: '2024:05:31 23:59:59' }, 160, '#c3') },
     ];
-    const s3 = createS3Client();
+    const s3 = createS3Client(loadAwsClientSettings());
     try {
       for (const p of photos) {
         await s3.send(

@@ -74,16 +74,16 @@ describe('media types', () => {
 
 describe('resolveConnection', () => {
   it('prefers flags to the environment and defaults the URL to the local stack', () => {
-    expect(resolveConnection({ apiKey: 'flag' }, { ICECAT_API_KEY: 'env', ICECAT_API_URL: 'https://api.example/' })).toEqual({
+    expect(resolveConnection({ apiKey: 'flag' }, { apiKey: 'env', apiUrl: 'https://api.example/' })).toEqual({
       apiUrl: 'https://api.example',
       apiKey: 'flag',
     });
-    expect(resolveConnection({}, { ICECAT_API_KEY: 'env' })).toEqual({ apiUrl: 'http://127.0.0.1:3000', apiKey: 'env' });
+    expect(resolveConnection({}, { apiKey: 'env' })).toEqual({ apiUrl: 'http://127.0.0.1:3000', apiKey: 'env' });
   });
 
   it('fails naming the variable when there is no key, or the URL is not one', () => {
     expect(() => resolveConnection({}, {})).toThrow(UsageError);
     expect(() => resolveConnection({}, {})).toThrow(/ICECAT_API_KEY/);
-    expect(() => resolveConnection({ apiUrl: 'ftp://x' }, { ICECAT_API_KEY: 'k' })).toThrow(/http or https/);
+    expect(() => resolveConnection({ apiUrl: 'ftp://x' }, { apiKey: 'k' })).toThrow(/http or https/);
   });
 });

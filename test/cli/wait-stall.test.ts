@@ -162,11 +162,10 @@ describe('icecat upload --wait --wait-timeout', () => {
     const stderr: string[] = [];
     const sink = (into: string[]) => new Writable({ write: (chunk: Buffer, _e, done) => (into.push(chunk.toString()), done()) });
     const handlers = commandHandlers({
-      env: { ICECAT_API_URL: apiUrl, ICECAT_API_KEY: 'key-1', ICECAT_BRIDGE_URL: bridge.url },
+      config: { apiUrl, apiKey: 'key-1', bridgeUrl: bridge.url, waitStallMs: 100, pricePerImageUsd: 0.001 },
       stdout: sink([]),
       stderr: sink(stderr),
       pollMs: 10,
-      stallMs: 100,
     });
 
     const code = await handlers.upload([path.join(__dirname, '..', 'fixtures', 'coffee.png')], {
@@ -190,11 +189,9 @@ describe('icecat upload --wait --wait-timeout', () => {
 
 describe('where the CLI asks for the service status', () => {
   it('asks ICECAT_BRIDGE_URL, else the local bridge beside a loopback API, else nowhere', () => {
-    expect(statusUrlFor('http://10.0.0.5:3000', undefined, { ICECAT_BRIDGE_URL: 'http://10.0.0.5:4999/' })).toBe(
-      'http://10.0.0.5:4999/status',
-    );
-    expect(statusUrlFor('http://127.0.0.1:3000', undefined, {})).toBe(`http://127.0.0.1:${LOCAL_BRIDGE_PORT}/status`);
-    expect(statusUrlFor('https://api.example.com', undefined, {})).toBeUndefined();
+    expect(statusUrlFor('http://10.0.0.5:3000', undefined, 'http://10.0.0.5:4999/')).toBe('http://10.0.0.5:4999/status');
+    expect(statusUrlFor('http://127.0.0.1:3000', undefined, undefined)).toBe(`http://127.0.0.1:${LOCAL_BRIDGE_PORT}/status`);
+    expect(statusUrlFor('https://api.example.com', undefined, undefined)).toBeUndefined();
     expect(LOCAL_BRIDGE_PORT).toBe(DEFAULT_PORTS.bridge);
   });
 });

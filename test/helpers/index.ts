@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClients, type AwsClients } from '../../lib/aws/clients';
+import { loadAwsClientSettings } from '../../lib/config';
 import type { QueueStats as BridgeStats } from '../../local/queue/options';
 import type { DeadLetter } from '../../local/queue/dead-letter-list';
 import { startStack } from '../../local/stack/stack';
@@ -22,7 +23,7 @@ export function stackEnv(name: string): string {
 
 let clients: AwsClients | undefined;
 /** SDK clients pointed at the stack by its environment, as the handlers build theirs. */
-export const aws = (): AwsClients => (clients ??= createClients());
+export const aws = (): AwsClients => (clients ??= createClients(loadAwsClientSettings()));
 
 export interface WaitOptions {
   timeoutMs?: number;

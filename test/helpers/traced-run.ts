@@ -2,9 +2,12 @@
 // handler working on two uploads at once, each an S3 call (to a port that answers nothing), then its result as JSON.
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { createS3Client } from '../../lib/aws/clients';
-import { tracedHandler, traceWork, tracingEnabled } from '../../lib/aws/tracing';
+import { startTracing, tracedHandler, traceWork, tracingEnabled } from '../../lib/aws/tracing';
+import { loadAwsClientSettings, loadTracingSettings } from '../../lib/config';
 
-const s3 = createS3Client();
+// As a function's handler starts: the tracer first, from the environment Lambda gives it, then its clients.
+startTracing(loadTracingSettings());
+const s3 = createS3Client(loadAwsClientSettings());
 const handler = tracedHandler(async (batches: string[]) => {
   await Promise.all(
     batches.map((batchId) =>

@@ -7,6 +7,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { presentBatch } from '../../lib/api/present';
+import { DEFAULT_PRICE_PER_IMAGE_USD, type Batch } from '../../lib/domain';
 import { createCallbacksHandler } from '../../functions/callbacks/app';
 import { LocalJobQueue, SqsJobQueue, type JobQueue } from '../../lib/jobs/queue';
 import { completionNotifier } from '../../lib/notify/completion';
@@ -61,7 +62,7 @@ function storeWithFailingCallbackQueue(): BatchStore {
     transactions: stackEnv('DDB_TRANSACTIONS') === 'true',
     onDone: completionNotifier({
       callbacks: new SqsJobQueue(sqs, 'https://sqs.us-east-1.amazonaws.com/123456789000/callbacks'),
-      present: presentBatch,
+      present: (batch) => presentBatch(batch, DEFAULT_PRICE_PER_IMAGE_USD),
       log: (message) => faultLog.push(message),
     }),
   });
@@ -83,7 +84,7 @@ function callbacksOf(clientId: string): JobQueue {
 const sweepDeps = (clientId: string, now?: () => number) => ({
   owed: new CallbackRequeues({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }),
   callbacks: callbacksOf(clientId),
-  present: presentBatch,
+  present: (batch: Batch) => presentBatch(batch, DEFAULT_PRICE_PER_IMAGE_USD),
   ...(now ? { now } : {}),
 });
 const limits: CallbackSweepLimits = { firstAttemptGraceMs: 60_000, retryGraceMs: 600_000, maxCallbacks: 500 };

@@ -169,6 +169,7 @@ describe('an expired batch is gone for every route', () => {
       defaultRetentionDays: 30,
       maxUploadBytes: 1_000_000,
       uploadExpiresSeconds: 600,
+      pricePerImageUsd: 0.001,
       erasures: { send: async (body) => void queued.push(body) },
     });
 

@@ -192,7 +192,7 @@ describe('presentBatch', () => {
       counts: counts({ total: 2, success: 1, duplicate: 1, cats: 1 }),
     };
 
-    expect(presentBatch(batch)).toEqual({
+    expect(presentBatch(batch, 0.001)).toEqual({
       batchId: 'B',
       status: 'done',
       closed: true,

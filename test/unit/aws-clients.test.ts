@@ -2,6 +2,7 @@
 // the S3 client resolves each command's middleware once (cacheMiddleware), where no command adds its own.
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
+import { loadAwsClientSettings } from '../../lib/config';
 
 const names = (client: { middlewareStack: { identify(): string[] } }) => client.middlewareStack.identify().map((n) => n.split(' ')[0]);
 
@@ -21,14 +22,18 @@ describe('AWS clients', () => {
   });
 
   it('carry no logger middleware', () => {
-    for (const client of [createS3Client(), createDocumentClient(), createRekognitionClient()]) {
+    for (const client of [
+      createS3Client(loadAwsClientSettings()),
+      createDocumentClient(),
+      createRekognitionClient(loadAwsClientSettings()),
+    ]) {
       expect(names(client)).not.toContain('loggerMiddleware');
       expect(names(client).length).toBeGreaterThan(5); // the rest of the stack is there
     }
   });
 
   it('cache the S3 middleware per command class, and build each request from its own command', async () => {
-    const s3 = createS3Client();
+    const s3 = createS3Client(loadAwsClientSettings());
     expect(s3.config.cacheMiddleware).toBe(true);
     const seen: string[] = [];
     // A client-level step sees each call's own request: a cached stack must not replay the first command's input.

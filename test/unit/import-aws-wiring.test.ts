@@ -146,7 +146,7 @@ describe('the batches function with an import engine and no local lister (AWS)',
     ];
     const { deps, sent } = apiDeps(engine, [], failed);
 
-    const out = await retryFailed(deps, 'acme', 'lib-1');
+    const out = await retryFailed(deps, 'acme', 'lib-1', 0.001);
 
     expect(out.resubmitted).toBe(1);
     expect(sent.map((s) => [importMessageIn(s.body)?.source, s.group])).toEqual([[source, 'acme']]);

@@ -33,6 +33,7 @@ const CONFIG: Config = {
   maxRetentionDays: 365,
   transactions: false,
   maxAttempts: 5,
+  pricePerImageUsd: 0.001,
 };
 
 /** The store as the ingest sees it, in memory: registered clients, batches by `client/batch`, records by fingerprint. */

@@ -55,6 +55,7 @@ const CONFIG: Config = {
   minConfidence: 50,
   maxLabels: 25,
   maxUploadBytes: 1_000_000,
+  pricePerImageUsd: 0.001,
   maxInputPixels: 100_000_000,
   claimLeaseSeconds: 120,
   defaultRetentionDays: 30,

@@ -86,8 +86,8 @@ describe('Content-Security-Policy', () => {
   });
 
   it("names the local S3's origin, or on AWS the bucket's regional and global endpoints", () => {
-    expect(s3Origins({ AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:4569/', BUCKET_NAME: 'b' })).toEqual(['http://127.0.0.1:4569']);
-    expect(s3Origins({ BUCKET_NAME: 'icecat-dev', AWS_REGION: 'eu-west-1' })).toEqual([
+    expect(s3Origins({ endpoint: 'http://127.0.0.1:4569/', bucket: 'b' })).toEqual(['http://127.0.0.1:4569']);
+    expect(s3Origins({ bucket: 'icecat-dev', region: 'eu-west-1' })).toEqual([
       'https://icecat-dev.s3.eu-west-1.amazonaws.com',
       'https://icecat-dev.s3.amazonaws.com',
     ]);
