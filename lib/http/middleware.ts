@@ -7,7 +7,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type * as z from 'zod/mini';
 import { InvalidParameterError, MalformedBodyError } from '../api/errors';
 import { IceCatError } from '../errors';
-import type { Route } from '../api/routes';
+import type { Route } from '../api/routes/route';
 
 export interface ValidInput {
   params: unknown;
