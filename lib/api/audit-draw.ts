@@ -6,7 +6,7 @@ import { drawSample, STRATA } from '../review/audit-sample';
 import { auditCandidates, type Ctx } from '../store/audit';
 import { markAudited, setStrataSizes } from '../store/audit-draw';
 import { sizesOf, stratumOf } from './audit';
-import type { AuditResult } from './audit-schemas';
+import type { AuditResult } from './schemas/audit';
 import { BatchNotFoundError, NothingToAuditError } from './errors';
 
 /**

@@ -6,7 +6,7 @@ import { STRATA } from '../review/audit-sample';
 import { answersAfterRedetect, auditCandidates, auditEntries, strataSizes, type StrataSizes } from '../store/audit';
 import type { StoreContext } from '../store/reader';
 import { modelAccuracies } from './audit-models';
-import type { AccuracyAnswer } from './audit-schemas';
+import type { AccuracyAnswer } from './schemas/audit';
 
 type Ctx = Pick<StoreContext, 'ddb' | 'tableName' | 'now'>;
 

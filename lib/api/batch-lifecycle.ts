@@ -33,25 +33,18 @@ import {
 } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage } from './present';
-import type {
-  AddUploadsBody,
-  CloseBatchBody,
-  CreateBatchBody,
-  ImageAnswer,
-  ReclassifyBody,
-  ReclassifyResult,
-  ReviewBody,
-  UploadForm,
-} from './schemas';
+import type { AddUploadsBody, CloseBatchBody, CreateBatchBody, ReclassifyBody, ReclassifyResult, UploadForm } from './schemas/batches';
+import type { ImageAnswer } from './schemas/images';
+import type { ReviewBody } from './schemas/reviews';
 import type { ReviewOutcome, Verdict } from '../store/reviews';
 import { presignUploads, type DeclaredFile } from './uploads';
 import { drawAudit } from './audit-draw';
-import type { AuditBody, AuditResult } from './audit-schemas';
+import type { AuditBody, AuditResult } from './schemas/audit';
 import type { RedetectPlanDeps } from '../redetect/plan';
 import { redetectAnswer } from './redetect';
 import { checkSource, newImport, retryFailed, startListing, type ImportApiDeps, type RetryResult } from './import-batch';
 import { streamReport } from './import-report';
-import type { RedetectBody, RedetectResult } from './redetect-schemas';
+import type { RedetectBody, RedetectResult } from './schemas/redetect';
 
 /** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */
 const DEFAULT_CAT_MIN_CONFIDENCE = 80;

@@ -5,7 +5,7 @@ import { getBatch, runQuery, type StoreContext } from '../store/reader';
 import { answerModelOf, changesPlan } from '../store/redetect-writes';
 import { nowSeconds, type ImageItem } from '../store/schema';
 import { BatchNotFoundError } from './errors';
-import type { ChangesQuery, VerdictChange } from './redetect-schemas';
+import type { ChangesQuery, VerdictChange } from './schemas/redetect';
 
 /** One image's change, as the listing shows it. */
 export function presentChange(image: StoredImage): VerdictChange | undefined {

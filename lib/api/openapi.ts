@@ -1,7 +1,7 @@
 // GET /v1/openapi.json, generated from the route table and the very zod schemas the handlers validate with.
 import * as z from 'zod/mini';
 import type { ErrorStatus, Route } from './routes/route';
-import { errorSchema } from './schemas';
+import { errorSchema } from './schemas/common';
 
 type JsonSchema = Record<string, unknown>;
 

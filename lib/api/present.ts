@@ -12,7 +12,8 @@ import {
 import { pricePerImageUsd } from '../config';
 import { modelOfRecord } from '../model-version';
 import { NO_LINKS, type ImageLinks } from './image-links';
-import type { ImageAnswer, LogEntry } from './schemas';
+import type { ImageAnswer } from './schemas/images';
+import type { LogEntry } from './schemas/logs';
 
 /**
  * The batch summary is the domain's own (lib/domain.ts): the completion callback sends the same shape. Here priced at

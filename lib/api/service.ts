@@ -20,26 +20,20 @@ import { queryReviewQueue, reviewedVerdicts } from '../store/review-queue';
 import { agreementOf } from '../review/agreement';
 import { queryAuditQueue } from '../store/audit';
 import { batchAccuracy } from './audit';
-import type { AccuracyAnswer } from './audit-schemas';
+import type { AccuracyAnswer } from './schemas/audit';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type {
-  AgreementAnswer,
-  BatchImagesQuery,
-  ClientBatchesQuery,
-  ClientImagesQuery,
-  ImageAnswer,
-  KnownFingerprints,
-  LogEntry,
-  LogsQuery,
-  SimilarGroups,
-  SimilarQuery,
-  Usage,
-} from './schemas';
+import type { AgreementAnswer } from './schemas/reviews';
+import type { BatchImagesQuery, ClientImagesQuery } from './schemas/image-queries';
+import type { ClientBatchesQuery } from './schemas/batches';
+import type { ImageAnswer } from './schemas/images';
+import type { KnownFingerprints, Usage } from './schemas/clients';
+import type { LogEntry, LogsQuery } from './schemas/logs';
+import type { SimilarGroups, SimilarQuery } from './schemas/similar';
 import { pricePerImageUsd } from '../config';
 import { changesPage } from './changes';
-import type { ChangesQuery, VerdictChange } from './redetect-schemas';
+import type { ChangesQuery, VerdictChange } from './schemas/redetect';
 import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
 import type { DailyUsage } from '../store/client-limits';
 

@@ -3,7 +3,7 @@
 // local S3 (local/s3-post-policy.ts).
 import { createPresignedPost, type PresignedPostOptions } from '@aws-sdk/s3-presigned-post';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { UploadForm } from './schemas';
+import type { UploadForm } from './schemas/batches';
 
 export interface DeclaredFile {
   name: string;

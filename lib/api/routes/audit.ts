@@ -1,6 +1,6 @@
 // The audit: draw a random sample to review, and the accuracy its reviews estimate.
-import { accuracySchema, auditBodySchema, auditResultSchema } from '../audit-schemas';
-import { noQuerySchema } from '../schemas';
+import { accuracySchema, auditBodySchema, auditResultSchema } from '../schemas/audit';
+import { noQuerySchema } from '../schemas/common';
 import { route, BATCH_ERRORS, batchParams, type Route } from './route';
 
 const auditBatchRoute = route({

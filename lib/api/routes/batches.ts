@@ -8,10 +8,9 @@ import {
   createBatchBodySchema,
   createdBatchSchema,
   deletedBatchSchema,
-  noQuerySchema,
   uploadFormsSchema,
-  type SchemaLimits,
-} from '../schemas';
+} from '../schemas/batches';
+import { noQuerySchema, type SchemaLimits } from '../schemas/common';
 import { route, BATCH_ERRORS, batchParams, noParams, type Route } from './route';
 
 const createBatchRoute = (limits: SchemaLimits): Route =>

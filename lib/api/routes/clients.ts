@@ -1,5 +1,6 @@
 // The client's own: its limits and today's use of them, and which fingerprints it already has answers for.
-import { knownFingerprintsBodySchema, knownFingerprintsSchema, noQuerySchema, usageSchema } from '../schemas';
+import { knownFingerprintsBodySchema, knownFingerprintsSchema, usageSchema } from '../schemas/clients';
+import { noQuerySchema } from '../schemas/common';
 import { route, noParams, type Route } from './route';
 
 /** Fingerprints of POST /v1/fingerprints:known one rate-limit token pays for (a call of 1,000 costs 200 tokens). */

@@ -1,6 +1,6 @@
 // A batch's export: one row per uploaded file as CSV, JSON Lines or a MegaDetector results file.
 import * as z from 'zod/mini';
-import { exportQuerySchema } from '../schemas';
+import { exportQuerySchema } from '../schemas/exports';
 import { route, BATCH_ERRORS, batchParams, type Route } from './route';
 
 const exportBatchRoute = route({

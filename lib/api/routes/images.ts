@@ -1,17 +1,9 @@
 // Reading images: a batch's, one, many by fingerprint, a debug batch's logs, near-duplicates, the client's across batches.
-import {
-  batchGetBodySchema,
-  batchGetResultSchema,
-  batchImagesQuerySchema,
-  clientImagesQuerySchema,
-  imageListSchema,
-  imageSchema,
-  logListSchema,
-  logsQuerySchema,
-  noQuerySchema,
-  similarGroupsSchema,
-  similarQuerySchema,
-} from '../schemas';
+import { batchGetBodySchema, batchGetResultSchema, imageListSchema, imageSchema } from '../schemas/images';
+import { batchImagesQuerySchema, clientImagesQuerySchema } from '../schemas/image-queries';
+import { logListSchema, logsQuerySchema } from '../schemas/logs';
+import { noQuerySchema } from '../schemas/common';
+import { similarGroupsSchema, similarQuerySchema } from '../schemas/similar';
 import { route, BATCH_ERRORS, batchParams, imageParams, noParams, type Route } from './route';
 
 const listBatchImagesRoute = route({

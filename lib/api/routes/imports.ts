@@ -1,7 +1,7 @@
 // An import's own routes (docs/api.md "Imports"): its completion report and sending its failed images again.
 import * as z from 'zod/mini';
-import { reportQuerySchema, retryResultSchema } from '../import-schemas';
-import { noQuerySchema } from '../schemas';
+import { reportQuerySchema, retryResultSchema } from '../schemas/imports';
+import { noQuerySchema } from '../schemas/common';
 import { route, BATCH_ERRORS, batchParams, type Route } from './route';
 
 const importReportRoute = route({

@@ -1,7 +1,7 @@
 // The route table of docs/design.md §3, one file per resource (route.ts says what a route is). serverless.yml's routes
 // and the local gateway both follow it; test/deploy checks the former.
 import type { RouteTarget } from '../functions';
-import type { SchemaLimits } from '../schemas';
+import type { SchemaLimits } from '../schemas/common';
 import { auditRoutes } from './audit';
 import { batchRoutes } from './batches';
 import { clientRoutes } from './clients';

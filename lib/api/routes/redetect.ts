@@ -1,6 +1,7 @@
 // Answering a done batch again: a new threshold (:reclassify), a new model (:redetect), and what that changed.
-import { changeListSchema, changesQuerySchema, redetectBodySchema, redetectResultSchema } from '../redetect-schemas';
-import { noQuerySchema, reclassifyBodySchema, reclassifyResultSchema } from '../schemas';
+import { changeListSchema, changesQuerySchema, redetectBodySchema, redetectResultSchema } from '../schemas/redetect';
+import { noQuerySchema } from '../schemas/common';
+import { reclassifyBodySchema, reclassifyResultSchema } from '../schemas/batches';
 import { route, batchParams, type Route } from './route';
 
 const reclassifyBatchRoute = route({

@@ -1,5 +1,7 @@
 // A person's verdicts: give or withdraw one, and how far the machine agrees with them.
-import { agreementSchema, imageSchema, noQuerySchema, reviewBodySchema } from '../schemas';
+import { agreementSchema, reviewBodySchema } from '../schemas/reviews';
+import { imageSchema } from '../schemas/images';
+import { noQuerySchema } from '../schemas/common';
 import { route, BATCH_ERRORS, batchParams, imageParams, type Route } from './route';
 
 const reviewImageRoute = route({

@@ -6,7 +6,7 @@ import type { BatchLifecycleService } from '../batch-lifecycle';
 import type { ApiFunctionName } from '../functions';
 import type { ApiService } from '../service';
 import type { HttpAnswer } from '../http-answer';
-import { batchIdSchema, fprintSchema } from '../schemas';
+import { batchIdSchema, fprintSchema } from '../schemas/common';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

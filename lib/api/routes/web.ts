@@ -1,6 +1,6 @@
 // Unauthenticated: the OpenAPI document and the web app's page and files.
 import * as z from 'zod/mini';
-import { noQuerySchema } from '../schemas';
+import { noQuerySchema } from '../schemas/common';
 import { route, noParams, type Route } from './route';
 
 const assetParams = z.strictObject({

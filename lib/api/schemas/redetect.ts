@@ -1,6 +1,7 @@
-// The schemas of POST …:redetect and GET …/changes (docs/api.md "Re-detect"), beside lib/api/schemas.ts.
+// The schemas of POST …:redetect and GET …/changes (docs/api.md "Re-detect").
 import * as z from 'zod/mini';
-import { batchSummarySchema, cursorSchema, dollarsSchema, limitSchema, modelVersionSchema } from './schemas';
+import { batchSummarySchema } from './batches';
+import { cursorSchema, dollarsSchema, limitSchema, modelVersionSchema } from './common';
 
 export const redetectBodySchema = z
   .strictObject({
