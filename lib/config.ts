@@ -2,7 +2,7 @@
 // that reads process.env: each runtime builds its configuration with these readers once, when it starts (the
 // functions: functions/config.ts and loadConfig here; the CLI: lib/cli/config.ts; the local stack: local/config.ts),
 // and an ESLint rule refuses process.env and these readers anywhere else. Required values fail fast, naming the variable.
-import { DEFAULT_PRICE_PER_IMAGE_USD } from './domain';
+import { DEFAULT_PRICE_PER_IMAGE_USD } from './domain/pricing';
 import { IceCatError } from './errors';
 
 export class ConfigError extends IceCatError {

@@ -2,7 +2,7 @@
 // DetectLabels' LabelModelVersion read as {name, version}, a record's model (written, or read from what a record
 // written before models were kept holds), and the one comparison every reader makes (reuse, fingerprints:known, the
 // re-detection).
-import type { Detections, ModelVersion } from './domain';
+import type { Detections, ModelVersion } from './domain/detection';
 
 /** The name Rekognition's answers carry; their version is DetectLabels' LabelModelVersion ("3.0"). */
 export const REKOGNITION_MODEL_NAME = 'rekognition-detect-labels';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { decodeS3Key, tryParseUploadKey } from '../lib/ingest/s3-key';
 import { BatchStore } from '../lib/store/batch-store';
-import type { UploadRef } from '../lib/domain';
+import type { UploadRef } from '../lib/domain/upload';
 import { localDynamoClient } from './dynamodb';
 
 /** The uploads (key and ETag) S3 event message bodies notify, placed in their batch. */

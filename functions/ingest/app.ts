@@ -27,7 +27,7 @@ import { takeBack } from '../../lib/store/take-back';
 import { Redetections } from '../../lib/store/redetect';
 import { redetectMessageIn } from '../../lib/redetect/message';
 import { runRedetectJob, type RedetectJobDeps } from '../../lib/redetect/job';
-import type { Batch } from '../../lib/domain';
+import type { Batch } from '../../lib/domain/batch';
 import { uploadsIn } from './events';
 import { clientLimitsCacheMs, defaultClientLimits } from '../config';
 

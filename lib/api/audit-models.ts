@@ -1,6 +1,7 @@
 // GET …/accuracy's `models` (docs/accuracy.md "Each model on the same sample"): after a re-detection, each model that
 // answered the audited images, estimated on the same audited reviews by its own verdicts (lib/review/model-accuracy.ts).
-import { machineIsCatOf, type Image, type ModelVersion } from '../domain';
+import { machineIsCatOf, type Image } from '../domain/image';
+import { type ModelVersion } from '../domain/detection';
 import { modelText } from '../model-version';
 import type { AccuracyEstimates } from '../review/accuracy';
 import type { ByStratum } from '../review/audit-sample';

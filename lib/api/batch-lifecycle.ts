@@ -16,7 +16,8 @@ import { batchesBeyondQuota, formsBeyondQuota, utcDay, type ClientLimits } from 
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { BatchStore } from '../store/batch-store';
-import { isVisibleBatch, type Batch, type BatchSummary } from '../domain';
+import { isVisibleBatch, type Batch } from '../domain/batch';
+import { type BatchSummary } from '../domain/summary';
 import { newBatch } from '../store/batch-summary';
 import { BatchClosedError } from '../errors';
 import {

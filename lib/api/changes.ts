@@ -1,5 +1,5 @@
 // GET /v1/batches/{batchId}/changes (docs/api.md "Re-detect"): the images whose machine verdict a re-detection changed.
-import { machineIsCatOf, type Image as StoredImage } from '../domain';
+import { machineIsCatOf, type Image as StoredImage } from '../domain/image';
 import { toImage } from '../store/attributes';
 import { getBatch, runQuery, type StoreContext } from '../store/reader';
 import { answerModelOf, changesPlan } from '../store/redetect-writes';

@@ -10,7 +10,7 @@ import { mapPages } from '../export/pages';
 import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { exportChunks, writeExport, type ExportChunk } from '../export/writer';
-import { machineIsCatOf, type Image } from '../domain';
+import { machineIsCatOf, type Image } from '../domain/image';
 import { modelOfRecord } from '../model-version';
 import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/export-pages';
 import { HttpAnswer } from './http-answer';

@@ -3,7 +3,7 @@
 // HTTPStatusCode, ResultMessage; no header row, keys URL-encoded, as its reports are), the result message carrying
 // the verdict and its confidence. Pages of the objects' upload items (a Query), their records by BatchGetItem, written
 // as the exports are: inline while small, else streamed to S3 and answered with a 303.
-import type { Image } from '../domain';
+import type { Image } from '../domain/image';
 import { sourceUri } from '../import/enqueue';
 import { rejectionKey } from '../ingest/rejection-key';
 import type { ExportChunk } from '../export/writer';

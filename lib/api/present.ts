@@ -1,14 +1,9 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
-import {
-  machineIsCatOf,
-  presentBatch as presentDomainBatch,
-  type Batch,
-  type BatchSummary,
-  type Image,
-  type LabelCount,
-  type ModelCount,
-} from '../domain';
+import { machineIsCatOf, type Image } from '../domain/image';
+import { presentBatch as presentDomainBatch, type BatchSummary } from '../domain/summary';
+import { type Batch } from '../domain/batch';
+import { type LabelCount, type ModelCount } from '../domain/detection';
 import { pricePerImageUsd } from '../config';
 import { modelOfRecord } from '../model-version';
 import { NO_LINKS, type ImageLinks } from './image-links';
@@ -16,7 +11,7 @@ import type { ImageAnswer } from './schemas/images';
 import type { LogEntry } from './schemas/logs';
 
 /**
- * The batch summary is the domain's own (lib/domain.ts): the completion callback sends the same shape. Here priced at
+ * The batch summary is the domain's own (lib/domain/summary.ts): the completion callback sends the same shape. Here priced at
  * the configured ICECAT_PRICE_PER_IMAGE_USD, with the batch's top labels when they were counted.
  */
 export const presentBatch = (batch: Batch, labels: LabelCount[] | null = null, models: ModelCount[] | null = null): BatchSummary =>

@@ -12,7 +12,10 @@ import {
   type StoreContext,
 } from '../store/reader';
 import { knownFingerprints } from '../store/known-fingerprints';
-import { reportedStatus, type Batch as StoredBatch, type BatchSummary, type Image, type LabelCount, type ModelCount } from '../domain';
+import { reportedStatus, type Batch as StoredBatch } from '../domain/batch';
+import { type BatchSummary } from '../domain/summary';
+import { type Image } from '../domain/image';
+import { type LabelCount, type ModelCount } from '../domain/detection';
 import { batchLabelCounts } from '../store/label-counts';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/export-pages';

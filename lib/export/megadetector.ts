@@ -4,7 +4,7 @@
 // needed, `images` comes first and `detection_categories` and `info` after it: a JSON object's members are unordered,
 // and MegaDetector's validator, Timelapse and AddaxAI read the file whole.
 import type { ExportImage, ExportBox } from './rows';
-import type { ModelVersion } from '../domain';
+import type { ModelVersion } from '../domain/detection';
 import { modelText, REKOGNITION_MODEL_NAME, UNKNOWN_MODEL } from '../model-version';
 
 export interface MegaDetectorContext {

@@ -1,7 +1,7 @@
 // One export row per uploaded file (DESIGN §7): an image record gives its own row, then one row per duplicate upload
 // it absorbed, so a batch's row count equals its counts.total.
 
-import type { ModelVersion } from '../domain';
+import type { ModelVersion } from '../domain/detection';
 import { modelText } from '../model-version';
 
 export const EXPORT_COLUMNS = [

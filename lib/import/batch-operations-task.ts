@@ -11,7 +11,7 @@
 // sources, which Batch Operations reads without us).
 import * as z from 'zod/mini';
 import '../validation-messages';
-import type { SourceObject } from '../domain';
+import type { SourceObject } from '../domain/image';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { ID_PATTERN, ID_RULE } from '../ids';
 import { enqueueSourceObject, nextUtcMidnight, sourceUri, type EnqueueDeps, type ImportTarget } from './enqueue';

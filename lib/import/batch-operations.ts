@@ -9,7 +9,7 @@
 import { CreateJobCommand, type CreateJobCommandInput, type JobManifestSpec, type S3ControlClient } from '@aws-sdk/client-s3-control';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
-import type { ImportSource } from '../domain';
+import type { ImportSource } from '../domain/import';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { parseS3Prefix } from './batch-operations-task';
 

@@ -5,7 +5,8 @@
 // not sent; once the source ends it closes the batch with `expected` = the images sent. On AWS the fan-out is the
 // engine's (S3 Batch Operations or a distributed map); its task calls enqueueSourceObject as this does.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { Batch, ImportSource } from '../domain';
+import type { Batch } from '../domain/batch';
+import type { ImportSource } from '../domain/import';
 import type { ImportCheckpoint } from '../store/imports';
 import { enqueueSourceObject, nextUtcMidnight, type EnqueueDeps, type EnqueueOutcome } from './enqueue';
 import { sourcePages, type Listed, type SourcePage } from './manifest';

@@ -5,7 +5,7 @@
 // (lib/import/enqueue.ts), which counts it against the images quota first and sends it in its client's message group.
 import * as z from 'zod/mini';
 import '../validation-messages';
-import type { SourceObject } from '../domain';
+import type { SourceObject } from '../domain/image';
 
 /** S3's own bounds: a bucket name 3–63 characters, a key at most 1,024 bytes. */
 const sourceObjectSchema = z.strictObject({

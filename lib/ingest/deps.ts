@@ -6,7 +6,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { ClientLimits } from '../quota/limits';
 import type { Config, IngestConfig } from '../config';
 import type { BatchStore } from '../store/batch-store';
-import type { ImageResult, Outcome, UploadRef } from '../domain';
+import type { ImageResult, UploadRef } from '../domain/upload';
+import type { Outcome } from '../domain/image';
 import type { IngestMetrics } from './metrics';
 
 /** What the handler hands over from one S3 event record. */

@@ -11,7 +11,8 @@ import {
 import sharp from 'sharp';
 import { RejectedUploadError } from './errors';
 import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
-import { isCatAt, type CatInstance, type Detections, type Label, type ModelVersion, type TrimmedLabels } from '../domain';
+import { isCatAt } from '../domain/image';
+import { type CatInstance, type Detections, type Label, type ModelVersion, type TrimmedLabels } from '../domain/detection';
 import { parseModelVersion } from '../model-version';
 import { LIMITS } from '../store/schema';
 

@@ -1,6 +1,6 @@
 import sharp, { type Metadata } from 'sharp';
 import { XXHash128 } from 'xxhash-addon';
-import type { Fingerprint } from '../domain';
+import type { Fingerprint } from '../domain/upload';
 import { REKOGNITION_LIMITS } from '../ids';
 import { toRekognitionJpeg } from './detect';
 import { RejectedUploadError } from './errors';

@@ -3,7 +3,8 @@
 // attempts themselves run in the callbacks consumer (lib/notify/consumer.ts), on AWS and locally alike.
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { JobQueue } from '../jobs/queue';
-import type { Batch, BatchSummary } from '../domain';
+import type { Batch } from '../domain/batch';
+import type { BatchSummary } from '../domain/summary';
 import { buildBatchCompletedEvent, publishBatchCompleted } from './events';
 import { callbackMessage, completedSummary } from './job';
 

@@ -3,7 +3,8 @@
 // the function at cold start, naming the variable); the local stack passes its in-process callbacks queue instead.
 import { createEventBridgeClient, sqsClient } from '../aws/clients';
 import { pricePerImageUsd } from '../config';
-import { presentBatch, type Batch } from '../domain';
+import { presentBatch } from '../domain/summary';
+import { type Batch } from '../domain/batch';
 import { SqsJobQueue, type JobQueue } from '../jobs/queue';
 import { completionNotifier } from './completion';
 

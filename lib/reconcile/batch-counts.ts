@@ -5,7 +5,8 @@
 // live batches not yet done and recounts (then settles: done, callback, event) a batch whose counters cannot be right,
 // one that is due to be done and is not stamped so, and a closed one whose counters held still since the last run
 // (stuck: a recount of a quiet batch is exact). Work per run is bounded in batches.
-import { countsCannotBeRight, shouldMarkDone, type Batch, type Counts } from '../domain';
+import { countsCannotBeRight, type Counts } from '../domain/counts';
+import { shouldMarkDone, type Batch } from '../domain/batch';
 
 export interface CountCheckDeps {
   /** Every live batch's key (lib/store/live-batches.ts). */

@@ -10,7 +10,8 @@ import { callbackMessage, completedSummary } from '../notify/job';
 import { isFinalState } from '../notify/delivery';
 import type { NotifyConfig } from '../notify/schedule';
 import { batchesOwingCallbacks, readSummary, stampCallbackRequeued } from '../store/callback-requeue';
-import type { Batch, BatchSummary } from '../domain';
+import type { Batch } from '../domain/batch';
+import type { BatchSummary } from '../domain/summary';
 
 export interface CallbackSweepDeps {
   ddb: DynamoDBDocumentClient;

@@ -2,7 +2,7 @@
 // version} (lib/model-version.ts parseModelVersion). Which images it classifies again is decided by the one comparison
 // of lib/model-version.ts (answeredByCurrentModel), as the reuse and fingerprints:known decide theirs.
 import { DetectLabelsCommand, type RekognitionClient } from '@aws-sdk/client-rekognition';
-import type { ModelVersion } from '../domain';
+import type { ModelVersion } from '../domain/detection';
 import { parseModelVersion, sameModel, UNKNOWN_MODEL } from '../model-version';
 
 /** How long a model learnt from an answer is trusted in a process before it is asked again. */

@@ -7,7 +7,9 @@
 // follows its answer, so DetectLabels is paid once per distinct image. Asked again while its run goes on, it starts
 // nothing and charges nothing (newCalls 0), beyond looking after the run as the sweep does.
 import { ulid } from 'ulid';
-import { uploadEstimate, type Batch, type ModelVersion } from '../domain';
+import { uploadEstimate } from '../domain/pricing';
+import { type Batch } from '../domain/batch';
+import { type ModelVersion } from '../domain/detection';
 import { utcDay, type ClientLimits } from '../quota/limits';
 import type { RedetectCandidate } from '../store/redetect';
 import { answeredByCurrentModel } from '../model-version';

@@ -5,7 +5,7 @@
 // gone to the dead letters), has them queued again — at most once per grace; after MAX_RESUMES such resumes in a row
 // the run ends instead: those images keep the answer they had, as an image DetectLabels refuses does. A run owing
 // nothing ends.
-import type { Image } from '../domain';
+import type { Image } from '../domain/image';
 import { NOTHING_STARTED, queueImages, startPages, type PagingDeps, type PagesStarted } from './pages';
 
 export interface ResumeDeps extends PagingDeps {

@@ -2,7 +2,7 @@
 // stratified by the machine's verdict, so that its reviews estimate accuracy without the bias of the uncertainty queue.
 // Pure: the candidates in, the drawn images out; the store records them (lib/store/audit.ts).
 
-import type { AuditStratum } from '../domain';
+import type { AuditStratum } from '../domain/review';
 
 /** The machine's verdict an image was drawn under: a machine-cat or a machine-non-cat. */
 export type Stratum = AuditStratum;

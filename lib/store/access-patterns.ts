@@ -2,7 +2,7 @@
 // pure functions: the key condition, index and filters of each, unit-tested without a network. reader.ts runs them.
 import type { BatchGetCommandInput, GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
-import { IMAGE_STATUSES, type ImageStatus } from '../domain';
+import { IMAGE_STATUSES, type ImageStatus } from '../domain/image';
 import {
   BATCH_SK,
   INDEX,

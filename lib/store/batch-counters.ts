@@ -2,13 +2,14 @@
 // leaves), and the recount from the records that repairs a move lost without transactions.
 import type { PutCommandInput, QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, type BatchAttribute, type ImageAttribute } from './attributes';
-import { ZERO_COUNTS, type Batch, type Counts } from '../domain';
+import { ZERO_COUNTS, type Counts } from '../domain/counts';
+import { type Batch } from '../domain/batch';
 import { BATCH_SK, batchKey, batchPartition, type ImageItem } from './schema';
 import { liveBatch } from './batch-summary';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { BatchClosedError } from '../errors';
-import { countsCannotBeRight } from '../domain';
+import { countsCannotBeRight } from '../domain/counts';
 import { toBatch } from './attributes';
 import { BatchSummaries, conditionFailed } from './batch-summary';
 import { BatchErasedError } from './errors';

@@ -11,7 +11,9 @@
 // claim (image-record.ts), with the reuse lookup (reuse-lookup.ts); an upload's attempts (upload-attempts.ts); reviews
 // and the re-threshold (reviews.ts).
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { Claim, Finish, Image, ModelVersion, UploadRef } from '../domain';
+import type { Claim, Finish, UploadRef } from '../domain/upload';
+import type { Image } from '../domain/image';
+import type { ModelVersion } from '../domain/detection';
 import { sameModel, UNKNOWN_MODEL } from '../model-version';
 import { readCurrentModel } from './current-model';
 import { recordCurrentModel } from './current-model-write';

@@ -3,12 +3,13 @@
 // names through lib/store/attributes.ts (`#fileName`).
 import type { PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, toBatchItem, type BatchAttribute } from './attributes';
-import { ZERO_COUNTS, type Batch } from '../domain';
+import { ZERO_COUNTS } from '../domain/counts';
+import { type Batch } from '../domain/batch';
 import { CALLBACK_DUE, batchKey, nowSeconds, ttlFor } from './schema';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { toBatch } from './attributes';
-import { isVisibleBatch, shouldAutoClose, shouldMarkDone } from '../domain';
+import { isVisibleBatch, shouldAutoClose, shouldMarkDone } from '../domain/batch';
 import { markExpired } from './expired-batches';
 import type { TakeBack } from './take-back';
 import type { BatchItem } from './schema';

@@ -10,7 +10,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { batchNames, toBatch } from './attributes';
-import type { Batch } from '../domain';
+import type { Batch } from '../domain/batch';
 import { CALLBACK_DUE, INDEX, batchKey, splitPartition, type BatchItem } from './schema';
 
 /** The batches owing their completion callback that turned done before `doneBefore` (epoch ms), oldest first. */

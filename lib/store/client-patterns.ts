@@ -4,7 +4,8 @@ import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { gsiKey, statusCondition } from './access-patterns';
 import { imageNames } from './attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from './expressions';
-import type { BatchStatus, ImageStatus } from '../domain';
+import type { BatchStatus } from '../domain/batch';
+import type { ImageStatus } from '../domain/image';
 import { INDEX } from './schema';
 
 /** Image statuses a client listing can filter by: only results enter the client-status index. */

@@ -3,7 +3,7 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { batchResultsRequest } from './access-patterns';
 import { IMAGE_ATTRIBUTES, toImage, type ImageAttribute } from './attributes';
-import type { Image } from '../domain';
+import type { Image } from '../domain/image';
 import { IN_PROGRESS_LISTING_ATTRIBUTES, nowSeconds, type ImageItem } from './schema';
 
 export interface BatchPagesOptions {

@@ -2,13 +2,16 @@
 // record, and the duplicates counted on it, with what each moves on the counters.
 import type { PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { imageNames, toImageItem } from './attributes';
-import type { Claim, Counts, Finish, Image, ImageResult, Review } from '../domain';
+import type { Claim, Finish, ImageResult } from '../domain/upload';
+import type { Counts } from '../domain/counts';
+import type { Image } from '../domain/image';
+import type { Review } from '../domain/review';
 import { encodeDetections } from './detections';
 import { PAID_NAME, PAID_NAMES } from './paid-result';
 import { LIMITS, imageKey, purgeAt, reviewKey, statusTs, toStoredReview, type ImageItem } from './schema';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { BatchClosedError } from '../errors';
-import type { UploadRef } from '../domain';
+import type { UploadRef } from '../domain/upload';
 import { toImage } from './attributes';
 import type { BatchCounters, RecordOptions } from './batch-counters';
 import { conditionFailed } from './batch-summary';

@@ -3,7 +3,7 @@
 // BatchGetItem calls, not a thousand index Queries.
 import type { BatchGetCommandInput, PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { BATCH_GET_MAX_KEYS } from './access-patterns';
-import type { ModelVersion } from '../domain';
+import type { ModelVersion } from '../domain/detection';
 import { knownItemKey, purgeAt, type KnownItem } from './schema';
 
 /** The item naming `batchId` as the latest batch where the client's pixels `fprint` were classified (a `success` record). */

@@ -10,7 +10,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import type { Claim, ImageResult } from '../domain';
+import type { Claim, ImageResult } from '../domain/upload';
 import { imageNames } from './attributes';
 import { imageKey } from './schema';
 

@@ -19,7 +19,7 @@ import { uploadNames } from './attributes';
 import { ClientLimitsReader, usageKey, usagePurgeAt, type ClientLimitsStoreOptions } from './client-limits';
 import { clientKey, uploadItemKey } from './schema';
 import { transaction } from './batch-counters';
-import type { UploadRef } from '../domain';
+import type { UploadRef } from '../domain/upload';
 import { transactWrite } from './transact';
 
 /** Limits set for a client never registered (client:create). */

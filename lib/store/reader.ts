@@ -33,7 +33,8 @@ import { clientBatchesRequest, clientImagesRequest, type ClientBatchesFilter, ty
 import type { CursorCodec, StartKey } from './cursor';
 import { QueryError, StoreThrottledError } from './errors';
 import type { QueryPlan, TimeRange } from './expressions';
-import { isVisibleBatch, type Batch, type Image } from '../domain';
+import { isVisibleBatch, type Batch } from '../domain/batch';
+import { type Image } from '../domain/image';
 import { BATCH_SK, nowSeconds, type BatchItem, type ImageItem } from './schema';
 
 export interface Page<T> {

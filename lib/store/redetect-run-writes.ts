@@ -4,7 +4,7 @@
 // only from the page it read); an image claimed before DetectLabels is paid for it; a resume taken at most once a
 // while; the run given back when it started nothing. Sent by lib/store/redetect-run.ts.
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { ModelVersion } from '../domain';
+import type { ModelVersion } from '../domain/detection';
 import { batchNames } from './attributes';
 import { liveBatch } from './batch-summary';
 import { usageKey, usagePurgeAt } from './client-limits';

@@ -3,7 +3,8 @@
 // counted on the summary from the page it read; an image claimed before DetectLabels is paid for it; a resume taken at
 // most once a while; the run given back when it started nothing. The requests are redetect-run-writes.ts.
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Batch, ModelVersion } from '../domain';
+import type { Batch } from '../domain/batch';
+import type { ModelVersion } from '../domain/detection';
 import type { BatchStore } from './batch-store';
 import { conditionFailed } from './batch-summary';
 import { usageKey } from './client-limits';

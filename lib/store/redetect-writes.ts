@@ -3,8 +3,10 @@
 // the answer it replaces kept as `prev`, the counter move, the end (done again, the callback owed again), and the
 // changes listing's Query. Sent by lib/store/redetect.ts.
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { CatInstance, Counts, Detections, Image, Label, ModelVersion, TrimmedLabels } from '../domain';
-import { machineIsCatOf } from '../domain';
+import type { CatInstance, Detections, Label, ModelVersion, TrimmedLabels } from '../domain/detection';
+import type { Counts } from '../domain/counts';
+import type { Image } from '../domain/image';
+import { machineIsCatOf } from '../domain/image';
 import { modelOfRecord } from '../model-version';
 import { batchNames, imageNames, type BatchAttribute } from './attributes';
 import { liveBatch } from './batch-summary';

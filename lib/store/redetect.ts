@@ -6,7 +6,8 @@
 // has left), as an upload's redelivery is. The last answer ends the run: done again, callback owed again.
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Batch, Image } from '../domain';
+import type { Batch } from '../domain/batch';
+import type { Image } from '../domain/image';
 import type { RecordModelFacts } from '../model-version';
 import { transaction } from './batch-counters';
 import type { BatchStore } from './batch-store';

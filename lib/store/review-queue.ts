@@ -10,7 +10,8 @@ import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchGetRequests } from './access-patterns';
 import { imageNames, toImage } from './attributes';
 import type { StartKey } from './cursor';
-import type { Image, Review } from '../domain';
+import type { Image } from '../domain/image';
+import type { Review } from '../domain/review';
 import { batchGetAll, isVisibleImage, type Page, type PageRequest, type StoreContext } from './reader';
 import {
   INDEX,

@@ -1,14 +1,17 @@
 // A person's verdict on an image (docs/design.md §10), and the re-threshold that moves the machine's.
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames, imageNames, type ImageAttribute } from './attributes';
-import type { Counts, Image, Review } from '../domain';
+import type { Counts } from '../domain/counts';
+import type { Image } from '../domain/image';
+import type { Review } from '../domain/review';
 import { auditKey, batchKey, imageKey, reviewKey, toStoredReview } from './schema';
 import { liveBatch } from './batch-summary';
 import { batchRecordsQuery } from './batch-counters';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../backoff';
-import { isCatAt, machineIsCatOf, type Batch } from '../domain';
+import { isCatAt, machineIsCatOf } from '../domain/image';
+import { type Batch } from '../domain/batch';
 import { toImage } from './attributes';
 import { countRequest, type BatchCounters } from './batch-counters';
 import { conditionFailed } from './batch-summary';

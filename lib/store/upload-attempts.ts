@@ -1,7 +1,7 @@
 // An upload's own item: its attempts and what it was counted as (docs/design.md §6).
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { uploadNames } from './attributes';
-import type { UploadRef } from '../domain';
+import type { UploadRef } from '../domain/upload';
 import { purgeAt, uploadItemKey } from './schema';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchCounters } from './batch-counters';

@@ -3,7 +3,7 @@
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { registerApiKey } from '../../lib/auth/register';
 import { toBatchItem } from '../../lib/store/attributes';
-import type { ImageStatus } from '../../lib/domain';
+import type { ImageStatus } from '../../lib/domain/image';
 import { LIMITS, batchPartition, reviewKey, statusTs, type BatchItem, type ImageItem } from '../../lib/store/schema';
 import { newBatch } from '../../lib/store/batch-summary';
 import { aws, stackEnv, uniqueId } from '.';

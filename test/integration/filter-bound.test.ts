@@ -3,7 +3,7 @@
 // the cursors still yields every match once, in order. The bound is set small here (the store's own is MAX_EXAMINED, 1,000).
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { ApiClient } from '../../lib/cli/api-client';
-import type { Image } from '../../lib/domain';
+import type { Image } from '../../lib/domain/image';
 import { cursorCodec } from '../../lib/store/cursor';
 import { queryBatchImages, type StoreContext } from '../../lib/store/reader';
 import { aws, stackEnv, uniqueId } from '../helpers';

@@ -4,7 +4,7 @@ import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamo
 import { cursorCodec, CursorError } from '../../lib/store/cursor';
 import { BatchStore } from '../../lib/store/batch-store';
 import { StoreThrottledError } from '../../lib/store/errors';
-import type { Image } from '../../lib/domain';
+import type { Image } from '../../lib/domain/image';
 import {
   getBatch,
   getImage,

@@ -9,7 +9,7 @@ import { agreementSchema } from '../../lib/api/schemas/reviews';
 import { batchSummarySchema } from '../../lib/api/schemas/batches';
 import { imageListSchema, imageSchema, type ImageAnswer } from '../../lib/api/schemas/images';
 import { countRecords, recountQuery } from '../../lib/store/batch-counters';
-import type { Counts } from '../../lib/domain';
+import type { Counts } from '../../lib/domain/counts';
 import type { ImageItem } from '../../lib/store/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { call, newClient, readAllPages, seedBatch, type TestClient } from '../helpers/api';

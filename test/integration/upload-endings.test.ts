@@ -20,7 +20,7 @@ import type { ClaimOutcome } from '../../lib/store/image-record';
 import { uploadItemKey } from '../../lib/store/schema';
 import { takeBack } from '../../lib/store/take-back';
 import { newBatch } from '../../lib/store/batch-summary';
-import type { Claim, UploadRef } from '../../lib/domain';
+import type { Claim, UploadRef } from '../../lib/domain/upload';
 import { localDynamoClient } from '../../local/dynamodb';
 import { LOCAL_NAMES } from '../../local/env';
 import { localS3Client } from '../../local/s3';

@@ -4,7 +4,7 @@ import { auditEntriesRequest, auditEntryOf } from '../../lib/store/audit';
 import { auditRequest } from '../../lib/store/audit-draw';
 import { reviewRequest } from '../../lib/store/reviews';
 import { auditKey } from '../../lib/store/schema';
-import type { Audit } from '../../lib/domain';
+import type { Audit } from '../../lib/domain/review';
 
 const audit: Audit = { drawnAt: 1000, stratum: 'notCat', order: '00ab12cd34ef', seed: 42 };
 const image = { clientId: 'acme', batchId: 'b', fprint: 'f', uploadedAt: 5, isCat: false, catConfidence: 10 };

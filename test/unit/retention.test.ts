@@ -2,7 +2,7 @@
 // expires when the batch does, every write into a batch holds only while it has not expired, and the summary is in
 // the sparse index the expiry sweep reads.
 import { toBatchItem } from '../../lib/store/attributes';
-import { isVisibleBatch } from '../../lib/domain';
+import { isVisibleBatch } from '../../lib/domain/batch';
 import { INDEX, PURGE_AFTER_EXPIRY_S } from '../../lib/store/schema';
 import { addExpectedRequest, closeRequest, markDeletingRequest, newBatch, putBatchRequest } from '../../lib/store/batch-summary';
 import { claimRequest, rejectionRequest } from '../../lib/store/image-record';

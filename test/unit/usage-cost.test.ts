@@ -1,4 +1,7 @@
-import { batchUsage, presentBatch, uploadEstimate, ZERO_COUNTS, type Batch } from '../../lib/domain';
+import { batchUsage, uploadEstimate } from '../../lib/domain/pricing';
+import { presentBatch } from '../../lib/domain/summary';
+import { ZERO_COUNTS } from '../../lib/domain/counts';
+import { type Batch } from '../../lib/domain/batch';
 
 describe('batchUsage', () => {
   it('counts a call per classified image that was not reused, and prices it', () => {

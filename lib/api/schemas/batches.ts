@@ -3,7 +3,8 @@
 import * as z from 'zod/mini';
 import { importSourceSchema, importSummarySchema } from './import-sources';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../../ids';
-import { BATCH_STATUSES, type BatchSummary } from '../../domain';
+import { BATCH_STATUSES } from '../../domain/batch';
+import { type BatchSummary } from '../../domain/summary';
 import {
   type SchemaLimits,
   batchIdSchema,
@@ -284,7 +285,7 @@ export const reclassifyResultSchema = z
     ),
   })
   .check(z.meta({ id: 'ReclassifyResult' }));
-/** The summary's shape is the domain's BatchSummary (lib/domain.ts); the schema must describe exactly that shape. */
+/** The summary's shape is the domain's BatchSummary (lib/domain/summary.ts); the schema must describe exactly that shape. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const summarySchemaIsTheDomainShape: Same<z.infer<typeof batchSummarySchema>, BatchSummary> = true;
 void summarySchemaIsTheDomainShape;

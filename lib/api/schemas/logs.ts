@@ -1,6 +1,6 @@
 // A debug batch's per-image processing logs (GET …/logs).
 import * as z from 'zod/mini';
-import { IMAGE_STATUSES } from '../../domain';
+import { IMAGE_STATUSES } from '../../domain/image';
 import { cursorSchema, isoTime, limitSchema, optional, rangeCheck, timeSchema } from './common';
 
 export const logsQuerySchema = z

@@ -1,6 +1,6 @@
 // A person's verdict on an image (PUT …/review) and how far the machine agrees with the batch's (GET …/agreement).
 import * as z from 'zod/mini';
-import { REVIEW_NOTE_MAX_CHARS } from '../../domain';
+import { REVIEW_NOTE_MAX_CHARS } from '../../domain/review';
 import { optional } from './common';
 
 export const reviewBodySchema = z
