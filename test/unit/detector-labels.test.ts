@@ -1,13 +1,5 @@
-import {
-  COCO_CLASSES,
-  KNOWN_LABELS,
-  ancestorsOf,
-  labelForClass,
-  labelInfo,
-  passesFilters,
-  toLabels,
-  type Detection,
-} from '../../local/detector/labels';
+import { COCO_CLASSES } from '../../local/detector/taxonomy';
+import { KNOWN_LABELS, ancestorsOf, labelForClass, labelInfo, passesFilters, toLabels, type Detection } from '../../local/detector/labels';
 
 const CAT = COCO_CLASSES.indexOf('cat');
 const DOG = COCO_CLASSES.indexOf('dog');

@@ -1,5 +1,6 @@
 // The local detector's confidence scale: model scores (0..1) mapped onto Rekognition's 0..100.
-import { COCO_CLASSES, toLabels, type Detection } from '../../local/detector/labels';
+import { COCO_CLASSES } from '../../local/detector/taxonomy';
+import { toLabels, type Detection } from '../../local/detector/labels';
 import {
   LOCAL_CAT_MIN_CONFIDENCE,
   LOCAL_REKOGNITION_MIN_CONFIDENCE,
