@@ -136,5 +136,3 @@ export function loadLocalIam(opts: LocalIamOptions): LocalIam {
   const sourceRoles = rolesFromTemplate(template, { ...place, parameters: { ImportSourceBuckets: '*' } });
   return new LocalIam(roles, { table: opts.table, bucket: opts.bucket }, sourceRoles);
 }
-
-export type { PolicyStatement };

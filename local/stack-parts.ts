@@ -15,7 +15,8 @@ import type { MetricTotals } from './metric-totals';
 import type { LocalQueue } from './queue';
 import type { BatchHandler } from './queue-options';
 import type { LocalS3 } from './s3';
-import type { Closable, DetectorServer } from './stack-services';
+import type { Closable } from './stack-services';
+import type { DetectorServer } from './detector/server';
 import type { StackOptions } from './stack-types';
 
 export interface Starting {

@@ -28,17 +28,11 @@ import { sweepRedetections, type RedetectSweepResult } from '../lib/reconcile/re
 import { ClientLimitsReader } from '../lib/store/client-limits';
 import { Redetections } from '../lib/store/redetect';
 import { uploadsJobQueue } from './job-queues';
+import type { DetectorServer } from './detector/server';
 
 /** Something the stack started, closed at stop in reverse order. */
 export interface Closable {
   name: string;
-  close(): Promise<void>;
-}
-
-export interface DetectorServer {
-  url: string;
-  port: number;
-  workers: number;
   close(): Promise<void>;
 }
 

@@ -32,16 +32,8 @@ import { localS3Client, startLocalS3, type LocalS3 } from './s3';
 import { applyBucketCors } from './s3-cors';
 import { generateApiKey } from '../lib/auth/api-keys';
 import { maxUploadBytes } from '../lib/config';
-import {
-  closeAll,
-  localSecret,
-  provisionDemoClient,
-  recounter,
-  recountInterrupted,
-  ROOT,
-  startDetector,
-  type DetectorServer,
-} from './stack-services';
+import { closeAll, localSecret, provisionDemoClient, recounter, recountInterrupted, ROOT, startDetector } from './stack-services';
+import type { DetectorServer } from './detector/server';
 
 /** The deployed names this stack stands in for (serverless.yml: service icecat-wrangler, stage local). */
 export const LOCAL_QUEUE_ARN = `arn:aws:sqs:${LOCAL_NAMES.region}:${LOCAL_ACCOUNT_ID}:icecat-wrangler-local-uploads`;

@@ -41,7 +41,7 @@ import { checkSource, newImport, retryFailed, startListing, type RetryResult } f
 import { streamReport } from './import-report';
 import type { RedetectBody, RedetectResult } from './schemas/redetect';
 import type { BatchLifecycleOptions } from './batch-lifecycle-deps';
-import { RECLASSIFY_BUDGET_MS, decodeCursor, encodeCursor } from './reclassify-cursor';
+import { RECLASSIFY_BUDGET_MS, decodeReclassifyCursor, encodeReclassifyCursor } from './reclassify-cursor';
 
 /** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */
 const DEFAULT_CAT_MIN_CONFIDENCE = 80;
@@ -299,7 +299,7 @@ export class BatchLifecycleService {
 
   /** The cat flags and counters again at a new threshold, from stored confidences (no Rekognition call), in pages. */
   async reclassify(clientId: string, batchId: string, body: ReclassifyBody): Promise<ReclassifyResult> {
-    const after = body.cursor !== undefined ? decodeCursor(body.cursor, body.catMinConfidence) : undefined;
+    const after = body.cursor !== undefined ? decodeReclassifyCursor(body.cursor, body.catMinConfidence) : undefined;
     const out = await this.opts.store.reclassify(clientId, batchId, body.catMinConfidence, {
       ...(after !== undefined ? { after } : {}),
       deadline: this.now() + (this.opts.reclassifyBudgetMs ?? RECLASSIFY_BUDGET_MS),
@@ -310,7 +310,7 @@ export class BatchLifecycleService {
       throw new BatchNotDoneError(`batch ${batchId} is still open or processing; re-threshold it once it is done`, { batchId });
     return {
       batch: presentBatch(out.batch),
-      ...(out.after !== undefined ? { cursor: encodeCursor({ after: out.after, catMinConfidence: body.catMinConfidence }) } : {}),
+      ...(out.after !== undefined ? { cursor: encodeReclassifyCursor({ after: out.after, catMinConfidence: body.catMinConfidence }) } : {}),
     };
   }
 

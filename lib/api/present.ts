@@ -1,7 +1,7 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
 import { machineIsCatOf, type Image } from '../domain/image';
-import { presentBatch as presentDomainBatch, type BatchSummary } from '../domain/summary';
+import { summarizeBatch, type BatchSummary } from '../domain/summary';
 import { type Batch } from '../domain/batch';
 import { type LabelCount, type ModelCount } from '../domain/detection';
 import { pricePerImageUsd } from '../config';
@@ -15,7 +15,7 @@ import type { LogEntry } from './schemas/logs';
  * the configured ICECAT_PRICE_PER_IMAGE_USD, with the batch's top labels when they were counted.
  */
 export const presentBatch = (batch: Batch, labels: LabelCount[] | null = null, models: ModelCount[] | null = null): BatchSummary =>
-  presentDomainBatch(batch, { pricePerImageUsd: pricePerImageUsd(), labels, models });
+  summarizeBatch(batch, { pricePerImageUsd: pricePerImageUsd(), labels, models });
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 

@@ -13,9 +13,9 @@ interface ReclassifyCursor {
   catMinConfidence: number;
 }
 
-export const encodeCursor = (c: ReclassifyCursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
+export const encodeReclassifyCursor = (c: ReclassifyCursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
 
-export function decodeCursor(cursor: string, catMinConfidence: number): string {
+export function decodeReclassifyCursor(cursor: string, catMinConfidence: number): string {
   let c: Partial<ReclassifyCursor> | undefined;
   try {
     c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<ReclassifyCursor>;

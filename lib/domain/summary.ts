@@ -57,7 +57,7 @@ export interface PresentBatchOptions {
   models?: ModelCount[] | null;
 }
 
-export function presentBatch(batch: Batch, opts: PresentBatchOptions = {}): BatchSummary {
+export function summarizeBatch(batch: Batch, opts: PresentBatchOptions = {}): BatchSummary {
   return {
     batchId: batch.batchId,
     status: reportedStatus(batch),

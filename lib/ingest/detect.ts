@@ -98,7 +98,7 @@ export async function toRekognitionJpeg(image: Buffer | RawPixels, maxInputPixel
   throw new RejectedUploadError("the image could not be reduced below Rekognition's 5 MB limit", { code: 'DetectionRejected' });
 }
 
-export interface Detection {
+export interface DetectOutcome {
   /** The model and the boxes of the labels other than Cat (the most confident LIMITS.otherBoxes). */
   detections: Detections;
   isCat: boolean;
@@ -130,10 +130,10 @@ export async function detectLabels(
     /** The JPEG to send when the bytes cannot go as they are, where sharp cannot convert them (Fingerprint.rekognitionJpeg). */
     convert?: () => Promise<Buffer>;
   },
-): Promise<Detection> {
+): Promise<DetectOutcome> {
   const send = (jpegOrBytes: Buffer) =>
     observed(opts.onRequest, () => rekognition.send(detectCommand(buildDetectRequest(jpegOrBytes, opts), opts.clientHint)));
-  let sentAs: Detection['sentAs'] = 'Bytes';
+  let sentAs: DetectOutcome['sentAs'] = 'Bytes';
   let out: DetectLabelsCommandOutput | undefined;
   if (canSendAsIs(img)) {
     try {
@@ -197,7 +197,7 @@ function isImageRefusal(err: unknown): boolean {
 export function interpretLabels(
   out: Pick<DetectLabelsCommandOutput, 'Labels' | 'LabelModelVersion'>,
   catMinConfidence: number,
-): Omit<Detection, 'sentAs'> {
+): Omit<DetectOutcome, 'sentAs'> {
   const all = (out.Labels ?? [])
     .filter((l) => l.Name)
     .map((l) => ({

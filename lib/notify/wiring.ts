@@ -3,7 +3,7 @@
 // the function at cold start, naming the variable); the local stack passes its in-process callbacks queue instead.
 import { createEventBridgeClient, sqsClient } from '../aws/clients';
 import { pricePerImageUsd } from '../config';
-import { presentBatch } from '../domain/summary';
+import { summarizeBatch } from '../domain/summary';
 import { type Batch } from '../domain/batch';
 import { SqsJobQueue, type JobQueue } from '../jobs/queue';
 import { completionNotifier } from './completion';
@@ -29,7 +29,7 @@ export function completionHook(wiring: NotifyWiring, log = logJson): (batch: Bat
   return completionNotifier({
     callbacks: wiring.callbacks,
     ...(wiring.eventBusName ? { events: { client: createEventBridgeClient(), busName: wiring.eventBusName } } : {}),
-    present: (batch) => presentBatch(batch, { pricePerImageUsd: pricePerImageUsd() }),
+    present: (batch) => summarizeBatch(batch, { pricePerImageUsd: pricePerImageUsd() }),
     log,
   });
 }

@@ -58,7 +58,7 @@ export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage):
     : undefined;
   if (!object) return redetections.answer(image, m.run, undefined);
   deps.onCall?.();
-  const detection = await detectLabels(
+  const answer = await detectLabels(
     deps.rekognition,
     { bytes: object.bytes.length, format: image.format ?? 'unknown', width: image.width ?? 0, height: image.height ?? 0 },
     object.bytes,
@@ -75,5 +75,5 @@ export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage):
     if (err instanceof RejectedUploadError) return undefined;
     throw err;
   });
-  return redetections.answer(image, m.run, detection);
+  return redetections.answer(image, m.run, answer);
 }

@@ -62,7 +62,7 @@ export interface BoundingBox {
 }
 
 /** One object found by the model: class index, score in 0..1, box relative to the original image. */
-export interface Detection {
+export interface FoundObject {
   classIndex: number;
   score: number;
   box: BoundingBox;
@@ -73,7 +73,7 @@ export interface Instance {
   Confidence: number;
 }
 
-export interface Label {
+export interface RekognitionLabel {
   Name: string;
   Confidence: number;
   Instances: Instance[];
@@ -130,7 +130,7 @@ export function passesFilters(info: Pick<LabelInfo, 'name' | 'categories'>, filt
  * Sorted by confidence, most specific first on ties; then filtered and capped. Each label's Confidence is its score
  * through the model's mapping (`scale`, default CenterNet's).
  */
-export function toLabels(detections: Detection[], query: LabelQuery, scale: ModelScale = MODEL_SCALES.centernet): Label[] {
+export function toLabels(detections: FoundObject[], query: LabelQuery, scale: ModelScale = MODEL_SCALES.centernet): RekognitionLabel[] {
   const instancesByLabel = new Map<string, Instance[]>();
   const confidenceByLabel = new Map<string, number>();
   const depthByLabel = new Map<string, number>();
@@ -151,7 +151,7 @@ export function toLabels(detections: Detection[], query: LabelQuery, scale: Mode
     }
   }
 
-  const labels: Label[] = [];
+  const labels: RekognitionLabel[] = [];
   for (const [name, confidence] of confidenceByLabel) {
     const info = labelInfo(name);
     if (!passesFilters(info, query.filters)) continue;

@@ -10,7 +10,7 @@ import { loadGraphModel, type GraphModel } from '@tensorflow/tfjs-converter';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import sharp, { type OutputInfo } from 'sharp';
 import { COCO_CLASSES } from './taxonomy';
-import { type Detection } from './labels';
+import { type FoundObject } from './labels';
 import { decodeDetections, letterbox, type Letterbox } from './decode';
 import { SerialQueue } from './queue';
 import { detectorModelName, locateModelFiles, modelVersion, type DetectorModelName, type ModelFiles } from './models';
@@ -32,7 +32,7 @@ export interface ObjectDetector {
   /** Names the model for DetectLabels' LabelModelVersion. */
   readonly version: string;
   /** Objects in a JPEG or PNG image, boxes relative to the (EXIF-oriented) image. */
-  detect(image: Buffer): Promise<Detection[]>;
+  detect(image: Buffer): Promise<FoundObject[]>;
   /** Detections waiting or running. */
   readonly pending: number;
 }
@@ -114,7 +114,7 @@ export async function prepareInput(image: Buffer, size = INPUT_SIZE): Promise<{ 
 }
 
 /** One image through a model: its detections on the original image. */
-type Inference = (model: GraphModel, image: Buffer) => Promise<Detection[]>;
+type Inference = (model: GraphModel, image: Buffer) => Promise<FoundObject[]>;
 
 const DECODE = { minScore: MIN_SCORE, iouThreshold: IOU_THRESHOLD, classCount: COCO_CLASSES.length };
 
@@ -150,7 +150,7 @@ class GraphDetector implements ObjectDetector {
     return this.queue.pending;
   }
 
-  detect(image: Buffer): Promise<Detection[]> {
+  detect(image: Buffer): Promise<FoundObject[]> {
     return this.queue.run(() => INFERENCE[this.name](this.model, image));
   }
 }

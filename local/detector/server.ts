@@ -17,8 +17,6 @@ import { listen } from '../listen';
 import { ID_PATTERN, REKOGNITION_LIMITS } from '../../lib/ids';
 import { CLIENT_HINT_HEADER } from '../../lib/ingest/detect';
 
-export type { DetectorStats } from './detect-labels';
-
 /** Rekognition's limits for DetectLabels. */
 export const LIMITS = REKOGNITION_LIMITS;
 

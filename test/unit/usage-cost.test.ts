@@ -1,5 +1,5 @@
 import { batchUsage, uploadEstimate } from '../../lib/domain/pricing';
-import { presentBatch } from '../../lib/domain/summary';
+import { summarizeBatch } from '../../lib/domain/summary';
 import { ZERO_COUNTS } from '../../lib/domain/counts';
 import { type Batch } from '../../lib/domain/batch';
 
@@ -44,7 +44,7 @@ describe('the summary', () => {
       counts: { ...ZERO_COUNTS, total: 5, success: 3, reused: 1, duplicate: 2 },
     };
 
-    expect(presentBatch(batch, { pricePerImageUsd: 0.002 }).usage).toEqual({
+    expect(summarizeBatch(batch, { pricePerImageUsd: 0.002 }).usage).toEqual({
       detectLabelsCalls: 2,
       reused: 1,
       duplicates: 2,
