@@ -5,7 +5,7 @@
 // own AccessDenied. The operator's key (S3RVER) and the clients' own S3 keys are no function's: they keep their own
 // scopes (everything; s3-scope.ts).
 import { RoleDecisions, type IamRequest } from './iam-evaluate';
-import { rolesFromTemplate, type FunctionRole, type PolicyStatement } from './iam-roles';
+import { rolesFromTemplate, type FunctionRole } from './iam-roles';
 import { roleTemplateFromSources } from './iam-template';
 import { LOCAL_ACCOUNT_ID, LOCAL_NAMES } from './env';
 
