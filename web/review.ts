@@ -3,7 +3,7 @@
 // images skipped (offered again once the queue runs out).
 import type { BatchCounts, Image } from './api';
 
-export interface GivenVerdict {
+interface GivenVerdict {
   image: Image;
   isCat: boolean;
 }

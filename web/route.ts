@@ -11,7 +11,7 @@ export type HashRoute =
   | { view: 'review'; batchId: string }
   | { view: 'image'; batchId: string; fprint: string };
 
-export function parseRoute(hash: string): HashRoute {
+function parseRoute(hash: string): HashRoute {
   const [path = '', query = ''] = hash.replace(/^#/, '').split('?');
   const parts = path
     .split('/')

@@ -9,7 +9,7 @@ import { estimateModelAccuracy, type AuditedVerdict } from '../review/model-accu
 import type { AuditedEntry } from '../store/audit';
 import { answerModelOf } from '../store/redetect-writes';
 
-export interface ModelAccuracy extends AccuracyEstimates {
+interface ModelAccuracy extends AccuracyEstimates {
   model: ModelVersion;
   /** Audited images this model answered. */
   sampled: number;

@@ -42,7 +42,7 @@ export interface BatchLifecycleOptions {
 }
 
 /** A client's daily limits as the batch lifecycle applies them (lib/store/quota-writes.ts ClientQuotaStore). */
-export interface LifecycleQuota {
+interface LifecycleQuota {
   limitsOf(clientId: string): Promise<ClientLimits>;
   /** Today's usage: `accepted` uploads. */
   usage(clientId: string, day: string): Promise<{ accepted: number }>;

@@ -46,18 +46,18 @@ import { RECLASSIFY_BUDGET_MS, decodeReclassifyCursor, encodeReclassifyCursor } 
 /** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */
 const DEFAULT_CAT_MIN_CONFIDENCE = 80;
 
-export interface DeletedBatch {
+interface DeletedBatch {
   batchId: string;
   status: 'deleting';
 }
 
-export interface UploadForms {
+interface UploadForms {
   uploads: UploadForm[];
   expiresAt: string;
   batch: BatchSummary;
 }
 
-export interface CreatedBatch extends UploadForms {
+interface CreatedBatch extends UploadForms {
   batchId: string;
   callbackSecret?: string;
 }

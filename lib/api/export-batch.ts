@@ -79,7 +79,7 @@ export async function exportBatch(
 }
 
 /** Where a streamed answer is kept once past the inline bound, and what it is called and typed when inline. */
-export interface ExportTarget {
+interface ExportTarget {
   clientId: string;
   batchId: string;
   /** The stored object's format (its key's extension). */

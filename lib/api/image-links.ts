@@ -17,7 +17,7 @@ export interface ImageLinks {
 
 export const NO_LINKS: ImageLinks = { thumbnailUrl: null, imageUrl: null };
 
-export interface ImageLinkOptions {
+interface ImageLinkOptions {
   bucket: string;
   region: string;
   credentials: S3RequestPresignerOptions['credentials'];

@@ -15,7 +15,7 @@ import { BatchNotDoneError, BatchNotFoundError } from './errors';
 import { presentBatch } from './present';
 
 /** A source outside the client's allowed ones (npm run client:sources). */
-export class SourceNotAllowedError extends IceCatError {
+class SourceNotAllowedError extends IceCatError {
   override name = 'SourceNotAllowedError';
   readonly code = 'source_not_allowed';
   readonly source: string;
@@ -26,7 +26,7 @@ export class SourceNotAllowedError extends IceCatError {
 }
 
 /** An import asked of a deployment whose engine is not wired (no listing queue). */
-export class ImportsNotConfiguredError extends IceCatError {
+class ImportsNotConfiguredError extends IceCatError {
   override name = 'ImportsNotConfiguredError';
   readonly code = 'imports_not_configured';
 }

@@ -60,7 +60,7 @@ function parameters(route: Route, components: Record<string, JsonSchema>): JsonS
   return list;
 }
 
-export interface OpenApiOptions {
+interface OpenApiOptions {
   title?: string;
   version?: string;
   serverUrl?: string;

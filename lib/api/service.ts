@@ -41,12 +41,12 @@ import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits'
 import type { DailyUsage } from '../store/client-limits';
 
 /** What GET /v1/usage reads: a client's limits and its usage of a day (lib/store/client-limits.ts). */
-export interface UsageReader {
+interface UsageReader {
   limitsOf(clientId: string): Promise<ClientLimits>;
   usage(clientId: string, day: string): Promise<DailyUsage>;
 }
 
-export interface ApiServiceOptions {
+interface ApiServiceOptions {
   store: StoreContext;
   /** Signs images' thumbnailUrl and imageUrl; without it both are null. */
   links?: ImageLinkSigner;
@@ -63,7 +63,7 @@ export interface ApiServiceOptions {
  */
 export const SIMILAR_READ: BatchPagesOptions = { attributes: ['fprint', 'phash', 'fileName'], pageSize: 2000 };
 
-export interface List<T> {
+interface List<T> {
   items: T[];
   cursor?: string;
 }

@@ -11,7 +11,7 @@ export interface DeclaredFile {
   size: number;
 }
 
-export const uploadKey = (clientId: string, batchId: string, fileName: string): string => `uploads/${clientId}/${batchId}/${fileName}`;
+const uploadKey = (clientId: string, batchId: string, fileName: string): string => `uploads/${clientId}/${batchId}/${fileName}`;
 
 /** The createPresignedPost input for one declared file (pure). */
 export function uploadPolicy(

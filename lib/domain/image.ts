@@ -83,7 +83,7 @@ export interface Image {
 }
 
 /** The machine's answer a re-detection replaced: the model that gave it, its verdict at the batch's threshold, its best Cat confidence. */
-export interface PreviousAnswer {
+interface PreviousAnswer {
   model: ModelVersion;
   isCat: boolean;
   catConfidence: number;

@@ -15,7 +15,7 @@ export interface BatchUsage {
 }
 
 /** Dollars without float noise (1e-9 of a dollar is far below any price tier). */
-export const dollars = (n: number): number => Math.round(n * 1e9) / 1e9;
+const dollars = (n: number): number => Math.round(n * 1e9) / 1e9;
 
 export function batchUsage(counts: { success: number; reused: number; duplicate: number }, pricePerImage: number): BatchUsage {
   const detectLabelsCalls = Math.max(counts.success - counts.reused, 0);

@@ -6,7 +6,7 @@ import type { ImportSummary } from './import';
 import { type BatchUsage, DEFAULT_PRICE_PER_IMAGE_USD, batchUsage } from './pricing';
 
 /** The completion callback's delivery as a client sees it (GET /v1/batches/{batchId}, `callback`). */
-export interface CallbackDelivery {
+interface CallbackDelivery {
   url: string;
   status: 'pending' | 'delivered' | 'failed';
   attempts: number;
@@ -48,7 +48,7 @@ export interface BatchSummary {
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 
-export interface PresentBatchOptions {
+interface PresentBatchOptions {
   /** Dollars per DetectLabels call (config: ICECAT_PRICE_PER_IMAGE_USD); default DEFAULT_PRICE_PER_IMAGE_USD. */
   pricePerImageUsd?: number;
   /** The batch's top labels, when they were counted. */

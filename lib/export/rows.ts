@@ -25,8 +25,6 @@ export const EXPORT_COLUMNS = [
   'model',
 ] as const;
 
-export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
-
 export type ExportStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
 
 /** A box the detector drew, as ratios of the image's sides (Rekognition's BoundingBox), confidence 0–100. */

@@ -174,11 +174,6 @@ const HTTP_ANSWERS: Readonly<Record<string, { status: number; message?: (own: st
   quota_exceeded: { status: 429 },
 };
 
-/** The error codes the API answers with a status below 500, and that status (docs/api.md lists them). */
-export const ANSWERED_CODES: Readonly<Record<string, number>> = Object.fromEntries(
-  Object.entries(HTTP_ANSWERS).map(([code, a]) => [code, a.status]),
-);
-
 export const INTERNAL_ERROR: HttpErrorAnswer = { status: 500, code: 'internal_error', message: 'internal error' };
 
 export const OUT_OF_STORAGE: HttpErrorAnswer = {

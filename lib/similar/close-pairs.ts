@@ -13,7 +13,7 @@ export interface Hashes {
 }
 
 /** Pairs (i < j) within maxDistance bits, as parallel arrays. */
-export interface Pairs {
+interface Pairs {
   a: number[];
   b: number[];
   distance: number[];
@@ -76,7 +76,7 @@ function* allPairs(h: Hashes, maxDistance: number, sink: PairSink): Generator<vo
  * meets the images whose part lies within that radius of its own, found by flipping up to that many bits of its
  * part in a table of all images by part.
  */
-export interface IndexPlan {
+interface IndexPlan {
   chunks: number;
 }
 

@@ -23,7 +23,7 @@ export interface HashedImage {
   phash?: string | null;
 }
 
-export interface SimilarGroup {
+interface SimilarGroup {
   /** The group's images, in the order they were given. */
   fprints: string[];
   /**
@@ -33,11 +33,11 @@ export interface SimilarGroup {
   maxDistance: number;
 }
 
-export interface NearDuplicateGroups {
+interface NearDuplicateGroups {
   groups: SimilarGroup[];
 }
 
-export class InvalidMaxDistanceError extends IceCatError {
+class InvalidMaxDistanceError extends IceCatError {
   override name = 'InvalidMaxDistanceError';
   readonly code: string = 'invalid_parameter';
 }
@@ -100,7 +100,7 @@ function candidates(
 }
 
 /** The kept pairs of a search (spanningSearch), as typed parallel arrays, and how many close pairs it found. */
-export interface KeptPairs {
+interface KeptPairs {
   a: Int32Array;
   b: Int32Array;
   distance: Uint8Array;

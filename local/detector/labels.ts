@@ -5,7 +5,7 @@ import { scoreToConfidence } from './thresholds';
 import { COCO_CLASSES, LABEL_OF_CLASS, TAXONOMY, type TaxonomyNode } from './taxonomy';
 
 /** A label's vocabulary entry as DetectLabels reports it. */
-export interface LabelInfo {
+interface LabelInfo {
   name: string;
   /** All ancestors, nearest first. */
   parents: string[];
@@ -68,7 +68,7 @@ export interface FoundObject {
   box: BoundingBox;
 }
 
-export interface Instance {
+interface Instance {
   BoundingBox: BoundingBox;
   Confidence: number;
 }
@@ -83,14 +83,14 @@ export interface RekognitionLabel {
 }
 
 /** The GeneralLabels settings of a DetectLabels request. */
-export interface GeneralLabelsFilters {
+interface GeneralLabelsFilters {
   LabelInclusionFilters?: string[];
   LabelExclusionFilters?: string[];
   LabelCategoryInclusionFilters?: string[];
   LabelCategoryExclusionFilters?: string[];
 }
 
-export interface LabelQuery {
+interface LabelQuery {
   /** 0..100; labels and instances below it are left out. */
   minConfidence: number;
   maxLabels: number;
@@ -103,7 +103,7 @@ const round4 = (v: number): number => Math.round(v * 1e4) / 1e4;
 export const toConfidence = (score: number): number => round4(scoreToConfidence(score));
 
 /** Confidence as Rekognition reports it: a label's score through its model's mapping (scales.ts). */
-export const labelToConfidence = (scale: ModelScale, label: string, score: number): number => round4(labelConfidence(scale, label, score));
+const labelToConfidence = (scale: ModelScale, label: string, score: number): number => round4(labelConfidence(scale, label, score));
 
 const lowerSet = (names: string[] | undefined): Set<string> => new Set((names ?? []).map((n) => n.toLowerCase()));
 

@@ -26,7 +26,7 @@ const IOU_THRESHOLD = 0.5;
 /** Decompression-bomb guard; Rekognition accepts at most 10,000 px a side anyway. */
 const MAX_INPUT_PIXELS = 10_000 * 10_000;
 
-export interface ObjectDetector {
+interface ObjectDetector {
   /** The model's name (ICECAT_DETECTOR_MODEL). */
   readonly name: DetectorModelName;
   /** Names the model for DetectLabels' LabelModelVersion. */
@@ -83,7 +83,7 @@ async function loadGraph(files: ModelFiles): Promise<GraphModel> {
 }
 
 /** The image letterboxed into the model's square RGB input (black padding), and where it sits. */
-export async function prepareInput(image: Buffer, size = INPUT_SIZE): Promise<{ pixels: Float32Array; box: Letterbox }> {
+async function prepareInput(image: Buffer, size = INPUT_SIZE): Promise<{ pixels: Float32Array; box: Letterbox }> {
   let decoded: { data: Buffer; info: OutputInfo };
   try {
     decoded = await sharp(image, { limitInputPixels: MAX_INPUT_PIXELS })

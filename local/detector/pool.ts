@@ -16,10 +16,10 @@ import { DetectorError, type RekognitionErrorType } from './errors';
 import type { FoundObject } from './labels';
 
 /** Most workers a pool runs. */
-export const MAX_WORKERS = 64;
+const MAX_WORKERS = 64;
 
 /** Workers by default: one per core this process may use. */
-export const defaultWorkers = (): number => Math.min(MAX_WORKERS, availableParallelism());
+const defaultWorkers = (): number => Math.min(MAX_WORKERS, availableParallelism());
 
 /** ICECAT_DETECTOR_WORKERS (1..64; default one per core), or `workers` when given; anything else is refused. */
 export function detectorWorkers(workers?: number): number {
@@ -47,9 +47,9 @@ export type WorkerReply =
   | { id: number; error: { type: RekognitionErrorType; message: string }; tensors: number };
 
 /** How workers run: threads of this process (the default) or child processes (measured against; docs/design.md). */
-export type WorkerKind = 'thread' | 'process';
+type WorkerKind = 'thread' | 'process';
 
-export interface DetectorPoolOptions {
+interface DetectorPoolOptions {
   workers?: number;
   kind?: WorkerKind;
   /** Default ICECAT_DETECTOR_TASK_TIMEOUT_MS, else 60 s. */
@@ -59,7 +59,7 @@ export interface DetectorPoolOptions {
   model?: DetectorModelName;
 }
 
-export interface PoolStats {
+interface PoolStats {
   workers: number;
   /** Images waiting for a worker or in one. */
   pending: number;

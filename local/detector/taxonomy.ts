@@ -85,7 +85,7 @@ export const COCO_CLASSES = [
   'toothbrush',
 ] as const;
 
-export type CocoClass = (typeof COCO_CLASSES)[number];
+type CocoClass = (typeof COCO_CLASSES)[number];
 
 export interface TaxonomyNode {
   /** Direct parents only; a label's Parents are all its ancestors, nearest first. */

@@ -81,7 +81,6 @@ function errorClasses(dirs: string[]): { file: string; name: string; ctor: strin
 const VALUES_NAMED_TWICE: string[] = [
   'API_KEY_PREFIX: lib/auth/api-keys.ts, lib/store/schema.ts',
   'DEFAULT_RETRY: lib/cli/retry.ts, lib/store/reader.ts',
-  'LIMITS: lib/store/schema.ts, local/detector/server.ts',
   'claimImage: lib/store/image-record.ts, lib/ingest/steps/claim.ts',
   'decodeDetections: lib/store/detections.ts, local/detector/decode.ts',
   'dollars: lib/domain/pricing.ts, web/views/common.tsx',

@@ -4,7 +4,7 @@ import { noQuerySchema } from '../schemas/common';
 import { route, noParams, type Route } from './route';
 
 /** Fingerprints of POST /v1/fingerprints:known one rate-limit token pays for (a call of 1,000 costs 200 tokens). */
-export const KNOWN_FINGERPRINTS_PER_TOKEN = 5;
+const KNOWN_FINGERPRINTS_PER_TOKEN = 5;
 
 const getUsageRoute = route({
   function: 'api',

@@ -8,7 +8,7 @@ import type { ApiService } from '../service';
 import type { HttpAnswer } from '../http-answer';
 import { batchIdSchema, fprintSchema } from '../schemas/common';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** The web app's files as the routes serve them (lib/web/site.ts, on the function that serves them). */
 export interface WebPages {
@@ -25,7 +25,7 @@ export interface ApiServices {
   batches: BatchLifecycleService;
 }
 
-export interface RouteInput<S, P, Q, B> {
+interface RouteInput<S, P, Q, B> {
   service: S;
   /** Absent only on routes without authentication. */
   clientId: string;

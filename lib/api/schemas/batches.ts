@@ -30,7 +30,7 @@ export const clientBatchesQuerySchema = z
 // Bodies -------------------------------------------------------------------------------------------------------
 
 /** A file name becomes the last part of uploads/{clientId}/{batchId}/{fileName}: folders allowed, no escaping them. */
-export const fileNameSchema = z.string().check(
+const fileNameSchema = z.string().check(
   z.minLength(1),
   z.maxLength(255),
   z.refine((n: string) => !hasForbiddenFileNameCharacters(n), 'must not contain control characters or backslashes'),
@@ -110,7 +110,7 @@ export function createBatchBodySchema(limits: SchemaLimits) {
     );
 }
 
-export const callbackStateSchema = z
+const callbackStateSchema = z
   .object({
     url: z.string(),
     status: z.enum(['pending', 'delivered', 'failed']).check(
@@ -131,7 +131,7 @@ export const callbackStateSchema = z
   })
   .check(z.meta({ id: 'CallbackDelivery' }));
 
-export const batchUsageSchema = z
+const batchUsageSchema = z
   .object({
     detectLabelsCalls: z
       .number()
@@ -229,7 +229,7 @@ export const batchListSchema = z
   })
   .check(z.meta({ id: 'BatchList' }));
 
-export const uploadFormSchema = z
+const uploadFormSchema = z
   .object({
     file: z.string(),
     url: z.url(),

@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { fprintSchema } from './common';
 
 /** Most fingerprints one POST /v1/fingerprints:known takes. */
-export const KNOWN_FINGERPRINTS_MAX = 1000;
+const KNOWN_FINGERPRINTS_MAX = 1000;
 
 export const knownFingerprintsBodySchema = z
   .strictObject({

@@ -7,8 +7,8 @@ import '../../validation-messages';
 import * as z from 'zod/mini';
 import { ID_PATTERN, ID_RULE } from '../../ids';
 
-export const PAGE_LIMIT_MAX = 100;
-export const PAGE_LIMIT_DEFAULT = 50;
+const PAGE_LIMIT_MAX = 100;
+const PAGE_LIMIT_DEFAULT = 50;
 
 export interface SchemaLimits {
   maxRetentionDays: number;
@@ -40,7 +40,7 @@ const EPOCH_SECONDS = /^\d{1,12}(\.\d{1,3})?$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** A time as ISO-8601 (a zone-less time is UTC) or epoch seconds, to epoch ms. */
-export function parseTime(raw: string): number | undefined {
+function parseTime(raw: string): number | undefined {
   if (EPOCH_SECONDS.test(raw)) return Math.round(Number(raw) * 1000);
   if (!ISO_8601.test(raw)) return undefined;
   const zoned = raw.length > 10 && !/(Z|[+-]\d{2}:?\d{2})$/.test(raw) ? `${raw}Z` : raw;

@@ -12,7 +12,7 @@ const clientImageStatusSchema = z
   .check(z.meta({ description: 'Only images with this result (images still being classified are listed per batch).' }));
 
 /** The longest label name a filter takes (Rekognition's are far shorter). */
-export const LABEL_MAX_CHARS = 100;
+const LABEL_MAX_CHARS = 100;
 
 /** label=Dog&label=Cat (API Gateway joins a repeated parameter with commas) or label=Dog,Cat: the names, trimmed. */
 const labelsSchema = z.pipe(

@@ -12,7 +12,7 @@ export const logsQuerySchema = z
   })
   .check(rangeCheck);
 
-export const logEntrySchema = z
+const logEntrySchema = z
   .object({
     batchId: z.string(),
     fprint: z.string(),

@@ -34,7 +34,7 @@ const answerSchema = z
   })
   .check(z.meta({ id: 'MachineAnswer' }));
 
-export const changeSchema = z
+const changeSchema = z
   .object({
     fprint: z.string(),
     fileName: z.nullable(z.string()),

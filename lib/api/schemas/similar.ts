@@ -5,7 +5,7 @@ import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT } from '../../similar/groups';
 const MAX_DISTANCE_RULE = `must be a whole number of bits from 0 to ${MAX_DISTANCE_LIMIT}`;
 
 /** Bits of the 64-bit pHash, at most MAX_DISTANCE_LIMIT; a query parameter, so digits only: no sign, exponent, fraction or blank. */
-export const maxDistanceSchema = z
+const maxDistanceSchema = z
   .pipe(
     z.string().check(
       z.regex(/^\d{1,2}$/, MAX_DISTANCE_RULE),
@@ -22,7 +22,7 @@ export const maxDistanceSchema = z
 
 export const similarQuerySchema = z.strictObject({ maxDistance: z.optional(maxDistanceSchema) });
 
-export const similarGroupSchema = z
+const similarGroupSchema = z
   .object({
     fprints: z.array(z.string()).check(z.meta({ description: 'The images of the group (two or more), in fingerprint order.' })),
     maxDistance: z
