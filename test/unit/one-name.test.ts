@@ -83,7 +83,6 @@ const VALUES_NAMED_TWICE: string[] = [
   'DEFAULT_RETRY: lib/cli/retry.ts, lib/store/reader.ts',
   'claimImage: lib/store/image-record.ts, lib/ingest/steps/claim.ts',
   'decodeDetections: lib/store/detections.ts, local/detector/decode.ts',
-  'dollars: lib/domain/pricing.ts, web/views/common.tsx',
   'getImage: lib/store/image-record.ts, lib/store/reader.ts',
   'postForm: lib/cli/form-upload.ts, web/upload.ts',
   's3Error: lib/cli/form-upload.ts, local/s3-store.ts',
