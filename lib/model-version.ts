@@ -25,7 +25,7 @@ const LEGACY_LOCAL_FORM = /^(\S+) \(@vladmandic\/human (\S+), local\)$/;
  * 1, the model's score × 100 (from the detector's first commit); 2, the piecewise-linear scale onto Rekognition's
  * (commit b65697e, 2026-11-25 16:30:06 UTC). Only records in the legacy form need this: later ones name their mapping.
  */
-export const LEGACY_LOCAL_MAPPINGS: readonly { version: number; from: number }[] = [
+const LEGACY_LOCAL_MAPPINGS: readonly { version: number; from: number }[] = [
   { version: 1, from: 0 },
   { version: 2, from: Date.parse('2026-11-25T16:30:06Z') },
 ];

@@ -46,7 +46,7 @@ export function bearerKey(header: string | undefined): string {
   return match[1];
 }
 
-export interface AuthenticatorOptions {
+interface AuthenticatorOptions {
   ddb: DynamoDBDocumentClient;
   tableName: string;
   /** How long a container trusts a key it has looked up. */

@@ -13,7 +13,7 @@ import { rekognitionMaxAttempts, s3ForcePathStyle } from '../config';
 import { traced } from './tracing';
 
 /** Static keys a client signs with. */
-export interface SigningKeys {
+interface SigningKeys {
   accessKeyId: string;
   secretAccessKey: string;
 }

@@ -282,7 +282,7 @@ function uploadFooter(s: BatchSummary, r: UploadResult, settled: boolean): strin
 }
 
 /** What the batch cost and what reuse and duplicates saved: the last line of a settled upload. */
-export function usageLine(u: BatchUsage): string {
+function usageLine(u: BatchUsage): string {
   const calls = `${u.detectLabelsCalls} DetectLabels ${u.detectLabelsCalls === 1 ? 'call' : 'calls'}`;
   return `cost: ${calls}, $${u.estimatedCostUsd}; ${u.reused} reused and ${u.duplicates} ${u.duplicates === 1 ? 'duplicate' : 'duplicates'} saved $${u.savedUsd}`;
 }

@@ -7,7 +7,7 @@ import { isMarkedForErasure } from '../store/erasure-mark';
 import { eraseBatch, type BatchErasureReport } from './erase-batch';
 import { decodeEraseMessage } from './message';
 
-export interface EraseJobDeps {
+interface EraseJobDeps {
   s3: S3Client;
   ddb: DynamoDBDocumentClient;
   bucketName: string;

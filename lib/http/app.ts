@@ -25,7 +25,7 @@ import {
 } from './middleware';
 import { IceCatError } from '../errors';
 
-export interface ApiDeps {
+interface ApiDeps {
   /** The routes this function serves. */
   routes: Route[];
   /** The operations behind them, by the function each route names. */

@@ -16,10 +16,10 @@ import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { ID_PATTERN, ID_RULE } from '../ids';
 import { enqueueSourceObject, nextUtcMidnight, sourceUri, type EnqueueDeps, type ImportTarget } from './enqueue';
 
-export type TaskResultCode = 'Succeeded' | 'TemporaryFailure' | 'PermanentFailure';
+type TaskResultCode = 'Succeeded' | 'TemporaryFailure' | 'PermanentFailure';
 
 /** One task's answer: its result string is the completion report's ResultMessage. */
-export interface TaskResult {
+interface TaskResult {
   taskId: string;
   resultCode: TaskResultCode;
   resultString: string;
@@ -34,7 +34,7 @@ export interface BatchOperationsResponse {
 }
 
 /** The invocation is not a Batch Operations event at all (no invocation id or tasks): nothing can be answered. */
-export class InvalidInvocationError extends IceCatError {
+class InvalidInvocationError extends IceCatError {
   override name = 'InvalidInvocationError';
   readonly code = 'invalid_invocation';
   constructor(message: string, options?: IceCatErrorOptions) {
@@ -65,7 +65,7 @@ const MAX_RESULT = 1024;
 const clip = (s: string): string => (s.length <= MAX_RESULT ? s : `${s.slice(0, MAX_RESULT - 1)}…`);
 
 /** An `s3://bucket/prefix` a job's objects must be under. */
-export interface AllowedPrefix {
+interface AllowedPrefix {
   bucket: string;
   prefix: string;
 }
@@ -76,7 +76,7 @@ export const parseS3Prefix = (uri: string): AllowedPrefix | undefined => {
 };
 
 /** The job's target, read from its UserArguments; a string says what is wrong with them. */
-export interface JobArguments {
+interface JobArguments {
   target: ImportTarget;
   allow: AllowedPrefix[];
 }
@@ -154,7 +154,7 @@ export function isRetryableFault(err: unknown): 'throttled' | 'transient' | fals
 }
 
 /** One task sent on: its object enqueued once, or the result saying why not. */
-export async function runTask(deps: EnqueueDeps, job: JobArguments | string, raw: { taskId: string }): Promise<TaskResult> {
+async function runTask(deps: EnqueueDeps, job: JobArguments | string, raw: { taskId: string }): Promise<TaskResult> {
   const fail = (resultCode: TaskResultCode, resultString: string): TaskResult => ({
     taskId: raw.taskId,
     resultCode,

@@ -30,14 +30,14 @@ export interface ImportQueue {
 }
 
 /** The object's own mark of being sent (lib/store/import-marks.ts). */
-export interface ImportMarks {
+interface ImportMarks {
   /** Marks the object `sending`; answers `sent` when an earlier run sent it (nothing to do), else whether it is `new`. */
   begin(ref: ImportRef): Promise<'new' | 'unfinished' | 'sent'>;
   sent(ref: ImportRef): Promise<void>;
 }
 
 /** The images quota, as the ingest's (lib/ingest/deps.ts UploadQuota; lib/store/quota-writes.ts ClientQuotaStore). */
-export interface ImportQuota {
+interface ImportQuota {
   limitsOf(clientId: string): Promise<ClientLimits>;
   countUpload(upload: ImportRef, day: string, limit: number): Promise<boolean>;
 }

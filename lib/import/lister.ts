@@ -13,7 +13,7 @@ import { sourcePages, type Listed, type SourcePage } from './manifest';
 import { isAllowed, isImageKey } from './sources';
 
 /** The import's items as the lister moves them (lib/store/imports.ts ImportStore). */
-export interface ListerStore {
+interface ListerStore {
   read(clientId: string, batchId: string): Promise<{ batch: Batch; checkpoint: ImportCheckpoint } | undefined>;
   checkpoint(clientId: string, batchId: string, source: ImportSource, was: ImportCheckpoint, next: ImportCheckpoint): Promise<boolean>;
   endLive(clientId: string, batchId: string): Promise<void>;
@@ -37,7 +37,7 @@ export interface ListerDeps {
 }
 
 /** How a run ended: the source listed, waiting for the quota's reset, or another run (or an erasure) has the import. */
-export type ListOutcome = { state: 'listed' } | { state: 'waiting-for-quota'; resumesAt: number } | { state: 'stale' };
+type ListOutcome = { state: 'listed' } | { state: 'waiting-for-quota'; resumesAt: number } | { state: 'stale' };
 
 /** Lists the import on from its checkpoint until the source ends, the quota is used up, or another run moves it. */
 export async function listImport(deps: ListerDeps, clientId: string, batchId: string): Promise<ListOutcome> {

@@ -16,7 +16,7 @@ const sourceObjectSchema = z.strictObject({
   size: z.optional(z.number().check(z.int(), z.nonnegative())),
 });
 
-export const importMessageSchema = z.strictObject({
+const importMessageSchema = z.strictObject({
   type: z.literal('import'),
   clientId: z.string().check(z.minLength(1)),
   batchId: z.string().check(z.minLength(1)),
@@ -53,7 +53,7 @@ export function importMessageIn(body: string): ImportMessage | undefined {
 }
 
 /** The local lister's job (local/import-lister.ts): list this batch's source on from its checkpoint. */
-export interface ListJob {
+interface ListJob {
   type: 'import-list';
   clientId: string;
   batchId: string;

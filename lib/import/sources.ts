@@ -4,7 +4,7 @@ import type { ImportSource } from '../domain/import';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 /** Not an `s3://bucket/prefix` address. */
-export class InvalidSourceError extends IceCatError {
+class InvalidSourceError extends IceCatError {
   override name = 'InvalidSourceError';
   readonly code = 'invalid_source';
   readonly parameter: string;

@@ -4,7 +4,7 @@
 import type { Capture } from '../domain/upload';
 import { readExifFields } from './exif-ifd';
 
-export const NO_CAPTURE: Capture = { capturedAt: null, camera: null, location: null };
+const NO_CAPTURE: Capture = { capturedAt: null, camera: null, location: null };
 
 /** Capture times before this are a camera's unset clock (and before digital camera traps). */
 const EARLIEST_YEAR = 1990;

@@ -16,7 +16,7 @@ import { type CatInstance, type Detections, type Label, type ModelVersion, type 
 import { parseModelVersion } from '../model-version';
 import { LIMITS } from '../store/schema';
 
-export interface ImageFacts {
+interface ImageFacts {
   /** Length of the bytes read. */
   bytes: number;
   format: string;
@@ -25,14 +25,14 @@ export interface ImageFacts {
 }
 
 /** Pixels already decoded (a HEIF photo's, which sharp cannot decode itself), upright. */
-export interface RawPixels {
+interface RawPixels {
   data: Uint8Array;
   width: number;
   height: number;
   channels: 1 | 2 | 3 | 4;
 }
 
-export interface DetectOptions {
+interface DetectOptions {
   minConfidence: number;
   maxLabels: number;
 }
@@ -98,7 +98,7 @@ export async function toRekognitionJpeg(image: Buffer | RawPixels, maxInputPixel
   throw new RejectedUploadError("the image could not be reduced below Rekognition's 5 MB limit", { code: 'DetectionRejected' });
 }
 
-export interface DetectOutcome {
+interface DetectOutcome {
   /** The model and the boxes of the labels other than Cat (the most confident LIMITS.otherBoxes). */
   detections: Detections;
   isCat: boolean;
@@ -166,7 +166,7 @@ export type DetectLabelsObserver = (outcome: DetectLabelsOutcome, ms: number) =>
 const THROTTLES = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'LimitExceededException']);
 
 /** A refusal of the image is the upload's; a throttle outlasting the retries is the quota's; the rest are faults. */
-export function detectLabelsOutcome(err: unknown): Exclude<DetectLabelsOutcome, 'ok'> {
+function detectLabelsOutcome(err: unknown): Exclude<DetectLabelsOutcome, 'ok'> {
   if (isImageRefusal(err)) return 'refused';
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
   if (THROTTLES.has(e?.name ?? '') || e?.$metadata?.httpStatusCode === 429) return 'throttled';

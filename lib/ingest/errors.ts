@@ -16,7 +16,7 @@ export interface HeldClaim {
  * in PascalCase and keep that spelling (a code is never reworded once shipped); a new one is snake_case like every
  * other error code (docs/decisions/0028-one-name-per-concept.md, held by test/unit/one-name.test.ts).
  */
-export type RejectionCode =
+type RejectionCode =
   | 'InvalidKey'
   | 'BatchClosed'
   | 'Overwritten'

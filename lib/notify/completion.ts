@@ -11,7 +11,7 @@ import { callbackMessage, completedSummary } from './job';
 /** The least length of the server key callback secrets are derived from (CALLBACK_SIGNING_KEY). */
 export const MIN_SIGNING_KEY_LENGTH = 32;
 
-export interface CompletionDeps {
+interface CompletionDeps {
   callbacks: JobQueue;
   /** EventBridge (AWS only): the bus `Batch Completed` goes to. */
   events?: { client: EventBridgeClient; busName: string };

@@ -19,9 +19,9 @@ export interface CallbackConsumerDeps {
 }
 
 /** How an attempt ended: the callbacks function's CallbackAttempts metric, by Outcome. */
-export type CallbackOutcome = 'delivered' | 'retrying' | 'gave_up';
+type CallbackOutcome = 'delivered' | 'retrying' | 'gave_up';
 
-export interface CallbackAttemptReport {
+interface CallbackAttemptReport {
   clientId: string;
   batchId: string;
   outcome: CallbackOutcome;

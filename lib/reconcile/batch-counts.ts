@@ -8,7 +8,7 @@
 import { countsCannotBeRight, type Counts } from '../domain/counts';
 import { shouldMarkDone, type Batch } from '../domain/batch';
 
-export interface CountCheckDeps {
+interface CountCheckDeps {
   /** Every live batch's key (lib/store/live-batches.ts). */
   batches(): AsyncIterable<{ clientId: string; batchId: string }>;
   store: {
@@ -30,7 +30,7 @@ export interface CountCheckResult {
   truncated: boolean;
 }
 
-export type CountCheckReason = 'impossible' | 'due' | 'stuck';
+type CountCheckReason = 'impossible' | 'due' | 'stuck';
 
 /** Why a batch needs a recount now, or undefined. `previous` is what the last run saw of it. */
 export function recountReason(batch: Batch, previous: string | undefined): CountCheckReason | undefined {

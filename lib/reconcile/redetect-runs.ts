@@ -5,7 +5,7 @@
 import type { Batch } from '../domain/batch';
 import { resumeRun, type ResumeDeps } from '../redetect/resume';
 
-export interface RedetectSweepDeps {
+interface RedetectSweepDeps {
   /** Every live batch's key (lib/store/live-batches.ts). */
   batches(): AsyncIterable<{ clientId: string; batchId: string }>;
   getBatch(clientId: string, batchId: string): Promise<Batch | undefined>;

@@ -31,7 +31,7 @@ export interface RedetectJobDeps {
  * How the message went: its image answered now, before, or not at all because its run is over (or the batch is gone);
  * `in-flight`: another delivery holds the image's claim, and this one comes back once that lease is over.
  */
-export type RedetectJobOutcome = AnswerOutcome | 'stale' | 'in-flight';
+type RedetectJobOutcome = AnswerOutcome | 'stale' | 'in-flight';
 
 export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage): Promise<RedetectJobOutcome> {
   const { redetections, config } = deps;

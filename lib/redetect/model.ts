@@ -6,7 +6,7 @@ import type { ModelVersion } from '../domain/detection';
 import { parseModelVersion, sameModel, UNKNOWN_MODEL } from '../model-version';
 
 /** How long a model learnt from an answer is trusted in a process before it is asked again. */
-export const MODEL_PROBE_TTL_MS = 5 * 60_000;
+const MODEL_PROBE_TTL_MS = 5 * 60_000;
 
 /**
  * A plain grey 80×80 JPEG (Rekognition's smallest side; 301 bytes, made by sharp once and kept here so that the

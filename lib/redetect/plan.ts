@@ -17,12 +17,12 @@ import type { PagingDeps, PagesStarted } from './pages';
 import { startPages } from './pages';
 import { resumeRun } from './resume';
 
-export interface RedetectRequest {
+interface RedetectRequest {
   dryRun?: boolean;
   all?: boolean;
 }
 
-export interface RedetectPlan {
+interface RedetectPlan {
   /** Uploads whose answer changes: the images chosen and their duplicates. */
   images: number;
   /** DetectLabels calls: one per distinct image chosen. */
@@ -30,7 +30,7 @@ export interface RedetectPlan {
   estimatedCostUsd: number;
 }
 
-export type RedetectOutcome =
+type RedetectOutcome =
   | { outcome: 'missing' }
   | { outcome: 'erasing' }
   /** Open, or still processing its uploads. */
@@ -53,7 +53,7 @@ export interface RedetectPlanDeps extends PagingDeps {
  * The batches function stops after 10 s (serverless.yml): no page starts after 5 s, and one page (500 records, marks 16
  * at a time, sends 10 at a time) takes far less than the rest.
  */
-export const REDETECT_BUDGET_MS = 5_000;
+const REDETECT_BUDGET_MS = 5_000;
 
 /** Chooses the images, prices them, and (unless a dry run) starts their re-detection. */
 export async function redetectBatch(

@@ -17,12 +17,12 @@ export interface ResumeDeps extends PagingDeps {
 }
 
 /** A start whose last page is older than this has no pager: the batches function stops after 10 s. */
-export const PAGER_STALL_MS = 10_000;
+const PAGER_STALL_MS = 10_000;
 
 /** Resumes in a row that saw no answer come, before the run ends with what it has. */
-export const MAX_RESUMES = 3;
+const MAX_RESUMES = 3;
 
-export interface Resumed extends PagesStarted {
+interface Resumed extends PagesStarted {
   /** Images queued again. */
   requeued: number;
   /** Images given up (the run ended without their answer). */

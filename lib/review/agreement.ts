@@ -11,7 +11,7 @@ export interface ReviewedImage {
   machineIsCat: boolean;
 }
 
-export interface Agreement {
+interface Agreement {
   reviewed: number;
   /** Reviews that say what the machine said. */
   agree: number;

@@ -17,7 +17,7 @@ export const AUDIT_SIZE_MAX = 500;
  * each stratum by its share of the batch, so the over-sampling biases nothing; it only narrows precision's interval and
  * widens accuracy's a little (docs/decisions/0030-audit-sample-and-accuracy.md).
  */
-export const STRATUM_FLOOR_SHARE = 0.25;
+const STRATUM_FLOOR_SHARE = 0.25;
 
 export type ByStratum = Record<Stratum, number>;
 
@@ -72,7 +72,7 @@ export interface AuditCandidate {
   stratum: Stratum;
 }
 
-export interface DrawnImage extends AuditCandidate {
+interface DrawnImage extends AuditCandidate {
   /** A random key (12 hex digits) that orders the drawn images in the pending queue: random, and stable across pages. */
   order: string;
 }

@@ -85,7 +85,6 @@ const VALUES_NAMED_TWICE: string[] = [
   'decodeDetections: lib/store/detections.ts, local/detector/decode.ts',
   'getImage: lib/store/image-record.ts, lib/store/reader.ts',
   'postForm: lib/cli/form-upload.ts, web/upload.ts',
-  's3Error: lib/cli/form-upload.ts, local/s3-store.ts',
   'topLabels: lib/cli/output.ts, lib/store/label-counts.ts, web/format.ts',
   'uploadEstimate: lib/domain/pricing.ts, web/estimate.ts',
 ];
