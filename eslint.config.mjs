@@ -143,18 +143,14 @@ export default tseslint.config(
     },
   },
   {
-    // Small rooms: a file holds at most 400 lines, a function at most 80, blank lines and comments not counted.
-    files: ['lib/**/*.{ts,tsx}', 'functions/**/*.{ts,tsx}', 'local/**/*.{ts,tsx}', 'web/**/*.{ts,tsx}', 'scripts/**/*.{ts,tsx}'],
+    // Small rooms: a file holds at most 400 lines, a function at most 80, raw lines as `wc -l` counts them (blank lines
+    // and comments counted too). No file is exempt: the route table and the schemas are one file per resource, the
+    // detector's label taxonomy (local/detector/taxonomy.ts, data only) fits.
+    files: ['lib/**/*.{ts,tsx}', 'functions/**/*.{ts,tsx}', 'local/**/*.{ts,tsx}', 'web/**/*.{ts,tsx}', 'scripts/**/*.{ts,tsx,cjs}'],
     rules: {
-      'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
-      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+      'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: false, skipComments: false }],
     },
-  },
-  {
-    // Tables, where the length is the point: the API's route table and its schemas, the detector's COCO classes and
-    // the label taxonomy they map onto.
-    files: ['lib/api/routes.ts', 'lib/api/schemas.ts', 'local/detector/labels.ts'],
-    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
   },
   {
     // docs/decisions/0046-store-by-entity-behind-ports.md: only lib/store (and lib/aws, which builds the client) sees

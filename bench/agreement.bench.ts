@@ -3,7 +3,7 @@
 // review again, kept here as the reference), timed in the same run. Each run also checks that both suggest the same
 // threshold. Goal: 50,000 reviews in at most 100 ms (the recount took ~4 s there, blocking the API's thread).
 // Confidences have four decimals, so nearly every review is a candidate threshold of its own: the recount's worst case.
-import { isCatAt } from '../lib/domain';
+import { isCatAt } from '../lib/domain/image';
 import { agreementOf, type ReviewedImage } from '../lib/review/agreement';
 import { referenceThreshold } from '../test/helpers/agreement-reference';
 import { headline as figure, median, pick, round, sized, type Headline } from './stats';

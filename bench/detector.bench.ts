@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { headline as figure, isSmoke, percentile as percentileOf, pick, round, sized, type Headline } from './stats';
-import { labelForClass, type Detection } from '../local/detector/labels';
+import { labelForClass, type FoundObject } from '../local/detector/labels';
 import { DETECTOR_MODELS, type DetectorModelName } from '../local/detector/model-catalog';
 import { ensureModelFiles } from '../local/detector/fetch-models';
 import { labelConfidence, MODEL_SCALES, type ModelScale } from '../local/detector/scales';
@@ -33,7 +33,7 @@ const LABELLED = (JSON.parse(readFileSync(path.join(FIXTURES, 'labels.json'), 'u
 const PHOTOS = sized(Object.keys(LABELLED), ['chelsea.png', 'chelsea_grey.png', 'coffee.png', 'gravel.png']);
 
 /** Each label's best score on the detections. */
-function bestScores(detections: Detection[]): Record<string, number> {
+function bestScores(detections: FoundObject[]): Record<string, number> {
   const scores: Record<string, number> = {};
   for (const d of detections) {
     const label = labelForClass(d.classIndex);

@@ -20,7 +20,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { registerApiKey } from '../lib/auth/register';
-import type { UploadForm } from '../lib/api/schemas';
+import type { UploadForm } from '../lib/api/schemas/batches';
 import { fingerprint } from '../lib/ingest/fingerprint';
 import { localDynamoClient } from '../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../local/contract';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
-import { countsCannotBeRight, type Counts } from '../lib/domain';
+import { countsCannotBeRight, type Counts } from '../lib/domain/counts';
 import { BatchStore } from '../lib/store/batch-store';
 import { countRecords, recountQuery } from '../lib/store/batch/counters';
 import { localDynamoClient } from '../local/dynamodb/dynamodb';

@@ -19,7 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClients } from '../lib/aws/clients';
 import { loadAwsClientSettings } from '../lib/config';
-import type { UploadForm } from '../lib/api/schemas';
+import type { UploadForm } from '../lib/api/schemas/batches';
 import { ClientSourcesStore } from '../lib/store/client/sources';
 import { startStack } from '../local/stack/stack';
 import type { Stack } from '../local/stack/types';

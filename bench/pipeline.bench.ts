@@ -44,7 +44,7 @@ import { startLocalS3 } from '../local/s3/s3';
 import { onStack, machineFacts } from './on-stack';
 import { postForm } from '../test/helpers/upload-form';
 import { waitForBridgeIdle } from '../test/helpers';
-import type { UploadForm } from '../lib/api/schemas';
+import type { UploadForm } from '../lib/api/schemas/batches';
 import type { MetricTotal, MetricTotalsSnapshot } from '../local/bridge/metric-totals';
 import { headline as figure, median, percentile, pick, round, sized, type Headline } from './stats';
 

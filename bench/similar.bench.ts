@@ -12,16 +12,8 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { SIMILAR_READ } from '../lib/api/service';
 import { fingerprint } from '../lib/ingest/fingerprint';
-import {
-  closePairs,
-  DEFAULT_MAX_DISTANCE,
-  indexPlan,
-  MAX_DISTANCE_LIMIT,
-  nearDuplicateGroups,
-  nearDuplicateGroupsAsync,
-  spanningPairs,
-  type HashedImage,
-} from '../lib/similar/groups';
+import { closePairs, indexPlan } from '../lib/similar/close-pairs';
+import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT, nearDuplicateGroups, nearDuplicateGroupsAsync, spanningPairs, type HashedImage } from '../lib/similar/groups';
 import { INFORMATIVE_BITS, parsePhash, popcount32 } from '../lib/similar/phash';
 import { batchImagePages } from '../lib/store/batch/pages';
 import { batchPartition, statusTs, type ImageItem } from '../lib/store/table/schema';

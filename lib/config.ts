@@ -4,7 +4,7 @@
 // local/config.ts), and hands the typed result down; nothing below an edge reads the environment. ESLint refuses
 // process.env, these readers and the loaders anywhere else (eslint.config.mjs, docs/development.md "Configuration").
 // Required values fail fast, naming the variable.
-import { DEFAULT_PRICE_PER_IMAGE_USD } from './domain';
+import { DEFAULT_PRICE_PER_IMAGE_USD } from './domain/pricing';
 import { IceCatError } from './errors';
 
 export class ConfigError extends IceCatError {

@@ -45,6 +45,3 @@ export class EraseIncompleteError extends IceCatError {
     this.keys = options.keys;
   }
 }
-
-/** Whether an error is of the family and carries `code`. */
-export const hasCode = (err: unknown, code: string): boolean => err instanceof IceCatError && err.code === code;

@@ -2,7 +2,7 @@
 // DetectLabels' LabelModelVersion read as {name, version}, a record's model (written, or read from what a record
 // written before models were kept holds), and the one comparison every reader makes (reuse, fingerprints:known, the
 // re-detection).
-import type { Detections, ModelVersion } from './domain';
+import type { Detections, ModelVersion } from './domain/detection';
 
 /** The name Rekognition's answers carry; their version is DetectLabels' LabelModelVersion ("3.0"). */
 export const REKOGNITION_MODEL_NAME = 'rekognition-detect-labels';
@@ -25,7 +25,7 @@ const LEGACY_LOCAL_FORM = /^(\S+) \(@vladmandic\/human (\S+), local\)$/;
  * 1, the model's score × 100 (from the detector's first commit); 2, the piecewise-linear scale onto Rekognition's
  * (commit b65697e, 2026-11-25 16:30:06 UTC). Only records in the legacy form need this: later ones name their mapping.
  */
-export const LEGACY_LOCAL_MAPPINGS: readonly { version: number; from: number }[] = [
+const LEGACY_LOCAL_MAPPINGS: readonly { version: number; from: number }[] = [
   { version: 1, from: 0 },
   { version: 2, from: Date.parse('2026-11-25T16:30:06Z') },
 ];

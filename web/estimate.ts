@@ -7,7 +7,7 @@
 /** Files at or above this size are not read to compare: a copy among them only makes the bound looser. */
 const HASH_MAX_BYTES = 64 * 1024 * 1024;
 
-export interface SizedFile {
+interface SizedFile {
   size: number;
 }
 

@@ -4,7 +4,7 @@ import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { createApi } from './api';
 import { skipToMain } from './focus';
-import { href, useRoute, type Route } from './route';
+import { href, useRoute, type HashRoute } from './route';
 import { readKey, saveKey, signOut } from './session';
 import { BatchList } from './views/batch-list';
 import { BatchView } from './views/batch';
@@ -15,7 +15,7 @@ import { ReviewView } from './views/review';
 import { SignIn } from './views/sign-in';
 
 /** Each view's own tab title, so a screen reader (and the tab strip) says where a navigation led. */
-function titleOf(route: Route): string {
+function titleOf(route: HashRoute): string {
   if (route.view === 'batches') return 'Batches';
   if (route.view === 'new') return 'New batch';
   if (route.view === 'logs') return `Logs of ${route.batchId}`;

@@ -3,7 +3,7 @@
 // images skipped (offered again once the queue runs out).
 import type { BatchCounts, Image } from './api';
 
-export interface Verdict {
+interface GivenVerdict {
   image: Image;
   isCat: boolean;
 }
@@ -12,7 +12,7 @@ export interface ReviewQueue {
   /** Unreviewed images still to show, the current one first. */
   queue: Image[];
   /** Verdicts given in this visit, the last one last (undo pops it). */
-  given: Verdict[];
+  given: GivenVerdict[];
   /** Images passed over with "skip", in the order they were skipped. */
   skipped: Image[];
   /** Where the API's listing goes on; undefined with `ended`: read to its end. */
@@ -44,7 +44,7 @@ export function judge(q: ReviewQueue, isCat: boolean): ReviewQueue {
 }
 
 /** The last verdict taken back: its image is current again. */
-export function undo(q: ReviewQueue): { queue: ReviewQueue; undone?: Verdict } {
+export function undo(q: ReviewQueue): { queue: ReviewQueue; undone?: GivenVerdict } {
   const undone = q.given[q.given.length - 1];
   if (!undone) return { queue: q };
   return { queue: { ...q, given: q.given.slice(0, -1), queue: [undone.image, ...q.queue] }, undone };
@@ -72,7 +72,7 @@ export function refused(q: ReviewQueue, fprint: string): ReviewQueue {
 }
 
 /** An undo the API refused: the verdict stands, so it is given again and its image leaves the queue. */
-export function restored(q: ReviewQueue, verdict: Verdict): ReviewQueue {
+export function restored(q: ReviewQueue, verdict: GivenVerdict): ReviewQueue {
   const fprint = verdict.image.fprint;
   return { ...q, queue: q.queue.filter((i) => i.fprint !== fprint), given: [...q.given, verdict] };
 }

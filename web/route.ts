@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { onPageChange } from './focus';
 
-export type Route =
+export type HashRoute =
   | { view: 'batches' }
   | { view: 'new' }
   | { view: 'batch'; batchId: string; filter: string }
@@ -11,7 +11,7 @@ export type Route =
   | { view: 'review'; batchId: string }
   | { view: 'image'; batchId: string; fprint: string };
 
-export function parseRoute(hash: string): Route {
+function parseRoute(hash: string): HashRoute {
   const [path = '', query = ''] = hash.replace(/^#/, '').split('?');
   const parts = path
     .split('/')
@@ -44,7 +44,7 @@ export const href = {
   image: (batchId: string, fprint: string) => `#/batches/${enc(batchId)}/images/${enc(fprint)}`,
 };
 
-export function useRoute(): Route {
+export function useRoute(): HashRoute {
   const [route, setRoute] = useState(() => parseRoute(location.hash));
   useEffect(() => {
     if ('scrollRestoration' in history) history.scrollRestoration = 'manual';

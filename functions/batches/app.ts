@@ -13,7 +13,7 @@ import { Redetections } from '../../lib/store/redetect/images';
 import { annotatingClient } from '../../lib/aws/tracing';
 import { createApiHandler, type ApiHandler } from '../../lib/http/app';
 import type { ImportEngine, ImportJob } from '../../lib/import/batch-operations';
-import type { ImportSource } from '../../lib/domain';
+import type { ImportSource } from '../../lib/domain/import';
 import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { BatchStore } from '../../lib/store/batch-store';

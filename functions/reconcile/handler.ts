@@ -4,7 +4,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { presentBatch } from '../../lib/api/present';
-import type { Batch } from '../../lib/domain';
+import type { Batch } from '../../lib/domain/batch';
 import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/aws/clients';
 import { startTracing, tracedHandler } from '../../lib/aws/tracing';
 import { loadAwsClientSettings, loadTracingSettings } from '../../lib/config';

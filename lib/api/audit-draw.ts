@@ -1,12 +1,13 @@
 // POST …/audit (docs/accuracy.md; design §13), free of HTTP: draws more of a batch's classified images into its audit
 // sample. Apart from the estimate (audit.ts): it writes, and runs on the batches function.
 import { randomInt } from 'node:crypto';
-import type { AuditStratum, Image } from '../domain';
+import type { AuditStratum } from '../domain/review';
+import type { Image } from '../domain/image';
 import { drawSample, STRATA } from '../review/audit-sample';
 import { auditCandidates, type Ctx } from '../store/audit/queue';
 import { markAudited, setStrataSizes } from '../store/audit/draw';
 import { sizesOf, stratumOf } from './audit';
-import type { AuditResult } from './audit-schemas';
+import type { AuditResult } from './schemas/audit';
 import { BatchNotFoundError, NothingToAuditError } from './errors';
 
 /**

@@ -1,6 +1,7 @@
 // GET …/accuracy's `models` (docs/accuracy.md "Each model on the same sample"): after a re-detection, each model that
 // answered the audited images, estimated on the same audited reviews by its own verdicts (lib/review/model-accuracy.ts).
-import { machineIsCatOf, type Image, type ModelVersion } from '../domain';
+import { machineIsCatOf, type Image } from '../domain/image';
+import { type ModelVersion } from '../domain/detection';
 import { modelText } from '../model-version';
 import type { AccuracyEstimates } from '../review/accuracy';
 import type { ByStratum } from '../review/audit-sample';
@@ -8,7 +9,7 @@ import { estimateModelAccuracy, type AuditedVerdict } from '../review/model-accu
 import type { AuditedEntry } from '../store/audit/queue';
 import { answerModelOf } from '../store/redetect/image-writes';
 
-export interface ModelAccuracy extends AccuracyEstimates {
+interface ModelAccuracy extends AccuracyEstimates {
   model: ModelVersion;
   /** Audited images this model answered. */
   sampled: number;

@@ -1,12 +1,13 @@
 // The accuracy the audit sample estimates (docs/accuracy.md; design §13), free of HTTP: GET …/accuracy. POST …/audit
 // draws (audit-draw.ts, on the function with write rights); GET …/images?audit=pending is the store's queue.
-import { machineIsCatOf, type AuditStratum, type Image } from '../domain';
+import { machineIsCatOf, type Image } from '../domain/image';
+import { type AuditStratum } from '../domain/review';
 import { estimateAccuracy, type StratumTally } from '../review/accuracy';
 import { STRATA } from '../review/audit-sample';
 import { answersAfterRedetect, auditCandidates, auditEntries, strataSizes, type StrataSizes } from '../store/audit/queue';
 import type { StoreContext } from '../store/table/query';
 import { modelAccuracies } from './audit-models';
-import type { AccuracyAnswer } from './audit-schemas';
+import type { AccuracyAnswer } from './schemas/audit';
 
 type Ctx = Pick<StoreContext, 'ddb' | 'tableName' | 'now'>;
 

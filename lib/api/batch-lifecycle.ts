@@ -1,22 +1,18 @@
 // The batch lifecycle's writes, free of HTTP (docs/design.md §6): create a batch (POST /v1/batches), declare more files
 // for it (…/uploads), close it (…:close). Apart from the reads (service.ts) because creating and adding sign upload
 // forms and so need S3: the read function's bundle carries no S3 client.
-import type { S3Client } from '@aws-sdk/client-s3';
-import type { TableRef } from '../store/table/access';
 import { ulid } from 'ulid';
 import { ERASURE_REQUEUE_MS } from '../erase/expiry';
 import { encodeEraseMessage } from '../erase/message';
-import type { ExportConfig } from '../export/writer';
 import type { ExportFormat } from '../export/encode';
-import type { JobQueue } from '../jobs/queue';
 import { deriveCallbackSecret } from '../notify/signature';
-import { CallbackTargetError, checkCallbackUrl, type CallbackPolicy } from '../notify/target';
+import { CallbackTargetError, checkCallbackUrl } from '../notify/target';
 import { nowSeconds } from '../store/table/schema';
-import { batchesBeyondQuota, formsBeyondQuota, utcDay, type ClientLimits } from '../quota/limits';
+import { batchesBeyondQuota, formsBeyondQuota, utcDay } from '../quota/limits';
 import { exportBatch } from './export-batch';
 import type { HttpAnswer } from './http-answer';
-import type { BatchStore } from '../store/batch-store';
-import { isVisibleBatch, type Batch, type BatchSummary } from '../domain';
+import { isVisibleBatch, type Batch } from '../domain/batch';
+import type { BatchSummary } from '../domain/summary';
 import { newBatch } from '../store/batch/summary';
 import { BatchClosedError } from '../errors';
 import {
@@ -31,121 +27,39 @@ import {
   ImageNotFoundError,
   InvalidParameterError,
 } from './errors';
-import { NO_LINKS, type ImageLinkSigner } from './image-links';
+import { NO_LINKS } from './image-links';
 import { presentBatch, presentImage } from './present';
-import type {
-  AddUploadsBody,
-  CloseBatchBody,
-  CreateBatchBody,
-  ImageAnswer,
-  ReclassifyBody,
-  ReclassifyResult,
-  ReviewBody,
-  UploadForm,
-} from './schemas';
+import type { AddUploadsBody, CloseBatchBody, CreateBatchBody, ReclassifyBody, ReclassifyResult, UploadForm } from './schemas/batches';
+import type { ImageAnswer } from './schemas/images';
+import type { ReviewBody } from './schemas/reviews';
 import type { ReviewOutcome, Verdict } from '../store/review/verdicts';
 import { presignUploads, type DeclaredFile } from './uploads';
 import { drawAudit } from './audit-draw';
-import type { AuditBody, AuditResult } from './audit-schemas';
-import type { RedetectPlanDeps } from '../redetect/plan';
+import type { AuditBody, AuditResult } from './schemas/audit';
 import { redetectAnswer } from './redetect';
-import { checkSource, newImport, retryFailed, startListing, type ImportApiDeps, type RetryResult } from './import-batch';
+import { checkSource, newImport, retryFailed, startListing, type RetryResult } from './import-batch';
 import { streamReport } from './import-report';
-import type { RedetectBody, RedetectResult } from './redetect-schemas';
+import type { RedetectBody, RedetectResult } from './schemas/redetect';
+import type { BatchLifecycleOptions } from './batch-lifecycle-deps';
+import { RECLASSIFY_BUDGET_MS, decodeReclassifyCursor, encodeReclassifyCursor } from './reclassify-cursor';
 
 /** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */
 const DEFAULT_CAT_MIN_CONFIDENCE = 80;
-
-export interface BatchLifecycleOptions {
-  store: BatchStore;
-  s3: S3Client;
-  bucketName: string;
-  defaultRetentionDays: number;
-  /** The configured cat threshold, which a new batch starts with (the ingest classifies at it). */
-  catMinConfidence?: number;
-  maxUploadBytes: number;
-  uploadExpiresSeconds: number;
-  /** Dollars per DetectLabels call the batch summaries it answers are priced at (ICECAT_PRICE_PER_IMAGE_USD). */
-  pricePerImageUsd: number;
-  /** How long one :reclassify request starts new pages (ms); the rest goes on with its cursor. */
-  reclassifyBudgetMs?: number;
-  /** Records per :reclassify page (tests make it small). */
-  reclassifyPageSize?: number;
-  /** Clock, for tests (default Date.now). */
-  now?: () => number;
-  /** GET …/export: the document client it pages the batch's images with, and where large exports go. */
-  exports?: TableRef & { config: ExportConfig };
-  /** DELETE: where the erasure is queued (functions/erase consumes it). */
-  erasures?: JobQueue;
-  /** callbackUrl: the server key secrets are derived from, and whether loopback http is allowed (local only). */
-  callbacks?: { signingKey: string } & CallbackPolicy;
-  /** Signs the thumbnailUrl and imageUrl of an image a review answers; without it both are null. */
-  links?: ImageLinkSigner;
-  /** The clients' daily limits on forms (images left) and batches created; without it, none are applied. */
-  quota?: LifecycleQuota;
-  /** POST …:redetect: the model answering now, the uploads queue its images go to (lib/redetect/plan.ts). */
-  redetect?: RedetectPlanDeps;
-  /** Batches from a source (docs/design.md §16): allowed sources, the listing's start, the report, :retry. */
-  imports?: ImportApiDeps;
-}
-
-/** A client's daily limits as the batch lifecycle applies them (lib/store/client/quota.ts ClientQuotaStore). */
-export interface LifecycleQuota {
-  limitsOf(clientId: string): Promise<ClientLimits>;
-  /** Today's usage: `accepted` uploads. */
-  usage(clientId: string, day: string): Promise<{ accepted: number }>;
-  /** Counts a batch about to be created; false when the day's limit is reached (nothing counted). */
-  countBatch(clientId: string, day: string, limit: number): Promise<boolean>;
-  /** Takes back a counted batch that was not created. */
-  uncountBatch(clientId: string, day: string): Promise<void>;
-}
 
 export interface DeletedBatch {
   batchId: string;
   status: 'deleting';
 }
 
-export interface UploadForms {
+interface UploadForms {
   uploads: UploadForm[];
   expiresAt: string;
   batch: BatchSummary;
 }
 
-export interface CreatedBatch extends UploadForms {
+interface CreatedBatch extends UploadForms {
   batchId: string;
   callbackSecret?: string;
-}
-
-/**
- * The batches function stops after 10 s (serverless.yml), well inside API Gateway's 29 s: no page starts after 5 s,
- * and one page (500 records, flips 16 at a time) takes far less than the rest.
- */
-const RECLASSIFY_BUDGET_MS = 5_000;
-
-/** A :reclassify cursor: where to go on, and for which threshold. It names no partition: the caller's client does. */
-interface ReclassifyCursor {
-  after: string;
-  catMinConfidence: number;
-}
-
-const encodeCursor = (c: ReclassifyCursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
-
-function decodeCursor(cursor: string, catMinConfidence: number): string {
-  let c: Partial<ReclassifyCursor> | undefined;
-  try {
-    c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<ReclassifyCursor>;
-  } catch {
-    c = undefined;
-  }
-  if (typeof c?.after !== 'string' || typeof c.catMinConfidence !== 'number')
-    throw new InvalidParameterError('not a cursor of :reclassify', { parameter: 'cursor' });
-  if (c.catMinConfidence !== catMinConfidence) {
-    throw new InvalidParameterError(
-      `was given for catMinConfidence ${c.catMinConfidence}; send the same threshold, or none to start over`,
-      { parameter: 'cursor' },
-    );
-  }
-  return c.after;
 }
 
 export class BatchLifecycleService {
@@ -385,7 +299,7 @@ export class BatchLifecycleService {
 
   /** The cat flags and counters again at a new threshold, from stored confidences (no Rekognition call), in pages. */
   async reclassify(clientId: string, batchId: string, body: ReclassifyBody): Promise<ReclassifyResult> {
-    const after = body.cursor !== undefined ? decodeCursor(body.cursor, body.catMinConfidence) : undefined;
+    const after = body.cursor !== undefined ? decodeReclassifyCursor(body.cursor, body.catMinConfidence) : undefined;
     const out = await this.opts.store.reclassify(clientId, batchId, body.catMinConfidence, {
       ...(after !== undefined ? { after } : {}),
       deadline: this.now() + (this.opts.reclassifyBudgetMs ?? RECLASSIFY_BUDGET_MS),
@@ -396,7 +310,7 @@ export class BatchLifecycleService {
       throw new BatchNotDoneError(`batch ${batchId} is still open or processing; re-threshold it once it is done`, { batchId });
     return {
       batch: presentBatch(out.batch, this.opts.pricePerImageUsd),
-      ...(out.after !== undefined ? { cursor: encodeCursor({ after: out.after, catMinConfidence: body.catMinConfidence }) } : {}),
+      ...(out.after !== undefined ? { cursor: encodeReclassifyCursor({ after: out.after, catMinConfidence: body.catMinConfidence }) } : {}),
     };
   }
 

@@ -1,11 +1,11 @@
 // GET /v1/batches/{batchId}/changes (docs/api.md "Re-detect"): the images whose machine verdict a re-detection changed.
-import { machineIsCatOf, type Image as StoredImage } from '../domain';
+import { machineIsCatOf, type Image as StoredImage } from '../domain/image';
 import { toImage } from '../store/table/attributes';
 import { runQuery, type StoreContext } from '../store/table/query';
 import { answerModelOf, changesPlan } from '../store/redetect/image-writes';
 import { nowSeconds, type ImageItem } from '../store/table/schema';
 import { BatchNotFoundError } from './errors';
-import type { ChangesQuery, VerdictChange } from './redetect-schemas';
+import type { ChangesQuery, VerdictChange } from './schemas/redetect';
 
 import { getBatch } from '../store/batch/summary';
 /** One image's change, as the listing shows it. */

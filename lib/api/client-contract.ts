@@ -142,13 +142,6 @@ export interface Review {
   reviewedAt: string;
 }
 
-/** The body of PUT …/images/{fprint}/review. */
-export interface ReviewBody {
-  isCat: boolean;
-  /** At most 500 characters. */
-  note?: string;
-}
-
 /** GET …/agreement: the machine against the batch's reviews. */
 export interface Agreement {
   reviewed: number;
@@ -162,7 +155,7 @@ export interface Agreement {
 }
 
 /** The machine's verdict an audited image was drawn under. */
-export type AuditStratum = 'cat' | 'notCat';
+type AuditStratum = 'cat' | 'notCat';
 
 /** POST …/audit: what one draw added to the batch's audit sample. */
 export interface AuditResult {
@@ -214,7 +207,7 @@ export interface Redetected {
 }
 
 /** One side of a change: the answer and the model that gave it. */
-export interface ChangedAnswer {
+interface ChangedAnswer {
   model: { name: string; version: string };
   isCat: boolean;
   catConfidence: number;

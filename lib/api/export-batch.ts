@@ -9,7 +9,7 @@ import type { MegaDetectorContext } from '../export/megadetector';
 import { mapPages } from '../export/pages';
 import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
-import { machineIsCatOf, type Image } from '../domain';
+import { machineIsCatOf, type Image } from '../domain/image';
 import { modelOfRecord } from '../model-version';
 import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/batch/pages';
 import { HttpAnswer } from './http-answer';
@@ -77,7 +77,7 @@ export async function exportBatch(
 }
 
 /** Where a streamed answer is kept once past the inline bound, and what it is called and typed when inline. */
-export interface ExportTarget {
+interface ExportTarget {
   clientId: string;
   batchId: string;
   /** The stored object's format (its key's extension). */

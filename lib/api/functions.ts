@@ -1,4 +1,4 @@
-// The Lambda functions behind the HTTP API, named as in serverless.yml. The route table (routes.ts) says which one
+// The Lambda functions behind the HTTP API, named as in serverless.yml. The route table (routes/) says which one
 // serves each route; API Gateway's $default route, and so every request that no route matches, goes to the default
 // one, which answers it 404 in the API's error shape. POST /v1/batches has a function of its own because only it
 // signs uploads: the S3 client and s3:PutObject stay out of the read function's bundle and role.

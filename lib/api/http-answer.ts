@@ -1,4 +1,4 @@
-export interface HttpAnswerOptions {
+interface HttpAnswerOptions {
   /** The body is base64 of bytes (a compressed web app file). */
   isBase64Encoded?: boolean;
   /**

@@ -8,7 +8,7 @@ import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 import { S3RequestPresigner, type S3RequestPresignerOptions } from '@aws-sdk/s3-request-presigner';
 import { hasThumbnail, thumbnailKey } from '../ingest/s3-key';
-import type { Image } from '../domain';
+import type { Image } from '../domain/image';
 
 export interface ImageLinks {
   thumbnailUrl: string | null;
@@ -17,7 +17,7 @@ export interface ImageLinks {
 
 export const NO_LINKS: ImageLinks = { thumbnailUrl: null, imageUrl: null };
 
-export interface ImageLinkOptions {
+interface ImageLinkOptions {
   bucket: string;
   region: string;
   credentials: S3RequestPresignerOptions['credentials'];

@@ -1,7 +1,10 @@
 // An import's API (docs/design.md §16), free of HTTP: the source checked against the client's allowed ones before
 // anything is listed (403), the listing started, the completion report in S3 Batch Operations' columns (streamed like
 // the exports: inline, or a 303 to S3 once large), and :retry, which sends again exactly the failed imported images.
-import type { Batch, ImportSource, SourceObject, BatchSummary } from '../domain';
+import type { ImportSource } from '../domain/import';
+import type { SourceObject } from '../domain/image';
+import type { BatchSummary } from '../domain/summary';
+import type { Batch } from '../domain/batch';
 import type { ImportEngine } from '../import/batch-operations';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { enqueueSourceObject, type EnqueueDeps } from '../import/enqueue';

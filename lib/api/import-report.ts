@@ -3,7 +3,7 @@
 // HTTPStatusCode, ResultMessage; no header row, keys URL-encoded, as its reports are), the result message carrying
 // the verdict and its confidence. Pages of the objects' upload items (a Query), their records by BatchGetItem, written
 // as the exports are: inline while small, else streamed to S3 and answered with a 303.
-import type { Image } from '../domain';
+import type { Image } from '../domain/image';
 import { sourceUri } from '../import/enqueue';
 import { rejectionKey } from '../ingest/rejection-key';
 import type { ExportChunk } from '../export/writer';
@@ -11,9 +11,6 @@ import type { SentObject } from '../store/imports/imports';
 import { answerExport, type ExportDeps } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { ImportApiDeps } from './import-batch';
-
-/** S3 Batch Operations' completion report columns, in order (its reports carry no header row). */
-export const REPORT_COLUMNS = ['Bucket', 'Key', 'VersionId', 'TaskStatus', 'ErrorCode', 'HTTPStatusCode', 'ResultMessage'] as const;
 
 const csv = (v: string): string => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
 /** Keys as Batch Operations writes them in its reports: URL-encoded. */
@@ -27,7 +24,7 @@ function verdict(image: Image): string {
 }
 
 /** One object's row: its record (its own, or the original's for a duplicate), or NotProcessedYet. */
-export function reportRow(sent: SentObject, record: Image | undefined): string {
+function reportRow(sent: SentObject, record: Image | undefined): string {
   const s = sent.source;
   const own = record?.key === sourceUri(s);
   let cells: [string, string, string, string];
@@ -40,7 +37,7 @@ export function reportRow(sent: SentObject, record: Image | undefined): string {
 }
 
 /** The report's rows a page of sent objects at a time (their records by BatchGetItem). */
-export async function* reportChunks(deps: Pick<ImportApiDeps, 'imports'>, clientId: string, batchId: string): AsyncGenerator<ExportChunk> {
+async function* reportChunks(deps: Pick<ImportApiDeps, 'imports'>, clientId: string, batchId: string): AsyncGenerator<ExportChunk> {
   let start: Record<string, unknown> | undefined;
   do {
     const page = await deps.imports.sentObjects(clientId, batchId, start);

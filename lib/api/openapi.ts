@@ -1,7 +1,7 @@
 // GET /v1/openapi.json, generated from the route table and the very zod schemas the handlers validate with.
 import * as z from 'zod/mini';
-import type { ErrorStatus, Route } from './routes';
-import { errorSchema } from './schemas';
+import type { ErrorStatus, Route } from './routes/route';
+import { errorSchema } from './schemas/common';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -60,7 +60,7 @@ function parameters(route: Route, components: Record<string, JsonSchema>): JsonS
   return list;
 }
 
-export interface OpenApiOptions {
+interface OpenApiOptions {
   title?: string;
   version?: string;
   serverUrl?: string;

@@ -1,20 +1,16 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
-import {
-  machineIsCatOf,
-  presentBatch as presentDomainBatch,
-  type Batch,
-  type BatchSummary,
-  type Image,
-  type LabelCount,
-  type ModelCount,
-} from '../domain';
+import { machineIsCatOf, type Image } from '../domain/image';
+import { summarizeBatch, type BatchSummary } from '../domain/summary';
+import type { Batch } from '../domain/batch';
+import type { LabelCount, ModelCount } from '../domain/detection';
 import { modelOfRecord } from '../model-version';
 import { NO_LINKS, type ImageLinks } from './image-links';
-import type { ImageAnswer, LogEntry } from './schemas';
+import type { ImageAnswer } from './schemas/images';
+import type { LogEntry } from './schemas/logs';
 
 /**
- * The batch summary is the domain's own (lib/domain.ts): the completion callback sends the same shape. Here priced at
+ * The batch summary is the domain's own (lib/domain/summary.ts): the completion callback sends the same shape. Here priced at
  * the configured price (ICECAT_PRICE_PER_IMAGE_USD, handed in by the function), with the batch's top labels when they
  * were counted.
  */
@@ -23,7 +19,7 @@ export const presentBatch = (
   pricePerImageUsd: number,
   labels: LabelCount[] | null = null,
   models: ModelCount[] | null = null,
-): BatchSummary => presentDomainBatch(batch, { pricePerImageUsd, labels, models });
+): BatchSummary => summarizeBatch(batch, { pricePerImageUsd, labels, models });
 
 const iso = (ms: number | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 

@@ -4,7 +4,7 @@ import { redetectBatch, type RedetectPlanDeps } from '../redetect/plan';
 import { redetectionsBeyondQuota } from '../quota/limits';
 import { BatchErasingError, BatchNotDoneError, BatchNotFoundError } from './errors';
 import { presentBatch } from './present';
-import type { RedetectBody, RedetectResult } from './redetect-schemas';
+import type { RedetectBody, RedetectResult } from './schemas/redetect';
 
 /** POST …:redetect: the plan, and the batch as it is after it (processing when a run started). */
 export async function redetectAnswer(

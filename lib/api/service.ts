@@ -1,35 +1,32 @@
 // The API's read operations (docs/design.md §3), free of HTTP: a client id and validated input in, response shapes
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
-import { type StoreContext } from '../store/table/query';
 import { knownFingerprints } from '../store/image/known';
-import { reportedStatus, type Batch as StoredBatch, type BatchSummary, type Image, type LabelCount, type ModelCount } from '../domain';
+import { reportedStatus, type Batch as StoredBatch } from '../domain/batch';
+import type { BatchSummary } from '../domain/summary';
+import type { Image } from '../domain/image';
+import type { LabelCount, ModelCount } from '../domain/detection';
 import { batchLabelCounts } from '../store/batch/label-counts';
+import type { StoreContext } from '../store/table/query';
 import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
 import { batchImagePages, type BatchPagesOptions } from '../store/batch/pages';
 import { queryReviewQueue, reviewedVerdicts } from '../store/review/queue';
 import { agreementOf } from '../review/agreement';
 import { queryAuditQueue } from '../store/audit/queue';
 import { batchAccuracy } from './audit';
-import type { AccuracyAnswer } from './audit-schemas';
+import type { AccuracyAnswer } from './schemas/audit';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { NO_LINKS, type ImageLinkSigner } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
-import type {
-  AgreementAnswer,
-  BatchImagesQuery,
-  ClientBatchesQuery,
-  ClientImagesQuery,
-  ImageAnswer,
-  KnownFingerprints,
-  LogEntry,
-  LogsQuery,
-  SimilarGroups,
-  SimilarQuery,
-  Usage,
-} from './schemas';
+import type { AgreementAnswer } from './schemas/reviews';
+import type { BatchImagesQuery, ClientImagesQuery } from './schemas/image-queries';
+import type { ClientBatchesQuery } from './schemas/batches';
+import type { ImageAnswer } from './schemas/images';
+import type { KnownFingerprints, Usage } from './schemas/clients';
+import type { LogEntry, LogsQuery } from './schemas/logs';
+import type { SimilarGroups, SimilarQuery } from './schemas/similar';
 import { changesPage } from './changes';
-import type { ChangesQuery, VerdictChange } from './redetect-schemas';
+import type { ChangesQuery, VerdictChange } from './schemas/redetect';
 import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
 import type { DailyUsage } from '../store/client/limits';
 
@@ -43,7 +40,7 @@ export interface UsageReader {
   usage(clientId: string, day: string): Promise<DailyUsage>;
 }
 
-export interface ApiServiceOptions {
+interface ApiServiceOptions {
   store: StoreContext;
   /** Signs images' thumbnailUrl and imageUrl; without it both are null. */
   links?: ImageLinkSigner;
@@ -62,7 +59,7 @@ export interface ApiServiceOptions {
  */
 export const SIMILAR_READ: BatchPagesOptions = { attributes: ['fprint', 'phash', 'fileName'], pageSize: 2000 };
 
-export interface List<T> {
+interface List<T> {
   items: T[];
   cursor?: string;
 }

@@ -3,7 +3,7 @@
 // local S3 (local/s3/post-policy.ts).
 import { createPresignedPost, type PresignedPostOptions } from '@aws-sdk/s3-presigned-post';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { UploadForm } from './schemas';
+import type { UploadForm } from './schemas/batches';
 
 export interface DeclaredFile {
   name: string;
@@ -11,7 +11,7 @@ export interface DeclaredFile {
   size: number;
 }
 
-export const uploadKey = (clientId: string, batchId: string, fileName: string): string => `uploads/${clientId}/${batchId}/${fileName}`;
+const uploadKey = (clientId: string, batchId: string, fileName: string): string => `uploads/${clientId}/${batchId}/${fileName}`;
 
 /** The createPresignedPost input for one declared file (pure). */
 export function uploadPolicy(

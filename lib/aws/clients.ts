@@ -14,7 +14,7 @@ import type { AwsClientSettings } from '../config';
 import { traced } from './tracing';
 
 /** Static keys a client signs with. */
-export interface SigningKeys {
+interface SigningKeys {
   accessKeyId: string;
   secretAccessKey: string;
 }

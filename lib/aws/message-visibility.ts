@@ -17,7 +17,7 @@ export interface MessageVisibility {
 }
 
 /** SQS's longest visibility timeout (12 hours). */
-export const MAX_VISIBILITY_SECONDS = 43_200;
+const MAX_VISIBILITY_SECONDS = 43_200;
 
 const visibilitySeconds = (delay: number): number => Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(delay)));
 
@@ -59,7 +59,7 @@ export class SqsMessageVisibility implements MessageVisibility {
 }
 
 /** A local queue's answer to ChangeMessageVisibility: false when the receipt handle is not one of its messages in flight. */
-export type LocalVisibilityChange = (receiptHandle: string, delaySeconds: number) => boolean;
+type LocalVisibilityChange = (receiptHandle: string, delaySeconds: number) => boolean;
 
 /** A local queue's receipt handles start with its token and a colon. */
 export const localReceiptHandle = (token: string, random: string): string => `${token}:${random}`;

@@ -92,7 +92,7 @@ export function traceWork<T>(name: string, keys: TraceKeys, work: () => Promise<
 }
 
 /** What names the client of an API request (lib/http's Authenticator). */
-export interface ClientAuthenticator {
+interface ClientAuthenticator {
   authenticate(authorization: string | undefined): Promise<string>;
 }
 

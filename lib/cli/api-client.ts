@@ -30,7 +30,7 @@ import type {
   SimilarGroups,
 } from '../api/client-contract';
 
-export interface ApiClientOptions {
+interface ApiClientOptions {
   apiUrl: string;
   apiKey: string;
   retry?: RetryPolicy;
@@ -39,7 +39,7 @@ export interface ApiClientOptions {
   timeoutMs?: number;
 }
 
-export interface RequestOptions {
+interface RequestOptions {
   query?: Query;
   body?: unknown;
   /** Retry transient failures (default true; only the ones a repeat cannot harm, unless `idempotent`). */
@@ -60,7 +60,7 @@ export class AmbiguousFailureError extends TransientError {
   override name = 'AmbiguousFailureError';
 }
 
-export interface CreateBatchRequest {
+interface CreateBatchRequest {
   batchId?: string;
   debug?: boolean;
   files: DeclaredFile[];

@@ -88,14 +88,38 @@ function askKnownFor({ clientFor, err }: CommandIo, o: GlobalOptions): AskKnown 
   return (fprints) => client.knownFingerprints(fprints);
 }
 
+/** A batch's images by the filters given, or its audit or review queue. */
+async function printImages(
+  { clientFor, printItems }: CommandIo,
+  batch: string,
+  o: Parameters<Handlers['images']>[1],
+): ReturnType<Handlers['images']> {
+  if (o.audit === 'pending') {
+    const items = await collect(clientFor(o).pages<Image>(batchPath(batch, '/images'), { audit: 'pending' }));
+    printItems(items, o, reviewQueueTable, 'no drawn image waits for a review');
+    return EXIT.ok;
+  }
+  if (o.review === 'pending') {
+    const items = await collect(clientFor(o).reviewQueue(batch));
+    printItems(items, o, reviewQueueTable, 'no image waits for a review');
+    return EXIT.ok;
+  }
+  const items = await batchImages(clientFor(o), batch, {
+    status: o.status,
+    cats: o.cats,
+    label: o.label,
+    minConfidence: o.minConfidence,
+    capturedFrom: o.capturedFrom,
+    capturedTo: o.capturedTo,
+    ...(o.byCaptureTime ? { order: 'captured' as const } : {}),
+  });
+  printItems(items, o, imageTable, 'no images');
+  return EXIT.ok;
+}
+
 /** The commands that read a batch: its list, summary, images, agreement, logs and near-duplicates. */
-function readHandlers({
-  out,
-  err,
-  clientFor,
-  printSummary,
-  printItems,
-}: CommandIo): Pick<Handlers, 'batches' | 'status' | 'images' | 'agreement' | 'accuracy' | 'logs' | 'similar'> {
+function readHandlers(io: CommandIo): Pick<Handlers, 'batches' | 'status' | 'images' | 'agreement' | 'accuracy' | 'logs' | 'similar'> {
+  const { out, err, clientFor, printSummary, printItems } = io;
   return {
     async batches(o) {
       const client = clientFor(o);
@@ -113,29 +137,7 @@ function readHandlers({
       return EXIT.ok;
     },
 
-    async images(batch, o) {
-      if (o.audit === 'pending') {
-        const items = await collect(clientFor(o).pages<Image>(batchPath(batch, '/images'), { audit: 'pending' }));
-        printItems(items, o, reviewQueueTable, 'no drawn image waits for a review');
-        return EXIT.ok;
-      }
-      if (o.review === 'pending') {
-        const items = await collect(clientFor(o).reviewQueue(batch));
-        printItems(items, o, reviewQueueTable, 'no image waits for a review');
-        return EXIT.ok;
-      }
-      const items = await batchImages(clientFor(o), batch, {
-        status: o.status,
-        cats: o.cats,
-        label: o.label,
-        minConfidence: o.minConfidence,
-        capturedFrom: o.capturedFrom,
-        capturedTo: o.capturedTo,
-        ...(o.byCaptureTime ? { order: 'captured' as const } : {}),
-      });
-      printItems(items, o, imageTable, 'no images');
-      return EXIT.ok;
-    },
+    images: (batch, o) => printImages(io, batch, o),
 
     async agreement(batch, o) {
       const agreement = await clientFor(o).agreement(batch);

@@ -35,12 +35,12 @@ export function loadCliConfig(): CliConfig {
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:3000';
 
-export interface ConnectionFlags {
+interface ConnectionFlags {
   apiUrl?: string;
   apiKey?: string;
 }
 
-export interface Connection {
+interface Connection {
   apiUrl: string;
   apiKey: string;
 }

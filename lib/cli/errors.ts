@@ -13,7 +13,7 @@ const EXIT_BY_CODE: Readonly<Record<string, number>> = { insufficient_storage: E
 export const exitCodeFor = (code: string): number => EXIT_BY_CODE[code] ?? EXIT.failure;
 
 /** A failure only the CLI meets (its arguments, the network, the API's answers as it reads them). */
-export abstract class CliError extends IceCatError {
+abstract class CliError extends IceCatError {
   override name = 'CliError';
 }
 

@@ -25,7 +25,7 @@ export class UploadRefusedError extends IceCatError {
 }
 
 /** S3's XML error, or the bare status (pure). */
-export function s3Error(status: number, body: string): { code: string; message: string } {
+function s3Error(status: number, body: string): { code: string; message: string } {
   const code = /<Code>([^<]*)<\/Code>/.exec(body)?.[1];
   const message = /<Message>([^<]*)<\/Message>/.exec(body)?.[1];
   return { code: code ?? `HTTP${status}`, message: message ?? `S3 answered HTTP ${status}` };
@@ -52,7 +52,7 @@ function multipartFrame(
 
 const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
-export interface FormUploadOptions {
+interface FormUploadOptions {
   timeoutMs?: number;
 }
 

@@ -39,10 +39,10 @@ function catCell(image: Pick<Image, 'isCat' | 'catConfidence'>): string {
   return typeof image.catConfidence === 'number' ? `yes ${Math.round(image.catConfidence)}%` : 'yes';
 }
 
-export type FileStatus = Image['status'] | 'not sent' | 'uploaded';
+type FileStatus = Image['status'] | 'not sent' | 'uploaded';
 
 /** One uploaded (or attempted) file's outcome, as the upload's table shows it. */
-export interface FileRow {
+interface FileRow {
   file: string;
   status: FileStatus;
   cat: string;

@@ -54,7 +54,7 @@ export interface ReviewOptions {
 }
 
 /** Longest review note the API keeps. */
-export const REVIEW_NOTE_MAX = 500;
+const REVIEW_NOTE_MAX = 500;
 
 export interface Handlers {
   upload(inputs: string[], opts: UploadCommandOptions): Promise<number>;
@@ -90,12 +90,12 @@ export interface Handlers {
   retry(batch: string, opts: WaitOptions): Promise<number>;
 }
 
-export interface ProgramIo {
+interface ProgramIo {
   writeOut(text: string): void;
   writeErr(text: string): void;
 }
 
-export function batchName(value: string): string {
+function batchName(value: string): string {
   if (!ID_PATTERN.test(value)) throw new InvalidArgumentError(`a batch id is ${ID_RULE}`);
   return value;
 }

@@ -36,7 +36,7 @@ function rateAndEta(done: number, total: number, elapsedMs: number): { rate: num
 
 const eta = (ms: number | undefined) => (ms === undefined ? '--' : formatDuration(ms));
 
-export interface PlainProgressOptions {
+interface PlainProgressOptions {
   write: (line: string) => void;
   /** Least time between two progress lines. */
   everyMs?: number;

@@ -5,7 +5,7 @@ import { collect, type ApiClient } from './api-client';
 import { EXIT } from './errors';
 import { json, table } from './output';
 
-export function redetectLine(batchId: string, r: Redetected): string {
+function redetectLine(batchId: string, r: Redetected): string {
   const what = `${r.images} ${r.images === 1 ? 'image' : 'images'}, ${r.newCalls} DetectLabels ${r.newCalls === 1 ? 'call' : 'calls'}: $${r.estimatedCostUsd}`;
   if (r.dryRun) return `would classify again ${what} (dry run: nothing changed)`;
   if (r.newCalls === 0)
@@ -13,7 +13,7 @@ export function redetectLine(batchId: string, r: Redetected): string {
   return `classifying again ${what}; batch ${batchId} is ${r.batch.status} (icecat changes ${batchId} lists the verdicts that change)`;
 }
 
-export function changesTable(items: readonly VerdictChange[]): string {
+function changesTable(items: readonly VerdictChange[]): string {
   return table(
     ['file', 'change', 'before', 'after'],
     items.map((c) => [

@@ -15,7 +15,7 @@ import type { BatchSummary, DeclaredFile, MoreUploads, UploadForm } from '../api
 import { FormBook } from '../api/form-book';
 import { walkFiles, type SkippedEntry, type WalkedFile } from './walker';
 
-export interface UploadEvents {
+interface UploadEvents {
   uploaded?(file: CandidateFile): void;
   failed?(problem: FileProblem): void;
   skipped?(entry: SkippedEntry): void;
@@ -23,7 +23,7 @@ export interface UploadEvents {
   batchCreated?(batchId: string): void;
 }
 
-export interface UploadOptions {
+interface UploadOptions {
   client: ApiClient;
   inputs: readonly string[];
   batchId?: string;
@@ -66,7 +66,7 @@ export interface UploadResult {
 const DEFAULT_CHUNK_SIZE = 100;
 
 /** S3's refusal of a form whose policy has expired (AccessDenied, "Invalid according to Policy: Policy expired."). */
-export const isExpiredForm = (err: unknown): boolean =>
+const isExpiredForm = (err: unknown): boolean =>
   err instanceof UploadRefusedError && err.status === 403 && /policy expired/i.test(err.message);
 
 const TOO_LARGE_INDEX = /files\[(\d+)\]\.size/;

@@ -9,7 +9,7 @@ import type { BatchSummary } from '../api/client-contract';
 export const WAIT_OUTAGE_MS = 120_000;
 
 /** What --wait watches besides the batch: when to say why nothing moves, and when to give up. */
-export interface WaitWatch {
+interface WaitWatch {
   /** Nothing moved for this long: one line saying why (again each such while). Default 30 s. */
   stallMs?: number;
   /** Gives up (WaitTimeoutError) after this long. */

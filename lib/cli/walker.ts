@@ -29,7 +29,7 @@ export interface SkippedEntry {
 /** Skips that may leave a file the user meant to upload out of the batch; the others are by design. */
 export const LOST_REASONS: ReadonlySet<SkippedEntry['reason']> = new Set(['unreadable', 'broken-link', 'invalid-name']);
 
-export interface WalkOptions {
+interface WalkOptions {
   /** Walk dot-files and dot-folders too (default false: .git, .DS_Store and the like stay home). */
   includeHidden?: boolean;
   onSkip?: (entry: SkippedEntry) => void;
@@ -91,7 +91,7 @@ function decodeName(raw: Buffer): string | undefined {
 }
 
 /** Bytes that are not valid UTF-8 shown as \xNN, the valid parts as text (pure): "caf\xE9.jpg". */
-export function escapeInvalidUtf8(raw: Buffer): string {
+function escapeInvalidUtf8(raw: Buffer): string {
   let out = '';
   let i = 0;
   while (i < raw.length) {

@@ -19,7 +19,7 @@ export const ERASURE_REQUEUE_MS = 2 * 3_600_000;
  * A batch still listed this long after its expiry is overdue (docs/design.md §14: "batches past their retention not
  * erased after an hour"): the sweep counts them, and the expire function publishes the count for its alarm.
  */
-export const ERASURE_OVERDUE_SECONDS = 3600;
+const ERASURE_OVERDUE_SECONDS = 3600;
 
 /** The table as the wiring hands it to the store (lib/store/table/access.ts), and the erase queue. */
 export interface ExpiryDeps extends TableRef {
@@ -27,13 +27,13 @@ export interface ExpiryDeps extends TableRef {
   erasures: JobQueue;
 }
 
-export interface ExpirySweepDeps extends ExpiryDeps {
+interface ExpirySweepDeps extends ExpiryDeps {
   /** Clock (epoch ms), for tests. */
   now?: () => number;
   log?: (line: string, details?: Record<string, unknown>) => void;
 }
 
-export interface ExpirySweepLimits {
+interface ExpirySweepLimits {
   /** A batch whose erasure was queued this long ago and still has its summary is queued again (its message was lost). */
   requeueAfterMs: number;
   /** Index keys read per Query. */
@@ -49,7 +49,7 @@ export interface ExpirySweepLimits {
 }
 
 /** What a run keeps of its time when it stops early: one page read and its marks and sends take well under it. */
-export const EXPIRY_RESERVE_MS = 10_000;
+const EXPIRY_RESERVE_MS = 10_000;
 
 export interface ExpirySweepResult {
   /** Expired batches the index listed (erasures queued or still running). */
@@ -66,7 +66,7 @@ export interface ExpirySweepResult {
  * Marks one expired batch as being erased and queues its erasure, unless that was done less than `staleBefore` ago
  * (another sweep, or a POST reusing its name, got there first). True when this call queued it.
  */
-export async function queueExpiredErasure(
+async function queueExpiredErasure(
   deps: ExpiryDeps,
   clientId: string,
   batchId: string,

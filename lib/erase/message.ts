@@ -8,7 +8,7 @@ const eraseMessageSchema = z.strictObject({
   batchId: z.string().check(z.minLength(1)),
 });
 
-export type EraseMessage = z.infer<typeof eraseMessageSchema>;
+type EraseMessage = z.infer<typeof eraseMessageSchema>;
 
 export const encodeEraseMessage = (clientId: string, batchId: string): string =>
   JSON.stringify({ type: 'erase', clientId, batchId } satisfies EraseMessage);

@@ -9,7 +9,7 @@ import { EraseIncompleteError } from '../errors';
 export const BATCH_OBJECT_PREFIXES = ['uploads', 'processed', 'duplicates', 'failed', 'thumbnails', 'exports'] as const;
 
 /** DeleteObjects takes at most 1000 keys. */
-export const DELETE_OBJECTS_MAX = 1000;
+const DELETE_OBJECTS_MAX = 1000;
 
 /** The batch's folder under each prefix; the trailing '/' keeps batch "a" from matching batch "ab". */
 export const batchObjectPrefixes = (clientId: string, batchId: string): string[] =>
@@ -47,7 +47,7 @@ async function deleteKeys(s3: S3Client, bucket: string, keys: string[]): Promise
 }
 
 /** Deletes every object under `prefix`; answers how many it deleted. */
-export async function eraseObjectsUnder(s3: S3Client, bucket: string, prefix: string, opts: ObjectEraseOptions = {}): Promise<number> {
+async function eraseObjectsUnder(s3: S3Client, bucket: string, prefix: string, opts: ObjectEraseOptions = {}): Promise<number> {
   const pageSize = Math.min(Math.max(opts.pageSize ?? DELETE_OBJECTS_MAX, 1), DELETE_OBJECTS_MAX);
   let deleted = 0;
   // Each page is listed from the start: the previous page's keys are gone, so no continuation token is needed,

@@ -4,7 +4,7 @@
 // needed, `images` comes first and `detection_categories` and `info` after it: a JSON object's members are unordered,
 // and MegaDetector's validator, Timelapse and AddaxAI read the file whole.
 import type { ExportImage, ExportBox } from './rows';
-import type { ModelVersion } from '../domain';
+import type { ModelVersion } from '../domain/detection';
 import { modelText, REKOGNITION_MODEL_NAME, UNKNOWN_MODEL } from '../model-version';
 
 export interface MegaDetectorContext {
@@ -14,10 +14,10 @@ export interface MegaDetectorContext {
   doneAt?: number;
 }
 
-export const MEGADETECTOR_FORMAT_VERSION = '1.6';
+const MEGADETECTOR_FORMAT_VERSION = '1.6';
 /** MegaDetector's failure string for a file not classified yet. */
-export const NOT_PROCESSED_YET = 'NotProcessedYet';
-export const CAT_CATEGORY = '1';
+const NOT_PROCESSED_YET = 'NotProcessedYet';
+const CAT_CATEGORY = '1';
 
 /**
  * A number as MegaDetector's Python writes a float: always with a fraction (`1.0`, `0.0`, never `1`), since its
@@ -49,7 +49,7 @@ function bbox(b: ExportBox['box']): string {
 const pad = (n: number): string => String(n).padStart(2, '0');
 
 /** MegaDetector's `datetime`: a capture time's wall clock (`2024-06-01T06:30:00+02:00`) as `YYYY:MM:DD HH:MM:SS`. */
-export const megadetectorDatetime = (capturedAt: string): string =>
+const megadetectorDatetime = (capturedAt: string): string =>
   `${capturedAt.slice(0, 10).replace(/-/g, ':')} ${capturedAt.slice(11, 19)}`;
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC: MegaDetector's detection_completion_time. */

@@ -5,7 +5,7 @@
 // only once the old space reaches a limit it raises as the export goes on (docs/design.md, "Export memory").
 // Here the source's page and the mapped page are dropped before the next is awaited.
 
-export interface PageEnds<U> {
+interface PageEnds<U> {
   /** What comes before the first page, when it gives one. */
   first?: () => U | undefined;
   /** What comes after the last page (called once every page was mapped), when it gives one. */

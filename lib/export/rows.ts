@@ -1,7 +1,7 @@
 // One export row per uploaded file (DESIGN §7): an image record gives its own row, then one row per duplicate upload
 // it absorbed, so a batch's row count equals its counts.total.
 
-import type { ModelVersion } from '../domain';
+import type { ModelVersion } from '../domain/detection';
 import { modelText } from '../model-version';
 
 export const EXPORT_COLUMNS = [
@@ -25,9 +25,7 @@ export const EXPORT_COLUMNS = [
   'model',
 ] as const;
 
-export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
-
-export type ExportStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
+type ExportStatus = 'pending' | 'processing' | 'success' | 'fail' | 'duplicate';
 
 /** A box the detector drew, as ratios of the image's sides (Rekognition's BoundingBox), confidence 0–100. */
 export interface ExportBox {
@@ -110,7 +108,7 @@ export const numberText = (n: number): string => (Number.isFinite(n) ? JSON.stri
 export const formatLabels = (labels: ExportImage['labels']): string =>
   labels.map((l) => `${l.name}:${numberText(round2(l.confidence))}`).join('|');
 
-export function catConfidenceOf(image: Pick<ExportImage, 'catConfidence' | 'labels'>): number | null {
+function catConfidenceOf(image: Pick<ExportImage, 'catConfidence' | 'labels'>): number | null {
   if (typeof image.catConfidence === 'number') return round2(image.catConfidence);
   const cat = image.labels.find((l) => l.name.toLowerCase() === 'cat');
   return cat ? round2(cat.confidence) : null;

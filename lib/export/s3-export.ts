@@ -10,16 +10,16 @@ import { CONTENT_TYPES, FILE_EXTENSIONS, type ExportFormat } from './encode';
 const PART_BYTES = 5 * 1024 * 1024;
 
 /** exports/{clientId}/{batchId}/{time}.{format}; the time is ISO-8601 UTC with ':' and '.' made key-safe. */
-export const exportKey = (clientId: string, batchId: string, atMs: number, format: ExportFormat): string =>
+const exportKey = (clientId: string, batchId: string, atMs: number, format: ExportFormat): string =>
   `exports/${clientId}/${batchId}/${new Date(atMs).toISOString().replace(/[:.]/g, '-')}.${FILE_EXTENSIONS[format]}`;
 
-export interface StoredExport {
+interface StoredExport {
   key: string;
   url: string;
   expiresAt: string;
 }
 
-export interface S3ExportTarget {
+interface S3ExportTarget {
   s3: S3Client;
   bucket: string;
   clientId: string;

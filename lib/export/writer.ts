@@ -58,11 +58,11 @@ export function exportChunks(
   );
 }
 
-export type ExportOutcome<S> =
+type ExportOutcome<S> =
   | { kind: 'inline'; body: string; rows: number; bytes: number }
   | { kind: 'stored'; stored: S; rows: number; bytes: number };
 
-export interface ExportCounts {
+interface ExportCounts {
   rows: number;
   bytes: number;
 }

@@ -7,7 +7,7 @@ import httpRouterHandler, { type Method } from '@middy/http-router';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { RouteNotFoundError } from '../api/errors';
 import { HttpAnswer } from '../api/http-answer';
-import type { ApiServices, Route, WebPages } from '../api/routes';
+import type { ApiServices, Route, WebPages } from '../api/routes/route';
 import {
   API_HEADERS,
   JSON_CONTENT_TYPE,
@@ -25,7 +25,7 @@ import {
 } from './middleware';
 import { IceCatError } from '../errors';
 
-export interface ApiDeps {
+interface ApiDeps {
   /** The routes this function serves. */
   routes: Route[];
   /** The operations behind them, by the function each route names. */

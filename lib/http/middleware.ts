@@ -7,9 +7,9 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type * as z from 'zod/mini';
 import { InvalidParameterError, MalformedBodyError } from '../api/errors';
 import { IceCatError } from '../errors';
-import type { Route } from '../api/routes';
+import type { Route } from '../api/routes/route';
 
-export interface ValidInput {
+interface ValidInput {
   params: unknown;
   query: unknown;
   body: unknown;
@@ -138,7 +138,7 @@ export function validate(route: Route): ApiMiddleware {
 
 // ---- errors to HTTP answers: the one place -----------------------------------------------------------------------
 
-export interface HttpErrorAnswer {
+interface HttpErrorAnswer {
   status: number;
   code: string;
   message: string;
@@ -175,12 +175,7 @@ const HTTP_ANSWERS: Readonly<Record<string, { status: number; message?: (own: st
   quota_exceeded: { status: 429 },
 };
 
-/** The error codes the API answers with a status below 500, and that status (docs/api.md lists them). */
-export const ANSWERED_CODES: Readonly<Record<string, number>> = Object.fromEntries(
-  Object.entries(HTTP_ANSWERS).map(([code, a]) => [code, a.status]),
-);
-
-export const INTERNAL_ERROR: HttpErrorAnswer = { status: 500, code: 'internal_error', message: 'internal error' };
+const INTERNAL_ERROR: HttpErrorAnswer = { status: 500, code: 'internal_error', message: 'internal error' };
 
 export const OUT_OF_STORAGE: HttpErrorAnswer = {
   status: 507,
@@ -215,7 +210,7 @@ function isOutOfStorage(err: unknown): boolean {
   return name === 'InternalServerError' && typeof message === 'string' && /no space left on device|out of disk space/i.test(message);
 }
 
-export const errorBody = (answer: HttpErrorAnswer): string => JSON.stringify({ error: { code: answer.code, message: answer.message } });
+const errorBody = (answer: HttpErrorAnswer): string => JSON.stringify({ error: { code: answer.code, message: answer.message } });
 
 export type ErrorLogger = (message: string, details: Record<string, unknown>) => void;
 

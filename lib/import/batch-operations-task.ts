@@ -13,16 +13,16 @@
 // sources, which Batch Operations reads without us).
 import * as z from 'zod/mini';
 import '../validation-messages';
-import type { SourceObject } from '../domain';
+import type { SourceObject } from '../domain/image';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { ID_PATTERN, ID_RULE } from '../ids';
 import { enqueueSourceObject, importRef, nextUtcMidnight, sourceUri, type EnqueueDeps, type ImportRef, type ImportTarget } from './enqueue';
 import { isImageKey } from './sources';
 
-export type TaskResultCode = 'Succeeded' | 'TemporaryFailure' | 'PermanentFailure';
+type TaskResultCode = 'Succeeded' | 'TemporaryFailure' | 'PermanentFailure';
 
 /** One task's answer: its result string is the completion report's ResultMessage. */
-export interface TaskResult {
+interface TaskResult {
   taskId: string;
   resultCode: TaskResultCode;
   resultString: string;
@@ -37,7 +37,7 @@ export interface BatchOperationsResponse {
 }
 
 /** The invocation is not a Batch Operations event at all (no invocation id or tasks): nothing can be answered. */
-export class InvalidInvocationError extends IceCatError {
+class InvalidInvocationError extends IceCatError {
   override name = 'InvalidInvocationError';
   readonly code = 'invalid_invocation';
   constructor(message: string, options?: IceCatErrorOptions) {
@@ -68,7 +68,7 @@ const MAX_RESULT = 1024;
 const clip = (s: string): string => (s.length <= MAX_RESULT ? s : `${s.slice(0, MAX_RESULT - 1)}…`);
 
 /** An `s3://bucket/prefix` a job's objects must be under. */
-export interface AllowedPrefix {
+interface AllowedPrefix {
   bucket: string;
   prefix: string;
 }
@@ -79,7 +79,7 @@ export const parseS3Prefix = (uri: string): AllowedPrefix | undefined => {
 };
 
 /** The job's target, read from its UserArguments; a string says what is wrong with them. */
-export interface JobArguments {
+interface JobArguments {
   target: ImportTarget;
   allow: AllowedPrefix[];
 }

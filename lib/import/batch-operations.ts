@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-s3-control';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
-import type { ImportSource } from '../domain';
+import type { ImportSource } from '../domain/import';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { parseS3Prefix } from './batch-operations-task';
 
@@ -66,7 +66,7 @@ export interface BatchOperationsSettings {
   priority: number;
 }
 
-export class ImportSourceError extends IceCatError {
+class ImportSourceError extends IceCatError {
   override name = 'ImportSourceError';
   readonly code = 'invalid_import_source';
   readonly source: string;
@@ -80,7 +80,7 @@ export class ImportSourceError extends IceCatError {
 const MAX_ARGUMENT = 1024;
 
 /** The manifest Batch Operations reads for a given manifest: its format, columns and ETag (CreateJob needs it). */
-export interface ManifestFacts {
+interface ManifestFacts {
   bucket: string;
   key: string;
   etag: string;
@@ -88,7 +88,7 @@ export interface ManifestFacts {
   format: 'inventory' | 'csv2' | 'csv3';
 }
 
-export const reportPrefix = (clientId: string, batchId: string): string => `imports/${clientId}/${batchId}`;
+const reportPrefix = (clientId: string, batchId: string): string => `imports/${clientId}/${batchId}`;
 
 /** CreateJob's idempotency token (1–64 characters): one job per batch and attempt, however often the call is sent. */
 export const jobToken = (job: Pick<ImportJob, 'clientId' | 'batchId' | 'attempt'>): string =>

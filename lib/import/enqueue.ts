@@ -11,7 +11,7 @@
 //   4. the item is marked `sent`.
 // A run killed between 3 and 4 sends that object again when its page is listed again: the ingest takes the second
 // message as a redelivery of the same object (same source key and ETag) and records nothing twice.
-import type { SourceObject } from '../domain';
+import type { SourceObject } from '../domain/image';
 import type { ClientLimits } from '../quota/limits';
 import { utcDay } from '../quota/limits';
 import { encodeImportMessage } from './message';

@@ -5,7 +5,8 @@
 // not sent; once the source ends it closes the batch with `expected` = the images sent. On AWS the fan-out is the
 // engine's (S3 Batch Operations or a distributed map); its task calls enqueueSourceObject as this does.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { Batch, ImportSource } from '../domain';
+import type { Batch } from '../domain/batch';
+import type { ImportSource } from '../domain/import';
 import type { ImportCheckpoint } from '../store/imports/imports';
 import { enqueueSourceObject, nextUtcMidnight, type EnqueueDeps, type EnqueueOutcome } from './enqueue';
 import { sourcePages, type Listed, type SourcePage } from './manifest';
@@ -36,7 +37,7 @@ export interface ListerDeps {
 }
 
 /** How a run ended: the source listed, waiting for the quota's reset, or another run (or an erasure) has the import. */
-export type ListOutcome = { state: 'listed' } | { state: 'waiting-for-quota'; resumesAt: number } | { state: 'stale' };
+type ListOutcome = { state: 'listed' } | { state: 'waiting-for-quota'; resumesAt: number } | { state: 'stale' };
 
 /** Lists the import on from its checkpoint until the source ends, the quota is used up, or another run moves it. */
 export async function listImport(deps: ListerDeps, clientId: string, batchId: string): Promise<ListOutcome> {

@@ -5,12 +5,13 @@
 // cursor is `{file}:{byte offset}` of the next line.
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { ImportSource, SourceObject } from '../domain';
+import type { ImportSource } from '../domain/import';
+import type { SourceObject } from '../domain/image';
 import { IceCatError } from '../errors';
 import { parseS3Uri } from './sources';
 
 /** A manifest that cannot be read as one (its format, a line, its files). */
-export class ManifestError extends IceCatError {
+class ManifestError extends IceCatError {
   override name = 'ManifestError';
   readonly code = 'invalid_manifest';
 }
@@ -120,7 +121,7 @@ function objectOfLine(fields: string[], cols: Columns, where: string): SourceObj
 }
 
 /** A manifest's CSV files and their columns, read once per lister run. */
-export interface ManifestFiles {
+interface ManifestFiles {
   files: { bucket: string; key: string }[];
   columns: Columns;
 }
@@ -132,7 +133,7 @@ async function getText(s3: S3Client, bucket: string, key: string): Promise<Buffe
 }
 
 /** The manifest's files: itself (a CSV), or an inventory manifest.json's list with its fileSchema. */
-export async function manifestFiles(s3: S3Client, manifest: string): Promise<ManifestFiles> {
+async function manifestFiles(s3: S3Client, manifest: string): Promise<ManifestFiles> {
   const { bucket, prefix: key } = parseS3Uri(manifest, 'source.manifest');
   if (!key.endsWith('.json')) return { files: [{ bucket, key }], columns: BATCH_OPERATIONS_COLUMNS };
   let doc: { fileFormat?: string; fileSchema?: string; files?: { key?: string }[]; destinationBucket?: string };
@@ -162,7 +163,7 @@ export async function manifestFiles(s3: S3Client, manifest: string): Promise<Man
 }
 
 /** Reads a manifest's pages; its files' text is kept while the lister runs (one file at a time). */
-export class ManifestReader {
+class ManifestReader {
   private held: { index: number; text: Buffer } | undefined;
 
   constructor(

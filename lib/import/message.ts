@@ -5,7 +5,7 @@
 // (lib/import/enqueue.ts), which counts it against the images quota first and sends it in its client's message group.
 import * as z from 'zod/mini';
 import '../validation-messages';
-import type { SourceObject } from '../domain';
+import type { SourceObject } from '../domain/image';
 
 /** S3's own bounds: a bucket name 3–63 characters, a key at most 1,024 bytes. */
 const sourceObjectSchema = z.strictObject({
@@ -16,7 +16,7 @@ const sourceObjectSchema = z.strictObject({
   size: z.optional(z.number().check(z.int(), z.nonnegative())),
 });
 
-export const importMessageSchema = z.strictObject({
+const importMessageSchema = z.strictObject({
   type: z.literal('import'),
   clientId: z.string().check(z.minLength(1)),
   batchId: z.string().check(z.minLength(1)),

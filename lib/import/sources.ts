@@ -1,10 +1,10 @@
 // What an import may read (docs/design.md §16): the operator allows each client `s3://bucket/prefix` sources; a
 // prefix or a manifest (and every object a manifest names) must lie inside one of them. And which keys are images.
-import type { ImportSource } from '../domain';
+import type { ImportSource } from '../domain/import';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 /** Not an `s3://bucket/prefix` address. */
-export class InvalidSourceError extends IceCatError {
+class InvalidSourceError extends IceCatError {
   override name = 'InvalidSourceError';
   readonly code = 'invalid_source';
   readonly parameter: string;

@@ -1,10 +1,10 @@
 // Capture time, camera and place from an image's EXIF block (docs/design.md §12), read by a bounded reader of only the
 // tags these need (exif-ifd.ts). Anything missing, garbled, impossible or beyond the reader's caps gives null for that
 // field and never fails the upload.
-import type { Capture } from '../domain';
+import type { Capture } from '../domain/upload';
 import { readExifFields } from './exif-ifd';
 
-export const NO_CAPTURE: Capture = { capturedAt: null, camera: null, location: null };
+const NO_CAPTURE: Capture = { capturedAt: null, camera: null, location: null };
 
 /** Capture times before this are a camera's unset clock (and before digital camera traps). */
 const EARLIEST_YEAR = 1990;

@@ -11,11 +11,12 @@ import {
 import sharp from 'sharp';
 import { RejectedUploadError } from './errors';
 import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
-import { isCatAt, type CatInstance, type Detections, type Label, type ModelVersion, type TrimmedLabels } from '../domain';
+import { isCatAt } from '../domain/image';
+import { type CatInstance, type Detections, type Label, type ModelVersion, type TrimmedLabels } from '../domain/detection';
 import { parseModelVersion } from '../model-version';
 import { LIMITS } from '../store/table/schema';
 
-export interface ImageFacts {
+interface ImageFacts {
   /** Length of the bytes read. */
   bytes: number;
   format: string;
@@ -24,14 +25,14 @@ export interface ImageFacts {
 }
 
 /** Pixels already decoded (a HEIF photo's, which sharp cannot decode itself), upright. */
-export interface RawPixels {
+interface RawPixels {
   data: Uint8Array;
   width: number;
   height: number;
   channels: 1 | 2 | 3 | 4;
 }
 
-export interface DetectOptions {
+interface DetectOptions {
   minConfidence: number;
   maxLabels: number;
 }
@@ -97,7 +98,7 @@ export async function toRekognitionJpeg(image: Buffer | RawPixels, maxInputPixel
   throw new RejectedUploadError("the image could not be reduced below Rekognition's 5 MB limit", { code: 'DetectionRejected' });
 }
 
-export interface Detection {
+interface DetectOutcome {
   /** The model and the boxes of the labels other than Cat (the most confident LIMITS.otherBoxes). */
   detections: Detections;
   isCat: boolean;
@@ -129,10 +130,10 @@ export async function detectLabels(
     /** The JPEG to send when the bytes cannot go as they are, where sharp cannot convert them (Fingerprint.rekognitionJpeg). */
     convert?: () => Promise<Buffer>;
   },
-): Promise<Detection> {
+): Promise<DetectOutcome> {
   const send = (jpegOrBytes: Buffer) =>
     observed(opts.onRequest, () => rekognition.send(detectCommand(buildDetectRequest(jpegOrBytes, opts), opts.clientHint)));
-  let sentAs: Detection['sentAs'] = 'Bytes';
+  let sentAs: DetectOutcome['sentAs'] = 'Bytes';
   let out: DetectLabelsCommandOutput | undefined;
   if (canSendAsIs(img)) {
     try {
@@ -165,7 +166,7 @@ export type DetectLabelsObserver = (outcome: DetectLabelsOutcome, ms: number) =>
 const THROTTLES = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'LimitExceededException']);
 
 /** A refusal of the image is the upload's; a throttle outlasting the retries is the quota's; the rest are faults. */
-export function detectLabelsOutcome(err: unknown): Exclude<DetectLabelsOutcome, 'ok'> {
+function detectLabelsOutcome(err: unknown): Exclude<DetectLabelsOutcome, 'ok'> {
   if (isImageRefusal(err)) return 'refused';
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
   if (THROTTLES.has(e?.name ?? '') || e?.$metadata?.httpStatusCode === 429) return 'throttled';
@@ -196,7 +197,7 @@ function isImageRefusal(err: unknown): boolean {
 export function interpretLabels(
   out: Pick<DetectLabelsCommandOutput, 'Labels' | 'LabelModelVersion'>,
   catMinConfidence: number,
-): Omit<Detection, 'sentAs'> {
+): Omit<DetectOutcome, 'sentAs'> {
   const all = (out.Labels ?? [])
     .filter((l) => l.Name)
     .map((l) => ({

@@ -1,6 +1,6 @@
 // Why an upload could not be classified. A RejectedUploadError is the upload's fault and ends in a `fail` record;
 // anything else is treated as transient and retried by SQS.
-import type { Claim, Fingerprint } from '../domain';
+import type { Claim, Fingerprint } from '../domain/upload';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 
 /** A claim this run holds, with the upload time it keeps (a takeover keeps the first receipt's). */
@@ -16,7 +16,7 @@ export interface HeldClaim {
  * in PascalCase and keep that spelling (a code is never reworded once shipped); a new one is snake_case like every
  * other error code (docs/decisions/0028-one-name-per-concept.md, held by test/unit/one-name.test.ts).
  */
-export type RejectionCode =
+type RejectionCode =
   | 'InvalidKey'
   | 'BatchClosed'
   | 'Overwritten'

@@ -14,7 +14,7 @@ export const MAX_ENTRIES = 512;
 const MAX_ASCII = 256;
 
 /** The tags the capture facts need, as exif-reader named and typed them (strings, dates as text, rationals). */
-export interface ExifFields {
+interface ExifFields {
   make?: string | Buffer;
   model?: string | Buffer;
   dateTimeOriginal?: string | Buffer;

@@ -1,6 +1,6 @@
 import sharp, { type Metadata } from 'sharp';
 import { XXHash128 } from 'xxhash-addon';
-import type { Fingerprint } from '../domain';
+import type { Fingerprint } from '../domain/upload';
 import { REKOGNITION_LIMITS } from '../ids';
 import { toRekognitionJpeg } from './detect';
 import { RejectedUploadError } from './errors';
@@ -9,7 +9,7 @@ import { decodeHeif, HEIF_BRANDS, heifRoute, isHeif } from './heif';
 
 export { hammingDistance } from '../similar/phash';
 
-export interface FingerprintOptions {
+interface FingerprintOptions {
   maxInputPixels: number;
 }
 
@@ -136,7 +136,7 @@ const decoderSays = (message: string): string =>
     .slice(0, 200) || 'the decoder reported a problem';
 
 /** Decoded pixels, row-major, `channels` bytes a pixel. */
-export interface Raster {
+interface Raster {
   data: Uint8Array;
   width: number;
   height: number;
@@ -179,7 +179,7 @@ export function preview(src: Raster): Raster {
 const N = 32;
 
 /** 32x32 luminance, each cell the mean of up to 16x16 points spread evenly over it. */
-export function luminance32(src: Raster): Float64Array {
+function luminance32(src: Raster): Float64Array {
   const { data, width: w, height: h, channels: c } = src;
   const luma = new Float64Array(N * N);
   const sx = Math.max(1, Math.min(16, Math.floor(w / N)));
@@ -220,14 +220,14 @@ function encodeThumbnail(small: Raster): Promise<Buffer> {
  * coefficients under 128 carry less than half a level: quantisation noise. They count as zero, which is what makes
  * a flat picture's hash nearly empty instead of the sign pattern of its rounding errors (docs/similarity.md).
  */
-export const PHASH_DEAD_ZONE = 16;
+const PHASH_DEAD_ZONE = 16;
 
 /**
  * DCT-II pHash: the 8x8 lowest frequencies of the 32x32 luminance, one bit per coefficient above the median of the
  * AC ones, coefficients inside the dead zone counting as zero. A picture with detail sets 32 bits; a flat one
  * (solid colour, smooth gradient) sets few.
  */
-export function perceptualHash(small: Float64Array): string {
+function perceptualHash(small: Float64Array): string {
   // Separable: along x for each row, then along y (10 K multiplications instead of 65 K).
   const alongX = new Float64Array(N * 8);
   for (let y = 0; y < N; y++) {

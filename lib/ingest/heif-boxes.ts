@@ -12,7 +12,7 @@ const MAX_BOXES = 4096;
 /** Items, properties and references kept: an iPhone photo has ~60 items (48 tiles, a thumbnail, Exif, ...). */
 const MAX_ITEMS = 4096;
 
-export interface HeifItem {
+interface HeifItem {
   id: number;
   /** The item type: `hvc1` (HEVC), `av01` (AV1), `grid`, `iden`, `iovl`, `Exif`, `mime`, ... */
   type: string;
@@ -22,7 +22,7 @@ export interface HeifItem {
   height?: number;
 }
 
-export interface HeifGrid {
+interface HeifGrid {
   rows: number;
   columns: number;
   outputWidth: number;

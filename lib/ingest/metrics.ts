@@ -7,10 +7,10 @@ import type { DetectLabelsOutcome } from './detect';
 export const METRICS_NAMESPACE = 'IceCatWrangler';
 
 /** The pipeline's timed steps (docs/design.md §1). */
-export type IngestStep = 'Read' | 'Fingerprint' | 'Claim' | 'Thumbnail' | 'Detect' | 'Record' | 'Move';
+type IngestStep = 'Read' | 'Fingerprint' | 'Claim' | 'Thumbnail' | 'Detect' | 'Record' | 'Move';
 
 /** How one upload ended: an outcome of the pipeline, with the error code of a fail or a refusal. */
-export type ImageOutcome = 'success' | 'duplicate' | 'fail' | 'refused' | 'redelivered' | 'deferred';
+type ImageOutcome = 'success' | 'duplicate' | 'fail' | 'refused' | 'redelivered' | 'deferred';
 
 export interface IngestMetrics {
   /** One upload handled: `Images` with dimension Outcome (and ErrorCode for a fail or refusal). */
@@ -32,13 +32,13 @@ export interface IngestMetrics {
 }
 
 /** Receives each EMF document as it is written to stdout. */
-export type EmfListener = (document: EmfOutput) => void;
+type EmfListener = (document: EmfOutput) => void;
 
 /**
  * Who else reads the EMF documents: the local stack runs the ingest in-process and totals its metrics for its status
  * page, handing this to the ingest's metrics through its deps. On AWS nothing listens and the output is Powertools' own.
  */
-export interface EmfScope {
+interface EmfScope {
   listener: EmfListener;
   /** Whether the document is still written to stdout (false for a quiet stack, such as the one the tests share). */
   echo: boolean;

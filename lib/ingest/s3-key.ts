@@ -54,7 +54,7 @@ export function batchesOfKeys(keys: Iterable<string>): { clientId: string; batch
 }
 
 /** Where a handled upload rests. */
-export type RestingPlace = 'processed' | 'duplicates' | 'failed';
+type RestingPlace = 'processed' | 'duplicates' | 'failed';
 
 const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', gif: 'gif', tiff: 'tif', heif: 'heic', avif: 'avif' };
 

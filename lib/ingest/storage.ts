@@ -111,7 +111,7 @@ export async function moveUpload(s3: S3Client, upload: StoredObject, to: string)
 }
 
 /** What the first half of a move left. */
-export interface RestCopy {
+interface RestCopy {
   /** The resting key holds the upload: copied, written from the bytes held, or by an earlier delivery. */
   rests: boolean;
   /** Copied from a source that is still this upload: to delete once the copy is recorded. */

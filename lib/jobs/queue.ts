@@ -15,7 +15,7 @@ export interface JobQueue {
 /** SQS's largest DelaySeconds. */
 export const MAX_DELAY_SECONDS = 900;
 
-export const delaySecondsOf = (delay = 0): number => Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delay)));
+const delaySecondsOf = (delay = 0): number => Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delay)));
 
 export class SqsJobQueue implements JobQueue {
   constructor(
@@ -29,7 +29,7 @@ export class SqsJobQueue implements JobQueue {
 }
 
 /** The queues the local stack stands in for, by name. */
-export type LocalQueueName = 'erase' | 'callbacks' | 'uploads' | 'imports';
+type LocalQueueName = 'erase' | 'callbacks' | 'uploads' | 'imports';
 
 /** A consumer function's handler, given an SQS-shaped event as Lambda would. */
 export type LocalConsumer = (event: SQSEvent) => Promise<unknown>;
@@ -68,7 +68,7 @@ export class NoLocalConsumerError extends IceCatError {
 }
 
 /** The consuming function ran past its timeout: Lambda stops it, and SQS hands its message out again. */
-export class FunctionTimeoutError extends IceCatError {
+class FunctionTimeoutError extends IceCatError {
   override name = 'FunctionTimeoutError';
   readonly code = 'function_timeout';
   readonly timeoutMs: number;

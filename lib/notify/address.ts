@@ -5,7 +5,7 @@
 // IPv4-compatible) are refused outright.
 import { isIPv4, isIPv6 } from 'node:net';
 
-export type AddressVerdict =
+type AddressVerdict =
   | { allowed: true }
   | {
       allowed: false;

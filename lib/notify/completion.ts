@@ -3,14 +3,15 @@
 // attempts themselves run in the callbacks consumer (lib/notify/consumer.ts), on AWS and locally alike.
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { JobQueue } from '../jobs/queue';
-import type { Batch, BatchSummary } from '../domain';
+import type { Batch } from '../domain/batch';
+import type { BatchSummary } from '../domain/summary';
 import { buildBatchCompletedEvent, publishBatchCompleted } from './events';
 import { callbackMessage, completedSummary } from './job';
 
 /** The least length of the server key callback secrets are derived from (CALLBACK_SIGNING_KEY). */
 export const MIN_SIGNING_KEY_LENGTH = 32;
 
-export interface CompletionDeps {
+interface CompletionDeps {
   callbacks: JobQueue;
   /** EventBridge (AWS only): the bus `Batch Completed` goes to. */
   events?: { client: EventBridgeClient; busName: string };

@@ -1,6 +1,6 @@
 // The callbacks consumer: one attempt of a queued completion callback per message (lib/notify/completion.ts queues
 // the first).
-import type { CallbackState } from '../domain';
+import type { CallbackState } from '../domain/batch';
 import type { JobQueue } from '../jobs/queue';
 import { attemptDelivery, isFinalState } from './delivery';
 import { encodeCallbackMessage, jobOf, nextMessage } from './job';
@@ -19,9 +19,9 @@ export interface CallbackConsumerDeps {
 }
 
 /** How an attempt ended: the callbacks function's CallbackAttempts metric, by Outcome. */
-export type CallbackOutcome = 'delivered' | 'retrying' | 'gave_up';
+type CallbackOutcome = 'delivered' | 'retrying' | 'gave_up';
 
-export interface CallbackAttemptReport {
+interface CallbackAttemptReport {
   clientId: string;
   batchId: string;
   outcome: CallbackOutcome;

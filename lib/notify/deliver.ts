@@ -18,7 +18,7 @@ export interface AttemptResult {
   signature: string;
 }
 
-export interface AttemptOptions {
+interface AttemptOptions {
   timeoutMs: number;
   /** Unix seconds of the signature; now by default. */
   nowSeconds?: number;

@@ -1,7 +1,7 @@
 // A completion callback's delivery, one attempt at a time: resolve and judge the target, POST the signed summary,
 // then say what the client sees (the callback state on its batch) and whether and when to try again. The caller
 // carries the job between attempts (an SQS message delayed by `retryInSeconds` on AWS; the local queue locally).
-import type { CallbackState } from '../domain';
+import type { CallbackState } from '../domain/batch';
 import { postCallback, type AttemptResult } from './deliver';
 import { nextRetryDelay, type NotifyConfig } from './schedule';
 import { CallbackTargetError, resolveCallbackTarget, type Lookup } from './target';

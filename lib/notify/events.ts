@@ -2,8 +2,8 @@
 import { PutEventsCommand, type EventBridgeClient, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { IceCatError } from '../errors';
 
-export const EVENT_SOURCE = 'icecat.wrangler';
-export const BATCH_COMPLETED = 'Batch Completed';
+const EVENT_SOURCE = 'icecat.wrangler';
+const BATCH_COMPLETED = 'Batch Completed';
 
 export class EventPublishError extends IceCatError {
   override name = 'EventPublishError';

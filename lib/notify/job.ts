@@ -2,7 +2,8 @@
 // local queue locally). It holds the summary as first sent, so every attempt signs the same bytes, and no secret:
 // the consumer derives the batch's secret again from the server key. The sender's side only: reading one back
 // (lib/notify/job-decode.ts) needs zod, which the functions that only queue a first attempt (ingest) do not load.
-import type { Batch, BatchSummary } from '../domain';
+import type { Batch } from '../domain/batch';
+import type { BatchSummary } from '../domain/summary';
 import type { CallbackJob } from './delivery';
 
 export const CALLBACK_MESSAGE_TYPE = 'callback';

@@ -2,7 +2,7 @@
 // at most 900 s), until the retry window since the first attempt (a day on AWS, minutes locally) is spent.
 import type { PortRanges } from './target';
 
-export interface CallbackRetryPolicy {
+interface CallbackRetryPolicy {
   /** Wait after the first failed attempt; doubled after each further one. */
   baseSeconds: number;
   maxDelaySeconds: number;

@@ -4,7 +4,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export const SIGNATURE_HEADER = 'IceCat-Signature';
 
-export const signatureV1 = (secret: string, t: number, body: string): string =>
+const signatureV1 = (secret: string, t: number, body: string): string =>
   createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
 
 export const signatureHeader = (secret: string, body: string, tSeconds: number): string =>

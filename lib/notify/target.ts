@@ -55,7 +55,7 @@ export function portRangesWithout(ranges: PortRanges, ports: readonly number[]):
   return out.join(',');
 }
 
-export type CallbackRefusal = 'InvalidUrl' | 'SchemeNotAllowed' | 'CredentialsInUrl' | 'HostNotFound' | 'AddressNotAllowed';
+type CallbackRefusal = 'InvalidUrl' | 'SchemeNotAllowed' | 'CredentialsInUrl' | 'HostNotFound' | 'AddressNotAllowed';
 
 export class CallbackTargetError extends IceCatError {
   override name = 'CallbackTargetError';
@@ -85,7 +85,7 @@ const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
 /** The port a URL connects to: its own, else its scheme's. */
 const portOf = (url: URL): number => (url.port ? Number(url.port) : url.protocol === 'http:' ? 80 : 443);
 
-export const portAllowed = (port: number, ranges: PortRanges | undefined): boolean =>
+const portAllowed = (port: number, ranges: PortRanges | undefined): boolean =>
   (ranges ?? []).some(([from, to]) => port >= from && port <= to);
 
 type Verdict = 'allowed' | 'public-only' | 'loopback-port';

@@ -2,7 +2,8 @@
 // bus. On AWS both come from the environment (functions/config.ts: a missing CALLBACK_QUEUE_URL or EVENT_BUS_NAME stops
 // the function at cold start, naming the variable); the local stack passes its in-process callbacks queue instead.
 import { createEventBridgeClient, sqsClient } from '../aws/clients';
-import { presentBatch, type Batch } from '../domain';
+import { summarizeBatch } from '../domain/summary';
+import type { Batch } from '../domain/batch';
 import { SqsJobQueue, type JobQueue } from '../jobs/queue';
 import { completionNotifier } from './completion';
 
@@ -30,7 +31,7 @@ export function completionHook(wiring: NotifyWiring, pricePerImageUsd: number, l
   return completionNotifier({
     callbacks: wiring.callbacks,
     ...(wiring.eventBusName ? { events: { client: createEventBridgeClient(), busName: wiring.eventBusName } } : {}),
-    present: (batch) => presentBatch(batch, { pricePerImageUsd }),
+    present: (batch) => summarizeBatch(batch, { pricePerImageUsd }),
     log,
   });
 }

@@ -45,7 +45,7 @@ export const quotaExceededMessage = (limit: number, day: string): string =>
  * A request beyond one of the client's daily limits: upload forms beyond today's remaining images, or a batch beyond
  * today's batches. Answered 429 quota_exceeded with Retry-After: the seconds until the quota starts afresh.
  */
-export class QuotaExceededError extends IceCatError {
+class QuotaExceededError extends IceCatError {
   override name = 'QuotaExceededError';
   readonly code = 'quota_exceeded';
   /** Whole seconds until 00:00 UTC (Retry-After). */

@@ -20,7 +20,7 @@ export class RateLimitedError extends IceCatError {
   }
 }
 
-export interface RateLimiterOptions {
+interface RateLimiterOptions {
   /** The client's limits (cached by the caller). */
   limitsOf(clientId: string): Promise<ClientLimits>;
   now?: () => number;

@@ -5,7 +5,8 @@
 // live batches not yet done and recounts (then settles: done, callback, event) a batch whose counters cannot be right,
 // one that is due to be done and is not stamped so, and a closed one whose counters held still since the last run
 // (stuck: a recount of a quiet batch is exact). Work per run is bounded in batches.
-import { countsCannotBeRight, shouldMarkDone, type Batch, type Counts } from '../domain';
+import { countsCannotBeRight, type Counts } from '../domain/counts';
+import { shouldMarkDone, type Batch } from '../domain/batch';
 
 export interface CountCheckDeps {
   /** Every live batch's key (lib/store/expiry/live.ts). */
@@ -29,7 +30,7 @@ export interface CountCheckResult {
   truncated: boolean;
 }
 
-export type CountCheckReason = 'impossible' | 'due' | 'stuck';
+type CountCheckReason = 'impossible' | 'due' | 'stuck';
 
 /** Why a batch needs a recount now, or undefined. `previous` is what the last run saw of it. */
 export function recountReason(batch: Batch, previous: string | undefined): CountCheckReason | undefined {

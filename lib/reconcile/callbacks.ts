@@ -8,7 +8,8 @@ import type { JobQueue } from '../jobs/queue';
 import { callbackMessage, completedSummary } from '../notify/job';
 import { isFinalState } from '../notify/delivery';
 import type { NotifyConfig } from '../notify/schedule';
-import type { Batch, BatchSummary } from '../domain';
+import type { Batch } from '../domain/batch';
+import type { BatchSummary } from '../domain/summary';
 
 /** What the sweep asks of the store (lib/store/callback/requeue.ts CallbackRequeues). */
 export interface OwedCallbacks {

@@ -9,7 +9,7 @@
 // - an import with no job recorded past a grace period (the batches function died, or CreateJob failed, after the batch
 //   was made) gets its first job started (attempt 1: the same token, so a job CreateJob did make is the one answered).
 // Work per run is bounded in imports and in time; a fault on one import is logged and left to the next run.
-import type { Batch } from '../domain';
+import type { Batch } from '../domain/batch';
 import type { ImportEngine, ImportJob } from '../import/batch-operations';
 import type { StoredImport } from '../store/table/schema';
 

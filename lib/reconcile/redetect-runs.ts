@@ -2,7 +2,7 @@
 // to lib/redetect/resume.ts, which pages on a start whose pager stopped (a call that ended its time budget, or died),
 // queues again, at most once a while, the images owed that are in no one's hands, and ends a run that owes nothing or
 // that no answer reached for several resumes in a row. Work per run is bounded in batches and in time.
-import type { Batch } from '../domain';
+import type { Batch } from '../domain/batch';
 import { resumeRun, type ResumeDeps } from '../redetect/resume';
 
 export interface RedetectSweepDeps {

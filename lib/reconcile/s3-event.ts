@@ -24,7 +24,7 @@ export function encodeS3EventKey(key: string): string {
 
 let lastSequencer = 0n;
 /** A hexadecimal sequencer that grows with every event, as S3's does for one key. */
-export function nextSequencer(now: number = Date.now()): string {
+function nextSequencer(now: number = Date.now()): string {
   const candidate = BigInt(now) << 20n;
   lastSequencer = candidate > lastSequencer ? candidate : lastSequencer + 1n;
   return lastSequencer.toString(16).toUpperCase().padStart(18, '0');
@@ -42,7 +42,7 @@ export interface CreatedObject {
   time: Date;
 }
 
-export interface S3RecordOptions {
+interface S3RecordOptions {
   region: string;
   /** Who made the request, and who owns the bucket (S3's canonical ids; nothing downstream reads them). */
   requesterPrincipalId?: string;

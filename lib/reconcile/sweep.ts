@@ -126,7 +126,7 @@ export async function sweepUploads(deps: SweepDeps, limits: SweepLimits): Promis
 }
 
 /** The S3 → SQS notification message this object's upload would have sent. */
-export function staleUploadMessage(
+function staleUploadMessage(
   deps: Pick<SweepDeps, 'bucket' | 'region'>,
   key: string,
   size: number,

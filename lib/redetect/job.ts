@@ -33,7 +33,7 @@ export interface RedetectJobDeps {
  * How the message went: its image answered now, before, or not at all because its run is over (or the batch is gone);
  * `in-flight`: another delivery holds the image's claim, and this one comes back once that lease is over.
  */
-export type RedetectJobOutcome = AnswerOutcome | 'stale' | 'in-flight';
+type RedetectJobOutcome = AnswerOutcome | 'stale' | 'in-flight';
 
 export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage): Promise<RedetectJobOutcome> {
   const { redetections, config } = deps;
@@ -66,7 +66,7 @@ export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage):
       : undefined;
   if (!object) return redetections.answer(image, m.run, undefined);
   deps.onCall?.();
-  const detection = await detectLabels(
+  const answer = await detectLabels(
     deps.rekognition,
     { bytes: object.bytes.length, format: image.format ?? 'unknown', width: image.width ?? 0, height: image.height ?? 0 },
     object.bytes,
@@ -83,5 +83,5 @@ export async function runRedetectJob(deps: RedetectJobDeps, m: RedetectMessage):
     if (err instanceof RejectedUploadError) return undefined;
     throw err;
   });
-  return redetections.answer(image, m.run, detection);
+  return redetections.answer(image, m.run, answer);
 }

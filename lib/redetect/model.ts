@@ -2,11 +2,11 @@
 // version} (lib/model-version.ts parseModelVersion). Which images it classifies again is decided by the one comparison
 // of lib/model-version.ts (answeredByCurrentModel), as the reuse and fingerprints:known decide theirs.
 import { DetectLabelsCommand, type RekognitionClient } from '@aws-sdk/client-rekognition';
-import type { ModelVersion } from '../domain';
+import type { ModelVersion } from '../domain/detection';
 import { parseModelVersion, sameModel, UNKNOWN_MODEL } from '../model-version';
 
 /** How long a model learnt from an answer is trusted in a process before it is asked again. */
-export const MODEL_PROBE_TTL_MS = 5 * 60_000;
+const MODEL_PROBE_TTL_MS = 5 * 60_000;
 
 /**
  * A plain grey 80×80 JPEG (Rekognition's smallest side; 301 bytes, made by sharp once and kept here so that the

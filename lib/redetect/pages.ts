@@ -5,7 +5,7 @@
 // the reconcile sweep (lib/redetect/resume.ts). A crash between two steps leaves a page that is started again whole:
 // its charge is not made twice, its marks are the same, its move is made once; messages a crash kept from being sent
 // are queued again by a resume.
-import type { Batch } from '../domain';
+import type { Batch } from '../domain/batch';
 import type { JobQueue } from '../jobs/queue';
 import type { ClientLimits } from '../quota/limits';
 import { answeredByCurrentModel } from '../model-version';

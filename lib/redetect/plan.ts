@@ -7,19 +7,21 @@
 // follows its answer, so DetectLabels is paid once per distinct image. Asked again while its run goes on, it starts
 // nothing and charges nothing (newCalls 0), beyond looking after the run as the sweep does.
 import { ulid } from 'ulid';
-import { uploadEstimate, type Batch, type ModelVersion } from '../domain';
+import { uploadEstimate } from '../domain/pricing';
+import { type Batch } from '../domain/batch';
+import { type ModelVersion } from '../domain/detection';
 import { utcDay, type ClientLimits } from '../quota/limits';
 import type { RedetectCandidate } from '../store/redetect/images';
 import { answeredByCurrentModel } from '../model-version';
 import { startPages, type PagingDeps, type PagesStarted } from './pages';
 import { resumeRun } from './resume';
 
-export interface RedetectRequest {
+interface RedetectRequest {
   dryRun?: boolean;
   all?: boolean;
 }
 
-export interface RedetectPlan {
+interface RedetectPlan {
   /** Uploads whose answer changes: the images chosen and their duplicates. */
   images: number;
   /** DetectLabels calls: one per distinct image chosen. */
@@ -27,7 +29,7 @@ export interface RedetectPlan {
   estimatedCostUsd: number;
 }
 
-export type RedetectOutcome =
+type RedetectOutcome =
   | { outcome: 'missing' }
   | { outcome: 'erasing' }
   /** Open, or still processing its uploads. */
@@ -50,7 +52,7 @@ export interface RedetectPlanDeps extends PagingDeps {
  * The batches function stops after 10 s (serverless.yml): no page starts after 5 s, and one page (500 records, marks 16
  * at a time, sends 10 at a time) takes far less than the rest.
  */
-export const REDETECT_BUDGET_MS = 5_000;
+const REDETECT_BUDGET_MS = 5_000;
 
 /** Chooses the images, prices them, and (unless a dry run) starts their re-detection. */
 export async function redetectBatch(

@@ -5,7 +5,7 @@
 // gone to the dead letters), has them queued again — at most once per grace; after MAX_RESUMES such resumes in a row
 // the run ends instead: those images keep the answer they had, as an image DetectLabels refuses does. A run owing
 // nothing ends.
-import type { Image } from '../domain';
+import type { Image } from '../domain/image';
 import { NOTHING_STARTED, queueImages, startPages, type PagingDeps, type PagesStarted } from './pages';
 
 export interface ResumeDeps extends PagingDeps {
@@ -17,12 +17,12 @@ export interface ResumeDeps extends PagingDeps {
 }
 
 /** A start whose last page is older than this has no pager: the batches function stops after 10 s. */
-export const PAGER_STALL_MS = 10_000;
+const PAGER_STALL_MS = 10_000;
 
 /** Resumes in a row that saw no answer come, before the run ends with what it has. */
-export const MAX_RESUMES = 3;
+const MAX_RESUMES = 3;
 
-export interface Resumed extends PagesStarted {
+interface Resumed extends PagesStarted {
   /** Images queued again. */
   requeued: number;
   /** Images given up (the run ended without their answer). */

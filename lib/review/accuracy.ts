@@ -40,7 +40,7 @@ export interface AccuracyEstimates {
   cats: IntervalEstimate | null;
 }
 
-export interface EstimateOptions {
+interface EstimateOptions {
   /** Seeds the Monte Carlo draws: the same tallies always give the same intervals. */
   seed?: number;
   /** Monte Carlo draws (default 2,000: the percentiles move by less than the rounding between seeds). */

@@ -1,6 +1,6 @@
 // How far the machine agrees with the people who reviewed a batch, and the threshold that would have agreed with them
 // most (docs/design.md §10). Pure: the reviewed images in, the figures out.
-import { isCatAt } from '../domain';
+import { isCatAt } from '../domain/image';
 
 export interface ReviewedImage {
   /** The image's best Cat confidence (0 when none). */
@@ -11,7 +11,7 @@ export interface ReviewedImage {
   machineIsCat: boolean;
 }
 
-export interface Agreement {
+interface Agreement {
   reviewed: number;
   /** Reviews that say what the machine said. */
   agree: number;

@@ -2,7 +2,7 @@
 // stratified by the machine's verdict, so that its reviews estimate accuracy without the bias of the uncertainty queue.
 // Pure: the candidates in, the drawn images out; the store records them (lib/store/audit/queue.ts).
 
-import type { AuditStratum } from '../domain';
+import type { AuditStratum } from '../domain/review';
 
 /** The machine's verdict an image was drawn under: a machine-cat or a machine-non-cat. */
 export type Stratum = AuditStratum;
@@ -17,7 +17,7 @@ export const AUDIT_SIZE_MAX = 500;
  * each stratum by its share of the batch, so the over-sampling biases nothing; it only narrows precision's interval and
  * widens accuracy's a little (docs/decisions/0030-audit-sample-and-accuracy.md).
  */
-export const STRATUM_FLOOR_SHARE = 0.25;
+const STRATUM_FLOOR_SHARE = 0.25;
 
 export type ByStratum = Record<Stratum, number>;
 
@@ -72,7 +72,7 @@ export interface AuditCandidate {
   stratum: Stratum;
 }
 
-export interface DrawnImage extends AuditCandidate {
+interface DrawnImage extends AuditCandidate {
   /** A random key (12 hex digits) that orders the drawn images in the pending queue: random, and stable across pages. */
   order: string;
 }

@@ -2,7 +2,7 @@
 // distances are integer operations, not BigInt ones.
 
 /** A pHash as two unsigned 32-bit halves: `hi` holds bits 63..32, `lo` bits 31..0. */
-export interface PhashBits {
+interface PhashBits {
   hi: number;
   lo: number;
 }

@@ -14,7 +14,10 @@
 // (client/registrations.ts); the model answering now (model/answering.ts). Each method hands its call down one way.
 // Consumers declare the narrow part they need where they use it (lib/ingest/deps.ts IngestStore).
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Batch, Claim, Finish, Image, ModelVersion, UploadRef } from '../domain';
+import type { Batch } from '../domain/batch';
+import type { Claim, Finish, UploadRef } from '../domain/upload';
+import type { Image } from '../domain/image';
+import type { ModelVersion } from '../domain/detection';
 import { BatchCounters, type RecordOptions } from './batch/counters';
 import { BatchSummaries, type BatchCounter, type BatchStoreOptions, type CloseOutcome, type NewBatch } from './batch/summary';
 import { claimImage, releaseClaim, type ClaimOutcome } from './image/claim';

@@ -12,7 +12,7 @@ import { IceCatError } from '../errors';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
-export class WebBuildError extends IceCatError {
+class WebBuildError extends IceCatError {
   override name = 'WebBuildError';
   readonly code: string = 'web_build_failed';
 }

@@ -67,7 +67,7 @@ const SECURITY_HEADERS = {
   'Cross-Origin-Opener-Policy': 'same-origin',
 };
 
-export interface WebRequest {
+interface WebRequest {
   /** Lower-cased request headers. */
   headers: Readonly<Record<string, string | undefined>>;
 }

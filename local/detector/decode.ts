@@ -1,6 +1,6 @@
 // Geometry between the original image and the model's square letterboxed input, and the decoding of
 // the model's raw detections into boxes on the original image. Pure, so it is tested without the model.
-import type { BoundingBox, Detection } from './labels';
+import type { BoundingBox, FoundObject } from './labels';
 
 /** Where the resized image sits inside the square input: its size and the padding left and above it. */
 export interface Letterbox {
@@ -43,8 +43,8 @@ export function iou(a: BoundingBox, b: BoundingBox): number {
 }
 
 /** Greedy non-maximum suppression within each class: the heatmap yields near-duplicate boxes. */
-export function suppressOverlaps(detections: Detection[], iouThreshold: number): Detection[] {
-  const kept: Detection[] = [];
+export function suppressOverlaps(detections: FoundObject[], iouThreshold: number): FoundObject[] {
+  const kept: FoundObject[] = [];
   for (const d of [...detections].sort((a, b) => b.score - a.score)) {
     const overlaps = kept.some((k) => k.classIndex === d.classIndex && iou(k.box, d.box) > iouThreshold);
     if (!overlaps) kept.push(d);
@@ -63,8 +63,8 @@ export interface DecodeOptions {
  * The model's `detections` rows ([x1, y1, x2, y2, score, class] in input pixels) as detections on the
  * original image: low scores, unknown classes and empty boxes dropped, overlaps suppressed.
  */
-export function decodeDetections(rows: number[][], lb: Letterbox, opts: DecodeOptions): Detection[] {
-  const detections: Detection[] = [];
+export function decodeDetections(rows: number[][], lb: Letterbox, opts: DecodeOptions): FoundObject[] {
+  const detections: FoundObject[] = [];
   for (const row of rows) {
     const [x1, y1, x2, y2, score, cls] = row as [number, number, number, number, number, number];
     if (!(score >= opts.minScore)) continue;

@@ -11,7 +11,7 @@ import { DetectorError, DetectorParameterError, ImageTooLargeError, ThrottlingEr
 import { nextWorkerFault, type Faults } from './faults';
 import { JSON_11, sendAwsError, sendJson } from './http';
 import { checkImage, readS3Image } from './image-check';
-import { toLabels, type Label } from './labels';
+import { toLabels, type RekognitionLabel } from './labels';
 import type { DetectorPool } from './pool';
 import { MODEL_SCALES, type ModelScale } from './scales';
 import { parseRequest, readBody, type DetectLabelsRequest } from './request';
@@ -41,7 +41,7 @@ export interface DetectorStats {
   recentWorkerMs: Record<string, number>;
 }
 
-type DetectLabelsAnswer = { Labels: Label[]; LabelModelVersion: string };
+type DetectLabelsAnswer = { Labels: RekognitionLabel[]; LabelModelVersion: string };
 
 /** One server's DetectLabels: its pool, its faults, at most `maxPending` calls in progress, and its counters. */
 export class DetectLabelsEndpoint {
@@ -133,7 +133,7 @@ export class DetectLabelsEndpoint {
     await checkImage(image);
 
     const wantsLabels = request.Features === undefined || request.Features.includes('GENERAL_LABELS');
-    let labels: Label[] = [];
+    let labels: RekognitionLabel[] = [];
     if (wantsLabels) {
       const detections = await this.detector.detect(image, nextWorkerFault(faults), clientId);
       labels = toLabels(

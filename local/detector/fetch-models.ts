@@ -21,7 +21,7 @@ async function digest(file: string, algorithm: 'sha256' | 'sha512', encoding: 'h
 const sha256 = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 /** Whether the model's files are in the cache folder, each with its pinned sha256. */
-export function modelFilesPresent(name: DetectorModelName): boolean {
+function modelFilesPresent(name: DetectorModelName): boolean {
   if (name !== 'nanodet') return true;
   const dir = nanodetDir();
   return Object.entries(NANODET_PACKAGE.files).every(

@@ -10,7 +10,7 @@ import { MODEL_SCALES } from './scales';
 /** Every model the local detector runs, the default first. */
 export const DETECTOR_MODELS = ['centernet', 'nanodet'] as const;
 export type DetectorModelName = (typeof DETECTOR_MODELS)[number];
-export const DEFAULT_DETECTOR_MODEL: DetectorModelName = 'centernet';
+const DEFAULT_DETECTOR_MODEL: DetectorModelName = 'centernet';
 
 const isModelName = (name: string): name is DetectorModelName => (DETECTOR_MODELS as readonly string[]).includes(name);
 
@@ -42,7 +42,7 @@ export const NANODET_PACKAGE = {
 } as const;
 
 /** Where fetched model files live: ICECAT_MODEL_CACHE, else the user's cache folder (shared by clones). */
-export function modelCacheDir(): string {
+function modelCacheDir(): string {
   const { cache, xdgCache } = modelCacheSetting();
   if (cache) return path.resolve(cache);
   const base = xdgCache || path.join(homedir(), '.cache');

@@ -4,7 +4,7 @@
 // box (left, top, right, bottom) a distribution over the distances 0..10 strides from the cell's centre (the GFL
 // head). The distance is the distribution's expected value (softmax of the logits), as NanoDet's own decoder reads it.
 import { suppressOverlaps, toOriginalBox, type DecodeOptions, type Letterbox } from './decode';
-import type { Detection } from './labels';
+import type { FoundObject } from './labels';
 
 /** Bins per side of the box distribution (distances 0..10 strides). */
 export const NANODET_BINS = 11;
@@ -37,8 +37,8 @@ const MAX_CANDIDATES = 200;
  * The detections of every stride: each cell's classes scoring at least `minScore`, with the cell's box (input pixels)
  * mapped back through the letterbox; the best MAX_CANDIDATES, overlaps suppressed within each class.
  */
-export function decodeNanoDet(levels: NanoDetLevel[], lb: Letterbox, opts: DecodeOptions): Detection[] {
-  const candidates: Detection[] = [];
+export function decodeNanoDet(levels: NanoDetLevel[], lb: Letterbox, opts: DecodeOptions): FoundObject[] {
+  const candidates: FoundObject[] = [];
   for (const { stride, scores, boxes } of levels) {
     const grid = Math.round(lb.size / stride);
     for (let cell = 0; cell < grid * grid; cell++) {

@@ -4,7 +4,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { GraphModel } from '@tensorflow/tfjs-converter';
 import type { DecodeOptions, Letterbox } from './decode';
-import type { Detection } from './labels';
+import type { FoundObject } from './labels';
 import { decodeNanoDet, NANODET_BINS, type NanoDetLevel } from './nanodet-decode';
 
 /** NanoDet's training normalisation, per BGR channel. */
@@ -25,7 +25,7 @@ export function nanodetInput(rgb: Float32Array, size: number): Float32Array {
   return out;
 }
 
-export async function runNanoDet(model: GraphModel, rgb: Float32Array, box: Letterbox, opts: DecodeOptions): Promise<Detection[]> {
+export async function runNanoDet(model: GraphModel, rgb: Float32Array, box: Letterbox, opts: DecodeOptions): Promise<FoundObject[]> {
   const size = box.size;
   const outputs = tf.tidy(() => model.execute(tf.tensor4d(nanodetInput(rgb, size), [1, 3, size, size])) as tf.Tensor[]);
   try {

@@ -9,7 +9,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { loadGraphModel, type GraphModel } from '@tensorflow/tfjs-converter';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import sharp, { type OutputInfo } from 'sharp';
-import { COCO_CLASSES, type Detection } from './labels';
+import { COCO_CLASSES } from './taxonomy';
+import { type FoundObject } from './labels';
 import { decodeDetections, letterbox, type Letterbox } from './decode';
 import { SerialQueue } from './queue';
 import { detectorModelName, locateModelFiles, modelVersion, type DetectorModelName, type ModelFiles } from './model-catalog';
@@ -25,13 +26,13 @@ const IOU_THRESHOLD = 0.5;
 /** Decompression-bomb guard; Rekognition accepts at most 10,000 px a side anyway. */
 const MAX_INPUT_PIXELS = 10_000 * 10_000;
 
-export interface ObjectDetector {
+interface ObjectDetector {
   /** The model's name (ICECAT_DETECTOR_MODEL). */
   readonly name: DetectorModelName;
   /** Names the model for DetectLabels' LabelModelVersion. */
   readonly version: string;
   /** Objects in a JPEG or PNG image, boxes relative to the (EXIF-oriented) image. */
-  detect(image: Buffer): Promise<Detection[]>;
+  detect(image: Buffer): Promise<FoundObject[]>;
   /** Detections waiting or running. */
   readonly pending: number;
 }
@@ -82,7 +83,7 @@ async function loadGraph(files: ModelFiles): Promise<GraphModel> {
 }
 
 /** The image letterboxed into the model's square RGB input (black padding), and where it sits. */
-export async function prepareInput(image: Buffer, size = INPUT_SIZE): Promise<{ pixels: Float32Array; box: Letterbox }> {
+async function prepareInput(image: Buffer, size = INPUT_SIZE): Promise<{ pixels: Float32Array; box: Letterbox }> {
   let decoded: { data: Buffer; info: OutputInfo };
   try {
     decoded = await sharp(image, { limitInputPixels: MAX_INPUT_PIXELS })
@@ -113,7 +114,7 @@ export async function prepareInput(image: Buffer, size = INPUT_SIZE): Promise<{ 
 }
 
 /** One image through a model: its detections on the original image. */
-type Inference = (model: GraphModel, image: Buffer) => Promise<Detection[]>;
+type Inference = (model: GraphModel, image: Buffer) => Promise<FoundObject[]>;
 
 const DECODE = { minScore: MIN_SCORE, iouThreshold: IOU_THRESHOLD, classCount: COCO_CLASSES.length };
 
@@ -149,7 +150,7 @@ class GraphDetector implements ObjectDetector {
     return this.queue.pending;
   }
 
-  detect(image: Buffer): Promise<Detection[]> {
+  detect(image: Buffer): Promise<FoundObject[]> {
     return this.queue.run(() => INFERENCE[this.name](this.model, image));
   }
 }

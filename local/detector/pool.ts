@@ -13,13 +13,13 @@ import { childEnv, detectorTaskTimeoutMs, detectorWorkersFromEnv } from '../conf
 import { detectorModelName, type DetectorModelName } from './model-catalog';
 import { FairReadyList, POOL_FAIR_SHARE, RecentUse } from '../queue/fair-share';
 import { DetectorError, type RekognitionErrorType } from './errors';
-import type { Detection } from './labels';
+import type { FoundObject } from './labels';
 
 /** Most workers a pool runs. */
-export const MAX_WORKERS = 64;
+const MAX_WORKERS = 64;
 
 /** Workers by default: one per core this process may use. */
-export const defaultWorkers = (): number => Math.min(MAX_WORKERS, availableParallelism());
+const defaultWorkers = (): number => Math.min(MAX_WORKERS, availableParallelism());
 
 /** ICECAT_DETECTOR_WORKERS (1..64; default one per core), or `workers` when given; anything else is refused. */
 export function detectorWorkers(workers?: number): number {
@@ -43,13 +43,13 @@ export interface WorkerRequest {
 
 export type WorkerReply =
   | { ready: true; version: string; tensors: number }
-  | { id: number; detections: Detection[]; tensors: number }
+  | { id: number; detections: FoundObject[]; tensors: number }
   | { id: number; error: { type: RekognitionErrorType; message: string }; tensors: number };
 
 /** How workers run: threads of this process (the default) or child processes (measured against; docs/design.md). */
-export type WorkerKind = 'thread' | 'process';
+type WorkerKind = 'thread' | 'process';
 
-export interface DetectorPoolOptions {
+interface DetectorPoolOptions {
   workers?: number;
   kind?: WorkerKind;
   /** Default ICECAT_DETECTOR_TASK_TIMEOUT_MS, else 60 s. */
@@ -59,7 +59,7 @@ export interface DetectorPoolOptions {
   model?: DetectorModelName;
 }
 
-export interface PoolStats {
+interface PoolStats {
   workers: number;
   /** Images waiting for a worker or in one. */
   pending: number;
@@ -82,7 +82,7 @@ interface Task {
   image: Uint8Array;
   fault?: WorkerFault;
   attempts: number;
-  resolve(detections: Detection[]): void;
+  resolve(detections: FoundObject[]): void;
   reject(err: Error): void;
 }
 
@@ -193,9 +193,9 @@ export class DetectorPool {
   }
 
   /** Objects in a JPEG or PNG image, as object-detector.ts's detect() finds them, on the next free worker. */
-  detect(image: Buffer, fault?: WorkerFault, clientId?: string): Promise<Detection[]> {
+  detect(image: Buffer, fault?: WorkerFault, clientId?: string): Promise<FoundObject[]> {
     if (this.closed) return Promise.reject(new DetectorError('the detector is closing', { type: 'InternalServerError' }));
-    return new Promise<Detection[]>((resolve, reject) => {
+    return new Promise<FoundObject[]>((resolve, reject) => {
       const task: Task = { id: this.nextId++, image, fault, attempts: 0, availableAt: Date.now(), resolve, reject };
       if (clientId !== undefined) task.groupId = clientId;
       this.queue.push(task);

@@ -3,7 +3,7 @@
 // come from the bench (bench/detector.bench.ts), which runs the models.
 import { labelConfidence, type ModelScale } from './scales';
 
-export const SURE = 80;
+const SURE = 80;
 
 /** One labelled photo: each label's best score on it, and what a person named. */
 export interface Observation {
@@ -58,7 +58,7 @@ export function fitBoundaries(
   return boundaries;
 }
 
-export interface LabelQuality {
+interface LabelQuality {
   /** Labels at 80 or above, and how many of them were named or acceptable. */
   sure: number;
   right: number;

@@ -32,14 +32,14 @@ export function provenKnots(boundary: number): ScaleKnot[] {
   ];
 }
 
-export const unprovenKnots = (floor: number): ScaleKnot[] => [
+const unprovenKnots = (floor: number): ScaleKnot[] => [
   { score: 0, confidence: 0 },
   { score: floor, confidence: 20 },
   { score: 1, confidence: UNPROVEN_CEILING },
 ];
 
 /** A score (0..1, clamped; not a number: 0) through the knots, linear between them. */
-export function throughKnots(knots: readonly ScaleKnot[], score: number): number {
+function throughKnots(knots: readonly ScaleKnot[], score: number): number {
   const s = Math.min(1, Math.max(0, Number.isFinite(score) ? score : 0));
   for (let i = 1; i < knots.length; i++) {
     const lo = knots[i - 1] as ScaleKnot;

@@ -14,15 +14,10 @@ import { MODEL_SCALES } from './scales';
 import { handleFaults, initialFaults, type Faults } from './faults';
 import { JSON_11, sendJson } from './http';
 import { listen } from '../listen';
-import { ID_PATTERN, REKOGNITION_LIMITS } from '../../lib/ids';
+import { ID_PATTERN } from '../../lib/ids';
 import { CLIENT_HINT_HEADER } from '../../lib/ingest/detect';
 
-export type { DetectorStats } from './detect-labels';
-
-/** Rekognition's limits for DetectLabels. */
-export const LIMITS = REKOGNITION_LIMITS;
-
-export interface DetectorServerOptions {
+interface DetectorServerOptions {
   host?: string;
   /** 0 or omitted: a free port (see the returned `port`). */
   port?: number;

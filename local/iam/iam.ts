@@ -5,7 +5,7 @@
 // own AccessDenied. The operator's key (S3RVER) and the clients' own S3 keys are no function's: they keep their own
 // scopes (everything; s3/scope.ts).
 import { RoleDecisions, type IamRequest } from './evaluate';
-import { rolesFromTemplate, type FunctionRole, type PolicyStatement } from './roles';
+import { rolesFromTemplate, type FunctionRole } from './roles';
 import { roleTemplateFromSources } from './template';
 import { LOCAL_ACCOUNT_ID, LOCAL_NAMES } from '../contract';
 
@@ -136,5 +136,3 @@ export function loadLocalIam(opts: LocalIamOptions): LocalIam {
   const sourceRoles = rolesFromTemplate(template, { ...place, parameters: { ImportSourceBuckets: '*' } });
   return new LocalIam(roles, { table: opts.table, bucket: opts.bucket }, sourceRoles);
 }
-
-export type { PolicyStatement };

@@ -11,9 +11,9 @@ import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { UploadRef } from '../../lib/domain/upload';
 import { decodeS3Key, tryParseUploadKey } from '../../lib/ingest/s3-key';
 import { BatchStore } from '../../lib/store/batch-store';
-import type { UploadRef } from '../../lib/domain';
 import { localDynamoClient } from '../dynamodb/dynamodb';
 
 /** The uploads (key and ETag) S3 event message bodies notify, placed in their batch. */

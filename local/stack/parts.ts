@@ -1,6 +1,7 @@
 // What the local stack (stack.ts) hands between the steps of its start: the start's settings and what has started,
 // the stores and the detector, the intake. Types only, so the steps in other files (sweeps.ts) read them too.
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { DetectorServer } from '../detector/server';
 import type { LocalMessageVisibility } from '../../lib/aws/message-visibility';
 import type { ApiFunctionHandlers } from '../gateway/api-functions';
 import type { LocalReconciler } from '../bridge/reconcile';
@@ -15,7 +16,7 @@ import type { MetricTotals } from '../bridge/metric-totals';
 import type { LocalQueue } from '../queue/queue';
 import type { BatchHandler } from '../queue/options';
 import type { LocalS3 } from '../s3/s3';
-import type { Closable, DetectorServer } from './services';
+import type { Closable } from './services';
 import type { StackOptions } from './types';
 
 export interface Starting {

@@ -5,7 +5,7 @@
 import { DetectLabelsCommand, RekognitionClient } from '@aws-sdk/client-rekognition';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
-import type { ModelVersion } from '../../lib/domain';
+import type { ModelVersion } from '../../lib/domain/detection';
 import { parseModelVersion } from '../../lib/model-version';
 import { recordCurrentModel } from '../../lib/store/model/current-write';
 import { localDynamoClient } from '../dynamodb/dynamodb';

@@ -27,19 +27,13 @@ import { ClientLimitsReader } from '../../lib/store/client/limits';
 import { Redetections } from '../../lib/store/redetect/images';
 import type { LocalFunctionSettings } from '../config';
 import { uploadsJobQueue } from './job-queues';
+import type { DetectorServer } from '../detector/server';
 import { Registrations } from '../../lib/store/client/registrations';
 import { CallbackRequeues } from '../../lib/store/callback/requeue';
 
 /** Something the stack started, closed at stop in reverse order. */
 export interface Closable {
   name: string;
-  close(): Promise<void>;
-}
-
-export interface DetectorServer {
-  url: string;
-  port: number;
-  workers: number;
   close(): Promise<void>;
 }
 

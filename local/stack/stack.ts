@@ -21,6 +21,7 @@ import type { BatchHandler, LocalQueueOptions } from '../queue/options';
 import { describeS3Message, keysInS3Message, uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { applyEnv, loadLocalConfig, loadLocalFunctionSettings, restoreEnv, type LocalFunctionSettings } from '../config';
 import { prepareDataDir } from './data-layout';
+import type { DetectorServer } from '../detector/server';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning } from '../disk-space';
 import { startLocalDynamoDB, type LocalDynamoDB } from '../dynamodb/dynamodb';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, type StackPorts } from '../contract';
@@ -32,16 +33,7 @@ import { localS3Client, startLocalS3, type LocalS3 } from '../s3/s3';
 import { applyBucketCors } from '../s3/cors';
 import { generateApiKey } from '../../lib/auth/api-keys';
 import { maxUploadBytes, type IngestConfig } from '../../lib/config';
-import {
-  closeAll,
-  localSecret,
-  provisionDemoClient,
-  recounter,
-  recountInterrupted,
-  ROOT,
-  startDetector,
-  type DetectorServer,
-} from './services';
+import { closeAll, localSecret, provisionDemoClient, recounter, recountInterrupted, ROOT, startDetector } from './services';
 import { LocalStackError } from '../errors';
 
 /** The deployed names this stack stands in for (serverless.yml: service icecat-wrangler, stage local). */

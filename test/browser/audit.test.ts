@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Accuracy, Image } from '../../lib/api/client-contract';
-import type { UploadForm } from '../../lib/api/schemas';
+import type { UploadForm } from '../../lib/api/schemas/batches';
 import { countText, shareText } from '../../web/accuracy';
 import { postForm } from '../helpers/upload-form';
 import { accessibilityFindings } from './a11y';

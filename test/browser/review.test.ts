@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
-import type { UploadForm } from '../../lib/api/schemas';
+import type { UploadForm } from '../../lib/api/schemas/batches';
 import type { Agreement, Image } from '../../lib/api/client-contract';
 import { postForm } from '../helpers/upload-form';
 import { accessibilityFindings, contrastAgainstPhoto, WIDTHS } from './a11y';

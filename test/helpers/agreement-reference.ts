@@ -1,6 +1,6 @@
 // The suggested threshold as the agreement first computed it: every candidate threshold, every review counted again at
 // each, O(candidates × reviews). The test holds the sweep to its answers; the bench times the two side by side.
-import { isCatAt } from '../../lib/domain';
+import { isCatAt } from '../../lib/domain/image';
 import { justAbove, THRESHOLD_STEP, type ReviewedImage } from '../../lib/review/agreement';
 
 export function referenceThreshold(images: readonly ReviewedImage[]): number | null {

@@ -2,8 +2,8 @@
 // seeded directly in the stored shape (lib/store/table/attributes.ts) when a test needs volume, not classification.
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { registerApiKey } from '../../lib/auth/register';
+import type { ImageStatus } from '../../lib/domain/image';
 import { toBatchItem } from '../../lib/store/table/attributes';
-import type { ImageStatus } from '../../lib/domain';
 import { LIMITS, batchPartition, reviewKey, statusTs, type BatchItem, type ImageItem } from '../../lib/store/table/schema';
 import { newBatch } from '../../lib/store/batch/summary';
 import { aws, stackEnv, uniqueId } from '.';

@@ -1,6 +1,6 @@
 // A presigned POST upload, shared by the integration and browser tests: it imports nothing that starts servers, so the
 // browser tests (compiled with the DOM library) can use it too.
-import type { UploadForm } from '../../lib/api/schemas';
+import type { UploadForm } from '../../lib/api/schemas/batches';
 
 /** Uploads through a presigned POST form as a browser would: the form's fields, then the file. Answers S3's status. */
 export async function postForm(form: UploadForm, body: Buffer, contentType: string): Promise<number> {

@@ -1,15 +1,9 @@
 // The HTTP API over loopback against the local stack: every endpoint, each access pattern, filters, paging, auth,
 // tenancy and cursors. Items are seeded in the ingest's item shape (api-e2e.test.ts covers real uploads).
-import {
-  batchGetResultSchema,
-  batchSummarySchema,
-  createdBatchSchema,
-  errorSchema,
-  imageListSchema,
-  imageSchema,
-  logListSchema,
-  type ImageAnswer,
-} from '../../lib/api/schemas';
+import { batchGetResultSchema, imageListSchema, imageSchema, type ImageAnswer } from '../../lib/api/schemas/images';
+import { batchSummarySchema, createdBatchSchema } from '../../lib/api/schemas/batches';
+import { errorSchema } from '../../lib/api/schemas/common';
+import { logListSchema } from '../../lib/api/schemas/logs';
 import { DeleteCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchStore } from '../../lib/store/batch-store';
 import { markDeletingRequest } from '../../lib/store/batch/summary';

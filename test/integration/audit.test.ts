@@ -1,8 +1,8 @@
 // The audit sample and its accuracy on the local stack (docs/accuracy.md; design §13): draws over the API, the pending
 // queue, reviews inside and outside the sample, hand-computed estimates, the CLI, the bad input and another client's
 // batch. Batches are seeded records, so the file takes seconds.
-import { accuracySchema, auditResultSchema } from '../../lib/api/audit-schemas';
-import { imageSchema, type ImageAnswer } from '../../lib/api/schemas';
+import { accuracySchema, auditResultSchema } from '../../lib/api/schemas/audit';
+import { imageSchema, type ImageAnswer } from '../../lib/api/schemas/images';
 import { call, newClient, readAllPages, seedBatch, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { removeUpload, restCopy } from '../../lib/ingest/storage';
 import { BatchStore } from '../../lib/store/batch-store';
-import type { Claim, Fingerprint } from '../../lib/domain';
+import type { Claim, Fingerprint } from '../../lib/domain/upload';
 import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
 import { bridgeStats, tempDataDir, uniqueId, waitFor, waitForBridgeIdle } from '../helpers';

@@ -5,7 +5,8 @@
 // delivery's store calls, or the reconciliation sweep's count check, against the stack's table.
 import { InternalServerError } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Batch, Claim, ImageResult } from '../../lib/domain';
+import type { Batch } from '../../lib/domain/batch';
+import type { Claim, ImageResult } from '../../lib/domain/upload';
 import { checkBatchCounts } from '../../lib/reconcile/batch-counts';
 import { BatchStore } from '../../lib/store/batch-store';
 import { readLiveBatches } from '../../lib/store/expiry/live';

@@ -17,7 +17,8 @@ import {
 } from '@aws-sdk/client-rekognition';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
-import { startDetectorServer, type DetectorServer, type DetectorStats } from '../../local/detector/server';
+import type { DetectorStats } from '../../local/detector/detect-labels';
+import { startDetectorServer, type DetectorServer } from '../../local/detector/server';
 import { detectCommand } from '../../lib/ingest/detect';
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_NAMES, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
 import { localS3Client } from '../../local/s3/s3';

@@ -3,9 +3,9 @@
 // the cursors still yields every match once, in order. The bound is set small here (the store's own is MAX_EXAMINED, 1,000).
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { ApiClient } from '../../lib/cli/api-client';
-import type { Image } from '../../lib/domain';
+import type { Image } from '../../lib/domain/image';
 import { cursorCodec } from '../../lib/store/table/cursor';
-import { type StoreContext } from '../../lib/store/table/query';
+import type { StoreContext } from '../../lib/store/table/query';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import { call, fprints, imageItem, newClient, seedBatch, writeItems } from '../helpers/api';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { aws, detectCalls, stackEnv, uniqueId, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
-import { batchSummarySchema } from '../../lib/api/schemas';
+import { batchSummarySchema } from '../../lib/api/schemas/batches';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { defaultClientLimits } from '../../functions/config';
 

@@ -13,7 +13,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { presignUploads } from '../../lib/api/uploads';
-import type { UploadForm } from '../../lib/api/schemas';
+import type { UploadForm } from '../../lib/api/schemas/batches';
 import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3/s3';
 import { issueClientS3Key } from '../../local/s3/client-key-ring';
 import { tempDataDir, uniqueId } from '../helpers';

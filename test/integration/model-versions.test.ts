@@ -4,7 +4,7 @@
 // kept their model reads as the model of its time.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ModelVersion } from '../../lib/domain';
+import type { ModelVersion } from '../../lib/domain/detection';
 import { readCurrentModel } from '../../lib/store/model/current';
 import { recordCurrentModel } from '../../lib/store/model/current-write';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';

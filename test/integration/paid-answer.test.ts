@@ -2,7 +2,7 @@
 // over finds it (docs/design.md §1 step 6): the store's writes against the stack's DynamoDB (dynalite, or DynamoDB
 // Local with transactions), which check the expressions as the service does.
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { Claim, ImageResult } from '../../lib/domain';
+import type { Claim, ImageResult } from '../../lib/domain/upload';
 import { BatchStore } from '../../lib/store/batch-store';
 import { imageKey } from '../../lib/store/table/schema';
 import { aws, stackEnv, uniqueId } from '../helpers';

@@ -3,9 +3,9 @@
 import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { cursorCodec, CursorError } from '../../lib/store/table/cursor';
 import { BatchStore } from '../../lib/store/batch-store';
+import type { Image } from '../../lib/domain/image';
 import { StoreThrottledError } from '../../lib/store/table/errors';
-import type { Image } from '../../lib/domain';
-import { type StoreContext } from '../../lib/store/table/query';
+import type { StoreContext } from '../../lib/store/table/query';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import { DAY_S, fprints, seedBatch, type SeedImage } from '../helpers/api';
 

@@ -13,9 +13,9 @@ import { batchPartition } from '../../lib/store/table/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
-import { accuracySchema } from '../../lib/api/audit-schemas';
-import { changeListSchema, redetectResultSchema } from '../../lib/api/redetect-schemas';
-import { imageSchema } from '../../lib/api/schemas';
+import { accuracySchema } from '../../lib/api/schemas/audit';
+import { changeListSchema, redetectResultSchema } from '../../lib/api/schemas/redetect';
+import { imageSchema } from '../../lib/api/schemas/images';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const OLDER = { name: 'an-older-model', version: '1' };

@@ -5,7 +5,8 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { imageListSchema, imageSchema, type ImageAnswer, type UploadForm } from '../../lib/api/schemas';
+import { imageListSchema, imageSchema, type ImageAnswer } from '../../lib/api/schemas/images';
+import { type UploadForm } from '../../lib/api/schemas/batches';
 import { aws, stackEnv, waitForBridgeIdle } from '../helpers';
 import { call, newClient, postForm, type TestClient } from '../helpers/api';
 

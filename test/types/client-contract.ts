@@ -1,23 +1,22 @@
 // Checked by `npm run typecheck`, not run: what the API's response schemas produce must be a value of the clients'
 // contract, so a field the server renames or retypes breaks the build instead of the CLI or the web page.
 import type * as z from 'zod';
+import type { agreementSchema } from '../../lib/api/schemas/reviews';
 import type {
-  agreementSchema,
   batchListSchema,
   batchSummarySchema,
   createdBatchSchema,
-  errorSchema,
-  imageListSchema,
-  imageSchema,
-  logListSchema,
   reclassifyResultSchema,
-  similarGroupsSchema,
   uploadFormsSchema,
-  usageSchema,
-} from '../../lib/api/schemas';
-import type { changeListSchema, redetectResultSchema } from '../../lib/api/redetect-schemas';
-import type { accuracySchema, auditResultSchema } from '../../lib/api/audit-schemas';
-import type { retryResultSchema } from '../../lib/api/import-schemas';
+} from '../../lib/api/schemas/batches';
+import type { errorSchema } from '../../lib/api/schemas/common';
+import type { imageListSchema, imageSchema } from '../../lib/api/schemas/images';
+import type { logListSchema } from '../../lib/api/schemas/logs';
+import type { similarGroupsSchema } from '../../lib/api/schemas/similar';
+import type { usageSchema } from '../../lib/api/schemas/clients';
+import type { changeListSchema, redetectResultSchema } from '../../lib/api/schemas/redetect';
+import type { accuracySchema, auditResultSchema } from '../../lib/api/schemas/audit';
+import type { retryResultSchema } from '../../lib/api/schemas/imports';
 import type {
   Agreement,
   ApiErrorBody,

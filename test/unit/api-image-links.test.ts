@@ -3,7 +3,7 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { ImageLinkSigner, SIGNED_URLS_KEPT } from '../../lib/api/image-links';
-import type { Image } from '../../lib/domain';
+import type { Image } from '../../lib/domain/image';
 
 const WINDOW_START = Date.UTC(2026, 0, 2, 3, 5);
 const NOW = WINDOW_START + 130_000;

@@ -1,6 +1,8 @@
 import { presentBatch, presentImage } from '../../lib/api/present';
+import { ZERO_COUNTS } from '../../lib/domain/counts';
+import { batchStatus, reportedStatus, type Batch } from '../../lib/domain/batch';
+import type { Image } from '../../lib/domain/image';
 import { toBatch, toBatchItem, toImage, toImageItem } from '../../lib/store/table/attributes';
-import { ZERO_COUNTS, batchStatus, reportedStatus, type Batch, type Image } from '../../lib/domain';
 import { BATCH_SK } from '../../lib/store/table/schema';
 
 const counts = (c: Partial<Batch['counts']>): Batch['counts'] => ({ ...ZERO_COUNTS, ...c });

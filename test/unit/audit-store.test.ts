@@ -1,10 +1,10 @@
 // The audit sample as stored (lib/store/audit/queue.ts): the draw's write, the batch-audit keys, and a review of an audited
 // image moving its key with the verdict.
+import type { Audit } from '../../lib/domain/review';
 import { auditEntriesRequest, auditEntryOf } from '../../lib/store/audit/queue';
 import { auditRequest } from '../../lib/store/audit/draw';
 import { reviewRequest } from '../../lib/store/review/verdicts';
 import { auditKey } from '../../lib/store/table/schema';
-import type { Audit } from '../../lib/domain';
 
 const audit: Audit = { drawnAt: 1000, stratum: 'notCat', order: '00ab12cd34ef', seed: 42 };
 const image = { clientId: 'acme', batchId: 'b', fprint: 'f', uploadedAt: 5, isCat: false, catConfidence: 10 };

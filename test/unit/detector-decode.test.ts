@@ -1,5 +1,5 @@
 import { decodeDetections, iou, letterbox, suppressOverlaps, toOriginalBox } from '../../local/detector/decode';
-import type { Detection } from '../../local/detector/labels';
+import type { FoundObject } from '../../local/detector/labels';
 
 const opts = { minScore: 0.01, iouThreshold: 0.5, classCount: 80 };
 
@@ -38,7 +38,7 @@ describe('toOriginalBox', () => {
 });
 
 describe('suppressOverlaps', () => {
-  const det = (classIndex: number, score: number, Left: number): Detection => ({
+  const det = (classIndex: number, score: number, Left: number): FoundObject => ({
     classIndex,
     score,
     box: { Left, Top: 0, Width: 0.5, Height: 0.5 },

@@ -1,19 +1,19 @@
+import { COCO_CLASSES } from '../../local/detector/taxonomy';
 import {
-  COCO_CLASSES,
   KNOWN_LABELS,
   ancestorsOf,
   labelForClass,
   labelInfo,
   passesFilters,
   toLabels,
-  type Detection,
+  type FoundObject,
 } from '../../local/detector/labels';
 
 const CAT = COCO_CLASSES.indexOf('cat');
 const DOG = COCO_CLASSES.indexOf('dog');
 const CUP = COCO_CLASSES.indexOf('cup');
 const box = { Left: 0.1, Top: 0.2, Width: 0.5, Height: 0.6 };
-const detection = (classIndex: number, score: number): Detection => ({ classIndex, score, box });
+const detection = (classIndex: number, score: number): FoundObject => ({ classIndex, score, box });
 const everything = { minConfidence: 0, maxLabels: 1000 };
 
 describe('label vocabulary', () => {

@@ -1,11 +1,12 @@
 // The local detector's confidence scale: model scores (0..1) mapped onto Rekognition's 0..100.
-import { COCO_CLASSES, toLabels, type Detection } from '../../local/detector/labels';
-import { SCALE_KNOTS, scoreToConfidence } from '../../local/detector/thresholds';
+import { COCO_CLASSES } from '../../local/detector/taxonomy';
+import { toLabels, type FoundObject } from '../../local/detector/labels';
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
+import { SCALE_KNOTS, scoreToConfidence } from '../../local/detector/thresholds';
 
 const CAT = COCO_CLASSES.indexOf('cat');
 const box = { Left: 0.1, Top: 0.2, Width: 0.5, Height: 0.6 };
-const detection = (score: number): Detection => ({ classIndex: CAT, score, box });
+const detection = (score: number): FoundObject => ({ classIndex: CAT, score, box });
 
 describe('scoreToConfidence', () => {
   test('maps a score of 0 to 0 and of 1 to 100', () => {

@@ -8,7 +8,7 @@ import { jsonFloat } from '../../lib/export/megadetector';
 import { mapPages } from '../../lib/export/pages';
 import { numberText, type ExportImage } from '../../lib/export/rows';
 import { exportChunks, writeExport } from '../../lib/export/writer';
-import type { Image } from '../../lib/domain';
+import type { Image } from '../../lib/domain/image';
 import { IMAGE_ATTRIBUTES, toImage, toImageItem } from '../../lib/store/table/attributes';
 import { DETECTIONS_READ, EXPORT_PAGE_ITEMS, ROWS_READ } from '../../lib/store/batch/pages';
 import type { ImageItem } from '../../lib/store/table/schema';

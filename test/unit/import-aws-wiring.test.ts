@@ -16,7 +16,9 @@ import {
   startListing,
   type ImportApiDeps,
 } from '../../lib/api/import-batch';
-import type { Batch, Image, ImportSource, SourceObject } from '../../lib/domain';
+import type { Batch } from '../../lib/domain/batch';
+import type { Image, SourceObject } from '../../lib/domain/image';
+import type { ImportSource } from '../../lib/domain/import';
 import type { ImportEngine, ImportJob } from '../../lib/import/batch-operations';
 import { answerInvocation, type TaskDeps } from '../../lib/import/batch-operations-task';
 import type { EnqueueDeps, ImportRef } from '../../lib/import/enqueue';

@@ -2,7 +2,7 @@
 // Batch Operations job with DescribeJob; a job over lists the import and closes the batch with `expected` = the images
 // enqueued; an import waiting for the quota gets attempt + 1 once the job is over and the quota reset; a batch whose
 // job was never recorded gets its first past the grace. The engine and the stores are fakes through their interfaces.
-import type { Batch } from '../../lib/domain';
+import type { Batch } from '../../lib/domain/batch';
 import type { ImportJob, ImportJobStatus } from '../../lib/import/batch-operations';
 import { sweepImportJobs, type ImportJobSweepDeps } from '../../lib/reconcile/import-jobs';
 import { newBatch } from '../../lib/store/batch/summary';

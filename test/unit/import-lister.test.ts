@@ -2,7 +2,7 @@
 // lists that page again, counts what it had sent as `sent-before`, and sends no object twice; a manifest's CSV is read
 // as S3 Batch Operations reads it. The source is a stand-in for ListObjectsV2 (one S3 call, answered from a list).
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { Batch } from '../../lib/domain';
+import type { Batch } from '../../lib/domain/batch';
 import type { EnqueueDeps, ImportRef } from '../../lib/import/enqueue';
 import { listImport, type ListerDeps } from '../../lib/import/lister';
 import { csvFields } from '../../lib/import/manifest';

@@ -7,7 +7,10 @@ import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, PutObjectComm
 import { mockClient } from 'aws-sdk-client-mock';
 import sharp from 'sharp';
 import type { Config } from '../../lib/config';
-import type { Batch, Claim, Finish, Image, ModelVersion, UploadRef } from '../../lib/domain';
+import type { Batch } from '../../lib/domain/batch';
+import type { Claim, Finish, UploadRef } from '../../lib/domain/upload';
+import type { Image } from '../../lib/domain/image';
+import type { ModelVersion } from '../../lib/domain/detection';
 import type { IngestDeps, IngestStore } from '../../lib/ingest/deps';
 import { processUpload } from '../../lib/ingest/pipeline';
 import type { ClaimOutcome } from '../../lib/store/image/claim';

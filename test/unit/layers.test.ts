@@ -40,8 +40,9 @@ afterAll(() => {
 
 test('the layer rules let the API import the store and the store the domain', async () => {
   const tree = plant({
-    'lib/domain.ts': 'export interface Batch { batchId: string }\n',
-    'lib/store/reader.ts': "import type { Batch } from '../domain';\nexport const read = (): Batch => ({ batchId: 'b' });\n",
+    'lib/domain/batch.ts': 'export interface Batch { batchId: string }\n',
+    'lib/domain/summary.ts': "import type { Batch } from './batch';\nexport type Summary = Batch;\n",
+    'lib/store/reader.ts': "import type { Batch } from '../domain/batch';\nexport const read = (): Batch => ({ batchId: 'b' });\n",
     'lib/api/service.ts': "import { read } from '../store/reader';\nexport const get = () => read();\n",
     'functions/api/handler.ts': "import { get } from '../../lib/api/service';\nexport const handler = () => get();\n",
   });
@@ -67,7 +68,7 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
       'lib/web/bundle.ts': "import { build } from '../../scripts/build-web';\nexport const load = () => build();\n",
       // The domain module importing anything of the project.
       'lib/ids.ts': 'export const newId = () => "x";\n',
-      'lib/domain.ts': "import { newId } from './ids';\nexport const id = newId();\n",
+      'lib/domain/batch.ts': "import { newId } from '../ids';\nexport const id = newId();\n",
       // A service sending a DynamoDB request itself instead of asking the store, and one holding the client by its type
       // (a type-only import counts too: docs/decisions/0046); the package planted as a stand-in, as an import is
       // type-only only once it resolves.
@@ -108,7 +109,7 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
     ['adapters-not-up', 'lib/store/model.ts → lib/api/schemas.ts'],
     ['services-not-up', 'lib/notify/wiring.ts → lib/api/present.ts'],
     ['lib-not-up', 'lib/web/bundle.ts → scripts/build-web.ts'],
-    ['domain-imports-nothing', 'lib/domain.ts → lib/ids.ts'],
+    ['domain-imports-nothing', 'lib/domain/batch.ts → lib/ids.ts'],
     ['no-circular', 'lib/ingest/errors.ts → lib/ingest/fingerprint.ts'],
     ['dynamodb-through-the-store', 'lib/erase/items.ts → node_modules/@aws-sdk/lib-dynamodb/index.js'],
     ['local-floor-not-up', 'local/contract.ts → local/detector/thresholds.ts'],

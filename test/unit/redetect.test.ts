@@ -1,6 +1,8 @@
 // A re-detection's pure parts (docs/api.md "Re-detect"): which records it chooses, what it prices, what an image's new
 // answer moves on the counters and writes, how a change is shown, its message, and the status a run reads as.
-import { reportedStatus, ZERO_COUNTS, type Image } from '../../lib/domain';
+import { reportedStatus } from '../../lib/domain/batch';
+import { ZERO_COUNTS } from '../../lib/domain/counts';
+import { type Image } from '../../lib/domain/image';
 import { presentChange } from '../../lib/api/changes';
 import { encodeRedetectMessage, redetectMessageIn } from '../../lib/redetect/message';
 import { currentModel } from '../../lib/redetect/model';

@@ -1,15 +1,15 @@
 // The retention rules as the store writes them (docs/design.md §6, "A batch expires whole"): every item of a batch
 // expires when the batch does, every write into a batch holds only while it has not expired, and the summary is in
 // the sparse index the expiry sweep reads.
+
+import { isVisibleBatch } from '../../lib/domain/batch';
 import { toBatchItem } from '../../lib/store/table/attributes';
-import { isVisibleBatch } from '../../lib/domain';
 import { INDEX, PURGE_AFTER_EXPIRY_S } from '../../lib/store/table/schema';
 import { addExpectedRequest, closeRequest, markDeletingRequest, newBatch, putBatchRequest } from '../../lib/store/batch/summary';
 import { rejectionRequest } from '../../lib/store/image/record';
 import { countRequest } from '../../lib/store/batch/counters';
 import { expiredBatchesQuery, markExpiredRequest } from '../../lib/store/expiry/expired';
 import { thresholdRequest } from '../../lib/store/review/verdicts';
-
 import { claimRequest } from '../../lib/store/image/claim';
 const NOW_MS = 1_700_000_000_000;
 const NOW_S = NOW_MS / 1000;

@@ -1,14 +1,6 @@
 import { fingerprint } from '../../lib/ingest/fingerprint';
-import {
-  closePairs,
-  DEFAULT_MAX_DISTANCE,
-  indexPlan,
-  MAX_DISTANCE_LIMIT,
-  nearDuplicateGroups,
-  nearDuplicateGroupsAsync,
-  spanningPairs,
-  type HashedImage,
-} from '../../lib/similar/groups';
+import { closePairs, indexPlan } from '../../lib/similar/close-pairs';
+import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT, nearDuplicateGroups, nearDuplicateGroupsAsync, spanningPairs, type HashedImage } from '../../lib/similar/groups';
 import { hammingDistance, isFlatPhash, parsePhash } from '../../lib/similar/phash';
 import { flatImages, photoVariants, type StudyImage } from '../helpers/near-duplicates';
 

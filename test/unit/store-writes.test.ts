@@ -1,5 +1,5 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ZERO_COUNTS } from '../../lib/domain';
+import { ZERO_COUNTS } from '../../lib/domain/counts';
 import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/table/schema';
 import {
   addExpectedRequest,

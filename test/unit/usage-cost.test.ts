@@ -1,4 +1,7 @@
-import { batchUsage, presentBatch, uploadEstimate, ZERO_COUNTS, type Batch } from '../../lib/domain';
+import { batchUsage, uploadEstimate } from '../../lib/domain/pricing';
+import { summarizeBatch } from '../../lib/domain/summary';
+import { ZERO_COUNTS } from '../../lib/domain/counts';
+import { type Batch } from '../../lib/domain/batch';
 
 describe('batchUsage', () => {
   it('counts a call per classified image that was not reused, and prices it', () => {
@@ -41,7 +44,7 @@ describe('the summary', () => {
       counts: { ...ZERO_COUNTS, total: 5, success: 3, reused: 1, duplicate: 2 },
     };
 
-    expect(presentBatch(batch, { pricePerImageUsd: 0.002 }).usage).toEqual({
+    expect(summarizeBatch(batch, { pricePerImageUsd: 0.002 }).usage).toEqual({
       detectLabelsCalls: 2,
       reused: 1,
       duplicates: 2,

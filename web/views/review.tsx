@@ -56,12 +56,20 @@ function ReviewSaid({ error, said }: { error: unknown; said: string }) {
   );
 }
 
-export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
+/** What the API serves the review of this batch: the agreement, :reclassify, the audit. */
+function useReviewRoutes(path: string) {
   const caps = useCapabilities();
+  return {
+    caps,
+    servesAgreement: caps?.serves('GET', `${path}/agreement`) ?? false,
+    canReclassify: caps?.serves('POST', `${path}:reclassify`) ?? false,
+    servesAudit: caps?.serves('GET', `${path}/accuracy`) ?? false,
+  };
+}
+
+export function ReviewView({ api, batchId }: { api: Api; batchId: string }) {
   const path = batchPath(batchId);
-  const servesAgreement = caps?.serves('GET', `${path}/agreement`) ?? false;
-  const canReclassify = caps?.serves('POST', `${path}:reclassify`) ?? false;
-  const servesAudit = caps?.serves('GET', `${path}/accuracy`) ?? false;
+  const { caps, servesAgreement, canReclassify, servesAudit } = useReviewRoutes(path);
   const [source, setSource] = useState<ReviewSource>('uncertain');
   const [shortcuts, toggleShortcuts] = useShortcutsSetting();
   const synced = useReviewSync(api, path, servesAgreement, caps, source === 'audit');

@@ -1,7 +1,9 @@
 // Step 4 (docs/design.md §1): claim (batch, fprint) with a conditional write, then the new claim's thumbnail.
 import { randomUUID } from 'node:crypto';
 import { BatchClosedError } from '../../errors';
-import { allArrived, type Batch, type Claim, type Fingerprint, type Image } from '../../domain';
+import { allArrived, type Batch } from '../../domain/batch';
+import { type Claim, type Fingerprint } from '../../domain/upload';
+import { type Image } from '../../domain/image';
 import type { IngestDeps } from '../deps';
 import { RejectedUploadError, type HeldClaim } from '../errors';
 import { thumbnailKey } from '../s3-key';

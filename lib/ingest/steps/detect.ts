@@ -1,6 +1,7 @@
 // Step 5 (docs/design.md §1): the answer an earlier run paid for, else the client's earlier classification of the
 // same pixels in another batch, else DetectLabels on the bytes read.
-import { isCatAt, type Batch, type Image } from '../../domain';
+import { isCatAt, type Image } from '../../domain/image';
+import { type Batch } from '../../domain/batch';
 import { modelOfRecord } from '../../model-version';
 import { detectLabels } from '../detect';
 import type { IngestDeps, SuccessResult } from '../deps';
@@ -75,7 +76,7 @@ async function detectInClaim(deps: IngestDeps, { upload, object, image, held }: 
   const { config } = deps;
   try {
     deps.metrics.detectLabelsCall();
-    const detection = await detectLabels(
+    const answer = await detectLabels(
       deps.rekognition,
       { bytes: object.bytes.length, format: image.format, width: image.width, height: image.height },
       object.bytes,
@@ -90,13 +91,13 @@ async function detectInClaim(deps: IngestDeps, { upload, object, image, held }: 
       },
     );
     upload.log.add(
-      `DetectLabels by ${detection.sentAs}: ${detection.labels
+      `DetectLabels by ${answer.sentAs}: ${answer.labels
         .slice(0, 5)
         .map((l) => `${l.name} ${l.confidence}`)
         .join(', ')}`,
     );
-    upload.log.add(detection.isCat ? 'a cat' : 'not a cat');
-    const { isCat, catConfidence, cats, labels, trimmed, detections, model } = detection;
+    upload.log.add(answer.isCat ? 'a cat' : 'not a cat');
+    const { isCat, catConfidence, cats, labels, trimmed, detections, model } = answer;
     // The model answering now, for every process's next reuse; a failure to note it costs a reuse, never the answer.
     await deps.store.noteAnswerModel(model).catch((err: unknown) => upload.log.add(`the answer's model was not noted: ${String(err)}`));
     return { status: 'success', isCat, catConfidence, cats, labels, detection: trimmed, detections, model };

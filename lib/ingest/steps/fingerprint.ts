@@ -1,5 +1,5 @@
 // Step 3 (docs/design.md §1): the exact key (fprint) and the perceptual hint, with the capture data of its EXIF.
-import type { Capture, Fingerprint } from '../../domain';
+import type { Capture, Fingerprint } from '../../domain/upload';
 import { readCapture } from '../capture';
 import type { IngestDeps } from '../deps';
 import { detectableImage } from '../fingerprint';

@@ -1,7 +1,8 @@
 // Step 1 (docs/design.md §1): decode the key and place the upload in a batch of a known client, or refuse it (nothing
 // can record it) or discard it (its batch is being erased or has expired).
 import { utcDay } from '../../quota/limits';
-import type { Batch, SourceObject } from '../../domain';
+import type { Batch } from '../../domain/batch';
+import type { SourceObject } from '../../domain/image';
 import type { BatchCounter } from '../../store/batch/summary';
 import type { IngestDeps, IngestResult, RefusalCode, UploadEvent } from '../deps';
 import { DebugLog } from '../debug-log';

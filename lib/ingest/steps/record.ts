@@ -1,5 +1,5 @@
 // Step 6 (docs/design.md §1): the outcome recorded on the claimed image's item, with the batch's counters.
-import type { Claim } from '../../domain';
+import type { Claim } from '../../domain/upload';
 import { BatchErasedError } from '../../store/table/errors';
 import type { IngestDeps } from '../deps';
 import { restingKey } from '../s3-key';

@@ -1,5 +1,5 @@
 // The one place a rejected upload becomes a `fail` record (docs/design.md §1: bad input never fails the SQS batch).
-import type { Image } from '../../domain';
+import type { Image } from '../../domain/image';
 import type { IngestDeps, IngestResult } from '../deps';
 import type { RejectedUploadError } from '../errors';
 import { timed } from '../metrics';

@@ -1,5 +1,5 @@
 // An image recorded already (step 4 finds it claimed): the same upload delivered again, or a duplicate.
-import type { Image } from '../../domain';
+import type { Image } from '../../domain/image';
 import { BatchErasedError } from '../../store/table/errors';
 import type { IngestDeps, IngestResult } from '../deps';
 import { restingKey } from '../s3-key';

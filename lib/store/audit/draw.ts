@@ -1,7 +1,8 @@
 // The writes of an audit draw (docs/accuracy.md): the strata's sizes on the summary and each drawn image's `audit` map
 // and batch-audit key. Apart from the reads (audit.ts) so that the read function's bundle sends no UpdateItem.
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Audit, Image } from '../../domain';
+import type { Audit } from '../../domain/review';
+import type { Image } from '../../domain/image';
 import { batchNames, imageNames } from '../table/attributes';
 import type { Ctx, StrataSizes } from './queue';
 import { liveBatch } from '../batch/summary';

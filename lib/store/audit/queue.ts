@@ -4,7 +4,8 @@
 // lib/review/audit-sample.ts; the estimate, lib/review/accuracy.ts. Key conditions only: never a Scan, never a filter
 // over the batch.
 import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { AuditStratum, Image } from '../../domain';
+import type { AuditStratum } from '../../domain/review';
+import type { Image } from '../../domain/image';
 import { batchNames, imageNames } from '../table/attributes';
 import type { StartKey } from '../table/cursor';
 import { batchImagePages } from '../batch/pages';

@@ -1,16 +1,9 @@
 // The batch's counters: the move every record write makes (guarded so a transaction's writer knows the summary it
 // leaves), and the recount from the records that repairs a move lost without transactions.
-import {
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-  type PutCommandInput,
-  type QueryCommandInput,
-  type UpdateCommandInput,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { type PutCommandInput, type QueryCommandInput, type UpdateCommandInput, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ZERO_COUNTS, type Counts, countsCannotBeRight } from '../../domain/counts';
+import type { Batch } from '../../domain/batch';
 import { batchNames, imageNames, toBatch, type BatchAttribute, type ImageAttribute } from '../table/attributes';
-import { ZERO_COUNTS, countsCannotBeRight, type Batch, type Counts } from '../../domain';
 import { BATCH_SK, batchKey, batchPartition, type ImageItem, type BatchItem } from '../table/schema';
 import { liveBatch, type BatchSummaries } from './summary';
 import { BatchClosedError } from '../../errors';

@@ -1,21 +1,10 @@
 // A batch's images as the API lists them: the plan of each read access pattern of docs/design.md §2 within one batch
 // (numbers as in its table) as a pure function, unit-tested without a network, beside the function that runs it
 // (through table/query.ts): 1, 2, 4, 7 and the capture-time listing (15).
-import { QueryCommand, type BatchGetCommandInput } from '@aws-sdk/lib-dynamodb';
-import { IMAGE_STATUSES, isVisibleBatch, type ImageStatus, type Image } from '../../domain';
-import {
-  pageRequest,
-  isVisibleImage,
-  storeNowS,
-  translate,
-  runQuery,
-  fillPage,
-  DEFAULT_RETRY,
-  batchGetAll,
-  type Page,
-  type PageRequest,
-  type StoreContext,
-} from '../table/query';
+import { type BatchGetCommandInput, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { IMAGE_STATUSES, type ImageStatus, type Image } from '../../domain/image';
+import { isVisibleBatch } from '../../domain/batch';
+import { pageRequest, isVisibleImage, storeNowS, translate, runQuery, fillPage, DEFAULT_RETRY, batchGetAll, type Page, type PageRequest, type StoreContext } from '../table/query';
 import type { StartKey } from '../table/cursor';
 import { ExpressionBuilder, type TimeRange, type QueryPlan } from '../table/expressions';
 import { imagesPage, toBatch } from '../table/attributes';

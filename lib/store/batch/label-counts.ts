@@ -2,7 +2,7 @@
 // each at the batch's cat threshold, counted from its records. A record is one distinct image (duplicates are counted
 // on it, not recorded), a reused image is a record with its labels, a re-threshold changes the threshold the count is
 // made at, and an erased batch has no records: so the count is exact under each of them by construction.
-import type { LabelCount, ModelCount } from '../../domain';
+import type { LabelCount, ModelCount } from '../../domain/detection';
 import { modelOfRecord, modelText } from '../../model-version';
 import { batchImagePages, type BatchPagesOptions } from './pages';
 

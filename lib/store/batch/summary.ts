@@ -1,17 +1,9 @@
 // The batch summary: a batch made, closed, settled (auto-closed, stamped done), declared more files, marked for
 // erasure, as pure request builders (unit-tested without a network). Expressions name attributes by their domain
 // names through lib/store/table/attributes.ts (`#fileName`).
-import {
-  GetCommand,
-  UpdateCommand,
-  PutCommand,
-  type BatchGetCommandInput,
-  type GetCommandInput,
-  type UpdateCommandInput,
-  type PutCommandInput,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
-import { ZERO_COUNTS, isVisibleBatch, shouldAutoClose, shouldMarkDone, type Batch } from '../../domain';
+import { type PutCommandInput, type UpdateCommandInput, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient, type BatchGetCommandInput, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ZERO_COUNTS } from '../../domain/counts';
+import { type Batch, isVisibleBatch, shouldAutoClose, shouldMarkDone } from '../../domain/batch';
 import { markExpired } from '../expiry/expired';
 import { storeNowS, translate, type StoreContext } from '../table/query';
 import { conditionFailed } from '../table/condition';

@@ -8,8 +8,8 @@ import {
   type QueryCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import type { Batch } from '../../domain/batch';
 import { batchNames, toBatch } from '../table/attributes';
-import type { Batch } from '../../domain';
 import { CALLBACK_DUE, INDEX, batchKey, splitPartition, type BatchItem } from '../table/schema';
 import { conditionFailed } from '../table/condition';
 import type { TableRef } from '../table/access';

@@ -1,7 +1,8 @@
 // A client's images and batches across its batches as the API lists them: the plan of each read access pattern of
 // docs/design.md §2 (3, 5b, 8, 9, 10) as a pure function beside the function that runs it (through table/query.ts),
 // leaving out what belongs to a batch that is gone for its client.
-import { isVisibleBatch, type ImageStatus, type Image, type Batch, type BatchStatus } from '../../domain';
+import { type BatchStatus, isVisibleBatch, type Batch } from '../../domain/batch';
+import type { ImageStatus, Image } from '../../domain/image';
 import { storeNowS, runQuery, batchGetAll, type Page, type PageRequest, type StoreContext, type KeepFilter } from '../table/query';
 import { ExpressionBuilder, type TimeRange, type QueryPlan } from '../table/expressions';
 import { imagesPage, toBatch } from '../table/attributes';

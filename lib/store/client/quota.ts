@@ -11,13 +11,13 @@
 // already) and writes the mark; a crash after the mark leaves one stale id in a day's item, harmless. Attempts at one
 // upload follow one another (the local queue never has one message in flight twice).
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { UploadRef } from '../../domain/upload';
 import { IceCatError } from '../../errors';
 import type { ClientLimits } from '../../quota/limits';
 import { uploadNames } from '../table/attributes';
 import { ClientLimitsReader, usageKey, usagePurgeAt, type ClientLimitsStoreOptions } from './limits';
 import { clientKey, uploadItemKey } from '../table/schema';
 import { transaction, transactWrite } from '../table/transact';
-import type { UploadRef } from '../../domain';
 import { conditionFailed, conditionFailedAt } from '../table/condition';
 
 /** Limits set for a client never registered (client:create). */

@@ -2,8 +2,8 @@
 // POST /v1/fingerprints:known (access pattern 5b by key), so that asking about 1,000 fingerprints costs ten
 // BatchGetItem calls, not a thousand index Queries.
 import type { BatchGetCommandInput, PutCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { ModelVersion } from '../../domain/detection';
 import { BATCH_GET_MAX_KEYS } from '../batch/images';
-import type { ModelVersion } from '../../domain';
 import { knownItemKey, purgeAt, type KnownItem } from '../table/schema';
 
 /** The item naming `batchId` as the latest batch where the client's pixels `fprint` were classified (a `success` record). */

@@ -9,7 +9,7 @@ import {
   type GetCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { Claim, ImageResult } from '../../domain';
+import type { Claim, ImageResult } from '../../domain/upload';
 import { imageNames } from '../table/attributes';
 import { imageKey } from '../table/schema';
 import { conditionFailed } from '../table/condition';

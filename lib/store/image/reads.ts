@@ -1,7 +1,7 @@
 // An image read by key for the API: one (GetItem, pattern 5) or many of one batch (BatchGetItem, pattern 6), missing and
 // expired ones left out, each request built beside the function that sends it.
 import { GetCommand, type BatchGetCommandInput, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Image } from '../../domain';
+import type { Image } from '../../domain/image';
 import { isVisibleImage, storeNowS, translate, DEFAULT_RETRY, batchGetAll, type StoreContext, type RetryOptions } from '../table/query';
 import { toImage } from '../table/attributes';
 import { BATCH_SK, imageKey, IMAGE_BY_KEY_ATTRIBUTES, type ImageItem } from '../table/schema';

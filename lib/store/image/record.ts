@@ -1,8 +1,11 @@
 // The image record: its result on the claim (image/claim.ts), a refused upload's `fail` record, and the duplicates
 // counted on it, with what each moves on the counters (written through batch/counters.ts).
-import { GetCommand, type PutCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type PutCommandInput, type UpdateCommandInput, GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { Claim, Finish, ImageResult, UploadRef } from '../../domain/upload';
+import type { Counts } from '../../domain/counts';
+import type { Image } from '../../domain/image';
+import type { Review } from '../../domain/review';
 import { imageNames, toImageItem, toImage } from '../table/attributes';
-import type { Claim, Counts, Finish, Image, ImageResult, Review, UploadRef } from '../../domain';
 import { encodeDetections } from '../table/detections';
 import { PAID_NAME, PAID_NAMES } from './paid-result';
 import { LIMITS, imageKey, reviewKey, statusTs, toStoredReview, type ImageItem } from '../table/schema';

@@ -1,7 +1,9 @@
 // The reuse lookup: the client's earlier classification of the same pixels in another batch, by the model that would
 // answer now, which the ingest copies rather than call DetectLabels again (docs/design.md §8).
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { isVisibleBatch, type ModelVersion, type Image } from '../../domain';
+import { isVisibleBatch } from '../../domain/batch';
+import type { Image } from '../../domain/image';
+import type { ModelVersion } from '../../domain/detection';
 import { modelOfRecord, answeredByCurrentModel } from '../../model-version';
 import { modelFactsOf, keyText } from '../model/current';
 import { batchGetAll } from '../table/query';

@@ -13,7 +13,9 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import type { Batch, Image, ImportProgress, ImportSource, SourceObject } from '../../domain';
+import type { Batch } from '../../domain/batch';
+import type { Image, SourceObject } from '../../domain/image';
+import type { ImportProgress, ImportSource } from '../../domain/import';
 import { batchNames, toBatch, toImage } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import {

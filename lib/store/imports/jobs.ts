@@ -8,7 +8,7 @@
 // counters move in one TransactWriteItems, exactly once; without them (dynalite) the mark comes first, and a crash
 // between the two loses that one object's count, never doubles it.
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Batch } from '../../domain';
+import type { Batch } from '../../domain/batch';
 import { batchNames, toBatch, uploadNames } from '../table/attributes';
 import { batchKey, purgeAt, uploadItemKey, type BatchItem, type StoredImport } from '../table/schema';
 import { conditionFailed, conditionFailedAt } from '../table/condition';

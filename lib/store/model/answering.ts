@@ -1,6 +1,6 @@
 // The model answering now, as this process knows it (docs/decisions/0031-model-versions.md): read from the table
 // (current.ts), recorded when an answer comes from another (current-write.ts), and learnt by the reuse lookup.
-import type { ModelVersion } from '../../domain';
+import type { ModelVersion } from '../../domain/detection';
 import { sameModel, UNKNOWN_MODEL } from '../../model-version';
 import type { TableAccess } from '../table/access';
 import { readCurrentModel } from './current';

@@ -2,7 +2,7 @@
 // another model than the one it last knew, and by the local stack at its start. Apart from the reads so that the
 // read-only API function's bundle carries no PutItem (the deploy test checks each role against its bundle's sends).
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ModelVersion } from '../../domain';
+import type { ModelVersion } from '../../domain/detection';
 import { CURRENT_MODEL_KEY, type CurrentModelItem } from './current';
 
 /** Records the model an answer came from as the one answering now. */

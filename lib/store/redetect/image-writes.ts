@@ -3,16 +3,9 @@
 // the answer it replaces kept as `prev`, the counter move, the end (done again, the callback owed again), and the
 // changes listing's Query. Sent by lib/store/redetect/images.ts.
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import {
-  machineIsCatOf,
-  type CatInstance,
-  type Counts,
-  type Detections,
-  type Image,
-  type Label,
-  type ModelVersion,
-  type TrimmedLabels,
-} from '../../domain';
+import type { CatInstance, Detections, Label, ModelVersion, TrimmedLabels } from '../../domain/detection';
+import type { Counts } from '../../domain/counts';
+import { type Image, machineIsCatOf } from '../../domain/image';
 import { modelOfRecord } from '../../model-version';
 import { batchNames, imageNames, type BatchAttribute } from '../table/attributes';
 import { liveBatch } from '../batch/summary';

@@ -5,7 +5,8 @@
 // message comes again and finds its answer written: the batch is recounted from its records (counters and what the run
 // has left), as an upload's redelivery is. The last answer ends the run: done again, callback owed again.
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Batch, Image } from '../../domain';
+import type { Batch } from '../../domain/batch';
+import type { Image } from '../../domain/image';
 import type { RecordModelFacts } from '../../model-version';
 import { transaction, transactWrite } from '../table/transact';
 import type { BatchCounters } from '../batch/counters';

@@ -3,8 +3,9 @@
 // start charged once (a token on the day's usage item naming the run and the page), marked, then counted on the
 // summary by a move that holds only from the page it read; an image claimed before DetectLabels is paid for it; a
 // resume taken at most once a while; the run given back when it started nothing.
-import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { ModelVersion, Batch } from '../../domain';
+import { type UpdateCommandInput, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ModelVersion } from '../../domain/detection';
+import type { Batch } from '../../domain/batch';
 import { batchNames } from '../table/attributes';
 import { liveBatch } from '../batch/summary';
 import { usageKey, usagePurgeAt } from '../client/limits';

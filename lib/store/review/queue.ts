@@ -7,9 +7,10 @@
 // merges them by distance. The index holds keys only (and the verdict), so the page's images are then read by one
 // consistent BatchGetItem, which also leaves out an image reviewed a moment ago that the index still lists.
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Image } from '../../domain/image';
+import type { Review } from '../../domain/review';
 import { imageNames, toImage } from '../table/attributes';
 import type { StartKey } from '../table/cursor';
-import type { Image, Review } from '../../domain';
 import { batchGetAll, isVisibleImage, type Page, type PageRequest, type StoreContext } from '../table/query';
 import {
   INDEX,

@@ -1,11 +1,14 @@
 // A person's verdict on an image (docs/design.md §10), and the re-threshold that moves the machine's.
-import { QueryCommand, UpdateCommand, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type QueryCommandInput, type UpdateCommandInput, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Counts } from '../../domain/counts';
+import { type Image, isCatAt, machineIsCatOf } from '../../domain/image';
+import type { Review } from '../../domain/review';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Batch } from '../../domain/batch';
 import { batchNames, imageNames, toImage, type ImageAttribute } from '../table/attributes';
-import { isCatAt, machineIsCatOf, type Counts, type Image, type Review, type Batch } from '../../domain';
 import { auditKey, batchKey, imageKey, reviewKey, toStoredReview, nowSeconds, type ImageItem } from '../table/schema';
 import { liveBatch } from '../batch/summary';
 import { batchRecordsQuery, countRequest, type BatchCounters } from '../batch/counters';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../../backoff';
 import { conditionFailed } from '../table/condition';
 import { BatchErasedError, ReviewConflictError } from '../table/errors';

@@ -1,7 +1,10 @@
 // The one table from domain names (lib/domain.ts) to stored attribute names, read both ways: items become
 // domain objects through it, and the write builders name attributes through it (`#fileName` → file_name), so an
 // attribute's stored name is written here once.
-import type { Batch, Counts, Image, ModelVersion } from '../../domain';
+import type { Batch } from '../../domain/batch';
+import type { Counts } from '../../domain/counts';
+import type { Image } from '../../domain/image';
+import type { ModelVersion } from '../../domain/detection';
 import { parseModelVersion } from '../../model-version';
 import { decodeDetections, encodeDetections } from './detections';
 import {

@@ -1,7 +1,7 @@
 // The detector's boxes of the labels other than Cat, and the model that drew them, kept on an image record as one
 // compact string attribute (rek_dets): a MegaDetector export reads it for every image, and one string costs far less
 // to read and unmarshal than nested maps (bench/export.bench.ts). Cat's boxes stay in rek_cats.
-import type { Detections, NamedBox } from '../../domain';
+import type { Detections, NamedBox } from '../../domain/detection';
 
 type Stored = { m: string; b: [string, number, number, number, number, number][] };
 

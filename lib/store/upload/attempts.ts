@@ -1,7 +1,7 @@
 // An upload's own item: its attempts and what it was counted as (docs/design.md §6).
-import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type UpdateCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { UploadRef } from '../../domain/upload';
 import { uploadNames } from '../table/attributes';
-import type { UploadRef } from '../../domain';
 import { purgeAt, uploadItemKey, type UploadItem } from '../table/schema';
 import type { TableAccess } from '../table/access';
 import { conditionFailed } from '../table/condition';

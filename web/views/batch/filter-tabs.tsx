@@ -3,7 +3,7 @@ import { plural } from '../../format';
 import { href } from '../../route';
 import { CAPTURED, FILTERS, labelFilterName, NEAR } from './filters';
 
-export interface FilterTabsProps {
+interface FilterTabsProps {
   batchId: string;
   filterName: string;
   near: boolean;

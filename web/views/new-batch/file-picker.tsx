@@ -1,7 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { chosenFiles, droppedFiles } from '../../upload';
 
-export interface FilePickerProps {
+interface FilePickerProps {
   running: boolean;
   onPicked: (picked: { name: string; file: File }[]) => void;
   onError: (error: unknown) => void;

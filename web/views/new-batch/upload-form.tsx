@@ -1,6 +1,6 @@
 import { plural } from '../../format';
 
-export interface UploadFormProps {
+interface UploadFormProps {
   /** The API takes a batch name. */
   namesBatches: boolean;
   batchName: string;

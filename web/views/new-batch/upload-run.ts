@@ -40,7 +40,7 @@ async function uploadOne(forms: FormBook<PickedFile>, file: PickedFile, state: F
   return false;
 }
 
-export interface BatchUpload {
+interface BatchUpload {
   api: Api;
   caps: Capabilities | null;
   batchName: string;

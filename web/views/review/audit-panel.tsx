@@ -114,7 +114,7 @@ function Estimates({ accuracy }: { accuracy: Accuracy }) {
   );
 }
 
-export interface AccuracyPanelProps {
+interface AccuracyPanelProps {
   accuracy: Accuracy | null;
   /** The last draw: on its way, what it drew, or why it was refused. */
   draw: { busy: boolean; outcome: string | null; error: unknown };

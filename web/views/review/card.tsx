@@ -47,7 +47,7 @@ export function ReviewCurrent({
   );
 }
 
-export interface ReviewEndProps {
+interface ReviewEndProps {
   batchId: string;
   batch: BatchSummary | null;
   queue: ReviewQueue;
@@ -107,7 +107,7 @@ export function ReviewEnd({ batchId, batch, queue, of, loadingFirst, onReviewSki
   );
 }
 
-export interface VerdictButtonsProps {
+interface VerdictButtonsProps {
   /** The image to judge; none: only Undo is offered. */
   image: Image | undefined;
   shortcuts: boolean;

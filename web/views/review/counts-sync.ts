@@ -57,5 +57,3 @@ export function useReviewSync(api: Api, path: string, servesAgreement: boolean, 
 
   return { batch, setBatch, agreement, accuracy, loadError, setLoadError, unsynced, saving, chain, sync, send };
 }
-
-export type ReviewSync = ReturnType<typeof useReviewSync>;

@@ -26,7 +26,7 @@ export function useShortcutsSetting(): [boolean, (on: boolean) => void] {
   return [shortcuts, toggleShortcuts];
 }
 
-export interface ReviewKeyActions {
+interface ReviewKeyActions {
   give: (isCat: boolean) => void;
   takeBack: () => void;
   pass: () => void;

@@ -36,7 +36,7 @@ function useRefocus() {
   return refocus;
 }
 
-export interface ReviewMovesOptions {
+interface ReviewMovesOptions {
   api: Api;
   batchId: string;
   queue: ReviewQueueState;

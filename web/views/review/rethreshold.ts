@@ -4,7 +4,7 @@ import { plural } from '../../format';
 import { thresholdText } from '../../review';
 import { reclassifyAll } from '../batch-actions';
 
-export interface RethresholdOptions {
+interface RethresholdOptions {
   api: Api;
   batchId: string;
   /** The verdicts on their way. */

@@ -1,8 +1,8 @@
 // The schemas of the audit sample and its accuracy (docs/accuracy.md; design §13): POST …/audit and GET …/accuracy.
-// Beside schemas.ts, which the other routes' schemas fill.
+// Beside the other resources' schemas in this folder.
 import * as z from 'zod/mini';
-import { AUDIT_SIZE_MAX, STRATA } from '../review/audit-sample';
-import { modelVersionSchema } from './schemas';
+import { AUDIT_SIZE_MAX, STRATA } from '../../review/audit-sample';
+import { modelVersionSchema } from './common';
 
 export const auditBodySchema = z
   .strictObject({

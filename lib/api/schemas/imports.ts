@@ -1,6 +1,6 @@
-// The schemas of an import's own routes (docs/api.md "Imports"): GET …/report and POST …:retry, beside lib/api/schemas.ts.
+// The schemas of an import's own routes (docs/api.md "Imports"): GET …/report and POST …:retry.
 import * as z from 'zod/mini';
-import { batchSummarySchema } from './schemas';
+import { batchSummarySchema } from './batches';
 
 export const reportQuerySchema = z.strictObject({
   format: z._default(z.enum(['s3-batch-operations']), 's3-batch-operations').check(

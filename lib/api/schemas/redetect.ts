@@ -1,6 +1,7 @@
-// The schemas of POST …:redetect and GET …/changes (docs/api.md "Re-detect"), beside lib/api/schemas.ts.
+// The schemas of POST …:redetect and GET …/changes (docs/api.md "Re-detect").
 import * as z from 'zod/mini';
-import { batchSummarySchema, cursorSchema, dollarsSchema, limitSchema, modelVersionSchema } from './schemas';
+import { batchSummarySchema } from './batches';
+import { cursorSchema, dollarsSchema, limitSchema, modelVersionSchema } from './common';
 
 export const redetectBodySchema = z
   .strictObject({
@@ -33,7 +34,7 @@ const answerSchema = z
   })
   .check(z.meta({ id: 'MachineAnswer' }));
 
-export const changeSchema = z
+const changeSchema = z
   .object({
     fprint: z.string(),
     fileName: z.nullable(z.string()),

@@ -1,7 +1,7 @@
 // The import's parts of the batch schemas (docs/design.md §16): a batch's source in POST /v1/batches and its progress
-// in the summary. Apart from lib/api/schemas.ts, which uses them; the routes' own (report, :retry) are in import-schemas.ts.
+// in the summary. Apart from batches.ts, which uses them; the routes' own (report, :retry) are in imports.ts.
 import * as z from 'zod/mini';
-import { IMPORT_STATES } from '../domain';
+import { IMPORT_STATES } from '../../domain/import';
 
 export const importSourceSchema = z
   .union([
