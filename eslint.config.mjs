@@ -35,6 +35,7 @@ const CONFIG_GETTERS = {
     'callbackGraceSeconds',
     'loadReconcileConfig',
     'loadBatchOperationsSettings',
+    'loadReconcileImports',
   ],
   'lib/cli/config.ts': ['loadCliConfig'],
   'local/config.ts': [

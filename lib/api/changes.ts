@@ -7,7 +7,7 @@ import { nowSeconds, type ImageItem } from '../store/table/schema';
 import { BatchNotFoundError } from './errors';
 import type { ChangesQuery, VerdictChange } from './schemas/redetect';
 
-import { getBatch } from '../store/batch/summary';
+import { getBatch } from '../store/batch/read';
 /** One image's change, as the listing shows it. */
 export function presentChange(image: StoredImage): VerdictChange | undefined {
   const previous = image.previous;

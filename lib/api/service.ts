@@ -33,7 +33,7 @@ import type { DailyUsage } from '../store/client/limits';
 import { queryBatchLogs, queryVisibleBatchImages } from '../store/batch/images';
 import { queryClientBatches, queryClientImages } from '../store/client/images';
 import { getImage, getImages } from '../store/image/reads';
-import { getBatch } from '../store/batch/summary';
+import { getBatch } from '../store/batch/read';
 /** What GET /v1/usage reads: a client's limits and its usage of a day (lib/store/client/limits.ts). */
 export interface UsageReader {
   limitsOf(clientId: string): Promise<ClientLimits>;

@@ -6,7 +6,7 @@ import type { ApiClient } from './api-client';
 import type { CommandContext } from './command-context';
 import { saveAnswer } from './download';
 import { ApiAnswerError, EXIT, RouteMissingError, UsageError, WaitTimeoutError } from './errors';
-import { describeSource, importFooter, sameSource } from './import-output';
+import { sourceAddress, importFooter, sameSource } from './import-output';
 import { waitUntilListed } from './import-wait';
 import { json, summaryLines } from './output';
 import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
@@ -35,7 +35,7 @@ async function openImport(client: ApiClient, source: ImportSourceAddress, batchI
     if (!(e instanceof ApiAnswerError)) throw e;
     if (e.code === 'source_not_allowed')
       throw new ApiAnswerError(
-        `${describeSource(source)} is not among the sources this key may import from (403 source_not_allowed): nothing was ` +
+        `${sourceAddress(source)} is not among the sources this key may import from (403 source_not_allowed): nothing was ` +
           'listed. The operator allows a source with `npm run client:sources -- <clientId> --allow s3://bucket/prefix/`',
         { status: e.status, code: e.code },
       );
@@ -43,10 +43,10 @@ async function openImport(client: ApiClient, source: ImportSourceAddress, batchI
     const existing = await client.getBatch(batchId);
     if (!existing.import || !sameSource(existing.import.source, source))
       throw new UsageError(
-        `you already have a batch ${batchId} (${existing.import ? `importing ${describeSource(existing.import.source)}` : 'not an import'}): ` +
+        `you already have a batch ${batchId} (${existing.import ? `importing ${sourceAddress(existing.import.source)}` : 'not an import'}): ` +
           'choose another --batch',
       );
-    progress.note(`batch ${batchId} already imports ${describeSource(source)}: following it`);
+    progress.note(`batch ${batchId} already imports ${sourceAddress(source)}: following it`);
     return existing;
   }
 }
@@ -59,7 +59,7 @@ export async function importCommand(
 ): Promise<number> {
   const progress = progressFor(o, io);
   const opened = await openImport(client, source, o.batch, progress);
-  progress.note(`batch ${opened.batchId}: importing ${describeSource(source)}`);
+  progress.note(`batch ${opened.batchId}: importing ${sourceAddress(source)}`);
   return followImport(client, opened, o, io, progress);
 }
 

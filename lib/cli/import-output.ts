@@ -24,10 +24,10 @@ export function importSourceOf(uri: string | undefined, manifest: string | undef
 }
 
 /** s3://bucket/prefix, or "manifest s3://bucket/key". */
-export const describeSource = (s: ImportSourceAddress): string =>
+export const sourceAddress = (s: ImportSourceAddress): string =>
   'manifest' in s ? `manifest ${s.manifest}` : `s3://${s.bucket}/${s.prefix}`;
 
-export const sameSource = (a: ImportSourceAddress, b: ImportSourceAddress): boolean => describeSource(a) === describeSource(b);
+export const sameSource = (a: ImportSourceAddress, b: ImportSourceAddress): boolean => sourceAddress(a) === sourceAddress(b);
 
 const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
 
@@ -45,10 +45,10 @@ export function importLine(imp: ImportSummary, counts?: { total: number; finishe
         `the listing goes on at ${imp.resumesAt ?? 'the next 00:00 UTC'}, losing nothing`
       );
     case 'listed':
-      return `listed ${describeSource(imp.source)}: ${n(imp.listed, 'key')}, ${sent}, ${skipped}`;
+      return `listed ${sourceAddress(imp.source)}: ${n(imp.listed, 'key')}, ${sent}, ${skipped}`;
     default:
       return (
-        `listing ${describeSource(imp.source)}: ${n(imp.listed, 'key')} listed, ${sent}, ${skipped}` +
+        `listing ${sourceAddress(imp.source)}: ${n(imp.listed, 'key')} listed, ${sent}, ${skipped}` +
         (counts === undefined ? '' : `; ${counts.finished} classified`)
       );
   }
@@ -57,7 +57,7 @@ export function importLine(imp: ImportSummary, counts?: { total: number; finishe
 /** The summary's import lines (`icecat status`), as [name, value] pairs. */
 export function importSummaryLines(imp: ImportSummary): [string, string | number | null][] {
   return [
-    ['source', describeSource(imp.source)],
+    ['source', sourceAddress(imp.source)],
     ['import', imp.state],
     ['listed', imp.listed],
     ['sent', imp.enqueued],

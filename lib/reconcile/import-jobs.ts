@@ -17,7 +17,7 @@ export interface ImportJobSweepDeps {
   /** The running imports (lib/store/imports/imports.ts liveImports). */
   live(): Promise<{ clientId: string; batchId: string }[]>;
   /** The batch and its import as stored (lib/store/imports/jobs.ts readJob). */
-  read(clientId: string, batchId: string): Promise<{ batch: Batch; imp: StoredImport } | undefined>;
+  read(clientId: string, batchId: string): Promise<{ batch: Batch; listing: StoredImport } | undefined>;
   engine: Pick<ImportEngine, 'start' | 'describe'>;
   recordJob(clientId: string, batchId: string, job: { jobId: string; attempt: number }): Promise<void>;
   /** Ends the listing of the job's import (undefined: ended before): lib/store/imports/jobs.ts finish. */
@@ -54,18 +54,18 @@ type Outcome = 'started' | 'closed' | 'waiting' | 'ended' | 'running';
 async function lookAfter(deps: ImportJobSweepDeps, clientId: string, batchId: string, graceMs: number): Promise<Outcome> {
   const now = (deps.now ?? Date.now)();
   const found = await deps.read(clientId, batchId);
-  if (!found || found.batch.deleting === true || found.imp.state === 'listed') {
+  if (!found || found.batch.deleting === true || found.listing.state === 'listed') {
     await deps.endLive(clientId, batchId);
     return 'ended';
   }
-  const { batch, imp } = found;
+  const { batch, listing } = found;
   const start = async (attempt: number): Promise<Outcome> => {
     const job: ImportJob = {
       clientId,
       batchId,
       expiresAt: batch.expiresAt,
-      source: imp.source,
-      allow: await deps.allow(clientId, imp.source),
+      source: listing.source,
+      allow: await deps.allow(clientId, listing.source),
       attempt,
     };
     const { jobId } = await deps.engine.start(job);
@@ -73,16 +73,16 @@ async function lookAfter(deps: ImportJobSweepDeps, clientId: string, batchId: st
     deps.log?.('started an import job', { batch: `${clientId}/${batchId}`, jobId, attempt });
     return 'started';
   };
-  if (imp.jobId === undefined) return now - batch.createdAt >= graceMs ? start(1) : 'running';
-  const job = await deps.engine.describe(imp.jobId);
+  if (listing.jobId === undefined) return now - batch.createdAt >= graceMs ? start(1) : 'running';
+  const job = await deps.engine.describe(listing.jobId);
   if (!job.over) return 'running';
-  if (imp.state === 'waiting-for-quota') return now >= (imp.resumesAt ?? 0) ? start((imp.attempt ?? 1) + 1) : 'waiting';
-  const listed = await deps.finish(clientId, batchId, imp.jobId);
+  if (listing.state === 'waiting-for-quota') return now >= (listing.resumesAt ?? 0) ? start((listing.attempt ?? 1) + 1) : 'waiting';
+  const listed = await deps.finish(clientId, batchId, listing.jobId);
   if (listed) await deps.close(clientId, batchId, Number(listed.enqueued ?? 0));
   await deps.endLive(clientId, batchId);
   deps.log?.('an import job is over: its batch is closed', {
     batch: `${clientId}/${batchId}`,
-    jobId: imp.jobId,
+    jobId: listing.jobId,
     status: job.status,
     tasks: job.tasks,
     ...(listed ? { listed: listed.listed, enqueued: listed.enqueued, skipped: listed.skipped } : {}),

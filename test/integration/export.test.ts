@@ -22,7 +22,7 @@ import { batchPartition, type ImageItem } from '../../lib/store/table/schema';
 import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 import { newClient } from '../helpers/api';
 
-import { getBatch } from '../../lib/store/batch/summary';
+import { getBatch } from '../../lib/store/batch/read';
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 
 /** The batch's images a page at a time (2 per page, so several pages), as the export route reads them. */

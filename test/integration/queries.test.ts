@@ -12,7 +12,7 @@ import { DAY_S, fprints, seedBatch, type SeedImage } from '../helpers/api';
 import { queryBatchImages, queryBatchLogs, queryVisibleBatchImages } from '../../lib/store/batch/images';
 import { queryClientImages } from '../../lib/store/client/images';
 import { getImage, getImages } from '../../lib/store/image/reads';
-import { getBatch } from '../../lib/store/batch/summary';
+import { getBatch } from '../../lib/store/batch/read';
 const T0 = Date.UTC(2024, 0, 1);
 const nowS = () => Math.floor(Date.now() / 1000);
 const ctx = (): StoreContext => ({

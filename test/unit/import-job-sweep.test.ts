@@ -18,7 +18,7 @@ function world(imp: StoredImport, job: Partial<ImportJobStatus> = {}, createdAt 
   const log = { started: [] as ImportJob[], recorded: [] as unknown[], closed: [] as number[], ended: 0, described: [] as string[] };
   const deps: ImportJobSweepDeps = {
     live: async () => [{ clientId: 'acme', batchId: 'b1' }],
-    read: async () => ({ batch, imp: stored }),
+    read: async () => ({ batch, listing: stored }),
     engine: {
       start: async (j) => {
         log.started.push(j);

@@ -20,7 +20,7 @@ import { isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/tabl
 import { BATCH_SK, INDEX } from '../../lib/store/table/schema';
 
 import { batchGetRequests, imageRequest } from '../../lib/store/image/reads';
-import { batchSummaryRequest } from '../../lib/store/batch/summary';
+import { batchSummaryRequest } from '../../lib/store/batch/read';
 const T = 'IceCatWrangler';
 const NOW_S = 1_700_000_000;
 const batch = { tableName: T, batchId: 'B1', clientId: 'acme', nowS: NOW_S };

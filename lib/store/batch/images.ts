@@ -18,7 +18,7 @@ import {
   type ImageItem,
   type BatchItem,
 } from '../table/schema';
-import { getBatch } from './summary';
+import { getBatch } from './read';
 
 export { LISTING_ATTRIBUTES };
 

@@ -1,15 +1,14 @@
 // The batch summary: a batch made, closed, settled (auto-closed, stamped done), declared more files, marked for
 // erasure, as pure request builders (unit-tested without a network). Expressions name attributes by their domain
 // names through lib/store/table/attributes.ts (`#fileName`).
-import { type PutCommandInput, type UpdateCommandInput, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient, type BatchGetCommandInput, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type PutCommandInput, type UpdateCommandInput, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ZERO_COUNTS } from '../../domain/counts';
 import { type Batch, isVisibleBatch, shouldAutoClose, shouldMarkDone } from '../../domain/batch';
 import { markExpired } from '../expiry/expired';
-import { storeNowS, translate, type StoreContext } from '../table/query';
 import { conditionFailed } from '../table/condition';
 import { batchNames, toBatch, toBatchItem, type BatchAttribute } from '../table/attributes';
 import type { TableAccess } from '../table/access';
-import { BATCH_SK, CALLBACK_DUE, batchKey, nowSeconds, ttlFor, type BatchItem } from '../table/schema';
+import { CALLBACK_DUE, batchKey, nowSeconds, ttlFor, type BatchItem } from '../table/schema';
 import type { TakeBack } from './take-back';
 
 export interface NewBatch {
@@ -316,38 +315,4 @@ export class BatchSummaries implements TableAccess {
       throw err;
     }
   }
-}
-
-/** The batch summary, GetItem. */
-export function batchSummaryRequest(tableName: string, clientId: string, batchId: string): GetCommandInput {
-  return { TableName: tableName, Key: batchKey(clientId, batchId) };
-}
-
-/** BatchGetItem of whole batch summaries, by their keys (a page of client-batches). */
-export function batchSummariesRequest(tableName: string, keys: readonly { batch_id: string; img_fprint: string }[]): BatchGetCommandInput {
-  return { RequestItems: { [tableName]: { Keys: keys.map((k) => ({ batch_id: k.batch_id, img_fprint: k.img_fprint })) } } };
-}
-
-/**
- * BatchGetItem of batch summaries by partition (at most 100), projected to what decides whether a batch is visible
- * (isVisibleBatch: its expiry and the erasure mark), strongly consistent.
- */
-export function batchVisibilityRequest(tableName: string, partitions: readonly string[]): BatchGetCommandInput {
-  return {
-    RequestItems: {
-      [tableName]: {
-        Keys: partitions.map((p) => ({ batch_id: p, img_fprint: BATCH_SK })),
-        ProjectionExpression: '#partition, #sortKey, #ttl, #deleting',
-        ExpressionAttributeNames: { '#partition': 'batch_id', '#sortKey': 'img_fprint', '#ttl': 'ttl', '#deleting': 'deleting' },
-        ConsistentRead: true,
-      },
-    },
-  };
-}
-
-/** The batch's summary, or undefined when missing, expired or being erased. */
-export async function getBatch(ctx: StoreContext, clientId: string, batchId: string): Promise<Batch | undefined> {
-  const out = await ctx.ddb.send(new GetCommand(batchSummaryRequest(ctx.tableName, clientId, batchId))).catch(translate);
-  const batch = out.Item ? toBatch(out.Item as BatchItem) : undefined;
-  return isVisibleBatch(batch, storeNowS(ctx)) ? batch : undefined;
 }

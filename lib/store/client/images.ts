@@ -7,7 +7,7 @@ import { storeNowS, runQuery, batchGetAll, type Page, type PageRequest, type Sto
 import { ExpressionBuilder, type TimeRange, type QueryPlan } from '../table/expressions';
 import { imagesPage, toBatch } from '../table/attributes';
 import { INDEX, type ImageItem, type BatchItem } from '../table/schema';
-import { batchSummariesRequest, batchVisibilityRequest } from '../batch/summary';
+import { batchSummariesRequest, batchVisibilityRequest } from '../batch/read';
 import { gsiKey, statusCondition } from '../batch/images';
 
 /** Image statuses a client listing can filter by: only results enter the client-status index. */

@@ -10,7 +10,7 @@ import { batchGetAll } from '../table/query';
 import { imageNames, toImage, toBatch } from '../table/attributes';
 import type { TableAccess } from '../table/access';
 import { INDEX, splitPartition, type ImageItem, type BatchItem } from '../table/schema';
-import { batchVisibilityRequest } from '../batch/summary';
+import { batchVisibilityRequest } from '../batch/read';
 
 /**
  * The client's earlier classification of these pixels in another batch, within retention, by the model that would

@@ -35,10 +35,10 @@ export class ImportJobsStore {
   }
 
   /** The batch with its import as stored (the job's id and attempt too); undefined when gone or never an import. */
-  async readJob(clientId: string, batchId: string): Promise<{ batch: Batch; imp: StoredImport } | undefined> {
+  async readJob(clientId: string, batchId: string): Promise<{ batch: Batch; listing: StoredImport } | undefined> {
     const out = await this.opts.ddb.send(new GetCommand({ TableName: this.table, Key: batchKey(clientId, batchId), ConsistentRead: true }));
     const item = out.Item as BatchItem | undefined;
-    return item?.imp ? { batch: toBatch(item), imp: item.imp } : undefined;
+    return item?.imp ? { batch: toBatch(item), listing: item.imp } : undefined;
   }
 
   /** The job now listing the import (its first, or one started again after the quota's reset): the import lists again. */
