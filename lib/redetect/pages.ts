@@ -9,8 +9,8 @@ import type { Batch } from '../domain/batch';
 import type { JobQueue } from '../jobs/queue';
 import type { ClientLimits } from '../quota/limits';
 import { answeredByCurrentModel } from '../model-version';
-import { START_PAGE, type RedetectCandidate, type Redetections } from '../store/redetect/images';
-import { type RunState, FIRST_PAGE } from '../store/redetect/run';
+import type { RedetectCandidate, Redetections } from '../store/redetect/images';
+import { FIRST_PAGE, START_PAGE, type RunState } from '../store/redetect/run-state';
 import { encodeRedetectMessage } from './message';
 
 export interface PagingDeps {

@@ -13,7 +13,7 @@ import { encodeDetections } from '../table/detections';
 import type { QueryPlan } from '../table/expressions';
 import { BATCH_SK, CALLBACK_DUE, batchKey, batchPartition, imageKey, reviewKey } from '../table/schema';
 
-import { RUN_NAMES, RUN_REMOVE } from './run';
+import { RUN_NAMES, RUN_REMOVE } from './run-state';
 /** What the plan reads of each record: enough to choose it (its model facts) and count it (its duplicates). */
 export function planPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
   const [start, value] = afterFprint === undefined ? [':summary', BATCH_SK] : [':after', afterFprint];

@@ -56,7 +56,6 @@ export type AnswerOutcome = 'answered' | 'answered-before' | 'run-over';
 
 /** Records per page: the dry run reads 500 at a time; a start pages 100 at a time, each page charged, marked and queued. */
 const PLAN_PAGE = 500;
-export const START_PAGE = 100;
 const MARKS_AT_ONCE = 16;
 
 export class Redetections {

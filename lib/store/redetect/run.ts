@@ -12,34 +12,8 @@ import { usageKey, usagePurgeAt } from '../client/limits';
 import { batchKey, imageKey } from '../table/schema';
 import type { BatchCounters } from '../batch/counters';
 import { conditionFailed } from '../table/condition';
+import { FIRST_PAGE, RUN_NAMES, RUN_REMOVE, runNames, runStateOf, type RunState } from './run-state';
 
-/** The summary's attributes of a run beyond rd_run and rd_left (attributes.ts names those two). */
-export const RUN_NAMES = {
-  '#rdRun': 'rd_run',
-  '#rdLeft': 'rd_left',
-  '#rdNext': 'rd_next',
-  '#rdAll': 'rd_all',
-  '#rdModel': 'rd_model',
-  '#rdDay': 'rd_day',
-  '#rdMoved': 'rd_moved',
-  '#rdCalls': 'rd_calls',
-  '#rdImages': 'rd_images',
-  '#rdResumed': 'rd_resumed',
-  '#rdResumes': 'rd_resumes',
-  '#rdSeen': 'rd_seen',
-} as const;
-
-type RunName = keyof typeof RUN_NAMES;
-
-/** The names a request uses (DynamoDB refuses a name the expressions do not use). */
-export const runNames = (...names: RunName[]): Partial<Record<RunName, string>> =>
-  Object.fromEntries(names.map((name) => [name, RUN_NAMES[name]]));
-
-/** Every attribute of a run on the summary, as a REMOVE list (the run's end or its release). */
-export const RUN_REMOVE = Object.keys(RUN_NAMES).join(', ');
-
-/** Where the start's paging begins: before the first image (the summary's sort key sorts first). */
-export const FIRST_PAGE = '#BATCH';
 
 /** What the run was asked: every image (`all`), or those answered by another model than `model`. */
 export interface RunChoice {
@@ -245,48 +219,6 @@ export function resumeRequest(
       ...(resume.was !== undefined ? { ':was': resume.was } : {}),
     },
     ReturnValues: 'ALL_NEW',
-  };
-}
-
-/** A run as its summary holds it. */
-export interface RunState {
-  run: string;
-  /** Images marked and not answered yet. */
-  left: number;
-  /** Where the start's next page begins; undefined once every page is started. */
-  next?: string;
-  all: boolean;
-  model?: ModelVersion;
-  day: string;
-  /** Epoch ms of the start's last page (or of the run taken). */
-  movedAt: number;
-  /** Re-detections charged (DetectLabels calls owed), and the uploads they answer. */
-  calls: number;
-  images: number;
-  resumedAt?: number;
-  /** Resumes in a row that saw no answer come. */
-  resumes: number;
-  /** rd_left at the last resume. */
-  seen?: number;
-}
-
-export function runStateOf(item: Record<string, unknown> | undefined): RunState | undefined {
-  if (typeof item?.rd_run !== 'string') return undefined;
-  const num = (v: unknown) => (typeof v === 'number' ? v : Number(v ?? 0));
-  const model = item.rd_model as ModelVersion | undefined;
-  return {
-    run: item.rd_run,
-    left: num(item.rd_left),
-    ...(typeof item.rd_next === 'string' ? { next: item.rd_next } : {}),
-    all: item.rd_all === true,
-    ...(model && typeof model.name === 'string' ? { model: { name: model.name, version: String(model.version) } } : {}),
-    day: String(item.rd_day ?? ''),
-    movedAt: num(item.rd_moved),
-    calls: num(item.rd_calls),
-    images: num(item.rd_images),
-    ...(typeof item.rd_resumed === 'number' ? { resumedAt: item.rd_resumed } : {}),
-    resumes: num(item.rd_resumes),
-    ...(typeof item.rd_seen === 'number' ? { seen: item.rd_seen } : {}),
   };
 }
 

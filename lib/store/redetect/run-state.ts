@@ -1,0 +1,76 @@
+// A re-detection run as the batch summary holds it (its `rd_*` attributes), read without a request: what the paging
+// and the API need of a run without bundling the run's writes (lib/store/redetect/run.ts).
+import type { ModelVersion } from '../../domain/detection';
+
+/** The summary's attributes of a run beyond rd_run and rd_left (attributes.ts names those two). */
+export const RUN_NAMES = {
+  '#rdRun': 'rd_run',
+  '#rdLeft': 'rd_left',
+  '#rdNext': 'rd_next',
+  '#rdAll': 'rd_all',
+  '#rdModel': 'rd_model',
+  '#rdDay': 'rd_day',
+  '#rdMoved': 'rd_moved',
+  '#rdCalls': 'rd_calls',
+  '#rdImages': 'rd_images',
+  '#rdResumed': 'rd_resumed',
+  '#rdResumes': 'rd_resumes',
+  '#rdSeen': 'rd_seen',
+} as const;
+
+type RunName = keyof typeof RUN_NAMES;
+
+/** The names a request uses (DynamoDB refuses a name the expressions do not use). */
+export const runNames = (...names: RunName[]): Partial<Record<RunName, string>> =>
+  Object.fromEntries(names.map((name) => [name, RUN_NAMES[name]]));
+
+/** Every attribute of a run on the summary, as a REMOVE list (the run's end or its release). */
+export const RUN_REMOVE = Object.keys(RUN_NAMES).join(', ');
+
+/** Where the start's paging begins: before the first image (the summary's sort key sorts first). */
+export const FIRST_PAGE = '#BATCH';
+
+/** Records per page of a run's start: each page charged, marked and queued (the dry run reads 500 at a time). */
+export const START_PAGE = 100;
+
+/** A run as its summary holds it. */
+export interface RunState {
+  run: string;
+  /** Images marked and not answered yet. */
+  left: number;
+  /** Where the start's next page begins; undefined once every page is started. */
+  next?: string;
+  all: boolean;
+  model?: ModelVersion;
+  day: string;
+  /** Epoch ms of the start's last page (or of the run taken). */
+  movedAt: number;
+  /** Re-detections charged (DetectLabels calls owed), and the uploads they answer. */
+  calls: number;
+  images: number;
+  resumedAt?: number;
+  /** Resumes in a row that saw no answer come. */
+  resumes: number;
+  /** rd_left at the last resume. */
+  seen?: number;
+}
+
+export function runStateOf(item: Record<string, unknown> | undefined): RunState | undefined {
+  if (typeof item?.rd_run !== 'string') return undefined;
+  const num = (v: unknown) => (typeof v === 'number' ? v : Number(v ?? 0));
+  const model = item.rd_model as ModelVersion | undefined;
+  return {
+    run: item.rd_run,
+    left: num(item.rd_left),
+    ...(typeof item.rd_next === 'string' ? { next: item.rd_next } : {}),
+    all: item.rd_all === true,
+    ...(model && typeof model.name === 'string' ? { model: { name: model.name, version: String(model.version) } } : {}),
+    day: String(item.rd_day ?? ''),
+    movedAt: num(item.rd_moved),
+    calls: num(item.rd_calls),
+    images: num(item.rd_images),
+    ...(typeof item.rd_resumed === 'number' ? { resumedAt: item.rd_resumed } : {}),
+    resumes: num(item.rd_resumes),
+    ...(typeof item.rd_seen === 'number' ? { seen: item.rd_seen } : {}),
+  };
+}
