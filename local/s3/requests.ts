@@ -9,16 +9,9 @@ import { canonicalContentType, formBoundary, FormPrefixReader, MAX_PRE_DATA_BYTE
 import { keyRefusal } from './object-keys';
 import { clientPrefix, clientScopeRefusal } from './scope';
 import { policySizeRange, postPolicyRefusal, sizeRefusal } from './post-policy';
-import {
-  decodeCopySource,
-  objectName,
-  S3Error,
-  s3Error,
-  storedETag,
-  type FilesystemStore,
-  type S3ErrorInstance,
-  type StoreLocks,
-} from './store';
+import { objectName } from './key-locks';
+import { S3Error, s3Error, type FilesystemStore, type S3ErrorInstance } from './s3rver-store';
+import { decodeCopySource, storedETag, type StoreLocks } from './store';
 
 export interface S3RequestContext {
   method: string;

@@ -17,7 +17,9 @@ import { s3FormAuthorizer, s3IamGuard } from './iam';
 import { dropConnections } from '../listen';
 import { multipartKeyGuard } from './multipart';
 import { conditionalRequests, keyGuard, postFormGuard, requestTarget, signatureGuard, type S3RequestContext } from './requests';
-import { decodeCopySource, hardenStore, objectName, S3Error, storedETag, type FilesystemStore } from './store';
+import { objectName } from './key-locks';
+import { S3Error, type FilesystemStore } from './s3rver-store';
+import { decodeCopySource, hardenStore, storedETag } from './store';
 
 /** A client of the local S3 at `endpoint`, whatever process.env holds (its account's keys, path-style requests). */
 export function localS3Client(endpoint: string, overrides: Partial<S3ClientConfig> = {}): S3Client {
