@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { BatchStore } from '../lib/store/batch-store';
 import { BATCH_SK, batchPartition, reviewKey, statusTs } from '../lib/store/table/schema';
 import { startDynamoDBLocal } from '../local/dynamodb/dynamodb-local';
-import { ensureTable, loadTableInput, localDynamoClient } from '../local/dynamodb/dynamodb';
+import { ensureTable, localDynamoClient } from '../local/dynamodb/dynamodb';
+import { loadTableInput } from '../local/dynamodb/table-definition';
 import { loadApi, startChild, stopChild, summarise, writeAll, type Sampled } from './api.bench';
 import { headline as figure, median, pick, round, sized, type Headline } from './stats';
 

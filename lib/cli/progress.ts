@@ -112,6 +112,22 @@ export function plainProgress(opts: PlainProgressOptions): ProgressReporter {
   };
 }
 
+const newBar = (stream: NodeJS.WriteStream, format: string) =>
+  new SingleBar({ stream, format, hideCursor: true, clearOnComplete: false, fps: 10, barsize: 24, etaBuffer: 50 }, undefined);
+
+/** The upload bar's figures: bytes sent of the total, the rates of files and bytes since `started`, the time left. */
+function uploadPayload(sent: { bytes: number; totalBytes: number; files: number; totalFiles: number }, started: number) {
+  const { bytes, totalBytes, files, totalFiles } = sent;
+  const { rate, etaMs } = rateAndEta(bytes, totalBytes, Date.now() - started);
+  const filesRate = rateAndEta(files, totalFiles, Date.now() - started).rate;
+  return {
+    bytes: formatBytes(bytes),
+    totalBytes: formatBytes(totalBytes),
+    rate: `${filesRate.toFixed(1)} files/s, ${formatBytes(rate)}/s`,
+    left: eta(etaMs),
+  };
+}
+
 /** A redrawn bar on a terminal (cli-progress), notes printed above it. */
 export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): ProgressReporter {
   let bar: SingleBar | undefined;
@@ -126,32 +142,20 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
     if (importLine !== undefined) stream.write('\n');
     importLine = undefined;
   };
-  const newBar = (format: string) =>
-    new SingleBar({ stream, format, hideCursor: true, clearOnComplete: false, fps: 10, barsize: 24, etaBuffer: 50 }, undefined);
-  const uploadPayload = () => {
-    const { rate, etaMs } = rateAndEta(bytes, totalBytes, Date.now() - started);
-    const filesRate = rateAndEta(files, totalFiles, Date.now() - started).rate;
-    return {
-      bytes: formatBytes(bytes),
-      totalBytes: formatBytes(totalBytes),
-      rate: `${filesRate.toFixed(1)} files/s, ${formatBytes(rate)}/s`,
-      left: eta(etaMs),
-    };
-  };
   return {
     uploadStarted(f, b) {
       started = Date.now();
       totalFiles = f;
       totalBytes = b;
-      bar = newBar('uploading   {bar} {value}/{total} files | {bytes}/{totalBytes} | {rate} | ETA {left}');
-      bar.start(f, 0, uploadPayload());
+      bar = newBar(stream, 'uploading   {bar} {value}/{total} files | {bytes}/{totalBytes} | {rate} | ETA {left}');
+      bar.start(f, 0, uploadPayload({ bytes, totalBytes, files, totalFiles }, started));
     },
     fileUploaded(b) {
       files++;
       bytes += b;
       // The walk's estimate can be short (files added meanwhile): grow the total rather than overflow it.
       if (files > totalFiles) bar?.setTotal((totalFiles = files));
-      bar?.update(files, uploadPayload());
+      bar?.update(files, uploadPayload({ bytes, totalBytes, files, totalFiles }, started));
     },
     note(line) {
       if (bar) {
@@ -168,14 +172,14 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
       totalFiles = files;
       totalBytes = bytes;
       bar?.setTotal(files);
-      bar?.update(files, uploadPayload());
+      bar?.update(files, uploadPayload({ bytes, totalBytes, files, totalFiles }, started));
       bar?.stop();
       bar = undefined;
     },
     classifyStarted(total) {
       endImportLine();
       started = Date.now();
-      bar = newBar('classifying {bar} {value}/{total} files | {rate} files/s | ETA {left}');
+      bar = newBar(stream, 'classifying {bar} {value}/{total} files | {rate} files/s | ETA {left}');
       bar.start(total, 0, { rate: '0.0', left: '--' });
     },
     classified(done, total) {

@@ -3,15 +3,20 @@
 // (journal.ts) it is durable as SQS is: a message is on disk before `send` returns and leaves only when it is
 // deleted (handled, or dead-lettered), so whatever was not deleted is delivered again by the next queue on the file.
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { localReceiptHandle } from '../../lib/aws/message-visibility';
-import { createLambdaContext, LOCAL_ACCOUNT_ID, LOCAL_NAMES } from '../contract';
-import { FairReadyList, LOCAL_FAIR_SHARE } from './fair-share';
+import { createLambdaContext } from '../contract';
+import { FairReadyList } from './fair-share';
 import { QueueJournal } from './journal';
 import type { LocalQueueOptions, QueueStats, Settings } from './options';
 import { DeadLetterList, type DeadLetter } from './dead-letter-list';
-import { failuresOf, groupField, sqsRecord, withTimeout, type Message } from './message';
+import { failuresOf, sqsRecord, withTimeout, type Message } from './message';
 import { QueueStoppedError } from './errors';
+import { queueSettings, retryBackoffMs } from './settings';
+import { IdleWaiters } from './idle-waiters';
+import { Counts } from './counts';
+import { Timers } from './timers';
+import { deadLetteredLine, deadLetterOf, forgetLettersAbout, newMessage, redriveLetters } from './records';
 
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
 export class LocalQueue {
@@ -19,7 +24,7 @@ export class LocalQueue {
   private readonly journal: QueueJournal | undefined;
   private readonly ready: FairReadyList<Message>;
   private readonly delayed = new Set<Message>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Timers();
   private windowTimer: NodeJS.Timeout | undefined;
   private inFlightBatches = 0;
   /** Batches running beyond maxConcurrency (quiet groups only: the quietSlot option); at most maxQuietBatches. */
@@ -28,12 +33,12 @@ export class LocalQueue {
   private readonly maxQuietBatches: number;
   private readonly inFlightMessages = new Set<Message>();
   /** Messages in flight per group (the fair share's measure). */
-  private readonly inFlightGroups = new Map<string, number>();
-  private readonly keyCounts = new Map<string, number>();
+  private readonly inFlightGroups = new Counts();
+  private readonly keyCounts = new Counts();
   private holds = 0;
   private stopped = false;
   private paused: boolean;
-  private readonly idleWaiters = new Set<() => void>();
+  private readonly idleWaiters = new IdleWaiters();
   private readonly dead: DeadLetterList;
   private readonly running = new Set<Promise<void>>();
   private interrupted: string[] = [];
@@ -43,23 +48,7 @@ export class LocalQueue {
   private readonly counters = { sent: 0, succeeded: 0, retried: 0, deadLettered: 0, invocations: 0, failedInvocations: 0, recovered: 0 };
 
   constructor(options: LocalQueueOptions) {
-    this.opts = {
-      batchSize: 10,
-      batchWindowMs: 100,
-      maxConcurrency: 2,
-      maxReceiveCount: 3,
-      retryBaseMs: 1000,
-      retryMaxMs: 30_000,
-      invocationTimeoutMs: 120_000,
-      queueArn: `arn:aws:sqs:${LOCAL_NAMES.region}:${LOCAL_ACCOUNT_ID}:icecat-ingest`,
-      region: LOCAL_NAMES.region,
-      functionName: 'icecat-ingest',
-      describe: (body) => body.slice(0, 200),
-      log: (line) => console.log(line),
-      random: Math.random,
-      fairShare: LOCAL_FAIR_SHARE,
-      ...options,
-    };
+    this.opts = queueSettings(options);
     this.ready = new FairReadyList<Message>(this.opts.fairShare);
     this.quietSlot = this.opts.fairShare !== false && (options.quietSlot ?? true);
     this.maxQuietBatches = options.maxQuietBatches ?? 2 * this.opts.maxConcurrency;
@@ -95,17 +84,7 @@ export class LocalQueue {
    */
   send(body: string, options: { groupId?: string } = {}): string {
     if (this.stopped && !this.journal?.isOpen) throw new QueueStoppedError('the queue is stopped');
-    const now = Date.now();
-    const message: Message = {
-      messageId: randomUUID(),
-      body,
-      md5OfBody: createHash('md5').update(body).digest('hex'),
-      ...groupField(options.groupId ?? this.opts.groupOf?.(body)),
-      sentAt: now,
-      receiveCount: 0,
-      availableAt: now,
-      keys: this.opts.keysOf?.(body) ?? [],
-    };
+    const message = newMessage(body, options.groupId ?? this.opts.groupOf?.(body), this.opts.keysOf?.(body) ?? []);
     const { keys: _keys, ...journaled } = message;
     this.journal?.sent(journaled);
     this.counters.sent += 1;
@@ -145,7 +124,7 @@ export class LocalQueue {
 
   /** Whether a message not yet deleted (queued, waiting for a retry or in flight) is about this key (see keysOf). */
   hasMessageFor(key: string): boolean {
-    return (this.keyCounts.get(key) ?? 0) > 0;
+    return this.keyCounts.get(key) > 0;
   }
 
   get idle(): boolean {
@@ -155,17 +134,7 @@ export class LocalQueue {
   /** Resolves when nothing is queued, waiting for a retry, in flight or held; rejects after timeoutMs. */
   whenIdle(timeoutMs = 60_000): Promise<void> {
     if (this.idle) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.idleWaiters.delete(done);
-        reject(new Error(`queue not idle after ${timeoutMs} ms: ${JSON.stringify(this.stats())}`));
-      }, timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.idleWaiters.add(done);
-    });
+    return this.idleWaiters.wait(timeoutMs, () => JSON.stringify(this.stats()));
   }
 
   stats(): QueueStats {
@@ -212,26 +181,12 @@ export class LocalQueue {
    * fixed, and empties the list and its file. Returns how many were sent.
    */
   redrive(): number {
-    const letters = this.dead.takeAll();
-    let sent = 0;
-    try {
-      for (const letter of letters) {
-        this.send(letter.body, groupField(letter.groupId));
-        sent += 1;
-      }
-    } finally {
-      // Those the journal refused (a full disk) stay dead letters.
-      this.dead.putBack(letters.slice(sent));
-    }
-    if (letters.length) this.opts.log(`[queue] redrove ${letters.length} dead letter(s) to the queue`);
-    return letters.length;
+    return redriveLetters(this.dead, (body, options) => this.send(body, options), this.opts.log);
   }
 
   /** Removes the dead letters about any of `keys` (see keysOf), e.g. once their objects were queued again; returns how many. */
   forgetDeadLettersFor(keys: ReadonlySet<string>): number {
-    const keysOf = this.opts.keysOf;
-    if (!keysOf || keys.size === 0) return 0;
-    return this.dead.forget((letter) => keysOf(letter.body).some((key) => keys.has(key)));
+    return forgetLettersAbout(this.dead, this.opts.keysOf, keys);
   }
 
   /**
@@ -242,8 +197,7 @@ export class LocalQueue {
     if (this.stopped) return;
     this.stopped = true;
     this.unregisterVisibility();
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
+    this.timers.clearAll();
     if (this.windowTimer) clearTimeout(this.windowTimer);
     await this.settled(drainTimeoutMs);
     const left = this.ready.length + this.delayed.size + this.inFlightMessages.size;
@@ -296,18 +250,11 @@ export class LocalQueue {
   }
 
   private track(message: Message, delta: 1 | -1): void {
-    for (const key of message.keys) {
-      const count = (this.keyCounts.get(key) ?? 0) + delta;
-      if (count > 0) this.keyCounts.set(key, count);
-      else this.keyCounts.delete(key);
-    }
+    for (const key of message.keys) this.keyCounts.add(key, delta);
   }
 
   private countInFlight(message: Message, delta: 1 | -1): void {
-    if (message.groupId === undefined) return;
-    const count = (this.inFlightGroups.get(message.groupId) ?? 0) + delta;
-    if (count > 0) this.inFlightGroups.set(message.groupId, count);
-    else this.inFlightGroups.delete(message.groupId);
+    if (message.groupId !== undefined) this.inFlightGroups.add(message.groupId, delta);
   }
 
   private deleteMessage(message: Message): void {
@@ -316,18 +263,14 @@ export class LocalQueue {
   }
 
   private schedulePump(): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.pump();
-    }, 0);
-    this.timers.add(timer);
+    this.timers.after(0, () => this.pump());
   }
 
   private pump(): void {
     if (this.stopped || this.paused) return;
     for (;;) {
       if (this.ready.length === 0) return;
-      const inFlightOf = (group: string) => this.inFlightGroups.get(group) ?? 0;
+      const inFlightOf = (group: string) => this.inFlightGroups.get(group);
       const regular = this.inFlightBatches - this.quietBatches < this.opts.maxConcurrency;
       const quiet = !regular && this.quietSlot && this.quietBatches < this.maxQuietBatches;
       // The batching window: from the oldest message a batch may take, until it could be full.
@@ -413,36 +356,24 @@ export class LocalQueue {
     this.counters.retried += 1;
     // Finished after stop(): the journal keeps it for the next start.
     if (this.stopped) return;
-    const ceiling = Math.min(this.opts.retryMaxMs, this.opts.retryBaseMs * 2 ** (message.receiveCount - 1));
-    const backoff = Math.round(ceiling / 2 + (this.opts.random() * ceiling) / 2);
+    const backoff = retryBackoffMs(this.opts, message.receiveCount);
     this.deliverLater(message, message.visibleAt !== undefined ? Math.max(0, message.visibleAt - Date.now()) : backoff);
   }
 
   private deliverLater(message: Message, delay: number): void {
     message.availableAt = Date.now() + delay;
     this.delayed.add(message);
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
+    this.timers.after(delay, () => {
       this.delayed.delete(message);
       message.availableAt = Date.now();
       this.ready.push(message);
       this.pump();
-    }, delay);
-    this.timers.add(timer);
+    });
   }
 
   /** Moves a message to the dead-letter list: the letter is on disk before the message leaves the journal. */
   private deadLetter(message: Message): void {
-    const letter: DeadLetter = {
-      messageId: message.messageId,
-      body: message.body,
-      ...groupField(message.groupId),
-      description: this.opts.describe(message.body),
-      receiveCount: message.receiveCount,
-      sentAt: new Date(message.sentAt).toISOString(),
-      deadLetteredAt: new Date().toISOString(),
-      lastError: message.lastError ?? 'unknown',
-    };
+    const letter = deadLetterOf(message, this.opts.describe(message.body));
     try {
       this.dead.add(letter);
     } catch (err) {
@@ -453,10 +384,7 @@ export class LocalQueue {
     }
     this.counters.deadLettered += 1;
     this.deleteMessage(message);
-    this.opts.log(
-      `[queue] dead-lettered ${letter.description} after ${letter.receiveCount} receives (${letter.lastError})` +
-        (this.opts.dlqFile ? ` → ${this.opts.dlqFile}` : ''),
-    );
+    this.opts.log(deadLetteredLine(letter, this.opts.dlqFile));
   }
 
   private toRecord(message: Message): SQSRecord {
@@ -465,10 +393,6 @@ export class LocalQueue {
   }
 
   private notifyIfIdle(): void {
-    if (!this.idle) return;
-    for (const waiter of [...this.idleWaiters]) {
-      this.idleWaiters.delete(waiter);
-      waiter();
-    }
+    if (this.idle) this.idleWaiters.wakeAll();
   }
 }

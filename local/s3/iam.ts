@@ -9,7 +9,8 @@ import { Readable } from 'node:stream';
 import type { IamRequest } from '../iam/evaluate';
 import { functionOfAccessKey, type LocalIam } from '../iam/iam';
 import { signedAccessKeyId } from './auth';
-import { S3Error, decodeCopySource } from './store';
+import { S3Error } from './s3rver-store';
+import { decodeCopySource } from './store';
 import { requestTarget, type S3RequestContext } from './requests';
 
 /** Koa's context as this guard uses it: the request, and the answer it may write itself. */

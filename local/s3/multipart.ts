@@ -6,7 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { requestTarget, type Middleware } from './requests';
-import { S3Error, UPLOAD_ID, type FilesystemStore } from './store';
+import { S3Error, type FilesystemStore } from './s3rver-store';
+import { UPLOAD_ID } from './store';
 
 const noSuchUpload = (uploadId: string) =>
   new S3Error(

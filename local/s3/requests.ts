@@ -2,23 +2,17 @@
 // signature and size) and conditional requests (If-Match on GET/HEAD/PUT/DELETE, If-None-Match on PUT,
 // x-amz-copy-source-if-match / -if-none-match on CopyObject).
 import type { IncomingMessage } from 'node:http';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { authRefusal, sigV2AccessKeyId, signedAccessKeyId } from './auth';
 import { formBodyForS3rver } from './form-body';
-import { canonicalContentType, formBoundary, FormPrefixReader, MAX_PRE_DATA_BYTES } from './form-prefix';
+import { discardBody, malformed, readPrefix, sizeCheckedStore } from './form-upload';
+import { canonicalContentType, formBoundary, MAX_PRE_DATA_BYTES } from './form-prefix';
 import { keyRefusal } from './object-keys';
 import { clientPrefix, clientScopeRefusal } from './scope';
 import { policySizeRange, postPolicyRefusal, sizeRefusal } from './post-policy';
-import {
-  decodeCopySource,
-  objectName,
-  S3Error,
-  s3Error,
-  storedETag,
-  type FilesystemStore,
-  type S3ErrorInstance,
-  type StoreLocks,
-} from './store';
+import { objectName } from './key-locks';
+import { S3Error, s3Error, type FilesystemStore, type S3ErrorInstance } from './s3rver-store';
+import { decodeCopySource, storedETag, type StoreLocks } from './store';
 
 export interface S3RequestContext {
   method: string;
@@ -202,117 +196,6 @@ function formClient(fields: readonly (readonly [string, string])[], clientOf: Cl
 function formSigner(fields: readonly (readonly [string, string])[]): string | undefined {
   const field = (name: string) => fields.find(([n]) => n.toLowerCase() === name)?.[1];
   return field('x-amz-credential')?.split('/')[0] ?? field('awsaccesskeyid');
-}
-
-const malformed = () => new S3Error('MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');
-
-/** Drops what is left of a request body as it arrives (kept nowhere), and closes its connection after the answer. */
-function discardBody(req: IncomingMessage): void {
-  const res = (req as IncomingMessage & { res?: { shouldKeepAlive: boolean } }).res;
-  if (res) res.shouldKeepAlive = false;
-  req.removeAllListeners('readable');
-  req.unpipe();
-  req.resume();
-}
-
-/** Reads the body up to its file part: the fields before it, the bytes after its headers, and how many were read. */
-function readPrefix(
-  req: IncomingMessage,
-  boundary: string,
-  timeoutMs: number,
-): Promise<{ fields: [string, string][]; file: boolean; rest: Buffer; received: number }> {
-  return new Promise((resolve, reject) => {
-    const reader = new FormPrefixReader(boundary);
-    const timer = setTimeout(
-      () =>
-        fail(
-          new S3Error('RequestTimeout', 'Your socket connection to the server was not read from or written to within the timeout period.'),
-        ),
-      timeoutMs,
-    );
-    const stop = () => {
-      clearTimeout(timer);
-      req.off('readable', onReadable);
-      req.off('end', onEnd);
-      req.off('error', reject);
-    };
-    const fail = (err: Error) => {
-      stop();
-      reject(err);
-    };
-    const judge = (chunk: Buffer | undefined): boolean => {
-      const prefix = chunk === undefined ? { state: 'more' as const } : reader.push(chunk);
-      if (prefix.state === 'malformed') {
-        fail(new S3Error('MalformedPOSTRequest', `The body of your POST request is not well-formed multipart/form-data: ${prefix.why}.`));
-      } else if (prefix.state === 'fields') {
-        stop();
-        resolve({ fields: prefix.fields, file: prefix.file, rest: prefix.rest, received: reader.received });
-      } else if (reader.received > MAX_PRE_DATA_BYTES) {
-        fail(
-          new S3Error('MaxPostPreDataLengthExceededError', 'Your POST request fields preceding the upload file were too large.', {
-            MaxPostPreDataLengthBytes: MAX_PRE_DATA_BYTES,
-          }),
-        );
-      } else if (chunk === undefined) {
-        fail(malformed());
-      } else {
-        return false;
-      }
-      return true;
-    };
-    const onReadable = () => {
-      let chunk: Buffer | null;
-      while ((chunk = req.read() as Buffer | null) !== null) {
-        if (judge(chunk)) return;
-      }
-    };
-    // The body ended before the reader answered.
-    const onEnd = () => void judge(undefined);
-    req.on('readable', onReadable);
-    req.once('end', onEnd);
-    req.once('error', reject);
-  });
-}
-
-/** A view of the store whose object writes fail, leaving nothing, once the file leaves the policy's size range. */
-function sizeCheckedStore(store: FilesystemStore, range: { min: number; max: number }): FilesystemStore {
-  const view = Object.create(store) as FilesystemStore;
-  view.putObject = (object) => {
-    const { content } = object;
-    if (Buffer.isBuffer(content)) {
-      const refusal = sizeRefusal(range, content.length);
-      return refusal ? Promise.reject(s3Error(refusal)) : store.putObject(object);
-    }
-    let size = 0;
-    const counted = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        size += chunk.length;
-        const refusal = size > range.max ? sizeRefusal(range, size) : undefined;
-        if (refusal) callback(s3Error(refusal));
-        else callback(null, chunk);
-      },
-      flush(callback) {
-        const refusal = sizeRefusal(range, size);
-        callback(refusal ? s3Error(refusal) : null);
-      },
-    });
-    // A refused file: the rest of it is parsed and dropped (not stored), so that the answer follows the whole body.
-    counted.on('error', () => {
-      content.unpipe(counted);
-      content.resume();
-    });
-    content.on('error', (err) => counted.destroy(err));
-    // The file flows once the store listens for its errors: a refusal before that would go unheard.
-    const start = (event: string | symbol) => {
-      if (event !== 'error') return;
-      counted.off('newListener', start);
-      process.nextTick(() => content.pipe(counted));
-    };
-    counted.on('newListener', start);
-    object.content = counted;
-    return store.putObject(object);
-  };
-  return view;
 }
 
 /** ETags listed in an If-Match / If-None-Match header, unquoted ("*" stays "*"). */

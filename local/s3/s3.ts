@@ -17,7 +17,9 @@ import { s3FormAuthorizer, s3IamGuard } from './iam';
 import { dropConnections } from '../listen';
 import { multipartKeyGuard } from './multipart';
 import { conditionalRequests, keyGuard, postFormGuard, requestTarget, signatureGuard, type S3RequestContext } from './requests';
-import { decodeCopySource, hardenStore, objectName, S3Error, storedETag, type FilesystemStore } from './store';
+import { objectName } from './key-locks';
+import { S3Error, type FilesystemStore } from './s3rver-store';
+import { decodeCopySource, hardenStore, storedETag } from './store';
 
 /** A client of the local S3 at `endpoint`, whatever process.env holds (its account's keys, path-style requests). */
 export function localS3Client(endpoint: string, overrides: Partial<S3ClientConfig> = {}): S3Client {
@@ -186,6 +188,25 @@ function trackMultipartCompletions(server: InstanceType<S3rverConstructor>): Rea
   return completing;
 }
 
+/** The secret of each access key the local S3 knows (the operator's, the functions', the clients'), and its client. */
+function signingKeys(opts: LocalS3Options): {
+  secretFor: (accessKeyId: string) => string | undefined;
+  clientOf: (accessKeyId: string) => string | undefined;
+} {
+  // The clients' own keys (client-key-ring.ts): SigV4 only (s3rver's SigV2 checks know the operator's key alone).
+  const clientKeys = new ClientS3KeyRing(clientS3KeysFile(opts.dataDir));
+  const clientSecret = (accessKeyId: string): string | undefined => {
+    const key = clientKeys.lookup(accessKeyId);
+    if (key) knownToS3rver(accessKeyId, key.secretAccessKey);
+    return key?.secretAccessKey;
+  };
+  const secretFor = (accessKeyId: string): string | undefined =>
+    operatorSecret(accessKeyId) ?? (opts.iam ? functionSecret(accessKeyId) : undefined) ?? clientSecret(accessKeyId);
+  const clientOf = (accessKeyId: string): string | undefined =>
+    operatorSecret(accessKeyId) ? undefined : clientKeys.lookup(accessKeyId)?.clientId;
+  return { secretFor, clientOf };
+}
+
 export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   enableSingleDesForS3rver();
   const bucket = opts.bucket ?? LOCAL_NAMES.bucket;
@@ -204,17 +225,7 @@ export async function startLocalS3(opts: LocalS3Options): Promise<LocalS3> {
   // winston transport, and pipes every streamed body (each GetObject) through a byte counter for that line.
   if (silent) dropRequestLogger(server);
   const locks = hardenStore(server.store);
-  // The clients' own keys (client-key-ring.ts): SigV4 only (s3rver's SigV2 checks know the operator's key alone).
-  const clientKeys = new ClientS3KeyRing(clientS3KeysFile(opts.dataDir));
-  const clientSecret = (accessKeyId: string): string | undefined => {
-    const key = clientKeys.lookup(accessKeyId);
-    if (key) knownToS3rver(accessKeyId, key.secretAccessKey);
-    return key?.secretAccessKey;
-  };
-  const secretFor = (accessKeyId: string): string | undefined =>
-    operatorSecret(accessKeyId) ?? (opts.iam ? functionSecret(accessKeyId) : undefined) ?? clientSecret(accessKeyId);
-  const clientOf = (accessKeyId: string): string | undefined =>
-    operatorSecret(accessKeyId) ? undefined : clientKeys.lookup(accessKeyId)?.clientId;
+  const { secretFor, clientOf } = signingKeys(opts);
   // In array order: the request context, the copy-source rewrite, the key check, the POST form check, the
   // multipart upload's key, the conditions, then s3rver's own.
   server.middleware.unshift(conditionalRequests(server.store, locks));

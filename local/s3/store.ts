@@ -6,106 +6,18 @@
 // atomic, as on S3.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { copyFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
-import { holdFolder, LIST_ATTEMPTS, replaceFiles, writeContent, type FileWrite, type Staged } from './files';
-import { bucketNameRefusal, keyRefusal, type S3Refusal } from './object-keys';
-
-/** s3rver's S3Error: thrown from the store or a middleware, s3rver answers it as S3's XML error. */
-export interface S3ErrorInstance extends Error {
-  code: string;
-  status: number;
-}
-export type S3ErrorConstructor = new (code: string, message?: string, detail?: Record<string, string | number>) => S3ErrorInstance;
-// s3rver ships no type declarations.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-export const S3Error = require('s3rver/lib/models/error') as S3ErrorConstructor;
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { ALLOWED_METADATA } = require('s3rver/lib/models/object') as { ALLOWED_METADATA: string[] };
-
-export const s3Error = (refusal: S3Refusal): S3ErrorInstance => new S3Error(refusal.code, refusal.message, refusal.detail);
-
-interface StoredObject {
-  bucket: string;
-  key: string;
-  content: Readable | Buffer;
-  metadata: Record<string, string>;
-}
-/** The parts of s3rver's FilesystemStore this module wraps. */
-export interface FilesystemStore {
-  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
-  getBucket(bucket: string): Promise<unknown>;
-  putBucket(bucket: string): Promise<unknown>;
-  deleteBucket(bucket: string): Promise<unknown>;
-  getSubresource(bucket: string, key: string | undefined, resourceType: string): Promise<unknown>;
-  putSubresource(bucket: string, key: string | undefined, resource: { type: string }): Promise<void>;
-  deleteSubresource(bucket: string, key: string | undefined, resourceType: string): Promise<void>;
-  getMetadata(bucket: string, key: string): Promise<Record<string, string>>;
-  putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5?: string): Promise<void>;
-  getObject(bucket: string, key: string, options?: unknown): Promise<unknown>;
-  listObjects(bucket: string, options: unknown): Promise<unknown>;
-  putObject(object: StoredObject): Promise<{ size: number; md5: string }>;
-  copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, metadata: unknown): Promise<Record<string, string>>;
-  deleteObject(bucket: string, key: string): Promise<void>;
-  initiateUpload(bucket: string, key: string, uploadId: string, metadata: unknown): Promise<void>;
-  putPart(bucket: string, uploadId: string, partNumber: string | number, content: Readable): Promise<{ size: number; md5: string }>;
-  putObjectMultipart(bucket: string, uploadId: string, parts: { number: number; etag: string }[]): Promise<{ size: number; md5: string }>;
-}
+import { LIST_ATTEMPTS, replaceFiles, writeContent, type Staged } from './files';
+import { KeyLocks, NONE_HELD } from './key-locks';
+import { bucketNameRefusal, keyRefusal } from './object-keys';
+import { metadataFiles, objectMethods } from './object-methods';
+import { originalsOf, S3Error, s3Error, type FilesystemStore, type Originals } from './s3rver-store';
 
 /** Longest path the OS opens (PATH_MAX, terminating NUL included). */
 const MAX_PATH_BYTES = 4095;
 /** An UploadId as s3rver makes them (16 random bytes, hex). */
 export const UPLOAD_ID = /^[0-9a-f]{32}$/;
-
-/**
- * Serializes work on the same names. What a flow already holds is handed to it explicitly (`with` gives `work` the
- * names it now holds, to pass to the nested calls it makes), so that a guarded request can call guarded store methods
- * without waiting on itself. Explicit rather than an AsyncLocalStorage: in Node 20 that turns on promise hooks for
- * every promise of the process (the API's, the ingest's, the SDK's), ~10 % of the stack's allocations
- * (docs/design.md §9).
- */
-export class KeyLocks {
-  private readonly tails = new Map<string, Promise<void>>();
-
-  async with<T>(
-    names: readonly string[],
-    work: (held: ReadonlySet<string>) => Promise<T>,
-    mine: ReadonlySet<string> = NONE_HELD,
-  ): Promise<T> {
-    // Always in sorted order, so that two requests locking the same two names cannot wait on each other.
-    const needed = [...new Set(names)].filter((n) => !mine.has(n)).sort();
-    if (needed.length === 0) return work(mine);
-    const releases: (() => void)[] = [];
-    try {
-      for (const name of needed) releases.push(await this.acquire(name));
-      return await work(new Set([...mine, ...needed]));
-    } finally {
-      for (const release of releases) release();
-    }
-  }
-
-  /** Names waited on or held (a bound: each is dropped when its last holder releases it). */
-  get size(): number {
-    return this.tails.size;
-  }
-
-  private async acquire(name: string): Promise<() => void> {
-    const previous = this.tails.get(name) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    const tail = previous.then(() => mine);
-    this.tails.set(name, tail);
-    await previous;
-    return () => {
-      release();
-      if (this.tails.get(name) === tail) this.tails.delete(name);
-    };
-  }
-}
-
-const NONE_HELD: ReadonlySet<string> = new Set();
 
 /**
  * The hardened store's locks: `with` runs `work` holding `names`, giving it a view of the store whose locking methods
@@ -114,8 +26,6 @@ const NONE_HELD: ReadonlySet<string> = new Set();
 export interface StoreLocks {
   with<T>(names: readonly string[], work: (store: FilesystemStore) => Promise<T>): Promise<T>;
 }
-
-export const objectName = (bucket: string, key: string): string => `${bucket}/${key}`;
 
 /** An object's ETag as S3 answers it (unquoted); rejects with ENOENT when the object is missing. */
 export async function storedETag(store: FilesystemStore, bucket: string, key: string): Promise<string> {
@@ -134,27 +44,6 @@ export function decodeCopySource(header: string): string | undefined {
 }
 
 /** Patches `store` (s3rver's instance) in place; returns the locks its requests share. */
-/** s3rver's own store methods, before hardenStore replaces them. */
-type Originals = ReturnType<typeof originalsOf>;
-
-function originalsOf(store: FilesystemStore) {
-  return {
-    getResourcePath: store.getResourcePath.bind(store),
-    getBucket: store.getBucket.bind(store),
-    putBucket: store.putBucket.bind(store),
-    deleteBucket: store.deleteBucket.bind(store),
-    getSubresource: store.getSubresource.bind(store),
-    putSubresource: store.putSubresource.bind(store),
-    deleteSubresource: store.deleteSubresource.bind(store),
-    getObject: store.getObject.bind(store),
-    getMetadata: store.getMetadata.bind(store),
-    listObjects: store.listObjects.bind(store),
-    deleteObject: store.deleteObject.bind(store),
-    initiateUpload: store.initiateUpload.bind(store),
-    putObjectMultipart: store.putObjectMultipart.bind(store),
-  };
-}
-
 export function hardenStore(store: FilesystemStore): StoreLocks {
   const locks = new KeyLocks();
   const original = originalsOf(store);
@@ -257,20 +146,6 @@ function keepBucketAnswers(store: FilesystemStore, original: Originals): void {
   };
 }
 
-/** The checksum (when given) and metadata files of an object, as s3rver reads them. */
-function metadataFiles(store: FilesystemStore, bucket: string, key: string, metadata: Record<string, string>, md5?: string): FileWrite[] {
-  const stored = Object.fromEntries(
-    Object.entries(metadata).filter(([name]) => ALLOWED_METADATA.includes(name) || name.startsWith('x-amz-meta-')),
-  );
-  return [
-    ...(md5 ? [{ file: store.getResourcePath(bucket, key, 'object.md5'), write: (temporary: string) => writeFile(temporary, md5) }] : []),
-    {
-      file: store.getResourcePath(bucket, key, 'metadata.json'),
-      write: (temporary: string) => writeFile(temporary, JSON.stringify(stored, null, 2)),
-    },
-  ];
-}
-
 /** Metadata and checksum files written whole, torn ones dropped, listings that walk through concurrent writes. */
 function hardenMetadata(store: FilesystemStore, original: Originals): void {
   // s3rver's own writes these with writeFile, which truncates first: a reader (or a kill) in between saw a torn file.
@@ -306,101 +181,6 @@ function hardenMetadata(store: FilesystemStore, original: Originals): void {
       }
     }
   };
-}
-
-/** The object methods that take the objects' locks, for a flow that already holds `held`. */
-function objectMethods(
-  store: FilesystemStore,
-  original: Originals,
-  locks: KeyLocks,
-): (held: ReadonlySet<string>) => Pick<FilesystemStore, 'putObject' | 'getObject' | 'deleteObject' | 'copyObject'> {
-  const lockingMethods = (held: ReadonlySet<string>): Pick<FilesystemStore, 'putObject' | 'getObject' | 'deleteObject' | 'copyObject'> => ({
-    putObject: (object) => putObject(object, held),
-    getObject: (bucket, key, options) => locks.with([objectName(bucket, key)], () => original.getObject(bucket, key, options), held),
-    deleteObject: (bucket, key) => locks.with([objectName(bucket, key)], () => deleteObject(bucket, key), held),
-    copyObject: (srcBucket, srcKey, destBucket, destKey, metadata) =>
-      locks.with(
-        [objectName(srcBucket, srcKey), objectName(destBucket, destKey)],
-        () => copyObject(srcBucket, srcKey, destBucket, destKey, metadata),
-        held,
-      ),
-  });
-
-  const putObject = async (object: StoredObject, held: ReadonlySet<string>): Promise<{ size: number; md5: string }> => {
-    const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
-    // Fits a file name: the last segment is at most 233 bytes, "._S3rver_object" 15, this suffix 7.
-    const temporary = `${objectPath}.${crypto.randomBytes(3).toString('hex')}`;
-    const content: Staged = { commit: () => rename(temporary, objectPath), discard: () => rm(temporary, { force: true }) };
-    let written: { size: number; md5: string };
-    try {
-      await holdFolder(path.dirname(objectPath), temporary);
-      written = await writeContent(temporary, object.content);
-    } catch (err) {
-      await content.discard();
-      throw err;
-    }
-    await locks.with(
-      [objectName(object.bucket, object.key)],
-      () => replaceFiles([...metadataFiles(store, object.bucket, object.key, object.metadata, written.md5), content]),
-      held,
-    );
-    return written;
-  };
-
-  const deleteObject = async (bucket: string, key: string): Promise<void> => {
-    try {
-      await original.deleteObject(bucket, key);
-    } catch (err) {
-      // The object's files are gone (s3rver ignores their ENOENT); its cleanup of the emptied folders raced another
-      // delete's in the same folder (already removed) or a new object in it (no longer empty). Both are fine.
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTEMPTY') throw err;
-    }
-  };
-
-  const copyObject = async (srcBucket: string, srcKey: string, destBucket: string, destKey: string, metadata: unknown) => {
-    try {
-      return await copyWhole(srcBucket, srcKey, destBucket, destKey, metadata as Record<string, string> | undefined);
-    } catch (err) {
-      // The source went away between s3rver's existence check and the copy.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: srcKey });
-      }
-      throw err;
-    }
-  };
-
-  /**
-   * s3rver's copy, with its files written whole and all or none of them (a copy that runs out of space leaves the
-   * destination as it was): every file is copied to a temporary first, then the checksum and metadata are renamed
-   * into place, the object last, so that a key appears in a listing only with both in place.
-   */
-  const copyWhole = async (
-    srcBucket: string,
-    srcKey: string,
-    destBucket: string,
-    destKey: string,
-    replacement?: Record<string, string>,
-  ) => {
-    const source = (resource: string) => store.getResourcePath(srcBucket, srcKey, resource);
-    const destination = (resource: string) => store.getResourcePath(destBucket, destKey, resource);
-    if (source('object') !== destination('object')) {
-      const { etag } = await store.getMetadata(srcBucket, srcKey); // ENOENT when the source is missing; makes its checksum
-      await mkdir(path.dirname(destination('object')), { recursive: true });
-      const copied = (resource: string): FileWrite => ({
-        file: destination(resource),
-        write: (temporary) => copyFile(source(resource), temporary),
-      });
-      const metadata: FileWrite[] = replacement
-        ? metadataFiles(store, destBucket, destKey, replacement, JSON.parse(etag ?? '""') as string)
-        : [copied('object.md5'), { ...copied('metadata.json'), absentSource: true }];
-      await replaceFiles([...metadata, copied('object')]);
-    } else if (replacement) {
-      await store.putMetadata(destBucket, destKey, replacement);
-    }
-    return store.getMetadata(destBucket, destKey);
-  };
-  return lockingMethods;
 }
 
 /** Multipart uploads: no upload files cut short left behind, parts written whole, unknown uploads and parts refused. */

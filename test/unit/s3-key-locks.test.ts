@@ -4,7 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { hardenStore, KeyLocks, type FilesystemStore } from '../../local/s3/store';
+import { KeyLocks } from '../../local/s3/key-locks';
+import type { FilesystemStore } from '../../local/s3/s3rver-store';
+import { hardenStore } from '../../local/s3/store';
 
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

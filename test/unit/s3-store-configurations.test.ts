@@ -3,7 +3,8 @@
 import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { hardenStore, type FilesystemStore } from '../../local/s3/store';
+import type { FilesystemStore } from '../../local/s3/s3rver-store';
+import { hardenStore } from '../../local/s3/store';
 
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -1,5 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { createTableInput, tablePropertiesFromYaml, TableDefinitionError, TABLE_DEFINITION_FILE } from '../../local/dynamodb/dynamodb';
+import {
+  createTableInput,
+  tablePropertiesFromYaml,
+  TableDefinitionError,
+  TABLE_DEFINITION_FILE,
+} from '../../local/dynamodb/table-definition';
 import { INDEX } from '../../lib/store/table/schema';
 
 const definition = () => tablePropertiesFromYaml(readFileSync(TABLE_DEFINITION_FILE, 'utf8'));
