@@ -6,7 +6,7 @@
 import { isCatAt } from '../lib/domain/image';
 import { agreementOf, type ReviewedImage } from '../lib/review/agreement';
 import { referenceThreshold } from '../test/helpers/agreement-reference';
-import { headline as figure, median, pick, round, sized, type Headline } from './stats';
+import { headline as figure, type Headline, median, pick, round, sized } from './stats';
 
 const SIZES = sized([10_000, 50_000], [500, 2_000]);
 const RUNS = sized(7, 2);

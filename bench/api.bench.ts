@@ -12,24 +12,25 @@
 // would need installing on every machine and gives only a printed distribution. Its JS cost on this 2-core machine
 // is why DynamoDB (dynalite) and the API (HTTP gateway + handler) each run in their own child process, and why the
 // raw SDK client runs in this process beside autocannon: both clients pay their overhead in the same place.
-import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { registerApiKey } from '../lib/auth/register';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import autocannon from 'autocannon';
 import { defaultClientLimits } from '../functions/config';
+import { registerApiKey } from '../lib/auth/register';
 import { batchResultsRequest } from '../lib/store/batch/images';
-import { knownItemRequest } from '../lib/store/image/known-items';
 import { ClientQuotaStore } from '../lib/store/client/quota';
+import { Registrations } from '../lib/store/client/registrations';
+import { knownItemRequest } from '../lib/store/image/known-items';
 import { pageRequest } from '../lib/store/table/query';
 import { BATCH_SK, batchPartition, statusTs } from '../lib/store/table/schema';
-import { headline as figure, median, percentile, pick, round as round3, sized, type Headline } from './stats';
-import { Registrations } from '../lib/store/client/registrations';
+import { headline as figure, type Headline, median, percentile, pick, round as round3, sized } from './stats';
 
 const CONNECTIONS = 64;
 const BATCH_ITEMS = 20;

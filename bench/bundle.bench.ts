@@ -11,7 +11,7 @@ import { API_FUNCTIONS } from '../lib/api/functions';
 import { bundleFunction, handlerPaths, type LambdaArchitecture } from '../scripts/bundle';
 import { nodeTargetFor } from '../scripts/bundle-plugin';
 import { extractZip } from '../scripts/zip';
-import { headline as figure, isSmoke, median, pick, round as roundTo, sized, type Headline } from './stats';
+import { headline as figure, type Headline, isSmoke, median, pick, round as roundTo, sized } from './stats';
 
 const ROOT = path.resolve(__dirname, '..');
 const RUNS = sized(7, 1);

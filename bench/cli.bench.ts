@@ -5,14 +5,14 @@
 // not classification (the pipeline bench does that).
 import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { startStack } from '../local/stack/stack';
 import { TaskPool } from '../lib/cli/pool';
-import { headline as figure, isSmoke, median, pick, round, sized, type Headline } from './stats';
+import { startStack } from '../local/stack/stack';
+import { headline as figure, type Headline, isSmoke, median, pick, round, sized } from './stats';
 
 const ROOT = join(__dirname, '..');
 const BIN = join(ROOT, 'bin', 'icecat.js');

@@ -7,19 +7,20 @@
 // process doubles it once bytes surviving its collections add up, at a moment set by its age, not by the batch
 // (docs/design.md, "Export memory"). One round each with V8's defaults shows that warm-up; one with a full collection
 // at every page boundary shows what the export retains.
-import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { build } from 'esbuild';
+
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { encodeDetections } from '../lib/store/table/detections';
+import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { build } from 'esbuild';
 import { EXPORT_PAGE_ITEMS } from '../lib/store/batch/pages';
-import { batchPartition, statusTs, type ImageItem } from '../lib/store/table/schema';
-import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb/dynamodb';
+import { encodeDetections } from '../lib/store/table/detections';
+import { batchPartition, type ImageItem, statusTs } from '../lib/store/table/schema';
 import { LOCAL_NAMES } from '../local/contract';
+import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb/dynamodb';
 import { functionBuildOptions } from '../scripts/bundle';
-import { headline as figure, median, pick, round, sized, type Headline } from './stats';
+import { headline as figure, type Headline, median, pick, round, sized } from './stats';
 
 const SMALL = sized(2_000, 100);
 const LARGE = sized(20_000, 1_000);

@@ -13,24 +13,25 @@
 // Every wall-clock figure here waits for cores on a busy machine: the goals are ratios within one run.
 // To iterate: FAIRNESS_A_PHOTOS=n sizes A's batches (the goal is judged at 1,000), FAIRNESS_QUICK=1 skips the AWS
 // simulation and the API burst (their fields are then empty).
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SQSEvent } from 'aws-lambda';
+
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SQSEvent } from 'aws-lambda';
 import sharp from 'sharp';
-import { registerApiKey } from '../lib/auth/register';
 import type { UploadForm } from '../lib/api/schemas/batches';
+import { registerApiKey } from '../lib/auth/register';
 import { fingerprint } from '../lib/ingest/fingerprint';
-import { localDynamoClient } from '../local/dynamodb/dynamodb';
+import { Registrations } from '../lib/store/client/registrations';
 import { LOCAL_NAMES } from '../local/contract';
-import { LOCAL_FAIR_SHARE, SQS_FAIR_SHARE, type FairShareRule } from '../local/queue/fair-share';
+import { localDynamoClient } from '../local/dynamodb/dynamodb';
+import { type FairShareRule, LOCAL_FAIR_SHARE, SQS_FAIR_SHARE } from '../local/queue/fair-share';
 import { LocalQueue } from '../local/queue/queue';
 import type { StackProcess } from '../test/helpers/stack-process';
-import { onStack, machineFacts } from './on-stack';
 import { postForm } from '../test/helpers/upload-form';
-import { headline as figure, percentile, pick, round, sized, type Headline } from './stats';
-import { Registrations } from '../lib/store/client/registrations';
+import { machineFacts, onStack } from './on-stack';
+import { headline as figure, type Headline, percentile, pick, round, sized } from './stats';
 
 const ROOT = join(__dirname, '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures');

@@ -5,14 +5,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { xxh3 } from '@node-rs/xxhash';
 import { md5, xxhash128 } from 'hash-wasm';
 import sharp from 'sharp';
 import { XXHash128 } from 'xxhash-addon';
 import { fingerprint, preview, THUMBNAIL_SIDE } from '../lib/ingest/fingerprint';
-import { headline as figure, median, pick, round, sized, timeMs as time, type Headline } from './stats';
+import { headline as figure, type Headline, median, pick, round, sized, timeMs as time } from './stats';
 
 const ROUNDS = sized(40, 2); // even: rounds are paired
 

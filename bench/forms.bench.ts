@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import { postFormGuard } from '../local/s3/requests';
 import { onStack } from './on-stack';
 import { treeRssBytes } from './process-tree';
-import { headline as figure, round, sized, type Headline } from './stats';
+import { headline as figure, type Headline, round, sized } from './stats';
 
 const MB = 1024 * 1024;
 const POSTS = sized(16, 2);

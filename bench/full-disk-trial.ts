@@ -5,21 +5,22 @@
 //   sudo npx tsx bench/full-disk-trial.ts [--size-mb 12] [--photos 100] [--full-seconds 20]
 // Beside them `icecat upload --wait` sends a third, small batch, and what it says while the disk is full is kept.
 // The result goes to bench/results/full-disk-trial.json and stdout; the exit code is 0 when it passed.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
-import { countsCannotBeRight, type Counts } from '../lib/domain/counts';
-import { BatchStore } from '../lib/store/batch-store';
+import { type Counts, countsCannotBeRight } from '../lib/domain/counts';
 import { countRecords, recountQuery } from '../lib/store/batch/counters';
-import { localDynamoClient } from '../local/dynamodb/dynamodb';
+import { BatchStore } from '../lib/store/batch-store';
 import { LOCAL_NAMES } from '../local/contract';
 import type { DiskState } from '../local/disk-space';
-import { seededRandom, startStackProcess, type StackProcess } from '../test/helpers/stack-process';
+import { localDynamoClient } from '../local/dynamodb/dynamodb';
+import { type StackProcess, seededRandom, startStackProcess } from '../test/helpers/stack-process';
 
 const { values: args } = parseArgs({
   options: {

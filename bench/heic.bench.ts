@@ -10,9 +10,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import sharp from 'sharp';
 import { fingerprint } from '../lib/ingest/fingerprint';
-import { codedTile, gridHeif, type CodedTile } from '../test/helpers/heif-builder';
+import { type CodedTile, codedTile, gridHeif } from '../test/helpers/heif-builder';
 import { twelveMegapixelJpeg } from './fingerprint.bench';
-import { headline as figure, median, pick, round, sized, timeMs as time, type Headline } from './stats';
+import { headline as figure, type Headline, median, pick, round, sized, timeMs as time } from './stats';
 
 const ROUNDS = sized(10, 2); // even: rounds are paired
 const TILE = 512;

@@ -17,18 +17,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { UploadForm } from '../lib/api/schemas/batches';
 import { createClients } from '../lib/aws/clients';
 import { loadAwsClientSettings } from '../lib/config';
-import type { UploadForm } from '../lib/api/schemas/batches';
 import { ClientSourcesStore } from '../lib/store/client/sources';
 import { startStack } from '../local/stack/stack';
 import type { Stack } from '../local/stack/types';
-import { distinctImages, seededRandom } from '../test/helpers/stack-process';
 import { seedBucket } from '../test/helpers/s3-seed';
+import { distinctImages, seededRandom } from '../test/helpers/stack-process';
 import { postForm } from '../test/helpers/upload-form';
 import { machineFacts } from './on-stack';
-import { perImage, tallyBetween, tallyRequests, type Tally } from './request-tally';
-import { headline as figure, pick, round, sized, type Headline } from './stats';
+import { perImage, type Tally, tallyBetween, tallyRequests } from './request-tally';
+import { headline as figure, type Headline, pick, round, sized } from './stats';
 
 /** BENCH_IMPORT_KEYS: another size for the listing (a machine too busy for 20,000 in a few minutes). */
 const KEYS = Number(process.env.BENCH_IMPORT_KEYS) || sized(20_000, 100);
@@ -202,7 +202,11 @@ export default async function run(): Promise<Record<string, unknown>> {
   const counter = tallyRequests({ s3: stack.endpoints.s3, dynamodb: stack.endpoints.dynamodb, rekognition: stack.endpoints.rekognition });
   try {
     const api: Api = { url: stack.endpoints.api!, key: stack.demoApiKey! };
-    await new ClientSourcesStore({ ddb: createClients(loadAwsClientSettings()).ddb, tableName: stack.table }).change('demo', [`s3://${LIBRARY}/`], []);
+    await new ClientSourcesStore({ ddb: createClients(loadAwsClientSettings()).ddb, tableName: stack.table }).change(
+      'demo',
+      [`s3://${LIBRARY}/`],
+      [],
+    );
     const phases: Record<string, number> = {};
     let at = performance.now();
     const lap = (name: string) => {

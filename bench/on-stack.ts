@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startStackProcess, type StackProcess } from '../test/helpers/stack-process';
+import { type StackProcess, startStackProcess } from '../test/helpers/stack-process';
 import { round } from './stats';
 
 async function stopStack(stack: StackProcess): Promise<void> {

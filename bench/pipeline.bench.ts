@@ -27,28 +27,29 @@
 //   then each again under another name, timed by the ingest's own step latencies (the bridge's metric totals).
 // On a machine busy with other work every wall-clock figure here waits for cores: `machine` has the load average, and
 // the CPU figures (per image, the detector alone's and the whole stack's) are what the work itself cost.
-import autocannon from 'autocannon';
+
 import { execFileSync } from 'node:child_process';
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import autocannon from 'autocannon';
 import sharp from 'sharp';
+import type { UploadForm } from '../lib/api/schemas/batches';
 import { documentClientOf, s3ClientOf } from '../lib/aws/clients';
 import { fingerprint } from '../lib/ingest/fingerprint';
+import { reusableResultRequest } from '../lib/store/image/reuse';
+import type { MetricTotal, MetricTotalsSnapshot } from '../local/bridge/metric-totals';
+import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_NAMES } from '../local/contract';
 import { toConfidence } from '../local/detector/labels';
 import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb/dynamodb';
-import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_NAMES } from '../local/contract';
 import { startLocalS3 } from '../local/s3/s3';
-import { onStack, machineFacts } from './on-stack';
-import { postForm } from '../test/helpers/upload-form';
 import { waitForBridgeIdle } from '../test/helpers';
-import type { UploadForm } from '../lib/api/schemas/batches';
-import type { MetricTotal, MetricTotalsSnapshot } from '../local/bridge/metric-totals';
-import { headline as figure, median, percentile, pick, round, sized, type Headline } from './stats';
+import { postForm } from '../test/helpers/upload-form';
+import { machineFacts, onStack } from './on-stack';
+import { headline as figure, type Headline, median, percentile, pick, round, sized } from './stats';
 
-import { reusableResultRequest } from '../lib/store/image/reuse';
 const ROOT = join(__dirname, '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures');
 const PHOTOS = sized(100, 4);

@@ -5,17 +5,18 @@
 //   on the same data dir with its default settings: seconds until the batch's objects have all left uploads/
 //   (goal: at most one sweep interval plus the batch's processing time);
 // - the journal's cost per send: append + fdatasync against append alone.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { reconcileSettingsFromEnv } from '../local/config';
-import { QueueJournal } from '../local/queue/journal';
-import { LOCAL_NAMES } from '../local/contract';
-import { localS3Client, startLocalS3 } from '../local/s3/s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { sweepUploads } from '../lib/reconcile/sweep';
+import { reconcileSettingsFromEnv } from '../local/config';
+import { LOCAL_NAMES } from '../local/contract';
+import { QueueJournal } from '../local/queue/journal';
+import { localS3Client, startLocalS3 } from '../local/s3/s3';
 import { distinctImages, keysUnder, seededRandom, startStackProcess, uploadImages } from '../test/helpers/stack-process';
-import { headline as figure, isSmoke, median, percentile, pick, round, sized, type Headline } from './stats';
+import { headline as figure, type Headline, isSmoke, median, percentile, pick, round, sized } from './stats';
 
 const OBJECTS = sized(10_000, 200);
 const STALE = sized(100, 10);

@@ -4,7 +4,7 @@
 // (the function whose local key signed it, local/iam/iam.ts; `operator` for any other key; `form` for an unsigned POST,
 // a presigned form's upload). Retries are requests too: they are counted as S3 or DynamoDB would bill them.
 import { EventEmitter } from 'node:events';
-import { Server, type IncomingMessage } from 'node:http';
+import { type IncomingMessage, Server } from 'node:http';
 import { functionOfAccessKey } from '../local/iam/iam';
 
 export type Service = 's3' | 'dynamodb' | 'rekognition';

@@ -7,20 +7,21 @@
 // The latency half runs as bench/api.bench.ts does (dynalite and the API each in a child process, autocannon here);
 // the queue's page is two key-condition Queries of the batch-review index (keys only) and one BatchGetItem of the
 // page, where the plain listing is one Query of the batch's partition.
-import { DynamoDBClient, type ConsumedCapacity } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { BatchStore } from '../lib/store/batch-store';
 import { BATCH_SK, batchPartition, reviewKey, statusTs } from '../lib/store/table/schema';
-import { startDynamoDBLocal } from '../local/dynamodb/dynamodb-local';
 import { ensureTable, localDynamoClient } from '../local/dynamodb/dynamodb';
+import { startDynamoDBLocal } from '../local/dynamodb/dynamodb-local';
 import { loadTableInput } from '../local/dynamodb/table-definition';
-import { loadApi, startChild, stopChild, summarise, writeAll, type Sampled } from './api.bench';
-import { headline as figure, median, pick, round, sized, type Headline } from './stats';
+import { loadApi, type Sampled, startChild, stopChild, summarise, writeAll } from './api.bench';
+import { headline as figure, type Headline, median, pick, round, sized } from './stats';
 
 /** Fewer than the api bench's 64: a page here is a batch's first 20 images with 40 presigned links, not a Query alone. */
 const CONNECTIONS = 16;

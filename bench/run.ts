@@ -17,7 +17,7 @@
 //   `{benches: [{name, ok, seconds}]}` to FILE for .ci/run's count.
 // - `npm run bench -- --summary` rewrites summary.md from the stored results and runs no bench.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Headline } from './stats';

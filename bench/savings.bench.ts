@@ -7,16 +7,17 @@
 //            JPEG quality: other pixels, so a new exact fingerprint, and a call);
 //   then both batches are re-thresholded (POST …:reclassify) to a lower and back to a higher cat confidence.
 // The naive service pays every uploaded file once, and a re-threshold by classifying the batch's files again.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { createClients } from '../lib/aws/clients';
 import { loadAwsClientSettings } from '../lib/config';
 import type { MetricTotalsSnapshot } from '../local/bridge/metric-totals';
 import { startStack } from '../local/stack/stack';
-import { headline as figure, pick, sized, type Headline } from './stats';
+import { headline as figure, type Headline, pick, sized } from './stats';
 
 const FIXTURES = [
   'chelsea.png',

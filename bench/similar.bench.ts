@@ -6,20 +6,28 @@
 //    (goal: grouping <= 10 % of the read);
 // 3. bounds: grouping 20,000 images at the largest maxDistance the API takes, as the API runs it (in slices), on spread-out
 //    hashes and on one scene (every pair close): time, peak memory, the event loop's longest wait, pairs found and kept.
-import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
+import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { SIMILAR_READ } from '../lib/api/service';
 import { fingerprint } from '../lib/ingest/fingerprint';
 import { closePairs, indexPlan } from '../lib/similar/close-pairs';
-import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT, nearDuplicateGroups, nearDuplicateGroupsAsync, spanningPairs, type HashedImage } from '../lib/similar/groups';
+import {
+  DEFAULT_MAX_DISTANCE,
+  type HashedImage,
+  MAX_DISTANCE_LIMIT,
+  nearDuplicateGroups,
+  nearDuplicateGroupsAsync,
+  spanningPairs,
+} from '../lib/similar/groups';
 import { INFORMATIVE_BITS, parsePhash, popcount32 } from '../lib/similar/phash';
 import { batchImagePages } from '../lib/store/batch/pages';
-import { batchPartition, statusTs, type ImageItem } from '../lib/store/table/schema';
+import { batchPartition, type ImageItem, statusTs } from '../lib/store/table/schema';
 import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb/dynamodb';
-import { studySet, type StudyImage } from '../test/helpers/near-duplicates';
-import { headline as figure, median, pick, round, sized, timeMs as time, type Headline } from './stats';
+import { type StudyImage, studySet } from '../test/helpers/near-duplicates';
+import { headline as figure, type Headline, median, pick, round, sized, timeMs as time } from './stats';
 
 const BATCH_SIZE = sized(10_000, 500);
 /** A classified photo's labels, so that items have the size of real ones (~1 KB). */

@@ -10,12 +10,12 @@ import { runInNewContext } from 'node:vm';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
-import { startStack } from '../local/stack/stack';
 import { registerClient } from '../lib/auth/register';
-import { batchKey, type BatchItem } from '../lib/store/table/schema';
-import { treeRssBytes } from './process-tree';
-import { headline as figure, pick, round, type Headline } from './stats';
 import { Registrations } from '../lib/store/client/registrations';
+import { type BatchItem, batchKey } from '../lib/store/table/schema';
+import { startStack } from '../local/stack/stack';
+import { treeRssBytes } from './process-tree';
+import { headline as figure, type Headline, pick, round } from './stats';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 /** SOAK_UPLOADS overrides the count (e.g. a longer run); the checkpoints stay at a third and at the end. */

@@ -11,40 +11,41 @@
 // Per outcome (byOutcome): new images, duplicates in the batch, images reused from another batch, files that are no
 // image; each with transactions on (the real handler) and off (the same pipeline, record and counter as two writes).
 // DynamoDB Local's figures for a transaction are not AWS's charge, so awsWcuPerImage derives that from the plain run.
+
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
 import {
+  type ConsumedCapacity,
   CreateTableCommand,
+  type CreateTableCommandInput,
   PutItemCommand,
   TransactWriteItemsCommand,
-  type ConsumedCapacity,
-  type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import type { DetectLabelsCommandOutput } from '@aws-sdk/client-rekognition';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import sharp from 'sharp';
-import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import sharp from 'sharp';
 import { uploadsIn } from '../functions/ingest/events';
-import { clients } from '../lib/aws/clients';
 import { registerClient } from '../lib/auth/register';
+import { clients } from '../lib/aws/clients';
+import { LocalMessageVisibility } from '../lib/aws/message-visibility';
 import { loadAwsClientSettings, loadIngestConfig } from '../lib/config';
+import type { IngestDeps } from '../lib/ingest/deps';
 import { PowertoolsIngestMetrics } from '../lib/ingest/metrics';
 import { processUpload } from '../lib/ingest/pipeline';
-import type { IngestDeps } from '../lib/ingest/deps';
+import { LocalJobQueue } from '../lib/jobs/queue';
 import { BatchStore } from '../lib/store/batch-store';
+import { Registrations } from '../lib/store/client/registrations';
 import { toBatch } from '../lib/store/table/attributes';
-import { BATCH_SK, batchPartition, type BatchItem } from '../lib/store/table/schema';
-import { startDynamoDBLocal } from '../local/dynamodb/dynamodb-local';
+import { BATCH_SK, type BatchItem, batchPartition } from '../lib/store/table/schema';
 import { localDynamoClient } from '../local/dynamodb/dynamodb';
+import { startDynamoDBLocal } from '../local/dynamodb/dynamodb-local';
 import type { BatchHandler } from '../local/queue/options';
 import { startStack } from '../local/stack/stack';
-import { headline as figure, pick, sized, type Headline } from './stats';
-import { LocalMessageVisibility } from '../lib/aws/message-visibility';
-import { LocalJobQueue } from '../lib/jobs/queue';
-import { Registrations } from '../lib/store/client/registrations';
+import { headline as figure, type Headline, pick, sized } from './stats';
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURES = sized(['astronaut.png', 'chelsea.png', 'coffee.png', 'rocket.jpg'], ['chelsea.png', 'rocket.jpg']);

@@ -6,7 +6,7 @@
 // images with the offline detector takes ~20 minutes here, and only the read path is measured), and each classified
 // one gets a real thumbnail in S3: the ingest's own WebP of one of the test photos, stored as the ingest stores it.
 // The cards wait for those images, through the presigned URLs the API answers; the failed ones show placeholders.
-import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -14,16 +14,16 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import sharp, { type OutputInfo } from 'sharp';
 import { XXHash128 } from 'xxhash-addon';
-import { buildWebBundle, scriptSize } from '../lib/web/build';
-import { startStack } from '../local/stack/stack';
-import type { Stack } from '../local/stack/types';
 import { fingerprint, preview } from '../lib/ingest/fingerprint';
 import { thumbnailKey } from '../lib/ingest/s3-key';
 import { storeThumbnail } from '../lib/ingest/storage';
+import { buildWebBundle, scriptSize } from '../lib/web/build';
+import { startStack } from '../local/stack/stack';
+import type { Stack } from '../local/stack/types';
 import { aws } from '../test/helpers';
-import { seedBatch, type SeedImage } from '../test/helpers/api';
+import { type SeedImage, seedBatch } from '../test/helpers/api';
 import { twelveMegapixelJpeg } from './fingerprint.bench';
-import { headline as figure, median, percentile, pick, round, sized, timeMs, type Headline } from './stats';
+import { headline as figure, type Headline, median, percentile, pick, round, sized, timeMs } from './stats';
 
 const IMAGES = sized(2_000, 60);
 const ROUNDS = sized(7, 1);

@@ -1,11 +1,12 @@
 // Regenerates the sample events from the local stack itself: `npx tsx events/capture.ts`.
 // An upload with a space, '+', parentheses and unicode in its name goes through s3rver and the bridge (whose SQS
 // event and S3 record are written as they reached the handler), and a GET through the HTTP gateway.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import type { APIGatewayProxyEventV2, S3Event, SQSEvent } from 'aws-lambda';
+
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyEventV2, S3Event, SQSEvent } from 'aws-lambda';
 import { localS3Client } from '../local/s3/s3';
 import { startStack } from '../local/stack/stack';
 import { SAMPLE_BATCH_ID, SAMPLE_FILE_NAME } from './index';

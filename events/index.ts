@@ -1,9 +1,10 @@
 // Real sample events, captured from the local stack by events/capture.ts (S3 → bridge → handler, and the HTTP
 // gateway), and AWS's own documented payload 2.0 sample. Tests and `osls invoke local --path events/...` use them.
-import type { APIGatewayProxyEventV2, S3Event, SQSEvent } from 'aws-lambda';
+
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { APIGatewayProxyEventV2, S3Event, SQSEvent } from 'aws-lambda';
 
 /** The upload captured in the samples: uploads/demo/{SAMPLE_BATCH_ID}/{SAMPLE_FILE_NAME}. */
 export const SAMPLE_BATCH_ID = '01JB4W6ZK3Q8V2N5R7T9X1Y3Z5';

@@ -7,9 +7,10 @@
 //   request, treatMissingKeysAs, invocationId, results[{taskId, resultCode, resultString}]); its resultString's
 //   unescaped quote (invalid JSON in the guide) is escaped here.
 // Keys in a task are URL-encoded as in the job's manifest (the guide: "keys from S3 Batch Operations are URL encoded").
-import type { S3BatchEvent } from 'aws-lambda';
+
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { S3BatchEvent } from 'aws-lambda';
 
 /** A schema 2.0 invocation: the task's bucket by name, the job's UserArguments passed along. */
 export interface S3BatchInvocation extends Omit<S3BatchEvent, 'job' | 'tasks'> {

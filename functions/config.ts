@@ -2,6 +2,7 @@
 // when the function is built (at cold start, or when a test or the local stack builds it), never later. The settings
 // every runtime shares (the table, the bucket, the thresholds, the price) are lib/config.ts's `loadConfig`.
 import {
+  type Config,
   ConfigError,
   envBoolean,
   envNumber,
@@ -10,15 +11,14 @@ import {
   pricePerImageUsd,
   required,
   requiredSecret,
-  type Config,
 } from '../lib/config';
 import type { ExportConfig } from '../lib/export/writer';
 import type { BatchOperationsSettings } from '../lib/import/batch-operations';
 import { MAX_DELAY_SECONDS } from '../lib/jobs/queue';
 import { MIN_SIGNING_KEY_LENGTH } from '../lib/notify/completion';
 import type { NotifyConfig } from '../lib/notify/schedule';
-import { parsePortRanges, type PortRanges } from '../lib/notify/target';
-import { MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../lib/quota/limits';
+import { type PortRanges, parsePortRanges } from '../lib/notify/target';
+import { type ClientLimits, MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND } from '../lib/quota/limits';
 import type { SweepLimits } from '../lib/reconcile/sweep';
 import { MIN_CURSOR_SECRET_LENGTH } from '../lib/store/table/cursor';
 import type { S3OriginSettings } from '../lib/web/site';

@@ -5,13 +5,13 @@
 import path from 'node:path';
 import { callbackGraceSeconds, clientLimitsCacheMs, defaultClientLimits, loadNotifyConfig } from '../functions/config';
 import {
+  type AwsClientSettings,
   envNumber,
   envString,
+  type IngestConfig,
   loadAwsClientSettings,
   loadIngestConfig,
   pricePerImageUsd,
-  type AwsClientSettings,
-  type IngestConfig,
 } from '../lib/config';
 import type { NotifyConfig } from '../lib/notify/schedule';
 import type { ClientLimits } from '../lib/quota/limits';

@@ -2,7 +2,7 @@
 // function at its zip through package.artifact. `osls package`, `osls deploy` and `osls deploy function`
 // all go through it, so no step can ship unbundled sources.
 import path from 'node:path';
-import { ARTIFACT_DIR, bundleFunction, BundleError, type LambdaArchitecture } from './bundle';
+import { ARTIFACT_DIR, BundleError, bundleFunction, type LambdaArchitecture } from './bundle';
 
 interface FunctionConfig {
   handler?: string;

@@ -1,9 +1,10 @@
 // Builds one Lambda deployment artifact: the handler bundled by esbuild, plus the native packages it keeps
 // external (sharp) installed for the Lambda platform (linux, glibc, the function's architecture), zipped.
-import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
+
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { type BuildOptions, build, type Metafile, type Plugin } from 'esbuild';
 import { buildWebBundle } from '../lib/web/build';
 import { extraEntries } from './bundle-extras';
 import { writeZip } from './zip';

@@ -3,7 +3,7 @@
 // that counts DetectLabels calls or injects a detector fault has its worker's stack to itself.
 // Each stack's environment is handed to the workers in ICECAT_TEST_STACKS; test/stack-env.ts applies the one of
 // the worker a test file runs in.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { capabilities, type Capabilities } from './capabilities';
+import { type Capabilities, capabilities } from './capabilities';
 
 /** Calls `tick` every `ms` while `active` and the tab is visible (live progress without polling hidden tabs). */
 export function usePoll(tick: () => void | Promise<void>, ms: number, active: boolean): void {

@@ -1,5 +1,5 @@
 // The client's limits and today's use of them (GET /v1/usage): the batch list's usage line and the new batch's estimate.
-import { isNotFound, type Api, type Usage } from './api';
+import { type Api, isNotFound, type Usage } from './api';
 import { capabilities } from './capabilities';
 
 /** Today's use of the client's limits (GET /v1/usage), when the API serves it; null otherwise. */

@@ -9,15 +9,16 @@ import { buildOpenApiDocument } from '../../lib/api/openapi';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiService } from '../../lib/api/service';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
-import { containerRateLimiter } from '../../lib/quota/rate-limiter';
-import { ClientLimitsReader } from '../../lib/store/client/limits';
 import { createDocumentClient } from '../../lib/aws/clients';
 import { annotate, annotatingClient, startTracing, tracedHandler } from '../../lib/aws/tracing';
 import { loadTracingSettings } from '../../lib/config';
 import { createApiHandler } from '../../lib/http/app';
+import { containerRateLimiter } from '../../lib/quota/rate-limiter';
+import { ApiKeyStore } from '../../lib/store/client/keys';
+import { ClientLimitsReader } from '../../lib/store/client/limits';
 import { cursorCodec } from '../../lib/store/table/cursor';
 import { loadWebBundle } from '../../lib/web/bundle';
-import { s3Origins, WebSite, type WebBundle } from '../../lib/web/site';
+import { s3Origins, type WebBundle, WebSite } from '../../lib/web/site';
 import {
   clientLimitsCacheMs,
   defaultClientLimits,
@@ -27,7 +28,6 @@ import {
   loadS3OriginSettings,
   loadS3Settings,
 } from '../config';
-import { ApiKeyStore } from '../../lib/store/client/keys';
 
 // Tracing first: the clients built below are captured only once the tracer is started.
 startTracing(loadTracingSettings());

@@ -3,29 +3,30 @@
 // when built: a missing TABLE_NAME, BUCKET_NAME or CALLBACK_SIGNING_KEY fails there, naming the variable.
 import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
 import { imageLinkSignerOf } from '../../lib/api/image-links';
+import type { ImportApiDeps } from '../../lib/api/import-batch';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
-import { loadAwsClientSettings, redetectResumeGraceMs } from '../../lib/config';
-import { currentModel } from '../../lib/redetect/model';
-import { recordCurrentModel } from '../../lib/store/model/current-write';
-import { Redetections } from '../../lib/store/redetect/images';
 import { annotatingClient } from '../../lib/aws/tracing';
-import { createApiHandler, type ApiHandler } from '../../lib/http/app';
-import type { ImportEngine, ImportJob } from '../../lib/import/batch-operations';
+import { loadAwsClientSettings, redetectResumeGraceMs } from '../../lib/config';
 import type { ImportSource } from '../../lib/domain/import';
+import { type ApiHandler, createApiHandler } from '../../lib/http/app';
+import type { ImportEngine, ImportJob } from '../../lib/import/batch-operations';
+import type { ImportQueue } from '../../lib/import/enqueue';
 import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
-import { BatchStore } from '../../lib/store/batch-store';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
+import { currentModel } from '../../lib/redetect/model';
+import { BatchStore } from '../../lib/store/batch-store';
+import { ApiKeyStore } from '../../lib/store/client/keys';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
-import type { TableRef } from '../../lib/store/table/access';
-import type { ImportApiDeps } from '../../lib/api/import-batch';
-import type { ImportQueue } from '../../lib/import/enqueue';
 import { ClientSourcesStore } from '../../lib/store/client/sources';
+import { ImportStore } from '../../lib/store/imports/imports';
 import { ImportJobsStore } from '../../lib/store/imports/jobs';
 import { ImportMarksStore } from '../../lib/store/imports/marks';
-import { ImportStore } from '../../lib/store/imports/imports';
+import { recordCurrentModel } from '../../lib/store/model/current-write';
+import { Redetections } from '../../lib/store/redetect/images';
+import type { TableRef } from '../../lib/store/table/access';
 import {
   clientLimitsCacheMs,
   defaultClientLimits,
@@ -36,7 +37,6 @@ import {
   loadNotifyConfig,
   loadS3Settings,
 } from '../config';
-import { ApiKeyStore } from '../../lib/store/client/keys';
 
 export interface BatchesWiring extends NotifyWiring {
   /** Where a DELETE queues the batch's erasure (functions/erase consumes it). */

@@ -7,12 +7,12 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { sqsClient } from '../../lib/aws/clients';
 import { annotate, startTracing, tracedHandler } from '../../lib/aws/tracing';
 import { loadTracingSettings } from '../../lib/config';
-import { loadNotifyWiringSettings, queueUrl } from '../config';
+import { SqsImportQueue } from '../../lib/import/sqs-queue';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { awsNotifyWiring } from '../../lib/notify/wiring';
+import { loadNotifyWiringSettings, queueUrl } from '../config';
 import { createBatchesHandler } from './app';
 import { awsImportEngine } from './import-engine';
-import { SqsImportQueue } from '../../lib/import/sqs-queue';
 
 // Tracing first: the clients built below are captured only once the tracer is started.
 startTracing(loadTracingSettings());

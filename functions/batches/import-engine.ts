@@ -5,7 +5,7 @@
 // reconcile sweep builds it too, to follow each job to its end (lib/reconcile/import-jobs.ts).
 import { createS3Client, createS3ControlClient } from '../../lib/aws/clients';
 import { loadAwsClientSettings } from '../../lib/config';
-import { S3BatchOperationsEngine, type ImportEngine } from '../../lib/import/batch-operations';
+import { type ImportEngine, S3BatchOperationsEngine } from '../../lib/import/batch-operations';
 import { loadBatchOperationsSettings } from '../config';
 
 export function awsImportEngine(): ImportEngine {

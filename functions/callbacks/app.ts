@@ -1,13 +1,13 @@
 // The `callbacks` function built from what it is given: the queue its next attempts go to, SQS on AWS (handler.ts)
 // and the local stack's in-process queue locally. The rest it reads from its environment once, when built.
 import { Logger } from '@aws-lambda-powertools/logger';
-import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createDocumentClient } from '../../lib/aws/clients';
 import { annotate, traceWork } from '../../lib/aws/tracing';
 import { loadConfig } from '../../lib/config';
 import type { JobQueue } from '../../lib/jobs/queue';
-import { handleCallbackMessage, type CallbackConsumerDeps } from '../../lib/notify/consumer';
+import { type CallbackConsumerDeps, handleCallbackMessage } from '../../lib/notify/consumer';
 import { recordCallbackState } from '../../lib/store/callback/state';
 import { loadCallbackSigningKey, loadNotifyConfig } from '../config';
 

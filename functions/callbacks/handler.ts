@@ -5,9 +5,9 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { sqsClient } from '../../lib/aws/clients';
 import { startTracing, tracedHandler } from '../../lib/aws/tracing';
 import { loadTracingSettings } from '../../lib/config';
-import { queueUrl } from '../config';
 import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
 import { SqsJobQueue } from '../../lib/jobs/queue';
+import { queueUrl } from '../config';
 import { createCallbacksHandler } from './app';
 
 // Tracing first: the clients built below are captured only once the tracer is started.

@@ -7,7 +7,7 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { createDocumentClient, createSqsClient } from '../../lib/aws/clients';
 import { startTracing, tracedHandler } from '../../lib/aws/tracing';
 import { loadTracingSettings } from '../../lib/config';
-import { ERASURE_REQUEUE_MS, sweepExpiredBatches, type ExpirySweepResult } from '../../lib/erase/expiry';
+import { ERASURE_REQUEUE_MS, type ExpirySweepResult, sweepExpiredBatches } from '../../lib/erase/expiry';
 import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
 import { SqsJobQueue } from '../../lib/jobs/queue';
 import { loadTableName, queueUrl } from '../config';

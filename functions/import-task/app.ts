@@ -5,9 +5,9 @@ import { createDocumentClient } from '../../lib/aws/clients';
 import { loadConfig } from '../../lib/config';
 import { answerInvocation, type BatchOperationsResponse } from '../../lib/import/batch-operations-task';
 import type { ImportQueue } from '../../lib/import/enqueue';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { ImportJobsStore } from '../../lib/store/imports/jobs';
 import { ImportMarksStore } from '../../lib/store/imports/marks';
-import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { clientLimitsCacheMs, defaultClientLimits } from '../config';
 
 export interface ImportTaskWiring {

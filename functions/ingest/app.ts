@@ -10,25 +10,25 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { clients } from '../../lib/aws/clients';
-import { traceWork, type TraceKeys } from '../../lib/aws/tracing';
 import type { MessageVisibility, RetryLater } from '../../lib/aws/message-visibility';
+import { type TraceKeys, traceWork } from '../../lib/aws/tracing';
 import { loadAwsClientSettings, loadIngestConfig } from '../../lib/config';
 import { IceCatError, type IceCatErrorOptions } from '../../lib/errors';
+import { importMessageIn } from '../../lib/import/message';
 import { boundedBy } from '../../lib/ingest/bounded';
-import { decodeS3Key, tryParseUploadKey } from '../../lib/ingest/s3-key';
+import type { IngestDeps } from '../../lib/ingest/deps';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processImport, processUpload } from '../../lib/ingest/pipeline';
-import { importMessageIn } from '../../lib/import/message';
-import type { IngestDeps } from '../../lib/ingest/deps';
+import { decodeS3Key, tryParseUploadKey } from '../../lib/ingest/s3-key';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
-import { ClientQuotaStore } from '../../lib/store/client/quota';
-import { BatchStore } from '../../lib/store/batch-store';
-import { takeBack } from '../../lib/store/batch/take-back';
-import { Redetections } from '../../lib/store/redetect/images';
+import { type RedetectJobDeps, runRedetectJob } from '../../lib/redetect/job';
 import { redetectMessageIn } from '../../lib/redetect/message';
-import { runRedetectJob, type RedetectJobDeps } from '../../lib/redetect/job';
-import { uploadsIn } from './events';
+import { takeBack } from '../../lib/store/batch/take-back';
+import { BatchStore } from '../../lib/store/batch-store';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
+import { Redetections } from '../../lib/store/redetect/images';
 import { clientLimitsCacheMs, defaultClientLimits } from '../config';
+import { uploadsIn } from './events';
 
 export interface IngestWiring extends NotifyWiring {
   /** How a deferred message is handed back to its queue for a set time. */

@@ -4,24 +4,24 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { presentBatch } from '../../lib/api/present';
-import type { Batch } from '../../lib/domain/batch';
 import { createDocumentClient, createS3Client, createSqsClient } from '../../lib/aws/clients';
 import { startTracing, tracedHandler } from '../../lib/aws/tracing';
 import { loadAwsClientSettings, loadTracingSettings } from '../../lib/config';
+import type { Batch } from '../../lib/domain/batch';
+import { jobAllow } from '../../lib/import/sources';
 import { SqsJobQueue } from '../../lib/jobs/queue';
-import { callbackSweepLimits, sweepCallbacks, type CallbackSweepResult } from '../../lib/reconcile/callbacks';
+import { type CallbackSweepResult, callbackSweepLimits, sweepCallbacks } from '../../lib/reconcile/callbacks';
+import { type ImportJobSweepDeps, type ImportJobSweepResult, sweepImportJobs } from '../../lib/reconcile/import-jobs';
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
-import { sweepUploads, type SweepResult } from '../../lib/reconcile/sweep';
-import { loadNotifyConfig, loadReconcileConfig, loadReconcileImports } from '../config';
-import { jobAllow } from '../../lib/import/sources';
-import { sweepImportJobs, type ImportJobSweepDeps, type ImportJobSweepResult } from '../../lib/reconcile/import-jobs';
+import { type SweepResult, sweepUploads } from '../../lib/reconcile/sweep';
 import { BatchStore } from '../../lib/store/batch-store';
-import { ClientSourcesStore } from '../../lib/store/client/sources';
-import { ImportJobsStore } from '../../lib/store/imports/jobs';
-import { ImportStore } from '../../lib/store/imports/imports';
 import { CallbackRequeues } from '../../lib/store/callback/requeue';
+import { ClientSourcesStore } from '../../lib/store/client/sources';
+import { ImportStore } from '../../lib/store/imports/imports';
+import { ImportJobsStore } from '../../lib/store/imports/jobs';
 import { awsImportEngine } from '../batches/import-engine';
+import { loadNotifyConfig, loadReconcileConfig, loadReconcileImports } from '../config';
 
 // Tracing first: the clients built below are captured only once the tracer is started.
 startTracing(loadTracingSettings());

@@ -7,9 +7,9 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createSqsClient } from '../../lib/aws/clients';
 import { annotate, startTracing, tracedHandler } from '../../lib/aws/tracing';
 import { loadTracingSettings } from '../../lib/config';
-import { queueUrl } from '../config';
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
+import { queueUrl } from '../config';
 
 // Tracing first: the clients built below are captured only once the tracer is started.
 startTracing(loadTracingSettings());

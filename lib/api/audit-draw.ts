@@ -1,14 +1,14 @@
 // POST …/audit (docs/accuracy.md; design §13), free of HTTP: draws more of a batch's classified images into its audit
 // sample. Apart from the estimate (audit.ts): it writes, and runs on the batches function.
 import { randomInt } from 'node:crypto';
-import type { AuditStratum } from '../domain/review';
 import type { Image } from '../domain/image';
+import type { AuditStratum } from '../domain/review';
 import { drawSample, STRATA } from '../review/audit-sample';
-import { auditCandidates, type Ctx } from '../store/audit/queue';
 import { markAudited, setStrataSizes } from '../store/audit/draw';
+import { auditCandidates, type Ctx } from '../store/audit/queue';
 import { sizesOf, stratumOf } from './audit';
-import type { AuditResult } from './schemas/audit';
 import { BatchNotFoundError, NothingToAuditError } from './errors';
+import type { AuditResult } from './schemas/audit';
 
 /**
  * Draws `size` more images of the batch's classified ones into its audit sample (never one drawn before), stratified by

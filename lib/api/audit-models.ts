@@ -1,11 +1,12 @@
 // GET …/accuracy's `models` (docs/accuracy.md "Each model on the same sample"): after a re-detection, each model that
 // answered the audited images, estimated on the same audited reviews by its own verdicts (lib/review/model-accuracy.ts).
-import { machineIsCatOf, type Image } from '../domain/image';
+
 import { type ModelVersion } from '../domain/detection';
+import { type Image, machineIsCatOf } from '../domain/image';
 import { modelText } from '../model-version';
 import type { AccuracyEstimates } from '../review/accuracy';
 import type { ByStratum } from '../review/audit-sample';
-import { estimateModelAccuracy, type AuditedVerdict } from '../review/model-accuracy';
+import { type AuditedVerdict, estimateModelAccuracy } from '../review/model-accuracy';
 import type { AuditedEntry } from '../store/audit/queue';
 import { answerModelOf } from '../store/redetect/image-writes';
 

@@ -1,10 +1,10 @@
 // The accuracy the audit sample estimates (docs/accuracy.md; design §13), free of HTTP: GET …/accuracy. POST …/audit
 // draws (audit-draw.ts, on the function with write rights); GET …/images?audit=pending is the store's queue.
-import { machineIsCatOf, type Image } from '../domain/image';
+import { type Image, machineIsCatOf } from '../domain/image';
 import { type AuditStratum } from '../domain/review';
 import { estimateAccuracy, type StratumTally } from '../review/accuracy';
 import { STRATA } from '../review/audit-sample';
-import { answersAfterRedetect, auditCandidates, auditEntries, strataSizes, type StrataSizes } from '../store/audit/queue';
+import { answersAfterRedetect, auditCandidates, auditEntries, type StrataSizes, strataSizes } from '../store/audit/queue';
 import type { StoreContext } from '../store/table/query';
 import { modelAccuracies } from './audit-models';
 import type { AccuracyAnswer } from './schemas/audit';

@@ -1,13 +1,13 @@
 // What the batch lifecycle (batch-lifecycle.ts) is built with: its store, S3, queues, policies and the quota it asks.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { TableRef } from '../store/table/access';
 import type { ExportConfig } from '../export/writer';
 import type { JobQueue } from '../jobs/queue';
 import { type CallbackPolicy } from '../notify/target';
 import { type ClientLimits } from '../quota/limits';
-import type { BatchStore } from '../store/batch-store';
-import { type ImageLinkSigner } from './image-links';
 import type { RedetectPlanDeps } from '../redetect/plan';
+import type { BatchStore } from '../store/batch-store';
+import type { TableRef } from '../store/table/access';
+import { type ImageLinkSigner } from './image-links';
 import { type ImportApiDeps } from './import-batch';
 
 export interface BatchLifecycleOptions {

@@ -2,19 +2,20 @@
 // for it (…/uploads), close it (…:close). Apart from the reads (service.ts) because creating and adding sign upload
 // forms and so need S3: the read function's bundle carries no S3 client.
 import { ulid } from 'ulid';
+import { type Batch, isVisibleBatch } from '../domain/batch';
+import type { BatchSummary } from '../domain/summary';
 import { ERASURE_REQUEUE_MS } from '../erase/expiry';
 import { encodeEraseMessage } from '../erase/message';
+import { BatchClosedError } from '../errors';
 import type { ExportFormat } from '../export/encode';
 import { deriveCallbackSecret } from '../notify/signature';
 import { CallbackTargetError, checkCallbackUrl } from '../notify/target';
-import { nowSeconds } from '../store/table/schema';
 import { batchesBeyondQuota, formsBeyondQuota, utcDay } from '../quota/limits';
-import { exportBatch } from './export-batch';
-import type { HttpAnswer } from './http-answer';
-import { isVisibleBatch, type Batch } from '../domain/batch';
-import type { BatchSummary } from '../domain/summary';
 import { newBatch } from '../store/batch/summary';
-import { BatchClosedError } from '../errors';
+import type { ReviewOutcome, Verdict } from '../store/review/verdicts';
+import { nowSeconds } from '../store/table/schema';
+import { drawAudit } from './audit-draw';
+import type { BatchLifecycleOptions } from './batch-lifecycle-deps';
 import {
   BatchErasingError,
   BatchExistsError,
@@ -27,21 +28,20 @@ import {
   ImageNotFoundError,
   InvalidParameterError,
 } from './errors';
+import { exportBatch } from './export-batch';
+import type { HttpAnswer } from './http-answer';
 import { NO_LINKS } from './image-links';
+import { checkSource, newImport, type RetryResult, retryFailed, startListing } from './import-batch';
+import { streamReport } from './import-report';
 import { presentBatch, presentImage } from './present';
+import { decodeReclassifyCursor, encodeReclassifyCursor, RECLASSIFY_BUDGET_MS } from './reclassify-cursor';
+import { redetectAnswer } from './redetect';
+import type { AuditBody, AuditResult } from './schemas/audit';
 import type { AddUploadsBody, CloseBatchBody, CreateBatchBody, ReclassifyBody, ReclassifyResult, UploadForm } from './schemas/batches';
 import type { ImageAnswer } from './schemas/images';
-import type { ReviewBody } from './schemas/reviews';
-import type { ReviewOutcome, Verdict } from '../store/review/verdicts';
-import { presignUploads, type DeclaredFile } from './uploads';
-import { drawAudit } from './audit-draw';
-import type { AuditBody, AuditResult } from './schemas/audit';
-import { redetectAnswer } from './redetect';
-import { checkSource, newImport, retryFailed, startListing, type RetryResult } from './import-batch';
-import { streamReport } from './import-report';
 import type { RedetectBody, RedetectResult } from './schemas/redetect';
-import type { BatchLifecycleOptions } from './batch-lifecycle-deps';
-import { RECLASSIFY_BUDGET_MS, decodeReclassifyCursor, encodeReclassifyCursor } from './reclassify-cursor';
+import type { ReviewBody } from './schemas/reviews';
+import { type DeclaredFile, presignUploads } from './uploads';
 
 /** The cat threshold of a batch made before batches kept theirs, and of a deployment that configures none (Rekognition's 80). */
 const DEFAULT_CAT_MIN_CONFIDENCE = 80;

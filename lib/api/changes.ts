@@ -1,13 +1,12 @@
 // GET /v1/batches/{batchId}/changes (docs/api.md "Re-detect"): the images whose machine verdict a re-detection changed.
 import { machineIsCatOf, type Image as StoredImage } from '../domain/image';
+import { getBatch } from '../store/batch/read';
+import { answerModelOf, changesPlan } from '../store/redetect/image-writes';
 import { toImage } from '../store/table/attributes';
 import { runQuery, type StoreContext } from '../store/table/query';
-import { answerModelOf, changesPlan } from '../store/redetect/image-writes';
-import { nowSeconds, type ImageItem } from '../store/table/schema';
+import { type ImageItem, nowSeconds } from '../store/table/schema';
 import { BatchNotFoundError } from './errors';
 import type { ChangesQuery, VerdictChange } from './schemas/redetect';
-
-import { getBatch } from '../store/batch/read';
 /** One image's change, as the listing shows it. */
 export function presentChange(image: StoredImage): VerdictChange | undefined {
   const previous = image.previous;

@@ -2,16 +2,16 @@
 // answered inline while it stays under the inline bound, otherwise streamed to exports/ in S3 and answered with a
 // 303 to a presigned GET, so a 10,000-image batch never meets Lambda's 6 MB response limit.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { TableRef } from '../store/table/access';
-import { exportChunks, writeExport, type ExportConfig, type ExportChunk } from '../export/writer';
-import { CONTENT_TYPES, FILE_EXTENSIONS, type ExportFormat } from '../export/encode';
+import { type Image, machineIsCatOf } from '../domain/image';
+import { CONTENT_TYPES, type ExportFormat, FILE_EXTENSIONS } from '../export/encode';
 import type { MegaDetectorContext } from '../export/megadetector';
 import { mapPages } from '../export/pages';
 import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
-import { machineIsCatOf, type Image } from '../domain/image';
+import { type ExportChunk, type ExportConfig, exportChunks, writeExport } from '../export/writer';
 import { modelOfRecord } from '../model-version';
 import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/batch/pages';
+import type { TableRef } from '../store/table/access';
 import { HttpAnswer } from './http-answer';
 
 /** The table as the wiring hands it to the store (lib/store/table/access.ts), and where large exports go. */

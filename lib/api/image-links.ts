@@ -7,8 +7,8 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 import { S3RequestPresigner, type S3RequestPresignerOptions } from '@aws-sdk/s3-request-presigner';
-import { hasThumbnail, thumbnailKey } from '../ingest/s3-key';
 import type { Image } from '../domain/image';
+import { hasThumbnail, thumbnailKey } from '../ingest/s3-key';
 
 export interface ImageLinks {
   thumbnailUrl: string | null;

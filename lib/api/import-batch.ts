@@ -1,13 +1,14 @@
 // An import's API (docs/design.md §16), free of HTTP: the source checked against the client's allowed ones before
 // anything is listed (403), the listing started, the completion report in S3 Batch Operations' columns (streamed like
 // the exports: inline, or a 303 to S3 once large), and :retry, which sends again exactly the failed imported images.
-import type { ImportSource } from '../domain/import';
-import type { SourceObject } from '../domain/image';
-import type { BatchSummary } from '../domain/summary';
+
 import type { Batch } from '../domain/batch';
-import type { ImportEngine } from '../import/batch-operations';
+import type { SourceObject } from '../domain/image';
+import type { ImportSource } from '../domain/import';
+import type { BatchSummary } from '../domain/summary';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
-import { enqueueSourceObject, type EnqueueDeps } from '../import/enqueue';
+import type { ImportEngine } from '../import/batch-operations';
+import { type EnqueueDeps, enqueueSourceObject } from '../import/enqueue';
 import { encodeListJob } from '../import/message';
 import { isAllowed, jobAllow, sourceRoot } from '../import/sources';
 import type { JobQueue } from '../jobs/queue';

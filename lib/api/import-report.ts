@@ -4,9 +4,9 @@
 // the verdict and its confidence. Pages of the objects' upload items (a Query), their records by BatchGetItem, written
 // as the exports are: inline while small, else streamed to S3 and answered with a 303.
 import type { Image } from '../domain/image';
+import type { ExportChunk } from '../export/writer';
 import { sourceUri } from '../import/enqueue';
 import { rejectionKey } from '../ingest/rejection-key';
-import type { ExportChunk } from '../export/writer';
 import type { SentObject } from '../store/imports/imports';
 import { answerExport, type ExportDeps } from './export-batch';
 import type { HttpAnswer } from './http-answer';

@@ -1,11 +1,12 @@
 // The store's domain objects to the API's shapes (docs/design.md §3): camelCase, ISO-8601 UTC times, nulls where
 // nothing is known yet.
-import { machineIsCatOf, type Image } from '../domain/image';
-import { summarizeBatch, type BatchSummary } from '../domain/summary';
+
 import type { Batch } from '../domain/batch';
 import type { LabelCount, ModelCount } from '../domain/detection';
+import { type Image, machineIsCatOf } from '../domain/image';
+import { type BatchSummary, summarizeBatch } from '../domain/summary';
 import { modelOfRecord } from '../model-version';
-import { NO_LINKS, type ImageLinks } from './image-links';
+import { type ImageLinks, NO_LINKS } from './image-links';
 import type { ImageAnswer } from './schemas/images';
 import type { LogEntry } from './schemas/logs';
 

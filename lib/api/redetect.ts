@@ -1,7 +1,8 @@
 // POST …:redetect (docs/api.md "Re-detect"): the plan (lib/redetect/plan.ts) or its refusal. GET …/changes is
 // lib/api/changes.ts, apart so that the read function's bundle carries no DetectLabels.
-import { redetectBatch, type RedetectPlanDeps } from '../redetect/plan';
+
 import { redetectionsBeyondQuota } from '../quota/limits';
+import { type RedetectPlanDeps, redetectBatch } from '../redetect/plan';
 import { BatchErasingError, BatchNotDoneError, BatchNotFoundError } from './errors';
 import { presentBatch } from './present';
 import type { RedetectBody, RedetectResult } from './schemas/redetect';

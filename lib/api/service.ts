@@ -1,39 +1,39 @@
 // The API's read operations (docs/design.md §3), free of HTTP: a client id and validated input in, response shapes
 // out. Every batch is read under its client's own partition, so another client's batch of the same name is never
 // seen: it answers exactly like a missing one. Creating, closing and adding uploads is batch-lifecycle.ts.
-import { knownFingerprints } from '../store/image/known';
-import { reportedStatus, type Batch as StoredBatch } from '../domain/batch';
-import type { BatchSummary } from '../domain/summary';
-import type { Image } from '../domain/image';
-import type { LabelCount, ModelCount } from '../domain/detection';
-import { batchLabelCounts } from '../store/batch/label-counts';
-import type { StoreContext } from '../store/table/query';
-import { nearDuplicateGroupsAsync, type HashedImage } from '../similar/groups';
-import { batchImagePages, type BatchPagesOptions } from '../store/batch/pages';
-import { queryReviewQueue, reviewedVerdicts } from '../store/review/queue';
-import { agreementOf } from '../review/agreement';
-import { queryAuditQueue } from '../store/audit/queue';
-import { batchAccuracy } from './audit';
-import type { AccuracyAnswer } from './schemas/audit';
-import { BatchNotFoundError, ImageNotFoundError } from './errors';
-import { NO_LINKS, type ImageLinkSigner } from './image-links';
-import { presentBatch, presentImage, presentLogEntry } from './present';
-import type { AgreementAnswer } from './schemas/reviews';
-import type { BatchImagesQuery, ClientImagesQuery } from './schemas/image-queries';
-import type { ClientBatchesQuery } from './schemas/batches';
-import type { ImageAnswer } from './schemas/images';
-import type { KnownFingerprints, Usage } from './schemas/clients';
-import type { LogEntry, LogsQuery } from './schemas/logs';
-import type { SimilarGroups, SimilarQuery } from './schemas/similar';
-import { changesPage } from './changes';
-import type { ChangesQuery, VerdictChange } from './schemas/redetect';
-import { burstOf, nextUtcDay, utcDay, type ClientLimits } from '../quota/limits';
-import type { DailyUsage } from '../store/client/limits';
 
+import { reportedStatus, type Batch as StoredBatch } from '../domain/batch';
+import type { LabelCount, ModelCount } from '../domain/detection';
+import type { Image } from '../domain/image';
+import type { BatchSummary } from '../domain/summary';
+import { burstOf, type ClientLimits, nextUtcDay, utcDay } from '../quota/limits';
+import { agreementOf } from '../review/agreement';
+import { type HashedImage, nearDuplicateGroupsAsync } from '../similar/groups';
+import { queryAuditQueue } from '../store/audit/queue';
 import { queryBatchLogs, queryVisibleBatchImages } from '../store/batch/images';
-import { queryClientBatches, queryClientImages } from '../store/client/images';
-import { getImage, getImages } from '../store/image/reads';
+import { batchLabelCounts } from '../store/batch/label-counts';
+import { type BatchPagesOptions, batchImagePages } from '../store/batch/pages';
 import { getBatch } from '../store/batch/read';
+import { queryClientBatches, queryClientImages } from '../store/client/images';
+import type { DailyUsage } from '../store/client/limits';
+import { knownFingerprints } from '../store/image/known';
+import { getImage, getImages } from '../store/image/reads';
+import { queryReviewQueue, reviewedVerdicts } from '../store/review/queue';
+import type { StoreContext } from '../store/table/query';
+import { batchAccuracy } from './audit';
+import { changesPage } from './changes';
+import { BatchNotFoundError, ImageNotFoundError } from './errors';
+import { type ImageLinkSigner, NO_LINKS } from './image-links';
+import { presentBatch, presentImage, presentLogEntry } from './present';
+import type { AccuracyAnswer } from './schemas/audit';
+import type { ClientBatchesQuery } from './schemas/batches';
+import type { KnownFingerprints, Usage } from './schemas/clients';
+import type { BatchImagesQuery, ClientImagesQuery } from './schemas/image-queries';
+import type { ImageAnswer } from './schemas/images';
+import type { LogEntry, LogsQuery } from './schemas/logs';
+import type { ChangesQuery, VerdictChange } from './schemas/redetect';
+import type { AgreementAnswer } from './schemas/reviews';
+import type { SimilarGroups, SimilarQuery } from './schemas/similar';
 /** What GET /v1/usage reads: a client's limits and its usage of a day (lib/store/client/limits.ts). */
 export interface UsageReader {
   limitsOf(clientId: string): Promise<ClientLimits>;

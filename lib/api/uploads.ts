@@ -1,8 +1,9 @@
 // Presigned POST forms for POST /v1/batches: each one lets a browser or any HTTP client upload exactly one file, to
 // its exact key, as an image/* type, within a size range, until it expires. S3 enforces the policy, and so does the
 // local S3 (local/s3/post-policy.ts).
-import { createPresignedPost, type PresignedPostOptions } from '@aws-sdk/s3-presigned-post';
+
 import type { S3Client } from '@aws-sdk/client-s3';
+import { createPresignedPost, type PresignedPostOptions } from '@aws-sdk/s3-presigned-post';
 import type { UploadForm } from './schemas/batches';
 
 export interface DeclaredFile {

@@ -2,9 +2,9 @@
 // the items; the client ids it reserves for them are refused here). This module reads keys; registering one is
 // register.ts, so the API functions, which only authenticate, carry no key-writing code.
 import { createHash, randomBytes } from 'node:crypto';
+import { IceCatError } from '../errors';
 import { ID_PATTERN, ID_RULE } from '../ids';
 import { RESERVED_CLIENT_IDS } from '../store/table/schema';
-import { IceCatError } from '../errors';
 
 export class AuthError extends IceCatError {
   override name = 'AuthError';

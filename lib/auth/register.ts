@@ -2,7 +2,7 @@
 // (the ingest refuses uploads under any client id without one); only a key's hash is stored (lib/store/client/
 // registrations.ts holds both items). Kept apart from the lookups so that no API function bundles code
 // that writes these items.
-import { API_KEY_PATTERN, ApiKeyConflictError, InvalidApiKeyError, assertClientId, generateApiKey, hashApiKey } from './api-keys';
+import { API_KEY_PATTERN, ApiKeyConflictError, assertClientId, generateApiKey, hashApiKey, InvalidApiKeyError } from './api-keys';
 
 /** What registering asks of the store (lib/store/client/registrations.ts Registrations). */
 export interface ClientRegistry {

@@ -4,12 +4,12 @@
 // One factory per service, so a function's bundle carries only the clients it uses. Each client is captured by the
 // tracer (tracing.ts): on Lambda its calls are subsegments of the function's trace; elsewhere it is the client as built.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { S3ControlClient } from '@aws-sdk/client-s3-control';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsClientSettings } from '../config';
 import { traced } from './tracing';
 

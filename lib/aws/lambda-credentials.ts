@@ -3,6 +3,6 @@
 // chain always stops at its first link, fromEnv; the rest of the chain (profiles, SSO, process, web identity, ECS,
 // IMDS and the STS/SSO clients they load) is code a function would parse at every cold start and never run.
 // Everything not bundled (the local stack, tests, client:create) keeps the SDK's full chain.
-import { fromEnv, type FromEnvInit } from '@aws-sdk/credential-provider-env';
+import { type FromEnvInit, fromEnv } from '@aws-sdk/credential-provider-env';
 
 export const defaultProvider = (init: FromEnvInit = {}): ReturnType<typeof fromEnv> => fromEnv(init);

@@ -1,21 +1,10 @@
 // The HTTP API's client (docs/design.md §3): bearer key, JSON in and out, retries of transient failures, and the
 // API's error bodies turned into the CLI's errors. It never needs AWS credentials: uploads go through presigned forms.
-import { ApiAnswerError, KeyRefusedError, NetworkError, OutOfSpaceError, RouteMissingError, saysOutOfSpace } from './errors';
-import {
-  DEFAULT_RETRY,
-  TransientError,
-  describeNetworkError,
-  isTransientStatus,
-  retryAfterMs,
-  withRetry,
-  type RetryHooks,
-  type RetryPolicy,
-} from './retry';
-import { batchPath, reviewPath } from '../api/client-contract';
+
 import type {
   Accuracy,
-  AuditResult,
   Agreement,
+  AuditResult,
   BatchSummary,
   CreatedBatch,
   DeclaredFile,
@@ -29,6 +18,18 @@ import type {
   RetriedImport,
   SimilarGroups,
 } from '../api/client-contract';
+import { batchPath, reviewPath } from '../api/client-contract';
+import { ApiAnswerError, KeyRefusedError, NetworkError, OutOfSpaceError, RouteMissingError, saysOutOfSpace } from './errors';
+import {
+  DEFAULT_RETRY,
+  describeNetworkError,
+  isTransientStatus,
+  type RetryHooks,
+  type RetryPolicy,
+  retryAfterMs,
+  TransientError,
+  withRetry,
+} from './retry';
 
 interface ApiClientOptions {
   apiUrl: string;

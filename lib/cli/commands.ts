@@ -1,20 +1,21 @@
 // What each sub-command does: API calls, then a table or JSON on stdout. Errors are thrown as CliErrors and become
 // a message on stderr and an exit code in main.ts. The upload and its dry run are in upload-command.ts.
+
+import type { BatchSummary, Image } from '../api/client-contract';
 import { batchPath } from '../api/client-contract';
 import { ApiClient, collect, type ImageFilter } from './api-client';
+import { accuracyLines, auditLines } from './audit-output';
 import type { CommandContext } from './command-context';
 import { resolveConnection } from './config';
-import { ApiAnswerError, EXIT, RouteMissingError, UsageError } from './errors';
 import { saveAnswer } from './download';
+import { ApiAnswerError, EXIT, RouteMissingError, UsageError } from './errors';
 import type { AskKnown } from './estimate';
-import { statusUrlFor } from './service-status';
-import { batchTable, imageTable, json, agreementLines, logLines, reviewLine, reviewQueueTable, similarTable, summaryLines } from './output';
+import { type ImportIo, importCommand, reportCommand, retryCommand } from './import-command';
+import { agreementLines, batchTable, imageTable, json, logLines, reviewLine, reviewQueueTable, similarTable, summaryLines } from './output';
 import type { GlobalOptions, Handlers, JsonOption } from './program';
-import type { BatchSummary, Image } from '../api/client-contract';
-import { dryRun, upload } from './upload-command';
-import { accuracyLines, auditLines } from './audit-output';
 import { changesCommand, redetectCommand } from './redetect-command';
-import { importCommand, reportCommand, retryCommand, type ImportIo } from './import-command';
+import { statusUrlFor } from './service-status';
+import { dryRun, upload } from './upload-command';
 
 /** What every command writes with and asks through. */
 interface CommandIo {

@@ -1,10 +1,10 @@
 // A file the API answers (an export, an import's completion report), streamed to a file or to stdout as it arrives:
 // a 10,000-row answer is never held in memory whole.
 import { createWriteStream } from 'node:fs';
-import { Readable } from 'node:stream';
-import type { ReadableStream } from 'node:stream/web';
-import { pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream } from 'node:stream/web';
 import { ApiAnswerError } from './errors';
 import { formatBytes } from './output';
 

@@ -5,8 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import { KNOWN_FINGERPRINTS_MAX, type KnownFingerprints } from '../api/client-contract';
 import { DEFAULT_MAX_INPUT_PIXELS } from '../config';
+import { type Estimate, uploadEstimate } from '../domain/pricing';
 import { detectableImage } from '../ingest/fingerprint';
-import { uploadEstimate, type Estimate } from '../domain/pricing';
 
 /** Files decoded at once: a decode takes a core, and holds one image's pixels. */
 const FINGERPRINT_PARALLEL = 2;

@@ -1,9 +1,10 @@
 // The local checks of a file before it is declared: its name, repeats, emptiness, and whether it is an image; and
 // what a walk's skip means for the batch.
+
+import type { DeclaredFile } from '../api/client-contract';
 import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../ids';
 import { imageTypeOf } from './media-type';
-import type { DeclaredFile } from '../api/client-contract';
-import { LOST_REASONS, walkFiles, type SkippedEntry, type WalkedFile } from './walker';
+import { LOST_REASONS, type SkippedEntry, type WalkedFile, walkFiles } from './walker';
 
 export interface CandidateFile extends DeclaredFile {
   path: string;

@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { OutOfSpaceError, saysOutOfSpace } from './errors';
-import { TransientError, isTransientStatus, retryAfterMs } from './retry';
 import type { UploadForm } from '../api/client-contract';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
+import { OutOfSpaceError, saysOutOfSpace } from './errors';
+import { isTransientStatus, retryAfterMs, TransientError } from './retry';
 
 /** S3 refused the upload for good (policy, expiry, size), or the file changed: it is not in the batch. */
 export class UploadRefusedError extends IceCatError {

@@ -1,16 +1,16 @@
 // `icecat import s3://bucket/prefix | --manifest s3://bucket/key [--batch id] [--wait]`, `icecat report <batch>` and
 // `icecat retry <batch>` (docs/usage.md "Classify images already in a bucket"): a batch that classifies a source where
 // it is, its completion report in S3 Batch Operations' CSV columns, and its failed images sent again.
-import { batchPath, type BatchSummary, type ImportSourceAddress } from '../api/client-contract';
+import { type BatchSummary, batchPath, type ImportSourceAddress } from '../api/client-contract';
 import type { ApiClient } from './api-client';
 import type { CommandContext } from './command-context';
 import { saveAnswer } from './download';
 import { ApiAnswerError, EXIT, RouteMissingError, UsageError, WaitTimeoutError } from './errors';
-import { sourceAddress, importFooter, sameSource } from './import-output';
+import { importFooter, sameSource, sourceAddress } from './import-output';
 import { waitUntilListed } from './import-wait';
 import { json, summaryLines } from './output';
-import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
 import type { ImportCommandOptions, WaitOptions } from './program';
+import { type ProgressReporter, plainProgress, silentProgress, terminalProgress } from './progress';
 import { readServiceStatus } from './service-status';
 import { usageLine } from './upload-command';
 import { WAIT_OUTAGE_MS, waitUntilDone } from './wait';

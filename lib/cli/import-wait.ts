@@ -1,11 +1,12 @@
 // `icecat import --wait`, its first part: follows the listing of the batch's source (listing, waiting for the quota,
 // listed) with a progress line each time it moves, until every key is listed; waitUntilDone (wait.ts) then follows the
 // classification of the images it sent.
+
+import type { BatchSummary } from '../api/client-contract';
 import type { ApiClient } from './api-client';
 import { NetworkError, WaitTimeoutError } from './errors';
 import { importLine } from './import-output';
 import type { ProgressReporter } from './progress';
-import type { BatchSummary } from '../api/client-contract';
 
 export interface ListingWatch {
   pollMs: number;

@@ -1,9 +1,10 @@
 // `icecat`: parses the command line, runs the command, and turns every failure into a message on stderr and an exit
 // code from its error code (lib/cli/errors.ts: 0 ok, 2 some file failed or out of space, 1 anything else).
+
+import { IceCatError } from '../errors';
 import type { CommandContext } from './command-context';
 import { commandHandlers } from './commands';
 import { loadCliConfig } from './config';
-import { IceCatError } from '../errors';
 import { EXIT, exitCodeFor } from './errors';
 import { buildProgram } from './program';
 

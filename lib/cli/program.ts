@@ -1,14 +1,14 @@
 // The command line: sub-commands, their options and `--help` (commander). Parsing only: each command hands its
 // parsed arguments to a handler (commands.ts), so the parsing is tested without any network.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { ImportSourceAddress } from '../api/client-contract';
 import { BATCH_STATUSES, OP_STATUSES } from '../api/client-contract';
 import { ID_PATTERN, ID_RULE } from '../ids';
+import { AUDIT_SIZE_MAX } from '../review/audit-sample';
 import { MAX_DISTANCE_LIMIT } from '../similar/groups';
 import { DEFAULT_API_URL } from './config';
-import { AUDIT_SIZE_MAX } from '../review/audit-sample';
-import type { ImportSourceAddress } from '../api/client-contract';
-import { importSourceOf } from './import-output';
 import { UsageError } from './errors';
+import { importSourceOf } from './import-output';
 
 const MAX_CONCURRENCY = 64;
 const DEFAULT_CONCURRENCY = 8;

@@ -1,7 +1,7 @@
 // `icecat redetect <batch> [--dry-run] [--all]` and `icecat changes <batch>` (docs/usage.md "Re-detect a batch"): the
 // API's POST …:redetect and GET …/changes, as text or JSON.
 import { batchPath, type Redetected, type VerdictChange } from '../api/client-contract';
-import { collect, type ApiClient } from './api-client';
+import { type ApiClient, collect } from './api-client';
 import { EXIT } from './errors';
 import { json, table } from './output';
 

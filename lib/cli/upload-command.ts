@@ -1,18 +1,19 @@
 // `icecat upload`: the dry run (what would go and what it would cost), and the upload itself: send the files,
 // close the batch, wait for it with --wait, then the table of files and the exit code.
+
+import type { BatchSummary, BatchUsage, Image } from '../api/client-contract';
 import { ApiClient, collect } from './api-client';
 import type { CommandContext } from './command-context';
 import { ApiAnswerError, EXIT, RouteMissingError, WaitTimeoutError } from './errors';
-import { estimateLine, estimateUpload, localFingerprints, type AskKnown } from './estimate';
-import { readServiceStatus } from './service-status';
+import { type AskKnown, estimateLine, estimateUpload, localFingerprints } from './estimate';
+import { type CandidateFile, checkFile, countFiles, type FileProblem, isProblem, skipProblem } from './file-checks';
 import { fileRows, fileTable, formatBytes, json, table } from './output';
-import { plainProgress, silentProgress, terminalProgress, type ProgressReporter } from './progress';
 import type { UploadCommandOptions } from './program';
-import type { BatchSummary, BatchUsage, Image } from '../api/client-contract';
-import { checkFile, countFiles, isProblem, skipProblem, type CandidateFile, type FileProblem } from './file-checks';
-import { uploadFolder, type UploadResult } from './uploader';
-import { checkInputs, walkFiles, type SkippedEntry } from './walker';
+import { type ProgressReporter, plainProgress, silentProgress, terminalProgress } from './progress';
+import { readServiceStatus } from './service-status';
+import { type UploadResult, uploadFolder } from './uploader';
 import { WAIT_OUTAGE_MS, waitUntilDone } from './wait';
+import { checkInputs, type SkippedEntry, walkFiles } from './walker';
 
 export async function dryRun(
   inputs: string[],

@@ -5,15 +5,15 @@
 // The next chunk is declared before any file of the current one is sent: the API closes a batch by itself once as
 // many files arrived as were declared, so `expected` must stay ahead of the uploads until the last chunk.
 import { ulid } from 'ulid';
-import { AmbiguousFailureError, ApiClient, collect } from './api-client';
-import { ApiAnswerError, NetworkError, OutOfSpaceError } from './errors';
-import { checkFile, isProblem, skipProblem, type CandidateFile, type FileProblem } from './file-checks';
-import { UploadRefusedError, postForm } from './form-upload';
-import { TaskPool } from './pool';
-import { DEFAULT_RETRY, TransientError, backoffMs, withRetry, type RetryPolicy } from './retry';
 import type { BatchSummary, DeclaredFile, MoreUploads, UploadForm } from '../api/client-contract';
 import { FormBook } from '../api/form-book';
-import { walkFiles, type SkippedEntry, type WalkedFile } from './walker';
+import { AmbiguousFailureError, ApiClient, collect } from './api-client';
+import { ApiAnswerError, NetworkError, OutOfSpaceError } from './errors';
+import { type CandidateFile, checkFile, type FileProblem, isProblem, skipProblem } from './file-checks';
+import { postForm, UploadRefusedError } from './form-upload';
+import { TaskPool } from './pool';
+import { backoffMs, DEFAULT_RETRY, type RetryPolicy, TransientError, withRetry } from './retry';
+import { type SkippedEntry, type WalkedFile, walkFiles } from './walker';
 
 interface UploadEvents {
   uploaded?(file: CandidateFile): void;

@@ -1,9 +1,10 @@
 // `icecat upload --wait`: reads a batch's summary until it is done, says why when nothing moves, gives up on request.
+
+import type { BatchSummary } from '../api/client-contract';
 import type { ApiClient } from './api-client';
 import { NetworkError, WaitTimeoutError } from './errors';
 import type { ProgressReporter } from './progress';
-import { stallCause, type ServiceStatus } from './service-status';
-import type { BatchSummary } from '../api/client-contract';
+import { type ServiceStatus, stallCause } from './service-status';
 
 /** How long --wait keeps asking an API that does not answer (a restarting stack, a network blip) before it gives up. */
 export const WAIT_OUTAGE_MS = 120_000;

@@ -1,9 +1,10 @@
 // The files an upload takes, streamed: folders are walked depth-first with one directory listing open at a time, so
 // 10,000 files cost no more memory than ten. Symbolic links are followed; a link back into a folder already walked
 // (a loop, or the same folder reached twice) is skipped, as are sockets, FIFOs and devices.
+
+import type { Stats } from 'node:fs';
 import { opendir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Stats } from 'node:fs';
 import { IceCatError } from '../errors';
 
 export interface WalkedFile {

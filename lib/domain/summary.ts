@@ -3,7 +3,7 @@ import { type Batch, type BatchStatus, reportedStatus } from './batch';
 import type { Counts } from './counts';
 import type { LabelCount, ModelCount } from './detection';
 import type { ImportSummary } from './import';
-import { type BatchUsage, DEFAULT_PRICE_PER_IMAGE_USD, batchUsage } from './pricing';
+import { type BatchUsage, batchUsage, DEFAULT_PRICE_PER_IMAGE_USD } from './pricing';
 
 /** The completion callback's delivery as a client sees it (GET /v1/batches/{batchId}, `callback`). */
 interface CallbackDelivery {

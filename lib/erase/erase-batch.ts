@@ -2,8 +2,8 @@
 // logs they carry), then its summary. The caller marks the summary as being deleted first, so reads answer 404 and
 // the ingest refuses new uploads; until the summary is gone, running this again resumes where it stopped.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { TableRef } from '../store/table/access';
 import { deleteSummary, eraseItems, type ItemEraseOptions } from '../store/batch/erasure';
+import type { TableRef } from '../store/table/access';
 import { eraseBatchObjects, type ObjectEraseOptions } from './objects';
 
 export interface BatchErasureTarget {

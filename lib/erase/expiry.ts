@@ -3,9 +3,10 @@
 // (every summary, by expiry: a key condition, never a Scan), marks each expired batch as being erased and queues its
 // erasure to the erase job. On AWS a scheduled function runs it (functions/expire); locally the stack runs it at start
 // and every interval (local/stack/expiry.ts), and since dynalite has no TTL it is what deletes expired items there too.
-import type { TableRef } from '../store/table/access';
+
 import type { JobQueue } from '../jobs/queue';
 import { markExpired, readExpiredBatches } from '../store/expiry/expired';
+import type { TableRef } from '../store/table/access';
 import { nowSeconds } from '../store/table/schema';
 import { encodeEraseMessage } from './message';
 

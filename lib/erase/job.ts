@@ -2,9 +2,9 @@
 // only a batch still marked as being deleted, so a stale message never touches a batch created again under the same
 // name after the erasure finished.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { TableRef } from '../store/table/access';
 import { isMarkedForErasure } from '../store/batch/erasure-mark';
-import { eraseBatch, type BatchErasureReport } from './erase-batch';
+import type { TableRef } from '../store/table/access';
+import { type BatchErasureReport, eraseBatch } from './erase-batch';
 import { decodeEraseMessage } from './message';
 
 /** The table as the wiring hands it to the store (lib/store/table/access.ts), the bucket, and its S3 client. */

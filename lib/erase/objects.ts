@@ -1,8 +1,9 @@
 // A batch's S3 objects, erased page by page: ListObjectsV2 under each of its prefixes, DeleteObjects of each page
 // (at most 1000 keys a call, S3's limit). Safe to run again after an interruption: it deletes what is still listed.
-import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backoffDelay, type BackoffPolicy } from '../backoff';
+import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { type BackoffPolicy, backoffDelay } from '../backoff';
 import { EraseIncompleteError } from '../errors';
 
 /** Every top-level prefix under which a batch leaves objects: {prefix}/{clientId}/{batchId}/… */

@@ -1,6 +1,6 @@
 // Export encoders: CSV (RFC 4180) and JSON Lines, one row at a time so a writer can stream them.
-import { MegaDetectorEncoder, type MegaDetectorContext } from './megadetector';
-import { EXPORT_COLUMNS, exportRows, numberText, type ExportImage, type ExportRow } from './rows';
+import { type MegaDetectorContext, MegaDetectorEncoder } from './megadetector';
+import { EXPORT_COLUMNS, type ExportImage, type ExportRow, exportRows, numberText } from './rows';
 
 export const EXPORT_FORMATS = ['csv', 'jsonl', 'megadetector'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

@@ -3,9 +3,10 @@
 // cat, then "2", "3", … for each other label that has a box, in lower case. So that no second pass over the batch is
 // needed, `images` comes first and `detection_categories` and `info` after it: a JSON object's members are unordered,
 // and MegaDetector's validator, Timelapse and AddaxAI read the file whole.
-import type { ExportImage, ExportBox } from './rows';
+
 import type { ModelVersion } from '../domain/detection';
 import { modelText, REKOGNITION_MODEL_NAME, UNKNOWN_MODEL } from '../model-version';
+import type { ExportBox, ExportImage } from './rows';
 
 export interface MegaDetectorContext {
   /** The batch's cat threshold, 0–100: typical_detection_threshold is it / 100. */
@@ -49,8 +50,7 @@ function bbox(b: ExportBox['box']): string {
 const pad = (n: number): string => String(n).padStart(2, '0');
 
 /** MegaDetector's `datetime`: a capture time's wall clock (`2024-06-01T06:30:00+02:00`) as `YYYY:MM:DD HH:MM:SS`. */
-const megadetectorDatetime = (capturedAt: string): string =>
-  `${capturedAt.slice(0, 10).replace(/-/g, ':')} ${capturedAt.slice(11, 19)}`;
+const megadetectorDatetime = (capturedAt: string): string => `${capturedAt.slice(0, 10).replace(/-/g, ':')} ${capturedAt.slice(11, 19)}`;
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC: MegaDetector's detection_completion_time. */
 export function completionTime(ms: number): string {

@@ -1,10 +1,11 @@
 // Large exports as S3 objects: streamed up with lib-storage's Upload (multipart past one part, one part buffered
 // at a time) and handed to the client as a presigned GET.
+
+import type { Readable } from 'node:stream';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { Readable } from 'node:stream';
-import { CONTENT_TYPES, FILE_EXTENSIONS, type ExportFormat } from './encode';
+import { CONTENT_TYPES, type ExportFormat, FILE_EXTENSIONS } from './encode';
 
 /** S3's smallest multipart part; also the most one export upload holds in memory besides the inline buffer. */
 const PART_BYTES = 5 * 1024 * 1024;

@@ -4,7 +4,7 @@
 // for the next page only once the sink has taken the last (Readable.from reads one chunk ahead, not its object-mode
 // high-water mark of 16; test/unit/export.test.ts pins it with a stalling sink).
 import { Readable } from 'node:stream';
-import { encoderFor, type ExportEncoder, type ExportFormat } from './encode';
+import { type ExportEncoder, type ExportFormat, encoderFor } from './encode';
 import type { MegaDetectorContext } from './megadetector';
 import { mapPages } from './pages';
 import type { ExportImage } from './rows';

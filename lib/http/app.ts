@@ -8,22 +8,22 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { RouteNotFoundError } from '../api/errors';
 import { HttpAnswer } from '../api/http-answer';
 import type { ApiServices, Route, WebPages } from '../api/routes/route';
+import { IceCatError } from '../errors';
 import {
   API_HEADERS,
-  JSON_CONTENT_TYPE,
-  authenticate,
-  errorHeaders,
-  rateCost,
-  rateLimit,
-  jsonBody,
-  mapErrors,
-  validate,
   type ApiContext,
   type Authenticator,
+  authenticate,
   type ErrorLogger,
+  errorHeaders,
+  JSON_CONTENT_TYPE,
+  jsonBody,
+  mapErrors,
   type RateLimiter,
+  rateCost,
+  rateLimit,
+  validate,
 } from './middleware';
-import { IceCatError } from '../errors';
 
 interface ApiDeps {
   /** The routes this function serves. */

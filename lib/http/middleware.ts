@@ -6,8 +6,8 @@ import { createError } from '@middy/util';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import { InvalidParameterError, MalformedBodyError } from '../api/errors';
-import { IceCatError } from '../errors';
 import type { Route } from '../api/routes/route';
+import { IceCatError } from '../errors';
 
 interface ValidInput {
   params: unknown;

@@ -16,7 +16,7 @@ import '../validation-messages';
 import type { SourceObject } from '../domain/image';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { ID_PATTERN, ID_RULE } from '../ids';
-import { enqueueSourceObject, importRef, nextUtcMidnight, sourceUri, type EnqueueDeps, type ImportRef, type ImportTarget } from './enqueue';
+import { type EnqueueDeps, enqueueSourceObject, type ImportRef, type ImportTarget, importRef, nextUtcMidnight, sourceUri } from './enqueue';
 import { isImageKey } from './sources';
 
 type TaskResultCode = 'Succeeded' | 'TemporaryFailure' | 'PermanentFailure';

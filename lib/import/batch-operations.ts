@@ -6,15 +6,16 @@
 // The port is ImportEngine: the batches function, when it opens an import batch on AWS, calls `start` once the source
 // passed the client's allowed sources (403 otherwise); the local stack keeps its own lister (lib/import/lister.ts) and
 // never builds this engine.
+
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
   CreateJobCommand,
-  DescribeJobCommand,
   type CreateJobCommandInput,
+  DescribeJobCommand,
   type JobManifestSpec,
   type S3ControlClient,
 } from '@aws-sdk/client-s3-control';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { createHash } from 'node:crypto';
 import type { ImportSource } from '../domain/import';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import { parseS3Prefix } from './batch-operations-task';

@@ -8,8 +8,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Batch } from '../domain/batch';
 import type { ImportSource } from '../domain/import';
 import type { ImportCheckpoint } from '../store/imports/imports';
-import { enqueueSourceObject, nextUtcMidnight, type EnqueueDeps, type EnqueueOutcome } from './enqueue';
-import { sourcePages, type Listed, type SourcePage } from './manifest';
+import { type EnqueueDeps, type EnqueueOutcome, enqueueSourceObject, nextUtcMidnight } from './enqueue';
+import { type Listed, type SourcePage, sourcePages } from './manifest';
 import { isAllowed, isImageKey } from './sources';
 
 /** The import's items as the lister moves them (lib/store/imports/imports.ts ImportStore). */

@@ -5,8 +5,8 @@
 // cursor is `{file}:{byte offset}` of the next line.
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { ImportSource } from '../domain/import';
 import type { SourceObject } from '../domain/image';
+import type { ImportSource } from '../domain/import';
 import { IceCatError } from '../errors';
 import { parseS3Uri } from './sources';
 

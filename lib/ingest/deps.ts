@@ -3,17 +3,17 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { ClientLimits } from '../quota/limits';
 import type { Config, IngestConfig } from '../config';
-import type { ImageResult, UploadRef, Claim, Finish } from '../domain/upload';
-import type { Outcome, Image } from '../domain/image';
-import type { BatchCounter, NewBatch } from '../store/batch/summary';
+import type { Batch } from '../domain/batch';
+import type { ModelVersion } from '../domain/detection';
+import type { Image, Outcome } from '../domain/image';
+import type { Claim, Finish, ImageResult, UploadRef } from '../domain/upload';
+import type { ClientLimits } from '../quota/limits';
 import type { RecordOptions } from '../store/batch/counters';
+import type { BatchCounter, NewBatch } from '../store/batch/summary';
 import type { ClaimOutcome } from '../store/image/claim';
 import type { PaidResult } from '../store/image/paid-result';
 import type { AttemptCount } from '../store/upload/attempts';
-import type { Batch } from '../domain/batch';
-import type { ModelVersion } from '../domain/detection';
 import type { IngestMetrics } from './metrics';
 
 /** What the handler hands over from one S3 event record. */

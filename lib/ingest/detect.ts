@@ -1,20 +1,20 @@
 import {
   DetectLabelsCommand,
-  ImageTooLargeException,
-  InvalidImageFormatException,
-  InvalidParameterException,
   type DetectLabelsCommandInput,
   type DetectLabelsCommandOutput,
+  ImageTooLargeException,
   type Instance,
+  InvalidImageFormatException,
+  InvalidParameterException,
   type RekognitionClient,
 } from '@aws-sdk/client-rekognition';
 import sharp from 'sharp';
-import { RejectedUploadError } from './errors';
-import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
-import { isCatAt } from '../domain/image';
 import { type CatInstance, type Detections, type Label, type ModelVersion, type TrimmedLabels } from '../domain/detection';
+import { isCatAt } from '../domain/image';
+import { REKOGNITION_LIMITS as REKOGNITION } from '../ids';
 import { parseModelVersion } from '../model-version';
 import { LIMITS } from '../store/table/schema';
+import { RejectedUploadError } from './errors';
 
 interface ImageFacts {
   /** Length of the bytes read. */

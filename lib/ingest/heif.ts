@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { RejectedUploadError } from './errors';
-import { fileBrands, HeifStructureError, readHeif, type HeifFile } from './heif-boxes';
+import { fileBrands, type HeifFile, HeifStructureError, readHeif } from './heif-boxes';
 
 /** Raw decoded pixels, as the fingerprint hashes them. */
 export interface HeifPixels {

@@ -4,25 +4,26 @@
 // can hold one, a logged refusal) and an object under processed/, duplicates/ or failed/; only transient faults
 // (throttling past retries, network) escape as errors, for SQS to redeliver. The move is split around the record
 // (restAround): the copy lands before the record says where it rests, the source goes only after it.
+
+import type { ImportMessage } from '../import/message';
 import { BatchErasedError } from '../store/table/errors';
 import type { IngestDeps, IngestResult, UploadEvent } from './deps';
 import { RejectedUploadError } from './errors';
 import { timed } from './metrics';
 import { restingKey } from './s3-key';
-import { UploadGoneError } from './storage';
-import { claimImage, storeImageThumbnail, type Claimed } from './steps/claim';
+import { type Claimed, claimImage, storeImageThumbnail } from './steps/claim';
 import { classifyImage } from './steps/detect';
-import { fingerprintImage, noteNeeded, type Fingerprinted } from './steps/fingerprint';
-import { giveUp, type Found } from './steps/give-up';
+import { type Fingerprinted, fingerprintImage, noteNeeded } from './steps/fingerprint';
+import { type Found, giveUp } from './steps/give-up';
 import { restAround } from './steps/move';
-import { discardErased, placeUpload, type Placed } from './steps/place';
+import { discardErased, type Placed, placeUpload } from './steps/place';
 import { placeImport } from './steps/place-import';
-import type { ImportMessage } from '../import/message';
 import { countAgainstQuota, type Started } from './steps/quota';
 import { readObject } from './steps/read';
 import { recordResult } from './steps/record';
 import { recordRejection } from './steps/reject';
 import { redelivered, settleClaimed } from './steps/settle';
+import { UploadGoneError } from './storage';
 
 export async function processUpload(deps: IngestDeps, event: UploadEvent): Promise<IngestResult> {
   return counted(deps, await handleUpload(deps, await placeUpload(deps, event)));

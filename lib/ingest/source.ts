@@ -1,7 +1,7 @@
 // An imported image's object, read where it is (docs/design.md §16): GetObject on its bucket, key and the version
 // listed, If-Match the ETag listed, into one buffer as an upload is read. Nothing at the source is written, copied or
 // deleted; an object changed since it was listed fails `SourceChanged`, one gone `SourceMissing`.
-import { GetObjectCommand, NoSuchKey, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, NoSuchKey, type S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { SourceObject } from '../domain/image';
 import { RejectedUploadError } from './errors';
 import { bufferBody, type StoredObject } from './storage';

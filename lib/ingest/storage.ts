@@ -9,11 +9,11 @@ import {
   NoSuchKey,
   NotFound,
   PutObjectCommand,
-  S3ServiceException,
   type S3Client,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { RejectedUploadError } from './errors';
 import { IceCatError } from '../errors';
+import { RejectedUploadError } from './errors';
 
 /** The object is no longer under uploads/: an earlier delivery of the same event already moved it. */
 export class UploadGoneError extends IceCatError {

@@ -2,9 +2,9 @@
 // completion callback's first attempt is queued, and on AWS a `Batch Completed` event goes to EventBridge. The
 // attempts themselves run in the callbacks consumer (lib/notify/consumer.ts), on AWS and locally alike.
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import type { JobQueue } from '../jobs/queue';
 import type { Batch } from '../domain/batch';
 import type { BatchSummary } from '../domain/summary';
+import type { JobQueue } from '../jobs/queue';
 import { buildBatchCompletedEvent, publishBatchCompleted } from './events';
 import { callbackMessage, completedSummary } from './job';
 

@@ -2,9 +2,9 @@
 // then say what the client sees (the callback state on its batch) and whether and when to try again. The caller
 // carries the job between attempts (an SQS message delayed by `retryInSeconds` on AWS; the local queue locally).
 import type { CallbackState } from '../domain/batch';
-import { postCallback, type AttemptResult } from './deliver';
-import { nextRetryDelay, type NotifyConfig } from './schedule';
-import { CallbackTargetError, resolveCallbackTarget, type Lookup } from './target';
+import { type AttemptResult, postCallback } from './deliver';
+import { type NotifyConfig, nextRetryDelay } from './schedule';
+import { CallbackTargetError, type Lookup, resolveCallbackTarget } from './target';
 
 export interface CallbackJob {
   url: string;

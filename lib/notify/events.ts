@@ -1,5 +1,5 @@
 // The EventBridge side of completion (AWS): a `Batch Completed` event from `icecat.wrangler` with the summary.
-import { PutEventsCommand, type EventBridgeClient, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { type EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { IceCatError } from '../errors';
 
 const EVENT_SOURCE = 'icecat.wrangler';

@@ -1,8 +1,8 @@
 // Reading a callback message back (the callbacks consumer): the shape lib/notify/job.ts declares, checked.
 import * as z from 'zod/mini';
 import '../validation-messages';
-import { CALLBACK_MESSAGE_TYPE, type CallbackMessage } from './job';
 import { IceCatError } from '../errors';
+import { CALLBACK_MESSAGE_TYPE, type CallbackMessage } from './job';
 
 const callbackMessageSchema = z.strictObject({
   type: z.literal(CALLBACK_MESSAGE_TYPE),

@@ -4,8 +4,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export const SIGNATURE_HEADER = 'IceCat-Signature';
 
-const signatureV1 = (secret: string, t: number, body: string): string =>
-  createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+const signatureV1 = (secret: string, t: number, body: string): string => createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
 
 export const signatureHeader = (secret: string, body: string, tSeconds: number): string =>
   `t=${tSeconds},v1=${signatureV1(secret, tSeconds, body)}`;

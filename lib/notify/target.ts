@@ -3,8 +3,8 @@
 // changes between check and connect (rebinding) cannot redirect it.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { judgeAddress } from './address';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
+import { judgeAddress } from './address';
 
 export interface CallbackPolicy {
   /**

@@ -2,9 +2,9 @@
 // bus. On AWS both come from the environment (functions/config.ts: a missing CALLBACK_QUEUE_URL or EVENT_BUS_NAME stops
 // the function at cold start, naming the variable); the local stack passes its in-process callbacks queue instead.
 import { createEventBridgeClient, sqsClient } from '../aws/clients';
-import { summarizeBatch } from '../domain/summary';
 import type { Batch } from '../domain/batch';
-import { SqsJobQueue, type JobQueue } from '../jobs/queue';
+import { summarizeBatch } from '../domain/summary';
+import { type JobQueue, SqsJobQueue } from '../jobs/queue';
 import { completionNotifier } from './completion';
 
 export interface NotifyWiring {

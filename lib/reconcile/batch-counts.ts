@@ -5,8 +5,9 @@
 // live batches not yet done and recounts (then settles: done, callback, event) a batch whose counters cannot be right,
 // one that is due to be done and is not stamped so, and a closed one whose counters held still since the last run
 // (stuck: a recount of a quiet batch is exact). Work per run is bounded in batches.
-import { countsCannotBeRight, type Counts } from '../domain/counts';
-import { shouldMarkDone, type Batch } from '../domain/batch';
+
+import { type Batch, shouldMarkDone } from '../domain/batch';
+import { type Counts, countsCannotBeRight } from '../domain/counts';
 
 export interface CountCheckDeps {
   /** Every live batch's key (lib/store/expiry/live.ts). */

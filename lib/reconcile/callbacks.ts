@@ -4,12 +4,13 @@
 // with a retry pending, a message dropped) shows no progress: no attempt since the batch turned done, or none for
 // longer than the longest wait between two attempts. The sweep queues such a callback again, with the attempts it
 // had, exactly as the completion hook would have; stamping the batch first makes two sweeps never queue it twice.
-import type { JobQueue } from '../jobs/queue';
-import { callbackMessage, completedSummary } from '../notify/job';
-import { isFinalState } from '../notify/delivery';
-import type { NotifyConfig } from '../notify/schedule';
+
 import type { Batch } from '../domain/batch';
 import type { BatchSummary } from '../domain/summary';
+import type { JobQueue } from '../jobs/queue';
+import { isFinalState } from '../notify/delivery';
+import { callbackMessage, completedSummary } from '../notify/job';
+import type { NotifyConfig } from '../notify/schedule';
 
 /** What the sweep asks of the store (lib/store/callback/requeue.ts CallbackRequeues). */
 export interface OwedCallbacks {

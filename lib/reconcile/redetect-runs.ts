@@ -3,7 +3,7 @@
 // queues again, at most once a while, the images owed that are in no one's hands, and ends a run that owes nothing or
 // that no answer reached for several resumes in a row. Work per run is bounded in batches and in time.
 import type { Batch } from '../domain/batch';
-import { resumeRun, type ResumeDeps } from '../redetect/resume';
+import { type ResumeDeps, resumeRun } from '../redetect/resume';
 
 export interface RedetectSweepDeps {
   /** Every live batch's key (lib/store/expiry/live.ts). */

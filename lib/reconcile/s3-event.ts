@@ -1,7 +1,8 @@
 // The S3 ObjectCreated notification as S3 writes it into an SQS message: what the local bucket notification sends
 // for every upload, and what the reconciliation sweep sends again for an upload whose notification was lost.
-import type { S3EventRecord } from 'aws-lambda';
+
 import { randomBytes } from 'node:crypto';
+import type { S3EventRecord } from 'aws-lambda';
 import { decodeS3Key, tryParseUploadKey } from '../ingest/s3-key';
 
 const FORM_SAFE = /^[A-Za-z0-9*\-._/]$/;

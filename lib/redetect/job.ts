@@ -7,7 +7,7 @@
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config';
-import { detectLabels, type DetectLabelsObserver } from '../ingest/detect';
+import { type DetectLabelsObserver, detectLabels } from '../ingest/detect';
 import { RejectedUploadError } from '../ingest/errors';
 import { readSource } from '../ingest/source';
 import { readUpload, UploadGoneError } from '../ingest/storage';

@@ -7,10 +7,10 @@
 // are queued again by a resume.
 import type { Batch } from '../domain/batch';
 import type { JobQueue } from '../jobs/queue';
-import type { ClientLimits } from '../quota/limits';
 import { answeredByCurrentModel } from '../model-version';
+import type { ClientLimits } from '../quota/limits';
 import type { RedetectCandidate, Redetections } from '../store/redetect/images';
-import { FIRST_PAGE, START_PAGE, type RunState } from '../store/redetect/run-state';
+import { FIRST_PAGE, type RunState, START_PAGE } from '../store/redetect/run-state';
 import { encodeRedetectMessage } from './message';
 
 export interface PagingDeps {

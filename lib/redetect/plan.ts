@@ -7,13 +7,13 @@
 // follows its answer, so DetectLabels is paid once per distinct image. Asked again while its run goes on, it starts
 // nothing and charges nothing (newCalls 0), beyond looking after the run as the sweep does.
 import { ulid } from 'ulid';
-import { uploadEstimate } from '../domain/pricing';
 import { type Batch } from '../domain/batch';
 import { type ModelVersion } from '../domain/detection';
-import { utcDay, type ClientLimits } from '../quota/limits';
-import type { RedetectCandidate } from '../store/redetect/images';
+import { uploadEstimate } from '../domain/pricing';
 import { answeredByCurrentModel } from '../model-version';
-import { startPages, type PagingDeps, type PagesStarted } from './pages';
+import { type ClientLimits, utcDay } from '../quota/limits';
+import type { RedetectCandidate } from '../store/redetect/images';
+import { type PagesStarted, type PagingDeps, startPages } from './pages';
 import { resumeRun } from './resume';
 
 interface RedetectRequest {

@@ -6,7 +6,7 @@
 // the run ends instead: those images keep the answer they had, as an image DetectLabels refuses does. A run owing
 // nothing ends.
 import type { Image } from '../domain/image';
-import { NOTHING_STARTED, queueImages, startPages, type PagingDeps, type PagesStarted } from './pages';
+import { NOTHING_STARTED, type PagesStarted, type PagingDeps, queueImages, startPages } from './pages';
 
 export interface ResumeDeps extends PagingDeps {
   /**

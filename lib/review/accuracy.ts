@@ -8,7 +8,7 @@
 // Brown, Cai & DasGupta 2001, Statistical Science 16), and the interval is the 2.5 and 97.5 percentiles of the figure
 // over seeded Monte Carlo draws. A stratum reviewed in full contributes exactly what it holds, so a census has a zero-
 // width interval at the truth; one stratum's uncertainty never leaks into precision, which the other does not enter.
-import { seededRandom, type Stratum } from './audit-sample';
+import { type Stratum, seededRandom } from './audit-sample';
 
 export interface StratumTally {
   stratum: Stratum;

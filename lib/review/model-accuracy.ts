@@ -10,8 +10,8 @@
 // The weighted cat share enters the batch estimator (lib/review/accuracy.ts) as the post-stratum's cats among its
 // reviews, its intervals drawn as the batch's are (the review count unchanged: a slight under-statement of the
 // variance unequal weights add).
-import { estimateAccuracy, type AccuracyEstimates, type StratumTally } from './accuracy';
-import { STRATA, type ByStratum, type Stratum } from './audit-sample';
+import { type AccuracyEstimates, estimateAccuracy, type StratumTally } from './accuracy';
+import { type ByStratum, STRATA, type Stratum } from './audit-sample';
 
 /** One reviewed audited image: its draw stratum, the person's verdict, and this model's verdict. */
 export interface AuditedVerdict {

@@ -3,9 +3,10 @@
 // their images into groups. The pairs found are never all kept: only those that join images not yet joined at their
 // distance, at most (maxDistance + 1)·(n − 1) however many pairs are close, so memory stays linear in the batch even
 // when thousands of images of one scene are all within the distance of one another.
-import { isFlatPhash, parsePhash } from './phash';
+
 import { IceCatError } from '../errors';
 import { type Hashes, type PairSink, pairSearch } from './close-pairs';
+import { isFlatPhash, parsePhash } from './phash';
 
 /** Bits two pHashes may differ in and still group, when the caller names no maxDistance (docs/similarity.md). */
 export const DEFAULT_MAX_DISTANCE = 10;

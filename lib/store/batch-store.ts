@@ -15,27 +15,27 @@
 // Consumers declare the narrow part they need where they use it (lib/ingest/deps.ts IngestStore).
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../domain/batch';
-import type { Claim, Finish, UploadRef } from '../domain/upload';
-import type { Image } from '../domain/image';
 import type { ModelVersion } from '../domain/detection';
+import type { Image } from '../domain/image';
+import type { Claim, Finish, UploadRef } from '../domain/upload';
 import { BatchCounters, type RecordOptions } from './batch/counters';
-import { BatchSummaries, type BatchCounter, type BatchStoreOptions, type CloseOutcome, type NewBatch } from './batch/summary';
-import { claimImage, releaseClaim, type ClaimOutcome } from './image/claim';
-import { keepPaidResult, paidResult, type PaidResult } from './image/paid-result';
+import { type BatchCounter, type BatchStoreOptions, BatchSummaries, type CloseOutcome, type NewBatch } from './batch/summary';
+import { RegisteredClients } from './client/registrations';
+import { type ClaimOutcome, claimImage, releaseClaim } from './image/claim';
+import { keepPaidResult, type PaidResult, paidResult } from './image/paid-result';
 import { addDuplicate, finishImage, getImage, rejectUpload } from './image/record';
 import { findReusable } from './image/reuse';
 import { AnsweringModel } from './model/answering';
-import { RegisteredClients } from './client/registrations';
 import {
-  reclassifyBatch,
-  reviewImage,
   type ReclassifyOptions,
   type ReclassifyOutcome,
   type ReviewOutcome,
+  reclassifyBatch,
+  reviewImage,
   type Verdict,
 } from './review/verdicts';
 import type { TableAccess } from './table/access';
-import { endAttempt, noteFingerprint, startAttempt, type AttemptCount } from './upload/attempts';
+import { type AttemptCount, endAttempt, noteFingerprint, startAttempt } from './upload/attempts';
 
 export class BatchStore implements TableAccess {
   readonly ddb: DynamoDBDocumentClient;

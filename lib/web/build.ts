@@ -2,13 +2,14 @@
 // hash, the page that names them, and the icon, each gzip-compressed. Run from source, the local API builds them on
 // first use (lib/web/bundle.ts); scripts/bundle.ts embeds them in the Lambda bundle at packaging time, so neither
 // esbuild nor this module reaches Lambda. `npm run build:web` (scripts/build-web.ts) writes them to .build/web/.
-import { build } from 'esbuild';
+
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { INDEX_HTML, type WebAsset, type WebBundle } from './site';
+import { build } from 'esbuild';
 import { IceCatError } from '../errors';
+import { INDEX_HTML, type WebAsset, type WebBundle } from './site';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

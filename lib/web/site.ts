@@ -2,8 +2,8 @@
 // security headers of a page that holds an API key (a strict Content-Security-Policy, no framing, no sniffing).
 import { gunzipSync } from 'node:zlib';
 import { NotFoundError } from '../api/errors';
-import type { IceCatErrorOptions } from '../errors';
 import { HttpAnswer } from '../api/http-answer';
+import type { IceCatErrorOptions } from '../errors';
 
 /** One built file of the web app. */
 export interface WebAsset {

@@ -1,7 +1,7 @@
 // The local bucket notification: every object created under uploads/ becomes one SQS message holding the AWS-exact
 // S3 event record (s3rver's own events are version 2.0 with a raw key), sent to the local queue (queue/queue.ts) before
 // the upload's answer, as S3 → SQS notifications are configured on AWS (resources/storage.yml).
-import { s3EventMessage, s3EventRecord, type CreatedObject } from '../../lib/reconcile/s3-event';
+import { type CreatedObject, s3EventMessage, s3EventRecord } from '../../lib/reconcile/s3-event';
 import { LOCAL_ACCOUNT_ID, LOCAL_NAMES } from '../contract';
 import type { LocalQueue } from '../queue/queue';
 import type { LocalObjectEvent } from '../s3/s3';

@@ -2,13 +2,14 @@
 // to the local queue — and skipping objects whose message the queue still holds, which only the local queue can tell.
 // Each run then queues again the completion callbacks whose message was lost (lib/reconcile/callbacks.ts): the local
 // callbacks queue keeps pending retries in memory only, so after a restart this is what delivers them.
-import { startPeriodicSweep } from '../periodic-sweep';
+
 import type { S3Client } from '@aws-sdk/client-s3';
-import { sweepCallbacks, type CallbackSweepDeps, type CallbackSweepLimits, type CallbackSweepResult } from '../../lib/reconcile/callbacks';
-import { sweepUploads, type SweepLimits, type SweepResult } from '../../lib/reconcile/sweep';
-import { keysInS3Message } from '../../lib/reconcile/s3-event';
 import type { CountCheckResult } from '../../lib/reconcile/batch-counts';
+import { type CallbackSweepDeps, type CallbackSweepLimits, type CallbackSweepResult, sweepCallbacks } from '../../lib/reconcile/callbacks';
 import type { RedetectSweepResult } from '../../lib/reconcile/redetect-runs';
+import { keysInS3Message } from '../../lib/reconcile/s3-event';
+import { type SweepLimits, type SweepResult, sweepUploads } from '../../lib/reconcile/sweep';
+import { startPeriodicSweep } from '../periodic-sweep';
 import type { LocalQueue } from '../queue/queue';
 
 export interface LocalReconcileOptions {

@@ -1,11 +1,11 @@
 // The bridge's status over HTTP, for tests, benches and `npm run dead-letters` in other processes.
 import { createServer, type Server } from 'node:http';
-import { carriesToken } from './control-token';
 import type { DiskState } from '../disk-space';
 import { listen } from '../listen';
-import { dimensionLabel, type MetricTotalsSnapshot } from './metric-totals';
-import type { LocalQueue } from '../queue/queue';
 import type { QueueStats } from '../queue/options';
+import type { LocalQueue } from '../queue/queue';
+import { carriesToken } from './control-token';
+import { dimensionLabel, type MetricTotalsSnapshot } from './metric-totals';
 
 export interface BridgeStatusServer {
   url: string;

@@ -1,20 +1,21 @@
 // DetectLabels itself: the faults injected, the request checked, the image read and checked, the labels from the
 // pool's workers; and the counters GET /__stats shows.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from '../../lib/aws/clients';
 import { loadAwsClientSettings } from '../../lib/config';
 import { REKOGNITION_LIMITS as LIMITS } from '../../lib/ids';
 import { tryParseUploadKey } from '../../lib/ingest/s3-key';
 import { DetectorError, DetectorParameterError, ImageTooLargeError, ThrottlingError, ThroughputExceededError } from './errors';
-import { nextWorkerFault, type Faults } from './faults';
+import { type Faults, nextWorkerFault } from './faults';
 import { JSON_11, sendAwsError, sendJson } from './http';
 import { checkImage, readS3Image } from './image-check';
-import { toLabels, type RekognitionLabel } from './labels';
+import { type RekognitionLabel, toLabels } from './labels';
 import type { DetectorPool } from './pool';
+import { type DetectLabelsRequest, parseRequest, readBody } from './request';
 import { MODEL_SCALES, type ModelScale } from './scales';
-import { parseRequest, readBody, type DetectLabelsRequest } from './request';
 
 /** Largest request body read; the base64 of a 5 MB image is ~7 MB, anything larger is refused as too large. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;

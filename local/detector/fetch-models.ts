@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { NANODET_PACKAGE, nanodetDir, type DetectorModelName } from './model-catalog';
+import { type DetectorModelName, NANODET_PACKAGE, nanodetDir } from './model-catalog';
 
 const run = promisify(execFile);
 

@@ -1,5 +1,5 @@
 // The image a DetectLabels call names, read (from S3 when it is an S3Object) and checked as Rekognition checks it.
-import { GetObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, type S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import sharp, { type Metadata } from 'sharp';
 import { REKOGNITION_LIMITS as LIMITS } from '../../lib/ids';
 import { DetectorParameterError, ImageTooLargeError, InvalidImageFormatError, InvalidS3ObjectError } from './errors';

@@ -1,8 +1,8 @@
 // COCO-80 classes mapped onto Rekognition's label vocabulary (taxonomy.ts): a label's ancestors and categories, and
 // the label list DetectLabels answers (confidence floor, GeneralLabels filters, cap). Pure: no model, no network.
 import { labelConfidence, MODEL_SCALES, type ModelScale } from './scales';
-import { scoreToConfidence } from './thresholds';
 import { COCO_CLASSES, LABEL_OF_CLASS, TAXONOMY, type TaxonomyNode } from './taxonomy';
+import { scoreToConfidence } from './thresholds';
 
 /** A label's vocabulary entry as DetectLabels reports it. */
 interface LabelInfo {

@@ -3,7 +3,7 @@
 // row per grid cell of 80 class scores (already sigmoid, 0..1) and one row of 4 × 11 box logits: for each side of the
 // box (left, top, right, bottom) a distribution over the distances 0..10 strides from the cell's centre (the GFL
 // head). The distance is the distribution's expected value (softmax of the logits), as NanoDet's own decoder reads it.
-import { suppressOverlaps, toOriginalBox, type DecodeOptions, type Letterbox } from './decode';
+import { type DecodeOptions, type Letterbox, suppressOverlaps, toOriginalBox } from './decode';
 import type { FoundObject } from './labels';
 
 /** Bins per side of the box distribution (distances 0..10 strides). */

@@ -1,8 +1,9 @@
 // NanoDet run on one letterboxed image: the input as the model was trained on it (channels first, BGR, each channel
 // normalised by ImageNet's mean and deviation: with plain 0..1 RGB, as @vladmandic/human feeds it, a clear cat photo
 // scores 0.27 for Cat and a cup 0.39 under a 0.58 "toilet"), the outputs told apart by their shapes, then decoded.
-import * as tf from '@tensorflow/tfjs-core';
+
 import type { GraphModel } from '@tensorflow/tfjs-converter';
+import * as tf from '@tensorflow/tfjs-core';
 import type { DecodeOptions, Letterbox } from './decode';
 import type { FoundObject } from './labels';
 import { decodeNanoDet, NANODET_BINS, type NanoDetLevel } from './nanodet-decode';

@@ -5,17 +5,17 @@
 // so one decoded image and one inference are in memory at a time.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import * as tf from '@tensorflow/tfjs-core';
-import { loadGraphModel, type GraphModel } from '@tensorflow/tfjs-converter';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { type GraphModel, loadGraphModel } from '@tensorflow/tfjs-converter';
+import * as tf from '@tensorflow/tfjs-core';
 import sharp, { type OutputInfo } from 'sharp';
-import { COCO_CLASSES } from './taxonomy';
-import { type FoundObject } from './labels';
-import { decodeDetections, letterbox, type Letterbox } from './decode';
-import { SerialQueue } from './queue';
-import { detectorModelName, locateModelFiles, modelVersion, type DetectorModelName, type ModelFiles } from './model-catalog';
-import { runNanoDet } from './nanodet';
+import { decodeDetections, type Letterbox, letterbox } from './decode';
 import { InvalidImageFormatError } from './errors';
+import { type FoundObject } from './labels';
+import { type DetectorModelName, detectorModelName, locateModelFiles, type ModelFiles, modelVersion } from './model-catalog';
+import { runNanoDet } from './nanodet';
+import { SerialQueue } from './queue';
+import { COCO_CLASSES } from './taxonomy';
 
 const INPUT_SIZE = 512;
 const NANODET_INPUT_SIZE = 416;

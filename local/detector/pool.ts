@@ -4,16 +4,16 @@
 // arrival order, except that while one client used most of the workers' recent time, other clients' images go first.
 // A worker that dies or does not answer within the task timeout is replaced, and its image is given to another
 // worker (once; an image that kills two workers is answered InternalServerError).
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../../lib/config';
 import { childEnv, detectorTaskTimeoutMs, detectorWorkersFromEnv } from '../config';
-import { detectorModelName, type DetectorModelName } from './model-catalog';
 import { FairReadyList, POOL_FAIR_SHARE, RecentUse } from '../queue/fair-share';
 import { DetectorError, type RekognitionErrorType } from './errors';
 import type { FoundObject } from './labels';
+import { type DetectorModelName, detectorModelName } from './model-catalog';
 
 /** Most workers a pool runs. */
 const MAX_WORKERS = 64;

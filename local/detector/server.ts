@@ -7,15 +7,15 @@
 // (detect-labels.ts), the fault injection (faults.ts), the answers (http.ts).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { DetectorPool, detectorWorkers } from './pool';
-import { DetectLabelsEndpoint } from './detect-labels';
-import { detectorModelName, locateModelFiles, type DetectorModelName } from './model-catalog';
-import { MODEL_SCALES } from './scales';
-import { handleFaults, initialFaults, type Faults } from './faults';
-import { JSON_11, sendJson } from './http';
-import { listen } from '../listen';
 import { ID_PATTERN } from '../../lib/ids';
 import { CLIENT_HINT_HEADER } from '../../lib/ingest/detect';
+import { listen } from '../listen';
+import { DetectLabelsEndpoint } from './detect-labels';
+import { type Faults, handleFaults, initialFaults } from './faults';
+import { JSON_11, sendJson } from './http';
+import { type DetectorModelName, detectorModelName, locateModelFiles } from './model-catalog';
+import { DetectorPool, detectorWorkers } from './pool';
+import { MODEL_SCALES } from './scales';
 
 interface DetectorServerOptions {
   host?: string;

@@ -3,9 +3,9 @@
 // The model is the pool's (workerData, or ICECAT_DETECTOR_MODEL in a child process). Messages in: { id, image, fault? }; out: { ready, version } once, then { id, detections, tensors } or
 // { id, error: { type, message } } per image. `fault` is the test hook of /__faults (crashNext, hangNext).
 import { parentPort, workerData } from 'node:worker_threads';
-import { liveTensors, loadDetector } from './object-detector';
 import { DetectorError } from './errors';
 import type { DetectorModelName } from './model-catalog';
+import { liveTensors, loadDetector } from './object-detector';
 import type { WorkerReply, WorkerRequest } from './pool';
 
 const send: (reply: WorkerReply) => void = parentPort ? (reply) => parentPort?.postMessage(reply) : (reply) => process.send?.(reply);

@@ -4,17 +4,18 @@
 //
 //   tsx local/dynamodb/dynamodb-local.ts -- <command...>   runs the command with ICECAT_DYNAMODB_ENDPOINT set to a fresh
 //                                                 DynamoDB Local, then stops it (npm run test:strict)
-import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { childEnv, javaHomeFromEnv } from '../config';
-import { localDynamoClient } from './dynamodb';
 import { LOCAL_NAMES } from '../contract';
 import { LocalStackError } from '../errors';
+import { localDynamoClient } from './dynamodb';
 
 /** Pinned: the package version whose jar (DynamoDB Local 1.25.1) this project was checked against. */
 export const SIMULATOR_PACKAGE = 'amplify-dynamodb-simulator@2.9.30';

@@ -1,25 +1,26 @@
 // The local DynamoDB: dynalite persisting under <dataDir>/dynamodb (or an external endpoint such as DynamoDB
 // Local), with the IceCatWrangler table created from resources/table.yml, the same definition serverless.yml deploys.
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  DynamoDBClient,
-  ResourceInUseException,
-  ResourceNotFoundException,
-  waitUntilTableExists,
-  type CreateTableCommandInput,
-  type DynamoDBClientConfig,
-} from '@aws-sdk/client-dynamodb';
+
 import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DescribeTableCommand,
+  DynamoDBClient,
+  type DynamoDBClientConfig,
+  ResourceInUseException,
+  ResourceNotFoundException,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
 import { LOCAL_NAMES } from '../contract';
 import { freeSpace } from '../disk-space';
+import type { LocalIam } from '../iam/iam';
 import { closeServer } from '../listen';
 import { installSharedParsers } from './dynalite-parsers';
 import { guardDynalite } from './iam';
-import type { LocalIam } from '../iam/iam';
 import { loadTableInput } from './table-definition';
 
 /** A client of the local DynamoDB at `endpoint`, whatever process.env holds. */

@@ -6,8 +6,9 @@
 // transaction of more than 100 items or 4 MB is refused as DynamoDB refuses it (dynalite has no transactions and
 // answers UnknownOperationException; DynamoDB Local checks them itself). Other keys (the operator's, the stack's own
 // clients) keep dynalite's: no IAM.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+
 import { EventEmitter } from 'node:events';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { IamRequest } from '../iam/evaluate';
 import { functionOfAccessKey, type LocalIam } from '../iam/iam';
 

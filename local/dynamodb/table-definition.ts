@@ -1,8 +1,9 @@
 // The local table's definition: the CreateTable input the local DynamoDB (dynamodb.ts) creates its table with, converted
 // from resources/table.yml, the same CloudFormation definition serverless.yml deploys.
-import type { CreateTableCommandInput, GlobalSecondaryIndex, LocalSecondaryIndex } from '@aws-sdk/client-dynamodb';
+
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { CreateTableCommandInput, GlobalSecondaryIndex, LocalSecondaryIndex } from '@aws-sdk/client-dynamodb';
 import { parse } from 'yaml';
 import { LOCAL_NAMES } from '../contract';
 import { LocalStackError } from '../errors';

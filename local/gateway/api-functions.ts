@@ -2,13 +2,13 @@
 // Gateway would invoke for it: the one integrated by the route the gateway selects from serverless.yml's httpApi
 // events (local/gateway/routes.ts), `$default` for a request no other route matches.
 import path from 'node:path';
-import { API_FUNCTIONS, apiHandlerModule, type ApiFunctionName } from '../../lib/api/functions';
 import type { BatchesWiring } from '../../functions/batches/app';
-import type { HttpApiHandler, HttpGatewayTarget } from './gateway';
-import { loadHttpApiTemplate, type HttpApiRoute, type TemplateFunction } from './routes';
+import { API_FUNCTIONS, type ApiFunctionName, apiHandlerModule } from '../../lib/api/functions';
 import type { LocalIam } from '../iam/iam';
-import { senderAs } from '../queue/iam';
 import { buildAs } from '../iam/signing';
+import { senderAs } from '../queue/iam';
+import type { HttpApiHandler, HttpGatewayTarget } from './gateway';
+import { type HttpApiRoute, loadHttpApiTemplate, type TemplateFunction } from './routes';
 
 export type ApiFunctionHandlers = Record<ApiFunctionName, HttpApiHandler>;
 

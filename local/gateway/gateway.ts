@@ -3,13 +3,14 @@
 // builds for that route, and the function's result is written back as API Gateway would. What API Gateway refuses
 // before or around the function is answered as it answers it: a body over 10 MB (413), no route (404), the function
 // failing, past its timeout or answering over Lambda's 6 MB (500), the integration past 30 s (503).
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createLambdaContext, LOCAL_ACCOUNT_ID } from '../contract';
-import { buildHttpApiEvent, matchRoute, type HttpApiRoute } from './routes';
 import { listen } from '../listen';
+import { buildHttpApiEvent, type HttpApiRoute, matchRoute } from './routes';
 
 export type HttpApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
 

@@ -2,10 +2,11 @@
 // (the route keys that deploy), API Gateway's route selection, and the payload format 2.0 event it builds for the
 // matched route. The local gateway (local/gateway/gateway.ts) serves requests with them; anything else that must invoke
 // the handlers as API Gateway would (a test, a deploy check) can build the same events.
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { parse } from 'yaml';
 import { LocalStackError } from '../errors';
 

@@ -3,8 +3,8 @@
 // not know, or an ARN of the wrong type for the action, is an error, not a quiet deny). Pure but for RoleDecisions'
 // cache: the local stand-ins ask RoleDecisions on every request; a test that checks recorded calls can ask roleAllows.
 import { runSimulation } from '@cloud-copilot/iam-simulate';
-import type { PolicyStatement } from './roles';
 import { LocalStackError } from '../errors';
+import type { PolicyStatement } from './roles';
 
 export class PolicyEvaluationError extends LocalStackError {
   override name = 'PolicyEvaluationError';

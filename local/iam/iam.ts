@@ -4,10 +4,11 @@
 // read from serverless.yml and resources/ by local/iam/template.ts), allows the request; a refusal is each service's
 // own AccessDenied. The operator's key (S3RVER) and the clients' own S3 keys are no function's: they keep their own
 // scopes (everything; s3/scope.ts).
-import { RoleDecisions, type IamRequest } from './evaluate';
-import { rolesFromTemplate, type FunctionRole } from './roles';
-import { roleTemplateFromSources } from './template';
+
 import { LOCAL_ACCOUNT_ID, LOCAL_NAMES } from '../contract';
+import { type IamRequest, RoleDecisions } from './evaluate';
+import { type FunctionRole, rolesFromTemplate } from './roles';
+import { roleTemplateFromSources } from './template';
 
 /** The stage the local stack stands in for: its queues' names (and LOCAL_QUEUE_ARN's) are the template's for it. */
 export const LOCAL_STAGE = 'local';

@@ -10,15 +10,15 @@
 // prints it); the API key is still its only output.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { defaultClientLimits } from '../../functions/config';
 import { AuthError } from '../../lib/auth/api-keys';
 import { registerApiKey } from '../../lib/auth/register';
-import { MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND, type ClientLimits } from '../../lib/quota/limits';
-import { defaultClientLimits } from '../../functions/config';
+import { type ClientLimits, MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND } from '../../lib/quota/limits';
 import { ClientQuotaStore, UnregisteredClientError } from '../../lib/store/client/quota';
-import { dataDirFromEnv, defaultEnv, loadClientCreateSettings } from '../config';
-import { issueClientS3Key } from '../s3/client-key-ring';
 import { Registrations } from '../../lib/store/client/registrations';
+import { dataDirFromEnv, defaultEnv, loadClientCreateSettings } from '../config';
 import { LocalStackError } from '../errors';
+import { issueClientS3Key } from '../s3/client-key-ring';
 
 interface Target {
   client: DynamoDBClient;

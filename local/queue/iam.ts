@@ -6,8 +6,8 @@
 // function's role, and cannot be created without ReceiveMessage, DeleteMessage and GetQueueAttributes on the queue.
 import { SQSServiceException } from '@aws-sdk/client-sqs';
 import type { JobQueue } from '../../lib/jobs/queue';
-import type { LocalIam } from '../iam/iam';
 import { LocalStackError } from '../errors';
+import type { LocalIam } from '../iam/iam';
 
 /** A message's largest body: SQS's default MaximumMessageSize (the template's queues set none). */
 export const SQS_MAX_MESSAGE_BYTES = 262_144;

@@ -2,21 +2,22 @@
 // partial batch failures, retries with backoff, a dead-letter list after maxReceiveCount receives. With a journal
 // (journal.ts) it is durable as SQS is: a message is on disk before `send` returns and leaves only when it is
 // deleted (handled, or dead-lettered), so whatever was not deleted is delivered again by the next queue on the file.
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { localReceiptHandle } from '../../lib/aws/message-visibility';
 import { createLambdaContext } from '../contract';
-import { FairReadyList } from './fair-share';
-import { QueueJournal } from './journal';
-import type { LocalQueueOptions, QueueStats, Settings } from './options';
-import { DeadLetterList, type DeadLetter } from './dead-letter-list';
-import { failuresOf, sqsRecord, withTimeout, type Message } from './message';
-import { QueueStoppedError } from './errors';
-import { queueSettings, retryBackoffMs } from './settings';
-import { IdleWaiters } from './idle-waiters';
 import { Counts } from './counts';
-import { Timers } from './timers';
+import { type DeadLetter, DeadLetterList } from './dead-letter-list';
+import { QueueStoppedError } from './errors';
+import { FairReadyList } from './fair-share';
+import { IdleWaiters } from './idle-waiters';
+import { QueueJournal } from './journal';
+import { failuresOf, type Message, sqsRecord, withTimeout } from './message';
+import type { LocalQueueOptions, QueueStats, Settings } from './options';
 import { deadLetteredLine, deadLetterOf, forgetLettersAbout, newMessage, redriveLetters } from './records';
+import { queueSettings, retryBackoffMs } from './settings';
+import { Timers } from './timers';
 
 /** An SQS queue feeding a Lambda handler through an event source mapping, in one process. */
 export class LocalQueue {

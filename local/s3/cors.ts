@@ -1,9 +1,10 @@
 // The bucket's CORS rules as deployed (resources/storage.yml), applied to the local S3: browsers POST the presigned
 // forms from the web app's origin and GET an export it redirects to, and s3rver, like S3, answers cross-origin
 // requests only as the bucket's rules allow.
-import { PutBucketCorsCommand, type CORSRule, type S3Client } from '@aws-sdk/client-s3';
+
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { type CORSRule, PutBucketCorsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { parse } from 'yaml';
 import { LocalStackError } from '../errors';
 

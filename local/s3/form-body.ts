@@ -3,7 +3,7 @@
 // busboy never reads a part header the client wrote: not before the file (where it could read another field than the
 // guard read, issue 37), nor after it, where S3 ignores the form's parts and where one header line starting with a
 // space threw an uncaught TypeError in busboy's header parser (dicer), taking the process down.
-import { Transform, type Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { canonicalForm } from './form-prefix';
 
 /**

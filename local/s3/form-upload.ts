@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { Transform } from 'node:stream';
 import { FormPrefixReader, MAX_PRE_DATA_BYTES } from './form-prefix';
 import { sizeRefusal } from './post-policy';
-import { S3Error, s3Error, type FilesystemStore } from './s3rver-store';
+import { type FilesystemStore, S3Error, s3Error } from './s3rver-store';
 
 export const malformed = () => new S3Error('MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');
 

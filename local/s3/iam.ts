@@ -9,9 +9,9 @@ import { Readable } from 'node:stream';
 import type { IamRequest } from '../iam/evaluate';
 import { functionOfAccessKey, type LocalIam } from '../iam/iam';
 import { signedAccessKeyId } from './auth';
+import { requestTarget, type S3RequestContext } from './requests';
 import { S3Error } from './s3rver-store';
 import { decodeCopySource } from './store';
-import { requestTarget, type S3RequestContext } from './requests';
 
 /** Koa's context as this guard uses it: the request, and the answer it may write itself. */
 type Ctx = S3RequestContext & { req: IncomingMessage; type?: string; body?: unknown };

@@ -2,9 +2,10 @@
 // applied to the local S3, which has none of its own: an object under a rule's prefix is deleted once its days have
 // passed, counted as S3 counts them. The expiry sweep erases each batch at its own expiry; these rules are what S3
 // would still do: uploads never processed (14 days), exports (a day), and the backstop of the other prefixes.
-import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { parse } from 'yaml';
 import { LocalStackError } from '../errors';
 

@@ -5,8 +5,8 @@
 // in the request's URL (issue 37).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { requestTarget, type Middleware } from './requests';
-import { S3Error, type FilesystemStore } from './s3rver-store';
+import { type Middleware, requestTarget } from './requests';
+import { type FilesystemStore, S3Error } from './s3rver-store';
 import { UPLOAD_ID } from './store';
 
 const noSuchUpload = (uploadId: string) =>

@@ -3,9 +3,9 @@
 import crypto from 'node:crypto';
 import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { holdFolder, replaceFiles, writeContent, type FileWrite, type Staged } from './files';
-import { objectName, type KeyLocks } from './key-locks';
-import { S3Error, type FilesystemStore, type Originals, type StoredObject } from './s3rver-store';
+import { type FileWrite, holdFolder, replaceFiles, type Staged, writeContent } from './files';
+import { type KeyLocks, objectName } from './key-locks';
+import { type FilesystemStore, type Originals, S3Error, type StoredObject } from './s3rver-store';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ALLOWED_METADATA } = require('s3rver/lib/models/object') as { ALLOWED_METADATA: string[] };

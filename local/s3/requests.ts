@@ -3,16 +3,16 @@
 // x-amz-copy-source-if-match / -if-none-match on CopyObject).
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { authRefusal, sigV2AccessKeyId, signedAccessKeyId } from './auth';
+import { authRefusal, signedAccessKeyId, sigV2AccessKeyId } from './auth';
 import { formBodyForS3rver } from './form-body';
-import { discardBody, malformed, readPrefix, sizeCheckedStore } from './form-upload';
 import { canonicalContentType, formBoundary, MAX_PRE_DATA_BYTES } from './form-prefix';
-import { keyRefusal } from './object-keys';
-import { clientPrefix, clientScopeRefusal } from './scope';
-import { policySizeRange, postPolicyRefusal, sizeRefusal } from './post-policy';
+import { discardBody, malformed, readPrefix, sizeCheckedStore } from './form-upload';
 import { objectName } from './key-locks';
-import { S3Error, s3Error, type FilesystemStore, type S3ErrorInstance } from './s3rver-store';
-import { decodeCopySource, storedETag, type StoreLocks } from './store';
+import { keyRefusal } from './object-keys';
+import { policySizeRange, postPolicyRefusal, sizeRefusal } from './post-policy';
+import { type FilesystemStore, S3Error, type S3ErrorInstance, s3Error } from './s3rver-store';
+import { clientPrefix, clientScopeRefusal } from './scope';
+import { decodeCopySource, type StoreLocks, storedETag } from './store';
 
 export interface S3RequestContext {
   method: string;

@@ -2,23 +2,24 @@
 // refuses, or what it cannot store, with S3's XML errors (object-keys.ts), answers only signed requests, presigned URLs and
 // POST forms (auth.ts), checks presigned POST forms and conditional requests (requests.ts), and never lets a
 // failed write take the process down (store.ts).
-import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { CreatedObject } from '../../lib/reconcile/s3-event';
-import { isOutOfSpace } from '../disk-space';
-import { clientS3KeysFile, ClientS3KeyRing } from './client-key-ring';
 import { LOCAL_NAMES } from '../contract';
+import { isOutOfSpace } from '../disk-space';
 import { functionCredentials, functionOfAccessKey, type LocalIam } from '../iam/iam';
-import { s3FormAuthorizer, s3IamGuard } from './iam';
 import { dropConnections } from '../listen';
-import { multipartKeyGuard } from './multipart';
-import { conditionalRequests, keyGuard, postFormGuard, requestTarget, signatureGuard, type S3RequestContext } from './requests';
+import { ClientS3KeyRing, clientS3KeysFile } from './client-key-ring';
+import { s3FormAuthorizer, s3IamGuard } from './iam';
 import { objectName } from './key-locks';
-import { S3Error, type FilesystemStore } from './s3rver-store';
+import { multipartKeyGuard } from './multipart';
+import { conditionalRequests, keyGuard, postFormGuard, requestTarget, type S3RequestContext, signatureGuard } from './requests';
+import { type FilesystemStore, S3Error } from './s3rver-store';
 import { decodeCopySource, hardenStore, storedETag } from './store';
 
 /** A client of the local S3 at `endpoint`, whatever process.env holds (its account's keys, path-style requests). */

@@ -3,8 +3,9 @@
 // prefix (ListObjects, ListObjectsV2 with a prefix under it); anything else, another client's prefix, a read, a delete,
 // a copy, a bucket's configuration, answers AccessDenied. Pure: judged on the request as it arrived, once its signature
 // has been checked (auth.ts).
-import type { S3Refusal } from './object-keys';
+
 import { queryParameters, type SignedRequest } from './auth';
+import type { S3Refusal } from './object-keys';
 
 /** The prefix a client's key writes and lists under. */
 export const clientPrefix = (clientId: string): string => `uploads/${clientId}/`;

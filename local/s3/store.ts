@@ -8,11 +8,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { LIST_ATTEMPTS, replaceFiles, writeContent, type Staged } from './files';
+import { LIST_ATTEMPTS, replaceFiles, type Staged, writeContent } from './files';
 import { KeyLocks, NONE_HELD } from './key-locks';
 import { bucketNameRefusal, keyRefusal } from './object-keys';
 import { metadataFiles, objectMethods } from './object-methods';
-import { originalsOf, S3Error, s3Error, type FilesystemStore, type Originals } from './s3rver-store';
+import { type FilesystemStore, type Originals, originalsOf, S3Error, s3Error } from './s3rver-store';
 
 /** Longest path the OS opens (PATH_MAX, terminating NUL included). */
 const MAX_PATH_BYTES = 4095;

@@ -1,11 +1,12 @@
 // The expiry sweep on the local stack (lib/erase/expiry.ts): once at start, then every interval, as the scheduled
 // function runs it on AWS. dynalite has no TTL and the local S3 no lifecycle, so this is what makes an expired batch go
 // locally: its erasure (the erase job, in-process) deletes its objects under every prefix and every item it left.
-import { startPeriodicSweep } from '../periodic-sweep';
+
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ERASURE_REQUEUE_MS, sweepExpiredBatches, type ExpirySweepResult } from '../../lib/erase/expiry';
+import { ERASURE_REQUEUE_MS, type ExpirySweepResult, sweepExpiredBatches } from '../../lib/erase/expiry';
 import type { JobQueue } from '../../lib/jobs/queue';
+import { startPeriodicSweep } from '../periodic-sweep';
 import { applyLifecycle, type LifecycleRule } from '../s3/lifecycle';
 
 export interface LocalExpiryOptions {

@@ -1,17 +1,18 @@
 // The local stack's functions as IAM sees them (local/iam/iam.ts): the roles read at the start, each function built as
 // itself, and what the sweeps the stack runs in-process (the reconcile and expire functions' work) sign and send as.
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
 import type { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { IngestWiring } from '../../functions/ingest/app';
 import type { JobQueue } from '../../lib/jobs/queue';
-import { localDynamoClient } from '../dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../contract';
-import { functionCredentials, functionOfAccessKey, loadLocalIam, type LocalIam } from '../iam/iam';
-import { checkConsumer, senderAs, sqsError } from '../queue/iam';
+import { localDynamoClient } from '../dynamodb/dynamodb';
+import { functionCredentials, functionOfAccessKey, type LocalIam, loadLocalIam } from '../iam/iam';
 import { buildAs } from '../iam/signing';
+import { checkConsumer, senderAs, sqsError } from '../queue/iam';
 import type { BatchHandler } from '../queue/options';
 import { localS3Client } from '../s3/s3';
-import { loadIngestHandler, ROOT, type Closable } from './services';
+import { type Closable, loadIngestHandler, ROOT } from './services';
 
 /** The roles the local stack checks its functions against: resources/roles.yml, or `rolesFile` (ICECAT_IAM_ROLES_FILE). */
 export function stackIam(rolesFile?: string): LocalIam {

@@ -5,16 +5,16 @@
 // fan-out is an engine's (S3 Batch Operations or a distributed map), whose task calls enqueueSourceObject as this does.
 import type { SQSEvent } from 'aws-lambda';
 import { clients } from '../../lib/aws/clients';
+import type { IngestConfig } from '../../lib/config';
 import type { ImportQueue } from '../../lib/import/enqueue';
-import { listImport, type ListerDeps } from '../../lib/import/lister';
+import { type ListerDeps, listImport } from '../../lib/import/lister';
 import { encodeListJob, listJobIn } from '../../lib/import/message';
 import type { LocalJobQueue } from '../../lib/jobs/queue';
 import { BatchStore } from '../../lib/store/batch-store';
-import { ClientSourcesStore } from '../../lib/store/client/sources';
-import { ImportMarksStore } from '../../lib/store/imports/marks';
-import { ImportStore } from '../../lib/store/imports/imports';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
-import type { IngestConfig } from '../../lib/config';
+import { ClientSourcesStore } from '../../lib/store/client/sources';
+import { ImportStore } from '../../lib/store/imports/imports';
+import { ImportMarksStore } from '../../lib/store/imports/marks';
 import type { LocalFunctionSettings } from '../config';
 
 /** The uploads queue as an import sends to it: the bridge's durable queue, each message in its client's group. */

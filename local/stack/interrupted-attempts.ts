@@ -6,11 +6,12 @@
 // it would crash-loop the stack on that upload forever. A stop that finishes writes a mark in the data dir; the next
 // start takes it away, and forgives only when it found it. On AWS no such outside kill of every run exists; a run
 // that times out or runs out of memory keeps its attempt counted.
-import type { S3Event } from 'aws-lambda';
+
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { S3Event } from 'aws-lambda';
 import type { UploadRef } from '../../lib/domain/upload';
 import { decodeS3Key, tryParseUploadKey } from '../../lib/ingest/s3-key';
 import { BatchStore } from '../../lib/store/batch-store';

@@ -4,13 +4,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { LocalJobQueue, NoLocalConsumerError, type JobQueue, type LocalConsumer, type LocalConsumerLimits } from '../../lib/jobs/queue';
-import { redetectMessageIn } from '../../lib/redetect/message';
 import type { CallbacksHandler } from '../../functions/callbacks/app';
+import { type JobQueue, type LocalConsumer, type LocalConsumerLimits, LocalJobQueue, NoLocalConsumerError } from '../../lib/jobs/queue';
+import { redetectMessageIn } from '../../lib/redetect/message';
 import { loadHttpApiTemplate } from '../gateway/routes';
 import type { LocalIam } from '../iam/iam';
-import { checkConsumer, senderAs } from '../queue/iam';
 import { buildAs } from '../iam/signing';
+import { checkConsumer, senderAs } from '../queue/iam';
 
 export interface LocalJobQueues {
   erasures: LocalJobQueue;

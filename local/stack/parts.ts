@@ -1,20 +1,20 @@
 // What the local stack (stack.ts) hands between the steps of its start: the start's settings and what has started,
 // the stores and the detector, the intake. Types only, so the steps in other files (sweeps.ts) read them too.
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { DetectorServer } from '../detector/server';
 import type { LocalMessageVisibility } from '../../lib/aws/message-visibility';
-import type { ApiFunctionHandlers } from '../gateway/api-functions';
+import type { MetricTotals } from '../bridge/metric-totals';
 import type { LocalReconciler } from '../bridge/reconcile';
 import type { BridgeStatusServer } from '../bridge/status';
 import type { LocalConfig, StackSettings } from '../config';
+import type { StackPorts } from '../contract';
+import type { DetectorServer } from '../detector/server';
 import type { DiskFaults } from '../disk-space';
 import type { LocalDynamoDB } from '../dynamodb/dynamodb';
-import type { StackPorts } from '../contract';
+import type { ApiFunctionHandlers } from '../gateway/api-functions';
 import type { HttpGateway } from '../gateway/gateway';
 import type { LocalIam } from '../iam/iam';
-import type { MetricTotals } from '../bridge/metric-totals';
-import type { LocalQueue } from '../queue/queue';
 import type { BatchHandler } from '../queue/options';
+import type { LocalQueue } from '../queue/queue';
 import type { LocalS3 } from '../s3/s3';
 import type { Closable } from './services';
 import type { StackOptions } from './types';

@@ -8,8 +8,8 @@ import sharp from 'sharp';
 import type { ModelVersion } from '../../lib/domain/detection';
 import { parseModelVersion } from '../../lib/model-version';
 import { recordCurrentModel } from '../../lib/store/model/current-write';
-import { localDynamoClient } from '../dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../contract';
+import { localDynamoClient } from '../dynamodb/dynamodb';
 
 /** One DetectLabels answer of the detector at `rekognitionUrl`: its model, recorded in the table as the one answering now. */
 export async function recordDetectorModel(rekognitionUrl: string, dynamodbUrl: string, tableName: string): Promise<ModelVersion> {

@@ -1,35 +1,36 @@
 // The pieces the local stack (stack.ts) starts besides its services: the DynamoDB clients its sweeps use, the demo
 // client's key, the data dir's secrets, the detector and the ingest handler (loaded late), and the closing in order.
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { S3Client } from '@aws-sdk/client-s3';
+
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { LocalReconcileOptions } from '../bridge/reconcile';
-import { presentBatch } from '../../lib/api/present';
-import { callbackSweepLimits } from '../../lib/reconcile/callbacks';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { IngestWiring } from '../../functions/ingest/app';
-import type { JobQueue } from '../../lib/jobs/queue';
-import type { LocalQueue } from '../queue/queue';
-import type { BatchHandler } from '../queue/options';
-import { keysInS3Message } from '../../lib/reconcile/s3-event';
+import { presentBatch } from '../../lib/api/present';
+import { registerApiKey } from '../../lib/auth/register';
 import { batchesOfKeys } from '../../lib/ingest/s3-key';
-import { BatchStore } from '../../lib/store/batch-store';
-import { readLiveBatches } from '../../lib/store/expiry/live';
-import { checkBatchCounts, type CountCheckResult } from '../../lib/reconcile/batch-counts';
+import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook } from '../../lib/notify/wiring';
+import { type CountCheckResult, checkBatchCounts } from '../../lib/reconcile/batch-counts';
+import { callbackSweepLimits } from '../../lib/reconcile/callbacks';
+import { type RedetectSweepResult, sweepRedetections } from '../../lib/reconcile/redetect-runs';
+import { keysInS3Message } from '../../lib/reconcile/s3-event';
+import { BatchStore } from '../../lib/store/batch-store';
+import { CallbackRequeues } from '../../lib/store/callback/requeue';
+import { ClientLimitsReader } from '../../lib/store/client/limits';
+import { Registrations } from '../../lib/store/client/registrations';
+import { readLiveBatches } from '../../lib/store/expiry/live';
+import { Redetections } from '../../lib/store/redetect/images';
+import type { LocalReconcileOptions } from '../bridge/reconcile';
+import type { LocalFunctionSettings } from '../config';
+import type { DetectorServer } from '../detector/server';
 import { localDynamoClient } from '../dynamodb/dynamodb';
 import { functionCredentials } from '../iam/iam';
-import { registerApiKey } from '../../lib/auth/register';
-import { sweepRedetections, type RedetectSweepResult } from '../../lib/reconcile/redetect-runs';
-import { ClientLimitsReader } from '../../lib/store/client/limits';
-import { Redetections } from '../../lib/store/redetect/images';
-import type { LocalFunctionSettings } from '../config';
+import type { BatchHandler } from '../queue/options';
+import type { LocalQueue } from '../queue/queue';
 import { uploadsJobQueue } from './job-queues';
-import type { DetectorServer } from '../detector/server';
-import { Registrations } from '../../lib/store/client/registrations';
-import { CallbackRequeues } from '../../lib/store/callback/requeue';
 
 /** Something the stack started, closed at stop in reverse order. */
 export interface Closable {
@@ -123,7 +124,11 @@ export function callbackSweep(
   const client = localDynamoClient(endpoint, { credentials: functionCredentials('reconcile') });
   started.push({ name: 'callback sweep client', close: async () => client.destroy() });
   return {
-    deps: { owed: new CallbackRequeues({ ddb: DynamoDBDocumentClient.from(client), tableName: table }), callbacks, present: (batch) => presentBatch(batch, settings.pricePerImageUsd) },
+    deps: {
+      owed: new CallbackRequeues({ ddb: DynamoDBDocumentClient.from(client), tableName: table }),
+      callbacks,
+      present: (batch) => presentBatch(batch, settings.pricePerImageUsd),
+    },
     limits: callbackSweepLimits(settings.notify, settings.callbackGraceSeconds),
   };
 }

@@ -8,8 +8,8 @@ import { ConfigError } from '../../lib/config';
 import { IMAGE_ATTRIBUTES } from '../../lib/store/table/attributes';
 import { batchPartition } from '../../lib/store/table/schema';
 import { dataDirFromEnv, stopGraceMs } from '../config';
-import { prepareDataDir } from './data-layout';
 import { detectorModelName } from '../detector/model-catalog';
+import { prepareDataDir } from './data-layout';
 import { startStack } from './stack';
 import type { Stack } from './types';
 

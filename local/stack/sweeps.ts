@@ -1,15 +1,15 @@
 // The local stack's sweeps (stack.ts starts them last): the reconciliation sweep, the reconcile function's work, and
 // the expiry sweep, the expire function's, each signing and sending as its function.
-import { startLocalReconciler, type LocalReconciler } from '../bridge/reconcile';
+import { type LocalReconciler, startLocalReconciler } from '../bridge/reconcile';
+import type { LocalFunctionSettings } from '../config';
 import { LOCAL_NAMES } from '../contract';
-import { startLocalExpiry, type LocalExpiry } from './expiry';
-import type { LocalJobQueues } from './job-queues';
 import type { LocalQueue } from '../queue/queue';
 import { loadBucketLifecycleRules } from '../s3/lifecycle';
+import { type LocalExpiry, startLocalExpiry } from './expiry';
 import { documentClientAs, queueAs, s3ClientAs, sendCheckAs } from './iam';
+import type { LocalJobQueues } from './job-queues';
 import type { Starting, Stores } from './parts';
-import type { LocalFunctionSettings } from '../config';
-import { callbackSweep, countChecker, redetectSweep, ROOT } from './services';
+import { callbackSweep, countChecker, ROOT, redetectSweep } from './services';
 import type { StackOptions } from './types';
 
 /** The reconciliation sweep (with the count check and the callbacks' look where it can run them); none when turned off. */

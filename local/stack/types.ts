@@ -1,11 +1,11 @@
 // What a caller of the local stack (stack.ts) gives it and gets back: its options, endpoints and the running stack.
 import type { LocalReconciler } from '../bridge/reconcile';
-import type { DiskState } from '../disk-space';
 import type { StackPorts } from '../contract';
-import type { LocalExpiry } from './expiry';
+import type { DiskState } from '../disk-space';
 import type { HttpApiHandler } from '../gateway/gateway';
-import type { LocalQueue } from '../queue/queue';
 import type { BatchHandler, LocalQueueOptions } from '../queue/options';
+import type { LocalQueue } from '../queue/queue';
+import type { LocalExpiry } from './expiry';
 
 export interface StackOptions {
   /** Where S3 objects, DynamoDB data, the queue's journal and the dead-letter file live (default ICECAT_DATA_DIR, else .data). */

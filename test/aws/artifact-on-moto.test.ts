@@ -5,24 +5,25 @@
 // API Gateway's payload 2.0 events; the sweeps from their schedules, the erasure and the callbacks from their queues.
 // Every AWS call a function sent was checked against its role when sent (and refused as AWS refuses it when not
 // allowed); the last test lists any refusal.
+
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { registerApiKey } from '../../lib/auth/register';
+import { Registrations } from '../../lib/store/client/registrations';
 import { ensurePackaged, ROOT } from '../deploy/packaged';
 import { cfnLint, KEPT_WARNINGS, type LintFinding } from './cfn-lint';
 import { clientConfig } from './deploy';
-import { fireSchedule, httpApi, pollQueue, type HttpApi } from './drive';
+import { fireSchedule, type HttpApi, httpApi, pollQueue } from './drive';
 import { SKIPPED_TYPES } from './fill-in';
-import { resolve } from './intrinsics';
-import { FUNCTIONS, PARAMETERS, startMotoStack, type MotoStack } from './moto-stack';
 import { driveImportTask } from './import-task.drive';
-import { filled, routeRequests } from './route-requests';
+import { resolve } from './intrinsics';
+import { FUNCTIONS, type MotoStack, PARAMETERS, startMotoStack } from './moto-stack';
 import { readAlarms, readBucket, readCodeHashes, readHttpApi, readPolicies, readSecrets, readSubscriptions, readTable } from './read-back';
-import { Registrations } from '../../lib/store/client/registrations';
+import { filled, routeRequests } from './route-requests';
 
 const TEMPLATE = path.join(ROOT, '.serverless', 'cloudformation-template-update-stack.json');
 const CLIENT = 'moto-client';

@@ -1,16 +1,17 @@
 // The packaged stack deployed into moto's CloudFormation as osls deploys it: the create-stack template (the deployment
 // bucket), each function's zip uploaded to its S3Key, then the compiled template as a stack update from that bucket.
+
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import {
   CloudFormationClient,
   CreateStackCommand,
   DescribeStackResourcesCommand,
   DescribeStacksCommand,
-  UpdateStackCommand,
   type Parameter,
+  UpdateStackCommand,
 } from '@aws-sdk/client-cloudformation';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Packaged } from '../deploy/packaged';
 import { ROOT } from '../deploy/packaged';
 

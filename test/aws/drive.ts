@@ -6,9 +6,9 @@ import { GetIntegrationsCommand, GetRoutesCommand } from '@aws-sdk/client-apigat
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, SQSBatchResponse } from 'aws-lambda';
 import { ACCOUNT_ID, REGION } from './deploy';
-import { httpApiEvent, scheduledEvent, sqsEvent, type HttpRequest } from './lambda-events';
+import { type HttpRequest, httpApiEvent, scheduledEvent, sqsEvent } from './lambda-events';
 import type { Invocation } from './lambda-runtime';
-import { FUNCTIONS, lambdaLogicalId, type FunctionName, type MotoStack } from './moto-stack';
+import { FUNCTIONS, type FunctionName, lambdaLogicalId, type MotoStack } from './moto-stack';
 
 export interface HttpAnswer {
   routeKey: string;

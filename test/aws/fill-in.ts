@@ -14,15 +14,15 @@ import { CloudWatchClient, PutMetricAlarmCommand, type PutMetricAlarmCommandInpu
 import { DynamoDBClient, UpdateContinuousBackupsCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { GetFunctionConfigurationCommand, LambdaClient, UpdateFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import {
+  GetBucketPolicyCommand,
+  type LifecycleRule,
   PutBucketCorsCommand,
   PutBucketLifecycleConfigurationCommand,
   PutBucketNotificationConfigurationCommand,
   PutBucketOwnershipControlsCommand,
-  GetBucketPolicyCommand,
   PutBucketPolicyCommand,
   PutPublicAccessBlockCommand,
   S3Client,
-  type LifecycleRule,
 } from '@aws-sdk/client-s3';
 import {
   CreateSecretCommand,

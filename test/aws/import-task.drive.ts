@@ -7,8 +7,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { encodeManifestKey, type S3BatchResponse, s3BatchInvocationFor } from '../../events/s3-batch-operations';
 import { newImport } from '../../lib/api/import-batch';
-import { encodeManifestKey, s3BatchInvocationFor, type S3BatchResponse } from '../../events/s3-batch-operations';
 import { importRef } from '../../lib/import/enqueue';
 import { importMessageIn } from '../../lib/import/message';
 import { newBatch, putBatchRequest } from '../../lib/store/batch/summary';

@@ -2,9 +2,10 @@
 // from the template's route keys (the route API Gateway would match, its path parameters filled as API Gateway fills
 // them: a {batchId} segment takes "abc:close" whole), SQS batches as Lambda's event source mapping delivers the received
 // messages, and EventBridge's scheduled event.
+
+import { randomUUID } from 'node:crypto';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, EventBridgeEvent, SQSEvent, SQSRecord } from 'aws-lambda';
-import { randomUUID } from 'node:crypto';
 
 export interface HttpRequest {
   method: string;

@@ -3,7 +3,7 @@
 // the function's environment as moto's function configuration holds it plus what Lambda adds (its role's credentials,
 // region, function name, memory, log group, the trace id per invocation); a run past the function's timeout is killed
 // as Lambda's is. Only that environment and PATH reach it: nothing of the test process.
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';

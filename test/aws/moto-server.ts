@@ -1,5 +1,5 @@
 // moto's server (python3 -m moto.server) on a free loopback port, for the artifact test: one process, stopped after.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 
 export const MOTO_INSTALL = "pip install 'moto[server]==5.2.1' cfn-lint==1.51.0";

@@ -2,31 +2,32 @@
 // it ignores applied (fill-in.ts), its event source mappings switched off (the test is their poller: moto's would
 // invoke through Docker), the offline detector answering Rekognition, the recording proxy in front of both, and every
 // function's artifact unzipped and started as Lambda would run it.
-import { GetFunctionConfigurationCommand, ListEventSourceMappingsCommand, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
-import { DeleteBucketPolicyCommand, S3Client } from '@aws-sdk/client-s3';
+
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startDetectorServer, type DetectorServer } from '../../local/detector/server';
+import { GetFunctionConfigurationCommand, ListEventSourceMappingsCommand, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
+import { DeleteBucketPolicyCommand, S3Client } from '@aws-sdk/client-s3';
+import { type DetectorServer, startDetectorServer } from '../../local/detector/server';
 import { bundleFunction } from '../../scripts/bundle';
 import { extractZip } from '../../scripts/zip';
-import { ensurePackaged, ROOT, type Packaged } from '../deploy/packaged';
-import { ACCOUNT_ID, clientConfig, deployStack, REGION, type Deployed } from './deploy';
+import { ensurePackaged, type Packaged, ROOT } from '../deploy/packaged';
+import { ACCOUNT_ID, clientConfig, type Deployed, deployStack, REGION } from './deploy';
 import {
   applyBucketProperties,
   applyFunctionEnvironments,
   applyTableProperties,
   destroyClients,
+  type FillInClients,
   fillInClients,
   makeSkippedResources,
   readBucketPolicy,
-  type FillInClients,
 } from './fill-in';
 import { resolve, type StackContext, type TemplateWithConditions } from './intrinsics';
-import { lambdaEnvironment, startLambda, type FunctionConfig, type LambdaRuntime } from './lambda-runtime';
-import { startMoto, type MotoServer } from './moto-server';
-import { startRecordingProxy, type RecordingProxy } from './recording-proxy';
-import { authorize, roleBook, type RoleBook } from './role-check';
+import { type FunctionConfig, type LambdaRuntime, lambdaEnvironment, startLambda } from './lambda-runtime';
+import { type MotoServer, startMoto } from './moto-server';
+import { type RecordingProxy, startRecordingProxy } from './recording-proxy';
+import { authorize, type RoleBook, roleBook } from './role-check';
 
 export const FUNCTIONS = ['ingest', 'route', 'api', 'batches', 'reconcile', 'expire', 'erase', 'callbacks', 'importTask'] as const;
 export type FunctionName = (typeof FUNCTIONS)[number];

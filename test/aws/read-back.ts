@@ -1,5 +1,8 @@
 // What moto holds after the deployment and the fill-in, read back through each service's API, in the template's terms:
 // the test compares it with the compiled template's own properties.
+
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { GetApisCommand, GetIntegrationsCommand, GetRoutesCommand, GetStagesCommand } from '@aws-sdk/client-apigatewayv2';
 import { DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
 import { DescribeContinuousBackupsCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
@@ -14,8 +17,6 @@ import {
 import { DescribeSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { MotoStack } from './moto-stack';
 import { FUNCTIONS, lambdaLogicalId } from './moto-stack';
 

@@ -2,7 +2,7 @@
 // is recorded under the function its access key belongs to, with the IAM actions and resources it is authorized as,
 // then forwarded unchanged. Moto enforces no IAM for these calls: the record is what the roles are checked against.
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { describeRequest, type Account, type AwsRequest } from './authorizations';
+import { type Account, type AwsRequest, describeRequest } from './authorizations';
 import type { Authorization, Verdict } from './role-check';
 
 export interface RecordedCall {

@@ -1,8 +1,9 @@
 // What the accessibility checks measure in a page, shared by the browser tests: axe-core's violations at a desktop's
 // and a phone's width (with the page's width and every control's size), and a shape's contrast against the photo
 // under it, in pixels.
-import type { AxeResults } from 'axe-core';
+
 import { readFileSync } from 'node:fs';
+import type { AxeResults } from 'axe-core';
 import type { Locator, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { screenshot } from './browser';

@@ -4,12 +4,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
-import type { ImageAnswer } from '../../lib/api/schemas/images';
 import type { UploadForm } from '../../lib/api/schemas/batches';
+import type { ImageAnswer } from '../../lib/api/schemas/images';
 import { postForm } from '../helpers/upload-form';
 import { accessibilityFindings, contrastAgainstPhoto, WIDTHS } from './a11y';
-import { launchChromium, phoneContext, signIn, type Recorder } from './browser';
-import { call, newClient, readAll, stackEnv, waitForBridgeIdle, type TestClient } from './stack-client';
+import { launchChromium, phoneContext, type Recorder, signIn } from './browser';
+import { call, newClient, readAll, stackEnv, type TestClient, waitForBridgeIdle } from './stack-client';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 

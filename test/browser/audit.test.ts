@@ -10,8 +10,8 @@ import type { UploadForm } from '../../lib/api/schemas/batches';
 import { countText, shareText } from '../../web/accuracy';
 import { postForm } from '../helpers/upload-form';
 import { accessibilityFindings } from './a11y';
-import { launchChromium, phoneContext, screenshot, signIn, type Recorder } from './browser';
-import { call, newClient, readAll, stackEnv, waitForBridgeIdle, type TestClient } from './stack-client';
+import { launchChromium, phoneContext, type Recorder, screenshot, signIn } from './browser';
+import { call, newClient, readAll, stackEnv, type TestClient, waitForBridgeIdle } from './stack-client';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 

@@ -8,8 +8,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createS3Client } from '../../lib/aws/clients';
 import { loadAwsClientSettings } from '../../lib/config';
 import { LOCAL_CAT_MIN_CONFIDENCE } from '../../local/contract';
-import { call, detectCalls, newClient, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
-import { launchChromium, phoneContext, screenshot, scrollWidth, signIn as signInAs, type Recorder } from './browser';
+import { launchChromium, phoneContext, type Recorder, screenshot, scrollWidth, signIn as signInAs } from './browser';
+import { call, detectCalls, newClient, stackEnv, type TestClient, uniqueId, waitForBridgeIdle } from './stack-client';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');

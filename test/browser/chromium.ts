@@ -1,6 +1,6 @@
 // Debian's Chromium (the `chromium` package) through playwright-core: no browser is ever downloaded. Free of DOM
 // types, so the benches (compiled without the DOM library) launch it too.
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // A fresh profile comes with launch(); these keep the browser off the network and quiet.

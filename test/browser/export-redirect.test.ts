@@ -4,16 +4,16 @@
 // EXPORT_INLINE_MAX_BYTES is 4096 in tests (test/global-setup.ts), so 60 rows already redirect, as 1 MiB would on AWS.
 // The MegaDetector results file takes the same way, from its own button.
 import { readFileSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createDocumentClient } from '../../lib/aws/clients';
+import { newBatch } from '../../lib/store/batch/summary';
 import { toBatchItem } from '../../lib/store/table/attributes';
 import { encodeDetections } from '../../lib/store/table/detections';
 import { batchPartition, statusTs } from '../../lib/store/table/schema';
-import { newBatch } from '../../lib/store/batch/summary';
 import { megadetectorProblems } from '../helpers/megadetector-rules';
-import { launchChromium, phoneContext, screenshot, scrollWidth, signIn, type Recorder } from './browser';
-import { newClient, stackEnv, uniqueId, type TestClient } from './stack-client';
+import { launchChromium, phoneContext, type Recorder, screenshot, scrollWidth, signIn } from './browser';
+import { newClient, stackEnv, type TestClient, uniqueId } from './stack-client';
 
 let apiUrl: string;
 let browser: Browser;

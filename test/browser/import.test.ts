@@ -3,18 +3,19 @@
 // batch page showing the source, the listing's counts and done, the completion report saved from its button; a client
 // whose quota of the day is smaller than the prefix seeing the import wait for the reset, and when; both states free of
 // axe-core's findings at a desktop's and a phone's width; the batch list marking both as imports.
-import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { defaultClientLimits } from '../../functions/config';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
 import { loadAwsClientSettings } from '../../lib/config';
-import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
+import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { accessibilityFindings } from './a11y';
-import { launchChromium, phoneContext, signIn, type Recorder } from './browser';
-import { call, newClient, stackEnv, uniqueId, type TestClient } from './stack-client';
+import { launchChromium, phoneContext, type Recorder, signIn } from './browser';
+import { call, newClient, stackEnv, type TestClient, uniqueId } from './stack-client';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const LIBRARY: Record<string, Buffer> = {

@@ -6,12 +6,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
-import type { UploadForm } from '../../lib/api/schemas/batches';
 import type { Agreement, Image } from '../../lib/api/client-contract';
+import type { UploadForm } from '../../lib/api/schemas/batches';
 import { postForm } from '../helpers/upload-form';
 import { accessibilityFindings, contrastAgainstPhoto, WIDTHS } from './a11y';
-import { launchChromium, phoneContext, screenshot, scrollWidth, signIn, type Recorder } from './browser';
-import { call, detectCalls, newClient, readAll, stackEnv, waitForBridgeIdle, type TestClient } from './stack-client';
+import { launchChromium, phoneContext, type Recorder, screenshot, scrollWidth, signIn } from './browser';
+import { call, detectCalls, newClient, readAll, stackEnv, type TestClient, waitForBridgeIdle } from './stack-client';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startApiFrontEnd, startSlowS3, type ApiFrontEnd, type SlowS3 } from '../helpers/bad-network';
-import { launchChromium, phoneContext, screenshot, signIn, type Recorder } from './browser';
-import { call, newClient, stackEnv, waitForBridgeIdle, type TestClient } from './stack-client';
+import { type ApiFrontEnd, type SlowS3, startApiFrontEnd, startSlowS3 } from '../helpers/bad-network';
+import { launchChromium, phoneContext, type Recorder, screenshot, signIn } from './browser';
+import { call, newClient, stackEnv, type TestClient, waitForBridgeIdle } from './stack-client';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const FORM_SECONDS = 3;

@@ -5,12 +5,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { defaultClientLimits } from '../../functions/config';
 import { createDocumentClient, createS3Client } from '../../lib/aws/clients';
 import { loadAwsClientSettings } from '../../lib/config';
-import { defaultClientLimits } from '../../functions/config';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
-import { newClient, stackEnv, uniqueId, waitForBridgeIdle, type TestClient } from './stack-client';
-import { launchChromium, phoneContext, screenshot, scrollWidth, signIn, type Recorder } from './browser';
+import { launchChromium, phoneContext, type Recorder, screenshot, scrollWidth, signIn } from './browser';
+import { newClient, stackEnv, type TestClient, uniqueId, waitForBridgeIdle } from './stack-client';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 

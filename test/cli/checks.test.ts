@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveConnection } from '../../lib/cli/config';
 import { UsageError } from '../../lib/cli/errors';
-import { sniffImageType, typeByExtension } from '../../lib/cli/media-type';
 import { checkFile, nameProblem } from '../../lib/cli/file-checks';
+import { sniffImageType, typeByExtension } from '../../lib/cli/media-type';
 
 let dir: string;
 beforeAll(() => {

@@ -1,17 +1,17 @@
 // Faults the local stack cannot produce on demand (a 503 that clears, a proxy's HTML page, a refused form, a
 // server older than the CLI), served by a loopback HTTP server that answers as the API or S3 would.
 import { once } from 'node:events';
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ApiClient } from '../../lib/cli/api-client';
 import { KeyRefusedError, NetworkError, RouteMissingError } from '../../lib/cli/errors';
-import { UploadRefusedError, postForm } from '../../lib/cli/form-upload';
+import { postForm, UploadRefusedError } from '../../lib/cli/form-upload';
+import { silentProgress } from '../../lib/cli/progress';
 import { withRetry } from '../../lib/cli/retry';
 import { waitUntilDone } from '../../lib/cli/wait';
-import { silentProgress } from '../../lib/cli/progress';
 
 type Answer = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
 

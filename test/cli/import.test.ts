@@ -1,10 +1,11 @@
 // `icecat import`, `report` and `retry` as parsed (no network), the import's lines as printed, and the plain progress's
 // listing lines: a new state at once, the same state's counts at most every few seconds.
-import { buildProgram, type Handlers } from '../../lib/cli/program';
+
+import type { BatchSummary, ImportSummary } from '../../lib/api/client-contract';
 import { importLine, importSourceOf } from '../../lib/cli/import-output';
 import { summaryLines } from '../../lib/cli/output';
+import { buildProgram, type Handlers } from '../../lib/cli/program';
 import { plainProgress } from '../../lib/cli/progress';
-import type { BatchSummary, ImportSummary } from '../../lib/api/client-contract';
 
 function harness() {
   const calls: unknown[][] = [];

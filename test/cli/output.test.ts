@@ -1,5 +1,5 @@
-import { fileRows, fileTable, formatBytes, formatDuration, similarTable, summaryLines, topLabels } from '../../lib/cli/output';
 import type { BatchSummary, Image } from '../../lib/api/client-contract';
+import { fileRows, fileTable, formatBytes, formatDuration, similarTable, summaryLines, topLabels } from '../../lib/cli/output';
 import { outOfSpaceLine } from '../../lib/cli/upload-command';
 import type { UploadResult } from '../../lib/cli/uploader';
 

@@ -1,4 +1,4 @@
-import { TransientError, backoffMs, retryAfterMs, withRetry, type RetryPolicy } from '../../lib/cli/retry';
+import { backoffMs, type RetryPolicy, retryAfterMs, TransientError, withRetry } from '../../lib/cli/retry';
 
 const POLICY: RetryPolicy = { attempts: 4, baseMs: 100, maxMs: 1_000 };
 

@@ -3,19 +3,19 @@
 // loopback stand-in for the API (a batch that never moves, which the local stack cannot hold still on demand); the
 // status by the bridge's own status server over a real LocalQueue.
 import { once } from 'node:events';
-import path from 'node:path';
-import { Writable } from 'node:stream';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Writable } from 'node:stream';
 import { ApiClient } from '../../lib/cli/api-client';
 import { commandHandlers } from '../../lib/cli/commands';
-import { waitUntilDone } from '../../lib/cli/wait';
 import { WaitTimeoutError } from '../../lib/cli/errors';
 import { silentProgress } from '../../lib/cli/progress';
 import { LOCAL_BRIDGE_PORT, readServiceStatus, statusUrlFor } from '../../lib/cli/service-status';
-import { startBridgeStatusServer, type BridgeStatusServer } from '../../local/bridge/status';
-import type { DiskState } from '../../local/disk-space';
+import { waitUntilDone } from '../../lib/cli/wait';
+import { type BridgeStatusServer, startBridgeStatusServer } from '../../local/bridge/status';
 import { DEFAULT_PORTS } from '../../local/contract';
+import type { DiskState } from '../../local/disk-space';
 import { LocalQueue } from '../../local/queue/queue';
 
 const PROCESSING = {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { WalkInputError, checkInputs, walkFiles, type SkippedEntry, type WalkedFile } from '../../lib/cli/walker';
+import { checkInputs, type SkippedEntry, type WalkedFile, WalkInputError, walkFiles } from '../../lib/cli/walker';
 
 let root: string;
 

@@ -2,22 +2,23 @@
 // run with plain `node` (no project node_modules within reach), answers API Gateway v2 events built from the real
 // sample in events/ (re-aimed by the template's routes, as API Gateway builds them) against a private local stack,
 // errors included (their mapping must survive minification).
+
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { apiGetBatchImagesEvent } from '../../events';
 import { registerApiKey } from '../../lib/auth/register';
+import { Registrations } from '../../lib/store/client/registrations';
 import { buildHttpApiEvent, matchRoute, routesFromTemplate } from '../../local/gateway/routes';
 import type { Stack } from '../../local/stack/types';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
 import { batchItem, imageItem } from '../helpers/api';
 import { DEPLOYED_WIRING, ensurePackaged, runUnzippedHandler } from './packaged';
-import { Registrations } from '../../lib/store/client/registrations';
 
 const dirs: Record<string, string> = {};
 let stack: Stack;

@@ -4,21 +4,22 @@
 // The deployed zip is built for arm64 (serverless.yml), whose binaries cannot load on this x86-64 machine: the run
 // uses its twin built for the machine's architecture, whose JavaScript is checked to be the deployed zip's, byte for
 // byte (test/deploy/arm64-artifact.test.ts checks the arm64 binaries themselves).
+
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import type { Stack } from '../../local/stack/types';
 import { registerClient } from '../../lib/auth/register';
+import { Registrations } from '../../lib/store/client/registrations';
 import { BATCH_SK, batchPartition, type ImageItem } from '../../lib/store/table/schema';
+import type { Stack } from '../../local/stack/types';
 import { bundleFunction } from '../../scripts/bundle';
 import { extractZip } from '../../scripts/zip';
 import { startTestStack, uniqueId } from '../helpers';
-import { DEPLOYED_WIRING, ensurePackaged, ROOT, runUnzippedHandler, type ArtifactRun } from './packaged';
-import { Registrations } from '../../lib/store/client/registrations';
+import { type ArtifactRun, DEPLOYED_WIRING, ensurePackaged, ROOT, runUnzippedHandler } from './packaged';
 
 type RunResult = ArtifactRun<SQSBatchResponse>;
 

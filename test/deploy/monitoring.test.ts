@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { extractZip } from '../../scripts/zip';
-import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
+import { type CfnResource, ensurePackaged, type Packaged, ROOT } from './packaged';
 
 const FUNCTIONS = ['ingest', 'route', 'api', 'batches', 'reconcile', 'expire', 'erase', 'callbacks', 'importTask'];
 

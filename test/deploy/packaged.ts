@@ -1,10 +1,11 @@
 // The packaged service for the deploy tests: `osls package` runs once (with no AWS credentials at all) and its output
 // is reused while it is newer than every input, so the suites share one build.
-import type { Metafile } from 'esbuild';
+
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Metafile } from 'esbuild';
 import { ARTIFACT_DIR, metafilePath } from '../../scripts/bundle';
 
 export const ROOT = path.resolve(__dirname, '..', '..');

@@ -1,18 +1,20 @@
 // The compiled CloudFormation template (`osls package`, offline) against what the code assumes: the indexes it
 // queries, the AWS calls each function's bundle makes, the event source, queue, bucket and HTTP routes.
-import { auditEntriesRequest } from '../../lib/store/audit/queue';
+
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { API_FUNCTIONS, DEFAULT_API_FUNCTION, apiHandlerModule, type ApiFunctionName } from '../../lib/api/functions';
+import { API_FUNCTIONS, type ApiFunctionName, apiHandlerModule, DEFAULT_API_FUNCTION } from '../../lib/api/functions';
 import { routeTargets } from '../../lib/api/routes';
+import { auditEntriesRequest } from '../../lib/store/audit/queue';
 import {
-  LISTING_ATTRIBUTES,
   batchByStatusRequest,
   batchCapturedRequest,
   batchLogsRequest,
   batchResultsRequest,
   batchTimeRangeRequest,
+  LISTING_ATTRIBUTES,
 } from '../../lib/store/batch/images';
+import { dueCallbacksQuery } from '../../lib/store/callback/requeue';
 import {
   clientBatchesRequest,
   clientByStatusRequest,
@@ -20,14 +22,13 @@ import {
   clientTimeRangeRequest,
   imageAcrossBatchesRequest,
 } from '../../lib/store/client/images';
-import type { QueryPlan } from '../../lib/store/table/expressions';
-import { reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review/queue';
-import { INDEX } from '../../lib/store/table/schema';
-import { dueCallbacksQuery } from '../../lib/store/callback/requeue';
 import { expiredBatchesQuery } from '../../lib/store/expiry/expired';
-import { ensurePackaged, ROOT, type CfnResource, type Packaged } from './packaged';
+import { reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review/queue';
+import type { QueryPlan } from '../../lib/store/table/expressions';
+import { INDEX } from '../../lib/store/table/schema';
 import { rolesFromTemplate } from '../../local/iam/roles';
 import { roleTemplateFromSources } from '../../local/iam/template';
+import { type CfnResource, ensurePackaged, type Packaged, ROOT } from './packaged';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { rules } = require('../../scripts/sizing.cjs') as {

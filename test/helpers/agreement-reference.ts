@@ -1,7 +1,7 @@
 // The suggested threshold as the agreement first computed it: every candidate threshold, every review counted again at
 // each, O(candidates × reviews). The test holds the sweep to its answers; the bench times the two side by side.
 import { isCatAt } from '../../lib/domain/image';
-import { justAbove, THRESHOLD_STEP, type ReviewedImage } from '../../lib/review/agreement';
+import { justAbove, type ReviewedImage, THRESHOLD_STEP } from '../../lib/review/agreement';
 
 export function referenceThreshold(images: readonly ReviewedImage[]): number | null {
   if (images.length === 0) return null;

@@ -3,11 +3,11 @@
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { registerApiKey } from '../../lib/auth/register';
 import type { ImageStatus } from '../../lib/domain/image';
-import { toBatchItem } from '../../lib/store/table/attributes';
-import { LIMITS, batchPartition, reviewKey, statusTs, type BatchItem, type ImageItem } from '../../lib/store/table/schema';
 import { newBatch } from '../../lib/store/batch/summary';
-import { aws, stackEnv, uniqueId } from '.';
 import { Registrations } from '../../lib/store/client/registrations';
+import { toBatchItem } from '../../lib/store/table/attributes';
+import { type BatchItem, batchPartition, type ImageItem, LIMITS, reviewKey, statusTs } from '../../lib/store/table/schema';
+import { aws, stackEnv, uniqueId } from '.';
 
 export { postForm } from './upload-form';
 

@@ -3,12 +3,12 @@
 // in this test's process) over the global stack's S3, DynamoDB and queue, configured as a deployment would be,
 // through its environment: the forms it signs name the slow S3 endpoint and expire after UPLOAD_EXPIRES_SECONDS.
 import { createServer, request, type Server } from 'node:http';
-import { listen } from '../../local/listen';
 import path from 'node:path';
 import { loadApiFunctions, templateApiRouting } from '../../local/gateway/api-functions';
-import { startLocalJobQueues } from '../../local/stack/job-queues';
-import { stackIam } from '../../local/stack/iam';
 import { startHttpGateway } from '../../local/gateway/gateway';
+import { listen } from '../../local/listen';
+import { stackIam } from '../../local/stack/iam';
+import { startLocalJobQueues } from '../../local/stack/job-queues';
 
 const ROOT = path.join(__dirname, '..', '..');
 

@@ -1,6 +1,6 @@
 // The `icecat` CLI run as a user runs it (node bin/icecat.js, a separate process) against the local stack, with the
 // API's URL and a key in its environment and no AWS variables.
-import { execFile, type ExecFileException } from 'node:child_process';
+import { type ExecFileException, execFile } from 'node:child_process';
 import path from 'node:path';
 import { stackEnv } from '.';
 

@@ -1,12 +1,13 @@
 // Helpers for integration tests against the local stack the jest global setup started (or one a test starts).
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createClients, type AwsClients } from '../../lib/aws/clients';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { type AwsClients, createClients } from '../../lib/aws/clients';
 import { loadAwsClientSettings } from '../../lib/config';
-import type { QueueStats as BridgeStats } from '../../local/queue/options';
 import type { DeadLetter } from '../../local/queue/dead-letter-list';
+import type { QueueStats as BridgeStats } from '../../local/queue/options';
 import { startStack } from '../../local/stack/stack';
 import type { Stack, StackOptions } from '../../local/stack/types';
 

@@ -1,11 +1,12 @@
 // The command `npm start` runs (package.json's start script, without npm, which exits at once on SIGTERM instead of
 // waiting for the stack), in a process group of its own, for tests that kill it: started on free ports and a given
 // data dir, reached over loopback, stopped with any signal.
-import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { spawn, type ChildProcess } from 'node:child_process';
+
+import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { LOCAL_NAMES } from '../../local/contract';
 import { localS3Client } from '../../local/s3/s3';

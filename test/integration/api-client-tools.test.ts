@@ -2,12 +2,13 @@
 // processed (cats, non-cats, duplicates, a file that is not an image), a seeded batch large enough to be stored and
 // redirected to, erasure leaving nothing behind and touching no other batch, and a receiver on 127.0.0.1 that fails
 // first and then gets a correctly signed retry.
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
 import { verifySignature } from '../../lib/notify/signature';
 import { BatchStore } from '../../lib/store/batch-store';

@@ -1,15 +1,16 @@
 // Clients of the local stack: `npm run --silent client:create -- <id>` prints only a working key, and the stack
 // provisions the `demo` client with ICECAT_DEMO_API_KEY (docs/design.md §4).
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ApiKeyAuthenticator, generateApiKey } from '../../lib/auth/api-keys';
+import { ApiKeyStore } from '../../lib/store/client/keys';
 import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { startTestStack, uniqueId } from '../helpers';
 import { call } from '../helpers/api';
-import { ApiKeyStore } from '../../lib/store/client/keys';
 
 const ROOT = path.join(__dirname, '..', '..');
 

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { batchSummarySchema, type UploadForm } from '../../lib/api/schemas/batches';
-import { imageListSchema, type ImageAnswer } from '../../lib/api/schemas/images';
+import { type ImageAnswer, imageListSchema } from '../../lib/api/schemas/images';
 import { logListSchema } from '../../lib/api/schemas/logs';
 import { uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, newClient, postForm, type TestClient } from '../helpers/api';

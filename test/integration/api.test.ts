@@ -1,32 +1,33 @@
 // The HTTP API over loopback against the local stack: every endpoint, each access pattern, filters, paging, auth,
 // tenancy and cursors. Items are seeded in the ingest's item shape (api-e2e.test.ts covers real uploads).
-import { batchGetResultSchema, imageListSchema, imageSchema, type ImageAnswer } from '../../lib/api/schemas/images';
+
+import { DeleteCommand, type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { routeTargets } from '../../lib/api/routes';
 import { batchSummarySchema, createdBatchSchema } from '../../lib/api/schemas/batches';
 import { errorSchema } from '../../lib/api/schemas/common';
+import { batchGetResultSchema, type ImageAnswer, imageListSchema, imageSchema } from '../../lib/api/schemas/images';
 import { logListSchema } from '../../lib/api/schemas/logs';
-import { DeleteCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BatchStore } from '../../lib/store/batch-store';
+import { queryBatchImages } from '../../lib/store/batch/images';
 import { markDeletingRequest } from '../../lib/store/batch/summary';
+import { BatchStore } from '../../lib/store/batch-store';
 import { cursorCodec } from '../../lib/store/table/cursor';
 import { type StoreContext } from '../../lib/store/table/query';
+import type { BatchItem } from '../../lib/store/table/schema';
 import { batchKey } from '../../lib/store/table/schema';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import {
-  DAY_S,
   call,
+  DAY_S,
   fprints,
   imageItem,
   newClient,
   readAllPages,
-  seedBatch,
-  writeItems,
   type SeedImage,
+  seedBatch,
   type TestClient,
+  writeItems,
 } from '../helpers/api';
-import type { BatchItem } from '../../lib/store/table/schema';
-import { routeTargets } from '../../lib/api/routes';
 
-import { queryBatchImages } from '../../lib/store/batch/images';
 const T0 = Date.UTC(2024, 2, 1);
 const at = (minute: number) => T0 + minute * 60_000;
 const iso = (ms: number) => new Date(ms).toISOString();

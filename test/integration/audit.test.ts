@@ -2,7 +2,7 @@
 // queue, reviews inside and outside the sample, hand-computed estimates, the CLI, the bad input and another client's
 // batch. Batches are seeded records, so the file takes seconds.
 import { accuracySchema, auditResultSchema } from '../../lib/api/schemas/audit';
-import { imageSchema, type ImageAnswer } from '../../lib/api/schemas/images';
+import { type ImageAnswer, imageSchema } from '../../lib/api/schemas/images';
 import { call, newClient, readAllPages, seedBatch, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
 

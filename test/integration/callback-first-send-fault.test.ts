@@ -2,22 +2,23 @@
 // (SQS unavailable, injected with aws-sdk-client-mock, the one fault the local stack cannot produce), the batch still
 // owes it, GET /v1/batches/{batchId} says so, and the reconciliation sweep later queues it and the callbacks consumer
 // delivers it, signed as any callback, to a real receiver on 127.0.0.1, once.
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { mockClient } from 'aws-sdk-client-mock';
+
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { presentBatch } from '../../lib/api/present';
-import { DEFAULT_PRICE_PER_IMAGE_USD } from '../../lib/domain/pricing';
-import { type Batch } from '../../lib/domain/batch';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
 import { createCallbacksHandler } from '../../functions/callbacks/app';
-import { LocalJobQueue, SqsJobQueue, type JobQueue } from '../../lib/jobs/queue';
+import { presentBatch } from '../../lib/api/present';
+import { type Batch } from '../../lib/domain/batch';
+import { DEFAULT_PRICE_PER_IMAGE_USD } from '../../lib/domain/pricing';
+import { type JobQueue, LocalJobQueue, SqsJobQueue } from '../../lib/jobs/queue';
 import { completionNotifier } from '../../lib/notify/completion';
 import { verifySignature } from '../../lib/notify/signature';
-import { sweepCallbacks, type CallbackSweepLimits } from '../../lib/reconcile/callbacks';
+import { type CallbackSweepLimits, sweepCallbacks } from '../../lib/reconcile/callbacks';
 import { BatchStore } from '../../lib/store/batch-store';
+import { CallbackRequeues } from '../../lib/store/callback/requeue';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import { call, newClient } from '../helpers/api';
-import { CallbackRequeues } from '../../lib/store/callback/requeue';
 
 interface Received {
   signature: string;

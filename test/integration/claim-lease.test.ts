@@ -2,19 +2,20 @@
 // delivers the upload again must come back once that lease is over and take the claim over, with no reconciliation
 // sweep; a message that finds a live run's claim must come back to its finished record and leave it as it is.
 // The stack runs as `npm start` does, with 2 s leases and no sweep after the one at start.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
 import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Claim, Fingerprint } from '../../lib/domain/upload';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { removeUpload, restCopy } from '../../lib/ingest/storage';
 import { BatchStore } from '../../lib/store/batch-store';
-import type { Claim, Fingerprint } from '../../lib/domain/upload';
-import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { bridgeStats, tempDataDir, uniqueId, waitFor, waitForBridgeIdle } from '../helpers';
-import { distinctImages, keysUnder, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';
+import { distinctImages, keysUnder, type StackProcess, seededRandom, startStackProcess } from '../helpers/stack-process';
 
 const LEASE_SECONDS = 2;
 /**

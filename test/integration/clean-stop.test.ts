@@ -2,11 +2,12 @@
 // may be the upload's own doing (the EXIF bomb once ran the process out of memory), and forgiving it then would
 // crash-loop the stack on that upload and count other clients' uploads twice. A data dir after a crash holds the
 // queue's journal with messages received and not deleted, and no mark of a clean stop; after a clean stop, the mark too.
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
 import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { s3EventMessage, s3EventRecord } from '../../lib/reconcile/s3-event';
 import { BatchStore } from '../../lib/store/batch-store';
 import { CLEAN_STOP_FILE } from '../../local/stack/interrupted-attempts';

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stackEnv, waitForBridgeIdle } from '../helpers';
 import { call, newClient } from '../helpers/api';
+import { type ApiFrontEnd, type SlowS3, startApiFrontEnd, startSlowS3 } from '../helpers/bad-network';
 import { icecat } from '../helpers/cli';
-import { startApiFrontEnd, startSlowS3, type ApiFrontEnd, type SlowS3 } from '../helpers/bad-network';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures');
 const FORM_SECONDS = 2;

@@ -3,13 +3,14 @@
 // with --wait (the listing's progress, exit 2 for the broken one), the same --batch again followed rather than refused,
 // a manifest, a source outside the client's (403, said plainly), the completion report to stdout and to a file, a retry
 // of the failed image, a batch of uploads (no report, no retry) and an import waiting for the quota's reset.
-import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { defaultClientLimits } from '../../functions/config';
-import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
+import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat, icecatOnTerminal } from '../helpers/cli';

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stackEnv } from '../helpers';
 import { call, newClient } from '../helpers/api';
+import { type LossyApi, startLossyApi } from '../helpers/bad-network';
 import { icecat } from '../helpers/cli';
-import { startLossyApi, type LossyApi } from '../helpers/bad-network';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures');
 

@@ -4,14 +4,14 @@
 // command once, as dynalite answers a write LevelDB has no room for, injects the fault. What follows is real: the next
 // delivery's store calls, or the reconciliation sweep's count check, against the stack's table.
 import { InternalServerError } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../lib/domain/batch';
 import type { Claim, ImageResult } from '../../lib/domain/upload';
 import { checkBatchCounts } from '../../lib/reconcile/batch-counts';
+import { countRecords, countRequest, recountQuery } from '../../lib/store/batch/counters';
 import { BatchStore } from '../../lib/store/batch-store';
 import { readLiveBatches } from '../../lib/store/expiry/live';
 import { imageKey } from '../../lib/store/table/schema';
-import { countRecords, countRequest, recountQuery } from '../../lib/store/batch/counters';
 import { aws, stackEnv, uniqueId } from '../helpers';
 
 const CLIENT = 'counts-disk';

@@ -2,19 +2,20 @@
 // namespace that the packaged template names appears in an EMF document written in a local run — the ingest's on the
 // shared local stack (an upload classified by the local detector, and one that is no image), the expiry sweep's and
 // the callbacks' from their own handlers. AWS/* metrics are AWS's own and not checked here.
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { createCallbacksHandler } from '../../functions/callbacks/app';
 import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
-import { encodeCallbackMessage, CALLBACK_MESSAGE_TYPE } from '../../lib/notify/job';
+import { CALLBACK_MESSAGE_TYPE, encodeCallbackMessage } from '../../lib/notify/job';
+import type { MetricTotalsSnapshot } from '../../local/bridge/metric-totals';
 import { ensureTable } from '../../local/dynamodb/dynamodb';
 import { loadTableInput } from '../../local/dynamodb/table-definition';
-import type { MetricTotalsSnapshot } from '../../local/bridge/metric-totals';
 import { ensurePackaged } from '../deploy/packaged';
 import { bridgeStats, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
-import { distinctImages, seededRandom } from '../helpers/stack-process';
 import { emfWrittenBy } from '../helpers/emf';
+import { distinctImages, seededRandom } from '../helpers/stack-process';
 
 jest.setTimeout(300_000);
 

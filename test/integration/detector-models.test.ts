@@ -5,14 +5,14 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DetectLabelsCommand, RekognitionClient, type Label } from '@aws-sdk/client-rekognition';
+import { DetectLabelsCommand, type Label, RekognitionClient } from '@aws-sdk/client-rekognition';
+import { LOCAL_NAMES, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
 import { ensureModelFiles } from '../../local/detector/fetch-models';
 import { toLabels } from '../../local/detector/labels';
-import { loadDetector } from '../../local/detector/object-detector';
 import { DETECTOR_MODELS, type DetectorModelName } from '../../local/detector/model-catalog';
+import { loadDetector } from '../../local/detector/object-detector';
 import { MODEL_SCALES } from '../../local/detector/scales';
 import { startDetectorServer } from '../../local/detector/server';
-import { LOCAL_NAMES, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');

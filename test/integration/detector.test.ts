@@ -1,26 +1,27 @@
 // The local detector through the stock Rekognition SDK client, with a real s3rver for S3Object input.
+
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import {
   DetectLabelsCommand,
+  type DetectLabelsCommandInput,
   ImageTooLargeException,
   InvalidImageFormatException,
   InvalidParameterException,
   InvalidS3ObjectException,
+  type Label,
   ProvisionedThroughputExceededException,
   RekognitionClient,
   ThrottlingException,
-  type DetectLabelsCommandInput,
-  type Label,
 } from '@aws-sdk/client-rekognition';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
-import type { DetectorStats } from '../../local/detector/detect-labels';
-import { startDetectorServer, type DetectorServer } from '../../local/detector/server';
 import { detectCommand } from '../../lib/ingest/detect';
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_NAMES, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
+import type { DetectorStats } from '../../local/detector/detect-labels';
+import { type DetectorServer, startDetectorServer } from '../../local/detector/server';
 import { localS3Client } from '../../local/s3/s3';
 
 // s3rver ships no type declarations.

@@ -4,27 +4,28 @@
 // process must stay up and say why (log, status page), no half-written file may remain, the CLI must say in one line
 // that the service is out of space and which files did not go; once the filler is deleted, every accepted upload must
 // end with a record.
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { execFile, execFileSync, type ExecFileException } from 'node:child_process';
+
+import { type ExecFileException, execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { UploadForm } from '../../lib/api/client-contract';
 import { ApiClient } from '../../lib/cli/api-client';
 import { OutOfSpaceError } from '../../lib/cli/errors';
 import { postForm } from '../../lib/cli/form-upload';
-import { controlHeaders } from '../../local/bridge/control-token';
-import { waitUntilDone } from '../../lib/cli/wait';
 import { silentProgress } from '../../lib/cli/progress';
 import { readServiceStatus } from '../../lib/cli/service-status';
+import { waitUntilDone } from '../../lib/cli/wait';
+import { countRecords, recountQuery } from '../../lib/store/batch/counters';
 import { toBatch } from '../../lib/store/table/attributes';
 import { batchKey } from '../../lib/store/table/schema';
-import { countRecords, recountQuery } from '../../lib/store/batch/counters';
-import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { controlHeaders } from '../../local/bridge/control-token';
 import { LOCAL_NAMES } from '../../local/contract';
-import { distinctImages, keysUnder, readBatch, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { distinctImages, keysUnder, readBatch, type StackProcess, seededRandom, startStackProcess } from '../helpers/stack-process';
 
 const ROOT = path.join(__dirname, '..', '..');
 const BATCH = 'disk-full';

@@ -3,13 +3,14 @@
 // then lost when the reopen reads the log back (the issue's full-disk trial: a result written, its upload's source
 // deleted, and the record found `processing` again after the reopen, so the batch never ended). On a tmpfs of its own,
 // through the SDK: the disk is filled, a write fails, a little room comes back (less than the reopen waits for).
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from '../../local/dynamodb/dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
+import { type LocalDynamoDB, localDynamoClient, startLocalDynamoDB } from '../../local/dynamodb/dynamodb';
 
 const work = mkdtempSync(path.join(tmpdir(), 'icecat-dynalite-full-'));
 const mountPoint = path.join(work, 'mnt');

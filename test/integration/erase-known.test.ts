@@ -1,9 +1,10 @@
 // Erasure leaves nothing that names the batch (issue 37 item 7): after DELETE /v1/batches/{id} has run, no item of the
 // table names it — neither its records, summary and uploads' items, nor the known-fingerprint item
 // (`KNOWN#{client}#…`, known_in) its classified image wrote for POST /v1/fingerprints:known.
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { aws, stackEnv, uniqueId, uploadFile, waitFor } from '../helpers';
 import { call, newClient } from '../helpers/api';
 

@@ -3,26 +3,27 @@
 // Each case interleaves deterministically: the erasure is run at a chosen step of the real pipeline, against a
 // private local stack (S3, DynamoDB, the offline detector) whose own bridge acknowledges events without ingesting,
 // so that the test alone delivers them.
+
+import { createHash } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { CopyObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { createHash } from 'node:crypto';
 import { loadConfig } from '../../lib/config';
+import type { Claim } from '../../lib/domain/upload';
 import { eraseBatch } from '../../lib/erase/erase-batch';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
+import type { IngestDeps, UploadEvent } from '../../lib/ingest/deps';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload } from '../../lib/ingest/pipeline';
-import type { IngestDeps, UploadEvent } from '../../lib/ingest/deps';
 import { encodeS3EventKey } from '../../lib/reconcile/s3-event';
+import { newBatch } from '../../lib/store/batch/summary';
+import { takeBack } from '../../lib/store/batch/take-back';
 import { BatchStore } from '../../lib/store/batch-store';
-import type { Claim } from '../../lib/domain/upload';
 import type { ClaimOutcome } from '../../lib/store/image/claim';
 import { batchPartition } from '../../lib/store/table/schema';
-import { takeBack } from '../../lib/store/batch/take-back';
-import { newBatch } from '../../lib/store/batch/summary';
-import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { localS3Client } from '../../local/s3/s3';
 import type { Stack } from '../../local/stack/types';
 import { startTestStack, uniqueId } from '../helpers';

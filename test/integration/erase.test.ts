@@ -2,9 +2,9 @@
 // the summary go; another batch of the same client and a same-named batch of another client stay whole.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { eraseBatch, type BatchErasureTarget } from '../../lib/erase/erase-batch';
-import { EraseIncompleteError } from '../../lib/errors';
+import { type BatchErasureTarget, eraseBatch } from '../../lib/erase/erase-batch';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
+import { EraseIncompleteError } from '../../lib/errors';
 import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 
 const SUMMARY = '#BATCH';

@@ -1,28 +1,29 @@
 // Export of a batch the stack's ingest really processed (a cat, non-cats, duplicates, a file that is not an image):
 // one row per uploaded file, so the row count equals counts.total; a large export is streamed to the local S3 and
 // read back through its presigned GET.
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { exportImageOf, exportImages } from '../../lib/api/export-batch';
 import { documentClientOf } from '../../lib/aws/clients';
-import { mapPages } from '../../lib/export/pages';
 import { type ExportFormat } from '../../lib/export/encode';
+import { mapPages } from '../../lib/export/pages';
 import type { ExportImage } from '../../lib/export/rows';
 import { storeExport } from '../../lib/export/s3-export';
 import { exportChunks, writeExport } from '../../lib/export/writer';
+import { batchImagePages, ROWS_READ } from '../../lib/store/batch/pages';
+import { getBatch } from '../../lib/store/batch/read';
 import { toImage } from '../../lib/store/table/attributes';
 import { cursorCodec } from '../../lib/store/table/cursor';
-import { batchImagePages, ROWS_READ } from '../../lib/store/batch/pages';
 import { batchPartition, type ImageItem } from '../../lib/store/table/schema';
 import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 import { newClient } from '../helpers/api';
 
-import { getBatch } from '../../lib/store/batch/read';
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 
 /** The batch's images a page at a time (2 per page, so several pages), as the export route reads them. */

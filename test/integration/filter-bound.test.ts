@@ -4,12 +4,12 @@
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { ApiClient } from '../../lib/cli/api-client';
 import type { Image } from '../../lib/domain/image';
+import { queryBatchImages } from '../../lib/store/batch/images';
 import { cursorCodec } from '../../lib/store/table/cursor';
 import type { StoreContext } from '../../lib/store/table/query';
 import { aws, stackEnv, uniqueId } from '../helpers';
 import { call, fprints, imageItem, newClient, seedBatch, writeItems } from '../helpers/api';
 
-import { queryBatchImages } from '../../lib/store/batch/images';
 const BOUND = 10;
 
 /** The store's context on the local table, counting the stored items each Query examined (its ScannedCount). */

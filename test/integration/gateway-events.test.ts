@@ -2,15 +2,16 @@
 // request, the routeKey and pathParameters of every route of serverless.yml (custom methods included), and what API
 // Gateway answers itself: no route, a body over 10 MB, a function failing, past its timeout or answering over
 // Lambda's 6 MB, an integration past 30 s. Over loopback, with recording functions: no stack.
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import path from 'node:path';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { awsHttpApiSampleEvent } from '../../events';
 import { templateApiRouting } from '../../local/gateway/api-functions';
-import { routesFromTemplate, type HttpApiRoute } from '../../local/gateway/routes';
-import { startHttpGateway, type HttpApiHandler, type HttpGateway } from '../../local/gateway/gateway';
+import { type HttpApiHandler, type HttpGateway, startHttpGateway } from '../../local/gateway/gateway';
+import { type HttpApiRoute, routesFromTemplate } from '../../local/gateway/routes';
 import { ROOT } from '../../local/stack/services';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 
 const BATCH = '01HXYZABCDEFGHJKMNPQRSTVWX';
 const FPRINT = 'ab'.repeat(32);

@@ -2,9 +2,10 @@
 // as the photos they were made from (the same cat verdicts, the capture time of their EXIF, a WebP thumbnail, one
 // near-duplicate group with the JPEG), a PDF and a video renamed .jpg fail UnsupportedFormat, and the worst HEIF
 // fails with its own code while the stack goes on classifying.
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import type { ImageAnswer } from '../../lib/api/schemas/images';
 import type { SimilarGroups } from '../../lib/api/schemas/similar';

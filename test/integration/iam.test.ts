@@ -2,22 +2,23 @@
 // AccessDenied, where that function's role (resources/roles.yml as the template states it) does not allow it. Through
 // the AWS SDK over loopback, as each function's clients send. Last, a stack started with one statement taken out of
 // the ingest's role (ICECAT_IAM_ROLES_FILE) classifies no new image: the reuse lookup is refused, as on AWS.
-import { DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand as DocumentQueryCommand } from '@aws-sdk/lib-dynamodb';
-import { DetectLabelsCommand, RekognitionClient } from '@aws-sdk/client-rekognition';
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DetectLabelsCommand, RekognitionClient } from '@aws-sdk/client-rekognition';
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { QueryCommand as DocumentQueryCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import sharp from 'sharp';
+import { reusableResultRequest } from '../../lib/store/image/reuse';
+import { INDEX } from '../../lib/store/table/schema';
 import { LOCAL_NAMES } from '../../local/contract';
 import { functionCredentials } from '../../local/iam/iam';
 import { localS3Client } from '../../local/s3/s3';
-import { INDEX } from '../../lib/store/table/schema';
 import { stackEnv, tempDataDir, uniqueId, waitFor } from '../helpers';
-import { readBatch, startStackProcess, uploadKey, type StackProcess } from '../helpers/stack-process';
+import { readBatch, type StackProcess, startStackProcess, uploadKey } from '../helpers/stack-process';
 
-import { reusableResultRequest } from '../../lib/store/image/reuse';
 const ROOT = path.join(__dirname, '..', '..');
 const dynamoAs = (fn: string, endpoint = stackEnv('AWS_ENDPOINT_URL_DYNAMODB')) =>
   new DynamoDBClient({ endpoint, region: LOCAL_NAMES.region, credentials: functionCredentials(fn), maxAttempts: 1 });

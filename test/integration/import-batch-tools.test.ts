@@ -2,9 +2,10 @@
 // stack: `fingerprints:known` knows its images, its exports name the source objects, a person's review and the audit
 // sample work on its records, and a re-detection reads the images again where they are (GetObject on the source,
 // If-Match its ETag) at one DetectLabels call per distinct image.
-import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { aws, detectCalls, stackEnv, uniqueId, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';

@@ -3,12 +3,13 @@
 // on its own upload item, so the restarted stack lists on from the checkpoint, re-doing at most the page it was in,
 // and sends no object twice. The source, 2,600 keys in three pages (images every 200th key, a third of them repeats;
 // the rest not images by name, listed and skipped), is written before the stack starts (test/helpers/s3-seed.ts).
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ClientSourcesStore } from '../../lib/store/client/sources';
-import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { deadLetters, tempDataDir, waitFor } from '../helpers';
 import { seedBucket } from '../helpers/s3-seed';
 import {
@@ -16,10 +17,10 @@ import {
   distinctImages,
   doneWithin,
   endStackTrial,
+  type StackProcess,
   seededRandom,
   startStackProcess,
   withStackLog,
-  type StackProcess,
 } from '../helpers/stack-process';
 
 const KEYS = 2600;

@@ -2,24 +2,25 @@
 // schema 2.0 event (events/) re-aimed at a batch's objects, against a local stack of its own: its DynamoDB holds the
 // send marks and the quota, its queue (the bridge the ingest reads) receives the messages; the consumer here only
 // records what arrives, so each message is seen as the ingest would see it.
-import { GetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { encodeManifestKey, s3BatchInvocationEvent, s3BatchInvocationFor } from '../../events/s3-batch-operations';
+import { defaultClientLimits } from '../../functions/config';
 import type { ImportTaskHandler } from '../../functions/import-task/app';
 import { registerApiKey } from '../../lib/auth/register';
-import { importRef } from '../../lib/import/enqueue';
-import { importMessageIn, type ImportMessage } from '../../lib/import/message';
-import { uploadItemKey } from '../../lib/store/table/schema';
-import { ClientQuotaStore } from '../../lib/store/client/quota';
-import { defaultClientLimits } from '../../functions/config';
-import { localDynamoClient } from '../../local/dynamodb/dynamodb';
-import { LOCAL_NAMES } from '../../local/contract';
-import type { Stack } from '../../local/stack/types';
-import { localS3Client } from '../../local/s3/s3';
 import { readManifestFacts } from '../../lib/import/batch-operations';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { startTestStack, uniqueId, waitFor } from '../helpers';
+import { importRef } from '../../lib/import/enqueue';
+import { type ImportMessage, importMessageIn } from '../../lib/import/message';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { Registrations } from '../../lib/store/client/registrations';
+import { uploadItemKey } from '../../lib/store/table/schema';
+import { LOCAL_NAMES } from '../../local/contract';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { localS3Client } from '../../local/s3/s3';
+import type { Stack } from '../../local/stack/types';
+import { startTestStack, uniqueId, waitFor } from '../helpers';
 
 const received: { message: ImportMessage; group: string | undefined }[] = [];
 let stack: Stack;

@@ -2,16 +2,17 @@
 // and a file that is no image classified where it is, to done; the source untouched and nothing under processed/,
 // duplicates/ or failed/; DetectLabels once per distinct fingerprint, none on a second import; a manifest imports
 // exactly its keys; a source outside the client's is 403; the report has a row per object; :retry sends only the failed.
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { defaultClientLimits } from '../../functions/config';
+import { batchSummarySchema } from '../../lib/api/schemas/batches';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { aws, detectCalls, stackEnv, uniqueId, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
-import { batchSummarySchema } from '../../lib/api/schemas/batches';
-import { ClientQuotaStore } from '../../lib/store/client/quota';
-import { defaultClientLimits } from '../../functions/config';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');

@@ -3,30 +3,30 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
 import { sqsEventFor } from '../../events';
-import { fingerprint } from '../../lib/ingest/fingerprint';
+import { createIngestHandler } from '../../functions/ingest/app';
 import { registerClient } from '../../lib/auth/register';
-import { toBatchItem } from '../../lib/store/table/attributes';
-import { BATCH_SK, batchKey, batchPartition, type BatchItem, type ImageItem } from '../../lib/store/table/schema';
+import { LocalMessageVisibility } from '../../lib/aws/message-visibility';
+import { fingerprint } from '../../lib/ingest/fingerprint';
+import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
+import { LocalJobQueue } from '../../lib/jobs/queue';
 import { newBatch as batchSummary } from '../../lib/store/batch/summary';
+import { Registrations } from '../../lib/store/client/registrations';
+import { toBatchItem } from '../../lib/store/table/attributes';
+import { BATCH_SK, type BatchItem, batchKey, batchPartition, type ImageItem } from '../../lib/store/table/schema';
 import {
+  waitForBridgeIdle as bridgeIdle,
   detectCalls,
+  waitFor as poll,
+  uploadFile as put,
   aws as stackClients,
   uniqueId,
-  uploadFile as put,
-  waitFor as poll,
-  waitForBridgeIdle as bridgeIdle,
 } from '../helpers';
 import { call, newClient } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
-import { createIngestHandler } from '../../functions/ingest/app';
-import { LocalMessageVisibility } from '../../lib/aws/message-visibility';
-import { PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
-import { LocalJobQueue } from '../../lib/jobs/queue';
-import { Registrations } from '../../lib/store/client/registrations';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name));
 const CAT = fixture('chelsea.png');

@@ -1,10 +1,11 @@
 // The batch lifecycle on the local stack (docs/design.md §6): per-client batch names, open → processing → done,
 // :close with and without `expected`, auto-close, BatchClosed, more upload forms, the batch list, the counter
 // invariant while uploads run, recount, and overwrites of one key.
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { BatchStore } from '../../lib/store/batch-store';

@@ -1,5 +1,10 @@
 // Each client's own S3 key on the local S3, scoped as the IAM policy of a client's role is on AWS: write and list under
 // uploads/{clientId}/ only. Through the AWS SDK, as a client's program would use it.
+
+import { spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import {
   CopyObjectCommand,
   CreateMultipartUploadCommand,
@@ -7,20 +12,16 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
-  PutObjectCommand,
   PutBucketCorsCommand,
-  S3ServiceException,
+  PutObjectCommand,
   type S3Client,
+  S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
-import { spawnSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
-import { statSync } from 'node:fs';
-import path from 'node:path';
 import { uploadPolicy } from '../../lib/api/uploads';
-import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3/s3';
 import { clientS3KeysFile, issueClientS3Key } from '../../local/s3/client-key-ring';
+import { type LocalS3, localS3Client, startLocalS3 } from '../../local/s3/s3';
 import { tempDataDir, uniqueId } from '../helpers';
 
 let s3: LocalS3;

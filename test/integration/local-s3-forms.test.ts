@@ -1,7 +1,7 @@
 // POST forms sent to the local S3 by anyone (they need no signature to be read): refused from their first bytes, never
 // kept whole in memory, and never more than a few read at once.
 import http from 'node:http';
-import { startLocalS3, type LocalS3 } from '../../local/s3/s3';
+import { type LocalS3, startLocalS3 } from '../../local/s3/s3';
 import { tempDataDir } from '../helpers';
 
 let s3: LocalS3;

@@ -2,20 +2,20 @@
 // writes nothing outside A's own key; and a multipart upload is bound to the key it was started for, so another
 // client's UploadId cannot be completed (or fed parts) through one's own prefix. Over loopback, as a client would.
 import {
+  AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   ListPartsCommand,
-  AbortMultipartUploadCommand,
+  type S3Client,
   S3ServiceException,
   UploadPartCommand,
-  type S3Client,
 } from '@aws-sdk/client-s3';
-import { presignUploads } from '../../lib/api/uploads';
 import type { UploadForm } from '../../lib/api/schemas/batches';
-import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3/s3';
+import { presignUploads } from '../../lib/api/uploads';
 import { issueClientS3Key } from '../../local/s3/client-key-ring';
+import { type LocalS3, localS3Client, startLocalS3 } from '../../local/s3/s3';
 import { tempDataDir, uniqueId } from '../helpers';
 
 let s3: LocalS3;

@@ -1,5 +1,9 @@
 // The local S3 alone (s3rver behind local/s3/s3.ts): what it refuses, answered as S3's errors through the AWS SDK (and
 // plain fetch for POST forms), and that it keeps serving after every refusal or failed write.
+
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import {
   CompleteMultipartUploadCommand,
   CopyObjectCommand,
@@ -16,14 +20,11 @@ import {
 } from '@aws-sdk/client-s3';
 import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { uploadPolicy, type DeclaredFile } from '../../lib/api/uploads';
-import { LOCAL_NAMES } from '../../local/contract';
-import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3/s3';
-import { MAX_LAST_SEGMENT_BYTES } from '../../local/s3/object-keys';
 import type { S3Event, SQSEvent } from 'aws-lambda';
+import { type DeclaredFile, uploadPolicy } from '../../lib/api/uploads';
+import { LOCAL_NAMES } from '../../local/contract';
+import { MAX_LAST_SEGMENT_BYTES } from '../../local/s3/object-keys';
+import { type LocalS3, localS3Client, startLocalS3 } from '../../local/s3/s3';
 import type { Stack } from '../../local/stack/types';
 import { startTestStack, tempDataDir, uniqueId } from '../helpers';
 

@@ -10,14 +10,14 @@ import sharp from 'sharp';
 import { tempDataDir } from '../helpers';
 import {
   api,
-  endStackTrial,
-  withStackLog,
   distinctImages,
   doneWithin,
+  endStackTrial,
+  type StackProcess,
   seededRandom,
   startStackProcess,
   uploadImages,
-  type StackProcess,
+  withStackLog,
 } from '../helpers/stack-process';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures');

@@ -5,14 +5,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelVersion } from '../../lib/domain/detection';
+import { fingerprint } from '../../lib/ingest/fingerprint';
 import { readCurrentModel } from '../../lib/store/model/current';
 import { recordCurrentModel } from '../../lib/store/model/current-write';
-import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
-import { call, newClient, seedBatch, writeItems, type TestClient } from '../helpers/api';
 import { batchPartition, knownItemKey } from '../../lib/store/table/schema';
-import { fingerprint } from '../../lib/ingest/fingerprint';
 import { MODEL_LABEL } from '../../local/detector/model-catalog';
 import { MODEL_SCALES } from '../../local/detector/scales';
+import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
+import { call, newClient, seedBatch, type TestClient, writeItems } from '../helpers/api';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const store = () => ({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') });

@@ -1,18 +1,18 @@
 // The store's reads (lib/store/table/query.ts) against real items in the local DynamoDB, through the AWS SDK: each access
 // pattern is reached through the query function that chooses it from the filters, as the API calls them.
 import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { cursorCodec, CursorError } from '../../lib/store/table/cursor';
-import { BatchStore } from '../../lib/store/batch-store';
 import type { Image } from '../../lib/domain/image';
+import { queryBatchImages, queryBatchLogs, queryVisibleBatchImages } from '../../lib/store/batch/images';
+import { getBatch } from '../../lib/store/batch/read';
+import { BatchStore } from '../../lib/store/batch-store';
+import { queryClientImages } from '../../lib/store/client/images';
+import { getImage, getImages } from '../../lib/store/image/reads';
+import { CursorError, cursorCodec } from '../../lib/store/table/cursor';
 import { StoreThrottledError } from '../../lib/store/table/errors';
 import type { StoreContext } from '../../lib/store/table/query';
 import { aws, stackEnv, uniqueId } from '../helpers';
-import { DAY_S, fprints, seedBatch, type SeedImage } from '../helpers/api';
+import { DAY_S, fprints, type SeedImage, seedBatch } from '../helpers/api';
 
-import { queryBatchImages, queryBatchLogs, queryVisibleBatchImages } from '../../lib/store/batch/images';
-import { queryClientImages } from '../../lib/store/client/images';
-import { getImage, getImages } from '../../lib/store/image/reads';
-import { getBatch } from '../../lib/store/batch/read';
 const T0 = Date.UTC(2024, 0, 1);
 const nowS = () => Math.floor(Date.now() / 1000);
 const ctx = (): StoreContext => ({

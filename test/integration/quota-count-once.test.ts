@@ -2,30 +2,31 @@
 // (docs/design.md §11): the upload's own item records that it was counted, with the count. The pipeline runs in
 // process against a stack of its own (its S3, DynamoDB and detector; no ingest consuming the bucket's events), so each
 // attempt is one processUpload call; under DynamoDB Local the mark and the count are one transaction.
+
+import { createHash, randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createHash, randomUUID } from 'node:crypto';
-import { loadConfig } from '../../lib/config';
-import type { IngestMetrics } from '../../lib/ingest/metrics';
-import { fingerprint } from '../../lib/ingest/fingerprint';
-import { processUpload } from '../../lib/ingest/pipeline';
-import type { IngestDeps, UploadEvent, UploadQuota } from '../../lib/ingest/deps';
-import { utcDay } from '../../lib/quota/limits';
 import { defaultClientLimits } from '../../functions/config';
-import { encodeS3EventKey, s3EventMessage, s3EventRecord } from '../../lib/reconcile/s3-event';
 import { registerApiKey } from '../../lib/auth/register';
+import { loadConfig } from '../../lib/config';
+import type { IngestDeps, UploadEvent, UploadQuota } from '../../lib/ingest/deps';
+import { fingerprint } from '../../lib/ingest/fingerprint';
+import type { IngestMetrics } from '../../lib/ingest/metrics';
+import { processUpload } from '../../lib/ingest/pipeline';
+import { utcDay } from '../../lib/quota/limits';
+import { encodeS3EventKey, s3EventMessage, s3EventRecord } from '../../lib/reconcile/s3-event';
 import { BatchStore } from '../../lib/store/batch-store';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
-import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { Registrations } from '../../lib/store/client/registrations';
 import { LOCAL_NAMES } from '../../local/contract';
-import { forgiveInterruptedAttempts } from '../../local/stack/interrupted-attempts';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { localS3Client } from '../../local/s3/s3';
+import { forgiveInterruptedAttempts } from '../../local/stack/interrupted-attempts';
 import type { Stack } from '../../local/stack/types';
 import { startTestStack, uniqueId } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
-import { Registrations } from '../../lib/store/client/registrations';
 
 const silentMetrics: IngestMetrics = {
   image: () => undefined,

@@ -1,15 +1,16 @@
 // Quotas, rate limits and fair share against the local stack (docs/design.md §11): per-client limits set as
 // client:limits sets them, uploads beyond the day's quota, a quota changed while uploads wait in the queue, a burst of
 // API requests, the CLI at its quota, and a small client's uploads served before a big client's backlog.
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { utcDay } from '../../lib/quota/limits';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { defaultClientLimits } from '../../functions/config';
+import { utcDay } from '../../lib/quota/limits';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { controlHeaders } from '../../local/bridge/control-token';
-import { aws, stackEnv, uploadFile, uniqueId, waitForBridgeIdle } from '../helpers';
+import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
 import { distinctImages, seededRandom } from '../helpers/stack-process';

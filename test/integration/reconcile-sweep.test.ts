@@ -1,10 +1,11 @@
 // The reconciliation sweep's listing, grace and bounds, against a private local S3 (s3rver) through the AWS SDK.
+
+import { rmSync } from 'node:fs';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
-import { rmSync } from 'node:fs';
+import { type SweepDeps, type SweepLimits, sweepUploads } from '../../lib/reconcile/sweep';
 import { LOCAL_NAMES } from '../../local/contract';
-import { localS3Client, startLocalS3, type LocalS3 } from '../../local/s3/s3';
-import { sweepUploads, type SweepDeps, type SweepLimits } from '../../lib/reconcile/sweep';
+import { type LocalS3, localS3Client, startLocalS3 } from '../../local/s3/s3';
 import { tempDataDir } from '../helpers';
 
 const HOUR = 3_600_000;

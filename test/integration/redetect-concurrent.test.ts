@@ -4,7 +4,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchPartition } from '../../lib/store/table/schema';
 import { aws, detectCalls, stackEnv, uploadFile, waitFor } from '../helpers';
-import { call, imageItem, newClient, seedBatch, writeItems, type TestClient } from '../helpers/api';
+import { call, imageItem, newClient, seedBatch, type TestClient, writeItems } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 
 interface Stored {

@@ -2,22 +2,23 @@
 // messages are journaled on the uploads queue before POST …:redetect answers, so the restarted stack answers the rest,
 // and the batch ends done with every image answered once more and its counters equal to what its records say (a
 // counter move a crash lost between an answer and its count is recounted when that image's message comes again).
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { localDynamoClient } from '../../local/dynamodb/dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { tempDataDir, waitFor } from '../helpers';
 import {
   api,
-  endStackTrial,
-  withStackLog,
   distinctImages,
   doneWithin,
+  endStackTrial,
+  type StackProcess,
   seededRandom,
   startStackProcess,
   uploadImages,
-  type StackProcess,
+  withStackLog,
 } from '../helpers/stack-process';
 
 const IMAGES = 8;

@@ -6,15 +6,16 @@
 // directly (a done batch, as the ingest leaves one) without their resting objects: each image's job finds its object
 // gone and keeps its answer (no DetectLabels call, which the local model could not make 5,000 times in a test's time),
 // so what is tried here is the run's paging, charging, marking, queueing, claiming and counting.
-import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { localDynamoClient } from '../../local/dynamodb/dynamodb';
-import { LOCAL_NAMES } from '../../local/contract';
+import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchPartition } from '../../lib/store/table/schema';
+import { LOCAL_NAMES } from '../../local/contract';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { tempDataDir, waitFor } from '../helpers';
 import { batchItem, imageItem } from '../helpers/api';
-import { api, doneWithin, endStackTrial, startStackProcess, withStackLog, type StackProcess } from '../helpers/stack-process';
+import { api, doneWithin, endStackTrial, type StackProcess, startStackProcess, withStackLog } from '../helpers/stack-process';
 
 /** Pages of the start (100 records each): one call's, then the sweep's. */
 const IMAGES = 1_200;

@@ -3,19 +3,20 @@
 // rewritten, one of them a non-cat then), priced by a dry run that changes nothing, re-detected at one
 // DetectLabels call per distinct image, `processing` then `done` again with its callback sent again, its flip listed;
 // `all` prices every distinct image; bad input, an open or erasing batch and another client's batch refused.
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { accuracySchema } from '../../lib/api/schemas/audit';
+import { imageSchema } from '../../lib/api/schemas/images';
+import { changeListSchema, redetectResultSchema } from '../../lib/api/schemas/redetect';
 import { BatchStore } from '../../lib/store/batch-store';
 import { batchPartition } from '../../lib/store/table/schema';
 import { aws, detectCalls, stackEnv, uniqueId, uploadFile, waitFor } from '../helpers';
 import { call, newClient, type TestClient } from '../helpers/api';
 import { icecat } from '../helpers/cli';
-import { accuracySchema } from '../../lib/api/schemas/audit';
-import { changeListSchema, redetectResultSchema } from '../../lib/api/schemas/redetect';
-import { imageSchema } from '../../lib/api/schemas/images';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const OLDER = { name: 'an-older-model', version: '1' };

@@ -2,19 +2,20 @@
 // every route, an upload into it is discarded, its name is free again once it is erased, and the expiry sweep erases
 // what it left (objects under every prefix, every item) exactly as on AWS. A batch is aged by moving its stored expiry
 // into the past (the clock of the API's handlers is the real one); the sweep's clock is injected.
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
 import { BatchErasingError } from '../../lib/api/errors';
+import { sweepExpiredBatches } from '../../lib/erase/expiry';
 import { runEraseJob } from '../../lib/erase/job';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
-import { sweepExpiredBatches } from '../../lib/erase/expiry';
 import { BatchStore } from '../../lib/store/batch-store';
 import { batchPartition } from '../../lib/store/table/schema';
-import { startLocalExpiry } from '../../local/stack/expiry';
 import { loadBucketLifecycleRules } from '../../local/s3/lifecycle';
+import { startLocalExpiry } from '../../local/stack/expiry';
 import { aws, stackEnv, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { call, newClient, postForm, seedBatch, type TestClient } from '../helpers/api';
 

@@ -1,13 +1,14 @@
 // Review and correction on the local stack (docs/design.md §10): a person's verdict over the API, the counts it moves,
 // the review queue, agreement against hand-computed figures, re-thresholds that leave verdicts alone, the bad input
 // and the races (a review against the image's own classification, the batch's erasure, a re-threshold, another review).
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
-import { agreementSchema } from '../../lib/api/schemas/reviews';
 import { batchSummarySchema } from '../../lib/api/schemas/batches';
-import { imageListSchema, imageSchema, type ImageAnswer } from '../../lib/api/schemas/images';
+import { type ImageAnswer, imageListSchema, imageSchema } from '../../lib/api/schemas/images';
+import { agreementSchema } from '../../lib/api/schemas/reviews';
 import type { Counts } from '../../lib/domain/counts';
 import { countRecords, recountQuery } from '../../lib/store/batch/counters';
 import type { ImageItem } from '../../lib/store/table/schema';

@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { similarGroupsSchema, type SimilarGroups } from '../../lib/api/schemas/similar';
 import { type ImageAnswer } from '../../lib/api/schemas/images';
+import { type SimilarGroups, similarGroupsSchema } from '../../lib/api/schemas/similar';
 import { MAX_DISTANCE_LIMIT } from '../../lib/similar/groups';
 import { uploadFile, waitForBridgeIdle } from '../helpers';
 import { call, newClient, readAllPages, type TestClient } from '../helpers/api';

@@ -3,22 +3,23 @@
 // must end with a record, uploads/ empty, and the batch counters equal to what its records say.
 // The trials are seeded (ICECAT_CRASH_SEED replays a failure); each kills the stack while the previous trial's batch
 // may still be recovering, so a batch can be interrupted more than once.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { localS3Client, startLocalS3 } from '../../local/s3/s3';
 import { tempDataDir } from '../helpers';
 import {
+  type BatchState,
   distinctImages,
   endStackTrial,
-  withStackLog,
   keysUnder,
   readBatch,
+  type StackProcess,
   seededRandom,
   startStackProcess,
   uploadImages,
-  type BatchState,
-  type StackProcess,
+  withStackLog,
 } from '../helpers/stack-process';
 
 const SEED = Number(process.env.ICECAT_CRASH_SEED ?? 20_261_122);

@@ -1,10 +1,11 @@
 // The local HTTP API gateway: requests in as API Gateway HTTP API payload 2.0 events, structured results out.
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { request, type IncomingHttpHeaders } from 'node:http';
+
+import { type IncomingHttpHeaders, request } from 'node:http';
 import { connect } from 'node:net';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { templateApiRouting } from '../../local/gateway/api-functions';
+import { type HttpGateway, startHttpGateway } from '../../local/gateway/gateway';
 import { ROOT } from '../../local/stack/services';
-import { startHttpGateway, type HttpGateway } from '../../local/gateway/gateway';
 
 describe('local HTTP API gateway', () => {
   let gateway: HttpGateway;

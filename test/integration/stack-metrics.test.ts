@@ -1,11 +1,12 @@
 // The ingest's metrics on a running `npm start`: its EMF lines in the stack's log, and their totals on the bridge's
 // status page (JSON and HTML), after uploads that succeed, repeat in the batch, fail, and repeat in a later batch.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { MetricTotal, MetricTotalsSnapshot } from '../../local/bridge/metric-totals';
 import { tempDataDir } from '../helpers';
-import { distinctImages, seededRandom, startStackProcess, type StackProcess } from '../helpers/stack-process';
+import { distinctImages, type StackProcess, seededRandom, startStackProcess } from '../helpers/stack-process';
 
 jest.setTimeout(240_000);
 

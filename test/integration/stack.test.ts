@@ -1,25 +1,26 @@
 // The local stack itself: S3 notifications through the bridge, the table from resources/table.yml, paged
 // listings, persistence. Each test runs a private stack with a recording handler in place of the ingest.
+
+import { readFileSync } from 'node:fs';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import {
   CompleteMultipartUploadCommand,
   CopyObjectCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
   ListObjectsV2Command,
-  paginateListObjectsV2,
   PutObjectCommand,
+  paginateListObjectsV2,
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { S3Event, SQSEvent, SQSRecord } from 'aws-lambda';
-import { readFileSync } from 'node:fs';
+import { INDEX } from '../../lib/store/table/schema';
 import { controlHeaders } from '../../local/bridge/control-token';
 import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { localS3Client } from '../../local/s3/s3';
 import type { Stack } from '../../local/stack/types';
-import { INDEX } from '../../lib/store/table/schema';
 import { deadLetters, startTestStack, tempDataDir, waitForBridgeIdle } from '../helpers';
 
 const s3For = (stack: Stack) => localS3Client(stack.endpoints.s3);

@@ -2,13 +2,13 @@
 // bytes kept of an upload refused for quota, and a daily limit on the batches a client creates, through the API or
 // by plain-S3 uploads into new batch ids.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { runEraseJob } from '../../lib/erase/job';
-import { sweepExpiredBatches } from '../../lib/erase/expiry';
-import { nextUtcDay } from '../../lib/quota/limits';
 import { defaultClientLimits } from '../../functions/config';
+import { sweepExpiredBatches } from '../../lib/erase/expiry';
+import { runEraseJob } from '../../lib/erase/job';
+import { nextUtcDay } from '../../lib/quota/limits';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { aws, stackEnv, uploadFile, waitForBridgeIdle } from '../helpers';
-import { batchItem, call, newClient, writeItems, type TestClient } from '../helpers/api';
+import { batchItem, call, newClient, type TestClient, writeItems } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
 
 const quotaStore = () =>

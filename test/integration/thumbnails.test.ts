@@ -1,12 +1,13 @@
 // Thumbnails end to end on the local stack: files go up through the presigned forms, the ingest stores a WebP of each
 // image it decoded, the API answers presigned thumbnailUrl and imageUrl, which the local S3 serves over HTTP, and
 // erasing the batch takes the thumbnails with it.
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
-import { imageListSchema, imageSchema, type ImageAnswer } from '../../lib/api/schemas/images';
 import { type UploadForm } from '../../lib/api/schemas/batches';
+import { type ImageAnswer, imageListSchema, imageSchema } from '../../lib/api/schemas/images';
 import { aws, stackEnv, waitForBridgeIdle } from '../helpers';
 import { call, newClient, postForm, type TestClient } from '../helpers/api';
 

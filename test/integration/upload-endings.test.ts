@@ -2,34 +2,35 @@
 // duplicate past the names kept is counted once however often it is delivered, and a claim refuses a batch closed
 // and complete meanwhile. On the local stack, through the AWS SDK; the last case runs the pipeline itself against a
 // private stack whose bridge ingests nothing, so that it alone chooses the interleaving.
+
+import { createHash } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { createHash } from 'node:crypto';
+import { uploadsIn } from '../../functions/ingest/events';
 import { registerClient } from '../../lib/auth/register';
 import { loadConfig } from '../../lib/config';
+import type { Claim, UploadRef } from '../../lib/domain/upload';
 import { eraseBatch } from '../../lib/erase/erase-batch';
+import type { IngestDeps } from '../../lib/ingest/deps';
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload } from '../../lib/ingest/pipeline';
-import type { IngestDeps } from '../../lib/ingest/deps';
 import { encodeS3EventKey } from '../../lib/reconcile/s3-event';
+import { newBatch } from '../../lib/store/batch/summary';
+import { takeBack } from '../../lib/store/batch/take-back';
 import { BatchStore } from '../../lib/store/batch-store';
-import type { Claim, UploadRef } from '../../lib/domain/upload';
+import { Registrations } from '../../lib/store/client/registrations';
 import type { ClaimOutcome } from '../../lib/store/image/claim';
 import { uploadItemKey } from '../../lib/store/table/schema';
-import { takeBack } from '../../lib/store/batch/take-back';
-import { newBatch } from '../../lib/store/batch/summary';
-import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import { LOCAL_NAMES } from '../../local/contract';
-import { localS3Client } from '../../local/s3/s3';
+import { localDynamoClient } from '../../local/dynamodb/dynamodb';
 import type { BatchHandler } from '../../local/queue/options';
+import { localS3Client } from '../../local/s3/s3';
 import type { Stack } from '../../local/stack/types';
-import { uploadsIn } from '../../functions/ingest/events';
 import { aws, deadLetters, detectCalls, stackEnv, startTestStack, uniqueId, uploadFile, waitFor, waitForBridgeIdle } from '../helpers';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
-import { Registrations } from '../../lib/store/client/registrations';
 
 const md5 = (body: Buffer) => createHash('md5').update(body).digest('hex');
 const transactions = () => process.env.DDB_TRANSACTIONS === 'true';

@@ -1,25 +1,11 @@
 // Checked by `npm run typecheck`, not run: what the API's response schemas produce must be a value of the clients'
 // contract, so a field the server renames or retypes breaks the build instead of the CLI or the web page.
 import type * as z from 'zod';
-import type { agreementSchema } from '../../lib/api/schemas/reviews';
 import type {
-  batchListSchema,
-  batchSummarySchema,
-  createdBatchSchema,
-  reclassifyResultSchema,
-  uploadFormsSchema,
-} from '../../lib/api/schemas/batches';
-import type { errorSchema } from '../../lib/api/schemas/common';
-import type { imageListSchema, imageSchema } from '../../lib/api/schemas/images';
-import type { logListSchema } from '../../lib/api/schemas/logs';
-import type { similarGroupsSchema } from '../../lib/api/schemas/similar';
-import type { usageSchema } from '../../lib/api/schemas/clients';
-import type { changeListSchema, redetectResultSchema } from '../../lib/api/schemas/redetect';
-import type { accuracySchema, auditResultSchema } from '../../lib/api/schemas/audit';
-import type { retryResultSchema } from '../../lib/api/schemas/imports';
-import type {
+  Accuracy,
   Agreement,
   ApiErrorBody,
+  AuditResult,
   BatchSummary,
   CreatedBatch,
   Image,
@@ -28,13 +14,27 @@ import type {
   Page,
   Reclassified,
   Redetected,
-  VerdictChange,
-  Accuracy,
-  AuditResult,
   RetriedImport,
   SimilarGroups,
   Usage,
+  VerdictChange,
 } from '../../lib/api/client-contract';
+import type { accuracySchema, auditResultSchema } from '../../lib/api/schemas/audit';
+import type {
+  batchListSchema,
+  batchSummarySchema,
+  createdBatchSchema,
+  reclassifyResultSchema,
+  uploadFormsSchema,
+} from '../../lib/api/schemas/batches';
+import type { usageSchema } from '../../lib/api/schemas/clients';
+import type { errorSchema } from '../../lib/api/schemas/common';
+import type { imageListSchema, imageSchema } from '../../lib/api/schemas/images';
+import type { retryResultSchema } from '../../lib/api/schemas/imports';
+import type { logListSchema } from '../../lib/api/schemas/logs';
+import type { changeListSchema, redetectResultSchema } from '../../lib/api/schemas/redetect';
+import type { agreementSchema } from '../../lib/api/schemas/reviews';
+import type { similarGroupsSchema } from '../../lib/api/schemas/similar';
 
 /** Compiles only when every value of `Server` is a value of `Client`. */
 type ClientReads<Server extends Client, Client> = [Server, Client];

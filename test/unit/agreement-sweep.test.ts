@@ -1,7 +1,7 @@
 // The suggested threshold of GET …/agreement found by one sort and a sweep (issue 29, item 9): the same answer as
 // counting every review at every candidate threshold, without the quadratic work. Its speed at 50,000 reviews is a
 // figure of bench/agreement.bench.ts.
-import { suggestThreshold, type ReviewedImage } from '../../lib/review/agreement';
+import { type ReviewedImage, suggestThreshold } from '../../lib/review/agreement';
 import { referenceThreshold } from '../helpers/agreement-reference';
 import { seededRandom as random } from '../helpers/stack-process';
 

@@ -1,12 +1,12 @@
 import {
   API_KEY_PREFIX,
-  InvalidApiKeyError,
-  InvalidClientIdError,
-  MissingApiKeyError,
   assertClientId,
   bearerKey,
   generateApiKey,
   hashApiKey,
+  InvalidApiKeyError,
+  InvalidClientIdError,
+  MissingApiKeyError,
 } from '../../lib/auth/api-keys';
 import { apiKeyItemKey, getApiKeyRequest } from '../../lib/store/client/keys';
 import { putApiKeyRequest, putClientRequest } from '../../lib/store/client/registrations';

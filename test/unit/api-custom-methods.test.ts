@@ -2,11 +2,12 @@
 // for the routes that deploy them (serverless.yml): a path variable takes its whole segment, so for the route
 // `POST /v1/batches/{batchId}` API Gateway hands `pathParameters: { batchId: "<id>:close" }`. The app must route and
 // validate on the path as API Gateway hands it, splitting the custom method off, whatever pathParameters say.
-import { createApiHandler } from '../../lib/http/app';
-import { InvalidApiKeyError } from '../../lib/auth/api-keys';
-import { apiRoutes } from '../../lib/api/routes';
+
 import type { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
+import { apiRoutes } from '../../lib/api/routes';
 import type { ApiService } from '../../lib/api/service';
+import { InvalidApiKeyError } from '../../lib/auth/api-keys';
+import { createApiHandler } from '../../lib/http/app';
 import { apiEvent } from '../helpers/api-event';
 
 const LIMITS = { maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 3, maxUploadBytes: 1000 };

@@ -1,10 +1,10 @@
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
-import { createApiHandler } from '../../lib/http/app';
-import { InvalidApiKeyError, MissingApiKeyError } from '../../lib/auth/api-keys';
 import { BatchNotFoundError, FileTooLargeError, ImageNotFoundError, InvalidParameterError } from '../../lib/api/errors';
-import { toHttpError } from '../../lib/http/middleware';
 import { apiRoutes } from '../../lib/api/routes';
 import type { ApiService } from '../../lib/api/service';
+import { InvalidApiKeyError, MissingApiKeyError } from '../../lib/auth/api-keys';
+import { createApiHandler } from '../../lib/http/app';
+import { toHttpError } from '../../lib/http/middleware';
 import { CursorError } from '../../lib/store/table/cursor';
 import { StoreThrottledError } from '../../lib/store/table/errors';
 import { apiEvent } from '../helpers/api-event';

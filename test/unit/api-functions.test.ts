@@ -1,8 +1,8 @@
-import { ApiWiringError, createApiHandler } from '../../lib/http/app';
 import type { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
 import { API_FUNCTIONS, DEFAULT_API_FUNCTION, functionFor, pathMatches } from '../../lib/api/functions';
 import { apiRoutes, routeTargets } from '../../lib/api/routes';
 import type { ApiService } from '../../lib/api/service';
+import { ApiWiringError, createApiHandler } from '../../lib/http/app';
 import { apiEvent } from '../helpers/api-event';
 
 const LIMITS = { maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 3, maxUploadBytes: 1000 };

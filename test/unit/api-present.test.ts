@@ -1,6 +1,6 @@
 import { presentBatch, presentImage } from '../../lib/api/present';
+import { type Batch, batchStatus, reportedStatus } from '../../lib/domain/batch';
 import { ZERO_COUNTS } from '../../lib/domain/counts';
-import { batchStatus, reportedStatus, type Batch } from '../../lib/domain/batch';
 import type { Image } from '../../lib/domain/image';
 import { toBatch, toBatchItem, toImage, toImageItem } from '../../lib/store/table/attributes';
 import { BATCH_SK } from '../../lib/store/table/schema';

@@ -1,8 +1,8 @@
-import { createApiHandler } from '../../lib/http/app';
-import { InvalidApiKeyError } from '../../lib/auth/api-keys';
-import { apiRoutes } from '../../lib/api/routes';
 import type { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
+import { apiRoutes } from '../../lib/api/routes';
 import type { ApiService } from '../../lib/api/service';
+import { InvalidApiKeyError } from '../../lib/auth/api-keys';
+import { createApiHandler } from '../../lib/http/app';
 import { apiEvent, type EventOptions } from '../helpers/api-event';
 
 const LIMITS = { maxRetentionDays: 365, defaultRetentionDays: 30, maxFilesPerBatch: 3, maxUploadBytes: 1000 };

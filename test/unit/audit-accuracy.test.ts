@@ -1,7 +1,8 @@
 // The audit sample's draw and the accuracy estimator (docs/accuracy.md): the allocation, the seeded draw, the edge
 // cases, and 1,000 simulated audits of batches of known truth whose 95 % intervals must hold the truth in ≥ 93 % of them.
-import { allocate, drawSample, seededRandom, type AuditCandidate, type ByStratum, type Stratum } from '../../lib/review/audit-sample';
+
 import { estimateAccuracy, type IntervalEstimate, type StratumTally } from '../../lib/review/accuracy';
+import { type AuditCandidate, allocate, type ByStratum, drawSample, type Stratum, seededRandom } from '../../lib/review/audit-sample';
 
 const candidates = (cats: number, notCats: number): AuditCandidate[] => [
   ...Array.from({ length: cats }, (_, i) => ({ fprint: `c${String(i).padStart(6, '0')}`, stratum: 'cat' as Stratum })),

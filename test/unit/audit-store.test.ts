@@ -1,8 +1,8 @@
 // The audit sample as stored (lib/store/audit/queue.ts): the draw's write, the batch-audit keys, and a review of an audited
 // image moving its key with the verdict.
 import type { Audit } from '../../lib/domain/review';
-import { auditEntriesRequest, auditEntryOf } from '../../lib/store/audit/queue';
 import { auditRequest } from '../../lib/store/audit/draw';
+import { auditEntriesRequest, auditEntryOf } from '../../lib/store/audit/queue';
 import { reviewRequest } from '../../lib/store/review/verdicts';
 import { auditKey } from '../../lib/store/table/schema';
 

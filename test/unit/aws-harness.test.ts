@@ -1,6 +1,6 @@
 // The moto artifact test's own pieces (test/aws/), where a mistake would let a defect through: the route API Gateway
 // matches and the path parameters it fills, and the IAM actions and ARNs each AWS request is authorized as.
-import { describeRequest, type AwsRequest } from '../aws/authorizations';
+import { type AwsRequest, describeRequest } from '../aws/authorizations';
 import { resolve } from '../aws/intrinsics';
 import { httpApiEvent, matchRoute } from '../aws/lambda-events';
 

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import {
   apiGetBatchImagesEvent,
-  s3ObjectCreatedEvent,
   SAMPLE_BATCH_ID,
   SAMPLE_ENCODED_KEY,
   SAMPLE_FILE_NAME,
+  s3ObjectCreatedEvent,
   sqsS3ObjectCreatedEvent,
 } from '../../events';
 

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { QueueJournal, type JournaledMessage } from '../../local/queue/journal';
+import { type JournaledMessage, QueueJournal } from '../../local/queue/journal';
 
 const journalPath = () => path.join(mkdtempSync(path.join(tmpdir(), 'journal-')), 'queue.journal');
 const message = (id: string, body = `body of ${id}`): JournaledMessage => ({

@@ -1,13 +1,13 @@
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { localS3EventMessage } from '../../local/bridge/bridge';
-import { LocalQueue } from '../../local/queue/queue';
-import type { LocalQueueOptions } from '../../local/queue/options';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { LocalMessageVisibility } from '../../lib/aws/message-visibility';
 import { encodeS3EventKey, keysInS3Message, s3EventRecord } from '../../lib/reconcile/s3-event';
+import { localS3EventMessage } from '../../local/bridge/bridge';
+import type { LocalQueueOptions } from '../../local/queue/options';
+import { LocalQueue } from '../../local/queue/queue';
 
 /** The form decoding AWS documents for event keys (what a handler does with them). */
 const formDecode = (key: string) => decodeURIComponent(key.replace(/\+/g, ' '));

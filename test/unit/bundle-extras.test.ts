@@ -1,8 +1,9 @@
 // The files a zip carries beside its bundle (scripts/bundle-extras.ts): the HEIF decoder's package files, byte for byte,
 // and its thread beside the handler, only in a bundle that includes the module starting it, with the licence notice.
-import type { Metafile } from 'esbuild';
+
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Metafile } from 'esbuild';
 import { extraEntries } from '../../scripts/bundle-extras';
 
 const ROOT = path.join(__dirname, '..', '..');

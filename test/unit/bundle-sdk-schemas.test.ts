@@ -1,6 +1,6 @@
-import { build, type Plugin } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { build, type Plugin } from 'esbuild';
 import { inlineSchemaKeys, sdkPackageVersions, treeShakableSchemas } from '../../scripts/bundle';
 
 const ROOT = path.resolve(__dirname, '..', '..');

@@ -1,7 +1,8 @@
 // The bundles' stand-in for semver (scripts/bundle.ts semverGteOnly): the tracer's X-Ray SDK and cls-hooked call only
 // semver.gte, on plain versions; the stand-in answers as semver does, and a bundle that imports them carries it alone.
-import { build } from 'esbuild';
+
 import path from 'node:path';
+import { build } from 'esbuild';
 import { SEMVER_GTE_MODULE, semverGteOnly } from '../../scripts/bundle';
 
 // The semver the packages would have loaded (it ships no types; the project does not depend on it itself).

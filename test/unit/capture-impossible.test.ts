@@ -2,7 +2,7 @@
 // or an offset beyond ±14:00 is never rolled into a capture time (Date.UTC would carry 2021:02:30 into March).
 import { readCapture } from '../../lib/ingest/capture';
 import { fingerprint } from '../../lib/ingest/fingerprint';
-import { photoWithExif, type ExifSpec } from '../helpers/exif-images';
+import { type ExifSpec, photoWithExif } from '../helpers/exif-images';
 
 const UPLOADED = Date.UTC(2024, 6, 1);
 

@@ -1,13 +1,13 @@
-import { COCO_CLASSES } from '../../local/detector/taxonomy';
 import {
-  KNOWN_LABELS,
   ancestorsOf,
+  type FoundObject,
+  KNOWN_LABELS,
   labelForClass,
   labelInfo,
   passesFilters,
   toLabels,
-  type FoundObject,
 } from '../../local/detector/labels';
+import { COCO_CLASSES } from '../../local/detector/taxonomy';
 
 const CAT = COCO_CLASSES.indexOf('cat');
 const DOG = COCO_CLASSES.indexOf('dog');

@@ -1,7 +1,7 @@
 // NanoDet's outputs decoded without the model: scores per grid cell and class, box distributions per side.
 import { letterbox } from '../../local/detector/decode';
-import { decodeNanoDet, expectedDistance, NANODET_BINS, type NanoDetLevel } from '../../local/detector/nanodet-decode';
 import { nanodetInput } from '../../local/detector/nanodet';
+import { decodeNanoDet, expectedDistance, NANODET_BINS, type NanoDetLevel } from '../../local/detector/nanodet-decode';
 
 const opts = { minScore: 0.05, iouThreshold: 0.5, classCount: 80 };
 const SIZE = 416;

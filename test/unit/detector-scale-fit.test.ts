@@ -1,10 +1,11 @@
 // Per-label mappings onto Rekognition's scale: proven labels through their boundary, unproven ones under 80, and the
 // fit and its measures on labelled photos.
+
+import { ConfigError } from '../../lib/config';
 import { DETECTOR_MODELS, detectorModelName } from '../../local/detector/model-catalog';
 import { fitBoundaries, labelQuality, leaveOneOut, type Observation } from '../../local/detector/scale-fit';
-import { labelConfidence, MODEL_SCALES, provenKnots, UNPROVEN_CEILING, type ModelScale } from '../../local/detector/scales';
+import { labelConfidence, MODEL_SCALES, type ModelScale, provenKnots, UNPROVEN_CEILING } from '../../local/detector/scales';
 import { SCALE_KNOTS } from '../../local/detector/thresholds';
-import { ConfigError } from '../../lib/config';
 
 const scale: ModelScale = { mappingVersion: 't', floor: 0.15, boundaries: { Cat: 0.2 } };
 const photo = (image: string, labels: string[], scores: Record<string, number>, group?: string): Observation => ({

@@ -1,7 +1,8 @@
 // The local detector's confidence scale: model scores (0..1) mapped onto Rekognition's 0..100.
-import { COCO_CLASSES } from '../../local/detector/taxonomy';
-import { toLabels, type FoundObject } from '../../local/detector/labels';
+
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
+import { type FoundObject, toLabels } from '../../local/detector/labels';
+import { COCO_CLASSES } from '../../local/detector/taxonomy';
 import { SCALE_KNOTS, scoreToConfidence } from '../../local/detector/thresholds';
 
 const CAT = COCO_CLASSES.indexOf('cat');

@@ -1,6 +1,5 @@
-import { buildDeleteRequests } from '../../lib/store/batch/erasure';
-import { batchItemKeysQuery } from '../../lib/store/batch/erasure';
 import { batchObjectPrefixes } from '../../lib/erase/objects';
+import { batchItemKeysQuery, buildDeleteRequests } from '../../lib/store/batch/erasure';
 
 describe('batchObjectPrefixes', () => {
   it("names the batch's folder under every prefix, each ending in '/' so a longer batch id never matches", () => {

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
-import { InvalidApiKeyError, MissingApiKeyError } from '../../lib/auth/api-keys';
 import { BatchNotFoundError } from '../../lib/api/errors';
-import { KeyRefusedError, OutOfSpaceError, UsageError, exitCodeFor, EXIT } from '../../lib/cli/errors';
+import { InvalidApiKeyError, MissingApiKeyError } from '../../lib/auth/api-keys';
+import { EXIT, exitCodeFor, KeyRefusedError, OutOfSpaceError, UsageError } from '../../lib/cli/errors';
 import { BatchClosedError, IceCatError } from '../../lib/errors';
 import { OUT_OF_STORAGE, toHttpError } from '../../lib/http/middleware';
 import { StoreThrottledError } from '../../lib/store/table/errors';

@@ -2,8 +2,8 @@ import { completionTime, detectorName, jsonFloat, MegaDetectorEncoder } from '..
 import type { ExportImage } from '../../lib/export/rows';
 import { exportChunks } from '../../lib/export/writer';
 import { interpretLabels } from '../../lib/ingest/detect';
-import { LIMITS } from '../../lib/store/table/schema';
 import { toImage, toImageItem } from '../../lib/store/table/attributes';
+import { LIMITS } from '../../lib/store/table/schema';
 import { megadetectorProblems } from '../helpers/megadetector-rules';
 
 const T = Date.UTC(2024, 5, 1, 6, 30, 5);

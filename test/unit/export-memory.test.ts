@@ -3,14 +3,14 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { exportImageOf } from '../../lib/api/export-batch';
+import type { Image } from '../../lib/domain/image';
 import type { ExportFormat } from '../../lib/export/encode';
 import { jsonFloat } from '../../lib/export/megadetector';
 import { mapPages } from '../../lib/export/pages';
-import { numberText, type ExportImage } from '../../lib/export/rows';
+import { type ExportImage, numberText } from '../../lib/export/rows';
 import { exportChunks, writeExport } from '../../lib/export/writer';
-import type { Image } from '../../lib/domain/image';
-import { IMAGE_ATTRIBUTES, toImage, toImageItem } from '../../lib/store/table/attributes';
 import { DETECTIONS_READ, EXPORT_PAGE_ITEMS, ROWS_READ } from '../../lib/store/batch/pages';
+import { IMAGE_ATTRIBUTES, toImage, toImageItem } from '../../lib/store/table/attributes';
 import type { ImageItem } from '../../lib/store/table/schema';
 
 setFlagsFromString('--expose-gc');

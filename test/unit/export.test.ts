@@ -1,6 +1,6 @@
 import { csvField, csvHeader, csvLine, jsonLine, neutralizeFormula } from '../../lib/export/encode';
-import { EXPORT_COLUMNS, exportRows, formatLabels, type ExportImage, type ExportRow } from '../../lib/export/rows';
-import { exportChunks, writeExport, type ExportChunk } from '../../lib/export/writer';
+import { EXPORT_COLUMNS, type ExportImage, type ExportRow, exportRows, formatLabels } from '../../lib/export/rows';
+import { type ExportChunk, exportChunks, writeExport } from '../../lib/export/writer';
 
 const T = Date.UTC(2024, 4, 1, 12, 0, 0);
 

@@ -1,11 +1,11 @@
-import type { SQSEvent } from 'aws-lambda';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { SQSEvent } from 'aws-lambda';
+import { uploadGroupOf } from '../../lib/reconcile/s3-event';
+import { localS3EventMessage } from '../../local/bridge/bridge';
 import { FairReadyList, LOCAL_FAIR_SHARE, POOL_FAIR_SHARE, RecentUse, SQS_FAIR_SHARE } from '../../local/queue/fair-share';
 import { LocalQueue } from '../../local/queue/queue';
-import { localS3EventMessage } from '../../local/bridge/bridge';
-import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 
 interface M {
   id: string;

@@ -1,5 +1,5 @@
-import { FormBook } from '../../lib/api/form-book';
 import type { UploadForm } from '../../lib/api/client-contract';
+import { FormBook } from '../../lib/api/form-book';
 
 interface File {
   name: string;

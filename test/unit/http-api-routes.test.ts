@@ -5,11 +5,11 @@ import path from 'node:path';
 import {
   DEFAULT_FUNCTION_TIMEOUT_SECONDS,
   functionTimeoutMs,
+  type HttpApiRoute,
   matchRoute,
   routesFromTemplate,
-  templateFromServerlessYaml,
   TemplateRouteError,
-  type HttpApiRoute,
+  templateFromServerlessYaml,
 } from '../../local/gateway/routes';
 import { loadJobConsumerLimits } from '../../local/stack/job-queues';
 

@@ -5,7 +5,7 @@
 import { SQSServiceException } from '@aws-sdk/client-sqs';
 import { LocalJobQueue } from '../../lib/jobs/queue';
 import { LocalIam } from '../../local/iam/iam';
-import { checkConsumer, senderAs, SQS_MAX_MESSAGE_BYTES, EventSourceMappingError } from '../../local/queue/iam';
+import { checkConsumer, EventSourceMappingError, SQS_MAX_MESSAGE_BYTES, senderAs } from '../../local/queue/iam';
 import { stackIam } from '../../local/stack/iam';
 
 let iam: LocalIam;

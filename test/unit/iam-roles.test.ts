@@ -1,15 +1,16 @@
 // Each function's role, read from serverless.yml and resources/ as the compiled template states it
 // (test/deploy/template.test.ts checks the reading against `osls package`'s template), evaluated by IAM's rules for
 // the (action, resource) pairs its code sends, with the ARNs AWS forms for them: an index is its own ARN.
-import { roleStatements, rolesFromTemplate, type FunctionRole, type RoleTemplate } from '../../local/iam/roles';
-import { roleAllows, RoleDecisions } from '../../local/iam/evaluate';
-import { roleTemplateFromSources } from '../../local/iam/template';
+
+import path from 'node:path';
 import { dueCallbacksQuery } from '../../lib/store/callback/requeue';
 import { expiredBatchesQuery } from '../../lib/store/expiry/expired';
-import { INDEX } from '../../lib/store/table/schema';
-import path from 'node:path';
-
 import { reusableResultRequest } from '../../lib/store/image/reuse';
+import { INDEX } from '../../lib/store/table/schema';
+import { RoleDecisions, roleAllows } from '../../local/iam/evaluate';
+import { type FunctionRole, type RoleTemplate, roleStatements, rolesFromTemplate } from '../../local/iam/roles';
+import { roleTemplateFromSources } from '../../local/iam/template';
+
 const ROOT = path.resolve(__dirname, '..', '..');
 const PLACE = { region: 'eu-west-1', accountId: '123456789012' };
 const TABLE = 'arn:aws:dynamodb:eu-west-1:123456789012:table/IceCatWrangler-dev';

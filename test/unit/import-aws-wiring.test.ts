@@ -10,11 +10,11 @@ import { s3BatchInvocationFor } from '../../events/s3-batch-operations';
 import { importDeps } from '../../functions/batches/app';
 import {
   checkSource,
+  type ImportApiDeps,
   ImportsNotConfiguredError,
   retryFailed,
   SourceNotAllowedError,
   startListing,
-  type ImportApiDeps,
 } from '../../lib/api/import-batch';
 import type { Batch } from '../../lib/domain/batch';
 import type { Image, SourceObject } from '../../lib/domain/image';

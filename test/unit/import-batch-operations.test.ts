@@ -3,15 +3,15 @@
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { RequestThrottled } from '@aws-sdk/client-sqs';
 import { s3BatchInvocationEvent, s3BatchResponseExample } from '../../events/s3-batch-operations';
+import { type BatchOperationsSettings, createJobInput, jobToken, manifestFormat, manifestObject } from '../../lib/import/batch-operations';
 import {
   answerInvocation,
   decodeTaskKey,
-  type TaskDeps,
   isRetryableFault,
   jobArguments,
+  type TaskDeps,
   taskObject,
 } from '../../lib/import/batch-operations-task';
-import { createJobInput, jobToken, manifestFormat, manifestObject, type BatchOperationsSettings } from '../../lib/import/batch-operations';
 
 const untouched: TaskDeps = {
   queue: { send: () => Promise.reject(new Error('no send expected')) },

@@ -4,7 +4,7 @@
 // job was never recorded gets its first past the grace. The engine and the stores are fakes through their interfaces.
 import type { Batch } from '../../lib/domain/batch';
 import type { ImportJob, ImportJobStatus } from '../../lib/import/batch-operations';
-import { sweepImportJobs, type ImportJobSweepDeps } from '../../lib/reconcile/import-jobs';
+import { type ImportJobSweepDeps, sweepImportJobs } from '../../lib/reconcile/import-jobs';
 import { newBatch } from '../../lib/store/batch/summary';
 import type { StoredImport } from '../../lib/store/table/schema';
 

@@ -4,7 +4,7 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { Batch } from '../../lib/domain/batch';
 import type { EnqueueDeps, ImportRef } from '../../lib/import/enqueue';
-import { listImport, type ListerDeps } from '../../lib/import/lister';
+import { type ListerDeps, listImport } from '../../lib/import/lister';
 import { csvFields } from '../../lib/import/manifest';
 import { importMessageIn } from '../../lib/import/message';
 import type { ImportCheckpoint } from '../../lib/store/imports/imports';

@@ -1,6 +1,6 @@
 // The import's contract (docs/design.md §16): the uploads-queue message of one source object, told apart from S3's
 // notifications and re-detections, and its once-only enqueue with the quota counted first.
-import { enqueueSourceObject, importRef, nextUtcMidnight, sourceUri, type EnqueueDeps, type ImportRef } from '../../lib/import/enqueue';
+import { type EnqueueDeps, enqueueSourceObject, type ImportRef, importRef, nextUtcMidnight, sourceUri } from '../../lib/import/enqueue';
 import { encodeImportMessage, importMessageIn } from '../../lib/import/message';
 import { encodeRedetectMessage } from '../../lib/redetect/message';
 

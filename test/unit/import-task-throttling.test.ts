@@ -9,9 +9,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { s3BatchInvocationFor } from '../../events/s3-batch-operations';
 import { answerInvocation } from '../../lib/import/batch-operations-task';
 import { SqsImportQueue } from '../../lib/import/sqs-queue';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { ImportJobsStore } from '../../lib/store/imports/jobs';
 import { ImportMarksStore } from '../../lib/store/imports/marks';
-import { ClientQuotaStore } from '../../lib/store/client/quota';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
 const sqsMock = mockClient(SQSClient);

@@ -1,6 +1,7 @@
 // Counters no sequence of whole counter moves can leave, and when the sweep's count check recounts a batch.
-import { countsCannotBeRight, ZERO_COUNTS, type Counts } from '../../lib/domain/counts';
+
 import { type Batch } from '../../lib/domain/batch';
+import { type Counts, countsCannotBeRight, ZERO_COUNTS } from '../../lib/domain/counts';
 import { recountReason } from '../../lib/reconcile/batch-counts';
 
 const counts = (c: Partial<Counts>): Counts => ({ ...ZERO_COUNTS, ...c });

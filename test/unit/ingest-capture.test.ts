@@ -1,8 +1,8 @@
 import sharp from 'sharp';
 import { readCapture } from '../../lib/ingest/capture';
-import { MAX_ENTRIES, readExifFields, type ExifReadStats } from '../../lib/ingest/exif-ifd';
+import { type ExifReadStats, MAX_ENTRIES, readExifFields } from '../../lib/ingest/exif-ifd';
 import { fingerprint } from '../../lib/ingest/fingerprint';
-import { exifBombBlock, exifBombJpeg, photoWithExif, type ExifSpec } from '../helpers/exif-images';
+import { type ExifSpec, exifBombBlock, exifBombJpeg, photoWithExif } from '../helpers/exif-images';
 
 const UPLOADED = Date.UTC(2024, 6, 1);
 

@@ -1,11 +1,11 @@
-import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import sharp from 'sharp';
 import {
   buildDetectRequest,
-  canSendAsIs,
   CLIENT_HINT_HEADER,
+  canSendAsIs,
   detectLabels,
   interpretLabels,
   toRekognitionJpeg,

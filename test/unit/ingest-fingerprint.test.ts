@@ -1,5 +1,5 @@
-import sharp from 'sharp';
 import { xxhash128 } from 'hash-wasm';
+import sharp from 'sharp';
 import { fingerprint, hammingDistance } from '../../lib/ingest/fingerprint';
 
 const OPTS = { maxInputPixels: 50_000_000 };

@@ -9,7 +9,7 @@ import { readCapture } from '../../lib/ingest/capture';
 import { RejectedUploadError } from '../../lib/ingest/errors';
 import { detectableImage, fingerprint, hammingDistance } from '../../lib/ingest/fingerprint';
 import { decodeHeif } from '../../lib/ingest/heif';
-import { codedTile, gridHeif, tileId, type CodedTile } from '../helpers/heif-builder';
+import { type CodedTile, codedTile, gridHeif, tileId } from '../helpers/heif-builder';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '..', 'fixtures', name));
 const opts = { maxInputPixels: 100_000_000 };

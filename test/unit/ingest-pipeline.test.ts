@@ -1,6 +1,7 @@
 // The ingest pipeline, branch by branch, with its S3, DynamoDB and Rekognition clients mocked (aws-sdk-client-mock):
 // no server, milliseconds per case. The same pipeline runs end to end on the local stack in test/integration.
 import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DetectLabelsCommand, InvalidImageFormatException, RekognitionClient, ThrottlingException } from '@aws-sdk/client-rekognition';
 import {
@@ -27,22 +28,21 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import sharp from 'sharp';
 import type { Config } from '../../lib/config';
-import { fingerprint } from '../../lib/ingest/fingerprint';
-import { Metrics } from '@aws-lambda-powertools/metrics';
-import { ListenedMetrics, PowertoolsIngestMetrics, type IngestMetrics } from '../../lib/ingest/metrics';
-import { processUpload } from '../../lib/ingest/pipeline';
-import type { IngestDeps, UploadEvent, UploadQuota } from '../../lib/ingest/deps';
-import { toBatchItem, toImageItem } from '../../lib/store/table/attributes';
-import { BatchStore } from '../../lib/store/batch-store';
-import { ZERO_COUNTS } from '../../lib/domain/counts';
 import type { Batch } from '../../lib/domain/batch';
-import type { Fingerprint } from '../../lib/domain/upload';
-import type { Image } from '../../lib/domain/image';
+import { ZERO_COUNTS } from '../../lib/domain/counts';
 import type { ModelVersion } from '../../lib/domain/detection';
+import type { Image } from '../../lib/domain/image';
+import type { Fingerprint } from '../../lib/domain/upload';
+import type { IngestDeps, UploadEvent, UploadQuota } from '../../lib/ingest/deps';
+import { fingerprint } from '../../lib/ingest/fingerprint';
+import { type IngestMetrics, ListenedMetrics, PowertoolsIngestMetrics } from '../../lib/ingest/metrics';
+import { processUpload } from '../../lib/ingest/pipeline';
+import { newBatch } from '../../lib/store/batch/summary';
+import { BatchStore } from '../../lib/store/batch-store';
+import { CURRENT_MODEL_KEY } from '../../lib/store/model/current';
+import { toBatchItem, toImageItem } from '../../lib/store/table/attributes';
 import { decodeDetections, encodeDetections } from '../../lib/store/table/detections';
 import { batchKey, clientKey, imageKey } from '../../lib/store/table/schema';
-import { CURRENT_MODEL_KEY } from '../../lib/store/model/current';
-import { newBatch } from '../../lib/store/batch/summary';
 import { startAttemptRequest } from '../../lib/store/upload/attempts';
 import { emfWrittenBy } from '../helpers/emf';
 

@@ -1,6 +1,7 @@
 // Which uploads a restarted local stack takes an attempt back from: those its interrupted messages notify.
-import { uploadsOfBodies } from '../../local/stack/interrupted-attempts';
+
 import { s3EventMessage, s3EventRecord } from '../../lib/reconcile/s3-event';
+import { uploadsOfBodies } from '../../local/stack/interrupted-attempts';
 
 const message = (key: string, eTag?: string) =>
   s3EventMessage(

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { QueueJournal, type JournaledMessage } from '../../local/queue/journal';
+import { type JournaledMessage, QueueJournal } from '../../local/queue/journal';
 
 const message = (id: string): JournaledMessage => ({
   messageId: id,

@@ -1,10 +1,11 @@
 // The local DynamoDB (dynalite) must release the LevelDB iterator of every Query and Scan: one left open pins its
 // snapshot for the life of the process, and the stack then grew with every upload (docs/design.md §4).
-import { PutItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { dynaliteIteratorPrototype, localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from '../../local/dynamodb/dynamodb';
+import { PutItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { dynaliteIteratorPrototype, type LocalDynamoDB, localDynamoClient, startLocalDynamoDB } from '../../local/dynamodb/dynamodb';
 
 interface CountedIterator {
   close(): Promise<void>;

@@ -1,5 +1,9 @@
 // The local DynamoDB (dynalite) keeps an ACTIVE table's definition in memory instead of reading it from LevelDB for
 // every request, and reads it again after a table action (docs/design.md §9). Counted, never timed.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import {
   CreateTableCommand,
   DeleteTableCommand,
@@ -8,10 +12,7 @@ import {
   ResourceNotFoundException,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { localDynamoClient, startLocalDynamoDB, type LocalDynamoDB } from '../../local/dynamodb/dynamodb';
+import { type LocalDynamoDB, localDynamoClient, startLocalDynamoDB } from '../../local/dynamodb/dynamodb';
 
 /** Counts LevelDB point reads, at the classic-level dynalite uses. */
 function countGets(): { gets: () => number; restore: () => void } {

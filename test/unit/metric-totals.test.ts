@@ -1,5 +1,5 @@
 // The local status page's totals of EMF documents: what CloudWatch would sum per metric and dimension set.
-import { MetricTotals, PERCENTILE_WINDOW, dimensionLabel } from '../../local/bridge/metric-totals';
+import { dimensionLabel, MetricTotals, PERCENTILE_WINDOW } from '../../local/bridge/metric-totals';
 
 const emf = (dimensions: string[][], metrics: [string, string][], values: Record<string, unknown>) => ({
   _aws: {

@@ -1,7 +1,7 @@
 // Each model's estimates on the same audit sample (docs/accuracy.md "Each model on the same sample"): the audited
 // reviews post-stratified by the model's own verdict, each review weighted by its draw stratum's inverse sampling
 // rate, each post-stratum by the batch's count of that verdict. Figures computed by hand below.
-import { estimateModelAccuracy, type AuditedVerdict } from '../../lib/review/model-accuracy';
+import { type AuditedVerdict, estimateModelAccuracy } from '../../lib/review/model-accuracy';
 
 /**
  * Drawn by model A's verdict: 100 machine-cats (4 reviewed: weight 25 each), 900 machine-non-cats (6 reviewed: weight

@@ -2,10 +2,10 @@ import { judgeAddress } from '../../lib/notify/address';
 import {
   CallbackTargetError,
   checkCallbackUrl,
+  type Lookup,
   parsePortRanges,
   portRangesWithout,
   resolveCallbackTarget,
-  type Lookup,
 } from '../../lib/notify/target';
 import { callbackLoopbackPorts } from '../../local/contract';
 

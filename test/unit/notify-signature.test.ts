@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
-import { nextRetryDelay } from '../../lib/notify/schedule';
 import { encodeCallbackMessage, jobOf, nextMessage } from '../../lib/notify/job';
 import { CallbackMessageError, decodeCallbackMessage } from '../../lib/notify/job-decode';
+import { nextRetryDelay } from '../../lib/notify/schedule';
 import { deriveCallbackSecret, signatureHeader, verifySignature } from '../../lib/notify/signature';
 
 describe('IceCat-Signature', () => {

@@ -1,3 +1,4 @@
+import { backoffDelay } from '../../lib/backoff';
 import {
   BATCH_GET_MAX_KEYS,
   batchByStatusRequest,
@@ -6,21 +7,20 @@ import {
   batchResultsRequest,
   batchTimeRangeRequest,
 } from '../../lib/store/batch/images';
+import { batchSummaryRequest } from '../../lib/store/batch/read';
 import {
+  clientBatchesRequest,
   clientByStatusRequest,
   clientCatsRequest,
   clientImagesRequest,
   clientTimeRangeRequest,
   imageAcrossBatchesRequest,
-  clientBatchesRequest,
 } from '../../lib/store/client/images';
+import { batchGetRequests, imageRequest } from '../../lib/store/image/reads';
 import type { QueryPlan } from '../../lib/store/table/expressions';
-import { backoffDelay } from '../../lib/backoff';
 import { isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/table/query';
 import { BATCH_SK, INDEX } from '../../lib/store/table/schema';
 
-import { batchGetRequests, imageRequest } from '../../lib/store/image/reads';
-import { batchSummaryRequest } from '../../lib/store/batch/read';
 const T = 'IceCatWrangler';
 const NOW_S = 1_700_000_000;
 const batch = { tableName: T, batchId: 'B1', clientId: 'acme', nowS: NOW_S };

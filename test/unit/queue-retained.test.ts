@@ -1,9 +1,10 @@
 // What the local queue keeps after many messages: nothing per message once it is deleted (docs/design.md §4), only
 // the dead letters; the journal's file stays bounded by its compaction.
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { LocalQueue } from '../../local/queue/queue';
 
 const MESSAGES = 1000;

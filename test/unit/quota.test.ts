@@ -1,11 +1,12 @@
 // The quota's pure parts: the token bucket's arithmetic (a clock passed in), the per-client limiter, the UTC day, and
 // the store requests that count uploads and set limits (built without any network).
+
+import { toHttpError } from '../../lib/http/middleware';
 import { batchesBeyondQuota, burstOf, formsBeyondQuota, nextUtcDay, utcDay, withDefaults } from '../../lib/quota/limits';
 import { ClientRateLimiter, RateLimitedError } from '../../lib/quota/rate-limiter';
 import { TokenBucket } from '../../lib/quota/token-bucket';
-import { toHttpError } from '../../lib/http/middleware';
-import { countUploadRequest, markQuotaExceededRequest, setClientLimitsRequest } from '../../lib/store/client/quota';
 import { usageKey } from '../../lib/store/client/limits';
+import { countUploadRequest, markQuotaExceededRequest, setClientLimitsRequest } from '../../lib/store/client/quota';
 
 describe('TokenBucket', () => {
   it('admits a full burst at once, then refuses and says when the next token arrives', () => {

@@ -1,6 +1,6 @@
 // The sweep's SQS sender. No local SQS exists, so SQS's answers, partial failures included, are injected.
 import type { SendMessageBatchCommand, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
-import { sqsSender, SendFailedError } from '../../lib/reconcile/sqs-sender';
+import { SendFailedError, sqsSender } from '../../lib/reconcile/sqs-sender';
 
 type Answer = (entries: { Id: string; MessageBody: string }[]) => Partial<SendMessageBatchCommandOutput>;
 

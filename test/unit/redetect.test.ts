@@ -1,17 +1,19 @@
 // A re-detection's pure parts (docs/api.md "Re-detect"): which records it chooses, what it prices, what an image's new
 // answer moves on the counters and writes, how a change is shown, its message, and the status a run reads as.
+
+import type { RekognitionClient } from '@aws-sdk/client-rekognition';
+import { presentChange } from '../../lib/api/changes';
 import { reportedStatus } from '../../lib/domain/batch';
 import { ZERO_COUNTS } from '../../lib/domain/counts';
 import { type Image } from '../../lib/domain/image';
-import { presentChange } from '../../lib/api/changes';
 import { encodeRedetectMessage, redetectMessageIn } from '../../lib/redetect/message';
 import { currentModel } from '../../lib/redetect/model';
-import { planOf, redetectBatch, type RedetectPlanDeps } from '../../lib/redetect/plan';
-import type { Redetections, RedetectCandidate } from '../../lib/store/redetect/images';
+import { planOf, type RedetectPlanDeps, redetectBatch } from '../../lib/redetect/plan';
 import { answerCounts, answerRequest, forgoRequest, markImageRequest } from '../../lib/store/redetect/image-writes';
-import type { RekognitionClient } from '@aws-sdk/client-rekognition';
+import type { RedetectCandidate, Redetections } from '../../lib/store/redetect/images';
 
 import { chargedAlready, chargePageRequest } from '../../lib/store/redetect/run';
+
 const OLD = { name: 'rekognition-detect-labels', version: '2.0' };
 const NEW = { name: 'rekognition-detect-labels', version: '3.0' };
 

@@ -3,14 +3,15 @@
 // the sparse index the expiry sweep reads.
 
 import { isVisibleBatch } from '../../lib/domain/batch';
+import { countRequest } from '../../lib/store/batch/counters';
+import { addExpectedRequest, closeRequest, markDeletingRequest, newBatch, putBatchRequest } from '../../lib/store/batch/summary';
+import { expiredBatchesQuery, markExpiredRequest } from '../../lib/store/expiry/expired';
+import { claimRequest } from '../../lib/store/image/claim';
+import { rejectionRequest } from '../../lib/store/image/record';
+import { thresholdRequest } from '../../lib/store/review/verdicts';
 import { toBatchItem } from '../../lib/store/table/attributes';
 import { INDEX, PURGE_AFTER_EXPIRY_S } from '../../lib/store/table/schema';
-import { addExpectedRequest, closeRequest, markDeletingRequest, newBatch, putBatchRequest } from '../../lib/store/batch/summary';
-import { rejectionRequest } from '../../lib/store/image/record';
-import { countRequest } from '../../lib/store/batch/counters';
-import { expiredBatchesQuery, markExpiredRequest } from '../../lib/store/expiry/expired';
-import { thresholdRequest } from '../../lib/store/review/verdicts';
-import { claimRequest } from '../../lib/store/image/claim';
+
 const NOW_MS = 1_700_000_000_000;
 const NOW_S = NOW_MS / 1000;
 const batch = newBatch({ clientId: 'demo', batchId: 'b1', now: NOW_MS, debug: false, retentionDays: 3 });

@@ -1,11 +1,11 @@
 // The pure parts of review (docs/design.md §10): agreement and the suggested threshold, the review queue's key ranges
 // and merge, and the write requests a verdict and a re-threshold send.
-import { agreementAt, agreementOf, justAbove, suggestThreshold, type ReviewedImage } from '../../lib/review/agreement';
-import { mergeByDistance, reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review/queue';
-import { confidenceOfReviewKey, reviewKey, toStoredReview } from '../../lib/store/table/schema';
-import { catFlagRequest, machineVerdictRequest, reviewCounts, reviewRequest } from '../../lib/store/review/verdicts';
+import { agreementAt, agreementOf, justAbove, type ReviewedImage, suggestThreshold } from '../../lib/review/agreement';
 import { countRecords } from '../../lib/store/batch/counters';
 import { finishCounts } from '../../lib/store/image/record';
+import { mergeByDistance, reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review/queue';
+import { catFlagRequest, machineVerdictRequest, reviewCounts, reviewRequest } from '../../lib/store/review/verdicts';
+import { confidenceOfReviewKey, reviewKey, toStoredReview } from '../../lib/store/table/schema';
 
 const img = (catConfidence: number, isCat: boolean, machineIsCat: boolean): ReviewedImage => ({ catConfidence, isCat, machineIsCat });
 

@@ -2,7 +2,7 @@
 // again here as the local S3 checks them, and the requests it refuses before any signature is computed.
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { authRefusal, sigV4Escape, type SignedRequest } from '../../local/s3/auth';
+import { authRefusal, type SignedRequest, sigV4Escape } from '../../local/s3/auth';
 
 const ENDPOINT = 'http://127.0.0.1:4569';
 const SECRETS: Record<string, string> = { S3RVER: 'S3RVER' };

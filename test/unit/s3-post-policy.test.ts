@@ -1,8 +1,8 @@
-import { S3Client } from '@aws-sdk/client-s3';
 import { createHmac } from 'node:crypto';
+import { S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost, type PresignedPost } from '@aws-sdk/s3-presigned-post';
 import { uploadPolicy } from '../../lib/api/uploads';
-import { postPolicyRefusal, sigV4SigningKey, type PostedForm } from '../../local/s3/post-policy';
+import { type PostedForm, postPolicyRefusal, sigV4SigningKey } from '../../local/s3/post-policy';
 
 const signer = new S3Client({
   region: 'us-east-1',

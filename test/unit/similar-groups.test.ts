@@ -1,6 +1,13 @@
 import { fingerprint } from '../../lib/ingest/fingerprint';
 import { closePairs, indexPlan } from '../../lib/similar/close-pairs';
-import { DEFAULT_MAX_DISTANCE, MAX_DISTANCE_LIMIT, nearDuplicateGroups, nearDuplicateGroupsAsync, spanningPairs, type HashedImage } from '../../lib/similar/groups';
+import {
+  DEFAULT_MAX_DISTANCE,
+  type HashedImage,
+  MAX_DISTANCE_LIMIT,
+  nearDuplicateGroups,
+  nearDuplicateGroupsAsync,
+  spanningPairs,
+} from '../../lib/similar/groups';
 import { hammingDistance, isFlatPhash, parsePhash } from '../../lib/similar/phash';
 import { flatImages, photoVariants, type StudyImage } from '../helpers/near-duplicates';
 

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { INDEX } from '../../lib/store/table/schema';
 import {
   createTableInput,
-  tablePropertiesFromYaml,
-  TableDefinitionError,
   TABLE_DEFINITION_FILE,
+  TableDefinitionError,
+  tablePropertiesFromYaml,
 } from '../../local/dynamodb/table-definition';
-import { INDEX } from '../../lib/store/table/schema';
 
 const definition = () => tablePropertiesFromYaml(readFileSync(TABLE_DEFINITION_FILE, 'utf8'));
 

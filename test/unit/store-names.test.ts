@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { BATCH_ATTRIBUTES, COUNTER_ATTRIBUTES, IMAGE_ATTRIBUTES, UPLOAD_ATTRIBUTES } from '../../lib/store/table/attributes';
 import { EXPORT_COLUMNS } from '../../lib/export/rows';
+import { BATCH_ATTRIBUTES, COUNTER_ATTRIBUTES, IMAGE_ATTRIBUTES, UPLOAD_ATTRIBUTES } from '../../lib/store/table/attributes';
 
 // docs/design.md §2: lib/store is the only code that knows the table's attribute names; everything else speaks the
 // domain's. A stored name that is also a domain name (`labels`, `phash`) says nothing, so only the names the table

@@ -1,6 +1,6 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ZERO_COUNTS } from '../../lib/domain/counts';
-import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/table/schema';
+import { countRecords, countRequest, recountQuery, setCountsRequest } from '../../lib/store/batch/counters';
 import {
   addExpectedRequest,
   autoCloseRequest,
@@ -9,12 +9,12 @@ import {
   newBatch,
   putBatchRequest,
 } from '../../lib/store/batch/summary';
+import { claimRequest, takeoverRequest } from '../../lib/store/image/claim';
 import { duplicateRequest, finishCounts, finishRequest, rejectionRequest } from '../../lib/store/image/record';
-import { countRecords, countRequest, recountQuery, setCountsRequest } from '../../lib/store/batch/counters';
+import { BATCH_SK, purgeAt, uploadItemKey } from '../../lib/store/table/schema';
+import { transaction } from '../../lib/store/table/transact';
 import { duplicateMarkRequest, endAttemptRequest, startAttemptRequest } from '../../lib/store/upload/attempts';
 
-import { claimRequest, takeoverRequest } from '../../lib/store/image/claim';
-import { transaction } from '../../lib/store/table/transact';
 const claim = {
   clientId: 'demo',
   batchId: 'b1',

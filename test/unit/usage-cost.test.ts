@@ -1,7 +1,7 @@
+import { type Batch } from '../../lib/domain/batch';
+import { ZERO_COUNTS } from '../../lib/domain/counts';
 import { batchUsage, uploadEstimate } from '../../lib/domain/pricing';
 import { summarizeBatch } from '../../lib/domain/summary';
-import { ZERO_COUNTS } from '../../lib/domain/counts';
-import { type Batch } from '../../lib/domain/batch';
 
 describe('batchUsage', () => {
   it('counts a call per classified image that was not reused, and prices it', () => {

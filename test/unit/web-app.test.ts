@@ -1,6 +1,7 @@
 // The web app's pure parts: what it reads from the API's description, how it draws boxes and counts progress.
-import { capabilitiesOf } from '../../web/capabilities';
+
 import type { Image } from '../../web/api';
+import { capabilitiesOf } from '../../web/capabilities';
 import { boxRect, nameParts, progressOf, topLabels } from '../../web/format';
 import { nextSlice } from '../../web/groups';
 

@@ -1,5 +1,8 @@
 // Review mode's queue in the web app (DESIGN §10), without a browser: the order it shows images in, what a verdict,
 // an undo and a skip do to it, what it does with a refused verdict, and how it words progress and the detector.
+
+import type { Image } from '../../web/api';
+import { catBadge } from '../../web/format';
 import {
   again,
   current,
@@ -7,6 +10,7 @@ import {
   judge,
   machineSays,
   progress,
+  type ReviewQueue,
   ratioText,
   refused,
   replaced,
@@ -17,10 +21,7 @@ import {
   undo,
   wantsMore,
   withPage,
-  type ReviewQueue,
 } from '../../web/review';
-import type { Image } from '../../web/api';
-import { catBadge } from '../../web/format';
 
 const image = (fprint: string, more: Partial<Image> = {}): Image =>
   ({

@@ -1,9 +1,9 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
-import type { HttpAnswer } from '../../lib/api/http-answer';
-import { contentSecurityPolicy, s3Origins, UnknownAssetError, WebSite, type WebBundle } from '../../lib/web/site';
-import { bucketCorsRulesFromYaml } from '../../local/s3/cors';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { HttpAnswer } from '../../lib/api/http-answer';
+import { contentSecurityPolicy, s3Origins, UnknownAssetError, type WebBundle, WebSite } from '../../lib/web/site';
+import { bucketCorsRulesFromYaml } from '../../local/s3/cors';
 
 const file = (name: string, contentType: string, text: string) => ({
   name,

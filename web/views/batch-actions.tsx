@@ -1,7 +1,7 @@
 // What a reader can do to the batch they look at, as far as the API serves it: close it (a folder uploaded with the
 // AWS CLI stays open until someone says it is complete), move its cat threshold once done, erase it.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { batchPath, type Api, type BatchSummary, type Reclassified } from '../api';
+import { type Api, type BatchSummary, batchPath, type Reclassified } from '../api';
 import { plural } from '../format';
 import { useCapabilities } from '../hooks';
 import { ErrorNote } from './common';

@@ -1,13 +1,13 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { batchPath, isNotFound, type Api, type BatchSummary, type Page, type Usage } from '../api';
-import { loadUsage } from '../usage';
+import { type Api, type BatchSummary, batchPath, isNotFound, type Page, type Usage } from '../api';
 import { capabilities } from '../capabilities';
 import { when } from '../format';
 import { usePoll } from '../hooks';
 import { href } from '../route';
 import { forgetBatch, knownBatches, rememberBatch, takeLastErased, wasErased } from '../session';
-import { BatchProgress, Counts, ErrorNote, StatusChip } from './common';
+import { loadUsage } from '../usage';
 import { importChip } from './batch/import-panel';
+import { BatchProgress, Counts, ErrorNote, StatusChip } from './common';
 
 const PAGE = 50;
 

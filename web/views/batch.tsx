@@ -1,18 +1,18 @@
 // One batch: its summary (polled until done), its actions and exports, and its images under a filter (or its
 // near-duplicate groups). Its parts are in batch/: the filters, the grid, the exports, the summary.
 import { useState } from 'preact/hooks';
-import { batchPath, isNotFound, type Api, type BatchSummary } from '../api';
+import { type Api, type BatchSummary, batchPath, isNotFound } from '../api';
 import { when } from '../format';
 import { useCapabilities } from '../hooks';
 import { href } from '../route';
 import { forgetErasedBatch } from '../session';
-import { BatchActions } from './batch-actions';
 import { ExportButtons } from './batch/export-buttons';
 import { FilterTabs, LabelTabs } from './batch/filter-tabs';
 import { filterOf, NEAR } from './batch/filters';
 import { ImageGrid } from './batch/image-grid';
 import { ImportPanel } from './batch/import-panel';
 import { useBatchSummary } from './batch/summary';
+import { BatchActions } from './batch-actions';
 import { BatchProgress, Counts, ErrorNote, StatusChip, Usage } from './common';
 import { knownGroupCount, NearDuplicates } from './near-duplicates';
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { batchPath, isNotFound, type Api, type Image } from '../api';
+import { type Api, batchPath, type Image, isNotFound } from '../api';
 import { catBadge, describePicture } from '../format';
 import { href } from '../route';
 import { batchHref } from './batch';

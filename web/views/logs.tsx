@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { batchPath, type Api, type LogEntry, type Page } from '../api';
+import { type Api, batchPath, type LogEntry, type Page } from '../api';
 import { when } from '../format';
 import { href } from '../route';
 import { ErrorNote, FileName } from './common';

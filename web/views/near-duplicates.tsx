@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { batchPath, type Api, type Image, type SimilarGroups } from '../api';
+import { type Api, batchPath, type Image, type SimilarGroups } from '../api';
 import { plural } from '../format';
 import { nextSlice, THUMBNAILS_PER_CALL } from '../groups';
 import { useNearViewport } from '../hooks';

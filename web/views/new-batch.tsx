@@ -1,7 +1,7 @@
 // A new batch from the browser: files dropped or chosen, the estimate of what they cost, then the batch created and
 // its files uploaded with their forms, each with its progress. Its parts are in new-batch/.
 import { useRef, useState } from 'preact/hooks';
-import { ApiRequestError, type Api } from '../api';
+import { type Api, ApiRequestError } from '../api';
 import { plural } from '../format';
 import { useCapabilities } from '../hooks';
 import { href } from '../route';
@@ -11,7 +11,7 @@ import { EstimateNote, useEstimate } from './new-batch/estimate';
 import { FilePicker } from './new-batch/file-picker';
 import { UploadForm } from './new-batch/upload-form';
 import { UploadList } from './new-batch/upload-list';
-import { uploadBatch, type FileState } from './new-batch/upload-run';
+import { type FileState, uploadBatch } from './new-batch/upload-run';
 
 /** Progress events come far more often than frames: render at most once a frame. */
 function useRepaint(): () => void {

@@ -3,8 +3,9 @@
 // or by button. Beside it, how often the detector agreed with the reviews and the threshold that would have agreed
 // most, applied in one click. Verdicts show at once and go to the API one after the other, in the order given.
 // Its parts are in review/: the counts and the verdicts on their way, the queue, the moves, the keys, the card.
-import { batchPath, isNotFound, type Api } from '../api';
+
 import { useState } from 'preact/hooks';
+import { type Api, batchPath, isNotFound } from '../api';
 import { useCapabilities } from '../hooks';
 import { current, progress, type ReviewSource } from '../review';
 import { href } from '../route';

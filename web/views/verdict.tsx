@@ -1,7 +1,7 @@
 // One image's verdicts (DESIGN §10): the detector's, and the person's, which wins. On the image's own page a person
 // gives, changes or withdraws theirs; review mode is the quick way through a whole batch.
 import { useRef, useState } from 'preact/hooks';
-import { reviewPath, type Api, type Image } from '../api';
+import { type Api, type Image, reviewPath } from '../api';
 import { catConfidence, when } from '../format';
 import { useCapabilities } from '../hooks';
 import { machineSays } from '../review';

@@ -1,7 +1,7 @@
 // The audit: draw a random sample to review, and the accuracy its reviews estimate.
 import { accuracySchema, auditBodySchema, auditResultSchema } from '../schemas/audit';
 import { noQuerySchema } from '../schemas/common';
-import { route, BATCH_ERRORS, batchParams, type Route } from './route';
+import { BATCH_ERRORS, batchParams, type Route, route } from './route';
 
 const auditBatchRoute = route({
   function: 'batches',

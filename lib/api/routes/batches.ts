@@ -11,7 +11,7 @@ import {
   uploadFormsSchema,
 } from '../schemas/batches';
 import { noQuerySchema, type SchemaLimits } from '../schemas/common';
-import { route, BATCH_ERRORS, batchParams, noParams, type Route } from './route';
+import { BATCH_ERRORS, batchParams, noParams, type Route, route } from './route';
 
 const createBatchRoute = (limits: SchemaLimits): Route =>
   route({

@@ -1,7 +1,7 @@
 // The client's own: its limits and today's use of them, and which fingerprints it already has answers for.
 import { knownFingerprintsBodySchema, knownFingerprintsSchema, usageSchema } from '../schemas/clients';
 import { noQuerySchema } from '../schemas/common';
-import { route, noParams, type Route } from './route';
+import { noParams, type Route, route } from './route';
 
 /** Fingerprints of POST /v1/fingerprints:known one rate-limit token pays for (a call of 1,000 costs 200 tokens). */
 const KNOWN_FINGERPRINTS_PER_TOKEN = 5;

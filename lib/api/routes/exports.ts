@@ -1,7 +1,7 @@
 // A batch's export: one row per uploaded file as CSV, JSON Lines or a MegaDetector results file.
 import * as z from 'zod/mini';
 import { exportQuerySchema } from '../schemas/exports';
-import { route, BATCH_ERRORS, batchParams, type Route } from './route';
+import { BATCH_ERRORS, batchParams, type Route, route } from './route';
 
 const exportBatchRoute = route({
   function: 'batches',

@@ -1,10 +1,11 @@
 // Reading images: a batch's, one, many by fingerprint, a debug batch's logs, near-duplicates, the client's across batches.
-import { batchGetBodySchema, batchGetResultSchema, imageListSchema, imageSchema } from '../schemas/images';
-import { batchImagesQuerySchema, clientImagesQuerySchema } from '../schemas/image-queries';
-import { logListSchema, logsQuerySchema } from '../schemas/logs';
+
 import { noQuerySchema } from '../schemas/common';
+import { batchImagesQuerySchema, clientImagesQuerySchema } from '../schemas/image-queries';
+import { batchGetBodySchema, batchGetResultSchema, imageListSchema, imageSchema } from '../schemas/images';
+import { logListSchema, logsQuerySchema } from '../schemas/logs';
 import { similarGroupsSchema, similarQuerySchema } from '../schemas/similar';
-import { route, BATCH_ERRORS, batchParams, imageParams, noParams, type Route } from './route';
+import { BATCH_ERRORS, batchParams, imageParams, noParams, type Route, route } from './route';
 
 const listBatchImagesRoute = route({
   function: 'api',

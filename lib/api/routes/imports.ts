@@ -1,8 +1,8 @@
 // An import's own routes (docs/api.md "Imports"): its completion report and sending its failed images again.
 import * as z from 'zod/mini';
-import { reportQuerySchema, retryResultSchema } from '../schemas/imports';
 import { noQuerySchema } from '../schemas/common';
-import { route, BATCH_ERRORS, batchParams, type Route } from './route';
+import { reportQuerySchema, retryResultSchema } from '../schemas/imports';
+import { BATCH_ERRORS, batchParams, type Route, route } from './route';
 
 const importReportRoute = route({
   function: 'batches',

@@ -9,8 +9,8 @@ import { exportRoutes } from './exports';
 import { imageRoutes } from './images';
 import { importRoutes } from './imports';
 import { redetectRoutes } from './redetect';
-import type { Route } from './route';
 import { reviewRoutes } from './reviews';
+import type { Route } from './route';
 import { webRoutes } from './web';
 
 export function apiRoutes(limits: SchemaLimits): Route[] {

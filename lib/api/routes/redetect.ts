@@ -1,8 +1,9 @@
 // Answering a done batch again: a new threshold (:reclassify), a new model (:redetect), and what that changed.
-import { changeListSchema, changesQuerySchema, redetectBodySchema, redetectResultSchema } from '../schemas/redetect';
-import { noQuerySchema } from '../schemas/common';
+
 import { reclassifyBodySchema, reclassifyResultSchema } from '../schemas/batches';
-import { route, batchParams, type Route } from './route';
+import { noQuerySchema } from '../schemas/common';
+import { changeListSchema, changesQuerySchema, redetectBodySchema, redetectResultSchema } from '../schemas/redetect';
+import { batchParams, type Route, route } from './route';
 
 const reclassifyBatchRoute = route({
   function: 'batches',

@@ -1,8 +1,9 @@
 // A person's verdicts: give or withdraw one, and how far the machine agrees with them.
-import { agreementSchema, reviewBodySchema } from '../schemas/reviews';
-import { imageSchema } from '../schemas/images';
+
 import { noQuerySchema } from '../schemas/common';
-import { route, BATCH_ERRORS, batchParams, imageParams, type Route } from './route';
+import { imageSchema } from '../schemas/images';
+import { agreementSchema, reviewBodySchema } from '../schemas/reviews';
+import { BATCH_ERRORS, batchParams, imageParams, type Route, route } from './route';
 
 const reviewImageRoute = route({
   function: 'batches',

@@ -4,9 +4,9 @@
 import * as z from 'zod/mini';
 import type { BatchLifecycleService } from '../batch-lifecycle';
 import type { ApiFunctionName } from '../functions';
-import type { ApiService } from '../service';
 import type { HttpAnswer } from '../http-answer';
 import { batchIdSchema, fprintSchema } from '../schemas/common';
+import type { ApiService } from '../service';
 
 type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

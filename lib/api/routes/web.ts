@@ -1,7 +1,7 @@
 // Unauthenticated: the OpenAPI document and the web app's page and files.
 import * as z from 'zod/mini';
 import { noQuerySchema } from '../schemas/common';
-import { route, noParams, type Route } from './route';
+import { noParams, type Route, route } from './route';
 
 const assetParams = z.strictObject({
   asset: z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}\.(js|css|svg)$/, 'must name a file of the web app')),

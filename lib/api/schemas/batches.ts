@@ -1,12 +1,10 @@
 // A batch: creating it, its upload forms, closing it, its summary (the domain's BatchSummary, checked here), the
 // client's list of them, erasing one, and :reclassify.
 import * as z from 'zod/mini';
-import { importSourceSchema, importSummarySchema } from './import-sources';
-import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../../ids';
 import { BATCH_STATUSES } from '../../domain/batch';
 import { type BatchSummary } from '../../domain/summary';
+import { hasForbiddenFileNameCharacters, hasInvalidPathSegment } from '../../ids';
 import {
-  type SchemaLimits,
   batchIdSchema,
   cursorSchema,
   dollarsSchema,
@@ -14,8 +12,10 @@ import {
   limitSchema,
   optional,
   rangeCheck,
+  type SchemaLimits,
   timeSchema,
 } from './common';
+import { importSourceSchema, importSummarySchema } from './import-sources';
 
 export const clientBatchesQuerySchema = z
   .strictObject({

@@ -1,7 +1,7 @@
 // An image's answer, a page of them, and many of a batch by fingerprint (POST …/images:batchGet).
 import * as z from 'zod/mini';
-import { BATCH_GET_MAX_KEYS } from '../../store/batch/images';
 import { IMAGE_STATUSES } from '../../domain/image';
+import { BATCH_GET_MAX_KEYS } from '../../store/batch/images';
 import { LIMITS } from '../../store/table/schema';
 import { fprintSchema, isoTime, labelSchema, modelVersionSchema } from './common';
 

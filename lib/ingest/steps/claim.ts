@@ -1,14 +1,14 @@
 // Step 4 (docs/design.md §1): claim (batch, fprint) with a conditional write, then the new claim's thumbnail.
 import { randomUUID } from 'node:crypto';
-import { BatchClosedError } from '../../errors';
 import { allArrived, type Batch } from '../../domain/batch';
-import { type Claim, type Fingerprint } from '../../domain/upload';
 import { type Image } from '../../domain/image';
+import { type Claim, type Fingerprint } from '../../domain/upload';
+import { BatchClosedError } from '../../errors';
 import type { IngestDeps } from '../deps';
-import { RejectedUploadError, type HeldClaim } from '../errors';
+import { type HeldClaim, RejectedUploadError } from '../errors';
 import { thumbnailKey } from '../s3-key';
 import { storeThumbnail } from '../storage';
-import { noteNeeded, type Fingerprinted } from './fingerprint';
+import { type Fingerprinted, noteNeeded } from './fingerprint';
 import type { Placed } from './place';
 import { isSameUpload } from './settle';
 

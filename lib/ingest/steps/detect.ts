@@ -1,10 +1,11 @@
 // Step 5 (docs/design.md §1): the answer an earlier run paid for, else the client's earlier classification of the
 // same pixels in another batch, else DetectLabels on the bytes read.
-import { isCatAt, type Image } from '../../domain/image';
+
 import { type Batch } from '../../domain/batch';
+import { type Image, isCatAt } from '../../domain/image';
 import { modelOfRecord } from '../../model-version';
-import { detectLabels } from '../detect';
 import type { IngestDeps, SuccessResult } from '../deps';
+import { detectLabels } from '../detect';
 import { RejectedUploadError } from '../errors';
 import type { Claimed } from './claim';
 

@@ -1,6 +1,7 @@
 // An upload whose attempts did not finish (docs/design.md §6, "An upload's attempts are bounded").
-import type { Claim } from '../../domain/upload';
+
 import type { Image } from '../../domain/image';
+import type { Claim } from '../../domain/upload';
 import type { IngestDeps, IngestResult } from '../deps';
 import { RejectedUploadError } from '../errors';
 import { sourceState } from '../storage';

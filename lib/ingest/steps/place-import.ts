@@ -1,9 +1,10 @@
 // Step 1 of an imported image (docs/design.md §16): its message names its batch, which the import opened; no key is
 // parsed and no batch is opened. A batch gone or being erased takes nothing, and nothing at the source is touched.
-import type { ImportMessage } from '../../import/message';
+
 import { sourceUri } from '../../import/enqueue';
-import type { IngestDeps, IngestResult } from '../deps';
+import type { ImportMessage } from '../../import/message';
 import { DebugLog } from '../debug-log';
+import type { IngestDeps, IngestResult } from '../deps';
 import type { Placed } from './place';
 import { Written } from './written';
 

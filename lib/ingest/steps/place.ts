@@ -1,13 +1,14 @@
 // Step 1 (docs/design.md §1): decode the key and place the upload in a batch of a known client, or refuse it (nothing
 // can record it) or discard it (its batch is being erased or has expired).
-import { utcDay } from '../../quota/limits';
+
 import type { Batch } from '../../domain/batch';
 import type { SourceObject } from '../../domain/image';
+import { utcDay } from '../../quota/limits';
 import type { BatchCounter } from '../../store/batch/summary';
-import type { IngestDeps, IngestResult, RefusalCode, UploadEvent } from '../deps';
 import { DebugLog } from '../debug-log';
-import { decodeS3Key, invalidKeyDestination, restingKey, tryParseUploadKey, type BatchFile } from '../s3-key';
-import { moveUpload, removeUpload, uploadExists, type StoredObject } from '../storage';
+import type { IngestDeps, IngestResult, RefusalCode, UploadEvent } from '../deps';
+import { type BatchFile, decodeS3Key, invalidKeyDestination, restingKey, tryParseUploadKey } from '../s3-key';
+import { moveUpload, removeUpload, type StoredObject, uploadExists } from '../storage';
 import { Written } from './written';
 
 /**

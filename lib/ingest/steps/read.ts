@@ -2,7 +2,7 @@
 import type { IngestDeps } from '../deps';
 import { RejectedUploadError } from '../errors';
 import { readSource } from '../source';
-import { readUpload, tooLarge, type StoredObject } from '../storage';
+import { readUpload, type StoredObject, tooLarge } from '../storage';
 import type { Started } from './quota';
 
 /** The object as read: the ETag S3 answered with, and its bytes. */

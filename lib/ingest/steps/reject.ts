@@ -3,6 +3,7 @@ import type { Image } from '../../domain/image';
 import type { IngestDeps, IngestResult } from '../deps';
 import type { RejectedUploadError } from '../errors';
 import { timed } from '../metrics';
+import { rejectionKey } from '../rejection-key';
 import { restingKey } from '../s3-key';
 import { removeUpload } from '../storage';
 import { storeImageThumbnail } from './claim';
@@ -10,7 +11,6 @@ import { restAround } from './move';
 import type { Placed } from './place';
 import { lostClaim } from './record';
 import { repairRedelivered } from './settle';
-import { rejectionKey } from '../rejection-key';
 
 export async function recordRejection(
   deps: IngestDeps,

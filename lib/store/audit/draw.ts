@@ -1,14 +1,14 @@
 // The writes of an audit draw (docs/accuracy.md): the strata's sizes on the summary and each drawn image's `audit` map
 // and batch-audit key. Apart from the reads (audit.ts) so that the read function's bundle sends no UpdateItem.
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Audit } from '../../domain/review';
 import type { Image } from '../../domain/image';
-import { batchNames, imageNames } from '../table/attributes';
-import type { Ctx, StrataSizes } from './queue';
+import type { Audit } from '../../domain/review';
 import { liveBatch } from '../batch/summary';
-import { conditionFailed } from '../table/condition';
 import { reviewAsRead } from '../review/verdicts';
+import { batchNames, imageNames } from '../table/attributes';
+import { conditionFailed } from '../table/condition';
 import { auditKey, batchKey, imageKey, toStoredAudit } from '../table/schema';
+import type { Ctx, StrataSizes } from './queue';
 
 /** Remembers the strata's sizes at this draw on the summary (what the estimator weights by); false when the batch is gone. */
 export async function setStrataSizes(ctx: Ctx, clientId: string, batchId: string, sizes: StrataSizes, nowMs: number): Promise<boolean> {

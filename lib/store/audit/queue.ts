@@ -4,14 +4,14 @@
 // lib/review/audit-sample.ts; the estimate, lib/review/accuracy.ts. Key conditions only: never a Scan, never a filter
 // over the batch.
 import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { AuditStratum } from '../../domain/review';
 import type { Image } from '../../domain/image';
-import { batchNames, imageNames } from '../table/attributes';
-import type { StartKey } from '../table/cursor';
+import type { AuditStratum } from '../../domain/review';
 import { batchImagePages } from '../batch/pages';
 import { readImages } from '../review/queue';
+import { batchNames, imageNames } from '../table/attributes';
+import type { StartKey } from '../table/cursor';
 import { batchGetAll, type Page, type PageRequest, type StoreContext } from '../table/query';
-import { AUDIT_DONE, AUDIT_PENDING, INDEX, batchKey, batchPartition, imageKey, type ImageItem } from '../table/schema';
+import { AUDIT_DONE, AUDIT_PENDING, batchKey, batchPartition, type ImageItem, INDEX, imageKey } from '../table/schema';
 
 export type Ctx = Pick<StoreContext, 'ddb' | 'tableName' | 'now'>;
 

@@ -1,17 +1,25 @@
 // The batch's counters: the move every record write makes (guarded so a transaction's writer knows the summary it
 // leaves), and the recount from the records that repairs a move lost without transactions.
-import { type PutCommandInput, type QueryCommandInput, type UpdateCommandInput, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ZERO_COUNTS, type Counts, countsCannotBeRight } from '../../domain/counts';
+import {
+  type DynamoDBDocumentClient,
+  PutCommand,
+  type PutCommandInput,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../domain/batch';
-import { batchNames, imageNames, toBatch, type BatchAttribute, type ImageAttribute } from '../table/attributes';
-import { BATCH_SK, batchKey, batchPartition, type ImageItem, type BatchItem } from '../table/schema';
-import { liveBatch, type BatchSummaries } from './summary';
+import { type Counts, countsCannotBeRight, ZERO_COUNTS } from '../../domain/counts';
 import { BatchClosedError } from '../../errors';
-import { conditionFailed, conditionFailedAt, foundAt } from '../table/condition';
 import type { TableAccess } from '../table/access';
-import type { TakeBack } from './take-back';
+import { type BatchAttribute, batchNames, type ImageAttribute, imageNames, toBatch } from '../table/attributes';
+import { conditionFailed, conditionFailedAt, foundAt } from '../table/condition';
 import { BatchErasedError } from '../table/errors';
+import { BATCH_SK, type BatchItem, batchKey, batchPartition, type ImageItem } from '../table/schema';
 import { transaction, transactWrite } from '../table/transact';
+import { type BatchSummaries, liveBatch } from './summary';
+import type { TakeBack } from './take-back';
 
 /**
  * Moves counters by `delta` in one update, answering the summary after it; only on a live summary (liveBatch), so that

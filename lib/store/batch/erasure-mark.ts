@@ -1,6 +1,6 @@
 // Whether a batch is marked for erasure: the one summary read of the erase function, apart from BatchStore so that its
 // bundle (and so its role) carries only this call.
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { BATCH_ATTRIBUTES, batchNames } from '../table/attributes';
 import { batchKey } from '../table/schema';
 

@@ -3,20 +3,21 @@
 // known-fingerprint items their pixels wrote that still name the batch (conditional deletes). The summary is left for last
 // (deleteSummary): while it exists, marked as being deleted, reads answer 404 and a rerun knows the batch is still to
 // erase. Apart from BatchStore so that the erase function's bundle carries only these calls.
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BatchWriteCommand,
   DeleteCommand,
-  QueryCommand,
   type DeleteCommandInput,
   type DynamoDBDocumentClient,
+  QueryCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../../backoff';
 import { EraseIncompleteError } from '../../errors';
 import { BATCH_ATTRIBUTES } from '../table/attributes';
-import { BATCH_SK, UPLOAD_ITEM_PREFIX, batchKey, batchPartition, knownItemKey } from '../table/schema';
 import { conditionFailed } from '../table/condition';
+import { BATCH_SK, batchKey, batchPartition, knownItemKey, UPLOAD_ITEM_PREFIX } from '../table/schema';
 
 export type ItemKey = Record<string, unknown>;
 

@@ -2,21 +2,33 @@
 // (numbers as in its table) as a pure function, unit-tested without a network, beside the function that runs it
 // (through table/query.ts): 1, 2, 4, 7 and the capture-time listing (15).
 import { type BatchGetCommandInput, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { IMAGE_STATUSES, type ImageStatus, type Image } from '../../domain/image';
 import { isVisibleBatch } from '../../domain/batch';
-import { pageRequest, isVisibleImage, storeNowS, translate, runQuery, fillPage, DEFAULT_RETRY, batchGetAll, type Page, type PageRequest, type StoreContext } from '../table/query';
-import type { StartKey } from '../table/cursor';
-import { ExpressionBuilder, type TimeRange, type QueryPlan } from '../table/expressions';
+import { IMAGE_STATUSES, type Image, type ImageStatus } from '../../domain/image';
 import { imagesPage, toBatch } from '../table/attributes';
+import type { StartKey } from '../table/cursor';
+import { ExpressionBuilder, type QueryPlan, type TimeRange } from '../table/expressions';
+import {
+  batchGetAll,
+  DEFAULT_RETRY,
+  fillPage,
+  isVisibleImage,
+  type Page,
+  type PageRequest,
+  pageRequest,
+  runQuery,
+  type StoreContext,
+  storeNowS,
+  translate,
+} from '../table/query';
 import {
   BATCH_SK,
-  INDEX,
+  type BatchItem,
   batchPartition,
-  statusTs,
-  LISTING_ATTRIBUTES,
   IMAGE_BY_KEY_ATTRIBUTES,
   type ImageItem,
-  type BatchItem,
+  INDEX,
+  LISTING_ATTRIBUTES,
+  statusTs,
 } from '../table/schema';
 import { getBatch } from './read';
 

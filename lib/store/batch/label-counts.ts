@@ -4,7 +4,7 @@
 // made at, and an erased batch has no records: so the count is exact under each of them by construction.
 import type { LabelCount, ModelCount } from '../../domain/detection';
 import { modelOfRecord, modelText } from '../../model-version';
-import { batchImagePages, type BatchPagesOptions } from './pages';
+import { type BatchPagesOptions, batchImagePages } from './pages';
 
 /** Labels a summary names. */
 export const TOP_LABELS = 20;

@@ -1,10 +1,10 @@
 // A batch's every image, a page at a time: what an export streams and what the near-duplicate groups are computed
 // over. Apart from reader.ts so that a function bundles only this Query, not the listings' cursors.
-import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Image } from '../../domain/image';
+import { IMAGE_ATTRIBUTES, type ImageAttribute, toImage } from '../table/attributes';
+import { type ImageItem, IN_PROGRESS_LISTING_ATTRIBUTES, nowSeconds } from '../table/schema';
 import { batchResultsRequest } from './images';
-import { IMAGE_ATTRIBUTES, toImage, type ImageAttribute } from '../table/attributes';
-import { IN_PROGRESS_LISTING_ATTRIBUTES, nowSeconds, type ImageItem } from '../table/schema';
 
 export interface BatchPagesOptions {
   /** Items evaluated per Query (default 500); a page also ends at DynamoDB's 1 MB. */

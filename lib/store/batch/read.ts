@@ -1,10 +1,10 @@
 // A batch summary read: by key (GetItem), a page's by their keys, and whether batches are visible (BatchGetItem), each
 // request built beside what sends it. Reads only: a function that only reads batches bundles no write of them.
-import { GetCommand, type BatchGetCommandInput, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type BatchGetCommandInput, GetCommand, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { type Batch, isVisibleBatch } from '../../domain/batch';
-import { storeNowS, translate, type StoreContext } from '../table/query';
 import { toBatch } from '../table/attributes';
-import { BATCH_SK, batchKey, type BatchItem } from '../table/schema';
+import { type StoreContext, storeNowS, translate } from '../table/query';
+import { BATCH_SK, type BatchItem, batchKey } from '../table/schema';
 
 /** The batch summary, GetItem. */
 export function batchSummaryRequest(tableName: string, clientId: string, batchId: string): GetCommandInput {

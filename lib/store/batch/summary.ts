@@ -1,14 +1,21 @@
 // The batch summary: a batch made, closed, settled (auto-closed, stamped done), declared more files, marked for
 // erasure, as pure request builders (unit-tested without a network). Expressions name attributes by their domain
 // names through lib/store/table/attributes.ts (`#fileName`).
-import { type PutCommandInput, type UpdateCommandInput, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ZERO_COUNTS } from '../../domain/counts';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  type PutCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { type Batch, isVisibleBatch, shouldAutoClose, shouldMarkDone } from '../../domain/batch';
+import { ZERO_COUNTS } from '../../domain/counts';
 import { markExpired } from '../expiry/expired';
-import { conditionFailed } from '../table/condition';
-import { batchNames, toBatch, toBatchItem, type BatchAttribute } from '../table/attributes';
 import type { TableAccess } from '../table/access';
-import { CALLBACK_DUE, batchKey, nowSeconds, ttlFor, type BatchItem } from '../table/schema';
+import { type BatchAttribute, batchNames, toBatch, toBatchItem } from '../table/attributes';
+import { conditionFailed } from '../table/condition';
+import { type BatchItem, batchKey, CALLBACK_DUE, nowSeconds, ttlFor } from '../table/schema';
 import type { TakeBack } from './take-back';
 
 export interface NewBatch {

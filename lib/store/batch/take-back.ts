@@ -3,8 +3,8 @@
 // so its role) carries DeleteItem.
 import { DeleteCommand, type DeleteCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchNames } from '../table/attributes';
-import { batchKey } from '../table/schema';
 import { conditionFailed } from '../table/condition';
+import { batchKey } from '../table/schema';
 
 export interface TakeBack {
   /** Deletes a record written a moment ago (without transactions, before its counter update was refused). */

@@ -1,18 +1,18 @@
 // The reads and the write with which the reconciliation sweep finds completion callbacks whose message was lost
 // (lib/reconcile/callbacks.ts): apart from BatchStore, so that the sweep's bundle (and so its role) carries only these.
 import {
+  type DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
   type QueryCommandInput,
+  UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../domain/batch';
-import { batchNames, toBatch } from '../table/attributes';
-import { CALLBACK_DUE, INDEX, batchKey, splitPartition, type BatchItem } from '../table/schema';
-import { conditionFailed } from '../table/condition';
 import type { TableRef } from '../table/access';
+import { batchNames, toBatch } from '../table/attributes';
+import { conditionFailed } from '../table/condition';
+import { type BatchItem, batchKey, CALLBACK_DUE, INDEX, splitPartition } from '../table/schema';
 
 /** The batches owing their completion callback that turned done before `doneBefore` (epoch ms), oldest first. */
 export async function* batchesOwingCallbacks(

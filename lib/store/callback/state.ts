@@ -1,9 +1,9 @@
 // A completion callback's delivery state on its batch: the one write of the callbacks function, apart from BatchStore
 // so that its bundle (and so its role) carries only this call.
-import { UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames } from '../table/attributes';
-import { batchKey } from '../table/schema';
 import { conditionFailed } from '../table/condition';
+import { batchKey } from '../table/schema';
 
 /** Stores the completion callback's delivery state (`final`: delivered or given up); false when the batch is gone or being erased. */
 export async function recordCallbackState(

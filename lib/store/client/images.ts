@@ -1,14 +1,14 @@
 // A client's images and batches across its batches as the API lists them: the plan of each read access pattern of
 // docs/design.md §2 (3, 5b, 8, 9, 10) as a pure function beside the function that runs it (through table/query.ts),
 // leaving out what belongs to a batch that is gone for its client.
-import { type BatchStatus, isVisibleBatch, type Batch } from '../../domain/batch';
-import type { ImageStatus, Image } from '../../domain/image';
-import { storeNowS, runQuery, batchGetAll, type Page, type PageRequest, type StoreContext, type KeepFilter } from '../table/query';
-import { ExpressionBuilder, type TimeRange, type QueryPlan } from '../table/expressions';
-import { imagesPage, toBatch } from '../table/attributes';
-import { INDEX, type ImageItem, type BatchItem } from '../table/schema';
-import { batchSummariesRequest, batchVisibilityRequest } from '../batch/read';
+import { type Batch, type BatchStatus, isVisibleBatch } from '../../domain/batch';
+import type { Image, ImageStatus } from '../../domain/image';
 import { gsiKey, statusCondition } from '../batch/images';
+import { batchSummariesRequest, batchVisibilityRequest } from '../batch/read';
+import { imagesPage, toBatch } from '../table/attributes';
+import { ExpressionBuilder, type QueryPlan, type TimeRange } from '../table/expressions';
+import { batchGetAll, type KeepFilter, type Page, type PageRequest, runQuery, type StoreContext, storeNowS } from '../table/query';
+import { type BatchItem, type ImageItem, INDEX } from '../table/schema';
 
 /** Image statuses a client listing can filter by: only results enter the client-status index. */
 export const CLIENT_IMAGE_STATUSES = ['success', 'fail'] as const satisfies readonly ImageStatus[];

@@ -2,8 +2,8 @@
 // (CLIENT#{clientId}, #CLIENT); its usage of one UTC day is an item beside it (CLIENT#{clientId}, #USAGE#{day}) with
 // atomic counters: uploads accepted, uploads refused beyond the quota, and batches created. Neither has an index attribute, so both stay
 // out of every index. This module reads them (every API function does); quota-writes.ts counts and sets them.
-import { GetCommand, type DynamoDBDocumentClient, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
-import { withDefaults, type ClientLimitSettings, type ClientLimits } from '../../quota/limits';
+import { type DynamoDBDocumentClient, GetCommand, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type ClientLimitSettings, type ClientLimits, withDefaults } from '../../quota/limits';
 import { CLIENT_PREFIX, clientKey, nowSeconds } from '../table/schema';
 
 const USAGE_SK_PREFIX = '#USAGE#';

@@ -15,10 +15,10 @@ import type { UploadRef } from '../../domain/upload';
 import { IceCatError } from '../../errors';
 import type { ClientLimits } from '../../quota/limits';
 import { uploadNames } from '../table/attributes';
-import { ClientLimitsReader, usageKey, usagePurgeAt, type ClientLimitsStoreOptions } from './limits';
+import { conditionFailed, conditionFailedAt } from '../table/condition';
 import { clientKey, uploadItemKey } from '../table/schema';
 import { transaction, transactWrite } from '../table/transact';
-import { conditionFailed, conditionFailedAt } from '../table/condition';
+import { ClientLimitsReader, type ClientLimitsStoreOptions, usageKey, usagePurgeAt } from './limits';
 
 /** Limits set for a client never registered (client:create). */
 export class UnregisteredClientError extends IceCatError {

@@ -3,9 +3,9 @@
 // a pure function (unit-tested without a network) and sent by another.
 import { GetCommand, PutCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableAccess } from '../table/access';
-import { apiKeyItemKey, type ApiKeyItem, type StoreTable } from './keys';
-import { clientKey } from '../table/schema';
 import { conditionFailed } from '../table/condition';
+import { clientKey } from '../table/schema';
+import { type ApiKeyItem, apiKeyItemKey, type StoreTable } from './keys';
 
 /** PutItem that stores a key hash for a client. An existing hash is replaced only by the same owner's registration. */
 export function putApiKeyRequest(tableName: string, clientId: string, keyHash: string, nowMs: number): PutCommandInput {

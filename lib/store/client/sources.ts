@@ -1,9 +1,9 @@
 // The sources a client may import from (docs/design.md §16): `s3://bucket/prefix` strings in a set on the client's
 // registry item, set by the operator (npm run client:sources), read by POST /v1/batches with a source.
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { IceCatError } from '../../errors';
-import { clientKey } from '../table/schema';
 import { conditionFailed } from '../table/condition';
+import { clientKey } from '../table/schema';
 
 /** Sources set for a client never registered (client:create). */
 export class UnknownSourceClientError extends IceCatError {

@@ -2,15 +2,15 @@
 // a page at a time as (client, batch) pairs, and the mark that an expired batch's erasure is queued. Apart from
 // BatchStore so that the expire function's bundle (and so its role) carries only these calls.
 import {
-  QueryCommand,
-  UpdateCommand,
   type DynamoDBDocumentClient,
+  QueryCommand,
   type QueryCommandInput,
+  UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { batchNames } from '../table/attributes';
-import { EXPIRY_DUE, INDEX, batchKey, nowSeconds, splitPartition } from '../table/schema';
 import { conditionFailed } from '../table/condition';
+import { batchKey, EXPIRY_DUE, INDEX, nowSeconds, splitPartition } from '../table/schema';
 
 type StartKey = Record<string, unknown>;
 

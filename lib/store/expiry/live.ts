@@ -1,6 +1,6 @@
 // The count check's read (local stack, docs/design.md "A full disk"): every batch summary not yet expired, a page at a
 // time, as (client, batch) pairs, from the keys-only batches-expiring index every summary is in.
-import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames } from '../table/attributes';
 import { EXPIRY_DUE, INDEX, splitPartition } from '../table/schema';
 

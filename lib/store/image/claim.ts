@@ -2,9 +2,9 @@
 // each as a pure request builder beside the function that sends it. The claim writes through the batch's counters
 // (batch/counters.ts), never through the store's facade.
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Claim, UploadRef } from '../../domain/upload';
 import type { Counts } from '../../domain/counts';
 import type { Image } from '../../domain/image';
+import type { Claim, UploadRef } from '../../domain/upload';
 import { BatchClosedError } from '../../errors';
 import type { BatchCounters, RecordOptions } from '../batch/counters';
 import { imageNames } from '../table/attributes';

@@ -4,7 +4,7 @@
 import type { BatchGetCommandInput, PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ModelVersion } from '../../domain/detection';
 import { BATCH_GET_MAX_KEYS } from '../batch/images';
-import { knownItemKey, purgeAt, type KnownItem } from '../table/schema';
+import { type KnownItem, knownItemKey, purgeAt } from '../table/schema';
 
 /** The item naming `batchId` as the latest batch where the client's pixels `fprint` were classified (a `success` record). */
 export function knownItemRequest(

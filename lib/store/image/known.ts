@@ -2,12 +2,12 @@
 // key, the batches they name, and a bounded fallback on the client-fprint index. Runs on the reader (reader.ts).
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { sameModel } from '../../model-version';
-import { readCurrentModel, keyText, answeredNow } from '../model/current';
-import { visibleBatchesFilter } from '../client/images';
-import { storeNowS, translate, batchGetAll, type StoreContext, type KeepFilter } from '../table/query';
-import { imageNames } from '../table/attributes';
-import { INDEX, batchPartition, type ImageItem, type KnownItem } from '../table/schema';
 import { BATCH_GET_MAX_KEYS } from '../batch/images';
+import { visibleBatchesFilter } from '../client/images';
+import { answeredNow, keyText, readCurrentModel } from '../model/current';
+import { imageNames } from '../table/attributes';
+import { batchGetAll, type KeepFilter, type StoreContext, storeNowS, translate } from '../table/query';
+import { batchPartition, type ImageItem, INDEX, type KnownItem } from '../table/schema';
 import { knownItemsRequests } from './known-items';
 import { REUSE_LOOKUP_LIMIT } from './reuse';
 

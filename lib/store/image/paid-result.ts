@@ -3,16 +3,16 @@
 // of paying for another (docs/design.md §6). One attribute of the `processing` item, written only by the claim's
 // holder; the record's write removes it (image-record.ts finishRequest).
 import {
-  GetCommand,
-  UpdateCommand,
   type DynamoDBDocumentClient,
+  GetCommand,
   type GetCommandInput,
+  UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Claim, ImageResult } from '../../domain/upload';
 import { imageNames } from '../table/attributes';
-import { imageKey } from '../table/schema';
 import { conditionFailed } from '../table/condition';
+import { imageKey } from '../table/schema';
 
 export const PAID_NAME = '#paid';
 export const PAID_NAMES = { [PAID_NAME]: 'rek_paid' };

@@ -1,11 +1,11 @@
 // An image read by key for the API: one (GetItem, pattern 5) or many of one batch (BatchGetItem, pattern 6), missing and
 // expired ones left out, each request built beside the function that sends it.
-import { GetCommand, type BatchGetCommandInput, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type BatchGetCommandInput, GetCommand, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Image } from '../../domain/image';
-import { isVisibleImage, storeNowS, translate, DEFAULT_RETRY, batchGetAll, type StoreContext, type RetryOptions } from '../table/query';
-import { toImage } from '../table/attributes';
-import { BATCH_SK, imageKey, IMAGE_BY_KEY_ATTRIBUTES, type ImageItem } from '../table/schema';
 import { BATCH_GET_MAX_KEYS } from '../batch/images';
+import { toImage } from '../table/attributes';
+import { batchGetAll, DEFAULT_RETRY, isVisibleImage, type RetryOptions, type StoreContext, storeNowS, translate } from '../table/query';
+import { BATCH_SK, IMAGE_BY_KEY_ATTRIBUTES, type ImageItem, imageKey } from '../table/schema';
 
 /** 5: one image, GetItem. */
 export function imageRequest(tableName: string, clientId: string, batchId: string, fprint: string): GetCommandInput {

@@ -1,18 +1,18 @@
 // The image record: its result on the claim (image/claim.ts), a refused upload's `fail` record, and the duplicates
 // counted on it, with what each moves on the counters (written through batch/counters.ts).
-import { type PutCommandInput, type UpdateCommandInput, GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { Claim, Finish, ImageResult, UploadRef } from '../../domain/upload';
+import { GetCommand, type PutCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Counts } from '../../domain/counts';
 import type { Image } from '../../domain/image';
 import type { Review } from '../../domain/review';
-import { imageNames, toImageItem, toImage } from '../table/attributes';
-import { encodeDetections } from '../table/detections';
-import { PAID_NAME, PAID_NAMES } from './paid-result';
-import { LIMITS, imageKey, reviewKey, statusTs, toStoredReview, type ImageItem } from '../table/schema';
+import type { Claim, Finish, ImageResult, UploadRef } from '../../domain/upload';
 import type { BatchCounters, RecordOptions } from '../batch/counters';
 import type { TableAccess } from '../table/access';
-import { knownItemRequest } from './known-items';
+import { imageNames, toImage, toImageItem } from '../table/attributes';
+import { encodeDetections } from '../table/detections';
+import { type ImageItem, imageKey, LIMITS, reviewKey, statusTs, toStoredReview } from '../table/schema';
 import { duplicateMarkRequest, noteFingerprintRequest } from '../upload/attempts';
+import { knownItemRequest } from './known-items';
+import { PAID_NAME, PAID_NAMES } from './paid-result';
 
 export const DUPLICATE_COUNTS: Partial<Counts> = { total: 1, duplicate: 1 };
 

@@ -2,15 +2,15 @@
 // answer now, which the ingest copies rather than call DetectLabels again (docs/design.md §8).
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { isVisibleBatch } from '../../domain/batch';
-import type { Image } from '../../domain/image';
 import type { ModelVersion } from '../../domain/detection';
-import { modelOfRecord, answeredByCurrentModel } from '../../model-version';
-import { modelFactsOf, keyText } from '../model/current';
-import { batchGetAll } from '../table/query';
-import { imageNames, toImage, toBatch } from '../table/attributes';
-import type { TableAccess } from '../table/access';
-import { INDEX, splitPartition, type ImageItem, type BatchItem } from '../table/schema';
+import type { Image } from '../../domain/image';
+import { answeredByCurrentModel, modelOfRecord } from '../../model-version';
 import { batchVisibilityRequest } from '../batch/read';
+import { keyText, modelFactsOf } from '../model/current';
+import type { TableAccess } from '../table/access';
+import { imageNames, toBatch, toImage } from '../table/attributes';
+import { batchGetAll } from '../table/query';
+import { type BatchItem, type ImageItem, INDEX, splitPartition } from '../table/schema';
 
 /**
  * The client's earlier classification of these pixels in another batch, within retention, by the model that would

@@ -6,12 +6,12 @@ import {
   BatchGetCommand,
   type BatchGetCommandOutput,
   DeleteCommand,
+  type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   type QueryCommandOutput,
   UpdateCommand,
-  type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../domain/batch';
 import type { Image, SourceObject } from '../../domain/image';
@@ -20,16 +20,16 @@ import { batchNames, toBatch, toImage } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import {
   BATCH_SK,
-  INDEX,
-  UPLOAD_ITEM_PREFIX,
+  type BatchItem,
   batchKey,
   batchPartition,
-  imageKey,
-  uploadItemKey,
-  type BatchItem,
   type ImageItem,
-  type UploadItem,
+  INDEX,
+  imageKey,
   type StoredImport,
+  UPLOAD_ITEM_PREFIX,
+  type UploadItem,
+  uploadItemKey,
 } from '../table/schema';
 
 /** Two '#': no batch partition (`{clientId}#{batchId}`, one '#') is ever this. */

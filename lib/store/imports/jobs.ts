@@ -7,11 +7,11 @@
 // reset), so each object is counted on a mark of its own upload item (`imp_cnt`): with transactions the mark and the
 // counters move in one TransactWriteItems, exactly once; without them (dynalite) the mark comes first, and a crash
 // between the two loses that one object's count, never doubles it.
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../domain/batch';
 import { batchNames, toBatch, uploadNames } from '../table/attributes';
-import { batchKey, purgeAt, uploadItemKey, type BatchItem, type StoredImport } from '../table/schema';
 import { conditionFailed, conditionFailedAt } from '../table/condition';
+import { type BatchItem, batchKey, purgeAt, type StoredImport, uploadItemKey } from '../table/schema';
 import { transaction, transactWrite } from '../table/transact';
 
 /** The object counted, by its upload item (the key the send mark uses: its URI, and its ETag when listed with one). */

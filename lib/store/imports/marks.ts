@@ -1,10 +1,10 @@
 // An imported object's send mark on its own upload item (docs/design.md §16; lib/import/enqueue.ts): `sending` before
 // its message goes to the uploads queue, `sent` after, so a page listed again after a crash sends no object twice.
-import { UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { SourceObject } from '../../domain/image';
 import type { UploadRef } from '../../domain/upload';
 import { uploadNames } from '../table/attributes';
-import { purgeAt, uploadItemKey, type UploadItem } from '../table/schema';
+import { purgeAt, type UploadItem, uploadItemKey } from '../table/schema';
 
 /** Marks the object `sending` unless it is `sent`; answers the mark it had. */
 export function beginSendRequest(table: string, u: UploadRef & { source?: SourceObject }): UpdateCommandInput {

@@ -1,7 +1,7 @@
 // The write of the model that would answer now (current-model.ts reads it): by the ingest when an answer carries
 // another model than the one it last knew, and by the local stack at its start. Apart from the reads so that the
 // read-only API function's bundle carries no PutItem (the deploy test checks each role against its bundle's sends).
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ModelVersion } from '../../domain/detection';
 import { CURRENT_MODEL_KEY, type CurrentModelItem } from './current';
 

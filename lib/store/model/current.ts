@@ -3,7 +3,7 @@
 // answer), read wherever an earlier answer could stand in for a new one: the reuse across batches and
 // POST /v1/fingerprints:known. Beside it, the model facts of records, read by key, and which of them that model gave.
 // Its write is current-model-write.ts: the read-only API function's bundle carries no PutItem.
-import { GetCommand, type BatchGetCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type BatchGetCommandInput, type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { ModelVersion } from '../../domain/detection';
 import { answeredByCurrentModel, type RecordModelFacts } from '../../model-version';
 import { decodeDetections } from '../table/detections';

@@ -3,15 +3,15 @@
 // the answer it replaces kept as `prev`, the counter move, the end (done again, the callback owed again), and the
 // changes listing's Query. Sent by lib/store/redetect/images.ts.
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { CatInstance, Detections, Label, ModelVersion, TrimmedLabels } from '../../domain/detection';
 import type { Counts } from '../../domain/counts';
+import type { CatInstance, Detections, Label, ModelVersion, TrimmedLabels } from '../../domain/detection';
 import { type Image, machineIsCatOf } from '../../domain/image';
 import { modelOfRecord } from '../../model-version';
-import { batchNames, imageNames, type BatchAttribute } from '../table/attributes';
 import { liveBatch } from '../batch/summary';
+import { type BatchAttribute, batchNames, imageNames } from '../table/attributes';
 import { encodeDetections } from '../table/detections';
 import type { QueryPlan } from '../table/expressions';
-import { BATCH_SK, CALLBACK_DUE, batchKey, batchPartition, imageKey, reviewKey } from '../table/schema';
+import { BATCH_SK, batchKey, batchPartition, CALLBACK_DUE, imageKey, reviewKey } from '../table/schema';
 
 import { RUN_NAMES, RUN_REMOVE } from './run-state';
 /** What the plan reads of each record: enough to choose it (its model facts) and count it (its duplicates). */

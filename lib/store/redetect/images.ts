@@ -8,10 +8,12 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../domain/batch';
 import type { Image } from '../../domain/image';
 import type { RecordModelFacts } from '../../model-version';
-import { transaction, transactWrite } from '../table/transact';
 import type { BatchCounters } from '../batch/counters';
-import { conditionFailed, conditionFailedAt } from '../table/condition';
 import { getImage } from '../image/record';
+import { conditionFailed, conditionFailedAt } from '../table/condition';
+import { decodeDetections } from '../table/detections';
+import type { ImageItem } from '../table/schema';
+import { transaction, transactWrite } from '../table/transact';
 import {
   answerCounts,
   answerRequest,
@@ -20,12 +22,10 @@ import {
   leftRequest,
   markImageRequest,
   moveRequest,
-  planPageQuery,
   type NewAnswer,
+  planPageQuery,
 } from './image-writes';
-import { decodeDetections } from '../table/detections';
 import { RedetectRuns } from './run';
-import type { ImageItem } from '../table/schema';
 
 /** A classified image of the batch as the plan sees it. */
 export interface RedetectCandidate {

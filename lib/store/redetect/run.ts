@@ -3,17 +3,16 @@
 // start charged once (a token on the day's usage item naming the run and the page), marked, then counted on the
 // summary by a move that holds only from the page it read; an image claimed before DetectLabels is paid for it; a
 // resume taken at most once a while; the run given back when it started nothing.
-import { type UpdateCommandInput, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ModelVersion } from '../../domain/detection';
+import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../domain/batch';
-import { batchNames } from '../table/attributes';
+import type { ModelVersion } from '../../domain/detection';
+import type { BatchCounters } from '../batch/counters';
 import { liveBatch } from '../batch/summary';
 import { usageKey, usagePurgeAt } from '../client/limits';
-import { batchKey, imageKey } from '../table/schema';
-import type { BatchCounters } from '../batch/counters';
+import { batchNames } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
-import { FIRST_PAGE, RUN_NAMES, RUN_REMOVE, runNames, runStateOf, type RunState } from './run-state';
-
+import { batchKey, imageKey } from '../table/schema';
+import { FIRST_PAGE, RUN_NAMES, RUN_REMOVE, type RunState, runNames, runStateOf } from './run-state';
 
 /** What the run was asked: every image (`all`), or those answered by another model than `model`. */
 export interface RunChoice {

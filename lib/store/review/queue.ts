@@ -9,24 +9,23 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Image } from '../../domain/image';
 import type { Review } from '../../domain/review';
+import { batchGetRequests } from '../image/reads';
 import { imageNames, toImage } from '../table/attributes';
 import type { StartKey } from '../table/cursor';
 import { batchGetAll, isVisibleImage, type Page, type PageRequest, type StoreContext } from '../table/query';
 import {
-  INDEX,
-  REVIEW_DONE,
-  REVIEW_PENDING,
   batchPartition,
   confidenceDigits,
   confidenceOfReviewKey,
   digitsBelow,
   fromStoredReview,
-  nowSeconds,
   type ImageItem,
+  INDEX,
+  nowSeconds,
+  REVIEW_DONE,
+  REVIEW_PENDING,
   type StoredReview,
 } from '../table/schema';
-
-import { batchGetRequests } from '../image/reads';
 /** One side of the queue: up from the threshold (confidence ≥ it, ascending) or down from it (below, descending). */
 export type QueueSide = 'up' | 'down';
 

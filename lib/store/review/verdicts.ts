@@ -1,18 +1,19 @@
 // A person's verdict on an image (docs/design.md §10), and the re-threshold that moves the machine's.
-import { type QueryCommandInput, type UpdateCommandInput, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import { QueryCommand, type QueryCommandInput, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { backoffDelay } from '../../backoff';
+import type { Batch } from '../../domain/batch';
 import type { Counts } from '../../domain/counts';
 import { type Image, isCatAt, machineIsCatOf } from '../../domain/image';
 import type { Review } from '../../domain/review';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Batch } from '../../domain/batch';
-import { batchNames, imageNames, toImage, type ImageAttribute } from '../table/attributes';
-import { auditKey, batchKey, imageKey, reviewKey, toStoredReview, nowSeconds, type ImageItem } from '../table/schema';
+import { type BatchCounters, batchRecordsQuery, countRequest } from '../batch/counters';
 import { liveBatch } from '../batch/summary';
-import { batchRecordsQuery, countRequest, type BatchCounters } from '../batch/counters';
-import { backoffDelay } from '../../backoff';
+import { getImage } from '../image/record';
+import { batchNames, type ImageAttribute, imageNames, toImage } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { BatchErasedError, ReviewConflictError } from '../table/errors';
-import { getImage } from '../image/record';
+import { auditKey, batchKey, type ImageItem, imageKey, nowSeconds, reviewKey, toStoredReview } from '../table/schema';
 
 /** Remembers a done batch's new cat threshold; fails (condition) when the batch is missing, gone (liveBatch) or not done. */
 export function thresholdRequest(

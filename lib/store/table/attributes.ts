@@ -3,23 +3,23 @@
 // attribute's stored name is written here once.
 import type { Batch } from '../../domain/batch';
 import type { Counts } from '../../domain/counts';
-import type { Image } from '../../domain/image';
 import type { ModelVersion } from '../../domain/detection';
+import type { Image } from '../../domain/image';
 import { parseModelVersion } from '../../model-version';
 import { decodeDetections, encodeDetections } from './detections';
 import {
   BATCH_SK,
-  EXPIRY_DUE,
+  type BatchItem,
   batchPartition,
+  EXPIRY_DUE,
   fromStoredAudit,
   fromStoredReview,
+  type ImageItem,
   purgeAt,
+  type StoredImport,
   splitPartition,
   toStoredAudit,
   toStoredReview,
-  type BatchItem,
-  type ImageItem,
-  type StoredImport,
 } from './schema';
 
 export const IMAGE_ATTRIBUTES = {

@@ -2,20 +2,21 @@
 // images.ts, client/images.ts, review/, audit/) a page at a time, and BatchGetItem to the end. Every read filters
 // expired items (ttl) itself, since DynamoDB deletes them only within days, and list reads page with
 // an opaque, tamper-evident cursor (cursor.ts) and are filled up to their limit even when a filter leaves pages short.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ProvisionedThroughputExceededException, RequestLimitExceeded, ThrottlingException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
-  QueryCommand,
   type BatchGetCommandInput,
-  type QueryCommandInput,
   type DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { ProvisionedThroughputExceededException, RequestLimitExceeded, ThrottlingException } from '@aws-sdk/client-dynamodb';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { backoffDelay, type BackoffPolicy } from '../../backoff';
-import type { StartKey, CursorCodec } from './cursor';
-import type { QueryPlan } from './expressions';
-import { BATCH_SK, nowSeconds, type ImageItem } from './schema';
+import { type BackoffPolicy, backoffDelay } from '../../backoff';
+import type { CursorCodec, StartKey } from './cursor';
 import { QueryError, StoreThrottledError } from './errors';
+import type { QueryPlan } from './expressions';
+import { BATCH_SK, type ImageItem, nowSeconds } from './schema';
 
 export interface Page<T> {
   items: T[];

@@ -2,10 +2,10 @@
 // resources/table.yml is the deployed definition; this file is how the store names what it holds. Nothing outside
 // lib/store reads a stored attribute name.
 import { createHash } from 'node:crypto';
-import type { Audit, Review } from '../../domain/review';
 import type { CatInstance, Label, ModelVersion, TrimmedLabels } from '../../domain/detection';
 import type { ImageStatus, SourceObject } from '../../domain/image';
 import type { ImportSource, ImportState } from '../../domain/import';
+import type { Audit, Review } from '../../domain/review';
 
 export const BATCH_SK = '#BATCH';
 export const CLIENT_SK = '#CLIENT';

@@ -3,16 +3,17 @@
 // in process, with jittered exponential backoff, a bounded number of rounds. The SDK does not retry it, and a message
 // handed back to the queue for it waits out the visibility timeout (721 s on AWS). A condition that failed is an
 // answer, not a conflict: it is never retried here.
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
-  TransactWriteCommand,
   type DynamoDBDocumentClient,
   type PutCommandInput,
+  TransactWriteCommand,
   type TransactWriteCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { backoffDelay, type BackoffPolicy } from '../../backoff';
+import { type BackoffPolicy, backoffDelay } from '../../backoff';
 
 /** Rounds in all (the first included), and the waits between them: ~1.5 s at most in all. */
 export const CONFLICT_ROUNDS = 6;

@@ -1,10 +1,10 @@
 // An upload's own item: its attempts and what it was counted as (docs/design.md §6).
-import { type UpdateCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { UploadRef } from '../../domain/upload';
-import { uploadNames } from '../table/attributes';
-import { purgeAt, uploadItemKey, type UploadItem } from '../table/schema';
 import type { TableAccess } from '../table/access';
+import { uploadNames } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
+import { purgeAt, type UploadItem, uploadItemKey } from '../table/schema';
 
 /**
  * Counts an attempt at the upload as it starts, before any step that may never return (a timeout, running out of

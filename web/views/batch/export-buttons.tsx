@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { batchPath, isNotFound, type Api } from '../../api';
+import { type Api, batchPath, isNotFound } from '../../api';
 
 /** A Blob saved as a download named `name`. */
 export function saveBlob(blob: Blob, name: string) {

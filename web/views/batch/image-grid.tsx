@@ -1,12 +1,12 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiRequestError, batchPath, type Api, type Image, type Page } from '../../api';
+import { type Api, ApiRequestError, batchPath, type Image, type Page } from '../../api';
 import { capabilities } from '../../capabilities';
 import { capturedWhen, catBadge, plural, topLabels } from '../../format';
 import { useNearViewport } from '../../hooks';
 import { href } from '../../route';
 import { ErrorNote, FileName, onGridKey } from '../common';
 import { Thumb } from '../thumb';
-import { FILTERS, filterOf, type Filter } from './filters';
+import { FILTERS, type Filter, filterOf } from './filters';
 
 /** Images one page of the listing asks for. */
 export const GRID_PAGE = 100;

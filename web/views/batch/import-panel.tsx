@@ -3,7 +3,7 @@
 // its completion report in S3 Batch Operations' CSV columns, saved as a download (the key travels in a header, never
 // in a link).
 import { useState } from 'preact/hooks';
-import { batchPath, type Api, type BatchSummary, type ImportSummary } from '../../api';
+import { type Api, type BatchSummary, batchPath, type ImportSummary } from '../../api';
 import { when } from '../../format';
 import { saveBlob } from './export-buttons';
 

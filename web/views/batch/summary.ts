@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { batchPath, type Api, type BatchSummary } from '../../api';
+import { type Api, type BatchSummary, batchPath } from '../../api';
 import { usePoll } from '../../hooks';
 import { rememberBatch } from '../../session';
 import { GRID_PAGE } from './image-grid';

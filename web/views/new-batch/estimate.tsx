@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from '../../api';
-import { exactCopies, sha256Of, uploadEstimate, type UploadEstimate } from '../../estimate';
+import { exactCopies, sha256Of, type UploadEstimate, uploadEstimate } from '../../estimate';
 import { plural } from '../../format';
 import type { PickedFile } from '../../upload';
 import { loadUsage } from '../../usage';

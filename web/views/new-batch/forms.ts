@@ -1,5 +1,5 @@
 import { FormBook } from '../../../lib/api/form-book';
-import { batchPath, type Api, type CreatedBatch, type MoreUploads } from '../../api';
+import { type Api, batchPath, type CreatedBatch, type MoreUploads } from '../../api';
 import type { PickedFile } from '../../upload';
 
 /** Files one POST /v1/batches declares (the API's default cap); the rest go through POST …/uploads. */

@@ -1,8 +1,8 @@
 import type { FormBook } from '../../../lib/api/form-book';
-import { batchPath, isNotFound, type Api } from '../../api';
+import { type Api, batchPath, isNotFound } from '../../api';
 import type { Capabilities } from '../../capabilities';
 import { rememberBatch } from '../../session';
-import { UploadError, eachLimited, postForm, type PickedFile } from '../../upload';
+import { eachLimited, type PickedFile, postForm, UploadError } from '../../upload';
 import { formsFor } from './forms';
 
 /** One file's upload as the list shows it. */

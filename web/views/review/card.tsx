@@ -1,6 +1,6 @@
 import type { BatchSummary, Image } from '../../api';
 import { catConfidence, plural } from '../../format';
-import { machineSays, thresholdText, type ReviewQueue } from '../../review';
+import { machineSays, type ReviewQueue, thresholdText } from '../../review';
 import { batchHref } from '../batch';
 import { FileName } from '../common';
 import { nameOf } from './moves';

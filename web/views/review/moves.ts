@@ -1,7 +1,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { reviewPath, type Api, type Image } from '../../api';
+import { type Api, type Image, reviewPath } from '../../api';
 import { catConfidence } from '../../format';
-import { again, current, judge, machineSays, refused, restored, skip, undo, type ReviewQueue } from '../../review';
+import { again, current, judge, machineSays, type ReviewQueue, refused, restored, skip, undo } from '../../review';
 import type { ReviewQueueState } from './queue-state';
 
 export const nameOf = (image: Image) => image.fileName ?? image.fprint;

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Image } from '../../api';
 import { describePicture } from '../../format';
-import { BoxList, boxedCats, BoxRects } from '../cat-boxes';
+import { BoxList, BoxRects, boxedCats } from '../cat-boxes';
 
 /**
  * One image as large as the screen allows, whole: the picture and its boxes in one SVG in the image's own pixels, so

@@ -1,15 +1,15 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { batchPath, type Api, type Image, type Page } from '../../api';
+import { type Api, batchPath, type Image, type Page } from '../../api';
 import {
   emptyQueue,
   listingQuery,
+  type ReviewQueue,
+  type ReviewSource,
   replaced,
   restart,
   switched,
   wantsMore,
   withPage,
-  type ReviewQueue,
-  type ReviewSource,
 } from '../../review';
 
 const PAGE = 25;
