@@ -1,7 +1,7 @@
 // A count per key that forgets a key at zero: the local queue's (queue.ts) messages per object key and per group in flight.
 
-/** Counts per key; a key whose count drops to zero is removed, so `size` is the keys with a count. */
-export class Counts {
+/** KeyCounts per key; a key whose count drops to zero is removed, so `size` is the keys with a count. */
+export class KeyCounts {
   private readonly counts = new Map<string, number>();
 
   get size(): number {

@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { localReceiptHandle } from '../../lib/aws/message-visibility';
 import { createLambdaContext } from '../contract';
-import { Counts } from './counts';
+import { KeyCounts } from './counts';
 import { type DeadLetter, DeadLetterList } from './dead-letter-list';
 import { QueueStoppedError } from './errors';
 import { FairReadyList } from './fair-share';
@@ -34,8 +34,8 @@ export class LocalQueue {
   private readonly maxQuietBatches: number;
   private readonly inFlightMessages = new Set<Message>();
   /** Messages in flight per group (the fair share's measure). */
-  private readonly inFlightGroups = new Counts();
-  private readonly keyCounts = new Counts();
+  private readonly inFlightGroups = new KeyCounts();
+  private readonly keyCounts = new KeyCounts();
   private holds = 0;
   private stopped = false;
   private paused: boolean;

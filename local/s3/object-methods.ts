@@ -5,7 +5,7 @@ import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type FileWrite, holdFolder, replaceFiles, type Staged, writeContent } from './files';
 import { type KeyLocks, objectName } from './key-locks';
-import { type FilesystemStore, type Originals, S3Error, type StoredObject } from './s3rver-store';
+import { type FilesystemStore, type Originals, S3Error, type S3rverObject } from './s3rver-store';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ALLOWED_METADATA } = require('s3rver/lib/models/object') as { ALLOWED_METADATA: string[] };
@@ -53,7 +53,7 @@ export function objectMethods(
 async function putObject(
   store: FilesystemStore,
   locks: KeyLocks,
-  object: StoredObject,
+  object: S3rverObject,
   held: ReadonlySet<string>,
 ): Promise<{ size: number; md5: string }> {
   const objectPath = store.getResourcePath(object.bucket, object.key, 'object');

@@ -15,7 +15,7 @@ export const S3Error = require('s3rver/lib/models/error') as S3ErrorConstructor;
 
 export const s3Error = (refusal: S3Refusal): S3ErrorInstance => new S3Error(refusal.code, refusal.message, refusal.detail);
 
-export interface StoredObject {
+export interface S3rverObject {
   bucket: string;
   key: string;
   content: Readable | Buffer;
@@ -34,7 +34,7 @@ export interface FilesystemStore {
   putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5?: string): Promise<void>;
   getObject(bucket: string, key: string, options?: unknown): Promise<unknown>;
   listObjects(bucket: string, options: unknown): Promise<unknown>;
-  putObject(object: StoredObject): Promise<{ size: number; md5: string }>;
+  putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
   copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, metadata: unknown): Promise<Record<string, string>>;
   deleteObject(bucket: string, key: string): Promise<void>;
   initiateUpload(bucket: string, key: string, uploadId: string, metadata: unknown): Promise<void>;

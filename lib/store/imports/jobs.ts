@@ -25,7 +25,7 @@ export interface CountedObject {
 
 export type CountedAs = 'enqueued' | 'skipped';
 
-const IMPORT_NAMES = { '#imp': 'imp', '#state': 'state', '#listed': 'listed', '#resumesAt': 'resumesAt' };
+const IMPORT_NAMES = { '#imp': 'imp', '#state': 'state', '#resumesAt': 'resumesAt' };
 
 export class ImportJobsStore {
   constructor(private readonly opts: { ddb: DynamoDBDocumentClient; tableName: string; transactions: boolean }) {}
