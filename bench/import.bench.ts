@@ -26,7 +26,7 @@ import type { Stack } from '../local/stack/types';
 import { seedBucket } from '../test/helpers/s3-seed';
 import { distinctImages, seededRandom } from '../test/helpers/stack-process';
 import { postForm } from '../test/helpers/upload-form';
-import { machineFacts } from './on-stack';
+import { type Api, call, machineFacts } from './on-stack';
 import { perImage, type Tally, tallyBetween, tallyRequests } from './request-tally';
 import { headline as figure, type Headline, pick, round, sized } from './stats';
 
@@ -43,21 +43,6 @@ interface Summary {
   status: string;
   counts: Record<string, number>;
   import?: { state: string; listed: number; enqueued: number; skipped: number };
-}
-
-interface Api {
-  url: string;
-  key: string;
-}
-
-async function call<T>(api: Api, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
 }
 
 async function settle(api: Api, batchId: string, until: (s: Summary) => boolean, everyMs = 200): Promise<Summary> {

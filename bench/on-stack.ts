@@ -41,3 +41,20 @@ export const machineFacts = (loadBefore: number) => ({
   loadAverage1mBefore: round(loadBefore, 2),
   loadAverage1mAfter: round(loadavg()[0]!, 2),
 });
+
+/** The local API as a bench calls it: its URL and a client's key. */
+export interface Api {
+  url: string;
+  key: string;
+}
+
+/** One JSON call of the local API; anything but a 2xx throws (a bench that measured nothing went wrong). */
+export async function call<T>(api: Api, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${api.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
+}

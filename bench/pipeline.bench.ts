@@ -47,7 +47,7 @@ import { localDynamoClient, startLocalDynamoDB } from '../local/dynamodb/dynamod
 import { startLocalS3 } from '../local/s3/s3';
 import { waitForBridgeIdle } from '../test/helpers';
 import { postForm } from '../test/helpers/upload-form';
-import { machineFacts, onStack } from './on-stack';
+import { type Api, call, machineFacts, onStack } from './on-stack';
 import { headline as figure, type Headline, median, percentile, pick, round, sized } from './stats';
 
 const ROOT = join(__dirname, '..');
@@ -252,21 +252,6 @@ async function requestFloor(photo: Buffer): Promise<Record<string, unknown>> {
     photoBytes: photo.length,
     note: "the form POST's write measured as a PutObject (its multipart parse left out); the queue, the bridge, the ingest's own code and the API's polling left out: a lower bound",
   };
-}
-
-interface Api {
-  url: string;
-  key: string;
-}
-
-async function call<T>(api: Api, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
 }
 
 interface Summary {
