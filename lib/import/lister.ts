@@ -1,8 +1,10 @@
 // The local lister of an import (docs/design.md §16): pages through its source (lib/import/manifest.ts) and sends each
 // image once (enqueueSourceObject), checkpointing after each page on the batch summary: a run killed mid-page lists
 // that page again, and what it had sent comes back `sent-before`, counted then, so nothing is lost or counted twice.
-// Beyond today's images quota it stops (`waiting-for-quota`, `resumesAt` the next UTC midnight) at the first object
-// not sent; once the source ends it closes the batch with `expected` = the images sent. On AWS the fan-out is the
+// Beyond today's images quota it stops (`waiting-for-quota`, `resumesAt` the next UTC midnight) after the objects it
+// had in hand: those the quota refused (objects are sent 16 at once, so a refused one may sit before a sent one) are
+// held on the checkpoint and sent first when it goes on, so `enqueued` is always what was sent. Once the source ends
+// it closes the batch with `expected` = the images sent. On AWS the fan-out is the
 // engine's (S3 Batch Operations or a distributed map); its task calls enqueueSourceObject as this does.
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Batch } from '../domain/batch';
@@ -47,6 +49,13 @@ export async function listImport(deps: ListerDeps, clientId: string, batchId: st
   let checkpoint = found.checkpoint;
   if (checkpoint.state === 'waiting-for-quota' && (checkpoint.resumesAt ?? 0) > (deps.now ?? Date.now)())
     return { state: 'waiting-for-quota', resumesAt: checkpoint.resumesAt! };
+  if (checkpoint.held?.length) {
+    const sent = await sendHeld(deps, found.batch, checkpoint);
+    if (!(await deps.imports.checkpoint(clientId, batchId, source, checkpoint, sent))) return { state: 'stale' };
+    checkpoint = sent;
+    deps.onPage?.(checkpoint);
+    if (checkpoint.state === 'waiting-for-quota') return { state: 'waiting-for-quota', resumesAt: checkpoint.resumesAt! };
+  }
   const next = await sourcePages(deps.s3, source);
   const allowed = await deps.sourcesOf(clientId);
   while (checkpoint.state !== 'listed') {
@@ -62,7 +71,22 @@ export async function listImport(deps: ListerDeps, clientId: string, batchId: st
   return { state: 'listed' };
 }
 
-/** The checkpoint after the page's objects, up to the first one the quota refused. */
+const importTarget = (batch: Batch) => ({ clientId: batch.clientId, batchId: batch.batchId, expiresAt: batch.expiresAt });
+const sentOrBefore = (o: EnqueueOutcome | 'skipped') => o === 'enqueued' || o === 'sent-before';
+
+/** The objects the quota had refused, sent before the listing goes on; those it refuses again stay held. */
+async function sendHeld(deps: ListerDeps, batch: Batch, was: ImportCheckpoint): Promise<ImportCheckpoint> {
+  const target = importTarget(batch);
+  const objects = was.held ?? [];
+  const outcomes = await Promise.all(objects.map((o) => enqueueSourceObject(deps.enqueue, target, o)));
+  const held = objects.filter((_, i) => outcomes[i] === 'over-quota');
+  const { held: _held, resumesAt: _resumesAt, ...rest } = was;
+  const enqueued = was.enqueued + outcomes.filter(sentOrBefore).length;
+  if (held.length > 0) return { ...rest, enqueued, state: 'waiting-for-quota', resumesAt: nextUtcMidnight((deps.now ?? Date.now)()), held };
+  return { ...rest, enqueued, state: 'listing' };
+}
+
+/** The checkpoint after the page's objects, or after the chunk in which the quota first refused one (it is held). */
 async function handlePage(
   deps: ListerDeps,
   batch: Batch,
@@ -70,7 +94,7 @@ async function handlePage(
   was: ImportCheckpoint,
   allowed: readonly string[],
 ): Promise<ImportCheckpoint> {
-  const target = { clientId: batch.clientId, batchId: batch.batchId, expiresAt: batch.expiresAt };
+  const target = importTarget(batch);
   const wanted = (l: Listed) => isImageKey(l.object.key) && isAllowed(allowed, l.object.bucket, l.object.key);
   const outcomes: (EnqueueOutcome | 'skipped')[] = [];
   const width = deps.concurrency ?? 16;
@@ -80,19 +104,14 @@ async function handlePage(
       ...(await Promise.all(chunk.map((l) => (wanted(l) ? enqueueSourceObject(deps.enqueue, target, l.object) : ('skipped' as const))))),
     );
   }
-  const stop = outcomes.indexOf('over-quota');
-  const handled = stop < 0 ? outcomes : outcomes.slice(0, stop);
-  const enqueued = handled.filter((o) => o === 'enqueued' || o === 'sent-before').length;
-  const skipped = handled.filter((o) => o === 'skipped').length;
-  const last = handled.length > 0 ? page.objects[handled.length - 1]!.after : was.cursor;
-  const progress = { listed: was.listed + handled.length, enqueued: was.enqueued + enqueued, skipped: was.skipped + skipped };
-  if (stop >= 0) {
-    return {
-      ...progress,
-      state: 'waiting-for-quota',
-      resumesAt: nextUtcMidnight((deps.now ?? Date.now)()),
-      ...(last !== undefined ? { cursor: last } : {}),
-    };
-  }
-  return { ...progress, state: page.more ? 'listing' : 'listed', ...(last !== undefined ? { cursor: last } : {}) };
+  const held = page.objects.filter((_, i) => outcomes[i] === 'over-quota').map((l) => l.object);
+  const last = outcomes.length > 0 ? page.objects[outcomes.length - 1]!.after : was.cursor;
+  const progress = {
+    listed: was.listed + outcomes.length,
+    enqueued: was.enqueued + outcomes.filter(sentOrBefore).length,
+    skipped: was.skipped + outcomes.filter((o) => o === 'skipped').length,
+    ...(last !== undefined ? { cursor: last } : {}),
+  };
+  if (held.length > 0) return { ...progress, state: 'waiting-for-quota', resumesAt: nextUtcMidnight((deps.now ?? Date.now)()), held };
+  return { ...progress, state: page.more ? 'listing' : 'listed' };
 }

@@ -11,7 +11,7 @@
 // Work per run is bounded in imports and in time; a fault on one import is logged and left to the next run.
 import type { Batch } from '../domain/batch';
 import type { ImportEngine, ImportJob } from '../import/batch-operations';
-import type { StoredImport } from '../store/table/schema';
+import type { StoredImport } from '../store/table/import-item';
 
 export interface ImportJobSweepDeps {
   /** The running imports (lib/store/imports/imports.ts liveImports). */

@@ -6,7 +6,7 @@ import type { Batch } from '../../lib/domain/batch';
 import type { ImportJob, ImportJobStatus } from '../../lib/import/batch-operations';
 import { type ImportJobSweepDeps, sweepImportJobs } from '../../lib/reconcile/import-jobs';
 import { newBatch } from '../../lib/store/batch/summary';
-import type { StoredImport } from '../../lib/store/table/schema';
+import type { StoredImport } from '../../lib/store/table/import-item';
 
 const NOW = Date.UTC(2026, 11, 2, 1, 0);
 const LIMITS = { maxImports: 10, maxDurationMs: 10_000, startGraceMs: 120_000 };

@@ -24,6 +24,7 @@ function world() {
   const marks = new Map<string, string>();
   const sent: string[] = [];
   let crashAfterSends = Infinity;
+  const quota = { left: Infinity, slow: new Set<string>() };
   const id = (r: ImportRef) => r.key;
   const enqueue: EnqueueDeps = {
     queue: {
@@ -40,7 +41,16 @@ function world() {
       },
       sent: async (r) => void marks.set(id(r), 'sent'),
     },
-    quota: { limitsOf: async () => ({ ratePerSecond: 1, maxImagesPerDay: 1000, maxBatchesPerDay: 1 }), countUpload: async () => true },
+    quota: {
+      limitsOf: async () => ({ ratePerSecond: 1, maxImagesPerDay: 1000, maxBatchesPerDay: 1 }),
+      countUpload: async (r) => {
+        // A slow charge: the objects sent beside it are charged first (DynamoDB answers in no set order).
+        if (quota.slow.has(r.source!.key)) await new Promise((resolve) => setTimeout(resolve, 5));
+        if (quota.left <= 0) return false;
+        quota.left -= 1;
+        return true;
+      },
+    },
   };
   const closed: number[] = [];
   const deps: ListerDeps = {
@@ -60,7 +70,7 @@ function world() {
     pageSize: 10,
     concurrency: 1,
   };
-  return { deps, sent, closed, checkpoint: () => stored, crashAfter: (n: number) => (crashAfterSends = n) };
+  return { deps, sent, closed, quota, checkpoint: () => stored, crashAfter: (n: number) => (crashAfterSends = n) };
 }
 
 describe('the import lister', () => {
@@ -74,6 +84,30 @@ describe('the import lister', () => {
     expect(w.sent).toHaveLength(20);
     expect(new Set(w.sent).size).toBe(20);
     expect(w.checkpoint()).toMatchObject({ state: 'listed', listed: 25, enqueued: 20, skipped: 5 });
+    expect(w.closed).toEqual([20]);
+  });
+
+  it('beyond the quota, holds what it refused beside what it sent, counts exactly what was sent, and sends the held first', async () => {
+    const w = world();
+    let now = Date.UTC(2026, 0, 5, 10);
+    w.deps.now = () => now;
+    w.deps.concurrency = 4;
+    w.quota.left = 3;
+    w.quota.slow.add('p/000.jpg'); // the first object's charge lands last: the quota refuses it, not its neighbours
+    expect(await listImport(w.deps, 'c', 'b')).toEqual({ state: 'waiting-for-quota', resumesAt: Date.UTC(2026, 0, 6) });
+    expect(w.sent).toEqual(['p/001.jpg', 'p/002.jpg', 'p/003.jpg']);
+    expect(w.checkpoint()).toMatchObject({ state: 'waiting-for-quota', listed: 4, enqueued: 3, skipped: 0, cursor: 'p/003.jpg' });
+    expect(w.checkpoint().held?.map((o) => o.key)).toEqual(['p/000.jpg']);
+    // Before the reset nothing moves; after it, the held object goes first and the listing goes on.
+    expect(await listImport(w.deps, 'c', 'b')).toMatchObject({ state: 'waiting-for-quota' });
+    now = Date.UTC(2026, 0, 6, 0, 1);
+    w.quota.left = Infinity;
+    expect(await listImport(w.deps, 'c', 'b')).toEqual({ state: 'listed' });
+    expect(w.sent[3]).toBe('p/000.jpg');
+    expect(new Set(w.sent).size).toBe(20);
+    expect(w.sent).toHaveLength(20);
+    expect(w.checkpoint()).toMatchObject({ state: 'listed', listed: 25, enqueued: 20, skipped: 5 });
+    expect(w.checkpoint().held).toBeUndefined();
     expect(w.closed).toEqual([20]);
   });
 

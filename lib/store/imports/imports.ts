@@ -18,6 +18,7 @@ import type { Image, SourceObject } from '../../domain/image';
 import type { ImportProgress, ImportSource } from '../../domain/import';
 import { batchNames, toBatch, toImage } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
+import type { StoredImport } from '../table/import-item';
 import {
   BATCH_SK,
   type BatchItem,
@@ -26,7 +27,6 @@ import {
   type ImageItem,
   INDEX,
   imageKey,
-  type StoredImport,
   UPLOAD_ITEM_PREFIX,
   type UploadItem,
   uploadItemKey,
@@ -38,6 +38,11 @@ const LIVE_PARTITION = 'IMPORT#LIVE#';
 /** An import's progress with the lister's checkpoint: where the next page starts (undefined: at the source's start). */
 export interface ImportCheckpoint extends ImportProgress {
   cursor?: string;
+  /**
+   * Objects before the cursor that today's quota refused while the objects sent beside them went through: the
+   * listing sends these first when it goes on, so `enqueued` counts exactly what was sent.
+   */
+  held?: SourceObject[];
 }
 
 /** One object an import sent, from its upload item: the record it ended as is found by `fprint` (noted by the ingest). */
@@ -96,7 +101,14 @@ export class ImportStore {
     if (!item?.imp) return undefined;
     const batch = toBatch(item);
     const { source: _source, ...progress } = batch.import!;
-    return { batch, checkpoint: { ...progress, ...(item.imp.cursor !== undefined ? { cursor: item.imp.cursor } : {}) } };
+    return {
+      batch,
+      checkpoint: {
+        ...progress,
+        ...(item.imp.cursor !== undefined ? { cursor: item.imp.cursor } : {}),
+        ...(item.imp.held?.length ? { held: item.imp.held } : {}),
+      },
+    };
   }
 
   /**

@@ -11,7 +11,8 @@ import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateComm
 import type { Batch } from '../../domain/batch';
 import { batchNames, toBatch, uploadNames } from '../table/attributes';
 import { conditionFailed, conditionFailedAt } from '../table/condition';
-import { type BatchItem, batchKey, purgeAt, type StoredImport, uploadItemKey } from '../table/schema';
+import type { StoredImport } from '../table/import-item';
+import { type BatchItem, batchKey, purgeAt, uploadItemKey } from '../table/schema';
 import { transaction, transactWrite } from '../table/transact';
 
 /** The object counted, by its upload item (the key the send mark uses: its URI, and its ETag when listed with one). */

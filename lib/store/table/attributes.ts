@@ -7,6 +7,7 @@ import type { ModelVersion } from '../../domain/detection';
 import type { Image } from '../../domain/image';
 import { parseModelVersion } from '../../model-version';
 import { decodeDetections, encodeDetections } from './detections';
+import type { StoredImport } from './import-item';
 import {
   BATCH_SK,
   type BatchItem,
@@ -16,7 +17,6 @@ import {
   fromStoredReview,
   type ImageItem,
   purgeAt,
-  type StoredImport,
   splitPartition,
   toStoredAudit,
   toStoredReview,

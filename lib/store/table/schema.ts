@@ -4,8 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { CatInstance, Label, ModelVersion, TrimmedLabels } from '../../domain/detection';
 import type { ImageStatus, SourceObject } from '../../domain/image';
-import type { ImportSource, ImportState } from '../../domain/import';
 import type { Audit, Review } from '../../domain/review';
+import type { StoredImport } from './import-item';
 
 export const BATCH_SK = '#BATCH';
 export const CLIENT_SK = '#CLIENT';
@@ -307,20 +307,6 @@ export interface BatchItem {
   rd_left?: number;
   /** An import's source, progress and the lister's checkpoint (docs/design.md §16). */
   imp?: StoredImport;
-}
-
-/** The summary's `imp` map. `cursor`: where the page being listed starts (a continuation token, a manifest position). */
-export interface StoredImport {
-  source: ImportSource;
-  state: ImportState;
-  listed?: number;
-  enqueued?: number;
-  skipped?: number;
-  resumesAt?: number;
-  cursor?: string;
-  /** On AWS: the S3 Batch Operations job listing the source, and which of the batch's jobs it is (import-jobs.ts). */
-  jobId?: string;
-  attempt?: number;
 }
 
 /** The partition of a client's batch: batch names are the client's own, so two clients may share one. */
