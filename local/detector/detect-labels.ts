@@ -12,8 +12,10 @@ import { DetectorError, DetectorParameterError, ImageTooLargeError, ThrottlingEr
 import { type Faults, nextWorkerFault } from './faults';
 import { JSON_11, sendAwsError, sendJson } from './http';
 import { checkImage, readS3Image } from './image-check';
+import type { FoundObject } from './labels';
 import { type RekognitionLabel, toLabels } from './labels';
-import type { DetectorPool } from './pool';
+import { DetectionMemo } from './memo';
+import type { DetectorPool, WorkerFault } from './pool';
 import { type DetectLabelsRequest, parseRequest, readBody } from './request';
 import { MODEL_SCALES, type ModelScale } from './scales';
 
@@ -38,6 +40,8 @@ export interface DetectorStats {
   /** Workers replaced after dying or hanging, and images given to another worker then. */
   workersReplaced: number;
   imagesRetried: number;
+  /** Calls answered from the memo (memo.ts) without a worker. */
+  memoHits: number;
   /** Worker milliseconds per client, halving every 5 s (the pool's fair share; images naming no client left out). */
   recentWorkerMs: Record<string, number>;
 }
@@ -57,6 +61,8 @@ export class DetectLabelsEndpoint {
     private s3: S3Client | undefined,
     /** The pool's model's mapping onto Rekognition's scale. */
     private readonly scale: ModelScale = MODEL_SCALES[detector.model],
+    /** Answers kept by image (memo.ts); none when not given. */
+    private readonly memo?: DetectionMemo,
   ) {}
 
   /** The model's version, as the workers report it. */
@@ -75,6 +81,7 @@ export class DetectLabelsEndpoint {
       workers: pool.workers,
       workersReplaced: pool.replaced,
       imagesRetried: pool.retried,
+      memoHits: this.memo?.hits ?? 0,
       recentWorkerMs: pool.recentWorkerMs,
     };
   }
@@ -136,7 +143,7 @@ export class DetectLabelsEndpoint {
     const wantsLabels = request.Features === undefined || request.Features.includes('GENERAL_LABELS');
     let labels: RekognitionLabel[] = [];
     if (wantsLabels) {
-      const detections = await this.detector.detect(image, nextWorkerFault(faults), clientId);
+      const detections = await this.detections(image, nextWorkerFault(faults), clientId);
       labels = toLabels(
         detections,
         {
@@ -149,6 +156,17 @@ export class DetectLabelsEndpoint {
     }
     this.counters.succeeded += 1;
     return { Labels: labels, LabelModelVersion: this.detector.version };
+  }
+
+  /** The model's objects in the image: remembered ones when the memo has them (and no worker fault is asked for). */
+  private async detections(image: Buffer, fault: WorkerFault | undefined, clientId: string | undefined): Promise<readonly FoundObject[]> {
+    if (!this.memo || fault !== undefined) return this.detector.detect(image, fault, clientId);
+    const key = DetectionMemo.key(image, this.detector.version);
+    const known = this.memo.get(key);
+    if (known) return known;
+    const found = await this.detector.detect(image, fault, clientId);
+    this.memo.set(key, found);
+    return found;
   }
 
   /**

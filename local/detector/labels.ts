@@ -130,7 +130,11 @@ export function passesFilters(info: Pick<LabelInfo, 'name' | 'categories'>, filt
  * Sorted by confidence, most specific first on ties; then filtered and capped. Each label's Confidence is its score
  * through the model's mapping (`scale`, default CenterNet's).
  */
-export function toLabels(detections: FoundObject[], query: LabelQuery, scale: ModelScale = MODEL_SCALES.centernet): RekognitionLabel[] {
+export function toLabels(
+  detections: readonly FoundObject[],
+  query: LabelQuery,
+  scale: ModelScale = MODEL_SCALES.centernet,
+): RekognitionLabel[] {
   const instancesByLabel = new Map<string, Instance[]>();
   const confidenceByLabel = new Map<string, number>();
   const depthByLabel = new Map<string, number>();

@@ -13,6 +13,7 @@ import { listen } from '../listen';
 import { DetectLabelsEndpoint } from './detect-labels';
 import { type Faults, handleFaults, initialFaults } from './faults';
 import { JSON_11, sendJson } from './http';
+import { DetectionMemo } from './memo';
 import { type DetectorModelName, detectorModelName, locateModelFiles } from './model-catalog';
 import { DetectorPool, detectorWorkers } from './pool';
 import { MODEL_SCALES } from './scales';
@@ -44,6 +45,8 @@ interface DetectorServerOptions {
    * rekognition:DetectLabels, or undefined; read from the request's Authorization header.
    */
   authorize?: (authorization: string | undefined) => Promise<string | undefined>;
+  /** Answers kept by image (memo.ts): how many; 0, the default, keeps none. */
+  memoEntries?: number;
 }
 
 export interface DetectorServer {
@@ -62,7 +65,15 @@ export async function startDetectorServer(opts: DetectorServerOptions = {}): Pro
   // A model not installed (NanoDet before `npm run detector:models`) is refused here with the command, once.
   locateModelFiles(model);
   const detector = await DetectorPool.start({ workers, taskTimeoutMs: opts.taskTimeoutMs, model });
-  const endpoint = new DetectLabelsEndpoint(detector, faults, opts.maxPending ?? Math.max(64, 8 * workers), opts.s3, MODEL_SCALES[model]);
+  const memo = (opts.memoEntries ?? 0) > 0 ? new DetectionMemo(opts.memoEntries!) : undefined;
+  const endpoint = new DetectLabelsEndpoint(
+    detector,
+    faults,
+    opts.maxPending ?? Math.max(64, 8 * workers),
+    opts.s3,
+    MODEL_SCALES[model],
+    memo,
+  );
   const server = createServer((req, res) => route(req, res, endpoint, faults, opts.authorize));
 
   try {

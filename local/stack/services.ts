@@ -183,6 +183,7 @@ export async function startDetector(
     throttleRate?: number;
     latencyMs?: number;
     workers?: number;
+    memoEntries?: number;
     s3: S3Client;
     authorize?: (authorization: string | undefined) => Promise<string | undefined>;
   },
@@ -196,6 +197,7 @@ export async function startDetector(
       throttleRate?: number;
       latencyMs?: number;
       workers?: number;
+      memoEntries?: number;
       s3: S3Client;
       authorize?: (authorization: string | undefined) => Promise<string | undefined>;
     }): Promise<DetectorServer>;

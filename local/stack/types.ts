@@ -20,8 +20,11 @@ export interface StackOptions {
    * Gateway routes it; lib/api/functions.ts); false serves no API.
    */
   apiHandler?: HttpApiHandler | false;
-  /** Start the local Rekognition endpoint (default true); `workers`: its pool's size (default ICECAT_DETECTOR_WORKERS, else one per core). */
-  detector?: boolean | { throttleRate?: number; latencyMs?: number; workers?: number };
+  /**
+   * Start the local Rekognition endpoint (default true); `workers`: its pool's size (default ICECAT_DETECTOR_WORKERS,
+   * else one per core); `memoEntries`: answers it keeps by image (local/detector/memo.ts; the test stacks keep some).
+   */
+  detector?: boolean | { throttleRate?: number; latencyMs?: number; workers?: number; memoEntries?: number };
   /** An external DynamoDB (e.g. DynamoDB Local) instead of dynalite (default ICECAT_DYNAMODB_ENDPOINT). */
   dynamodbEndpoint?: string;
   /** Bridge tuning (batch size, window, concurrency, retries). */
