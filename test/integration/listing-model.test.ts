@@ -1,6 +1,7 @@
-// A listing's image names its model (issue 37 item 9; docs/design.md §13: every answer names its model): GET
-// …/images read from the table carries `model`, `previous` and `audit` as the image read by key does. The records are
-// seeded as the ingest, a re-detection and an audit draw leave them.
+// A listing's image names its model (issue 37 item 9; docs/design.md §13: every answer names its model): every listing
+// of images, read from the table or from an index that cannot project them (status, time range, a client's images by
+// status, time or cat), carries `model`, `previous` and `audit` as the image read by key does. The records are seeded
+// as the ingest, a re-detection and an audit draw leave them.
 import { toStoredAudit } from '../../lib/store/table/schema';
 import { call, imageItem, newClient, seedBatch, writeItems } from '../helpers/api';
 
@@ -27,6 +28,21 @@ describe('GET /v1/batches/{batchId}/images', () => {
     const byKey = (await call('GET', `/v1/batches/${batchId}/images/${fprint}`, { key: client.key })).body;
     const listed = (await call('GET', `/v1/batches/${batchId}/images`, { key: client.key })).body.items;
     const byCapture = (await call('GET', `/v1/batches/${batchId}/images`, { key: client.key, query: { order: 'captured' } })).body;
+    const fromIndexes = {
+      'batch by status': { path: `/v1/batches/${batchId}/images`, query: { status: 'success' } },
+      'batch by time': { path: `/v1/batches/${batchId}/images`, query: { from: new Date(now - 60_000).toISOString() } },
+      'client by status': { path: '/v1/images', query: { status: 'success' } },
+      'client by time': { path: '/v1/images', query: { from: new Date(now - 60_000).toISOString() } },
+      'client cats': { path: '/v1/images', query: { cat: 'true' } },
+    };
+    const indexed: Record<string, unknown> = {};
+    for (const [name, { path, query }] of Object.entries(fromIndexes)) {
+      const res = await call('GET', path, { key: client.key, query });
+      expect(res.status).toBe(200);
+      const [image, ...more] = res.body.items;
+      expect(more).toEqual([]);
+      indexed[name] = { model: image?.model, previous: image?.previous, audit: image?.audit };
+    }
 
     // Assert
     expect(byKey).toMatchObject({ model: MODEL, previous: { model: OLDER, isCat: false, catConfidence: 12 }, audit: { stratum: 'cat' } });
@@ -37,5 +53,7 @@ describe('GET /v1/batches/{batchId}/images', () => {
       audit: byKey.audit,
     });
     expect(byCapture.items).toEqual([]);
+    const answer = { model: byKey.model, previous: byKey.previous, audit: byKey.audit };
+    expect(indexed).toEqual(Object.fromEntries(Object.keys(fromIndexes).map((name) => [name, answer])));
   });
 });

@@ -1,6 +1,5 @@
 import { backoffDelay } from '../../lib/backoff';
 import {
-  BATCH_GET_MAX_KEYS,
   batchByStatusRequest,
   batchImagesRequest,
   batchLogsRequest,
@@ -18,7 +17,7 @@ import {
 } from '../../lib/store/client/images';
 import { batchGetRequests, imageRequest } from '../../lib/store/image/reads';
 import type { QueryPlan } from '../../lib/store/table/expressions';
-import { isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/table/query';
+import { BATCH_GET_MAX_KEYS, isVisibleImage, pageRequest, startKeyAfter } from '../../lib/store/table/query';
 import { BATCH_SK, INDEX } from '../../lib/store/table/schema';
 
 const T = 'IceCatWrangler';

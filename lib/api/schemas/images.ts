@@ -1,7 +1,7 @@
 // An image's answer, a page of them, and many of a batch by fingerprint (POST …/images:batchGet).
 import * as z from 'zod/mini';
 import { IMAGE_STATUSES } from '../../domain/image';
-import { BATCH_GET_MAX_KEYS } from '../../store/batch/images';
+import { BATCH_GET_MAX_KEYS } from '../../store/table/query';
 import { LIMITS } from '../../store/table/schema';
 import { fprintSchema, isoTime, labelSchema, modelVersionSchema } from './common';
 
@@ -57,7 +57,7 @@ export const imageSchema = z
         z.meta({
           description:
             "The machine's answer a POST …:redetect replaced: the model that gave it, its verdict at the batch's threshold " +
-            'and its best Cat confidence; null when never re-detected (and in listings read from an index).',
+            'and its best Cat confidence; null when never re-detected.',
         }),
       ),
     review: z

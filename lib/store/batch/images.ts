@@ -4,11 +4,13 @@
 import { type BatchGetCommandInput, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { isVisibleBatch } from '../../domain/batch';
 import { IMAGE_STATUSES, type Image, type ImageStatus } from '../../domain/image';
+import { withUnprojected } from '../image/unprojected';
 import { imagesPage, toBatch } from '../table/attributes';
 import type { StartKey } from '../table/cursor';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from '../table/expressions';
 import {
   batchGetAll,
+  byKeyRequests,
   DEFAULT_RETRY,
   fillPage,
   isVisibleImage,
@@ -36,8 +38,6 @@ export { LISTING_ATTRIBUTES };
 
 /** Upper bound of a time range in ms: statusTs pads upload_ts to 15 digits. */
 const MAX_TS = 999_999_999_999_999;
-/** Most keys one BatchGetItem takes. */
-export const BATCH_GET_MAX_KEYS = 100;
 
 /** Image statuses a batch listing can filter by: every one, since a claimed image is read from the batch's own partition. */
 export const BATCH_IMAGE_STATUSES = IMAGE_STATUSES;
@@ -231,25 +231,10 @@ export const byCaptureTime = (f: BatchImagesFilter): boolean =>
   f.capturedFrom !== undefined || f.capturedTo !== undefined || f.order === 'captured';
 
 /** BatchGetItem of a capture-time page's items by key, as a listing shows them (and cap_wall, for the cursor). */
-export function capturedItemsRequests(
+export const capturedItemsRequests = (
   tableName: string,
   keys: readonly { batch_id: string; img_fprint: string }[],
-): BatchGetCommandInput[] {
-  const projection = [...TABLE_LISTING_ATTRIBUTES, 'cap_wall'];
-  const requests: BatchGetCommandInput[] = [];
-  for (let i = 0; i < keys.length; i += BATCH_GET_MAX_KEYS) {
-    requests.push({
-      RequestItems: {
-        [tableName]: {
-          Keys: keys.slice(i, i + BATCH_GET_MAX_KEYS).map((k) => ({ batch_id: k.batch_id, img_fprint: k.img_fprint })),
-          ProjectionExpression: projection.map((a) => `#${a}`).join(', '),
-          ExpressionAttributeNames: Object.fromEntries(projection.map((a) => [`#${a}`, a])),
-        },
-      },
-    });
-  }
-  return requests;
-}
+): BatchGetCommandInput[] => byKeyRequests(tableName, keys, [...TABLE_LISTING_ATTRIBUTES, 'cap_wall']);
 
 /** The filters of a batch listing, on a whole item read by key (the capture-time listing's). */
 export function matchesBatchFilter(item: Partial<ImageItem>, f: BatchImagesFilter): boolean {
@@ -281,7 +266,9 @@ export async function queryBatchImages(
   const plan = batchImagesRequest({ tableName: ctx.tableName, clientId, batchId, nowS: storeNowS(ctx), ...filter });
   if (byCaptureTime(filter)) return imagesPage(await runQuery<ImageItem>(ctx, plan, page, (keys) => capturedItems(ctx, keys, filter)));
   const matches = labelMatcher(filter);
-  return imagesPage(await runQuery<ImageItem>(ctx, plan, page, matches && (async (items) => items.filter(matches))));
+  const read = await runQuery<ImageItem>(ctx, plan, page, matches && (async (items) => items.filter(matches)));
+  // Read from an index (status, time range): what it cannot project is read by key for the page.
+  return imagesPage(plan.input.IndexName === undefined ? read : { ...read, items: await withUnprojected(ctx, read.items) });
 }
 
 /**

@@ -5,6 +5,7 @@ import { type Batch, type BatchStatus, isVisibleBatch } from '../../domain/batch
 import type { Image, ImageStatus } from '../../domain/image';
 import { gsiKey, statusCondition } from '../batch/images';
 import { batchSummariesRequest, batchVisibilityRequest } from '../batch/read';
+import { withUnprojected } from '../image/unprojected';
 import { imagesPage, toBatch } from '../table/attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from '../table/expressions';
 import { batchGetAll, type KeepFilter, type Page, type PageRequest, runQuery, type StoreContext, storeNowS } from '../table/query';
@@ -139,7 +140,9 @@ export async function queryClientImages(
   page: PageRequest,
 ): Promise<Page<Image>> {
   const plan = clientImagesRequest({ tableName: ctx.tableName, clientId, nowS: storeNowS(ctx), ...filter });
-  return imagesPage(await runQuery<ImageItem>(ctx, plan, page, visibleBatchesFilter(ctx)));
+  const read = await runQuery<ImageItem>(ctx, plan, page, visibleBatchesFilter(ctx));
+  // Every client listing reads an index: what it cannot project is read by key for the page.
+  return imagesPage({ ...read, items: await withUnprojected(ctx, read.items) });
 }
 
 /**

@@ -3,7 +3,7 @@
 // BatchGetItem calls, not a thousand index Queries.
 import type { BatchGetCommandInput, PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ModelVersion } from '../../domain/detection';
-import { BATCH_GET_MAX_KEYS } from '../batch/images';
+import { BATCH_GET_MAX_KEYS } from '../table/query';
 import { type KnownItem, knownItemKey, purgeAt } from '../table/schema';
 
 /** The item naming `batchId` as the latest batch where the client's pixels `fprint` were classified (a `success` record). */

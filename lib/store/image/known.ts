@@ -2,11 +2,10 @@
 // key, the batches they name, and a bounded fallback on the client-fprint index. Runs on the reader (reader.ts).
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { sameModel } from '../../model-version';
-import { BATCH_GET_MAX_KEYS } from '../batch/images';
 import { visibleBatchesFilter } from '../client/images';
 import { answeredNow, keyText, readCurrentModel } from '../model/current';
 import { imageNames } from '../table/attributes';
-import { batchGetAll, type KeepFilter, type StoreContext, storeNowS, translate } from '../table/query';
+import { BATCH_GET_MAX_KEYS, batchGetAll, type KeepFilter, type StoreContext, storeNowS, translate } from '../table/query';
 import { batchPartition, type ImageItem, INDEX, type KnownItem } from '../table/schema';
 import { knownItemsRequests } from './known-items';
 import { REUSE_LOOKUP_LIMIT } from './reuse';

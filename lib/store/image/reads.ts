@@ -2,9 +2,17 @@
 // expired ones left out, each request built beside the function that sends it.
 import { type BatchGetCommandInput, GetCommand, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Image } from '../../domain/image';
-import { BATCH_GET_MAX_KEYS } from '../batch/images';
 import { toImage } from '../table/attributes';
-import { batchGetAll, DEFAULT_RETRY, isVisibleImage, type RetryOptions, type StoreContext, storeNowS, translate } from '../table/query';
+import {
+  BATCH_GET_MAX_KEYS,
+  batchGetAll,
+  DEFAULT_RETRY,
+  isVisibleImage,
+  type RetryOptions,
+  type StoreContext,
+  storeNowS,
+  translate,
+} from '../table/query';
 import { BATCH_SK, IMAGE_BY_KEY_ATTRIBUTES, type ImageItem, imageKey } from '../table/schema';
 
 /** 5: one image, GetItem. */

@@ -18,6 +18,30 @@ import { QueryError, StoreThrottledError } from './errors';
 import type { QueryPlan } from './expressions';
 import { BATCH_SK, type ImageItem, nowSeconds } from './schema';
 
+/** Most keys one BatchGetItem takes. */
+export const BATCH_GET_MAX_KEYS = 100;
+
+/** BatchGetItem requests reading these attributes of these items by key, at most BATCH_GET_MAX_KEYS keys each. */
+export function byKeyRequests(
+  tableName: string,
+  keys: readonly { batch_id: string; img_fprint: string }[],
+  projection: readonly string[],
+): BatchGetCommandInput[] {
+  const requests: BatchGetCommandInput[] = [];
+  for (let i = 0; i < keys.length; i += BATCH_GET_MAX_KEYS) {
+    requests.push({
+      RequestItems: {
+        [tableName]: {
+          Keys: keys.slice(i, i + BATCH_GET_MAX_KEYS).map((k) => ({ batch_id: k.batch_id, img_fprint: k.img_fprint })),
+          ProjectionExpression: projection.map((a) => `#${a}`).join(', '),
+          ExpressionAttributeNames: Object.fromEntries(projection.map((a) => [`#${a}`, a])),
+        },
+      },
+    });
+  }
+  return requests;
+}
+
 export interface Page<T> {
   items: T[];
   /** Absent on the last page. */
