@@ -9,6 +9,7 @@ import {
   envString,
   loadConfig,
   pricePerImageUsd,
+  redetectResumeGraceMs,
   required,
   requiredSecret,
 } from '../lib/config';
@@ -159,6 +160,15 @@ export function loadReconcileConfig(): ReconcileConfig {
     pricePerImageUsd: pricePerImageUsd(),
   };
 }
+
+/**
+ * The reconcile sweep's look after re-detection runs (lib/reconcile/redetect-runs.ts): the table's transactions
+ * (DDB_TRANSACTIONS, on) and how long an image may sit queued with no answer (RECONCILE_GRACE_SECONDS).
+ */
+export const loadReconcileRedetect = (): { transactions: boolean; graceMs: number } => ({
+  transactions: envBoolean('DDB_TRANSACTIONS', true),
+  graceMs: redetectResumeGraceMs(),
+});
 
 /**
  * The reconcile sweep's look after import jobs (lib/reconcile/import-jobs.ts): on where the stack has the import task

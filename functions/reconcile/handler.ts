@@ -1,6 +1,8 @@
 // Scheduled: queues again every upload left under uploads/ past the grace period (lib/reconcile/sweep.ts), every
-// completion callback whose message was lost (lib/reconcile/callbacks.ts), and follows each running import's S3 Batch
-// Operations job to its end, closing its batch (lib/reconcile/import-jobs.ts).
+// completion callback whose message was lost (lib/reconcile/callbacks.ts), looks after each re-detection run (pages on
+// a start its call left, queues again what is owed and in no one's hands, ends a run owing nothing:
+// lib/reconcile/redetect-runs.ts), and follows each running import's S3 Batch Operations job to its end, closing its
+// batch (lib/reconcile/import-jobs.ts).
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { presentBatch } from '../../lib/api/present';
@@ -10,18 +12,29 @@ import { loadAwsClientSettings, loadTracingSettings } from '../../lib/config';
 import type { Batch } from '../../lib/domain/batch';
 import { jobAllow } from '../../lib/import/sources';
 import { SqsJobQueue } from '../../lib/jobs/queue';
+import { awsNotifyWiring, completionHook } from '../../lib/notify/wiring';
 import { type CallbackSweepResult, callbackSweepLimits, sweepCallbacks } from '../../lib/reconcile/callbacks';
 import { type ImportJobSweepDeps, type ImportJobSweepResult, sweepImportJobs } from '../../lib/reconcile/import-jobs';
+import { type RedetectSweepResult, redetectSweepOf } from '../../lib/reconcile/redetect-runs';
 import { uploadGroupOf } from '../../lib/reconcile/s3-event';
 import { sqsSender } from '../../lib/reconcile/sqs-sender';
 import { type SweepResult, sweepUploads } from '../../lib/reconcile/sweep';
 import { BatchStore } from '../../lib/store/batch-store';
 import { CallbackRequeues } from '../../lib/store/callback/requeue';
+import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { ImportStore } from '../../lib/store/imports/imports';
 import { ImportJobsStore } from '../../lib/store/imports/jobs';
 import { awsImportEngine } from '../batches/import-engine';
-import { loadNotifyConfig, loadReconcileConfig, loadReconcileImports } from '../config';
+import {
+  clientLimitsCacheMs,
+  defaultClientLimits,
+  loadNotifyConfig,
+  loadNotifyWiringSettings,
+  loadReconcileConfig,
+  loadReconcileImports,
+  loadReconcileRedetect,
+} from '../config';
 
 // Tracing first: the clients built below are captured only once the tracer is started.
 startTracing(loadTracingSettings());
@@ -47,8 +60,25 @@ const MARGIN_MS = 10_000;
 type Summary = Omit<SweepResult, 'queued'> & {
   queued: number;
   callbacks: Omit<CallbackSweepResult, 'requeued'> & { requeued: number };
+  redetections: RedetectSweepResult;
   imports?: ImportJobSweepResult;
 };
+
+// Re-detection runs (docs/decisions/0039): a start whose call ended its time budget is paged on here, each page
+// charged to its client's quota and queued to the uploads queue; a run that ends finishes its batch (callback, event).
+const redetect = loadReconcileRedetect();
+const quota = new ClientQuotaStore({ ...table, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
+const sweepRedetections = redetectSweepOf({
+  table,
+  transactions: redetect.transactions,
+  queue: new SqsJobQueue(sqs, config.queueUrl),
+  limitsOf: (clientId) => quota.limitsOf(clientId),
+  onDone: completionHook(awsNotifyWiring(loadNotifyWiringSettings()), config.pricePerImageUsd, (line, details) =>
+    logger.error(line, details),
+  ),
+  graceMs: redetect.graceMs,
+  log: (line, details) => logger.info(line, details ?? {}),
+});
 
 // Imports on AWS (docs/decisions/0043): each running import's S3 Batch Operations job followed to its end. Only where the
 // stack has the import task (IMPORT_TASK_FUNCTION_ARN); its engine and stores built at the first sweep.
@@ -91,11 +121,15 @@ export const handler = tracedHandler(async (_event: ScheduledEvent, context: Con
     { ...config.limits, maxDurationMs },
   );
   const callbacks = await sweepCallbacks(callbackDeps, callbackLimits);
-  const imports = await sweepImports(Math.min(30_000, maxDurationMs));
+  // What is left of the function's time, shared by the last two looks.
+  const left = () => Math.max(1000, context.getRemainingTimeInMillis() - MARGIN_MS);
+  const redetections = await sweepRedetections({ maxBatches: 5_000, maxDurationMs: Math.min(30_000, left() / 2) });
+  const imports = await sweepImports(Math.min(30_000, left()));
   const summary: Summary = {
     ...result,
     queued: result.queued.length,
     callbacks: { ...callbacks, requeued: callbacks.requeued.length },
+    redetections,
     ...(imports ? { imports } : {}),
   };
   logger.info('sweep done', summary);

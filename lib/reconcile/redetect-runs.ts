@@ -3,10 +3,16 @@
 // queues again, at most once a while, the images owed that are in no one's hands, and ends a run that owes nothing or
 // that no answer reached for several resumes in a row. Work per run is bounded in batches and in time.
 import type { Batch } from '../domain/batch';
+import type { JobQueue } from '../jobs/queue';
+import type { ClientLimits } from '../quota/limits';
 import { type ResumeDeps, resumeRun } from '../redetect/resume';
+import { BatchStore } from '../store/batch-store';
+import { Redetections } from '../store/redetect/images';
+import { readRunningRedetections } from '../store/redetect/running';
+import type { TableRef } from '../store/table/access';
 
 export interface RedetectSweepDeps {
-  /** Every live batch's key (lib/store/expiry/live.ts). */
+  /** The keys of the batches running a re-detection (lib/store/redetect/running.ts). */
   batches(): AsyncIterable<{ clientId: string; batchId: string }>;
   getBatch(clientId: string, batchId: string): Promise<Batch | undefined>;
   resume: ResumeDeps;
@@ -55,4 +61,43 @@ export async function sweepRedetections(
   }
   if (result.started + result.requeued + result.forgone > 0) deps.log?.('looked after re-detections', { ...result });
   return result;
+}
+
+/** What the sweep of re-detection runs is built from, on AWS (functions/reconcile) and locally (local/stack/services.ts). */
+export interface RedetectSweepWiring {
+  table: TableRef;
+  transactions: boolean;
+  /** The uploads queue, where a run's images go (the ingest consumes them). */
+  queue: JobQueue;
+  limitsOf(clientId: string): Promise<ClientLimits>;
+  /** The completion hook (callback, event) of a batch a run leaves done again. */
+  onDone?: (batch: Batch) => Promise<void>;
+  graceMs: number;
+  log?: (line: string, details?: Record<string, unknown>) => void;
+  /** The batches to look at; default the redetect-runs index's (a local table made before it: every live batch). */
+  batches?: () => AsyncIterable<{ clientId: string; batchId: string }>;
+}
+
+/** The sweep of re-detection runs, ready to run on each reconcile within the bounds it is given. */
+export function redetectSweepOf(
+  wiring: RedetectSweepWiring,
+): (limits: { maxBatches: number; maxDurationMs: number }) => Promise<RedetectSweepResult> {
+  const { ddb, tableName } = wiring.table;
+  const store = new BatchStore({ ddb, tableName, transactions: wiring.transactions });
+  const resume: ResumeDeps = {
+    redetections: new Redetections(store.counters, wiring.onDone),
+    queue: wiring.queue,
+    limitsOf: wiring.limitsOf,
+    graceMs: wiring.graceMs,
+  };
+  return (limits) =>
+    sweepRedetections(
+      {
+        batches: wiring.batches ?? (() => readRunningRedetections(wiring.table)),
+        getBatch: (clientId, batchId) => store.getBatch(clientId, batchId),
+        resume,
+        ...(wiring.log ? { log: wiring.log } : {}),
+      },
+      limits,
+    );
 }

@@ -15,14 +15,13 @@ import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook } from '../../lib/notify/wiring';
 import { type CountCheckResult, checkBatchCounts } from '../../lib/reconcile/batch-counts';
 import { callbackSweepLimits } from '../../lib/reconcile/callbacks';
-import { type RedetectSweepResult, sweepRedetections } from '../../lib/reconcile/redetect-runs';
+import { type RedetectSweepResult, redetectSweepOf } from '../../lib/reconcile/redetect-runs';
 import { keysInS3Message } from '../../lib/reconcile/s3-event';
 import { BatchStore } from '../../lib/store/batch-store';
 import { CallbackRequeues } from '../../lib/store/callback/requeue';
 import { ClientLimitsReader } from '../../lib/store/client/limits';
 import { Registrations } from '../../lib/store/client/registrations';
 import { readLiveBatches } from '../../lib/store/expiry/live';
-import { Redetections } from '../../lib/store/redetect/images';
 import type { LocalReconcileOptions } from '../bridge/reconcile';
 import type { LocalFunctionSettings } from '../config';
 import type { DetectorServer } from '../detector/server';
@@ -217,29 +216,21 @@ export function redetectSweep(
   callbacks: JobQueue | undefined,
   started: Closable[],
   log: (line: string) => void,
-  settings: LocalFunctionSettings & { graceMs: number },
+  settings: LocalFunctionSettings & { graceMs: number; runsIndexed: boolean },
 ): () => Promise<RedetectSweepResult> {
   const client = localDynamoClient(endpoint);
   started.push({ name: 're-detect sweep client', close: async () => client.destroy() });
   const ddb = DynamoDBDocumentClient.from(client);
   const sweepLog = (line: string, details?: Record<string, unknown>) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`);
-  const store = new BatchStore({ ddb, tableName, transactions: false });
-  const onDone = callbacks ? completionHook({ callbacks }, settings.pricePerImageUsd, sweepLog) : undefined;
   const limits = new ClientLimitsReader({ ddb, tableName, ...settings.clientLimits });
-  const resume = {
-    redetections: new Redetections(store.counters, onDone),
+  const sweep = redetectSweepOf({
+    table: { ddb, tableName },
+    transactions: false,
     queue: uploadsJobQueue(bridge),
-    limitsOf: (clientId: string) => limits.limitsOf(clientId),
+    limitsOf: (clientId) => limits.limitsOf(clientId),
+    ...(callbacks ? { onDone: completionHook({ callbacks }, settings.pricePerImageUsd, sweepLog) } : {}),
     graceMs: settings.graceMs,
-  };
-  return () =>
-    sweepRedetections(
-      {
-        batches: () => readLiveBatches({ ddb, tableName }, Math.floor(Date.now() / 1000)),
-        getBatch: (clientId, batchId) => store.getBatch(clientId, batchId),
-        resume,
-        log: sweepLog,
-      },
-      { maxBatches: COUNT_CHECK_MAX_BATCHES, maxDurationMs: 20_000 },
-    );
+    log: sweepLog,
+  });
+  return () => sweep({ maxBatches: COUNT_CHECK_MAX_BATCHES, maxDurationMs: 20_000 });
 }

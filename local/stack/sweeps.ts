@@ -53,7 +53,7 @@ export function startReconciler(
             opts.applyEnv !== false ? jobs.callbacks : undefined,
             started,
             log,
-            { ...fn, graceMs: config.reconcile.graceMs },
+            { ...fn, graceMs: config.reconcile.graceMs, runsIndexed: !dynamodb.table.missingIndexes.includes('redetect-runs') },
           ),
         }),
     ...(opts.applyEnv !== false

@@ -23,6 +23,7 @@ import {
   imageAcrossBatchesRequest,
 } from '../../lib/store/client/images';
 import { expiredBatchesQuery } from '../../lib/store/expiry/expired';
+import { runningRedetectionsQuery } from '../../lib/store/redetect/running';
 import { reviewedRequest, reviewQueueSideRequest } from '../../lib/store/review/queue';
 import type { QueryPlan } from '../../lib/store/table/expressions';
 import { INDEX } from '../../lib/store/table/schema';
@@ -122,6 +123,13 @@ const QUERY_PLANS: QueryPlan[] = [
     keyAttributes: ['exp_due', 'ttl', 'batch_id', 'img_fprint'],
     input: expiredBatchesQuery('T', 1, 100),
   },
+  // The reconcile sweep's: batches running a re-detection (it reads each summary itself).
+  {
+    pattern: 'redetection runs',
+    scope: 'all batches',
+    keyAttributes: ['rd_live', 'batch_id', 'img_fprint'],
+    input: runningRedetectionsQuery('T', 100),
+  },
   // The review queue (keys only: its page is then read by BatchGetItem) and the reviewed images' verdicts.
   ...(['up', 'down'] as const).map((side) => ({
     pattern: `review queue ${side}`,
@@ -154,6 +162,7 @@ const KEYS_INDEXES: string[] = [
   INDEX.batchReview,
   INDEX.batchCaptured,
   INDEX.batchAudit,
+  INDEX.redetectRuns,
 ];
 const INDEX_PLANS = QUERY_PLANS.filter((p) => p.input.IndexName);
 
@@ -426,8 +435,13 @@ describe('IAM', () => {
     ['erase', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['reconcile', 's3:ListBucket', ['{ImagesBucket.Arn}']],
     ['reconcile', 'sqs:SendMessage', ['{CallbackQueue.Arn}', '{IngestQueue.Arn}']],
-    // The running imports (partition IMPORT#LIVE# of the table, a Query on its key) and the callbacks owed (the index).
-    ['reconcile', 'dynamodb:Query', ['{ImagesTable.Arn}', '{ImagesTable.Arn}/index/callbacks-due']],
+    // The running imports (partition IMPORT#LIVE# of the table, a Query on its key), the callbacks owed and the
+    // re-detection runs (their indexes).
+    [
+      'reconcile',
+      'dynamodb:Query',
+      ['{ImagesTable.Arn}', '{ImagesTable.Arn}/index/callbacks-due', '{ImagesTable.Arn}/index/redetect-runs'],
+    ],
     ['reconcile', 's3:DescribeJob', ['arn:${AWS::Partition}:s3:${AWS::Region}:${AWS::AccountId}:job/*']],
     ['batches', 's3:DescribeJob', ['arn:${AWS::Partition}:s3:${AWS::Region}:${AWS::AccountId}:job/*']],
     ['reconcile', 'iam:PassRole', ['{ImportJobRole.Arn}']],

@@ -5,6 +5,7 @@ import type { ModelVersion } from '../../domain/detection';
 /** The summary's attributes of a run beyond rd_run and rd_left (attributes.ts names those two). */
 export const RUN_NAMES = {
   '#rdRun': 'rd_run',
+  '#rdLive': 'rd_live',
   '#rdLeft': 'rd_left',
   '#rdNext': 'rd_next',
   '#rdAll': 'rd_all',
@@ -26,6 +27,9 @@ export const runNames = (...names: RunName[]): Partial<Record<RunName, string>> 
 
 /** Every attribute of a run on the summary, as a REMOVE list (the run's end or its release). */
 export const RUN_REMOVE = Object.keys(RUN_NAMES).join(', ');
+
+/** rd_live while a run is going: the one partition of the sparse redetect-runs index (every running batch's key). */
+export const REDETECT_LIVE = 'REDETECT#RUN';
 
 /** Where the start's paging begins: before the first image (the summary's sort key sorts first). */
 export const FIRST_PAGE = '#BATCH';

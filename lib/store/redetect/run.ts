@@ -12,7 +12,7 @@ import { usageKey, usagePurgeAt } from '../client/limits';
 import { batchNames } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { batchKey, imageKey } from '../table/schema';
-import { FIRST_PAGE, RUN_NAMES, RUN_REMOVE, type RunState, runNames, runStateOf } from './run-state';
+import { FIRST_PAGE, REDETECT_LIVE, RUN_NAMES, RUN_REMOVE, type RunState, runNames, runStateOf } from './run-state';
 
 /** What the run was asked: every image (`all`), or those answered by another model than `model`. */
 export interface RunChoice {
@@ -32,7 +32,15 @@ export function takeRunRequest(
   nowMs: number,
 ): UpdateCommandInput {
   const live = liveBatch(nowMs);
-  const set = ['#rdRun = :run', '#rdLeft = :zero', '#rdNext = :first', '#rdAll = :all', '#rdDay = :day', '#rdMoved = :now'];
+  const set = [
+    '#rdRun = :run',
+    '#rdLive = :live',
+    '#rdLeft = :zero',
+    '#rdNext = :first',
+    '#rdAll = :all',
+    '#rdDay = :day',
+    '#rdMoved = :now',
+  ];
   set.push('#rdCalls = :zero', '#rdImages = :zero');
   if (choice.model) set.push('#rdModel = :model');
   return {
@@ -42,12 +50,13 @@ export function takeRunRequest(
     ConditionExpression: `${live.condition} AND attribute_exists(#doneAt) AND attribute_not_exists(#rdRun)`,
     ExpressionAttributeNames: {
       ...batchNames(...live.names, 'doneAt'),
-      ...runNames('#rdRun', '#rdLeft', '#rdNext', '#rdAll', '#rdDay', '#rdMoved', '#rdCalls', '#rdImages'),
+      ...runNames('#rdRun', '#rdLive', '#rdLeft', '#rdNext', '#rdAll', '#rdDay', '#rdMoved', '#rdCalls', '#rdImages'),
       ...(choice.model ? runNames('#rdModel') : {}),
     },
     ExpressionAttributeValues: {
       ...live.values,
       ':run': run,
+      ':live': REDETECT_LIVE,
       ':zero': 0,
       ':first': FIRST_PAGE,
       ':all': choice.all,

@@ -45,6 +45,7 @@ export const INDEX = {
   batchCaptured: 'batch-captured',
   batchReview: 'batch-review',
   batchAudit: 'batch-audit',
+  redetectRuns: 'redetect-runs',
 } as const;
 
 /**
