@@ -36,23 +36,21 @@ const CONFIG_GETTERS = {
     'loadReconcileConfig',
     'loadBatchOperationsSettings',
     'loadReconcileImports',
+    'loadReconcileRedetect',
   ],
   'lib/cli/config.ts': ['loadCliConfig'],
   'local/config.ts': [
     'localPorts',
     'dataDirFromEnv',
     'bridgeUrl',
-    'detectorModelSetting',
     'modelCacheSetting',
+    'detectorEnvironment',
     'loadStackSettings',
     'loadClientCreateSettings',
     'reconcileSettingsFromEnv',
     'expiryIntervalMsFromEnv',
     'lowSpaceBytesFromEnv',
     'stopGraceMs',
-    'detectorFaultsFromEnv',
-    'detectorWorkersFromEnv',
-    'detectorTaskTimeoutMs',
     'javaHomeFromEnv',
     'applyEnv',
     'restoreEnv',
@@ -78,19 +76,10 @@ const EDGE_FILES = [
   // The detector on its own (npm run detector), the operator's tools (npm run dead-letters, client:*) and
   // DynamoDB Local under test:strict: each its own process.
   'local/detector/main.ts',
+  'local/detector/from-environment.ts',
+  'local/detector/fetch-models.ts',
   'local/ops/*.ts',
   'local/dynamodb/dynamodb-local.ts',
-];
-/**
- * Not yet handed in (docs/decisions/0049-configuration-handed-in.md, "Consequences"): the local detector's modules still
- * read their settings (model, workers, task timeout, faults, model cache, S3 client) where they are used, as their
- * defaults when a test or the stack starts a detector without them. Named here so the list can only shrink.
- */
-const NOT_YET_HANDED_IN = [
-  'local/detector/detect-labels.ts',
-  'local/detector/faults.ts',
-  'local/detector/model-catalog.ts',
-  'local/detector/pool.ts',
 ];
 /** The files the configuration rules hold; tests, bench/ and the sample events are tooling, outside them. */
 const RUNTIME_FILES = [
@@ -193,7 +182,7 @@ export default tseslint.config(
     },
   },
   {
-    files: [...EDGE_FILES, ...NOT_YET_HANDED_IN],
+    files: EDGE_FILES,
     ignores: CONFIG_MODULES,
     rules: { 'no-restricted-imports': ['error', { patterns: [readersRefused] }] },
   },

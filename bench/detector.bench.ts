@@ -12,6 +12,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../local/contract';
 import { ensureModelFiles } from '../local/detector/fetch-models';
+import { detectorSettingsFromEnvironment } from '../local/detector/from-environment';
 import { type FoundObject, labelForClass } from '../local/detector/labels';
 import { DETECTOR_MODELS, type DetectorModelName } from '../local/detector/model-catalog';
 import { fitBoundaries, labelQuality, leaveOneOut, type Observation } from '../local/detector/scale-fit';
@@ -55,10 +56,12 @@ async function measure(name: DetectorModelName): Promise<Record<string, unknown>
   const scale: ModelScale = MODEL_SCALES[name];
   const { loadDetector, liveTensors } = await import('../local/detector/object-detector');
   const { startDetectorServer } = await import('../local/detector/server');
+  const { localS3Client } = await import('../local/s3/s3');
+  const settings = detectorSettingsFromEnvironment({ model: name });
   const { RekognitionClient, DetectLabelsCommand } = await import('@aws-sdk/client-rekognition');
   const rssBeforeMb = process.memoryUsage().rss / 2 ** 20;
 
-  const [detector, modelLoadMs] = await timed(() => loadDetector(name));
+  const [detector, modelLoadMs] = await timed(() => loadDetector(name, settings.modelCache));
   const chelsea = readFileSync(path.join(FIXTURES, 'chelsea.png'));
   const catScore = async (image: Buffer): Promise<number> =>
     Math.max(0, ...(await detector.detect(image)).filter((d) => d.classIndex === 15).map((d) => d.score));
@@ -67,7 +70,8 @@ async function measure(name: DetectorModelName): Promise<Record<string, unknown>
   const tensorsBefore = liveTensors();
 
   const img640 = await sharp(chelsea).resize(640).jpeg({ quality: 90 }).toBuffer();
-  const server = await startDetectorServer({ port: 0, model: name });
+  // Image.Bytes only: its S3 client points at a port nobody listens on.
+  const server = await startDetectorServer({ port: 0, settings, s3: localS3Client('http://127.0.0.1:9', { maxAttempts: 1 }) });
   const client = new RekognitionClient({
     endpoint: server.url,
     region: 'us-east-1',
@@ -250,7 +254,7 @@ async function measureInChild(name: DetectorModelName): Promise<Record<string, u
 }
 
 export default async function run(): Promise<Record<string, unknown>> {
-  await ensureModelFiles('nanodet');
+  await ensureModelFiles('nanodet', detectorSettingsFromEnvironment().modelCache);
   const models: Record<string, Record<string, unknown>> = {};
   for (const name of DETECTOR_MODELS) models[name] = await measureInChild(name);
   return { models };

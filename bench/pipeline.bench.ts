@@ -105,7 +105,9 @@ async function distinct(all: Photo[]): Promise<void> {
 /** The detector alone, one photo at a time, in this process: wall time, and the CPU it took (all threads). */
 async function singleWorker(all: Photo[]): Promise<Record<string, number>> {
   const { loadDetector } = await import('../local/detector/object-detector');
-  const detector = await loadDetector();
+  const { detectorSettingsFromEnvironment } = await import('../local/detector/from-environment');
+  const { model, modelCache } = detectorSettingsFromEnvironment();
+  const detector = await loadDetector(model, modelCache);
   await detector.detect(all[0]!.body); // the first inference compiles and allocates: not a steady one
   const each: number[] = [];
   let cats = 0;
@@ -139,7 +141,9 @@ async function singleWorker(all: Photo[]): Promise<Record<string, number>> {
  */
 async function allWorkers(all: Photo[], workers: number, single: number): Promise<Record<string, number>> {
   const { DetectorPool } = await import('../local/detector/pool');
-  const pool = await DetectorPool.start({ workers });
+  const { detectorSettingsFromEnvironment } = await import('../local/detector/from-environment');
+  const { model, modelCache, taskTimeoutMs } = detectorSettingsFromEnvironment();
+  const pool = await DetectorPool.start({ model, modelCache, taskTimeoutMs, workers });
   try {
     await Promise.all(all.slice(0, 2 * workers).map((p) => pool.detect(p.body)));
     const cpu0 = process.cpuUsage();

@@ -26,13 +26,24 @@ export const dataDirFromEnv = (): string => path.resolve(envString('ICECAT_DATA_
 /** The running stack's bridge (its dead letters, its status): ICECAT_BRIDGE_URL, else loopback on ICECAT_BRIDGE_PORT. */
 export const bridgeUrl = (): string => envString('ICECAT_BRIDGE_URL') ?? `http://${LOCAL_NAMES.host}:${localPorts().bridge}`;
 
-/** ICECAT_DETECTOR_MODEL as set (local/detector/model-catalog.ts checks it against the known models). */
-export const detectorModelSetting = (): string | undefined => envString('ICECAT_DETECTOR_MODEL');
-
 /** Where fetched model files live: ICECAT_MODEL_CACHE, else the user's cache folder (XDG_CACHE_HOME or ~/.cache). */
 export const modelCacheSetting = (): { cache?: string; xdgCache?: string } => ({
   cache: envString('ICECAT_MODEL_CACHE'),
   xdgCache: envString('XDG_CACHE_HOME'),
+});
+
+/**
+ * The local detector's configuration as the environment gives it (local/detector/settings.ts checks it and hands it
+ * down): ICECAT_DETECTOR_MODEL as set, the model cache, ICECAT_DETECTOR_WORKERS (1..max, else `defaultWorkers`),
+ * ICECAT_DETECTOR_TASK_TIMEOUT_MS (60 s) and the faults it starts with (ICECAT_DETECTOR_THROTTLE_RATE, _LATENCY_MS).
+ */
+export const detectorEnvironment = (defaultWorkers: number, maxWorkers: number) => ({
+  model: envString('ICECAT_DETECTOR_MODEL'),
+  modelCache: modelCacheSetting(),
+  workers: envNumber('ICECAT_DETECTOR_WORKERS', defaultWorkers, { min: 1, max: maxWorkers, integer: true }),
+  taskTimeoutMs: envNumber('ICECAT_DETECTOR_TASK_TIMEOUT_MS', 60_000, { min: 100, max: 3_600_000, integer: true }),
+  throttleRate: envNumber('ICECAT_DETECTOR_THROTTLE_RATE', 0, { min: 0, max: 1 }),
+  latencyMs: envNumber('ICECAT_DETECTOR_LATENCY_MS', 0, { min: 0, max: 600_000 }),
 });
 
 /** What the operator may set for `npm start`; unset, the stack makes its own (the keys, kept in the data dir). */
@@ -152,20 +163,6 @@ export const lowSpaceBytesFromEnv = (): number => envNumber('ICECAT_LOW_SPACE_MB
 
 /** How long `npm start` waits for work in flight at a stop (ICECAT_STOP_GRACE_SECONDS, 5). */
 export const stopGraceMs = (): number => envNumber('ICECAT_STOP_GRACE_SECONDS', 5, { min: 0, max: 600 }) * 1000;
-
-/** The detector's faults at start (ICECAT_DETECTOR_THROTTLE_RATE, ICECAT_DETECTOR_LATENCY_MS). */
-export const detectorFaultsFromEnv = (): { throttleRate: number; latencyMs: number } => ({
-  throttleRate: envNumber('ICECAT_DETECTOR_THROTTLE_RATE', 0, { min: 0, max: 1 }),
-  latencyMs: envNumber('ICECAT_DETECTOR_LATENCY_MS', 0, { min: 0, max: 600_000 }),
-});
-
-/** The detector's workers (ICECAT_DETECTOR_WORKERS in 1..max), else `fallback`. */
-export const detectorWorkersFromEnv = (fallback: number, max: number): number =>
-  envNumber('ICECAT_DETECTOR_WORKERS', fallback, { min: 1, max, integer: true });
-
-/** Milliseconds an image may take in a worker before the worker counts as hung (ICECAT_DETECTOR_TASK_TIMEOUT_MS). */
-export const detectorTaskTimeoutMs = (): number =>
-  envNumber('ICECAT_DETECTOR_TASK_TIMEOUT_MS', 60_000, { min: 100, max: 3_600_000, integer: true });
 
 /** JAVA_HOME, where DynamoDB Local's Java is looked for first. */
 export const javaHomeFromEnv = (): { JAVA_HOME?: string } => ({ JAVA_HOME: envString('JAVA_HOME') });

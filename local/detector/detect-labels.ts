@@ -4,8 +4,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { createS3Client } from '../../lib/aws/clients';
-import { loadAwsClientSettings } from '../../lib/config';
 import { REKOGNITION_LIMITS as LIMITS } from '../../lib/ids';
 import { tryParseUploadKey } from '../../lib/ingest/s3-key';
 import { DetectorError, DetectorParameterError, ImageTooLargeError, ThrottlingError, ThroughputExceededError } from './errors';
@@ -57,8 +55,8 @@ export class DetectLabelsEndpoint {
     private readonly detector: DetectorPool,
     private readonly faults: Faults,
     private readonly maxPending: number,
-    /** Reads Image.S3Object; made on first use when not given. */
-    private s3: S3Client | undefined,
+    /** Reads Image.S3Object. */
+    private readonly s3: S3Client,
     /** The pool's model's mapping onto Rekognition's scale. */
     private readonly scale: ModelScale = MODEL_SCALES[detector.model],
     /** Answers kept by image (memo.ts); none when not given. */
@@ -186,7 +184,6 @@ export class DetectLabelsEndpoint {
       if (image.length > LIMITS.maxBytes) throw new ImageTooLargeError();
       return { image, clientId: clientHint };
     }
-    this.s3 ??= createS3Client(loadAwsClientSettings());
     const image = await readS3Image(this.s3, request.Image.S3Object as { Bucket: string; Name: string; Version?: string });
     return { image, clientId: clientHint ?? tryParseUploadKey(request.Image.S3Object?.Name ?? '')?.clientId };
   }

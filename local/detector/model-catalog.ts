@@ -1,10 +1,10 @@
-// The local detector's models: which one runs (ICECAT_DETECTOR_MODEL, fail-fast), where each one's files are, and
-// the name and version each answer carries. Pure configuration: no tfjs here, so `npm start` checks the name first.
+// The local detector's models: which one runs (the name as configured, checked fail-fast), where each one's files are,
+// and the name and version each answer carries. Pure configuration: no tfjs here, so `npm start` checks the name first.
+// The settings come from whoever starts a detector (settings.ts); nothing here reads the environment.
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../../lib/config';
-import { detectorModelSetting, modelCacheSetting } from '../config';
 import { MODEL_SCALES } from './scales';
 
 /** Every model the local detector runs, the default first. */
@@ -14,8 +14,8 @@ const DEFAULT_DETECTOR_MODEL: DetectorModelName = 'centernet';
 
 const isModelName = (name: string): name is DetectorModelName => (DETECTOR_MODELS as readonly string[]).includes(name);
 
-/** ICECAT_DETECTOR_MODEL, or the default when unset; any other name fails, naming the known ones. */
-export function detectorModelName(raw: string | undefined = detectorModelSetting()): DetectorModelName {
+/** The model named (ICECAT_DETECTOR_MODEL), or the default when unset; any other name fails, naming the known ones. */
+export function detectorModelName(raw: string | undefined): DetectorModelName {
   if (raw === undefined || raw === '') return DEFAULT_DETECTOR_MODEL;
   if (isModelName(raw)) return raw;
   throw new ConfigError(`environment variable ICECAT_DETECTOR_MODEL must be one of ${DETECTOR_MODELS.join(', ')}, got "${raw}"`);
@@ -41,15 +41,14 @@ export const NANODET_PACKAGE = {
   } as Record<string, string>,
 } as const;
 
-/** Where fetched model files live: ICECAT_MODEL_CACHE, else the user's cache folder (shared by clones). */
-function modelCacheDir(): string {
-  const { cache, xdgCache } = modelCacheSetting();
-  if (cache) return path.resolve(cache);
-  const base = xdgCache || path.join(homedir(), '.cache');
+/** Where fetched model files live: ICECAT_MODEL_CACHE, else the user's cache folder (XDG_CACHE_HOME or ~/.cache; shared by clones). */
+export function modelCacheDir(setting: { cache?: string; xdgCache?: string }): string {
+  if (setting.cache) return path.resolve(setting.cache);
+  const base = setting.xdgCache || path.join(homedir(), '.cache');
   return path.join(base, 'icecatwrangler', 'models');
 }
 
-export const nanodetDir = (): string => path.join(modelCacheDir(), `nanodet-${NANODET_PACKAGE.version}`);
+export const nanodetDir = (cacheDir: string): string => path.join(cacheDir, `nanodet-${NANODET_PACKAGE.version}`);
 
 /** The model's files inside the installed @vladmandic/human, found by walking up to node_modules (its `exports` map is malformed). */
 function centernetFiles(from: string): ModelFiles {
@@ -64,8 +63,8 @@ function centernetFiles(from: string): ModelFiles {
   }
 }
 
-function nanodetFiles(): ModelFiles {
-  const dir = nanodetDir();
+function nanodetFiles(cacheDir: string): ModelFiles {
+  const dir = nanodetDir(cacheDir);
   const topology = path.join(dir, 'nanodet.json');
   if (!existsSync(topology)) {
     throw new ConfigError(`NanoDet is not installed (no ${topology}): run \`npm run detector:models\` once`);
@@ -73,9 +72,9 @@ function nanodetFiles(): ModelFiles {
   return { topology, weights: path.join(dir, 'nanodet.bin'), packageVersion: NANODET_PACKAGE.version };
 }
 
-/** A model's files; NanoDet's only once fetched. */
-export function locateModelFiles(name: DetectorModelName = DEFAULT_DETECTOR_MODEL, from: string = __dirname): ModelFiles {
-  return name === 'nanodet' ? nanodetFiles() : centernetFiles(from);
+/** A model's files (NanoDet's in the model cache, only once fetched). */
+export function locateModelFiles(name: DetectorModelName, cacheDir: string, from: string = __dirname): ModelFiles {
+  return name === 'nanodet' ? nanodetFiles(cacheDir) : centernetFiles(from);
 }
 
 /** The model's name as LabelModelVersion starts with it. */

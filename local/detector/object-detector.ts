@@ -12,7 +12,7 @@ import sharp, { type OutputInfo } from 'sharp';
 import { decodeDetections, type Letterbox, letterbox } from './decode';
 import { InvalidImageFormatError } from './errors';
 import { type FoundObject } from './labels';
-import { type DetectorModelName, detectorModelName, locateModelFiles, type ModelFiles, modelVersion } from './model-catalog';
+import { type DetectorModelName, locateModelFiles, type ModelFiles, modelVersion } from './model-catalog';
 import { runNanoDet } from './nanodet';
 import { SerialQueue } from './queue';
 import { COCO_CLASSES } from './taxonomy';
@@ -158,12 +158,12 @@ class GraphDetector implements ObjectDetector {
 const loading = new Map<DetectorModelName, Promise<ObjectDetector>>();
 let backend: Promise<void> | undefined;
 
-/** The process's detector for a model (default ICECAT_DETECTOR_MODEL), loaded on first use and shared by every caller. */
-export function loadDetector(name: DetectorModelName = detectorModelName()): Promise<ObjectDetector> {
+/** The process's detector for a model (its files found in the model cache), loaded on first use and shared by every caller. */
+export function loadDetector(name: DetectorModelName, cacheDir: string): Promise<ObjectDetector> {
   let load = loading.get(name);
   if (load) return load;
   load = (async () => {
-    const files = locateModelFiles(name);
+    const files = locateModelFiles(name, cacheDir);
     backend ??= initBackend();
     await backend;
     const model = await loadGraph(files);

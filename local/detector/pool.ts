@@ -5,32 +5,13 @@
 // A worker that dies or does not answer within the task timeout is replaced, and its image is given to another
 // worker (once; an image that kills two workers is answered InternalServerError).
 import { type ChildProcess, fork } from 'node:child_process';
-import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { ConfigError } from '../../lib/config';
-import { childEnv, detectorTaskTimeoutMs, detectorWorkersFromEnv } from '../config';
 import { FairReadyList, POOL_FAIR_SHARE, RecentUse } from '../queue/fair-share';
 import { DetectorError, type RekognitionErrorType } from './errors';
 import type { FoundObject } from './labels';
-import { type DetectorModelName, detectorModelName } from './model-catalog';
-
-/** Most workers a pool runs. */
-const MAX_WORKERS = 64;
-
-/** Workers by default: one per core this process may use. */
-const defaultWorkers = (): number => Math.min(MAX_WORKERS, availableParallelism());
-
-/** ICECAT_DETECTOR_WORKERS (1..64; default one per core), or `workers` when given; anything else is refused. */
-export function detectorWorkers(workers?: number): number {
-  if (workers === undefined) {
-    return detectorWorkersFromEnv(defaultWorkers(), MAX_WORKERS);
-  }
-  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
-    throw new ConfigError(`the detector's workers must be an integer in 1..${MAX_WORKERS}, got ${workers}`);
-  }
-  return workers;
-}
+import type { DetectorModelName } from './model-catalog';
+import { detectorWorkers } from './settings';
 
 /** A test hook: the worker given the image exits (`crash`) or spins forever (`hang`) instead of answering. */
 export type WorkerFault = 'crash' | 'hang';
@@ -49,14 +30,19 @@ export type WorkerReply =
 /** How workers run: threads of this process (the default) or child processes (measured against; docs/design.md). */
 type WorkerKind = 'thread' | 'process';
 
-interface DetectorPoolOptions {
-  workers?: number;
+/** What each worker loads: the model, with the model cache its files may be in (told to it when it starts). */
+export interface WorkerModel {
+  model: DetectorModelName;
+  modelCache: string;
+}
+
+/** The detector's settings a pool runs with (settings.ts), how its workers run, and where it logs. */
+export interface DetectorPoolOptions extends WorkerModel {
+  workers: number;
+  /** Milliseconds one image may hold a worker before the worker counts as hung and is replaced. */
+  taskTimeoutMs: number;
   kind?: WorkerKind;
-  /** Default ICECAT_DETECTOR_TASK_TIMEOUT_MS, else 60 s. */
-  taskTimeoutMs?: number;
   log?: (line: string) => void;
-  /** The model every worker loads; default ICECAT_DETECTOR_MODEL (model-catalog.ts). */
-  model?: DetectorModelName;
 }
 
 interface PoolStats {
@@ -97,8 +83,8 @@ interface Channel {
 const ENTRY = path.join(__dirname, 'worker-entry.cjs');
 const ATTEMPTS = 2;
 
-function threadChannel(model: DetectorModelName): Channel {
-  const worker = new Worker(ENTRY, { stdout: false, stderr: false, workerData: { model } });
+function threadChannel(model: WorkerModel): Channel {
+  const worker = new Worker(ENTRY, { stdout: false, stderr: false, workerData: model });
   return {
     send: (request) => worker.postMessage(request),
     onMessage: (listener) => worker.on('message', listener),
@@ -111,11 +97,10 @@ function threadChannel(model: DetectorModelName): Channel {
   };
 }
 
-function processChannel(model: DetectorModelName): Channel {
-  const child: ChildProcess = fork(ENTRY, [], {
+function processChannel(model: WorkerModel): Channel {
+  const child: ChildProcess = fork(ENTRY, [JSON.stringify(model)], {
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: childEnv({ ICECAT_DETECTOR_MODEL: model }),
   });
   return {
     send: (request) => child.send(request),
@@ -138,6 +123,7 @@ export class DetectorPool {
   private readonly kind: WorkerKind;
   private readonly taskTimeoutMs: number;
   readonly model: DetectorModelName;
+  private readonly modelCache: string;
   private readonly log: (line: string) => void;
   private readonly slots = new Set<Slot>();
   private readonly idle: Slot[] = [];
@@ -153,13 +139,14 @@ export class DetectorPool {
   private constructor(opts: DetectorPoolOptions) {
     this.size = detectorWorkers(opts.workers);
     this.kind = opts.kind ?? 'thread';
-    this.model = opts.model ?? detectorModelName();
-    this.taskTimeoutMs = opts.taskTimeoutMs ?? detectorTaskTimeoutMs();
+    this.model = opts.model;
+    this.modelCache = opts.modelCache;
+    this.taskTimeoutMs = opts.taskTimeoutMs;
     this.log = opts.log ?? ((line) => console.warn(line));
   }
 
   /** A pool whose workers have all loaded the model. */
-  static async start(opts: DetectorPoolOptions = {}): Promise<DetectorPool> {
+  static async start(opts: DetectorPoolOptions): Promise<DetectorPool> {
     const pool = new DetectorPool(opts);
     try {
       await Promise.all(Array.from({ length: pool.size }, () => pool.spawn()));
@@ -221,7 +208,8 @@ export class DetectorPool {
 
   /** Starts a worker; resolves once its model is loaded (it is then idle), rejects if it dies first. */
   private spawn(): Promise<void> {
-    const slot = new Slot(this.kind === 'thread' ? threadChannel(this.model) : processChannel(this.model));
+    const told: WorkerModel = { model: this.model, modelCache: this.modelCache };
+    const slot = new Slot(this.kind === 'thread' ? threadChannel(told) : processChannel(told));
     this.slots.add(slot);
     return new Promise<void>((resolve, reject) => {
       let ready = false;

@@ -14,32 +14,25 @@ import { DetectLabelsEndpoint } from './detect-labels';
 import { type Faults, handleFaults, initialFaults } from './faults';
 import { JSON_11, sendJson } from './http';
 import { DetectionMemo } from './memo';
-import { type DetectorModelName, detectorModelName, locateModelFiles } from './model-catalog';
-import { DetectorPool, detectorWorkers } from './pool';
+import { locateModelFiles } from './model-catalog';
+import { DetectorPool } from './pool';
 import { MODEL_SCALES } from './scales';
+import type { DetectorSettings } from './settings';
 
-interface DetectorServerOptions {
+export interface DetectorServerOptions {
   host?: string;
   /** 0 or omitted: a free port (see the returned `port`). */
   port?: number;
-  /** Fraction 0..1 of DetectLabels calls answered with ThrottlingException (env ICECAT_DETECTOR_THROTTLE_RATE). */
-  throttleRate?: number;
-  /** Milliseconds added before every DetectLabels answer (env ICECAT_DETECTOR_LATENCY_MS). */
-  latencyMs?: number;
-  /** Reads Image.S3Object; by default a client for AWS_ENDPOINT_URL_S3 (path-style when S3_FORCE_PATH_STYLE=true). */
-  s3?: S3Client;
+  /** The model, the model cache, the workers, their task timeout and the faults it starts with (settings.ts). */
+  settings: DetectorSettings;
+  /** Reads Image.S3Object. */
+  s3: S3Client;
   /**
    * DetectLabels calls in progress at most (each holds its image in memory); more are refused with
    * ProvisionedThroughputExceededException, as Rekognition refuses calls beyond its rate. Default 64, or 8 per
    * worker when that is more.
    */
   maxPending?: number;
-  /** Workers running the model, 1..64 (env ICECAT_DETECTOR_WORKERS; default one per available core). */
-  workers?: number;
-  /** The model (default ICECAT_DETECTOR_MODEL, else CenterNet; an unknown name is refused before any worker starts). */
-  model?: DetectorModelName;
-  /** Milliseconds one image may hold a worker before the worker counts as hung and is replaced (env ICECAT_DETECTOR_TASK_TIMEOUT_MS; default 60 s). */
-  taskTimeoutMs?: number;
   /**
    * IAM (local/iam/iam.ts): the message of Rekognition's AccessDeniedException when the caller's role does not allow
    * rekognition:DetectLabels, or undefined; read from the request's Authorization header.
@@ -58,13 +51,13 @@ export interface DetectorServer {
 }
 
 /** Starts the endpoint once the model is loaded; each server keeps its own faults and counters. */
-export async function startDetectorServer(opts: DetectorServerOptions = {}): Promise<DetectorServer> {
-  const faults = initialFaults(opts);
-  const workers = detectorWorkers(opts.workers);
-  const model = opts.model ?? detectorModelName();
+export async function startDetectorServer(opts: DetectorServerOptions): Promise<DetectorServer> {
+  const { settings } = opts;
+  const faults = initialFaults(settings);
+  const { workers, model } = settings;
   // A model not installed (NanoDet before `npm run detector:models`) is refused here with the command, once.
-  locateModelFiles(model);
-  const detector = await DetectorPool.start({ workers, taskTimeoutMs: opts.taskTimeoutMs, model });
+  locateModelFiles(model, settings.modelCache);
+  const detector = await DetectorPool.start({ workers, taskTimeoutMs: settings.taskTimeoutMs, model, modelCache: settings.modelCache });
   const memo = (opts.memoEntries ?? 0) > 0 ? new DetectionMemo(opts.memoEntries!) : undefined;
   const endpoint = new DetectLabelsEndpoint(
     detector,

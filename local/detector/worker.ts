@@ -1,18 +1,18 @@
 // One detector worker: loads the model (object-detector.ts) on its own thread or process and answers detections one at a
 // time, decoding included, so neither the decode nor the inference runs on the thread that serves HTTP.
-// The model is the pool's (workerData, or ICECAT_DETECTOR_MODEL in a child process). Messages in: { id, image, fault? }; out: { ready, version } once, then { id, detections, tensors } or
+// The model and the model cache are the pool's (workerData in a thread, the first argument in a child process). Messages in: { id, image, fault? }; out: { ready, version } once, then { id, detections, tensors } or
 // { id, error: { type, message } } per image. `fault` is the test hook of /__faults (crashNext, hangNext).
 import { parentPort, workerData } from 'node:worker_threads';
 import { DetectorError } from './errors';
-import type { DetectorModelName } from './model-catalog';
 import { liveTensors, loadDetector } from './object-detector';
-import type { WorkerReply, WorkerRequest } from './pool';
+import type { WorkerModel, WorkerReply, WorkerRequest } from './pool';
 
 const send: (reply: WorkerReply) => void = parentPort ? (reply) => parentPort?.postMessage(reply) : (reply) => process.send?.(reply);
 
 async function main(): Promise<void> {
-  // A thread is told its model; a child process reads ICECAT_DETECTOR_MODEL, which the pool sets.
-  const detector = await loadDetector((workerData as { model?: DetectorModelName } | null)?.model);
+  // A thread is told its model in workerData; a child process in its first argument (JSON).
+  const told = (workerData ?? JSON.parse(process.argv[2] ?? '{}')) as WorkerModel;
+  const detector = await loadDetector(told.model, told.modelCache);
   const onMessage = (request: WorkerRequest): void => {
     if (request.fault === 'crash') process.exit(70);
     if (request.fault === 'hang')

@@ -25,6 +25,7 @@ import { readLiveBatches } from '../../lib/store/expiry/live';
 import type { LocalReconcileOptions } from '../bridge/reconcile';
 import type { LocalFunctionSettings } from '../config';
 import type { DetectorServer } from '../detector/server';
+import { type DetectorEnvironment, detectorSettings } from '../detector/settings';
 import { localDynamoClient } from '../dynamodb/dynamodb';
 import { functionCredentials } from '../iam/iam';
 import type { BatchHandler } from '../queue/options';
@@ -179,6 +180,8 @@ export async function startDetector(
   host: string,
   port: number,
   tuning: {
+    /** What the environment says (local/config.ts detectorEnvironment, read by the stack's edge). */
+    environment: DetectorEnvironment;
     throttleRate?: number;
     latencyMs?: number;
     workers?: number;
@@ -189,19 +192,15 @@ export async function startDetector(
 ): Promise<DetectorServer | undefined> {
   const relative = 'local/detector/server';
   if (!moduleExists(relative)) return undefined;
-  const mod = (await import(path.join(ROOT, relative))) as {
-    startDetectorServer(opts: {
-      host: string;
-      port: number;
-      throttleRate?: number;
-      latencyMs?: number;
-      workers?: number;
-      memoEntries?: number;
-      s3: S3Client;
-      authorize?: (authorization: string | undefined) => Promise<string | undefined>;
-    }): Promise<DetectorServer>;
-  };
-  return mod.startDetectorServer({ host, port, ...tuning });
+  const mod = (await import(path.join(ROOT, relative))) as typeof import('../detector/server');
+  const { environment, throttleRate, latencyMs, workers, ...rest } = tuning;
+  const overrides = { ...(throttleRate !== undefined ? { throttleRate } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}) };
+  return mod.startDetectorServer({
+    host,
+    port,
+    settings: detectorSettings(environment, { ...overrides, ...(workers !== undefined ? { workers } : {}) }),
+    ...rest,
+  });
 }
 
 /**

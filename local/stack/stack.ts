@@ -11,9 +11,17 @@ import { connectS3Notifications } from '../bridge/bridge';
 import { controlTokenFile, generateControlToken } from '../bridge/control-token';
 import { MetricTotals } from '../bridge/metric-totals';
 import { type BridgeStatusServer, startBridgeStatusServer } from '../bridge/status';
-import { applyEnv, type LocalFunctionSettings, loadLocalConfig, loadLocalFunctionSettings, restoreEnv } from '../config';
+import {
+  applyEnv,
+  detectorEnvironment,
+  type LocalFunctionSettings,
+  loadLocalConfig,
+  loadLocalFunctionSettings,
+  restoreEnv,
+} from '../config';
 import { buildLocalEnv, LOCAL_ACCOUNT_ID, LOCAL_MAX_RECEIVE_COUNT, LOCAL_NAMES, type StackPorts } from '../contract';
 import type { DetectorServer } from '../detector/server';
+import { defaultDetectorWorkers, MAX_DETECTOR_WORKERS } from '../detector/settings';
 import { DiskFaults, isOutOfSpace, lowSpaceWarning } from '../disk-space';
 import { type LocalDynamoDB, startLocalDynamoDB } from '../dynamodb/dynamodb';
 import { LocalStackError } from '../errors';
@@ -148,6 +156,7 @@ async function startStores({ opts, dataDir, ports, host, quiet, log, started, se
   if (opts.detector !== false) {
     // Its own S3 client for S3Object input, so it reads this stack's S3 whatever process.env holds.
     detector = await startDetector(host, ports.rekognition, {
+      environment: detectorEnvironment(defaultDetectorWorkers(), MAX_DETECTOR_WORKERS),
       ...(typeof opts.detector === 'object' ? opts.detector : {}),
       s3: s3Client,
       authorize: detectorAuthorizer(iam),

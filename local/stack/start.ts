@@ -7,8 +7,9 @@ import path from 'node:path';
 import { ConfigError } from '../../lib/config';
 import { IMAGE_ATTRIBUTES } from '../../lib/store/table/attributes';
 import { batchPartition } from '../../lib/store/table/schema';
-import { dataDirFromEnv, stopGraceMs } from '../config';
+import { dataDirFromEnv, detectorEnvironment, stopGraceMs } from '../config';
 import { detectorModelName } from '../detector/model-catalog';
+import { defaultDetectorWorkers, MAX_DETECTOR_WORKERS } from '../detector/settings';
 import { prepareDataDir } from './data-layout';
 import { startStack } from './stack';
 import type { Stack } from './types';
@@ -108,7 +109,7 @@ async function claimDataDir(dataDir: string): Promise<() => void> {
 
 async function main(): Promise<void> {
   // An unknown ICECAT_DETECTOR_MODEL stops the start before anything is started.
-  detectorModelName();
+  detectorModelName(detectorEnvironment(defaultDetectorWorkers(), MAX_DETECTOR_WORKERS).model);
   const dataDir = dataDirFromEnv();
   const release = await claimDataDir(dataDir);
   process.on('exit', release);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetFunctionConfigurationCommand, ListEventSourceMappingsCommand, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import { DeleteBucketPolicyCommand, S3Client } from '@aws-sdk/client-s3';
+import { detectorSettingsFromEnvironment } from '../../local/detector/from-environment';
 import { type DetectorServer, startDetectorServer } from '../../local/detector/server';
 import { bundleFunction } from '../../scripts/bundle';
 import { extractZip } from '../../scripts/zip';
@@ -212,7 +213,12 @@ export async function startMotoStack(): Promise<MotoStack> {
   const s3 = new S3Client({ ...clientConfig(moto.url), forcePathStyle: true });
   const clients = fillInClients(moto.url);
   // The detector loads its model while the stack deploys.
-  const detectorStarting = startDetectorServer({ host: '127.0.0.1', port: 0, workers: 1, s3 });
+  const detectorStarting = startDetectorServer({
+    host: '127.0.0.1',
+    port: 0,
+    s3,
+    settings: detectorSettingsFromEnvironment({ workers: 1 }),
+  });
   const cleanUp = async (): Promise<void> => {
     s3.destroy();
     destroyClients(clients);

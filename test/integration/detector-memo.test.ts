@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DetectLabelsCommand, RekognitionClient } from '@aws-sdk/client-rekognition';
 import { LOCAL_NAMES, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
-import { type DetectorServer, startDetectorServer } from '../../local/detector/server';
+import type { DetectorServer } from '../../local/detector/server';
+import { startTestDetector } from '../helpers/detector';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures');
 const [CAT, CUP, CLOCK] = ['chelsea.png', 'coffee.png', 'clock_motion.png'].map((f) => readFileSync(path.join(FIXTURES, f)));
@@ -25,7 +26,7 @@ const detect = (Bytes: Buffer) =>
   rekognition.send(new DetectLabelsCommand({ Image: { Bytes }, MinConfidence: LOCAL_REKOGNITION_MIN_CONFIDENCE }));
 
 beforeAll(async () => {
-  server = await startDetectorServer({ port: 0, workers: 1, memoEntries: 2 });
+  server = await startTestDetector({ workers: 1 }, { memoEntries: 2 });
   rekognition = new RekognitionClient({
     endpoint: server.url,
     region: LOCAL_NAMES.region,

@@ -8,11 +8,12 @@ import path from 'node:path';
 import { DetectLabelsCommand, type Label, RekognitionClient } from '@aws-sdk/client-rekognition';
 import { LOCAL_NAMES, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
 import { ensureModelFiles } from '../../local/detector/fetch-models';
+import { detectorSettingsFromEnvironment } from '../../local/detector/from-environment';
 import { toLabels } from '../../local/detector/labels';
 import { DETECTOR_MODELS, type DetectorModelName } from '../../local/detector/model-catalog';
 import { loadDetector } from '../../local/detector/object-detector';
 import { MODEL_SCALES } from '../../local/detector/scales';
-import { startDetectorServer } from '../../local/detector/server';
+import { startTestDetector } from '../helpers/detector';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
@@ -29,7 +30,7 @@ const sureLeaves = (labels: Label[] | undefined): string[] =>
 
 /** DetectLabels through the stock SDK on an endpoint running the model. */
 async function detectWith(model: DetectorModelName, images: Buffer[]): Promise<{ version?: string; labels: Label[][] }> {
-  const server = await startDetectorServer({ port: 0, workers: 1, model });
+  const server = await startTestDetector({ workers: 1, model });
   const client = new RekognitionClient({ endpoint: server.url, region: LOCAL_NAMES.region, credentials, maxAttempts: 1 });
   try {
     const labels: Label[][] = [];
@@ -54,7 +55,7 @@ async function detectWith(model: DetectorModelName, images: Buffer[]): Promise<{
 const JUDGED = ['chelsea_grey.png', 'retina.jpg', 'cell.png', 'clock_motion.png', 'coffee.png'];
 
 beforeAll(async () => {
-  await ensureModelFiles('nanodet');
+  await ensureModelFiles('nanodet', detectorSettingsFromEnvironment().modelCache);
 }, 300_000);
 
 describe('honest labels', () => {
@@ -70,7 +71,7 @@ describe('honest labels', () => {
     '%s: on the photos one curve mislabelled, each label at 80 or above is one a person named there',
     async (name) => {
       // Arrange
-      const detector = await loadDetector(name as DetectorModelName);
+      const detector = await loadDetector(name as DetectorModelName, detectorSettingsFromEnvironment().modelCache);
 
       // Act
       const wrong: string[] = [];

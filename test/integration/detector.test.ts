@@ -21,8 +21,10 @@ import sharp from 'sharp';
 import { detectCommand } from '../../lib/ingest/detect';
 import { LOCAL_CAT_MIN_CONFIDENCE, LOCAL_NAMES, LOCAL_REKOGNITION_MIN_CONFIDENCE } from '../../local/contract';
 import type { DetectorStats } from '../../local/detector/detect-labels';
-import { type DetectorServer, startDetectorServer } from '../../local/detector/server';
+import { startDetectorFromEnvironment } from '../../local/detector/from-environment';
+import type { DetectorServer } from '../../local/detector/server';
 import { localS3Client } from '../../local/s3/s3';
+import { startTestDetector } from '../helpers/detector';
 
 // s3rver ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -82,7 +84,7 @@ beforeAll(async () => {
   const { port } = await s3server.run();
   s3Url = `http://127.0.0.1:${port}`;
   s3 = localS3Client(s3Url);
-  detector = await startDetectorServer({ port: 0, s3 });
+  detector = await startTestDetector({}, { s3 });
   rekognition = rekognitionAt(detector.url);
 });
 
@@ -297,7 +299,7 @@ describe('DetectLabels with Image.S3Object', () => {
     await expect(detect({ Image: { S3Object: { Bucket: BUCKET, Name: key } } })).rejects.toBeInstanceOf(ImageTooLargeException);
   });
 
-  test('without an S3 client given, the S3 endpoint comes from AWS_ENDPOINT_URL_S3', async () => {
+  test('started from the environment (npm run detector), the S3 endpoint comes from AWS_ENDPOINT_URL_S3', async () => {
     // Arrange
     const key = 'uploads/demo/batch-2/chelsea.png';
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: fixture('chelsea.png') }));
@@ -307,11 +309,12 @@ describe('DetectLabels with Image.S3Object', () => {
       AWS_REGION: LOCAL_NAMES.region,
       AWS_ACCESS_KEY_ID: LOCAL_NAMES.accessKeyId,
       AWS_SECRET_ACCESS_KEY: LOCAL_NAMES.secretAccessKey,
+      ICECAT_DETECTOR_WORKERS: '1',
     };
 
     // Act
     const out = await withEnv(env, async () => {
-      const server = await startDetectorServer({ port: 0, workers: 1 });
+      const server = await startDetectorFromEnvironment({ port: 0 });
       const client = rekognitionAt(server.url);
       try {
         return await detect({ Image: { S3Object: { Bucket: BUCKET, Name: key } } }, client);
@@ -338,7 +341,7 @@ describe('DetectLabels with Image.S3Object', () => {
 describe('fault injection and counters', () => {
   test('a server configured with throttleRate 1 answers ThrottlingException', async () => {
     // Arrange
-    const throttling = await startDetectorServer({ port: 0, workers: 1, throttleRate: 1 });
+    const throttling = await startTestDetector({ workers: 1, throttleRate: 1 });
     const client = rekognitionAt(throttling.url);
 
     // Act
@@ -352,7 +355,9 @@ describe('fault injection and counters', () => {
 
   test('ICECAT_DETECTOR_THROTTLE_RATE=1 in the environment throttles every call', async () => {
     // Arrange
-    const throttling = await withEnv({ ICECAT_DETECTOR_THROTTLE_RATE: '1' }, () => startDetectorServer({ port: 0, workers: 1 }));
+    const throttling = await withEnv({ ICECAT_DETECTOR_THROTTLE_RATE: '1', ICECAT_DETECTOR_WORKERS: '1' }, () =>
+      startDetectorFromEnvironment({ port: 0 }),
+    );
     const client = rekognitionAt(throttling.url);
 
     // Act
@@ -366,7 +371,7 @@ describe('fault injection and counters', () => {
 
   test('an injected throttle answers HTTP 500 as Rekognition does', async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0, workers: 1 });
+    const server = await startTestDetector({ workers: 1 });
     const client = rekognitionAt(server.url);
     await setFaults(server, { throttleNext: 1 });
 
@@ -389,7 +394,7 @@ describe('fault injection and counters', () => {
 
   test('throttleNext posted to /__faults throttles exactly the next call', async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0, workers: 1 });
+    const server = await startTestDetector({ workers: 1 });
     const client = rekognitionAt(server.url);
     await setFaults(server, { throttleNext: 1 });
 
@@ -405,7 +410,7 @@ describe('fault injection and counters', () => {
 
   test('the SDK retries an injected throttle and then succeeds', async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0, workers: 1 });
+    const server = await startTestDetector({ workers: 1 });
     const client = new RekognitionClient({ endpoint: server.url, region: LOCAL_NAMES.region, credentials, maxAttempts: 3 });
     await setFaults(server, { throttleNext: 1 });
 
@@ -420,7 +425,7 @@ describe('fault injection and counters', () => {
 
   test('/__stats counts DetectLabels calls and throttled calls', async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0, workers: 1 });
+    const server = await startTestDetector({ workers: 1 });
     const client = rekognitionAt(server.url);
     await setFaults(server, { throttleNext: 1 });
 
@@ -437,7 +442,7 @@ describe('fault injection and counters', () => {
 
   test('a worker that crashes during a DetectLabels call is replaced, and the call is answered once', async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0, workers: 1 });
+    const server = await startTestDetector({ workers: 1 });
     const client = rekognitionAt(server.url);
     await setFaults(server, { crashNext: 1 });
 
@@ -454,7 +459,7 @@ describe('fault injection and counters', () => {
 
   test("counts an image's worker time for the client the ingest's hint header names, and no other", async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0, workers: 1 });
+    const server = await startTestDetector({ workers: 1 });
     const client = rekognitionAt(server.url);
     const image = fixture('chelsea.png');
     const input = { Image: { Bytes: image }, MinConfidence: LOCAL_REKOGNITION_MIN_CONFIDENCE, MaxLabels: 25 };
@@ -475,7 +480,7 @@ describe('fault injection and counters', () => {
 
   test('/__stats counts the calls of every worker', async () => {
     // Arrange
-    const server = await startDetectorServer({ port: 0, workers: 2 });
+    const server = await startTestDetector({ workers: 2 });
     const client = rekognitionAt(server.url);
 
     // Act
@@ -490,7 +495,7 @@ describe('fault injection and counters', () => {
 
   test('calls beyond maxPending are refused with ProvisionedThroughputExceededException', async () => {
     // Arrange: each call holds its slot for the injected latency, far longer than sending three calls takes
-    const server = await startDetectorServer({ port: 0, workers: 1, maxPending: 1, latencyMs: 1500 });
+    const server = await startTestDetector({ workers: 1, latencyMs: 1500 }, { maxPending: 1 });
     const client = rekognitionAt(server.url);
 
     // Act

@@ -4,8 +4,9 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../../lib/config';
-import { DetectorPool, detectorWorkers } from '../../local/detector/pool';
-import { startDetectorServer } from '../../local/detector/server';
+import { detectorSettingsFromEnvironment, startDetectorFromEnvironment } from '../../local/detector/from-environment';
+import { DetectorPool } from '../../local/detector/pool';
+import { detectorWorkers } from '../../local/detector/settings';
 
 const chelsea = readFileSync(path.join(__dirname, '..', 'fixtures', 'chelsea.png'));
 
@@ -24,7 +25,7 @@ function withWorkersEnv<T>(value: string | undefined, fn: () => T): T {
 describe('ICECAT_DETECTOR_WORKERS', () => {
   test('unset, the pool has one worker per available core', () => {
     // Act
-    const workers = withWorkersEnv(undefined, () => detectorWorkers());
+    const workers = withWorkersEnv(undefined, () => detectorSettingsFromEnvironment().workers);
 
     // Assert
     expect(workers).toBe(Math.min(64, availableParallelism()));
@@ -32,7 +33,7 @@ describe('ICECAT_DETECTOR_WORKERS', () => {
 
   test('a count in 1..64 is taken', () => {
     // Act
-    const workers = withWorkersEnv('3', () => detectorWorkers());
+    const workers = withWorkersEnv('3', () => detectorSettingsFromEnvironment().workers);
 
     // Assert
     expect(workers).toBe(3);
@@ -40,7 +41,7 @@ describe('ICECAT_DETECTOR_WORKERS', () => {
 
   test.each(['0', 'abc', '65', '2.5', '-1'])('%s is refused, naming the variable and its range', (value) => {
     // Act
-    const read = (): number => withWorkersEnv(value, () => detectorWorkers());
+    const read = (): number => withWorkersEnv(value, () => detectorSettingsFromEnvironment().workers);
 
     // Assert
     expect(read).toThrow(new ConfigError(`environment variable ICECAT_DETECTOR_WORKERS must be an integer in 1..64, got "${value}"`));
@@ -48,7 +49,7 @@ describe('ICECAT_DETECTOR_WORKERS', () => {
 
   test('the endpoint refuses to start with ICECAT_DETECTOR_WORKERS=0', async () => {
     // Act
-    const starting = withWorkersEnv('0', () => startDetectorServer({ port: 0 }));
+    const starting = withWorkersEnv('0', () => startDetectorFromEnvironment({ port: 0 }));
 
     // Assert
     await expect(starting).rejects.toThrow(/ICECAT_DETECTOR_WORKERS must be an integer in 1\.\.64, got "0"/);
@@ -63,6 +64,12 @@ describe('ICECAT_DETECTOR_WORKERS', () => {
   });
 });
 
+/** The pool's settings as a detector started from the environment has them (the test overrides the workers). */
+const poolSettings = () => {
+  const { model, modelCache, taskTimeoutMs } = detectorSettingsFromEnvironment();
+  return { model, modelCache, taskTimeoutMs };
+};
+
 describe('DetectorPool', () => {
   let pool: DetectorPool | undefined;
   const lines: string[] = [];
@@ -75,7 +82,7 @@ describe('DetectorPool', () => {
 
   test('two workers answer two images at once, as one worker does', async () => {
     // Arrange
-    pool = await DetectorPool.start({ workers: 2, log: (line) => lines.push(line) });
+    pool = await DetectorPool.start({ ...poolSettings(), workers: 2, log: (line) => lines.push(line) });
 
     // Act
     const [a, b] = await Promise.all([pool.detect(chelsea), pool.detect(chelsea)]);
@@ -88,7 +95,7 @@ describe('DetectorPool', () => {
 
   test('a worker that crashes on an image is replaced and the image retried on another', async () => {
     // Arrange
-    pool = await DetectorPool.start({ workers: 1, log: (line) => lines.push(line) });
+    pool = await DetectorPool.start({ ...poolSettings(), workers: 1, log: (line) => lines.push(line) });
     const expected = await pool.detect(chelsea);
 
     // Act
@@ -102,7 +109,7 @@ describe('DetectorPool', () => {
 
   test('a worker that hangs past the task timeout is stopped, replaced, and the image retried', async () => {
     // Arrange
-    pool = await DetectorPool.start({ workers: 1, taskTimeoutMs: 5000, log: (line) => lines.push(line) });
+    pool = await DetectorPool.start({ ...poolSettings(), workers: 1, taskTimeoutMs: 5000, log: (line) => lines.push(line) });
     const expected = await pool.detect(chelsea);
 
     // Act
@@ -116,7 +123,7 @@ describe('DetectorPool', () => {
 
   test('images waiting behind a crashed worker are all answered', async () => {
     // Arrange
-    pool = await DetectorPool.start({ workers: 2, log: (line) => lines.push(line) });
+    pool = await DetectorPool.start({ ...poolSettings(), workers: 2, log: (line) => lines.push(line) });
 
     // Act
     const results = await Promise.all([
@@ -133,7 +140,7 @@ describe('DetectorPool', () => {
 
   test('a bad image is answered with the detector error, and the worker lives on', async () => {
     // Arrange
-    pool = await DetectorPool.start({ workers: 1, log: (line) => lines.push(line) });
+    pool = await DetectorPool.start({ ...poolSettings(), workers: 1, log: (line) => lines.push(line) });
 
     // Act
     const bad = pool.detect(Buffer.from([0xff, 0xd8, 0xff, 0x00, 0x01]));
@@ -146,7 +153,7 @@ describe('DetectorPool', () => {
 
   test('close() refuses waiting images and later ones', async () => {
     // Arrange
-    pool = await DetectorPool.start({ workers: 1, log: (line) => lines.push(line) });
+    pool = await DetectorPool.start({ ...poolSettings(), workers: 1, log: (line) => lines.push(line) });
     const running = pool.detect(chelsea).catch((err: unknown) => err);
 
     // Act
