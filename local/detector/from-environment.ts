@@ -11,6 +11,6 @@ import { type DetectorSettings, defaultDetectorWorkers, detectorSettings, MAX_DE
 export const detectorSettingsFromEnvironment = (overrides: Partial<Omit<DetectorSettings, 'modelCache'>> = {}): DetectorSettings =>
   detectorSettings(detectorEnvironment(defaultDetectorWorkers(), MAX_DETECTOR_WORKERS), overrides);
 
-export function startDetectorFromEnvironment(at: { host?: string; port?: number }): Promise<DetectorServer> {
+export async function startDetectorFromEnvironment(at: { host?: string; port?: number }): Promise<DetectorServer> {
   return startDetectorServer({ ...at, settings: detectorSettingsFromEnvironment(), s3: createS3Client(loadAwsClientSettings()) });
 }
