@@ -3,7 +3,6 @@
 import {
   type DynamoDBDocumentClient,
   GetCommand,
-  QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
@@ -12,21 +11,17 @@ import type { Batch } from '../../domain/batch';
 import type { TableRef } from '../table/access';
 import { batchNames, toBatch } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
-import { type BatchItem, batchKey, CALLBACK_DUE, INDEX, splitPartition } from '../table/schema';
+import { batchKeysOf } from '../table/query';
+import { type BatchItem, batchKey, CALLBACK_DUE, INDEX } from '../table/schema';
 
 /** The batches owing their completion callback that turned done before `doneBefore` (epoch ms), oldest first. */
-export async function* batchesOwingCallbacks(
+export function batchesOwingCallbacks(
   ddb: DynamoDBDocumentClient,
   table: string,
   doneBefore: number,
   pageSize = 100,
 ): AsyncGenerator<{ clientId: string; batchId: string }> {
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await ddb.send(new QueryCommand(dueCallbacksQuery(table, doneBefore, pageSize, start)));
-    for (const item of page.Items ?? []) yield splitPartition(String(item.batch_id));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  return batchKeysOf(ddb, (start) => dueCallbacksQuery(table, doneBefore, pageSize, start));
 }
 
 /** A batch's summary, read consistently; undefined when it is gone. */

@@ -1,8 +1,9 @@
 // The count check's read (local stack, docs/design.md "A full disk"): every batch summary not yet expired, a page at a
 // time, as (client, batch) pairs, from the keys-only batches-expiring index every summary is in.
-import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchNames } from '../table/attributes';
-import { EXPIRY_DUE, INDEX, splitPartition } from '../table/schema';
+import { batchKeysOf } from '../table/query';
+import { EXPIRY_DUE, INDEX } from '../table/schema';
 
 type StartKey = Record<string, unknown>;
 
@@ -19,15 +20,10 @@ export function liveBatchesQuery(table: string, nowS: number, limit: number, sta
 }
 
 /** Every live batch's key, page by page. */
-export async function* readLiveBatches(
+export function readLiveBatches(
   ctx: { ddb: DynamoDBDocumentClient; tableName: string },
   nowS: number,
   pageSize = 500,
 ): AsyncGenerator<{ clientId: string; batchId: string }> {
-  let start: StartKey | undefined;
-  do {
-    const page = await ctx.ddb.send(new QueryCommand(liveBatchesQuery(ctx.tableName, nowS, pageSize, start)));
-    for (const key of page.Items ?? []) yield splitPartition(String(key.batch_id));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  return batchKeysOf(ctx.ddb, (start) => liveBatchesQuery(ctx.tableName, nowS, pageSize, start));
 }

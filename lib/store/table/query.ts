@@ -16,7 +16,7 @@ import { type BackoffPolicy, backoffDelay } from '../../backoff';
 import type { CursorCodec, StartKey } from './cursor';
 import { QueryError, StoreThrottledError } from './errors';
 import type { QueryPlan } from './expressions';
-import { BATCH_SK, type ImageItem, nowSeconds } from './schema';
+import { BATCH_SK, type ImageItem, nowSeconds, splitPartition } from './schema';
 
 /** Most keys one BatchGetItem takes. */
 export const BATCH_GET_MAX_KEYS = 100;
@@ -40,6 +40,22 @@ export function byKeyRequests(
     });
   }
   return requests;
+}
+
+/**
+ * The batches a keys-only index of summaries lists (callbacks due, live batches, running re-detections), page by
+ * page: `query` builds the Query from where the last page ended.
+ */
+export async function* batchKeysOf(
+  ddb: DynamoDBDocumentClient,
+  query: (startKey: Record<string, unknown> | undefined) => QueryCommandInput,
+): AsyncGenerator<{ clientId: string; batchId: string }> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb.send(new QueryCommand(query(start)));
+    for (const key of page.Items ?? []) yield splitPartition(String(key.batch_id));
+    start = page.LastEvaluatedKey;
+  } while (start);
 }
 
 export interface Page<T> {
