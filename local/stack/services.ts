@@ -194,13 +194,7 @@ export async function startDetector(
   if (!moduleExists(relative)) return undefined;
   const mod = (await import(path.join(ROOT, relative))) as typeof import('../detector/server');
   const { environment, throttleRate, latencyMs, workers, ...rest } = tuning;
-  const overrides = { ...(throttleRate !== undefined ? { throttleRate } : {}), ...(latencyMs !== undefined ? { latencyMs } : {}) };
-  return mod.startDetectorServer({
-    host,
-    port,
-    settings: detectorSettings(environment, { ...overrides, ...(workers !== undefined ? { workers } : {}) }),
-    ...rest,
-  });
+  return mod.startDetectorServer({ host, port, settings: detectorSettings(environment, { throttleRate, latencyMs, workers }), ...rest });
 }
 
 /**
