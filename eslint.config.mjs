@@ -17,6 +17,7 @@ const CONFIG_GETTERS = {
     'loadTracingSettings',
     'maxUploadBytes',
     'pricePerImageUsd',
+    'redetectPageSize',
     'redetectResumeGraceMs',
   ],
   'functions/config.ts': [

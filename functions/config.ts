@@ -9,6 +9,7 @@ import {
   envString,
   loadConfig,
   pricePerImageUsd,
+  redetectPageSize,
   redetectResumeGraceMs,
   required,
   requiredSecret,
@@ -163,12 +164,20 @@ export function loadReconcileConfig(): ReconcileConfig {
 
 /**
  * The reconcile sweep's look after re-detection runs (lib/reconcile/redetect-runs.ts): the table's transactions
- * (DDB_TRANSACTIONS, on) and how long an image may sit queued with no answer (RECONCILE_GRACE_SECONDS).
+ * (DDB_TRANSACTIONS, on), how long an image may sit queued with no answer (RECONCILE_GRACE_SECONDS) and the records it
+ * starts a page at a time (REDETECT_PAGE_SIZE).
  */
-export const loadReconcileRedetect = (): { transactions: boolean; graceMs: number } => ({
+export const loadReconcileRedetect = (): { transactions: boolean; graceMs: number; pageSize?: number } => ({
   transactions: envBoolean('DDB_TRANSACTIONS', true),
   graceMs: redetectResumeGraceMs(),
+  ...optionalPageSize(),
 });
+
+/** REDETECT_PAGE_SIZE when set (lib/config.ts). */
+const optionalPageSize = (): { pageSize?: number } => {
+  const pageSize = redetectPageSize();
+  return pageSize === undefined ? {} : { pageSize };
+};
 
 /**
  * The reconcile sweep's look after import jobs (lib/reconcile/import-jobs.ts): on where the stack has the import task

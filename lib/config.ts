@@ -163,3 +163,11 @@ export const pricePerImageUsd = (): number => envNumber('ICECAT_PRICE_PER_IMAGE_
  * 900 s: a message may wait that long in a busy queue), in ms.
  */
 export const redetectResumeGraceMs = (): number => envNumber('RECONCILE_GRACE_SECONDS', 900, { min: 0, max: 14 * 86_400 }) * 1000;
+
+/**
+ * The records a re-detection run starts at a time, each page charged once (docs/decisions/0039-redetect-runs.md):
+ * REDETECT_PAGE_SIZE, 1–100, else the run's own (lib/store/redetect/run-state.ts START_PAGE, 100). Smaller pages cost more
+ * requests a run; they let a test page through a few hundred images as a run pages through thousands.
+ */
+export const redetectPageSize = (): number | undefined =>
+  envString('REDETECT_PAGE_SIZE') === undefined ? undefined : envNumber('REDETECT_PAGE_SIZE', 100, { min: 1, max: 100, integer: true });

@@ -12,6 +12,7 @@ import {
   loadAwsClientSettings,
   loadIngestConfig,
   pricePerImageUsd,
+  redetectPageSize,
 } from '../lib/config';
 import type { NotifyConfig } from '../lib/notify/schedule';
 import type { ClientLimits } from '../lib/quota/limits';
@@ -131,6 +132,8 @@ export interface LocalFunctionSettings {
   clientLimits: { defaults: ClientLimits; cacheMs: number };
   notify: NotifyConfig;
   callbackGraceSeconds: number;
+  /** REDETECT_PAGE_SIZE when set: the re-detection sweep's pages, as the functions read it. */
+  redetectPageSize?: number;
 }
 
 /**
@@ -145,7 +148,11 @@ export const loadLocalFunctionSettings = (applied: boolean): LocalFunctionSettin
   clientLimits: { defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() },
   notify: loadNotifyConfig(),
   callbackGraceSeconds: callbackGraceSeconds(),
+  ...withPageSize(redetectPageSize()),
 });
+
+const withPageSize = (redetectPageSize: number | undefined): { redetectPageSize?: number } =>
+  redetectPageSize === undefined ? {} : { redetectPageSize };
 
 /** The reconciliation sweep's period and grace on the local stack (ICECAT_RECONCILE_INTERVAL_SECONDS, _GRACE_SECONDS). */
 export function reconcileSettingsFromEnv(): { intervalMs: number; graceMs: number } {

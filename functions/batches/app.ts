@@ -8,7 +8,7 @@ import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
 import { annotatingClient } from '../../lib/aws/tracing';
-import { loadAwsClientSettings, redetectResumeGraceMs } from '../../lib/config';
+import { loadAwsClientSettings, redetectPageSize, redetectResumeGraceMs } from '../../lib/config';
 import type { ImportSource } from '../../lib/domain/import';
 import { type ApiHandler, createApiHandler } from '../../lib/http/app';
 import type { ImportEngine, ImportJob } from '../../lib/import/batch-operations';
@@ -148,6 +148,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
           pricePerImageUsd: config.pricePerImageUsd,
           isLive: (batch) => store.isLive(batch),
           resumeGraceMs: redetectResumeGraceMs(),
+          ...redetectPaging(),
         },
         ...withImports(importDeps(wiring, ddb, config, limits)),
       }),
@@ -157,4 +158,10 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
     ),
     rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   });
+}
+
+/** REDETECT_PAGE_SIZE when set: the records a re-detection starts at a time (lib/config.ts). */
+function redetectPaging(): { pageSize?: number } {
+  const pageSize = redetectPageSize();
+  return pageSize === undefined ? {} : { pageSize };
 }

@@ -77,6 +77,7 @@ const sweepRedetections = redetectSweepOf({
     logger.error(line, details),
   ),
   graceMs: redetect.graceMs,
+  ...(redetect.pageSize !== undefined ? { pageSize: redetect.pageSize } : {}),
   log: (line, details) => logger.info(line, details ?? {}),
 });
 

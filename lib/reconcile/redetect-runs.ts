@@ -73,6 +73,8 @@ export interface RedetectSweepWiring {
   /** The completion hook (callback, event) of a batch a run leaves done again. */
   onDone?: (batch: Batch) => Promise<void>;
   graceMs: number;
+  /** Records a page (REDETECT_PAGE_SIZE); the run's own when unset. */
+  pageSize?: number;
   log?: (line: string, details?: Record<string, unknown>) => void;
   /** The batches to look at; default the redetect-runs index's (a local table made before it: every live batch). */
   batches?: () => AsyncIterable<{ clientId: string; batchId: string }>;
@@ -89,6 +91,7 @@ export function redetectSweepOf(
     queue: wiring.queue,
     limitsOf: wiring.limitsOf,
     graceMs: wiring.graceMs,
+    ...(wiring.pageSize !== undefined ? { pageSize: wiring.pageSize } : {}),
   };
   return (limits) =>
     sweepRedetections(

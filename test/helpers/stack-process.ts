@@ -52,7 +52,11 @@ function startCommand(): string[] {
   return [process.execPath, ...argv.slice(1)];
 }
 
-/** Starts `npm start`'s command on `dataDir` and resolves once the stack says it is up. */
+/**
+ * Starts `npm start`'s command on `dataDir` and resolves once the stack says it is up. Its detector runs one worker
+ * unless `env` says otherwise: each worker loads the model at the start (about 1.4 s of CPU), and a trial's subject is
+ * the stack's recovery, not the detector's throughput.
+ */
 export async function startStackProcess(dataDir: string, logFile: string, env: Record<string, string> = {}): Promise<StackProcess> {
   const [API, S3, DYNAMODB, REKOGNITION, BRIDGE] = (await freePorts(5)) as [number, number, number, number, number];
   const ports = { API, S3, DYNAMODB, REKOGNITION, BRIDGE };
@@ -68,6 +72,7 @@ export async function startStackProcess(dataDir: string, logFile: string, env: R
       ICECAT_DATA_DIR: dataDir,
       ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [`ICECAT_${name}_PORT`, String(port)])),
       POWERTOOLS_LOG_LEVEL: 'WARN',
+      ICECAT_DETECTOR_WORKERS: '1',
       ...env,
     },
   });
