@@ -1,5 +1,5 @@
 // Nothing lost (docs/design.md): `npm start` killed with SIGKILL, or stopped with SIGTERM, at random moments of
-// 40-image uploads, then started again on the same data dir; and an upload made while the stack was down. Every image
+// 24-image uploads, then started again on the same data dir; and an upload made while the stack was down. Every image
 // must end with a record, uploads/ empty, and the batch counters equal to what its records say.
 // The trials are seeded (ICECAT_CRASH_SEED replays a failure); each kills the stack while the previous trial's batch
 // may still be recovering, so a batch can be interrupted more than once.
@@ -28,7 +28,8 @@ const SEED = Number(process.env.ICECAT_CRASH_SEED ?? 20_261_122);
  * ICECAT_CRASH_TRIALS=20 (with ICECAT_CRASH_SEED) runs a longer soak by hand; the strict pass leaves this file out.
  */
 const TRIALS = Number(process.env.ICECAT_CRASH_TRIALS ?? 2);
-const IMAGES = 40;
+/** Enough that a kill in the first 3 s lands while the batch uploads or classifies (one detector worker). */
+const IMAGES = 24;
 /**
  * A sweep every second over uploads older than a second, a 2 s drain at SIGTERM, and 10 s claim leases (an image
  * claimed by a killed stack is taken over only once its lease ends: 120 s by default), so that trials stay short.
@@ -147,7 +148,7 @@ async function crashTrials(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise
   }
 }
 
-describe(`npm start killed at random moments of 40-image uploads (seed ${SEED})`, () => {
+describe(`npm start killed at random moments of ${IMAGES}-image uploads (seed ${SEED})`, () => {
   it(`loses no upload to SIGKILL of its process group, ${TRIALS} times, and no counter exceeds its records (exact once repaired)`, async () => {
     // Act
     const { problems } = await crashTrials('SIGKILL', SEED);
