@@ -92,7 +92,9 @@ async function main(): Promise<void> {
   }
   const resultsDir = args.smoke ? mkdtempSync(join(tmpdir(), 'icecat-bench-smoke-')) : RESULTS_DIR;
   mkdirSync(resultsDir, { recursive: true });
-  const env = { ...process.env, BENCH_SMOKE: args.smoke ? '1' : '0', BENCH_RESULTS_DIR: resultsDir };
+  // A smoke run's stacks start one detector worker (each loads the model: about 1.4 s of CPU) unless told otherwise.
+  const smokeEnv = args.smoke ? { ICECAT_DETECTOR_WORKERS: '1' } : {};
+  const env = { ...smokeEnv, ...process.env, BENCH_SMOKE: args.smoke ? '1' : '0', BENCH_RESULTS_DIR: resultsDir };
   const outcomes = args.smoke ? await runSmoke(names, env) : names.map((name) => runFull(name, env));
   if (args.smoke) {
     console.log(`\nsmoke results (tiny sizes, goals not checked; not kept in bench/results): ${resultsDir}`);
