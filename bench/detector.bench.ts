@@ -22,7 +22,7 @@ import { headline as figure, type Headline, isSmoke, percentile as percentileOf,
 
 const ROOT = path.join(__dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
-const RUNS_640 = sized(20, 2);
+const RUNS_640 = sized(20, 1);
 const RUNS_12MP = sized(8, 1);
 
 interface LabelledPhoto {
