@@ -41,7 +41,8 @@ export function countRequest(
   const w = batchWrite();
   for (const [name, n] of moved) w.add(name, `:${name}`, n);
   w.when(liveBatch(w, nowMs));
-  if (opts.takingUploads === true) w.when(w.or(w.notExists('closed'), w.is('closed', '=', ':false', false), w.compare('total', '<', 'expected')));
+  if (opts.takingUploads === true)
+    w.when(w.or(w.notExists('closed'), w.is('closed', '=', ':false', false), w.compare('total', '<', 'expected')));
   if (opts.guard) w.when(opts.guard);
   return {
     TableName: table,

@@ -58,7 +58,8 @@ export function liveBatch(w: WriteExpression<BatchAttribute>, nowMs: number): Co
 }
 
 /** The batch still takes uploads and declarations: never closed, or opened again. */
-const open = (w: WriteExpression<BatchAttribute>): Condition<BatchAttribute> => w.or(w.notExists('closed'), w.is('closed', '=', ':false', false));
+const open = (w: WriteExpression<BatchAttribute>): Condition<BatchAttribute> =>
+  w.or(w.notExists('closed'), w.is('closed', '=', ':false', false));
 
 /** Creates a batch's summary unless the client already has a batch of that name. */
 export function putBatchRequest(table: string, batch: Batch): PutCommandInput {
