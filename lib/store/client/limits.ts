@@ -26,10 +26,12 @@ const USAGE_ATTRIBUTES = {
   purgeAt: 'purge_at',
 } as const;
 
+export type UsageAttribute = keyof typeof USAGE_ATTRIBUTES;
+
 /** A write to a day's usage item, with extra attributes by name (a run's charge token). */
 export const usageWrite = <E extends string = never>(
   extra: Record<E, string> = {} as Record<E, string>,
-): WriteExpression<keyof typeof USAGE_ATTRIBUTES | E> => new WriteExpression({ ...USAGE_ATTRIBUTES, ...extra });
+): WriteExpression<UsageAttribute | E> => new WriteExpression({ ...USAGE_ATTRIBUTES, ...extra });
 
 /** A client's usage of one UTC day. */
 export interface DailyUsage {
