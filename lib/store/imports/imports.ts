@@ -19,7 +19,6 @@ import type { ImportProgress, ImportSource } from '../../domain/import';
 import { toBatch, toImage } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import type { StoredImport } from '../table/import-item';
-import { batchWrite, imageWrite } from '../table/update-expression';
 import {
   BATCH_SK,
   type BatchItem,
@@ -32,6 +31,7 @@ import {
   type UploadItem,
   uploadItemKey,
 } from '../table/schema';
+import { batchWrite, imageWrite } from '../table/update-expression';
 
 /** Two '#': no batch partition (`{clientId}#{batchId}`, one '#') is ever this. */
 const LIVE_PARTITION = 'IMPORT#LIVE#';
