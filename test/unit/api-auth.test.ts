@@ -36,9 +36,10 @@ describe('API keys', () => {
   });
 
   it('never replace a key registered to another client', () => {
-    expect(putApiKeyRequest('T', 'acme', hashApiKey('k'.repeat(20)), 1).ConditionExpression).toBe(
-      'attribute_not_exists(batch_id) OR owner_id = :owner',
-    );
+    const request = putApiKeyRequest('T', 'acme', hashApiKey('k'.repeat(20)), 1);
+    expect(request.ConditionExpression).toBe('attribute_not_exists(#partition) OR #owner = :owner');
+    expect(request.ExpressionAttributeNames).toEqual({ '#partition': 'batch_id', '#owner': 'owner_id' });
+    expect(request.ExpressionAttributeValues).toEqual({ ':owner': 'acme' });
   });
 
   it('hash to the key item address deterministically', () => {
@@ -56,7 +57,8 @@ describe('API keys', () => {
     const request = putClientRequest('T', 'acme', 5);
 
     expect(request.Item).toEqual({ batch_id: 'CLIENT#acme', img_fprint: '#CLIENT', registered_ts: 5 });
-    expect(request.ConditionExpression).toBe('attribute_not_exists(batch_id)');
+    expect(request.ConditionExpression).toBe('attribute_not_exists(#partition)');
+    expect(request.ExpressionAttributeNames).toEqual({ '#partition': 'batch_id' });
   });
 });
 

@@ -162,8 +162,8 @@ describe('quota requests', () => {
     // Assert
     expect(request).toMatchObject({
       UpdateExpression: 'SET #ratePerSecond = :ratePerSecond REMOVE #maxImagesPerDay',
-      ConditionExpression: 'attribute_exists(batch_id)',
-      ExpressionAttributeNames: { '#ratePerSecond': 'rate_per_s', '#maxImagesPerDay': 'max_images_day' },
+      ConditionExpression: 'attribute_exists(#partition)',
+      ExpressionAttributeNames: { '#ratePerSecond': 'rate_per_s', '#maxImagesPerDay': 'max_images_day', '#partition': 'batch_id' },
       ExpressionAttributeValues: { ':ratePerSecond': 5 },
     });
   });

@@ -5,21 +5,18 @@ import type { Image } from '../../domain/image';
 import type { Audit } from '../../domain/review';
 import { liveBatch } from '../batch/summary';
 import { reviewAsRead } from '../review/verdicts';
-import { batchNames, imageNames } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { auditKey, batchKey, imageKey, toStoredAudit } from '../table/schema';
+import { batchWrite, imageWrite } from '../table/update-expression';
 import type { Ctx, StrataSizes } from './queue';
 
 /** Remembers the strata's sizes at this draw on the summary (what the estimator weights by); false when the batch is gone. */
 export async function setStrataSizes(ctx: Ctx, clientId: string, batchId: string, sizes: StrataSizes, nowMs: number): Promise<boolean> {
-  const live = liveBatch(nowMs);
+  const w = batchWrite().set('auditPopulation', ':sizes', { c: sizes.cat, n: sizes.notCat, ts: nowMs });
   const request: UpdateCommandInput = {
     TableName: ctx.tableName,
     Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #auditPopulation = :sizes',
-    ConditionExpression: live.condition,
-    ExpressionAttributeNames: batchNames('auditPopulation', ...live.names),
-    ExpressionAttributeValues: { ':sizes': { c: sizes.cat, n: sizes.notCat, ts: nowMs }, ...live.values },
+    ...w.when(liveBatch(w, nowMs)).update(),
   };
   try {
     await ctx.ddb.send(new UpdateCommand(request));
@@ -39,17 +36,9 @@ export function auditRequest(
   image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'review'>,
   audit: Audit,
 ): UpdateCommandInput {
-  const condition = ['#status = :success', 'attribute_not_exists(#audit)'];
-  const values: Record<string, unknown> = { ':audit': toStoredAudit(audit), ':key': auditKey(audit, image.review), ':success': 'success' };
-  const extraNames = reviewAsRead(image, condition, values);
-  return {
-    TableName: table,
-    Key: imageKey(image.clientId, image.batchId, image.fprint),
-    UpdateExpression: 'SET #audit = :audit, #auditKey = :key',
-    ConditionExpression: condition.join(' AND '),
-    ExpressionAttributeNames: { ...imageNames('audit', 'auditKey', 'status', 'review'), ...extraNames },
-    ExpressionAttributeValues: values,
-  };
+  const w = imageWrite().set('audit', ':audit', toStoredAudit(audit)).set('auditKey', ':key', auditKey(audit, image.review));
+  w.when(w.is('status', '=', ':success', 'success'), w.notExists('audit'), reviewAsRead(w, image));
+  return { TableName: table, Key: imageKey(image.clientId, image.batchId, image.fprint), ...w.update() };
 }
 
 const AUDIT_PARALLEL = 16;

@@ -13,11 +13,12 @@ import type { Batch } from '../../domain/batch';
 import { type Counts, countsCannotBeRight, ZERO_COUNTS } from '../../domain/counts';
 import { BatchClosedError } from '../../errors';
 import type { TableAccess } from '../table/access';
-import { type BatchAttribute, batchNames, type ImageAttribute, imageNames, toBatch } from '../table/attributes';
+import { type BatchAttribute, type ImageAttribute, imageNames, toBatch } from '../table/attributes';
 import { conditionFailed, conditionFailedAt, foundAt } from '../table/condition';
 import { BatchErasedError } from '../table/errors';
 import { BATCH_SK, type BatchItem, batchKey, batchPartition, type ImageItem } from '../table/schema';
 import { transaction, transactWrite } from '../table/transact';
+import { batchWrite, type Condition } from '../table/update-expression';
 import { type BatchSummaries, liveBatch } from './summary';
 import type { TakeBack } from './take-back';
 
@@ -37,41 +38,24 @@ export function countRequest(
   opts: { takingUploads?: boolean; guard?: SummaryCondition } = {},
 ): UpdateCommandInput {
   const moved = (Object.entries(delta) as [keyof Counts, number][]).filter(([, n]) => n !== 0);
-  const live = liveBatch(nowMs);
-  const taking = opts.takingUploads === true;
-  const guard = opts.guard;
+  const w = batchWrite();
+  for (const [name, n] of moved) w.add(name, `:${name}`, n);
+  w.when(liveBatch(w, nowMs));
+  if (opts.takingUploads === true)
+    w.when(w.or(w.notExists('closed'), w.is('closed', '=', ':false', false), w.compare('total', '<', 'expected')));
+  if (opts.guard) w.when(opts.guard);
   return {
     TableName: table,
     Key: batchKey(clientId, batchId),
-    UpdateExpression: `ADD ${moved.map(([name]) => `#${name} :${name}`).join(', ')}`,
-    ConditionExpression:
-      live.condition +
-      (taking ? ' AND (attribute_not_exists(#closed) OR #closed = :false OR #total < #expected)' : '') +
-      (guard ? ` AND (${guard.condition})` : ''),
-    ExpressionAttributeNames: batchNames(
-      ...live.names,
-      ...moved.map(([name]) => name),
-      ...(taking ? (['closed', 'total', 'expected'] as const) : []),
-      ...(guard?.names ?? []),
-    ),
-    ExpressionAttributeValues: {
-      ...live.values,
-      ...Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])),
-      ...(taking ? { ':false': false } : {}),
-      ...guard?.values,
-    },
+    ...w.update(),
     ReturnValues: 'ALL_NEW',
     // In a transaction (which answers no values), a refused move answers the summary as it found it.
-    ...(guard ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+    ...(opts.guard ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
   };
 }
 
-/** A condition on the summary, in the placeholders countRequest joins to its own. */
-export interface SummaryCondition {
-  condition: string;
-  names: BatchAttribute[];
-  values: Record<string, unknown>;
-}
+/** A condition on the summary that countRequest joins to its own (any batchWrite()'s parts fit any other's). */
+export type SummaryCondition = Condition<BatchAttribute>;
 
 /**
  * Holds only on a summary that moving it by `delta` cannot make due to close by itself (shouldAutoClose) or to be
@@ -83,26 +67,25 @@ export interface SummaryCondition {
 export function settledGuard(delta: Partial<Counts>, seenExpected: number | undefined): SummaryCondition {
   const arrives = (delta.total ?? 0) > 0;
   const pending = delta.pending ?? 0;
-  const names: BatchAttribute[] = ['closed', 'expected'];
-  const values: Record<string, unknown> = { ':guardTrue': true };
+  const w = batchWrite();
+  const closedAlready = w.is('closed', '=', ':guardTrue', true);
   // Not due to close by itself: closed already, nothing declared, or fewer arrived than declared once this counts.
-  let closes: string;
-  if (!arrives) {
-    closes = '#closed = :guardTrue OR attribute_not_exists(#expected) OR #total < #expected';
-    names.push('total');
-  } else if (seenExpected === undefined) {
-    closes = '#closed = :guardTrue OR attribute_not_exists(#expected)';
-  } else {
-    closes = '#closed = :guardTrue OR (#expected = :seenExpected AND #total < :lastBeforeExpected)';
-    names.push('total');
-    Object.assign(values, { ':seenExpected': seenExpected, ':lastBeforeExpected': seenExpected - 1 });
+  let closes: SummaryCondition;
+  if (!arrives) closes = w.or(closedAlready, w.notExists('expected'), w.compare('total', '<', 'expected'));
+  else if (seenExpected === undefined) closes = w.or(closedAlready, w.notExists('expected'));
+  else {
+    const unchanged = w.is('expected', '=', ':seenExpected', seenExpected);
+    closes = w.or(closedAlready, w.and(unchanged, w.is('total', '<', ':lastBeforeExpected', seenExpected - 1)));
   }
-  if (pending > 0) return { condition: closes, names, values };
+  if (pending > 0) return closes;
   // Not due to be done: open, still something pending once this moves, or done already.
-  names.push('pending', 'doneAt');
-  values[':guardPending'] = pending < 0 ? 1 : 0;
-  const done = 'attribute_not_exists(#closed) OR #closed <> :guardTrue OR #pending > :guardPending OR attribute_exists(#doneAt)';
-  return { condition: `(${closes}) AND (${done})`, names, values };
+  const done = w.or(
+    w.notExists('closed'),
+    w.is('closed', '<>', ':guardTrue', true),
+    w.is('pending', '>', ':guardPending', pending < 0 ? 1 : 0),
+    w.exists('doneAt'),
+  );
+  return w.and(closes, done);
 }
 
 /**
@@ -110,23 +93,13 @@ export function settledGuard(delta: Partial<Counts>, seenExpected: number | unde
  * move leaves (b moved by the delta) without reading it back.
  */
 export function unchangedGuard(b: Batch): SummaryCondition {
-  const parts: string[] = [];
-  const names: BatchAttribute[] = ['closed', 'expected', 'doneAt'];
-  const values: Record<string, unknown> = {};
-  for (const name of Object.keys(ZERO_COUNTS) as (keyof Counts)[]) {
-    parts.push(`#${name} = :was_${name}`);
-    names.push(name);
-    values[`:was_${name}`] = b.counts[name];
-  }
-  parts.push(b.closed ? '#closed = :wasClosed' : '(attribute_not_exists(#closed) OR #closed = :wasClosed)');
-  values[':wasClosed'] = b.closed;
-  if (b.expected === undefined) parts.push('attribute_not_exists(#expected)');
-  else {
-    parts.push('#expected = :wasExpected');
-    values[':wasExpected'] = b.expected;
-  }
-  parts.push(b.doneAt === undefined ? 'attribute_not_exists(#doneAt)' : 'attribute_exists(#doneAt)');
-  return { condition: parts.join(' AND '), names, values };
+  const w = batchWrite();
+  const parts = (Object.keys(ZERO_COUNTS) as (keyof Counts)[]).map((name) => w.is(name, '=', `:was_${name}`, b.counts[name]));
+  const closed = w.is('closed', '=', ':wasClosed', b.closed);
+  parts.push(b.closed ? closed : w.or(w.notExists('closed'), closed));
+  parts.push(b.expected === undefined ? w.notExists('expected') : w.is('expected', '=', ':wasExpected', b.expected));
+  parts.push(b.doneAt === undefined ? w.notExists('doneAt') : w.exists('doneAt'));
+  return w.and(...parts);
 }
 
 /** The summary `b` moved by `delta`: what a move guarded by unchangedGuard(b) leaves. */
@@ -192,20 +165,13 @@ export function countRecords(items: readonly Pick<ImageItem, 'op_status' | 'rek_
 
 /** Sets the counters to a recount, only if they still hold what was read before counting. */
 export function setCountsRequest(table: string, clientId: string, batchId: string, was: Counts, counts: Counts): UpdateCommandInput {
-  const names = Object.keys(counts) as (keyof Counts)[];
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')}`,
+  const w = batchWrite();
+  for (const n of Object.keys(counts) as (keyof Counts)[]) {
+    const held = w.is(n, '=', `:was_${n}`, was[n]);
     // A counter an older summary lacks reads as 0.
-    ConditionExpression: names.map((n) => `(#${n} = :was_${n}${was[n] === 0 ? ` OR attribute_not_exists(#${n})` : ''})`).join(' AND '),
-    ExpressionAttributeNames: batchNames(...names),
-    ExpressionAttributeValues: {
-      ...Object.fromEntries(names.map((n) => [`:${n}`, counts[n]])),
-      ...Object.fromEntries(names.map((n) => [`:was_${n}`, was[n]])),
-    },
-    ReturnValues: 'ALL_NEW',
-  };
+    w.set(n, `:${n}`, counts[n]).when(was[n] === 0 ? w.or(held, w.notExists(n)) : held);
+  }
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /** How a record write may skip reading the summary back: the summary as the writer read it (its `expected`). */

@@ -18,6 +18,7 @@ import { EraseIncompleteError } from '../../errors';
 import { BATCH_ATTRIBUTES } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { BATCH_SK, batchKey, batchPartition, knownItemKey, UPLOAD_ITEM_PREFIX } from '../table/schema';
+import { WriteExpression } from '../table/update-expression';
 
 export type ItemKey = Record<string, unknown>;
 
@@ -146,13 +147,8 @@ async function eraseKnownItems(ddb: DynamoDBDocumentClient, ref: BatchItemsRef, 
 
 /** Deletes the client's known item of `fprint` only while it names `batchId`. */
 export function knownItemDeleteRequest(table: string, clientId: string, batchId: string, fprint: string): DeleteCommandInput {
-  return {
-    TableName: table,
-    Key: knownItemKey(clientId, fprint),
-    ConditionExpression: '#knownIn = :batch',
-    ExpressionAttributeNames: { '#knownIn': 'known_in' },
-    ExpressionAttributeValues: { ':batch': batchId },
-  };
+  const w = new WriteExpression({ knownIn: 'known_in' });
+  return { TableName: table, Key: knownItemKey(clientId, fprint), ...w.when(w.is('knownIn', '=', ':batch', batchId)).condition() };
 }
 
 /** Deletes the summary: the erasure's last step. Deleting one already gone is not an error. */

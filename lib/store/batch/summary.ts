@@ -13,9 +13,10 @@ import { type Batch, isVisibleBatch, shouldAutoClose, shouldMarkDone } from '../
 import { ZERO_COUNTS } from '../../domain/counts';
 import { markExpired } from '../expiry/expired';
 import type { TableAccess } from '../table/access';
-import { type BatchAttribute, batchNames, toBatch, toBatchItem } from '../table/attributes';
+import { type BatchAttribute, toBatch, toBatchItem } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { type BatchItem, batchKey, CALLBACK_DUE, nowSeconds, ttlFor } from '../table/schema';
+import { batchWrite, type Condition, type WriteExpression } from '../table/update-expression';
 import type { TakeBack } from './take-back';
 
 export interface NewBatch {
@@ -52,57 +53,33 @@ export function newBatch(b: NewBatch): Batch {
  * erased and has not expired. Every write into a batch made for a client's request or an upload holds only on it, so
  * an expired batch takes nothing more, whatever route or upload asks (docs/design.md §6, "A batch expires whole").
  */
-export function liveBatch(nowMs: number): { condition: string; names: BatchAttribute[]; values: Record<string, unknown> } {
-  return {
-    condition: 'attribute_exists(#partition) AND attribute_not_exists(#deleting) AND #expiresAt > :nowS',
-    names: ['partition', 'deleting', 'expiresAt'],
-    values: { ':nowS': nowSeconds(nowMs) },
-  };
+export function liveBatch(w: WriteExpression<BatchAttribute>, nowMs: number): Condition<BatchAttribute> {
+  return w.and(w.exists('partition'), w.notExists('deleting'), w.is('expiresAt', '>', ':nowS', nowSeconds(nowMs)));
 }
+
+/** The batch still takes uploads and declarations: never closed, or opened again. */
+const open = (w: WriteExpression<BatchAttribute>): Condition<BatchAttribute> =>
+  w.or(w.notExists('closed'), w.is('closed', '=', ':false', false));
 
 /** Creates a batch's summary unless the client already has a batch of that name. */
 export function putBatchRequest(table: string, batch: Batch): PutCommandInput {
-  return {
-    TableName: table,
-    Item: toBatchItem(batch),
-    ConditionExpression: 'attribute_not_exists(#partition)',
-    ExpressionAttributeNames: batchNames('partition'),
-  };
+  const w = batchWrite();
+  return { TableName: table, Item: toBatchItem(batch), ...w.when(w.notExists('partition')).condition() };
 }
 
 /** Closes an open batch, optionally fixing how many files it gets in all (never below what arrived). */
 export function closeRequest(table: string, clientId: string, batchId: string, now: number, expected?: number): UpdateCommandInput {
-  const withExpected = expected !== undefined;
-  const live = liveBatch(now);
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: `SET #closed = :true, #closedAt = :now${withExpected ? ', #expected = :expected' : ''}`,
-    ConditionExpression:
-      `${live.condition} AND (attribute_not_exists(#closed) OR #closed = :false)` + (withExpected ? ' AND #total <= :expected' : ''),
-    ExpressionAttributeNames: batchNames(...live.names, 'closed', 'closedAt', ...(withExpected ? (['expected', 'total'] as const) : [])),
-    ExpressionAttributeValues: {
-      ...live.values,
-      ':true': true,
-      ':false': false,
-      ':now': now,
-      ...(withExpected ? { ':expected': expected } : {}),
-    },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = batchWrite().set('closed', ':true', true).set('closedAt', ':now', now);
+  w.when(liveBatch(w, now), open(w));
+  if (expected !== undefined) w.set('expected', ':expected', expected).when(w.compare('total', '<=', w.val(':expected', expected)));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /** Closes a batch by itself once as many uploads arrived as were declared. */
 export function autoCloseRequest(table: string, clientId: string, batchId: string, now: number): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #closed = :true, #closedAt = :now',
-    ConditionExpression: '(attribute_not_exists(#closed) OR #closed = :false) AND #expected <= #total',
-    ExpressionAttributeNames: batchNames('closed', 'closedAt', 'expected', 'total'),
-    ExpressionAttributeValues: { ':true': true, ':false': false, ':now': now },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = batchWrite().set('closed', ':true', true).set('closedAt', ':now', now);
+  w.when(open(w), w.compare('expected', '<=', 'total'));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /**
@@ -110,39 +87,23 @@ export function autoCloseRequest(table: string, clientId: string, batchId: strin
  * with a callback is marked as owing it in the same write, so a callback whose first send is lost is still found.
  */
 export function markDoneRequest(table: string, clientId: string, batchId: string, now: number, withCallback = false): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: withCallback ? 'SET #doneAt = :now, #callbackDue = :due' : 'SET #doneAt = :now',
-    ConditionExpression:
-      '#closed = :true AND #pending = :zero AND attribute_not_exists(#doneAt) AND attribute_not_exists(#deleting) AND ' +
-      '(attribute_not_exists(#expected) OR #expected <= #total)',
-    ExpressionAttributeNames: batchNames(
-      'closed',
-      'pending',
-      'doneAt',
-      'deleting',
-      'expected',
-      'total',
-      ...(withCallback ? (['callbackDue'] as const) : []),
-    ),
-    ExpressionAttributeValues: { ':true': true, ':zero': 0, ':now': now, ...(withCallback ? { ':due': CALLBACK_DUE } : {}) },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = batchWrite().set('doneAt', ':now', now);
+  if (withCallback) w.set('callbackDue', ':due', CALLBACK_DUE);
+  w.when(
+    w.is('closed', '=', ':true', true),
+    w.is('pending', '=', ':zero', 0),
+    w.notExists('doneAt'),
+    w.notExists('deleting'),
+    w.or(w.notExists('expected'), w.compare('expected', '<=', 'total')),
+  );
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /** More files declared for an open batch: `expected` grows by their number (from 0 when none were declared). */
 export function addExpectedRequest(table: string, clientId: string, batchId: string, files: number, nowMs: number): UpdateCommandInput {
-  const live = liveBatch(nowMs);
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #expected = if_not_exists(#expected, :zero) + :files',
-    ConditionExpression: `${live.condition} AND (attribute_not_exists(#closed) OR #closed = :false)`,
-    ExpressionAttributeNames: batchNames(...live.names, 'expected', 'closed'),
-    ExpressionAttributeValues: { ...live.values, ':zero': 0, ':files': files, ':false': false },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = batchWrite();
+  w.set('expected', w.plus(w.ifNotExists('expected', w.val(':zero', 0)), w.val(':files', files))).when(liveBatch(w, nowMs), open(w));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /**
@@ -150,15 +111,9 @@ export function addExpectedRequest(table: string, clientId: string, batchId: str
  * for its client then, and the expiry sweep erases it (markExpiredRequest).
  */
 export function markDeletingRequest(table: string, clientId: string, batchId: string, nowMs: number): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #deleting = :true',
-    ConditionExpression: 'attribute_exists(#partition) AND #expiresAt > :nowS',
-    ExpressionAttributeNames: batchNames('partition', 'deleting', 'expiresAt'),
-    ExpressionAttributeValues: { ':true': true, ':nowS': nowSeconds(nowMs) },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = batchWrite().set('deleting', ':true', true);
+  w.when(w.exists('partition'), w.is('expiresAt', '>', ':nowS', nowSeconds(nowMs)));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 export interface BatchStoreOptions {

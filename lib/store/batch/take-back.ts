@@ -2,9 +2,9 @@
 // (docs/design.md §6): apart from BatchStore, which the API's functions share, so that only the ingest's bundle (and
 // so its role) carries DeleteItem.
 import { DeleteCommand, type DeleteCommandInput, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { batchNames } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { batchKey } from '../table/schema';
+import { batchWrite } from '../table/update-expression';
 
 export interface TakeBack {
   /** Deletes a record written a moment ago (without transactions, before its counter update was refused). */
@@ -33,11 +33,6 @@ export const takeBack = (ddb: DynamoDBDocumentClient, table: string): TakeBack =
  * batch meanwhile), unless an upload counted into it since.
  */
 export function dropOpenedBatchRequest(table: string, clientId: string, batchId: string): DeleteCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    ConditionExpression: '#total = :zero',
-    ExpressionAttributeNames: batchNames('total'),
-    ExpressionAttributeValues: { ':zero': 0 },
-  };
+  const w = batchWrite();
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.when(w.is('total', '=', ':zero', 0)).condition() };
 }

@@ -13,6 +13,7 @@ import { batchNames, toBatch } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { batchKeysOf } from '../table/query';
 import { type BatchItem, batchKey, CALLBACK_DUE, INDEX } from '../table/schema';
+import { batchWrite } from '../table/update-expression';
 
 /** The batches owing their completion callback that turned done before `doneBefore` (epoch ms), oldest first. */
 export function batchesOwingCallbacks(
@@ -70,16 +71,10 @@ export function callbackRequeueRequest(
   now: number,
   previous: number | undefined,
 ): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #callbackRequeuedAt = :now',
-    ConditionExpression:
-      'attribute_exists(#callbackDue) AND attribute_not_exists(#deleting) AND ' +
-      (previous === undefined ? 'attribute_not_exists(#callbackRequeuedAt)' : '#callbackRequeuedAt = :previous'),
-    ExpressionAttributeNames: batchNames('callbackDue', 'deleting', 'callbackRequeuedAt'),
-    ExpressionAttributeValues: { ':now': now, ...(previous === undefined ? {} : { ':previous': previous }) },
-  };
+  const w = batchWrite().set('callbackRequeuedAt', ':now', now);
+  const asRead = previous === undefined ? w.notExists('callbackRequeuedAt') : w.is('callbackRequeuedAt', '=', ':previous', previous);
+  w.when(w.exists('callbackDue'), w.notExists('deleting'), asRead);
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update() };
 }
 
 /** The callbacks owed, as the sweep reads and stamps them (lib/reconcile/callbacks.ts OwedCallbacks). */

@@ -1,9 +1,9 @@
 // A completion callback's delivery state on its batch: the one write of the callbacks function, apart from BatchStore
 // so that its bundle (and so its role) carries only this call.
 import { type DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchNames } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { batchKey } from '../table/schema';
+import { batchWrite } from '../table/update-expression';
 
 /** Stores the completion callback's delivery state (`final`: delivered or given up); false when the batch is gone or being erased. */
 export async function recordCallbackState(
@@ -28,12 +28,7 @@ export async function recordCallbackState(
  * state (delivered, or given up) takes the batch out of the callbacks the sweep looks after.
  */
 export function callbackStateRequest(table: string, clientId: string, batchId: string, state: object, final = false): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: final ? 'SET #callback = :state REMOVE #callbackDue' : 'SET #callback = :state',
-    ConditionExpression: 'attribute_exists(#partition) AND attribute_not_exists(#deleting)',
-    ExpressionAttributeNames: batchNames('partition', 'callback', 'deleting', ...(final ? (['callbackDue'] as const) : [])),
-    ExpressionAttributeValues: { ':state': state },
-  };
+  const w = batchWrite().set('callback', ':state', state);
+  if (final) w.remove('callbackDue');
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.when(w.exists('partition'), w.notExists('deleting')).update() };
 }

@@ -5,6 +5,7 @@
 import { type DynamoDBDocumentClient, GetCommand, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import { type ClientLimitSettings, type ClientLimits, withDefaults } from '../../quota/limits';
 import { CLIENT_PREFIX, clientKey, nowSeconds } from '../table/schema';
+import { WriteExpression } from '../table/update-expression';
 
 const USAGE_SK_PREFIX = '#USAGE#';
 
@@ -15,6 +16,22 @@ const USAGE_KEEP_DAYS = 40;
 
 /** When a usage item written now may go (its purge_at, epoch seconds). */
 export const usagePurgeAt = (nowMs: number): number => nowSeconds(nowMs) + USAGE_KEEP_DAYS * 86400;
+
+/** A usage item's attributes by their placeholders' names; `token` a re-detection run's charge mark (redetect/run.ts). */
+const USAGE_ATTRIBUTES = {
+  accepted: 'accepted',
+  rejected: 'rejected',
+  batches: 'batches',
+  counting: 'counting',
+  purgeAt: 'purge_at',
+} as const;
+
+export type UsageAttribute = keyof typeof USAGE_ATTRIBUTES;
+
+/** A write to a day's usage item, with extra attributes by name (a run's charge token). */
+export const usageWrite = <E extends string = never>(
+  extra: Record<E, string> = {} as Record<E, string>,
+): WriteExpression<UsageAttribute | E> => new WriteExpression({ ...USAGE_ATTRIBUTES, ...extra });
 
 /** A client's usage of one UTC day. */
 export interface DailyUsage {

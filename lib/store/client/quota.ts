@@ -14,11 +14,11 @@ import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib
 import type { UploadRef } from '../../domain/upload';
 import { IceCatError } from '../../errors';
 import type { ClientLimits } from '../../quota/limits';
-import { uploadNames } from '../table/attributes';
 import { conditionFailed, conditionFailedAt } from '../table/condition';
 import { clientKey, uploadItemKey } from '../table/schema';
 import { transaction, transactWrite } from '../table/transact';
-import { ClientLimitsReader, type ClientLimitsStoreOptions, usageKey, usagePurgeAt } from './limits';
+import { type Condition, uploadWrite, WriteExpression } from '../table/update-expression';
+import { ClientLimitsReader, type ClientLimitsStoreOptions, type UsageAttribute, usageKey, usagePurgeAt, usageWrite } from './limits';
 
 /** Limits set for a client never registered (client:create). */
 export class UnregisteredClientError extends IceCatError {
@@ -32,45 +32,30 @@ export function setClientLimitsRequest(
   clientId: string,
   limits: { [K in keyof ClientLimits]?: number | null },
 ): UpdateCommandInput {
-  const names: Record<string, string> = {};
-  const values: Record<string, number> = {};
-  const set: string[] = [];
-  const remove: string[] = [];
-  for (const [field, attribute] of [
-    ['ratePerSecond', 'rate_per_s'],
-    ['maxImagesPerDay', 'max_images_day'],
-    ['maxBatchesPerDay', 'max_batches_day'],
-  ] as const) {
+  const w = new WriteExpression({
+    ratePerSecond: 'rate_per_s',
+    maxImagesPerDay: 'max_images_day',
+    maxBatchesPerDay: 'max_batches_day',
+    partition: 'batch_id',
+  });
+  for (const field of ['ratePerSecond', 'maxImagesPerDay', 'maxBatchesPerDay'] as const) {
     const value = limits[field];
-    if (value === undefined) continue;
-    names[`#${field}`] = attribute;
-    if (value === null) remove.push(`#${field}`);
-    else {
-      values[`:${field}`] = value;
-      set.push(`#${field} = :${field}`);
-    }
+    if (value === null) w.remove(field);
+    else if (value !== undefined) w.set(field, `:${field}`, value);
   }
-  const update = [set.length ? `SET ${set.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''].filter(Boolean).join(' ');
-  return {
-    TableName: table,
-    Key: clientKey(clientId),
-    UpdateExpression: update,
-    ConditionExpression: 'attribute_exists(batch_id)',
-    ExpressionAttributeNames: names,
-    ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-  };
+  return { TableName: table, Key: clientKey(clientId), ...w.when(w.exists('partition')).update() };
+}
+
+/** `counter` moved by one unless `limit` are counted already: the daily quotas' condition. */
+function countUnder(w: WriteExpression<UsageAttribute>, counter: 'accepted' | 'batches', limit: number): Condition<UsageAttribute> {
+  const limitValue = w.val(':limit', limit);
+  return w.or(w.and(w.notExists(counter), w.compare(limitValue, '>', w.val(':zero', 0))), w.compare(counter, '<', limitValue));
 }
 
 /** Counts one upload of the day unless `limit` are counted already (then the condition fails). */
 export function countUploadRequest(table: string, clientId: string, day: string, limit: number, nowMs: number): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: usageKey(clientId, day),
-    UpdateExpression: 'ADD #accepted :one SET #purgeAt = if_not_exists(#purgeAt, :purge)',
-    ConditionExpression: '(attribute_not_exists(#accepted) AND :limit > :zero) OR #accepted < :limit',
-    ExpressionAttributeNames: { '#accepted': 'accepted', '#purgeAt': 'purge_at' },
-    ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':limit': limit, ':purge': usagePurgeAt(nowMs) },
-  };
+  const w = usageWrite().add('accepted', ':one', 1).setIfNotExists('purgeAt', ':purge', usagePurgeAt(nowMs));
+  return { TableName: table, Key: usageKey(clientId, day), ...w.when(countUnder(w, 'accepted', limit)).update() };
 }
 
 /**
@@ -85,14 +70,14 @@ export function countUploadOnceRequest(
   upload: string,
   nowMs: number,
 ): UpdateCommandInput {
-  const count = countUploadRequest(table, clientId, day, limit, nowMs);
-  return {
-    ...count,
-    UpdateExpression: 'ADD #accepted :one, #counting :upload SET #purgeAt = if_not_exists(#purgeAt, :purge)',
-    ConditionExpression: `(NOT contains(#counting, :id)) AND (${count.ConditionExpression})`,
-    ExpressionAttributeNames: { ...count.ExpressionAttributeNames, '#counting': 'counting' },
-    ExpressionAttributeValues: { ...count.ExpressionAttributeValues, ':upload': new Set([upload]), ':id': upload },
-  };
+  const w = usageWrite()
+    .add('accepted', ':one', 1)
+    .add('counting', ':upload', new Set([upload]));
+  w.setIfNotExists('purgeAt', ':purge', usagePurgeAt(nowMs)).when(
+    w.not(w.contains('counting', w.val(':id', upload))),
+    countUnder(w, 'accepted', limit),
+  );
+  return { TableName: table, Key: usageKey(clientId, day), ...w.update() };
 }
 
 /** The upload's id leaves the `counting` set once its mark is written. */
@@ -100,66 +85,38 @@ export function countedRequest(table: string, clientId: string, day: string, upl
   return {
     TableName: table,
     Key: usageKey(clientId, day),
-    UpdateExpression: 'DELETE #counting :upload',
-    ExpressionAttributeNames: { '#counting': 'counting' },
-    ExpressionAttributeValues: { ':upload': new Set([upload]) },
+    ...usageWrite()
+      .delete('counting', ':upload', new Set([upload]))
+      .update(),
   };
 }
 
 /** The mark of an upload counted against `day`'s quota; with transactions, only where no attempt counted it before. */
 export function markCountedRequest(table: string, upload: UploadRef, day: string, once: boolean): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: uploadItemKey(upload),
-    UpdateExpression: 'SET #quotaCounted = if_not_exists(#quotaCounted, :day)',
-    ...(once ? { ConditionExpression: 'attribute_not_exists(#quotaCounted)' } : {}),
-    ExpressionAttributeNames: uploadNames('quotaCounted'),
-    ExpressionAttributeValues: { ':day': day },
-  };
+  const w = uploadWrite().setIfNotExists('quotaCounted', ':day', day);
+  if (once) w.when(w.notExists('quotaCounted'));
+  return { TableName: table, Key: uploadItemKey(upload), ...w.update() };
 }
 
 export function countRefusedRequest(table: string, clientId: string, day: string, nowMs: number): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: usageKey(clientId, day),
-    UpdateExpression: 'ADD #rejected :one SET #purgeAt = if_not_exists(#purgeAt, :purge)',
-    ExpressionAttributeNames: { '#rejected': 'rejected', '#purgeAt': 'purge_at' },
-    ExpressionAttributeValues: { ':one': 1, ':purge': usagePurgeAt(nowMs) },
-  };
+  const w = usageWrite().add('rejected', ':one', 1).setIfNotExists('purgeAt', ':purge', usagePurgeAt(nowMs));
+  return { TableName: table, Key: usageKey(clientId, day), ...w.update() };
 }
 
 export function markQuotaExceededRequest(table: string, upload: UploadRef, day: string): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: uploadItemKey(upload),
-    UpdateExpression: 'SET #quotaExceeded = if_not_exists(#quotaExceeded, :day)',
-    ExpressionAttributeNames: uploadNames('quotaExceeded'),
-    ExpressionAttributeValues: { ':day': day },
-  };
+  return { TableName: table, Key: uploadItemKey(upload), ...uploadWrite().setIfNotExists('quotaExceeded', ':day', day).update() };
 }
 
 /** Counts one batch created on the day unless `limit` are counted already (then the condition fails). */
 export function countBatchRequest(table: string, clientId: string, day: string, limit: number, nowMs: number): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: usageKey(clientId, day),
-    UpdateExpression: 'ADD #batches :one SET #purgeAt = if_not_exists(#purgeAt, :purge)',
-    ConditionExpression: '(attribute_not_exists(#batches) AND :limit > :zero) OR #batches < :limit',
-    ExpressionAttributeNames: { '#batches': 'batches', '#purgeAt': 'purge_at' },
-    ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':limit': limit, ':purge': usagePurgeAt(nowMs) },
-  };
+  const w = usageWrite().add('batches', ':one', 1).setIfNotExists('purgeAt', ':purge', usagePurgeAt(nowMs));
+  return { TableName: table, Key: usageKey(clientId, day), ...w.when(countUnder(w, 'batches', limit)).update() };
 }
 
 /** Takes back a batch counted by countBatchRequest whose creation did not happen (its name was taken meanwhile). */
 export function uncountBatchRequest(table: string, clientId: string, day: string): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: usageKey(clientId, day),
-    UpdateExpression: 'ADD #batches :minusOne',
-    ConditionExpression: '#batches > :zero',
-    ExpressionAttributeNames: { '#batches': 'batches' },
-    ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-  };
+  const w = usageWrite().add('batches', ':minusOne', -1);
+  return { TableName: table, Key: usageKey(clientId, day), ...w.when(w.is('batches', '>', ':zero', 0)).update() };
 }
 
 export interface ClientQuotaStoreOptions extends ClientLimitsStoreOptions {

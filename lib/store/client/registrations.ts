@@ -5,27 +5,25 @@ import { GetCommand, PutCommand, type PutCommandInput } from '@aws-sdk/lib-dynam
 import type { TableAccess } from '../table/access';
 import { conditionFailed } from '../table/condition';
 import { clientKey } from '../table/schema';
+import { WriteExpression } from '../table/update-expression';
 import { type ApiKeyItem, apiKeyItemKey, type StoreTable } from './keys';
 
 /** PutItem that stores a key hash for a client. An existing hash is replaced only by the same owner's registration. */
 export function putApiKeyRequest(tableName: string, clientId: string, keyHash: string, nowMs: number): PutCommandInput {
   const item: ApiKeyItem = { ...apiKeyItemKey(keyHash), owner_id: clientId, registered_ts: nowMs };
+  const w = new WriteExpression({ partition: 'batch_id', owner: 'owner_id' });
+  // A re-registration of the same key for the same client (the demo key at every start) is allowed.
   return {
     TableName: tableName,
     Item: item,
-    // A re-registration of the same key for the same client (the demo key at every start) is allowed.
-    ConditionExpression: 'attribute_not_exists(batch_id) OR owner_id = :owner',
-    ExpressionAttributeValues: { ':owner': clientId },
+    ...w.when(w.or(w.notExists('partition'), w.is('owner', '=', ':owner', clientId))).condition(),
   };
 }
 
 /** PutItem of a client's registry item; registering again keeps the first registration time. */
 export function putClientRequest(tableName: string, clientId: string, nowMs: number): PutCommandInput {
-  return {
-    TableName: tableName,
-    Item: { ...clientKey(clientId), registered_ts: nowMs },
-    ConditionExpression: 'attribute_not_exists(batch_id)',
-  };
+  const w = new WriteExpression({ partition: 'batch_id' });
+  return { TableName: tableName, Item: { ...clientKey(clientId), registered_ts: nowMs }, ...w.when(w.notExists('partition')).condition() };
 }
 
 /** Stores a key hash for a client: false, writing nothing, when the hash already belongs to another client. */

@@ -4,6 +4,7 @@ import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk
 import { IceCatError } from '../../errors';
 import { conditionFailed } from '../table/condition';
 import { clientKey } from '../table/schema';
+import { WriteExpression } from '../table/update-expression';
 
 /** Sources set for a client never registered (client:create). */
 export class UnknownSourceClientError extends IceCatError {
@@ -38,16 +39,12 @@ export class ClientSourcesStore {
   }
 
   private async update(clientId: string, op: 'ADD' | 'DELETE', sources: readonly string[]): Promise<void> {
+    const w = new WriteExpression({ sources: 'sources', partition: 'batch_id' });
+    if (op === 'ADD') w.add('sources', ':sources', new Set(sources));
+    else w.delete('sources', ':sources', new Set(sources));
     try {
       await this.opts.ddb.send(
-        new UpdateCommand({
-          TableName: this.opts.tableName,
-          Key: clientKey(clientId),
-          UpdateExpression: `${op} #sources :sources`,
-          ConditionExpression: 'attribute_exists(batch_id)',
-          ExpressionAttributeNames: { '#sources': 'sources' },
-          ExpressionAttributeValues: { ':sources': new Set(sources) },
-        }),
+        new UpdateCommand({ TableName: this.opts.tableName, Key: clientKey(clientId), ...w.when(w.exists('partition')).update() }),
       );
     } catch (err) {
       if (conditionFailed(err)) throw new UnknownSourceClientError(`client ${clientId} is not registered`, { cause: err });

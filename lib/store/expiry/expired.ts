@@ -11,6 +11,7 @@ import {
 import { batchNames } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { batchKey, EXPIRY_DUE, INDEX, nowSeconds, splitPartition } from '../table/schema';
+import { batchWrite } from '../table/update-expression';
 
 type StartKey = Record<string, unknown>;
 
@@ -71,13 +72,11 @@ export function expiredBatchesQuery(table: string, nowS: number, limit: number, 
  * so two sweeps never both queue it.
  */
 export function markExpiredRequest(table: string, clientId: string, batchId: string, now: number, staleBefore: number): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #deleting = :true, #eraseQueuedAt = :now',
-    ConditionExpression:
-      'attribute_exists(#partition) AND #expiresAt <= :nowS AND (attribute_not_exists(#eraseQueuedAt) OR #eraseQueuedAt < :stale)',
-    ExpressionAttributeNames: batchNames('partition', 'deleting', 'eraseQueuedAt', 'expiresAt'),
-    ExpressionAttributeValues: { ':true': true, ':now': now, ':nowS': nowSeconds(now), ':stale': staleBefore },
-  };
+  const w = batchWrite().set('deleting', ':true', true).set('eraseQueuedAt', ':now', now);
+  w.when(
+    w.exists('partition'),
+    w.is('expiresAt', '<=', ':nowS', nowSeconds(now)),
+    w.or(w.notExists('eraseQueuedAt'), w.is('eraseQueuedAt', '<', ':stale', staleBefore)),
+  );
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update() };
 }

@@ -7,34 +7,36 @@ import type { Image } from '../../domain/image';
 import type { Claim, UploadRef } from '../../domain/upload';
 import { BatchClosedError } from '../../errors';
 import type { BatchCounters, RecordOptions } from '../batch/counters';
-import { imageNames } from '../table/attributes';
+import type { ImageAttribute } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { BatchErasedError } from '../table/errors';
 import { imageKey, purgeAt } from '../table/schema';
+import { imageWrite, type WriteExpression } from '../table/update-expression';
 import { noteFingerprintRequest } from '../upload/attempts';
 import { getImage } from './record';
 
 export const CLAIM_COUNTS: Partial<Counts> = { total: 1, pending: 1 };
 
-const CLAIM_SET =
-  'SET #status = :processing, #claimId = :claim, #leaseUntil = :lease, #clientId = :client, #key = :key, ' +
-  '#fileName = :file, #phash = :phash, #format = :format, #width = :w, #height = :h';
+/** What every claim writes: the upload it holds the image for, and its lease. */
+function claimWrite(c: Claim): WriteExpression<ImageAttribute> {
+  return imageWrite()
+    .set('status', ':processing', 'processing')
+    .set('claimId', ':claim', c.claimId)
+    .set('leaseUntil', ':lease', c.now + c.leaseMs)
+    .set('clientId', ':client', c.clientId)
+    .set('key', ':key', c.key)
+    .set('fileName', ':file', c.fileName)
+    .set('phash', ':phash', c.phash)
+    .set('format', ':format', c.format)
+    .set('width', ':w', c.width)
+    .set('height', ':h', c.height);
+}
 
-const CLAIM_NAMES = ['status', 'claimId', 'leaseUntil', 'clientId', 'key', 'fileName', 'phash', 'format', 'width', 'height'] as const;
-
-function claimValues(c: Claim): Record<string, unknown> {
-  return {
-    ':processing': 'processing',
-    ':claim': c.claimId,
-    ':lease': c.now + c.leaseMs,
-    ':client': c.clientId,
-    ':key': c.key,
-    ':file': c.fileName,
-    ':phash': c.phash,
-    ':format': c.format,
-    ':w': c.width,
-    ':h': c.height,
-  };
+/** The claim's ETag, and an imported image's source object (docs/design.md §16), when it has them. */
+function claimRequestOf(table: string, c: Claim, w: WriteExpression<ImageAttribute>): UpdateCommandInput {
+  if (c.etag !== undefined) w.set('etag', ':etag', c.etag);
+  if (c.source) w.set('source', ':source', c.source);
+  return { TableName: table, Key: imageKey(c.clientId, c.batchId, c.fprint), ...w.update() };
 }
 
 /**
@@ -43,63 +45,31 @@ function claimValues(c: Claim): Record<string, unknown> {
  * index write instead of five. Until then the upload time waits in received_ts.
  */
 export function claimRequest(table: string, c: Claim): UpdateCommandInput {
-  const etag = c.etag !== undefined;
-  return withSource(c, {
-    TableName: table,
-    Key: imageKey(c.clientId, c.batchId, c.fprint),
-    UpdateExpression: `${CLAIM_SET}, #receivedAt = :now, #expiresAt = :ttl, #purgeAt = :purge${etag ? ', #etag = :etag' : ''}`,
-    ConditionExpression: 'attribute_not_exists(#fprint)',
-    ExpressionAttributeNames: imageNames(
-      ...CLAIM_NAMES,
-      'receivedAt',
-      'expiresAt',
-      'purgeAt',
-      'fprint',
-      ...(etag ? (['etag'] as const) : []),
-    ),
-    ExpressionAttributeValues: {
-      ...claimValues(c),
-      ':now': c.now,
-      ':ttl': c.expiresAt,
-      ':purge': purgeAt(c.expiresAt),
-      ...(etag ? { ':etag': c.etag } : {}),
-    },
-  });
-}
-
-/** An imported image's claim names its source object on the record (docs/design.md §16). */
-function withSource(c: Claim, request: UpdateCommandInput): UpdateCommandInput {
-  if (!c.source) return request;
-  return {
-    ...request,
-    UpdateExpression: `${request.UpdateExpression}, #source = :source`,
-    ExpressionAttributeNames: { ...request.ExpressionAttributeNames, ...imageNames('source') },
-    ExpressionAttributeValues: { ...request.ExpressionAttributeValues, ':source': c.source },
-  };
+  const w = claimWrite(c)
+    .set('receivedAt', ':now', c.now)
+    .set('expiresAt', ':ttl', c.expiresAt)
+    .set('purgeAt', ':purge', purgeAt(c.expiresAt));
+  return claimRequestOf(table, c, w.when(w.notExists('fprint')));
 }
 
 /** Takes over a claim left 'processing' by a run whose lease expired; keeps the first receipt time and expiry. */
 export function takeoverRequest(table: string, c: Claim, previousClaimId: string): UpdateCommandInput {
-  const etag = c.etag !== undefined;
-  return withSource(c, {
-    TableName: table,
-    Key: imageKey(c.clientId, c.batchId, c.fprint),
-    UpdateExpression: `${CLAIM_SET}${etag ? ', #etag = :etag' : ''}`,
-    ConditionExpression: '#status = :processing AND #leaseUntil < :now AND #claimId = :previous',
-    ExpressionAttributeNames: imageNames(...CLAIM_NAMES, ...(etag ? (['etag'] as const) : [])),
-    ExpressionAttributeValues: { ...claimValues(c), ':now': c.now, ':previous': previousClaimId, ...(etag ? { ':etag': c.etag } : {}) },
-  });
+  const w = claimWrite(c);
+  w.when(
+    w.is('status', '=', ':processing', 'processing'),
+    w.is('leaseUntil', '<', ':now', c.now),
+    w.is('claimId', '=', ':previous', previousClaimId),
+  );
+  return claimRequestOf(table, c, w);
 }
 
 /** Ends a claim early so a retry of the same upload can take it at once (a transient failure). */
 export function releaseRequest(table: string, c: Claim): UpdateCommandInput {
+  const w = imageWrite().set('leaseUntil', ':zero', 0);
   return {
     TableName: table,
     Key: imageKey(c.clientId, c.batchId, c.fprint),
-    UpdateExpression: 'SET #leaseUntil = :zero',
-    ConditionExpression: '#claimId = :claim',
-    ExpressionAttributeNames: imageNames('leaseUntil', 'claimId'),
-    ExpressionAttributeValues: { ':zero': 0, ':claim': c.claimId },
+    ...w.when(w.is('claimId', '=', ':claim', c.claimId)).update(),
   };
 }
 

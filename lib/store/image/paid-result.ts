@@ -10,24 +10,26 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Claim, ImageResult } from '../../domain/upload';
-import { imageNames } from '../table/attributes';
+import { IMAGE_ATTRIBUTES, type ImageAttribute } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { imageKey } from '../table/schema';
+import { WriteExpression } from '../table/update-expression';
 
-export const PAID_NAME = '#paid';
-export const PAID_NAMES = { [PAID_NAME]: 'rek_paid' };
+const PAID_NAME = '#paid';
+const PAID_NAMES = { [PAID_NAME]: 'rek_paid' };
+
+/** A write to an image record that names the answer kept on its claim (`#paid` → rek_paid) beside its attributes. */
+export const paidWrite = (): WriteExpression<ImageAttribute | 'paid'> => new WriteExpression({ ...IMAGE_ATTRIBUTES, paid: 'rek_paid' });
 
 export type PaidResult = Extract<ImageResult, { status: 'success' }>;
 
 /** Keeps the answer on the claim, if this run still holds it, and ends its lease so a retry takes it over at once. */
 export function keepPaidResultRequest(table: string, c: Claim, result: PaidResult): UpdateCommandInput {
+  const w = paidWrite().set('paid', ':paid', JSON.stringify(result)).set('leaseUntil', ':zero', 0);
   return {
     TableName: table,
     Key: imageKey(c.clientId, c.batchId, c.fprint),
-    UpdateExpression: `SET ${PAID_NAME} = :paid, #leaseUntil = :zero`,
-    ConditionExpression: '#claimId = :claim',
-    ExpressionAttributeNames: { ...PAID_NAMES, ...imageNames('leaseUntil', 'claimId') },
-    ExpressionAttributeValues: { ':paid': JSON.stringify(result), ':zero': 0, ':claim': c.claimId },
+    ...w.when(w.is('claimId', '=', ':claim', c.claimId)).update(),
   };
 }
 

@@ -7,12 +7,13 @@ import type { Review } from '../../domain/review';
 import type { Claim, Finish, ImageResult, UploadRef } from '../../domain/upload';
 import type { BatchCounters, RecordOptions } from '../batch/counters';
 import type { TableAccess } from '../table/access';
-import { imageNames, toImage, toImageItem } from '../table/attributes';
+import { toImage, toImageItem } from '../table/attributes';
 import { encodeDetections } from '../table/detections';
 import { type ImageItem, imageKey, LIMITS, reviewKey, statusTs, toStoredReview } from '../table/schema';
+import { imageWrite } from '../table/update-expression';
 import { duplicateMarkRequest, noteFingerprintRequest } from '../upload/attempts';
 import { knownItemRequest } from './known-items';
-import { PAID_NAME, PAID_NAMES } from './paid-result';
+import { paidWrite } from './paid-result';
 
 export const DUPLICATE_COUNTS: Partial<Counts> = { total: 1, duplicate: 1 };
 
@@ -20,105 +21,45 @@ export const REJECTION_COUNTS: Partial<Counts> = { total: 1, fail: 1 };
 
 /** The final state of a claimed image, written only by the claim's holder; it writes the index keys. */
 export function finishRequest(table: string, c: Claim, f: Finish): UpdateCommandInput {
-  const set = ['#status = :status', '#uploadedAt = :uploadedAt', '#statusKey = :statusKey', '#classifiedAt = :now'];
-  const names: Parameters<typeof imageNames> = ['status', 'uploadedAt', 'statusKey', 'classifiedAt', 'claimId', 'leaseUntil'];
-  const values: Record<string, unknown> = {
-    ':status': f.result.status,
-    ':uploadedAt': f.uploadedAt,
-    ':statusKey': statusTs(f.result.status, f.uploadedAt),
-    ':now': f.result.status === 'success' && f.result.reusedFrom !== undefined ? f.result.reusedFrom : f.now,
-    ':claim': c.claimId,
-  };
+  const w = paidWrite()
+    .set('status', ':status', f.result.status)
+    .set('uploadedAt', ':uploadedAt', f.uploadedAt)
+    .set('statusKey', ':statusKey', statusTs(f.result.status, f.uploadedAt))
+    .set('classifiedAt', ':now', f.result.status === 'success' && f.result.reusedFrom !== undefined ? f.result.reusedFrom : f.now);
   // An imported image rests nowhere but at its source (docs/design.md §16).
-  if (f.restingKey !== undefined) {
-    set.push('#restingKey = :resting');
-    names.push('restingKey');
-    values[':resting'] = f.restingKey;
-  }
-  if (f.result.status === 'success') {
-    const review = reviewOfResult(f.result);
-    set.push('#isCat = :cat', '#catConfidence = :catConfidence', '#cats = :cats', '#labels = :labels', '#reviewKey = :reviewKey');
-    names.push('isCat', 'catConfidence', 'cats', 'labels', 'reviewKey');
-    Object.assign(values, {
-      ':cat': review?.isCat ?? f.result.isCat,
-      ':catConfidence': f.result.catConfidence,
-      ':cats': f.result.cats,
-      ':labels': f.result.labels,
-      ':reviewKey': reviewKey(review !== undefined, f.result.catConfidence),
-    });
-    if (review) {
-      set.push('#review = :review');
-      names.push('review');
-      values[':review'] = toStoredReview(review);
-    }
-    if (f.result.detection) {
-      set.push('#detection = :detection');
-      names.push('detection');
-      values[':detection'] = f.result.detection;
-    }
-    if (f.result.detections) {
-      set.push('#detections = :detections');
-      names.push('detections');
-      values[':detections'] = encodeDetections(f.result.detections);
-    }
-    if (f.result.model) {
-      set.push('#model = :model');
-      names.push('model');
-      values[':model'] = f.result.model;
-    }
-    setCapture(f.capture, set, names, values);
-    if (f.result.reusedFrom !== undefined) {
-      set.push('#reused = :reused');
-      names.push('reused');
-      values[':reused'] = true;
-    }
-    if (review?.isCat ?? f.result.isCat) {
-      set.push('#catAt = :uploadedAt');
-      names.push('catAt');
-    }
-  } else {
-    set.push('#errorCode = :errorCode', '#errorMessage = :errorMessage');
-    names.push('errorCode', 'errorMessage');
-    Object.assign(values, { ':errorCode': f.result.error.code, ':errorMessage': f.result.error.message.slice(0, LIMITS.errMessageChars) });
-  }
-  if (f.logs?.length) {
-    set.push('#logs = :logs', '#loggedAt = :uploadedAt');
-    names.push('logs', 'loggedAt');
-    values[':logs'] = f.logs;
-  }
-  return {
-    TableName: table,
-    Key: imageKey(c.clientId, c.batchId, c.fprint),
-    // The answer a run kept on the claim (paid-result.ts) goes with the claim: the record holds the result itself.
-    UpdateExpression: `SET ${set.join(', ')} REMOVE #claimId, #leaseUntil, ${PAID_NAME}`,
-    ConditionExpression: '#claimId = :claim',
-    ExpressionAttributeNames: { ...imageNames(...names), ...PAID_NAMES },
-    ExpressionAttributeValues: values,
-  };
+  if (f.restingKey !== undefined) w.set('restingKey', ':resting', f.restingKey);
+  if (f.result.status === 'success') setSuccess(w, f, f.result);
+  else
+    w.set('errorCode', ':errorCode', f.result.error.code).set(
+      'errorMessage',
+      ':errorMessage',
+      f.result.error.message.slice(0, LIMITS.errMessageChars),
+    );
+  if (f.logs?.length) w.set('logs', ':logs', f.logs).set('loggedAt', ':uploadedAt', f.uploadedAt);
+  // The answer a run kept on the claim (paid-result.ts) goes with the claim: the record holds the result itself.
+  w.remove('claimId', 'leaseUntil', 'paid').when(w.is('claimId', '=', ':claim', c.claimId));
+  return { TableName: table, Key: imageKey(c.clientId, c.batchId, c.fprint), ...w.update() };
 }
 
-/** Where and when the photo was taken, as its EXIF says, added to a finishing record's SET. */
-function setCapture(
-  capture: Finish['capture'],
-  set: string[],
-  names: Parameters<typeof imageNames>,
-  values: Record<string, unknown>,
-): void {
-  if (capture?.capturedAt) {
-    set.push('#capturedAt = :capturedAt', '#capturedWall = :capturedWall');
-    names.push('capturedAt', 'capturedWall');
-    Object.assign(values, { ':capturedAt': capture.capturedAt, ':capturedWall': capture.capturedAt.slice(0, 19) });
-  }
-  if (capture?.camera) {
-    set.push('#camera = :camera');
-    names.push('camera');
-    values[':camera'] = capture.camera;
-  }
-  if (capture?.location) {
-    set.push('#location = :location');
-    names.push('location');
-    values[':location'] = capture.location;
-  }
+/** A success's answer, its verdict and where and when the photo was taken (as its EXIF says), added to the finish's SET. */
+function setSuccess(w: ReturnType<typeof paidWrite>, f: Finish, result: Extract<ImageResult, { status: 'success' }>): void {
+  const review = reviewOfResult(result);
+  w.set('isCat', ':cat', review?.isCat ?? result.isCat)
+    .set('catConfidence', ':catConfidence', result.catConfidence)
+    .set('cats', ':cats', result.cats)
+    .set('labels', ':labels', result.labels)
+    .set('reviewKey', ':reviewKey', reviewKey(review !== undefined, result.catConfidence));
+  if (review) w.set('review', ':review', toStoredReview(review));
+  if (result.detection) w.set('detection', ':detection', result.detection);
+  if (result.detections) w.set('detections', ':detections', encodeDetections(result.detections));
+  if (result.model) w.set('model', ':model', result.model);
+  const capture = f.capture;
+  if (capture?.capturedAt)
+    w.set('capturedAt', ':capturedAt', capture.capturedAt).set('capturedWall', ':capturedWall', capture.capturedAt.slice(0, 19));
+  if (capture?.camera) w.set('camera', ':camera', capture.camera);
+  if (capture?.location) w.set('location', ':location', capture.location);
+  if (result.reusedFrom !== undefined) w.set('reused', ':reused', true);
+  if (review?.isCat ?? result.isCat) w.set('catAt', ':uploadedAt', f.uploadedAt);
 }
 
 /** The person's verdict a success result carries, beside the machine's (its isCat). */
@@ -147,12 +88,8 @@ export function rejectionRequest(table: string, image: Image): PutCommandInput {
     status_ts: statusTs('fail', uploadedAt),
     ...(image.logs?.length ? { log_ts: uploadedAt } : {}),
   };
-  return {
-    TableName: table,
-    Item: item,
-    ConditionExpression: 'attribute_not_exists(#fprint)',
-    ExpressionAttributeNames: imageNames('fprint'),
-  };
+  const w = imageWrite();
+  return { TableName: table, Item: item, ...w.when(w.notExists('fprint')).condition() };
 }
 
 /**
@@ -160,24 +97,11 @@ export function rejectionRequest(table: string, image: Image): PutCommandInput {
  * no-op; past LIMITS.dupFiles names only the count grows, and the upload's own item guards it (duplicateMarkRequest).
  */
 export function duplicateRequest(table: string, original: Image, fileName: string): UpdateCommandInput {
-  const key = imageKey(original.clientId, original.batchId, original.fprint);
-  return keepsDuplicateName(original)
-    ? {
-        TableName: table,
-        Key: key,
-        UpdateExpression: 'ADD #duplicates :one, #duplicateFiles :name',
-        ConditionExpression: 'attribute_exists(#fprint) AND NOT contains(#duplicateFiles, :file)',
-        ExpressionAttributeNames: imageNames('duplicates', 'duplicateFiles', 'fprint'),
-        ExpressionAttributeValues: { ':one': 1, ':name': new Set([fileName]), ':file': fileName },
-      }
-    : {
-        TableName: table,
-        Key: key,
-        UpdateExpression: 'ADD #duplicates :one',
-        ConditionExpression: 'attribute_exists(#fprint)',
-        ExpressionAttributeNames: imageNames('duplicates', 'fprint'),
-        ExpressionAttributeValues: { ':one': 1 },
-      };
+  const w = imageWrite().add('duplicates', ':one', 1);
+  w.when(w.exists('fprint'));
+  if (keepsDuplicateName(original))
+    w.add('duplicateFiles', ':name', new Set([fileName])).when(w.not(w.contains('duplicateFiles', w.val(':file', fileName))));
+  return { TableName: table, Key: imageKey(original.clientId, original.batchId, original.fprint), ...w.update() };
 }
 
 /** Whether a duplicate's name is kept on its original (and so guards its redelivery there). */

@@ -16,7 +16,7 @@ import {
 import type { Batch } from '../../domain/batch';
 import type { Image, SourceObject } from '../../domain/image';
 import type { ImportProgress, ImportSource } from '../../domain/import';
-import { batchNames, toBatch, toImage } from '../table/attributes';
+import { toBatch, toImage } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import type { StoredImport } from '../table/import-item';
 import {
@@ -31,6 +31,7 @@ import {
   type UploadItem,
   uploadItemKey,
 } from '../table/schema';
+import { batchWrite, imageWrite } from '../table/update-expression';
 
 /** Two '#': no batch partition (`{clientId}#{batchId}`, one '#') is ever this. */
 const LIVE_PARTITION = 'IMPORT#LIVE#';
@@ -123,32 +124,16 @@ export class ImportStore {
     next: ImportCheckpoint,
   ): Promise<boolean> {
     const stored: StoredImport = { source, ...next };
+    const w = batchWrite().set('import', ':imp', withoutUndefined(stored));
+    w.when(
+      w.exists('partition'),
+      w.is(['import', 'state'], '=', ':state', was.state),
+      w.is(['import', 'listed'], '=', ':listed', was.listed),
+      w.is(['import', 'enqueued'], '=', ':enqueued', was.enqueued),
+      was.cursor === undefined ? w.notExists(['import', 'cursor']) : w.is(['import', 'cursor'], '=', ':cursor', was.cursor),
+    );
     try {
-      await this.opts.ddb.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: batchKey(clientId, batchId),
-          UpdateExpression: 'SET #imp = :imp',
-          ConditionExpression:
-            'attribute_exists(#partition) AND #imp.#state = :state AND #imp.#listed = :listed AND #imp.#enqueued = :enqueued' +
-            (was.cursor === undefined ? ' AND attribute_not_exists(#imp.#cursor)' : ' AND #imp.#cursor = :cursor'),
-          ExpressionAttributeNames: {
-            '#imp': 'imp',
-            ...batchNames('partition'),
-            '#state': 'state',
-            '#listed': 'listed',
-            '#enqueued': 'enqueued',
-            '#cursor': 'cursor',
-          },
-          ExpressionAttributeValues: {
-            ':imp': withoutUndefined(stored),
-            ':state': was.state,
-            ':listed': was.listed,
-            ':enqueued': was.enqueued,
-            ...(was.cursor !== undefined ? { ':cursor': was.cursor } : {}),
-          },
-        }),
-      );
+      await this.opts.ddb.send(new UpdateCommand({ TableName: this.table, Key: batchKey(clientId, batchId), ...w.update() }));
       return true;
     } catch (err) {
       if (conditionFailed(err)) return false;
@@ -232,16 +217,10 @@ export class ImportStore {
    */
   async putBack(clientId: string, batchId: string, image: Image & { source: SourceObject }): Promise<boolean> {
     const { ddb } = this.opts;
+    const failed = imageWrite();
+    failed.when(failed.is('status', '=', ':fail', 'fail'), failed.exists('source'));
     try {
-      await ddb.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: imageKey(clientId, batchId, image.fprint),
-          ConditionExpression: 'op_status = :fail AND attribute_exists(#source)',
-          ExpressionAttributeNames: { '#source': 'source' },
-          ExpressionAttributeValues: { ':fail': 'fail' },
-        }),
-      );
+      await ddb.send(new DeleteCommand({ TableName: this.table, Key: imageKey(clientId, batchId, image.fprint), ...failed.condition() }));
     } catch (err) {
       if (conditionFailed(err)) return false;
       throw err;
@@ -252,16 +231,9 @@ export class ImportStore {
         Key: uploadItemKey({ clientId, batchId, key: image.key ?? '', ...(image.etag !== undefined ? { etag: image.etag } : {}) }),
       }),
     );
-    await ddb.send(
-      new UpdateCommand({
-        TableName: this.table,
-        Key: { batch_id: batchPartition(clientId, batchId), img_fprint: BATCH_SK },
-        UpdateExpression: 'ADD #total :minus, #fail :minus REMOVE #doneAt, #callbackDue',
-        ConditionExpression: 'attribute_exists(#partition)',
-        ExpressionAttributeNames: batchNames('total', 'fail', 'doneAt', 'callbackDue', 'partition'),
-        ExpressionAttributeValues: { ':minus': -1 },
-      }),
-    );
+    const back = batchWrite().add('total', ':minus', -1).add('fail', ':minus', -1).remove('doneAt', 'callbackDue');
+    const summary = { batch_id: batchPartition(clientId, batchId), img_fprint: BATCH_SK };
+    await ddb.send(new UpdateCommand({ TableName: this.table, Key: summary, ...back.when(back.exists('partition')).update() }));
     return true;
   }
 }

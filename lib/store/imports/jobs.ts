@@ -9,11 +9,12 @@
 // between the two loses that one object's count, never doubles it.
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../domain/batch';
-import { batchNames, toBatch, uploadNames } from '../table/attributes';
+import { toBatch } from '../table/attributes';
 import { conditionFailed, conditionFailedAt } from '../table/condition';
 import type { StoredImport } from '../table/import-item';
 import { type BatchItem, batchKey, purgeAt, uploadItemKey } from '../table/schema';
 import { transaction, transactWrite } from '../table/transact';
+import { batchWrite, uploadWrite } from '../table/update-expression';
 
 /** The object counted, by its upload item (the key the send mark uses: its URI, and its ETag when listed with one). */
 export interface CountedObject {
@@ -25,8 +26,6 @@ export interface CountedObject {
 }
 
 export type CountedAs = 'enqueued' | 'skipped';
-
-const IMPORT_NAMES = { '#imp': 'imp', '#state': 'state', '#resumesAt': 'resumesAt' };
 
 export class ImportJobsStore {
   constructor(private readonly opts: { ddb: DynamoDBDocumentClient; tableName: string; transactions: boolean }) {}
@@ -44,36 +43,32 @@ export class ImportJobsStore {
 
   /** The job now listing the import (its first, or one started again after the quota's reset): the import lists again. */
   async recordJob(clientId: string, batchId: string, job: { jobId: string; attempt: number }): Promise<void> {
+    const w = batchWrite()
+      .set(['import', 'jobId'], ':job', job.jobId)
+      .set(['import', 'attempt'], ':attempt', job.attempt)
+      .set(['import', 'state'], ':listing', 'listing')
+      .remove(['import', 'resumesAt']);
     await this.opts.ddb.send(
-      new UpdateCommand({
-        TableName: this.table,
-        Key: batchKey(clientId, batchId),
-        UpdateExpression: 'SET #imp.#jobId = :job, #imp.#attempt = :attempt, #imp.#state = :listing REMOVE #imp.#resumesAt',
-        ConditionExpression: 'attribute_exists(#imp)',
-        ExpressionAttributeNames: { ...IMPORT_NAMES, '#jobId': 'jobId', '#attempt': 'attempt' },
-        ExpressionAttributeValues: { ':job': job.jobId, ':attempt': job.attempt, ':listing': 'listing' },
-      }),
+      new UpdateCommand({ TableName: this.table, Key: batchKey(clientId, batchId), ...w.when(w.exists('import')).update() }),
     );
   }
 
   /** Counts the object in its import's progress, once however often its task runs; false when it was counted before. */
   async countObject(object: CountedObject, as: CountedAs): Promise<boolean> {
+    const marked = uploadWrite()
+      .set('importCounted', ':as', as)
+      .setIfNotExists('expiresAt', ':ttl', object.expiresAt)
+      .setIfNotExists('purgeAt', ':purge', purgeAt(object.expiresAt));
     const mark: UpdateCommandInput = {
       TableName: this.table,
       Key: uploadItemKey(object),
-      UpdateExpression:
-        'SET #importCounted = :as, #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)',
-      ConditionExpression: 'attribute_not_exists(#importCounted)',
-      ExpressionAttributeNames: uploadNames('expiresAt', 'purgeAt', 'importCounted'),
-      ExpressionAttributeValues: { ':as': as, ':ttl': object.expiresAt, ':purge': purgeAt(object.expiresAt) },
+      ...marked.when(marked.notExists('importCounted')).update(),
     };
+    const counted = batchWrite().increment(['import', 'listed'], ':one', 1).increment(['import', as], ':one', 1);
     const count: UpdateCommandInput = {
       TableName: this.table,
       Key: batchKey(object.clientId, object.batchId),
-      UpdateExpression: 'SET #imp.#listed = #imp.#listed + :one, #imp.#as = #imp.#as + :one',
-      ConditionExpression: 'attribute_exists(#imp)',
-      ExpressionAttributeNames: { '#imp': 'imp', '#listed': 'listed', '#as': as },
-      ExpressionAttributeValues: { ':one': 1 },
+      ...counted.when(counted.exists('import')).update(),
     };
     if (this.opts.transactions) {
       try {
@@ -91,14 +86,9 @@ export class ImportJobsStore {
 
   /** Today's quota is used up: the import waits for `resumesAt` (epoch ms), unless its listing is over. */
   async waitForQuota(clientId: string, batchId: string, resumesAt: number): Promise<void> {
-    await this.conditional({
-      TableName: this.table,
-      Key: batchKey(clientId, batchId),
-      UpdateExpression: 'SET #imp.#state = :waiting, #imp.#resumesAt = :at',
-      ConditionExpression: 'attribute_exists(#imp) AND #imp.#state <> :listed',
-      ExpressionAttributeNames: IMPORT_NAMES,
-      ExpressionAttributeValues: { ':waiting': 'waiting-for-quota', ':at': resumesAt, ':listed': 'listed' },
-    });
+    const w = batchWrite().set(['import', 'state'], ':waiting', 'waiting-for-quota').set(['import', 'resumesAt'], ':at', resumesAt);
+    w.when(w.exists('import'), w.is(['import', 'state'], '<>', ':listed', 'listed'));
+    await this.conditional({ TableName: this.table, Key: batchKey(clientId, batchId), ...w.update() });
   }
 
   /**
@@ -106,17 +96,11 @@ export class ImportJobsStore {
    * images enqueued). undefined when it was listed already or the batch is gone.
    */
   async finish(clientId: string, batchId: string, jobId: string): Promise<StoredImport | undefined> {
+    const w = batchWrite().set(['import', 'state'], ':listed', 'listed').remove(['import', 'resumesAt']);
+    w.when(w.exists('partition'), w.is(['import', 'jobId'], '=', ':job', jobId), w.is(['import', 'state'], '<>', ':listed', 'listed'));
     try {
       const out = await this.opts.ddb.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: batchKey(clientId, batchId),
-          UpdateExpression: 'SET #imp.#state = :listed REMOVE #imp.#resumesAt',
-          ConditionExpression: 'attribute_exists(#partition) AND #imp.#jobId = :job AND #imp.#state <> :listed',
-          ExpressionAttributeNames: { ...IMPORT_NAMES, ...batchNames('partition'), '#jobId': 'jobId' },
-          ExpressionAttributeValues: { ':listed': 'listed', ':job': jobId },
-          ReturnValues: 'ALL_NEW',
-        }),
+        new UpdateCommand({ TableName: this.table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' }),
       );
       return (out.Attributes as { imp?: StoredImport } | undefined)?.imp;
     } catch (err) {

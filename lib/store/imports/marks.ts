@@ -3,25 +3,20 @@
 import { type DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { SourceObject } from '../../domain/image';
 import type { UploadRef } from '../../domain/upload';
-import { uploadNames } from '../table/attributes';
 import { purgeAt, type UploadItem, uploadItemKey } from '../table/schema';
+import { uploadWrite } from '../table/update-expression';
 
 /** Marks the object `sending` unless it is `sent`; answers the mark it had. */
 export function beginSendRequest(table: string, u: UploadRef & { source?: SourceObject }): UpdateCommandInput {
-  const source = u.source !== undefined;
+  const w = uploadWrite()
+    .setIfNotExists('importSend', ':sending', 'sending')
+    .setIfNotExists('expiresAt', ':ttl', u.expiresAt)
+    .setIfNotExists('purgeAt', ':purge', purgeAt(u.expiresAt));
+  if (u.source !== undefined) w.set('importSource', ':source', u.source);
   return {
     TableName: table,
     Key: uploadItemKey(u),
-    UpdateExpression:
-      'SET #importSend = if_not_exists(#importSend, :sending), #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)' +
-      (source ? ', #importSource = :source' : ''),
-    ExpressionAttributeNames: uploadNames('importSend', 'expiresAt', 'purgeAt', ...(source ? (['importSource'] as const) : [])),
-    ExpressionAttributeValues: {
-      ':sending': 'sending',
-      ':ttl': u.expiresAt,
-      ':purge': purgeAt(u.expiresAt),
-      ...(source ? { ':source': u.source } : {}),
-    },
+    ...w.update(),
     // The whole old item, not UPDATED_OLD: an attribute SET to the value it had (if_not_exists of a `sent` mark) is
     // not "updated" to every implementation (moto answers no attributes then), and the mark it had is the answer.
     ReturnValues: 'ALL_OLD',
@@ -29,13 +24,7 @@ export function beginSendRequest(table: string, u: UploadRef & { source?: Source
 }
 
 export function sentRequest(table: string, u: UploadRef): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: uploadItemKey(u),
-    UpdateExpression: 'SET #importSend = :sent',
-    ExpressionAttributeNames: uploadNames('importSend'),
-    ExpressionAttributeValues: { ':sent': 'sent' },
-  };
+  return { TableName: table, Key: uploadItemKey(u), ...uploadWrite().set('importSend', ':sent', 'sent').update() };
 }
 
 export class ImportMarksStore {

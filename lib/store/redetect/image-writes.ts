@@ -8,12 +8,13 @@ import type { CatInstance, Detections, Label, ModelVersion, TrimmedLabels } from
 import { type Image, machineIsCatOf } from '../../domain/image';
 import { modelOfRecord } from '../../model-version';
 import { liveBatch } from '../batch/summary';
-import { type BatchAttribute, batchNames, imageNames } from '../table/attributes';
+import { IMAGE_ATTRIBUTES, type ImageAttribute, imageNames } from '../table/attributes';
 import { encodeDetections } from '../table/detections';
 import type { QueryPlan } from '../table/expressions';
 import { BATCH_SK, batchKey, batchPartition, CALLBACK_DUE, imageKey, reviewKey } from '../table/schema';
+import { batchWrite, WriteExpression } from '../table/update-expression';
+import { RUN_PARTS, runWrite } from './run-state';
 
-import { RUN_NAMES, RUN_REMOVE } from './run-state';
 /** What the plan reads of each record: enough to choose it (its model facts) and count it (its duplicates). */
 export function planPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
   const [start, value] = afterFprint === undefined ? [':summary', BATCH_SK] : [':after', afterFprint];
@@ -34,7 +35,14 @@ export function planPageQuery(table: string, clientId: string, batchId: string, 
 }
 
 /** An image's attributes of a run beyond its mark (rd_run): when it was queued, its claim's lease, the run that answered it. */
-export const IMAGE_RUN_NAMES = { '#rdAt': 'rd_at', '#rdClaim': 'rd_claim', '#rdLast': 'rd_last' } as const;
+const IMAGE_RUN_ATTRIBUTES = { rdAt: 'rd_at', rdClaim: 'rd_claim', rdLast: 'rd_last' } as const;
+
+/** The same as the plan's projection names them. */
+const IMAGE_RUN_NAMES = { '#rdAt': 'rd_at', '#rdClaim': 'rd_claim', '#rdLast': 'rd_last' } as const;
+
+/** A write to an image that a run moves: its attributes and the run's (`#rdClaim` → rd_claim). */
+export const imageRunWrite = (): WriteExpression<ImageAttribute | keyof typeof IMAGE_RUN_ATTRIBUTES> =>
+  new WriteExpression({ ...IMAGE_ATTRIBUTES, ...IMAGE_RUN_ATTRIBUTES });
 
 /**
  * Marks a classified image as owed an answer by the run that holds the batch (taken first: lib/store/redetect/run.ts),
@@ -48,14 +56,9 @@ export function markImageRequest(
   run: string,
   nowMs: number,
 ): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: imageKey(clientId, batchId, fprint),
-    UpdateExpression: 'SET #redetectRun = :run, #rdAt = :now',
-    ConditionExpression: '#status = :success AND (attribute_not_exists(#rdLast) OR #rdLast <> :run)',
-    ExpressionAttributeNames: { ...imageNames('redetectRun', 'status'), '#rdAt': 'rd_at', '#rdLast': 'rd_last' },
-    ExpressionAttributeValues: { ':run': run, ':success': 'success', ':now': nowMs },
-  };
+  const w = imageRunWrite().set('redetectRun', ':run', run).set('rdAt', ':now', nowMs);
+  w.when(w.is('status', '=', ':success', 'success'), w.or(w.notExists('rdLast'), w.is('rdLast', '<>', ':run', run)));
+  return { TableName: table, Key: imageKey(clientId, batchId, fprint), ...w.update() };
 }
 
 /** A new answer of DetectLabels, as the re-detection writes it. */
@@ -90,76 +93,32 @@ export const answerModelOf = (image: Pick<Image, 'model' | 'detection' | 'detect
 export function answerRequest(table: string, image: Image, run: string, answer: NewAnswer, nowMs: number): UpdateCommandInput {
   const reviewed = image.review !== undefined;
   const isCat = reviewed ? (image.review?.isCat ?? false) : answer.isCat;
-  const set = [
-    '#previous = :previous',
-    '#isCat = :cat',
-    '#catConfidence = :conf',
-    '#cats = :cats',
-    '#labels = :labels',
-    '#detection = :detection',
-    '#detections = :detections',
-    '#model = :model',
-    '#classifiedAt = :now',
-    '#reviewKey = :reviewKey',
-    '#rdLast = :run',
-  ];
-  const values: Record<string, unknown> = {
-    ':previous': { model: answerModelOf(image), cat: machineIsCatOf(image) === true, conf: image.catConfidence ?? 0 },
-    ':cat': isCat,
-    ':conf': answer.catConfidence,
-    ':cats': answer.cats,
-    ':labels': answer.labels,
-    ':detection': answer.trimmed,
-    ':detections': encodeDetections(answer.detections),
-    ':model': { name: answer.model.name, version: answer.model.version },
-    ':now': nowMs,
-    ':reviewKey': reviewKey(reviewed, answer.catConfidence),
-    ':run': run,
-  };
-  if (reviewed) {
-    set.push('#review.#mc = :mc');
-    values[':mc'] = answer.isCat;
-  }
-  if (isCat) {
-    set.push('#catAt = :uploadedAt');
-    values[':uploadedAt'] = image.uploadedAt;
-  }
-  const remove = ['#redetectRun', '#rdAt', '#rdClaim', '#reused', ...(isCat ? [] : ['#catAt'])];
-  return {
-    TableName: table,
-    Key: imageKey(image.clientId, image.batchId, image.fprint),
-    UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
-    ConditionExpression: '#redetectRun = :run',
-    ExpressionAttributeNames: {
-      ...imageNames(
-        'previous',
-        'isCat',
-        'catConfidence',
-        'cats',
-        'labels',
-        'detection',
-        'detections',
-        'model',
-        'classifiedAt',
-        'reviewKey',
-      ),
-      ...imageNames('redetectRun', 'reused', 'catAt', ...(reviewed ? (['review'] as const) : [])),
-      ...(reviewed ? { '#mc': 'mc' } : {}),
-      ...IMAGE_RUN_NAMES,
-    },
-    ExpressionAttributeValues: values,
-  };
+  const w = imageRunWrite()
+    .set('previous', ':previous', { model: answerModelOf(image), cat: machineIsCatOf(image) === true, conf: image.catConfidence ?? 0 })
+    .set('isCat', ':cat', isCat)
+    .set('catConfidence', ':conf', answer.catConfidence)
+    .set('cats', ':cats', answer.cats)
+    .set('labels', ':labels', answer.labels)
+    .set('detection', ':detection', answer.trimmed)
+    .set('detections', ':detections', encodeDetections(answer.detections))
+    .set('model', ':model', { name: answer.model.name, version: answer.model.version })
+    .set('classifiedAt', ':now', nowMs)
+    .set('reviewKey', ':reviewKey', reviewKey(reviewed, answer.catConfidence))
+    .set('rdLast', ':run', run);
+  if (reviewed) w.set(['review', 'mc'], ':mc', answer.isCat);
+  if (isCat) w.set('catAt', ':uploadedAt', image.uploadedAt);
+  w.remove('redetectRun', 'rdAt', 'rdClaim', 'reused', ...(isCat ? [] : (['catAt'] as const)));
+  w.when(w.is('redetectRun', '=', ':run', run));
+  return { TableName: table, Key: imageKey(image.clientId, image.batchId, image.fprint), ...w.update() };
 }
 
 /** The run gives up an image DetectLabels refused outright: it keeps the answer it had, and is no longer owed one. */
 export function forgoRequest(table: string, image: Pick<Image, 'clientId' | 'batchId' | 'fprint'>, run: string): UpdateCommandInput {
+  const w = imageRunWrite().set('rdLast', ':run', run).remove('redetectRun', 'rdAt', 'rdClaim');
   return {
     TableName: table,
     Key: imageKey(image.clientId, image.batchId, image.fprint),
-    UpdateExpression: 'SET #rdLast = :run REMOVE #redetectRun, #rdAt, #rdClaim',
-    ConditionExpression: '#redetectRun = :run',
-    ExpressionAttributeNames: { ...imageNames('redetectRun'), ...IMAGE_RUN_NAMES },
-    ExpressionAttributeValues: { ':run': run },
+    ...w.when(w.is('redetectRun', '=', ':run', run)).update(),
   };
 }
 
@@ -184,35 +143,17 @@ export function moveRequest(
   delta: Partial<Counts>,
   nowMs: number,
 ): UpdateCommandInput {
-  const live = liveBatch(nowMs);
-  const moved = (Object.entries(delta) as [keyof Counts, number][]).filter(([, n]) => n !== 0);
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: `ADD ${['#redetectLeft :minusOne', ...moved.map(([name]) => `#${name} :${name}`)].join(', ')}`,
-    ConditionExpression: `${live.condition} AND #redetectRun = :run`,
-    ExpressionAttributeNames: batchNames(...live.names, 'redetectLeft', 'redetectRun', ...moved.map(([name]) => name as BatchAttribute)),
-    ExpressionAttributeValues: {
-      ...live.values,
-      ':minusOne': -1,
-      ':run': run,
-      ...Object.fromEntries(moved.map(([name, n]) => [`:${name}`, n])),
-    },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = batchWrite().add('redetectLeft', ':minusOne', -1);
+  for (const [name, n] of Object.entries(delta) as [keyof Counts, number][]) if (n !== 0) w.add(name, `:${name}`, n);
+  w.when(liveBatch(w, nowMs), w.is('redetectRun', '=', ':run', run));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /** Sets what the run has left to what its images say, only if it did not move meanwhile. */
 export function leftRequest(table: string, clientId: string, batchId: string, run: string, was: number, left: number): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #redetectLeft = :left',
-    ConditionExpression: '#redetectRun = :run AND #redetectLeft = :was AND attribute_not_exists(#rdNext)',
-    ExpressionAttributeNames: { ...batchNames('redetectRun', 'redetectLeft'), '#rdNext': RUN_NAMES['#rdNext'] },
-    ExpressionAttributeValues: { ':run': run, ':was': was, ':left': left },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = runWrite().set('redetectLeft', ':left', left);
+  w.when(w.is('redetectRun', '=', ':run', run), w.is('redetectLeft', '=', ':was', was), w.notExists('rdNext'));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /**
@@ -227,19 +168,10 @@ export function endRequest(
   nowMs: number,
   withCallback: boolean,
 ): UpdateCommandInput {
-  const live = liveBatch(nowMs);
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: `SET #doneAt = :now${withCallback ? ', #callbackDue = :due' : ''} REMOVE ${RUN_REMOVE}`,
-    ConditionExpression: `${live.condition} AND #rdRun = :run AND attribute_not_exists(#rdNext)`,
-    ExpressionAttributeNames: {
-      ...batchNames(...live.names, 'doneAt', ...(withCallback ? (['callbackDue'] as const) : [])),
-      ...RUN_NAMES,
-    },
-    ExpressionAttributeValues: { ...live.values, ':now': nowMs, ':run': run, ...(withCallback ? { ':due': CALLBACK_DUE } : {}) },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = runWrite().set('doneAt', ':now', nowMs);
+  if (withCallback) w.set('callbackDue', ':due', CALLBACK_DUE);
+  w.remove(...RUN_PARTS).when(liveBatch(w, nowMs), w.is('rdRun', '=', ':run', run), w.notExists('rdNext'));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /**

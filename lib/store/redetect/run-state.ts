@@ -1,32 +1,34 @@
 // A re-detection run as the batch summary holds it (its `rd_*` attributes), read without a request: what the paging
 // and the API need of a run without bundling the run's writes (lib/store/redetect/run.ts).
 import type { ModelVersion } from '../../domain/detection';
+import { BATCH_ATTRIBUTES, type BatchAttribute, COUNTER_ATTRIBUTES } from '../table/attributes';
+import { WriteExpression } from '../table/update-expression';
 
-/** The summary's attributes of a run beyond rd_run and rd_left (attributes.ts names those two). */
-export const RUN_NAMES = {
-  '#rdRun': 'rd_run',
-  '#rdLive': 'rd_live',
-  '#rdLeft': 'rd_left',
-  '#rdNext': 'rd_next',
-  '#rdAll': 'rd_all',
-  '#rdModel': 'rd_model',
-  '#rdDay': 'rd_day',
-  '#rdMoved': 'rd_moved',
-  '#rdCalls': 'rd_calls',
-  '#rdImages': 'rd_images',
-  '#rdResumed': 'rd_resumed',
-  '#rdResumes': 'rd_resumes',
-  '#rdSeen': 'rd_seen',
+/** The summary's attributes of a run beyond rd_run and rd_left (attributes.ts names those two), by their placeholders' names. */
+const RUN_ATTRIBUTES = {
+  rdRun: 'rd_run',
+  rdLive: 'rd_live',
+  rdLeft: 'rd_left',
+  rdNext: 'rd_next',
+  rdAll: 'rd_all',
+  rdModel: 'rd_model',
+  rdDay: 'rd_day',
+  rdMoved: 'rd_moved',
+  rdCalls: 'rd_calls',
+  rdImages: 'rd_images',
+  rdResumed: 'rd_resumed',
+  rdResumes: 'rd_resumes',
+  rdSeen: 'rd_seen',
 } as const;
 
-type RunName = keyof typeof RUN_NAMES;
+type RunAttribute = keyof typeof RUN_ATTRIBUTES;
 
-/** The names a request uses (DynamoDB refuses a name the expressions do not use). */
-export const runNames = (...names: RunName[]): Partial<Record<RunName, string>> =>
-  Object.fromEntries(names.map((name) => [name, RUN_NAMES[name]]));
+/** A write to a batch summary that moves its run: the summary's attributes and the run's (`#rdNext` → rd_next). */
+export const runWrite = (): WriteExpression<BatchAttribute | RunAttribute> =>
+  new WriteExpression({ ...BATCH_ATTRIBUTES, ...COUNTER_ATTRIBUTES, ...RUN_ATTRIBUTES });
 
-/** Every attribute of a run on the summary, as a REMOVE list (the run's end or its release). */
-export const RUN_REMOVE = Object.keys(RUN_NAMES).join(', ');
+/** Every attribute of a run on the summary (REMOVEd at the run's end or its release). */
+export const RUN_PARTS = Object.keys(RUN_ATTRIBUTES) as RunAttribute[];
 
 /** rd_live while a run is going: the one partition of the sparse redetect-runs index (every running batch's key). */
 export const REDETECT_LIVE = 'REDETECT#RUN';

@@ -8,11 +8,11 @@ import type { Batch } from '../../domain/batch';
 import type { ModelVersion } from '../../domain/detection';
 import type { BatchCounters } from '../batch/counters';
 import { liveBatch } from '../batch/summary';
-import { usageKey, usagePurgeAt } from '../client/limits';
-import { batchNames } from '../table/attributes';
+import { usageKey, usagePurgeAt, usageWrite } from '../client/limits';
 import { conditionFailed } from '../table/condition';
 import { batchKey, imageKey } from '../table/schema';
-import { FIRST_PAGE, REDETECT_LIVE, RUN_NAMES, RUN_REMOVE, type RunState, runNames, runStateOf } from './run-state';
+import { imageRunWrite } from './image-writes';
+import { FIRST_PAGE, REDETECT_LIVE, RUN_PARTS, type RunState, runStateOf, runWrite } from './run-state';
 
 /** What the run was asked: every image (`all`), or those answered by another model than `model`. */
 export interface RunChoice {
@@ -31,41 +31,19 @@ export function takeRunRequest(
   choice: RunChoice,
   nowMs: number,
 ): UpdateCommandInput {
-  const live = liveBatch(nowMs);
-  const set = [
-    '#rdRun = :run',
-    '#rdLive = :live',
-    '#rdLeft = :zero',
-    '#rdNext = :first',
-    '#rdAll = :all',
-    '#rdDay = :day',
-    '#rdMoved = :now',
-  ];
-  set.push('#rdCalls = :zero', '#rdImages = :zero');
-  if (choice.model) set.push('#rdModel = :model');
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: `SET ${set.join(', ')}`,
-    ConditionExpression: `${live.condition} AND attribute_exists(#doneAt) AND attribute_not_exists(#rdRun)`,
-    ExpressionAttributeNames: {
-      ...batchNames(...live.names, 'doneAt'),
-      ...runNames('#rdRun', '#rdLive', '#rdLeft', '#rdNext', '#rdAll', '#rdDay', '#rdMoved', '#rdCalls', '#rdImages'),
-      ...(choice.model ? runNames('#rdModel') : {}),
-    },
-    ExpressionAttributeValues: {
-      ...live.values,
-      ':run': run,
-      ':live': REDETECT_LIVE,
-      ':zero': 0,
-      ':first': FIRST_PAGE,
-      ':all': choice.all,
-      ':day': choice.day,
-      ':now': nowMs,
-      ...(choice.model ? { ':model': { name: choice.model.name, version: choice.model.version } } : {}),
-    },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = runWrite()
+    .set('rdRun', ':run', run)
+    .set('rdLive', ':live', REDETECT_LIVE)
+    .set('rdLeft', ':zero', 0)
+    .set('rdNext', ':first', FIRST_PAGE)
+    .set('rdAll', ':all', choice.all)
+    .set('rdDay', ':day', choice.day)
+    .set('rdMoved', ':now', nowMs)
+    .set('rdCalls', ':zero', 0)
+    .set('rdImages', ':zero', 0);
+  if (choice.model) w.set('rdModel', ':model', { name: choice.model.name, version: choice.model.version });
+  w.when(liveBatch(w, nowMs), w.exists('doneAt'), w.notExists('rdRun'));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /** The usage item's attribute that remembers the last page of `run` it was charged for. */
@@ -84,22 +62,15 @@ export function chargePageRequest(
   limit: number,
   nowMs: number,
 ): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: usageKey(clientId, day),
-    UpdateExpression: 'ADD #accepted :n SET #purgeAt = if_not_exists(#purgeAt, :purge), #token = :last',
-    ConditionExpression:
-      '(attribute_not_exists(#token) OR #token < :last) AND ' +
-      '((attribute_not_exists(#accepted) AND :n <= :limit) OR #accepted <= :room)',
-    ExpressionAttributeNames: { '#accepted': 'accepted', '#purgeAt': 'purge_at', '#token': chargeToken(page.run) },
-    ExpressionAttributeValues: {
-      ':n': page.n,
-      ':limit': limit,
-      ':room': limit - page.n,
-      ':purge': usagePurgeAt(nowMs),
-      ':last': page.last,
-    },
-  };
+  const w = usageWrite({ token: chargeToken(page.run) });
+  const last = w.val(':last', page.last);
+  const limitValue = w.val(':limit', limit);
+  w.add('accepted', ':n', page.n).setIfNotExists('purgeAt', ':purge', usagePurgeAt(nowMs)).set('token', last);
+  w.when(
+    w.or(w.notExists('token'), w.compare('token', '<', last)),
+    w.or(w.and(w.notExists('accepted'), w.compare(w.val(':n', page.n), '<=', limitValue)), w.is('accepted', '<=', ':room', limit - page.n)),
+  );
+  return { TableName: table, Key: usageKey(clientId, day), ...w.update() };
 }
 
 /** Whether the usage item says the page ending at `last` was charged to `run` already. */
@@ -110,14 +81,8 @@ export const chargedAlready = (usage: Record<string, unknown> | undefined, run: 
 
 /** Gives back `n` re-detections charged for images that were not marked after all. */
 export function giveBackRequest(table: string, clientId: string, day: string, n: number): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: usageKey(clientId, day),
-    UpdateExpression: 'ADD #accepted :minus',
-    ConditionExpression: 'attribute_exists(#accepted)',
-    ExpressionAttributeNames: { '#accepted': 'accepted' },
-    ExpressionAttributeValues: { ':minus': -n },
-  };
+  const w = usageWrite().add('accepted', ':minus', -n);
+  return { TableName: table, Key: usageKey(clientId, day), ...w.when(w.exists('accepted')).update() };
 }
 
 /**
@@ -131,51 +96,26 @@ export function pageMoveRequest(
   move: { run: string; from: string; next?: string; marked: number; uploads: number },
   nowMs: number,
 ): UpdateCommandInput {
-  const set = ['#rdMoved = :now', ...(move.next !== undefined ? ['#rdNext = :next'] : [])];
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression:
-      `SET ${set.join(', ')} ADD #rdLeft :marked, #rdCalls :marked, #rdImages :uploads` +
-      (move.next === undefined ? ' REMOVE #rdNext' : ''),
-    ConditionExpression: '#rdRun = :run AND #rdNext = :from',
-    ExpressionAttributeNames: runNames('#rdRun', '#rdLeft', '#rdNext', '#rdMoved', '#rdCalls', '#rdImages'),
-    ExpressionAttributeValues: {
-      ':run': move.run,
-      ':from': move.from,
-      ':now': nowMs,
-      ':marked': move.marked,
-      ':uploads': move.uploads,
-      ...(move.next !== undefined ? { ':next': move.next } : {}),
-    },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = runWrite().set('rdMoved', ':now', nowMs);
+  if (move.next !== undefined) w.set('rdNext', ':next', move.next);
+  w.add('rdLeft', ':marked', move.marked).add('rdCalls', ':marked', move.marked).add('rdImages', ':uploads', move.uploads);
+  if (move.next === undefined) w.remove('rdNext');
+  w.when(w.is('rdRun', '=', ':run', move.run), w.is('rdNext', '=', ':from', move.from));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /** Gives the run back when its paging is over and it charged nothing: the batch is done as it was, not done again. */
 export function releaseRunRequest(table: string, clientId: string, batchId: string, run: string): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: `REMOVE ${RUN_REMOVE}`,
-    ConditionExpression: '#rdRun = :run AND attribute_not_exists(#rdNext) AND #rdCalls = :zero',
-    ExpressionAttributeNames: RUN_NAMES,
-    ExpressionAttributeValues: { ':run': run, ':zero': 0 },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = runWrite().remove(...RUN_PARTS);
+  w.when(w.is('rdRun', '=', ':run', run), w.notExists('rdNext'), w.is('rdCalls', '=', ':zero', 0));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /** Ends the paging where it is (the day's images ran out): the run goes on with the pages it started. */
 export function stopPagingRequest(table: string, clientId: string, batchId: string, run: string, from: string): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'REMOVE #rdNext',
-    ConditionExpression: '#rdRun = :run AND #rdNext = :from',
-    ExpressionAttributeNames: runNames('#rdRun', '#rdNext'),
-    ExpressionAttributeValues: { ':run': run, ':from': from },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = runWrite().remove('rdNext');
+  w.when(w.is('rdRun', '=', ':run', run), w.is('rdNext', '=', ':from', from));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /**
@@ -189,14 +129,9 @@ export function claimImageRequest(
   untilMs: number,
   nowMs: number,
 ): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: imageKey(image.clientId, image.batchId, image.fprint),
-    UpdateExpression: 'SET #claim = :until',
-    ConditionExpression: '#rdRun = :run AND (attribute_not_exists(#claim) OR #claim < :now)',
-    ExpressionAttributeNames: { '#rdRun': 'rd_run', '#claim': 'rd_claim' },
-    ExpressionAttributeValues: { ':run': run, ':until': untilMs, ':now': nowMs },
-  };
+  const w = imageRunWrite().set('rdClaim', ':until', untilMs);
+  w.when(w.is('redetectRun', '=', ':run', run), w.or(w.notExists('rdClaim'), w.is('rdClaim', '<', ':now', nowMs)));
+  return { TableName: table, Key: imageKey(image.clientId, image.batchId, image.fprint), ...w.update() };
 }
 
 /**
@@ -211,23 +146,10 @@ export function resumeRequest(
   resume: { run: string; was?: number; resumes: number; left: number },
   nowMs: number,
 ): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #rdResumed = :now, #rdResumes = :resumes, #rdSeen = :left',
-    ConditionExpression:
-      '#rdRun = :run AND attribute_not_exists(#rdNext) AND ' +
-      (resume.was === undefined ? 'attribute_not_exists(#rdResumed)' : '#rdResumed = :was'),
-    ExpressionAttributeNames: runNames('#rdRun', '#rdNext', '#rdResumed', '#rdResumes', '#rdSeen'),
-    ExpressionAttributeValues: {
-      ':run': resume.run,
-      ':now': nowMs,
-      ':resumes': resume.resumes,
-      ':left': resume.left,
-      ...(resume.was !== undefined ? { ':was': resume.was } : {}),
-    },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = runWrite().set('rdResumed', ':now', nowMs).set('rdResumes', ':resumes', resume.resumes).set('rdSeen', ':left', resume.left);
+  const asRead = resume.was === undefined ? w.notExists('rdResumed') : w.is('rdResumed', '=', ':was', resume.was);
+  w.when(w.is('rdRun', '=', ':run', resume.run), w.notExists('rdNext'), asRead);
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /** How a page's charge went: charged now, charged before (a page started again), or beyond the day's images. */

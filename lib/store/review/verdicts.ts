@@ -10,10 +10,11 @@ import type { Review } from '../../domain/review';
 import { type BatchCounters, batchRecordsQuery, countRequest } from '../batch/counters';
 import { liveBatch } from '../batch/summary';
 import { getImage } from '../image/record';
-import { batchNames, type ImageAttribute, imageNames, toImage } from '../table/attributes';
+import { type ImageAttribute, toImage } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { BatchErasedError, ReviewConflictError } from '../table/errors';
 import { auditKey, batchKey, type ImageItem, imageKey, nowSeconds, reviewKey, toStoredReview } from '../table/schema';
+import { batchWrite, type Condition, imageWrite, type WriteExpression } from '../table/update-expression';
 
 /** Remembers a done batch's new cat threshold; fails (condition) when the batch is missing, gone (liveBatch) or not done. */
 export function thresholdRequest(
@@ -23,17 +24,10 @@ export function thresholdRequest(
   catMinConfidence: number,
   nowMs: number,
 ): UpdateCommandInput {
-  const live = liveBatch(nowMs);
-  return {
-    TableName: table,
-    Key: batchKey(clientId, batchId),
-    UpdateExpression: 'SET #catMinConfidence = :threshold',
-    // Done, and live (not being erased, not expired): an erasing batch is gone for its client (docs/design.md §6).
-    ConditionExpression: `${live.condition} AND attribute_exists(#doneAt)`,
-    ExpressionAttributeNames: batchNames(...live.names, 'catMinConfidence', 'doneAt'),
-    ExpressionAttributeValues: { ...live.values, ':threshold': catMinConfidence },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = batchWrite().set('catMinConfidence', ':threshold', catMinConfidence);
+  // Done, and live (not being erased, not expired): an erasing batch is gone for its client (docs/design.md §6).
+  w.when(liveBatch(w, nowMs), w.exists('doneAt'));
+  return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
 
 /** One page of a batch's records, projected to what re-thresholding reads, after `afterFprint`. */
@@ -58,19 +52,11 @@ export function catFlagRequest(
   image: Pick<Image, 'clientId' | 'batchId' | 'fprint' | 'uploadedAt'>,
   isCat: boolean,
 ): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: imageKey(image.clientId, image.batchId, image.fprint),
-    UpdateExpression: isCat ? 'SET #isCat = :cat, #catAt = :uploadedAt' : 'SET #isCat = :cat REMOVE #catAt',
-    ConditionExpression: '#status = :success AND #isCat = :was AND attribute_not_exists(#review)',
-    ExpressionAttributeNames: imageNames('isCat', 'catAt', 'status', 'review'),
-    ExpressionAttributeValues: {
-      ':cat': isCat,
-      ':was': !isCat,
-      ':success': 'success',
-      ...(isCat ? { ':uploadedAt': image.uploadedAt } : {}),
-    },
-  };
+  const w = imageWrite().set('isCat', ':cat', isCat);
+  if (isCat) w.set('catAt', ':uploadedAt', image.uploadedAt);
+  else w.remove('catAt');
+  w.when(w.is('status', '=', ':success', 'success'), w.is('isCat', '=', ':was', !isCat), w.notExists('review'));
+  return { TableName: table, Key: imageKey(image.clientId, image.batchId, image.fprint), ...w.update() };
 }
 
 /**
@@ -83,14 +69,13 @@ export function machineVerdictRequest(
   review: Review,
   machineIsCat: boolean,
 ): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: imageKey(image.clientId, image.batchId, image.fprint),
-    UpdateExpression: 'SET #review.#mc = :mc',
-    ConditionExpression: '#status = :success AND #review.#ts = :ts AND #review.#mc = :was',
-    ExpressionAttributeNames: { ...imageNames('review', 'status'), '#mc': 'mc', '#ts': 'ts' },
-    ExpressionAttributeValues: { ':mc': machineIsCat, ':was': review.machineIsCat, ':ts': review.reviewedAt, ':success': 'success' },
-  };
+  const w = imageWrite().set(['review', 'mc'], ':mc', machineIsCat);
+  w.when(
+    w.is('status', '=', ':success', 'success'),
+    w.is(['review', 'ts'], '=', ':ts', review.reviewedAt),
+    w.is(['review', 'mc'], '=', ':was', review.machineIsCat),
+  );
+  return { TableName: table, Key: imageKey(image.clientId, image.batchId, image.fprint), ...w.update() };
 }
 
 /**
@@ -106,59 +91,25 @@ export function reviewRequest(
 ): UpdateCommandInput {
   const machine = image.review?.machineIsCat ?? image.isCat === true;
   const isCat = review ? review.isCat : machine;
-  const set = ['#isCat = :cat', '#reviewKey = :reviewKey'];
-  const remove: string[] = [];
-  const names: ImageAttribute[] = ['isCat', 'reviewKey', 'status', 'review'];
-  const values: Record<string, unknown> = {
-    ':cat': isCat,
-    ':reviewKey': reviewKey(review !== undefined, image.catConfidence ?? 0),
-    ':success': 'success',
-    ':was': image.isCat === true,
-  };
-  if (review) {
-    set.push('#review = :review');
-    values[':review'] = toStoredReview(review);
-  } else remove.push('#review');
-  names.push('catAt');
-  if (isCat) {
-    set.push('#catAt = :uploadedAt');
-    values[':uploadedAt'] = image.uploadedAt;
-  } else remove.push('#catAt');
-  const condition = ['#status = :success', '#isCat = :was'];
+  const w = imageWrite()
+    .set('isCat', ':cat', isCat)
+    .set('reviewKey', ':reviewKey', reviewKey(review !== undefined, image.catConfidence ?? 0));
+  if (review) w.set('review', ':review', toStoredReview(review));
+  else w.remove('review');
+  if (isCat) w.set('catAt', ':uploadedAt', image.uploadedAt);
+  else w.remove('catAt');
+  w.when(w.is('status', '=', ':success', 'success'), w.is('isCat', '=', ':was', image.isCat === true));
   // An audited image's batch-audit key follows the verdict; one not audited must still not be when this is written
   // (a draw reads the verdict too), so a review and a draw racing never leave the key behind the verdict.
-  if (image.audit) {
-    set.push('#auditKey = :auditKey');
-    values[':auditKey'] = auditKey(image.audit, review);
-    names.push('auditKey');
-  } else {
-    condition.push('attribute_not_exists(#audit)');
-    names.push('audit');
-  }
-  const extraNames = reviewAsRead(image, condition, values);
-  return {
-    TableName: table,
-    Key: imageKey(image.clientId, image.batchId, image.fprint),
-    UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
-    ConditionExpression: condition.join(' AND '),
-    ExpressionAttributeNames: { ...imageNames(...names), ...extraNames },
-    ExpressionAttributeValues: values,
-  };
+  if (image.audit) w.set('auditKey', ':auditKey', auditKey(image.audit, review));
+  else w.when(w.notExists('audit'));
+  w.when(reviewAsRead(w, image));
+  return { TableName: table, Key: imageKey(image.clientId, image.batchId, image.fprint), ...w.update() };
 }
 
-/**
- * Holds a write to the image's verdict as it was read: the same review (by its time), or none. Adds the condition and
- * its value, and answers the names beyond `#review` it uses.
- */
-export function reviewAsRead(image: Pick<Image, 'review'>, condition: string[], values: Record<string, unknown>): Record<string, string> {
-  if (!image.review) {
-    condition.push('attribute_not_exists(#review)');
-    return {};
-  }
-  condition.push('#review.#ts = :ts');
-  values[':ts'] = image.review.reviewedAt;
-  return { '#ts': 'ts' };
-}
+/** Holds a write to the image's verdict as it was read: the same review (by its time), or none. */
+export const reviewAsRead = (w: WriteExpression<ImageAttribute>, image: Pick<Image, 'review'>): Condition<ImageAttribute> =>
+  image.review ? w.is(['review', 'ts'], '=', ':ts', image.review.reviewedAt) : w.notExists('review');
 
 /** What a review (or its withdrawal) moves on the counters: cats, reviewed and corrected, from before to after. */
 export function reviewCounts(before: Pick<Image, 'isCat' | 'review'>, after: Review | undefined): Partial<Counts> {

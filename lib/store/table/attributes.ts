@@ -141,6 +141,7 @@ export const COUNTER_ATTRIBUTES = {
 
 export type ImageAttribute = keyof typeof IMAGE_ATTRIBUTES;
 export type BatchAttribute = keyof typeof BATCH_ATTRIBUTES | keyof Counts;
+export type UploadAttribute = keyof typeof UPLOAD_ATTRIBUTES;
 
 const BATCH_AND_COUNTERS = { ...BATCH_ATTRIBUTES, ...COUNTER_ATTRIBUTES };
 
@@ -153,7 +154,7 @@ export const batchNames = (...names: BatchAttribute[]): Record<string, string> =
   Object.fromEntries(names.map((n) => [`#${n}`, BATCH_AND_COUNTERS[n]]));
 
 /** The same for an upload item expression. */
-export const uploadNames = (...names: (keyof typeof UPLOAD_ATTRIBUTES)[]): Record<string, string> =>
+export const uploadNames = (...names: UploadAttribute[]): Record<string, string> =>
   Object.fromEntries(names.map((n) => [`#${n}`, UPLOAD_ATTRIBUTES[n]]));
 
 /** The attributes an image read back shows: the index keys are the store's own. */

@@ -2,46 +2,33 @@
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { UploadRef } from '../../domain/upload';
 import type { TableAccess } from '../table/access';
-import { uploadNames } from '../table/attributes';
+import type { UploadAttribute } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { purgeAt, type UploadItem, uploadItemKey } from '../table/schema';
+import { uploadWrite, type WriteExpression } from '../table/update-expression';
 
 /**
  * Counts an attempt at the upload as it starts, before any step that may never return (a timeout, running out of
  * memory): the count answered includes this attempt, and a later attempt sees it whatever became of this one.
  */
 export function startAttemptRequest(table: string, u: UploadRef): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: uploadItemKey(u),
-    UpdateExpression: 'ADD #attempts :one SET #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)',
-    ExpressionAttributeNames: uploadNames('attempts', 'expiresAt', 'purgeAt'),
-    ExpressionAttributeValues: { ':one': 1, ':ttl': u.expiresAt, ':purge': purgeAt(u.expiresAt) },
-    ReturnValues: 'ALL_NEW',
-  };
+  const w = kept(uploadWrite().add('attempts', ':one', 1), u);
+  return { TableName: table, Key: uploadItemKey(u), ...w.update(), ReturnValues: 'ALL_NEW' };
 }
+
+/** The item's expiry, written by the first write to it and kept after. */
+const kept = (w: WriteExpression<UploadAttribute>, u: UploadRef): WriteExpression<UploadAttribute> =>
+  w.setIfNotExists('expiresAt', ':ttl', u.expiresAt).setIfNotExists('purgeAt', ':purge', purgeAt(u.expiresAt));
 
 /** Takes back an attempt that ended without failing (handed back until another run's lease is over). */
 export function endAttemptRequest(table: string, u: UploadRef): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: uploadItemKey(u),
-    UpdateExpression: 'ADD #attempts :minus',
-    ConditionExpression: '#attempts > :zero',
-    ExpressionAttributeNames: uploadNames('attempts'),
-    ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
-  };
+  const w = uploadWrite().add('attempts', ':minus', -1);
+  return { TableName: table, Key: uploadItemKey(u), ...w.when(w.is('attempts', '>', ':zero', 0)).update() };
 }
 
 /** Remembers the fingerprint an attempt found, so that a later attempt can finish its record without decoding. */
 export function noteFingerprintRequest(table: string, u: UploadRef, fprint: string): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: uploadItemKey(u),
-    UpdateExpression: 'SET #fprint = :fprint',
-    ExpressionAttributeNames: uploadNames('fprint'),
-    ExpressionAttributeValues: { ':fprint': fprint },
-  };
+  return { TableName: table, Key: uploadItemKey(u), ...uploadWrite().set('fprint', ':fprint', fprint).update() };
 }
 
 /**
@@ -49,15 +36,8 @@ export function noteFingerprintRequest(table: string, u: UploadRef, fprint: stri
  * It notes the fingerprint too (noteFingerprintRequest), for an attempt that gives up later.
  */
 export function duplicateMarkRequest(table: string, u: UploadRef, fprint: string): UpdateCommandInput {
-  return {
-    TableName: table,
-    Key: uploadItemKey(u),
-    UpdateExpression:
-      'SET #duplicateOf = :fprint, #fprint = :fprint, #expiresAt = if_not_exists(#expiresAt, :ttl), #purgeAt = if_not_exists(#purgeAt, :purge)',
-    ConditionExpression: 'attribute_not_exists(#duplicateOf)',
-    ExpressionAttributeNames: uploadNames('duplicateOf', 'fprint', 'expiresAt', 'purgeAt'),
-    ExpressionAttributeValues: { ':fprint': fprint, ':ttl': u.expiresAt, ':purge': purgeAt(u.expiresAt) },
-  };
+  const w = kept(uploadWrite().set('duplicateOf', ':fprint', fprint).set('fprint', ':fprint', fprint), u);
+  return { TableName: table, Key: uploadItemKey(u), ...w.when(w.notExists('duplicateOf')).update() };
 }
 
 /** The attempts counted on an upload's item, the one starting included, and the fingerprint one of them noted. */
