@@ -9,8 +9,43 @@ const shared = {
   transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest'] },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages})/)`],
 };
-// Two projects so that the local stack starts only when an integration test runs: jest runs a project's
-// globalSetup only if at least one of its tests is selected.
+/**
+ * Integration files whose subject is not the store's writes, or which need a DynamoDB of their own: they run on
+ * dynalite (the stack's own backend) only. Every other integration file runs on DynamoDB Local, which refuses what AWS
+ * refuses and dynalite accepts (docs/decisions/0044-store-files-on-the-strict-backend.md): the stand-ins' own files
+ * (detector, local S3, gateway, control routes, metrics, disk full), the CLI and client tools (they reach the store
+ * through the API), the thumbnails, the model switch, the IAM stack, and the trials of `npm start` (crash, paging,
+ * import crash, stack, cost), whose spawned stacks count the day's usage of their own client on a DynamoDB of their own.
+ */
+const DYNALITE_ONLY = [
+  '/detector',
+  '/local-s3',
+  '/model-switch',
+  '/redetect-crash',
+  '/cli',
+  '/api-client',
+  '/disk-full',
+  '/dynalite-full-disk',
+  '/stack-metrics',
+  '/dashboard-metrics',
+  '/thumbnails',
+  '/stack-gateway',
+  '/control-routes',
+  '/redetect-pages',
+  '/stack-crash',
+  '/iam.test',
+  '/import-crash',
+  '/stack.test',
+  '/cost.test',
+];
+const integration = {
+  ...shared,
+  roots: ['<rootDir>/test/integration'],
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
+};
+// Projects so that a local stack starts only when a test that needs it runs: jest runs a project's globalSetup only
+// if at least one of its tests is selected. `npm run test:strict` runs every integration file on DynamoDB Local.
 module.exports = {
   testTimeout: 60000,
   // Two files at a time even on 2 cores: most integration time is spent waiting on the stack, not computing. Each
@@ -25,12 +60,23 @@ module.exports = {
       testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/', '<rootDir>/test/browser/', '<rootDir>/test/aws/'],
     },
     {
-      ...shared,
+      // On dynalite, the stack's own backend (on DynamoDB Local too under `npm run test:strict`).
+      ...integration,
       displayName: 'integration',
-      roots: ['<rootDir>/test/integration'],
       setupFiles: ['<rootDir>/test/stack-env.ts'],
-      globalSetup: '<rootDir>/test/global-setup.ts',
-      globalTeardown: '<rootDir>/test/global-teardown.ts',
+      testMatch: undefined,
+      // A file is this project's when DYNALITE_ONLY's pattern matches its path, as the strict project ignores it (every
+      // .ts file under test/integration is a test file).
+      testRegex: `(${DYNALITE_ONLY.map((part) => part.replace(/[.]/g, '\\.')).join('|')})[^/]*\\.ts$`,
+    },
+    {
+      // The store's writes on DynamoDB Local, each worker's stack on it (test/global-setup-strict.ts).
+      ...integration,
+      displayName: 'strict',
+      setupFiles: ['<rootDir>/test/stack-env-strict.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...DYNALITE_ONLY],
+      globalSetup: '<rootDir>/test/global-setup-strict.ts',
+      globalTeardown: '<rootDir>/test/global-teardown-strict.ts',
     },
     {
       // The web app in Debian's Chromium, against the same local stack.

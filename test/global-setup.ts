@@ -33,12 +33,12 @@ const TEST_SETTINGS: Record<string, string> = {
 
 const ROOT = path.join(__dirname, '..');
 
-/** Starts test/stack-server.ts and resolves to the process and its environment once the stack is up. */
-function startStackServer(): Promise<{ child: ChildProcess; env: Record<string, string> }> {
+/** Starts test/stack-server.ts (`env` beside this process's) and resolves to it and its environment once it is up. */
+function startStackServer(env: Record<string, string> = {}): Promise<{ child: ChildProcess; env: Record<string, string> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'stack-server.ts')], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: process.env,
+    env: { ...process.env, ...env },
   });
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
@@ -51,17 +51,42 @@ function startStackServer(): Promise<{ child: ChildProcess; env: Record<string, 
   });
 }
 
+/**
+ * One stack server per worker, each with `env`; `keep` holds them (stopped by the teardown). Resolves to their
+ * environments once all are up; fails (leaving the started ones in `keep`) if one does not start.
+ */
+export async function startStackServers(
+  count: number,
+  keep: ChildProcess[],
+  env: Record<string, string> = {},
+): Promise<Record<string, string>[]> {
+  for (const [name, value] of Object.entries(TEST_SETTINGS)) process.env[name] ??= value;
+  const started = await Promise.allSettled(Array.from({ length: Math.max(1, count) }, () => startStackServer(env)));
+  for (const result of started) if (result.status === 'fulfilled') keep.push(result.value.child);
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return started.map((result) => (result as PromiseFulfilledResult<{ env: Record<string, string> }>).value.env);
+}
+
+/** Stops the stack servers in `stacks` (each removes its own data dir). */
+export async function stopStackServers(stacks: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    stacks.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
 export default async function globalSetup(globalConfig: { maxWorkers: number }): Promise<void> {
   // The integration and browser projects both name this setup: the stacks are started once per run.
   if (globalThis.__ICECAT_STACKS__) return;
-  for (const [name, value] of Object.entries(TEST_SETTINGS)) process.env[name] ??= value;
-  const count = Math.max(1, globalConfig.maxWorkers);
   globalThis.__ICECAT_STACKS__ = [];
-  const started = await Promise.allSettled(Array.from({ length: count }, () => startStackServer()));
-  for (const result of started) if (result.status === 'fulfilled') globalThis.__ICECAT_STACKS__.push(result.value.child);
-  const failed = started.find((result) => result.status === 'rejected');
-  if (failed) throw failed.reason;
-  const envs = started.map((result) => (result as PromiseFulfilledResult<{ env: Record<string, string> }>).value.env);
+  const envs = await startStackServers(globalConfig.maxWorkers, globalThis.__ICECAT_STACKS__);
   process.env.ICECAT_TEST_STACKS = JSON.stringify(envs);
   // A run in band (one file) uses the first stack from the process itself.
   Object.assign(process.env, envs[0]);

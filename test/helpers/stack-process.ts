@@ -95,7 +95,7 @@ export async function startStackProcess(dataDir: string, logFile: string, env: R
     bridgeUrl: `http://127.0.0.1:${ports.BRIDGE}`,
     s3Url: `http://127.0.0.1:${ports.S3}`,
     rekognitionUrl: `http://127.0.0.1:${ports.REKOGNITION}`,
-    // An external DynamoDB (DynamoDB Local, `npm run test:strict`) stands in for dynalite there too.
+    // An external DynamoDB (DynamoDB Local, ICECAT_DYNAMODB_ENDPOINT) stands in for dynalite there too.
     // An empty ICECAT_DYNAMODB_ENDPOINT in `env` runs the stack on its own dynalite whatever the test run uses.
     dynamodbUrl:
       ('ICECAT_DYNAMODB_ENDPOINT' in env ? env.ICECAT_DYNAMODB_ENDPOINT : process.env.ICECAT_DYNAMODB_ENDPOINT) ||

@@ -119,7 +119,7 @@ describe('a full data dir (a tmpfs of its own)', () => {
       ICECAT_RECONCILE_INTERVAL_SECONDS: '1',
       ICECAT_RECONCILE_GRACE_SECONDS: '1',
       CLAIM_LEASE_SECONDS: '10',
-      // The stack's own dynalite, whose LevelDB lives in the full data dir: under `npm run test:strict` the suite's
+      // The stack's own dynalite, whose LevelDB lives in the full data dir: with ICECAT_DYNAMODB_ENDPOINT set, that
       // DynamoDB Local keeps its data elsewhere, and a full data dir could not reach it.
       ICECAT_DYNAMODB_ENDPOINT: '',
     });
