@@ -17,7 +17,7 @@ const CONFIG_GETTERS = {
     'loadTracingSettings',
     'maxUploadBytes',
     'pricePerImageUsd',
-    'redetectPageSize',
+    'redetectPaging',
     'redetectResumeGraceMs',
   ],
   'functions/config.ts': [

@@ -9,7 +9,7 @@ import {
   envString,
   loadConfig,
   pricePerImageUsd,
-  redetectPageSize,
+  redetectPaging,
   redetectResumeGraceMs,
   required,
   requiredSecret,
@@ -170,14 +170,8 @@ export function loadReconcileConfig(): ReconcileConfig {
 export const loadReconcileRedetect = (): { transactions: boolean; graceMs: number; pageSize?: number } => ({
   transactions: envBoolean('DDB_TRANSACTIONS', true),
   graceMs: redetectResumeGraceMs(),
-  ...optionalPageSize(),
+  ...redetectPaging(),
 });
-
-/** REDETECT_PAGE_SIZE when set (lib/config.ts). */
-const optionalPageSize = (): { pageSize?: number } => {
-  const pageSize = redetectPageSize();
-  return pageSize === undefined ? {} : { pageSize };
-};
 
 /**
  * The reconcile sweep's look after import jobs (lib/reconcile/import-jobs.ts): on where the stack has the import task

@@ -169,5 +169,7 @@ export const redetectResumeGraceMs = (): number => envNumber('RECONCILE_GRACE_SE
  * REDETECT_PAGE_SIZE, 1–100, else the run's own (lib/store/redetect/run-state.ts START_PAGE, 100). Smaller pages cost more
  * requests a run; they let a test page through a few hundred images as a run pages through thousands.
  */
-export const redetectPageSize = (): number | undefined =>
-  envString('REDETECT_PAGE_SIZE') === undefined ? undefined : envNumber('REDETECT_PAGE_SIZE', 100, { min: 1, max: 100, integer: true });
+export const redetectPaging = (): { pageSize?: number } =>
+  envString('REDETECT_PAGE_SIZE') === undefined
+    ? {}
+    : { pageSize: envNumber('REDETECT_PAGE_SIZE', 100, { min: 1, max: 100, integer: true }) };

@@ -12,7 +12,7 @@ import {
   loadAwsClientSettings,
   loadIngestConfig,
   pricePerImageUsd,
-  redetectPageSize,
+  redetectPaging,
 } from '../lib/config';
 import type { NotifyConfig } from '../lib/notify/schedule';
 import type { ClientLimits } from '../lib/quota/limits';
@@ -133,7 +133,7 @@ export interface LocalFunctionSettings {
   notify: NotifyConfig;
   callbackGraceSeconds: number;
   /** REDETECT_PAGE_SIZE when set: the re-detection sweep's pages, as the functions read it. */
-  redetectPageSize?: number;
+  redetectPaging: { pageSize?: number };
 }
 
 /**
@@ -148,11 +148,8 @@ export const loadLocalFunctionSettings = (applied: boolean): LocalFunctionSettin
   clientLimits: { defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() },
   notify: loadNotifyConfig(),
   callbackGraceSeconds: callbackGraceSeconds(),
-  ...withPageSize(redetectPageSize()),
+  redetectPaging: redetectPaging(),
 });
-
-const withPageSize = (redetectPageSize: number | undefined): { redetectPageSize?: number } =>
-  redetectPageSize === undefined ? {} : { redetectPageSize };
 
 /** The reconciliation sweep's period and grace on the local stack (ICECAT_RECONCILE_INTERVAL_SECONDS, _GRACE_SECONDS). */
 export function reconcileSettingsFromEnv(): { intervalMs: number; graceMs: number } {

@@ -8,7 +8,7 @@ import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
 import { annotatingClient } from '../../lib/aws/tracing';
-import { loadAwsClientSettings, redetectPageSize, redetectResumeGraceMs } from '../../lib/config';
+import { loadAwsClientSettings, redetectPaging, redetectResumeGraceMs } from '../../lib/config';
 import type { ImportSource } from '../../lib/domain/import';
 import { type ApiHandler, createApiHandler } from '../../lib/http/app';
 import type { ImportEngine, ImportJob } from '../../lib/import/batch-operations';
@@ -158,10 +158,4 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
     ),
     rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   });
-}
-
-/** REDETECT_PAGE_SIZE when set: the records a re-detection starts at a time (lib/config.ts). */
-function redetectPaging(): { pageSize?: number } {
-  const pageSize = redetectPageSize();
-  return pageSize === undefined ? {} : { pageSize };
 }

@@ -223,7 +223,7 @@ export function redetectSweep(
     limitsOf: (clientId) => limits.limitsOf(clientId),
     ...(callbacks ? { onDone: completionHook({ callbacks }, settings.pricePerImageUsd, sweepLog) } : {}),
     graceMs: settings.graceMs,
-    ...(settings.redetectPageSize !== undefined ? { pageSize: settings.redetectPageSize } : {}),
+    ...settings.redetectPaging,
     log: sweepLog,
   });
   return () => sweep({ maxBatches: COUNT_CHECK_MAX_BATCHES, maxDurationMs: 20_000 });

@@ -1,5 +1,5 @@
 // Configuration is validated once, at cold start: a bad number stops the function there, naming the variable.
-import { ConfigError, envBoolean, loadIngestConfig, redetectPageSize, requiredSecret } from '../../lib/config';
+import { ConfigError, envBoolean, loadIngestConfig, redetectPaging, requiredSecret } from '../../lib/config';
 
 const BASE = { TABLE_NAME: 'T', BUCKET_NAME: 'B' };
 
@@ -120,9 +120,9 @@ describe('secrets from the environment', () => {
 
 describe('REDETECT_PAGE_SIZE', () => {
   it("is unset by default (the run's own pages), takes 1..100 and refuses anything else, naming it", () => {
-    expect([withEnv({}, redetectPageSize), withEnv({ REDETECT_PAGE_SIZE: '25' }, redetectPageSize)]).toEqual([undefined, 25]);
+    expect([withEnv({}, redetectPaging), withEnv({ REDETECT_PAGE_SIZE: '25' }, redetectPaging)]).toEqual([{}, { pageSize: 25 }]);
     for (const value of ['0', '101', '2.5', 'many']) {
-      expect(() => withEnv({ REDETECT_PAGE_SIZE: value }, redetectPageSize)).toThrow(/^environment variable REDETECT_PAGE_SIZE must be/);
+      expect(() => withEnv({ REDETECT_PAGE_SIZE: value }, redetectPaging)).toThrow(/^environment variable REDETECT_PAGE_SIZE must be/);
     }
   });
 });
