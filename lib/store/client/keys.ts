@@ -4,7 +4,7 @@
 // keys and client registrations, so a function that only authenticates bundles no write.
 import { GetCommand, type GetCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../table/access';
-import { API_KEY_PREFIX } from '../table/schema';
+import { API_KEY_ITEM_PREFIX } from '../table/schema';
 
 const KEY_SORT = '#KEY' as const;
 
@@ -19,7 +19,7 @@ export interface ApiKeyItem {
 export type StoreTable = TableRef;
 
 export const apiKeyItemKey = (keyHash: string): Pick<ApiKeyItem, 'batch_id' | 'img_fprint'> => ({
-  batch_id: API_KEY_PREFIX + keyHash,
+  batch_id: API_KEY_ITEM_PREFIX + keyHash,
   img_fprint: KEY_SORT,
 });
 

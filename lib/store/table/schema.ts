@@ -10,7 +10,7 @@ import type { StoredImport } from './import-item';
 export const BATCH_SK = '#BATCH';
 export const CLIENT_SK = '#CLIENT';
 /** Partition prefixes of the items that are not batches. */
-export const API_KEY_PREFIX = 'APIKEY#';
+export const API_KEY_ITEM_PREFIX = 'APIKEY#';
 export const CLIENT_PREFIX = 'CLIENT#';
 /**
  * Partition prefix of a batch's upload items (`UPLOAD#{clientId}#{batchId}`): one per upload (key and ETag), apart
@@ -29,7 +29,7 @@ export const KNOWN_ITEM_PREFIX = 'KNOWN#';
  * A batch partition is `{clientId}#{batchId}`; a client named like a prefix above would share its partitions with the
  * key or client items, so these ids are refused at registration (and no upload under them is ever accepted).
  */
-export const RESERVED_CLIENT_IDS: ReadonlySet<string> = new Set([API_KEY_PREFIX.slice(0, -1), CLIENT_PREFIX.slice(0, -1)]);
+export const RESERVED_CLIENT_IDS: ReadonlySet<string> = new Set([API_KEY_ITEM_PREFIX.slice(0, -1), CLIENT_PREFIX.slice(0, -1)]);
 
 export const INDEX = {
   batchStatus: 'batch-status',
