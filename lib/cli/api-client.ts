@@ -21,7 +21,7 @@ import type {
 import { batchPath, reviewPath } from '../api/client-contract';
 import { ApiAnswerError, KeyRefusedError, NetworkError, OutOfSpaceError, RouteMissingError, saysOutOfSpace } from './errors';
 import {
-  DEFAULT_RETRY,
+  DEFAULT_RETRY_POLICY,
   describeNetworkError,
   isTransientStatus,
   type RetryHooks,
@@ -136,7 +136,7 @@ export class ApiClient {
     };
     try {
       if (options.retry === false) return await once();
-      return await withRetry(once, this.opts.retry ?? DEFAULT_RETRY, {
+      return await withRetry(once, this.opts.retry ?? DEFAULT_RETRY_POLICY, {
         ...this.opts.retryHooks,
         retryable: (err) => !(err instanceof AmbiguousFailureError),
       });

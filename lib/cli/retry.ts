@@ -9,7 +9,7 @@ export interface RetryPolicy {
   maxMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseMs: 250, maxMs: 8_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 5, baseMs: 250, maxMs: 8_000 };
 
 /** A failure worth another try; `retryAfterMs` is the server's own hint (Retry-After), when it gave one. */
 export class TransientError extends IceCatError {
@@ -52,7 +52,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** Runs `task` until it succeeds, throws something other than a TransientError, or runs out of tries. */
 export async function withRetry<T>(
   task: (attempt: number) => Promise<T>,
-  policy: RetryPolicy = DEFAULT_RETRY,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   hooks: RetryHooks = {},
 ): Promise<T> {
   const sleep = hooks.sleep ?? defaultSleep;

@@ -12,7 +12,7 @@ import { ApiAnswerError, NetworkError, OutOfSpaceError } from './errors';
 import { type CandidateFile, checkFile, type FileProblem, isProblem, skipProblem } from './file-checks';
 import { postForm, UploadRefusedError } from './form-upload';
 import { TaskPool } from './pool';
-import { backoffMs, DEFAULT_RETRY, type RetryPolicy, TransientError, withRetry } from './retry';
+import { backoffMs, DEFAULT_RETRY_POLICY, type RetryPolicy, TransientError, withRetry } from './retry';
 import { type SkippedEntry, type WalkedFile, walkFiles } from './walker';
 
 interface UploadEvents {
@@ -111,7 +111,7 @@ class FolderUpload {
   constructor(private readonly opts: UploadOptions) {
     this.events = opts.events ?? {};
     this.now = opts.now ?? Date.now;
-    this.policy = opts.retry ?? DEFAULT_RETRY;
+    this.policy = opts.retry ?? DEFAULT_RETRY_POLICY;
     this.chunkSize = opts.chunkSize ?? DEFAULT_CHUNK_SIZE;
     this.breaker = opts.maxConsecutiveNetworkFailures ?? Math.max(4, opts.concurrency * 2);
     this.forms = new FormBook<CandidateFile>(
