@@ -11,7 +11,7 @@ import type { IngestDeps, IngestResult, UploadEvent } from './deps';
 import { RejectedUploadError } from './errors';
 import { timed } from './metrics';
 import { restingKey } from './s3-key';
-import { type Claimed, claimImage, storeImageThumbnail } from './steps/claim';
+import { type Claimed, claimFingerprint, storeImageThumbnail } from './steps/claim';
 import { classifyImage } from './steps/detect';
 import { type Fingerprinted, fingerprintImage, noteNeeded } from './steps/fingerprint';
 import { type Found, giveUp } from './steps/give-up';
@@ -78,7 +78,7 @@ async function attemptUpload(deps: IngestDeps, started: Started): Promise<Ingest
   try {
     const read = await timed(metrics, 'Read', () => readObject(deps, started));
     const fingerprinted = (reached = await timed(metrics, 'Fingerprint', () => fingerprintImage(deps, read)));
-    const claim = await timed(metrics, 'Claim', () => claimImage(deps, fingerprinted));
+    const claim = await timed(metrics, 'Claim', () => claimFingerprint(deps, fingerprinted));
     if ('existing' in claim) return settleClaimed(deps, upload, read.object, claim.existing, noteNeeded(fingerprinted));
     const claimed = (reached = claim);
     await timed(metrics, 'Thumbnail', () => storeImageThumbnail(deps, upload, claimed.image, claimed.image.fprint));

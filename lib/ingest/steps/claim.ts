@@ -18,7 +18,7 @@ export interface Claimed extends Fingerprinted {
 }
 
 /** This run's claim, or the record of whoever claimed the image before. A closed batch takes no new upload. */
-export async function claimImage(deps: IngestDeps, step: Fingerprinted): Promise<Claimed | { existing: Image }> {
+export async function claimFingerprint(deps: IngestDeps, step: Fingerprinted): Promise<Claimed | { existing: Image }> {
   const { upload, object, image } = step;
   const claim: Claim = {
     clientId: upload.clientId,
