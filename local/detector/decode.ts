@@ -60,10 +60,10 @@ export interface DecodeOptions {
 }
 
 /**
- * The model's `detections` rows ([x1, y1, x2, y2, score, class] in input pixels) as detections on the
+ * CenterNet's `detections` rows ([x1, y1, x2, y2, score, class] in input pixels) as detections on the
  * original image: low scores, unknown classes and empty boxes dropped, overlaps suppressed.
  */
-export function decodeDetections(rows: number[][], lb: Letterbox, opts: DecodeOptions): FoundObject[] {
+export function decodeCenterNet(rows: number[][], lb: Letterbox, opts: DecodeOptions): FoundObject[] {
   const detections: FoundObject[] = [];
   for (const row of rows) {
     const [x1, y1, x2, y2, score, cls] = row as [number, number, number, number, number, number];

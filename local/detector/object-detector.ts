@@ -9,7 +9,7 @@ import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { type GraphModel, loadGraphModel } from '@tensorflow/tfjs-converter';
 import * as tf from '@tensorflow/tfjs-core';
 import sharp, { type OutputInfo } from 'sharp';
-import { decodeDetections, type Letterbox, letterbox } from './decode';
+import { decodeCenterNet, type Letterbox, letterbox } from './decode';
 import { InvalidImageFormatError } from './errors';
 import { type FoundObject } from './labels';
 import { type DetectorModelName, locateModelFiles, type ModelFiles, modelVersion } from './model-catalog';
@@ -123,7 +123,7 @@ const runCenterNet: Inference = async (model, image) => {
   const output = tf.tidy(() => model.execute(tf.tensor4d(pixels, [1, INPUT_SIZE, INPUT_SIZE, 3]), OUTPUT_NODE) as tf.Tensor);
   try {
     const rows = ((await output.array()) as number[][][])[0] ?? [];
-    return decodeDetections(rows, box, DECODE);
+    return decodeCenterNet(rows, box, DECODE);
   } finally {
     output.dispose();
   }

@@ -1,4 +1,4 @@
-import { decodeDetections, iou, letterbox, suppressOverlaps, toOriginalBox } from '../../local/detector/decode';
+import { decodeCenterNet, iou, letterbox, suppressOverlaps, toOriginalBox } from '../../local/detector/decode';
 import type { FoundObject } from '../../local/detector/labels';
 
 const opts = { minScore: 0.01, iouThreshold: 0.5, classCount: 80 };
@@ -68,25 +68,25 @@ describe('iou', () => {
   });
 });
 
-describe('decodeDetections', () => {
+describe('decodeCenterNet', () => {
   const lb = letterbox(512, 512, 512);
 
   test('rows become detections with class, score and box', () => {
-    expect(decodeDetections([[0, 0, 256, 512, 0.5, 15]], lb, opts)).toEqual([
+    expect(decodeCenterNet([[0, 0, 256, 512, 0.5, 15]], lb, opts)).toEqual([
       { classIndex: 15, score: 0.5, box: { Left: 0, Top: 0, Width: 0.5, Height: 1 } },
     ]);
   });
 
   test('rows below the minimum score are dropped', () => {
-    expect(decodeDetections([[0, 0, 256, 512, 0.005, 15]], lb, opts)).toEqual([]);
+    expect(decodeCenterNet([[0, 0, 256, 512, 0.005, 15]], lb, opts)).toEqual([]);
   });
 
   test('rows of a class the model does not have are dropped', () => {
-    expect(decodeDetections([[0, 0, 256, 512, 0.5, 80]], lb, opts)).toEqual([]);
+    expect(decodeCenterNet([[0, 0, 256, 512, 0.5, 80]], lb, opts)).toEqual([]);
   });
 
   test('rows with NaN scores are dropped', () => {
-    expect(decodeDetections([[0, 0, 256, 512, Number.NaN, 15]], lb, opts)).toEqual([]);
+    expect(decodeCenterNet([[0, 0, 256, 512, Number.NaN, 15]], lb, opts)).toEqual([]);
   });
 
   test('boxes entirely inside the padding are dropped', () => {
@@ -94,7 +94,7 @@ describe('decodeDetections', () => {
     const wide = letterbox(512, 256, 512);
 
     // Act
-    const out = decodeDetections([[0, 0, 100, 100, 0.5, 15]], wide, opts);
+    const out = decodeCenterNet([[0, 0, 100, 100, 0.5, 15]], wide, opts);
 
     // Assert
     expect(out).toEqual([]);
