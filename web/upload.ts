@@ -103,7 +103,11 @@ export class UploadError extends WebAppError {
 }
 
 /** One presigned POST, reporting bytes sent; S3 answers 204 (or 200/201) when it stored the object. */
-export function postForm(form: UploadForm, picked: PickedFile, onProgress: (sent: number, total: number) => void): Promise<void> {
+export function postFormWithProgress(
+  form: UploadForm,
+  picked: PickedFile,
+  onProgress: (sent: number, total: number) => void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const body = new FormData();
     for (const [name, value] of Object.entries(form.fields)) body.append(name, value);

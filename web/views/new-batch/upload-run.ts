@@ -2,7 +2,7 @@ import type { FormBook } from '../../../lib/api/form-book';
 import { type Api, batchPath, isNotFound } from '../../api';
 import type { Capabilities } from '../../capabilities';
 import { rememberBatch } from '../../session';
-import { eachLimited, type PickedFile, postForm, UploadError } from '../../upload';
+import { eachLimited, type PickedFile, postFormWithProgress, UploadError } from '../../upload';
 import { formsFor } from './forms';
 
 /** One file's upload as the list shows it. */
@@ -19,7 +19,7 @@ async function uploadOne(forms: FormBook<PickedFile>, file: PickedFile, state: F
     try {
       // The form is renewed here if it is due (a retry after a network error included: an expired form's 403
       // may reach the page as one, when the bucket's error answer carries no CORS headers).
-      await postForm(await forms.take(file.name, renew), file, (sent) => {
+      await postFormWithProgress(await forms.take(file.name, renew), file, (sent) => {
         state.sent = sent;
         repaint();
       });
