@@ -25,7 +25,7 @@ export function formatDuration(ms: number): string {
 }
 
 /** The best few labels, "Cat 93, Pet 93, Animal 90". */
-export function topLabels(labels: readonly Label[], n = 3): string {
+export function formatTopLabels(labels: readonly Label[], n = 3): string {
   return [...labels]
     .sort((a, b) => b.confidence - a.confidence)
     .slice(0, n)
@@ -66,7 +66,7 @@ export function fileRows(
     file,
     status,
     cat: catCell(image),
-    labels: topLabels(image.labels),
+    labels: formatTopLabels(image.labels),
     duplicateOf,
     error: image.error ? `${image.error.code}: ${image.error.message}` : '',
   });
@@ -135,7 +135,7 @@ export function imageTable(images: readonly Image[]): string {
       i.fileName ?? '',
       i.status,
       catCell(i),
-      topLabels(i.labels),
+      formatTopLabels(i.labels),
       String(i.duplicates || ''),
       ...(captured ? [i.capturedAt ?? ''] : []),
       i.fprint,
@@ -214,7 +214,7 @@ export function reviewQueueTable(images: readonly Image[]): string {
       i.fileName ?? '',
       verdictWord(i.machineIsCat ?? i.isCat),
       typeof i.catConfidence === 'number' ? `${Math.round(i.catConfidence * 10) / 10}%` : '',
-      topLabels(i.labels),
+      formatTopLabels(i.labels),
       i.fprint,
     ]),
   );

@@ -1,5 +1,5 @@
 import type { BatchSummary, Image } from '../../lib/api/client-contract';
-import { fileRows, fileTable, formatBytes, formatDuration, similarTable, summaryLines, topLabels } from '../../lib/cli/output';
+import { fileRows, fileTable, formatBytes, formatDuration, formatTopLabels, similarTable, summaryLines } from '../../lib/cli/output';
 import { outOfSpaceLine } from '../../lib/cli/upload-command';
 import type { UploadResult } from '../../lib/cli/uploader';
 
@@ -115,8 +115,8 @@ describe('formatting', () => {
   });
 
   it('keeps the best three labels, best first', () => {
-    expect(topLabels(CAT.labels)).toBe('Cat 93, Pet 91, Animal 90');
-    expect(topLabels([])).toBe('');
+    expect(formatTopLabels(CAT.labels)).toBe('Cat 93, Pet 91, Animal 90');
+    expect(formatTopLabels([])).toBe('');
   });
 
   it('prints a summary as aligned key lines, leaving out what the server did not send', () => {

@@ -1,4 +1,4 @@
-import { countLabels, topLabels } from '../../lib/store/batch/label-counts';
+import { countLabels, topLabelCounts } from '../../lib/store/batch/label-counts';
 
 describe('label counts', () => {
   it('counts each label once per image, at or above the threshold', () => {
@@ -31,7 +31,7 @@ describe('label counts', () => {
   it('ranks by images, then by name, and keeps the top 20', () => {
     const counts = new Map(Array.from({ length: 25 }, (_, i) => [`L${String(i).padStart(2, '0')}`, i % 5] as const));
 
-    const top = topLabels(counts);
+    const top = topLabelCounts(counts);
 
     expect(top).toHaveLength(20);
     expect(top.slice(0, 3)).toEqual([

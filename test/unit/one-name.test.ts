@@ -80,7 +80,6 @@ function errorClasses(dirs: string[]): { file: string; name: string; ctor: strin
  */
 const VALUES_NAMED_TWICE: string[] = [
   'getImage: lib/store/image/reads.ts, lib/store/image/record.ts',
-  'topLabels: lib/cli/output.ts, lib/store/batch/label-counts.ts, web/format.ts',
   'uploadEstimate: lib/domain/pricing.ts, web/estimate.ts',
 ];
 

@@ -17,7 +17,7 @@ export const LABEL_COUNT_READ: BatchPagesOptions = {
 };
 
 /** Ranks counts: most images first, then by name. */
-export function topLabels(counts: ReadonlyMap<string, number>, top = TOP_LABELS): LabelCount[] {
+export function topLabelCounts(counts: ReadonlyMap<string, number>, top = TOP_LABELS): LabelCount[] {
   return [...counts]
     .map(([name, images]) => ({ name, images }))
     .sort((a, b) => b.images - a.images || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -55,7 +55,7 @@ export async function batchLabelCounts(
     }
   }
   return {
-    labels: topLabels(counts),
+    labels: topLabelCounts(counts),
     models: [...models.values()].sort((a, b) => b.images - a.images || (modelText(a) < modelText(b) ? -1 : 1)),
   };
 }
