@@ -54,7 +54,8 @@ export interface UploadEstimate {
   remainingToday?: number;
 }
 
-export function uploadEstimate(files: number, copies: number, pricePerImageUsd?: number, remainingToday?: number): UploadEstimate {
+/** The most the upload can cost: every file less the exact copies among them, the price and quota when known. */
+export function uploadUpperBound(files: number, copies: number, pricePerImageUsd?: number, remainingToday?: number): UploadEstimate {
   const atMostCalls = Math.max(files - copies, 0);
   return {
     files,

@@ -1,6 +1,6 @@
 // The web app's estimate before an upload (web/estimate.ts): exact copies found among files of equal size only, and
 // the most the upload can cost.
-import { exactCopies, sha256Of, uploadEstimate } from '../../web/estimate';
+import { exactCopies, sha256Of, uploadUpperBound } from '../../web/estimate';
 
 const file = (size: number, bytes: string) => ({ size, bytes });
 
@@ -27,8 +27,8 @@ describe('exact copies among the chosen files', () => {
 
 describe('the upload estimate', () => {
   it('is every file less the copies, at the service price; without a price, calls only', () => {
-    expect(uploadEstimate(6, 1, 0.001, 100)).toEqual({ files: 6, copies: 1, atMostCalls: 5, atMostUsd: 0.005, remainingToday: 100 });
-    expect(uploadEstimate(3, 0)).toEqual({ files: 3, copies: 0, atMostCalls: 3 });
-    expect(uploadEstimate(1000, 0, 0.001).atMostUsd).toBe(1);
+    expect(uploadUpperBound(6, 1, 0.001, 100)).toEqual({ files: 6, copies: 1, atMostCalls: 5, atMostUsd: 0.005, remainingToday: 100 });
+    expect(uploadUpperBound(3, 0)).toEqual({ files: 3, copies: 0, atMostCalls: 3 });
+    expect(uploadUpperBound(1000, 0, 0.001).atMostUsd).toBe(1);
   });
 });

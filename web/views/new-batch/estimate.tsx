@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from '../../api';
-import { exactCopies, sha256Of, type UploadEstimate, uploadEstimate } from '../../estimate';
+import { exactCopies, sha256Of, type UploadEstimate, uploadUpperBound } from '../../estimate';
 import { plural } from '../../format';
 import type { PickedFile } from '../../upload';
 import { loadUsage } from '../../usage';
@@ -35,7 +35,7 @@ export function useEstimate(api: Api, files: PickedFile[]): UploadEstimate | nul
         ).catch(() => 0),
         usage.current,
       ]);
-      if (live) setEstimate(uploadEstimate(files.length, copies, known?.pricePerImageUsd, known?.images.remaining));
+      if (live) setEstimate(uploadUpperBound(files.length, copies, known?.pricePerImageUsd, known?.images.remaining));
     })();
     return () => {
       live = false;
