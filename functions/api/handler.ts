@@ -16,6 +16,7 @@ import { createApiHandler } from '../../lib/http/app';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
 import { ApiKeyStore } from '../../lib/store/client/keys';
 import { ClientLimitsReader } from '../../lib/store/client/limits';
+import { StoreReads } from '../../lib/store/store-reads';
 import { cursorCodec } from '../../lib/store/table/cursor';
 import { loadWebBundle } from '../../lib/web/bundle';
 import { s3Origins, type WebBundle, WebSite } from '../../lib/web/site';
@@ -49,7 +50,7 @@ const app = createApiHandler({
   routes: routes.filter((route) => route.function === 'api'),
   services: {
     api: new ApiService({
-      store: { ddb, tableName: config.tableName, cursors },
+      store: new StoreReads({ ddb, tableName: config.tableName, cursors }),
       links: imageLinkSignerOf(
         { bucket: config.bucketName, seconds: config.imageUrlSeconds, windowSeconds: IMAGE_URL_WINDOW_SECONDS },
         s3Settings,

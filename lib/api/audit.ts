@@ -4,12 +4,17 @@ import { type Image, machineIsCatOf } from '../domain/image';
 import { type AuditStratum } from '../domain/review';
 import { estimateAccuracy, type StratumTally } from '../review/accuracy';
 import { STRATA } from '../review/audit-sample';
-import { answersAfterRedetect, auditCandidates, auditEntries, type StrataSizes, strataSizes } from '../store/audit/queue';
-import type { StoreContext } from '../store/table/query';
+import type { AuditedEntry, StrataSizes } from '../store/audit/queue';
 import { modelAccuracies } from './audit-models';
 import type { AccuracyAnswer } from './schemas/audit';
 
-type Ctx = Pick<StoreContext, 'ddb' | 'tableName' | 'now'>;
+/** What the estimate reads of the audit sample (lib/store/store-reads.ts StoreReads). */
+export interface AuditReader {
+  strataSizes(clientId: string, batchId: string): Promise<StrataSizes | undefined>;
+  auditEntries(clientId: string, batchId: string): Promise<AuditedEntry[]>;
+  auditCandidates(clientId: string, batchId: string): Promise<Image[]>;
+  answersAfterRedetect(clientId: string, batchId: string, audited: readonly string[]): Promise<Image[] | undefined>;
+}
 
 export const stratumOf = (image: Image): AuditStratum => (machineIsCatOf(image) === true ? 'cat' : 'notCat');
 
@@ -23,10 +28,10 @@ export const sizesOf = (images: readonly Image[]): StrataSizes => ({
  * at the last draw; a batch never audited answers its strata as they are now and null estimates. After a re-detection
  * that left audited images with another model's answer too, `models` gives each model's estimates on the same sample.
  */
-export async function batchAccuracy(ctx: Ctx, clientId: string, batchId: string): Promise<AccuracyAnswer> {
-  const sizes = await strataSizes(ctx, clientId, batchId);
-  const entries = sizes ? await auditEntries(ctx, clientId, batchId) : [];
-  const weights = sizes ?? sizesOf(await auditCandidates(ctx, clientId, batchId));
+export async function batchAccuracy(reads: AuditReader, clientId: string, batchId: string): Promise<AccuracyAnswer> {
+  const sizes = await reads.strataSizes(clientId, batchId);
+  const entries = sizes ? await reads.auditEntries(clientId, batchId) : [];
+  const weights = sizes ?? sizesOf(await reads.auditCandidates(clientId, batchId));
   const strata: StratumTally[] = STRATA.map((h) => {
     const mine = entries.filter((e) => e.stratum === h);
     const reviewed = mine.filter((e) => e.reviewedCat !== undefined);
@@ -39,8 +44,7 @@ export async function batchAccuracy(ctx: Ctx, clientId: string, batchId: string)
     };
   });
   const images = sizes
-    ? await answersAfterRedetect(
-        ctx,
+    ? await reads.answersAfterRedetect(
         clientId,
         batchId,
         entries.map((e) => e.fprint),

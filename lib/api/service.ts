@@ -9,19 +9,15 @@ import type { BatchSummary } from '../domain/summary';
 import { burstOf, type ClientLimits, nextUtcDay, utcDay } from '../quota/limits';
 import { agreementOf } from '../review/agreement';
 import { type HashedImage, nearDuplicateGroupsAsync } from '../similar/groups';
-import { queryAuditQueue } from '../store/audit/queue';
-import { queryBatchLogs, queryVisibleBatchImages } from '../store/batch/images';
-import { batchLabelCounts } from '../store/batch/label-counts';
-import { type BatchPagesOptions, batchImagePages } from '../store/batch/pages';
-import { getBatch } from '../store/batch/read';
-import { queryClientBatches, queryClientImages } from '../store/client/images';
+import type { BatchImagesFilter } from '../store/batch/images';
+import type { BatchPagesOptions } from '../store/batch/pages';
+import type { ClientBatchesFilter, ClientImagesFilter } from '../store/client/images';
 import type { DailyUsage } from '../store/client/limits';
-import { knownFingerprints } from '../store/image/known';
-import { getImage, getImages } from '../store/image/reads';
-import { queryReviewQueue, reviewedVerdicts } from '../store/review/queue';
-import type { StoreContext } from '../store/table/query';
-import { batchAccuracy } from './audit';
-import { changesPage } from './changes';
+import type { ReviewedVerdict } from '../store/review/queue';
+import type { TimeRange } from '../store/table/expressions';
+import type { Page, PageRequest } from '../store/table/query';
+import { type AuditReader, batchAccuracy } from './audit';
+import { type ChangesReader, changesPage } from './changes';
 import { BatchNotFoundError, ImageNotFoundError } from './errors';
 import { type ImageLinkSigner, NO_LINKS } from './image-links';
 import { presentBatch, presentImage, presentLogEntry } from './present';
@@ -34,6 +30,27 @@ import type { LogEntry, LogsQuery } from './schemas/logs';
 import type { ChangesQuery, VerdictChange } from './schemas/redetect';
 import type { AgreementAnswer } from './schemas/reviews';
 import type { SimilarGroups, SimilarQuery } from './schemas/similar';
+/**
+ * What the API reads of the store, and only that (lib/store/store-reads.ts StoreReads implements it; a test may hand a
+ * fake): every read is of one client's batch or of the client's own listings.
+ */
+export interface ApiReads extends AuditReader, ChangesReader {
+  batch(clientId: string, batchId: string): Promise<StoredBatch | undefined>;
+  /** A page of the batch's images; undefined when the client cannot see the batch. */
+  batchImages(clientId: string, batchId: string, filter: BatchImagesFilter, page: PageRequest): Promise<Page<Image> | undefined>;
+  batchLogs(clientId: string, batchId: string, range: TimeRange, page: PageRequest): Promise<Page<Image>>;
+  imagePages(clientId: string, batchId: string, opts: BatchPagesOptions): AsyncIterable<Image[]>;
+  labelCounts(clientId: string, batchId: string, threshold: number): Promise<{ labels: LabelCount[]; models: ModelCount[] }>;
+  image(clientId: string, batchId: string, fprint: string): Promise<Image | undefined>;
+  images(clientId: string, batchId: string, fprints: string[]): Promise<Image[]>;
+  reviewQueue(clientId: string, batchId: string, threshold: number, page: PageRequest): Promise<Page<Image>>;
+  reviewedVerdicts(clientId: string, batchId: string): Promise<ReviewedVerdict[]>;
+  auditQueue(clientId: string, batchId: string, page: PageRequest): Promise<Page<Image>>;
+  clientBatches(clientId: string, filter: ClientBatchesFilter, page: PageRequest): Promise<Page<StoredBatch>>;
+  clientImages(clientId: string, filter: ClientImagesFilter, page: PageRequest): Promise<Page<Image>>;
+  knownFingerprints(clientId: string, fprints: readonly string[]): Promise<string[]>;
+}
+
 /** What GET /v1/usage reads: a client's limits and its usage of a day (lib/store/client/limits.ts). */
 export interface UsageReader {
   limitsOf(clientId: string): Promise<ClientLimits>;
@@ -41,7 +58,7 @@ export interface UsageReader {
 }
 
 interface ApiServiceOptions {
-  store: StoreContext;
+  store: ApiReads;
   /** Signs images' thumbnailUrl and imageUrl; without it both are null. */
   links?: ImageLinkSigner;
   /** Clients' limits and usage (GET /v1/usage). */
@@ -80,7 +97,7 @@ export class ApiService {
   }
 
   async getBatch(clientId: string, batchId: string): Promise<BatchSummary> {
-    const batch = await getBatch(this.opts.store, clientId, batchId);
+    const batch = await this.opts.store.batch(clientId, batchId);
     if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     const counted = await this.labelsOf(batch);
     return presentBatch(batch, this.opts.pricePerImageUsd, counted?.labels ?? null, counted?.models ?? null);
@@ -90,7 +107,7 @@ export class ApiService {
   private async labelsOf(batch: StoredBatch): Promise<{ labels: LabelCount[]; models: ModelCount[] } | null> {
     if (reportedStatus(batch) !== 'done') return null;
     const threshold = batch.catMinConfidence ?? this.opts.catMinConfidence ?? 80;
-    return batchLabelCounts(this.opts.store, batch.clientId, batch.batchId, threshold);
+    return this.opts.store.labelCounts(batch.clientId, batch.batchId, threshold);
   }
 
   /**
@@ -98,7 +115,7 @@ export class ApiService {
    * time: a batch marked for erasure by another function must answer 404 at once, which no container cache can know.
    */
   private async requireBatch(clientId: string, batchId: string): Promise<void> {
-    if (!(await getBatch(this.opts.store, clientId, batchId))) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
+    if (!(await this.opts.store.batch(clientId, batchId))) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
   }
 
   /** The client's limits and today's (UTC) use of its images quota. */
@@ -120,7 +137,7 @@ export class ApiService {
 
   async listBatches(clientId: string, query: ClientBatchesQuery): Promise<List<BatchSummary>> {
     const { limit, cursor, ...filter } = query;
-    return list(await queryClientBatches(this.opts.store, clientId, filter, { limit, cursor }), (batch) =>
+    return list(await this.opts.store.clientBatches(clientId, filter, { limit, cursor }), (batch) =>
       presentBatch(batch, this.opts.pricePerImageUsd),
     );
   }
@@ -131,30 +148,30 @@ export class ApiService {
     const filter = order === 'captured' ? { ...rest, order } : rest;
     if (audit === 'pending') {
       await this.requireBatch(clientId, batchId);
-      const page = await queryAuditQueue(this.opts.store, clientId, batchId, { limit, cursor });
+      const page = await this.opts.store.auditQueue(clientId, batchId, { limit, cursor });
       return { items: await this.presentImages(page.items), ...cursorOf(page) };
     }
     if (review === 'pending') {
-      const batch = await getBatch(this.opts.store, clientId, batchId);
+      const batch = await this.opts.store.batch(clientId, batchId);
       if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
-      const page = await queryReviewQueue(this.opts.store, clientId, batchId, this.thresholdOf(batch), { limit, cursor });
+      const page = await this.opts.store.reviewQueue(clientId, batchId, this.thresholdOf(batch), { limit, cursor });
       return { items: await this.presentImages(page.items), ...cursorOf(page) };
     }
-    const page = await queryVisibleBatchImages(this.opts.store, clientId, batchId, filter, { limit, cursor });
+    const page = await this.opts.store.batchImages(clientId, batchId, filter, { limit, cursor });
     if (!page) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
     return { items: await this.presentImages(page.items), ...cursorOf(page) };
   }
 
   async getBatchImage(clientId: string, batchId: string, fprint: string): Promise<ImageAnswer> {
     await this.requireBatch(clientId, batchId);
-    const image = await getImage(this.opts.store, clientId, batchId, fprint);
+    const image = await this.opts.store.image(clientId, batchId, fprint);
     if (!image) throw new ImageNotFoundError(`image ${fprint} not found in batch ${batchId}`, { batchId, fprint });
     return (await this.presentImages([image]))[0]!;
   }
 
   async batchGetImages(clientId: string, batchId: string, fprints: string[]): Promise<{ items: ImageAnswer[]; notFound: string[] }> {
     await this.requireBatch(clientId, batchId);
-    const images = await getImages(this.opts.store, clientId, batchId, fprints);
+    const images = await this.opts.store.images(clientId, batchId, fprints);
     const found = new Set(images.map((i) => i.fprint));
     return { items: await this.presentImages(images), notFound: [...new Set(fprints)].filter((f) => !found.has(f)) };
   }
@@ -162,7 +179,7 @@ export class ApiService {
   async listBatchLogs(clientId: string, batchId: string, query: LogsQuery): Promise<List<LogEntry>> {
     await this.requireBatch(clientId, batchId);
     const { limit, cursor, ...range } = query;
-    return list(await queryBatchLogs(this.opts.store, clientId, batchId, range, { limit, cursor }), presentLogEntry);
+    return list(await this.opts.store.batchLogs(clientId, batchId, range, { limit, cursor }), presentLogEntry);
   }
 
   /**
@@ -173,7 +190,7 @@ export class ApiService {
     await this.requireBatch(clientId, batchId);
     const images: HashedImage[] = [];
     const names = new Map<string, string | null>();
-    for await (const page of batchImagePages(this.opts.store, clientId, batchId, SIMILAR_READ)) {
+    for await (const page of this.opts.store.imagePages(clientId, batchId, SIMILAR_READ)) {
       for (const image of page) {
         if (!image.phash) continue;
         images.push({ fprint: image.fprint, phash: image.phash });
@@ -187,9 +204,9 @@ export class ApiService {
 
   /** Agreement of the machine with the batch's reviews, at the batch's threshold now (docs/design.md §10). */
   async agreement(clientId: string, batchId: string): Promise<AgreementAnswer> {
-    const batch = await getBatch(this.opts.store, clientId, batchId);
+    const batch = await this.opts.store.batch(clientId, batchId);
     if (!batch) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
-    const verdicts = await reviewedVerdicts(this.opts.store, clientId, batchId);
+    const verdicts = await this.opts.store.reviewedVerdicts(clientId, batchId);
     const agreement = agreementOf(
       verdicts.map((v) => ({ catConfidence: v.catConfidence, isCat: v.review.isCat, machineIsCat: v.review.machineIsCat })),
     );
@@ -208,13 +225,13 @@ export class ApiService {
 
   async listClientImages(clientId: string, query: ClientImagesQuery): Promise<List<ImageAnswer>> {
     const { limit, cursor, ...filter } = query;
-    const page = await queryClientImages(this.opts.store, clientId, filter, { limit, cursor });
+    const page = await this.opts.store.clientImages(clientId, filter, { limit, cursor });
     return { items: await this.presentImages(page.items), ...cursorOf(page) };
   }
 
   /** POST /v1/fingerprints:known: which of these pixels the client already has answers for (an upload estimate). */
   async knownFingerprints(clientId: string, fprints: string[]): Promise<KnownFingerprints> {
-    return { known: await knownFingerprints(this.opts.store, clientId, fprints), pricePerImageUsd: this.opts.pricePerImageUsd };
+    return { known: await this.opts.store.knownFingerprints(clientId, fprints), pricePerImageUsd: this.opts.pricePerImageUsd };
   }
 
   private async presentImages(images: Image[]): Promise<ImageAnswer[]> {

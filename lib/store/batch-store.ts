@@ -23,7 +23,7 @@ import { type BatchCounter, type BatchStoreOptions, BatchSummaries, type CloseOu
 import { RegisteredClients } from './client/registrations';
 import { type ClaimOutcome, claimImage, releaseClaim } from './image/claim';
 import { keepPaidResult, type PaidResult, paidResult } from './image/paid-result';
-import { addDuplicate, finishImage, getImage, rejectUpload } from './image/record';
+import { addDuplicate, finishImage, getImageRecord, rejectUpload } from './image/record';
 import { findReusable } from './image/reuse';
 import { AnsweringModel } from './model/answering';
 import {
@@ -134,7 +134,7 @@ export class BatchStore implements TableAccess {
   // ---- images (image/record.ts, image/claim.ts, image/reuse.ts, image/paid-result.ts) ---------------------------
 
   getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
-    return getImage(this.counters, clientId, batchId, fprint);
+    return getImageRecord(this.counters, clientId, batchId, fprint);
   }
 
   /** Claims (batch, fingerprint) for classification, or answers the record that holds the image (claimImage). */

@@ -13,7 +13,7 @@ import { BatchErasedError } from '../table/errors';
 import { imageKey, purgeAt } from '../table/schema';
 import { imageWrite, type WriteExpression } from '../table/update-expression';
 import { noteFingerprintRequest } from '../upload/attempts';
-import { getImage } from './record';
+import { getImageRecord } from './record';
 
 export const CLAIM_COUNTS: Partial<Counts> = { total: 1, pending: 1 };
 
@@ -100,7 +100,7 @@ export async function claimImage(store: BatchCounters, c: Claim, opts: RecordOpt
     throw err;
   }
   if (counted) return { held: true, takeover: false, uploadedAt: c.now };
-  const existing = await getImage(store, c.clientId, c.batchId, c.fprint);
+  const existing = await getImageRecord(store, c.clientId, c.batchId, c.fprint);
   if (!existing) return claimImage(store, c, opts); // removed between the two calls: try again
   if (existing.status === 'processing' && existing.claimId && (existing.leaseUntil ?? 0) < c.now) {
     try {

@@ -108,7 +108,7 @@ export function duplicateRequest(table: string, original: Image, fileName: strin
 export const keepsDuplicateName = (original: Pick<Image, 'duplicateFiles'>): boolean =>
   (original.duplicateFiles?.length ?? 0) < LIMITS.dupFiles;
 
-export async function getImage(
+export async function getImageRecord(
   store: Pick<TableAccess, 'ddb' | 'table'>,
   clientId: string,
   batchId: string,

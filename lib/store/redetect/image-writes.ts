@@ -1,7 +1,7 @@
 // A re-detection's requests (POST …:redetect, docs/api.md "Re-detect"), as pure builders: the plan's read of the
 // batch, the mark on each image it owes an answer, the summary's run and what is left, an image's new answer with
 // the answer it replaces kept as `prev`, the counter move, the end (done again, the callback owed again), and the
-// changes listing's Query. Sent by lib/store/redetect/images.ts.
+// Sent by lib/store/redetect/images.ts; the changes listing reads with lib/store/redetect/changes.ts.
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Counts } from '../../domain/counts';
 import type { CatInstance, Detections, Label, ModelVersion, TrimmedLabels } from '../../domain/detection';
@@ -10,7 +10,6 @@ import { modelOfRecord } from '../../model-version';
 import { liveBatch } from '../batch/summary';
 import { IMAGE_ATTRIBUTES, type ImageAttribute, imageNames } from '../table/attributes';
 import { encodeDetections } from '../table/detections';
-import type { QueryPlan } from '../table/expressions';
 import { BATCH_SK, batchKey, batchPartition, CALLBACK_DUE, imageKey, reviewKey } from '../table/schema';
 import { batchWrite, WriteExpression } from '../table/update-expression';
 import { RUN_PARTS, runWrite } from './run-state';
@@ -172,26 +171,4 @@ export function endRequest(
   if (withCallback) w.set('callbackDue', ':due', CALLBACK_DUE);
   w.remove(...RUN_PARTS).when(liveBatch(w, nowMs), w.is('rdRun', '=', ':run', run), w.notExists('rdNext'));
   return { TableName: table, Key: batchKey(clientId, batchId), ...w.update(), ReturnValues: 'ALL_NEW' };
-}
-
-/**
- * The images of a batch whose machine verdict a re-detection changed: `prev` there, and its verdict not the machine's
- * now (the review's `mc` where a person gave one, else the flag). The batch's own partition, paged by the reader.
- */
-export function changesPlan(table: string, clientId: string, batchId: string, nowS: number): QueryPlan {
-  const partition = batchPartition(clientId, batchId);
-  const input: QueryCommandInput = {
-    TableName: table,
-    KeyConditionExpression: '#partition = :partition AND #fprint > :summary',
-    FilterExpression:
-      'attribute_exists(#previous) AND #expiresAt > :nowS AND ' +
-      '((attribute_not_exists(#review) AND #isCat <> #previous.#cat) OR (attribute_exists(#review) AND #review.#mc <> #previous.#cat))',
-    ExpressionAttributeNames: {
-      ...imageNames('partition', 'fprint', 'previous', 'expiresAt', 'review', 'isCat'),
-      '#cat': 'cat',
-      '#mc': 'mc',
-    },
-    ExpressionAttributeValues: { ':partition': partition, ':summary': BATCH_SK, ':nowS': nowS },
-  };
-  return { pattern: '1 (changes)', scope: `changes\n${partition}`, keyAttributes: ['batch_id', 'img_fprint'], input };
 }

@@ -9,7 +9,7 @@ import type { Batch } from '../../domain/batch';
 import type { Image } from '../../domain/image';
 import type { RecordModelFacts } from '../../model-version';
 import type { BatchCounters } from '../batch/counters';
-import { getImage } from '../image/record';
+import { getImageRecord } from '../image/record';
 import { conditionFailed, conditionFailedAt } from '../table/condition';
 import { decodeDetections } from '../table/detections';
 import type { ImageItem } from '../table/schema';
@@ -119,7 +119,7 @@ export class Redetections {
   }
 
   async getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined> {
-    return getImage(this.store, clientId, batchId, fprint);
+    return getImageRecord(this.store, clientId, batchId, fprint);
   }
 
   /**

@@ -9,7 +9,7 @@ import { type Image, isCatAt, machineIsCatOf } from '../../domain/image';
 import type { Review } from '../../domain/review';
 import { type BatchCounters, batchRecordsQuery, countRequest } from '../batch/counters';
 import { liveBatch } from '../batch/summary';
-import { getImage } from '../image/record';
+import { getImageRecord } from '../image/record';
 import { type ImageAttribute, toImage } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { BatchErasedError, ReviewConflictError } from '../table/errors';
@@ -238,7 +238,7 @@ async function rethreshold(store: BatchCounters, read: Image, threshold: number)
     } catch (err) {
       if (!conditionFailed(err)) throw err;
     }
-    image = await getImage(store, image.clientId, image.batchId, image.fprint);
+    image = await getImageRecord(store, image.clientId, image.batchId, image.fprint);
   }
   return {};
 }
@@ -258,7 +258,7 @@ export async function reviewImage(
 ): Promise<ReviewOutcome> {
   if (!store.batches.isLive(await store.batches.getBatch(clientId, batchId))) return { outcome: 'missing' };
   for (let round = 0; round < REVIEW_ROUNDS; round++) {
-    const image = await getImage(store, clientId, batchId, fprint);
+    const image = await getImageRecord(store, clientId, batchId, fprint);
     if (!image || image.expiresAt <= nowSeconds(store.now())) return { outcome: 'missing' };
     if (image.status === 'fail') return { outcome: 'failed', image };
     if (image.status !== 'success') return { outcome: 'not-classified', image };
@@ -284,7 +284,7 @@ export async function reviewImage(
       if (err instanceof BatchErasedError) return { outcome: 'missing' };
       throw err;
     }
-    const after = await getImage(store, clientId, batchId, fprint);
+    const after = await getImageRecord(store, clientId, batchId, fprint);
     return after ? { outcome: 'reviewed', image: after } : { outcome: 'missing' };
   }
   throw new ReviewConflictError(`other writes kept changing image ${fprint} while it was reviewed; try again`);
