@@ -7,6 +7,7 @@ import { startTracing, tracedHandler, traceWork } from '../../lib/aws/tracing';
 import { loadAwsClientSettings, loadConfig, loadTracingSettings } from '../../lib/config';
 import { runEraseJob } from '../../lib/erase/job';
 import { decodeEraseMessage } from '../../lib/erase/message';
+import { BatchErasure } from '../../lib/store/batch/erasure';
 
 // Tracing first: the clients built below are captured only once the tracer is started.
 startTracing(loadTracingSettings());
@@ -15,9 +16,8 @@ const config = loadConfig();
 const logger = new Logger({ serviceName: 'icecat-erase' });
 const deps = {
   s3: createS3Client(loadAwsClientSettings()),
-  ddb: createDocumentClient(),
+  store: new BatchErasure({ ddb: createDocumentClient(), tableName: config.tableName }),
   bucketName: config.bucketName,
-  tableName: config.tableName,
 };
 
 /** The batch a message names, for the trace; none for a message that does not decode (runEraseJob says why). */

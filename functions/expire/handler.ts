@@ -10,6 +10,7 @@ import { loadTracingSettings } from '../../lib/config';
 import { ERASURE_REQUEUE_MS, type ExpirySweepResult, sweepExpiredBatches } from '../../lib/erase/expiry';
 import { METRICS_NAMESPACE } from '../../lib/ingest/metrics';
 import { SqsJobQueue } from '../../lib/jobs/queue';
+import { ExpiredBatches } from '../../lib/store/expiry/expired';
 import { loadTableName, queueUrl } from '../config';
 
 // Tracing first: the clients built below are captured only once the tracer is started.
@@ -18,8 +19,7 @@ startTracing(loadTracingSettings());
 const logger = new Logger({ serviceName: 'icecat-expire' });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'icecat-expire' });
 const deps = {
-  ddb: createDocumentClient(),
-  tableName: loadTableName(),
+  expired: new ExpiredBatches({ ddb: createDocumentClient(), tableName: loadTableName() }),
   erasures: new SqsJobQueue(createSqsClient(), queueUrl('ERASE_QUEUE_URL')),
   log: (line: string, details?: Record<string, unknown>) => logger.info(line, details ?? {}),
 };

@@ -2,15 +2,25 @@
 // logs they carry), then its summary. The caller marks the summary as being deleted first, so reads answer 404 and
 // the ingest refuses new uploads; until the summary is gone, running this again resumes where it stopped.
 import type { S3Client } from '@aws-sdk/client-s3';
-import { deleteSummary, eraseItems, type ItemEraseOptions } from '../store/batch/erasure';
-import type { TableRef } from '../store/table/access';
+import type { ItemEraseOptions } from '../store/batch/erasure';
 import { eraseBatchObjects, type ObjectEraseOptions } from './objects';
+
+/**
+ * What the erasure asks of the store, and only that (lib/store/batch/erasure.ts BatchErasure implements it; a test may
+ * hand a fake).
+ */
+export interface ErasureStore {
+  /** Whether the batch's summary exists and is marked as being erased. */
+  isMarked(clientId: string, batchId: string): Promise<boolean>;
+  /** Deletes the batch's items but its summary; how many went. */
+  eraseItems(clientId: string, batchId: string, opts?: ItemEraseOptions): Promise<number>;
+  deleteSummary(clientId: string, batchId: string): Promise<void>;
+}
 
 export interface BatchErasureTarget {
   clientId: string;
   batchId: string;
   bucket: string;
-  table: string;
 }
 
 export interface BatchErasureReport {
@@ -24,7 +34,7 @@ export interface BatchErasureReport {
 const MAX_PASSES = 3;
 
 export async function eraseBatch(
-  clients: { s3: S3Client; ddb: TableRef['ddb'] },
+  clients: { s3: S3Client; store: ErasureStore },
   target: BatchErasureTarget,
   opts: { objects?: ObjectEraseOptions; items?: ItemEraseOptions } = {},
 ): Promise<BatchErasureReport> {
@@ -34,11 +44,11 @@ export async function eraseBatch(
   while (report.passes < MAX_PASSES) {
     report.passes++;
     const objects = await eraseBatchObjects(clients.s3, target.bucket, target.clientId, target.batchId, opts.objects);
-    const items = await eraseItems(clients.ddb, target, opts.items);
+    const items = await clients.store.eraseItems(target.clientId, target.batchId, opts.items);
     report.objects += objects;
     report.items += items;
     if (objects === 0 && items === 0) break;
   }
-  await deleteSummary(clients.ddb, target);
+  await clients.store.deleteSummary(target.clientId, target.batchId);
   return report;
 }

@@ -5,8 +5,7 @@
 // and every interval (local/stack/expiry.ts), and since dynalite has no TTL it is what deletes expired items there too.
 
 import type { JobQueue } from '../jobs/queue';
-import { markExpired, readExpiredBatches } from '../store/expiry/expired';
-import type { TableRef } from '../store/table/access';
+import type { ExpiredBatchesPage, ExpiryStartKey } from '../store/expiry/expired';
 import { nowSeconds } from '../store/table/schema';
 import { encodeEraseMessage } from './message';
 
@@ -22,8 +21,20 @@ export const ERASURE_REQUEUE_MS = 2 * 3_600_000;
  */
 const ERASURE_OVERDUE_SECONDS = 3600;
 
-/** The table as the wiring hands it to the store (lib/store/table/access.ts), and the erase queue. */
-export interface ExpiryDeps extends TableRef {
+/**
+ * What the sweep asks of the store, and only that (lib/store/expiry/expired.ts ExpiredBatches implements it; a test may
+ * hand a fake).
+ */
+export interface ExpiryStore {
+  /** A page of the batches expired by `nowS` (epoch s), from the expiring index, oldest first. */
+  expiredPage(nowS: number, pageSize: number, startKey?: ExpiryStartKey): Promise<ExpiredBatchesPage>;
+  /** Marks the expired batch as being erased unless its erasure was queued at or after `staleBefore`; true when marked. */
+  markExpired(clientId: string, batchId: string, now: number, staleBefore: number): Promise<boolean>;
+}
+
+/** The store's part the sweep asks, and the erase queue. */
+export interface ExpiryDeps {
+  expired: ExpiryStore;
   /** Where erasures go: the erase queue (functions/erase consumes it). */
   erasures: JobQueue;
 }
@@ -74,7 +85,7 @@ async function queueExpiredErasure(
   now: number,
   staleBefore: number,
 ): Promise<boolean> {
-  if (!(await markExpired(deps, clientId, batchId, now, staleBefore))) return false;
+  if (!(await deps.expired.markExpired(clientId, batchId, now, staleBefore))) return false;
   await deps.erasures.send(encodeEraseMessage(clientId, batchId));
   return true;
 }
@@ -87,9 +98,9 @@ async function queueExpiredErasure(
 export async function sweepExpiredBatches(deps: ExpirySweepDeps, limits: ExpirySweepLimits): Promise<ExpirySweepResult> {
   const now = (deps.now ?? Date.now)();
   const result: ExpirySweepResult = { expired: 0, queued: [], truncated: false, overdue: 0 };
-  let startKey: Record<string, unknown> | undefined;
+  let startKey: ExpiryStartKey | undefined;
   do {
-    const page = await readExpiredBatches(deps, nowSeconds(now), limits.pageSize ?? 100, startKey);
+    const page = await deps.expired.expiredPage(nowSeconds(now), limits.pageSize ?? 100, startKey);
     for (const { clientId, batchId, expiresAt } of page.batches) {
       if (limits.remainingMs && limits.remainingMs() < (limits.reserveMs ?? EXPIRY_RESERVE_MS)) {
         result.truncated = true;

@@ -7,15 +7,32 @@
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config';
+import type { Batch } from '../domain/batch';
+import type { Image } from '../domain/image';
 import { type DetectLabelsObserver, detectLabels } from '../ingest/detect';
 import { RejectedUploadError } from '../ingest/errors';
 import { readSource } from '../ingest/source';
 import { readUpload, UploadGoneError } from '../ingest/storage';
-import type { AnswerOutcome, Redetections } from '../store/redetect/images';
+import type { NewAnswer } from '../store/redetect/image-writes';
+import type { AnswerOutcome } from '../store/redetect/images';
 import type { RedetectMessage } from './message';
 
+/**
+ * What one image's re-detection asks of the store, and only that (lib/store/redetect/images.ts Redetections implements
+ * it; a test may hand a fake): the batch and its run, the image, the claim on it, its new answer, the run's settling.
+ */
+export interface RedetectImageStore {
+  getBatch(clientId: string, batchId: string): Promise<Batch | undefined>;
+  getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined>;
+  runs: { claim(image: Pick<Image, 'clientId' | 'batchId' | 'fprint'>, run: string, leaseMs: number): Promise<boolean> };
+  /** Writes the new answer (none: the image keeps its own) and moves the run's count once. */
+  answer(image: Image, run: string, answer: NewAnswer | undefined): Promise<AnswerOutcome>;
+  /** Ends the run when no image is owed any more (a count a crash lost is recounted here). */
+  settle(clientId: string, batchId: string, run: string): Promise<Batch | undefined>;
+}
+
 export interface RedetectJobDeps {
-  redetections: Redetections;
+  redetections: RedetectImageStore;
   s3: S3Client;
   rekognition: RekognitionClient;
   config: Pick<

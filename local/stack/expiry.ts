@@ -6,6 +6,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ERASURE_REQUEUE_MS, type ExpirySweepResult, sweepExpiredBatches } from '../../lib/erase/expiry';
 import type { JobQueue } from '../../lib/jobs/queue';
+import { ExpiredBatches } from '../../lib/store/expiry/expired';
 import { startPeriodicSweep } from '../periodic-sweep';
 import { applyLifecycle, type LifecycleRule } from '../s3/lifecycle';
 
@@ -42,8 +43,7 @@ export function startLocalExpiry(opts: LocalExpiryOptions): LocalExpiry {
   const runOnce = async (): Promise<LocalExpiryResult> => {
     const result = await sweepExpiredBatches(
       {
-        ddb: opts.ddb,
-        tableName: opts.tableName,
+        expired: new ExpiredBatches(opts),
         erasures: opts.erasures,
         ...(opts.now ? { now: opts.now } : {}),
         log: (line, details) => log(`[expiry] ${line} ${JSON.stringify(details ?? {})}`),

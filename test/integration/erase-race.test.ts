@@ -17,6 +17,7 @@ import type { IngestDeps, UploadEvent } from '../../lib/ingest/deps';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload } from '../../lib/ingest/pipeline';
 import { encodeS3EventKey } from '../../lib/reconcile/s3-event';
+import { BatchErasure } from '../../lib/store/batch/erasure';
 import { newBatch } from '../../lib/store/batch/summary';
 import { takeBack } from '../../lib/store/batch/take-back';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -126,7 +127,7 @@ async function uploadInto(batchId: string, fileName = 'cat.png'): Promise<Upload
 /** DELETE's two steps: the mark, then the erasure itself. */
 async function erase(batchId: string): Promise<void> {
   await store.markDeleting('demo', batchId);
-  await eraseBatch({ s3, ddb }, { clientId: 'demo', batchId, bucket: stack.bucket, table });
+  await eraseBatch({ s3, store: new BatchErasure({ ddb, tableName: table }) }, { clientId: 'demo', batchId, bucket: stack.bucket });
 }
 
 async function leftOf(batchId: string): Promise<{ objects: string[]; items: number; logs: number }> {
@@ -178,7 +179,7 @@ describe('an upload racing the erasure of its batch', () => {
     // Act
     const result = await processUpload(deps, event);
     const whileErasing = await leftOf(batchId);
-    await eraseBatch({ s3, ddb }, { clientId: 'demo', batchId, bucket: stack.bucket, table });
+    await eraseBatch({ s3, store: new BatchErasure({ ddb, tableName: table }) }, { clientId: 'demo', batchId, bucket: stack.bucket });
 
     // Assert: only the summary (marked) was there until the erasure took it.
     expect(result).toEqual({ outcome: 'refused', key: `uploads/demo/${batchId}/cat.png`, code: 'BatchErased' });
@@ -215,7 +216,7 @@ describe('an upload racing the erasure of its batch', () => {
 
     // Act
     const result = await processUpload(deps, event);
-    await eraseBatch({ s3, ddb }, { clientId: 'demo', batchId, bucket: stack.bucket, table });
+    await eraseBatch({ s3, store: new BatchErasure({ ddb, tableName: table }) }, { clientId: 'demo', batchId, bucket: stack.bucket });
 
     // Assert
     expect(result).toMatchObject({ outcome: 'refused', code: 'BatchErased' });

@@ -5,6 +5,7 @@ import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamo
 import { type BatchErasureTarget, eraseBatch } from '../../lib/erase/erase-batch';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
 import { EraseIncompleteError } from '../../lib/errors';
+import { BatchErasure } from '../../lib/store/batch/erasure';
 import { aws, stackEnv, uniqueId, uploadFile, waitForBridgeIdle } from '../helpers';
 
 const SUMMARY = '#BATCH';
@@ -81,12 +82,10 @@ async function logsLeft(clientId: string, batchId: string): Promise<number> {
   return out.Count ?? 0;
 }
 
-const target = (clientId: string, batchId: string): BatchErasureTarget => ({
-  clientId,
-  batchId,
-  bucket: bucket(),
-  table: table(),
-});
+const target = (clientId: string, batchId: string): BatchErasureTarget => ({ clientId, batchId, bucket: bucket() });
+
+/** The stack's S3 and the store's erasure on its table, through this document client. */
+const onStack = (ddb = aws().ddb) => ({ s3: aws().s3, store: new BatchErasure({ ddb, tableName: table() }) });
 
 // Small pages so that a few dozen objects and items take many List/DeleteObjects and Query/BatchWriteItem calls.
 const SMALL_PAGES = { objects: { pageSize: 5 }, items: { pageSize: 7 } };
@@ -111,7 +110,7 @@ describe('eraseBatch', () => {
   it('leaves no object, item, log or summary of the batch behind', async () => {
     expect(await logsLeft(client, batchId)).toBeGreaterThan(0);
 
-    const report = await eraseBatch(aws(), target(client, batchId), SMALL_PAGES);
+    const report = await eraseBatch(onStack(), target(client, batchId), SMALL_PAGES);
 
     expect(report).toMatchObject({ objects: erased.objects, items: erased.items - 1 });
     expect(await objectsLeft(client, batchId)).toBe(0);
@@ -127,7 +126,7 @@ describe('eraseBatch', () => {
   });
 
   it('is idempotent: erasing an erased batch deletes nothing and succeeds', async () => {
-    await expect(eraseBatch(aws(), target(client, batchId))).resolves.toEqual({ objects: 0, items: 0, passes: 1 });
+    await expect(eraseBatch(onStack(), target(client, batchId))).resolves.toEqual({ objects: 0, items: 0, passes: 1 });
   });
 });
 
@@ -141,12 +140,14 @@ describe('eraseBatch interrupted', () => {
       if (++pages === 3) throw crash;
     };
 
-    await expect(eraseBatch(aws(), target(client, batch.batchId), { items: { pageSize: 7, onDeleted: interrupt } })).rejects.toBe(crash);
+    await expect(eraseBatch(onStack(), target(client, batch.batchId), { items: { pageSize: 7, onDeleted: interrupt } })).rejects.toBe(
+      crash,
+    );
     expect(await objectsLeft(client, batch.batchId)).toBe(0);
     const left = await itemsLeft(client, batch.batchId);
     expect(left).toBeGreaterThan(1); // the summary and the items not reached yet
 
-    const report = await eraseBatch(aws(), target(client, batch.batchId), SMALL_PAGES);
+    const report = await eraseBatch(onStack(), target(client, batch.batchId), SMALL_PAGES);
 
     expect(report.items).toBe(left - 1);
     expect(await itemsLeft(client, batch.batchId)).toBe(0);
@@ -164,7 +165,7 @@ describe('eraseBatch interrupted', () => {
           : ddb.send(command as QueryCommand),
     } as unknown as typeof ddb;
 
-    const run = eraseBatch({ s3: aws().s3, ddb: throttled }, target(client, batch.batchId), { items: { attempts: 3, retryBaseMs: 1 } });
+    const run = eraseBatch(onStack(throttled), target(client, batch.batchId), { items: { attempts: 3, retryBaseMs: 1 } });
 
     await expect(run).rejects.toBeInstanceOf(EraseIncompleteError);
     expect(await itemsLeft(client, batch.batchId)).toBe(batch.items);

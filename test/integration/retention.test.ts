@@ -12,7 +12,9 @@ import { BatchErasingError } from '../../lib/api/errors';
 import { sweepExpiredBatches } from '../../lib/erase/expiry';
 import { runEraseJob } from '../../lib/erase/job';
 import { BATCH_OBJECT_PREFIXES } from '../../lib/erase/objects';
+import { BatchErasure } from '../../lib/store/batch/erasure';
 import { BatchStore } from '../../lib/store/batch-store';
+import { ExpiredBatches } from '../../lib/store/expiry/expired';
 import { batchPartition } from '../../lib/store/table/schema';
 import { loadBucketLifecycleRules } from '../../local/s3/lifecycle';
 import { startLocalExpiry } from '../../local/stack/expiry';
@@ -76,11 +78,10 @@ async function seedObjects(clientId: string, batchId: string): Promise<void> {
 /** The sweep as the stack runs it, its erasures run by the erase job itself, with an injected clock. */
 async function sweep(now: number) {
   const erased: string[] = [];
-  const deps = { s3: aws().s3, ddb: aws().ddb, bucketName: bucket(), tableName: table() };
+  const deps = { s3: aws().s3, store: new BatchErasure({ ddb: aws().ddb, tableName: table() }), bucketName: bucket() };
   const result = await sweepExpiredBatches(
     {
-      ddb: aws().ddb,
-      tableName: table(),
+      expired: new ExpiredBatches({ ddb: aws().ddb, tableName: table() }),
       erasures: {
         send: async (body) => {
           erased.push(body);
@@ -177,7 +178,7 @@ describe('an expired batch is gone for every route', () => {
     // Act
     const first = await service.createBatch(owner.clientId, { batchId: name }).catch((err: unknown) => err);
     const second = await service.createBatch(owner.clientId, { batchId: name }).catch((err: unknown) => err);
-    await runEraseJob({ s3: aws().s3, ddb: aws().ddb, bucketName: bucket(), tableName: table() }, queued[0]!);
+    await runEraseJob({ s3: aws().s3, store: new BatchErasure({ ddb: aws().ddb, tableName: table() }), bucketName: bucket() }, queued[0]!);
     const third = await service.createBatch(owner.clientId, { batchId: name });
 
     // Assert
@@ -277,7 +278,7 @@ describe('the expiry sweep', () => {
 
   it('runs in the local stack every interval, by its own clock', async () => {
     // Arrange: a sweep whose clock is two days ahead, started before the batch it erases exists.
-    const deps = { s3: aws().s3, ddb: aws().ddb, bucketName: bucket(), tableName: table() };
+    const deps = { s3: aws().s3, store: new BatchErasure({ ddb: aws().ddb, tableName: table() }), bucketName: bucket() };
     const expiry = startLocalExpiry({
       ddb: aws().ddb,
       tableName: table(),
@@ -347,7 +348,7 @@ describe('the expiry sweep', () => {
 
     // Act: a sweep whose erasures do not run (a stuck erase function), then, once they are due again, one that erases
     const stuck = await sweepExpiredBatches(
-      { ddb: aws().ddb, tableName: table(), erasures: { send: async () => undefined }, now: () => now },
+      { expired: new ExpiredBatches({ ddb: aws().ddb, tableName: table() }), erasures: { send: async () => undefined }, now: () => now },
       { requeueAfterMs: 3_600_000 },
     );
     const erasing = await sweep(now + 3_600_001);

@@ -6,7 +6,9 @@ import { defaultClientLimits } from '../../functions/config';
 import { sweepExpiredBatches } from '../../lib/erase/expiry';
 import { runEraseJob } from '../../lib/erase/job';
 import { nextUtcDay } from '../../lib/quota/limits';
+import { BatchErasure } from '../../lib/store/batch/erasure';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
+import { ExpiredBatches } from '../../lib/store/expiry/expired';
 import { aws, stackEnv, uploadFile, waitForBridgeIdle } from '../helpers';
 import { batchItem, call, newClient, type TestClient, writeItems } from '../helpers/api';
 import { distinctImages, seededRandom } from '../helpers/stack-process';
@@ -108,7 +110,11 @@ describe('the expiry sweep', () => {
   /** One run as the stack runs it (its erasures by the erase job itself), `remaining` telling the time left (ms). */
   async function sweep(now: number, remaining?: () => number) {
     const erased: string[] = [];
-    const deps = { s3: aws().s3, ddb: aws().ddb, bucketName: stackEnv('BUCKET_NAME'), tableName: stackEnv('TABLE_NAME') };
+    const deps = {
+      s3: aws().s3,
+      store: new BatchErasure({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }),
+      bucketName: stackEnv('BUCKET_NAME'),
+    };
     const erasures = {
       send: async (body: string) => {
         const { clientId, batchId } = JSON.parse(body) as { clientId: string; batchId: string };
@@ -117,7 +123,7 @@ describe('the expiry sweep', () => {
       },
     };
     const result = await sweepExpiredBatches(
-      { ddb: aws().ddb, tableName: stackEnv('TABLE_NAME'), erasures, now: () => now },
+      { expired: new ExpiredBatches({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }), erasures, now: () => now },
       { requeueAfterMs: 3_600_000, pageSize: 2, ...(remaining ? { remainingMs: remaining } : {}) },
     );
     return { result, erased };

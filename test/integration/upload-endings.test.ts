@@ -18,6 +18,7 @@ import { fingerprint } from '../../lib/ingest/fingerprint';
 import type { IngestMetrics } from '../../lib/ingest/metrics';
 import { processUpload } from '../../lib/ingest/pipeline';
 import { encodeS3EventKey } from '../../lib/reconcile/s3-event';
+import { BatchErasure } from '../../lib/store/batch/erasure';
 import { newBatch } from '../../lib/store/batch/summary';
 import { takeBack } from '../../lib/store/batch/take-back';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -299,7 +300,10 @@ describe('erasing a batch', () => {
 
     // Act
     await store.markDeleting(clientId, batchId);
-    await eraseBatch(aws(), { clientId, batchId, bucket: stackEnv('BUCKET_NAME'), table: stackEnv('TABLE_NAME') });
+    await eraseBatch(
+      { s3: aws().s3, store: new BatchErasure({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }) },
+      { clientId, batchId, bucket: stackEnv('BUCKET_NAME') },
+    );
 
     // Assert
     expect(await uploadItems()).toEqual([]);

@@ -15,10 +15,12 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { backoffDelay } from '../../backoff';
 import { EraseIncompleteError } from '../../errors';
+import type { TableRef } from '../table/access';
 import { BATCH_ATTRIBUTES } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { BATCH_SK, batchKey, batchPartition, knownItemKey, UPLOAD_ITEM_PREFIX } from '../table/schema';
 import { WriteExpression } from '../table/update-expression';
+import { isMarkedForErasure } from './erasure-mark';
 
 export type ItemKey = Record<string, unknown>;
 
@@ -154,4 +156,24 @@ export function knownItemDeleteRequest(table: string, clientId: string, batchId:
 /** Deletes the summary: the erasure's last step. Deleting one already gone is not an error. */
 export async function deleteSummary(ddb: DynamoDBDocumentClient, ref: BatchItemsRef): Promise<void> {
   await ddb.send(new DeleteCommand({ TableName: ref.table, Key: batchKey(ref.clientId, ref.batchId) }));
+}
+
+/**
+ * The erasure's reads and deletes on one table, as the erase job asks them (lib/erase/erase-batch.ts ErasureStore): the
+ * mark that says the batch is still being erased, its items but the summary, then the summary.
+ */
+export class BatchErasure {
+  constructor(private readonly table: TableRef) {}
+
+  isMarked(clientId: string, batchId: string): Promise<boolean> {
+    return isMarkedForErasure(this.table.ddb, this.table.tableName, clientId, batchId);
+  }
+
+  eraseItems(clientId: string, batchId: string, opts?: ItemEraseOptions): Promise<number> {
+    return eraseItems(this.table.ddb, { table: this.table.tableName, clientId, batchId }, opts);
+  }
+
+  deleteSummary(clientId: string, batchId: string): Promise<void> {
+    return deleteSummary(this.table.ddb, { table: this.table.tableName, clientId, batchId });
+  }
 }

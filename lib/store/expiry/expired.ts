@@ -8,25 +8,27 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import type { TableRef } from '../table/access';
 import { batchNames } from '../table/attributes';
 import { conditionFailed } from '../table/condition';
 import { batchKey, EXPIRY_DUE, INDEX, nowSeconds, splitPartition } from '../table/schema';
 import { batchWrite } from '../table/update-expression';
 
-type StartKey = Record<string, unknown>;
+/** Where a page of the index ends (its LastEvaluatedKey). */
+export type ExpiryStartKey = Record<string, unknown>;
 
 export interface ExpiredBatchesPage {
   /** Each with its expiry (the summary's ttl, epoch seconds). */
   batches: { clientId: string; batchId: string; expiresAt: number }[];
   /** Where the next page starts; absent on the last. */
-  next?: StartKey;
+  next?: ExpiryStartKey;
 }
 
 export async function readExpiredBatches(
   ctx: { ddb: DynamoDBDocumentClient; tableName: string },
   nowS: number,
   pageSize: number,
-  startKey?: StartKey,
+  startKey?: ExpiryStartKey,
 ): Promise<ExpiredBatchesPage> {
   const page = await ctx.ddb.send(new QueryCommand(expiredBatchesQuery(ctx.tableName, nowS, pageSize, startKey)));
   const batches = (page.Items ?? []).map((key) => ({ ...splitPartition(String(key.batch_id)), expiresAt: Number(key.ttl) }));
@@ -79,4 +81,17 @@ export function markExpiredRequest(table: string, clientId: string, batchId: str
     w.or(w.notExists('eraseQueuedAt'), w.is('eraseQueuedAt', '<', ':stale', staleBefore)),
   );
   return { TableName: table, Key: batchKey(clientId, batchId), ...w.update() };
+}
+
+/** The expiry sweep's reads and marks on one table (lib/erase/expiry.ts ExpiryStore). */
+export class ExpiredBatches {
+  constructor(private readonly table: TableRef) {}
+
+  expiredPage(nowS: number, pageSize: number, startKey?: ExpiryStartKey): Promise<ExpiredBatchesPage> {
+    return readExpiredBatches(this.table, nowS, pageSize, startKey);
+  }
+
+  markExpired(clientId: string, batchId: string, now: number, staleBefore: number): Promise<boolean> {
+    return markExpired(this.table, clientId, batchId, now, staleBefore);
+  }
 }
