@@ -21,6 +21,7 @@ import { LOCAL_NAMES } from '../local/contract';
 import type { DiskState } from '../local/disk-space';
 import { localDynamoClient } from '../local/dynamodb/dynamodb';
 import { type StackProcess, seededRandom, startStackProcess } from '../test/helpers/stack-process';
+import { benchStackEnv } from './on-stack';
 
 const { values: args } = parseArgs({
   options: {
@@ -105,10 +106,11 @@ async function main(): Promise<number> {
     });
   }
   try {
-    stack = await startStackProcess(dataDir, join(work, 'stack.log'), {
-      ICECAT_RECONCILE_INTERVAL_SECONDS: '5',
-      ICECAT_RECONCILE_GRACE_SECONDS: '5',
-    });
+    stack = await startStackProcess(
+      dataDir,
+      join(work, 'stack.log'),
+      benchStackEnv({ ICECAT_RECONCILE_INTERVAL_SECONDS: '5', ICECAT_RECONCILE_GRACE_SECONDS: '5' }),
+    );
     const s = stack;
     const ddb = DynamoDBDocumentClient.from(localDynamoClient(s.dynamodbUrl));
     const store = new BatchStore({ ddb, tableName: LOCAL_NAMES.table, transactions: false });

@@ -7,6 +7,15 @@ import { join } from 'node:path';
 import { type StackProcess, startStackProcess } from '../test/helpers/stack-process';
 import { round } from './stats';
 
+/**
+ * The detector workers a bench's stack starts: ICECAT_DETECTOR_WORKERS as the bench was run with (a smoke run sets 1),
+ * else one per core, as `npm start` would. Said explicitly, since the trials' process helper starts one unless told.
+ */
+export const benchStackEnv = (env: Record<string, string> = {}): Record<string, string> => ({
+  ICECAT_DETECTOR_WORKERS: process.env.ICECAT_DETECTOR_WORKERS ?? String(availableParallelism()),
+  ...env,
+});
+
 async function stopStack(stack: StackProcess): Promise<void> {
   stack.signal('SIGTERM');
   const killed = setTimeout(() => stack.signal('SIGKILL'), 20_000);
@@ -23,7 +32,7 @@ export async function onStack<T>(
 ): Promise<T> {
   const work = mkdtempSync(join(tmpdir(), `icecat-bench-${name}-`));
   const dataDir = join(work, 'data');
-  const stack = await startStackProcess(dataDir, join(work, 'stack.log'), env);
+  const stack = await startStackProcess(dataDir, join(work, 'stack.log'), benchStackEnv(env));
   try {
     return await measure(stack, dataDir);
   } catch (err) {

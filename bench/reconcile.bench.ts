@@ -17,6 +17,7 @@ import { QueueJournal } from '../local/queue/journal';
 import { localS3Client, startLocalS3 } from '../local/s3/s3';
 import { distinctImages, keysUnder, seededRandom, startStackProcess, uploadImages } from '../test/helpers/stack-process';
 import { headline as figure, type Headline, isSmoke, median, percentile, pick, round, sized } from './stats';
+import { benchStackEnv } from './on-stack';
 
 const OBJECTS = sized(10_000, 200);
 const STALE = sized(100, 10);
@@ -129,7 +130,7 @@ async function recoveryBench(): Promise<Record<string, unknown>> {
   mkdirSync(dataDir);
   const logFile = path.join(dir, 'stack.log');
   const images = await distinctImages(RECOVERY_IMAGES, seededRandom(7));
-  let stack = await startStackProcess(dataDir, logFile, RECOVERY_ENV);
+  let stack = await startStackProcess(dataDir, logFile, benchStackEnv(RECOVERY_ENV));
   try {
     const uploading = uploadImages(stack, 'recovery', images);
     await new Promise((resolve) => setTimeout(resolve, sized(600, 300)));
@@ -139,7 +140,7 @@ async function recoveryBench(): Promise<Record<string, unknown>> {
     const leftAtKill = images.length - failed.length;
 
     const restartedAt = performance.now();
-    stack = await startStackProcess(dataDir, logFile, RECOVERY_ENV);
+    stack = await startStackProcess(dataDir, logFile, benchStackEnv(RECOVERY_ENV));
     const readyS = (performance.now() - restartedAt) / 1000;
     const left = await keysUnder(stack.s3, stack.bucket, 'uploads/demo/recovery/');
     // As a client does: a PUT cut by the kill is sent again (s3rver may have left that object half-written).
