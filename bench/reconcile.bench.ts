@@ -16,8 +16,8 @@ import { LOCAL_NAMES } from '../local/contract';
 import { QueueJournal } from '../local/queue/journal';
 import { localS3Client, startLocalS3 } from '../local/s3/s3';
 import { distinctImages, keysUnder, seededRandom, startStackProcess, uploadImages } from '../test/helpers/stack-process';
-import { headline as figure, type Headline, isSmoke, median, percentile, pick, round, sized } from './stats';
 import { benchStackEnv } from './on-stack';
+import { headline as figure, type Headline, isSmoke, median, percentile, pick, round, sized } from './stats';
 
 const OBJECTS = sized(10_000, 200);
 const STALE = sized(100, 10);

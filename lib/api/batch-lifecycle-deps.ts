@@ -1,17 +1,39 @@
 // What the batch lifecycle (batch-lifecycle.ts) is built with: its store, S3, queues, policies and the quota it asks.
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { Batch } from '../domain/batch';
 import type { ExportConfig } from '../export/writer';
 import type { JobQueue } from '../jobs/queue';
 import { type CallbackPolicy } from '../notify/target';
 import { type ClientLimits } from '../quota/limits';
 import type { RedetectPlanDeps } from '../redetect/plan';
-import type { BatchStore } from '../store/batch-store';
+import type { CloseOutcome } from '../store/batch/summary';
+import type { ReclassifyOptions, ReclassifyOutcome, ReviewOutcome, Verdict } from '../store/review/verdicts';
 import type { TableRef } from '../store/table/access';
+import type { AuditDrawStore } from './audit-draw';
 import { type ImageLinkSigner } from './image-links';
 import { type ImportApiDeps } from './import-batch';
 
+/**
+ * What the batch lifecycle asks of the store, and only that (lib/store/batch-store.ts BatchStore implements it; a test
+ * may hand a fake): the summary's life from creation to erasure, a person's verdicts, the re-threshold, the audit draw.
+ */
+export interface LifecycleStore extends AuditDrawStore {
+  getBatch(clientId: string, batchId: string): Promise<Batch | undefined>;
+  /** The batch exists, is not being erased and has not expired. */
+  isLive(batch: Batch | undefined): boolean;
+  /** Creates the batch; false when the client already has one of that name. */
+  createBatch(batch: Batch): Promise<boolean>;
+  /** Marks an expired batch as being erased unless its erasure was queued at or after `staleBefore` (epoch ms). */
+  markExpired(clientId: string, batchId: string, staleBefore: number): Promise<boolean>;
+  markDeleting(clientId: string, batchId: string): Promise<Batch | undefined>;
+  addExpected(clientId: string, batchId: string, files: number): Promise<Batch | undefined>;
+  close(clientId: string, batchId: string, expected?: number): Promise<CloseOutcome>;
+  review(clientId: string, batchId: string, fprint: string, verdict: Verdict | undefined): Promise<ReviewOutcome>;
+  reclassify(clientId: string, batchId: string, catMinConfidence: number, opts: ReclassifyOptions): Promise<ReclassifyOutcome>;
+}
+
 export interface BatchLifecycleOptions {
-  store: BatchStore;
+  store: LifecycleStore;
   s3: S3Client;
   bucketName: string;
   defaultRetentionDays: number;

@@ -294,7 +294,7 @@ export class BatchLifecycleService {
   async audit(clientId: string, batchId: string, body: AuditBody): Promise<AuditResult> {
     const { store } = this.opts;
     if (!store.isLive(await store.getBatch(clientId, batchId))) throw new BatchNotFoundError(`batch ${batchId} not found`, { batchId });
-    return drawAudit({ ddb: store.ddb, tableName: store.table, now: () => this.now() }, clientId, batchId, body.size, this.now());
+    return drawAudit(store, clientId, batchId, body.size, this.now());
   }
 
   /** The cat flags and counters again at a new threshold, from stored confidences (no Rekognition call), in pages. */

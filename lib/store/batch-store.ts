@@ -17,7 +17,10 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../domain/batch';
 import type { ModelVersion } from '../domain/detection';
 import type { Image } from '../domain/image';
+import type { Audit } from '../domain/review';
 import type { Claim, Finish, UploadRef } from '../domain/upload';
+import { markAudited, setStrataSizes } from './audit/draw';
+import { auditCandidates, type StrataSizes } from './audit/queue';
 import { BatchCounters, type RecordOptions } from './batch/counters';
 import { type BatchCounter, type BatchStoreOptions, BatchSummaries, type CloseOutcome, type NewBatch } from './batch/summary';
 import { RegisteredClients } from './client/registrations';
@@ -213,5 +216,26 @@ export class BatchStore implements TableAccess {
   /** Gives a person's verdict on a classified image, or withdraws it (`verdict` undefined) (reviewImage). */
   review(clientId: string, batchId: string, fprint: string, verdict: Verdict | undefined): Promise<ReviewOutcome> {
     return reviewImage(this.counters, clientId, batchId, fprint, verdict);
+  }
+
+  // ---- the audit sample's draw (audit/queue.ts reads, audit/draw.ts writes; docs/accuracy.md) ---------------------
+
+  /** The batch's classified images as a draw sees them (a projected read). */
+  auditCandidates(clientId: string, batchId: string): Promise<Image[]> {
+    return auditCandidates(this.tableRef, clientId, batchId);
+  }
+
+  /** Remembers the strata's sizes on the summary; false when the batch is gone. */
+  setStrataSizes(clientId: string, batchId: string, sizes: StrataSizes, nowMs: number): Promise<boolean> {
+    return setStrataSizes(this.tableRef, clientId, batchId, sizes, nowMs);
+  }
+
+  /** Marks the drawn images audited; answers those written (an image gone meanwhile is not). */
+  markAudited(drawn: readonly { image: Image; audit: Audit }[]): Promise<Image[]> {
+    return markAudited(this.tableRef, drawn);
+  }
+
+  private get tableRef() {
+    return { ddb: this.ddb, tableName: this.table, now: this.now };
   }
 }
