@@ -27,7 +27,7 @@ import { registerApiKey } from '../lib/auth/register';
 import { batchResultsRequest } from '../lib/store/batch/images';
 import { ClientQuotaStore } from '../lib/store/client/quota';
 import { Registrations } from '../lib/store/client/registrations';
-import { knownItemRequest } from '../lib/store/image/known-items';
+import { knownItemRequest } from '../lib/store/image/record';
 import { pageRequest } from '../lib/store/table/query';
 import { BATCH_SK, batchPartition, statusTs } from '../lib/store/table/schema';
 import { headline as figure, type Headline, median, percentile, pick, round as round3, sized } from './stats';

@@ -3,6 +3,7 @@
 // written before models were kept holds), and the one comparison every reader makes (reuse, fingerprints:known, the
 // re-detection).
 import type { Detections, ModelVersion } from './domain/detection';
+import type { Image } from './domain/image';
 
 /** The name Rekognition's answers carry; their version is DetectLabels' LabelModelVersion ("3.0"). */
 export const REKOGNITION_MODEL_NAME = 'rekognition-detect-labels';
@@ -68,6 +69,20 @@ export interface RecordModelFacts {
  */
 export const modelOfRecord = (record: RecordModelFacts): ModelVersion =>
   record.model ?? parseModelVersion(record.detections?.model, record.classifiedAt);
+
+/**
+ * The model an image's answer came from: the model it keeps; else, written before records kept it, its boxes'
+ * LabelModelVersion or its labels' one, dated by its classification (the re-detection's `prev`, the changes listing,
+ * the audit's models).
+ */
+export const answerModelOf = (image: Pick<Image, 'model' | 'detection' | 'detections' | 'classifiedAt'>): ModelVersion => {
+  const detections = image.detections ?? image.detection;
+  return modelOfRecord({
+    ...(image.model ? { model: image.model } : {}),
+    ...(detections ? { detections } : {}),
+    ...(image.classifiedAt !== undefined ? { classifiedAt: image.classifiedAt } : {}),
+  });
+};
 
 /** Whether two models are the same one; an unknown model is nobody's. */
 export const sameModel = (a: ModelVersion | undefined, b: ModelVersion | undefined): boolean =>

@@ -3,12 +3,11 @@
 
 import { type ModelVersion } from '../domain/detection';
 import { type Image, machineIsCatOf } from '../domain/image';
-import { modelText } from '../model-version';
+import { answerModelOf, modelText } from '../model-version';
 import type { AccuracyEstimates } from '../review/accuracy';
 import type { ByStratum } from '../review/audit-sample';
 import { type AuditedVerdict, estimateModelAccuracy } from '../review/model-accuracy';
 import type { AuditedEntry } from '../store/audit/queue';
-import { answerModelOf } from '../store/redetect/image-writes';
 
 interface ModelAccuracy extends AccuracyEstimates {
   model: ModelVersion;

@@ -1,7 +1,7 @@
 // GET /v1/batches/{batchId}/changes (docs/api.md "Re-detect"): the images whose machine verdict a re-detection changed.
 import type { Batch } from '../domain/batch';
 import { machineIsCatOf, type Image as StoredImage } from '../domain/image';
-import { answerModelOf } from '../store/redetect/image-writes';
+import { answerModelOf } from '../model-version';
 import type { Page, PageRequest } from '../store/table/query';
 import { BatchNotFoundError } from './errors';
 import type { ChangesQuery, VerdictChange } from './schemas/redetect';

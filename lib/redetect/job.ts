@@ -13,8 +13,7 @@ import { type DetectLabelsObserver, detectLabels } from '../ingest/detect';
 import { RejectedUploadError } from '../ingest/errors';
 import { readSource } from '../ingest/source';
 import { readUpload, UploadGoneError } from '../ingest/storage';
-import type { NewAnswer } from '../store/redetect/image-writes';
-import type { AnswerOutcome } from '../store/redetect/images';
+import type { AnswerOutcome, NewAnswer } from '../store/redetect/answers';
 import type { RedetectMessage } from './message';
 
 /**

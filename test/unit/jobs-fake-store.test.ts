@@ -15,7 +15,7 @@ import { decodeEraseMessage, encodeEraseMessage } from '../../lib/erase/message'
 import { type RedetectImageStore, runRedetectJob } from '../../lib/redetect/job';
 import { newBatch } from '../../lib/store/batch/summary';
 import type { ExpiredBatchesPage, ExpiryStartKey } from '../../lib/store/expiry/expired';
-import type { NewAnswer } from '../../lib/store/redetect/image-writes';
+import type { NewAnswer } from '../../lib/store/redetect/answers';
 
 const s3 = mockClient(S3Client);
 const rekognition = mockClient(RekognitionClient);

@@ -9,8 +9,8 @@ import { type Image } from '../../lib/domain/image';
 import { encodeRedetectMessage, redetectMessageIn } from '../../lib/redetect/message';
 import { currentModel } from '../../lib/redetect/model';
 import { planOf, type RedetectPlanDeps, redetectBatch } from '../../lib/redetect/plan';
-import { answerCounts, answerRequest, forgoRequest, markImageRequest } from '../../lib/store/redetect/image-writes';
-import type { RedetectCandidate, Redetections } from '../../lib/store/redetect/images';
+import { answerCounts, answerRequest, forgoRequest } from '../../lib/store/redetect/answers';
+import { markImageRequest, type RedetectCandidate, type Redetections } from '../../lib/store/redetect/images';
 
 import { chargedAlready, chargePageRequest } from '../../lib/store/redetect/run';
 

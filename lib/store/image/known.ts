@@ -1,14 +1,32 @@
 // Which of a client's fingerprints it already has classified (POST /v1/fingerprints:known): its known items read by
-// key, the batches they name, and a bounded fallback on the client-fprint index. Runs on the reader (reader.ts).
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+// key (written with each classified record, record.ts), the batches they name, and a bounded fallback on the
+// client-fprint index, so that asking about 1,000 fingerprints costs ten BatchGetItem calls, not a thousand index Queries.
+import { type BatchGetCommandInput, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { sameModel } from '../../model-version';
 import { visibleBatchesFilter } from '../client/images';
 import { answeredNow, keyText, readCurrentModel } from '../model/current';
 import { imageNames } from '../table/attributes';
 import { BATCH_GET_MAX_KEYS, batchGetAll, type KeepFilter, type StoreContext, storeNowS, translate } from '../table/query';
-import { batchPartition, type ImageItem, INDEX, type KnownItem } from '../table/schema';
-import { knownItemsRequests } from './known-items';
+import { batchPartition, type ImageItem, INDEX, type KnownItem, knownItemKey } from '../table/schema';
 import { REUSE_LOOKUP_LIMIT } from './reuse';
+
+/** BatchGetItem requests of the known items of these fingerprints, at most BATCH_GET_MAX_KEYS keys each. */
+export function knownItemsRequests(tableName: string, clientId: string, fprints: readonly string[]): BatchGetCommandInput[] {
+  const requests: BatchGetCommandInput[] = [];
+  for (let i = 0; i < fprints.length; i += BATCH_GET_MAX_KEYS) {
+    const keys = fprints.slice(i, i + BATCH_GET_MAX_KEYS).map((f) => knownItemKey(clientId, f));
+    requests.push({
+      RequestItems: {
+        [tableName]: {
+          Keys: keys,
+          ProjectionExpression: 'img_fprint, known_in, rek_model, #ttl',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+        },
+      },
+    });
+  }
+  return requests;
+}
 
 /** Index Queries the fallback of a known-fingerprints lookup runs at once. */
 const KNOWN_PARALLEL = 4;

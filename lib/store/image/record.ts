@@ -2,6 +2,7 @@
 // counted on it, with what each moves on the counters (written through batch/counters.ts).
 import { GetCommand, type PutCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Counts } from '../../domain/counts';
+import type { ModelVersion } from '../../domain/detection';
 import type { Image } from '../../domain/image';
 import type { Review } from '../../domain/review';
 import type { Claim, Finish, ImageResult, UploadRef } from '../../domain/upload';
@@ -9,11 +10,40 @@ import type { BatchCounters, RecordOptions } from '../batch/counters';
 import type { TableAccess } from '../table/access';
 import { toImage, toImageItem } from '../table/attributes';
 import { encodeDetections } from '../table/detections';
-import { type ImageItem, imageKey, LIMITS, reviewKey, statusTs, toStoredReview } from '../table/schema';
+import {
+  type ImageItem,
+  imageKey,
+  type KnownItem,
+  knownItemKey,
+  LIMITS,
+  purgeAt,
+  reviewKey,
+  statusTs,
+  toStoredReview,
+} from '../table/schema';
 import { imageWrite } from '../table/update-expression';
 import { duplicateMarkRequest, noteFingerprintRequest } from '../upload/attempts';
-import { knownItemRequest } from './known-items';
 import { paidWrite } from './paid-result';
+
+/**
+ * The known-fingerprint item (schema.ts KnownItem) written with each classified (`success`) record: it names `batchId`
+ * as the latest batch where the client's pixels `fprint` were classified; POST /v1/fingerprints:known reads it by key
+ * (known.ts).
+ */
+export function knownItemRequest(
+  tableName: string,
+  r: { clientId: string; batchId: string; fprint: string; expiresAt: number },
+  model?: ModelVersion,
+): PutCommandInput {
+  const item: KnownItem = {
+    ...knownItemKey(r.clientId, r.fprint),
+    known_in: r.batchId,
+    ...(model ? { rek_model: model } : {}),
+    ttl: r.expiresAt,
+    purge_at: purgeAt(r.expiresAt),
+  };
+  return { TableName: tableName, Item: item };
+}
 
 export const DUPLICATE_COUNTS: Partial<Counts> = { total: 1, duplicate: 1 };
 

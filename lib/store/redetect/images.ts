@@ -1,31 +1,60 @@
-// A re-detection's writes and the reads they depend on (docs/api.md "Re-detect", docs/decisions/0033-redetect.md).
-// The run is held by the summary (rd_run, rd_left: the batch reads `processing`) and by a mark on each image it owes an
-// answer (rd_run). An answer and its counter move (rd_left − 1, cats, corrected, reused) are one transaction where the
-// backend has them; without (dynalite) they are two writes, and a crash between them is repaired when the image's
-// message comes again and finds its answer written: the batch is recounted from its records (counters and what the run
-// has left), as an upload's redelivery is. The last answer ends the run: done again, callback owed again.
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+// A re-detection's images (docs/api.md "Re-detect", docs/decisions/0033-redetect.md): the plan's pages of a batch's
+// records, the mark on each image a run owes an answer (rd_run), and the images still owed; their requests beside the
+// methods sending them. The run is held by the summary (rd_run, rd_left: the batch reads `processing`, run.ts); an
+// image's answer and the run's end are answers.ts. `Redetections` is the one object the plan, the pages, the job and the
+// sweep are handed.
+import { QueryCommand, type QueryCommandInput, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Batch } from '../../domain/batch';
 import type { Image } from '../../domain/image';
 import type { RecordModelFacts } from '../../model-version';
 import type { BatchCounters } from '../batch/counters';
 import { getImageRecord } from '../image/record';
-import { conditionFailed, conditionFailedAt } from '../table/condition';
+import { imageNames } from '../table/attributes';
+import { conditionFailed } from '../table/condition';
 import { decodeDetections } from '../table/detections';
-import type { ImageItem } from '../table/schema';
-import { transaction, transactWrite } from '../table/transact';
-import {
-  answerCounts,
-  answerRequest,
-  endRequest,
-  forgoRequest,
-  leftRequest,
-  markImageRequest,
-  moveRequest,
-  type NewAnswer,
-  planPageQuery,
-} from './image-writes';
+import { BATCH_SK, batchPartition, type ImageItem, imageKey } from '../table/schema';
+import { type AnswerOutcome, type NewAnswer, RedetectAnswers } from './answers';
 import { RedetectRuns } from './run';
+import { imageRunWrite } from './run-state';
+
+/** The same as the plan's projection names them. */
+const IMAGE_RUN_NAMES = { '#rdAt': 'rd_at', '#rdClaim': 'rd_claim', '#rdLast': 'rd_last' } as const;
+
+/** What the plan reads of each record: enough to choose it (its model facts) and count it (its duplicates). */
+export function planPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
+  const [start, value] = afterFprint === undefined ? [':summary', BATCH_SK] : [':after', afterFprint];
+  return {
+    TableName: table,
+    KeyConditionExpression: `#partition = :partition AND #fprint > ${start}`,
+    ProjectionExpression:
+      '#fprint, #status, #model, #detection.#lmv, #detections, #classifiedAt, #duplicates, #redetectRun, #rdAt, #rdClaim, #rdLast',
+    ExpressionAttributeNames: {
+      ...imageNames('partition', 'fprint', 'status', 'model', 'detection', 'detections', 'classifiedAt', 'duplicates', 'redetectRun'),
+      '#lmv': 'model',
+      ...IMAGE_RUN_NAMES,
+    },
+    ExpressionAttributeValues: { ':partition': batchPartition(clientId, batchId), [start]: value },
+    ConsistentRead: true,
+    Limit: limit,
+  };
+}
+
+/**
+ * Marks a classified image as owed an answer by the run that holds the batch (taken first: lib/store/redetect/run.ts),
+ * queued at `now`; never one the run has answered already (a page started again after a crash, or by a slower pager).
+ */
+export function markImageRequest(
+  table: string,
+  clientId: string,
+  batchId: string,
+  fprint: string,
+  run: string,
+  nowMs: number,
+): UpdateCommandInput {
+  const w = imageRunWrite().set('redetectRun', ':run', run).set('rdAt', ':now', nowMs);
+  w.when(w.is('status', '=', ':success', 'success'), w.or(w.notExists('rdLast'), w.is('rdLast', '<>', ':run', run)));
+  return { TableName: table, Key: imageKey(clientId, batchId, fprint), ...w.update() };
+}
 
 /** A classified image of the batch as the plan sees it. */
 export interface RedetectCandidate {
@@ -51,9 +80,6 @@ export interface CandidatePage {
   more: boolean;
 }
 
-/** How an image's answer went: written (and counted), written before (a message delivered again), or the run is over. */
-export type AnswerOutcome = 'answered' | 'answered-before' | 'run-over';
-
 /** Records per page: the dry run reads 500 at a time; a start pages 100 at a time, each page charged, marked and queued. */
 const PLAN_PAGE = 500;
 const MARKS_AT_ONCE = 16;
@@ -62,12 +88,15 @@ export class Redetections {
   /** The run's state and the writes that move it: taken, paged, claimed, resumed (redetect-run.ts). */
   readonly runs: RedetectRuns;
 
+  private readonly answers: RedetectAnswers;
+
   constructor(
     private readonly store: BatchCounters,
     /** The completion hook (callback, event) of a batch done again. */
-    private readonly onDone?: (batch: Batch) => Promise<void>,
+    onDone?: (batch: Batch) => Promise<void>,
   ) {
     this.runs = new RedetectRuns(store);
+    this.answers = new RedetectAnswers(store, (clientId, batchId, run) => this.owedImages(clientId, batchId, run), onDone);
   }
 
   /** Every record of the batch, a page at a time: its classified images with their model. */
@@ -122,63 +151,14 @@ export class Redetections {
     return getImageRecord(this.store, clientId, batchId, fprint);
   }
 
-  /**
-   * Writes the image's new answer and counts it, then ends the run when it was the last. Without an answer (DetectLabels
-   * refused the image outright) the image keeps the one it had and is counted as done.
-   */
-  async answer(image: Image, run: string, answer: NewAnswer | undefined): Promise<AnswerOutcome> {
-    const { table } = this.store;
-    const record = answer ? answerRequest(table, image, run, answer, this.store.now()) : forgoRequest(table, image, run);
-    const delta = answer ? answerCounts(image, answer) : {};
-    const move = moveRequest(table, image.clientId, image.batchId, run, delta, this.store.now());
-    let left: number | undefined;
-    if (this.store.transactions) {
-      try {
-        await transactWrite(this.store.ddb, transaction(record, move));
-      } catch (err) {
-        if (conditionFailedAt(err, 0)) return 'answered-before';
-        if (conditionFailedAt(err, 1)) return 'run-over';
-        throw err;
-      }
-    } else {
-      try {
-        await this.store.ddb.send(new UpdateCommand(record));
-      } catch (err) {
-        if (conditionFailed(err)) return 'answered-before';
-        throw err;
-      }
-      // A crash here leaves the move undone: the message comes again, finds the answer written, and settle() recounts.
-      const after = await this.store.batches.conditionalUpdate(move);
-      if (!after) return 'run-over';
-      left = after.redetecting?.left;
-    }
-    if (left === undefined || left <= 0) await this.settle(image.clientId, image.batchId, run);
-    return 'answered';
+  /** Writes the image's new answer (none: DetectLabels refused it) and counts it; the last ends the run (answers.ts). */
+  answer(image: Image, run: string, answer: NewAnswer | undefined): Promise<AnswerOutcome> {
+    return this.answers.answer(image, run, answer);
   }
 
-  /**
-   * Ends the run once it owes no image an answer. Without transactions the records are the truth: the batch is recounted
-   * (a counter move a crash lost) and what the run has left is set from the marks still there, before it may end.
-   */
-  async settle(clientId: string, batchId: string, run: string): Promise<Batch | undefined> {
-    const batch = await this.store.batches.getBatch(clientId, batchId);
-    if (!batch || !this.store.batches.isLive(batch) || batch.redetecting?.run !== run) return batch;
-    if (!this.store.transactions) {
-      await this.store.recount(clientId, batchId);
-      const left = await this.owed(clientId, batchId, run);
-      if (left !== batch.redetecting.left) {
-        const set = await this.store.batches.conditionalUpdate(
-          leftRequest(this.store.table, clientId, batchId, run, batch.redetecting.left, left),
-        );
-        if (!set) return this.store.batches.getBatch(clientId, batchId); // moved meanwhile: the image that moved it settles
-      }
-      if (left > 0) return batch;
-    } else if (batch.redetecting.left > 0) return batch;
-    const done = await this.store.batches.conditionalUpdate(
-      endRequest(this.store.table, clientId, batchId, run, this.store.now(), batch.callbackUrl !== undefined),
-    );
-    if (done) await this.onDone?.(done);
-    return done ?? (await this.store.batches.getBatch(clientId, batchId));
+  /** Ends the run once it owes no image an answer (answers.ts). */
+  settle(clientId: string, batchId: string, run: string): Promise<Batch | undefined> {
+    return this.answers.settle(clientId, batchId, run);
   }
 
   /** The images `run` still owes an answer, from their marks. */
@@ -186,10 +166,6 @@ export class Redetections {
     const owed: string[] = [];
     for await (const page of this.candidates(clientId, batchId)) owed.push(...page.filter((c) => c.run === run).map((c) => c.fprint));
     return owed;
-  }
-
-  private async owed(clientId: string, batchId: string, run: string): Promise<number> {
-    return (await this.owedImages(clientId, batchId, run)).length;
   }
 }
 

@@ -1,7 +1,8 @@
 // A re-detection run as the batch summary holds it (its `rd_*` attributes), read without a request: what the paging
-// and the API need of a run without bundling the run's writes (lib/store/redetect/run.ts).
+// and the API need of a run without bundling the run's writes (lib/store/redetect/run.ts), and the write expressions
+// of the summary's run and of an image's part in it, which the run, the marks and the answers build on.
 import type { ModelVersion } from '../../domain/detection';
-import { BATCH_ATTRIBUTES, type BatchAttribute, COUNTER_ATTRIBUTES } from '../table/attributes';
+import { BATCH_ATTRIBUTES, type BatchAttribute, COUNTER_ATTRIBUTES, IMAGE_ATTRIBUTES, type ImageAttribute } from '../table/attributes';
 import { WriteExpression } from '../table/update-expression';
 
 /** The summary's attributes of a run beyond rd_run and rd_left (attributes.ts names those two), by their placeholders' names. */
@@ -26,6 +27,13 @@ type RunAttribute = keyof typeof RUN_ATTRIBUTES;
 /** A write to a batch summary that moves its run: the summary's attributes and the run's (`#rdNext` → rd_next). */
 export const runWrite = (): WriteExpression<BatchAttribute | RunAttribute> =>
   new WriteExpression({ ...BATCH_ATTRIBUTES, ...COUNTER_ATTRIBUTES, ...RUN_ATTRIBUTES });
+
+/** An image's attributes of a run beyond its mark (rd_run): when it was queued, its claim's lease, the run that answered it. */
+const IMAGE_RUN_ATTRIBUTES = { rdAt: 'rd_at', rdClaim: 'rd_claim', rdLast: 'rd_last' } as const;
+
+/** A write to an image that a run moves: its attributes and the run's (`#rdClaim` → rd_claim). */
+export const imageRunWrite = (): WriteExpression<ImageAttribute | keyof typeof IMAGE_RUN_ATTRIBUTES> =>
+  new WriteExpression({ ...IMAGE_ATTRIBUTES, ...IMAGE_RUN_ATTRIBUTES });
 
 /** Every attribute of a run on the summary (REMOVEd at the run's end or its release). */
 export const RUN_PARTS = Object.keys(RUN_ATTRIBUTES) as RunAttribute[];

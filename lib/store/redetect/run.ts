@@ -11,8 +11,7 @@ import { liveBatch } from '../batch/summary';
 import { usageKey, usagePurgeAt, usageWrite } from '../client/limits';
 import { conditionFailed } from '../table/condition';
 import { batchKey, imageKey } from '../table/schema';
-import { imageRunWrite } from './image-writes';
-import { FIRST_PAGE, REDETECT_LIVE, RUN_PARTS, type RunState, runStateOf, runWrite } from './run-state';
+import { FIRST_PAGE, imageRunWrite, REDETECT_LIVE, RUN_PARTS, type RunState, runStateOf, runWrite } from './run-state';
 
 /** What the run was asked: every image (`all`), or those answered by another model than `model`. */
 export interface RunChoice {
