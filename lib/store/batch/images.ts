@@ -4,7 +4,6 @@
 import { type BatchGetCommandInput, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { isVisibleBatch } from '../../domain/batch';
 import { IMAGE_STATUSES, type Image, type ImageStatus } from '../../domain/image';
-import { withUnprojected } from '../image/unprojected';
 import { imagesPage, toBatch } from '../table/attributes';
 import type { StartKey } from '../table/cursor';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from '../table/expressions';
@@ -32,6 +31,7 @@ import {
   LISTING_ATTRIBUTES,
   statusTs,
 } from '../table/schema';
+import { withUnprojected } from '../table/unprojected';
 import { getBatch } from './read';
 
 export { LISTING_ATTRIBUTES };

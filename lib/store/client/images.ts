@@ -5,11 +5,11 @@ import { type Batch, type BatchStatus, isVisibleBatch } from '../../domain/batch
 import type { Image, ImageStatus } from '../../domain/image';
 import { gsiKey, statusCondition } from '../batch/images';
 import { batchSummariesRequest, batchVisibilityRequest } from '../batch/read';
-import { withUnprojected } from '../image/unprojected';
 import { imagesPage, toBatch } from '../table/attributes';
 import { ExpressionBuilder, type QueryPlan, type TimeRange } from '../table/expressions';
 import { batchGetAll, type KeepFilter, type Page, type PageRequest, runQuery, type StoreContext, storeNowS } from '../table/query';
 import { type BatchItem, type ImageItem, INDEX } from '../table/schema';
+import { withUnprojected } from '../table/unprojected';
 
 /** Image statuses a client listing can filter by: only results enter the client-status index. */
 export const CLIENT_IMAGE_STATUSES = ['success', 'fail'] as const satisfies readonly ImageStatus[];

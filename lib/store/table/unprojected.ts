@@ -3,8 +3,8 @@
 // answers, by key, one BatchGetItem per 100 images, so every listing names its model as the image read by key does
 // (docs/design.md §13). A listing read from the table (or whole by key, as by capture time) has them already.
 import type { BatchGetCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchGetAll, byKeyRequests, type StoreContext } from '../table/query';
-import type { ImageItem } from '../table/schema';
+import { batchGetAll, byKeyRequests, type StoreContext } from './query';
+import type { ImageItem } from './schema';
 
 export const UNPROJECTED_ATTRIBUTES = ['rek_model', 'prev', 'audit'] as const;
 
