@@ -17,6 +17,7 @@ import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
 import { currentModel } from '../../lib/redetect/model';
+import { BatchImagePages } from '../../lib/store/batch/pages';
 import { BatchStore } from '../../lib/store/batch-store';
 import { ApiKeyStore } from '../../lib/store/client/keys';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
@@ -128,7 +129,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         maxUploadBytes: config.maxUploadBytes,
         uploadExpiresSeconds: config.uploadExpiresSeconds,
         pricePerImageUsd: config.pricePerImageUsd,
-        exports: { ddb, tableName: config.tableName, config: loadExportConfig() },
+        exports: { images: new BatchImagePages({ ddb, tableName: config.tableName }), config: loadExportConfig() },
         erasures: wiring.erasures,
         callbacks: { signingKey, allowLoopback: notify.allowLoopback, loopbackPorts: notify.loopbackPorts },
         // A review answers the image, its links signed as the read function signs them.
