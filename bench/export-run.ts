@@ -14,6 +14,7 @@ import type { ExportFormat } from '../lib/export/encode';
 import { mapPages } from '../lib/export/pages';
 import type { ExportImage } from '../lib/export/rows';
 import { exportChunks, writeExport } from '../lib/export/writer';
+import { BatchImagePages } from '../lib/store/batch/pages';
 
 const collect = (globalThis as { gc?: () => void }).gc;
 
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
       return page;
     });
   const started = performance.now();
-  const pages = watched(exportImages({ ddb, tableName }, clientId, batchId, format));
+  const pages = watched(exportImages(new BatchImagePages({ ddb, tableName }), clientId, batchId, format));
   const out = await writeExport(exportChunks(pages, format, { catMinConfidence: 80, doneAt: Date.now() }), {
     inlineMaxBytes: Number(inline),
     spill: (body) => pipeline(body, createWriteStream(outFile)),

@@ -3,7 +3,7 @@
 // when built: a missing TABLE_NAME, BUCKET_NAME or CALLBACK_SIGNING_KEY fails there, naming the variable.
 import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
 import { imageLinkSignerOf } from '../../lib/api/image-links';
-import type { ImportApiDeps } from '../../lib/api/import-batch';
+import type { ImportApiDeps, ImportApiStore } from '../../lib/api/import-batch';
 import { apiRoutes } from '../../lib/api/routes';
 import { ApiKeyAuthenticator } from '../../lib/auth/api-keys';
 import { createDocumentClient, createRekognitionClient, createS3Client } from '../../lib/aws/clients';
@@ -12,11 +12,12 @@ import { loadAwsClientSettings, redetectPaging, redetectResumeGraceMs } from '..
 import type { ImportSource } from '../../lib/domain/import';
 import { type ApiHandler, createApiHandler } from '../../lib/http/app';
 import type { ImportEngine, ImportJob } from '../../lib/import/batch-operations';
-import type { ImportQueue } from '../../lib/import/enqueue';
+import type { ImportMarks, ImportQueue, ImportQuota } from '../../lib/import/enqueue';
 import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook, type NotifyWiring } from '../../lib/notify/wiring';
 import { containerRateLimiter } from '../../lib/quota/rate-limiter';
 import { currentModel } from '../../lib/redetect/model';
+import { BatchImagePages } from '../../lib/store/batch/pages';
 import { BatchStore } from '../../lib/store/batch-store';
 import { ApiKeyStore } from '../../lib/store/client/keys';
 import { ClientQuotaStore } from '../../lib/store/client/quota';
@@ -26,7 +27,6 @@ import { ImportJobsStore } from '../../lib/store/imports/jobs';
 import { ImportMarksStore } from '../../lib/store/imports/marks';
 import { recordCurrentModel } from '../../lib/store/model/current-write';
 import { Redetections } from '../../lib/store/redetect/images';
-import type { TableRef } from '../../lib/store/table/access';
 import {
   clientLimitsCacheMs,
   defaultClientLimits,
@@ -58,14 +58,26 @@ export interface BatchesWiring extends NotifyWiring {
   imports?: { listings?: JobQueue; uploads: ImportQueue };
 }
 
-/** An import's API: the allowed sources, its items, the listing's start, and the once-only enqueue of :retry. */
-export function importDeps(
-  wiring: Pick<BatchesWiring, 'imports' | 'importEngine'>,
-  ddb: TableRef['ddb'],
-  config: { tableName: string; transactions: boolean },
-  limits: ClientQuotaStore,
-): ImportApiDeps | undefined {
-  const { tableName, transactions } = config;
+/** The stores an import's API is built on, each typed by what the API asks of it (built by createBatchesHandler). */
+export interface ImportStores {
+  /** The client's allowed sources (lib/store/client/sources.ts). */
+  sources: ImportApiDeps['sources'];
+  /** The import's items (lib/store/imports/imports.ts). */
+  imports: ImportApiStore;
+  /** The objects' send marks (lib/store/imports/marks.ts) and the images quota the enqueue counts against. */
+  marks: ImportMarks;
+  quota: ImportQuota;
+  /** Where an AWS job's id is recorded on the import (lib/store/imports/jobs.ts). */
+  jobs: { recordJob(clientId: string, batchId: string, job: { jobId: string; attempt: number }): Promise<void> };
+  /** Today's usage (lib/store/client/quota.ts): :retry asks no more than are left. */
+  limits: { usage(clientId: string, day: string): Promise<{ accepted: number }> };
+}
+
+/**
+ * An import's API on the stores given: the allowed sources, its items, the listing's start (the local lister or the
+ * AWS engine), and the once-only enqueue of :retry.
+ */
+export function importDeps(wiring: Pick<BatchesWiring, 'imports' | 'importEngine'>, stores: ImportStores): ImportApiDeps | undefined {
   const { imports, importEngine } = wiring;
   if (!imports) return undefined;
   // Locally the stack's lister; on AWS the engine's job, its id recorded on the import.
@@ -76,27 +88,19 @@ export function importDeps(
           engine: {
             check: (s: ImportSource) => importEngine.check(s),
             start: (j: ImportJob) => importEngine.start(j),
-            recordJob: jobsStore(ddb, config),
+            recordJob: (clientId: string, batchId: string, job: { jobId: string; attempt: number }) =>
+              stores.jobs.recordJob(clientId, batchId, job),
           },
         }
       : {};
   return {
-    sources: new ClientSourcesStore({ ddb, tableName }),
-    imports: new ImportStore({ ddb, tableName }),
+    sources: stores.sources,
+    imports: stores.imports,
     ...start,
-    enqueue: {
-      queue: imports.uploads,
-      marks: new ImportMarksStore({ ddb, tableName }),
-      quota: new ClientQuotaStore({ ddb, tableName, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs(), transactions }),
-    },
-    usage: (clientId, day) => limits.usage(clientId, day),
+    enqueue: { queue: imports.uploads, marks: stores.marks, quota: stores.quota },
+    usage: (clientId, day) => stores.limits.usage(clientId, day),
   };
 }
-
-const jobsStore = (ddb: TableRef['ddb'], config: { tableName: string; transactions: boolean }) => {
-  const store = new ImportJobsStore({ ddb, ...config });
-  return (clientId: string, batchId: string, job: { jobId: string; attempt: number }) => store.recordJob(clientId, batchId, job);
-};
 
 const withImports = (imports: ImportApiDeps | undefined) => (imports ? { imports } : {});
 
@@ -105,15 +109,25 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
   const ddb = createDocumentClient();
   const signingKey = loadCallbackSigningKey();
   const notify = loadNotifyConfig();
-  const limits = new ClientQuotaStore({
-    ddb,
-    tableName: config.tableName,
-    defaults: defaultClientLimits(),
-    cacheMs: clientLimitsCacheMs(),
-  });
+  const table = { ddb, tableName: config.tableName };
+  const limits = new ClientQuotaStore({ ...table, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
   const onDone = completionHook(wiring, config.pricePerImageUsd);
   // Closing can finish a batch: the completion callback starts here then.
-  const store = new BatchStore({ ddb, tableName: config.tableName, transactions: config.transactions, onDone });
+  const store = new BatchStore({ ...table, transactions: config.transactions, onDone });
+  // An import's stores: its enqueue counts an object and marks its upload in one write where the backend has transactions.
+  const importStores: ImportStores = {
+    sources: new ClientSourcesStore(table),
+    imports: new ImportStore(table),
+    marks: new ImportMarksStore(table),
+    quota: new ClientQuotaStore({
+      ...table,
+      defaults: defaultClientLimits(),
+      cacheMs: clientLimitsCacheMs(),
+      transactions: config.transactions,
+    }),
+    jobs: new ImportJobsStore({ ...table, transactions: config.transactions }),
+    limits,
+  };
   const aws = loadAwsClientSettings();
   const rekognition = createRekognitionClient(aws);
   return createApiHandler({
@@ -128,7 +142,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         maxUploadBytes: config.maxUploadBytes,
         uploadExpiresSeconds: config.uploadExpiresSeconds,
         pricePerImageUsd: config.pricePerImageUsd,
-        exports: { ddb, tableName: config.tableName, config: loadExportConfig() },
+        exports: { images: new BatchImagePages(table), config: loadExportConfig() },
         erasures: wiring.erasures,
         callbacks: { signingKey, allowLoopback: notify.allowLoopback, loopbackPorts: notify.loopbackPorts },
         // A review answers the image, its links signed as the read function signs them.
@@ -141,8 +155,7 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
         // POST …:redetect: the model answering now is learnt from one DetectLabels answer; re-detections count as uploads.
         redetect: {
           redetections: new Redetections(store.counters, onDone),
-          currentModel: () =>
-            currentModel(rekognition, (model) => recordCurrentModel({ ddb, tableName: config.tableName }, model, Date.now())),
+          currentModel: () => currentModel(rekognition, (model) => recordCurrentModel(table, model, Date.now())),
           queue: wiring.redetects,
           limitsOf: (clientId) => limits.limitsOf(clientId),
           pricePerImageUsd: config.pricePerImageUsd,
@@ -150,12 +163,10 @@ export function createBatchesHandler(wiring: BatchesWiring): ApiHandler {
           resumeGraceMs: redetectResumeGraceMs(),
           ...redetectPaging(),
         },
-        ...withImports(importDeps(wiring, ddb, config, limits)),
+        ...withImports(importDeps(wiring, importStores)),
       }),
     },
-    authenticator: annotatingClient(
-      new ApiKeyAuthenticator({ keys: new ApiKeyStore({ ddb, tableName: config.tableName }), cacheMs: config.apiKeyCacheMs }),
-    ),
+    authenticator: annotatingClient(new ApiKeyAuthenticator({ keys: new ApiKeyStore(table), cacheMs: config.apiKeyCacheMs })),
     rateLimiter: containerRateLimiter((clientId) => limits.limitsOf(clientId)),
   });
 }

@@ -8,8 +8,8 @@ import { type ClientLimits } from '../quota/limits';
 import type { RedetectPlanDeps } from '../redetect/plan';
 import type { CloseOutcome } from '../store/batch/summary';
 import type { ReclassifyOptions, ReclassifyOutcome, ReviewOutcome, Verdict } from '../store/review/verdicts';
-import type { TableRef } from '../store/table/access';
 import type { AuditDrawStore } from './audit-draw';
+import type { ExportReads } from './export-batch';
 import { type ImageLinkSigner } from './image-links';
 import { type ImportApiDeps } from './import-batch';
 
@@ -49,8 +49,8 @@ export interface BatchLifecycleOptions {
   reclassifyPageSize?: number;
   /** Clock, for tests (default Date.now). */
   now?: () => number;
-  /** GET …/export: the document client it pages the batch's images with, and where large exports go. */
-  exports?: TableRef & { config: ExportConfig };
+  /** GET …/export and …/report: the batch's images a page at a time (the report reads none), and the exports' bounds. */
+  exports?: { images: ExportReads; config: ExportConfig };
   /** DELETE: where the erasure is queued (functions/erase consumes it). */
   erasures?: JobQueue;
   /** callbackUrl: the server key secrets are derived from, and whether loopback http is allowed (local only). */

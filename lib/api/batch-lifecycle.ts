@@ -319,7 +319,7 @@ export class BatchLifecycleService {
     const batch = await this.requireBatch(clientId, batchId);
     const { imports, exports } = this.opts;
     if (!imports || !batch.import || !exports) throw new BatchNotFoundError(`batch ${batchId} is not an import`, { batchId });
-    return streamReport({ ...exports, s3: this.opts.s3, bucketName: this.opts.bucketName }, imports, clientId, batchId);
+    return streamReport({ s3: this.opts.s3, bucketName: this.opts.bucketName, config: exports.config }, imports, clientId, batchId);
   }
 
   /** POST …:retry: exactly the batch's failed imported images, sent again. */

@@ -10,16 +10,31 @@ import type { ExportImage } from '../export/rows';
 import { storeExport } from '../export/s3-export';
 import { type ExportChunk, type ExportConfig, exportChunks, writeExport } from '../export/writer';
 import { modelOfRecord } from '../model-version';
-import { batchImagePages, DETECTIONS_READ, ROWS_READ } from '../store/batch/pages';
-import type { TableRef } from '../store/table/access';
 import { HttpAnswer } from './http-answer';
 
-/** The table as the wiring hands it to the store (lib/store/table/access.ts), and where large exports go. */
-export interface ExportDeps extends TableRef {
+/**
+ * What an export asks of the store, and only that (lib/store/batch/pages.ts BatchImagePages implements it; a test may
+ * hand a fake): a batch's images a page at a time, read as the format needs them: `rows` what the CSV and JSON Lines
+ * columns show, `detections` what the MegaDetector file writes (every box). Expired images are left out.
+ */
+export interface ExportReads {
+  imagePages(clientId: string, batchId: string, read: 'rows' | 'detections'): AsyncGenerator<Image[]>;
+}
+
+/**
+ * Where an answer goes once past the inline bound (exports/ in the bucket, behind a presigned GET of `urlSeconds`),
+ * and the clock its key is named by: what the exports and the import report write with (answerExport).
+ */
+export interface ExportSpillDeps {
   s3: S3Client;
   bucketName: string;
   config: ExportConfig;
   now?: () => number;
+}
+
+/** What a batch's export is built with: the store's pages of its images, and where a large export goes. */
+export interface ExportDeps extends ExportSpillDeps {
+  images: ExportReads;
 }
 
 export const exportImageOf = (image: Image): ExportImage => ({
@@ -49,14 +64,9 @@ export const exportImageOf = (image: Image): ExportImage => ({
  * A batch's images a page at a time, read as the format needs them (the bench export reads the same way); each page
  * dropped once mapped (mapPages).
  */
-export function exportImages(
-  deps: Pick<ExportDeps, 'ddb' | 'tableName' | 'now'>,
-  clientId: string,
-  batchId: string,
-  format: ExportFormat,
-): AsyncGenerator<ExportImage[]> {
-  const read = format === 'megadetector' ? DETECTIONS_READ : ROWS_READ;
-  return mapPages(batchImagePages(deps, clientId, batchId, read), (page) => page.map(exportImageOf));
+export function exportImages(images: ExportReads, clientId: string, batchId: string, format: ExportFormat): AsyncGenerator<ExportImage[]> {
+  const read = format === 'megadetector' ? 'detections' : 'rows';
+  return mapPages(images.imagePages(clientId, batchId, read), (page) => page.map(exportImageOf));
 }
 
 /** The export of a batch the caller has checked is the client's; `batch` says its threshold and completion. */
@@ -67,7 +77,7 @@ export async function exportBatch(
   format: ExportFormat,
   batch: MegaDetectorContext = { catMinConfidence: 0 },
 ): Promise<HttpAnswer> {
-  return answerExport(deps, exportChunks(exportImages(deps, clientId, batchId, format), format, batch), {
+  return answerExport(deps, exportChunks(exportImages(deps.images, clientId, batchId, format), format, batch), {
     clientId,
     batchId,
     format,
@@ -87,7 +97,7 @@ interface ExportTarget {
 }
 
 /** Rows written inline while small, else streamed to S3 and answered with a 303 to it (the exports and the report). */
-export async function answerExport(deps: ExportDeps, chunks: AsyncIterable<ExportChunk>, target: ExportTarget): Promise<HttpAnswer> {
+export async function answerExport(deps: ExportSpillDeps, chunks: AsyncIterable<ExportChunk>, target: ExportTarget): Promise<HttpAnswer> {
   const { clientId, batchId, format } = target;
   const out = await writeExport(chunks, {
     inlineMaxBytes: deps.config.inlineMaxBytes,

@@ -3,8 +3,8 @@
 // the exports: inline, or a 303 to S3 once large), and :retry, which sends again exactly the failed imported images.
 
 import type { Batch } from '../domain/batch';
-import type { SourceObject } from '../domain/image';
-import type { ImportSource } from '../domain/import';
+import type { Image, SourceObject } from '../domain/image';
+import type { ImportProgress, ImportSource } from '../domain/import';
 import type { BatchSummary } from '../domain/summary';
 import { IceCatError, type IceCatErrorOptions } from '../errors';
 import type { ImportEngine } from '../import/batch-operations';
@@ -13,7 +13,6 @@ import { encodeListJob } from '../import/message';
 import { isAllowed, jobAllow, sourceRoot } from '../import/sources';
 import type { JobQueue } from '../jobs/queue';
 import { retriesBeyondQuota, utcDay } from '../quota/limits';
-import type { ImportStore } from '../store/imports/imports';
 import { BatchNotDoneError, BatchNotFoundError } from './errors';
 import { presentBatch } from './present';
 
@@ -34,9 +33,33 @@ export class ImportsNotConfiguredError extends IceCatError {
   readonly code = 'imports_not_configured';
 }
 
+/**
+ * What an import's API asks of the store about the import, and only that (lib/store/imports/imports.ts ImportStore
+ * implements it; a test may hand a fake): the running mark, the batch with its progress, the objects sent and the
+ * records they ended as (the report), and the failed imported images :retry puts back.
+ */
+export interface ImportApiStore {
+  /** Notes a running import, before its batch is made. */
+  markLive(clientId: string, batchId: string): Promise<void>;
+  /** The batch with its import's progress; undefined when it is gone or was never an import. */
+  read(clientId: string, batchId: string): Promise<{ batch: Batch; checkpoint: ImportProgress } | undefined>;
+  /** The objects the import sent, a page at a time; `fprint` finds the record each ended as. */
+  sentObjects(
+    clientId: string,
+    batchId: string,
+    start?: Record<string, unknown>,
+  ): Promise<{ items: { source: SourceObject; fprint?: string }[]; next?: Record<string, unknown> }>;
+  /** Records of the batch by fingerprint. */
+  records(clientId: string, batchId: string, fprints: readonly string[]): Promise<Map<string, Image>>;
+  /** The batch's failed imported images. */
+  failedImports(clientId: string, batchId: string): Promise<(Image & { source: SourceObject })[]>;
+  /** A failed imported image put back to be sent again; false when it was not a failed import any more. */
+  putBack(clientId: string, batchId: string, image: Image & { source: SourceObject }): Promise<boolean>;
+}
+
 export interface ImportApiDeps {
   sources: { sourcesOf(clientId: string): Promise<readonly string[]> };
-  imports: Pick<ImportStore, 'markLive' | 'read' | 'sentObjects' | 'records' | 'failedImports' | 'putBack'>;
+  imports: ImportApiStore;
   /** Locally: where a new import's listing is started (the lister's job queue, local/stack/import-lister.ts). */
   listings?: JobQueue;
   /**

@@ -8,7 +8,7 @@ import type { ExportChunk } from '../export/writer';
 import { sourceUri } from '../import/enqueue';
 import { rejectionKey } from '../ingest/rejection-key';
 import type { SentObject } from '../store/imports/imports';
-import { answerExport, type ExportDeps } from './export-batch';
+import { answerExport, type ExportSpillDeps } from './export-batch';
 import type { HttpAnswer } from './http-answer';
 import type { ImportApiDeps } from './import-batch';
 
@@ -57,7 +57,7 @@ async function* reportChunks(deps: Pick<ImportApiDeps, 'imports'>, clientId: str
 }
 
 /** The report, inline or behind a 303 to S3 once past the inline bound (as GET …/export). */
-export function streamReport(deps: ExportDeps, imports: ImportApiDeps, clientId: string, batchId: string): Promise<HttpAnswer> {
+export function streamReport(deps: ExportSpillDeps, imports: ImportApiDeps, clientId: string, batchId: string): Promise<HttpAnswer> {
   return answerExport(deps, reportChunks(imports, clientId, batchId), {
     clientId,
     batchId,

@@ -16,7 +16,7 @@ import { mapPages } from '../../lib/export/pages';
 import type { ExportImage } from '../../lib/export/rows';
 import { storeExport } from '../../lib/export/s3-export';
 import { exportChunks, writeExport } from '../../lib/export/writer';
-import { batchImagePages, ROWS_READ } from '../../lib/store/batch/pages';
+import { BatchImagePages, batchImagePages, ROWS_READ } from '../../lib/store/batch/pages';
 import { getBatch } from '../../lib/store/batch/read';
 import { toImage } from '../../lib/store/table/attributes';
 import { cursorCodec } from '../../lib/store/table/cursor';
@@ -118,7 +118,9 @@ describe('export of an ingested batch', () => {
       const write = (pages: AsyncIterable<ExportImage[]>) =>
         writeExport(exportChunks(pages, format, context), { inlineMaxBytes: 1 << 20, spill: async () => 0 });
       const whole = await write(imagePages(batchPartition(clientId, batchId)));
-      const read = await write(exportImages({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }, clientId, batchId, format));
+      const read = await write(
+        exportImages(new BatchImagePages({ ddb: aws().ddb, tableName: stackEnv('TABLE_NAME') }), clientId, batchId, format),
+      );
 
       expect(read.kind).toBe('inline');
       expect(whole.kind).toBe('inline');

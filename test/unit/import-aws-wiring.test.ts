@@ -4,10 +4,8 @@
 // given the local lister it queues the listing as before and never touches the engine. The task skips non-images by
 // name and counts each object in the import's progress. The engine, the stores and the queue are fakes through their
 // interfaces: no SDK client is mocked.
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { s3BatchInvocationFor } from '../../events/s3-batch-operations';
-import { importDeps } from '../../functions/batches/app';
+import { type ImportStores, importDeps } from '../../functions/batches/app';
 import {
   checkSource,
   type ImportApiDeps,
@@ -24,7 +22,6 @@ import { answerInvocation, type TaskDeps } from '../../lib/import/batch-operatio
 import type { EnqueueDeps, ImportRef } from '../../lib/import/enqueue';
 import { importMessageIn, listJobIn } from '../../lib/import/message';
 import { newBatch } from '../../lib/store/batch/summary';
-import { ClientQuotaStore } from '../../lib/store/client/quota';
 
 const LISTED = { state: 'listed' as const, listed: 3, enqueued: 2, skipped: 1 };
 const ALLOWED = ['s3://acme-photos/2024/', 's3://acme-photos/manifests/'];
@@ -157,38 +154,50 @@ describe('the batches function with an import engine and no local lister (AWS)',
 });
 
 describe("the batches function's wiring of imports", () => {
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
-  const config = { tableName: 'T', transactions: true };
-  const limits = new ClientQuotaStore({
-    ddb,
-    tableName: 'T',
-    defaults: { ratePerSecond: 1, maxImagesPerDay: 1, maxBatchesPerDay: 1 },
-    cacheMs: 0,
-  });
+  /** The import's stores in memory, as createBatchesHandler hands them built: the job ids it records kept. */
+  function stores() {
+    const recorded: { clientId: string; batchId: string; jobId: string; attempt: number }[] = [];
+    const { deps: enqueue } = uploads();
+    const { deps } = apiDeps(fakeEngine().engine, []);
+    const built: ImportStores = {
+      sources: deps.sources,
+      imports: deps.imports,
+      marks: enqueue.marks,
+      quota: enqueue.quota,
+      jobs: { recordJob: async (clientId, batchId, job) => void recorded.push({ clientId, batchId, ...job }) },
+      limits: { usage: async () => ({ accepted: 0 }) },
+    };
+    return { built, recorded };
+  }
   const queue = { send: async () => undefined };
 
   it('on AWS (an engine, no listings) starts the engine’s job; locally (listings) queues the listing and leaves the engine alone', async () => {
     const aws = fakeEngine();
-    const onAws = importDeps({ importEngine: aws.engine, imports: { uploads: queue } }, ddb, config, limits)!;
+    const onAwsStores = stores();
+    const onAws = importDeps({ importEngine: aws.engine, imports: { uploads: queue } }, onAwsStores.built)!;
     const local = fakeEngine();
     const jobs: string[] = [];
     const listings = { send: async (body: string) => void jobs.push(body) };
-    const onLocal = importDeps({ importEngine: local.engine, imports: { listings, uploads: queue } }, ddb, config, limits)!;
+    const onLocalStores = stores();
+    const onLocal = importDeps({ importEngine: local.engine, imports: { listings, uploads: queue } }, onLocalStores.built)!;
 
     expect([onAws.listings, typeof onAws.engine?.start]).toEqual([undefined, 'function']);
-    await onAws.engine!.start({ ...batchOf(PREFIX), source: PREFIX, allow: ['s3://acme-photos/2024/trip/'] });
+    await checkSource(onAws, 'acme', PREFIX);
+    await startListing(onAws, batchOf(PREFIX));
     await startListing(onLocal, batchOf(PREFIX));
 
     expect(aws.calls.start).toHaveLength(1);
+    expect(onAwsStores.recorded).toEqual([{ clientId: 'acme', batchId: 'lib-1', jobId: 'job-1', attempt: 1 }]);
     expect(jobs.map(listJobIn)).toEqual([{ type: 'import-list', clientId: 'acme', batchId: 'lib-1' }]);
     expect(local.calls).toEqual({ check: [], start: [], describe: [] });
+    expect(onLocalStores.recorded).toEqual([]);
   });
 
   it('without an engine or a lister answers imports_not_configured', async () => {
-    const deps = importDeps({ imports: { uploads: queue } }, ddb, config, limits);
+    const deps = importDeps({ imports: { uploads: queue } }, stores().built);
 
     await expect(checkSource(deps, 'acme', PREFIX)).rejects.toBeInstanceOf(ImportsNotConfiguredError);
-    expect(importDeps({}, ddb, config, limits)).toBeUndefined();
+    expect(importDeps({}, stores().built)).toBeUndefined();
   });
 });
 

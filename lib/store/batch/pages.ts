@@ -111,3 +111,16 @@ export async function* batchImagePages(
     page = undefined;
   } while (startKey);
 }
+
+/**
+ * A batch's images as an export reads them (lib/api/export-batch.ts ExportReads): the CSV and JSON Lines rows' fields
+ * (`rows`, ROWS_READ) or the MegaDetector file's (`detections`, DETECTIONS_READ), a page at a time, each page
+ * dropped before the next Query as batchImagePages drops it.
+ */
+export class BatchImagePages {
+  constructor(private readonly ctx: { ddb: DynamoDBDocumentClient; tableName: string; now?: () => number }) {}
+
+  imagePages(clientId: string, batchId: string, read: 'rows' | 'detections'): AsyncGenerator<Image[]> {
+    return batchImagePages(this.ctx, clientId, batchId, read === 'detections' ? DETECTIONS_READ : ROWS_READ);
+  }
+}
