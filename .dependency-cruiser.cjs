@@ -85,8 +85,10 @@ module.exports = {
       comment:
         'Only the store (and lib/aws, which builds the client) sees DynamoDB: everything else asks lib/store in domain ' +
         'terms, through the narrow interface it declares, and the wiring hands the store a TableRef ' +
-        '(lib/store/table/access.ts). A type-only import counts: no service holds the client as its own.',
-      from: { path: '^(lib|functions)/', pathNot: '^lib/(store|aws)/' },
+        '(lib/store/table/access.ts). A type-only import counts: no service holds the client as its own. Locally the ' +
+        'same: only local/dynamodb/, the stand-in itself, speaks DynamoDB; the stack and the operator tools build their ' +
+        'document clients with lib/aws, as the functions do.',
+      from: { path: '^(lib|functions|local)/', pathNot: '^(lib/(store|aws)|local/dynamodb)/' },
       to: { path: '(^|node_modules/)@aws-sdk/(client-dynamodb|lib-dynamodb)(/|$)' },
     },
     {

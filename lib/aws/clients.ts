@@ -3,7 +3,7 @@
 // them (path-style S3, DetectLabels attempts) is handed in by the runtime's edge (lib/config.ts AwsClientSettings).
 // One factory per service, so a function's bundle carries only the clients it uses. Each client is captured by the
 // tracer (tracing.ts): on Lambda its calls are subsegments of the function's trace; elsewhere it is the client as built.
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
@@ -83,6 +83,12 @@ export function documentClientOf(client: DynamoDBClient): DynamoDBDocumentClient
 }
 
 export const createDocumentClient = (): DynamoDBDocumentClient => documentClientOf(new DynamoDBClient(signing()));
+
+/**
+ * A document client built as the functions' is, for a table `config` names (an endpoint, keys; `{}` is the SDK's own
+ * chain, on AWS): the local stack's in-process work and the operator tools, which so marshal as the functions do.
+ */
+export const documentClientAt = (config: DynamoDBClientConfig): DynamoDBDocumentClient => documentClientOf(new DynamoDBClient(config));
 
 // Throttling is retried by the SDK's standard strategy: exponential backoff with full jitter.
 export const createRekognitionClient = (settings: Pick<AwsClientSettings, 'rekognitionMaxAttempts'>): RekognitionClient =>

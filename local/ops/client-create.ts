@@ -8,34 +8,34 @@
 // them later without a new key (`default` puts one back to the default); it prints the limits now in force.
 // Locally it also makes the client's own S3 key pair in the data dir (`npm run --silent client:s3-keys -- <clientId>`
 // prints it); the API key is still its only output.
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { defaultClientLimits } from '../../functions/config';
 import { AuthError } from '../../lib/auth/api-keys';
 import { registerApiKey } from '../../lib/auth/register';
+import { documentClientAt } from '../../lib/aws/clients';
 import { type ClientLimits, MAX_BATCHES_PER_DAY, MAX_IMAGES_PER_DAY, MAX_RATE_PER_SECOND } from '../../lib/quota/limits';
 import { ClientQuotaStore, UnregisteredClientError } from '../../lib/store/client/quota';
 import { Registrations } from '../../lib/store/client/registrations';
+import type { TableRef } from '../../lib/store/table/access';
 import { dataDirFromEnv, defaultEnv, loadClientCreateSettings } from '../config';
 import { LocalStackError } from '../errors';
 import { issueClientS3Key } from '../s3/client-key-ring';
 
 interface Target {
-  client: DynamoDBClient;
+  ddb: TableRef['ddb'];
   tableName: string;
   where: string;
 }
 
 function localTarget(): Target {
   const { endpoint, region, accessKeyId, secretAccessKey, tableName } = loadClientCreateSettings();
-  const client = new DynamoDBClient({ endpoint, region, credentials: { accessKeyId, secretAccessKey }, maxAttempts: 2 });
-  return { client, tableName, where: endpoint };
+  const ddb = documentClientAt({ endpoint, region, credentials: { accessKeyId, secretAccessKey }, maxAttempts: 2 });
+  return { ddb, tableName, where: endpoint };
 }
 
 function awsTarget(): Target | undefined {
   const tableName = loadClientCreateSettings().deployedTableName;
   if (!tableName) return undefined;
-  return { client: new DynamoDBClient({}), tableName, where: 'AWS' };
+  return { ddb: documentClientAt({}), tableName, where: 'AWS' };
 }
 
 type LimitChanges = { [K in keyof ClientLimits]?: number | null };
@@ -109,9 +109,8 @@ async function main(argv: string[]): Promise<number> {
     console.error('--aws needs TABLE_NAME: the deployed table (see serverless.yml)');
     return 2;
   }
-  const { client, tableName, where } = target;
+  const { ddb, tableName, where } = target;
   try {
-    const ddb = DynamoDBDocumentClient.from(client);
     const quota = new ClientQuotaStore({ ddb, tableName, defaults: defaultClientLimits(), cacheMs: 0 });
     if (limitsOnly) {
       await quota.setLimits(clientId, changes);
@@ -148,7 +147,7 @@ async function main(argv: string[]): Promise<number> {
     if (!aws) console.error('is the local stack running (npm start)?');
     return 1;
   } finally {
-    client.destroy();
+    ddb.destroy();
   }
 }
 

@@ -2,8 +2,7 @@
 // the running local stack may import from (docs/design.md §16), stored with the client; prints the sources now allowed,
 // one a line. Without options it only prints them. `-- --aws <clientId> …` writes to a deployed table (TABLE_NAME), as
 // client:limits does. The stack's DynamoDB is found as client:create finds it.
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { documentClientAt } from '../../lib/aws/clients';
 import { parseS3Uri } from '../../lib/import/sources';
 import { ClientSourcesStore, UnknownSourceClientError } from '../../lib/store/client/sources';
 import { defaultEnv, loadClientCreateSettings } from '../config';
@@ -44,16 +43,16 @@ async function main(argv: string[]): Promise<number> {
     console.error('--aws needs TABLE_NAME: the deployed table (see serverless.yml)');
     return 2;
   }
-  const client = aws
-    ? new DynamoDBClient({})
-    : new DynamoDBClient({
+  const ddb = aws
+    ? documentClientAt({})
+    : documentClientAt({
         endpoint: settings.endpoint,
         region: settings.region,
         credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
         maxAttempts: 2,
       });
   try {
-    const store = new ClientSourcesStore({ ddb: DynamoDBDocumentClient.from(client), tableName });
+    const store = new ClientSourcesStore({ ddb, tableName });
     const now = await store.change(clientId!, changes.allow, changes.deny);
     process.stdout.write(now.map((s) => `${s}\n`).join(''));
     return 0;
@@ -65,7 +64,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`could not change the sources in table ${tableName}: ${(err as Error).message}`);
     return 1;
   } finally {
-    client.destroy();
+    ddb.destroy();
   }
 }
 

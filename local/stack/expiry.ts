@@ -3,15 +3,15 @@
 // locally: its erasure (the erase job, in-process) deletes its objects under every prefix and every item it left.
 
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ERASURE_REQUEUE_MS, type ExpirySweepResult, sweepExpiredBatches } from '../../lib/erase/expiry';
 import type { JobQueue } from '../../lib/jobs/queue';
 import { ExpiredBatches } from '../../lib/store/expiry/expired';
+import type { TableRef } from '../../lib/store/table/access';
 import { startPeriodicSweep } from '../periodic-sweep';
 import { applyLifecycle, type LifecycleRule } from '../s3/lifecycle';
 
 export interface LocalExpiryOptions {
-  ddb: DynamoDBDocumentClient;
+  ddb: TableRef['ddb'];
   tableName: string;
   erasures: JobQueue;
   /** Time between the end of one sweep and the start of the next (ICECAT_EXPIRY_INTERVAL_SECONDS, default 60 s). */

@@ -2,9 +2,10 @@
 // itself, and what the sweeps the stack runs in-process (the reconcile and expire functions' work) sign and send as.
 
 import type { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { IngestWiring } from '../../functions/ingest/app';
+import { documentClientOf } from '../../lib/aws/clients';
 import type { JobQueue } from '../../lib/jobs/queue';
+import type { TableRef } from '../../lib/store/table/access';
 import { LOCAL_NAMES } from '../contract';
 import { localDynamoClient } from '../dynamodb/dynamodb';
 import { functionCredentials, functionOfAccessKey, type LocalIam, loadLocalIam } from '../iam/iam';
@@ -41,10 +42,10 @@ export function detectorAuthorizer(iam: LocalIam): (authorization: string | unde
 export const s3ClientAs = (fn: string, endpoint: string): S3Client => localS3Client(endpoint, { credentials: functionCredentials(fn) });
 
 /** A document client of the local DynamoDB signing as `fn`, destroyed at the stack's stop. */
-export function documentClientAs(fn: string, endpoint: string, started: Closable[]): DynamoDBDocumentClient {
+export function documentClientAs(fn: string, endpoint: string, started: Closable[]): TableRef['ddb'] {
   const client = localDynamoClient(endpoint, { credentials: functionCredentials(fn) });
   started.push({ name: `${fn} client`, close: async () => client.destroy() });
-  return DynamoDBDocumentClient.from(client);
+  return documentClientOf(client);
 }
 
 /** `queue` as `fn` sends to `queueName` (SQS's checks of local/queue/iam.ts). */

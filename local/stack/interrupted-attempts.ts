@@ -10,8 +10,8 @@
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Event } from 'aws-lambda';
+import { documentClientOf } from '../../lib/aws/clients';
 import type { UploadRef } from '../../lib/domain/upload';
 import { decodeS3Key, tryParseUploadKey } from '../../lib/ingest/s3-key';
 import { BatchStore } from '../../lib/store/batch-store';
@@ -48,7 +48,7 @@ export async function forgiveInterruptedAttempts(bodies: readonly string[], endp
   if (uploads.length === 0) return 0;
   const client = localDynamoClient(endpoint);
   try {
-    const store = new BatchStore({ ddb: DynamoDBDocumentClient.from(client), tableName, transactions: false });
+    const store = new BatchStore({ ddb: documentClientOf(client), tableName, transactions: false });
     for (const upload of uploads) await store.endAttempt({ ...upload, expiresAt: 0 });
     return uploads.length;
   } finally {

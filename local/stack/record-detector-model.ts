@@ -3,8 +3,8 @@
 // local restart with another model or mapping must not let one reuse slip through before that answer, so the stack asks
 // its detector once, before the ingest takes its first upload, and records the answer's model as the ingest would.
 import { DetectLabelsCommand, RekognitionClient } from '@aws-sdk/client-rekognition';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import sharp from 'sharp';
+import { documentClientOf } from '../../lib/aws/clients';
 import type { ModelVersion } from '../../lib/domain/detection';
 import { parseModelVersion } from '../../lib/model-version';
 import { recordCurrentModel } from '../../lib/store/model/current-write';
@@ -26,7 +26,7 @@ export async function recordDetectorModel(rekognitionUrl: string, dynamodbUrl: s
       .toBuffer();
     const out = await rekognition.send(new DetectLabelsCommand({ Image: { Bytes: bytes }, MaxLabels: 1 }));
     const model = parseModelVersion(out.LabelModelVersion);
-    await recordCurrentModel({ ddb: DynamoDBDocumentClient.from(dynamodb), tableName }, model, Date.now());
+    await recordCurrentModel({ ddb: documentClientOf(dynamodb), tableName }, model, Date.now());
     return model;
   } finally {
     rekognition.destroy();

@@ -6,10 +6,10 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { IngestWiring } from '../../functions/ingest/app';
 import { presentBatch } from '../../lib/api/present';
 import { registerApiKey } from '../../lib/auth/register';
+import { documentClientOf } from '../../lib/aws/clients';
 import { batchesOfKeys } from '../../lib/ingest/s3-key';
 import type { JobQueue } from '../../lib/jobs/queue';
 import { completionHook } from '../../lib/notify/wiring';
@@ -65,7 +65,7 @@ export function recountInterrupted(
 export function recounter(endpoint: string, tableName: string, started: Closable[]): (clientId: string, batchId: string) => Promise<void> {
   const client = localDynamoClient(endpoint);
   started.push({ name: 'recount client', close: async () => client.destroy() });
-  const store = new BatchStore({ ddb: DynamoDBDocumentClient.from(client), tableName, transactions: false });
+  const store = new BatchStore({ ddb: documentClientOf(client), tableName, transactions: false });
   return async (clientId, batchId) => {
     await store.recount(clientId, batchId);
   };
@@ -85,7 +85,7 @@ export function countChecker(
 ): () => Promise<CountCheckResult> {
   const client = localDynamoClient(endpoint);
   started.push({ name: 'count check client', close: async () => client.destroy() });
-  const ddb = DynamoDBDocumentClient.from(client);
+  const ddb = documentClientOf(client);
   const store = new BatchStore({
     ddb,
     tableName,
@@ -125,7 +125,7 @@ export function callbackSweep(
   started.push({ name: 'callback sweep client', close: async () => client.destroy() });
   return {
     deps: {
-      owed: new CallbackRequeues({ ddb: DynamoDBDocumentClient.from(client), tableName: table }),
+      owed: new CallbackRequeues({ ddb: documentClientOf(client), tableName: table }),
       callbacks,
       present: (batch) => presentBatch(batch, settings.pricePerImageUsd),
     },
@@ -137,7 +137,7 @@ export function callbackSweep(
 export async function provisionDemoClient(endpoint: string, tableName: string, key: string): Promise<string> {
   const client = localDynamoClient(endpoint);
   try {
-    return await registerApiKey(new Registrations({ ddb: DynamoDBDocumentClient.from(client), tableName }), 'demo', key);
+    return await registerApiKey(new Registrations({ ddb: documentClientOf(client), tableName }), 'demo', key);
   } finally {
     client.destroy();
   }
@@ -213,7 +213,7 @@ export function redetectSweep(
 ): () => Promise<RedetectSweepResult> {
   const client = localDynamoClient(endpoint);
   started.push({ name: 're-detect sweep client', close: async () => client.destroy() });
-  const ddb = DynamoDBDocumentClient.from(client);
+  const ddb = documentClientOf(client);
   const sweepLog = (line: string, details?: Record<string, unknown>) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`);
   const limits = new ClientLimitsReader({ ddb, tableName, ...settings.clientLimits });
   const sweep = redetectSweepOf({

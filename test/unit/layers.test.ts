@@ -84,6 +84,11 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
         "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Held = { ddb: DynamoDBDocumentClient };\n",
       'lib/erase/job.ts':
         "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n",
+      // The local stack building its own document client rather than lib/aws's; the local DynamoDB itself may.
+      'local/stack/expiry.ts':
+        "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n",
+      'local/dynamodb/dynamodb.ts':
+        "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Held = { ddb: DynamoDBDocumentClient };\n",
       // local/'s floor importing one of its rooms (the stack's contract reading the detector's thresholds), and a room
       // importing the stack that composes it.
       'local/detector/thresholds.ts': 'export const LOCAL_CAT_MIN_CONFIDENCE = 80;\n',
@@ -115,17 +120,18 @@ describe('a planted wrong-way import fails the lint, naming its rule', () => {
     ['local-floor-not-up', 'local/contract.ts → local/detector/thresholds.ts'],
     ['local-stack-on-top', 'local/queue/queue.ts → local/stack/types.ts'],
     ['dynamodb-through-the-store', 'lib/erase/job.ts → node_modules/@aws-sdk/lib-dynamodb/index.js'],
+    ['dynamodb-through-the-store', 'local/stack/expiry.ts → node_modules/@aws-sdk/lib-dynamodb/index.js'],
   ])('%s: %s', (rule, edge) => {
     const [from, to] = edge.split(' → ') as [string, string];
     expect(result.output).toMatch(new RegExp(`${rule}: ${from} →\\s+${to}`));
   });
 
   test('the store itself may import the DynamoDB client', () => {
-    expect(result.output).not.toMatch(/dynamodb-through-the-store: lib\/store\//);
+    expect(result.output).not.toMatch(/dynamodb-through-the-store: (lib\/store|local\/dynamodb)\//);
   });
 });
 
-describe('the lint rule holding DynamoDB inside lib/store and lib/aws (eslint.config.mjs)', () => {
+describe('the lint rule holding DynamoDB inside lib/store, lib/aws and local/dynamodb (eslint.config.mjs)', () => {
   const eslint = join(root, 'node_modules', 'eslint', 'bin', 'eslint.js');
   const planted =
     "import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';\nexport type Deps = { ddb: DynamoDBDocumentClient };\n";
@@ -140,11 +146,14 @@ describe('the lint rule holding DynamoDB inside lib/store and lib/aws (eslint.co
     return (JSON.parse(stdout) as { messages: { ruleId: string }[] }[]).flatMap((r) => r.messages.map((m) => m.ruleId));
   }
 
-  test.each(['lib/erase/planted.ts', 'functions/erase/planted.ts'])('fails a planted import in %s', async (file) => {
-    expect(await rulesAt(file)).toContain('@typescript-eslint/no-restricted-imports');
-  });
+  test.each(['lib/erase/planted.ts', 'functions/erase/planted.ts', 'local/stack/planted.ts', 'local/ops/planted.ts'])(
+    'fails a planted import in %s',
+    async (file) => {
+      expect(await rulesAt(file)).toContain('@typescript-eslint/no-restricted-imports');
+    },
+  );
 
-  test('lets lib/store import it', async () => {
-    expect(await rulesAt('lib/store/batch/planted.ts')).not.toContain('@typescript-eslint/no-restricted-imports');
+  test.each(['lib/store/batch/planted.ts', 'local/dynamodb/planted.ts'])('lets %s import it', async (file) => {
+    expect(await rulesAt(file)).not.toContain('@typescript-eslint/no-restricted-imports');
   });
 });
