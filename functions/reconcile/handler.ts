@@ -25,6 +25,8 @@ import { ClientQuotaStore } from '../../lib/store/client/quota';
 import { ClientSourcesStore } from '../../lib/store/client/sources';
 import { ImportStore } from '../../lib/store/imports/imports';
 import { ImportJobsStore } from '../../lib/store/imports/jobs';
+import { Redetections } from '../../lib/store/redetect/images';
+import { readRunningRedetections } from '../../lib/store/redetect/running';
 import { awsImportEngine } from '../batches/import-engine';
 import {
   clientLimitsCacheMs,
@@ -69,13 +71,13 @@ type Summary = Omit<SweepResult, 'queued'> & {
 const redetect = loadReconcileRedetect();
 const quota = new ClientQuotaStore({ ...table, defaults: defaultClientLimits(), cacheMs: clientLimitsCacheMs() });
 const sweepRedetections = redetectSweepOf({
-  table,
-  transactions: redetect.transactions,
+  redetections: new Redetections(
+    new BatchStore({ ...table, transactions: redetect.transactions }).counters,
+    completionHook(awsNotifyWiring(loadNotifyWiringSettings()), config.pricePerImageUsd, (line, details) => logger.error(line, details)),
+  ),
+  batches: () => readRunningRedetections(table),
   queue: new SqsJobQueue(sqs, config.queueUrl),
   limitsOf: (clientId) => quota.limitsOf(clientId),
-  onDone: completionHook(awsNotifyWiring(loadNotifyWiringSettings()), config.pricePerImageUsd, (line, details) =>
-    logger.error(line, details),
-  ),
   graceMs: redetect.graceMs,
   ...(redetect.pageSize !== undefined ? { pageSize: redetect.pageSize } : {}),
   log: (line, details) => logger.info(line, details ?? {}),

@@ -6,10 +6,6 @@ import type { Batch } from '../domain/batch';
 import type { JobQueue } from '../jobs/queue';
 import type { ClientLimits } from '../quota/limits';
 import { type ResumeDeps, resumeRun } from '../redetect/resume';
-import { BatchStore } from '../store/batch-store';
-import { Redetections } from '../store/redetect/images';
-import { readRunningRedetections } from '../store/redetect/running';
-import type { TableRef } from '../store/table/access';
 
 export interface RedetectSweepDeps {
   /** The keys of the batches running a re-detection (lib/store/redetect/running.ts). */
@@ -63,31 +59,31 @@ export async function sweepRedetections(
   return result;
 }
 
-/** What the sweep of re-detection runs is built from, on AWS (functions/reconcile) and locally (local/stack/services.ts). */
+/**
+ * What the sweep of re-detection runs is built from, on AWS (functions/reconcile) and locally (local/stack/services.ts):
+ * the runs' store (lib/store/redetect/images.ts Redetections, built with the batch's completion hook), where the
+ * batches running one are listed, and the uploads queue.
+ */
 export interface RedetectSweepWiring {
-  table: TableRef;
-  transactions: boolean;
+  redetections: ResumeDeps['redetections'];
+  /** The batches to look at: the redetect-runs index's (lib/store/redetect/running.ts; a local table made before it: every live batch). */
+  batches: () => AsyncIterable<{ clientId: string; batchId: string }>;
   /** The uploads queue, where a run's images go (the ingest consumes them). */
   queue: JobQueue;
   limitsOf(clientId: string): Promise<ClientLimits>;
-  /** The completion hook (callback, event) of a batch a run leaves done again. */
-  onDone?: (batch: Batch) => Promise<void>;
   graceMs: number;
   /** Records a page (REDETECT_PAGE_SIZE); the run's own when unset. */
   pageSize?: number;
   log?: (line: string, details?: Record<string, unknown>) => void;
-  /** The batches to look at; default the redetect-runs index's (a local table made before it: every live batch). */
-  batches?: () => AsyncIterable<{ clientId: string; batchId: string }>;
 }
 
 /** The sweep of re-detection runs, ready to run on each reconcile within the bounds it is given. */
 export function redetectSweepOf(
   wiring: RedetectSweepWiring,
 ): (limits: { maxBatches: number; maxDurationMs: number }) => Promise<RedetectSweepResult> {
-  const { ddb, tableName } = wiring.table;
-  const store = new BatchStore({ ddb, tableName, transactions: wiring.transactions });
+  const { redetections } = wiring;
   const resume: ResumeDeps = {
-    redetections: new Redetections(store.counters, wiring.onDone),
+    redetections,
     queue: wiring.queue,
     limitsOf: wiring.limitsOf,
     graceMs: wiring.graceMs,
@@ -96,8 +92,8 @@ export function redetectSweepOf(
   return (limits) =>
     sweepRedetections(
       {
-        batches: wiring.batches ?? (() => readRunningRedetections(wiring.table)),
-        getBatch: (clientId, batchId) => store.getBatch(clientId, batchId),
+        batches: wiring.batches,
+        getBatch: (clientId, batchId) => redetections.getBatch(clientId, batchId),
         resume,
         ...(wiring.log ? { log: wiring.log } : {}),
       },

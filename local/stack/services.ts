@@ -22,6 +22,8 @@ import { CallbackRequeues } from '../../lib/store/callback/requeue';
 import { ClientLimitsReader } from '../../lib/store/client/limits';
 import { Registrations } from '../../lib/store/client/registrations';
 import { readLiveBatches } from '../../lib/store/expiry/live';
+import { Redetections } from '../../lib/store/redetect/images';
+import { readRunningRedetections } from '../../lib/store/redetect/running';
 import type { LocalReconcileOptions } from '../bridge/reconcile';
 import type { LocalFunctionSettings } from '../config';
 import type { DetectorServer } from '../detector/server';
@@ -216,12 +218,12 @@ export function redetectSweep(
   const ddb = documentClientOf(client);
   const sweepLog = (line: string, details?: Record<string, unknown>) => log(`[reconcile] ${line} ${JSON.stringify(details ?? {})}`);
   const limits = new ClientLimitsReader({ ddb, tableName, ...settings.clientLimits });
+  const onDone = callbacks ? completionHook({ callbacks }, settings.pricePerImageUsd, sweepLog) : undefined;
   const sweep = redetectSweepOf({
-    table: { ddb, tableName },
-    transactions: false,
+    redetections: new Redetections(new BatchStore({ ddb, tableName, transactions: false }).counters, onDone),
+    batches: () => readRunningRedetections({ ddb, tableName }),
     queue: uploadsJobQueue(bridge),
     limitsOf: (clientId) => limits.limitsOf(clientId),
-    ...(callbacks ? { onDone: completionHook({ callbacks }, settings.pricePerImageUsd, sweepLog) } : {}),
     graceMs: settings.graceMs,
     ...settings.redetectPaging,
     log: sweepLog,
