@@ -6,15 +6,36 @@
 // its charge is not made twice, its marks are the same, its move is made once; messages a crash kept from being sent
 // are queued again by a resume.
 import type { Batch } from '../domain/batch';
+import type { Image } from '../domain/image';
 import type { JobQueue } from '../jobs/queue';
 import { answeredByCurrentModel } from '../model-version';
 import type { ClientLimits } from '../quota/limits';
-import type { RedetectCandidate, Redetections } from '../store/redetect/images';
+import type { AnswerOutcome } from '../store/redetect/answers';
+import type { CandidatePage, RedetectCandidate } from '../store/redetect/images';
+import type { RedetectRuns } from '../store/redetect/run';
 import { FIRST_PAGE, type RunState, START_PAGE } from '../store/redetect/run-state';
 import { encodeRedetectMessage } from './message';
 
+/**
+ * What a re-detection's plan, its pages and their resume ask of the store, and only that (lib/store/redetect/images.ts
+ * Redetections implements it; a test may hand a fake): the batch, the run on its summary, the plan's pages of records
+ * and the marks on them, the images still owed, and the run's end.
+ */
+export interface RedetectRunStore {
+  getBatch(clientId: string, batchId: string): Promise<Batch | undefined>;
+  runs: Pick<RedetectRuns, 'take' | 'state' | 'charge' | 'giveBack' | 'move' | 'stopPaging' | 'release' | 'takeResume'>;
+  candidates(clientId: string, batchId: string): AsyncIterable<RedetectCandidate[]>;
+  page(clientId: string, batchId: string, after?: string, limit?: number): Promise<CandidatePage>;
+  mark(clientId: string, batchId: string, fprints: readonly string[], run: string): Promise<string[]>;
+  owedImages(clientId: string, batchId: string, run: string): Promise<string[]>;
+  getImage(clientId: string, batchId: string, fprint: string): Promise<Image | undefined>;
+  /** Gives up an image (no answer): it keeps the one it had, and is counted as done. */
+  answer(image: Image, run: string, answer: undefined): Promise<AnswerOutcome>;
+  settle(clientId: string, batchId: string, run: string): Promise<Batch | undefined>;
+}
+
 export interface PagingDeps {
-  redetections: Redetections;
+  redetections: RedetectRunStore;
   /** The uploads queue the ingest reads. */
   queue: JobQueue;
   limitsOf?: (clientId: string) => Promise<ClientLimits>;
@@ -111,7 +132,12 @@ export async function startPages(
 }
 
 /** Once every page is started: a run that charged nothing is given back; one that owes nothing any more ends. */
-async function settleStarted(redetections: Redetections, clientId: string, batchId: string, state: RunState): Promise<Batch | undefined> {
+async function settleStarted(
+  redetections: RedetectRunStore,
+  clientId: string,
+  batchId: string,
+  state: RunState,
+): Promise<Batch | undefined> {
   if (state.calls === 0) return redetections.runs.release(clientId, batchId, state.run);
   if (state.left <= 0) return redetections.settle(clientId, batchId, state.run);
   return undefined;

@@ -3,14 +3,15 @@
 
 import type { RekognitionClient } from '@aws-sdk/client-rekognition';
 import { presentChange } from '../../lib/api/changes';
-import { reportedStatus } from '../../lib/domain/batch';
+import { type Batch, reportedStatus } from '../../lib/domain/batch';
 import { ZERO_COUNTS } from '../../lib/domain/counts';
 import { type Image } from '../../lib/domain/image';
 import { encodeRedetectMessage, redetectMessageIn } from '../../lib/redetect/message';
 import { currentModel } from '../../lib/redetect/model';
+import type { RedetectRunStore } from '../../lib/redetect/pages';
 import { planOf, type RedetectPlanDeps, redetectBatch } from '../../lib/redetect/plan';
 import { answerCounts, answerRequest, forgoRequest } from '../../lib/store/redetect/answers';
-import { markImageRequest, type RedetectCandidate, type Redetections } from '../../lib/store/redetect/images';
+import { markImageRequest, type RedetectCandidate } from '../../lib/store/redetect/images';
 
 import { chargedAlready, chargePageRequest } from '../../lib/store/redetect/run';
 
@@ -43,12 +44,13 @@ const answer = (isCat: boolean) => ({
 
 /** The plan over one page of candidates, with the model answering now given. */
 async function chosen(candidates: RedetectCandidate[], current: typeof NEW): Promise<number> {
-  const redetections = {
-    getBatch: async () => ({ clientId: 'c', batchId: 'b', doneAt: 1 }),
+  // The dry run reads the batch and its pages of candidates, and nothing else of the store.
+  const redetections: Pick<RedetectRunStore, 'getBatch' | 'candidates'> = {
+    getBatch: async () => ({ clientId: 'c', batchId: 'b', doneAt: 1 }) as Batch,
     candidates: async function* () {
       yield candidates;
     },
-  } as unknown as Redetections;
+  };
   const deps = {
     redetections,
     currentModel: async () => current,
