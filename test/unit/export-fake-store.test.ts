@@ -4,7 +4,6 @@
 // images' pages in memory and note every read asked. Every export here stays under the inline bound; the spill to S3
 // is the integration test's (test/integration/export.test.ts): S3 is a client with test credentials that sends nothing.
 import { S3Client } from '@aws-sdk/client-s3';
-import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
 import type { LifecycleStore } from '../../lib/api/batch-lifecycle-deps';
 import { BatchNotFoundError } from '../../lib/api/errors';
 import { type ExportReads, exportBatch } from '../../lib/api/export-batch';
@@ -12,10 +11,10 @@ import type { Batch } from '../../lib/domain/batch';
 import { ZERO_COUNTS } from '../../lib/domain/counts';
 import type { Image } from '../../lib/domain/image';
 import { CONTENT_TYPES } from '../../lib/export/encode';
+import { lifecycleServiceOn, OFFLINE_S3 } from '../helpers/lifecycle-service';
 
 const NOW = 1_700_000_000_000;
 const DAY_S = 86_400;
-const REGION = { region: 'us-east-1', credentials: { accessKeyId: 'k', secretAccessKey: 's' } };
 const CONFIG = { inlineMaxBytes: 1 << 20, urlSeconds: 300 };
 
 /** A batch's images a page at a time, from memory; every read asked, and how many pages were handed out, noted. */
@@ -85,18 +84,7 @@ const image = (fprint: string, extra: Partial<Image> = {}): Image => ({
 
 /** The service with its exports on the fakes, the configured threshold 80. */
 function serviceOn(store: FakeSummaryStore, images: FakeExportReads) {
-  return new BatchLifecycleService({
-    store,
-    s3: new S3Client(REGION),
-    bucketName: 'bucket',
-    defaultRetentionDays: 30,
-    catMinConfidence: 80,
-    maxUploadBytes: 10_000_000,
-    uploadExpiresSeconds: 900,
-    pricePerImageUsd: 0.001,
-    now: () => NOW,
-    exports: { images, config: CONFIG },
-  });
+  return lifecycleServiceOn(store, NOW, { exports: { images, config: CONFIG } });
 }
 
 /** Two pages of acme's b1: a cat, a non-cat uploaded twice (one duplicate), and a file that is not an image. */
@@ -197,7 +185,7 @@ describe('the export against fakes of the store (ExportReads, LifecycleStore)', 
 
   test('exportBatch on its own reads what the format needs, at the threshold it is given (0 when none)', async () => {
     const images = twoPages();
-    const deps = { images, s3: new S3Client(REGION), bucketName: 'bucket', config: CONFIG };
+    const deps = { images, s3: new S3Client(OFFLINE_S3), bucketName: 'bucket', config: CONFIG };
 
     const detections = await exportBatch(deps, 'acme', 'b1', 'megadetector');
     const rows = await exportBatch(deps, 'acme', 'b1', 'jsonl', { catMinConfidence: 50 });

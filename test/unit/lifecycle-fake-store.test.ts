@@ -1,8 +1,7 @@
 // The batch lifecycle (POST /v1/batches and the batch's other writes) against a hand-written fake of the one interface
 // it asks of the store (LifecycleStore, lib/api/batch-lifecycle-deps.ts): no DynamoDB client, mocked or real. The
 // fake keeps summaries and records in memory; S3 is a client with test credentials, used only to sign forms offline.
-import { S3Client } from '@aws-sdk/client-s3';
-import { BatchLifecycleService } from '../../lib/api/batch-lifecycle';
+
 import type { LifecycleStore } from '../../lib/api/batch-lifecycle-deps';
 import {
   BatchExistsError,
@@ -18,9 +17,9 @@ import { decodeEraseMessage } from '../../lib/erase/message';
 import type { StrataSizes } from '../../lib/store/audit/queue';
 import type { CloseOutcome } from '../../lib/store/batch/summary';
 import type { ReclassifyOutcome, ReviewOutcome, Verdict } from '../../lib/store/review/verdicts';
+import { lifecycleServiceOn } from '../helpers/lifecycle-service';
 
 const NOW = 1_700_000_000_000;
-const REGION = { region: 'us-east-1', credentials: { accessKeyId: 'k', secretAccessKey: 's' } };
 
 class FakeLifecycleStore implements LifecycleStore {
   readonly batches = new Map<string, Batch>();
@@ -92,18 +91,7 @@ class FakeLifecycleStore implements LifecycleStore {
 }
 
 function lifecycleOn(store: FakeLifecycleStore, erased: string[] = []) {
-  return new BatchLifecycleService({
-    store,
-    s3: new S3Client(REGION),
-    bucketName: 'bucket',
-    defaultRetentionDays: 30,
-    catMinConfidence: 80,
-    maxUploadBytes: 10_000_000,
-    uploadExpiresSeconds: 900,
-    pricePerImageUsd: 0.001,
-    now: () => NOW,
-    erasures: { send: async (body: string) => void erased.push(body) },
-  });
+  return lifecycleServiceOn(store, NOW, { erasures: { send: async (body: string) => void erased.push(body) } });
 }
 
 const image = (fprint: string, extra: Partial<Image> = {}): Image => ({
