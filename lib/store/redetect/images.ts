@@ -15,13 +15,10 @@ import { decodeDetections } from '../table/detections';
 import { BATCH_SK, batchPartition, type ImageItem, imageKey } from '../table/schema';
 import { type AnswerOutcome, type NewAnswer, RedetectAnswers } from './answers';
 import { RedetectRuns } from './run';
-import { imageRunWrite } from './run-state';
-
-/** The same as the plan's projection names them. */
-const IMAGE_RUN_NAMES = { '#rdAt': 'rd_at', '#rdClaim': 'rd_claim', '#rdLast': 'rd_last' } as const;
+import { IMAGE_RUN_NAMES, imageRunWrite } from './run-state';
 
 /** What the plan reads of each record: enough to choose it (its model facts) and count it (its duplicates). */
-export function planPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
+function planPageQuery(table: string, clientId: string, batchId: string, limit: number, afterFprint?: string): QueryCommandInput {
   const [start, value] = afterFprint === undefined ? [':summary', BATCH_SK] : [':after', afterFprint];
   return {
     TableName: table,

@@ -31,6 +31,9 @@ export const runWrite = (): WriteExpression<BatchAttribute | RunAttribute> =>
 /** An image's attributes of a run beyond its mark (rd_run): when it was queued, its claim's lease, the run that answered it. */
 const IMAGE_RUN_ATTRIBUTES = { rdAt: 'rd_at', rdClaim: 'rd_claim', rdLast: 'rd_last' } as const;
 
+/** The same as a projection names them (`#rdClaim` → rd_claim): what the plan reads of an image's part in a run. */
+export const IMAGE_RUN_NAMES = Object.fromEntries(Object.entries(IMAGE_RUN_ATTRIBUTES).map(([key, name]) => [`#${key}`, name]));
+
 /** A write to an image that a run moves: its attributes and the run's (`#rdClaim` → rd_claim). */
 export const imageRunWrite = (): WriteExpression<ImageAttribute | keyof typeof IMAGE_RUN_ATTRIBUTES> =>
   new WriteExpression({ ...IMAGE_ATTRIBUTES, ...IMAGE_RUN_ATTRIBUTES });
